@@ -1,0 +1,76 @@
+"""gradstack_tensor: a numpy-backed Tensor with Cython kernels and an op dispatch point.
+
+The bottom layer of gradstack.  It works alone (no autograd): tensors, dtypes with torch's
+promotion rules, views sharing storage and a version counter, in-place ops, and every op
+routed through one dispatch point on which upper layers register (``register_layer``).
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> a = gt.tensor([[1., 2.], [3., 4.]])
+>>> (a @ a.t()).tolist()
+[[5.0, 11.0], [11.0, 25.0]]
+>>> v = a[0]; v.add_(10); a.tolist()
+[[11.0, 12.0], [3.0, 4.0]]
+>>> a._version
+1
+"""
+from . import _impl_elementwise, _impl_linalg, _impl_reduce, _impl_shape  # noqa: F401 - bind kernels
+from . import functions as _functions
+from . import return_types
+from .__about__ import __version__
+from ._format import get_printoptions, printoptions, set_printoptions
+from ._tensor import (
+    OPS,
+    DispatchLayer,
+    Op,
+    Size,
+    Tensor,
+    VersionCounter,
+    dispatch,
+    get_op,
+    register_layer,
+    register_op,
+    registered_layers,
+    unregister_layer,
+)
+from .creation import *  # noqa: F403
+from .creation import __all__ as _creation_all
+from .device import device
+from .dtypes import (
+    bool_,
+    double,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from .dtypes import float as float  # noqa: PLC0414 - torch's alias names shadow builtins here
+from .dtypes import int as int  # noqa: PLC0414
+from .functions import *  # noqa: F403
+from .random import Generator, default_generator, initial_seed, manual_seed, seed
+
+bool = bool_  # noqa: A001 - torch.bool
+
+__all__ = sorted(
+    set(_creation_all) | set(_functions.__all__) | {
+        "Tensor", "Size", "dtype", "device", "DispatchLayer", "Op", "OPS", "VersionCounter",
+        "dispatch", "get_op", "register_layer", "register_op", "registered_layers",
+        "unregister_layer", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+        "uint8", "bool", "half", "float", "double", "short", "int", "long", "get_default_dtype",
+        "set_default_dtype", "promote_types", "manual_seed", "seed", "initial_seed", "Generator",
+        "default_generator", "set_printoptions", "get_printoptions", "printoptions",
+        "return_types", "__version__",
+    }
+)

@@ -1,0 +1,178 @@
+"""Kernels of the matrix products: matmul, mm, bmm, dot, outer, mv, addmm, and diag/trace/tril/triu.
+
+numpy's matmul already calls BLAS, so these kernels only check shapes and dtypes (with
+torch's messages) and call it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._tensor import OPS, Tensor, _data, _wrap
+
+__all__: list[str] = []
+
+
+def _operands(name, a, b):
+    for label, t in (("self", a), ("other", b)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{label}' must be a Tensor, not {type(t).__name__}")
+    x, y = _data(a), _data(b)
+    if x.dtype != y.dtype:
+        raise RuntimeError(
+            f"{name}(): expected both operands to have the same dtype, but got "
+            f"{a.dtype} and {b.dtype}; cast one with .to(other.dtype)"
+        )
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): not implemented for bool tensors")
+    return x, y
+
+
+def _need_ndim(name, label, x, ndims):
+    if x.ndim not in ndims:
+        want = " or ".join(f"{n}D" for n in ndims)
+        raise RuntimeError(f"{name}(): {label} must be a {want} tensor, got {x.ndim}D")
+
+
+def _fmt(shape):
+    return "x".join(str(s) for s in shape) if shape else "scalar"
+
+
+@OPS["matmul"].set_kernel
+def matmul(a, b):
+    x, y = _operands("matmul", a, b)
+    if x.ndim == 0 or y.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and {y.ndim}D"
+        )
+    try:
+        return _wrap(np.asarray(np.matmul(x, y)))
+    except ValueError:
+        if x.ndim <= 2 and y.ndim <= 2:
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
+            ) from None
+        raise RuntimeError(
+            f"matmul: shapes {list(x.shape)} and {list(y.shape)} are not compatible (the last "
+            "dim of the first must equal the second-to-last of the second, and batch dims "
+            "must broadcast)"
+        ) from None
+
+
+@OPS["mm"].set_kernel
+def mm(a, b):
+    x, y = _operands("mm", a, b)
+    _need_ndim("mm", "self", x, (2,))
+    _need_ndim("mm", "mat2", y, (2,))
+    if x.shape[1] != y.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
+        )
+    return _wrap(x @ y)
+
+
+@OPS["bmm"].set_kernel
+def bmm(a, b):
+    x, y = _operands("bmm", a, b)
+    _need_ndim("bmm", "batch1", x, (3,))
+    _need_ndim("bmm", "batch2", y, (3,))
+    if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
+        raise RuntimeError(
+            f"bmm(): expected batch1 [b, n, m] and batch2 [b, m, p], got {list(x.shape)} and "
+            f"{list(y.shape)}"
+        )
+    return _wrap(np.matmul(x, y))
+
+
+@OPS["dot"].set_kernel
+def dot(a, b):
+    x, y = _operands("dot", a, b)
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
+    if x.shape[0] != y.shape[0]:
+        raise RuntimeError(
+            "inconsistent tensor size, expected tensor [{0}] and src [{1}] to have the same "
+            "number of elements, but got {0} and {1} elements respectively".format(x.shape[0], y.shape[0])
+        )
+    return _wrap(np.asarray(np.dot(x, y)))
+
+
+@OPS["outer"].set_kernel
+def outer(a, b):
+    x, y = _operands("outer", a, b)
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(f"outer(): expected 1D tensors, got {x.ndim}D and {y.ndim}D")
+    return _wrap(np.multiply.outer(x, y))
+
+
+@OPS["mv"].set_kernel
+def mv(a, b):
+    x, y = _operands("mv", a, b)
+    _need_ndim("mv", "self", x, (2,))
+    _need_ndim("mv", "vec", y, (1,))
+    if x.shape[1] != y.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({x.shape[0]}), mat ({_fmt(x.shape)}), vec ({y.shape[0]})"
+        )
+    return _wrap(x @ y)
+
+
+@OPS["addmm"].set_kernel
+def addmm(input, mat1, mat2, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
+    x, y = _operands("addmm", mat1, mat2)
+    _need_ndim("addmm", "mat1", x, (2,))
+    _need_ndim("addmm", "mat2", y, (2,))
+    if x.shape[1] != y.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
+        )
+    bias = _data(input) if isinstance(input, Tensor) else np.asarray(input, dtype=x.dtype)
+    prod = x @ y
+    if alpha != 1:
+        prod *= alpha
+    try:
+        if beta == 0:
+            np.broadcast_shapes(bias.shape, prod.shape)
+        elif beta == 1:
+            prod += bias
+        else:
+            prod += beta * bias
+    except ValueError:
+        raise RuntimeError(
+            f"addmm(): the input of shape {list(bias.shape)} cannot be broadcast to the "
+            f"product's shape {list(prod.shape)}"
+        ) from None
+    return _wrap(prod)
+
+
+@OPS["diag"].set_kernel
+def diag(input, diagonal=0):
+    x = _data(input)
+    if x.ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    return _wrap(np.diag(x, k=diagonal).copy())
+
+
+@OPS["trace"].set_kernel
+def trace(input):
+    x = _data(input)
+    if x.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
+    r = np.trace(x)
+    return _wrap(np.asarray(r, dtype=np.int64 if x.dtype.kind in "biu" else x.dtype))
+
+
+@OPS["tril"].set_kernel
+def tril(input, diagonal=0):
+    x = _data(input)
+    if x.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return _wrap(np.tril(x, k=diagonal))
+
+
+@OPS["triu"].set_kernel
+def triu(input, diagonal=0):
+    x = _data(input)
+    if x.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return _wrap(np.triu(x, k=diagonal))

@@ -1,0 +1,276 @@
+"""Kernels of the reductions (mean, prod, max/min, var/std, norm ...) and of softmax.
+
+``sum`` lives in ``_tensor.pyx`` (it is on every training step's hot path).  Dims follow
+torch: ``dim=None`` (or ``()`` for amax/amin) reduces everything, negative dims count from
+the end, ``keepdim`` keeps reduced dims as size 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dt
+from . import return_types
+from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, normalize_dims, quiet
+
+__all__: list[str] = []
+
+
+def _axes(dim, ndim):
+    if dim is None or (isinstance(dim, tuple) and len(dim) == 0):
+        return None
+    return normalize_dims(dim, ndim)
+
+
+def _float_input(t: Tensor, name: str, dtype=None):
+    x = _data(t)
+    if dtype is not None:
+        return x.astype(_dt.as_dtype(dtype).numpy)
+    if x.dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
+            f"point or complex dtype. Got: {t.dtype.name}. Cast with .float() first."
+        )
+    return x
+
+
+def _check_nonempty(x, axes, name):
+    if x.size == 0 and (axes is None or any(x.shape[a] == 0 for a in axes)):
+        raise IndexError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+
+
+@OPS["mean"].set_kernel
+def mean(input, dim=None, keepdim=False, dtype=None):
+    x = _float_input(input, "mean", dtype)
+    return _wrap(quiet(np.mean, x, axis=_axes(dim, x.ndim), keepdims=keepdim))
+
+
+@OPS["prod"].set_kernel
+def prod(input, dim=None, keepdim=False, dtype=None):
+    x = _data(input)
+    if dtype is not None:
+        x = x.astype(_dt.as_dtype(dtype).numpy)
+    elif x.dtype.kind in "biu":
+        x = x.astype(np.int64)
+    axis = None if dim is None else _normalize_dim(dim, x.ndim)
+    return _wrap(quiet(np.prod, x, axis=axis, keepdims=keepdim and axis is not None))
+
+
+def _extreme(input, dim, keepdim, name, arg_fn, red_fn, result_type):
+    x = _data(input)
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{name}(): keepdim needs a dim")
+        _check_nonempty(x, None, name)
+        return _wrap(np.asarray(red_fn(x)))
+    axis = _normalize_dim(dim, x.ndim)
+    if x.ndim == 0:
+        return result_type(_wrap(x.copy()), _wrap(np.zeros((), np.int64)))
+    _check_nonempty(x, (axis,), name)
+    idx = arg_fn(x, axis=axis, keepdims=True)
+    values = np.take_along_axis(x, idx, axis=axis)
+    if not keepdim:
+        values, idx = values.squeeze(axis), idx.squeeze(axis)
+    return result_type(_wrap(values), _wrap(idx.astype(np.int64)))
+
+
+def _nan_argmax(x, axis, keepdims):
+    # torch propagates NaN: the first NaN wins
+    if x.dtype.kind == "f":
+        nan = np.isnan(x)
+        if nan.any():
+            return np.where(nan.any(axis=axis, keepdims=True),
+                            np.argmax(nan, axis=axis, keepdims=True),
+                            np.argmax(np.where(nan, -np.inf, x), axis=axis, keepdims=True))
+    return np.argmax(x, axis=axis, keepdims=keepdims)
+
+
+def _nan_argmin(x, axis, keepdims):
+    if x.dtype.kind == "f":
+        nan = np.isnan(x)
+        if nan.any():
+            return np.where(nan.any(axis=axis, keepdims=True),
+                            np.argmax(nan, axis=axis, keepdims=True),
+                            np.argmin(np.where(nan, np.inf, x), axis=axis, keepdims=True))
+    return np.argmin(x, axis=axis, keepdims=keepdims)
+
+
+@OPS["max"].set_kernel
+def max_(input, dim=None, keepdim=False):
+    return _extreme(input, dim, keepdim, "max", _nan_argmax, np.max, return_types.max)
+
+
+@OPS["min"].set_kernel
+def min_(input, dim=None, keepdim=False):
+    return _extreme(input, dim, keepdim, "min", _nan_argmin, np.min, return_types.min)
+
+
+@OPS["amax"].set_kernel
+def amax(input, dim=(), keepdim=False):
+    x = _data(input)
+    axes = _axes(dim, x.ndim)
+    _check_nonempty(x, axes, "amax")
+    return _wrap(np.asarray(np.max(x, axis=axes, keepdims=keepdim)))
+
+
+@OPS["amin"].set_kernel
+def amin(input, dim=(), keepdim=False):
+    x = _data(input)
+    axes = _axes(dim, x.ndim)
+    _check_nonempty(x, axes, "amin")
+    return _wrap(np.asarray(np.min(x, axis=axes, keepdims=keepdim)))
+
+
+def _arg(input, dim, keepdim, name, fn):
+    x = _data(input)
+    if dim is None:
+        _check_nonempty(x, None, name)
+        r = fn(x.reshape(-1), axis=0, keepdims=False)
+        if keepdim:
+            r = np.reshape(r, (1,) * x.ndim)
+        return _wrap(np.asarray(r, dtype=np.int64))
+    axis = _normalize_dim(dim, x.ndim)
+    if x.ndim == 0:
+        return _wrap(np.zeros((), np.int64))
+    _check_nonempty(x, (axis,), name)
+    r = fn(x, axis=axis, keepdims=True)
+    return _wrap(np.asarray(r if keepdim else r.squeeze(axis), dtype=np.int64))
+
+
+@OPS["argmax"].set_kernel
+def argmax(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, "argmax", _nan_argmax)
+
+
+@OPS["argmin"].set_kernel
+def argmin(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, "argmin", _nan_argmin)
+
+
+@OPS["var"].set_kernel
+def var(input, dim=None, correction=1, keepdim=False):
+    x = _float_input(input, "var")
+    return _wrap(np.asarray(quiet(np.var, x, axis=_axes(dim, x.ndim), ddof=correction,
+                                  keepdims=keepdim), dtype=x.dtype))
+
+
+@OPS["std"].set_kernel
+def std(input, dim=None, correction=1, keepdim=False):
+    x = _float_input(input, "std")
+    return _wrap(np.asarray(quiet(np.std, x, axis=_axes(dim, x.ndim), ddof=correction,
+                                  keepdims=keepdim), dtype=x.dtype))
+
+
+@OPS["norm"].set_kernel
+def norm(input, p="fro", dim=None, keepdim=False):
+    x = _float_input(input, "norm")
+    axes = _axes(dim, x.ndim)
+    a = np.abs(x)
+    if p in ("fro", 2, 2.0):
+        r = np.sqrt(quiet(np.sum, a * a, axis=axes, keepdims=keepdim))
+    elif p in (float("inf"), "inf"):
+        r = np.max(a, axis=axes, keepdims=keepdim)
+    elif p in (float("-inf"), "-inf"):
+        r = np.min(a, axis=axes, keepdims=keepdim)
+    elif p == 0:
+        r = np.sum(a != 0, axis=axes, keepdims=keepdim).astype(x.dtype)
+    elif isinstance(p, (int, float)):
+        r = quiet(lambda: np.sum(a ** p, axis=axes, keepdims=keepdim) ** (1.0 / p))
+    else:
+        raise ValueError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
+    return _wrap(np.asarray(r, dtype=x.dtype))
+
+
+@OPS["logsumexp"].set_kernel
+def logsumexp(input, dim, keepdim=False):
+    x = _float_input(input, "logsumexp") if _data(input).dtype.kind == "f" \
+        else _data(input).astype(_dt.get_default_dtype().numpy)
+    axes = normalize_dims(dim, x.ndim) if x.ndim else None
+    return _wrap(np.asarray(quiet(_logsumexp, x, axes, keepdim), dtype=x.dtype))
+
+
+def _logsumexp(x, axes, keepdim):
+    m = np.max(x, axis=axes, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    r = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+    return r if keepdim else (np.squeeze(r, axis=axes) if axes is not None else r.reshape(()))
+
+
+def _softmax_input(input, dim, dtype, name):
+    x = _data(input)
+    if dtype is not None:
+        x = x.astype(_dt.as_dtype(dtype).numpy)
+    elif x.dtype.kind != "f":
+        raise RuntimeError(f'"{name}" not implemented for \'{input.dtype.name}\'; cast with .float()')
+    if x.ndim == 0:
+        return x, None
+    return x, _normalize_dim(dim, x.ndim)
+
+
+def softmax_values(x, axis):
+    """Numerically stable softmax of a numpy array along ``axis``."""
+    if axis is None:
+        return np.ones_like(x)
+    z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@OPS["softmax"].set_kernel
+def softmax(input, dim, dtype=None):
+    x, axis = _softmax_input(input, dim, dtype, "softmax")
+    return _wrap(quiet(softmax_values, x, axis))
+
+
+def _log_softmax_values(x, axis):
+    if axis is None:
+        return np.zeros_like(x)
+    z = x - np.max(x, axis=axis, keepdims=True)
+    return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+
+
+@OPS["log_softmax"].set_kernel
+def log_softmax(input, dim, dtype=None):
+    x, axis = _softmax_input(input, dim, dtype, "log_softmax")
+    return _wrap(quiet(_log_softmax_values, x, axis))
+
+
+@OPS["cumsum"].set_kernel
+def cumsum(input, dim, dtype=None):
+    x = _data(input)
+    if dtype is not None:
+        x = x.astype(_dt.as_dtype(dtype).numpy)
+    elif x.dtype.kind in "biu":
+        x = x.astype(np.int64)
+    if x.ndim == 0:
+        return _wrap(x.copy())
+    return _wrap(np.cumsum(x, axis=_normalize_dim(dim, x.ndim)))
+
+
+@OPS["sort"].set_kernel
+def sort(input, dim=-1, descending=False):
+    x = _data(input)
+    if x.ndim == 0:
+        return return_types.sort(_wrap(x.copy()), _wrap(np.zeros((), np.int64)))
+    axis = _normalize_dim(dim, x.ndim)
+    idx = np.argsort(-x if descending and x.dtype.kind != "b" else x, axis=axis, kind="stable")
+    if descending and x.dtype.kind == "b":
+        idx = np.flip(idx, axis=axis)
+    return return_types.sort(_wrap(np.take_along_axis(x, idx, axis=axis)),
+                             _wrap(idx.astype(np.int64)))
+
+
+@OPS["topk"].set_kernel
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's name
+    x = _data(input)
+    axis = _normalize_dim(dim, x.ndim)
+    n = x.shape[axis] if x.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(f"topk(): selected index k={k} out of range for dimension of size {n}")
+    r = sort(input, dim, descending=largest)
+    sl = [slice(None)] * x.ndim
+    sl[axis] = slice(0, k)
+    return return_types.topk(_wrap(_data(r.values)[tuple(sl)].copy()),
+                             _wrap(_data(r.indices)[tuple(sl)].copy()))

@@ -1,0 +1,383 @@
+"""Kernels of the shape ops: views (view, transpose, expand, select, basic indexing ...),
+copies (reshape when it must, cat, stack, clone, advanced indexing) and dtype conversion.
+
+A view's output shares its input's storage and version counter (``_wrap_view``), so an
+in-place write through either is seen by both, and by autograd's version checks.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as _dt
+from ._impl_elementwise import describe_index_error, index_key
+from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, _wrap_view
+
+__all__: list[str] = []
+
+
+def infer_shape(shape, numel):
+    """Resolve one ``-1`` in ``shape`` for ``numel`` elements (torch's messages)."""
+    shape = list(shape)
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if any(s < -1 for s in shape):
+        raise RuntimeError(f"invalid shape dimension {min(shape)}")
+    known = math.prod(s for s in shape if s != -1)
+    if unknown:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[unknown[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+@OPS["view"].set_kernel
+def view(input, shape):
+    x = _data(input)
+    shape = infer_shape(shape, x.size)
+    try:
+        return _wrap_view(np.reshape(x, shape, copy=False), input)
+    except ValueError:
+        raise RuntimeError(
+            f"view size is not compatible with input tensor's size and stride (at least one "
+            f"dimension spans across two contiguous subspaces): cannot view shape "
+            f"{list(x.shape)} with strides {list(input.stride())} as {list(shape)}. "
+            "Use .reshape(...) instead."
+        ) from None
+
+
+def is_viewable(x: np.ndarray, shape) -> bool:
+    try:
+        np.reshape(x, shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+@OPS["reshape"].set_kernel
+def reshape(input, shape):
+    x = _data(input)
+    shape = infer_shape(shape, x.size)
+    try:
+        return _wrap_view(np.reshape(x, shape, copy=False), input)
+    except ValueError:
+        return _wrap(np.reshape(x, shape))
+
+
+@OPS["flatten"].set_kernel
+def flatten(input, start_dim=0, end_dim=-1):
+    x = _data(input)
+    if x.ndim == 0:
+        return reshape(input, (1,))
+    s = _normalize_dim(start_dim, x.ndim)
+    e = _normalize_dim(end_dim, x.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:]
+    return reshape(input, shape)
+
+
+@OPS["transpose"].set_kernel
+def transpose(input, dim0, dim1):
+    x = _data(input)
+    if x.ndim == 0:
+        _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
+        return _wrap_view(x.view(), input)
+    return _wrap_view(np.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim)),
+                      input)
+
+
+@OPS["permute"].set_kernel
+def permute(input, dims):
+    x = _data(input)
+    if len(dims) != x.ndim:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
+            f"equal to len(dims) = {len(dims)}"
+        )
+    axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
+    return _wrap_view(np.transpose(x, axes), input)
+
+
+@OPS["t"].set_kernel
+def t(input):
+    x = _data(input)
+    if x.ndim > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D; "
+            "use transpose(dim0, dim1) or permute(...)"
+        )
+    return _wrap_view(x.T, input)
+
+
+@OPS["squeeze"].set_kernel
+def squeeze(input, dim=None):
+    x = _data(input)
+    if dim is None:
+        return _wrap_view(np.squeeze(x), input)
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    axes = tuple(a for a in (_normalize_dim(d, x.ndim) for d in dims)
+                 if x.ndim and x.shape[a] == 1)
+    return _wrap_view(np.squeeze(x, axis=axes) if axes else x.view(), input)
+
+
+@OPS["unsqueeze"].set_kernel
+def unsqueeze(input, dim):
+    x = _data(input)
+    axis = _normalize_dim(dim, x.ndim + 1)
+    return _wrap_view(np.expand_dims(x, axis), input)
+
+
+@OPS["expand"].set_kernel
+def expand(input, sizes):
+    x = _data(input)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{{list(x.shape)}}}, size={list(sizes)}): the number of "
+            f"sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({x.ndim})"
+        )
+    lead = len(sizes) - x.ndim
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
+                    "non-existing dimension"
+                )
+            target.append(s)
+            continue
+        have = x.shape[i - lead]
+        if s == -1:
+            target.append(have)
+        elif have == 1 or have == s:
+            target.append(s)
+        else:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({have}) "
+                f"at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                f"{list(x.shape)}"
+            )
+    return _wrap_view(np.broadcast_to(x, tuple(target)), input)
+
+
+@OPS["narrow"].set_kernel
+def narrow(input, dim, start, length):
+    x = _data(input)
+    axis = _normalize_dim(dim, x.ndim)
+    n = x.shape[axis]
+    if start < 0:
+        start += n
+    if not (0 <= start <= n and length >= 0 and start + length <= n):
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({n})."
+        )
+    sl = [slice(None)] * x.ndim
+    sl[axis] = slice(start, start + length)
+    return _wrap_view(x[tuple(sl)], input)
+
+
+@OPS["select"].set_kernel
+def select(input, dim, index):
+    x = _data(input)
+    if x.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    axis = _normalize_dim(dim, x.ndim)
+    n = x.shape[axis]
+    if not -n <= index < n:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(x.shape)} at "
+            f"dimension {axis}"
+        )
+    sl = [slice(None)] * x.ndim
+    sl[axis] = index
+    return _wrap_view(x[(*sl, Ellipsis)], input)
+
+
+@OPS["getitem"].set_kernel
+def getitem(input, index):
+    x = _data(input)
+    key, basic = index_key(index)
+    try:
+        r = x[key]
+    except IndexError as e:
+        raise describe_index_error(x.shape, e) from None
+    if basic:
+        return _wrap_view(r, input)
+    return _wrap(np.asarray(r))
+
+
+def _split_sizes(n, split_size_or_sections):
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n or any(s < 0 for s in sizes):
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                f"size at dimension), but got split_sizes={sizes}"
+            )
+        return sizes
+    size = int(split_size_or_sections)
+    if size <= 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    return [min(size, n - i) for i in range(0, n, size)] or [0]
+
+
+@OPS["split"].set_kernel
+def split(input, split_size_or_sections, dim=0):
+    x = _data(input)
+    axis = _normalize_dim(dim, x.ndim)
+    out, start = [], 0
+    for size in _split_sizes(x.shape[axis], split_size_or_sections):
+        out.append(narrow(input, axis, start, size))
+        start += size
+    return tuple(out)
+
+
+@OPS["chunk"].set_kernel
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    x = _data(input)
+    axis = _normalize_dim(dim, x.ndim)
+    n = x.shape[axis]
+    size = max(1, -(-n // chunks))
+    return split(input, size, axis)
+
+
+@OPS["unbind"].set_kernel
+def unbind(input, dim=0):
+    x = _data(input)
+    axis = _normalize_dim(dim, x.ndim)
+    return tuple(select(input, axis, i) for i in range(x.shape[axis]))
+
+
+@OPS["alias"].set_kernel
+def alias(input):
+    return _wrap_view(_data(input).view(), input)
+
+
+def _tensors(seq, name):
+    if isinstance(seq, Tensor) or not isinstance(seq, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' must be a tuple or list of Tensors")
+    if not seq:
+        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    for i, t in enumerate(seq):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): expected Tensor as element {i}, got {type(t).__name__}")
+    res = _dt.result_type([(t.dtype, 1) for t in seq])
+    return [_data(t).astype(res.numpy, copy=False) for t in seq]
+
+
+@OPS["cat"].set_kernel
+def cat(tensors, dim=0):
+    arrays = _tensors(tensors, "cat")
+    ref = next((a for a in arrays if a.ndim > 0), arrays[0])
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor cannot be concatenated")
+    axis = _normalize_dim(dim, ref.ndim)
+    arrays = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)] or [arrays[0]]
+    for i, a in enumerate(arrays):
+        if a.ndim != ref.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {ref.ndim} and {a.ndim}"
+            )
+        for d in range(ref.ndim):
+            if d != axis and a.shape[d] != ref.shape[d]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {axis}. Expected size "
+                    f"{ref.shape[d]} but got size {a.shape[d]} for tensor number {i} in the list."
+                )
+    return _wrap(np.concatenate(arrays, axis=axis))
+
+
+@OPS["stack"].set_kernel
+def stack(tensors, dim=0):
+    arrays = _tensors(tensors, "stack")
+    for i, a in enumerate(arrays):
+        if a.shape != arrays[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(arrays[0].shape)} "
+                f"at entry 0 and {list(a.shape)} at entry {i}"
+            )
+    axis = _normalize_dim(dim, arrays[0].ndim + 1)
+    return _wrap(np.stack(arrays, axis=axis))
+
+
+@OPS["clone"].set_kernel
+def clone(input):
+    return _wrap(np.copy(_data(input), order="K"))
+
+
+@OPS["contiguous"].set_kernel
+def contiguous(input):
+    return _wrap(np.ascontiguousarray(_data(input)))
+
+
+@OPS["to_dtype"].set_kernel
+def to_dtype(input, dtype, copy=False):
+    x = _data(input)
+    target = _dt.as_dtype(dtype).numpy
+    if x.dtype == target and not copy:
+        return _wrap_view(x.view(), input)
+    return _wrap(x.astype(target))
+
+
+@OPS["repeat"].set_kernel
+def repeat(input, sizes):
+    x = _data(input)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    return _wrap(np.tile(x, sizes))
+
+
+@OPS["flip"].set_kernel
+def flip(input, dims):
+    x = _data(input)
+    axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    return _wrap(np.flip(x, axis=axes).copy())
+
+
+def _index_array(index, name):
+    if not isinstance(index, Tensor) or index.dtype.name not in ("int64", "int32"):
+        raise TypeError(f"{name}(): index must be an int64 (long) tensor")
+    return _data(index)
+
+
+@OPS["index_select"].set_kernel
+def index_select(input, dim, index):
+    x = _data(input)
+    idx = _index_array(index, "index_select")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    axis = _normalize_dim(dim, x.ndim)
+    if idx.size and (idx.min() < -x.shape[axis] or idx.max() >= x.shape[axis]):
+        raise IndexError(
+            f"index_select(): index out of range in self (dimension {axis} has size {x.shape[axis]})"
+        )
+    return _wrap(np.take(x, idx.reshape(-1), axis=axis))
+
+
+@OPS["gather"].set_kernel
+def gather(input, dim, index):
+    x = _data(input)
+    idx = _index_array(index, "gather")
+    axis = _normalize_dim(dim, x.ndim)
+    if idx.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[axis]):
+        raise RuntimeError(
+            f"gather(): index {int(idx.max())} is out of bounds for dimension {axis} with size "
+            f"{x.shape[axis]}"
+        )
+    return _wrap(np.take_along_axis(x, idx, axis=axis))

@@ -1,0 +1,341 @@
+"""Functions that create tensors: from data (``tensor``, ``as_tensor``, ``from_numpy``),
+filled (``zeros``, ``ones``, ``full``, ``empty``, ``eye``), ranges (``arange``,
+``linspace``, ``logspace``) and random (``rand``, ``randn``, ``randint``, ``randperm``).
+
+Every factory takes ``dtype=``, ``device=`` (CPU only) and ``requires_grad=``, as torch's.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> gt.zeros(2, 3).shape
+gradstack.Size([2, 3])
+>>> gt.tensor([1, 2]).dtype, gt.tensor([1., 2.]).dtype
+(gradstack.int64, gradstack.float32)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as _dt
+from . import random as _random
+from ._tensor import Tensor, _data, _wrap
+from .device import check_device
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
+    "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
+    "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm",
+    "scalar_tensor",
+]
+
+
+def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    t = _wrap(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _size(size, name) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(
+                f"{name}(): argument 'size' must be a tuple of ints, but found element of type "
+                f"{type(s).__name__}"
+            )
+        if s < 0:
+            raise RuntimeError(f"{name}(): Trying to create tensor with negative dimension {s}: {list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _np_dtype(dtype, default=None):
+    if dtype is None:
+        return (default or _dt.get_default_dtype()).numpy
+    return _dt.as_dtype(dtype).numpy
+
+
+def _infer_from_data(data) -> np.ndarray:
+    """numpy array of Python data with torch's dtype inference (floats -> default float)."""
+    if isinstance(data, Tensor):
+        return _data(data).copy()
+    if isinstance(data, np.ndarray):
+        _dt.from_numpy_dtype(data.dtype)
+        return data.copy()
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        data = _tensors_to_values(data)
+    try:
+        arr = np.array(data)
+    except ValueError as e:
+        raise ValueError(f"tensor(): could not build a tensor from the data ({e}); nested "
+                         "sequences must have the same length at each level") from None
+    if arr.dtype == object:
+        raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}; "
+                        "pass numbers, nested lists of numbers, or a numpy array")
+    if arr.dtype.kind == "f":
+        return arr.astype(_dt.get_default_dtype().numpy)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.dtype.kind in "US":
+        raise TypeError(f"tensor(): new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
+    return arr.astype(_dt.from_numpy_dtype(arr.dtype).numpy)
+
+
+def _flat(seq):
+    for x in seq:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _tensors_to_values(seq):
+    if isinstance(seq, Tensor):
+        if seq.numel() != 1 and seq.dim() != 0:
+            return _data(seq).tolist()
+        return _data(seq).item()
+    if isinstance(seq, (list, tuple)):
+        return [_tensors_to_values(x) for x in seq]
+    return seq
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays).
+
+    Python floats become the default float dtype (float32), ints int64, bools bool.
+
+    >>> tensor([[1., 2.], [3., 4.]]).shape
+    gradstack.Size([2, 2])
+    >>> tensor(3.5).dim()
+    0
+    """
+    check_device(device)
+    arr = _infer_from_data(data)
+    if dtype is not None:
+        arr = arr.astype(_dt.as_dtype(dtype).numpy)
+    return _finish(arr, requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A 0-d tensor of the default float dtype (or ``dtype``) holding ``s``."""
+    return tensor(float(s) if dtype is None else s, dtype=dtype, device=device,
+                  requires_grad=requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, without a copy when it already is one (or a numpy array of a
+    supported dtype and no ``dtype`` change)."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray):
+        _dt.from_numpy_dtype(data.dtype)
+        if dtype is None or _dt.as_dtype(dtype).numpy == data.dtype:
+            return _wrap(data)
+        return _wrap(data.astype(_dt.as_dtype(dtype).numpy))
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``ndarray``: writes to one are seen in the other.
+
+    >>> a = np.zeros(3, dtype=np.float32); t = from_numpy(a); a[0] = 5.0
+    >>> t[0].item()
+    5.0
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy(): expected np.ndarray (got {type(ndarray).__name__})")
+    _dt.from_numpy_dtype(ndarray.dtype)
+    return _wrap(ndarray)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    """A tensor of zeros of the given size."""
+    check_device(device)
+    return _finish(np.zeros(_size(size, "zeros"), dtype=_np_dtype(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones of the given size."""
+    check_device(device)
+    return _finish(np.ones(_size(size, "ones"), dtype=_np_dtype(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    """An uninitialised tensor of the given size."""
+    check_device(device)
+    return _finish(np.empty(_size(size, "empty"), dtype=_np_dtype(dtype)), requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor filled with ``fill_value``; its dtype follows the value (float -> float32)."""
+    check_device(device)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = _dt.scalar_dtype(fill_value)
+    return _finish(np.full(_size((size,), "full"), fill_value, dtype=_np_dtype(dtype)),
+                   requires_grad)
+
+
+def _like(input, dtype, name):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.shape, (_dt.as_dtype(dtype) if dtype is not None else input.dtype)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    check_device(device)
+    shape, d = _like(input, dtype, "zeros_like")
+    return zeros(shape, dtype=d, requires_grad=requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    check_device(device)
+    shape, d = _like(input, dtype, "ones_like")
+    return ones(shape, dtype=d, requires_grad=requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    check_device(device)
+    shape, d = _like(input, dtype, "empty_like")
+    return empty(shape, dtype=d, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    check_device(device)
+    shape, d = _like(input, dtype, "full_like")
+    return full(shape, fill_value, dtype=d, requires_grad=requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    check_device(device)
+    shape, d = _like(input, dtype, "rand_like")
+    return rand(shape, dtype=d, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    check_device(device)
+    shape, d = _like(input, dtype, "randn_like")
+    return randn(shape, dtype=d, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    check_device(device)
+    shape, d = _like(input, dtype, "randint_like")
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, shape, dtype=d, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from ``start`` (default 0) up to, not including, ``end``, spaced by ``step``.
+
+    >>> arange(5).tolist()
+    [0, 1, 2, 3, 4]
+    >>> arange(0, 1, 0.25).tolist()
+    [0.0, 0.25, 0.5, 0.75]
+    """
+    check_device(device)
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = values
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if (end - start) / step < 0:
+        raise RuntimeError(
+            f"arange(): upper bound and larger bound inconsistent with step sign "
+            f"(start={start}, end={end}, step={step})"
+        )
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in values)
+        dtype = _dt.get_default_dtype() if is_float else _dt.int64
+    n = math.ceil((end - start) / step)
+    arr = (start + step * np.arange(n, dtype=np.float64)) if _dt.as_dtype(dtype).is_floating_point \
+        else np.arange(start, end, step, dtype=np.int64)
+    return _finish(arr.astype(_np_dtype(dtype)), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive.
+
+    >>> linspace(0., 1., steps=5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    check_device(device)
+    if not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise RuntimeError(f"linspace(): number of steps must be a non-negative int, got {steps!r}")
+    values = np.linspace(float(start), float(end), int(steps), dtype=np.float64)
+    return _finish(values.astype(_np_dtype(dtype)), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``base ** linspace(start, end, steps)``."""
+    check_device(device)
+    values = np.power(float(base), np.linspace(float(start), float(end), int(steps)))
+    return _finish(values.astype(_np_dtype(dtype)), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A 2-D tensor with ones on the diagonal."""
+    check_device(device)
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"eye(): n and m must be non-negative, got n={n}, m={m}")
+    return _finish(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform random values in [0, 1) from the seeded generator."""
+    check_device(device)
+    d = _np_dtype(dtype)
+    if np.dtype(d).kind != "f":
+        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{_dt.as_dtype(dtype).name}\'')
+    gen = _random.numpy_generator(generator)
+    values = gen.random(_size(size, "rand"), dtype=np.float64 if d == np.float16 else d)
+    return _finish(values.astype(d, copy=False), requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal random values from the seeded generator."""
+    check_device(device)
+    d = _np_dtype(dtype)
+    if np.dtype(d).kind != "f":
+        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{_dt.as_dtype(dtype).name}\'')
+    gen = _random.numpy_generator(generator)
+    values = gen.standard_normal(_size(size, "randn"), dtype=np.float64 if d == np.float16 else d)
+    return _finish(values.astype(d, copy=False), requires_grad)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
+    """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    check_device(device)
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint(): missing required argument 'size' (a tuple of ints)")
+        low, high, size = 0, low, high
+    elif high is None:
+        raise TypeError("randint(): missing required argument 'high'")
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    gen = _random.numpy_generator(generator)
+    values = gen.integers(low, high, size=_size((size,), "randint"), dtype=np.int64)
+    return _finish(values.astype(_np_dtype(dtype, _dt.int64)), requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of ``0 .. n-1``."""
+    check_device(device)
+    gen = _random.numpy_generator(generator)
+    return _finish(gen.permutation(int(n)).astype(_np_dtype(dtype, _dt.int64)), requires_grad)

@@ -1,0 +1,70 @@
+"""The ``device`` type.  gradstack computes on the CPU only; ``cuda`` is never available.
+
+Examples
+--------
+>>> device("cpu")
+device(type='cpu')
+>>> device("cuda:0").index
+0
+"""
+from __future__ import annotations
+
+__all__ = ["device", "cpu"]
+
+_KNOWN_TYPES = ("cpu", "cuda", "mps", "meta")
+
+
+class device:  # noqa: N801 - torch spells it in lower case
+    """A device description, as ``torch.device``: ``device("cpu")``, ``device("cuda", 0)``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):  # noqa: A002 - torch's parameter name
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if not isinstance(type, str):
+            raise TypeError(f"device(): expected a string such as 'cpu', got {type!r}")
+        if ":" in type:
+            if index is not None:
+                raise ValueError(f"device(): type {type!r} already has an index; pass one or the other")
+            type, _, idx = type.partition(":")
+            if not idx.isdigit():
+                raise ValueError(f"device(): invalid device string {type + ':' + idx!r}")
+            index = int(idx)
+        if type not in _KNOWN_TYPES:
+            raise RuntimeError(
+                f"Expected one of {', '.join(_KNOWN_TYPES)} device type at start of device string: {type}"
+            )
+        self.type = type
+        self.index = index
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+cpu = device("cpu")
+
+
+def check_device(dev) -> None:
+    """Raise a clear error unless ``dev`` names the CPU (or is None)."""
+    if dev is None:
+        return
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type != "cpu":
+        raise RuntimeError(
+            f"gradstack computes on the CPU only; device {str(d)!r} is not available. "
+            "Use device='cpu' (gradstack.cuda.is_available() is always False)."
+        )

@@ -1,0 +1,220 @@
+"""gradstack's dtypes and torch's type-promotion rules.
+
+A :class:`dtype` names a numpy dtype the way torch names its own (``gradstack.float32``).
+Tensors store numpy arrays; ``Tensor.dtype`` maps the array's dtype back to one of these
+objects, so ``t.dtype is gradstack_tensor.float32`` holds.
+
+Note [Torch's promotion, not numpy's]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+numpy and torch disagree on mixed operands: numpy promotes ``int64 + float32`` to float64
+and treats a 0-d array as a full participant, torch keeps float32 and lets a 0-d tensor
+or a Python number only raise the *category* (bool < integer < floating) of the result.
+:func:`result_type` implements torch's rule (``c10::promoteTypes`` plus the
+dimensioned / zero-dim / wrapped-number split of ``at::native::result_type``), and the
+kernels cast to its answer before calling numpy.
+
+Examples
+--------
+>>> from gradstack_tensor import dtypes
+>>> dtypes.promote_types(dtypes.int64, dtypes.float32)
+gradstack.float32
+>>> dtypes.float64.is_floating_point
+True
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+    "bool_", "half", "float", "double", "short", "int", "long", "from_numpy_dtype",
+    "promote_types", "result_type", "get_default_dtype", "set_default_dtype",
+]
+
+_BOOL, _INT, _FLOAT = 0, 1, 2
+
+
+class dtype:  # noqa: N801 - torch spells it in lower case
+    """A tensor element type: a thin, named wrapper over a numpy dtype.
+
+    Attributes
+    ----------
+    name : str
+        torch's name (``"float32"``).
+    numpy : numpy.dtype
+        The storage dtype.
+    is_floating_point : bool
+    is_signed : bool
+    itemsize : int
+        Bytes per element.
+    """
+
+    __slots__ = ("name", "numpy", "is_floating_point", "is_signed", "itemsize", "_category")
+
+    def __init__(self, name: str, np_dtype) -> None:
+        self.name = name
+        self.numpy = np.dtype(np_dtype)
+        self.is_floating_point = self.numpy.kind == "f"
+        self.is_signed = self.numpy.kind in "if"
+        self.itemsize = self.numpy.itemsize
+        self._category = {"b": _BOOL, "i": _INT, "u": _INT, "f": _FLOAT}[self.numpy.kind]
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"gradstack.{self.name}"
+
+    def __reduce__(self):
+        return (from_name, (self.name,))
+
+
+float16 = dtype("float16", np.float16)
+float32 = dtype("float32", np.float32)
+float64 = dtype("float64", np.float64)
+int8 = dtype("int8", np.int8)
+int16 = dtype("int16", np.int16)
+int32 = dtype("int32", np.int32)
+int64 = dtype("int64", np.int64)
+uint8 = dtype("uint8", np.uint8)
+bool_ = dtype("bool", np.bool_)
+
+# torch's aliases
+half, float, double = float16, float32, float64  # noqa: A001 - torch's names
+short, int, long = int16, int32, int64  # noqa: A001
+
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+_BY_NUMPY = {d.numpy: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL}
+
+_default_float = float32
+
+
+def from_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The gradstack dtype of a numpy dtype; TypeError for types gradstack does not store.
+
+    >>> from_numpy_dtype(np.dtype("float64"))
+    gradstack.float64
+    """
+    try:
+        return _BY_NUMPY[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"gradstack does not support numpy dtype {np.dtype(np_dtype) if _is_dtype_like(np_dtype) else np_dtype!r}; "
+            f"supported: {', '.join(d.name for d in ALL)}. Convert with .astype(np.float32) "
+            f"(or another supported dtype) first."
+        ) from None
+
+
+def _is_dtype_like(x) -> bool:
+    try:
+        np.dtype(x)
+    except TypeError:
+        return False
+    return True
+
+
+def as_dtype(x) -> dtype:
+    """Accept a gradstack dtype, a numpy dtype, a Python type or a name."""
+    if isinstance(x, dtype):
+        return x
+    if x is builtins_float:
+        return _default_float
+    if x is builtins_int:
+        return int64
+    if x is builtins_bool:
+        return bool_
+    if isinstance(x, str) and x in _BY_NAME:
+        return _BY_NAME[x]
+    return from_numpy_dtype(x)
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _builtins.bool
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of tensors made from Python floats (float32 unless changed)."""
+    return _default_float
+
+
+def set_default_dtype(d) -> None:
+    """Set the dtype used for Python floats: float32 or float64 (or float16)."""
+    global _default_float
+    d = as_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"set_default_dtype: only floating-point types are allowed, got {d}")
+    _default_float = d
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """torch.promote_types: the smallest dtype both fit in, floats winning over integers.
+
+    >>> promote_types(int32, float16)
+    gradstack.float16
+    """
+    if a is b:
+        return a
+    if a._category != b._category:
+        return a if a._category > b._category else b
+    return from_numpy_dtype(np.promote_types(a.numpy, b.numpy))
+
+
+def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_floating_point:
+        return higher
+    if higher is bool_ or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype torch gives a Python number when it takes part in an operation."""
+    if isinstance(value, _builtins.bool):
+        return bool_
+    if isinstance(value, _builtins.int):
+        return int64
+    if isinstance(value, _builtins.float):
+        return _default_float
+    if isinstance(value, np.generic):
+        return from_numpy_dtype(value.dtype)
+    raise TypeError(f"expected a tensor or a Python number, got {type(value).__name__}")
+
+
+def result_type(operands) -> dtype:
+    """torch.result_type over ``(dtype, ndim)`` pairs and Python numbers.
+
+    Parameters
+    ----------
+    operands : iterable
+        Each item is either ``(dtype, ndim)`` for a tensor, or a Python number.
+
+    Examples
+    --------
+    >>> result_type([(int64, 1), 2.5])
+    gradstack.float32
+    >>> result_type([(float32, 1), (float64, 0)])
+    gradstack.float32
+    """
+    dim_result = zero_result = wrapped_result = None
+    for op in operands:
+        if isinstance(op, tuple):
+            dt, ndim = op
+            if ndim:
+                dim_result = dt if dim_result is None else promote_types(dim_result, dt)
+            else:
+                zero_result = dt if zero_result is None else promote_types(zero_result, dt)
+        else:
+            dt = scalar_dtype(op)
+            wrapped_result = dt if wrapped_result is None else promote_types(wrapped_result, dt)
+    return _combine_categories(dim_result, _combine_categories(zero_result, wrapped_result))

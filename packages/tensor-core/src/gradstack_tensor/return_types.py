@@ -1,0 +1,19 @@
+"""Named tuples returned by ops with several results, as ``torch.return_types``.
+
+>>> from gradstack_tensor.return_types import max as max_result
+>>> max_result._fields
+('values', 'indices')
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+__all__ = ["max", "min", "sort", "topk"]
+
+max = namedtuple("max", ["values", "indices"])  # noqa: A001 - torch's names
+min = namedtuple("min", ["values", "indices"])  # noqa: A001
+sort = namedtuple("sort", ["values", "indices"])
+topk = namedtuple("topk", ["values", "indices"])
+
+for _t in (max, min, sort, topk):
+    _t.__module__ = "gradstack.return_types"
