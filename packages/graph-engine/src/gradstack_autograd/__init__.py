@@ -1,0 +1,44 @@
+"""gradstack_autograd: reverse-mode automatic differentiation for gradstack_tensor.
+
+Importing this package registers the autograd layer on tensor-core's dispatch point: from
+then on, ops on tensors that require grad record a graph of backward nodes, and
+``Tensor.backward()`` / :func:`grad` run it.
+
+Examples
+--------
+>>> import math
+>>> import gradstack_tensor as gt
+>>> import gradstack_autograd as ag
+>>> a = gt.linspace(0., 2. * math.pi, steps=5, requires_grad=True)
+>>> out = (2 * gt.sin(a) + 1).sum()
+>>> out.grad_fn.name()
+'SumBackward0'
+>>> out.backward()
+>>> [round(v, 4) for v in a.grad.tolist()]
+[2.0, 0.0, -2.0, -0.0, 2.0]
+"""
+from gradstack_tensor import register_layer as _register_layer
+from gradstack_tensor._tensor import set_autograd_extension as _set_autograd_extension
+
+from . import _core, derivatives  # noqa: F401 - the table binds itself to the ops
+from .__about__ import __version__
+from ._core import AccumulateGrad, Node
+from ._tensor_ext import AutogradExtension as _AutogradExtension
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .graph_api import backward, grad
+
+_LAYER = _core.AutogradLayer(100)
+_register_layer(_LAYER)
+_set_autograd_extension(_AutogradExtension())
+
+__all__ = [
+    "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+    "is_grad_enabled", "is_inference_mode_enabled", "Node", "AccumulateGrad", "__version__",
+]

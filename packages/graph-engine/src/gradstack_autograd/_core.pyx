@@ -1,0 +1,36 @@
+# cython: language_level=3
+"""The C core of gradstack_autograd: grad modes, nodes, the dispatch layer, the engine.
+
+One extension module built from one include file per concept, so that the hot calls
+between them (the layer creating nodes, the engine running them) stay C calls:
+
+- ``_grad_mode.pxi``: thread-local grad and inference modes, anomaly mode;
+- ``_node.pxi``: ``Node``, ``AccumulateGrad``, saved tensors, hook handles, ``.grad`` layout;
+- ``_layer.pxi``: the derivative-table row type, the autograd dispatch layer, in-place rules;
+- ``_engine.pxi``: the backward engine.
+"""
+cimport numpy as cnp
+from gradstack_tensor._tensor cimport (
+    DispatchLayer, Op, Tensor, VersionCounter, call_next, data_of, wrap,
+)
+
+import heapq
+import traceback
+import weakref
+
+import numpy as np
+
+try:
+    from gradstack_tensor import _kernels
+except ImportError:  # pragma: no cover - a tensor-core build without the fused kernels
+    _kernels = None
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
+
+include "_grad_mode.pxi"
+include "_node.pxi"
+include "_layer.pxi"
+include "_engine.pxi"

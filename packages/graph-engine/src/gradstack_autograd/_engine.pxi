@@ -1,0 +1,385 @@
+# Included by _core.pyx: the backward engine.
+#
+# Note [How the engine runs a backward pass]
+# 1. Find the nodes to run: walk the graph from the roots with an explicit stack (never
+#    recursion: chains of millions of nodes are fine).  When targets are given (grad(), or
+#    backward(inputs=...)), keep only nodes on a path to a target (a post-order pass).
+# 2. Count, for each kept node, the edges coming into it from kept nodes.
+# 3. Run ready nodes (count zero) from a heap ordered by creation, newest first (torch's
+#    order; leaf accumulators first of all), so the order is deterministic.
+# 4. For each node, in this order (written down in the package README and tested):
+#      tensor hooks on each output (may replace the gradient) -> retain_grad stores ->
+#      capture for grad() targets -> node pre-hooks -> the node -> node post-hooks;
+#    then each gradient produced is validated once, here (count, shape with broadcast
+#    reduction, dtype), and added into the buffer of the node it flows to.
+# 5. Unless retain_graph, each node frees its saved tensors as soon as it has run.
+
+cdef object _np_sum_to(cnp.ndarray g, tuple shape):
+    """Sum a broadcast gradient ``g`` back to ``shape`` (numpy, no graph)."""
+    if _kernels is not None and g.dtype.kind == "f" and g.dtype.itemsize >= 4:
+        return _kernels.sum_to_shape(g, shape)
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and g.shape[i + lead] != 1)
+    r = np.add.reduce(g, axis=axes, keepdims=True) if axes else g
+    return np.reshape(r[(0,) * lead] if lead else r, shape)
+
+
+cdef bint _broadcastable_to(tuple shape, tuple target):
+    cdef Py_ssize_t i, n = len(shape), m = len(target)
+    if n > m:
+        return False
+    for i in range(n):
+        if shape[n - 1 - i] != 1 and shape[n - 1 - i] != target[m - 1 - i]:
+            return False
+    return True
+
+
+cdef object sum_to(Tensor g, tuple shape):
+    """Reduce ``g`` to ``shape``: differentiably when grad mode is on (create_graph)."""
+    cdef tuple gshape = (<object>data_of(g)).shape
+    cdef Py_ssize_t lead
+    if not gs_get_grad_enabled():
+        return wrap(np.asarray(_np_sum_to(data_of(g), shape)))
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and gshape[i + lead] != 1)
+    r = g.sum(dims, keepdim=True) if dims else g
+    return r.reshape(shape)
+
+
+def sum_to_py(Tensor g, shape):
+    """Reduce a broadcast gradient ``g`` to ``shape`` (differentiably under create_graph)."""
+    return sum_to(g, tuple(shape))
+
+
+cdef object validate_grad(object g, Node node, Py_ssize_t i):
+    """Check gradient ``i`` produced by ``node`` against its input's metadata (one place)."""
+    cdef tuple meta, gshape
+    if node.input_meta is None or i >= len(node.input_meta):
+        return g
+    meta = node.input_meta[i]
+    if meta is None:
+        return g
+    if not isinstance(g, Tensor):
+        raise TypeError(
+            f"Function {node.name()} returned a {type(g).__name__} as gradient {i}; expected a "
+            "Tensor or None"
+        )
+    shape, dtype = meta
+    gshape = (<object>data_of(<Tensor>g)).shape
+    if gshape != shape:
+        if not _broadcastable_to(shape, gshape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{list(gshape)} but expected shape compatible with {list(shape)}"
+            )
+        g = sum_to(<Tensor>g, shape)
+    if data_of(<Tensor>g).dtype != dtype:
+        g = g.to(_dtype_of_np(dtype))
+    return g
+
+
+cdef object _dtype_of_np(object np_dtype):
+    from gradstack_tensor.dtypes import from_numpy_dtype
+    return from_numpy_dtype(np_dtype)
+
+
+cdef void _check_nan(object g, Node node, Py_ssize_t i) except *:
+    if g is None or not isinstance(g, Tensor):
+        return
+    if np.isnan(data_of(<Tensor>g)).any():
+        msg = f"Function '{node.name()}' returned nan values in its {i}th output."
+        if node.anomaly_trace:
+            msg += ("\n\nTraceback of forward call that caused the error (recorded by anomaly "
+                    "mode):\n" + node.anomaly_trace)
+        raise RuntimeError(msg)
+
+
+cdef object _add_grads(object a, object b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+cdef void _run_tensor_hooks(Node node, list grads) except *:
+    cdef dict hooks
+    for nr in range(len(grads)):
+        if grads[nr] is None:
+            continue
+        if node.tensor_pre_hooks is not None:
+            hooks = node.tensor_pre_hooks.get(nr)
+            if hooks:
+                for fn in list(hooks.values()):
+                    r = fn(grads[nr])
+                    if r is not None:
+                        grads[nr] = _checked_hook_result(r, grads[nr], node)
+        if node.retained is not None:
+            ref = node.retained.get(nr)
+            t = ref() if ref is not None else None
+            if t is not None:
+                _store_retained_grad(<Tensor>t, grads[nr])
+
+
+cdef object _checked_hook_result(object r, object g, Node node):
+    if not isinstance(r, Tensor):
+        raise TypeError(f"a tensor hook must return a Tensor or None, got {type(r).__name__} "
+                        f"(hook on an output of {node.name()})")
+    if (<object>data_of(<Tensor>r)).shape != (<object>data_of(<Tensor>g)).shape:
+        raise RuntimeError(
+            f"hook returned a gradient of shape {list(r.shape)} for a tensor whose gradient "
+            f"has shape {list(g.shape)} (hook on an output of {node.name()})"
+        )
+    return r
+
+
+cdef void _store_retained_grad(Tensor t, object g) except *:
+    if t._grad is None:
+        t._grad = g.clone() if gs_get_grad_enabled() else wrap(np.array(data_of(<Tensor>g), copy=True))
+    else:
+        t._grad = t._grad + g
+
+
+cdef list _run_leaf_hooks(AccumulateGrad node, list grads):
+    cdef Tensor var = node.variable
+    cdef AutogradMeta meta
+    if var._autograd_meta is None or grads[0] is None:
+        return grads
+    meta = <AutogradMeta>var._autograd_meta
+    if meta.hooks:
+        for fn in list(meta.hooks.values()):
+            r = fn(grads[0])
+            if r is not None:
+                grads[0] = _checked_hook_result(r, grads[0], node)
+    return grads
+
+
+cdef tuple _call_node(Node node, list grads):
+    cdef tuple gi
+    cdef tuple go
+    if node.pre_hooks:
+        go = tuple(grads)
+        for fn in list(node.pre_hooks.values()):
+            r = fn(go)
+            if r is not None:
+                go = tuple(r)
+        grads = list(go)
+    go = tuple(grads)
+    if all(g is None for g in go):
+        gi = (None,) * len(node.next_edges)
+    else:
+        try:
+            gi = node.apply(go)
+        except Exception as e:
+            if node.anomaly_trace:
+                e.add_note("Traceback of forward call that caused the error (recorded by "
+                           "anomaly mode):\n" + node.anomaly_trace)
+            raise
+    if node.post_hooks:
+        for fn in list(node.post_hooks.values()):
+            r = fn(gi, go)
+            if r is not None:
+                gi = tuple(r)
+    if len(gi) != len(node.next_edges):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients (expected "
+            f"{len(node.next_edges)}, got {len(gi)})"
+        )
+    return gi
+
+
+cdef dict _find_needed(list roots, dict targets):
+    """Nodes to run: all reachable ones, or (with targets) those on a path to a target.
+
+    Returns {node: True/False}; False marks a node that is only a capture point.
+    """
+    cdef dict needed = {}
+    cdef list stack
+    cdef Node node, child
+    cdef dict state = {}      # node -> index of the next edge to visit
+    cdef dict leads = {}      # node -> it leads to a target
+    if not targets:
+        stack = list(roots)
+        for node in roots:
+            needed[node] = True
+        while stack:
+            node = stack.pop()
+            for edge in node.next_edges:
+                child = edge[0]
+                if child is not None and child not in needed:
+                    needed[child] = True
+                    stack.append(child)
+        return needed
+    # post-order: a node leads to a target if it is one or a child does
+    for root in roots:
+        if root in state:
+            continue
+        stack = [root]
+        state[root] = 0
+        while stack:
+            node = stack[-1]
+            i = state[node]
+            edges = node.next_edges
+            if i < len(edges):
+                state[node] = i + 1
+                child = edges[i][0]
+                if child is not None and child not in state:
+                    state[child] = 0
+                    stack.append(child)
+                continue
+            stack.pop()
+            flag = node in targets
+            for edge in edges:
+                if edge[0] is not None and leads.get(edge[0], False):
+                    flag = True
+                    break
+            leads[node] = flag
+    for node, flag in leads.items():
+        if flag:
+            needed[node] = True
+    return needed
+
+
+def run_backward(tuple roots, tuple grad_roots, bint keep_graph, bint create_graph,
+                 tuple inputs=None, bint accumulate=True, bint allow_unused=False):
+    """The engine's entry point, shared by ``backward`` and ``grad`` (see graph_api.py).
+
+    ``roots`` are tensors that require grad, ``grad_roots`` their (validated) gradients.
+    With ``accumulate`` the leaves' ``.grad`` are updated (only ``inputs``' if given);
+    without it, the gradients reaching ``inputs`` are returned, in order.
+    """
+    cdef bint prev = gs_get_grad_enabled() != 0
+    gs_set_grad_enabled(create_graph)
+    try:
+        return _run(roots, grad_roots, keep_graph, inputs, accumulate, allow_unused)
+    finally:
+        gs_set_grad_enabled(prev)
+
+
+cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
+                 bint accumulate, bint allow_unused):
+    cdef dict buffers = {}
+    cdef dict deps = {}
+    cdef dict targets = {}          # node -> {output_nr: [input indices]}
+    cdef list heap = []
+    cdef list root_nodes = []
+    cdef list captured = None
+    cdef Node node, child
+    cdef Py_ssize_t counter = 0, i, nr
+    cdef list grads
+    cdef tuple gi
+    cdef Tensor t
+    cdef bint capture_only
+
+    # the root edges, and the gradients flowing into them
+    for i in range(len(roots)):
+        edge = gradient_edge(<Tensor>roots[i])
+        node = <Node>edge[0]
+        nr = edge[1]
+        grads = buffers.get(node)
+        if grads is None:
+            grads = buffers[node] = [None] * node.num_outputs
+            root_nodes.append(node)
+        grads[nr] = _add_grads(grads[nr], grad_roots[i])
+
+    # the targets: edges whose incoming gradient is captured (grad) or accumulated (inputs=)
+    if inputs is not None:
+        captured = [None] * len(inputs)
+        for i in range(len(inputs)):
+            t = <Tensor>inputs[i]
+            edge = gradient_edge(t)
+            targets.setdefault(edge[0], {}).setdefault(edge[1], []).append(i)
+
+    needed = _find_needed(root_nodes, targets)
+    for node in needed:
+        for edge in node.next_edges:
+            child = edge[0]
+            if child is not None and child in needed:
+                deps[child] = deps.get(child, 0) + 1
+    for node in root_nodes:
+        if node in needed and deps.get(node, 0) == 0:
+            counter += 1
+            heapq.heappush(heap, (-node.sequence_nr, counter, node))
+
+    while heap:
+        node = <Node>heapq.heappop(heap)[2]
+        grads = buffers.pop(node, None)
+        if grads is None:
+            grads = [None] * node.num_outputs
+        if isinstance(node, AccumulateGrad):
+            grads = _run_leaf_hooks(<AccumulateGrad>node, grads)
+        elif node.tensor_pre_hooks is not None or node.retained is not None:
+            _run_tensor_hooks(node, grads)
+        capture_only = False
+        if node in targets:
+            for nr, idxs in (<dict>targets[node]).items():
+                for i in idxs:
+                    if captured is not None:
+                        captured[i] = _add_grads(captured[i], grads[nr])
+            if not accumulate:
+                capture_only = isinstance(node, AccumulateGrad)
+            elif not isinstance(node, AccumulateGrad):
+                _accumulate_nonleaf_targets(node, <dict>targets[node], inputs, grads)
+        if capture_only or (targets and not isinstance(node, AccumulateGrad)
+                            and not _has_needed_child(node, needed)):
+            continue            # a pure capture point: nothing beyond it is wanted
+        gi = _call_node(node, grads)
+        for i in range(len(gi)):
+            edge = node.next_edges[i]
+            child = edge[0]
+            if child is None or child not in needed:
+                continue
+            g = gi[i]
+            if g is not None:
+                g = validate_grad(g, node, i)
+                if _anomaly_enabled and _anomaly_check_nan:
+                    _check_nan(g, node, i)
+            nr = edge[1]
+            cgrads = buffers.get(child)
+            if cgrads is None:
+                cgrads = buffers[child] = [None] * (<Node>child).num_outputs
+            cgrads[nr] = _add_grads(cgrads[nr], g)
+            deps[child] -= 1
+            if deps[child] == 0:
+                counter += 1
+                heapq.heappush(heap, (-(<Node>child).sequence_nr, counter, child))
+        if not keep_graph:
+            free_saved(node)
+            node.released = True
+
+    if captured is None:
+        return None
+    for i in range(len(inputs)):
+        if captured[i] is None and not allow_unused and not accumulate:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (input {i}, shape {list(inputs[i].shape)}) "
+                "appears to not have been used in the graph. Set allow_unused=True if this is "
+                "the desired behavior."
+            )
+    return tuple(captured)
+
+
+cdef bint _has_needed_child(Node node, dict needed):
+    for edge in node.next_edges:
+        if edge[0] is not None and edge[0] in needed:
+            return True
+    return False
+
+
+cdef void _accumulate_nonleaf_targets(Node node, dict slots, tuple inputs, list grads) except *:
+    """backward(inputs=[non_leaf]) accumulates into the non-leaf's .grad, as torch does."""
+    cdef Tensor t
+    for nr, idxs in slots.items():
+        if grads[nr] is None:
+            continue
+        for i in idxs:
+            t = <Tensor>inputs[i]
+            if t._grad_fn is None:
+                continue
+            if t._grad is None:
+                t._grad = wrap(np.array(data_of(<Tensor>grads[nr]), copy=True)) \
+                    if not gs_get_grad_enabled() else grads[nr].clone()
+            else:
+                t._grad = t._grad + grads[nr]

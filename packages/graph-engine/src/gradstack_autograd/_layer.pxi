@@ -1,0 +1,395 @@
+# Included by _core.pyx: derivative entries, the autograd dispatch layer, in-place rules.
+
+cdef class Derivative:
+    """One row of the derivative table: how to differentiate one op.
+
+    Built by ``derivatives.register`` (read that module for the table itself).  The layer
+    uses the row to record a node when the op runs on tensors that require grad.
+    """
+    cdef readonly str op_name
+    cdef readonly tuple inputs          # arg positions of the differentiable inputs
+    cdef readonly bint list_input       # args[inputs[0]] is a sequence of tensors (cat, stack)
+    cdef readonly tuple save            # arg positions whose values the formula needs
+    cdef readonly bint save_output      # the formula needs the op's output(s)
+    cdef readonly object backward       # fn(ctx, *grads) -> tuple with one grad per input
+    cdef readonly object jvp            # forward-mode formula fn(ctx, *tangents) or None
+    cdef readonly bint differentiable   # False: outputs never require grad (comparisons ...)
+    cdef readonly object extra          # fn(args, out) -> anything else the formula needs
+    cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
+    cdef dict _classes
+
+    def __init__(self, str op_name, node_name, backward, tuple inputs=(0,), tuple save=(),
+                 bint save_output=False, bint list_input=False, bint differentiable=True,
+                 extra=None, jvp=None):
+        self.op_name = op_name
+        self.node_name = node_name
+        self.backward = backward
+        self.inputs = inputs
+        self.save = save
+        self.save_output = save_output
+        self.list_input = list_input
+        self.differentiable = differentiable
+        self.extra = extra
+        self.jvp = jvp
+        self._classes = {}
+
+    cdef object node_class(self, tuple args):
+        name = self.node_name if isinstance(self.node_name, str) else self.node_name(args)
+        cls = self._classes.get(name)
+        if cls is None:
+            cls = _node_class(name)
+            self._classes[name] = cls
+        return cls
+
+    def __repr__(self):
+        return f"<Derivative of {self.op_name}>"
+
+
+cdef dict _NODE_CLASSES = {}
+
+
+def _node_class(str name):
+    """The Node subclass called ``name`` (one per name, shared by all ops that use it)."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = type(name, (OpNode,), {"__slots__": (), "__module__": "gradstack_autograd.nodes",
+                                     "__doc__": f"Backward node {name} (see the derivative table)."})
+        _NODE_CLASSES[name] = cls
+    return cls
+
+
+cdef class OpNode(Node):
+    """A node recorded from an op of the derivative table; its formula is ``entry.backward``."""
+
+    @property
+    def needs_input_grad(self):
+        """One bool per differentiable input: whether a gradient is wanted for it."""
+        return tuple(e[0] is not None for e in self.next_edges)
+
+    @property
+    def saved_tensors(self):
+        return self._saved_tensors
+
+    def input_shape(self, Py_ssize_t i):
+        """The shape of differentiable input ``i`` when the op ran."""
+        m = self.input_meta[i]
+        return m[0] if m is not None else None
+
+    cpdef tuple apply(self, tuple grads):
+        r = (<Derivative>self.entry).backward(self, *grads)
+        if type(r) is not tuple:
+            r = tuple(r) if isinstance(r, list) else (r,)
+        return r
+
+
+# ----------------------------------------------------------------------------------------
+# Recording
+
+
+cdef inline bint _requires_grad(object x):
+    return isinstance(x, Tensor) and (<Tensor>x)._requires_grad
+
+
+cdef bint _any_requires_grad(tuple args):
+    for a in args:
+        if isinstance(a, Tensor):
+            if (<Tensor>a)._requires_grad:
+                return True
+        elif type(a) is tuple or type(a) is list:
+            for b in a:
+                if _requires_grad(b):
+                    return True
+    return False
+
+
+cdef inline bint _is_float_tensor(object x):
+    cdef int num
+    if not isinstance(x, Tensor):
+        return False
+    num = cnp.PyArray_TYPE(data_of(<Tensor>x))
+    return num == cnp.NPY_FLOAT or num == cnp.NPY_DOUBLE or num == cnp.NPY_FLOAT16
+
+
+cdef object _save_value(object v, Node node):
+    if isinstance(v, Tensor):
+        return save_tensor(<Tensor>v, False, node)
+    if type(v) is tuple or type(v) is list:
+        return tuple(_save_value(x, node) for x in v)
+    return v
+
+
+cdef OpNode _make_node(Derivative d, tuple args):
+    cls = d.node_class(args)
+    cdef OpNode node = <OpNode>cls.__new__(cls)
+    cdef list edges = []
+    cdef list meta = []
+    node.entry = d
+    node.sequence_nr = next_sequence_nr()
+    inputs = args[d.inputs[0]] if d.list_input else [args[i] if i < len(args) else None
+                                                     for i in d.inputs]
+    for x in inputs:
+        if _requires_grad(x):
+            edges.append(gradient_edge(<Tensor>x))
+            meta.append(((<object>data_of(<Tensor>x)).shape, data_of(<Tensor>x).dtype))
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+    node.next_edges = tuple(edges)
+    node.input_meta = tuple(meta)
+    if _anomaly_enabled:
+        node.anomaly_trace = "".join(traceback.format_stack()[:-1])
+    return node
+
+
+cdef void _attach_outputs(OpNode node, object out) except *:
+    cdef Tensor t
+    cdef Py_ssize_t i
+    if isinstance(out, Tensor):
+        t = <Tensor>out
+        if _is_float_tensor(t):
+            t._grad_fn = node
+            t._output_nr = 0
+            t._requires_grad = True
+        return
+    if type(out) is tuple or isinstance(out, tuple):
+        node.num_outputs = len(out)
+        for i in range(len(out)):
+            if _is_float_tensor(out[i]):
+                t = <Tensor>out[i]
+                t._grad_fn = node
+                t._output_nr = i
+                t._requires_grad = True
+
+
+cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) except *:
+    cdef list saved
+    if not d.save and not d.save_output:
+        return
+    saved = [_save_value(args[i] if i < len(args) else None, node) for i in d.save]
+    if d.save_output:
+        if isinstance(out, Tensor):
+            saved.append(save_tensor(<Tensor>out, True, node))
+        else:
+            saved.append(tuple(save_tensor(<Tensor>o, True, node) if isinstance(o, Tensor)
+                               else o for o in out))
+    node.saved = tuple(saved)
+
+
+cdef object record(Derivative d, tuple args, object out):
+    """Record the node of an op that ran on tensors requiring grad; returns ``out``."""
+    cdef OpNode node = _make_node(d, args)
+    _attach_outputs(node, out)
+    _save_for_backward(d, node, args, out)
+    if d.extra is not None:
+        node.extra = d.extra(args, out)
+    return out
+
+
+cdef object _mark_inference(object out):
+    if isinstance(out, Tensor):
+        (<Tensor>out)._is_inference = True
+    elif isinstance(out, tuple):
+        for o in out:
+            if isinstance(o, Tensor):
+                (<Tensor>o)._is_inference = True
+    return out
+
+
+cdef class AutogradLayer(DispatchLayer):
+    """The dispatch layer that builds the graph (DESIGN.md, "How a call flows")."""
+
+    cpdef object handle(self, Op op, tuple args, Py_ssize_t next_index):
+        cdef object out
+        cdef Derivative d
+        if gs_get_inference_mode():
+            if op.inplace:
+                return call_next(op, args, next_index)
+            return _mark_inference(call_next(op, args, next_index))
+        if op.inplace:
+            return _inplace_call(op, args, next_index)
+        if not gs_get_grad_enabled() or not _any_requires_grad(args):
+            out = call_next(op, args, next_index)
+            if _forward_ad_active:
+                _forward_ad_hook(op, args, out)
+            return out
+        if op.derivative is None:
+            raise RuntimeError(
+                f"the op {op.name!r} has no entry in the derivative table, so it cannot be "
+                "used on tensors that require grad. Detach the inputs (x.detach()) or add "
+                "an entry in gradstack_autograd.derivatives."
+            )
+        d = <Derivative>op.derivative
+        out = call_next(op, args, next_index)
+        if d.differentiable:
+            record(d, args, out)
+        if _forward_ad_active:
+            _forward_ad_hook(op, args, out)
+        return out
+
+
+# forward-mode AD registers itself here (gradstack_autograd.forward_ad)
+cdef bint _forward_ad_active = False
+_forward_ad_callback = None
+
+
+def _set_forward_ad_callback(fn):
+    """Install (or remove, with None) the forward-mode hook run after every op."""
+    global _forward_ad_active, _forward_ad_callback
+    _forward_ad_callback = fn
+    _forward_ad_active = fn is not None
+
+
+cdef void _forward_ad_hook(Op op, tuple args, object out) except *:
+    if _forward_ad_callback is not None:
+        _forward_ad_callback(op, args, out)
+
+
+# ----------------------------------------------------------------------------------------
+# In-place ops (the API page's "In-place operations on Tensors")
+
+
+cdef object _inplace_call(Op op, tuple args, Py_ssize_t next_index):
+    cdef Tensor self_t = <Tensor>args[0]
+    cdef Tensor base
+    cdef Derivative d
+    cdef OpNode node
+    cdef tuple saved_args
+    if self_t._is_inference:
+        raise RuntimeError(
+            f"Inplace update to inference tensor outside InferenceMode is not allowed "
+            f"({op.name} on a tensor of shape {list(self_t.shape)}). You can make a clone to "
+            "get a normal tensor before doing inplace update."
+        )
+    if not gs_get_grad_enabled() or not _any_requires_grad(args):
+        out = call_next(op, args, next_index)
+        return out
+    base = self_t._view_base
+    if self_t._grad_fn is None and self_t._requires_grad and base is None:
+        raise RuntimeError(
+            f"a leaf Variable that requires grad is being used in an in-place operation "
+            f"({op.name}). Do it under `with no_grad():`, or on a clone."
+        )
+    if base is not None and base._grad_fn is None and base._requires_grad:
+        raise RuntimeError(
+            f"a view of a leaf Variable that requires grad is being used in an in-place "
+            f"operation ({op.name}). Do it under `with no_grad():`, or on a clone."
+        )
+    if op.derivative is None:
+        raise RuntimeError(
+            f"the in-place op {op.name!r} has no entry in the derivative table; it cannot "
+            "modify a tensor that is part of a graph. Use the out-of-place op."
+        )
+    d = <Derivative>op.derivative
+    # the formula sees the value `self` had before the write (torch's original_self)
+    saved_args = args
+    if 0 in d.save:
+        saved_args = (args[0].clone(),) + args[1:]
+    node = _make_node(d, args)
+    out = call_next(op, args, next_index)
+    if base is None:
+        _attach_outputs(node, self_t)
+    _save_for_backward(d, node, saved_args, self_t)
+    if d.extra is not None:
+        node.extra = d.extra(saved_args, self_t)
+    if base is not None:
+        _rebase_view_history(self_t, base, node)
+    return out
+
+
+cdef void _rebase_view_history(Tensor view, Tensor base, OpNode fn) except *:
+    """After an in-place op on ``view``: route gradients through ``base`` (torch's CopySlices)."""
+    cdef CopySlices cs = CopySlices.__new__(CopySlices)
+    cdef AsStridedBackward0 vb
+    cdef cnp.ndarray bdata = data_of(base), vdata = data_of(view)
+    cs.sequence_nr = next_sequence_nr()
+    cs.fn = fn
+    cs.base_shape = (<object>bdata).shape
+    cs.base_strides = (<object>bdata).strides
+    cs.view_shape = (<object>vdata).shape
+    cs.view_strides = (<object>vdata).strides
+    cs.view_offset = vdata.__array_interface__["data"][0] - bdata.__array_interface__["data"][0]
+    cs.next_edges = ((gradient_edge(base) if base._requires_grad else (None, 0)),) \
+        + fn.next_edges[1:]
+    cs.input_meta = (((<object>bdata).shape, bdata.dtype),) + fn.input_meta[1:]
+    base._grad_fn = cs
+    base._output_nr = 0
+    base._requires_grad = True
+    vb = AsStridedBackward0.__new__(AsStridedBackward0)
+    vb.sequence_nr = next_sequence_nr()
+    vb.geometry = cs
+    vb.next_edges = ((cs, 0),)
+    vb.input_meta = (((<object>bdata).shape, bdata.dtype),)
+    view._grad_fn = vb
+    view._output_nr = 0
+    view._requires_grad = True
+
+
+def view_positions(base_shape, base_strides, view_shape, view_strides, Py_ssize_t offset):
+    """For each element of a view, its flat (row-major) position in the base tensor.
+
+    Note [Locating a view inside its base]
+    Both are described by byte addresses relative to the base's first element: the base's
+    element at multi-index b sits at sum(b * base_strides), the view's element at index v
+    at offset + sum(v * view_strides).  Sorting the base's addresses and searching the
+    view's in them inverts the base's layout whatever its strides (negative ones included).
+    """
+    base_addr = np.zeros(base_shape, dtype=np.int64)
+    for axis, (size, stride) in enumerate(zip(base_shape, base_strides)):
+        shape = [1] * len(base_shape)
+        shape[axis] = size
+        base_addr = base_addr + (np.arange(size, dtype=np.int64) * stride).reshape(shape)
+    view_addr = np.full(view_shape, offset, dtype=np.int64)
+    for axis, (size, stride) in enumerate(zip(view_shape, view_strides)):
+        shape = [1] * len(view_shape)
+        shape[axis] = size
+        view_addr = view_addr + (np.arange(size, dtype=np.int64) * stride).reshape(shape)
+    flat = base_addr.ravel()
+    order = np.argsort(flat, kind="stable")
+    return order[np.searchsorted(flat[order], view_addr)]
+
+
+cdef class CopySlices(Node):
+    """Gradient of a base tensor after an in-place op wrote into one of its views."""
+    cdef public OpNode fn
+    cdef public tuple base_shape, base_strides, view_shape, view_strides
+    cdef public Py_ssize_t view_offset
+    cdef object _positions
+
+    cdef object positions(self):
+        if self._positions is None:
+            self._positions = view_positions(self.base_shape, self.base_strides,
+                                             self.view_shape, self.view_strides, self.view_offset)
+        return self._positions
+
+    cpdef tuple apply(self, tuple grads):
+        if gs_get_grad_enabled():
+            raise NotImplementedError(
+                "double backward (create_graph=True) through an in-place op on a view is not "
+                "supported yet; clone() the base before the in-place op."
+            )
+        cdef cnp.ndarray result = np.array(data_of(<Tensor>grads[0]), order="C", copy=True)
+        pos = self.positions()
+        flat = result.reshape(-1)
+        res = self.fn.apply((wrap(flat[pos]),))
+        if res[0] is None:
+            flat[pos] = 0
+        else:
+            flat[pos] = data_of(<Tensor>_sum_to_meta(res[0], self.view_shape))
+        return (wrap(result),) + tuple(res[1:])
+
+
+cdef class AsStridedBackward0(Node):
+    """Gradient of a view whose base was rewritten in place: scatter into the base's shape."""
+    cdef public CopySlices geometry
+
+    cpdef tuple apply(self, tuple grads):
+        cdef Tensor g = <Tensor>grads[0]
+        cdef cnp.ndarray result = np.zeros(self.geometry.base_shape, dtype=data_of(g).dtype)
+        np.add.at(result.reshape(-1), self.geometry.positions(), data_of(g))
+        return (wrap(result),)
+
+
+cdef object _sum_to_meta(object g, tuple shape):
+    if (<object>data_of(<Tensor>g)).shape == shape:
+        return g
+    return wrap(np.asarray(_np_sum_to(data_of(<Tensor>g), shape)))

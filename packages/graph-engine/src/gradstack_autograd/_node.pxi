@@ -1,0 +1,452 @@
+# Included by _core.pyx: graph nodes, saved tensors, hook handles, per-tensor autograd state.
+
+# ----------------------------------------------------------------------------------------
+# Hook handles
+
+
+cdef Py_ssize_t _next_handle_id = 0
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``: ``handle.remove()`` unregisters the hook.
+
+    Also a context manager that removes the hook on exit.
+    """
+
+    __slots__ = ("_hooks_ref", "id", "__weakref__")
+
+    def __init__(self, hooks: dict):
+        global _next_handle_id
+        _next_handle_id += 1
+        self.id = _next_handle_id
+        self._hooks_ref = weakref.ref(hooks)
+
+    def remove(self):
+        hooks = self._hooks_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+    def __repr__(self):
+        return f"<RemovableHandle id={self.id}>"
+
+
+cdef object _add_hook(dict hooks, object fn):
+    if not callable(fn):
+        raise TypeError(f"hook must be callable, got {type(fn).__name__}")
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+# ----------------------------------------------------------------------------------------
+# Per-tensor autograd state
+
+
+cdef class AutogradMeta:
+    """What autograd keeps on a tensor besides ``requires_grad``/``grad``/``grad_fn``."""
+    cdef public object grad_accumulator     # weakref to the leaf's AccumulateGrad node
+    cdef public dict hooks                  # leaf tensor hooks: id -> fn(grad)
+    cdef public dict post_accumulate_hooks  # id -> fn(tensor)
+    cdef public bint retains_grad
+    cdef public object view_of              # (base tensor, view op, view args) for CopySlices
+    cdef public object name
+
+
+cdef AutogradMeta meta_of(Tensor t):
+    if t._autograd_meta is None:
+        t._autograd_meta = AutogradMeta.__new__(AutogradMeta)
+    return <AutogradMeta>t._autograd_meta
+
+
+# ----------------------------------------------------------------------------------------
+# Saved tensors
+
+# Note [Saved tensors and reference cycles]
+# A node saves its inputs by reference (they do not point back at the node) but its own
+# outputs only by storage: an output holding the node as grad_fn while the node holds the
+# output would be a cycle that only the GC frees.  When create_graph needs the output as a
+# graph member again, unpacking rebuilds a tensor over the same storage with this node as
+# its grad_fn, as torch's SavedVariable does.
+
+# pack/unpack hooks pushed by graph.saved_tensors_hooks, innermost last
+_saved_tensors_hooks_stack = []
+cdef int _n_saved_hooks = 0
+
+
+def _push_saved_tensors_hooks(pack, unpack):
+    global _n_saved_hooks
+    _saved_tensors_hooks_stack.append((pack, unpack))
+    _n_saved_hooks = len(_saved_tensors_hooks_stack)
+
+
+def _pop_saved_tensors_hooks():
+    global _n_saved_hooks
+    _saved_tensors_hooks_stack.pop()
+    _n_saved_hooks = len(_saved_tensors_hooks_stack)
+
+
+cdef class SavedTensor:
+    """A tensor saved for backward, with the version it had when it was saved."""
+    cdef Tensor tensor             # a saved input (strong reference), else None
+    cdef cnp.ndarray data          # a saved output's storage, else None
+    cdef VersionCounter vc
+    cdef Py_ssize_t version
+    cdef Py_ssize_t output_nr
+    cdef bint is_output
+    cdef bint output_requires_grad
+    cdef object packed             # what a pack hook returned
+    cdef object unpack_hook
+    cdef bint hooked
+    cdef bint freed
+
+    def __repr__(self):
+        return f"<SavedTensor version={self.version} output={self.is_output}>"
+
+
+cdef SavedTensor save_tensor(Tensor t, bint is_output, Node owner):
+    cdef SavedTensor s = SavedTensor.__new__(SavedTensor)
+    if t._is_inference and gs_get_inference_mode() == 0:
+        raise RuntimeError(
+            "Inference tensors cannot be saved for backward. To work around you can make a "
+            "clone to get a normal tensor and use it in autograd. (The tensor of shape "
+            f"{list(t.shape)} was created in inference mode; op {owner.name()}.)"
+        )
+    s.vc = t.version_counter()
+    s.vc.track_writes = True
+    s.version = s.vc.value
+    s.is_output = is_output
+    if _n_saved_hooks:
+        pack, unpack = _saved_tensors_hooks_stack[-1]
+        s.hooked = True
+        s.unpack_hook = unpack
+        s.packed = pack(t)
+        s.output_nr = t._output_nr
+        s.output_requires_grad = t._requires_grad
+        return s
+    if is_output:
+        s.data = data_of(t)
+        s.output_nr = t._output_nr
+        s.output_requires_grad = t._requires_grad
+    else:
+        s.tensor = t
+    return s
+
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+cdef object unpack_saved(SavedTensor s, Node owner, Py_ssize_t index):
+    cdef Tensor t
+    if s.freed:
+        raise RuntimeError(f"{_FREED_MESSAGE} (The freed tensors belonged to node {owner.name()}.)")
+    if s.vc.value != s.version:
+        raise RuntimeError(_version_error(s, owner, index))
+    if s.hooked:
+        r = s.unpack_hook(s.packed)
+        if not isinstance(r, Tensor):
+            raise TypeError(
+                f"the unpack hook of saved_tensors_hooks must return a Tensor, got "
+                f"{type(r).__name__} (node {owner.name()})"
+            )
+        if s.is_output and s.output_requires_grad and gs_get_grad_enabled() \
+                and (<Tensor>r)._grad_fn is None:
+            return _output_alias(data_of(<Tensor>r), s, owner)
+        return r
+    if not s.is_output:
+        return s.tensor
+    if s.output_requires_grad and gs_get_grad_enabled():
+        return _output_alias(s.data, s, owner)
+    t = wrap(s.data)
+    t._vc = s.vc
+    return t
+
+
+cdef Tensor _output_alias(cnp.ndarray data, SavedTensor s, Node owner):
+    cdef Tensor t = wrap(data)
+    t._vc = s.vc
+    t._requires_grad = True
+    t._grad_fn = owner
+    t._output_nr = s.output_nr
+    return t
+
+
+cdef str _version_error(SavedTensor s, Node owner, Py_ssize_t index):
+    if s.tensor is not None:
+        shape, dtype = list(s.tensor.shape), s.tensor.dtype
+    elif s.data is not None:
+        shape, dtype = list((<object>s.data).shape), _dtype_of(s.data)
+    else:
+        shape, dtype = "?", "?"
+    writer = s.vc.last_writer
+    where = ""
+    if writer is not None:
+        op_name, location = writer
+        where = f" It was last modified by {op_name}" + (f" at {location}" if location else "") + "."
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{dtype} {shape}], which is output {s.output_nr} of "
+        f"{owner.name()}, is at version {s.vc.value}; expected version {s.version} instead."
+        if s.is_output else
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{dtype} {shape}] (saved tensor {index} of {owner.name()}) is at version "
+        f"{s.vc.value}; expected version {s.version} instead."
+    ) + where + (
+        " Hint: clone() the tensor before modifying it in place, or do the in-place op after "
+        "backward. Enable anomaly detection (autograd.set_detect_anomaly(True)) to see the "
+        "forward operation that saved it."
+    )
+
+
+cdef object _dtype_of(cnp.ndarray a):
+    from gradstack_tensor.dtypes import from_numpy_dtype
+    return from_numpy_dtype(a.dtype)
+
+
+cdef void free_saved(Node node):
+    cdef object v
+    if node.saved is None:
+        return
+    for v in node.saved:
+        if isinstance(v, SavedTensor):
+            (<SavedTensor>v).freed = True
+            (<SavedTensor>v).tensor = None
+            (<SavedTensor>v).data = None
+            (<SavedTensor>v).packed = None
+
+
+# ----------------------------------------------------------------------------------------
+# Nodes
+
+cdef Py_ssize_t _sequence_nr = 0
+cdef Py_ssize_t ACCUMULATE_PRIORITY = PY_SSIZE_T_MAX
+
+
+cdef class Node:
+    """A backward function in the graph (``grad_fn``): torch's ``torch.autograd.graph.Node``.
+
+    ``next_functions`` holds one ``(node, input_nr)`` pair per differentiable input of the
+    forward op (``(None, 0)`` when that input needs no gradient).  Each op has its own
+    subclass, named as torch names it (``MulBackward0``), so that ``print(t.grad_fn)``
+    reads as it does in torch.
+    """
+
+    cdef public tuple next_edges        # ((node, input_nr) | (None, 0), ...) per input
+    cdef public object entry            # the op's Derivative (None for custom nodes)
+    cdef public tuple saved             # SavedTensor or plain values, as the entry's save spec
+    cdef public tuple input_meta        # per input: (shape, numpy dtype) or None
+    cdef public Py_ssize_t sequence_nr  # creation order: the engine runs later nodes first
+    cdef public Py_ssize_t num_outputs  # how many forward outputs (gradients coming in)
+    cdef public bint released           # saved tensors were freed by a backward
+    cdef public dict pre_hooks          # id -> fn(grad_outputs)
+    cdef public dict post_hooks         # id -> fn(grad_inputs, grad_outputs)
+    cdef public dict tensor_pre_hooks   # output_nr -> {id -> fn(grad)}
+    cdef public dict retained           # output_nr -> weakref of a tensor that retains grad
+    cdef public dict _metadata
+    cdef public object anomaly_trace    # the forward stack, when anomaly mode recorded it
+    cdef public object extra            # whatever else the formula needs
+    cdef object __weakref__
+
+    def __cinit__(self):
+        self.saved = None
+        self.released = False
+        self.num_outputs = 1
+
+    def name(self):
+        """The node's class name (``"MulBackward0"``)."""
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        """``((node, input_nr), ...)``: where the gradient of each input goes."""
+        return self.next_edges if self.next_edges is not None else ()
+
+    @property
+    def metadata(self):
+        """A dict for user data attached to this node (anomaly mode stores the trace here)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def _sequence_nr(self):
+        return self.sequence_nr
+
+    def register_hook(self, fn):
+        """Register ``fn(grad_inputs, grad_outputs)``, called after the node ran.
+
+        It may return a tuple replacing ``grad_inputs`` (the gradients the node computed
+        for its inputs).  Returns a handle whose ``remove()`` unregisters it.
+        """
+        if self.post_hooks is None:
+            self.post_hooks = {}
+        return _add_hook(self.post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """Register ``fn(grad_outputs)``, called before the node runs.
+
+        It may return a tuple replacing ``grad_outputs``.
+        """
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        return _add_hook(self.pre_hooks, fn)
+
+    def _register_tensor_hook(self, Py_ssize_t output_nr, fn):
+        if self.tensor_pre_hooks is None:
+            self.tensor_pre_hooks = {}
+        hooks = self.tensor_pre_hooks.get(output_nr)
+        if hooks is None:
+            hooks = self.tensor_pre_hooks[output_nr] = {}
+        return _add_hook(hooks, fn)
+
+    @property
+    def _saved_tensors(self):
+        """The unpacked saved values (raises after they were freed)."""
+        return tuple(self.saved_value(i) for i in range(len(self.saved or ())))
+
+    cpdef object saved_value(self, Py_ssize_t i):
+        """The i-th saved value, unpacked (checks versions; raises once freed)."""
+        v = self.saved[i]
+        if isinstance(v, SavedTensor):
+            return unpack_saved(<SavedTensor>v, self, i)
+        if type(v) is tuple:
+            return self._unpack_tuple(<tuple>v, i)
+        return v
+
+    cdef tuple _unpack_tuple(self, tuple values, Py_ssize_t i):
+        cdef list out = []
+        for x in values:
+            out.append(unpack_saved(<SavedTensor>x, self, i) if isinstance(x, SavedTensor) else x)
+        return tuple(out)
+
+    cpdef tuple apply(self, tuple grads):
+        """Compute the gradients of the inputs from the gradients of the outputs."""
+        raise NotImplementedError(f"{self.name()}.apply")
+
+    def __call__(self, *grads):
+        return self.apply(tuple(grads))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+cdef Py_ssize_t next_sequence_nr():
+    global _sequence_nr
+    _sequence_nr += 1
+    return _sequence_nr
+
+
+cdef class AccumulateGrad(Node):
+    """The node that adds a leaf's gradient into ``leaf.grad`` (torch's layout rules 1-4)."""
+
+    cdef readonly Tensor variable       # the leaf tensor this node accumulates into
+
+    cpdef tuple apply(self, tuple grads):
+        accumulate_into_leaf(self.variable, grads[0], gs_get_grad_enabled() != 0)
+        return ()
+
+
+cdef object gradient_edge(Tensor t):
+    """``(node, input_nr)`` receiving ``t``'s gradient: its grad_fn, or its accumulator."""
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    return (grad_accumulator(t), 0)
+
+
+cdef AccumulateGrad grad_accumulator(Tensor t):
+    cdef AutogradMeta meta = meta_of(t)
+    cdef object acc = None
+    if meta.grad_accumulator is not None:
+        acc = meta.grad_accumulator()
+    if acc is None:
+        acc = AccumulateGrad.__new__(AccumulateGrad)
+        (<AccumulateGrad>acc).variable = t
+        (<AccumulateGrad>acc).next_edges = ()
+        (<AccumulateGrad>acc).sequence_nr = ACCUMULATE_PRIORITY
+        (<AccumulateGrad>acc).input_meta = ((_shape(t), data_of(t).dtype),)
+        meta.grad_accumulator = weakref.ref(acc)
+    return <AccumulateGrad>acc
+
+
+cdef inline tuple _shape(Tensor t):
+    return (<object>data_of(t)).shape
+
+
+# ----------------------------------------------------------------------------------------
+# Accumulation into .grad (the API page's "Default gradient layouts")
+
+cdef bint _non_overlapping_and_dense(cnp.ndarray a):
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    dims = sorted(((abs(st), sz) for st, sz in zip((<object>a).strides, (<object>a).shape)
+                   if sz != 1), reverse=True)
+    expected = a.itemsize
+    for stride, size in reversed(dims):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+cdef cnp.ndarray _grad_buffer_like(cnp.ndarray param):
+    """An empty array for a new ``.grad``: rule 1 (param's strides) or rule 2 (row-major)."""
+    if param.flags.c_contiguous or not _non_overlapping_and_dense(param):
+        return np.empty((<object>param).shape, dtype=param.dtype)
+    return np.empty_like(param, order="K")
+
+
+cdef void accumulate_into_leaf(Tensor var, object new_grad, bint create_graph) except *:
+    cdef Tensor g, old
+    cdef cnp.ndarray buf
+    if new_grad is None:
+        return
+    g = <Tensor>new_grad
+    old = var._grad
+    if old is None:
+        if create_graph and g._requires_grad:
+            # a differentiable copy keeps the graph, for double backward through .grad
+            var._grad = g.clone()
+        else:
+            buf = _grad_buffer_like(data_of(var))
+            np.copyto(buf, data_of(g), casting="unsafe")
+            var._grad = wrap(buf)
+    elif create_graph:
+        var._grad = old + g                                    # rule 4: a new tensor
+    else:
+        _accumulate_inplace(old, g)                            # rule 3: in place
+    _run_post_accumulate_hooks(var)
+
+
+cdef void _accumulate_inplace(Tensor old, Tensor g) except *:
+    cdef cnp.ndarray dst = data_of(old), src = data_of(g)
+    if _kernels is not None and _kernels.fusable(dst, src) and dst.flags.writeable:
+        _kernels.accumulate_(dst, src)
+    else:
+        np.add(dst, src, out=dst, casting="unsafe")
+    old.bump_version("AccumulateGrad")
+
+
+cdef void _run_post_accumulate_hooks(Tensor var) except *:
+    cdef AutogradMeta meta
+    if var._autograd_meta is None:
+        return
+    meta = <AutogradMeta>var._autograd_meta
+    if meta.post_accumulate_hooks:
+        for fn in list(meta.post_accumulate_hooks.values()):
+            fn(var)
+
+
+def _add_hook_py(dict hooks, fn):
+    """Register ``fn`` in ``hooks``; returns its RemovableHandle (for Python modules)."""
+    return _add_hook(hooks, fn)

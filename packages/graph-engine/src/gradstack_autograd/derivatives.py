@@ -1,0 +1,1003 @@
+"""The derivative table: one entry per differentiable op of gradstack_tensor.
+
+Each ``@register(op, node, inputs=..., save=...)`` row says:
+
+- ``node``: the name of the backward node, as torch names it (``MulBackward0``), or a
+  function of the op's arguments for ops whose torch name depends on them;
+- ``inputs``: the positions of the op's differentiable arguments (``next_functions`` has
+  one entry per position, ``(None, 0)`` when that argument needs no gradient);
+- ``save``: argument positions the formula reads (tensors are saved with their version);
+  ``save_output``: the formula reads the op's result;
+- the function: ``formula(ctx, grad) -> tuple`` with one gradient (or None) per input.
+  ``ctx`` is the node: ``ctx.saved_value(i)`` unpacks the i-th saved value,
+  ``ctx.needs_input_grad``, ``ctx.input_shape(i)`` and ``ctx.extra`` are there too.
+
+Note [Formulas are written with gradstack ops]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Formulas use Tensor operations, so with ``create_graph=True`` (grad mode on during the
+backward pass) they are recorded like any other computation and can be differentiated
+again, to any order.  Without it, the engine runs them under no-grad and a few hot
+formulas take a fused Cython kernel instead (``_fused``); the tests check both paths
+against each other.
+
+Note [Broadcasting is the engine's job]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A formula may return a gradient with the *broadcast* shape of the op's output: the engine
+reduces it to the input's shape (and casts it to the input's dtype) in one place
+(``validate_grad``), so formulas never repeat that logic.
+
+Ops that are not differentiable (comparisons, argmax ...) are listed in
+``NOT_DIFFERENTIABLE``; a test fails if an op of the registry is in neither place.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import gradstack_tensor as gt
+from gradstack_tensor import OPS, Tensor, register_op
+from gradstack_tensor._tensor import _data, _wrap
+
+from . import _core
+
+try:
+    from gradstack_tensor import _kernels
+except ImportError:  # pragma: no cover
+    _kernels = None
+
+__all__ = ["register", "entry", "NOT_DIFFERENTIABLE", "ZERO_GRADIENT"]
+
+
+def register(op_name, node, *, inputs=(0,), save=(), save_output=False, list_input=False,
+             extra=None, inplace_variant=True):
+    """Decorator adding a formula to the table (and to the op's in-place variant)."""
+
+    def deco(formula):
+        d = _core.Derivative(op_name, node, formula, inputs=tuple(inputs), save=tuple(save),
+                             save_output=save_output, list_input=list_input, extra=extra)
+        OPS[op_name].derivative = d
+        inplace = op_name + "_"
+        if inplace_variant and inplace in OPS and OPS[inplace].inplace:
+            OPS[inplace].derivative = _core.Derivative(
+                inplace, node, formula, inputs=tuple(inputs), save=tuple(save),
+                save_output=save_output, list_input=list_input, extra=extra)
+        return formula
+
+    return deco
+
+
+def entry(op_name):
+    """The table row of ``op_name`` (a ``Derivative``), or None."""
+    return OPS[op_name].derivative
+
+
+def _not_differentiable(*names):
+    for name in names:
+        OPS[name].derivative = _core.Derivative(name, "NotDifferentiable", None,
+                                                differentiable=False)
+    return names
+
+
+# -------------------------------------------------------------------------------------
+# helpers
+
+def _grad_mode() -> bool:
+    return _core.is_grad_enabled()
+
+
+def _fused(name, *tensors):
+    """Run fused kernel ``name`` on the tensors' arrays when it applies, else None."""
+    if _kernels is None or _grad_mode():
+        return None
+    arrays = [_data(t) for t in tensors]
+    if not _kernels.fusable(*arrays):
+        return None
+    r = getattr(_kernels, name)(*arrays)
+    return tuple(_wrap(a) for a in r) if isinstance(r, tuple) else _wrap(r)
+
+
+def _expand_reduced(grad, shape, dim, keepdim):
+    """Broadcast the gradient of a reduction back to the input's ``shape``."""
+    if dim is not None and not keepdim and len(shape) > 0:
+        dims = dim if isinstance(dim, tuple) else (dim,)
+        for d in sorted(d % len(shape) for d in dims):
+            grad = grad.unsqueeze(d)
+    return grad.expand(shape)
+
+
+def _reduced_count(shape, dim):
+    if dim is None or dim == ():
+        return math.prod(shape)
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    return math.prod(shape[d % len(shape)] for d in dims) if shape else 1
+
+
+def _keep(t, shape, dim, keepdim):
+    """A reduction's result reshaped to broadcast against its input (keepdim=True form)."""
+    if dim is None or dim == ():
+        return t.reshape((1,) * len(shape)) if shape else t
+    return t if keepdim else _expand_dims(t, shape, dim)
+
+
+def _expand_dims(t, shape, dim):
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    for d in sorted(d % len(shape) for d in dims):
+        t = t.unsqueeze(d)
+    return t
+
+
+def _is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+# -------------------------------------------------------------------------------------
+# arithmetic
+
+@register("add", "AddBackward0", inputs=(0, 1), save=(2,))
+def _add(ctx, grad):
+    alpha = ctx.saved_value(0)
+    return grad, (grad if alpha == 1 else grad * alpha)
+
+
+@register("sub", "SubBackward0", inputs=(0, 1), save=(2,))
+def _sub(ctx, grad):
+    alpha = ctx.saved_value(0)
+    return grad, (-grad if alpha == 1 else grad * -alpha)
+
+
+@register("rsub", lambda args: "RsubBackward0" if _is_tensor(args[1]) else "RsubBackward1",
+          inputs=(0, 1), save=(2,))
+def _rsub(ctx, grad):
+    alpha = ctx.saved_value(0)
+    return (-grad if alpha == 1 else grad * -alpha), grad
+
+
+@register("mul", "MulBackward0", inputs=(0, 1), save=(0, 1))
+def _mul(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    need_a, need_b = ctx.needs_input_grad
+    if need_a and need_b:
+        fused = _fused("mul_backward", grad, a, b)
+        if fused is not None:
+            return fused
+    return (grad * b if need_a else None), (grad * a if need_b else None)
+
+
+@register("div", "DivBackward0", inputs=(0, 1), save=(0, 1))
+def _div(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    need_a, need_b = ctx.needs_input_grad
+    if need_a and need_b:
+        fused = _fused("div_backward", grad, a, b)
+        if fused is not None:
+            return fused
+    ga = grad / b if need_a else None
+    gb = -grad * a / (b * b) if need_b else None
+    return ga, gb
+
+
+def _pow_name(args):
+    if not _is_tensor(args[0]):
+        return "PowBackward2"
+    return "PowBackward1" if _is_tensor(args[1]) else "PowBackward0"
+
+
+@register("pow", _pow_name, inputs=(0, 1), save=(0, 1), save_output=True)
+def _pow(ctx, grad):
+    a, b, out = ctx.saved_value(0), ctx.saved_value(1), ctx.saved_value(2)
+    need_a, need_b = ctx.needs_input_grad
+    ga = gb = None
+    if need_a:
+        if _is_tensor(b):
+            ga = grad * b * a.pow(b - 1)
+            ga = gt.where(b == 0, 0.0, ga)
+        elif b == 0:
+            ga = grad * 0.0
+        else:
+            ga = grad * (b * a.pow(b - 1))
+    if need_b:
+        base = a if _is_tensor(a) else gt.full((), float(a), dtype=out.dtype)
+        # d/db a**b = a**b * log(a); torch masks a == 0 (with b >= 0) to 0
+        gb = gt.where((base == 0) & (b >= 0), 0.0, grad * out * base.log())
+    return ga, gb
+
+
+@register("neg", "NegBackward0")
+def _neg(ctx, grad):
+    return (-grad,)
+
+
+@register("abs", "AbsBackward0", save=(0,))
+def _abs(ctx, grad):
+    return (grad * ctx.saved_value(0).sign(),)
+
+
+@register("relu", "ReluBackward0", save_output=True)
+def _relu(ctx, grad):
+    out = ctx.saved_value(0)
+    fused = _fused("relu_backward", grad, out)
+    if fused is not None:
+        return (fused,)
+    return (grad * (out > 0),)
+
+
+@register("exp", "ExpBackward0", save_output=True)
+def _exp(ctx, grad):
+    return (grad * ctx.saved_value(0),)
+
+
+@register("exp2", "Exp2Backward0", save_output=True)
+def _exp2(ctx, grad):
+    return (grad * ctx.saved_value(0) * math.log(2.0),)
+
+
+@register("expm1", "Expm1Backward0", save_output=True)
+def _expm1(ctx, grad):
+    return (grad * (ctx.saved_value(0) + 1),)
+
+
+@register("log", "LogBackward0", save=(0,))
+def _log(ctx, grad):
+    return (grad / ctx.saved_value(0),)
+
+
+@register("log2", "Log2Backward0", save=(0,))
+def _log2(ctx, grad):
+    return (grad / (ctx.saved_value(0) * math.log(2.0)),)
+
+
+@register("log10", "Log10Backward0", save=(0,))
+def _log10(ctx, grad):
+    return (grad / (ctx.saved_value(0) * math.log(10.0)),)
+
+
+@register("log1p", "Log1PBackward0", save=(0,))
+def _log1p(ctx, grad):
+    return (grad / (ctx.saved_value(0) + 1),)
+
+
+@register("sqrt", "SqrtBackward0", save_output=True)
+def _sqrt(ctx, grad):
+    return (grad / (2 * ctx.saved_value(0)),)
+
+
+@register("rsqrt", "RsqrtBackward0", save_output=True)
+def _rsqrt(ctx, grad):
+    out = ctx.saved_value(0)
+    return (-0.5 * grad * out * out * out,)
+
+
+@register("reciprocal", "ReciprocalBackward0", save_output=True)
+def _reciprocal(ctx, grad):
+    out = ctx.saved_value(0)
+    return (-grad * out * out,)
+
+
+@register("sin", "SinBackward0", save=(0,))
+def _sin(ctx, grad):
+    x = ctx.saved_value(0)
+    fused = _fused("sin_backward", grad, x)
+    return (fused if fused is not None else grad * x.cos(),)
+
+
+@register("cos", "CosBackward0", save=(0,))
+def _cos(ctx, grad):
+    x = ctx.saved_value(0)
+    fused = _fused("cos_backward", grad, x)
+    return (fused if fused is not None else -grad * x.sin(),)
+
+
+@register("tan", "TanBackward0", save_output=True)
+def _tan(ctx, grad):
+    out = ctx.saved_value(0)
+    return (grad * (1 + out * out),)
+
+
+@register("asin", "AsinBackward0", save=(0,))
+def _asin(ctx, grad):
+    x = ctx.saved_value(0)
+    return (grad / (1 - x * x).sqrt(),)
+
+
+@register("acos", "AcosBackward0", save=(0,))
+def _acos(ctx, grad):
+    x = ctx.saved_value(0)
+    return (-grad / (1 - x * x).sqrt(),)
+
+
+@register("atan", "AtanBackward0", save=(0,))
+def _atan(ctx, grad):
+    x = ctx.saved_value(0)
+    return (grad / (1 + x * x),)
+
+
+@register("sinh", "SinhBackward0", save=(0,))
+def _sinh(ctx, grad):
+    return (grad * ctx.saved_value(0).cosh(),)
+
+
+@register("cosh", "CoshBackward0", save=(0,))
+def _cosh(ctx, grad):
+    return (grad * ctx.saved_value(0).sinh(),)
+
+
+@register("tanh", "TanhBackward0", save_output=True)
+def _tanh(ctx, grad):
+    out = ctx.saved_value(0)
+    fused = _fused("tanh_backward", grad, out)
+    return (fused if fused is not None else grad * (1 - out * out),)
+
+
+@register("sigmoid", "SigmoidBackward0", save_output=True)
+def _sigmoid(ctx, grad):
+    out = ctx.saved_value(0)
+    fused = _fused("sigmoid_backward", grad, out)
+    return (fused if fused is not None else grad * out * (1 - out),)
+
+
+def _zero_grad_formula(ctx, grad):
+    return (grad * 0.0,)
+
+
+# piecewise-constant ops: the gradient is zero almost everywhere (torch defines it so)
+ZERO_GRADIENT = ("sign", "floor", "ceil", "round", "trunc")
+for _name in ZERO_GRADIENT:
+    register(_name, _name.capitalize() + "Backward0")(_zero_grad_formula)
+
+
+@register("maximum", "MaximumBackward0", inputs=(0, 1), save=(0, 1))
+def _maximum(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    # ties share the gradient equally, as torch does
+    wa = (a > b) * 1.0 + (a == b) * 0.5
+    return grad * wa, grad * (1.0 - wa)
+
+
+@register("minimum", "MinimumBackward0", inputs=(0, 1), save=(0, 1))
+def _minimum(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    wa = (a < b) * 1.0 + (a == b) * 0.5
+    return grad * wa, grad * (1.0 - wa)
+
+
+@register("remainder", "RemainderBackward0", inputs=(0, 1), save=(0, 1))
+def _remainder(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    gb = -grad * gt.floor_divide(a, b) if ctx.needs_input_grad[1] else None
+    return grad, gb
+
+
+@register("atan2", "Atan2Backward0", inputs=(0, 1), save=(0, 1))
+def _atan2(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    denom = a * a + b * b
+    return grad * b / denom, -grad * a / denom
+
+
+@register("clamp", "ClampBackward1", inputs=(0, 1, 2), save=(0, 1, 2))
+def _clamp(ctx, grad):
+    x, lo, hi = ctx.saved_value(0), ctx.saved_value(1), ctx.saved_value(2)
+    keep = gt.ones_like(x, dtype=gt.bool)
+    if lo is not None:
+        keep = keep & (x >= lo)
+    if hi is not None:
+        keep = keep & (x <= hi)
+    need = ctx.needs_input_grad
+    glo = grad * (x < lo) if need[1] else None
+    ghi = grad * (x > hi) if need[2] else None
+    return grad * keep, glo, ghi
+
+
+@register("where", "WhereBackward0", inputs=(1, 2), save=(0,))
+def _where(ctx, grad):
+    cond = ctx.saved_value(0)
+    need_a, need_b = ctx.needs_input_grad
+    return (gt.where(cond, grad, 0.0) if need_a else None,
+            gt.where(cond, 0.0, grad) if need_b else None)
+
+
+@register("masked_fill", "MaskedFillBackward0", inputs=(0, 2), save=(1,))
+def _masked_fill(ctx, grad):
+    mask = ctx.saved_value(0)
+    gv = gt.where(mask, grad, 0.0).sum() if ctx.needs_input_grad[1] else None
+    return grad.masked_fill(mask, 0.0), gv
+
+
+# -------------------------------------------------------------------------------------
+# reductions
+
+def _sum_name(args):
+    return "SumBackward0" if args[1] is None or args[1] == () else "SumBackward1"
+
+
+@register("sum", _sum_name, save=(1, 2))
+def _sum(ctx, grad):
+    dim, keepdim = ctx.saved_value(0), ctx.saved_value(1)
+    return (_expand_reduced(grad, ctx.input_shape(0), dim, keepdim),)
+
+
+def _mean_name(args):
+    return "MeanBackward0" if args[1] is None or args[1] == () else "MeanBackward1"
+
+
+@register("mean", _mean_name, save=(1, 2))
+def _mean(ctx, grad):
+    dim, keepdim = ctx.saved_value(0), ctx.saved_value(1)
+    shape = ctx.input_shape(0)
+    return (_expand_reduced(grad, shape, dim, keepdim) / _reduced_count(shape, dim),)
+
+
+@register("prod", lambda a: "ProdBackward0" if a[1] is None else "ProdBackward1",
+          save=(0, 1, 2), save_output=True)
+def _prod(ctx, grad):
+    x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
+    shape = ctx.input_shape(0)
+    g = _keep(grad, shape, dim, keepdim)
+    o = _keep(out, shape, dim, keepdim)
+    zero = x == 0
+    if not bool(zero.any()):
+        return (g * o / x,)
+    # with zeros: d prod / d x_i = product of the others, nonzero only where x_i is the
+    # slice's single zero
+    n_zero = _keep(zero.sum() if dim is None else zero.sum(dim, keepdim=True), shape, dim, True)
+    others = gt.where(zero, 1.0, x)
+    prod_nonzero = _keep(others.prod() if dim is None else others.prod(dim, keepdim=True),
+                         shape, dim, True)
+    safe = gt.where(zero, 1.0, x)
+    g_input = gt.where(n_zero == 0, o / safe, gt.where(zero & (n_zero == 1), prod_nonzero, 0.0))
+    return (g * g_input,)
+
+
+@register("max", lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
+          save=(0, 1, 2), save_output=True)
+def _max(ctx, grad, grad_indices=None):
+    return _extreme_backward(ctx, grad)
+
+
+@register("min", lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
+          save=(0, 1, 2), save_output=True)
+def _min(ctx, grad, grad_indices=None):
+    return _extreme_backward(ctx, grad)
+
+
+def _extreme_backward(ctx, grad):
+    x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
+    if dim is None:
+        mask = (x == out) * 1.0
+        return (grad * mask / mask.sum(),)
+    shape = ctx.input_shape(0)
+    indices = out[1]
+    if grad is None:
+        return (None,)
+    idx = _data(indices if keepdim or not shape else indices.unsqueeze(dim))
+    axis = dim % len(shape) if shape else 0
+    onehot = np.zeros(shape, dtype=_data(x).dtype)
+    if shape:
+        np.put_along_axis(onehot, idx, 1, axis=axis)
+    else:
+        onehot[...] = 1
+    return (_keep(grad, shape, dim, keepdim) * _wrap(onehot),)
+
+
+def _amax_backward(ctx, grad):
+    x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
+    shape = ctx.input_shape(0)
+    o = _keep(out, shape, dim, keepdim)
+    mask = (x == o) * 1.0
+    count = mask.sum() if dim is None or dim == () else mask.sum(dim, keepdim=True)
+    return (_keep(grad, shape, dim, keepdim) * mask / count,)
+
+
+register("amax", "AmaxBackward0", save=(0, 1, 2), save_output=True)(_amax_backward)
+register("amin", "AminBackward0", save=(0, 1, 2), save_output=True)(_amax_backward)
+
+
+@register("var", "VarBackward0", save=(0, 1, 2, 3))
+def _var(ctx, grad):
+    x, dim, correction, keepdim = (ctx.saved_value(i) for i in range(4))
+    shape = ctx.input_shape(0)
+    n = _reduced_count(shape, dim)
+    mean = x.mean() if dim is None else x.mean(dim, keepdim=True)
+    return (_keep(grad, shape, dim, keepdim) * 2.0 * (x - mean) / max(n - correction, 0),)
+
+
+@register("std", "StdBackward0", save=(0, 1, 2, 3), save_output=True)
+def _std(ctx, grad):
+    x, dim, correction, keepdim, out = (ctx.saved_value(i) for i in range(5))
+    shape = ctx.input_shape(0)
+    n = _reduced_count(shape, dim)
+    mean = x.mean() if dim is None else x.mean(dim, keepdim=True)
+    o = _keep(out, shape, dim, keepdim)
+    return (_keep(grad, shape, dim, keepdim) * (x - mean) / (max(n - correction, 0) * o),)
+
+
+@register("norm", "NormBackward1", save=(0, 1, 2, 3), save_output=True)
+def _norm(ctx, grad):
+    x, p, dim, keepdim, out = (ctx.saved_value(i) for i in range(5))
+    shape = ctx.input_shape(0)
+    g = _keep(grad, shape, dim, keepdim)
+    o = _keep(out, shape, dim, keepdim)
+    if p in ("fro", 2, 2.0):
+        return (g * gt.where(o == 0, 0.0, x / o),)
+    if p in (1, 1.0):
+        return (g * x.sign(),)
+    if p in (float("inf"), float("-inf"), "inf", "-inf"):
+        mask = (x.abs() == o) * 1.0
+        count = mask.sum() if dim is None else mask.sum(dim, keepdim=True)
+        return (g * x.sign() * mask / count,)
+    if p == 0:
+        return (g * 0.0,)
+    return (g * x * x.abs().pow(p - 2) / o.pow(p - 1),)
+
+
+@register("logsumexp", "LogsumexpBackward0", save=(0, 1, 2), save_output=True)
+def _logsumexp(ctx, grad):
+    x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
+    shape = ctx.input_shape(0)
+    return (_keep(grad, shape, dim, keepdim) * (x - _keep(out, shape, dim, keepdim)).exp(),)
+
+
+@register("softmax", "SoftmaxBackward0", save=(1,), save_output=True)
+def _softmax(ctx, grad):
+    dim, out = ctx.saved_value(0), ctx.saved_value(1)
+    if out.dim() == 0:
+        return (grad * 0.0,)
+    return (out * (grad - (grad * out).sum(dim, keepdim=True)),)
+
+
+@register("log_softmax", "LogSoftmaxBackward0", save=(1,), save_output=True)
+def _log_softmax(ctx, grad):
+    dim, out = ctx.saved_value(0), ctx.saved_value(1)
+    if out.dim() == 0:
+        return (grad * 0.0,)
+    return (grad - out.exp() * grad.sum(dim, keepdim=True),)
+
+
+@register("cumsum", "CumsumBackward0", save=(1,))
+def _cumsum(ctx, grad):
+    dim = ctx.saved_value(0)
+    if grad.dim() == 0:
+        return (grad,)
+    return (grad.flip(dim).cumsum(dim).flip(dim),)
+
+
+# -------------------------------------------------------------------------------------
+# linear algebra
+
+def _matmul_name(args):
+    a, b = args[0], args[1]
+    nd = (a.dim() if _is_tensor(a) else 0, b.dim() if _is_tensor(b) else 0)
+    return {(1, 1): "DotBackward0", (2, 2): "MmBackward0", (2, 1): "MvBackward0"}.get(
+        nd, "MatmulBackward0")
+
+
+@register("matmul", _matmul_name, inputs=(0, 1), save=(0, 1))
+def _matmul(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    need_a, need_b = ctx.needs_input_grad
+    ga = gb = None
+    if a.dim() == 1 and b.dim() == 1:
+        return (grad * b if need_a else None), (grad * a if need_b else None)
+    if a.dim() == 1:
+        if need_a:
+            ga = (grad.unsqueeze(-2) @ b.mT).squeeze(-2)
+        if need_b:
+            gb = a.unsqueeze(-1) @ grad.unsqueeze(-2)
+        return ga, gb
+    if b.dim() == 1:
+        if need_a:
+            ga = grad.unsqueeze(-1) @ b.unsqueeze(-2)
+        if need_b:
+            gb = (a.mT @ grad.unsqueeze(-1)).squeeze(-1)
+        return ga, gb
+    if need_a:
+        ga = grad @ b.mT
+    if need_b:
+        gb = a.mT @ grad
+    return ga, gb
+
+
+@register("mm", "MmBackward0", inputs=(0, 1), save=(0, 1))
+def _mm(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    need_a, need_b = ctx.needs_input_grad
+    return (grad.mm(b.t()) if need_a else None), (a.t().mm(grad) if need_b else None)
+
+
+@register("bmm", "BmmBackward0", inputs=(0, 1), save=(0, 1))
+def _bmm(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    need_a, need_b = ctx.needs_input_grad
+    return (grad.bmm(b.transpose(1, 2)) if need_a else None), \
+        (a.transpose(1, 2).bmm(grad) if need_b else None)
+
+
+@register("dot", "DotBackward0", inputs=(0, 1), save=(0, 1))
+def _dot(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    return grad * b, grad * a
+
+
+@register("outer", "OuterBackward0", inputs=(0, 1), save=(0, 1))
+def _outer(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    need_a, need_b = ctx.needs_input_grad
+    return (grad.mv(b) if need_a else None), (grad.t().mv(a) if need_b else None)
+
+
+@register("mv", "MvBackward0", inputs=(0, 1), save=(0, 1))
+def _mv(ctx, grad):
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    need_a, need_b = ctx.needs_input_grad
+    return (grad.outer(b) if need_a else None), (a.t().mv(grad) if need_b else None)
+
+
+@register("addmm", "AddmmBackward0", inputs=(0, 1, 2), save=(1, 2, 3, 4))
+def _addmm(ctx, grad):
+    m1, m2, beta, alpha = (ctx.saved_value(i) for i in range(4))
+    need_in, need_1, need_2 = ctx.needs_input_grad
+    g_in = (grad if beta == 1 else grad * beta) if need_in else None
+    g1 = g2 = None
+    if need_1:
+        g1 = grad.mm(m2.t())
+        g1 = g1 if alpha == 1 else g1 * alpha
+    if need_2:
+        g2 = m1.t().mm(grad)
+        g2 = g2 if alpha == 1 else g2 * alpha
+    return g_in, g1, g2
+
+
+@register("trace", "TraceBackward0")
+def _trace(ctx, grad):
+    n, m = ctx.input_shape(0)
+    return (grad * gt.eye(n, m, dtype=grad.dtype),)
+
+
+@register("tril", "TrilBackward0", save=(1,))
+def _tril(ctx, grad):
+    return (grad.tril(ctx.saved_value(0)),)
+
+
+@register("triu", "TriuBackward0", save=(1,))
+def _triu(ctx, grad):
+    return (grad.triu(ctx.saved_value(0)),)
+
+
+@register("diag", "DiagBackward0", save=(1,))
+def _diag(ctx, grad):
+    k = ctx.saved_value(0)
+    shape = ctx.input_shape(0)
+    if len(shape) == 1:
+        return (grad.diag(k),)
+    # 2-D input: scatter the diagonal's gradient back with the index op (linear in grad)
+    n, m = shape
+    rows = np.arange(max(0, -k), max(0, -k) + grad.shape[0])
+    cols = rows + k
+    return (index_scatter(grad, (rows, cols), shape),)
+
+
+# -------------------------------------------------------------------------------------
+# views and shape
+
+# Note [Scatter is getitem's adjoint]
+# Every indexing-like op (getitem, select, narrow, index_select, gather, sort, max along a
+# dim ...) has a backward that adds the gradient into zeros at the indexed positions.
+# That is one linear op, `_index_scatter`, whose own derivative is plain indexing, so both
+# are differentiable to any order.
+
+def _index_scatter_kernel(values, key, shape):
+    out = np.zeros(shape, dtype=_data(values).dtype)
+    np.add.at(out, key, _data(values))
+    return _wrap(out)
+
+
+INDEX_SCATTER = register_op("_index_scatter", _index_scatter_kernel)
+
+
+def index_scatter(values, key, shape):
+    """zeros(shape) with ``values`` added at ``key`` (a numpy index): getitem's adjoint."""
+    return gt.dispatch(INDEX_SCATTER, (values, key, tuple(shape)))
+
+
+@register("_index_scatter", "IndexScatterBackward0", save=(1,))
+def _index_scatter_backward(ctx, grad):
+    key = ctx.saved_value(0)
+    return (_getitem_np(grad, key),)
+
+
+def _getitem_np(t, key):
+    """``t[key]`` for a numpy-style key, differentiable (through the getitem op)."""
+    return gt.dispatch(OPS["getitem"], (t, _key_for_tensor(key)))
+
+
+def _key_for_tensor(key):
+    return tuple(_wrap(np.asarray(k)) if isinstance(k, np.ndarray) else k for k in key) \
+        if isinstance(key, tuple) else key
+
+
+def _torch_key(args):
+    from gradstack_tensor._impl_elementwise import index_key
+    return index_key(args[1])[0]
+
+
+def _getitem_name(args):
+    index = args[1]
+    if isinstance(index, int):
+        return "SelectBackward0"
+    return "SliceBackward0" if _basic_index(index) else "IndexBackward0"
+
+
+@register("getitem", _getitem_name, extra=lambda args, out: _torch_key(args))
+def _getitem(ctx, grad):
+    return (index_scatter(grad, ctx.extra, ctx.input_shape(0)),)
+
+
+def _basic_index(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in items)
+
+
+@register("view", "ViewBackward0")
+def _view(ctx, grad):
+    return (grad.reshape(ctx.input_shape(0)),)
+
+
+@register("reshape", "ViewBackward0")
+def _reshape(ctx, grad):
+    return (grad.reshape(ctx.input_shape(0)),)
+
+
+@register("flatten", "ViewBackward0")
+def _flatten(ctx, grad):
+    return (grad.reshape(ctx.input_shape(0)),)
+
+
+@register("squeeze", lambda a: "SqueezeBackward0" if a[1] is None else "SqueezeBackward1")
+def _squeeze(ctx, grad):
+    return (grad.reshape(ctx.input_shape(0)),)
+
+
+@register("unsqueeze", "UnsqueezeBackward0")
+def _unsqueeze(ctx, grad):
+    return (grad.reshape(ctx.input_shape(0)),)
+
+
+@register("transpose", "TransposeBackward0", save=(1, 2))
+def _transpose(ctx, grad):
+    return (grad.transpose(ctx.saved_value(0), ctx.saved_value(1)),)
+
+
+@register("t", "TBackward0")
+def _t(ctx, grad):
+    return (grad.t(),)
+
+
+@register("permute", "PermuteBackward0", save=(1,))
+def _permute(ctx, grad):
+    dims = ctx.saved_value(0)
+    n = len(dims)
+    inverse = [0] * n
+    for i, d in enumerate(dims):
+        inverse[d % n] = i
+    return (grad.permute(*inverse),)
+
+
+@register("expand", "ExpandBackward0")
+def _expand(ctx, grad):
+    return (_core.sum_to_py(grad, ctx.input_shape(0)),)
+
+
+@register("alias", "AliasBackward0")
+def _alias(ctx, grad):
+    return (grad,)
+
+
+@register("narrow", "NarrowBackward0", save=(1, 2, 3))
+def _narrow(ctx, grad):
+    dim, start, length = (ctx.saved_value(i) for i in range(3))
+    shape = ctx.input_shape(0)
+    key = [slice(None)] * len(shape)
+    axis = dim % len(shape)
+    start = start + shape[axis] if start < 0 else start
+    key[axis] = slice(start, start + length)
+    return (index_scatter(grad, tuple(key), shape),)
+
+
+@register("select", "SelectBackward0", save=(1, 2))
+def _select(ctx, grad):
+    dim, index = ctx.saved_value(0), ctx.saved_value(1)
+    shape = ctx.input_shape(0)
+    key = [slice(None)] * len(shape)
+    key[dim % len(shape)] = index
+    return (index_scatter(grad, tuple(key), shape),)
+
+
+def _pieces_backward(ctx, grads, dim):
+    shape = ctx.input_shape(0)
+    axis = dim % len(shape)
+    pieces = ctx.extra
+    out = []
+    for g, size in zip(grads, pieces):
+        if g is None:
+            piece_shape = list(shape)
+            piece_shape[axis] = size
+            dt = next(x for x in grads if x is not None).dtype
+            g = gt.zeros(piece_shape, dtype=dt)
+        out.append(g)
+    return (gt.cat(out, axis),)
+
+
+def _piece_sizes(args, out):
+    dim = args[2]
+    return tuple(o.shape[dim] for o in out)
+
+
+@register("split", "SplitBackward0", save=(2,), extra=_piece_sizes)
+def _split(ctx, *grads):
+    return _pieces_backward(ctx, grads, ctx.saved_value(0))
+
+
+@register("chunk", "SplitBackward0", save=(2,), extra=_piece_sizes)
+def _chunk(ctx, *grads):
+    return _pieces_backward(ctx, grads, ctx.saved_value(0))
+
+
+@register("unbind", "UnbindBackward0", save=(1,))
+def _unbind(ctx, *grads):
+    dim = ctx.saved_value(0)
+    shape = ctx.input_shape(0)
+    axis = dim % len(shape)
+    piece = shape[:axis] + shape[axis + 1:]
+    dt = next(g for g in grads if g is not None).dtype
+    return (gt.stack([g if g is not None else gt.zeros(piece, dtype=dt) for g in grads], axis),)
+
+
+def _cat_sizes(args, out):
+    dim = args[1]
+    axis = dim % out.dim()
+    return tuple(t.shape[axis] if t.dim() else 0 for t in args[0])
+
+
+@register("cat", "CatBackward0", list_input=True, save=(1,), extra=_cat_sizes)
+def _cat(ctx, grad):
+    dim = ctx.saved_value(0)
+    axis = dim % grad.dim()
+    out, start = [], 0
+    for size, meta in zip(ctx.extra, ctx.input_meta):
+        if meta is None or (len(meta[0]) == 1 and meta[0][0] == 0 and grad.dim() > 1):
+            out.append(None)
+        else:
+            out.append(grad.narrow(axis, start, size))
+        start += size
+    return tuple(out)
+
+
+@register("stack", "StackBackward0", list_input=True, save=(1,))
+def _stack(ctx, grad):
+    dim = ctx.saved_value(0)
+    return tuple(grad.unbind(dim))
+
+
+@register("clone", "CloneBackward0")
+def _clone(ctx, grad):
+    return (grad,)
+
+
+@register("contiguous", "CloneBackward0")
+def _contiguous(ctx, grad):
+    return (grad,)
+
+
+@register("to_dtype", "ToCopyBackward0")
+def _to_dtype(ctx, grad):
+    return (grad,)   # the engine casts to the input's dtype
+
+
+@register("repeat", "RepeatBackward0", save=(1,))
+def _repeat(ctx, grad):
+    sizes = ctx.saved_value(0)
+    shape = (1,) * (len(sizes) - len(ctx.input_shape(0))) + tuple(ctx.input_shape(0))
+    interleaved = []
+    for s, d in zip(sizes, shape):
+        interleaved += [s, d]
+    g = grad.reshape(interleaved).sum(tuple(range(0, 2 * len(sizes), 2)))
+    return (g.reshape(ctx.input_shape(0)),)
+
+
+@register("flip", "FlipBackward0", save=(1,))
+def _flip(ctx, grad):
+    return (grad.flip(*ctx.saved_value(0)),)
+
+
+@register("index_select", "IndexSelectBackward0", save=(1, 2))
+def _index_select(ctx, grad):
+    dim, index = ctx.saved_value(0), ctx.saved_value(1)
+    shape = ctx.input_shape(0)
+    key = [slice(None)] * len(shape)
+    key[dim % len(shape)] = _data(index).reshape(-1)
+    return (index_scatter(grad, tuple(key), shape),)
+
+
+def _along_axis_key(idx, axis):
+    grids = np.indices(idx.shape, sparse=True)
+    key = list(grids)
+    key[axis] = idx
+    return tuple(key)
+
+
+@register("gather", "GatherBackward0", save=(1, 2))
+def _gather(ctx, grad):
+    dim, index = ctx.saved_value(0), ctx.saved_value(1)
+    shape = ctx.input_shape(0)
+    return (index_scatter(grad, _along_axis_key(_data(index), dim % len(shape)), shape),)
+
+
+def _sorted_backward(ctx, grad, grad_indices=None):
+    dim, out = ctx.saved_value(0), ctx.saved_value(1)
+    shape = ctx.input_shape(0)
+    if grad is None:
+        return (None,)
+    if not shape:
+        return (grad,)
+    return (index_scatter(grad, _along_axis_key(_data(out[1]), dim % len(shape)), shape),)
+
+
+register("sort", "SortBackward0", save=(1,), save_output=True)(_sorted_backward)
+register("topk", "TopkBackward0", save=(2,), save_output=True)(_sorted_backward)
+
+
+# -------------------------------------------------------------------------------------
+# in-place ops without an out-of-place twin
+
+@register("zero_", "ZeroBackward0", inplace_variant=False)
+def _zero_(ctx, grad):
+    return (grad * 0.0,)
+
+
+@register("fill_", "FillBackward0", inputs=(0, 1), inplace_variant=False)
+def _fill_(ctx, grad):
+    return grad * 0.0, (grad.sum() if ctx.needs_input_grad[1] else None)
+
+
+@register("copy_", "CopyBackwards", inputs=(0, 1), inplace_variant=False)
+def _copy_(ctx, grad):
+    return grad * 0.0, grad
+
+
+@register("setitem_", "CopySlices", inputs=(0, 2), extra=lambda args, out: _torch_key(args),
+          inplace_variant=False)
+def _setitem_(ctx, grad):
+    key = ctx.extra
+    mask = np.ones(ctx.input_shape(0), dtype=bool)
+    mask[key] = False
+    g_self = grad * _wrap(mask)
+    g_value = _getitem_np(grad, key) if ctx.needs_input_grad[1] else None
+    return g_self, g_value
+
+
+@register("masked_fill_", "MaskedFillBackward0", inputs=(0, 2), save=(1,),
+          inplace_variant=False)
+def _masked_fill_(ctx, grad):
+    return _masked_fill(ctx, grad)
+
+
+@register("clamp_", "ClampBackward1", inputs=(0, 1, 2), save=(0, 1, 2), inplace_variant=False)
+def _clamp_(ctx, grad):
+    return _clamp(ctx, grad)
+
+
+for _name in ("uniform_", "normal_"):
+    register(_name, _name.rstrip("_").capitalize() + "Backward0", inplace_variant=False)(
+        _zero_grad_formula)
+
+
+# -------------------------------------------------------------------------------------
+# not differentiable: outputs never require grad
+
+NOT_DIFFERENTIABLE = _not_differentiable(
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "logical_not_",
+    "argmax", "argmin", "detach", "floor_divide", "floor_divide_",
+)

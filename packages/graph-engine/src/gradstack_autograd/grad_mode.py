@@ -1,0 +1,148 @@
+"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+Each is both a context manager and a decorator (``@no_grad()``), thread-local, and nests:
+leaving a block restores exactly the mode that was in force when it was entered.
+
+Examples
+--------
+>>> import gradstack_tensor as gt, gradstack_autograd as ag
+>>> x = gt.ones(2, requires_grad=True)
+>>> with ag.no_grad():
+...     y = x * 2
+>>> y.requires_grad
+False
+>>> @ag.no_grad()
+... def double(t):
+...     return t * 2
+>>> double(x).requires_grad
+False
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+from . import _core
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+is_grad_enabled = _core.is_grad_enabled
+is_inference_mode_enabled = _core.is_inference_mode_enabled
+
+
+class _DecoratorContextManager:
+    """A context manager that can also decorate functions and generator functions."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise TypeError("grad-mode decorators apply to functions, not classes")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def generator(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except BaseException as exc:
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            return generator
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):  # noqa: N801 - torch's name
+    """Disable gradient recording: ops inside produce tensors with ``requires_grad=False``."""
+
+    def __init__(self) -> None:
+        self._prev = []
+
+    def __enter__(self) -> None:
+        self._prev.append(_core._set_grad_enabled(False))
+
+    def __exit__(self, *exc) -> None:
+        _core._set_grad_enabled(self._prev.pop())
+
+
+class enable_grad(_DecoratorContextManager):  # noqa: N801
+    """Enable gradient recording (inside a ``no_grad`` block, for example)."""
+
+    def __init__(self) -> None:
+        self._prev = []
+
+    def __enter__(self) -> None:
+        self._prev.append(_core._set_grad_enabled(True))
+
+    def __exit__(self, *exc) -> None:
+        _core._set_grad_enabled(self._prev.pop())
+
+
+class set_grad_enabled(_DecoratorContextManager):  # noqa: N801
+    """Set grad mode to ``mode``: at once when called, for a block, or for a function.
+
+    >>> import gradstack_autograd as ag
+    >>> _ = ag.set_grad_enabled(False); ag.is_grad_enabled()
+    False
+    >>> _ = ag.set_grad_enabled(True); ag.is_grad_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): mode must be a bool, got {type(mode).__name__}")
+        self.mode = mode
+        self.prev = _core._set_grad_enabled(mode)
+
+    def __call__(self, func):
+        # used as a decorator: undo the immediate effect of __init__
+        _core._set_grad_enabled(self.prev)
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        _core._set_grad_enabled(self.mode)
+
+    def __exit__(self, *exc) -> None:
+        _core._set_grad_enabled(self.prev)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):  # noqa: N801
+    """No grad recording and no version bookkeeping; outputs are *inference tensors*.
+
+    Inference tensors cannot be saved for backward later, nor updated in place outside
+    inference mode (clear errors say so).  ``inference_mode(False)`` is a no-op block.
+    """
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+        self._prev = []
+
+    def __enter__(self) -> None:
+        if self.mode:
+            self._prev.append((_core._set_inference_mode(True), _core._set_grad_enabled(False)))
+        else:
+            self._prev.append(None)
+
+    def __exit__(self, *exc) -> None:
+        prev = self._prev.pop()
+        if prev is not None:
+            _core._set_inference_mode(prev[0])
+            _core._set_grad_enabled(prev[1])
+
+    def clone(self):
+        return self.__class__(self.mode)
