@@ -9,6 +9,7 @@ between them (the layer creating nodes, the engine running them) stay C calls:
 - ``_layer.pxi``: the derivative-table row type, the autograd dispatch layer, in-place rules;
 - ``_engine.pxi``: the backward engine.
 """
+cimport cython
 cimport numpy as cnp
 from gradstack_tensor._tensor cimport (
     DispatchLayer, Op, Tensor, VersionCounter, call_next, data_of, wrap,
@@ -29,6 +30,17 @@ cnp.import_array()
 
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
+    void PyObject_GC_UnTrack(void* op)
+    bint PyObject_IS_GC(object op)
+
+
+cdef inline void untrack(object o):
+    """Hide ``o`` from the cyclic GC (Note [Nodes are invisible to the cyclic GC]).
+
+    Only objects of GC types have the header PyObject_GC_UnTrack writes to.
+    """
+    if PyObject_IS_GC(o):
+        PyObject_GC_UnTrack(<void*>o)
 
 include "_grad_mode.pxi"
 include "_node.pxi"

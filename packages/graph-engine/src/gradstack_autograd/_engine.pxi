@@ -53,21 +53,22 @@ def sum_to_py(Tensor g, shape):
     return sum_to(g, tuple(shape))
 
 
-cdef object validate_grad(object g, Node node, Py_ssize_t i):
-    """Check gradient ``i`` produced by ``node`` against its input's metadata (one place)."""
-    cdef tuple meta, gshape
-    if node.input_meta is None or i >= len(node.input_meta):
-        return g
-    meta = node.input_meta[i]
-    if meta is None:
-        return g
+cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
+    """Check gradient ``i`` produced by ``node`` against its input's shape and dtype (one place)."""
+    cdef tuple shape, gshape
+    cdef int dtype
+    cdef cnp.ndarray gd
     if not isinstance(g, Tensor):
         raise TypeError(
             f"Function {node.name()} returned a {type(g).__name__} as gradient {i}; expected a "
             "Tensor or None"
         )
-    shape, dtype = meta
-    gshape = (<object>data_of(<Tensor>g)).shape
+    shape = <tuple>edge[2]
+    dtype = edge[3]
+    gd = data_of(<Tensor>g)
+    if shape is None:
+        return g
+    gshape = (<object>gd).shape
     if gshape != shape:
         if not _broadcastable_to(shape, gshape):
             raise RuntimeError(
@@ -75,14 +76,14 @@ cdef object validate_grad(object g, Node node, Py_ssize_t i):
                 f"{list(gshape)} but expected shape compatible with {list(shape)}"
             )
         g = sum_to(<Tensor>g, shape)
-    if data_of(<Tensor>g).dtype != dtype:
-        g = g.to(_dtype_of_np(dtype))
+    if cnp.PyArray_TYPE(data_of(<Tensor>g)) != dtype:
+        g = g.to(_dtype_of_num(dtype))
     return g
 
 
-cdef object _dtype_of_np(object np_dtype):
+cdef object _dtype_of_num(int num):
     from gradstack_tensor.dtypes import from_numpy_dtype
-    return from_numpy_dtype(np_dtype)
+    return from_numpy_dtype(np.dtype(cnp.PyArray_TypeObjectFromType(num)))
 
 
 cdef void _check_nan(object g, Node node, Py_ssize_t i) except *:
@@ -156,6 +157,13 @@ cdef list _run_leaf_hooks(AccumulateGrad node, list grads):
     return grads
 
 
+cdef bint _all_none(list grads):
+    for g in grads:
+        if g is not None:
+            return False
+    return True
+
+
 cdef tuple _call_node(Node node, list grads):
     cdef tuple gi
     cdef tuple go
@@ -167,7 +175,7 @@ cdef tuple _call_node(Node node, list grads):
                 go = tuple(r)
         grads = list(go)
     go = tuple(grads)
-    if all(g is None for g in go):
+    if _all_none(grads):
         gi = (None,) * len(node.next_edges)
     else:
         try:
@@ -266,12 +274,12 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
     cdef list heap = []
     cdef list root_nodes = []
     cdef list captured = None
-    cdef Node node, child
+    cdef Node node
+    cdef object child
     cdef Py_ssize_t counter = 0, i, nr
     cdef list grads
     cdef tuple gi
     cdef Tensor t
-    cdef bint capture_only
 
     # the root edges, and the gradients flowing into them
     for i in range(len(roots)):
@@ -303,51 +311,67 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
             counter += 1
             heapq.heappush(heap, (-node.sequence_nr, counter, node))
 
-    while heap:
-        node = <Node>heapq.heappop(heap)[2]
+    cdef object next_node = None
+    cdef list ready = []
+    cdef bint is_acc
+    cdef dict node_targets
+    while heap or next_node is not None:
+        if next_node is not None:
+            node = <Node>next_node
+            next_node = None
+        else:
+            node = <Node>heapq.heappop(heap)[2]
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
-        if isinstance(node, AccumulateGrad):
+        is_acc = isinstance(node, AccumulateGrad)
+        if is_acc:
             grads = _run_leaf_hooks(<AccumulateGrad>node, grads)
         elif node.tensor_pre_hooks is not None or node.retained is not None:
             _run_tensor_hooks(node, grads)
-        capture_only = False
-        if node in targets:
-            for nr, idxs in (<dict>targets[node]).items():
-                for i in idxs:
-                    if captured is not None:
-                        captured[i] = _add_grads(captured[i], grads[nr])
-            if not accumulate:
-                capture_only = isinstance(node, AccumulateGrad)
-            elif not isinstance(node, AccumulateGrad):
-                _accumulate_nonleaf_targets(node, <dict>targets[node], inputs, grads)
-        if capture_only or (targets and not isinstance(node, AccumulateGrad)
-                            and not _has_needed_child(node, needed)):
-            continue            # a pure capture point: nothing beyond it is wanted
+        if targets:
+            node_targets = targets.get(node)
+            if node_targets is not None:
+                for nr, idxs in node_targets.items():
+                    for i in idxs:
+                        if captured is not None:
+                            captured[i] = _add_grads(captured[i], grads[nr])
+                if not accumulate and is_acc:
+                    continue                    # grad(): leaves are captured, not updated
+                if accumulate and not is_acc:
+                    _accumulate_nonleaf_targets(node, node_targets, inputs, grads)
+            if not is_acc and not _has_needed_child(node, needed):
+                continue                        # a pure capture point: nothing beyond it
         gi = _call_node(node, grads)
         for i in range(len(gi)):
             edge = node.next_edges[i]
-            child = edge[0]
+            child = (<tuple>edge)[0]
             if child is None or child not in needed:
                 continue
             g = gi[i]
             if g is not None:
-                g = validate_grad(g, node, i)
+                g = validate_grad(g, node, <tuple>edge, i)
                 if _anomaly_enabled and _anomaly_check_nan:
                     _check_nan(g, node, i)
-            nr = edge[1]
+            nr = (<tuple>edge)[1]
             cgrads = buffers.get(child)
             if cgrads is None:
                 cgrads = buffers[child] = [None] * (<Node>child).num_outputs
             cgrads[nr] = _add_grads(cgrads[nr], g)
             deps[child] -= 1
             if deps[child] == 0:
-                counter += 1
-                heapq.heappush(heap, (-(<Node>child).sequence_nr, counter, child))
+                ready.append(child)
         if not keep_graph:
             free_saved(node)
             node.released = True
+        # a chain hands its single ready node straight on; otherwise the heap orders them
+        if len(ready) == 1 and not heap:
+            next_node = ready[0]
+        else:
+            for child in ready:
+                counter += 1
+                heapq.heappush(heap, (-(<Node>child).sequence_nr, counter, child))
+        ready.clear()
 
     if captured is None:
         return None

@@ -58,22 +58,25 @@ def _node_class(str name):
     return cls
 
 
+@cython.no_gc
 cdef class OpNode(Node):
     """A node recorded from an op of the derivative table; its formula is ``entry.backward``."""
 
     @property
     def needs_input_grad(self):
         """One bool per differentiable input: whether a gradient is wanted for it."""
-        return tuple(e[0] is not None for e in self.next_edges)
+        cdef list out = []
+        for e in self.next_edges:
+            out.append((<tuple>e)[0] is not None)
+        return tuple(out)
 
     @property
     def saved_tensors(self):
         return self._saved_tensors
 
     def input_shape(self, Py_ssize_t i):
-        """The shape of differentiable input ``i`` when the op ran."""
-        m = self.input_meta[i]
-        return m[0] if m is not None else None
+        """The shape of differentiable input ``i`` when the op ran (None if it needs no grad)."""
+        return (<tuple>self.next_edges[i])[2]
 
     cpdef tuple apply(self, tuple grads):
         r = (<Derivative>self.entry).backward(self, *grads)
@@ -121,21 +124,15 @@ cdef object _save_value(object v, Node node):
 cdef OpNode _make_node(Derivative d, tuple args):
     cls = d.node_class(args)
     cdef OpNode node = <OpNode>cls.__new__(cls)
+    untrack(node)     # Note [Nodes are invisible to the cyclic GC]
     cdef list edges = []
-    cdef list meta = []
     node.entry = d
     node.sequence_nr = next_sequence_nr()
     inputs = args[d.inputs[0]] if d.list_input else [args[i] if i < len(args) else None
                                                      for i in d.inputs]
     for x in inputs:
-        if _requires_grad(x):
-            edges.append(gradient_edge(<Tensor>x))
-            meta.append(((<object>data_of(<Tensor>x)).shape, data_of(<Tensor>x).dtype))
-        else:
-            edges.append((None, 0))
-            meta.append(None)
+        edges.append(gradient_edge(<Tensor>x) if _requires_grad(x) else NO_EDGE)
     node.next_edges = tuple(edges)
-    node.input_meta = tuple(meta)
     if _anomaly_enabled:
         node.anomaly_trace = "".join(traceback.format_stack()[:-1])
     return node
@@ -300,6 +297,7 @@ cdef void _rebase_view_history(Tensor view, Tensor base, OpNode fn) except *:
     """After an in-place op on ``view``: route gradients through ``base`` (torch's CopySlices)."""
     cdef CopySlices cs = CopySlices.__new__(CopySlices)
     cdef AsStridedBackward0 vb
+    untrack(cs)
     cdef cnp.ndarray bdata = data_of(base), vdata = data_of(view)
     cs.sequence_nr = next_sequence_nr()
     cs.fn = fn
@@ -308,17 +306,16 @@ cdef void _rebase_view_history(Tensor view, Tensor base, OpNode fn) except *:
     cs.view_shape = (<object>vdata).shape
     cs.view_strides = (<object>vdata).strides
     cs.view_offset = vdata.__array_interface__["data"][0] - bdata.__array_interface__["data"][0]
-    cs.next_edges = ((gradient_edge(base) if base._requires_grad else (None, 0)),) \
+    cs.next_edges = ((gradient_edge(base) if base._requires_grad else NO_EDGE),) \
         + fn.next_edges[1:]
-    cs.input_meta = (((<object>bdata).shape, bdata.dtype),) + fn.input_meta[1:]
     base._grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True
     vb = AsStridedBackward0.__new__(AsStridedBackward0)
+    untrack(vb)
     vb.sequence_nr = next_sequence_nr()
     vb.geometry = cs
-    vb.next_edges = ((cs, 0),)
-    vb.input_meta = (((<object>bdata).shape, bdata.dtype),)
+    vb.next_edges = ((cs, 0, (<object>bdata).shape, cnp.PyArray_TYPE(bdata)),)
     view._grad_fn = vb
     view._output_nr = 0
     view._requires_grad = True
@@ -348,6 +345,7 @@ def view_positions(base_shape, base_strides, view_shape, view_strides, Py_ssize_
     return order[np.searchsorted(flat[order], view_addr)]
 
 
+@cython.no_gc
 cdef class CopySlices(Node):
     """Gradient of a base tensor after an in-place op wrote into one of its views."""
     cdef public OpNode fn
@@ -378,6 +376,7 @@ cdef class CopySlices(Node):
         return (wrap(result),) + tuple(res[1:])
 
 
+@cython.no_gc
 cdef class AsStridedBackward0(Node):
     """Gradient of a view whose base was rewritten in place: scatter into the base's shape."""
     cdef public CopySlices geometry

@@ -864,8 +864,9 @@ def _cat(ctx, grad):
     dim = ctx.saved_value(0)
     axis = dim % grad.dim()
     out, start = [], 0
-    for size, meta in zip(ctx.extra, ctx.input_meta):
-        if meta is None or (len(meta[0]) == 1 and meta[0][0] == 0 and grad.dim() > 1):
+    for i, size in enumerate(ctx.extra):
+        shape = ctx.input_shape(i)
+        if shape is None or (len(shape) == 1 and shape[0] == 0 and grad.dim() > 1):
             out.append(None)
         else:
             out.append(grad.narrow(axis, start, size))

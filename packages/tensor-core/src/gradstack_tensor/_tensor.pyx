@@ -116,6 +116,7 @@ def quiet(fn, *args, **kwargs):
 # Version counters
 
 
+@cython.no_gc
 cdef class VersionCounter:
     """The in-place version of a storage, shared by a tensor and all of its views.
 
@@ -768,13 +769,14 @@ cdef dict _UN_CODES = {}
 cdef object _binary_kernel(Op op, tuple args):
     cdef object a = args[0], b = args[1], x, y, r
     cdef tuple prep
-    cdef int code
+    cdef int code = _BIN_CODES.get(op.name, 0)
+    if code == B_SUB and (_is_bool_operand(a) or _is_bool_operand(b)):
+        raise _bool_sub_error()
     if len(args) > 2 and args[2] is not None and args[2] != 1:      # add/sub alpha
-        b = _scaled(b, args[2])
+        b = _scaled(a, b, args[2])
     prep = _promote_binary(a, b, op.kind)
     x = prep[0]
     y = prep[1]
-    code = _BIN_CODES.get(op.name, 0)
     if code:
         r = _small_binary(code, x, y)
         if r is not None:
@@ -788,10 +790,33 @@ cdef object _binary_kernel(Op op, tuple args):
     return wrap(_as_ndarray(r))
 
 
-cdef object _scaled(object b, object alpha):
+cdef object _scaled(object a, object b, object alpha):
+    """``alpha * b`` for ``add``/``sub``, computed in the dtype of ``a (op) b``, as torch."""
+    res = _dt.result_type([_operand_dtype_info(a), _operand_dtype_info(b)])
+    if isinstance(alpha, bool):
+        if res is not _dt.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, float) and not res.is_floating_point:
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    alpha = _cast_operand(alpha, res)
     if isinstance(b, Tensor):
-        return wrap(_as_ndarray(np.multiply((<Tensor>b)._data, alpha)))
-    return b * alpha
+        return wrap(_as_ndarray(np.multiply(_cast_operand(b, res), alpha)))
+    return _cast_operand(b, res) * alpha
+
+
+cdef inline bint _is_bool_operand(object x):
+    if type(x) is bool:
+        return True
+    return isinstance(x, Tensor) and cnp.PyArray_TYPE((<Tensor>x)._data) == cnp.NPY_BOOL
+
+
+cdef object _bool_sub_error():
+    return RuntimeError(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+        "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+    )
 
 
 cdef object _shape_error_from(object a, object b, object err):
@@ -853,6 +878,75 @@ def _relu_ufunc(x):
         else np.maximum(x, 0)
 
 
+def _sign_ufunc(x):
+    # numpy has no sign loop for bool; torch's sign of a bool tensor is the tensor itself
+    if x.dtype == np.bool_:
+        return x.copy()
+    return np.sign(x)
+
+
+def _not_for_bool(str name, ufunc):
+    """``ufunc`` refusing bool tensors as torch does (numpy would compute in float16)."""
+    def checked(x):
+        if x.dtype == np.bool_:
+            raise RuntimeError(f'"{name}" is not implemented for bool tensors; cast with '
+                               ".int() or .float() first")
+        return ufunc(x)
+    checked.__name__ = name
+    return checked
+
+
+def _integer_identity(ufunc):
+    """A rounding ufunc that returns integer tensors unchanged, keeping their dtype."""
+    def rounding(x):
+        if x.dtype.kind in "iu":
+            return x.copy()
+        return ufunc(x)
+    rounding.__name__ = ufunc.__name__
+    return rounding
+
+
+cdef str _operand_kind(object x, object y):
+    """numpy kind ('b', 'i', 'u', 'f') of promoted operands, one of which is an array."""
+    if cnp.PyArray_Check(x):
+        return (<cnp.ndarray>x).dtype.kind
+    if cnp.PyArray_Check(y):
+        return (<cnp.ndarray>y).dtype.kind
+    return "b" if type(x) is bool else ("f" if type(x) is float else "i")
+
+
+def _no_bool_result(str name, ufunc):
+    """``ufunc(x, y)`` refusing bool operands as torch does (numpy would compute int8)."""
+    def checked(x, y, **kwargs):
+        if _operand_kind(x, y) == "b":
+            raise RuntimeError(
+                f'"{name}" is not implemented for bool tensors; cast with .int() first'
+            )
+        return ufunc(x, y, **kwargs)
+    checked.__name__ = name
+    return checked
+
+
+def _integer_division(str name, ufunc):
+    """floor_divide/remainder: also, integer division by zero raises as torch does.
+
+    numpy returns 0 (with a warning that the quiet path silences), a wrong number.
+    """
+    def checked(x, y, **kwargs):
+        kind = _operand_kind(x, y)
+        if kind == "b":
+            raise RuntimeError(
+                f'"{name}" is not implemented for bool tensors; cast with .int() first'
+            )
+        if kind in "iu" and not np.all(y):
+            raise RuntimeError(
+                f"ZeroDivisionError: integer {name} by zero (cast to float for inf/nan results)"
+            )
+        return ufunc(x, y, **kwargs)
+    checked.__name__ = name
+    return checked
+
+
 def _rsqrt_ufunc(x):
     return 1.0 / np.sqrt(x)
 
@@ -883,8 +977,10 @@ cdef object _inplace_binary_kernel(Op op, tuple args):
     cdef object b = args[1], y
     cdef object res
     _check_inplace_target(t, op.name)
+    if op.name == "sub_" and (_is_bool_operand(t) or _is_bool_operand(b)):
+        raise _bool_sub_error()
     if len(args) > 2 and args[2] is not None and args[2] != 1:
-        b = _scaled(b, args[2])
+        b = _scaled(t, b, args[2])
     res = _dt.result_type([_operand_dtype_info(t), _operand_dtype_info(b)])
     if op.kind == K_BINARY_FLOAT and not res.is_floating_point:
         res = _dt.get_default_dtype()
@@ -981,13 +1077,20 @@ cdef object _quiet_sum(cnp.ndarray x, object axis, bint keepdim):
 
 
 def normalize_dims(dim, Py_ssize_t ndim):
-    """A dim or a sequence of dims as a tuple of non-negative axes (for numpy)."""
+    """A dim or a sequence of dims as a tuple of non-negative axes (for numpy).
+
+    Note [Dims of a 0-d tensor]
+    torch lets a 0-d tensor be reduced over dim 0 or -1 (``tensor(2.).sum(0)``), as if it
+    had one dimension of size 1; numpy has no axis to name.  The dims are checked, then
+    mapped to the empty tuple of axes, over which numpy reduces nothing.
+    """
     if isinstance(dim, (tuple, list)):
         axes = tuple(_normalize_dim(d, ndim) for d in dim)
         if len(set(axes)) != len(axes):
             raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
-        return axes
-    return (_normalize_dim(dim, ndim),)
+    else:
+        axes = (_normalize_dim(dim, ndim),)
+    return axes if ndim else ()
 
 
 # ----------------------------------------------------------------------------------------
@@ -1029,11 +1132,12 @@ cdef Op OP_ADD = _elementwise("add", K_BINARY, np.add, B_ADD)
 cdef Op OP_SUB = _elementwise("sub", K_BINARY, np.subtract, B_SUB)
 cdef Op OP_MUL = _elementwise("mul", K_BINARY, np.multiply, B_MUL)
 cdef Op OP_DIV = _elementwise("div", K_BINARY_FLOAT, np.true_divide, B_DIV)
-cdef Op OP_POW = _elementwise("pow", K_BINARY, np.power)
+cdef Op OP_POW = _elementwise("pow", K_BINARY, _no_bool_result("pow", np.power))
 cdef Op OP_MAXIMUM = _elementwise("maximum", K_BINARY, np.maximum)
 cdef Op OP_MINIMUM = _elementwise("minimum", K_BINARY, np.minimum)
-cdef Op OP_REMAINDER = _elementwise("remainder", K_BINARY, np.remainder)
-cdef Op OP_FLOOR_DIVIDE = _elementwise("floor_divide", K_BINARY, np.floor_divide)
+cdef Op OP_REMAINDER = _elementwise("remainder", K_BINARY, _integer_division("remainder", np.remainder))
+cdef Op OP_FLOOR_DIVIDE = _elementwise("floor_divide", K_BINARY,
+                                       _integer_division("floor_divide", np.floor_divide))
 cdef Op OP_ATAN2 = _elementwise("atan2", K_BINARY_FLOAT, np.arctan2)
 cdef Op OP_BITWISE_AND = _elementwise("bitwise_and", K_BINARY, np.bitwise_and)
 cdef Op OP_BITWISE_OR = _elementwise("bitwise_or", K_BINARY, np.bitwise_or)
@@ -1050,13 +1154,13 @@ cdef Op OP_GT = _elementwise("gt", K_COMPARE, np.greater)
 cdef Op OP_GE = _elementwise("ge", K_COMPARE, np.greater_equal)
 
 cdef Op OP_NEG = _elementwise("neg", K_UNARY, _neg_ufunc, U_NEG)
-cdef Op OP_ABS = _elementwise("abs", K_UNARY, np.absolute, U_ABS)
-cdef Op OP_SIGN = _elementwise("sign", K_UNARY, np.sign)
+cdef Op OP_ABS = _elementwise("abs", K_UNARY, _not_for_bool("abs", np.absolute), U_ABS)
+cdef Op OP_SIGN = _elementwise("sign", K_UNARY, _sign_ufunc)
 cdef Op OP_RELU = _elementwise("relu", K_UNARY, _relu_ufunc, U_RELU)
-cdef Op OP_FLOOR = _elementwise("floor", K_UNARY, np.floor)
-cdef Op OP_CEIL = _elementwise("ceil", K_UNARY, np.ceil)
-cdef Op OP_ROUND = _elementwise("round", K_UNARY, np.round)
-cdef Op OP_TRUNC = _elementwise("trunc", K_UNARY, np.trunc)
+cdef Op OP_FLOOR = _elementwise("floor", K_UNARY, _not_for_bool("floor", _integer_identity(np.floor)))
+cdef Op OP_CEIL = _elementwise("ceil", K_UNARY, _not_for_bool("ceil", _integer_identity(np.ceil)))
+cdef Op OP_ROUND = _elementwise("round", K_UNARY, _not_for_bool("round", _integer_identity(np.round)))
+cdef Op OP_TRUNC = _elementwise("trunc", K_UNARY, _not_for_bool("trunc", _integer_identity(np.trunc)))
 cdef Op OP_LOGICAL_NOT = _elementwise("logical_not", K_UNARY, np.logical_not)
 cdef Op OP_BITWISE_NOT = _elementwise("bitwise_not", K_UNARY, np.invert)
 cdef Op OP_EXP = _elementwise("exp", K_UNARY_FLOAT, np.exp, U_EXP)
@@ -1831,6 +1935,18 @@ cdef class Tensor:
     def logical_not(self):
         return dispatch(OP_LOGICAL_NOT, (self,))
 
+    def bitwise_and(self, other):
+        return dispatch(OP_BITWISE_AND, (self, other))
+
+    def bitwise_or(self, other):
+        return dispatch(OP_BITWISE_OR, (self, other))
+
+    def bitwise_xor(self, other):
+        return dispatch(OP_BITWISE_XOR, (self, other))
+
+    def bitwise_not(self):
+        return dispatch(OP_BITWISE_NOT, (self,))
+
     def neg(self):
         return dispatch(OP_NEG, (self,))
 
@@ -1970,6 +2086,20 @@ cdef class Tensor:
     def sigmoid_(self): return dispatch(OPS["sigmoid_"], (self,))
     def remainder_(self, other): return dispatch(OPS["remainder_"], (self, other))
     def floor_divide_(self, other): return dispatch(OPS["floor_divide_"], (self, other))
+    def asin_(self): return dispatch(OPS["asin_"], (self,))
+    def acos_(self): return dispatch(OPS["acos_"], (self,))
+    def atan_(self): return dispatch(OPS["atan_"], (self,))
+    def sinh_(self): return dispatch(OPS["sinh_"], (self,))
+    def cosh_(self): return dispatch(OPS["cosh_"], (self,))
+    def exp2_(self): return dispatch(OPS["exp2_"], (self,))
+    def log2_(self): return dispatch(OPS["log2_"], (self,))
+    def log10_(self): return dispatch(OPS["log10_"], (self,))
+    def logical_not_(self): return dispatch(OPS["logical_not_"], (self,))
+    def bitwise_not_(self): return dispatch(OPS["bitwise_not_"], (self,))
+    def atan2_(self, other): return dispatch(OPS["atan2_"], (self, other))
+    def bitwise_and_(self, other): return dispatch(OPS["bitwise_and_"], (self, other))
+    def bitwise_or_(self, other): return dispatch(OPS["bitwise_or_"], (self, other))
+    def bitwise_xor_(self, other): return dispatch(OPS["bitwise_xor_"], (self, other))
 
     def zero_(self):
         """Fill with zeros in place."""
