@@ -14,16 +14,19 @@ Examples
 >>> out.grad_fn.name()
 'SumBackward0'
 >>> out.backward()
->>> [round(v, 4) for v in a.grad.tolist()]
-[2.0, 0.0, -2.0, -0.0, 2.0]
+>>> [round(v, 4) + 0.0 for v in a.grad.tolist()]  # + 0.0 folds -0.0
+[2.0, 0.0, -2.0, 0.0, 2.0]
 """
 from gradstack_tensor import register_layer as _register_layer
 from gradstack_tensor._tensor import set_autograd_extension as _set_autograd_extension
 
 from . import _core, derivatives  # noqa: F401 - the table binds itself to the ops
+from . import function, graph  # noqa: F401 - public submodules, as in torch.autograd
 from .__about__ import __version__
 from ._core import AccumulateGrad, Node
 from ._tensor_ext import AutogradExtension as _AutogradExtension
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -32,7 +35,9 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph_api import backward, grad
+from .variable import Variable
 
 _LAYER = _core.AutogradLayer(100)
 _register_layer(_LAYER)
@@ -40,5 +45,8 @@ _set_autograd_extension(_AutogradExtension())
 
 __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-    "is_grad_enabled", "is_inference_mode_enabled", "Node", "AccumulateGrad", "__version__",
+    "is_grad_enabled", "is_inference_mode_enabled", "Function", "FunctionCtx",
+    "once_differentiable", "Variable", "detect_anomaly", "set_detect_anomaly",
+    "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node",
+    "AccumulateGrad", "function", "graph", "__version__",
 ]

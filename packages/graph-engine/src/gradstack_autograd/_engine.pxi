@@ -157,6 +157,20 @@ cdef list _run_leaf_hooks(AccumulateGrad node, list grads):
     return grads
 
 
+# An observer of node execution (the profiler): begin(node) -> token, end(token).
+_node_observer = None
+
+
+def set_node_observer(observer):
+    """Install (or remove, with None) an object told when each backward node runs.
+
+    ``observer.begin(node)`` is called before the node's pre-hooks and returns a token;
+    ``observer.end(token)`` after its post-hooks (also when the node raises).
+    """
+    global _node_observer
+    _node_observer = observer
+
+
 cdef bint _all_none(list grads):
     for g in grads:
         if g is not None:
@@ -342,7 +356,14 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
                     _accumulate_nonleaf_targets(node, node_targets, inputs, grads)
             if not is_acc and not _has_needed_child(node, needed):
                 continue                        # a pure capture point: nothing beyond it
-        gi = _call_node(node, grads)
+        if _node_observer is None:
+            gi = _call_node(node, grads)
+        else:
+            token = _node_observer.begin(node)
+            try:
+                gi = _call_node(node, grads)
+            finally:
+                _node_observer.end(token)
         for i in range(len(gi)):
             edge = node.next_edges[i]
             child = (<tuple>edge)[0]

@@ -12,7 +12,7 @@ cdef class Derivative:
     cdef readonly tuple save            # arg positions whose values the formula needs
     cdef readonly bint save_output      # the formula needs the op's output(s)
     cdef readonly object backward       # fn(ctx, *grads) -> tuple with one grad per input
-    cdef readonly object jvp            # forward-mode formula fn(ctx, *tangents) or None
+    cdef public object jvp              # forward-mode formula (set by forward_ad), or None
     cdef readonly bint differentiable   # False: outputs never require grad (comparisons ...)
     cdef readonly object extra          # fn(args, out) -> anything else the formula needs
     cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
@@ -392,3 +392,32 @@ cdef object _sum_to_meta(object g, tuple shape):
     if (<object>data_of(<Tensor>g)).shape == shape:
         return g
     return wrap(np.asarray(_np_sum_to(data_of(<Tensor>g), shape)))
+
+
+# ----------------------------------------------------------------------------------------
+# Helpers for nodes built in Python (custom Functions, forward-mode, DelayedError)
+
+
+def edge_of(x):
+    """The edge for argument ``x``: where its gradient goes, or NO_EDGE."""
+    return gradient_edge(<Tensor>x) if _requires_grad(x) else NO_EDGE
+
+
+def new_sequence_nr():
+    return next_sequence_nr()
+
+
+def attach_output(Tensor t, Node node, Py_ssize_t output_nr):
+    """Make ``node`` the grad_fn of ``t`` (its output number ``output_nr``)."""
+    t._grad_fn = node
+    t._output_nr = output_nr
+    t._requires_grad = True
+
+
+def alias_of(Tensor t):
+    """A new tensor object viewing ``t``'s storage (sharing its version counter), no graph."""
+    return wrap_view(data_of(t), t)
+
+
+def save_for_function(Tensor t, bint is_output, Node node):
+    return save_tensor(t, is_output, node)

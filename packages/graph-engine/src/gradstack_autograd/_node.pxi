@@ -13,18 +13,16 @@ class RemovableHandle:
     Also a context manager that removes the hook on exit.
     """
 
-    __slots__ = ("_hooks_ref", "id", "__weakref__")
+    __slots__ = ("_hooks", "id", "__weakref__")
 
     def __init__(self, hooks: dict):
         global _next_handle_id
         _next_handle_id += 1
         self.id = _next_handle_id
-        self._hooks_ref = weakref.ref(hooks)
+        self._hooks = hooks     # the dict does not point back at the handle: no cycle
 
     def remove(self):
-        hooks = self._hooks_ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
+        self._hooks.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -123,10 +121,12 @@ cdef SavedTensor save_tensor(Tensor t, bint is_output, Node owner):
     s.version = s.vc.value
     s.is_output = is_output
     if _n_saved_hooks:
-        pack, unpack = _saved_tensors_hooks_stack[-1]
+        pack, unpack = _saved_tensors_hooks_stack[len(_saved_tensors_hooks_stack) - 1]
         s.hooked = True
         s.unpack_hook = unpack
-        s.packed = pack(t)
+        # an output is packed as a plain alias: handing the hook the tensor itself would let
+        # the packed object hold its grad_fn, this node (a cycle through an untracked node)
+        s.packed = pack(_plain_alias(t) if is_output else t)
         s.output_nr = t._output_nr
         s.output_requires_grad = t._requires_grad
         return s
@@ -137,6 +137,12 @@ cdef SavedTensor save_tensor(Tensor t, bint is_output, Node owner):
     else:
         s.tensor = t
     return s
+
+
+cdef Tensor _plain_alias(Tensor t):
+    cdef Tensor a = wrap(data_of(t))
+    a._vc = t.version_counter()
+    return a
 
 
 _FREED_MESSAGE = (

@@ -1,0 +1,233 @@
+"""``gradstack_autograd.graph``: the graph's public types and saved-tensor hooks.
+
+- :class:`Node` is the type of every ``grad_fn``;
+- :class:`saved_tensors_hooks` installs ``pack``/``unpack`` hooks applied to every tensor
+  a node saves for backward;
+- :class:`save_on_cpu` keeps saved tensors in (pinned) CPU memory (a no-op placement here,
+  since gradstack computes on the CPU: it copies, so that the saved data are independent);
+- :class:`save_on_disk` keeps them in memory-mapped files, for graphs larger than RAM.
+
+Examples
+--------
+>>> import gradstack_tensor as gt, gradstack_autograd as ag
+>>> packed = []
+>>> def pack(t): packed.append(t.shape); return t
+>>> with ag.graph.saved_tensors_hooks(pack, lambda t: t):
+...     y = (gt.ones(3, requires_grad=True) * 2).exp()
+>>> len(packed)
+2
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+import weakref
+
+import numpy as np
+
+import gradstack_tensor as gt
+
+from . import _core
+from ._core import Node, RemovableHandle
+
+__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "save_on_disk",
+           "disable_saved_tensors_hooks", "register_multi_grad_hook", "increment_version",
+           "RemovableHandle", "GradientEdge", "get_gradient_edge"]
+
+
+class saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Context manager: ``pack_hook(tensor) -> object`` runs when a tensor is saved for
+    backward, ``unpack_hook(object) -> tensor`` when backward needs it.
+
+    Hooks nest; the innermost pair applies.  ``unpack_hook`` must return a tensor with the
+    same content the saved one had.
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("saved_tensors_hooks(pack_hook, unpack_hook): both must be callable")
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _disabled_message is not None:
+            raise RuntimeError(_disabled_message)
+        _core._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+        return self
+
+    def __exit__(self, *exc):
+        _core._pop_saved_tensors_hooks()
+
+
+_disabled_message = None
+
+
+class disable_saved_tensors_hooks:  # noqa: N801
+    """Context manager under which installing saved-tensor hooks raises ``error_message``."""
+
+    def __init__(self, error_message: str):
+        self.error_message = error_message
+
+    def __enter__(self):
+        global _disabled_message
+        self._prev = _disabled_message
+        _disabled_message = self.error_message
+
+    def __exit__(self, *exc):
+        global _disabled_message
+        _disabled_message = self._prev
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801
+    """Saved tensors are copied to CPU memory when saved and used from there.
+
+    gradstack computes on the CPU, so this only decouples the saved data from later
+    in-place changes of the originals (a copy); ``pin_memory`` is accepted and ignored.
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        def pack(t):
+            return (t.detach().clone(), t.requires_grad)
+
+        def unpack(packed):
+            return packed[0]
+
+        super().__init__(pack, unpack)
+
+
+class save_on_disk(saved_tensors_hooks):  # noqa: N801
+    """Saved tensors live in memory-mapped files under ``directory`` until backward.
+
+    For graphs whose saved activations do not fit in RAM: each saved tensor is written to
+    its own ``.npy`` file and read back through ``numpy.memmap`` (the OS pages it in on
+    demand).  Files are deleted when the saved tensor is freed.
+
+    Parameters
+    ----------
+    directory : str, optional
+        Where to put the files (default: a new temporary directory).
+    min_bytes : int
+        Tensors smaller than this stay in memory (files for tiny tensors cost more than
+        they save).
+    """
+
+    def __init__(self, directory: str | None = None, min_bytes: int = 1 << 16):
+        self.directory = directory or tempfile.mkdtemp(prefix="gradstack-saved-")
+        os.makedirs(self.directory, exist_ok=True)
+        self.min_bytes = min_bytes
+        super().__init__(self._pack, self._unpack)
+
+    def _pack(self, t):
+        data = t.detach().numpy()
+        if data.nbytes < self.min_bytes:
+            return ("memory", data.copy())
+        path = os.path.join(self.directory, f"{uuid.uuid4().hex}.npy")
+        np.save(path, np.ascontiguousarray(data))
+        token = _DiskToken(path)
+        return ("disk", token)
+
+    @staticmethod
+    def _unpack(packed):
+        kind, payload = packed
+        if kind == "memory":
+            return gt.from_numpy(payload)
+        return gt.from_numpy(np.load(payload.path, mmap_mode="r+"))
+
+
+class _DiskToken:
+    """Owns one file; removes it when the saved tensor (and so this token) is freed."""
+
+    def __init__(self, path):
+        self.path = path
+        self._finalizer = weakref.finalize(self, _remove_file, path)
+
+
+def _remove_file(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def increment_version(tensor):
+    """Bump ``tensor``'s version, as if it had been modified in place."""
+    tensor._bump_version("increment_version")
+
+
+class GradientEdge(tuple):
+    """``(node, output_nr)``: where the gradient of a tensor flows."""
+
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr):
+        return super().__new__(cls, (node, output_nr))
+
+    @property
+    def node(self):
+        return self[0]
+
+    @property
+    def output_nr(self):
+        return self[1]
+
+
+def get_gradient_edge(tensor):
+    """The edge through which ``tensor``'s gradient flows (its grad_fn or accumulator)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that "
+                           "does not require gradients")
+    e = _core.edge_of(tensor)
+    return GradientEdge(e[0], e[1])
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn(grads)`` once the gradients of all ``tensors`` have been computed.
+
+    ``grads`` has one entry per tensor (None for those that got no gradient in this pass).
+    With ``mode="any"``, ``fn(grad)`` runs on the first gradient computed instead.
+    """
+    tensors = tuple(tensors)
+    if mode not in ("all", "any"):
+        raise ValueError(f"register_multi_grad_hook: mode must be 'all' or 'any', got {mode!r}")
+    state = {"grads": [None] * len(tensors), "seen": 0, "fired": False}
+    handles = []
+
+    def make_hook(i):
+        def hook(grad):
+            if mode == "any":
+                if not state["fired"]:
+                    state["fired"] = True
+                    fn(grad)
+                return None
+            state["grads"][i] = grad
+            state["seen"] += 1
+            if state["seen"] == sum(t.requires_grad for t in tensors):
+                grads = tuple(state["grads"])
+                state["grads"] = [None] * len(tensors)
+                state["seen"] = 0
+                fn(grads)
+            return None
+        return hook
+
+    for i, t in enumerate(tensors):
+        if t.requires_grad:
+            handles.append(t.register_hook(make_hook(i)))
+    return _MultiHandle(handles)
+
+
+class _MultiHandle:
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
