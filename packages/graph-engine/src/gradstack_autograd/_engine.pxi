@@ -68,6 +68,10 @@ cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
     gd = data_of(<Tensor>g)
     if shape is None:
         return g
+    if _same_shape(gd, shape):
+        if cnp.PyArray_TYPE(gd) == dtype:
+            return g                                  # the common case: nothing to do
+        return g.to(_dtype_of_num(dtype))
     gshape = (<object>gd).shape
     if gshape != shape:
         if not _broadcastable_to(shape, gshape):
@@ -79,6 +83,17 @@ cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
     if cnp.PyArray_TYPE(data_of(<Tensor>g)) != dtype:
         g = g.to(_dtype_of_num(dtype))
     return g
+
+
+cdef inline bint _same_shape(cnp.ndarray a, tuple shape):
+    cdef Py_ssize_t i, n = cnp.PyArray_NDIM(a)
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(a)
+    if n != len(shape):
+        return False
+    for i in range(n):
+        if dims[i] != <Py_ssize_t>shape[i]:
+            return False
+    return True
 
 
 cdef object _dtype_of_num(int num):

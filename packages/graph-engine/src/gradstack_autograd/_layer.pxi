@@ -79,7 +79,8 @@ cdef class OpNode(Node):
         return (<tuple>self.next_edges[i])[2]
 
     cpdef tuple apply(self, tuple grads):
-        r = (<Derivative>self.entry).backward(self, *grads)
+        fn = (<Derivative>self.entry).backward
+        r = fn(self, grads[0]) if len(grads) == 1 else fn(self, *grads)
         if type(r) is not tuple:
             r = tuple(r) if isinstance(r, list) else (r,)
         return r
@@ -123,16 +124,27 @@ cdef object _save_value(object v, Node node):
 
 cdef OpNode _make_node(Derivative d, tuple args):
     cls = d.node_class(args)
-    cdef OpNode node = <OpNode>cls.__new__(cls)
+    # OpNode.__new__(cls) compiles to a direct call of the C tp_new: no attribute lookup
+    cdef OpNode node = <OpNode>OpNode.__new__(cls)
     untrack(node)     # Note [Nodes are invisible to the cyclic GC]
-    cdef list edges = []
+    cdef tuple positions = d.inputs
+    cdef Py_ssize_t i, n, nargs = len(args)
+    cdef object x
+    cdef list edges
     node.entry = d
     node.sequence_nr = next_sequence_nr()
-    inputs = args[d.inputs[0]] if d.list_input else [args[i] if i < len(args) else None
-                                                     for i in d.inputs]
-    for x in inputs:
-        edges.append(gradient_edge(<Tensor>x) if _requires_grad(x) else NO_EDGE)
-    node.next_edges = tuple(edges)
+    if d.list_input:
+        edges = [gradient_edge(<Tensor>x) if _requires_grad(x) else NO_EDGE
+                 for x in args[positions[0]]]
+        node.next_edges = tuple(edges)
+    else:
+        n = len(positions)
+        edges = [NO_EDGE] * n
+        for i in range(n):
+            x = args[<Py_ssize_t>positions[i]] if <Py_ssize_t>positions[i] < nargs else None
+            if _requires_grad(x):
+                edges[i] = gradient_edge(<Tensor>x)
+        node.next_edges = tuple(edges)
     if _anomaly_enabled:
         node.anomaly_trace = "".join(traceback.format_stack()[:-1])
     return node
@@ -160,9 +172,15 @@ cdef void _attach_outputs(OpNode node, object out) except *:
 
 cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) except *:
     cdef list saved
-    if not d.save and not d.save_output:
+    cdef tuple positions = d.save
+    cdef Py_ssize_t i, pos, nargs = len(args)
+    if not positions and not d.save_output:
         return
-    saved = [_save_value(args[i] if i < len(args) else None, node) for i in d.save]
+    saved = [None] * len(positions)
+    for i in range(len(positions)):
+        pos = positions[i]
+        if pos < nargs:
+            saved[i] = _save_value(args[pos], node)
     if d.save_output:
         if isinstance(out, Tensor):
             saved.append(save_tensor(<Tensor>out, True, node))
