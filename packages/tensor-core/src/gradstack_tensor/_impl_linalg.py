@@ -12,7 +12,7 @@ from ._tensor import OPS, Tensor, _data, _wrap
 __all__: list[str] = []
 
 
-def _operands(name, a, b):
+def _operands(name, a, b, allow_bool=False):
     for label, t in (("self", a), ("other", b)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): argument '{label}' must be a Tensor, not {type(t).__name__}")
@@ -22,7 +22,7 @@ def _operands(name, a, b):
             f"{name}(): expected both operands to have the same dtype, but got "
             f"{a.dtype} and {b.dtype}; cast one with .to(other.dtype)"
         )
-    if x.dtype.kind == "b":
+    if x.dtype.kind == "b" and not allow_bool:
         raise RuntimeError(f"{name}(): not implemented for bool tensors")
     return x, y
 
@@ -47,6 +47,8 @@ def matmul(a, b):
     try:
         return _wrap(np.asarray(np.matmul(x, y)))
     except ValueError:
+        if x.ndim == 1 and y.ndim == 1:
+            return dot(a, b)        # raises dot's message, as torch does
         if x.ndim <= 2 and y.ndim <= 2:
             raise RuntimeError(
                 f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
@@ -90,15 +92,16 @@ def dot(a, b):
         raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
     if x.shape[0] != y.shape[0]:
         raise RuntimeError(
-            "inconsistent tensor size, expected tensor [{0}] and src [{1}] to have the same "
-            "number of elements, but got {0} and {1} elements respectively".format(x.shape[0], y.shape[0])
+            f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] "
+            f"to have the same number of elements, but got {x.shape[0]} and {y.shape[0]} "
+            "elements respectively"
         )
     return _wrap(np.asarray(np.dot(x, y)))
 
 
 @OPS["outer"].set_kernel
 def outer(a, b):
-    x, y = _operands("outer", a, b)
+    x, y = _operands("outer", a, b, allow_bool=True)   # an elementwise product: torch allows bool
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"outer(): expected 1D tensors, got {x.ndim}D and {y.ndim}D")
     return _wrap(np.multiply.outer(x, y))
@@ -158,6 +161,8 @@ def trace(input):
     x = _data(input)
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
+    if x.dtype.kind == "b":
+        raise RuntimeError('"trace" not implemented for \'Bool\'; cast with .int() first')
     r = np.trace(x)
     return _wrap(np.asarray(r, dtype=np.int64 if x.dtype.kind in "biu" else x.dtype))
 

@@ -44,7 +44,10 @@ def _check_nonempty(x, axes, name):
 @OPS["mean"].set_kernel
 def mean(input, dim=None, keepdim=False, dtype=None):
     x = _float_input(input, "mean", dtype)
-    return _wrap(quiet(np.mean, x, axis=_axes(dim, x.ndim), keepdims=keepdim))
+    axes = _axes(dim, x.ndim)
+    if x.size == 0:     # nan where nothing is averaged, without numpy's "Mean of empty slice"
+        return _wrap(np.asarray(quiet(np.divide, np.sum(x, axis=axes, keepdims=keepdim), 0)))
+    return _wrap(quiet(np.mean, x, axis=axes, keepdims=keepdim))
 
 
 @OPS["prod"].set_kernel
@@ -54,7 +57,9 @@ def prod(input, dim=None, keepdim=False, dtype=None):
         x = x.astype(_dt.as_dtype(dtype).numpy)
     elif x.dtype.kind in "biu":
         x = x.astype(np.int64)
-    axis = None if dim is None else _normalize_dim(dim, x.ndim)
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"prod(): argument 'dim' must be an int, not {type(dim).__name__}")
+    axis = None if dim is None else normalize_dims(dim, x.ndim)
     return _wrap(quiet(np.prod, x, axis=axis, keepdims=keepdim and axis is not None))
 
 
@@ -81,9 +86,9 @@ def _nan_argmax(x, axis, keepdims):
     if x.dtype.kind == "f":
         nan = np.isnan(x)
         if nan.any():
-            return np.where(nan.any(axis=axis, keepdims=True),
-                            np.argmax(nan, axis=axis, keepdims=True),
-                            np.argmax(np.where(nan, -np.inf, x), axis=axis, keepdims=True))
+            return np.where(nan.any(axis=axis, keepdims=keepdims),
+                            np.argmax(nan, axis=axis, keepdims=keepdims),
+                            np.argmax(np.where(nan, -np.inf, x), axis=axis, keepdims=keepdims))
     return np.argmax(x, axis=axis, keepdims=keepdims)
 
 
@@ -91,9 +96,9 @@ def _nan_argmin(x, axis, keepdims):
     if x.dtype.kind == "f":
         nan = np.isnan(x)
         if nan.any():
-            return np.where(nan.any(axis=axis, keepdims=True),
-                            np.argmax(nan, axis=axis, keepdims=True),
-                            np.argmin(np.where(nan, np.inf, x), axis=axis, keepdims=True))
+            return np.where(nan.any(axis=axis, keepdims=keepdims),
+                            np.argmax(nan, axis=axis, keepdims=keepdims),
+                            np.argmin(np.where(nan, np.inf, x), axis=axis, keepdims=keepdims))
     return np.argmin(x, axis=axis, keepdims=keepdims)
 
 
@@ -125,6 +130,8 @@ def amin(input, dim=(), keepdim=False):
 
 def _arg(input, dim, keepdim, name, fn):
     x = _data(input)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f'"{name}_cpu" not implemented for \'Bool\'; cast with .int() first')
     if dim is None:
         _check_nonempty(x, None, name)
         r = fn(x.reshape(-1), axis=0, keepdims=False)
@@ -213,6 +220,8 @@ def softmax_values(x, axis):
     """Numerically stable softmax of a numpy array along ``axis``."""
     if axis is None:
         return np.ones_like(x)
+    if x.size == 0:
+        return x.copy()     # numpy's max has no identity to reduce an empty array with
     z = x - np.max(x, axis=axis, keepdims=True)
     e = np.exp(z)
     return e / np.sum(e, axis=axis, keepdims=True)
@@ -227,6 +236,8 @@ def softmax(input, dim, dtype=None):
 def _log_softmax_values(x, axis):
     if axis is None:
         return np.zeros_like(x)
+    if x.size == 0:
+        return x.copy()
     z = x - np.max(x, axis=axis, keepdims=True)
     return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 
@@ -246,7 +257,22 @@ def cumsum(input, dim, dtype=None):
         x = x.astype(np.int64)
     if x.ndim == 0:
         return _wrap(x.copy())
-    return _wrap(np.cumsum(x, axis=_normalize_dim(dim, x.ndim)))
+    return _wrap(quiet(np.cumsum, x, axis=_normalize_dim(dim, x.ndim)))   # inf - inf: silent nan
+
+
+def _argsort(x, axis, descending):
+    """Stable argsort; NaN counts as the largest value, as in torch.
+
+    Note [Descending sort]
+    Sorting ``-x`` ascending is wrong for bool and unsigned dtypes (no negation), for the
+    most negative integer (it negates to itself) and for NaN (still last).  Sorting the
+    reversed array ascending and reversing the result is right for all of them, and keeps
+    equal elements in their original order.
+    """
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    rev = np.argsort(np.flip(x, axis=axis), axis=axis, kind="stable")
+    return x.shape[axis] - 1 - np.flip(rev, axis=axis)
 
 
 @OPS["sort"].set_kernel
@@ -255,9 +281,7 @@ def sort(input, dim=-1, descending=False):
     if x.ndim == 0:
         return return_types.sort(_wrap(x.copy()), _wrap(np.zeros((), np.int64)))
     axis = _normalize_dim(dim, x.ndim)
-    idx = np.argsort(-x if descending and x.dtype.kind != "b" else x, axis=axis, kind="stable")
-    if descending and x.dtype.kind == "b":
-        idx = np.flip(idx, axis=axis)
+    idx = _argsort(x, axis, descending)
     return return_types.sort(_wrap(np.take_along_axis(x, idx, axis=axis)),
                              _wrap(idx.astype(np.int64)))
 
@@ -265,11 +289,15 @@ def sort(input, dim=-1, descending=False):
 @OPS["topk"].set_kernel
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's name
     x = _data(input)
+    if x.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU; cast with .int() first")
     axis = _normalize_dim(dim, x.ndim)
     n = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"topk(): selected index k={k} out of range for dimension of size {n}")
     r = sort(input, dim, descending=largest)
+    if x.ndim == 0:
+        return return_types.topk(*r)    # as torch: the element itself, for k = 0 or 1
     sl = [slice(None)] * x.ndim
     sl[axis] = slice(0, k)
     return return_types.topk(_wrap(_data(r.values)[tuple(sl)].copy()),

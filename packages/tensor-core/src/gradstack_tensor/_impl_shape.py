@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._impl_elementwise import describe_index_error, index_key
-from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, _wrap_view
+from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, _wrap_detached, _wrap_view
 
 __all__: list[str] = []
 
@@ -225,8 +225,14 @@ def _split_sizes(n, split_size_or_sections):
             )
         return sizes
     size = int(split_size_or_sections)
-    if size <= 0:
+    if size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0:
+        if n:
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+            )
+        return [0]
     return [min(size, n - i) for i in range(0, n, size)] or [0]
 
 
@@ -262,6 +268,18 @@ def unbind(input, dim=0):
 @OPS["alias"].set_kernel
 def alias(input):
     return _wrap_view(_data(input).view(), input)
+
+
+@OPS["detach"].set_kernel
+def detach(input):
+    """The same storage and version counter, outside the graph; not a view (``_base`` is
+    None), as torch's ``detach``."""
+    return _wrap_detached(input)
+
+
+@OPS["expand_as"].set_kernel
+def expand_as(input, other):
+    return expand(input, _data(other).shape)
 
 
 def _tensors(seq, name):

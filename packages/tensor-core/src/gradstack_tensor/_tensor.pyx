@@ -281,7 +281,7 @@ cdef class DispatchLayer:
         return call_next(op, args, next_index)
 
 
-def register_layer(DispatchLayer layer):
+def register_layer(DispatchLayer layer not None):
     """Add ``layer`` to the dispatch point (no-op if already there)."""
     global _layers, _n_layers
     if layer in _layers:
@@ -291,7 +291,7 @@ def register_layer(DispatchLayer layer):
     _n_layers = len(_layers)
 
 
-def unregister_layer(DispatchLayer layer):
+def unregister_layer(DispatchLayer layer not None):
     """Remove ``layer`` from the dispatch point (no-op if it is not there)."""
     global _layers, _n_layers
     _layers = tuple(l for l in _layers if l is not layer)
@@ -304,6 +304,8 @@ def registered_layers():
 
 
 cdef object run_kernel(Op op, tuple args):
+    if op is None or args is None:      # typed arguments let None through: never deref it
+        raise TypeError("dispatch expects an Op and a tuple of arguments, got None")
     if op._ckernel != NULL:
         return op._ckernel(op, args)
     if op._kernel is None:
@@ -417,12 +419,12 @@ def _wrap(data):
     return wrap(_as_ndarray(data))
 
 
-def _wrap_view(data, Tensor base):
+def _wrap_view(data, Tensor base not None):
     """Python-level :func:`wrap_view`: ``data`` must alias ``base``'s storage."""
     return wrap_view(_as_ndarray(data), base)
 
 
-def _wrap_detached(Tensor src):
+def _wrap_detached(Tensor src not None):
     """A tensor over ``src``'s storage, sharing its version counter but not a view of it."""
     cdef Tensor t = Tensor.__new__(Tensor)
     t._data = src._data
@@ -431,7 +433,7 @@ def _wrap_detached(Tensor src):
     return t
 
 
-def _data(Tensor t):
+def _data(Tensor t not None):
     """The numpy storage of ``t`` (for kernels written in Python)."""
     return t._data
 
@@ -558,10 +560,38 @@ cdef object _cast_operand(object v, object res):
     if res is _dt.bool_:
         return bool(v)
     if res.is_floating_point:
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:
+            raise RuntimeError(
+                f"value cannot be converted to type {res.name} without overflow ({v})"
+            ) from None
     if isinstance(v, float):
         return v
-    return int(v)
+    return _wrap_int(int(v), res)
+
+
+cdef dict _INT_RANGE = {}
+
+
+cdef object _wrap_int(object v, object res):
+    """A Python int as the integer dtype ``res`` holds it.
+
+    Note [Python ints wrap like torch's]
+    torch casts a Python int to the result dtype of the op, wrapping around
+    (``uint8_tensor + 300`` adds 44); numpy 2 raises OverflowError instead.  An int that
+    does not fit 64 bits raises RuntimeError, as torch's "Overflow when unpacking long".
+    """
+    bounds = _INT_RANGE.get(res)
+    if bounds is None:
+        info = np.iinfo(res.numpy)
+        bounds = _INT_RANGE[res] = (int(info.min), int(info.max))
+    lo, hi = bounds
+    if lo <= v <= hi:
+        return v
+    if not -2**63 <= v < 2**63:
+        raise RuntimeError(f"Overflow when unpacking long: {v} does not fit in 64 bits")
+    return (v - lo) % (hi - lo + 1) + lo
 
 
 # ----------------------------------------------------------------------------------------
@@ -766,27 +796,44 @@ cdef dict _BIN_CODES = {}
 cdef dict _UN_CODES = {}
 
 
+cdef int _check_nargs(Op op, tuple args, Py_ssize_t lo, Py_ssize_t hi) except -1:
+    """Note [C kernels check their arity]
+    The module is compiled with ``boundscheck=False``: ``args[1]`` of a 1-tuple reads past
+    its end.  The C kernels are reachable with any arguments (``OPS["add"](x)``), so each
+    checks the count first; it is one C comparison.
+    """
+    cdef Py_ssize_t n = len(args)
+    if n < lo or n > hi:
+        want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        raise TypeError(f"{op.name}() takes {want} positional arguments but {n} were given")
+    return 0
+
+
 cdef object _binary_kernel(Op op, tuple args):
+    _check_nargs(op, args, 2, 3)
     cdef object a = args[0], b = args[1], x, y, r
     cdef tuple prep
     cdef int code = _BIN_CODES.get(op.name, 0)
     if code == B_SUB and (_is_bool_operand(a) or _is_bool_operand(b)):
         raise _bool_sub_error()
-    if len(args) > 2 and args[2] is not None and args[2] != 1:      # add/sub alpha
+    if len(args) > 2 and args[2] is not None and (args[2] != 1 or type(args[2]) is bool):
+        # add/sub alpha (True == 1, but a bool alpha has its own rule)
         b = _scaled(a, b, args[2])
     prep = _promote_binary(a, b, op.kind)
     x = prep[0]
     y = prep[1]
-    if code:
-        r = _small_binary(code, x, y)
-        if r is not None:
-            return wrap(<cnp.ndarray>r)
     try:
+        if code:
+            r = _small_binary(code, x, y)
+            if r is not None:
+                return wrap(<cnp.ndarray>r)
         r = _quiet_call2(op.ufunc, x, y)
     except ValueError as e:
         raise _shape_error_from(a, b, e) from None
     except TypeError as e:
         raise _dtype_error(op.name, a, b, e) from None
+    except OverflowError as e:      # a Python number too large for the tensor's dtype
+        raise RuntimeError(f"{op.name}: value cannot be converted without overflow ({e})") from None
     return wrap(_as_ndarray(r))
 
 
@@ -833,6 +880,7 @@ cdef object _dtype_error(str name, object a, object b, object err):
 
 
 cdef object _compare_kernel(Op op, tuple args):
+    _check_nargs(op, args, 2, 2)
     cdef tuple prep = _promote_binary(args[0], args[1], K_BINARY)
     try:
         r = op.ufunc(prep[0], prep[1])
@@ -842,6 +890,7 @@ cdef object _compare_kernel(Op op, tuple args):
 
 
 cdef object _unary_kernel(Op op, tuple args):
+    _check_nargs(op, args, 1, 1)
     cdef Tensor t = _expect_tensor(args[0], op.name)
     cdef cnp.ndarray x = t._data
     cdef int code
@@ -852,7 +901,18 @@ cdef object _unary_kernel(Op op, tuple args):
         r = _small_unary(code, x)
         if r is not None:
             return wrap(<cnp.ndarray>r)
-    return wrap(_as_ndarray(_quiet_call1(op.ufunc, x)))
+    try:
+        return wrap(_as_ndarray(_quiet_call1(op.ufunc, x)))
+    except TypeError as e:      # numpy has no loop for this dtype (bitwise_not of a float)
+        raise TypeError(
+            f"{op.name}: not supported for tensors of type {_dtype_of_array(x)} ({e})"
+        ) from None
+
+
+cdef Tensor _expect_other(object x, str name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'other' must be a Tensor, not {type(x).__name__}")
+    return <Tensor>x
 
 
 cdef Tensor _expect_tensor(object x, str name):
@@ -874,15 +934,21 @@ def _sigmoid_ufunc(x):
 def _relu_ufunc(x):
     if x.dtype == np.bool_:
         raise RuntimeError("relu is not implemented for bool tensors; cast with .float() first")
-    return np.where(np.isnan(x) | (x > 0), x, np.zeros((), x.dtype)) if x.dtype.kind == "f" \
-        else np.maximum(x, 0)
+    # np.maximum propagates NaN (as torch's relu does) and maps -0.0 to +0.0, like the
+    # np.where(isnan(x) | (x > 0), x, 0) it replaces, in one pass instead of four.
+    return np.maximum(x, np.zeros((), x.dtype))
 
 
 def _sign_ufunc(x):
-    # numpy has no sign loop for bool; torch's sign of a bool tensor is the tensor itself
+    # numpy has no sign loop for bool; torch's sign of a bool tensor is the tensor itself.
+    # torch computes (0 < x) - (x < 0): sign(nan) is 0 (numpy: nan) and sign(-0.0) is +0.0
     if x.dtype == np.bool_:
         return x.copy()
-    return np.sign(x)
+    r = np.sign(x)
+    if x.dtype.kind == "f":
+        r = np.where(r == r, r, r.dtype.type(0))
+        r += 0      # -0.0 + 0 is +0.0
+    return r
 
 
 def _not_for_bool(str name, ufunc):
@@ -973,24 +1039,25 @@ cdef object _check_inplace_target(Tensor t, str name):
 
 
 cdef object _inplace_binary_kernel(Op op, tuple args):
+    _check_nargs(op, args, 2, 3)
     cdef Tensor t = _expect_tensor(args[0], op.name)
     cdef object b = args[1], y
     cdef object res
     _check_inplace_target(t, op.name)
     if op.name == "sub_" and (_is_bool_operand(t) or _is_bool_operand(b)):
         raise _bool_sub_error()
-    if len(args) > 2 and args[2] is not None and args[2] != 1:
+    if len(args) > 2 and args[2] is not None and (args[2] != 1 or type(args[2]) is bool):
         b = _scaled(t, b, args[2])
     res = _dt.result_type([_operand_dtype_info(t), _operand_dtype_info(b)])
     if op.kind == K_BINARY_FLOAT and not res.is_floating_point:
         res = _dt.get_default_dtype()
     own = _dtype_of_array(t._data)
-    if res is not own and _dt.promote_types(res, own) is not own:
+    if not can_cast_inplace(res, own):
         raise RuntimeError(
             f"{op.name}: result type {res.name} can't be cast to the desired output type "
             f"{own.name} (the tensor written in place). Use the out-of-place op, or cast first."
         )
-    y = (<Tensor>b)._data if isinstance(b, Tensor) else b
+    y = (<Tensor>b)._data if isinstance(b, Tensor) else _cast_operand(b, res)
     try:
         _quiet_inplace2(op.ufunc, t._data, y)
     except ValueError as e:
@@ -1000,6 +1067,15 @@ cdef object _inplace_binary_kernel(Op op, tuple args):
         ) from None
     t.bump_version(op.name)
     return t
+
+
+def can_cast_inplace(res, own):
+    """Whether an op whose result dtype is ``res`` may write into a tensor of ``own``.
+
+    torch's ``canCast``: never from floating to integral, nor from non-bool to bool;
+    within a category the result is cast (``int32_tensor += int64_tensor`` is fine).
+    """
+    return res is own or res._category <= own._category
 
 
 cdef object _quiet_inplace2(object ufunc, cnp.ndarray x, object y):
@@ -1014,6 +1090,7 @@ cdef object _quiet_inplace2(object ufunc, cnp.ndarray x, object y):
 
 
 cdef object _inplace_unary_kernel(Op op, tuple args):
+    _check_nargs(op, args, 1, 1)
     cdef Tensor t = _expect_tensor(args[0], op.name)
     _check_inplace_target(t, op.name)
     if op.kind == K_UNARY_FLOAT and not _is_float_num(cnp.PyArray_TYPE(t._data)):
@@ -1032,6 +1109,7 @@ cdef object _inplace_unary_kernel(Op op, tuple args):
 
 
 cdef object _sum_kernel(Op op, tuple args):
+    _check_nargs(op, args, 1, 4)
     cdef Tensor t = _expect_tensor(args[0], "sum")
     cdef object dim = args[1] if len(args) > 1 else None
     cdef bint keepdim = args[2] if len(args) > 2 else False
@@ -1135,7 +1213,8 @@ cdef Op OP_DIV = _elementwise("div", K_BINARY_FLOAT, np.true_divide, B_DIV)
 cdef Op OP_POW = _elementwise("pow", K_BINARY, _no_bool_result("pow", np.power))
 cdef Op OP_MAXIMUM = _elementwise("maximum", K_BINARY, np.maximum)
 cdef Op OP_MINIMUM = _elementwise("minimum", K_BINARY, np.minimum)
-cdef Op OP_REMAINDER = _elementwise("remainder", K_BINARY, _integer_division("remainder", np.remainder))
+cdef Op OP_REMAINDER = _elementwise("remainder", K_BINARY,
+                                    _integer_division("remainder", np.remainder))
 cdef Op OP_FLOOR_DIVIDE = _elementwise("floor_divide", K_BINARY,
                                        _integer_division("floor_divide", np.floor_divide))
 cdef Op OP_ATAN2 = _elementwise("atan2", K_BINARY_FLOAT, np.arctan2)
@@ -1157,10 +1236,13 @@ cdef Op OP_NEG = _elementwise("neg", K_UNARY, _neg_ufunc, U_NEG)
 cdef Op OP_ABS = _elementwise("abs", K_UNARY, _not_for_bool("abs", np.absolute), U_ABS)
 cdef Op OP_SIGN = _elementwise("sign", K_UNARY, _sign_ufunc)
 cdef Op OP_RELU = _elementwise("relu", K_UNARY, _relu_ufunc, U_RELU)
-cdef Op OP_FLOOR = _elementwise("floor", K_UNARY, _not_for_bool("floor", _integer_identity(np.floor)))
+cdef Op OP_FLOOR = _elementwise("floor", K_UNARY,
+                                _not_for_bool("floor", _integer_identity(np.floor)))
 cdef Op OP_CEIL = _elementwise("ceil", K_UNARY, _not_for_bool("ceil", _integer_identity(np.ceil)))
-cdef Op OP_ROUND = _elementwise("round", K_UNARY, _not_for_bool("round", _integer_identity(np.round)))
-cdef Op OP_TRUNC = _elementwise("trunc", K_UNARY, _not_for_bool("trunc", _integer_identity(np.trunc)))
+cdef Op OP_ROUND = _elementwise("round", K_UNARY,
+                                _not_for_bool("round", _integer_identity(np.round)))
+cdef Op OP_TRUNC = _elementwise("trunc", K_UNARY,
+                                _not_for_bool("trunc", _integer_identity(np.trunc)))
 cdef Op OP_LOGICAL_NOT = _elementwise("logical_not", K_UNARY, np.logical_not)
 cdef Op OP_BITWISE_NOT = _elementwise("bitwise_not", K_UNARY, np.invert)
 cdef Op OP_EXP = _elementwise("exp", K_UNARY_FLOAT, np.exp, U_EXP)
@@ -1371,9 +1453,9 @@ cdef class Tensor:
         self._data = data
 
     @staticmethod
-    def _make_subclass(cls, Tensor data, bint require_grad=False):
+    def _make_subclass(cls, Tensor data not None, bint require_grad=False):
         """A ``cls`` instance sharing ``data``'s storage and version counter (for Parameter)."""
-        cdef Tensor t = cls.__new__(cls)
+        cdef Tensor t = Tensor.__new__(cls)   # tp_new of Tensor: not a subclass's __new__
         t._data = data._data
         t._vc = data.version_counter()
         t._view_base = data._view_base
@@ -1704,6 +1786,36 @@ cdef class Tensor:
 
     def __hash__(self):
         return id(self)
+
+    def __copy__(self):
+        """``copy.copy``: a tensor sharing this one's storage, as torch's (matplotlib copies
+        the tensors it plots this way)."""
+        cdef Tensor t = Tensor.__new__(type(self))
+        t._data = self._data
+        t._vc = self.version_counter()
+        t._view_base = self._view_base
+        t._requires_grad = self._requires_grad
+        vars(t).update(vars(self))
+        return t
+
+    def __deepcopy__(self, memo):
+        """``copy.deepcopy``: an independent leaf with copied values, ``requires_grad`` and
+        ``.grad`` (graph leaves only, as in torch)."""
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol; deep-copy x.detach() instead")
+        if id(self) in memo:
+            return memo[id(self)]
+        import copy
+        cdef Tensor t = Tensor.__new__(type(self))
+        memo[id(self)] = t
+        t._data = self._data.copy(order="K")
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = copy.deepcopy(self._grad, memo)
+        vars(t).update(copy.deepcopy(vars(self), memo))
+        return t
 
     def __reduce_ex__(self, protocol):
         raise TypeError(
@@ -2217,13 +2329,13 @@ cdef class Tensor:
         return dispatch(OP_VIEW, (self, _shape_from_args(shape, "view")))
 
     def view_as(self, other):
-        return dispatch(OP_VIEW, (self, tuple(other.shape)))
+        return dispatch(OP_VIEW, (self, _shape(_expect_other(other, "view_as")._data)))
 
     def reshape(self, *shape):
         return dispatch(OP_RESHAPE, (self, _shape_from_args(shape, "reshape")))
 
     def reshape_as(self, other):
-        return dispatch(OP_RESHAPE, (self, tuple(other.shape)))
+        return dispatch(OP_RESHAPE, (self, _shape(_expect_other(other, "reshape_as")._data)))
 
     def transpose(self, dim0, dim1):
         return dispatch(OP_TRANSPOSE, (self, dim0, dim1))
@@ -2256,7 +2368,7 @@ cdef class Tensor:
         return dispatch(OP_EXPAND, (self, _shape_from_args(sizes, "expand")))
 
     def expand_as(self, other):
-        return dispatch(OP_EXPAND, (self, tuple(other.shape)))
+        return dispatch(OP_EXPAND, (self, _shape(_expect_other(other, "expand_as")._data)))
 
     def flatten(self, start_dim=0, end_dim=-1):
         return dispatch(OP_FLATTEN, (self, start_dim, end_dim))
@@ -2357,7 +2469,7 @@ cdef class Tensor:
         return self.to(dtype)
 
     def type_as(self, other):
-        return self.to(other.dtype)
+        return self.to(_expect_other(other, "type_as").dtype)
 
     def float(self):
         return _convert(self, _dt.float32, False)

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import random as _random
+from ._impl_elementwise import scalar_as
 from ._tensor import Tensor, _data, _wrap
 from .device import check_device
 
@@ -69,8 +70,13 @@ def _infer_from_data(data) -> np.ndarray:
     if isinstance(data, np.ndarray):
         _dt.from_numpy_dtype(data.dtype)
         return data.copy()
+    if isinstance(data, np.generic):
+        _dt.from_numpy_dtype(data.dtype)
+        return np.array(data)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
         data = _tensors_to_values(data)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, np.generic) for x in _flat(data)):
+        return _from_numpy_scalars(data)
     try:
         arr = np.array(data)
     except ValueError as e:
@@ -88,6 +94,23 @@ def _infer_from_data(data) -> np.ndarray:
     if arr.dtype.kind in "US":
         raise TypeError(f"tensor(): new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
     return arr.astype(_dt.from_numpy_dtype(arr.dtype).numpy)
+
+
+def _from_numpy_scalars(data) -> np.ndarray:
+    """Note [numpy scalars keep their dtype]
+    As in torch, a numpy scalar in the data counts with its own dtype, promoted with the
+    others': ``[np.float64(1), 2.0]`` is float64, ``[np.int32(1), 2]`` int64.
+    """
+    d = None
+    for x in _flat(data):
+        # np.float64 subclasses float: ask for the numpy dtype first
+        xd = _dt.from_numpy_dtype(x.dtype) if isinstance(x, np.generic) else _dt.scalar_dtype(x)
+        d = xd if d is None else _dt.promote_types(d, xd)
+    try:
+        return np.array(data, dtype=d.numpy)
+    except ValueError as e:
+        raise ValueError(f"tensor(): could not build a tensor from the data ({e}); nested "
+                         "sequences must have the same length at each level") from None
 
 
 def _flat(seq):
@@ -121,7 +144,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     check_device(device)
     arr = _infer_from_data(data)
     if dtype is not None:
-        arr = arr.astype(_dt.as_dtype(dtype).numpy)
+        target = _dt.as_dtype(dtype).numpy
+        if arr.dtype != target and not isinstance(data, (Tensor, np.ndarray, np.generic)):
+            # Python numbers go straight to ``dtype``, not through the default float32:
+            # tensor(0.7, dtype=float64).item() is exactly 0.7, as in torch
+            values = _tensors_to_values(data) if isinstance(data, (list, tuple)) else data
+            arr = np.array(values, dtype=target)
+        else:
+            arr = arr.astype(target)
     return _finish(arr, requires_grad)
 
 
@@ -183,7 +213,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
         fill_value = fill_value.item()
     if dtype is None:
         dtype = _dt.scalar_dtype(fill_value)
-    return _finish(np.full(_size((size,), "full"), fill_value, dtype=_np_dtype(dtype)),
+    d = _np_dtype(dtype)
+    return _finish(np.full(_size((size,), "full"), scalar_as(fill_value, d, "full"), dtype=d),
                    requires_grad)
 
 

@@ -54,7 +54,8 @@ __all__ = sorted(
         "narrow", "select", "split", "chunk", "unbind", "cat", "concat", "concatenate",
         "stack", "clone", "detach", "masked_fill", "all", "any", "numel", "is_tensor",
         "flip", "tril", "triu", "index_select", "gather", "diag", "trace", "sort", "topk",
-        "swapaxes", "ravel", "zeros_like_", "allclose", "equal", "isclose",
+        "swapaxes", "ravel", "zeros_like_", "clamp_", "fill_", "zero_", "allclose", "equal",
+        "isclose",
         "isnan", "isinf", "isfinite",
     ]
 )
@@ -150,6 +151,21 @@ def where(condition, input=None, other=None):
 
 def masked_fill(input, mask, value):
     return dispatch(OPS["masked_fill"], (input, mask, value))
+
+
+def clamp_(input, min=None, max=None):  # noqa: A002
+    """Limit ``input`` to ``[min, max]`` in place."""
+    return dispatch(OPS["clamp_"], (input, min, max))
+
+
+def fill_(input, value):
+    """Fill ``input`` with ``value`` in place."""
+    return dispatch(OPS["fill_"], (input, value))
+
+
+def zero_(input):
+    """Fill ``input`` with zeros in place."""
+    return dispatch(OPS["zero_"], (input,))
 
 
 def _tensor(x, name) -> Tensor:
