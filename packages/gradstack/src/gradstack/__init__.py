@@ -1,0 +1,57 @@
+"""gradstack: define-by-run automatic differentiation with PyTorch's interface.
+
+This package is the facade of the gradstack stack: it adds no behaviour, it re-exports the
+layers arranged as ``torch`` arranges them, so that ``import gradstack as torch`` runs code
+written for PyTorch's autograd (on the CPU):
+
+- tensors, dtypes and ops from ``gradstack_tensor`` (``gradstack.tensor``, ``zeros``,
+  ``sin``, ``float32`` with torch's aliases ``float``, ``double``, ``half``, ``long``,
+  ``int``, ``bool`` ...), ``Tensor``, ``Size``, ``device``, ``manual_seed``;
+- grad modes and :mod:`gradstack.autograd` from ``gradstack_autograd``, with
+  ``autograd.functional`` (``gradstack_functional``), ``autograd.profiler``
+  (``gradstack_profiler``), ``autograd.graph`` and ``autograd.forward_ad``;
+- :mod:`gradstack.nn`, :mod:`gradstack.optim`, ``save`` and ``load`` from ``gradstack_nn``;
+- :mod:`gradstack.cuda`, whose ``is_available()`` is always False.
+
+Examples
+--------
+>>> import math
+>>> import gradstack as torch
+>>> a = torch.linspace(0., 2. * math.pi, steps=25, requires_grad=True)
+>>> b = torch.sin(a)
+>>> b.grad_fn.name()
+'SinBackward0'
+>>> (2 * b + 1).sum().backward()
+>>> torch.allclose(a.grad, 2 * torch.cos(a.detach()), atol=1e-6)
+True
+"""
+# Note [The facade only re-exports]
+# Every name below is defined in one of the layer packages; this file decides only where
+# it appears.  Star imports bring in the layers' __all__ (which shadow the builtins
+# ``float``, ``int`` and ``bool`` here, exactly as torch's namespace does), so nothing in
+# this module may use those builtins after the imports.
+import gradstack_autograd as _gradstack_autograd  # noqa: F401 - registers the autograd layer
+import gradstack_tensor as _gradstack_tensor
+from gradstack_autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from gradstack_tensor import *  # noqa: F403
+from gradstack_tensor._kernels import get_num_threads, set_num_threads
+from gradstack_tensor.random import get_rng_state, set_rng_state
+
+from . import autograd, cuda, nn, optim
+from .__about__ import __version__
+from .serialization import load, save
+
+_NAMES = [
+    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+    "is_inference_mode_enabled", "get_num_threads", "set_num_threads", "get_rng_state",
+    "set_rng_state", "autograd", "cuda", "nn", "optim", "save", "load", "__version__",
+]
+__all__ = sorted(set(_gradstack_tensor.__all__) - {"__version__"} | set(_NAMES))
+del _NAMES

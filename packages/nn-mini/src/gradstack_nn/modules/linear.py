@@ -1,0 +1,83 @@
+"""``Linear`` and ``Identity``."""
+from __future__ import annotations
+
+import math
+
+import gradstack_tensor as gt
+from gradstack_tensor import Tensor
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Linear", "Identity"]
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``.
+
+    Parameters
+    ----------
+    in_features, out_features : int
+        The sizes of each input and output sample.
+    bias : bool, default True
+        Whether to learn an additive bias.
+    device, dtype : optional
+        Where (the CPU) and in which dtype to create the parameters.
+
+    Attributes
+    ----------
+    weight : Parameter
+        Shape ``(out_features, in_features)``, initialised as torch does with
+        ``kaiming_uniform_(a=sqrt(5))``: uniform in ``[-1/sqrt(in_features), 1/sqrt(in_features)]``.
+    bias : Parameter or None
+        Shape ``(out_features,)``, uniform in the same interval.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> layer = Linear(20, 30)
+    >>> layer(gt.randn(128, 20)).shape
+    gradstack.Size([128, 30])
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(gt.empty((out_features, in_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(gt.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Re-draw the weight and bias with torch's default initialisation."""
+        # Note [Linear's default init]
+        # kaiming_uniform_ with a=sqrt(5) is uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)); see
+        # pytorch/pytorch#57109 for why torch keeps this historical choice.
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Identity(Module):
+    """Returns its input unchanged (a placeholder layer); it ignores any arguments."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input

@@ -1,0 +1,21 @@
+"""``gradstack_nn.optim`` (``gradstack.optim``): optimisers with torch's interface.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> from gradstack_nn import Linear
+>>> from gradstack_nn.optim import SGD
+>>> model = Linear(3, 1)
+>>> opt = SGD(model.parameters(), lr=0.1, momentum=0.9)
+>>> loss = model(gt.ones(4, 3)).pow(2).sum()
+>>> loss.backward()
+>>> opt.step()
+>>> opt.zero_grad()
+>>> model.weight.grad.abs().sum().item()
+0.0
+"""
+from . import optimizer, sgd
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "optimizer", "sgd"]

@@ -1,0 +1,201 @@
+"""``Optimizer``: the base class of the optimisers (parameter groups, state, zero_grad and
+state dicts), with torch's interface."""
+from __future__ import annotations
+
+import copy
+import warnings
+from collections import defaultdict
+
+import gradstack_autograd as ag
+from gradstack_tensor import Tensor
+
+from ..modules.module import _zero_grads
+
+__all__ = ["Optimizer", "required"]
+
+
+class _Required:
+    """Marks a hyper-parameter without a default (it must be given per group)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class for optimisers.
+
+    Parameters
+    ----------
+    params : iterable
+        Tensors to optimise, ``(name, tensor)`` pairs, or dicts defining parameter
+        groups (``{"params": [...], "lr": 0.1}``) whose options override ``defaults``.
+    defaults : dict
+        The default hyper-parameters of every group.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        The groups, each with its ``"params"`` list and its hyper-parameters.
+    state : defaultdict(dict)
+        Per-parameter state (momentum buffers ...), keyed by the parameter tensor.
+    """
+
+    def __init__(self, params, defaults: dict) -> None:
+        self.defaults = defaults
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {type(params).__name__}"
+            )
+        groups = list(params)
+        if len(groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own hyper-parameters (fine-tuning layers
+        with different learning rates ...).  Missing options take the defaults."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            params = list(params)
+        names = []
+        tensors = []
+        for p in params:
+            if isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str):
+                names.append(p[0])
+                p = p[1]
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is "
+                    f"{type(p).__name__}"
+                )
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+            tensors.append(p)
+        if names and len(names) != len(tensors):
+            raise ValueError("all optimizer params should be with/without names. Some param "
+                             "names are missing")
+        group = dict(param_group)
+        group["params"] = tensors
+        if names:
+            group["param_names"] = names
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(
+                    f"parameter group didn't specify a value of required optimization "
+                    f"parameter {name}"
+                )
+            group.setdefault(name, default)
+        if len({id(p) for p in tensors}) != len(tensors):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, "
+                "this will cause an error", stacklevel=3)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = False) -> None:
+        """Reset the gradients of every optimised parameter: zeroed in place by default
+        (``.grad`` keeps its layout), set to None with ``set_to_none=True``."""
+        _zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
+
+    def step(self, closure=None):
+        """Update the parameters once (subclasses implement it)."""
+        raise NotImplementedError
+
+    # -- state dicts -------------------------------------------------------------------
+
+    def state_dict(self) -> dict:
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}``.
+
+        Parameters are replaced by their index in the order of the groups, as torch does,
+        so a state dict can be loaded into an optimiser over a freshly built model.
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            ids = []
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            packed["params"] = ids
+            groups.append(packed)
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a :meth:`state_dict` (hyper-parameters and per-parameter state); the
+        groups must have the same sizes as this optimiser's."""
+        groups = self.param_groups
+        saved_groups = state_dict["param_groups"]
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of "
+                "optimizer's group"
+            )
+        id_map = {}
+        for g, s in zip(groups, saved_groups):
+            for old, p in zip(s["params"], g["params"]):
+                id_map[old] = p
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k not in id_map:
+                state[k] = copy.deepcopy(v)
+                continue
+            p = id_map[k]
+            state[p] = {name: _cast_state(p, name, value) for name, value in v.items()}
+        new_groups = []
+        for g, s in zip(groups, saved_groups):
+            new = {k: copy.deepcopy(v) for k, v in s.items() if k != "params"}
+            new["params"] = g["params"]
+            new_groups.append(new)
+        self.state = state
+        self.param_groups = new_groups
+
+    def __repr__(self) -> str:
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(group):
+                if key not in ("params", "param_names"):
+                    lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+
+def _cast_state(param: Tensor, name: str, value):
+    """A copy of a loaded state value, cast to the parameter's dtype when it is a float
+    tensor (``step`` counters stay as they are)."""
+    if isinstance(value, Tensor):
+        with ag.no_grad():
+            if name != "step" and value.is_floating_point() and value.dtype != param.dtype:
+                return value.to(param.dtype).contiguous()
+            return value.detach().clone().contiguous()
+    return copy.deepcopy(value)

@@ -1,0 +1,341 @@
+"""``save``/``load`` (``gradstack.save``/``gradstack.load``): tensors, state dicts and nested
+containers in a file that cannot execute code when loaded.
+
+Note [The file format]
+~~~~~~~~~~~~~~~~~~~~~~
+A gradstack file is a ZIP archive, readable as a numpy ``.npz``:
+
+- ``gradstack.json``: the manifest, ``{"format": "gradstack", "version": 1, "root": node}``
+  where a node is one of
+  ``{"t": "tensor", "id": i, "requires_grad": b, "parameter": b}``,
+  ``{"t": "ndarray", "id": i}``, ``{"t": "dict"|"odict", "items": [[key, value], ...]}``,
+  ``{"t": "list"|"tuple", "items": [...]}``, ``{"t": "int", "v": 7}``,
+  ``{"t": "float", "v": "0x1.8p+1"}`` (``float.hex``, exact, inf and nan included),
+  ``{"t": "bool", "v": true}``, ``{"t": "str", "v": "..."}``, ``{"t": "none"}``;
+- ``<i>.npy`` for each array ``i``: numpy's own format, read with ``allow_pickle=False``.
+
+Loading parses JSON and raw arrays of plain dtypes, and nothing else, so a file can never
+run code (unlike pickle, which ``torch.load`` used before ``weights_only``).  Values are
+stored byte for byte, so they round-trip bit-exactly.  A tensor that appears several times
+in the saved object is stored once and loads as one tensor; distinct tensors that share
+storage (views) load as independent tensors.  The archive's CRC-32 checksums catch
+corrupted bytes.
+
+Examples
+--------
+>>> import io
+>>> import gradstack_tensor as gt
+>>> buf = io.BytesIO()
+>>> save({"w": gt.tensor([1.5, -2.0]), "step": 3}, buf)
+>>> _ = buf.seek(0)
+>>> obj = load(buf)
+>>> obj["w"].tolist(), obj["step"]
+([1.5, -2.0], 3)
+"""
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from collections import OrderedDict
+
+import gradstack_tensor as gt
+import numpy as np
+from gradstack_tensor import Tensor
+from gradstack_tensor._tensor import _data
+from gradstack_tensor.device import check_device
+
+from .parameter import Parameter
+
+__all__ = ["save", "load", "SerializationError"]
+
+_MANIFEST = "gradstack.json"
+_FORMAT = "gradstack"
+_VERSION = 1
+_DTYPES = {np.dtype(d) for d in ("float16", "float32", "float64", "int8", "int16", "int32",
+                                  "int64", "uint8", "bool")}
+_ND_DTYPES = _DTYPES | {np.dtype(d) for d in ("uint16", "uint32", "uint64", "complex64",
+                                               "complex128")}
+
+
+class SerializationError(RuntimeError):
+    """The file is not a gradstack file, or it is corrupt or truncated."""
+
+
+# -------------------------------------------------------------------------------------
+# save
+
+def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True
+         ) -> None:
+    """Write ``obj`` to ``f`` (a path or a binary file object) in gradstack's safe format.
+
+    ``obj`` may be a Tensor (or Parameter), a numpy array, a number, a string, None, or a
+    dict / OrderedDict / list / tuple nesting them: model and optimiser state dicts
+    included.  Dict keys may be strings, numbers, booleans or None.
+
+    Writing to a path goes through a temporary file renamed at the end, so an interrupted
+    save never leaves a truncated file under the final name.
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` holds something else (a Module: save its ``state_dict()``).
+    """
+    if pickle_module is not None:
+        raise ValueError("gradstack.save never pickles: pickle_module is not supported")
+    arrays: list[np.ndarray] = []
+    root = _encode(obj, arrays, {}, "obj")
+    manifest = json.dumps({"format": _FORMAT, "version": _VERSION, "root": root},
+                          allow_nan=False, separators=(",", ":")).encode()
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+        tmp = f"{path}.tmp{os.getpid()}"
+        try:
+            with open(tmp, "wb") as fh:
+                _write(fh, manifest, arrays)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    else:
+        _write(f, manifest, arrays)
+
+
+def _write(fh, manifest: bytes, arrays: list[np.ndarray]) -> None:
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        zf.writestr(_MANIFEST, manifest)
+        for i, arr in enumerate(arrays):
+            with zf.open(f"{i}.npy", "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, arr, allow_pickle=False)
+
+
+def _encode(obj, arrays, memo, where):
+    if isinstance(obj, Tensor):
+        key = id(obj)
+        if key not in memo:
+            arrays.append(_data(obj))
+            memo[key] = (len(arrays) - 1, obj)  # keep obj alive: ids stay unique
+        return {"t": "tensor", "id": memo[key][0], "requires_grad": bool(obj.requires_grad),
+                "parameter": isinstance(obj, Parameter)}
+    if isinstance(obj, np.ndarray):
+        if obj.dtype not in _ND_DTYPES:
+            raise TypeError(f"gradstack.save: cannot save a numpy array of dtype {obj.dtype} "
+                            f"(at {where}); only plain numeric and bool dtypes are supported")
+        key = id(obj)
+        if key not in memo:
+            arrays.append(obj)
+            memo[key] = (len(arrays) - 1, obj)
+        return {"t": "ndarray", "id": memo[key][0]}
+    if obj is None:
+        return {"t": "none"}
+    if isinstance(obj, (bool, np.bool_)):
+        return {"t": "bool", "v": bool(obj)}
+    if isinstance(obj, (int, np.integer)):
+        return {"t": "int", "v": int(obj)}
+    if isinstance(obj, (float, np.floating)):
+        return {"t": "float", "v": float(obj).hex()}
+    if isinstance(obj, str):
+        return {"t": "str", "v": obj}
+    if isinstance(obj, dict):
+        items = []
+        for k, v in obj.items():
+            if not (k is None or isinstance(k, (str, int, float, bool))):
+                raise TypeError(f"gradstack.save: dict keys must be str, int, float, bool or "
+                                f"None, got {type(k).__name__} (at {where})")
+            items.append([_encode(k, arrays, memo, where),
+                          _encode(v, arrays, memo, f"{where}[{k!r}]")])
+        return {"t": "odict" if isinstance(obj, OrderedDict) else "dict", "items": items}
+    if isinstance(obj, (list, tuple)):
+        return {"t": "list" if isinstance(obj, list) else "tuple",
+                "items": [_encode(v, arrays, memo, f"{where}[{i}]") for i, v in enumerate(obj)]}
+    hint = " (save its state_dict() instead)" if hasattr(obj, "state_dict") else ""
+    raise TypeError(
+        f"gradstack.save: cannot save an object of type {type(obj).__name__} (at {where}){hint}; "
+        "supported: tensors, numpy arrays, numbers, strings, None, and dicts, lists and "
+        "tuples of them"
+    )
+
+
+# -------------------------------------------------------------------------------------
+# load
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+         **pickle_load_args):
+    """Read an object written by :func:`save` from ``f`` (a path or a binary file object).
+
+    Only JSON and raw arrays are parsed: nothing in the file is executed.  Tensors come
+    back with their dtype, shape, values (bit for bit) and ``requires_grad``; Parameters
+    come back as Parameters.  ``map_location`` may name the CPU (the only device).
+
+    Raises
+    ------
+    SerializationError
+        If the file is not a gradstack file (a pickle, a PyTorch checkpoint, anything
+        else), or is corrupt or truncated.
+    """
+    if pickle_module is not None:
+        raise ValueError("gradstack.load never unpickles: pickle_module is not supported")
+    if isinstance(map_location, (str, gt.device)):
+        check_device(map_location)
+    name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file>")
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return _read(fh, name)
+    return _read(f, name)
+
+
+def _sniff(fh, name) -> None:
+    start = fh.tell()
+    head = fh.read(4)
+    fh.seek(start)
+    if head[:2] == b"PK":
+        return
+    if not head:
+        raise SerializationError(f"{name} is empty: not a gradstack file")
+    if head[:1] == b"\x80":
+        raise SerializationError(
+            f"{name} looks like a pickle file (e.g. from pickle.dump or torch's legacy "
+            "torch.save format). gradstack.load never unpickles, because loading a pickle can "
+            "execute arbitrary code. Convert it where you trust it: load it there and save "
+            "the tensors' values with numpy (np.savez) or gradstack.save."
+        )
+    if head[:4] == b"\x93NUM":
+        raise SerializationError(
+            f"{name} is a single numpy .npy array, not a gradstack file: read it with "
+            "np.load(path, allow_pickle=False) and wrap it with gradstack.from_numpy")
+    raise SerializationError(f"{name} is not a gradstack file (it is not a ZIP archive; "
+                             f"it starts with {head!r})")
+
+
+def _read(fh, name):
+    _sniff(fh, name)
+    try:
+        zf = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        raise SerializationError(f"{name} is corrupt or truncated: it is not a readable "
+                                 f"ZIP archive ({e})") from None
+    with zf:
+        names = set(zf.namelist())
+        if _MANIFEST not in names:
+            if any(n.endswith("data.pkl") for n in names):
+                raise SerializationError(
+                    f"{name} is a PyTorch checkpoint (torch.save); its structure is a pickle, "
+                    "which gradstack.load refuses to run. Load it with torch "
+                    "(torch.load(path, weights_only=True)), convert the tensors with "
+                    ".numpy(), and save them with gradstack.save.")
+            raise SerializationError(
+                f"{name} is a ZIP archive but not a gradstack file (no {_MANIFEST} in it)")
+        try:
+            manifest = json.loads(_read_member(zf, _MANIFEST, name).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+            raise SerializationError(f"{name}: the manifest is corrupt ({e})") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
+            raise SerializationError(f"{name}: the manifest is not a gradstack manifest")
+        version = manifest.get("version")
+        if version != _VERSION:
+            raise SerializationError(
+                f"{name} was written by format version {version!r}; this gradstack reads "
+                f"version {_VERSION} (upgrade gradstack-nn-mini)")
+        decoder = _Decoder(zf, name)
+        try:
+            return decoder.decode(manifest.get("root"))
+        except RecursionError:
+            raise SerializationError(f"{name}: the manifest nests too deeply") from None
+
+
+def _read_member(zf: zipfile.ZipFile, member: str, name: str) -> bytes:
+    try:
+        return zf.read(member)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, zipfile.LargeZipFile) as e:
+        raise SerializationError(f"{name} is corrupt or truncated: reading {member} failed "
+                                 f"({e})") from None
+
+
+class _Decoder:
+    def __init__(self, zf, name):
+        self.zf = zf
+        self.name = name
+        self.arrays: dict[int, np.ndarray] = {}
+        self.tensors: dict[int, Tensor] = {}
+
+    def fail(self, what):
+        raise SerializationError(f"{self.name}: the manifest is corrupt ({what})")
+
+    def array(self, i, allowed):
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            self.fail(f"bad array id {i!r}")
+        if i not in self.arrays:
+            member = f"{i}.npy"
+            if member not in self.zf.NameToInfo:
+                self.fail(f"array {member} is missing")
+            try:
+                # streamed from the archive (one copy in memory); the CRC is checked as the
+                # member is read to its end
+                with self.zf.open(member) as fh:
+                    arr = np.lib.format.read_array(fh, allow_pickle=False)
+                    if fh.read(1):
+                        raise ValueError("trailing bytes after the array data")
+            except ValueError as e:
+                what = "holds Python objects, which are never loaded" \
+                    if "allow_pickle" in str(e) else "is corrupt"
+                raise SerializationError(f"{self.name}: array {member} {what} ({e})") from None
+            except Exception as e:  # noqa: BLE001 - zipfile/numpy raise various errors on bad bytes
+                raise SerializationError(f"{self.name}: array {member} is corrupt or truncated "
+                                         f"({type(e).__name__}: {e})") from None
+            self.arrays[i] = arr
+        arr = self.arrays[i]
+        if arr.dtype.newbyteorder("=") not in allowed:
+            self.fail(f"array {i} has unsupported dtype {arr.dtype}")
+        return arr
+
+    def decode(self, node):
+        if not isinstance(node, dict) or "t" not in node:
+            self.fail(f"bad node {node!r:.80}")
+        t = node["t"]
+        if t == "tensor":
+            i = node.get("id")
+            if i in self.tensors:
+                return self.tensors[i]
+            arr = self.array(i, _DTYPES)
+            if not arr.dtype.isnative:
+                arr = arr.astype(arr.dtype.newbyteorder("="))
+            tensor = gt.from_numpy(arr)
+            if node.get("parameter"):
+                tensor = Parameter(tensor, requires_grad=bool(node.get("requires_grad")))
+            elif node.get("requires_grad"):
+                tensor.requires_grad_(True)
+            self.tensors[i] = tensor
+            return tensor
+        if t == "ndarray":
+            return self.array(node.get("id"), _ND_DTYPES)
+        if t == "none":
+            return None
+        if t in ("bool", "int", "str"):
+            v = node.get("v")
+            expected = {"bool": bool, "int": int, "str": str}[t]
+            if type(v) is not expected:
+                self.fail(f"{t} node holds {v!r:.80}")
+            return v
+        if t == "float":
+            try:
+                return float.fromhex(node["v"])
+            except (KeyError, TypeError, ValueError):
+                self.fail(f"bad float {node.get('v')!r:.80}")
+        if t not in ("dict", "odict", "list", "tuple"):
+            self.fail(f"unknown node type {t!r:.40}")
+        items = node.get("items")
+        if not isinstance(items, list):
+            self.fail(f"{t} node without items")
+        if t in ("dict", "odict"):
+            out = OrderedDict() if t == "odict" else {}
+            for pair in items:
+                if not isinstance(pair, list) or len(pair) != 2:
+                    self.fail("bad dict item")
+                key = self.decode(pair[0])
+                if not (key is None or isinstance(key, (str, int, float, bool))):
+                    self.fail("bad dict key")
+                out[key] = self.decode(pair[1])
+            return out
+        if t == "list":
+            return [self.decode(v) for v in items]
+        return tuple(self.decode(v) for v in items)
