@@ -22,6 +22,7 @@ from gradstack_tensor._tensor import set_autograd_extension as _set_autograd_ext
 
 from . import _core, derivatives  # noqa: F401 - the table binds itself to the ops
 from . import function, graph  # noqa: F401 - public submodules, as in torch.autograd
+from . import forward_ad  # noqa: F401 - torch.autograd.forward_ad
 from .__about__ import __version__
 from ._core import AccumulateGrad, Node
 from ._tensor_ext import AutogradExtension as _AutogradExtension
@@ -48,5 +49,5 @@ __all__ = [
     "is_grad_enabled", "is_inference_mode_enabled", "Function", "FunctionCtx",
     "once_differentiable", "Variable", "detect_anomaly", "set_detect_anomaly",
     "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node",
-    "AccumulateGrad", "function", "graph", "__version__",
+    "AccumulateGrad", "function", "graph", "forward_ad", "__version__",
 ]

@@ -13,6 +13,37 @@
 #    then each gradient produced is validated once, here (count, shape with broadcast
 #    reduction, dtype), and added into the buffer of the node it flows to.
 # 5. Unless retain_graph, each node frees its saved tensors as soon as it has run.
+#
+# Note [Batched backward]
+# ``grad(..., is_grads_batched=True)`` (and functional-api's jacobian/hessian) run ONE pass
+# in which every gradient carries one extra leading dim, the batch (pytorch#50584 loops one
+# pass per row instead).  The run is marked in a C thread-local (the batch size, -1 when
+# not batched).  Formulas that use shapes read it through ``grads_batched()`` and keep the
+# leading dim (derivatives.py's ``_lead``); elementwise and matmul formulas broadcast over
+# it as they are.  ``validate_grad``/``sum_to`` compare shapes ignoring the leading dim and
+# reduce broadcasts while keeping it.  A graph holding a node that cannot take a batch
+# (custom Function, in-place on a view, a Derivative marked ``batchable=False``, any
+# hook) is run row by row instead: ``unbatchable_reason`` says which node, and
+# graph_api._batched_grad falls back to the loop.
+
+cdef extern from *:
+    """
+    static __thread Py_ssize_t gs_grads_batch = -1;
+    static inline Py_ssize_t gs_get_grads_batch(void) { return gs_grads_batch; }
+    static inline void gs_set_grads_batch(Py_ssize_t v) { gs_grads_batch = v; }
+    """
+    Py_ssize_t gs_get_grads_batch() nogil
+    void gs_set_grads_batch(Py_ssize_t v) nogil
+
+
+def grads_batched():
+    """Whether the backward pass running in this thread is batched (Note [Batched backward])."""
+    return gs_get_grads_batch() >= 0
+
+
+def grads_batch_size():
+    """The batch size of the batched backward running in this thread, or -1."""
+    return gs_get_grads_batch()
 
 cdef object _np_sum_to(cnp.ndarray g, tuple shape):
     """Sum a broadcast gradient ``g`` back to ``shape`` (numpy, no graph)."""
@@ -36,16 +67,32 @@ cdef bint _broadcastable_to(tuple shape, tuple target):
 
 
 cdef object sum_to(Tensor g, tuple shape):
-    """Reduce ``g`` to ``shape``: differentiably when grad mode is on (create_graph)."""
+    """Reduce ``g`` to ``shape``: differentiably when grad mode is on (create_graph).
+
+    In a batched backward the leading (batch) dim of ``g`` is kept: the result has shape
+    ``(batch,) + shape`` (Note [Batched backward]).  With forward-mode AD active the ops
+    path is taken too, so that tangents flow through the reduction.
+    """
     cdef tuple gshape = (<object>data_of(g)).shape
-    cdef Py_ssize_t lead
-    if not gs_get_grad_enabled():
-        return wrap(np.asarray(_np_sum_to(data_of(g), shape)))
-    lead = len(gshape) - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                      if s == 1 and gshape[i + lead] != 1)
+    cdef Py_ssize_t lead, nb = 1 if gs_get_grads_batch() >= 0 else 0
+    if not gs_get_grad_enabled() and not _forward_ad_active:
+        if nb == 0:
+            return wrap(np.asarray(_np_sum_to(data_of(g), shape)))
+        return wrap(np.asarray(_np_sum_to_batched(data_of(g), shape)))
+    lead = len(gshape) - nb - len(shape)
+    dims = tuple(range(nb, nb + lead)) + tuple(i + nb + lead for i, s in enumerate(shape)
+                                               if s == 1 and gshape[i + nb + lead] != 1)
     r = g.sum(dims, keepdim=True) if dims else g
-    return r.reshape(shape)
+    return r.reshape(gshape[:nb] + shape)
+
+
+cdef object _np_sum_to_batched(cnp.ndarray g, tuple shape):
+    """``_np_sum_to`` keeping the leading (batch) dim of ``g``."""
+    lead = g.ndim - 1 - len(shape)
+    axes = tuple(range(1, 1 + lead)) + tuple(i + 1 + lead for i, s in enumerate(shape)
+                                             if s == 1 and g.shape[i + 1 + lead] != 1)
+    r = np.add.reduce(g, axis=axes, keepdims=True) if axes else g
+    return np.reshape(r, (g.shape[0],) + shape)
 
 
 def sum_to_py(Tensor g, shape):
@@ -68,6 +115,8 @@ cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
     gd = data_of(<Tensor>g)
     if shape is None:
         return g
+    if gs_get_grads_batch() >= 0:
+        return _validate_batched_grad(<Tensor>g, node, shape, dtype, i)
     if _same_shape(gd, shape):
         if cnp.PyArray_TYPE(gd) == dtype:
             return g                                  # the common case: nothing to do
@@ -82,6 +131,30 @@ cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
         g = sum_to(<Tensor>g, shape)
     if cnp.PyArray_TYPE(data_of(<Tensor>g)) != dtype:
         g = g.to(_dtype_of_num(dtype))
+    return g
+
+
+cdef object _validate_batched_grad(Tensor g, Node node, tuple shape, int dtype, Py_ssize_t i):
+    """validate_grad in a batched backward: the shape check ignores the leading (batch) dim."""
+    cdef tuple gshape = (<object>data_of(g)).shape
+    cdef Py_ssize_t batch = gs_get_grads_batch()
+    if len(gshape) == 0 or gshape[0] != batch:
+        raise RuntimeError(
+            f"Function {node.name()} returned a gradient at index {i} of shape {list(gshape)} "
+            f"in a batched backward (is_grads_batched=True) whose leading dim is not the batch "
+            f"(size {batch}); expected shape {[batch] + list(shape)}. Its formula must keep "
+            "the batch dim (see Note [Batched backward]), or be marked batchable=False."
+        )
+    if gshape[1:] != shape:
+        if not _broadcastable_to(shape, gshape[1:]):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{list(gshape)} but expected shape compatible with {[batch] + list(shape)} "
+                "(batched backward: the first dim is the batch)"
+            )
+        g = <Tensor>sum_to(g, shape)
+    if cnp.PyArray_TYPE(data_of(g)) != dtype:
+        return g.to(_dtype_of_num(dtype))
     return g
 
 
@@ -280,19 +353,120 @@ cdef dict _find_needed(list roots, dict targets):
 
 
 def run_backward(tuple roots, tuple grad_roots, bint keep_graph, bint create_graph,
-                 tuple inputs=None, bint accumulate=True, bint allow_unused=False):
+                 tuple inputs=None, bint accumulate=True, bint allow_unused=False,
+                 Py_ssize_t batch_size=-1):
     """The engine's entry point, shared by ``backward`` and ``grad`` (see graph_api.py).
 
     ``roots`` are tensors that require grad, ``grad_roots`` their (validated) gradients.
     With ``accumulate`` the leaves' ``.grad`` are updated (only ``inputs``' if given);
     without it, the gradients reaching ``inputs`` are returned, in order.
+    ``batch_size >= 0`` runs a batched pass: every gradient, ``grad_roots`` included, has
+    a leading batch dim of that size (Note [Batched backward]; check the graph with
+    ``unbatchable_reason`` first).
     """
     cdef bint prev = gs_get_grad_enabled() != 0
+    cdef Py_ssize_t prev_batch = gs_get_grads_batch()
+    cdef list tasks = _graph_tasks()
+    tasks.append(_GraphTask(roots, inputs))
     gs_set_grad_enabled(create_graph)
+    gs_set_grads_batch(batch_size)
     try:
         return _run(roots, grad_roots, keep_graph, inputs, accumulate, allow_unused)
     finally:
         gs_set_grad_enabled(prev)
+        gs_set_grads_batch(prev_batch)
+        tasks.pop()
+
+
+# Note [Graph tasks]
+# Each run_backward is a graph task.  Hooks that must know "which of these tensors will get
+# a gradient in *this* pass" (register_multi_grad_hook) ask for the current task's id and
+# whether a node will run; the answer is computed on demand from the task's roots and
+# inputs (the engine's own loop pays only a push and a pop per backward call).
+
+_graph_tasks_local = _threading.local()
+cdef Py_ssize_t _next_graph_task_id = 0
+
+
+cdef list _graph_tasks():
+    tasks = getattr(_graph_tasks_local, "tasks", None)
+    if tasks is None:
+        tasks = _graph_tasks_local.tasks = []
+    return <list>tasks
+
+
+class _GraphTask:
+    __slots__ = ("id", "roots", "inputs", "_needed")
+
+    def __init__(self, roots, inputs):
+        global _next_graph_task_id
+        _next_graph_task_id += 1
+        self.id = _next_graph_task_id
+        self.roots = roots
+        self.inputs = inputs
+        self._needed = None
+
+    def needed(self):
+        cdef list root_nodes = []
+        cdef dict targets = {}
+        if self._needed is None:
+            for t in self.roots:
+                node = gradient_edge(<Tensor>t)[0]
+                if node not in root_nodes:
+                    root_nodes.append(node)
+            for t in self.inputs or ():
+                edge = gradient_edge(<Tensor>t)
+                targets.setdefault(edge[0], {}).setdefault(edge[1], []).append(0)
+            self._needed = _find_needed(root_nodes, targets)
+        return self._needed
+
+
+def current_graph_task_id():
+    """The id of the backward pass running in this thread, or -1 outside of one."""
+    cdef list tasks = _graph_tasks()
+    return tasks[len(tasks) - 1].id if tasks else -1
+
+
+def will_engine_execute_node(node):
+    """Whether the running backward pass will run ``node`` (a grad_fn or AccumulateGrad)."""
+    cdef list tasks = _graph_tasks()
+    if not tasks:
+        raise RuntimeError("will_engine_execute_node should only be called during the "
+                           "backward pass")
+    return node in tasks[len(tasks) - 1].needed()
+
+
+def unbatchable_reason(tuple roots, tuple inputs):
+    """Why a batched ``grad(roots, inputs)`` cannot run in one pass, or None when it can.
+
+    Looks at the nodes the pass would run (those on a path from ``roots`` to ``inputs``):
+    each must be a derivative-table node whose formula keeps the batch dim, with no hooks
+    (hooks see one gradient, not a batch); leaf targets must have no tensor hooks.
+    """
+    cdef list root_nodes = []
+    cdef dict targets = {}
+    cdef Node node
+    for t in roots:
+        node = <Node>gradient_edge(<Tensor>t)[0]
+        if node not in root_nodes:
+            root_nodes.append(node)
+    for t in inputs:
+        edge = gradient_edge(<Tensor>t)
+        targets.setdefault(edge[0], {}).setdefault(edge[1], []).append(0)
+    for node in _find_needed(root_nodes, targets):
+        if node.pre_hooks or node.post_hooks or node.tensor_pre_hooks or node.retained:
+            return f"node {node.name()} has hooks or retains a gradient"
+        if isinstance(node, AccumulateGrad):
+            meta = (<AccumulateGrad>node).variable._autograd_meta
+            if meta is not None and (<AutogradMeta>meta).hooks:
+                return "a differentiated leaf tensor has hooks"
+        elif isinstance(node, OpNode):
+            if not (<Derivative>node.entry).batchable:
+                return f"the formula of {node.name()} ({node.entry.op_name}) is not batchable"
+        else:
+            return (f"node {node.name()} is not a derivative-table node (custom Function "
+                    "or in-place op on a view)")
+    return None
 
 
 cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
@@ -371,14 +545,16 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
                     _accumulate_nonleaf_targets(node, node_targets, inputs, grads)
             if not is_acc and not _has_needed_child(node, needed):
                 continue                        # a pure capture point: nothing beyond it
-        if _node_observer is None:
+        observer = _node_observer
+        if observer is None:
             gi = _call_node(node, grads)
         else:
-            token = _node_observer.begin(node)
+            # the observer that began a node ends it, even if a profile stops meanwhile
+            token = observer.begin(node)
             try:
                 gi = _call_node(node, grads)
             finally:
-                _node_observer.end(token)
+                observer.end(token)
         for i in range(len(gi)):
             edge = node.next_edges[i]
             child = (<tuple>edge)[0]

@@ -13,6 +13,7 @@ cdef class Derivative:
     cdef readonly bint save_output      # the formula needs the op's output(s)
     cdef readonly object backward       # fn(ctx, *grads) -> tuple with one grad per input
     cdef public object jvp              # forward-mode formula (set by forward_ad), or None
+    cdef public bint batchable          # keeps a leading batch dim (Note [Batched backward])
     cdef readonly bint differentiable   # False: outputs never require grad (comparisons ...)
     cdef readonly object extra          # fn(args, out) -> anything else the formula needs
     cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
@@ -20,7 +21,7 @@ cdef class Derivative:
 
     def __init__(self, str op_name, node_name, backward, tuple inputs=(0,), tuple save=(),
                  bint save_output=False, bint list_input=False, bint differentiable=True,
-                 extra=None, jvp=None):
+                 extra=None, jvp=None, bint batchable=True):
         self.op_name = op_name
         self.node_name = node_name
         self.backward = backward
@@ -31,6 +32,7 @@ cdef class Derivative:
         self.differentiable = differentiable
         self.extra = extra
         self.jvp = jvp
+        self.batchable = batchable
         self._classes = {}
 
     cdef object node_class(self, tuple args):
@@ -146,7 +148,8 @@ cdef OpNode _make_node(Derivative d, tuple args):
                 edges[i] = gradient_edge(<Tensor>x)
         node.next_edges = tuple(edges)
     if _anomaly_enabled:
-        node.anomaly_trace = "".join(traceback.format_stack()[:-1])
+        # called from C, format_stack() starts at the Python frame that ran the op: keep it
+        node.anomaly_trace = "".join(traceback.format_stack())
     return node
 
 
@@ -245,18 +248,75 @@ cdef class AutogradLayer(DispatchLayer):
 # forward-mode AD registers itself here (gradstack_autograd.forward_ad)
 cdef bint _forward_ad_active = False
 _forward_ad_callback = None
+_forward_ad_inplace_callback = None
 
 
-def _set_forward_ad_callback(fn):
-    """Install (or remove, with None) the forward-mode hook run after every op."""
-    global _forward_ad_active, _forward_ad_callback
+def _set_forward_ad_callback(fn, inplace_fn=None):
+    """Install (or remove, with None) the forward-mode hooks.
+
+    ``fn(op, args, out)`` runs after every out-of-place op; ``inplace_fn(op, args,
+    next_index)`` runs *instead of* every in-place op and must call
+    ``_run_inplace(op, args, next_index)`` itself (it needs the values before the write).
+    """
+    global _forward_ad_active, _forward_ad_callback, _forward_ad_inplace_callback
     _forward_ad_callback = fn
+    _forward_ad_inplace_callback = inplace_fn
     _forward_ad_active = fn is not None
+
+
+def forward_ad_enabled():
+    """Whether forward-mode AD hooks are installed (a dual level is open)."""
+    return _forward_ad_active
 
 
 cdef void _forward_ad_hook(Op op, tuple args, object out) except *:
     if _forward_ad_callback is not None:
         _forward_ad_callback(op, args, out)
+        if out is not None:
+            _share_output_tangents(out)
+
+
+# Note [Saved outputs keep their tangents]
+# A node saves its outputs by storage (Note [Saved tensors and reference cycles]), so the
+# tensor unpacked in backward is a new object: without help it would lose the output's
+# tangent, and forward-over-reverse (hvp, hessian's forward-mode outer jacobian) would
+# miss every term through a saved output (exp, pow, tanh ...).  The tangent is computed
+# after the node is recorded, so the hook copies it into the saved output here, and
+# unpacking puts it on the rebuilt tensor.
+
+cdef void _share_output_tangents(object out) except *:
+    if isinstance(out, Tensor):
+        _share_tangent(<Tensor>out)
+    elif isinstance(out, tuple):
+        for o in out:
+            if isinstance(o, Tensor):
+                _share_tangent(<Tensor>o)
+
+
+cdef void _share_tangent(Tensor t) except *:
+    cdef Node node
+    if t._fw_grad is None or t._grad_fn is None or not isinstance(t._grad_fn, Node):
+        return
+    node = <Node>t._grad_fn
+    if node.saved is None:
+        return
+    for v in node.saved:
+        if isinstance(v, SavedTensor):
+            _share_into(<SavedTensor>v, t)
+        elif type(v) is tuple:
+            for x in <tuple>v:
+                if isinstance(x, SavedTensor):
+                    _share_into(<SavedTensor>x, t)
+
+
+def _share_tangent_py(Tensor t):
+    """After forward_ad set ``t``'s tangent outside the hook (in-place ops): share it too."""
+    _share_tangent(t)
+
+
+cdef inline void _share_into(SavedTensor s, Tensor t):
+    if s.is_output and s.data is not None and s.data is data_of(t):
+        s.fw_grad = t._fw_grad
 
 
 # ----------------------------------------------------------------------------------------
@@ -264,6 +324,17 @@ cdef void _forward_ad_hook(Op op, tuple args, object out) except *:
 
 
 cdef object _inplace_call(Op op, tuple args, Py_ssize_t next_index):
+    if _forward_ad_active and _forward_ad_inplace_callback is not None:
+        return _forward_ad_inplace_callback(op, args, next_index)
+    return _inplace_call_impl(op, args, next_index)
+
+
+def _run_inplace(Op op, tuple args, Py_ssize_t next_index):
+    """The in-place op's autograd handling and kernel (for the forward-mode in-place hook)."""
+    return _inplace_call_impl(op, args, next_index)
+
+
+cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
     cdef Tensor self_t = <Tensor>args[0]
     cdef Tensor base
     cdef Derivative d
@@ -300,6 +371,8 @@ cdef object _inplace_call(Op op, tuple args, Py_ssize_t next_index):
     if 0 in d.save:
         saved_args = (args[0].clone(),) + args[1:]
     node = _make_node(d, args)
+    old_fn, old_nr = self_t._grad_fn, self_t._output_nr
+    base_fn = base._grad_fn if base is not None else None
     out = call_next(op, args, next_index)
     if base is None:
         _attach_outputs(node, self_t)
@@ -308,7 +381,28 @@ cdef object _inplace_call(Op op, tuple args, Py_ssize_t next_index):
         node.extra = d.extra(saved_args, self_t)
     if base is not None:
         _rebase_view_history(self_t, base, node)
+        _move_retained(base, base_fn, 0)
+    _move_retained(self_t, old_fn, old_nr)
     return out
+
+
+cdef void _move_retained(Tensor t, object old_fn, Py_ssize_t old_nr) except *:
+    """retain_grad() follows a tensor to its new grad_fn after an in-place op (as torch).
+
+    Without this, ``.grad`` would hold the gradient of the value *before* the write.
+    """
+    cdef Node old, new
+    if t._autograd_meta is None or not (<AutogradMeta>t._autograd_meta).retains_grad:
+        return
+    if old_fn is None or old_fn is t._grad_fn or not isinstance(t._grad_fn, Node):
+        return
+    old = <Node>old_fn
+    new = <Node>t._grad_fn
+    if old.retained is not None:
+        old.retained.pop(old_nr, None)
+    if new.retained is None:
+        new.retained = {}
+    new.retained[t._output_nr] = weakref.ref(t)
 
 
 cdef void _rebase_view_history(Tensor view, Tensor base, OpNode fn) except *:
@@ -378,11 +472,8 @@ cdef class CopySlices(Node):
         return self._positions
 
     cpdef tuple apply(self, tuple grads):
-        if gs_get_grad_enabled():
-            raise NotImplementedError(
-                "double backward (create_graph=True) through an in-place op on a view is not "
-                "supported yet; clone() the base before the in-place op."
-            )
+        if gs_get_grad_enabled() or _forward_ad_active:   # ops: a graph, or tangents, flow
+            return self._apply_differentiable(<Tensor>grads[0])
         cdef cnp.ndarray result = np.array(data_of(<Tensor>grads[0]), order="C", copy=True)
         pos = self.positions()
         flat = result.reshape(-1)
@@ -393,6 +484,22 @@ cdef class CopySlices(Node):
             flat[pos] = data_of(<Tensor>_sum_to_meta(res[0], self.view_shape))
         return (wrap(result),) + tuple(res[1:])
 
+    cdef tuple _apply_differentiable(self, Tensor g):
+        """The same with gradstack ops, recorded for double backward (create_graph=True):
+        the base's gradient outside the view, plus the in-place op's gradient scattered
+        into the view's positions (getitem and its adjoint, index_scatter)."""
+        from gradstack_autograd.derivatives import index_scatter
+        pos = self.positions()
+        numel = int(np.prod(self.base_shape))
+        flat = g.reshape(-1)
+        res = self.fn.apply((flat[wrap(np.asarray(pos))],))
+        keep = np.ones(numel, dtype=data_of(g).dtype)
+        keep[pos.reshape(-1)] = 0
+        out = flat * wrap(keep)
+        if res[0] is not None:
+            out = out + index_scatter(sum_to(<Tensor>res[0], self.view_shape), (pos,), (numel,))
+        return (out.reshape(self.base_shape),) + tuple(res[1:])
+
 
 @cython.no_gc
 cdef class AsStridedBackward0(Node):
@@ -401,6 +508,11 @@ cdef class AsStridedBackward0(Node):
 
     cpdef tuple apply(self, tuple grads):
         cdef Tensor g = <Tensor>grads[0]
+        if gs_get_grad_enabled() or _forward_ad_active:   # ops: double backward, tangents
+            from gradstack_autograd.derivatives import index_scatter
+            numel = int(np.prod(self.geometry.base_shape))
+            return (index_scatter(g, (self.geometry.positions(),), (numel,))
+                    .reshape(self.geometry.base_shape),)
         cdef cnp.ndarray result = np.zeros(self.geometry.base_shape, dtype=data_of(g).dtype)
         np.add.at(result.reshape(-1), self.geometry.positions(), data_of(g))
         return (wrap(result),)
@@ -423,6 +535,11 @@ def edge_of(x):
 
 def new_sequence_nr():
     return next_sequence_nr()
+
+
+def current_sequence_nr():
+    """The newest node's sequence number (the next node gets one more); read by the profiler."""
+    return _sequence_nr
 
 
 def attach_output(Tensor t, Node node, Py_ssize_t output_nr):

@@ -72,21 +72,39 @@ cdef AutogradMeta meta_of(Tensor t):
 # graph member again, unpacking rebuilds a tensor over the same storage with this node as
 # its grad_fn, as torch's SavedVariable does.
 
-# pack/unpack hooks pushed by graph.saved_tensors_hooks, innermost last
-_saved_tensors_hooks_stack = []
-cdef int _n_saved_hooks = 0
+# pack/unpack hooks pushed by graph.saved_tensors_hooks, innermost last.  Thread-local, as
+# torch's: a thread inside `with saved_tensors_hooks(...)` must not pack another thread's
+# saved tensors.  The count lives in C thread-local storage (the check on every save).
+cdef extern from *:
+    """
+    static __thread int gs_n_saved_hooks = 0;
+    static inline int gs_get_n_saved_hooks(void) { return gs_n_saved_hooks; }
+    static inline void gs_set_n_saved_hooks(int v) { gs_n_saved_hooks = v; }
+    """
+    int gs_get_n_saved_hooks() nogil
+    void gs_set_n_saved_hooks(int v) nogil
+
+import threading as _threading
+_saved_hooks_local = _threading.local()
+
+
+cdef list _saved_hooks_stack():
+    stack = getattr(_saved_hooks_local, "stack", None)
+    if stack is None:
+        stack = _saved_hooks_local.stack = []
+    return <list>stack
 
 
 def _push_saved_tensors_hooks(pack, unpack):
-    global _n_saved_hooks
-    _saved_tensors_hooks_stack.append((pack, unpack))
-    _n_saved_hooks = len(_saved_tensors_hooks_stack)
+    cdef list stack = _saved_hooks_stack()
+    stack.append((pack, unpack))
+    gs_set_n_saved_hooks(len(stack))
 
 
 def _pop_saved_tensors_hooks():
-    global _n_saved_hooks
-    _saved_tensors_hooks_stack.pop()
-    _n_saved_hooks = len(_saved_tensors_hooks_stack)
+    cdef list stack = _saved_hooks_stack()
+    stack.pop()
+    gs_set_n_saved_hooks(len(stack))
 
 
 @cython.no_gc
@@ -103,6 +121,7 @@ cdef class SavedTensor:
     cdef object unpack_hook
     cdef bint hooked
     cdef bint freed
+    cdef object fw_grad            # a saved output's tangent (forward-over-reverse, _layer.pxi)
 
     def __repr__(self):
         return f"<SavedTensor version={self.version} output={self.is_output}>"
@@ -120,8 +139,8 @@ cdef SavedTensor save_tensor(Tensor t, bint is_output, Node owner):
     s.vc.track_writes = True
     s.version = s.vc.value
     s.is_output = is_output
-    if _n_saved_hooks:
-        pack, unpack = _saved_tensors_hooks_stack[len(_saved_tensors_hooks_stack) - 1]
+    if gs_get_n_saved_hooks():
+        pack, unpack = _saved_hooks_stack()[-1]
         s.hooked = True
         s.unpack_hook = unpack
         # an output is packed as a plain alias: handing the hook the tensor itself would let
@@ -174,9 +193,12 @@ cdef object unpack_saved(SavedTensor s, Node owner, Py_ssize_t index):
     if not s.is_output:
         return s.tensor
     if s.output_requires_grad and gs_get_grad_enabled():
-        return _output_alias(s.data, s, owner)
-    t = wrap(s.data)
-    t._vc = s.vc
+        t = _output_alias(s.data, s, owner)
+    else:
+        t = wrap(s.data)
+        t._vc = s.vc
+    if s.fw_grad is not None:
+        t._fw_grad = s.fw_grad
     return t
 
 
@@ -231,6 +253,7 @@ cdef void free_saved(Node node):
             (<SavedTensor>v).tensor = None
             (<SavedTensor>v).data = None
             (<SavedTensor>v).packed = None
+            (<SavedTensor>v).fw_grad = None
 
 
 # ----------------------------------------------------------------------------------------
@@ -442,16 +465,57 @@ cdef void accumulate_into_leaf(Tensor var, object new_grad, bint create_graph) e
     if old is None:
         if create_graph and g._requires_grad:
             # a differentiable copy keeps the graph, for double backward through .grad
-            var._grad = g.clone()
+            var._grad = _clone_in_layout(g, data_of(var))      # rule 1 or 2
         else:
             buf = _grad_buffer_like(data_of(var))
             np.copyto(buf, data_of(g), casting="unsafe")
             var._grad = wrap(buf)
     elif create_graph:
-        var._grad = old + g                                    # rule 4: a new tensor
+        var._grad = _add_in_layout(old, g)                     # rule 4: a new tensor
     else:
         _accumulate_inplace(old, g)                            # rule 3: in place
     _run_post_accumulate_hooks(var)
+
+
+# Note [Layouts under create_graph]
+# With create_graph the new .grad must stay differentiable, so it cannot be an np.empty
+# buffer filled by hand.  Ops on a permuted view do it: permute the operands so that the
+# wanted layout is row-major, compute (clone, or add) there, make it contiguous, and
+# permute back.  Permutes are views, so the result has the wanted strides and a graph.
+
+cdef object _stride_order(cnp.ndarray a):
+    """Dims by decreasing |stride| when ``a`` is dense but not row-major, else None."""
+    if a.ndim < 2 or a.flags.c_contiguous or not _non_overlapping_and_dense(a):
+        return None
+    strides = (<object>a).strides
+    perm = sorted(range(a.ndim), key=lambda i: -abs(strides[i]))
+    return None if perm == list(range(a.ndim)) else perm
+
+
+cdef object _unpermute(object t, object perm):
+    inverse = [0] * len(perm)
+    for i, d in enumerate(perm):
+        inverse[d] = i
+    return t.permute(*inverse)
+
+
+cdef object _clone_in_layout(Tensor g, cnp.ndarray param):
+    """A differentiable copy of ``g`` with ``param``'s layout (rule 1), else row-major (2)."""
+    perm = _stride_order(param)
+    gp = g if perm is None else g.permute(*perm)
+    c = gp.clone() if data_of(<Tensor>gp).flags.c_contiguous else gp.contiguous()
+    return c if perm is None else _unpermute(c, perm)
+
+
+cdef object _add_in_layout(Tensor old, Tensor g):
+    """``old + g`` laid out like ``old`` when old is dense (rule 4's attempt)."""
+    perm = _stride_order(data_of(old))
+    if perm is None:
+        return old + g
+    r = old.permute(*perm) + g.permute(*perm)
+    if not data_of(<Tensor>r).flags.c_contiguous:
+        r = r.contiguous()
+    return _unpermute(r, perm)
 
 
 cdef void _accumulate_inplace(Tensor old, Tensor g) except *:

@@ -87,8 +87,12 @@ def _grad_mode() -> bool:
 
 
 def _fused(name, *tensors):
-    """Run fused kernel ``name`` on the tensors' arrays when it applies, else None."""
-    if _kernels is None or _grad_mode():
+    """Run fused kernel ``name`` on the tensors' arrays when it applies, else None.
+
+    Never with grad mode on (create_graph) nor while forward-mode AD is active: a kernel
+    on raw arrays would drop the graph or the tangents.
+    """
+    if _kernels is None or _grad_mode() or _core.forward_ad_enabled():
         return None
     arrays = [_data(t) for t in tensors]
     if not _kernels.fusable(*arrays):
@@ -97,13 +101,15 @@ def _fused(name, *tensors):
     return tuple(_wrap(a) for a in r) if isinstance(r, tuple) else _wrap(r)
 
 
-def _expand_reduced(grad, shape, dim, keepdim):
-    """Broadcast the gradient of a reduction back to the input's ``shape``."""
+def _expand_reduced(grad, shape, dim, keepdim, lead=()):
+    """Broadcast the gradient of a reduction back to the input's ``shape`` (after ``lead``)."""
+    if lead and (dim is None or dim == ()) and grad.dim() == len(lead):
+        return grad.reshape(tuple(lead) + (1,) * len(shape)).expand(tuple(lead) + tuple(shape))
     if dim is not None and not keepdim and len(shape) > 0:
         dims = dim if isinstance(dim, tuple) else (dim,)
         for d in sorted(d % len(shape) for d in dims):
-            grad = grad.unsqueeze(d)
-    return grad.expand(shape)
+            grad = grad.unsqueeze(d + len(lead))
+    return grad.expand(tuple(lead) + tuple(shape))
 
 
 def _reduced_count(shape, dim):
@@ -113,18 +119,70 @@ def _reduced_count(shape, dim):
     return math.prod(shape[d % len(shape)] for d in dims) if shape else 1
 
 
-def _keep(t, shape, dim, keepdim):
-    """A reduction's result reshaped to broadcast against its input (keepdim=True form)."""
+def _keep(t, shape, dim, keepdim, lead=()):
+    """A reduction's result reshaped to broadcast against its input (keepdim=True form).
+
+    ``lead`` is the batch prefix ``t`` carries in a batched backward (see ``_lead``).
+    """
     if dim is None or dim == ():
-        return t.reshape((1,) * len(shape)) if shape else t
-    return t if keepdim else _expand_dims(t, shape, dim)
+        return t.reshape(tuple(lead) + (1,) * len(shape)) if shape else t
+    return t if keepdim else _expand_dims(t, shape, dim, len(lead))
 
 
-def _expand_dims(t, shape, dim):
+def _expand_dims(t, shape, dim, nl=0):
     dims = dim if isinstance(dim, tuple) else (dim,)
     for d in sorted(d % len(shape) for d in dims):
-        t = t.unsqueeze(d)
+        t = t.unsqueeze(d + nl)
     return t
+
+
+# Note [Batched formulas]
+# In a batched backward (Note [Batched backward] in _engine.pxi) every incoming gradient
+# has one extra leading dim, the batch.  Elementwise and matmul formulas broadcast over it
+# as written; formulas that use shapes or dims take the prefix from ``_lead(grad)`` (``()``
+# outside a batched pass, so the ordinary path is unchanged) and index-like ones go
+# through ``_batch_scatter``/``_batch_gather``, which index flat positions so that any key works.
+
+def _lead(grad):
+    """``(batch,)`` in a batched backward, else ``()`` (Note [Batched formulas])."""
+    return (grad.shape[0],) if _core.grads_batched() else ()
+
+
+def _sum_all(t, lead):
+    """``t.sum()`` over everything but the batch prefix ``lead``."""
+    if not lead:
+        return t.sum()
+    return t.sum(tuple(range(len(lead), t.dim()))) if t.dim() > len(lead) else t
+
+
+def _dim_after(dim, grad, lead):
+    """``dim`` of the unbatched tensor, as a dim of the batched ``grad``."""
+    return dim % (grad.dim() - len(lead)) + len(lead)
+
+
+def _positions(shape, key):
+    """The flat (row-major) position in ``shape`` of each element of ``x[key]``."""
+    return np.asarray(np.arange(math.prod(shape), dtype=np.intp).reshape(shape)[key])
+
+
+def _batch_scatter(grad, key, shape):
+    """``index_scatter(grad, key, shape)``, keeping the batch dim of a batched backward."""
+    if not _core.grads_batched():
+        return index_scatter(grad, key, shape)
+    b = grad.shape[0]
+    pos = _positions(tuple(shape), key).reshape(-1)
+    flat = index_scatter(grad.reshape(b, -1), (slice(None), pos), (b, math.prod(shape)))
+    return flat.reshape((b,) + tuple(shape))
+
+
+def _batch_gather(grad, key, shape):
+    """``grad[key]`` (``grad`` of shape ``shape``), keeping the batch dim of a batched backward."""
+    if not _core.grads_batched():
+        return _getitem_np(grad, key)
+    b = grad.shape[0]
+    pos = _positions(tuple(shape), key)
+    r = _getitem_np(grad.reshape(b, -1), (slice(None), pos.reshape(-1)))
+    return r.reshape((b,) + pos.shape)
 
 
 def _is_tensor(x):
@@ -361,7 +419,8 @@ def _minimum(ctx, grad):
     return grad * wa, grad * (1.0 - wa)
 
 
-@register("remainder", "RemainderBackward0", inputs=(0, 1), save=(0, 1))
+@register("remainder", lambda a: "RemainderBackward1" if _is_tensor(a[1]) else "RemainderBackward0",
+          inputs=(0, 1), save=(0, 1))
 def _remainder(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     gb = -grad * gt.floor_divide(a, b) if ctx.needs_input_grad[1] else None
@@ -375,7 +434,12 @@ def _atan2(ctx, grad):
     return grad * b / denom, -grad * a / denom
 
 
-@register("clamp", "ClampBackward1", inputs=(0, 1, 2), save=(0, 1, 2))
+def _clamp_name(args):
+    # torch: clamp.Tensor (a tensor bound) -> ClampBackward0, clamp (numbers) -> ClampBackward1
+    return "ClampBackward0" if any(_is_tensor(b) for b in args[1:3]) else "ClampBackward1"
+
+
+@register("clamp", _clamp_name, inputs=(0, 1, 2), save=(0, 1, 2))
 def _clamp(ctx, grad):
     x, lo, hi = ctx.saved_value(0), ctx.saved_value(1), ctx.saved_value(2)
     keep = gt.ones_like(x, dtype=gt.bool)
@@ -397,10 +461,14 @@ def _where(ctx, grad):
             gt.where(cond, 0.0, grad) if need_b else None)
 
 
-@register("masked_fill", "MaskedFillBackward0", inputs=(0, 2), save=(1,))
+def _masked_fill_name(args):
+    return "MaskedFillBackward1" if _is_tensor(args[2]) else "MaskedFillBackward0"
+
+
+@register("masked_fill", _masked_fill_name, inputs=(0, 2), save=(1,))
 def _masked_fill(ctx, grad):
     mask = ctx.saved_value(0)
-    gv = gt.where(mask, grad, 0.0).sum() if ctx.needs_input_grad[1] else None
+    gv = _sum_all(gt.where(mask, grad, 0.0), _lead(grad)) if ctx.needs_input_grad[1] else None
     return grad.masked_fill(mask, 0.0), gv
 
 
@@ -414,7 +482,7 @@ def _sum_name(args):
 @register("sum", _sum_name, save=(1, 2))
 def _sum(ctx, grad):
     dim, keepdim = ctx.saved_value(0), ctx.saved_value(1)
-    return (_expand_reduced(grad, ctx.input_shape(0), dim, keepdim),)
+    return (_expand_reduced(grad, ctx.input_shape(0), dim, keepdim, _lead(grad)),)
 
 
 def _mean_name(args):
@@ -425,7 +493,7 @@ def _mean_name(args):
 def _mean(ctx, grad):
     dim, keepdim = ctx.saved_value(0), ctx.saved_value(1)
     shape = ctx.input_shape(0)
-    return (_expand_reduced(grad, shape, dim, keepdim) / _reduced_count(shape, dim),)
+    return (_expand_reduced(grad, shape, dim, keepdim, _lead(grad)) / _reduced_count(shape, dim),)
 
 
 @register("prod", lambda a: "ProdBackward0" if a[1] is None else "ProdBackward1",
@@ -433,20 +501,32 @@ def _mean(ctx, grad):
 def _prod(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
     shape = ctx.input_shape(0)
-    g = _keep(grad, shape, dim, keepdim)
-    o = _keep(out, shape, dim, keepdim)
-    zero = x == 0
-    if not bool(zero.any()):
-        return (g * o / x,)
-    # with zeros: d prod / d x_i = product of the others, nonzero only where x_i is the
-    # slice's single zero
-    n_zero = _keep(zero.sum() if dim is None else zero.sum(dim, keepdim=True), shape, dim, True)
-    others = gt.where(zero, 1.0, x)
-    prod_nonzero = _keep(others.prod() if dim is None else others.prod(dim, keepdim=True),
-                         shape, dim, True)
-    safe = gt.where(zero, 1.0, x)
-    g_input = gt.where(n_zero == 0, o / safe, gt.where(zero & (n_zero == 1), prod_nonzero, 0.0))
-    return (g * g_input,)
+    if not shape:
+        return (grad,)
+    g = _keep(grad, shape, dim, keepdim, _lead(grad))
+    if not bool((x == 0).any()):
+        return (g * _keep(out, shape, dim, keepdim) / x,)
+    # with zeros, no division: d prod / d x_i is the product of the others
+    return (g * _prod_of_others(x, dim),)
+
+
+def _prod_of_others(x, dim):
+    """For each element, the product of the other elements of its slice along ``dim``.
+
+    Note [prod's gradient with zeros]
+    ``out / x`` is 0/0 where x is zero.  The product of the others, computed as a product
+    over an (n, n) broadcast with ones on the diagonal, is exact and made of ops that
+    differentiate again (torch gets the same from exclusive cumprods), so second
+    derivatives are right too: d2 prod(a, b, 0)/db dz = a, not 0.
+    """
+    if dim is None:
+        return _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
+    axis = dim % x.dim()
+    xt = x.transpose(axis, -1)
+    n = xt.shape[-1]
+    rows = xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n)
+    others = gt.where(gt.eye(n, dtype=gt.bool), 1.0, rows).prod(-1)
+    return others.transpose(axis, -1)
 
 
 @register("max", lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
@@ -464,8 +544,10 @@ def _min(ctx, grad, grad_indices=None):
 def _extreme_backward(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
     if dim is None:
-        mask = (x == out) * 1.0
-        return (grad * mask / mask.sum(),)
+        mask = (x == out).to(x.dtype)   # not `* 1.0`: a float32 mask would make grad float32
+        lead = _lead(grad)
+        g = _keep(grad, tuple(x.shape), None, False, lead) if lead else grad
+        return (g * mask / mask.sum(),)
     shape = ctx.input_shape(0)
     indices = out[1]
     if grad is None:
@@ -477,7 +559,7 @@ def _extreme_backward(ctx, grad):
         np.put_along_axis(onehot, idx, 1, axis=axis)
     else:
         onehot[...] = 1
-    return (_keep(grad, shape, dim, keepdim) * _wrap(onehot),)
+    return (_keep(grad, shape, dim, keepdim, _lead(grad)) * _wrap(onehot),)
 
 
 def _amax_backward(ctx, grad):
@@ -486,7 +568,7 @@ def _amax_backward(ctx, grad):
     o = _keep(out, shape, dim, keepdim)
     mask = (x == o) * 1.0
     count = mask.sum() if dim is None or dim == () else mask.sum(dim, keepdim=True)
-    return (_keep(grad, shape, dim, keepdim) * mask / count,)
+    return (_keep(grad, shape, dim, keepdim, _lead(grad)) * mask / count,)
 
 
 register("amax", "AmaxBackward0", save=(0, 1, 2), save_output=True)(_amax_backward)
@@ -499,7 +581,8 @@ def _var(ctx, grad):
     shape = ctx.input_shape(0)
     n = _reduced_count(shape, dim)
     mean = x.mean() if dim is None else x.mean(dim, keepdim=True)
-    return (_keep(grad, shape, dim, keepdim) * 2.0 * (x - mean) / max(n - correction, 0),)
+    return (_keep(grad, shape, dim, keepdim, _lead(grad)) * 2.0 * (x - mean)
+            / max(n - correction, 0),)
 
 
 @register("std", "StdBackward0", save=(0, 1, 2, 3), save_output=True)
@@ -509,14 +592,15 @@ def _std(ctx, grad):
     n = _reduced_count(shape, dim)
     mean = x.mean() if dim is None else x.mean(dim, keepdim=True)
     o = _keep(out, shape, dim, keepdim)
-    return (_keep(grad, shape, dim, keepdim) * (x - mean) / (max(n - correction, 0) * o),)
+    return (_keep(grad, shape, dim, keepdim, _lead(grad)) * (x - mean)
+            / (max(n - correction, 0) * o),)
 
 
-@register("norm", "NormBackward1", save=(0, 1, 2, 3), save_output=True)
+@register("norm", "LinalgVectorNormBackward0", save=(0, 1, 2, 3), save_output=True)
 def _norm(ctx, grad):
     x, p, dim, keepdim, out = (ctx.saved_value(i) for i in range(5))
     shape = ctx.input_shape(0)
-    g = _keep(grad, shape, dim, keepdim)
+    g = _keep(grad, shape, dim, keepdim, _lead(grad))
     o = _keep(out, shape, dim, keepdim)
     if p in ("fro", 2, 2.0):
         return (g * gt.where(o == 0, 0.0, x / o),)
@@ -535,7 +619,8 @@ def _norm(ctx, grad):
 def _logsumexp(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
     shape = ctx.input_shape(0)
-    return (_keep(grad, shape, dim, keepdim) * (x - _keep(out, shape, dim, keepdim)).exp(),)
+    return (_keep(grad, shape, dim, keepdim, _lead(grad))
+            * (x - _keep(out, shape, dim, keepdim)).exp(),)
 
 
 @register("softmax", "SoftmaxBackward0", save=(1,), save_output=True)
@@ -543,7 +628,8 @@ def _softmax(ctx, grad):
     dim, out = ctx.saved_value(0), ctx.saved_value(1)
     if out.dim() == 0:
         return (grad * 0.0,)
-    return (out * (grad - (grad * out).sum(dim, keepdim=True)),)
+    d = _dim_after(dim, grad, _lead(grad))
+    return (out * (grad - (grad * out).sum(d, keepdim=True)),)
 
 
 @register("log_softmax", "LogSoftmaxBackward0", save=(1,), save_output=True)
@@ -551,25 +637,29 @@ def _log_softmax(ctx, grad):
     dim, out = ctx.saved_value(0), ctx.saved_value(1)
     if out.dim() == 0:
         return (grad * 0.0,)
-    return (grad - out.exp() * grad.sum(dim, keepdim=True),)
+    return (grad - out.exp() * grad.sum(_dim_after(dim, grad, _lead(grad)), keepdim=True),)
 
 
 @register("cumsum", "CumsumBackward0", save=(1,))
 def _cumsum(ctx, grad):
     dim = ctx.saved_value(0)
-    if grad.dim() == 0:
+    lead = _lead(grad)
+    if grad.dim() == len(lead):
         return (grad,)
-    return (grad.flip(dim).cumsum(dim).flip(dim),)
+    d = _dim_after(dim, grad, lead)
+    return (grad.flip(d).cumsum(d).flip(d),)
 
 
 # -------------------------------------------------------------------------------------
 # linear algebra
 
 def _matmul_name(args):
+    # torch's matmul is a composite: its node is the one its last step records (a batched
+    # product ends in an _unsafe_view); a few broadcast cases end in a clone instead
     a, b = args[0], args[1]
     nd = (a.dim() if _is_tensor(a) else 0, b.dim() if _is_tensor(b) else 0)
-    return {(1, 1): "DotBackward0", (2, 2): "MmBackward0", (2, 1): "MvBackward0"}.get(
-        nd, "MatmulBackward0")
+    return {(1, 1): "DotBackward0", (2, 2): "MmBackward0", (2, 1): "MvBackward0",
+            (1, 2): "SqueezeBackward4"}.get(nd, "UnsafeViewBackward0")
 
 
 @register("matmul", _matmul_name, inputs=(0, 1), save=(0, 1))
@@ -578,7 +668,8 @@ def _matmul(ctx, grad):
     need_a, need_b = ctx.needs_input_grad
     ga = gb = None
     if a.dim() == 1 and b.dim() == 1:
-        return (grad * b if need_a else None), (grad * a if need_b else None)
+        g = grad.unsqueeze(-1) if _lead(grad) else grad
+        return (g * b if need_a else None), (g * a if need_b else None)
     if a.dim() == 1:
         if need_a:
             ga = (grad.unsqueeze(-2) @ b.mT).squeeze(-2)
@@ -602,6 +693,8 @@ def _matmul(ctx, grad):
 def _mm(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
+    if _lead(grad):
+        return (grad @ b.t() if need_a else None), (a.t() @ grad if need_b else None)
     return (grad.mm(b.t()) if need_a else None), (a.t().mm(grad) if need_b else None)
 
 
@@ -609,6 +702,9 @@ def _mm(ctx, grad):
 def _bmm(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
+    if _lead(grad):
+        return (grad @ b.transpose(1, 2) if need_a else None), \
+            (a.transpose(1, 2) @ grad if need_b else None)
     return (grad.bmm(b.transpose(1, 2)) if need_a else None), \
         (a.transpose(1, 2).bmm(grad) if need_b else None)
 
@@ -616,13 +712,16 @@ def _bmm(ctx, grad):
 @register("dot", "DotBackward0", inputs=(0, 1), save=(0, 1))
 def _dot(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
-    return grad * b, grad * a
+    g = grad.unsqueeze(-1) if _lead(grad) else grad
+    return g * b, g * a
 
 
-@register("outer", "OuterBackward0", inputs=(0, 1), save=(0, 1))
+@register("outer", "MulBackward0", inputs=(0, 1), save=(0, 1))   # torch: a[:, None] * b
 def _outer(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
+    if _lead(grad):
+        return (grad @ b if need_a else None), (grad.mT @ a if need_b else None)
     return (grad.mv(b) if need_a else None), (grad.t().mv(a) if need_b else None)
 
 
@@ -630,6 +729,8 @@ def _outer(ctx, grad):
 def _mv(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
+    if _lead(grad):
+        return (grad.unsqueeze(-1) * b if need_a else None), (grad @ a if need_b else None)
     return (grad.outer(b) if need_a else None), (a.t().mv(grad) if need_b else None)
 
 
@@ -639,19 +740,38 @@ def _addmm(ctx, grad):
     need_in, need_1, need_2 = ctx.needs_input_grad
     g_in = (grad if beta == 1 else grad * beta) if need_in else None
     g1 = g2 = None
+    batched = bool(_lead(grad))
     if need_1:
-        g1 = grad.mm(m2.t())
+        g1 = grad @ m2.t() if batched else _mm_in_layout_of(m1, grad, m2.t())
         g1 = g1 if alpha == 1 else g1 * alpha
     if need_2:
-        g2 = m1.t().mm(grad)
+        g2 = m1.t() @ grad if batched else _mm_in_layout_of(m2, m1.t(), grad)
         g2 = g2 if alpha == 1 else g2 * alpha
     return g_in, g1, g2
+
+
+def _mm_in_layout_of(like, a, b):
+    """``a.mm(b)``, computed so that the result has ``like``'s layout.
+
+    Note [Matmul gradients in their input's layout]
+    ``Linear`` multiplies by ``weight.t()``, a column-major view; the gradient for that
+    view, ``m1.t() @ grad``, is row-major, so after TBackward0 it is column-major for the
+    row-major weight, and accumulating it into ``weight.grad`` is a transposing add (about
+    30x slower than a contiguous one for a 512x784 float32 weight).  Computing it as
+    ``(b.t() @ a.t()).t()`` for a column-major input gives the same values in the
+    input's own layout, as torch's ``mm_mat2_backward`` does.
+    """
+    if not like.is_contiguous() and like.t().is_contiguous():
+        return b.t().mm(a.t()).t()
+    return a.mm(b)
 
 
 @register("trace", "TraceBackward0")
 def _trace(ctx, grad):
     n, m = ctx.input_shape(0)
-    return (grad * gt.eye(n, m, dtype=grad.dtype),)
+    lead = _lead(grad)
+    g = grad.reshape(lead + (1, 1)) if lead else grad
+    return (g * gt.eye(n, m, dtype=grad.dtype),)
 
 
 @register("tril", "TrilBackward0", save=(1,))
@@ -664,17 +784,23 @@ def _triu(ctx, grad):
     return (grad.triu(ctx.saved_value(0)),)
 
 
-@register("diag", "DiagBackward0", save=(1,))
+# torch 2.x: diag of a vector is diag_embed, of a matrix a diagonal copy
+@register("diag", lambda a: "DiagEmbedBackward0" if a[0].dim() == 1 else "DiagonalBackward0_copy",
+          save=(1,))
 def _diag(ctx, grad):
     k = ctx.saved_value(0)
     shape = ctx.input_shape(0)
+    lead = _lead(grad)
     if len(shape) == 1:
-        return (grad.diag(k),)
+        if not lead:
+            return (grad.diag(k),)
+        rows = np.arange(shape[0]) + max(0, -k)
+        return (_batch_gather(grad, (rows, rows + k), tuple(grad.shape[1:])),)
     # 2-D input: scatter the diagonal's gradient back with the index op (linear in grad)
     n, m = shape
-    rows = np.arange(max(0, -k), max(0, -k) + grad.shape[0])
+    rows = np.arange(max(0, -k), max(0, -k) + grad.shape[len(lead)])
     cols = rows + k
-    return (index_scatter(grad, (rows, cols), shape),)
+    return (_batch_scatter(grad, (rows, cols), shape),)
 
 
 # -------------------------------------------------------------------------------------
@@ -703,7 +829,7 @@ def index_scatter(values, key, shape):
 @register("_index_scatter", "IndexScatterBackward0", save=(1,))
 def _index_scatter_backward(ctx, grad):
     key = ctx.saved_value(0)
-    return (_getitem_np(grad, key),)
+    return (_batch_gather(grad, key, tuple(grad.shape[len(_lead(grad)):])),)
 
 
 def _getitem_np(t, key):
@@ -722,15 +848,39 @@ def _torch_key(args):
 
 
 def _getitem_name(args):
+    """The node torch records for ``x[index]``: the last view op its indexing applies.
+
+    torch walks the index left to right: an int selects, a slice that is not the whole
+    dimension slices, None unsqueezes, full slices and Ellipsis do nothing (an alias
+    if nothing else happens); any tensor/list index makes it an IndexBackward0.
+    """
     index = args[1]
     if isinstance(index, int):
         return "SelectBackward0"
-    return "SliceBackward0" if _basic_index(index) else "IndexBackward0"
+    items = index if isinstance(index, tuple) else (index,)
+    if not _basic_index(items):
+        return "IndexBackward0"
+    shape = args[0].shape
+    consuming = sum(1 for i in items if i is not None and i is not Ellipsis)
+    name, dim = "AliasBackward0", 0
+    for i in items:
+        if i is None:
+            name = "UnsqueezeBackward0"
+        elif i is Ellipsis:
+            dim += len(shape) - consuming
+        elif isinstance(i, slice):
+            if dim < len(shape) and i.indices(shape[dim]) != (0, shape[dim], 1):
+                name = "SliceBackward0"
+            dim += 1
+        else:
+            name = "SelectBackward0"
+            dim += 1
+    return name
 
 
 @register("getitem", _getitem_name, extra=lambda args, out: _torch_key(args))
 def _getitem(ctx, grad):
-    return (index_scatter(grad, ctx.extra, ctx.input_shape(0)),)
+    return (_batch_scatter(grad, ctx.extra, ctx.input_shape(0)),)
 
 
 def _basic_index(index):
@@ -738,38 +888,78 @@ def _basic_index(index):
     return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in items)
 
 
+def _reshape_back(ctx, grad):
+    return grad.reshape(_lead(grad) + tuple(ctx.input_shape(0)))
+
+
 @register("view", "ViewBackward0")
 def _view(ctx, grad):
-    return (grad.reshape(ctx.input_shape(0)),)
+    return (_reshape_back(ctx, grad),)
 
 
-@register("reshape", "ViewBackward0")
+def _reshape_name(args):
+    """ViewBackward0 when the result views the input, UnsafeViewBackward0 for a copy (torch)."""
+    x = args[0]
+    if x.is_contiguous():
+        return "ViewBackward0"
+    return "ViewBackward0" if _views(x, args) else "UnsafeViewBackward0"
+
+
+def _views(x, args):
+    """Whether reshape(args) / flatten(args) of ``x`` can be a view (no copy)."""
+    a = _data(x)
+    if len(args) > 1 and isinstance(args[1], (tuple, list)):
+        shape = tuple(args[1])
+    elif len(args) > 1:   # flatten(start_dim, end_dim)
+        s, e = args[1], (args[2] if len(args) > 2 else -1)
+        nd = max(a.ndim, 1)
+        s, e = s % nd, e % nd
+        shape = a.shape[:s] + (-1,) + a.shape[e + 1:] if a.ndim else (1,)
+    else:
+        shape = (-1,)
+    try:
+        np.reshape(a, shape, copy=False)   # numpy refuses exactly when a copy is needed
+    except ValueError:
+        return False
+    return True
+
+
+@register("reshape", _reshape_name)
 def _reshape(ctx, grad):
-    return (grad.reshape(ctx.input_shape(0)),)
+    return (_reshape_back(ctx, grad),)
 
 
-@register("flatten", "ViewBackward0")
+@register("flatten", _reshape_name)
 def _flatten(ctx, grad):
-    return (grad.reshape(ctx.input_shape(0)),)
+    return (_reshape_back(ctx, grad),)
 
 
-@register("squeeze", lambda a: "SqueezeBackward0" if a[1] is None else "SqueezeBackward1")
+@register("squeeze", lambda a: "SqueezeBackward0" if a[1] is None else
+          "SqueezeBackward2" if isinstance(a[1], (tuple, list)) else "SqueezeBackward1")
 def _squeeze(ctx, grad):
-    return (grad.reshape(ctx.input_shape(0)),)
+    return (_reshape_back(ctx, grad),)
 
 
 @register("unsqueeze", "UnsqueezeBackward0")
 def _unsqueeze(ctx, grad):
-    return (grad.reshape(ctx.input_shape(0)),)
+    return (_reshape_back(ctx, grad),)
 
 
 @register("transpose", "TransposeBackward0", save=(1, 2))
 def _transpose(ctx, grad):
+    lead = _lead(grad)
+    if lead:
+        if grad.dim() == 1:
+            return (grad,)
+        return (grad.transpose(_dim_after(ctx.saved_value(0), grad, lead),
+                               _dim_after(ctx.saved_value(1), grad, lead)),)
     return (grad.transpose(ctx.saved_value(0), ctx.saved_value(1)),)
 
 
 @register("t", "TBackward0")
 def _t(ctx, grad):
+    if _lead(grad):
+        return (grad.transpose(-1, -2) if grad.dim() == 3 else grad,)
     return (grad.t(),)
 
 
@@ -780,6 +970,8 @@ def _permute(ctx, grad):
     inverse = [0] * n
     for i, d in enumerate(dims):
         inverse[d % n] = i
+    if _lead(grad):
+        return (grad.permute(0, *(i + 1 for i in inverse)),)
     return (grad.permute(*inverse),)
 
 
@@ -788,12 +980,17 @@ def _expand(ctx, grad):
     return (_core.sum_to_py(grad, ctx.input_shape(0)),)
 
 
+@register("expand_as", "ExpandBackward0", inputs=(0,))
+def _expand_as(ctx, grad):
+    return (_core.sum_to_py(grad, ctx.input_shape(0)),)
+
+
 @register("alias", "AliasBackward0")
 def _alias(ctx, grad):
     return (grad,)
 
 
-@register("narrow", "NarrowBackward0", save=(1, 2, 3))
+@register("narrow", "SliceBackward0", save=(1, 2, 3))   # torch's narrow is a slice
 def _narrow(ctx, grad):
     dim, start, length = (ctx.saved_value(i) for i in range(3))
     shape = ctx.input_shape(0)
@@ -801,7 +998,7 @@ def _narrow(ctx, grad):
     axis = dim % len(shape)
     start = start + shape[axis] if start < 0 else start
     key[axis] = slice(start, start + length)
-    return (index_scatter(grad, tuple(key), shape),)
+    return (_batch_scatter(grad, tuple(key), shape),)
 
 
 @register("select", "SelectBackward0", save=(1, 2))
@@ -810,22 +1007,23 @@ def _select(ctx, grad):
     shape = ctx.input_shape(0)
     key = [slice(None)] * len(shape)
     key[dim % len(shape)] = index
-    return (index_scatter(grad, tuple(key), shape),)
+    return (_batch_scatter(grad, tuple(key), shape),)
 
 
 def _pieces_backward(ctx, grads, dim):
     shape = ctx.input_shape(0)
     axis = dim % len(shape)
     pieces = ctx.extra
+    lead = _lead(next(x for x in grads if x is not None))
     out = []
     for g, size in zip(grads, pieces):
         if g is None:
-            piece_shape = list(shape)
-            piece_shape[axis] = size
+            piece_shape = list(lead) + list(shape)
+            piece_shape[axis + len(lead)] = size
             dt = next(x for x in grads if x is not None).dtype
             g = gt.zeros(piece_shape, dtype=dt)
         out.append(g)
-    return (gt.cat(out, axis),)
+    return (gt.cat(out, axis + len(lead)),)
 
 
 def _piece_sizes(args, out):
@@ -833,7 +1031,8 @@ def _piece_sizes(args, out):
     return tuple(o.shape[dim] for o in out)
 
 
-@register("split", "SplitBackward0", save=(2,), extra=_piece_sizes)
+@register("split", lambda a: "SplitWithSizesBackward0" if isinstance(a[1], (list, tuple))
+          else "SplitBackward0", save=(2,), extra=_piece_sizes)
 def _split(ctx, *grads):
     return _pieces_backward(ctx, grads, ctx.saved_value(0))
 
@@ -850,7 +1049,9 @@ def _unbind(ctx, *grads):
     axis = dim % len(shape)
     piece = shape[:axis] + shape[axis + 1:]
     dt = next(g for g in grads if g is not None).dtype
-    return (gt.stack([g if g is not None else gt.zeros(piece, dtype=dt) for g in grads], axis),)
+    lead = _lead(next(g for g in grads if g is not None))
+    return (gt.stack([g if g is not None else gt.zeros(lead + tuple(piece), dtype=dt)
+                      for g in grads], axis + len(lead)),)
 
 
 def _cat_sizes(args, out):
@@ -862,11 +1063,12 @@ def _cat_sizes(args, out):
 @register("cat", "CatBackward0", list_input=True, save=(1,), extra=_cat_sizes)
 def _cat(ctx, grad):
     dim = ctx.saved_value(0)
-    axis = dim % grad.dim()
+    lead = _lead(grad)
+    axis = _dim_after(dim, grad, lead)
     out, start = [], 0
     for i, size in enumerate(ctx.extra):
         shape = ctx.input_shape(i)
-        if shape is None or (len(shape) == 1 and shape[0] == 0 and grad.dim() > 1):
+        if shape is None or (len(shape) == 1 and shape[0] == 0 and grad.dim() - len(lead) > 1):
             out.append(None)
         else:
             out.append(grad.narrow(axis, start, size))
@@ -877,7 +1079,7 @@ def _cat(ctx, grad):
 @register("stack", "StackBackward0", list_input=True, save=(1,))
 def _stack(ctx, grad):
     dim = ctx.saved_value(0)
-    return tuple(grad.unbind(dim))
+    return tuple(grad.unbind(_dim_after(dim, grad, _lead(grad))))
 
 
 @register("clone", "CloneBackward0")
@@ -902,12 +1104,17 @@ def _repeat(ctx, grad):
     interleaved = []
     for s, d in zip(sizes, shape):
         interleaved += [s, d]
-    g = grad.reshape(interleaved).sum(tuple(range(0, 2 * len(sizes), 2)))
-    return (g.reshape(ctx.input_shape(0)),)
+    lead = _lead(grad)
+    g = grad.reshape(list(lead) + interleaved).sum(
+        tuple(range(len(lead), len(lead) + 2 * len(sizes), 2)))
+    return (g.reshape(lead + tuple(ctx.input_shape(0))),)
 
 
 @register("flip", "FlipBackward0", save=(1,))
 def _flip(ctx, grad):
+    lead = _lead(grad)
+    if lead:
+        return (grad.flip(*(_dim_after(d, grad, lead) for d in ctx.saved_value(0))),)
     return (grad.flip(*ctx.saved_value(0)),)
 
 
@@ -917,7 +1124,7 @@ def _index_select(ctx, grad):
     shape = ctx.input_shape(0)
     key = [slice(None)] * len(shape)
     key[dim % len(shape)] = _data(index).reshape(-1)
-    return (index_scatter(grad, tuple(key), shape),)
+    return (_batch_scatter(grad, tuple(key), shape),)
 
 
 def _along_axis_key(idx, axis):
@@ -931,7 +1138,7 @@ def _along_axis_key(idx, axis):
 def _gather(ctx, grad):
     dim, index = ctx.saved_value(0), ctx.saved_value(1)
     shape = ctx.input_shape(0)
-    return (index_scatter(grad, _along_axis_key(_data(index), dim % len(shape)), shape),)
+    return (_batch_scatter(grad, _along_axis_key(_data(index), dim % len(shape)), shape),)
 
 
 def _sorted_backward(ctx, grad, grad_indices=None):
@@ -941,7 +1148,7 @@ def _sorted_backward(ctx, grad, grad_indices=None):
         return (None,)
     if not shape:
         return (grad,)
-    return (index_scatter(grad, _along_axis_key(_data(out[1]), dim % len(shape)), shape),)
+    return (_batch_scatter(grad, _along_axis_key(_data(out[1]), dim % len(shape)), shape),)
 
 
 register("sort", "SortBackward0", save=(1,), save_output=True)(_sorted_backward)
@@ -956,9 +1163,10 @@ def _zero_(ctx, grad):
     return (grad * 0.0,)
 
 
-@register("fill_", "FillBackward0", inputs=(0, 1), inplace_variant=False)
+@register("fill_", lambda a: "FillBackward3" if _is_tensor(a[1]) else "FillBackward2",
+          inputs=(0, 1), inplace_variant=False)
 def _fill_(ctx, grad):
-    return grad * 0.0, (grad.sum() if ctx.needs_input_grad[1] else None)
+    return grad * 0.0, (_sum_all(grad, _lead(grad)) if ctx.needs_input_grad[1] else None)
 
 
 @register("copy_", "CopyBackwards", inputs=(0, 1), inplace_variant=False)
@@ -966,24 +1174,25 @@ def _copy_(ctx, grad):
     return grad * 0.0, grad
 
 
-@register("setitem_", "CopySlices", inputs=(0, 2), extra=lambda args, out: _torch_key(args),
+@register("setitem_", lambda a: "CopySlices" if _basic_index(a[1]) else "IndexPutBackward0",
+          inputs=(0, 2), extra=lambda args, out: _torch_key(args),
           inplace_variant=False)
 def _setitem_(ctx, grad):
     key = ctx.extra
     mask = np.ones(ctx.input_shape(0), dtype=bool)
     mask[key] = False
     g_self = grad * _wrap(mask)
-    g_value = _getitem_np(grad, key) if ctx.needs_input_grad[1] else None
+    g_value = _batch_gather(grad, key, ctx.input_shape(0)) if ctx.needs_input_grad[1] else None
     return g_self, g_value
 
 
-@register("masked_fill_", "MaskedFillBackward0", inputs=(0, 2), save=(1,),
+@register("masked_fill_", _masked_fill_name, inputs=(0, 2), save=(1,),
           inplace_variant=False)
 def _masked_fill_(ctx, grad):
     return _masked_fill(ctx, grad)
 
 
-@register("clamp_", "ClampBackward1", inputs=(0, 1, 2), save=(0, 1, 2), inplace_variant=False)
+@register("clamp_", _clamp_name, inputs=(0, 1, 2), save=(0, 1, 2), inplace_variant=False)
 def _clamp_(ctx, grad):
     return _clamp(ctx, grad)
 

@@ -33,6 +33,7 @@ are tracked properly and never trigger this.
 from __future__ import annotations
 
 import functools
+import traceback
 
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
@@ -223,6 +224,9 @@ def _wrap_outputs(cls, ctx, args, output, record):
     ctx._needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     ctx.next_edges = tuple(_core.edge_of(a) for a in args)
     ctx.sequence_nr = _core.new_sequence_nr()
+    if _core.is_anomaly_enabled():
+        # the forward stack for anomaly mode, without apply() and this function
+        ctx.anomaly_trace = "".join(traceback.format_stack()[:-2])
     wrapped = []
     meta = []
     for i, out in enumerate(outputs):

@@ -41,17 +41,27 @@ class _DecoratorContextManager:
             @functools.wraps(func)
             def generator(*args, **kwargs):
                 gen = func(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except BaseException as exc:
-                        with self.clone():
-                            response = gen.throw(exc)
-                    else:
-                        with self.clone():
-                            response = gen.send(request)
+                # each step of the wrapped generator runs in the mode; the caller's code
+                # between steps runs in its own.  Its return value (StopIteration) ends
+                # this generator with the same value.
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as exc:
+                            with self.clone():
+                                response = gen.throw(exc)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as stop:
+                    return stop.value
             return generator
 
         @functools.wraps(func)
@@ -64,7 +74,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):  # noqa: N801 - torch's name
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad`` as well as ``@no_grad()`` (torch 2.x)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):  # noqa: N801 - torch's name
     """Disable gradient recording: ops inside produce tensors with ``requires_grad=False``."""
 
     def __init__(self) -> None:
@@ -77,7 +96,7 @@ class no_grad(_DecoratorContextManager):  # noqa: N801 - torch's name
         _core._set_grad_enabled(self._prev.pop())
 
 
-class enable_grad(_DecoratorContextManager):  # noqa: N801
+class enable_grad(_NoParamDecoratorContextManager):  # noqa: N801
     """Enable gradient recording (inside a ``no_grad`` block, for example)."""
 
     def __init__(self) -> None:
@@ -125,24 +144,30 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801
     """No grad recording and no version bookkeeping; outputs are *inference tensors*.
 
     Inference tensors cannot be saved for backward later, nor updated in place outside
-    inference mode (clear errors say so).  ``inference_mode(False)`` is a no-op block.
+    inference mode (clear errors say so).  ``inference_mode(False)`` switches back to
+    normal mode inside an inference block: inference off and grad mode *on*, as torch's.
+    ``@inference_mode`` also works without parentheses.
     """
 
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)          # used as a bare decorator: mode is the function
+
     def __init__(self, mode: bool = True) -> None:
+        if not isinstance(mode, bool):
+            return                  # __new__ returned the decorated function
         self.mode = mode
         self._prev = []
 
     def __enter__(self) -> None:
-        if self.mode:
-            self._prev.append((_core._set_inference_mode(True), _core._set_grad_enabled(False)))
-        else:
-            self._prev.append(None)
+        self._prev.append((_core._set_inference_mode(self.mode),
+                           _core._set_grad_enabled(not self.mode)))
 
     def __exit__(self, *exc) -> None:
-        prev = self._prev.pop()
-        if prev is not None:
-            _core._set_inference_mode(prev[0])
-            _core._set_grad_enabled(prev[1])
+        inference, grad = self._prev.pop()
+        _core._set_inference_mode(inference)
+        _core._set_grad_enabled(grad)
 
     def clone(self):
         return self.__class__(self.mode)

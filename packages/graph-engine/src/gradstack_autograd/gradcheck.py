@@ -21,7 +21,6 @@ import numpy as np
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-from .grad_mode import no_grad
 from .graph_api import grad as _grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
@@ -42,31 +41,48 @@ def _outputs(fn, inputs):
 
 
 def get_numerical_jacobian(fn, inputs, eps=1e-6):
-    """``J[i][o]``: d output o / d input i by central differences, shape (numel_o, numel_i)."""
+    """``J[i][o]``: d output o / d input i by central differences, shape (numel_o, numel_i).
+
+    Note [Finite differences run with grad mode on]
+    ``fn`` is evaluated in the caller's grad mode, not under ``no_grad``: gradgradcheck's
+    ``fn`` is itself a backward pass (``grad(..., create_graph=True)``), which needs its
+    outputs to require grad.  Under no_grad it would see no differentiable output, return
+    nothing, and the check would compare empty Jacobians (always "passing").  Inputs are
+    perturbed through their numpy arrays, which no version counter sees.
+    """
     inputs = _as_tuple(inputs)
-    with no_grad():
-        outs = _outputs(fn, inputs)
-        jac = []
-        for x in inputs:
-            row = []
-            if not isinstance(x, Tensor) or not x.requires_grad:
-                jac.append(None)
-                continue
-            data = x.detach().numpy()
-            cols = [np.zeros((o.numel(), x.numel()), dtype=np.float64) for o in outs]
-            for j in range(x.numel()):
-                idx = np.unravel_index(j, x.shape) if x.dim() else ()
-                orig = data[idx].item() if x.dim() else data.item()
-                data[idx] = orig + eps
-                plus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
-                data[idx] = orig - eps
-                minus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
-                data[idx] = orig
-                for k in range(len(outs)):
-                    cols[k][:, j] = ((plus[k] - minus[k]) / (2 * eps)).reshape(-1)
-            row.extend(cols)
-            jac.append(row)
+    outs = _outputs(fn, inputs)
+    jac = []
+    for x in inputs:
+        row = []
+        if not isinstance(x, Tensor) or not x.requires_grad:
+            jac.append(None)
+            continue
+        data = x.detach().numpy()
+        cols = [np.zeros((o.numel(), x.numel()), dtype=np.float64) for o in outs]
+        for j in range(x.numel()):
+            idx = np.unravel_index(j, x.shape) if x.dim() else ()
+            orig = data[idx].item() if x.dim() else data.item()
+            data[idx] = orig + eps
+            plus = _values(fn, inputs, len(outs))
+            data[idx] = orig - eps
+            minus = _values(fn, inputs, len(outs))
+            data[idx] = orig
+            for k in range(len(outs)):
+                cols[k][:, j] = ((plus[k] - minus[k]) / (2 * eps)).reshape(-1)
+        row.extend(cols)
+        jac.append(row)
     return jac
+
+
+def _values(fn, inputs, n_outputs):
+    outs = _outputs(fn, inputs)
+    if len(outs) != n_outputs:
+        raise GradcheckError(
+            f"the function returned {len(outs)} tensors for perturbed inputs but {n_outputs} "
+            "at the original inputs"
+        )
+    return [o.detach().numpy().astype(np.float64) for o in outs]
 
 
 def get_analytical_jacobian(fn, inputs):
@@ -186,7 +202,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     outputs.
     """
     inputs = _as_tuple(inputs)
-    outs = _outputs(func, inputs)
+    # one vector per differentiable output (integer outputs such as indices get none)
+    outs = [o for o in _outputs(func, inputs) if o.requires_grad]
     if grad_outputs is None:
         rng = np.random.default_rng(1)
         grad_outputs = tuple(
@@ -198,8 +215,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_derivative(*args):
         ins, gos = args[:n_in], args[n_in:]
-        out = [o for o in _outputs(func, ins)]
-        pairs = [(o, g) for o, g in zip(out, gos) if o.requires_grad]
+        out = [o for o in _outputs(func, ins) if o.requires_grad]
+        pairs = list(zip(out, gos))
         gs = _grad([p[0] for p in pairs], [ins[i] for i in diff_idx], [p[1] for p in pairs],
                    create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)

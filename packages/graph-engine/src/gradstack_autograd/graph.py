@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import uuid
 import weakref
 
@@ -182,30 +183,45 @@ def get_gradient_edge(tensor):
 
 
 def register_multi_grad_hook(tensors, fn, *, mode="all"):
-    """Call ``fn(grads)`` once the gradients of all ``tensors`` have been computed.
+    """Call ``fn`` once per backward pass when the gradients of ``tensors`` are computed.
 
-    ``grads`` has one entry per tensor (None for those that got no gradient in this pass).
-    With ``mode="any"``, ``fn(grad)`` runs on the first gradient computed instead.
+    With ``mode="all"``, ``fn(grads)`` runs after every tensor that takes part in the pass
+    got its gradient; ``grads`` has one entry per tensor (None for those the pass does not
+    reach).  With ``mode="any"``, ``fn(grad)`` runs on the first gradient computed.  State
+    is kept per backward pass (Note [Graph tasks] in _engine.pxi), so a pass that reaches
+    only some of the tensors still fires, and nothing leaks into the next pass.
     """
     tensors = tuple(tensors)
     if mode not in ("all", "any"):
         raise ValueError(f"register_multi_grad_hook: mode must be 'all' or 'any', got {mode!r}")
-    state = {"grads": [None] * len(tensors), "seen": 0, "fired": False}
+    nodes = [_core.edge_of(t)[0] if t.requires_grad else None for t in tensors]
+    lock = threading.Lock()
+    count, buffer, expected, ran = {}, {}, {}, set()
     handles = []
 
     def make_hook(i):
         def hook(grad):
+            task = _core.current_graph_task_id()
             if mode == "any":
-                if not state["fired"]:
-                    state["fired"] = True
-                    fn(grad)
+                with lock:
+                    if task in ran:
+                        return None
+                    ran.add(task)
+                fn(grad)
                 return None
-            state["grads"][i] = grad
-            state["seen"] += 1
-            if state["seen"] == sum(t.requires_grad for t in tensors):
-                grads = tuple(state["grads"])
-                state["grads"] = [None] * len(tensors)
-                state["seen"] = 0
+            with lock:
+                if task not in count:
+                    count[task] = 0
+                    buffer[task] = [None] * len(tensors)
+                    expected[task] = sum(1 for n in nodes if n is not None
+                                         and _core.will_engine_execute_node(n))
+                count[task] += 1
+                buffer[task][i] = grad
+                done = count[task] == expected[task]
+                if done:
+                    grads = tuple(buffer.pop(task))
+                    del count[task], expected[task]
+            if done:
                 fn(grads)
             return None
         return hook

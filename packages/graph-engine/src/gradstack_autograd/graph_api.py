@@ -36,8 +36,8 @@ def _make_grads(outputs, grads, is_grads_batched=False):
         grads = (None,) * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(
-            f"grad can be implicitly created only for scalar outputs: got {len(grads)} "
-            f"gradients for {len(outputs)} outputs (pass one per output, or None)"
+            f"got {len(outputs)} tensors and {len(grads)} gradients (pass one gradient per "
+            "output; None for single-element outputs)"
         )
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
@@ -63,11 +63,9 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 f"has a shape of {o.shape}."
                 + (" (is_grads_batched=True: the first dim is the batch)" if is_grads_batched else "")
             )
-        if g.is_floating_point() != o.is_floating_point():
-            raise RuntimeError(
-                f"For complex/real mismatch: grad_output[{i}] is {g.dtype} but output[{i}] is "
-                f"{o.dtype}; they must both be floating point"
-            )
+        if g.dtype != o.dtype:
+            # torch casts a root gradient to its output's dtype (integer ones included)
+            g = g.to(o.dtype)
         out.append(g)
     return tuple(out)
 
@@ -177,24 +175,44 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         result = _core.run_backward(out_t, grads, bool(retain_graph), bool(create_graph), in_t,
                                     accumulate=False, allow_unused=bool(allow_unused))
     if materialize_grads:
-        result = tuple(gt.zeros_like(i) if r is None else r for r, i in zip(result, in_t))
+        if is_grads_batched:
+            n = _as_tuple(grad_outputs, "grad_outputs")[0].shape[0]
+            result = tuple(gt.zeros((n,) + tuple(i.shape), dtype=i.dtype) if r is None else r
+                           for r, i in zip(result, in_t))
+        else:
+            result = tuple(gt.zeros_like(i) if r is None else r for r, i in zip(result, in_t))
     return result
 
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
-    """``is_grads_batched``: one backward per batch element, stacked (see Note below).
+    """``is_grads_batched``: one batched backward pass when the graph allows it.
 
     Note [Batched gradients]
-    The engine runs one pass per row of the batch with the graph retained, then stacks the
-    results; functional-api's jacobian uses a truly batched pass where it can.
+    The engine runs a single pass in which every gradient carries the batch as an extra
+    leading dim (Note [Batched backward] in _engine.pxi): a jacobian costs one backward,
+    not one per row (pytorch#50584).  When a node on the way cannot take a batch (a custom
+    Function, an in-place op on a view, a hook), it runs one pass per row of the batch with
+    the graph retained and stacks the results: the same numbers, only slower.
     """
     if grad_outputs is None:
         raise RuntimeError("is_grads_batched=True needs grad_outputs with a leading batch dim")
     grads = _make_grads(outputs, grad_outputs, is_grads_batched=True)
     batch = {g.shape[0] for g in grads}
     if len(batch) != 1:
-        raise RuntimeError(f"is_grads_batched=True: grad_outputs have different batch sizes {sorted(batch)}")
+        raise RuntimeError(
+            f"is_grads_batched=True: grad_outputs have different batch sizes {sorted(batch)}"
+        )
     (n,) = batch
+    if _core.unbatchable_reason(outputs, inputs) is None:
+        return _core.run_backward(outputs, grads, bool(retain_graph), bool(create_graph),
+                                  inputs, accumulate=False, allow_unused=bool(allow_unused),
+                                  batch_size=n)
+    return _row_by_row_grad(outputs, inputs, grads, n, retain_graph, create_graph,
+                            allow_unused)
+
+
+def _row_by_row_grad(outputs, inputs, grads, n, retain_graph, create_graph, allow_unused):
+    """The fallback of :func:`_batched_grad`: one backward per row of the batch, stacked."""
     rows = []
     for b in range(n):
         keep = True if b < n - 1 else bool(retain_graph)

@@ -1,0 +1,740 @@
+"""The op database of graph-engine's tests: sample inputs for every differentiable op.
+
+Each :class:`GradOp` names an op of ``gradstack_tensor.OPS`` that has a derivative-table
+entry and gives a few small float64 samples.  A :class:`GradSample` holds the
+*differentiable* inputs as numpy arrays and a function ``fn(L, *tensors)`` that calls the
+op; ``L`` is the library namespace (``gradstack_tensor`` or ``torch``), so the same call
+runs on both sides: gradstack's API has torch's shape.  Non-differentiable tensor
+arguments (indices, masks, conditions) are built inside ``fn`` with ``L.from_numpy``.
+
+Why not reuse tensor-core's ``op_db.py``: its samples exercise kernels (empty tensors,
+70x70 arrays, every dtype, values at kinks and ties), while gradient checks need small
+float64 inputs drawn away from non-differentiable points (``abs`` at 0, ``clamp`` at its
+bounds, ties of ``max``, jumps of ``remainder``), and a record of how torch spells each
+call.  The two databases share one test: every op of the registry has to be covered
+(``test_derivatives.py``).
+
+Domains: ``log``-like ops draw positive inputs; ``asin``/``acos`` stay inside (-1, 1);
+``sqrt``/``rsqrt`` stay away from 0; ``reciprocal``/``div`` denominators away from 0.
+
+Examples
+--------
+>>> import numpy as np
+>>> s = GRAD_OPS["sin"].samples(np.random.default_rng(0))[0]
+>>> s.inputs[0].shape
+()
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["GRAD_OPS", "GradOp", "GradSample", "arr", "to_gs", "to_torch"]
+
+
+@dataclasses.dataclass
+class GradSample:
+    """One call: ``fn(L, *tensors)`` where ``tensors`` are made from ``inputs`` (float64)."""
+
+    inputs: tuple
+    fn: Callable
+    desc: str = ""
+    torch_fn: Callable | None = None   # when torch spells the call differently
+
+    def __repr__(self) -> str:
+        return f"GradSample({self.desc})"
+
+
+@dataclasses.dataclass
+class GradOp:
+    """Sample inputs and checking options for one differentiable op.
+
+    Attributes
+    ----------
+    name : str
+        The op's name in ``gradstack_tensor.OPS``.
+    samples : callable
+        ``samples(rng) -> list of GradSample``.
+    second_order : bool
+        Run gradgradcheck and compare second-order gradients with torch.
+    torch : bool
+        Compare with torch (False when torch has no such public op).
+    eps, atol, rtol : float
+        gradcheck settings (defaults are gradcheck's).
+    """
+
+    name: str
+    samples: Callable
+    second_order: bool = True
+    torch: bool = True
+    eps: float = 1e-6
+    atol: float = 1e-5
+    rtol: float = 1e-3
+
+
+GRAD_OPS: dict[str, GradOp] = {}
+
+
+def _add(op: GradOp) -> None:
+    if op.name in GRAD_OPS:
+        raise ValueError(f"duplicate entry {op.name!r}")
+    GRAD_OPS[op.name] = op
+
+
+# ---------------------------------------------------------------------------------------
+# input arrays
+
+
+def arr(rng, shape, lo=-2.0, hi=2.0, *, away=(), gap=0.15, transposed=False):
+    """Uniform float64 values in [lo, hi], at least ``gap`` away from each point of ``away``.
+
+    ``transposed`` returns a transposed (non-contiguous) view of a fresh array.
+    """
+    shape = tuple(shape)
+    if transposed and len(shape) >= 2:
+        return arr(rng, shape[::-1], lo, hi, away=away, gap=gap).T
+    v = rng.uniform(lo, hi, size=shape)
+    for p in away:
+        close = np.abs(v - p) < gap
+        v = np.where(close, p + np.where(v >= p, gap, -gap), v)
+    return np.asarray(v, dtype=np.float64)
+
+
+def distinct(rng, shape, lo=-2.0, hi=2.0, gap=0.1):
+    """Values pairwise at least ``gap`` apart (no ties for max, sort ...)."""
+    n = math.prod(shape)
+    v = lo + gap * rng.permutation(n) + rng.uniform(0, gap / 4, size=n)
+    v = v * (hi - lo) / max(gap * n, hi - lo)
+    return np.asarray(v, dtype=np.float64).reshape(shape)
+
+
+def to_gs(a, gt, requires_grad=True):
+    t = gt.from_numpy(np.array(a, copy=True))
+    return t.requires_grad_(requires_grad)
+
+
+def to_torch(a, torch, requires_grad=True):
+    t = torch.from_numpy(np.array(a, copy=True))   # keeps the layout (strides)
+    return t.requires_grad_(requires_grad)
+
+
+def _S(inputs, fn, desc, torch_fn=None):
+    return GradSample(tuple(inputs), fn, desc, torch_fn)
+
+
+# ---------------------------------------------------------------------------------------
+# elementwise unary
+
+_UNARY = {
+    # name: (lo, hi, points to stay away from)
+    "exp": (-2, 2, ()), "exp2": (-2, 2, ()), "expm1": (-2, 2, ()),
+    "log": (0.2, 3, ()), "log2": (0.2, 3, ()), "log10": (0.2, 3, ()), "log1p": (-0.7, 3, ()),
+    "sqrt": (0.2, 3, ()), "rsqrt": (0.2, 3, ()), "reciprocal": (-2, 2, (0,)),
+    "sin": (-3, 3, ()), "cos": (-3, 3, ()), "tan": (-1.2, 1.2, ()),
+    "asin": (-0.9, 0.9, ()), "acos": (-0.9, 0.9, ()), "atan": (-3, 3, ()),
+    "sinh": (-2, 2, ()), "cosh": (-2, 2, ()), "tanh": (-2, 2, ()), "sigmoid": (-4, 4, ()),
+    "neg": (-2, 2, ()), "abs": (-2, 2, (0,)), "relu": (-2, 2, (0,)),
+    "sign": (-2, 2, (0,)),
+    "floor": (-2, 2, (-2, -1, 0, 1, 2)), "ceil": (-2, 2, (-2, -1, 0, 1, 2)),
+    "trunc": (-2, 2, (-2, -1, 0, 1, 2)), "round": (-2, 2, (-1.5, -0.5, 0.5, 1.5)),
+}
+
+
+def _inplace_method(name):
+    """``t.clone().<name>()``: an in-place op on a non-leaf copy of the input."""
+    return lambda L, t: getattr(t.clone(), name)()
+
+
+def _function(name):
+    """``L.<name>(t)``: the function form."""
+    return lambda L, t: getattr(L, name)(t)
+
+
+def _unary_samples(name, lo, hi, away, inplace):
+    def gen(rng):
+        out = []
+        for shape, tr in (((), False), ((4,), False), ((2, 3), True)):
+            x = arr(rng, shape, lo, hi, away=away, transposed=tr)
+            fn = _inplace_method(name) if inplace else _function(name)
+            out.append(_S((x,), fn, f"{name} {list(shape)}{' T' if tr else ''}"))
+        if not inplace:
+            x = arr(rng, (3,), lo, hi, away=away)
+            out.append(_S((x,), lambda L, t, _n=name: getattr(t, _n)(), f"{name} method"))
+        return out
+    return gen
+
+
+for _n, (_lo, _hi, _away) in _UNARY.items():
+    _add(GradOp(_n, _unary_samples(_n, _lo, _hi, _away, False)))
+    _add(GradOp(_n + "_", _unary_samples(_n + "_", _lo, _hi, _away, True)))
+
+# ---------------------------------------------------------------------------------------
+# elementwise binary
+
+_BIN_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((3, 1), (1, 2)), ((), (2,)))
+
+
+def _binary_samples(name, call, *, lo=-2.0, hi=2.0, rlo=None, rhi=None, away_r=(),
+                    scalars=(), inplace=False, make=None):
+    rlo = lo if rlo is None else rlo
+    rhi = hi if rhi is None else rhi
+
+    def gen(rng):
+        out = []
+        for sa, sb in _BIN_SHAPES:
+            if inplace and np.broadcast_shapes(sa, sb) != sa:
+                continue
+            if make is not None:
+                a, b = make(rng, sa, sb)
+            else:
+                a = arr(rng, sa, lo, hi, transposed=len(sa) == 2)
+                b = arr(rng, sb, rlo, rhi, away=away_r)
+            fn = (lambda L, x, y: call(L, x.clone(), y)) if inplace else call
+            out.append(_S((a, b), fn, f"{name} {list(sa)}, {list(sb)}"))
+        for s in scalars:
+            a = arr(rng, (2, 3), lo, hi) if make is None else make(rng, (2, 3), ())[0]
+            fn = (lambda L, x, _s=s: call(L, x.clone(), _s)) if inplace else \
+                (lambda L, x, _s=s: call(L, x, _s))
+            out.append(_S((a,), fn, f"{name} tensor, scalar {s}"))
+        return out
+    return gen
+
+
+def _remainder_pair(rng, sa, sb):
+    """a = b * (k + f) with f in [0.2, 0.8]: far from the jumps of ``a mod b``."""
+    full = np.broadcast_shapes(sa, sb)
+    if tuple(sa) == full:
+        b = rng.uniform(0.5, 2.0, size=sb) * np.where(rng.random(sb) < 0.5, -1, 1)
+        bb = np.broadcast_to(b, full)
+    else:   # a is broadcast against several b: give them all one value
+        b = np.full(sb, -1.25)
+        bb = np.full(sa, -1.25)
+    k = rng.integers(-2, 3, size=sa)
+    f = rng.uniform(0.2, 0.8, size=sa)
+    return np.asarray(bb * (k + f), dtype=np.float64), np.asarray(b, dtype=np.float64)
+
+
+def _maxmin_pair(rng, sa, sb):
+    a = arr(rng, sa, -2, 2)
+    b = arr(rng, sb, -2, 2)
+    # keep |a - b| >= 0.1 so that no tie is near
+    full = np.broadcast_shapes(sa, sb)
+    bb = np.broadcast_to(b, full)
+    aa = np.broadcast_to(a, full)
+    if tuple(sa) == full:
+        d = aa - bb
+        a = np.where(np.abs(d) < 0.1, bb + np.where(d >= 0, 0.1, -0.1), a)
+    return np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+
+
+_BINARY = {
+    "add": dict(call=lambda L, x, y: L.add(x, y), scalars=(2.0,)),
+    "sub": dict(call=lambda L, x, y: L.sub(x, y), scalars=(1.5,)),
+    "mul": dict(call=lambda L, x, y: L.mul(x, y), scalars=(3.0,)),
+    "div": dict(call=lambda L, x, y: L.div(x, y), away_r=(0,), scalars=(2.0,)),
+    "pow": dict(call=lambda L, x, y: L.pow(x, y), lo=0.5, hi=2.0, rlo=-1.5, rhi=2.0,
+                scalars=(2, 2.5, 0.5, -1.0)),
+    "maximum": dict(call=lambda L, x, y: L.maximum(x, y), make=_maxmin_pair),
+    "minimum": dict(call=lambda L, x, y: L.minimum(x, y), make=_maxmin_pair),
+    "remainder": dict(call=lambda L, x, y: L.remainder(x, y), make=_remainder_pair,
+                      scalars=()),
+    "atan2": dict(call=lambda L, x, y: L.atan2(x, y), away_r=(0,)),
+}
+_INPLACE_METHOD = {
+    "add": lambda L, x, y: x.add_(y), "sub": lambda L, x, y: x.sub_(y),
+    "mul": lambda L, x, y: x.mul_(y), "div": lambda L, x, y: x.div_(y),
+    "pow": lambda L, x, y: x.pow_(y), "remainder": lambda L, x, y: x.remainder_(y),
+    "atan2": lambda L, x, y: x.atan2_(y),
+}
+
+for _n, _kw in _BINARY.items():
+    _add(GradOp(_n, _binary_samples(_n, **_kw)))
+    if _n in _INPLACE_METHOD:
+        _kw2 = dict(_kw, call=_INPLACE_METHOD[_n])
+        _add(GradOp(_n + "_", _binary_samples(_n + "_", inplace=True, **_kw2)))
+
+
+def _alpha_samples(rng):
+    a, b = arr(rng, (2, 3)), arr(rng, (3,))
+    return [
+        _S((a, b), lambda L, x, y: L.add(x, y, alpha=2.5), "add alpha=2.5"),
+        _S((a, b), lambda L, x, y: L.sub(x, y, alpha=-0.5), "sub alpha=-0.5"),
+        _S((a, b), lambda L, x, y: x - y, "operator -"),
+        _S((a, b), lambda L, x, y: x / y.abs().add(0.5), "operator / of a graph"),
+    ]
+
+
+def _rsub_samples(rng):
+    a, b = arr(rng, (2, 3)), arr(rng, (3,))
+    return [
+        _S((a,), lambda L, x: 2 - x, "scalar - tensor"),
+        _S((a, b), lambda L, x, y: L.rsub(x, y), "rsub(tensor, tensor)"),
+        _S((a, b), lambda L, x, y: L.rsub(x, y, alpha=3), "rsub alpha=3"),
+    ]
+
+
+def _pow_extra_samples(rng):
+    e = arr(rng, (3,), -1.0, 2.0)
+    return [
+        _S((e,), lambda L, y: L.pow(2.0, y), "scalar ** tensor"),
+        _S((e,), lambda L, y: 1.5 ** y, "operator scalar ** tensor"),
+        _S((arr(rng, (3,), 0.5, 2),), lambda L, x: x ** 3, "operator tensor ** 3"),
+    ]
+
+
+GRAD_OPS["add"].samples = (lambda base: lambda rng: base(rng) + _alpha_samples(rng))(
+    GRAD_OPS["add"].samples)
+_add(GradOp("rsub", _rsub_samples))
+GRAD_OPS["pow"].samples = (lambda base: lambda rng: base(rng) + _pow_extra_samples(rng))(
+    GRAD_OPS["pow"].samples)
+
+
+def _clamp_samples(inplace):
+    def gen(rng):
+        x = arr(rng, (2, 4), -3, 3, away=(-1, 2))
+        lo = arr(rng, (4,), -1.5, -0.5)
+        hi = arr(rng, (2, 1), 0.5, 1.5)
+        # keep x away from the tensor bounds too
+        xt = np.where(np.abs(x - lo) < 0.1, x + 0.2, x)
+        xt = np.where(np.abs(xt - hi) < 0.1, xt + 0.25, xt)
+        if inplace:
+            return [
+                _S((x,), lambda L, t: t.clone().clamp_(-1, 2), "clamp_(-1, 2)"),
+                _S((x,), lambda L, t: t.clone().clamp_(min=-1), "clamp_(min=-1)"),
+            ]
+        return [
+            _S((x,), lambda L, t: L.clamp(t, -1, 2), "clamp(-1, 2)"),
+            _S((x,), lambda L, t: L.clamp(t, min=-1), "clamp(min=-1)"),
+            _S((x,), lambda L, t: t.clamp(max=2), "clamp(max=2)"),
+            _S((xt, lo, hi), lambda L, t, a, b: L.clamp(t, a, b), "clamp(tensor bounds)"),
+        ]
+    return gen
+
+
+_add(GradOp("clamp", _clamp_samples(False)))
+_add(GradOp("clamp_", _clamp_samples(True)))
+
+
+def _where_samples(rng):
+    cond = rng.random((2, 3)) < 0.5
+    x, y = arr(rng, (2, 3)), arr(rng, (3,))
+    return [
+        _S((x, y), lambda L, a, b: L.where(L.from_numpy(cond.copy()), a, b), "where"),
+        _S((x,), lambda L, a: L.where(L.from_numpy(cond.copy()), a, 2.0), "where scalar"),
+    ]
+
+
+_add(GradOp("where", _where_samples))
+
+
+def _masked_fill_samples(inplace):
+    def gen(rng):
+        mask = rng.random((2, 3)) < 0.5
+        x, v = arr(rng, (2, 3)), arr(rng, ())
+
+        def m(L):
+            return L.from_numpy(mask.copy())
+        if inplace:
+            return [
+                _S((x,), lambda L, a: a.clone().masked_fill_(m(L), 1.5), "masked_fill_ scalar"),
+                _S((x, v), lambda L, a, b: a.clone().masked_fill_(m(L), b), "masked_fill_ 0-d"),
+            ]
+        return [
+            _S((x,), lambda L, a: a.masked_fill(m(L), 1.5), "masked_fill scalar"),
+            _S((x, v), lambda L, a, b: a.masked_fill(m(L), b), "masked_fill 0-d tensor"),
+        ]
+    return gen
+
+
+_add(GradOp("masked_fill", _masked_fill_samples(False)))
+_add(GradOp("masked_fill_", _masked_fill_samples(True)))
+
+
+def _with_product(y, a):
+    """``(y, y * a)``: the in-place result itself (its node is compared with torch's) and a
+    product that gives the overwritten input a nonzero second derivative."""
+    return y, y * a
+
+
+def _fill_samples(rng):
+    x, v = arr(rng, (2, 3)), arr(rng, ())
+    return [
+        _S((x,), lambda L, a: _with_product(a.clone().fill_(2.0), a), "fill_ scalar"),
+        _S((x, v), lambda L, a, b: _with_product(a.clone().fill_(b), a), "fill_ 0-d tensor"),
+    ]
+
+
+def _zero_samples(rng):
+    x = arr(rng, (2, 3))
+    return [_S((x,), lambda L, a: _with_product(a.clone().zero_(), a), "zero_")]
+
+
+def _copy_samples(rng):
+    x, s = arr(rng, (2, 3)), arr(rng, (3,))
+    return [
+        _S((x, s), lambda L, a, b: (a * 2).copy_(b), "copy_ broadcast"),
+        _S((x, s[:1]), lambda L, a, b: _with_product(a.clone().copy_(b), a), "copy_ (1,)"),
+    ]
+
+
+def _setitem_samples(rng):
+    x, v = arr(rng, (3, 4)), arr(rng, (4,))
+
+    def set_row(L, a, b):
+        y = a * 1.5
+        y[1] = b
+        return y
+
+    def set_slice(L, a):
+        y = a.clone()
+        y[:, 1:3] = 0.5
+        return _with_product(y, a)
+
+    def set_mask(L, a, b):
+        y = a.clone()
+        y[L.from_numpy(np.array([0, 2]))] = b
+        return y
+    return [
+        _S((x, v), set_row, "y[1] = tensor"),
+        _S((x,), set_slice, "y[:, 1:3] = scalar"),
+        _S((x, v), set_mask, "y[[0, 2]] = tensor"),
+    ]
+
+
+def _random_samples(name):
+    def gen(rng):
+        x = arr(rng, (2, 3))
+
+        def fn(L, a):
+            L.manual_seed(0)
+            y = a * 2
+            getattr(y, name)(0.0, 1.0)
+            return y * a
+        return [_S((x,), fn, f"{name} then * x")]
+    return gen
+
+
+_add(GradOp("fill_", _fill_samples))
+_add(GradOp("zero_", _zero_samples))
+_add(GradOp("copy_", _copy_samples))
+_add(GradOp("setitem_", _setitem_samples))
+# the random values differ between the libraries: the gradient is checked numerically,
+# and against torch only through the unaffected path (x * 2 overwritten: grad = y)
+_add(GradOp("uniform_", _random_samples("uniform_"), torch=False))
+_add(GradOp("normal_", _random_samples("normal_"), torch=False))
+
+# ---------------------------------------------------------------------------------------
+# reductions
+
+
+def _reduce_samples(name, method_kwargs, *, lo=-2.0, hi=2.0, distinct_values=False):
+    def gen(rng):
+        out = []
+        for shape, kwargs in method_kwargs:
+            x = distinct(rng, shape, lo, hi) if distinct_values else arr(rng, shape, lo, hi)
+            out.append(_S((x,), lambda L, t, _kw=kwargs: getattr(t, name)(**_kw),
+                          f"{name} {list(shape)} {kwargs}"))
+        return out
+    return gen
+
+
+_RED = (((), {}), ((2, 3), {}), ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0, "keepdim": True}),
+        ((2, 3, 2), {"dim": (0, 2)}))
+_add(GradOp("sum", _reduce_samples("sum", _RED)))
+_add(GradOp("mean", _reduce_samples("mean", _RED)))
+_add(GradOp("prod", (lambda base: lambda rng: base(rng) + [
+    _S((np.array([[1.5, 0.0, 2.0], [0.5, -1.0, 0.7]]),), lambda L, t: t.prod(), "prod one zero"),
+    _S((np.array([[1.5, 0.0, 2.0], [0.0, -1.0, 0.7]]),), lambda L, t: t.prod(dim=1),
+       "prod dim=1 with zeros"),
+    _S((np.array([[1.5, 0.0, 0.0], [0.5, -1.0, 0.7]]),), lambda L, t: t.prod(dim=1),
+       "prod dim=1 two zeros"),
+])(_reduce_samples("prod", _RED[:4], lo=0.5, hi=1.5))))
+_EXT = (((2, 3), {}), ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0, "keepdim": True}),
+        ((4,), {"dim": 0}))
+_add(GradOp("max", _reduce_samples("max", _EXT, distinct_values=True)))
+_add(GradOp("min", _reduce_samples("min", _EXT, distinct_values=True)))
+_AM = (((2, 3), {}), ((2, 3), {"dim": 1}), ((2, 3, 2), {"dim": (0, 2), "keepdim": True}))
+_add(GradOp("amax", _reduce_samples("amax", _AM, distinct_values=True)))
+_add(GradOp("amin", _reduce_samples("amin", _AM, distinct_values=True)))
+_VAR = (((2, 3), {}), ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0, "keepdim": True}),
+        ((2, 3), {"dim": 1, "correction": 0}), ((3, 4), {"dim": (0, 1)}))
+_add(GradOp("var", _reduce_samples("var", _VAR)))
+_add(GradOp("std", _reduce_samples("std", _VAR)))
+
+
+def _norm_samples(rng):
+    x = arr(rng, (2, 3), away=(0,))
+    d = distinct(rng, (2, 3), -2, 2)
+    d = np.where(np.abs(d) < 0.1, d + 0.3, d)
+    d = d * np.array([[1.0, -1.1, 1.2], [-1.3, 1.4, -1.5]])   # distinct absolute values
+    return [
+        _S((x,), lambda L, t: t.norm(), "norm"),
+        _S((x,), lambda L, t: t.norm(dim=1), "norm dim=1"),
+        _S((x,), lambda L, t: t.norm(p=2, dim=0, keepdim=True), "norm p=2 keepdim"),
+        _S((x,), lambda L, t: t.norm(p=1, dim=1), "norm p=1"),
+        _S((x,), lambda L, t: t.norm(p=3, dim=1), "norm p=3"),
+        _S((d,), lambda L, t: t.norm(p=math.inf, dim=1), "norm p=inf"),
+    ]
+
+
+_add(GradOp("norm", _norm_samples))
+_add(GradOp("logsumexp", _reduce_samples("logsumexp", (
+    ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0, "keepdim": True}), ((2, 3, 2), {"dim": (0, 2)})))))
+_SM = (((4,), {"dim": 0}), ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0}), ((2, 3, 2), {"dim": -1}))
+_add(GradOp("softmax", _reduce_samples("softmax", _SM)))
+_add(GradOp("log_softmax", _reduce_samples("log_softmax", _SM)))
+_add(GradOp("cumsum", _reduce_samples("cumsum", _SM)))
+
+
+def _sort_samples(rng):
+    x = distinct(rng, (2, 4))
+    return [
+        _S((x,), lambda L, t: t.sort(dim=1)[0], "sort dim=1 values"),
+        _S((x,), lambda L, t: t.sort(dim=0, descending=True), "sort dim=0 descending"),
+        _S((x[0],), lambda L, t: L.sort(t), "sort 1-d"),
+    ]
+
+
+def _topk_samples(rng):
+    x = distinct(rng, (2, 5))
+    return [
+        _S((x,), lambda L, t: t.topk(2, dim=1)[0], "topk 2"),
+        _S((x,), lambda L, t: L.topk(t, 1, dim=0, largest=False), "topk smallest"),
+    ]
+
+
+_add(GradOp("sort", _sort_samples))
+_add(GradOp("topk", _topk_samples))
+
+# ---------------------------------------------------------------------------------------
+# linear algebra
+
+
+def _matmul_samples(rng):
+    out = []
+    for sa, sb in (((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 2)),
+                   ((2, 2, 3), (3, 2)), ((2, 1, 2, 3), (2, 3, 2))):
+        a = arr(rng, sa, transposed=len(sa) == 2)
+        b = arr(rng, sb)
+        out.append(_S((a, b), lambda L, x, y: L.matmul(x, y), f"matmul {list(sa)} @ {list(sb)}"))
+    a, b = arr(rng, (2, 3)), arr(rng, (3, 2))
+    out.append(_S((a, b), lambda L, x, y: x @ y, "operator @"))
+    return out
+
+
+def _two(name, sa, sb, call=None):
+    def gen(rng):
+        a, b = arr(rng, sa, transposed=len(sa) == 2), arr(rng, sb)
+        return [_S((a, b), call or (lambda L, x, y: getattr(L, name)(x, y)),
+                   f"{name} {list(sa)}, {list(sb)}")]
+    return gen
+
+
+def _addmm_samples(rng):
+    m1, m2 = arr(rng, (2, 3)), arr(rng, (3, 4), transposed=True)
+    return [
+        _S((arr(rng, (2, 4)), m1, m2), lambda L, x, a, b: L.addmm(x, a, b), "addmm"),
+        _S((arr(rng, (4,)), m1, m2), lambda L, x, a, b: L.addmm(x, a, b), "addmm broadcast"),
+        _S((arr(rng, (2, 4)), m1, m2), lambda L, x, a, b: L.addmm(x, a, b, beta=2, alpha=0.5),
+           "addmm beta=2 alpha=0.5"),
+    ]
+
+
+_add(GradOp("matmul", _matmul_samples))
+_add(GradOp("mm", _two("mm", (2, 3), (3, 4))))
+_add(GradOp("bmm", _two("bmm", (2, 2, 3), (2, 3, 2))))
+_add(GradOp("dot", _two("dot", (4,), (4,))))
+_add(GradOp("outer", _two("outer", (3,), (2,))))
+_add(GradOp("mv", _two("mv", (2, 3), (3,))))
+_add(GradOp("addmm", _addmm_samples))
+
+
+def _unary_call(name, cases):
+    def gen(rng):
+        return [_S((arr(rng, shape, transposed=tr),), call, f"{name} {desc}")
+                for shape, tr, call, desc in cases]
+    return gen
+
+
+_add(GradOp("trace", _unary_call("trace", [((3, 3), False, lambda L, t: L.trace(t), "3x3"),
+                                           ((2, 4), True, lambda L, t: t.trace(), "2x4 T")])))
+for _n in ("tril", "triu"):
+    _add(GradOp(_n, _unary_call(_n, [
+        ((3, 4), False, lambda L, t, _n=_n: getattr(L, _n)(t), "k=0"),
+        ((4, 3), True, lambda L, t, _n=_n: getattr(t, _n)(1), "k=1"),
+        ((2, 3, 3), False, lambda L, t, _n=_n: getattr(t, _n)(-1), "batched k=-1")])))
+_add(GradOp("diag", _unary_call("diag", [
+    ((3,), False, lambda L, t: L.diag(t), "1-d"),
+    ((3,), False, lambda L, t: L.diag(t, 1), "1-d k=1"),
+    ((3, 4), False, lambda L, t: L.diag(t), "2-d"),
+    ((3, 4), True, lambda L, t: t.diag(-1), "2-d k=-1"),
+    ((4, 3), False, lambda L, t: L.diag(t, 2), "2-d k=2")])))
+
+# ---------------------------------------------------------------------------------------
+# views and shape ops
+
+
+def _shape_cases(name, cases):
+    """cases: (shape, transposed, call, desc)."""
+    return GradOp(name, _unary_call(name, cases))
+
+
+_add(_shape_cases("getitem", [
+    ((4, 3), False, lambda L, t: t[1], "x[1]"),
+    ((4, 3), False, lambda L, t: t[-1], "x[-1]"),
+    ((4, 3), True, lambda L, t: t[1:3], "x[1:3]"),
+    ((4, 3), False, lambda L, t: t[::2, 1:], "x[::2, 1:]"),
+    ((4, 3), False, lambda L, t: t[:, 1], "x[:, 1]"),
+    ((4, 3), False, lambda L, t: t[1, 2], "x[1, 2]"),
+    ((4, 3), False, lambda L, t: t[None, 1:3], "x[None, 1:3]"),
+    ((4, 3), False, lambda L, t: t[..., 0], "x[..., 0]"),
+    ((4, 3), False, lambda L, t: t[L.from_numpy(np.array([0, 2, 2]))], "x[[0, 2, 2]]"),
+    ((4, 3), False, lambda L, t: t[L.from_numpy(np.array([0, 3])), L.from_numpy(np.array([2, 2]))],
+     "x[idx, idx]"),
+    ((4, 3), False,
+     lambda L, t: t[L.from_numpy(np.array([[True, False, True]] * 4))], "x[mask]"),
+]))
+_add(_shape_cases("view", [
+    ((2, 3), False, lambda L, t: t.view(3, 2), "view(3, 2)"),
+    ((2, 3), False, lambda L, t: t.view(-1), "view(-1)"),
+    ((), False, lambda L, t: t.view(1, 1), "0-d view(1, 1)")]))
+_add(_shape_cases("reshape", [
+    ((2, 3), False, lambda L, t: t.reshape(3, 2), "reshape(3, 2)"),
+    ((2, 3), True, lambda L, t: L.reshape(t, (6,)), "reshape of transposed"),
+    ((2, 3, 2), False, lambda L, t: t.reshape(6, -1), "reshape(6, -1)")]))
+_add(_shape_cases("flatten", [
+    ((2, 3, 2), False, lambda L, t: t.flatten(), "flatten"),
+    ((2, 3, 2), False, lambda L, t: L.flatten(t, 1), "flatten(1)")]))
+_add(_shape_cases("squeeze", [
+    ((1, 3, 1), False, lambda L, t: t.squeeze(), "squeeze()"),
+    ((1, 3, 1), False, lambda L, t: t.squeeze(0), "squeeze(0)"),
+    ((1, 3, 1), False, lambda L, t: L.squeeze(t, -1), "squeeze(-1)"),
+    ((1, 3, 1), False, lambda L, t: t.squeeze((0, 2)), "squeeze((0, 2))")]))
+_add(_shape_cases("unsqueeze", [
+    ((2, 3), False, lambda L, t: t.unsqueeze(0), "unsqueeze(0)"),
+    ((2, 3), True, lambda L, t: L.unsqueeze(t, -1), "unsqueeze(-1)")]))
+_add(_shape_cases("transpose", [
+    ((2, 3), False, lambda L, t: t.transpose(0, 1), "transpose(0, 1)"),
+    ((2, 3, 2), False, lambda L, t: L.transpose(t, 0, -1), "transpose(0, -1)")]))
+_add(_shape_cases("t", [
+    ((2, 3), False, lambda L, t: t.t(), "t()"),
+    ((3,), False, lambda L, t: L.t(t), "t() of 1-d")]))
+_add(_shape_cases("permute", [
+    ((2, 3, 2), False, lambda L, t: t.permute(2, 0, 1), "permute(2, 0, 1)"),
+    ((2, 3), True, lambda L, t: L.permute(t, (1, 0)), "permute((1, 0))")]))
+_add(_shape_cases("expand", [
+    ((3, 1), False, lambda L, t: t.expand(3, 4), "expand(3, 4)"),
+    ((3,), False, lambda L, t: t.expand(2, 3), "expand(2, 3)"),
+    ((), False, lambda L, t: t.expand(2), "0-d expand(2)"),
+    ((3, 1), False, lambda L, t: t.expand_as(L.from_numpy(np.zeros((2, 3, 4)))), "expand_as")]))
+
+
+def _expand_as_samples(rng):
+    def fn(L, t):
+        other = L.from_numpy(np.zeros((2, 3, 4)))
+        return L.OPS["expand_as"](t, other)
+    return [_S((arr(rng, (3, 1)),), fn, "OPS['expand_as']",
+               torch_fn=lambda L, t: t.expand_as(L.from_numpy(np.zeros((2, 3, 4)))))]
+
+
+_add(GradOp("expand_as", _expand_as_samples))
+
+
+def _alias_samples(rng):
+    return [_S((arr(rng, (2, 3)),), lambda L, t: L.OPS["alias"](t) * t, "alias",
+               torch_fn=lambda L, t: L.ops.aten.alias(t) * t)]
+
+
+_add(GradOp("alias", _alias_samples))
+_add(_shape_cases("narrow", [
+    ((5, 3), False, lambda L, t: t.narrow(0, 1, 2), "narrow(0, 1, 2)"),
+    ((5, 3), True, lambda L, t: L.narrow(t, 1, -2, 2), "narrow(1, -2, 2)")]))
+_add(_shape_cases("select", [
+    ((5, 3), False, lambda L, t: t.select(0, 1), "select(0, 1)"),
+    ((2, 3, 4), True, lambda L, t: L.select(t, 2, -1), "select(2, -1)")]))
+_add(_shape_cases("split", [
+    ((5, 3), False, lambda L, t: t.split(2), "split(2)"),
+    ((5, 3), False, lambda L, t: L.split(t, [1, 2], 1), "split([1, 2], 1)"),
+    ((5, 3), False, lambda L, t: t.split(2)[1], "split(2)[1] only")]))
+_add(_shape_cases("chunk", [
+    ((5, 3), False, lambda L, t: t.chunk(2), "chunk(2)"),
+    ((5, 3), False, lambda L, t: L.chunk(t, 3, 1)[0], "chunk(3, 1)[0]")]))
+_add(_shape_cases("unbind", [
+    ((3, 2), False, lambda L, t: t.unbind(), "unbind()"),
+    ((3, 2), True, lambda L, t: L.unbind(t, 1)[1], "unbind(1)[1]")]))
+
+
+def _cat_samples(rng):
+    a, b, c = arr(rng, (2, 3)), arr(rng, (1, 3)), arr(rng, (2, 2))
+    return [
+        _S((a, b), lambda L, x, y: L.cat([x, y]), "cat dim 0"),
+        _S((a, c), lambda L, x, y: L.cat((x, y), dim=1), "cat dim 1"),
+        _S((a,), lambda L, x: L.cat([x, L.from_numpy(np.ones((1, 3)))]), "cat with a constant"),
+    ]
+
+
+def _stack_samples(rng):
+    a, b = arr(rng, (2, 3)), arr(rng, (2, 3))
+    return [
+        _S((a, b), lambda L, x, y: L.stack([x, y]), "stack dim 0"),
+        _S((a, b), lambda L, x, y: L.stack((x, y), dim=-1), "stack dim -1"),
+    ]
+
+
+_add(GradOp("cat", _cat_samples))
+_add(GradOp("stack", _stack_samples))
+_add(_shape_cases("clone", [((2, 3), True, lambda L, t: t.clone(), "clone")]))
+_add(_shape_cases("contiguous", [((2, 3), True, lambda L, t: t.contiguous() * 1.0,
+                                  "contiguous of transposed")]))
+
+
+def _to_dtype_samples(rng):
+    x = arr(rng, (2, 3))
+    return [_S((x,), lambda L, t: t.to(L.float32).to(L.float64), "float64 -> float32 -> float64"),
+            _S((x,), lambda L, t: t.float().sin().double(), "float() and double()")]
+
+
+# float32 in the middle: finite differences need a larger step
+_add(GradOp("to_dtype", _to_dtype_samples, eps=1e-3, atol=1e-3, rtol=1e-2))
+_add(_shape_cases("repeat", [
+    ((2, 3), False, lambda L, t: t.repeat(2, 1), "repeat(2, 1)"),
+    ((3,), False, lambda L, t: t.repeat(2, 2), "repeat(2, 2) of 1-d")]))
+_add(_shape_cases("flip", [
+    ((2, 3), False, lambda L, t: t.flip(0), "flip(0)"),
+    ((2, 3, 2), True, lambda L, t: L.flip(t, (0, 2)), "flip((0, 2))")]))
+
+
+def _index_select_samples(rng):
+    x = arr(rng, (4, 3))
+    return [
+        _S((x,), lambda L, t: t.index_select(0, L.from_numpy(np.array([0, 2, 2]))),
+           "dim 0 repeats"),
+        _S((x,), lambda L, t: L.index_select(t, 1, L.from_numpy(np.array([2]))), "dim 1"),
+    ]
+
+
+def _gather_samples(rng):
+    x = arr(rng, (3, 4))
+    idx = np.array([[0, 3], [1, 1], [2, 0]])
+    return [
+        _S((x,), lambda L, t: t.gather(1, L.from_numpy(idx.copy())), "gather dim 1"),
+        _S((x,), lambda L, t: L.gather(t, 0, L.from_numpy(np.array([[0, 1, 2, 0]]))), "dim 0"),
+    ]
+
+
+_add(GradOp("index_select", _index_select_samples))
+_add(GradOp("gather", _gather_samples))
+
+
+def _index_scatter_samples(rng):
+    def fn(L, v):
+        from gradstack_autograd.derivatives import index_scatter
+        return index_scatter(v, (np.array([0, 2, 2]),), (4, 3))
+    return [_S((arr(rng, (3, 3)),), fn, "index_scatter rows 0, 2, 2")]
+
+
+# an internal op (getitem's adjoint): torch has no public twin (index_put is close)
+_add(GradOp("_index_scatter", _index_scatter_samples, torch=False))
