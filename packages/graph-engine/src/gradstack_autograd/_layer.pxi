@@ -139,6 +139,7 @@ cdef OpNode _make_node(Derivative d, tuple args):
         edges = [gradient_edge(<Tensor>x) if _requires_grad(x) else NO_EDGE
                  for x in args[positions[0]]]
         node.next_edges = tuple(edges)
+        untrack(node.next_edges)
     else:
         n = len(positions)
         edges = [NO_EDGE] * n
@@ -147,6 +148,7 @@ cdef OpNode _make_node(Derivative d, tuple args):
             if _requires_grad(x):
                 edges[i] = gradient_edge(<Tensor>x)
         node.next_edges = tuple(edges)
+        untrack(node.next_edges)
     if _anomaly_enabled:
         # called from C, format_stack() starts at the Python frame that ran the op: keep it
         node.anomaly_trace = "".join(traceback.format_stack())

@@ -408,9 +408,15 @@ NO_EDGE = (None, 0, None, -1)
 cdef tuple gradient_edge(Tensor t):
     """The edge receiving ``t``'s gradient: ``(grad_fn or accumulator, input_nr, shape, dtype)``."""
     cdef cnp.ndarray d = data_of(t)
+    cdef tuple edge
     if t._grad_fn is not None:
-        return (t._grad_fn, t._output_nr, (<object>d).shape, cnp.PyArray_TYPE(d))
-    return (grad_accumulator(t), 0, (<object>d).shape, cnp.PyArray_TYPE(d))
+        edge = (t._grad_fn, t._output_nr, (<object>d).shape, cnp.PyArray_TYPE(d))
+    else:
+        edge = (grad_accumulator(t), 0, (<object>d).shape, cnp.PyArray_TYPE(d))
+    # CPython keeps a tuple tracked while it holds any GC-capable object, untracked or not,
+    # so edges would stay in every collection forever (Note [Nodes are invisible ...])
+    untrack(edge)
+    return edge
 
 
 cdef AccumulateGrad grad_accumulator(Tensor t):
