@@ -558,3 +558,26 @@ def alias_of(Tensor t):
 
 def save_for_function(Tensor t, bint is_output, Node node):
     return save_tensor(t, is_output, node)
+
+
+def run_fused(kernel, tuple tensors):
+    """``kernel(*arrays)`` wrapped back into tensors, or None when it must not or cannot run.
+
+    Used by the derivative table's first-order fast paths: never with grad mode on
+    (create_graph) nor while forward-mode AD is active (a kernel on raw arrays would drop
+    the graph or the tangents), and only when ``_kernels.fusable`` accepts the arrays.
+    Written here, in C, because it runs once per hot backward node.
+    """
+    cdef Py_ssize_t i, n = len(tensors)
+    cdef list arrays
+    if _kernels is None or gs_get_grad_enabled() or _forward_ad_active:
+        return None
+    arrays = [None] * n
+    for i in range(n):
+        arrays[i] = data_of(<Tensor>tensors[i])
+    if not _kernels.fusable(*arrays):
+        return None
+    r = kernel(*arrays)
+    if type(r) is tuple:
+        return tuple([wrap(<cnp.ndarray>a) for a in <tuple>r])
+    return wrap(<cnp.ndarray>r)

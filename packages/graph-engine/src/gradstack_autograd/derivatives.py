@@ -92,13 +92,9 @@ def _fused(name, *tensors):
     Never with grad mode on (create_graph) nor while forward-mode AD is active: a kernel
     on raw arrays would drop the graph or the tangents.
     """
-    if _kernels is None or _grad_mode() or _core.forward_ad_enabled():
+    if _kernels is None:
         return None
-    arrays = [_data(t) for t in tensors]
-    if not _kernels.fusable(*arrays):
-        return None
-    r = getattr(_kernels, name)(*arrays)
-    return tuple(_wrap(a) for a in r) if isinstance(r, tuple) else _wrap(r)
+    return _core.run_fused(getattr(_kernels, name), tensors)
 
 
 def _expand_reduced(grad, shape, dim, keepdim, lead=()):
