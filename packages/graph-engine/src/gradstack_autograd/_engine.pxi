@@ -300,6 +300,31 @@ cdef tuple _call_node(Node node, list grads):
     return gi
 
 
+cdef dict _discover_counting(list roots, dict deps):
+    """Every node reachable from ``roots``, counting incoming edges into ``deps`` on the way.
+
+    Without targets every reachable node runs: one traversal finds them and counts their
+    dependencies (each node is expanded once, so each edge is counted once).
+    """
+    cdef dict needed = {}
+    cdef list stack = list(roots)
+    cdef Node node
+    cdef object child
+    for node in roots:
+        needed[node] = True
+    while stack:
+        node = <Node>stack.pop()
+        for edge in node.next_edges:
+            child = (<tuple>edge)[0]
+            if child is None:
+                continue
+            deps[child] = deps.get(child, 0) + 1
+            if child not in needed:
+                needed[child] = True
+                stack.append(child)
+    return needed
+
+
 cdef dict _find_needed(list roots, dict targets):
     """Nodes to run: all reachable ones, or (with targets) those on a path to a target.
 
@@ -503,12 +528,15 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
             edge = gradient_edge(t)
             targets.setdefault(edge[0], {}).setdefault(edge[1], []).append(i)
 
-    needed = _find_needed(root_nodes, targets)
-    for node in needed:
-        for edge in node.next_edges:
-            child = edge[0]
-            if child is not None and child in needed:
-                deps[child] = deps.get(child, 0) + 1
+    if targets:
+        needed = _find_needed(root_nodes, targets)
+        for node in needed:
+            for edge in node.next_edges:
+                child = edge[0]
+                if child is not None and child in needed:
+                    deps[child] = deps.get(child, 0) + 1
+    else:
+        needed = _discover_counting(root_nodes, deps)
     for node in root_nodes:
         if node in needed and deps.get(node, 0) == 0:
             counter += 1

@@ -124,6 +124,11 @@ cdef object _save_value(object v, Node node):
     return v
 
 
+cdef inline object _edge_at(tuple args, Py_ssize_t pos, Py_ssize_t nargs):
+    cdef object x = args[pos] if pos < nargs else None
+    return gradient_edge(<Tensor>x) if _requires_grad(x) else NO_EDGE
+
+
 cdef OpNode _make_node(Derivative d, tuple args):
     cls = d.node_class(args)
     # OpNode.__new__(cls) compiles to a direct call of the C tp_new: no attribute lookup
@@ -142,12 +147,16 @@ cdef OpNode _make_node(Derivative d, tuple args):
         untrack(node.next_edges)
     else:
         n = len(positions)
-        edges = [NO_EDGE] * n
-        for i in range(n):
-            x = args[<Py_ssize_t>positions[i]] if <Py_ssize_t>positions[i] < nargs else None
-            if _requires_grad(x):
-                edges[i] = gradient_edge(<Tensor>x)
-        node.next_edges = tuple(edges)
+        if n == 1:      # most ops have one or two inputs: build the tuple directly
+            node.next_edges = (_edge_at(args, <Py_ssize_t>positions[0], nargs),)
+        elif n == 2:
+            node.next_edges = (_edge_at(args, <Py_ssize_t>positions[0], nargs),
+                               _edge_at(args, <Py_ssize_t>positions[1], nargs))
+        else:
+            edges = [NO_EDGE] * n
+            for i in range(n):
+                edges[i] = _edge_at(args, <Py_ssize_t>positions[i], nargs)
+            node.next_edges = tuple(edges)
         untrack(node.next_edges)
     if _anomaly_enabled:
         # called from C, format_stack() starts at the Python frame that ran the op: keep it
@@ -180,6 +189,11 @@ cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) 
     cdef tuple positions = d.save
     cdef Py_ssize_t i, pos, nargs = len(args)
     if not positions and not d.save_output:
+        return
+    if len(positions) == 2 and not d.save_output and <Py_ssize_t>positions[1] < nargs:
+        # the common binary case (mul, div ...), without a temporary list
+        node.saved = (_save_value(args[<Py_ssize_t>positions[0]], node),
+                      _save_value(args[<Py_ssize_t>positions[1]], node))
         return
     saved = [None] * len(positions)
     for i in range(len(positions)):
