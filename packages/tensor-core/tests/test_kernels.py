@@ -94,14 +94,22 @@ def test_thread_count_settings(threads):
 
 
 @pytest.mark.parametrize(("env", "expected"), [
-    ("3", 3), ("2,1", 2), (" 4 ", 4), ("0", None), ("-2", None), ("abc", None), ("", None),
+    ("3", 3), ("2,1", 2), (" 4 ", 4), ("0", 1), ("-2", 1), ("abc", 1), ("", 1),
 ])
 def test_default_thread_count_follows_omp_num_threads(monkeypatch, env, expected):
+    # Note [Threads are opt-in]: unset or invalid means one thread
+    monkeypatch.delenv("GRADSTACK_NUM_THREADS", raising=False)
     monkeypatch.setenv("OMP_NUM_THREADS", env)
-    if expected is None:  # unset or invalid: every core this process may use
-        expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    count = K._default_num_threads()
-    assert count >= 1 and (expected is None or count == expected)
+    assert K._default_num_threads() == expected
+
+
+def test_gradstack_num_threads_takes_precedence(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("GRADSTACK_NUM_THREADS", "2")
+    assert K._default_num_threads() == 2
+    monkeypatch.delenv("GRADSTACK_NUM_THREADS")
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert K._default_num_threads() == 1
 
 
 # ---------------------------------------------------------------------------------------

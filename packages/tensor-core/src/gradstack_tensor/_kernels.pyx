@@ -21,12 +21,11 @@ Threading
 ---------
 Kernels run on one thread below ``PARALLEL_THRESHOLD`` elements (``TRANSCENDENTAL_THRESHOLD``
 for sin_backward and cos_backward, which cost more per element).  At or above it they
-release the GIL and split the work across ``get_num_threads()`` OpenMP threads (default:
-the ``OMP_NUM_THREADS`` environment variable when set, else every core this process may
-use; change it with ``set_num_threads``).  The thresholds sit where a second thread
-clearly pays for starting it (Note [Choosing PARALLEL_THRESHOLD]).  A parallel region
-waits for its slowest thread: on a machine whose cores are busy with other processes,
-``set_num_threads(1)`` avoids stalls of a scheduler time slice (milliseconds).
+release the GIL and split the work across ``get_num_threads()`` OpenMP threads.  Threads
+are opt-in: the default is ``GRADSTACK_NUM_THREADS`` when set, else ``OMP_NUM_THREADS``
+when set, else 1 (Note [Threads are opt-in]); ``set_num_threads(n)`` changes it.  The
+thresholds sit where a second thread clearly pays for starting it (Note [Choosing
+PARALLEL_THRESHOLD]).
 
 Results never depend on the number of threads: element-wise kernels compute every element
 the same way whichever thread runs it, and reductions split their work into pieces whose
@@ -118,16 +117,22 @@ TRANSCENDENTAL_THRESHOLD = _transcendental_threshold
 # ---------------------------------------------------------------------------------------
 # Threads
 
+# Note [Threads are opt-in]
+# A parallel region waits for its slowest thread.  libgomp's idle workers spin, and so do
+# the worker threads of the BLAS numpy ships (OpenBLAS): on two cores the two pools take
+# turns holding the cores and every region waits a scheduler time slice.  Measured with
+# both pools at two threads: a TinyModel training step took 80 ms instead of 0.38 ms, and
+# OMP_WAIT_POLICY=passive still left 60 ms spikes.  So kernels use one thread unless asked:
+# GRADSTACK_NUM_THREADS (or OMP_NUM_THREADS, which also pins libgomp's other users), or
+# set_num_threads(n) -- worth it for large arrays when BLAS runs single-threaded
+# (OPENBLAS_NUM_THREADS=1) or the machine has cores to spare.
 def _default_num_threads():
-    """``OMP_NUM_THREADS`` (its first entry) when set to a positive integer, else the cores."""
-    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    if first.isdecimal() and int(first) > 0:
-        return min(int(first), MAX_THREADS)
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_THREADS))
+    """``GRADSTACK_NUM_THREADS``, else ``OMP_NUM_THREADS`` (first entry), else 1."""
+    for var in ("GRADSTACK_NUM_THREADS", "OMP_NUM_THREADS"):
+        first = os.environ.get(var, "").split(",")[0].strip()
+        if first.isdecimal() and int(first) > 0:
+            return min(int(first), MAX_THREADS)
+    return 1
 
 
 cdef int _num_threads = _default_num_threads()
@@ -335,6 +340,237 @@ def _shape_message(func, name_a, shape_a, name_b, shape_b):
 
 
 # ---------------------------------------------------------------------------------------
+# AVX2 clones of the loops that SSE2 leaves slower than numpy
+
+# Note [AVX2 clones]
+# ~~~~~~~~~~~~~~~~~~
+# The extension is compiled for baseline x86-64 (SSE2), so that one wheel runs on every
+# x86-64 CPU, while numpy picks AVX2 loops at run time.  With SSE2 the float32 loop of
+# sin_backward and cos_backward (Note [float32 sin and cos]) costs ~5 ns per element,
+# over twice numpy's grad * np.cos(x), and accumulate_ is no faster than numpy's +=.
+# The C block below therefore compiles those loops twice from one always-inlined body:
+# a default copy, and a copy marked __attribute__((target(...))) that may use AVX2 (GCC
+# and clang on x86; other compilers and platforms build the default copy alone).
+# gs_avx2_supported() asks the CPU once, at import (libgcc's and compiler-rt's checks
+# include the OS's support for the ymm registers); every call then takes the same copy,
+# so all elements of a call, on every thread, run the same code.
+#   - Not target_clones: it dispatches through an ifunc, which musl, macOS and Windows
+#     lack; a flag set from __builtin_cpu_supports works wherever GCC and clang do.
+#   - The trig copy is target("avx2,fma").  Its multiply-adds that round (the reduction,
+#     the Horner steps) are written gs_madd(a, b, c, fused), one fma in the AVX2 copy:
+#     an explicit fma rounds the same in the vectorised loop and in its scalar
+#     remainder, whereas GCC's implicit contraction (-ffp-contract=fast) might fuse only
+#     one of them, and the results would depend on where the thread blocks start.  The
+#     products it may still contract are exact (m * m; cos_m and sin_m are -1, 0 or 1),
+#     so fusing them changes nothing.  The float64 value then differs from the default
+#     copy's by ~1e-16 relatively, which rounding to float32 hides: the two copies give
+#     the same float32 for every x with |x| <= GS_TRIG_LIMIT (all 2.4e9 of them
+#     checked, for sin and cos), so the results do not depend on the CPU either.
+#   - add_scaled_ (and accumulate_, its alpha = 1 case) gets target("avx2") without
+#     fma, so that the compiler cannot fuse dst + alpha * src: numpy rounds the product
+#     first, and a fused one would differ where the sum cancels.  float64 takes this
+#     copy too.  The loop is memory-bound: switching copies in one process (_avx2)
+#     gains only ~5% on one thread and ~20% on two, at 1M elements.
+#   - The other element-wise kernels are memory-bound and beat numpy with SSE2 already.
+# Measured on 2 cores (AMD EPYC with AVX2, 1M float32 elements, medians of 4 runs of
+# benchmarks/kernels_vs_numpy.py; kernel time, and numpy time / kernel time; SSE2 is
+# the build before this change):
+#
+#                     1 thread                       2 threads
+#                     SSE2           AVX2            SSE2           AVX2
+#     sin_backward    5.7 ms 0.48x   2.1 ms 1.13x    3.3 ms 0.72x   1.07 ms 2.49x
+#     cos_backward    5.6 ms 0.58x   2.3 ms 1.44x    3.1 ms 1.05x   1.15 ms 2.23x
+#     accumulate_     186 us 0.79x   145 us 0.98x    215 us 0.68x     71 us 1.88x
+#
+# TRANSCENDENTAL_THRESHOLD stays at 2k elements: with AVX2 two threads still win there
+# (1.2x; 1.7x from 8k), if less clearly than with SSE2 (1.6x).  _avx2(False) switches
+# the AVX2 copies off, so that tests and benchmarks can compare.
+
+cdef extern from *:
+    """
+    /* Note [AVX2 clones] and Note [float32 sin and cos] in _kernels.pyx. */
+    #include <math.h>
+
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #  define GS_AVX2_CLONES 1
+    #  define GS_BODY static inline __attribute__((always_inline))
+    #else
+    #  define GS_AVX2_CLONES 0
+    #  define GS_BODY static CYTHON_INLINE
+    #endif
+
+    static int gs_avx2 = 0;  /* take the AVX2 copies; set at import */
+
+    static int gs_avx2_supported(void) {
+    #if GS_AVX2_CLONES
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    #else
+        return 0;
+    #endif
+    }
+
+    #define GS_TWO_OVER_PI 6.36619772367581382433e-01
+    #define GS_PIO2_HI 1.57079632673412561417e+00  /* the first 33 bits of pi/2 */
+    #define GS_PIO2_LO 6.07710050650619224932e-11  /* pi/2 - GS_PIO2_HI */
+    #define GS_ROUNDER 6755399441055744.0          /* 1.5 * 2**52 */
+    #define GS_TRIG_LIMIT 262144.0f                /* 2**18 */
+
+    /* a * b + c, as one fma in the AVX2 copy (fused is a constant after inlining). */
+    GS_BODY double gs_madd(double a, double b, double c, int fused) {
+    #if GS_AVX2_CLONES
+        if (fused)
+            return __builtin_fma(a, b, c);
+    #endif
+        return a * b + c;
+    }
+
+    /* x rounded to an integer, for |x| < 2**51, with arithmetic only (vectorisable). */
+    GS_BODY double gs_round_half_even(double x) {
+        return (x + GS_ROUNDER) - GS_ROUNDER;
+    }
+
+    /* cos(x - shift * pi/2) for |x| <= GS_TRIG_LIMIT: cos(x) with shift 0, sin(x) with 3. */
+    GS_BODY float gs_cos_shifted_f32(float x, double shift, int fused) {
+        double xd = x;
+        double q = gs_madd(xd, GS_TWO_OVER_PI, GS_ROUNDER, fused) - GS_ROUNDER;
+        double r = gs_madd(-q, GS_PIO2_LO, gs_madd(-q, GS_PIO2_HI, xd, fused), fused);
+        double r2 = r * r;
+        double s = gs_madd(r2, 1.0 / 6227020800.0, -1.0 / 39916800.0, fused);
+        s = gs_madd(r2, s, 1.0 / 362880.0, fused);
+        s = gs_madd(r2, s, -1.0 / 5040.0, fused);
+        s = gs_madd(r2, s, 1.0 / 120.0, fused);
+        s = gs_madd(r2, s, -1.0 / 6.0, fused);
+        double sin_r = gs_madd(r * r2, s, r, fused);
+        double c = gs_madd(r2, -1.0 / 87178291200.0, 1.0 / 479001600.0, fused);
+        c = gs_madd(r2, c, -1.0 / 3628800.0, fused);
+        c = gs_madd(r2, c, 1.0 / 40320.0, fused);
+        c = gs_madd(r2, c, -1.0 / 720.0, fused);
+        c = gs_madd(r2, c, 1.0 / 24.0, fused);
+        c = gs_madd(r2, c, -0.5, fused);
+        double cos_r = gs_madd(r2, c, 1.0, fused);
+        double quadrant = q + shift;
+        double m = quadrant - 4.0 * gs_round_half_even(quadrant * 0.25);
+        double u = m * m;
+        double cos_m = (u - 1.0) * (u - 6.0) * (1.0 / 6.0);
+        double sin_m = m * (4.0 - u) * (1.0 / 3.0);
+        return (float)(cos_m * cos_r - sin_m * sin_r);
+    }
+
+    /* out = g * cos(x), or -g * sin(x) if want_sin, for |x| <= GS_TRIG_LIMIT; returns
+       whether some x in [start, stop) was outside that range (or not finite). */
+    GS_BODY int gs_trig_body(int want_sin, const float* g, const float* x, float* out,
+                             Py_ssize_t start, Py_ssize_t stop, int fused) {
+        double shift = want_sin ? 3.0 : 0.0;
+        float sign = want_sin ? -1.0f : 1.0f;
+        int outside = 0;
+        Py_ssize_t i;
+        for (i = start; i < stop; i++) {
+            outside |= !(fabsf(x[i]) <= GS_TRIG_LIMIT);
+            out[i] = (sign * g[i]) * gs_cos_shifted_f32(x[i], shift, fused);
+        }
+        return outside;
+    }
+
+    /* dst += src (alpha == 1) or dst += alpha * src, with the product rounded first. */
+    GS_BODY void gs_add_scaled_f32_body(float* dst, const float* src, float alpha,
+                                        Py_ssize_t start, Py_ssize_t stop) {
+        Py_ssize_t i;
+        if (alpha == 1)
+            for (i = start; i < stop; i++) dst[i] = dst[i] + src[i];
+        else
+            for (i = start; i < stop; i++) dst[i] = dst[i] + alpha * src[i];
+    }
+
+    GS_BODY void gs_add_scaled_f64_body(double* dst, const double* src, double alpha,
+                                        Py_ssize_t start, Py_ssize_t stop) {
+        Py_ssize_t i;
+        if (alpha == 1)
+            for (i = start; i < stop; i++) dst[i] = dst[i] + src[i];
+        else
+            for (i = start; i < stop; i++) dst[i] = dst[i] + alpha * src[i];
+    }
+
+    static int gs_trig_default(int want_sin, const float* g, const float* x, float* out,
+                               Py_ssize_t start, Py_ssize_t stop) {
+        return gs_trig_body(want_sin, g, x, out, start, stop, 0);
+    }
+
+    static void gs_add_scaled_f32_default(float* dst, const float* src, float alpha,
+                                          Py_ssize_t start, Py_ssize_t stop) {
+        gs_add_scaled_f32_body(dst, src, alpha, start, stop);
+    }
+
+    static void gs_add_scaled_f64_default(double* dst, const double* src, double alpha,
+                                          Py_ssize_t start, Py_ssize_t stop) {
+        gs_add_scaled_f64_body(dst, src, alpha, start, stop);
+    }
+
+    #if GS_AVX2_CLONES
+    __attribute__((target("avx2,fma")))
+    static int gs_trig_avx2(int want_sin, const float* g, const float* x, float* out,
+                            Py_ssize_t start, Py_ssize_t stop) {
+        return gs_trig_body(want_sin, g, x, out, start, stop, 1);
+    }
+
+    __attribute__((target("avx2")))  /* no fma: see Note [AVX2 clones] */
+    static void gs_add_scaled_f32_avx2(float* dst, const float* src, float alpha,
+                                       Py_ssize_t start, Py_ssize_t stop) {
+        gs_add_scaled_f32_body(dst, src, alpha, start, stop);
+    }
+
+    __attribute__((target("avx2")))
+    static void gs_add_scaled_f64_avx2(double* dst, const double* src, double alpha,
+                                       Py_ssize_t start, Py_ssize_t stop) {
+        gs_add_scaled_f64_body(dst, src, alpha, start, stop);
+    }
+    #  define GS_DISPATCH(name, args) (gs_avx2 ? name##_avx2 args : name##_default args)
+    #else
+    #  define GS_DISPATCH(name, args) (name##_default args)
+    #endif
+
+    static int gs_trig_backward_f32(int want_sin, const float* g, const float* x,
+                                    float* out, Py_ssize_t start, Py_ssize_t stop) {
+        return GS_DISPATCH(gs_trig, (want_sin, g, x, out, start, stop));
+    }
+
+    static void gs_add_scaled_f32(float* dst, const float* src, float alpha,
+                                  Py_ssize_t start, Py_ssize_t stop) {
+        GS_DISPATCH(gs_add_scaled_f32, (dst, src, alpha, start, stop));
+    }
+
+    static void gs_add_scaled_f64(double* dst, const double* src, double alpha,
+                                  Py_ssize_t start, Py_ssize_t stop) {
+        GS_DISPATCH(gs_add_scaled_f64, (dst, src, alpha, start, stop));
+    }
+    """
+    int gs_avx2
+    int gs_avx2_supported() noexcept nogil
+    float GS_TRIG_LIMIT
+    int gs_trig_backward_f32(int want_sin, const float* g, const float* x, float* out,
+                             Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_add_scaled_f32(float* dst, const float* src, float alpha,
+                           Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_add_scaled_f64(double* dst, const double* src, double alpha,
+                           Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+
+
+gs_avx2 = gs_avx2_supported()
+
+
+def _avx2(enable=None):
+    """Whether the AVX2 copies of the loops run (Note [AVX2 clones]); for tests and benchmarks.
+
+    With `enable`, first switch them off (False) or back on (True, which has no effect on
+    a CPU without AVX2 and FMA).  Not thread-safe: call it while no kernel runs.
+    """
+    global gs_avx2
+    if enable is not None:
+        gs_avx2 = bool(enable) and gs_avx2_supported()
+    return bool(gs_avx2)
+
+
+# ---------------------------------------------------------------------------------------
 # Element-wise backward formulas with one output: out = f(grad, v)
 
 cdef enum PointwiseOp:
@@ -350,11 +586,12 @@ cdef enum PointwiseOp:
 # glibc's sinf/cosf are scalar and branch on the quadrant of x, so on random data they
 # cost ~8 ns per element (mispredicted branches).  For float32 the kernels evaluate cos(x)
 # themselves, in float64 and without a branch or an integer conversion, so that the
-# compiler vectorises the loop (~4.5 ns per element with SSE2):
+# compiler vectorises the loop (gs_trig_body in the C block above: ~5 ns per element
+# with SSE2, ~1.9 ns with AVX2 and FMA, Note [AVX2 clones]):
 #   - q = x * 2/pi rounded to an integer (adding and subtracting 1.5 * 2**52 rounds; this
 #     needs the default strict floating point: -ffast-math would fold it away);
 #   - r = x - q * pi/2, with pi/2 split in two parts (Cody-Waite, as in fdlibm): exact
-#     for |x| <= TRIG_LIMIT, since q * _PIO2_HI then fits in 53 bits;
+#     for |x| <= GS_TRIG_LIMIT, since q * GS_PIO2_HI then fits in 53 bits;
 #   - cos(r) and sin(r) by their Taylor series on |r| <= pi/4 (truncation < 1e-14);
 #   - with m = q mod 4 taken in {-2, ..., 2} and u = m * m, the factors
 #     cos(m pi/2) = (u - 1)(u - 6)/6 and sin(m pi/2) = m (4 - u)/3 are exact small
@@ -362,57 +599,20 @@ cdef enum PointwiseOp:
 #     cos(x - pi/2): the same with q + 3 for q.
 # The float64 result is rounded once to float32.  On 2e7 random inputs it was the
 # correctly rounded value every time (glibc's cosf misses ~1 in 70 by an ulp); the one
-# visible difference from libm is sin(-0.0) = +0.0.  |x| > TRIG_LIMIT and non-finite x
+# visible difference from libm is sin(-0.0) = +0.0.  |x| > GS_TRIG_LIMIT and non-finite x
 # (where the float64 path produces garbage or nan) are rare: a second pass, taken only
 # when the first saw one, redoes those elements with libm.  float64 keeps libm's sin/cos,
 # which numpy uses too.
 
-cdef double _TWO_OVER_PI = 6.36619772367581382433e-01
-cdef double _PIO2_HI = 1.57079632673412561417e+00     # the first 33 bits of pi/2
-cdef double _PIO2_LO = 6.07710050650619224932e-11     # pi/2 - _PIO2_HI
-cdef double _ROUNDER = 6755399441055744.0              # 1.5 * 2**52
-cdef float TRIG_LIMIT = 262144.0                       # 2**18
-
-
-cdef inline double _round_half_even(double x) noexcept nogil:
-    """x rounded to an integer, for |x| < 2**51, with arithmetic only (vectorisable)."""
-    return (x + _ROUNDER) - _ROUNDER
-
-
-cdef inline float _cos_shifted_f32(float x, double shift) noexcept nogil:
-    """cos(x - shift * pi/2) for |x| <= TRIG_LIMIT: cos(x) with shift 0, sin(x) with 3."""
-    cdef double xd = x
-    cdef double q = _round_half_even(xd * _TWO_OVER_PI)
-    cdef double r = (xd - q * _PIO2_HI) - q * _PIO2_LO
-    cdef double r2 = r * r
-    cdef double sin_r = r + r * r2 * (-1.0 / 6.0 + r2 * (1.0 / 120.0 + r2 * (-1.0 / 5040.0 + r2 * (
-        1.0 / 362880.0 + r2 * (-1.0 / 39916800.0 + r2 * (1.0 / 6227020800.0))))))
-    cdef double cos_r = 1.0 + r2 * (-0.5 + r2 * (1.0 / 24.0 + r2 * (-1.0 / 720.0 + r2 * (
-        1.0 / 40320.0 + r2 * (-1.0 / 3628800.0 + r2 * (1.0 / 479001600.0 + r2 * (
-            -1.0 / 87178291200.0)))))))
-    cdef double quadrant = q + shift
-    cdef double m = quadrant - 4.0 * _round_half_even(quadrant * 0.25)
-    cdef double u = m * m
-    cdef double cos_m = (u - 1.0) * (u - 6.0) * (1.0 / 6.0)
-    cdef double sin_m = m * (4.0 - u) * (1.0 / 3.0)
-    return <float>(cos_m * cos_r - sin_m * sin_r)
-
-
 cdef void _trig_backward_f32(bint want_sin, const float* g, const float* x, float* out,
                              Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
     """out = g * cos(x), or -g * sin(x) if want_sin (Note [float32 sin and cos])."""
-    cdef double shift = 3.0 if want_sin else 0.0
     cdef float sign = -1 if want_sin else 1
-    cdef float limit = TRIG_LIMIT  # a local: stores to out[] cannot change it
-    cdef bint outside = False
     cdef Py_ssize_t i
-    for i in range(start, stop):
-        outside |= not (fabsf(x[i]) <= limit)
-        out[i] = (sign * g[i]) * _cos_shifted_f32(x[i], shift)
-    if not outside:
+    if not gs_trig_backward_f32(want_sin, g, x, out, start, stop):
         return
     for i in range(start, stop):
-        if not (fabsf(x[i]) <= limit):
+        if not (fabsf(x[i]) <= GS_TRIG_LIMIT):
             out[i] = (sign * g[i]) * (sinf(x[i]) if want_sin else cosf(x[i]))
 
 
@@ -786,15 +986,13 @@ def div_backward(grad, a, b):
 # ---------------------------------------------------------------------------------------
 # In-place accumulation: dst += alpha * src
 
-cdef void _add_scaled_range(real* dst, const real* src, real alpha,
-                            Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
-    cdef Py_ssize_t i
-    if alpha == 1:
-        for i in range(start, stop):
-            dst[i] = dst[i] + src[i]
+cdef inline void _add_scaled_range(real* dst, const real* src, real alpha,
+                                   Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    """dst[i] += alpha * src[i] for i in [start, stop), in AVX2 when the CPU has it."""
+    if real is float:
+        gs_add_scaled_f32(dst, src, alpha, start, stop)
     else:
-        for i in range(start, stop):
-            dst[i] = dst[i] + alpha * src[i]
+        gs_add_scaled_f64(dst, src, alpha, start, stop)
 
 
 cdef void _add_scaled(real* dst, const real* src, real alpha, Py_ssize_t n, int nthreads) noexcept nogil:
