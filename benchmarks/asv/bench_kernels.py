@@ -1,0 +1,100 @@
+"""tensor-core's fused Cython kernels (``gradstack_tensor._kernels``), each next to the numpy
+expression it replaces, on one and on two threads (same workloads as the standalone script
+``benchmarks/kernels_vs_numpy.py``).
+
+The kernels are what the backward formulas and the optimiser call, so this module measures
+them directly; commits before the kernels existed skip it.  No ``setup``: see
+Note [Micro-benchmarks have no setup] in _common.py.
+"""
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from ._common import optional, require, rng
+
+rounds = 1  # see Note [One round] in _common.py
+
+K = optional("gradstack_tensor._kernels")
+
+KERNELS = [
+    "sin_backward", "cos_backward", "relu_backward", "sigmoid_backward", "tanh_backward",
+    "mul_backward", "div_backward", "sum_to_shape_rows", "sum_to_shape_cols",
+    "sum_to_shape_scalar", "accumulate_", "add_scaled_", "sgd_update_",
+]
+
+
+def _cases(n, dtype=np.float32):
+    """name -> (kernel call, numpy call) on arrays of n elements."""
+    r = rng()
+
+    def uniform(low=-3.0, high=3.0, shape=(n,)):
+        return r.uniform(low, high, size=shape).astype(dtype)
+
+    g, x = uniform(), uniform()
+    s, t, out = uniform(0.0, 1.0), uniform(-1.0, 1.0), np.maximum(uniform(), 0)
+    a, b = uniform(), uniform(0.5, 3.0)
+    cols = 3 if n < 64 else 64
+    rows = uniform(shape=(max(1, n // cols), cols))
+    param, grad, buf = uniform(), uniform(), uniform()
+    np_param, np_buf = param.copy(), buf.copy()
+    dst, src = uniform(), uniform()
+    lr, momentum, wd = 1e-3, 0.9, 1e-4
+
+    def numpy_sgd():
+        d = grad + wd * np_param
+        np_buf.__imul__(momentum)
+        np_buf.__iadd__(d)
+        np_param.__isub__(lr * np_buf)
+
+    return {
+        "sin_backward": (lambda: K.sin_backward(g, x), lambda: g * np.cos(x)),
+        "cos_backward": (lambda: K.cos_backward(g, x), lambda: -g * np.sin(x)),
+        "relu_backward": (lambda: K.relu_backward(g, out), lambda: g * (out > 0)),
+        "sigmoid_backward": (lambda: K.sigmoid_backward(g, s), lambda: g * s * (1 - s)),
+        "tanh_backward": (lambda: K.tanh_backward(g, t), lambda: g * (1 - t * t)),
+        "mul_backward": (lambda: K.mul_backward(g, a, b), lambda: (g * b, g * a)),
+        "div_backward": (lambda: K.div_backward(g, a, b), lambda: (g / b, -g * a / (b * b))),
+        "sum_to_shape_rows": (lambda: K.sum_to_shape(rows, (cols,)),
+                              lambda: rows.sum(axis=0, keepdims=True).reshape(cols)),
+        "sum_to_shape_cols": (lambda: K.sum_to_shape(rows, (rows.shape[0], 1)),
+                              lambda: rows.sum(axis=1, keepdims=True)),
+        "sum_to_shape_scalar": (lambda: K.sum_to_shape(g, ()), lambda: g.sum()),
+        "accumulate_": (lambda: K.accumulate_(dst, src), lambda: dst.__iadd__(src)),
+        "add_scaled_": (lambda: K.add_scaled_(dst, src, -0.5), lambda: dst.__iadd__(-0.5 * src)),
+        "sgd_update_": (
+            lambda: K.sgd_update_(param, grad, buf, lr, momentum=momentum, weight_decay=wd),
+            numpy_sgd,
+        ),
+    }
+
+
+@cache
+def _case(kernel, n, threads):
+    require(K)
+    K.set_num_threads(threads)  # each asv benchmark runs in its own process
+    return _cases(n)[kernel]
+
+
+class FusedKernels:
+    """A fused kernel on one thread against the numpy expression it replaces."""
+
+    params = [KERNELS, [1_024, 1_048_576]]
+    param_names = ["kernel", "n"]
+
+    def time_kernel(self, kernel, n):
+        _case(kernel, n, 1)[0]()
+
+    def time_numpy(self, kernel, n):
+        _case(kernel, n, 1)[1]()
+
+
+class FusedKernelsTwoThreads:
+    """The same kernels on two threads (OpenMP above the kernels' size thresholds)."""
+
+    params = FusedKernels.params
+    param_names = FusedKernels.param_names
+
+    def time_kernel(self, kernel, n):
+        _case(kernel, n, 2)[0]()

@@ -1,0 +1,1038 @@
+"""gradstack side by side with PyTorch, HIPS autograd, MyGrad and numpy by hand.
+
+``hatch run compare`` (the ``compare`` hatch env: the workspace packages, ``torch==2.13.0``
+CPU, ``autograd``, ``mygrad``, matplotlib) runs the headline workloads for every framework
+in ONE process, on one thread, on the same inputs:
+
+* ``tinymodel_step``: the tutorial's TinyModel (batch 16, 1000-100-10, ReLU), loss
+  ``(ideal - pred).pow(2).sum()``, one SGD step (zero_grad, forward, backward, step);
+* ``mlp_step``: 784-512-512-10 with ReLU, batch 256, mean cross-entropy, one SGD step;
+* ``tiny_ops_2000``: the tutorial's profiler loop, 1000 x ``z = (z / x) * y`` on (2, 3)
+  tensors, then ``z.sum().backward()``;
+* ``elementwise_1m``: ``(sin(x) * cos(x) + x * x).tanh().sum()`` over 2**20 float32
+  elements, forward and backward;
+* ``hessian_100``: the 100x100 Hessian of ``(x.sin() * x.cos()).sum() + (x ** 3).sum()``;
+* ``chain_20000``: 20,000 ops alternating ``* 1.0001`` and ``+ 0.0001`` on a 4-element
+  float64 tensor, then backward (float64: MyGrad turns a float32 tensor times a Python
+  float into float64, and 20,000 float32 roundings would then differ by 2e-4);
+* ``jacobian_small``: the Jacobian of the tutorial's ``exp_adder`` on 3-element inputs.
+
+It prints the median time of each, the ratio to PyTorch, and the largest absolute
+difference of each framework's numbers (loss, gradients, updated weights, Hessian,
+Jacobian) from the hand-written numpy reference; any disagreement beyond the workload's
+tolerance fails the run (exit 1).  The table goes to ``docs/benchmarks.md`` with the date
+and the machine, and a bar plot of the ratios to ``docs/benchmarks.png``.
+
+Usage::
+
+    hatch run compare                          # everything, writes docs/benchmarks.*
+    hatch run compare --quick                  # fewer repeats
+    hatch run compare --only mlp_step chain_20000 --no-write
+"""
+from __future__ import annotations
+
+import os
+
+# one thread everywhere, set before numpy/torch load their thread pools
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import importlib  # noqa: E402
+import importlib.metadata  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FRAMEWORKS = ["gradstack", "torch", "autograd", "mygrad", "numpy"]
+TITLES = {"gradstack": "gradstack", "torch": "PyTorch", "autograd": "HIPS autograd",
+          "mygrad": "MyGrad", "numpy": "numpy (by hand)"}
+DISTRIBUTIONS = {"torch": "torch", "autograd": "autograd", "mygrad": "mygrad"}
+
+
+def _optional(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+# ============================================================================ frameworks
+
+def gradstack_api():
+    """gradstack's torch-shaped namespace: the facade when installed, else the layers."""
+    facade = _optional("gradstack")
+    if facade is not None and hasattr(facade, "tensor"):
+        functional = getattr(getattr(facade, "autograd", None), "functional", None)
+        return SimpleNamespace(
+            label="gradstack", tensor=facade.tensor, no_grad=facade.no_grad,
+            grad=facade.autograd.grad, nn=getattr(facade, "nn", None),
+            optim=getattr(facade, "optim", None), functional=functional,
+            manual_seed=facade.manual_seed)
+    gt = _optional("gradstack_tensor")
+    ag = _optional("gradstack_autograd")
+    if gt is None or ag is None:
+        return None
+    nn = _optional("gradstack_nn")
+    optim = (getattr(nn, "optim", None) or _optional("gradstack_nn.optim")) if nn else None
+    return SimpleNamespace(
+        label="gradstack", tensor=gt.tensor, no_grad=ag.no_grad, grad=ag.grad, nn=nn,
+        optim=optim, functional=_optional("gradstack_functional"), manual_seed=gt.manual_seed)
+
+
+def versions() -> dict:
+    out = {"numpy": np.__version__, "python": platform.python_version()}
+    for name in ("gradstack-tensor-core", "gradstack-graph-engine", "gradstack-functional-api",
+                 "gradstack-profiler", "gradstack-nn-mini", "gradstack", *DISTRIBUTIONS.values()):
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+# ============================================================================ inputs
+
+def tinymodel_inputs():
+    r = np.random.default_rng(0)
+    w1 = r.uniform(-1, 1, (100, 1000)).astype(np.float32) / np.sqrt(1000)
+    w2 = r.uniform(-1, 1, (10, 100)).astype(np.float32) / np.sqrt(100)
+    return dict(
+        x=r.standard_normal((16, 1000)).astype(np.float32),
+        ideal=r.standard_normal((16, 10)).astype(np.float32),
+        params=[w1, r.uniform(-0.03, 0.03, 100).astype(np.float32),
+                w2, r.uniform(-0.1, 0.1, 10).astype(np.float32)],
+        lr=1e-3)
+
+
+def mlp_inputs():
+    r = np.random.default_rng(1)
+    params = []
+    for fan_in, fan_out in [(784, 512), (512, 512), (512, 10)]:
+        bound = 1 / np.sqrt(fan_in)
+        params.append(r.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
+        params.append(r.uniform(-bound, bound, fan_out).astype(np.float32))
+    labels = r.integers(0, 10, 256)
+    return dict(x=r.standard_normal((256, 784)).astype(np.float32), labels=labels,
+                onehot=np.eye(10, dtype=np.float32)[labels], params=params, lr=1e-2)
+
+
+def tiny_ops_inputs():
+    r = np.random.default_rng(2)
+    x = r.uniform(0.5, 1.5, (2, 3)).astype(np.float32)
+    y = (x * r.uniform(0.999, 1.001, (2, 3))).astype(np.float32)  # (y/x)**1000 stays finite
+    return dict(x=x, y=y, z=np.ones((2, 3), np.float32))
+
+
+def elementwise_inputs():
+    return dict(x=np.random.default_rng(3).uniform(-2, 2, 1 << 20).astype(np.float32))
+
+
+def hessian_inputs():
+    return dict(x=np.random.default_rng(4).uniform(-1, 1, 100))
+
+
+def chain_inputs():
+    return dict(x=np.random.default_rng(5).uniform(0.5, 1.5, 4))  # float64: MyGrad promotes
+
+
+def jacobian_inputs():
+    r = np.random.default_rng(6)
+    return dict(x=r.random(3).astype(np.float32), y=r.random(3).astype(np.float32))
+
+
+# ============================================================================ a runner
+# Each implementation takes the inputs and returns (run, result): `run()` is what is timed
+# (it may consume and rebuild its own state), `result()` runs the workload once more on
+# fresh state and returns the numbers to compare, as a list of numpy arrays.
+
+class NotSupported(Exception):
+    """The framework has no way to do this workload (shown as such in the table)."""
+
+
+# ---------------------------------------------------------------------------- torch-like
+# PyTorch and gradstack share one implementation: gradstack is torch-shaped.
+
+def _torchlike_linear_params(T, params):
+    return [T.tensor(p.copy(), requires_grad=True) for p in params]
+
+
+def torchlike_tinymodel(T, inp):
+    nn, optim = T.nn, T.optim
+    if nn is None or optim is None:
+        raise NotSupported("nn-mini not installed")
+
+    def build():
+        model = nn.Sequential(nn.Linear(1000, 100), nn.ReLU(), nn.Linear(100, 10))
+        with T.no_grad():
+            for param, value in zip(model.parameters(), inp["params"], strict=True):
+                param.copy_(T.tensor(value))
+        return model, optim.SGD(model.parameters(), lr=inp["lr"])
+
+    x, ideal = T.tensor(inp["x"]), T.tensor(inp["ideal"])
+    model, opt = build()
+
+    def step(model, opt):
+        opt.zero_grad()
+        loss = (ideal - model(x)).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def result():
+        m, o = build()
+        loss = step(m, o)
+        return [np.array(loss.item())] + [p.detach().numpy().copy() for p in m.parameters()]
+
+    return (lambda: step(model, opt)), result
+
+
+def torchlike_mlp(T, inp):
+    nn, optim = T.nn, T.optim
+    if nn is None or optim is None:
+        raise NotSupported("nn-mini not installed")
+
+    def build():
+        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                              nn.Linear(512, 10))
+        with T.no_grad():
+            for param, value in zip(model.parameters(), inp["params"], strict=True):
+                param.copy_(T.tensor(value))
+        return model, optim.SGD(model.parameters(), lr=inp["lr"])
+
+    x, labels = T.tensor(inp["x"]), T.tensor(inp["labels"])
+    criterion = nn.CrossEntropyLoss()
+    model, opt = build()
+
+    def step(model, opt):
+        opt.zero_grad()
+        loss = criterion(model(x), labels)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def result():
+        m, o = build()
+        loss = step(m, o)
+        return [np.array(loss.item())] + [p.detach().numpy().copy() for p in m.parameters()]
+
+    return (lambda: step(model, opt)), result
+
+
+def torchlike_tiny_ops(T, inp):
+    def run():
+        x, y, z = (T.tensor(inp[k], requires_grad=True) for k in "xyz")
+        w = z
+        for _ in range(1000):
+            w = (w / x) * y
+        w.sum().backward()
+        return x, y, z
+
+    def result():
+        return [t.grad.numpy().copy() for t in run()]
+
+    return run, result
+
+
+def torchlike_elementwise(T, inp):
+    x = T.tensor(inp["x"], requires_grad=True)
+
+    def run():
+        x.grad = None
+        out = (x.sin() * x.cos() + x * x).tanh().sum()
+        out.backward()
+        return out
+
+    def result():
+        out = run()
+        return [np.array(out.item()), x.grad.numpy().copy()]
+
+    return run, result
+
+
+def hessian_fn(x):
+    return (x.sin() * x.cos()).sum() + (x ** 3).sum()
+
+
+def torchlike_hessian(T, inp):
+    x = T.tensor(inp["x"])
+    if T.functional is not None:
+        def run():
+            return T.functional.hessian(hessian_fn, x)
+    else:  # functional-api not installed yet: rows of grad-of-grad, as hessian does
+        def run():
+            xr = x.detach().requires_grad_(True)
+            g, = T.grad(hessian_fn(xr), xr, create_graph=True)
+            return T.tensor(np.stack([
+                T.grad(g[i], xr, retain_graph=True)[0].detach().numpy()
+                for i in range(g.shape[0])]))
+
+    return run, lambda: [run().detach().numpy().copy()]
+
+
+def torchlike_chain(T, inp):
+    def run():
+        x = T.tensor(inp["x"], requires_grad=True)
+        y = x
+        for _ in range(10_000):
+            y = y * 1.0001
+            y = y + 0.0001
+        y.sum().backward()
+        return y, x
+
+    def result():
+        y, x = run()
+        return [y.detach().numpy().copy(), x.grad.numpy().copy()]
+
+    return run, result
+
+
+def exp_adder(x, y):
+    return 2 * x.exp() + 3 * y
+
+
+def torchlike_jacobian(T, inp):
+    x, y = T.tensor(inp["x"]), T.tensor(inp["y"])
+    if T.functional is not None:
+        def run():
+            return T.functional.jacobian(exp_adder, (x, y))
+    else:  # functional-api not installed yet: one backward per output row
+        def run():
+            xr, yr = x.detach().requires_grad_(True), y.detach().requires_grad_(True)
+            out = exp_adder(xr, yr)
+            rows = [T.grad(out[i], (xr, yr), retain_graph=True) for i in range(out.shape[0])]
+            return tuple(T.tensor(np.stack([r[k].numpy() for r in rows])) for k in range(2))
+
+    return run, lambda: [j.detach().numpy().copy() for j in run()]
+
+
+# ---------------------------------------------------------------------------- HIPS autograd
+
+def autograd_impls():
+    ag = _optional("autograd")
+    if ag is None:
+        return None
+    import autograd.numpy as anp
+
+    def tinymodel(inp):
+        x, ideal, lr = inp["x"], inp["ideal"], np.float32(inp["lr"])
+
+        def loss_fn(params):
+            w1, b1, w2, b2 = params
+            h = anp.maximum(anp.dot(x, w1.T) + b1, 0)
+            return anp.sum((ideal - (anp.dot(h, w2.T) + b2)) ** 2)
+
+        vg = ag.value_and_grad(loss_fn)
+        params = [p.copy() for p in inp["params"]]
+
+        def step(params):
+            loss, grads = vg(params)
+            for p, g in zip(params, grads, strict=True):
+                p -= lr * g
+            return loss
+
+        def result():
+            fresh = [p.copy() for p in inp["params"]]
+            return [np.array(step(fresh))] + fresh
+
+        return (lambda: step(params)), result
+
+    def mlp(inp):
+        x, onehot, lr = inp["x"], inp["onehot"], np.float32(inp["lr"])
+
+        def loss_fn(params):
+            h = x
+            for i in range(0, 6, 2):
+                h = anp.dot(h, params[i].T) + params[i + 1]
+                if i < 4:
+                    h = anp.maximum(h, 0)
+            m = anp.max(h, axis=1, keepdims=True)
+            lse = anp.log(anp.sum(anp.exp(h - m), axis=1, keepdims=True)) + m
+            return -anp.sum(onehot * (h - lse)) / h.shape[0]
+
+        vg = ag.value_and_grad(loss_fn)
+        params = [p.copy() for p in inp["params"]]
+
+        def step(params):
+            loss, grads = vg(params)
+            for p, g in zip(params, grads, strict=True):
+                p -= lr * g
+            return loss
+
+        def result():
+            fresh = [p.copy() for p in inp["params"]]
+            return [np.array(step(fresh))] + fresh
+
+        return (lambda: step(params)), result
+
+    def tiny_ops(inp):
+        def f(x, y, z):
+            for _ in range(1000):
+                z = (z / x) * y
+            return anp.sum(z)
+
+        g = ag.grad(f, argnum=(0, 1, 2))
+
+        def run():
+            return g(inp["x"], inp["y"], inp["z"])
+
+        return run, lambda: [np.asarray(a) for a in run()]
+
+    def elementwise(inp):
+        def f(x):
+            return anp.sum(anp.tanh(anp.sin(x) * anp.cos(x) + x * x))
+
+        vg = ag.value_and_grad(f)
+
+        def run():
+            return vg(inp["x"])
+
+        return run, lambda: [np.array(v) for v in run()]
+
+    def hessian(inp):
+        h = ag.hessian(lambda x: anp.sum(anp.sin(x) * anp.cos(x)) + anp.sum(x ** 3))
+        return (lambda: h(inp["x"])), lambda: [h(inp["x"])]
+
+    def chain(inp):
+        def f(x):
+            y = x
+            for _ in range(10_000):
+                y = y * 1.0001
+                y = y + 0.0001
+            return anp.sum(y)
+
+        g = ag.grad(f)
+
+        def run():
+            return g(inp["x"])
+
+        def result():
+            y = inp["x"]
+            for _ in range(10_000):
+                y = y * 1.0001 + 0.0001
+            return [y, run()]
+
+        return run, result
+
+    def jacobian(inp):
+        f = lambda x, y: 2 * anp.exp(x) + 3 * y  # noqa: E731
+        jx, jy = ag.jacobian(f, 0), ag.jacobian(f, 1)
+
+        def run():
+            return jx(inp["x"], inp["y"]), jy(inp["x"], inp["y"])
+
+        return run, lambda: list(run())
+
+    return dict(tinymodel_step=tinymodel, mlp_step=mlp, tiny_ops_2000=tiny_ops,
+                elementwise_1m=elementwise, hessian_100=hessian, chain_20000=chain,
+                jacobian_small=jacobian)
+
+
+# ---------------------------------------------------------------------------- MyGrad
+
+def mygrad_impls():
+    mg = _optional("mygrad")
+    if mg is None:
+        return None
+
+    def _step_impl(inp, loss_fn):
+        lr = np.float32(inp["lr"])
+
+        def build():
+            return [mg.tensor(p.copy()) for p in inp["params"]]
+
+        params = build()
+
+        def step(params):
+            for p in params:
+                p.null_grad()
+            loss = loss_fn(params)
+            loss.backward()
+            for p in params:
+                p.data -= lr * p.grad
+            return loss
+
+        def result():
+            fresh = build()
+            loss = step(fresh)
+            return [np.array(loss.item())] + [p.data.copy() for p in fresh]
+
+        return (lambda: step(params)), result
+
+    def tinymodel(inp):
+        x, ideal = mg.tensor(inp["x"]), mg.tensor(inp["ideal"])
+
+        def loss_fn(params):
+            w1, b1, w2, b2 = params
+            h = mg.nnet.activations.relu(mg.matmul(x, w1.T) + b1)
+            return mg.sum((ideal - (mg.matmul(h, w2.T) + b2)) ** 2)
+
+        return _step_impl(inp, loss_fn)
+
+    def mlp(inp):
+        x, labels = mg.tensor(inp["x"]), inp["labels"]
+
+        def loss_fn(params):
+            h = x
+            for i in range(0, 6, 2):
+                h = mg.matmul(h, params[i].T) + params[i + 1]
+                if i < 4:
+                    h = mg.nnet.activations.relu(h)
+            return mg.nnet.losses.softmax_crossentropy(h, labels)
+
+        return _step_impl(inp, loss_fn)
+
+    def tiny_ops(inp):
+        def run():
+            x, y, z = (mg.tensor(inp[k]) for k in "xyz")
+            w = z
+            for _ in range(1000):
+                w = (w / x) * y
+            w.sum().backward()
+            return x, y, z
+
+        return run, lambda: [t.grad.copy() for t in run()]
+
+    def elementwise(inp):
+        def run():
+            x = mg.tensor(inp["x"])
+            out = mg.tanh(mg.sin(x) * mg.cos(x) + x * x).sum()
+            out.backward()
+            return out, x
+
+        def result():
+            out, x = run()
+            return [np.array(out.item()), x.grad.copy()]
+
+        return run, result
+
+    def hessian(inp):
+        raise NotSupported("no higher-order derivatives")
+
+    def chain(inp):
+        def run():
+            x = mg.tensor(inp["x"])
+            y = x
+            for _ in range(10_000):
+                y = y * 1.0001
+                y = y + 0.0001
+            y.sum().backward()
+            return y, x
+
+        def result():
+            y, x = run()
+            return [y.data.copy(), x.grad.copy()]
+
+        return run, result
+
+    def jacobian(inp):
+        def run():  # no jacobian function: one backward per output row
+            rows_x, rows_y = [], []
+            for i in range(3):
+                x, y = mg.tensor(inp["x"]), mg.tensor(inp["y"])
+                (2 * mg.exp(x) + 3 * y)[i].backward()
+                rows_x.append(x.grad)
+                rows_y.append(y.grad)
+            return np.stack(rows_x), np.stack(rows_y)
+
+        return run, lambda: list(run())
+
+    return dict(tinymodel_step=tinymodel, mlp_step=mlp, tiny_ops_2000=tiny_ops,
+                elementwise_1m=elementwise, hessian_100=hessian, chain_20000=chain,
+                jacobian_small=jacobian)
+
+
+# ---------------------------------------------------------------------------- numpy by hand
+
+def numpy_impls():
+    def tinymodel(inp):
+        x, ideal, lr = inp["x"], inp["ideal"], np.float32(inp["lr"])
+
+        def step(params):
+            w1, b1, w2, b2 = params
+            pre = x @ w1.T + b1
+            h = np.maximum(pre, 0)
+            diff = ideal - (h @ w2.T + b2)
+            loss = (diff * diff).sum()
+            d_out = -2 * diff
+            d_h = (d_out @ w2) * (pre > 0)
+            grads = [d_h.T @ x, d_h.sum(0), d_out.T @ h, d_out.sum(0)]
+            for p, g in zip(params, grads, strict=True):
+                p -= lr * g
+            return loss
+
+        params = [p.copy() for p in inp["params"]]
+
+        def result():
+            fresh = [p.copy() for p in inp["params"]]
+            return [np.array(step(fresh))] + fresh
+
+        return (lambda: step(params)), result
+
+    def mlp(inp):
+        x, onehot, lr = inp["x"], inp["onehot"], np.float32(inp["lr"])
+        n = x.shape[0]
+
+        def step(params):
+            acts, pres = [x], []
+            h = x
+            for i in range(0, 6, 2):
+                pre = h @ params[i].T + params[i + 1]
+                pres.append(pre)
+                h = np.maximum(pre, 0) if i < 4 else pre
+                acts.append(h)
+            m = h.max(1, keepdims=True)
+            e = np.exp(h - m)
+            s = e.sum(1, keepdims=True)
+            loss = -(onehot * (h - m - np.log(s))).sum() / n
+            d = (e / s - onehot) / n
+            grads = [None] * 6
+            for layer in (2, 1, 0):
+                grads[2 * layer] = d.T @ acts[layer]
+                grads[2 * layer + 1] = d.sum(0)
+                if layer:
+                    d = (d @ params[2 * layer]) * (pres[layer - 1] > 0)
+            for p, g in zip(params, grads, strict=True):
+                p -= lr * g
+            return loss
+
+        params = [p.copy() for p in inp["params"]]
+
+        def result():
+            fresh = [p.copy() for p in inp["params"]]
+            return [np.array(step(fresh))] + fresh
+
+        return (lambda: step(params)), result
+
+    def tiny_ops(inp):
+        x, y, z = inp["x"], inp["y"], inp["z"]
+
+        def run():
+            ws = [z]
+            w = z
+            for _ in range(1000):
+                w = (w / x) * y
+                ws.append(w)
+            gw = np.ones_like(z)
+            gx, gy = np.zeros_like(x), np.zeros_like(y)
+            for i in range(1000, 0, -1):
+                prev = ws[i - 1]
+                gy += gw * (prev / x)
+                gq = gw * y  # gradient of the quotient prev / x
+                gx -= gq * prev / (x * x)
+                gw = gq / x
+            return gx, gy, gw
+
+        return run, lambda: list(run())
+
+    def elementwise(inp):
+        x = inp["x"]
+
+        def run():
+            s, c = np.sin(x), np.cos(x)
+            t = np.tanh(s * c + x * x)
+            return t.sum(), (1 - t * t) * (c * c - s * s + 2 * x)
+
+        return run, lambda: [np.array(v) for v in run()]
+
+    def hessian(inp):
+        x = inp["x"]
+
+        def run():  # d2/dx2 (sin x cos x) = -2 sin 2x; d2/dx2 x^3 = 6x
+            return np.diag(-2 * np.sin(2 * x) + 6 * x)
+
+        return run, lambda: [run()]
+
+    def chain(inp):
+        def run():
+            y = inp["x"]
+            a, b = 1.0001, 0.0001
+            for _ in range(10_000):
+                y = y * a
+                y = y + b
+            g = np.ones_like(y)
+            for _ in range(10_000):
+                g = g * a  # the add passes the gradient through unchanged
+            return y, g
+
+        return run, lambda: list(run())
+
+    def jacobian(inp):
+        def run():
+            return np.diag(2 * np.exp(inp["x"])), 3 * np.eye(3, dtype=np.float32)
+
+        return run, lambda: list(run())
+
+    return dict(tinymodel_step=tinymodel, mlp_step=mlp, tiny_ops_2000=tiny_ops,
+                elementwise_1m=elementwise, hessian_100=hessian, chain_20000=chain,
+                jacobian_small=jacobian)
+
+
+# ============================================================================ workloads
+
+@dataclass
+class Workload:
+    name: str
+    title: str
+    inputs: object
+    torchlike: object
+    rtol: float
+    atol: float
+
+
+WORKLOADS = [
+    Workload("tinymodel_step", "TinyModel step (batch 16, 1000-100-10)", tinymodel_inputs,
+             torchlike_tinymodel, 1e-4, 1e-4),
+    Workload("mlp_step", "MLP step (batch 256, 784-512-512-10)", mlp_inputs,
+             torchlike_mlp, 1e-4, 1e-5),
+    Workload("tiny_ops_2000", "2000 tiny ops + backward (z = (z / x) * y)", tiny_ops_inputs,
+             torchlike_tiny_ops, 1e-3, 1e-5),
+    Workload("elementwise_1m", "1M-element chain, forward + backward", elementwise_inputs,
+             torchlike_elementwise, 1e-4, 1e-4),
+    Workload("hessian_100", "Hessian 100x100", hessian_inputs, torchlike_hessian, 1e-9, 1e-9),
+    Workload("chain_20000", "20,000-op chain + backward", chain_inputs, torchlike_chain,
+             1e-10, 1e-10),
+    Workload("jacobian_small", "Jacobian of exp_adder (3 + 3 inputs)", jacobian_inputs,
+             torchlike_jacobian, 1e-6, 1e-6),
+]
+
+
+@dataclass
+class Cell:
+    median: float | None = None
+    note: str = ""
+    max_abs_diff: float | None = None
+    agrees: bool | None = None
+
+
+@dataclass
+class Report:
+    cells: dict = field(default_factory=dict)  # (workload, framework) -> Cell
+    failures: list = field(default_factory=list)
+
+
+def median_time(run, repeat: int, min_sample: float) -> float:
+    """Median over `repeat` samples of the time per call; a sample loops for >= min_sample."""
+    run()  # warm-up
+    start = time.perf_counter()
+    run()
+    once = time.perf_counter() - start
+    number = max(1, int(min_sample / max(once, 1e-9)))
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            run()
+        samples.append((time.perf_counter() - start) / number)
+    return statistics.median(samples)
+
+
+def implementations():
+    impls = {}
+    gs = gradstack_api()
+    impls["gradstack"] = (
+        {w.name: (lambda inp, w=w: w.torchlike(gs, inp)) for w in WORKLOADS}
+        if gs is not None else "not installed")
+    torch = _optional("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+        T = SimpleNamespace(label="torch", tensor=torch.tensor, no_grad=torch.no_grad,
+                            grad=torch.autograd.grad, nn=torch.nn, optim=torch.optim,
+                            functional=torch.autograd.functional, manual_seed=torch.manual_seed)
+        impls["torch"] = {w.name: (lambda inp, w=w: w.torchlike(T, inp)) for w in WORKLOADS}
+    else:
+        impls["torch"] = "not installed"
+    impls["autograd"] = autograd_impls() or "not installed"
+    impls["mygrad"] = mygrad_impls() or "not installed"
+    impls["numpy"] = numpy_impls()
+    return impls
+
+
+def compare_arrays(got: list, ref: list, rtol: float, atol: float) -> tuple[float, bool]:
+    if len(got) != len(ref):
+        return float("inf"), False
+    worst, ok = 0.0, True
+    for a, b in zip(got, ref, strict=True):
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if a.shape != b.shape:
+            return float("inf"), False
+        worst = max(worst, float(np.max(np.abs(a - b))) if a.size else 0.0)
+        ok &= bool(np.allclose(a, b, rtol=rtol, atol=atol))
+    return worst, ok
+
+
+def run_all(workloads, repeat: int, min_sample: float) -> Report:
+    impls = implementations()
+    report = Report()
+    for w in workloads:
+        inp = w.inputs()
+        print(f"\n{w.title}", flush=True)
+        ref = None
+        for fw in ["numpy", *[f for f in FRAMEWORKS if f != "numpy"]]:
+            cell = report.cells.setdefault((w.name, fw), Cell())
+            table = impls[fw]
+            if isinstance(table, str):
+                cell.note = table
+                print(f"  {TITLES[fw]:16s} {table}")
+                continue
+            try:
+                run, result = table[w.name](inp)
+                numbers = result()
+                if fw == "numpy":
+                    ref = numbers
+                else:
+                    cell.max_abs_diff, cell.agrees = compare_arrays(numbers, ref, w.rtol, w.atol)
+                cell.median = median_time(run, repeat, min_sample)
+            except NotSupported as exc:
+                cell.note = f"n/a: {exc}"
+            except Exception as exc:  # noqa: BLE001 - reported in the table and fails the run
+                cell.note = f"error: {type(exc).__name__}"
+                report.failures.append(f"{w.name} / {fw}: {type(exc).__name__}: {exc}")
+                traceback.print_exc(limit=3)
+            line = f"  {TITLES[fw]:16s} "
+            line += f"{fmt_time(cell.median):>10s}" if cell.median is not None else cell.note
+            if cell.max_abs_diff is not None:
+                line += f"   max |diff| vs numpy {cell.max_abs_diff:.2e}"
+                if not cell.agrees:
+                    line += "   DISAGREES"
+                    report.failures.append(
+                        f"{w.name} / {fw}: numbers differ from numpy by up to "
+                        f"{cell.max_abs_diff:.3e} (rtol {w.rtol}, atol {w.atol})")
+            print(line, flush=True)
+    return report
+
+
+# ============================================================================ output
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def ratio(report, w, fw):
+    cell, ref = report.cells.get((w, fw)), report.cells.get((w, "torch"))
+    if cell is None or cell.median is None or ref is None or ref.median is None:
+        return None
+    return cell.median / ref.median
+
+
+HOW_TO_RUN = """\
+## Running the benchmarks
+
+Three tools, for three questions.  All of them pin numpy's BLAS and the Cython kernels to
+one thread.
+
+### How does gradstack compare with its peers? `hatch run compare`
+
+Runs the table above (tools/compare.py) in its own hatch env `compare` (the workspace
+packages, `torch==2.13.0` CPU through pip, `autograd`, `mygrad`, matplotlib), checks that
+every framework computed the same numbers, and rewrites `docs/benchmarks.md` and
+`docs/benchmarks.png`.  `hatch run compare --quick` takes fewer samples;
+`hatch run compare --only mlp_step --no-write` runs one workload without writing.
+
+### Did my change make something slower? `hatch run bench`
+
+pytest-benchmark suites in `benchmarks/pytest/` (forward, backward and step timed
+separately; skipped by `hatch run test`).  Each run is saved under `.benchmarks/` and
+compared with the newest earlier save; a median 50% slower fails the run.  The first run on
+a machine becomes the baseline.  Compare saved runs with
+`hatch run pytest-benchmark compare 0001 0002 --columns=min,median`.
+
+### How did performance change over the history? asv
+
+The asv suites (`benchmarks/asv/`, one module per layer, configured by `asv.conf.json`)
+build wheels of every package of each measured commit into their own virtualenv
+(`tools/asv_build.py`; packages a commit does not have are skipped, and benchmarks of
+missing layers show as skipped).  Results live in `.asv/` (git-ignored), under the
+explicit machine name `gradstack-bench-2core` (override with `GRADSTACK_ASV_MACHINE`).
+
+| command | what it does |
+|---|---|
+| `hatch run asv:history` | benchmarks the last 12 commits that changed `packages/` (`-n 20`, `--rerun`) |
+| `hatch run asv:run HEAD~3..HEAD` | benchmarks a commit range (`"HEAD^!"` for one commit) |
+| `hatch run asv:continuous main HEAD` | runs two commits and fails on a regression (factor 1.2) |
+| `hatch run asv:compare A B` | compares two commits' saved results, exit 1 on a regression |
+| `hatch run asv:publish` | builds the HTML dashboard in `.asv/html` and makes it work offline |
+| `hatch run asv:preview` | serves the dashboard on http://127.0.0.1:8080 |
+| `hatch run asv:screenshot` | renders the dashboard in headless Chromium into `.asv/screenshots/` |
+| `hatch run asv:dashboard-test` | the dashboard test (tests/test_asv_dashboard.py) |
+
+asv's dashboard loads its JavaScript from CDNs and falls back to an error page without
+internet; `hatch run asv:publish` runs `tools/asv_offline.py`, which fetches those files
+once from the npm registry (`npm pack`) into the ignored cache `.asv/vendor/`, copies them
+next to the page and points the page at them.
+
+The dashboard test renders the published dashboard in headless Chromium (Debian's
+`chromium`, which `tools/asv_screenshot.py` installs with apt-get when it is missing), and
+checks that the page did not fall back to asv's error page, that flot drew the summary
+grid's and a benchmark's plots, and that the screenshots are not blank.  It takes about
+half a minute, so the normal test run skips it unless chromium is installed and a
+dashboard was published, or `GRADSTACK_DASHBOARD_TEST=1` is set (the asv env sets it):
+
+    hatch run asv:history && hatch run asv:publish && hatch run asv:dashboard-test
+"""
+
+
+def markdown(report: Report, workloads, repeat: int) -> str:
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    v = versions()
+    lines = [
+        "# gradstack compared with PyTorch, HIPS autograd, MyGrad and numpy",
+        "",
+        f"Measured {now} on {cpu_model()}, {os.cpu_count()} cores, one thread "
+        "(`OMP/OPENBLAS/MKL_NUM_THREADS=1`, `torch.set_num_threads(1)`), Python "
+        f"{v['python']}, numpy {v['numpy']}.",
+        "Each cell is the median over "
+        f"{repeat} samples of the time per call, and in brackets the ratio to PyTorch "
+        "(below 1 is faster than PyTorch).  Every framework ran on the same inputs and its "
+        "numbers (loss, gradients, updated weights, Hessian, Jacobian) were checked against "
+        "the hand-written numpy reference: the last column is the largest absolute "
+        "difference over all frameworks.",
+        "",
+        "| workload | " + " | ".join(TITLES[f] for f in FRAMEWORKS) + " | max abs diff |",
+        "|---|" + "---:|" * len(FRAMEWORKS) + "---:|",
+    ]
+    for w in workloads:
+        row = [w.title]
+        diffs = []
+        for fw in FRAMEWORKS:
+            cell = report.cells.get((w.name, fw), Cell(note="not run"))
+            if cell.median is None:
+                row.append(cell.note or "")
+                continue
+            r = ratio(report, w.name, fw)
+            row.append(fmt_time(cell.median) + (f" ({r:.2f}x)" if r is not None else ""))
+            if cell.max_abs_diff is not None:
+                diffs.append(cell.max_abs_diff)
+        row.append(f"{max(diffs):.1e}" if diffs else "")
+        lines.append("| " + " | ".join(row) + " |")
+    lines += [
+        "",
+        "![ratio to PyTorch](benchmarks.png)",
+        "",
+        "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()
+                                 if k not in ("python", "numpy")) + ".",
+        "",
+        "Notes: gradstack runs through its public torch-shaped API (`gradstack` facade, or "
+        "the layer packages when the facade is absent); where functional-api or nn-mini is "
+        "not installed, the Hessian/Jacobian fall back to one `grad` per row and the model "
+        "steps are not available.  HIPS autograd and numpy hold the weights as plain arrays "
+        "and update them in place; MyGrad has no higher-order derivatives and no Jacobian "
+        "function (its Jacobian is one backward per row).",
+        "",
+        "Reproduce with `hatch run compare` (see tools/compare.py).",
+        "",
+        HOW_TO_RUN,
+    ]
+    return "\n".join(lines)
+
+
+def plot(report: Report, workloads, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    others = [f for f in FRAMEWORKS if f != "torch"]
+    fig, ax = plt.subplots(figsize=(11, 5.5), dpi=110)
+    width = 0.8 / len(others)
+    colours = {"gradstack": "#d62728", "autograd": "#1f77b4", "mygrad": "#2ca02c",
+               "numpy": "#7f7f7f"}
+    for i, fw in enumerate(others):
+        xs, ys = [], []
+        for j, w in enumerate(workloads):
+            r = ratio(report, w.name, fw)
+            if r is not None:
+                xs.append(j + (i - (len(others) - 1) / 2) * width)
+                ys.append(r)
+        bars = ax.bar(xs, ys, width, label=TITLES[fw], color=colours[fw])
+        if fw == "gradstack":
+            for x, y in zip(xs, ys, strict=True):
+                ax.annotate(f"{y:.2f}", (x, y), ha="center", va="bottom", fontsize=7)
+        del bars
+    ax.axhline(1.0, color="black", linewidth=1)
+    ax.text(len(workloads) - 0.5, 1.0, " PyTorch = 1", va="bottom", ha="right", fontsize=8)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(workloads)))
+    ax.set_xticklabels([w.title.replace(" (", "\n(") for w in workloads], fontsize=7)
+    ax.set_ylabel("time / PyTorch's time (log scale, lower is faster)")
+    ax.set_title(f"Median time relative to PyTorch, one thread, {cpu_model()}")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def print_table(report, workloads):
+    print("\n" + " " * 44 + "".join(f"{TITLES[f]:>22s}" for f in FRAMEWORKS))
+    for w in workloads:
+        line = f"{w.title[:43]:44s}"
+        for fw in FRAMEWORKS:
+            cell = report.cells.get((w.name, fw), Cell())
+            r = ratio(report, w.name, fw)
+            text = (fmt_time(cell.median) + (f" ({r:.2f}x)" if r is not None else "")
+                    if cell.median is not None else cell.note[:21])
+            line += f"{text:>22s}"
+        print(line)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="samples per median")
+    parser.add_argument("--min-sample", type=float, default=0.05,
+                        help="seconds a sample loops for at least")
+    parser.add_argument("--quick", action="store_true", help="3 samples of >= 10 ms")
+    parser.add_argument("--only", nargs="+", choices=[w.name for w in WORKLOADS])
+    parser.add_argument("--no-write", action="store_true", help="don't write docs/benchmarks.*")
+    parser.add_argument("--md", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    parser.add_argument("--png", type=Path, default=ROOT / "docs" / "benchmarks.png")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.repeat, args.min_sample = 3, 0.01
+    workloads = [w for w in WORKLOADS if not args.only or w.name in args.only]
+
+    print(f"{cpu_model()}, {os.cpu_count()} cores, one thread; versions: {versions()}")
+    report = run_all(workloads, args.repeat, args.min_sample)
+    print_table(report, workloads)
+    if not args.no_write:
+        args.md.parent.mkdir(parents=True, exist_ok=True)
+        args.md.write_text(markdown(report, workloads, args.repeat), encoding="utf-8")
+        plot(report, workloads, args.png)
+        print(f"\nwrote {args.md} and {args.png}")
+    if report.failures:
+        print("\nFAILED: the frameworks disagree or crashed:", file=sys.stderr)
+        for failure in report.failures:
+            print(f"  - {failure}", file=sys.stderr)
+        return 1
+    print("\nall frameworks agree with the numpy reference")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
