@@ -44,6 +44,7 @@ import importlib.metadata  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
+import textwrap  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
@@ -978,7 +979,7 @@ def plot(report: Report, workloads, path: Path) -> None:
     ax.text(len(workloads) - 0.5, 1.0, " PyTorch = 1", va="bottom", ha="right", fontsize=8)
     ax.set_yscale("log")
     ax.set_xticks(range(len(workloads)))
-    ax.set_xticklabels([w.title.replace(" (", "\n(") for w in workloads], fontsize=7)
+    ax.set_xticklabels([textwrap.fill(w.title, 20) for w in workloads], fontsize=7)
     ax.set_ylabel("time / PyTorch's time (log scale, lower is faster)")
     ax.set_title(f"Median time relative to PyTorch, one thread, {cpu_model()}")
     ax.legend(fontsize=8)
