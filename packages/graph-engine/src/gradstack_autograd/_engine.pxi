@@ -193,6 +193,58 @@ cdef object _add_grads(object a, object b):
     return a + b
 
 
+# Note [Input buffers sum in place]
+# A node's input buffer adds up the gradients flowing into each of its outputs; a leaf
+# used n times (the tutorial's x and y) receives n of them.  ``a + b`` each time would
+# allocate n tensors.  As torch's InputBuffer does, the first sum is a new tensor that the
+# engine alone holds, wrapped in an _OwnedGrad while it sits in the buffer, and later
+# gradients are added into it in place.  Only the engine's own sum is ever written:
+# formulas may return the very tensor they received (add returns ``grad`` twice), so a
+# gradient handed in is never modified.  Under create_graph (grad mode on) or forward-mode
+# AD the sums stay out of place, to keep the graph and the tangents.
+
+@cython.no_gc
+cdef class _OwnedGrad:
+    """A gradient sum created by the engine, held only by one input buffer slot."""
+    cdef Tensor tensor
+
+
+cdef object _buffer_add(object old, object g, bint in_place):
+    """``old + g`` for an input buffer slot (Note [Input buffers sum in place])."""
+    cdef _OwnedGrad owned
+    cdef cnp.ndarray dst, src
+    if g is None:
+        return old
+    if old is None:
+        return g
+    if type(old) is _OwnedGrad:
+        owned = <_OwnedGrad>old
+        dst = data_of(owned.tensor)
+        src = data_of(<Tensor>g)
+        if _kernels is not None and _kernel_operand(src, cnp.PyArray_TYPE(dst), dst) \
+                and cnp.PyArray_ISCARRAY(dst):
+            _kernels.accumulate_(dst, src)
+        else:
+            np.add(dst, src, out=dst, casting="unsafe")
+        return owned
+    if not in_place:
+        return old + g
+    owned = _OwnedGrad.__new__(_OwnedGrad)
+    owned.tensor = <Tensor>(old + g)
+    if not cnp.PyArray_ISWRITEABLE(data_of(owned.tensor)) \
+            or (<object>data_of(owned.tensor)).shape != (<object>data_of(<Tensor>g)).shape:
+        return owned.tensor     # (a broadcast sum: keep it out of place)
+    return owned
+
+
+cdef inline void _unwrap_owned(list grads):
+    """Hand a buffer's owned sums to the node as plain tensors."""
+    cdef Py_ssize_t k
+    for k in range(len(grads)):
+        if type(grads[k]) is _OwnedGrad:
+            grads[k] = (<_OwnedGrad>grads[k]).tensor
+
+
 cdef void _run_tensor_hooks(Node node, list grads) except *:
     cdef dict hooks
     for nr in range(len(grads)):
@@ -393,6 +445,8 @@ def run_backward(tuple roots, tuple grad_roots, bint keep_graph, bint create_gra
     cdef Py_ssize_t prev_batch = gs_get_grads_batch()
     cdef list tasks = _graph_tasks()
     tasks.append(_GraphTask(roots, inputs))
+    # Note [No cyclic GC during backward]
+    cdef int gc_was_enabled = PyGC_Disable()
     gs_set_grad_enabled(create_graph)
     gs_set_grads_batch(batch_size)
     try:
@@ -401,6 +455,22 @@ def run_backward(tuple roots, tuple grad_roots, bint keep_graph, bint create_gra
         gs_set_grad_enabled(prev)
         gs_set_grads_batch(prev_batch)
         tasks.pop()
+        if gc_was_enabled:
+            PyGC_Enable()
+
+
+# Note [No cyclic GC during backward]
+# A backward pass allocates a few tensors per node and frees most of them at once; the
+# ones it keeps (buffered sums, .grad) are few.  With the collector on, CPython starts a
+# collection every 700 surviving allocations, and now and then a full one that walks every
+# object of the program (~5 ms with torch imported): 10-15% of a backward of small ops.
+# The pass runs with the collector paused, as torch's C++ engine never wakes Python's,
+# and restores it after (only if it was on: nested and concurrent passes compose).
+# Garbage cycles made by hooks during the pass are collected after it.
+
+cdef extern from "Python.h":
+    int PyGC_Disable()
+    int PyGC_Enable()
 
 
 # Note [Graph tasks]
@@ -546,6 +616,8 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
     cdef list ready = []
     cdef bint is_acc
     cdef dict node_targets
+    # Note [Input buffers sum in place]
+    cdef bint in_place = not gs_get_grad_enabled() and not _forward_ad_active
     while heap or next_node is not None:
         if next_node is not None:
             node = <Node>next_node
@@ -555,6 +627,8 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
+        elif in_place:
+            _unwrap_owned(grads)
         is_acc = isinstance(node, AccumulateGrad)
         if is_acc:
             grads = _run_leaf_hooks(<AccumulateGrad>node, grads)
@@ -597,7 +671,7 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
             cgrads = buffers.get(child)
             if cgrads is None:
                 cgrads = buffers[child] = [None] * (<Node>child).num_outputs
-            cgrads[nr] = _add_grads(cgrads[nr], g)
+            cgrads[nr] = _buffer_add(cgrads[nr], g, in_place)
             deps[child] -= 1
             if deps[child] == 0:
                 ready.append(child)

@@ -17,6 +17,7 @@ cdef class Derivative:
     cdef readonly bint differentiable   # False: outputs never require grad (comparisons ...)
     cdef readonly object extra          # fn(args, out) -> anything else the formula needs
     cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
+    cdef readonly int native            # a NativeFormula code (Note [Native first-order formulas])
     cdef dict _classes
 
     def __init__(self, str op_name, node_name, backward, tuple inputs=(0,), tuple save=(),
@@ -33,6 +34,7 @@ cdef class Derivative:
         self.extra = extra
         self.jvp = jvp
         self.batchable = batchable
+        self.native = _NATIVE_FORMULAS.get(op_name, NATIVE_NONE)
         self._classes = {}
 
     cdef object node_class(self, tuple args):
@@ -81,7 +83,13 @@ cdef class OpNode(Node):
         return (<tuple>self.next_edges[i])[2]
 
     cpdef tuple apply(self, tuple grads):
-        fn = (<Derivative>self.entry).backward
+        cdef Derivative d = <Derivative>self.entry
+        cdef object r
+        if d.native != NATIVE_NONE:
+            r = native_apply(self, d.native, grads)
+            if r is not None:
+                return <tuple>r
+        fn = d.backward
         r = fn(self, grads[0]) if len(grads) == 1 else fn(self, *grads)
         if type(r) is not tuple:
             r = tuple(r) if isinstance(r, list) else (r,)
@@ -194,6 +202,7 @@ cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) 
         # the common binary case (mul, div ...), without a temporary list
         node.saved = (_save_value(args[<Py_ssize_t>positions[0]], node),
                       _save_value(args[<Py_ssize_t>positions[1]], node))
+        untrack(node.saved)     # it holds SavedTensors and values: no cycle through it
         return
     saved = [None] * len(positions)
     for i in range(len(positions)):
@@ -207,6 +216,7 @@ cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) 
             saved.append(tuple(save_tensor(<Tensor>o, True, node) if isinstance(o, Tensor)
                                else o for o in out))
     node.saved = tuple(saved)
+    untrack(node.saved)
 
 
 cdef object record(Derivative d, tuple args, object out):

@@ -1,0 +1,228 @@
+"""The C copies of the hottest formulas, and the engine's in-place input buffers.
+
+* Note [Native first-order formulas] (_native.pxi): add, mul and div run in C when nothing
+  can differ; their gradients must equal the Python formulas' bit for bit, and every case
+  they do not take (broadcasting, promotion, one input without grad, create_graph, saved
+  tensors modified or hooked) must still reach the Python formula;
+* Note [Input buffers sum in place] (_engine.pxi): a gradient handed to the engine (by the
+  user, by a formula, to a hook) is never modified afterwards;
+* Note [No cyclic GC during backward]: the collector is paused during a pass and restored.
+"""
+from __future__ import annotations
+
+import gc
+
+import gradstack_autograd as ag
+import gradstack_tensor as gt
+import numpy as np
+import pytest
+from gradstack_autograd import _core, derivatives
+
+
+@pytest.fixture
+def python_formulas():
+    """Run the body with the native formulas off (the Python table only)."""
+    old = _core.set_native_formulas_enabled(False)
+    try:
+        yield
+    finally:
+        _core.set_native_formulas_enabled(old)
+
+
+def _grads(fn, arrays, v, native):
+    old = _core.set_native_formulas_enabled(native)
+    try:
+        xs = [gt.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        gs = ag.grad(fn(*xs), xs, gt.from_numpy(v.copy()))
+        return [g.numpy() for g in gs]
+    finally:
+        _core.set_native_formulas_enabled(old)
+
+
+BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b}
+
+
+def test_the_hot_ops_have_native_formulas():
+    assert {name for name in ("add", "mul", "div") if _core.native_formula_of(name)} == \
+        {"add", "mul", "div"}
+    assert _core.native_formula_of("sub") == 0
+    assert derivatives.entry("mul").native == _core.native_formula_of("mul") != 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3), (4, 5, 6), (1000,)])
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_native_equals_python_bit_for_bit(op, shape, dtype):
+    rng = np.random.default_rng(abs(hash((op, shape, dtype))) % 2**32)
+    a = rng.uniform(0.5, 2.0, size=shape).astype(dtype)
+    b = rng.uniform(0.5, 2.0, size=shape).astype(dtype)
+    v = rng.standard_normal(shape).astype(dtype)
+    native = _grads(BINARY[op], [a, b], v, True)
+    python = _grads(BINARY[op], [a, b], v, False)
+    for n, p in zip(native, python):
+        assert n.dtype == p.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(n, p)
+    # and the numbers themselves, against the derivative written out in float64
+    a64, b64, v64 = (x.astype(np.float64) for x in (a, b, v))
+    expected = {"add": (v64, v64), "mul": (v64 * b64, v64 * a64),
+                "div": (v64 / b64, -v64 * a64 / (b64 * b64))}[op]
+    for n, e in zip(native, expected):
+        np.testing.assert_allclose(n, e, rtol=1e-5 if dtype == "float32" else 1e-13)
+
+
+def test_the_native_path_runs_the_kernel(monkeypatch):
+    calls = []
+    real = derivatives._kernels.div_backward
+    monkeypatch.setattr(derivatives._kernels, "div_backward",
+                        lambda *args: calls.append(1) or real(*args))
+    x = gt.ones(2, 3, requires_grad=True)
+    y = gt.full((2, 3), 2.0, requires_grad=True)
+    gx, gy = ag.grad(x / y, (x, y), gt.ones(2, 3))
+    assert calls == [1]
+    np.testing.assert_array_equal(gx.numpy(), np.full((2, 3), 0.5, np.float32))
+    np.testing.assert_array_equal(gy.numpy(), np.full((2, 3), -0.25, np.float32))
+
+
+@pytest.mark.parametrize("case", ["broadcast", "promotion", "scalar", "no_grad_input",
+                                  "non_contiguous", "int_alpha_2"])
+def test_cases_the_native_path_leaves_to_python(case):
+    """Each of these must give the Python formula's numbers (and torch's)."""
+    rng = np.random.default_rng(7)
+    a = gt.from_numpy(rng.uniform(0.5, 2, (3, 4))).requires_grad_()
+    b = gt.from_numpy(rng.uniform(0.5, 2, (3, 4))).requires_grad_()
+    fn = {
+        "broadcast": lambda: (a * b[0] / b[1:2]),
+        "promotion": lambda: a.float() * b,
+        "scalar": lambda: (a * 3.0) / 2.0 + 1,
+        "no_grad_input": lambda: a * b.detach() / b.detach(),
+        "non_contiguous": lambda: a.t() * b.t() / a.t(),
+        "int_alpha_2": lambda: gt.add(a, b, alpha=2),
+    }[case]
+    out = fn()
+    v = gt.from_numpy(rng.standard_normal(out.shape)).to(out.dtype)
+    native = [g if g is None else g.numpy() for g in ag.grad(out, (a, b), v, allow_unused=True)]
+    old = _core.set_native_formulas_enabled(False)
+    try:
+        python = [g if g is None else g.numpy()
+                  for g in ag.grad(fn(), (a, b), v, allow_unused=True)]
+    finally:
+        _core.set_native_formulas_enabled(old)
+    assert [n is None for n in native] == [p is None for p in python]
+    for n, p in zip(native, python):
+        if n is not None:
+            np.testing.assert_array_equal(n, p)
+
+
+def test_a_modified_saved_tensor_still_raises_the_version_error():
+    x = gt.ones(3, requires_grad=True)
+    a = x * 2
+    b = x * 3
+    y = a * b
+    a.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_double_backward_takes_the_python_formulas():
+    x = gt.tensor([1.5, -2.0], dtype=gt.float64, requires_grad=True)
+    y = gt.tensor([0.5, 3.0], dtype=gt.float64, requires_grad=True)
+    (gx,) = ag.grad((x * x / y).sum(), (x,), create_graph=True)
+    (ggx,) = ag.grad(gx.sum(), (x,))
+    np.testing.assert_allclose(gx.detach().numpy(), 2 * x.detach().numpy() / y.detach().numpy())
+    np.testing.assert_allclose(ggx.numpy(), 2 / y.detach().numpy())
+
+
+# ---------------------------------------------------------------------------------------
+# in-place input buffers
+
+
+def test_a_leaf_used_many_times_sums_every_gradient():
+    x = gt.tensor([1.0, 2.0, 3.0], dtype=gt.float64, requires_grad=True)
+    y = x
+    for k in range(1, 51):
+        y = y + x * float(k)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 1.0 + sum(range(1, 51))))
+
+
+def test_gradients_handed_in_are_never_written():
+    x = gt.tensor([1.0, 2.0], dtype=gt.float64, requires_grad=True)
+    v = gt.tensor([3.0, 4.0], dtype=gt.float64)
+    out = x + x + x          # add hands `v` on to x three times (the same object twice)
+    (g,) = ag.grad(out, (x,), v)
+    np.testing.assert_array_equal(g.numpy(), [9.0, 12.0])
+    np.testing.assert_array_equal(v.numpy(), [3.0, 4.0])
+
+
+def test_a_hook_keeps_the_gradient_it_saw():
+    seen = []
+    x = gt.tensor([1.0, 2.0], dtype=gt.float64, requires_grad=True)
+    h = x * 1.0
+    h.register_hook(lambda g: seen.append(g))
+    out = h * 2.0 + h * 3.0 + h + x * 7.0
+    out.sum().backward()
+    np.testing.assert_array_equal(seen[0].numpy(), [6.0, 6.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [13.0, 13.0])
+    np.testing.assert_array_equal(seen[0].numpy(), [6.0, 6.0])      # unchanged after
+
+
+def test_buffers_stay_out_of_place_under_create_graph():
+    x = gt.tensor([1.0, 2.0], dtype=gt.float64, requires_grad=True)
+    y = x * x + x * x + x * x
+    (g,) = ag.grad(y.sum(), (x,), create_graph=True)
+    assert g.requires_grad
+    np.testing.assert_array_equal(g.detach().numpy(), [6.0, 12.0])
+    (gg,) = ag.grad(g.sum(), (x,))
+    np.testing.assert_array_equal(gg.numpy(), [6.0, 6.0])
+
+
+def test_grads_match_torch_on_the_tutorial_loop():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(0.5, 1.5, (2, 3)) for _ in range(3)]
+    ours = [gt.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    for lib, (x, y, z0) in ((gt, ours), (torch, theirs)):
+        z = z0
+        for _ in range(50):
+            z = (z / x) * y
+        z.sum().backward()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# the collector during backward
+
+
+def test_the_collector_is_paused_during_backward_and_restored():
+    states = []
+    x = gt.ones(2, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: states.append(gc.isenabled()))
+    assert gc.isenabled()
+    y.sum().backward()
+    assert states == [False] and gc.isenabled()
+
+
+def test_the_collector_is_restored_when_backward_raises():
+    x = gt.ones(2, requires_grad=True)
+    y = x * 2
+
+    def boom(g):
+        raise ValueError("boom")
+
+    y.register_hook(boom)
+    with pytest.raises(ValueError, match="boom"):
+        y.sum().backward()
+    assert gc.isenabled()
+
+
+def test_a_collector_disabled_by_the_user_stays_disabled():
+    gc.disable()
+    try:
+        x = gt.ones(2, requires_grad=True)
+        (x * 2).sum().backward()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
