@@ -868,8 +868,10 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """The Hessian-vector product ``H v`` of the scalar ``func``, by forward-over-reverse.
 
     The inputs carry ``v`` as a forward-mode tangent through the gradient computation:
-    exact for any twice-differentiable function, without torch's double-backward trick
-    (so, unlike torch's, not slower than :func:`vhp`).
+    exact for any twice-differentiable function, without torch's double-backward trick.
+    One forward and one backward pass, both carrying tangents: of the order of :func:`vhp`
+    (a backward with ``create_graph`` and a backward through it), somewhat slower (about
+    1.4x at 10,000 elements, one thread).
 
     Parameters
     ----------
