@@ -101,6 +101,141 @@ def test_tensor_with_dtype_and_requires_grad():
         gt.tensor([1, 2], requires_grad=True)
 
 
+# Note [tensor() from Python numbers]: data of Python numbers only takes one
+# np.array(data, dtype=...) call; anything else takes the general path.  Both must agree
+# with torch and with each other.
+PYTHON_NUMBERS = [
+    ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "float32"),
+    ([[1, 2, 3], [4, 5, 6]], "int64"),
+    ([[True, False], [False, True]], "bool"),
+    ([True, 2.5], "float32"),
+    ([[1, 2], [3.5, 4]], "float32"),  # one float anywhere makes all float
+    ([[True, 1], [0, False]], "int64"),
+    (((1.0, 2), [3, True]), "float32"),  # tuples and lists mixed
+    ([[[[[[1.0]]]]]], "float32"),
+    ([float("nan"), float("inf"), -float("inf"), -0.0], "float32"),
+    ([2**62, -(2**63)], "int64"),
+    ([0.1, 1e-45, 3.4e38], "float32"),
+    (-0.0, "float32"),
+    (7, "int64"),
+    (False, "bool"),
+]
+
+
+@pytest.mark.parametrize(("data", "dtype"), PYTHON_NUMBERS)
+def test_tensor_from_python_numbers_values_and_dtype(data, dtype):
+    t = gt.tensor(data)
+    assert t.dtype.name == dtype
+    expected = np.array(data, dtype=dtype)
+    assert t.numpy().shape == expected.shape and t.numpy().flags.c_contiguous
+    np.testing.assert_array_equal(t.numpy(), expected)
+    assert np.signbit(t.numpy()).tolist() == np.signbit(expected).tolist()
+    torch = pytest.importorskip("torch")
+    ref = torch.tensor(data)
+    assert str(ref.dtype).removeprefix("torch.") == dtype
+    np.testing.assert_array_equal(t.numpy(), ref.numpy())
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+def _first_leaf_subclassed(data):
+    """The same data with its first number as a subclass of its type (np.bool_ for a
+    bool), which is not a plain Python number: tensor() takes the general path."""
+    if isinstance(data, (list, tuple)):
+        return [_first_leaf_subclassed(data[0]), *data[1:]] if data else []
+    if isinstance(data, bool):
+        return np.bool_(data)
+    return _Float(data) if isinstance(data, float) else _Int(data)
+
+
+def _outcome(data, dtype=None):
+    try:
+        t = gt.tensor(data, dtype=dtype)
+    except Exception as e:  # noqa: BLE001 - the outcome is what is compared
+        return ("raises", type(e), str(e))
+    return (t.dtype, t.numpy().shape, t.numpy().tobytes())
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")   # 3.4e38 as float16
+@pytest.mark.parametrize(("data", "dtype"), PYTHON_NUMBERS)
+def test_tensor_from_python_numbers_agrees_with_the_general_path(data, dtype):
+    """Same dtype and bits, or the same error (nan as int32, 2**62 as int32 ...)."""
+    general = _first_leaf_subclassed(data)
+    assert _outcome(data)[0].name == dtype
+    for target in (None, gt.float64, gt.float16, gt.int32, gt.int64, gt.bool):
+        assert _outcome(data, target) == _outcome(general, target), target
+
+
+@pytest.mark.parametrize("target", ["float64", "float16", "int32", "int8", "uint8", "bool"])
+def test_tensor_from_python_numbers_with_dtype(target):
+    data = [[1.5, 2.0, 0.0], [3.0, 4.25, 1e-3]]
+    if target != "uint8":
+        data[0][1] = -2.0
+    t = gt.tensor(data, dtype=getattr(gt, target))
+    assert t.dtype.name == target
+    np.testing.assert_array_equal(t.numpy(), np.array(data, dtype=target))
+    # floats go straight to float64, not through float32
+    assert gt.tensor([0.7], dtype=gt.float64).item() == 0.7
+    assert gt.tensor(0.7, dtype=gt.float64).item() == 0.7
+
+
+def test_tensor_from_python_numbers_follows_the_default_dtype():
+    previous = gt.get_default_dtype()
+    gt.set_default_dtype(gt.float64)
+    try:
+        assert gt.tensor([1.0, 2]).dtype is gt.float64
+        assert gt.tensor([0.1]).item() == 0.1
+        assert gt.tensor([1, 2]).dtype is gt.int64
+    finally:
+        gt.set_default_dtype(previous)
+    assert gt.tensor([1.0]).dtype is gt.float32
+
+
+@pytest.mark.parametrize(
+    ("data", "kwargs", "exc", "words"),
+    [
+        ([[1.0, 2.0], [3.0]], {}, ValueError, "same length"),
+        ([[1, 2], [3]], {"dtype": gt.float64}, ValueError, "same length"),
+        ([[1.0, 2.0], 3.0], {}, ValueError, "same length"),
+        ([1.0, [2.0]], {}, ValueError, "same length"),
+        ([1.0, None], {}, TypeError, "infer"),
+        ([1.0, "a"], {}, TypeError, "str"),
+        ([[1.0], ["a"]], {}, TypeError, "str"),
+        ([1 + 2j], {}, TypeError, "complex"),
+        ([1.0, 2.0], {"dtype": "nope"}, TypeError, "nope"),
+        ([1, 2], {"requires_grad": True}, RuntimeError, "floating point"),
+        ([2**64], {}, TypeError, "infer"),
+    ],
+)
+def test_tensor_from_python_data_still_validates(data, kwargs, exc, words):
+    with pytest.raises(exc, match=words):
+        gt.tensor(data, **kwargs)
+
+
+def test_tensor_huge_ints_with_a_float_dtype_like_torch():
+    # an int past int64 cannot be inferred, but converts to an explicit float dtype
+    torch = pytest.importorskip("torch")
+    for dt in ("float32", "float64"):
+        t = gt.tensor([2**64, 1], dtype=getattr(gt, dt))
+        np.testing.assert_array_equal(t.numpy(), torch.tensor([2**64, 1],
+                                                              dtype=getattr(torch, dt)).numpy())
+
+
+def test_tensor_from_python_numbers_requires_grad_and_copies():
+    data = [[1.0, 2.0], [3.0, 4.0]]
+    t = gt.tensor(data, requires_grad=True)
+    assert t.requires_grad and t.is_leaf and t.dtype is gt.float32
+    t2 = gt.tensor(data)
+    t2.add_(1)
+    assert data == [[1.0, 2.0], [3.0, 4.0]] and t2.numpy().flags.writeable
+
+
 def test_tensor_copies_tensors_and_lists_of_tensors():
     a = gt.tensor([1.0, 2.0])
     b = gt.tensor(a)

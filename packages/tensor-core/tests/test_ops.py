@@ -22,6 +22,7 @@ from pathlib import Path
 import gradstack_tensor as gt
 import numpy as np
 import pytest
+from gradstack_tensor._tensor import _unary_c_limit
 
 
 def _load(name):
@@ -437,11 +438,22 @@ SPECIALS = np.array(
 )
 
 
+def _c_limit(name, dtype):
+    """The largest contiguous size whose op takes the C loop (Note [Where the unary C loops
+    stop]): per op and dtype for unary ops, SMALL_SIZE for the binary ones and sum."""
+    if name in db.SMALL_PATH_UNARY:
+        return _unary_c_limit(name, dtype)
+    return gt._tensor.SMALL_SIZE
+
+
 def _small_cases(info, dtype, rng):
     for n in (0, 1, 7, 4096):
         yield make_in(info, dtype, rng, (n,))
     yield make_in(info, dtype, rng, (3, 5))
     yield SPECIALS.astype(dtype)
+    limit = _c_limit(info.name, dtype)
+    if limit < 4096:   # the largest array of the C loop (its own stream: the draws above stay)
+        yield make_in(info, dtype, np.random.default_rng(limit), (limit,))
 
 
 def make_in(info, dtype, rng, shape):
@@ -524,10 +536,13 @@ def test_small_path_agrees_with_numpy_path(name, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", db.SMALL_PATH_UNARY + db.SMALL_PATH_BINARY)
 def test_small_path_threshold(name, dtype):
-    """4096 elements take the C loop, 4097 the numpy path; both agree with the reference."""
+    """The op's C-loop limit takes the C loop, one more element the numpy path; both agree
+    with the reference."""
     info = OP_DB[name]
     rng = _rng(name, dtype)
-    for n in (4096, 4097):
+    limit = _c_limit(name, dtype)
+    assert 32 <= limit <= gt._tensor.SMALL_SIZE
+    for n in (limit, limit + 1):
         a = make_in(info, dtype, rng, (n,))
         args = (a,) if name in db.SMALL_PATH_UNARY else (a, make_in(info, dtype, rng, (n,)))
         out = getattr(gt, name)(*(gt.from_numpy(v) for v in args)).numpy()

@@ -21,7 +21,7 @@ import numpy as np
 from . import dtypes as _dt
 from . import random as _random
 from ._impl_elementwise import scalar_as
-from ._tensor import Tensor, _data, _wrap
+from ._tensor import Tensor, _data, _python_data_kind, _wrap
 from .device import check_device
 
 __all__ = [
@@ -73,15 +73,21 @@ def _infer_from_data(data) -> np.ndarray:
     if isinstance(data, np.generic):
         _dt.from_numpy_dtype(data.dtype)
         return np.array(data)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        data = _tensors_to_values(data)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, np.generic) for x in _flat(data)):
-        return _from_numpy_scalars(data)
+    if isinstance(data, (list, tuple)):
+        has_tensor = has_generic = False
+        for x in _flat(data):   # one pass for both (each full scan costs microseconds)
+            if isinstance(x, Tensor):
+                has_tensor = True
+            elif isinstance(x, np.generic):
+                has_generic = True
+        if has_tensor:
+            data = _tensors_to_values(data)
+        if has_generic:
+            return _from_numpy_scalars(data)
     try:
         arr = np.array(data)
     except ValueError as e:
-        raise ValueError(f"tensor(): could not build a tensor from the data ({e}); nested "
-                         "sequences must have the same length at each level") from None
+        raise _ragged_error(e) from None
     if arr.dtype == object:
         raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}; "
                         "pass numbers, nested lists of numbers, or a numpy array")
@@ -109,8 +115,12 @@ def _from_numpy_scalars(data) -> np.ndarray:
     try:
         return np.array(data, dtype=d.numpy)
     except ValueError as e:
-        raise ValueError(f"tensor(): could not build a tensor from the data ({e}); nested "
-                         "sequences must have the same length at each level") from None
+        raise _ragged_error(e) from None
+
+
+def _ragged_error(e: ValueError) -> ValueError:
+    return ValueError(f"tensor(): could not build a tensor from the data ({e}); nested "
+                      "sequences must have the same length at each level")
 
 
 def _flat(seq):
@@ -142,6 +152,24 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     0
     """
     check_device(device)
+    kind = _python_data_kind(data)
+    if kind >= 0:
+        # only Python numbers (Note [tensor() from Python numbers] in _tensor.pyx): the
+        # dtype is known, numpy builds the array in one call, without a cast afterwards
+        if dtype is not None:
+            target = _dt.as_dtype(dtype).numpy
+        elif kind == 2:
+            target = _dt.get_default_dtype().numpy
+        else:
+            target = np.int64 if kind == 1 else np.bool_
+        try:
+            arr = np.array(data, dtype=target)
+        except (ValueError, OverflowError):
+            # ragged, or a value the dtype cannot hold (nan as int64, 2**63): the general
+            # path below raises (or decides) exactly as it always has
+            arr = None
+        if arr is not None:
+            return _finish(arr, requires_grad)
     arr = _infer_from_data(data)
     if dtype is not None:
         target = _dt.as_dtype(dtype).numpy
