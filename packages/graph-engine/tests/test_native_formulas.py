@@ -226,3 +226,43 @@ def test_a_collector_disabled_by_the_user_stays_disabled():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# ---------------------------------------------------------------------------------------
+# Note [Saved intermediates are invisible to the cyclic GC]
+
+
+def test_saved_intermediates_are_not_tracked_by_the_collector():
+    x = gt.ones(2, 3, requires_grad=True)
+    h = x * 2.0
+    assert gc.is_tracked(h)
+    out = h * h                       # h is saved (twice) by MulBackward0
+    assert not gc.is_tracked(h)
+    assert gc.is_tracked(x)           # leaves stay tracked
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 8.0, np.float32))
+
+
+def test_intermediates_that_could_join_a_cycle_stay_tracked():
+    x = gt.ones(2, requires_grad=True)
+    with_attr = x * 2.0
+    with_attr.note = "mine"           # an instance attribute could point back at it
+    retained = x * 3.0
+    retained.retain_grad()            # autograd state
+    out = with_attr * retained
+    assert gc.is_tracked(with_attr) and gc.is_tracked(retained)
+    out.sum().backward()
+    np.testing.assert_array_equal(retained.grad.numpy(), [2.0, 2.0])
+
+
+def test_a_long_forward_triggers_no_full_collection_of_its_own():
+    """2,000 saved intermediates no longer count as long-lived tracked objects."""
+    x = gt.randn(2, 3, requires_grad=True)
+    y = gt.rand(2, 3, requires_grad=True)
+    z = gt.ones(2, 3, requires_grad=True)
+    gc.collect()
+    tracked_before = len(gc.get_objects())
+    for _ in range(1000):
+        z = (z / x) * y
+    assert len(gc.get_objects()) - tracked_before < 100
+    z.sum().backward()

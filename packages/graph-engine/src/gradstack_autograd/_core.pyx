@@ -12,6 +12,7 @@ between them (the layer creating nodes, the engine running them) stay C calls:
 """
 cimport cython
 cimport numpy as cnp
+from cpython.object cimport PyObject
 from gradstack_tensor._tensor cimport (
     DispatchLayer, Op, Tensor, VersionCounter, call_next, data_of, wrap, wrap_view,
 )
