@@ -43,9 +43,9 @@ BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a,
 
 
 def test_the_hot_ops_have_native_formulas():
-    assert {name for name in ("add", "mul", "div") if _core.native_formula_of(name)} == \
-        {"add", "mul", "div"}
-    assert _core.native_formula_of("sub") == 0
+    assert {name for name in ("add", "sub", "mul", "div") if _core.native_formula_of(name)} \
+        == {"add", "sub", "mul", "div"}
+    assert _core.native_formula_of("pow") == 0
     assert derivatives.entry("mul").native == _core.native_formula_of("mul") != 0
 
 
@@ -84,7 +84,8 @@ def test_the_native_path_runs_the_kernel(monkeypatch):
 
 
 @pytest.mark.parametrize("case", ["broadcast", "promotion", "scalar", "no_grad_input",
-                                  "non_contiguous", "int_alpha_2"])
+                                  "non_contiguous", "int_alpha_2", "sub", "sub_scalar",
+                                  "int_scalar", "scalar_first"])
 def test_cases_the_native_path_leaves_to_python(case):
     """Each of these must give the Python formula's numbers (and torch's)."""
     rng = np.random.default_rng(7)
@@ -97,6 +98,10 @@ def test_cases_the_native_path_leaves_to_python(case):
         "no_grad_input": lambda: a * b.detach() / b.detach(),
         "non_contiguous": lambda: a.t() * b.t() / a.t(),
         "int_alpha_2": lambda: gt.add(a, b, alpha=2),
+        "sub": lambda: a - b,
+        "sub_scalar": lambda: (a - 1.5) * 2.0 - 3,
+        "int_scalar": lambda: (a * 3) / 7 * b.float().double(),
+        "scalar_first": lambda: 2.0 * a - 1.0 / b,
     }[case]
     out = fn()
     v = gt.from_numpy(rng.standard_normal(out.shape)).to(out.dtype)
@@ -193,6 +198,36 @@ def test_grads_match_torch_on_the_tutorial_loop():
 
 # ---------------------------------------------------------------------------------------
 # the collector during backward
+
+
+@pytest.mark.parametrize("dtype", [gt.float32, gt.float64, gt.float16])
+def test_scalar_formulas_give_the_python_bits(dtype):
+    rng = np.random.default_rng(11)
+    a = gt.from_numpy(rng.uniform(0.5, 2, (5, 3))).to(dtype).requires_grad_()
+    v = gt.from_numpy(rng.standard_normal((5, 3))).to(dtype)
+
+    def run():
+        return ag.grad(((a * 1.0001 + 0.0001) / 3 - 0.25) * 7, (a,), v)[0].numpy()
+
+    native = run()
+    old = _core.set_native_formulas_enabled(False)
+    try:
+        python = run()
+    finally:
+        _core.set_native_formulas_enabled(old)
+    assert native.dtype == python.dtype == np.dtype(str(dtype).split(".")[-1])
+    np.testing.assert_array_equal(native, python)
+    expected = v.numpy().astype(np.float64) * 1.0001 / 3 * 7
+    np.testing.assert_allclose(native, expected, rtol=2e-3 if dtype == gt.float16 else 1e-5)
+
+
+def test_a_scalar_formula_still_checks_the_saved_version():
+    x = gt.ones(3, requires_grad=True)
+    h = x * 2
+    y = h * 3.0
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
 
 
 def test_the_collector_is_paused_during_backward_and_restored():

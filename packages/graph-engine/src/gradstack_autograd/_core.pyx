@@ -7,7 +7,7 @@ between them (the layer creating nodes, the engine running them) stay C calls:
 - ``_grad_mode.pxi``: thread-local grad and inference modes, anomaly mode;
 - ``_node.pxi``: ``Node``, ``AccumulateGrad``, saved tensors, hook handles, ``.grad`` layout;
 - ``_layer.pxi``: the derivative-table row type, the autograd dispatch layer, in-place rules;
-- ``_native.pxi``: C copies of the hottest first-order formulas (add, mul, div);
+- ``_native.pxi``: C copies of the hottest first-order formulas (add, sub, mul, div);
 - ``_engine.pxi``: the backward engine.
 """
 cimport cython

@@ -3,14 +3,16 @@
 # Note [Native first-order formulas]
 # The derivative table (derivatives.py) is the one definition of every backward formula,
 # written with gradstack ops so that create_graph can differentiate it again.  For the
-# hottest binary ops (add, mul, div: the tutorial's loop and most model code) the
+# hottest binary ops (add, sub, mul, div: the tutorial's loop and most model code) the
 # first-order case also has a copy here that computes the same numbers with the fused
 # kernels and no Python frame: a backward node of a tiny op costs about 0.5 us instead of
 # 1.3 us.  It runs only when nothing can be lost or reported differently:
 #   - grad mode is off (no create_graph), forward-mode AD is off, the pass is not batched;
 #   - the saved inputs are intact (not freed, not hooked, at their saved version);
 #   - both inputs need a gradient and every array is a kernel operand of the gradient's
-#     shape and dtype (no broadcasting to undo, no promotion).
+#     shape and dtype (no broadcasting to undo, no promotion); or the second operand is a
+#     Python number, and the formula's one op (``grad * b``, ``grad / b``) is called
+#     directly.
 # Anything else returns None and the Python formula runs, so every error is raised in one
 # place.  The tests run each op both ways and compare the results bit for bit
 # (tests/test_native_formulas.py).
@@ -20,8 +22,10 @@ cdef enum NativeFormula:
     NATIVE_ADD = 1
     NATIVE_MUL = 2
     NATIVE_DIV = 3
+    NATIVE_SUB = 4
 
-cdef dict _NATIVE_FORMULAS = {"add": NATIVE_ADD, "mul": NATIVE_MUL, "div": NATIVE_DIV}
+cdef dict _NATIVE_FORMULAS = {"add": NATIVE_ADD, "sub": NATIVE_SUB, "mul": NATIVE_MUL,
+                              "div": NATIVE_DIV}
 
 # (the kernels are looked up on the module at each call, so tests can wrap them)
 
@@ -75,13 +79,25 @@ cdef object native_apply(OpNode node, int formula, tuple grads):
     g = grads[0]
     if not isinstance(g, Tensor):
         return None
-    if formula == NATIVE_ADD:
+    if formula == NATIVE_ADD or formula == NATIVE_SUB:
         alpha = node.saved[0]
         if type(alpha) is not int or <object>alpha != 1:
             return None
-        return (g, g)                   # the Python formula returns the same object twice
-    # mul and div: both inputs saved, both needing a gradient, one shape and dtype
-    if _kernels is None or len(node.saved) != 2:
+        if formula == NATIVE_ADD:
+            return (g, g)               # the Python formula returns the same object twice
+        if (<tuple>node.next_edges[1])[0] is None:
+            return (g, None)            # x - scalar: only the first input's gradient
+        return None
+    if len(node.saved) != 2:
+        return None
+    b = node.saved[1]
+    if type(b) is float or type(b) is int:
+        # tensor * scalar, tensor / scalar: the Python formula's own op, without its frame
+        if (<tuple>node.next_edges[0])[0] is None or _intact_saved_input(node.saved, 0) is None:
+            return None
+        return (g * b, None) if formula == NATIVE_MUL else (g / b, None)
+    # mul and div of two tensors: both needing a gradient, one shape and dtype
+    if _kernels is None:
         return None
     if (<tuple>node.next_edges[0])[0] is None or (<tuple>node.next_edges[1])[0] is None:
         return None
