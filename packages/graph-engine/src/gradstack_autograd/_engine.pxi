@@ -618,6 +618,7 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
     cdef dict node_targets
     # Note [Input buffers sum in place]
     cdef bint in_place = not gs_get_grad_enabled() and not _forward_ad_active
+    cdef bint has_targets = bool(targets)
     while heap or next_node is not None:
         if next_node is not None:
             node = <Node>next_node
@@ -660,7 +661,8 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
         for i in range(len(gi)):
             edge = node.next_edges[i]
             child = (<tuple>edge)[0]
-            if child is None or child not in needed:
+            # (without targets every reachable node is needed: no lookup)
+            if child is None or (has_targets and child not in needed):
                 continue
             g = gi[i]
             if g is not None:

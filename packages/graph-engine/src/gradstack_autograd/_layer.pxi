@@ -19,6 +19,7 @@ cdef class Derivative:
     cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
     cdef readonly int native            # a NativeFormula code (Note [Native first-order formulas])
     cdef dict _classes
+    cdef object _fixed_class            # the node class when node_name is a plain str
 
     def __init__(self, str op_name, node_name, backward, tuple inputs=(0,), tuple save=(),
                  bint save_output=False, bint list_input=False, bint differentiable=True,
@@ -38,11 +39,15 @@ cdef class Derivative:
         self._classes = {}
 
     cdef object node_class(self, tuple args):
+        if self._fixed_class is not None:
+            return self._fixed_class
         name = self.node_name if isinstance(self.node_name, str) else self.node_name(args)
         cls = self._classes.get(name)
         if cls is None:
             cls = _node_class(name)
             self._classes[name] = cls
+            if isinstance(self.node_name, str):
+                self._fixed_class = cls         # one name: no lookup next time
         return cls
 
     def __repr__(self):
