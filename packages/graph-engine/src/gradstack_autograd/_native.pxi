@@ -73,8 +73,8 @@ cdef object native_apply(OpNode node, int formula, tuple grads):
     cdef cnp.ndarray gd, ad, bd
     cdef int typenum
     cdef tuple r
-    if (not _native_enabled or gs_get_grad_enabled() or _forward_ad_active or gs_get_grads_batch() >= 0
-            or len(grads) != 1 or node.saved is None):
+    if (not _native_enabled or gs_get_grad_enabled() or _forward_ad_active
+            or gs_get_grads_batch() >= 0 or len(grads) != 1 or node.saved is None):
         return None
     g = grads[0]
     if not isinstance(g, Tensor):
