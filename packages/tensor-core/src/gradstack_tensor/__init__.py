@@ -15,9 +15,8 @@ Examples
 >>> a._version
 1
 """
-from . import _impl_elementwise, _impl_linalg, _impl_reduce, _impl_shape  # noqa: F401 - bind kernels
+from . import _allocator, _impl_elementwise, _impl_linalg, _impl_reduce, _impl_shape, return_types  # noqa: F401 - bind kernels
 from . import functions as _functions
-from . import return_types
 from .__about__ import __version__
 from ._format import get_printoptions, printoptions, set_printoptions
 from ._tensor import (
@@ -74,3 +73,26 @@ __all__ = sorted(
         "return_types", "__version__",
     }
 )
+
+
+def _install_allocator() -> None:
+    """numpy's data allocator keeps large freed blocks (Note [Large blocks are reused, not
+    returned to the kernel] in _allocator.pyx); ``GRADSTACK_ALLOCATOR_CACHE_MB=0`` opts out."""
+    import builtins  # (this module's ``int`` is the dtype alias)
+    import os
+    import warnings
+
+    text = os.environ.get("GRADSTACK_ALLOCATOR_CACHE_MB", "256")
+    try:
+        megabytes = builtins.int(text)
+        if megabytes < 0:
+            raise ValueError
+    except ValueError:
+        warnings.warn(f"GRADSTACK_ALLOCATOR_CACHE_MB={text!r} is not a whole number of "
+                      "megabytes >= 0; using 256", RuntimeWarning, stacklevel=2)
+        megabytes = 256
+    if megabytes:
+        _allocator.install(megabytes << 20)
+
+
+_install_allocator()
