@@ -129,3 +129,19 @@ def test_the_environment_variable_opts_out():
 def test_a_bad_environment_value_warns():
     out = _name_in_subprocess("lots")
     assert out.returncode != 0 and "GRADSTACK_ALLOCATOR_CACHE_MB='lots'" in out.stderr
+
+
+def test_old_sizes_are_evicted_for_new_ones():
+    """A table full of blocks of sizes no longer used still takes (and reuses) new ones."""
+    _allocator.release()
+    for k in range(40):                        # 40 distinct sizes > 32 slots
+        a = np.ones(BIG // 4 + 1024 * k, np.float32)
+        del a
+    info = _allocator.cache_info()
+    assert info["blocks"] <= 32 and info["held"] <= info["limit"]
+    b = np.ones(BIG + 4096, np.float32)        # a size never seen
+    del b
+    hits = _allocator.cache_info()["hits"]
+    c = np.full(BIG + 4096, 3.0, np.float32)
+    assert _allocator.cache_info()["hits"] == hits + 1
+    np.testing.assert_array_equal(c, 3.0)

@@ -8,8 +8,9 @@ blocks of this size from fresh mmap'd or trimmed memory, so every step page-faul
 intermediates back in: measured on the 1M-element chain of tools/compare.py, ~40% of the
 step (gradstack 27 ms against torch's 20 ms; 15 ms once the faults were gone).  This
 handler, installed with numpy's ``PyDataMem_SetHandler``, keeps freed blocks of at least
-``MIN_CACHED_BYTES`` in a small table (at most ``SLOTS`` blocks and ``limit`` bytes in all)
-and hands one back for an allocation of exactly the same size.  Everything else goes
+``MIN_CACHED_BYTES`` in a small table (at most ``SLOTS`` blocks and ``limit`` bytes in all,
+the oldest evicted to make room) and hands one back for an allocation of exactly the same
+size.  Everything else goes
 straight to malloc/calloc/realloc/free.  numpy frees each array with the handler that
 allocated it, so arrays made before (or in other threads, whose context keeps numpy's
 default handler) are unaffected.
@@ -57,6 +58,8 @@ cdef size_t _MIN = 1 << 20
 
 cdef void* _ptrs[SLOTS]
 cdef size_t _sizes[SLOTS]
+cdef size_t _stamps[SLOTS]       # when each block was stored (eviction takes the oldest)
+cdef size_t _clock = 0
 cdef size_t _held = 0            # bytes held in the table
 cdef size_t _limit = 0           # 0: cache nothing
 cdef size_t _hits = 0
@@ -87,22 +90,45 @@ cdef void* _take(size_t size) noexcept nogil:
     return p
 
 
+cdef int _oldest() noexcept nogil:
+    """The occupied slot stored longest ago, or -1."""
+    cdef int i, best = -1
+    for i in range(SLOTS):
+        if _ptrs[i] != NULL and (best < 0 or _stamps[i] < _stamps[best]):
+            best = i
+    return best
+
+
 cdef bint _keep(void* ptr, size_t size) noexcept nogil:
-    """Put a freed block in the table; False when there is no room (the caller frees it)."""
-    global _held
-    cdef int i
-    cdef bint kept = False
+    """Put a freed block in the table, evicting the oldest blocks to make room.
+
+    False when the block alone exceeds the limit (the caller frees it).  Evicting keeps
+    the table useful when a program moves on to other sizes (Note [Large blocks ...]).
+    """
+    global _held, _clock
+    cdef int i, free_slot = -1
+    if size > _limit:
+        return False
     pthread_mutex_lock(&_lock)
-    if _held + size <= _limit:
+    while True:
+        free_slot = -1
         for i in range(SLOTS):
             if _ptrs[i] == NULL:
-                _ptrs[i] = ptr
-                _sizes[i] = size
-                _held += size
-                kept = True
+                free_slot = i
                 break
+        if free_slot >= 0 and _held + size <= _limit:
+            break
+        i = _oldest()
+        free(_ptrs[i])
+        _held -= _sizes[i]
+        _ptrs[i] = NULL
+    _ptrs[free_slot] = ptr
+    _sizes[free_slot] = size
+    _clock += 1
+    _stamps[free_slot] = _clock
+    _held += size
     pthread_mutex_unlock(&_lock)
-    return kept
+    return True
 
 
 cdef void* _cached_malloc(void* ctx, size_t size) noexcept nogil:
