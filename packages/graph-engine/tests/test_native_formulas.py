@@ -301,3 +301,13 @@ def test_a_long_forward_triggers_no_full_collection_of_its_own():
         z = (z / x) * y
     assert len(gc.get_objects()) - tracked_before < 100
     z.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [gt.float16, gt.float32, gt.float64])
+def test_buffers_sum_in_every_float_dtype(dtype):
+    """float16 sums take numpy's add (the kernels are float32/float64 only)."""
+    x = gt.tensor([1.0, 2.0], dtype=dtype, requires_grad=True)
+    y = x * 2.0 + x * 3.0 + x * 4.0
+    y.sum().backward()
+    assert x.grad.dtype == dtype
+    np.testing.assert_array_equal(x.grad.numpy().astype(np.float64), [9.0, 9.0])

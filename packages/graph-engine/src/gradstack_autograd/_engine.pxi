@@ -212,20 +212,13 @@ cdef class _OwnedGrad:
 cdef object _buffer_add(object old, object g, bint in_place):
     """``old + g`` for an input buffer slot (Note [Input buffers sum in place])."""
     cdef _OwnedGrad owned
-    cdef cnp.ndarray dst, src
     if g is None:
         return old
     if old is None:
         return g
     if type(old) is _OwnedGrad:
         owned = <_OwnedGrad>old
-        dst = data_of(owned.tensor)
-        src = data_of(<Tensor>g)
-        if _kernels is not None and _kernel_operand(src, cnp.PyArray_TYPE(dst), dst) \
-                and cnp.PyArray_ISCARRAY(dst):
-            _kernels.accumulate_(dst, src)
-        else:
-            np.add(dst, src, out=dst, casting="unsafe")
+        add_into_array(data_of(owned.tensor), data_of(<Tensor>g))
         return owned
     if not in_place:
         return old + g

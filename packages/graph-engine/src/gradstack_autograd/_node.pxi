@@ -552,12 +552,19 @@ cdef object _add_in_layout(Tensor old, Tensor g):
 
 
 cdef void _accumulate_inplace(Tensor old, Tensor g) except *:
-    cdef cnp.ndarray dst = data_of(old), src = data_of(g)
-    if _kernels is not None and _kernels.fusable(dst, src) and dst.flags.writeable:
+    add_into_array(data_of(old), data_of(g))
+    old.bump_version("AccumulateGrad")
+
+
+cdef void add_into_array(cnp.ndarray dst, cnp.ndarray src) except *:
+    """``dst += src``: the fused kernel when both qualify, else numpy (any layout, casting)."""
+    cdef int num = cnp.PyArray_TYPE(dst)
+    if (_kernels is not None and (num == cnp.NPY_FLOAT or num == cnp.NPY_DOUBLE)
+            and cnp.PyArray_ISWRITEABLE(dst) and _kernel_operand(dst, num, dst)
+            and _kernel_operand(src, num, dst)):      # (what _kernels.fusable checks, in C)
         _kernels.accumulate_(dst, src)
     else:
         np.add(dst, src, out=dst, casting="unsafe")
-    old.bump_version("AccumulateGrad")
 
 
 cdef void _run_post_accumulate_hooks(Tensor var) except *:
