@@ -324,14 +324,9 @@ def autograd_impls():
         return None
     import autograd.numpy as anp
 
-    def tinymodel(inp):
-        x, ideal, lr = inp["x"], inp["ideal"], np.float32(inp["lr"])
-
-        def loss_fn(params):
-            w1, b1, w2, b2 = params
-            h = anp.maximum(anp.dot(x, w1.T) + b1, 0)
-            return anp.sum((ideal - (anp.dot(h, w2.T) + b2)) ** 2)
-
+    def _sgd_impl(inp, loss_fn):
+        """One SGD step on plain arrays updated in place, with ``value_and_grad``."""
+        lr = np.float32(inp["lr"])
         vg = ag.value_and_grad(loss_fn)
         params = [p.copy() for p in inp["params"]]
 
@@ -347,8 +342,18 @@ def autograd_impls():
 
         return (lambda: step(params)), result
 
+    def tinymodel(inp):
+        x, ideal = inp["x"], inp["ideal"]
+
+        def loss_fn(params):
+            w1, b1, w2, b2 = params
+            h = anp.maximum(anp.dot(x, w1.T) + b1, 0)
+            return anp.sum((ideal - (anp.dot(h, w2.T) + b2)) ** 2)
+
+        return _sgd_impl(inp, loss_fn)
+
     def mlp(inp):
-        x, onehot, lr = inp["x"], inp["onehot"], np.float32(inp["lr"])
+        x, onehot = inp["x"], inp["onehot"]
 
         def loss_fn(params):
             h = x
@@ -360,20 +365,7 @@ def autograd_impls():
             lse = anp.log(anp.sum(anp.exp(h - m), axis=1, keepdims=True)) + m
             return -anp.sum(onehot * (h - lse)) / h.shape[0]
 
-        vg = ag.value_and_grad(loss_fn)
-        params = [p.copy() for p in inp["params"]]
-
-        def step(params):
-            loss, grads = vg(params)
-            for p, g in zip(params, grads, strict=True):
-                p -= lr * g
-            return loss
-
-        def result():
-            fresh = [p.copy() for p in inp["params"]]
-            return [np.array(step(fresh))] + fresh
-
-        return (lambda: step(params)), result
+        return _sgd_impl(inp, loss_fn)
 
     def tiny_ops(inp):
         def f(x, y, z):
