@@ -6,6 +6,7 @@ import.  ``hatch run test`` rebuilds first; this guard catches plain ``pytest`` 
 ``.pyx``/``.pxd`` edit (or on a fresh clone whose ``.so`` files were never built) and stops
 the session instead of testing old machine code.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -39,7 +40,8 @@ def pytest_sessionstart(session):
     problems = _stale_extensions()
     if problems:
         pytest.exit(
-            "Cython extensions out of date: " + "; ".join(problems)
+            "Cython extensions out of date: "
+            + "; ".join(problems)
             + ". Run `hatch run rebuild` (or use `hatch run test`, which rebuilds first).",
             returncode=3,
         )

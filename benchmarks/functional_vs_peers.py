@@ -23,6 +23,7 @@ per-round ratios to gradstack's default (Note [Interleaved rounds])::
 Only public APIs are used.  This is a benchmark, not a test: goals are reported, never
 asserted.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,14 +37,14 @@ import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
-import numpy as np  # noqa: E402
-
 import gradstack_functional as F  # noqa: E402
 import gradstack_tensor as gt  # noqa: E402
+import numpy as np  # noqa: E402
 
 try:
     import torch
     import torch.autograd.functional as TF
+
     torch.set_num_threads(1)
 except ImportError:  # pragma: no cover - the peers are optional
     torch = None
@@ -82,7 +83,7 @@ def interleaved(contenders, repeat):
     numbers = {name: calibrate(fn) for name, fn in contenders.items()}
     times = {name: [] for name in names}
     for r in range(repeat):
-        order = names[r % len(names):] + names[:r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             fn, number = contenders[name], numbers[name]
             start = time.perf_counter()
@@ -90,8 +91,9 @@ def interleaved(contenders, repeat):
                 fn()
             times[name].append((time.perf_counter() - start) / number)
     base = names[0]
-    ratios = {name: statistics.median(t / b for t, b in zip(times[name], times[base]))
-              for name in names}
+    ratios = {
+        name: statistics.median(t / b for t, b in zip(times[name], times[base])) for name in names
+    }
     return {name: statistics.median(times[name]) for name in names}, ratios
 
 
@@ -104,20 +106,25 @@ def report(title, medians, ratios, goals):
     for name, limit in goals.items():
         if name in ratios:
             verdict = "met" if ratios[name] >= limit else "NOT met"
-            print(f"  goal: gradstack no slower than {name}: {verdict} "
-                  f"(it is {ratios[name]:.2f}x gradstack's time)")
+            print(
+                f"  goal: gradstack no slower than {name}: {verdict} "
+                f"(it is {ratios[name]:.2f}x gradstack's time)"
+            )
 
 
 def agree(name, got, want, rtol):
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
     if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=rtol):
-        raise SystemExit(f"{name} disagrees with gradstack (max |diff| "
-                         f"{np.max(np.abs(got - want)) if got.shape == want.shape else 'shape'})")
+        raise SystemExit(
+            f"{name} disagrees with gradstack (max |diff| "
+            f"{np.max(np.abs(got - want)) if got.shape == want.shape else 'shape'})"
+        )
     print(f"  {name}: agrees (max |diff| {np.max(np.abs(got - want)):.1e})")
 
 
 # -------------------------------------------------------------------------------------
 # the workloads
+
 
 def hessian_case(repeat, n=100):
     rng = np.random.default_rng(0)
@@ -125,28 +132,37 @@ def hessian_case(repeat, n=100):
     x = gt.from_numpy(xn.copy())
 
     def f(x):
-        return (x.sin() * x.cos()).sum() + (x ** 3).sum()
+        return (x.sin() * x.cos()).sum() + (x**3).sum()
 
     contenders = {
         "gradstack hessian (default)": lambda: F.hessian(f, x),
-        "gradstack hessian (forward-over-reverse)":
-            lambda: F.hessian(f, x, vectorize=True, outer_jacobian_strategy="forward-mode"),
+        "gradstack hessian (forward-over-reverse)": lambda: F.hessian(
+            f, x, vectorize=True, outer_jacobian_strategy="forward-mode"
+        ),
     }
     ours = F.hessian(f, x).numpy()
     print(f"Hessian {n} x {n}, float64")
     agree("analytic diag(-2 sin 2x + 6x)", np.diag(-2 * np.sin(2 * xn) + 6 * xn), ours, 1e-12)
-    agree("gradstack forward-over-reverse", contenders[
-        "gradstack hessian (forward-over-reverse)"]().numpy(), ours, 1e-12)
+    agree(
+        "gradstack forward-over-reverse",
+        contenders["gradstack hessian (forward-over-reverse)"]().numpy(),
+        ours,
+        1e-12,
+    )
     goals = {}
     if torch is not None:
         xt = torch.from_numpy(xn.copy())
         func_hessian = torch.func.hessian(f)
         contenders["torch.func.hessian"] = lambda: func_hessian(xt)
         contenders["torch.autograd.functional.hessian"] = lambda: TF.hessian(f, xt)
-        contenders["torch.autograd.functional.hessian (vectorize)"] = \
-            lambda: TF.hessian(f, xt, vectorize=True)
-        for name in ("torch.func.hessian", "torch.autograd.functional.hessian",
-                     "torch.autograd.functional.hessian (vectorize)"):
+        contenders["torch.autograd.functional.hessian (vectorize)"] = lambda: TF.hessian(
+            f, xt, vectorize=True
+        )
+        for name in (
+            "torch.func.hessian",
+            "torch.autograd.functional.hessian",
+            "torch.autograd.functional.hessian (vectorize)",
+        ):
             agree(name, contenders[name]().numpy(), ours, 1e-12)
         goals["torch.func.hessian"] = 1.0
     report(f"Hessian {n} x {n} (float64)", *interleaved(contenders, repeat), goals)
@@ -163,16 +179,20 @@ def jacobian_case(repeat, n=3):
     contenders = {"gradstack jacobian": lambda: F.jacobian(exp_adder, (x, y))}
     jx, jy = (j.numpy() for j in F.jacobian(exp_adder, (x, y)))
     print(f"\nJacobian of exp_adder, two {n}-element float32 inputs")
-    agree("analytic (diag(2 e^x), 3 I)", np.concatenate([np.diag(2 * np.exp(xn)), 3 * np.eye(n)]),
-          np.concatenate([jx, jy]), 1e-6)
+    agree(
+        "analytic (diag(2 e^x), 3 I)",
+        np.concatenate([np.diag(2 * np.exp(xn)), 3 * np.eye(n)]),
+        np.concatenate([jx, jy]),
+        1e-6,
+    )
     goals = {}
     if hips is not None:
+
         def hips_exp_adder(x, y):
             return 2 * anp.exp(x) + 3 * y
 
         jac0, jac1 = hips.jacobian(hips_exp_adder, 0), hips.jacobian(hips_exp_adder, 1)
-        contenders["HIPS autograd.jacobian (argnum 0 and 1)"] = \
-            lambda: (jac0(xn, yn), jac1(xn, yn))
+        contenders["HIPS autograd.jacobian (argnum 0 and 1)"] = lambda: (jac0(xn, yn), jac1(xn, yn))
         hx, hy = contenders["HIPS autograd.jacobian (argnum 0 and 1)"]()
         agree("HIPS autograd", np.concatenate([hx, hy]), np.concatenate([jx, jy]), 1e-6)
         goals["HIPS autograd.jacobian (argnum 0 and 1)"] = 1.0
@@ -184,8 +204,11 @@ def jacobian_case(repeat, n=3):
         for name in ("torch.autograd.functional.jacobian", "torch.func.jacrev"):
             tx, ty = contenders[name]()
             agree(name, np.concatenate([tx.numpy(), ty.numpy()]), np.concatenate([jx, jy]), 1e-6)
-    report(f"Jacobian of exp_adder ({n}-element inputs, float32)",
-           *interleaved(contenders, repeat), goals)
+    report(
+        f"Jacobian of exp_adder ({n}-element inputs, float32)",
+        *interleaved(contenders, repeat),
+        goals,
+    )
 
 
 def tall_jacobian_case(repeat, n_in=4, n_out=400):
@@ -198,12 +221,17 @@ def tall_jacobian_case(repeat, n_in=4, n_out=400):
 
     rev = F.jacobian(tall, x).numpy()
     print(f"\nJacobian of tanh(x @ W), {n_in} inputs -> {n_out} outputs, float64")
-    agree("forward mode", F.jacobian(tall, x, vectorize=True, strategy="forward-mode").numpy(),
-          rev, 1e-12)
+    agree(
+        "forward mode",
+        F.jacobian(tall, x, vectorize=True, strategy="forward-mode").numpy(),
+        rev,
+        1e-12,
+    )
     contenders = {
         "gradstack jacobian (reverse, default)": lambda: F.jacobian(tall, x),
-        "gradstack jacobian (forward-mode)":
-            lambda: F.jacobian(tall, x, vectorize=True, strategy="forward-mode"),
+        "gradstack jacobian (forward-mode)": lambda: F.jacobian(
+            tall, x, vectorize=True, strategy="forward-mode"
+        ),
     }
     report(f"Tall jacobian ({n_in} -> {n_out}, float64)", *interleaved(contenders, repeat), {})
 
@@ -212,11 +240,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15, help="rounds (default 15)")
     args = parser.parse_args()
-    print(f"python {platform.python_version()}, numpy {np.__version__}"
-          + (f", torch {torch.__version__}" if torch is not None else ", torch: not installed")
-          + (f", HIPS autograd {importlib.metadata.version('autograd')}" if hips is not None
-             else ", HIPS autograd: not installed (pip install autograd)")
-          + "; one thread")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}"
+        + (f", torch {torch.__version__}" if torch is not None else ", torch: not installed")
+        + (
+            f", HIPS autograd {importlib.metadata.version('autograd')}"
+            if hips is not None
+            else ", HIPS autograd: not installed (pip install autograd)"
+        )
+        + "; one thread"
+    )
     hessian_case(args.repeat)
     jacobian_case(args.repeat)
     tall_jacobian_case(args.repeat)

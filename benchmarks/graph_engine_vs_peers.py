@@ -13,6 +13,7 @@ with the gradstack/torch ratio:
 The numpy column does the same arithmetic by hand (the forward pass, then the backward
 pass written out): the floor that no framework can beat.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,6 +30,7 @@ import numpy as np  # noqa: E402
 
 try:
     import torch
+
     torch.set_num_threads(1)
 except ImportError:
     torch = None
@@ -43,6 +45,7 @@ def tutorial_loop(lib):
         for _ in range(1000):
             z = (z / x) * y
         z.sum().backward()
+
     return run
 
 
@@ -74,6 +77,7 @@ def chain(lib, n):
             z = z * 1.0001
             z = z + 0.0001
         z.sum().backward()
+
     return run
 
 
@@ -86,6 +90,7 @@ def chain_numpy(n):
         g = np.ones(4, np.float32)
         for _ in range(n // 2):
             g = g * 1.0001
+
     return run
 
 
@@ -101,14 +106,29 @@ def medians(runs: dict, rounds: int) -> dict:
 
 
 def workloads():
-    yield "tutorial loop (2000 ops + backward)", 21, {
-        "gradstack": tutorial_loop(gt), "torch": torch and tutorial_loop(torch),
-        "numpy": tutorial_loop_numpy}
-    yield "20,000-op chain", 11, {
-        "gradstack": chain(gt, 20_000), "torch": torch and chain(torch, 20_000),
-        "numpy": chain_numpy(20_000)}
-    yield "1,000,000-op chain", 3, {
-        "gradstack": chain(gt, 1_000_000), "torch": torch and chain(torch, 1_000_000)}
+    yield (
+        "tutorial loop (2000 ops + backward)",
+        21,
+        {
+            "gradstack": tutorial_loop(gt),
+            "torch": torch and tutorial_loop(torch),
+            "numpy": tutorial_loop_numpy,
+        },
+    )
+    yield (
+        "20,000-op chain",
+        11,
+        {
+            "gradstack": chain(gt, 20_000),
+            "torch": torch and chain(torch, 20_000),
+            "numpy": chain_numpy(20_000),
+        },
+    )
+    yield (
+        "1,000,000-op chain",
+        3,
+        {"gradstack": chain(gt, 1_000_000), "torch": torch and chain(torch, 1_000_000)},
+    )
 
 
 def main():

@@ -11,6 +11,7 @@ In-place kernels are compared with numpy's in-place spelling (``dst += src``), s
 is not charged for allocations that an optimiser would avoid.  numpy's element-wise
 loops are single-threaded, so its column is the same for every thread count.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -87,15 +88,26 @@ def cases(n, dtype):
         ("tanh_backward", lambda: K.tanh_backward(g, t), lambda: g * (1 - t * t)),
         ("mul_backward", lambda: K.mul_backward(g, a, b), lambda: (g * b, g * a)),
         ("div_backward", lambda: K.div_backward(g, a, b), lambda: (g / b, -g * a / (b * b))),
-        (f"sum_to_shape {rows.shape}->{bias}", lambda: K.sum_to_shape(rows, bias),
-         lambda: rows.sum(axis=0, keepdims=True).reshape(bias)),
-        (f"sum_to_shape {rows.shape}->{row_sums}", lambda: K.sum_to_shape(rows, row_sums),
-         lambda: rows.sum(axis=1, keepdims=True).reshape(row_sums)),
-        (f"sum_to_shape ({n},)->()", lambda: K.sum_to_shape(g, ()),
-         lambda: g.sum(axis=0, keepdims=True).reshape(())),
-        ("sgd_update_ (momentum, wd)",
-         lambda: K.sgd_update_(param, grad, buf, lr, momentum=momentum, weight_decay=wd),
-         numpy_sgd),
+        (
+            f"sum_to_shape {rows.shape}->{bias}",
+            lambda: K.sum_to_shape(rows, bias),
+            lambda: rows.sum(axis=0, keepdims=True).reshape(bias),
+        ),
+        (
+            f"sum_to_shape {rows.shape}->{row_sums}",
+            lambda: K.sum_to_shape(rows, row_sums),
+            lambda: rows.sum(axis=1, keepdims=True).reshape(row_sums),
+        ),
+        (
+            f"sum_to_shape ({n},)->()",
+            lambda: K.sum_to_shape(g, ()),
+            lambda: g.sum(axis=0, keepdims=True).reshape(()),
+        ),
+        (
+            "sgd_update_ (momentum, wd)",
+            lambda: K.sgd_update_(param, grad, buf, lr, momentum=momentum, weight_decay=wd),
+            numpy_sgd,
+        ),
         ("accumulate_", lambda: K.accumulate_(dst, src), lambda: dst.__iadd__(src)),
         ("add_scaled_", lambda: K.add_scaled_(dst, src, -0.5), numpy_add_scaled),
     ]
@@ -118,10 +130,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     dtype = np.dtype(args.dtype).type
 
-    print(f"numpy {np.__version__}, {platform.machine()}, {os.cpu_count()} cores, "
-          f"dtype {args.dtype}, PARALLEL_THRESHOLD {K.PARALLEL_THRESHOLD}, "
-          f"TRANSCENDENTAL_THRESHOLD {K.TRANSCENDENTAL_THRESHOLD}; "
-          f"median of {args.repeat} samples; speed-up = numpy / kernel")
+    print(
+        f"numpy {np.__version__}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"dtype {args.dtype}, PARALLEL_THRESHOLD {K.PARALLEL_THRESHOLD}, "
+        f"TRANSCENDENTAL_THRESHOLD {K.TRANSCENDENTAL_THRESHOLD}; "
+        f"median of {args.repeat} samples; speed-up = numpy / kernel"
+    )
     if hasattr(os, "getloadavg"):
         # A parallel region waits for its slowest thread: other processes running on the
         # cores make the multi-threaded columns slow and noisy.

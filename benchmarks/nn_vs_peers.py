@@ -19,6 +19,7 @@ of issue 6 (TinyModel <= 0.75x PyTorch; MLP <= 0.85x PyTorch and <= 1.1x numpy b
 
 This is a benchmark, not a test: the goals are reported, never asserted.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,10 +42,22 @@ except ImportError:  # pragma: no cover - torch is the oracle, optional here
 
 TARGET_SAMPLE_SECONDS = 0.03
 
-TINY = {"name": "TinyModel", "batch": 16, "sizes": (1000, 100, 10), "loss": "sumsq",
-        "lr": 0.001, "goals": {"torch": 0.75}}
-MLP = {"name": "MLP", "batch": 256, "sizes": (784, 512, 512, 10), "loss": "mse",
-       "lr": 0.01, "goals": {"torch": 0.85, "numpy": 1.1}}
+TINY = {
+    "name": "TinyModel",
+    "batch": 16,
+    "sizes": (1000, 100, 10),
+    "loss": "sumsq",
+    "lr": 0.001,
+    "goals": {"torch": 0.75},
+}
+MLP = {
+    "name": "MLP",
+    "batch": 256,
+    "sizes": (784, 512, 512, 10),
+    "loss": "mse",
+    "lr": 0.01,
+    "goals": {"torch": 0.85, "numpy": 1.1},
+}
 
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
@@ -62,11 +75,13 @@ def sampler(part):
     """
     wall, cpu = time.perf_counter, time.process_time
     if callable(part):
+
         def sample(number):
             w0, c0 = wall(), cpu()
             for _ in range(number):
                 part()
             return {"wall": (wall() - w0) / number, "cpu": (cpu() - c0) / number}
+
         return sample
     prepare, timed, cleanup = part
 
@@ -81,6 +96,7 @@ def sampler(part):
             if cleanup:
                 cleanup()
         return {"wall": tw / number, "cpu": tc / number}
+
     return sample
 
 
@@ -105,7 +121,7 @@ def interleaved(parts: dict, rounds: int) -> dict:
     names = list(samplers)
     times = {name: [] for name in names}
     for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             times[name].append(samplers[name](numbers[name]))
     return times
 
@@ -113,6 +129,7 @@ def interleaved(parts: dict, rounds: int) -> dict:
 # -------------------------------------------------------------------------------------
 # the three implementations: each returns {"step": fn, "forward": fn, "backward": fn,
 # "update": fn}, where the part functions time one part and run the rest untimed
+
 
 def data(cfg, seed=0):
     rng = np.random.default_rng(seed)
@@ -122,12 +139,16 @@ def data(cfg, seed=0):
     weights = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
         bound = 1 / np.sqrt(fan_in)
-        weights.append((rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32),
-                        rng.uniform(-bound, bound, fan_out).astype(np.float32)))
+        weights.append(
+            (
+                rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32),
+                rng.uniform(-bound, bound, fan_out).astype(np.float32),
+            )
+        )
     return x, y, weights
 
 
-ZERO_GRAD_KWARGS: dict = {}   # {} = each library's default; --set-to-none sets it for both
+ZERO_GRAD_KWARGS: dict = {}  # {} = each library's default; --set-to-none sets it for both
 
 
 def make_stack(lib, cfg):
@@ -183,9 +204,13 @@ def make_stack(lib, cfg):
         opt.step()
         opt.zero_grad(**ZERO_GRAD_KWARGS)
 
-    return {"step": step, "forward": forward,
-            "backward": (prepare_backward, backward, after_backward),
-            "update": (prepare_update, update, None), "model": model}
+    return {
+        "step": step,
+        "forward": forward,
+        "backward": (prepare_backward, backward, after_backward),
+        "update": (prepare_update, update, None),
+        "model": model,
+    }
 
 
 def make_numpy(cfg):
@@ -236,9 +261,12 @@ def make_numpy(cfg):
         backward_pass()
         update_pass()
 
-    return {"step": step, "forward": forward_pass,
-            "backward": (forward_pass, backward_pass, None),
-            "update": (lambda: (forward_pass(), backward_pass()), update_pass, None)}
+    return {
+        "step": step,
+        "forward": forward_pass,
+        "backward": (forward_pass, backward_pass, None),
+        "update": (lambda: (forward_pass(), backward_pass()), update_pass, None),
+    }
 
 
 def check_same_loss(cfg):
@@ -276,20 +304,24 @@ def run(cfg, repeat: int) -> dict:
                 for peer in impls:
                     if peer != "gradstack":
                         ratios[clock][peer] = statistics.median(
-                            g[clock] / p[clock] for g, p in zip(times["gradstack"], times[peer]))
+                            g[clock] / p[clock] for g, p in zip(times["gradstack"], times[peer])
+                        )
     return {"times": medians, "ratios": ratios}
 
 
 def report(cfg, results) -> list[str]:
-    print(f"\n{cfg['name']}: batch {cfg['batch']}, layers {'-'.join(map(str, cfg['sizes']))}, "
-          f"loss {cfg['loss']}, float32, 1 thread")
+    print(
+        f"\n{cfg['name']}: batch {cfg['batch']}, layers {'-'.join(map(str, cfg['sizes']))}, "
+        f"loss {cfg['loss']}, float32, 1 thread"
+    )
     verdicts = []
     for clock in CLOCKS:
-        print(f"  [{clock} clock] {'step':>10s} {'forward':>12s} {'backward':>12s} "
-              f"{'update':>12s}")
+        print(f"  [{clock} clock] {'step':>10s} {'forward':>12s} {'backward':>12s} {'update':>12s}")
         for name, r in results["times"][clock].items():
-            print(f"  {name:12s} " + " ".join(f"{fmt(r[p]):>12s}" for p in
-                                               ("step", "forward", "backward", "update")))
+            print(
+                f"  {name:12s} "
+                + " ".join(f"{fmt(r[p]):>12s}" for p in ("step", "forward", "backward", "update"))
+            )
         ratios = results["ratios"][clock]
         for peer in ("torch", "numpy"):
             if peer not in ratios:
@@ -326,17 +358,22 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=15, help="interleaved rounds per median")
     parser.add_argument("--only", choices=["TinyModel", "MLP"], help="run one model")
     parser.add_argument("--profile", action="store_true", help="cProfile gradstack's steps")
-    parser.add_argument("--set-to-none", action="store_true",
-                        help="zero_grad(set_to_none=True) in both gradstack and torch")
+    parser.add_argument(
+        "--set-to-none",
+        action="store_true",
+        help="zero_grad(set_to_none=True) in both gradstack and torch",
+    )
     args = parser.parse_args(argv)
     if args.set_to_none:
         ZERO_GRAD_KWARGS["set_to_none"] = True
     gradstack.set_num_threads(1)
     if torch is not None:
         torch.set_num_threads(1)
-    print(f"python {platform.python_version()}, numpy {np.__version__}, gradstack "
-          f"{gradstack.__version__}, torch {torch.__version__ if torch else '(not installed)'}; "
-          f"zero_grad({'set_to_none=True' if args.set_to_none else 'each default'})")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, gradstack "
+        f"{gradstack.__version__}, torch {torch.__version__ if torch else '(not installed)'}; "
+        f"zero_grad({'set_to_none=True' if args.set_to_none else 'each default'})"
+    )
     verdicts = []
     for cfg in (TINY, MLP):
         if args.only and cfg["name"] != args.only:

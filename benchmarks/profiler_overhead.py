@@ -22,6 +22,7 @@ are printed::
 
 Single-threaded: the BLAS/OpenMP thread counts are pinned to 1 before numpy loads.
 """
+
 from __future__ import annotations
 
 import os
@@ -77,14 +78,14 @@ def main(argv=None):
     y = gt.rand(2, 3, requires_grad=True)
     z = gt.ones(2, 3, requires_grad=True)
 
-    for make in CONFIGS.values():           # warm up every path once
+    for make in CONFIGS.values():  # warm up every path once
         sample(make, x, y, z, args.steps)
     times = {name: [] for name in CONFIGS}
     aggregate = []
     names = list(CONFIGS)
     order = random.Random(0)
     for _ in range(args.rounds):
-        order.shuffle(names)            # no configuration always follows the same one
+        order.shuffle(names)  # no configuration always follows the same one
         for name in names:
             gc.collect()
             seconds, ctx = sample(CONFIGS[name], x, y, z, args.steps)
@@ -98,19 +99,29 @@ def main(argv=None):
     base = statistics.median(times["no profiler"])
     base_min = min(times["no profiler"])
     ops = 2 * args.steps
-    print(f"tutorial loop: {args.steps} x `z = (z / x) * y` ({ops} ops), "
-          f"{args.rounds} rounds, Python {platform.python_version()}, single-threaded")
-    print(f"{'configuration':<30} {'median':>10} {'min':>10} {'per op':>10} "
-          f"{'ratio':>7} {'ratio of mins':>14}")
+    print(
+        f"tutorial loop: {args.steps} x `z = (z / x) * y` ({ops} ops), "
+        f"{args.rounds} rounds, Python {platform.python_version()}, single-threaded"
+    )
+    print(
+        f"{'configuration':<30} {'median':>10} {'min':>10} {'per op':>10} "
+        f"{'ratio':>7} {'ratio of mins':>14}"
+    )
     for name, samples in times.items():
         med = statistics.median(samples)
-        print(f"{name:<30} {med * 1e3:>8.3f}ms {min(samples) * 1e3:>8.3f}ms "
-              f"{med / ops * 1e6:>8.3f}us {med / base:>7.3f} {min(samples) / base_min:>14.3f}")
+        print(
+            f"{name:<30} {med * 1e3:>8.3f}ms {min(samples) * 1e3:>8.3f}ms "
+            f"{med / ops * 1e6:>8.3f}us {med / base:>7.3f} {min(samples) / base_min:>14.3f}"
+        )
     med = statistics.median(aggregate)
-    print(f"{'key_averages() after profile()':<30} {med * 1e3:>8.3f}ms "
-          f"{min(aggregate) * 1e3:>8.3f}ms {med / ops * 1e6:>8.3f}us")
-    print("(ratios: to the median, and to the fastest run, of `no profiler`; on a busy machine "
-          "the minima are the steadier estimate)")
+    print(
+        f"{'key_averages() after profile()':<30} {med * 1e3:>8.3f}ms "
+        f"{min(aggregate) * 1e3:>8.3f}ms {med / ops * 1e6:>8.3f}us"
+    )
+    print(
+        "(ratios: to the median, and to the fastest run, of `no profiler`; on a busy machine "
+        "the minima are the steadier estimate)"
+    )
     for name, goal in (("profile(enabled=False)", "~1"), ("profile()", "<= 2")):
         ratio = statistics.median(times[name]) / base
         print(f"{name + ' / no profiler':<40} = {ratio:.3f}   (goal: {goal})")

@@ -11,6 +11,7 @@ Linear(64, 10), trained with cross entropy and SGD with Nesterov momentum, mini-
 
 It exits with status 1 if the test accuracy is below 95%.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,10 @@ TARGET_ACCURACY = 0.95
 
 def make_model():
     return torch.nn.Sequential(
-        torch.nn.Linear(64, 128), torch.nn.ReLU(),
-        torch.nn.Linear(128, 64), torch.nn.ReLU(),
+        torch.nn.Linear(64, 128),
+        torch.nn.ReLU(),
+        torch.nn.Linear(128, 64),
+        torch.nn.ReLU(),
         torch.nn.Linear(64, 10),
     )
 
@@ -58,12 +61,15 @@ def main(argv=None) -> int:
 
     torch.manual_seed(args.seed)
     digits = load_digits()
-    x_np = (digits.data / 16.0).astype(np.float32)          # pixels 0..16 -> 0..1
+    x_np = (digits.data / 16.0).astype(np.float32)  # pixels 0..16 -> 0..1
     x_train, x_test, y_train, y_test = train_test_split(
-        x_np, digits.target, test_size=0.2, random_state=args.seed, stratify=digits.target)
+        x_np, digits.target, test_size=0.2, random_state=args.seed, stratify=digits.target
+    )
     x_train, x_test = torch.from_numpy(x_train), torch.from_numpy(x_test)
-    y_train, y_test = torch.from_numpy(y_train.astype(np.int64)), torch.from_numpy(
-        y_test.astype(np.int64))
+    y_train, y_test = (
+        torch.from_numpy(y_train.astype(np.int64)),
+        torch.from_numpy(y_test.astype(np.int64)),
+    )
     print(f"digits: {len(x_train)} training and {len(x_test)} test images of 8x8 pixels")
 
     model = make_model()
@@ -75,7 +81,7 @@ def main(argv=None) -> int:
         order = torch.randperm(n)
         total = 0.0
         for start in range(0, n, args.batch_size):
-            idx = order[start:start + args.batch_size]
+            idx = order[start : start + args.batch_size]
             loss = F.cross_entropy(model(x_train[idx]), y_train[idx])
             optimizer.zero_grad()
             loss.backward()
@@ -109,8 +115,10 @@ def main(argv=None) -> int:
     test_acc = accuracy(restored, x_test, y_test)
     assert test_acc == history["test"][-1], "the restored model should predict the same"
 
-    print(f"final training loss {history['loss'][-1]:.4f}, train accuracy "
-          f"{history['train'][-1]:.4f}, test accuracy {test_acc:.4f}")
+    print(
+        f"final training loss {history['loss'][-1]:.4f}, train accuracy "
+        f"{history['train'][-1]:.4f}, test accuracy {test_acc:.4f}"
+    )
     print(f"plot: {OUT / 'digits.png'}; weights: {OUT / 'digits.gsz'}")
     if test_acc < TARGET_ACCURACY:
         print(f"test accuracy {test_acc:.4f} is below {TARGET_ACCURACY}", file=sys.stderr)

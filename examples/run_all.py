@@ -7,6 +7,7 @@ if any of them fails.
 Outputs (plots) go to ``examples/out/``.  matplotlib draws with its Agg backend, so no
 display is needed.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,8 +36,10 @@ def main(argv: list[str]) -> int:
         print(f"--- examples/{name}: {status} in {elapsed:.1f} s", flush=True)
         if code != 0:
             failed.append(name)
-    print(f"\n{len(selected) - len(failed)} of {len(selected)} examples passed"
-          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    print(
+        f"\n{len(selected) - len(failed)} of {len(selected)} examples passed"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 

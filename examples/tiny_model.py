@@ -6,6 +6,7 @@ the usual one: forward, loss, backward, ``optimizer.step()``, ``optimizer.zero_g
 
     python examples/tiny_model.py [--steps 300] [--lr 0.001]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,8 +56,10 @@ def main(argv=None) -> int:
             print(f"step {step:4d}  loss {losses[-1]:.4e}")
     elapsed = time.perf_counter() - start
 
-    print(f"\n{args.steps} steps in {elapsed:.2f} s ({elapsed / args.steps * 1e6:.0f} us/step); "
-          f"loss {losses[0]:.4e} -> {losses[-1]:.4e}")
+    print(
+        f"\n{args.steps} steps in {elapsed:.2f} s ({elapsed / args.steps * 1e6:.0f} us/step); "
+        f"loss {losses[0]:.4e} -> {losses[-1]:.4e}"
+    )
     if not losses[-1] < losses[0] / 100:
         print("the loss did not fall by 100x: something is wrong", file=sys.stderr)
         return 1

@@ -8,6 +8,7 @@ printed claim with numbers.)
 
     python examples/tutorial.py
 """
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,7 @@ OUT.mkdir(exist_ok=True)
 torch.manual_seed(0)
 
 # -- A simple example ---------------------------------------------------------------------
-a = torch.linspace(0., 2. * math.pi, steps=25, requires_grad=True)
+a = torch.linspace(0.0, 2.0 * math.pi, steps=25, requires_grad=True)
 print(a)
 
 b = torch.sin(a)
@@ -42,17 +43,17 @@ print(d)
 out = d.sum()
 print(out)
 
-print('d:')
+print("d:")
 print(d.grad_fn)
 print(d.grad_fn.next_functions)
 print(d.grad_fn.next_functions[0][0].next_functions)
 print(d.grad_fn.next_functions[0][0].next_functions[0][0].next_functions)
 print(d.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0].next_functions)
-print('\nc:')
+print("\nc:")
 print(c.grad_fn)
-print('\nb:')
+print("\nb:")
 print(b.grad_fn)
-print('\na:')
+print("\na:")
 print(a.grad_fn)
 
 out.backward()
@@ -74,7 +75,6 @@ DIM_OUT = 10
 
 
 class TinyModel(torch.nn.Module):
-
     def __init__(self):
         super().__init__()
         self.layer1 = torch.nn.Linear(1000, 100)
@@ -160,7 +160,7 @@ print(x)
 print(y)
 
 # -- In-place operations: the cell the tutorial shows raising -----------------------------
-a = torch.linspace(0., 2. * math.pi, steps=25, requires_grad=True)
+a = torch.linspace(0.0, 2.0 * math.pi, steps=25, requires_grad=True)
 try:
     torch.sin_(a)
 except RuntimeError as e:
@@ -169,10 +169,10 @@ else:
     raise SystemExit("torch.sin_(a) on a leaf that requires grad should have raised")
 
 # -- The profiler -------------------------------------------------------------------------
-device = torch.device('cpu')
+device = torch.device("cpu")
 run_on_gpu = False
 if torch.cuda.is_available():
-    device = torch.device('cuda')
+    device = torch.device("cuda")
     run_on_gpu = True
 
 x = torch.randn(2, 3, requires_grad=True)
@@ -183,7 +183,7 @@ with torch.autograd.profiler.profile(use_cuda=run_on_gpu) as prf:
     for _ in range(1000):
         z = (z / x) * y
 
-print(prf.key_averages().table(sort_by='self_cpu_time_total'))
+print(prf.key_averages().table(sort_by="self_cpu_time_total"))
 
 # -- More autograd detail and the high-level API ------------------------------------------
 x = torch.randn(3, requires_grad=True)

@@ -5,6 +5,7 @@ so it runs only when asked: ``GRADSTACK_DASHBOARD_TEST=1`` (the asv hatch env se
 ``hatch run asv:publish && hatch run asv:dashboard-test``), or when chromium is installed
 and ``.asv/html`` has been published.  Otherwise it is skipped.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.skipif(
 def _load_tool(name):
     spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module      # dataclasses look their module up while being created
+    sys.modules[name] = module  # dataclasses look their module up while being created
     spec.loader.exec_module(module)
     return module
 

@@ -3,6 +3,7 @@
 The full examples run with ``hatch run examples`` (``examples/run_all.py``); here only
 what is fast: the runner's exit codes, and TinyModel for 50 steps.
 """
+
 from __future__ import annotations
 
 import importlib.util

@@ -13,15 +13,15 @@ combination: broadcasting into in-place ops, views of views, a tensor used twice
 reduction feeding a matmul.  Seeds are fixed so a failure reproduces; the failing
 program's text is in the assertion message.
 """
+
 from __future__ import annotations
 
 import random
 
-import numpy as np
-import pytest
-
 import gradstack_autograd as ag
 import gradstack_tensor as gt
+import numpy as np
+import pytest
 
 torch = pytest.importorskip("torch")
 
@@ -34,20 +34,50 @@ def _unary(name, domain=None):
 
 # (kind, op, domain): domain maps the input into the op's domain (text applied in both)
 OPS = [
-    _unary("sin"), _unary("cos"), _unary("tanh"), _unary("sigmoid"), _unary("exp", "clip"),
-    _unary("log", "pos"), _unary("sqrt", "pos"), _unary("abs"), _unary("neg"),
-    _unary("relu"), _unary("reciprocal", "pos"), _unary("atan"), _unary("log1p", "pos"),
-    _unary("expm1", "clip"), _unary("square"),
-    ("binary", "add", None), ("binary", "sub", None), ("binary", "mul", None),
-    ("binary", "div", "pos"), ("binary", "maximum", None), ("binary", "minimum", None),
-    ("scalar", "mul", None), ("scalar", "add", None), ("scalar", "rsub", None),
-    ("scalar", "rdiv", "pos"), ("scalar", "pow", "pos"),
-    ("reduce", "sum", None), ("reduce", "mean", None), ("reduce", "amax", None),
-    ("reduce", "softmax", None), ("reduce", "log_softmax", None), ("reduce", "logsumexp", None),
-    ("shape", "t", None), ("shape", "flip", None), ("shape", "unsqueeze_sum", None),
-    ("shape", "getitem", None), ("shape", "reshape", None), ("shape", "cat", None),
-    ("shape", "stack_sum", None), ("matmul", "matmul", None), ("where", "where", None),
-    ("inplace", "mul_", None), ("inplace", "add_", None), ("clamp", "clamp", None),
+    _unary("sin"),
+    _unary("cos"),
+    _unary("tanh"),
+    _unary("sigmoid"),
+    _unary("exp", "clip"),
+    _unary("log", "pos"),
+    _unary("sqrt", "pos"),
+    _unary("abs"),
+    _unary("neg"),
+    _unary("relu"),
+    _unary("reciprocal", "pos"),
+    _unary("atan"),
+    _unary("log1p", "pos"),
+    _unary("expm1", "clip"),
+    _unary("square"),
+    ("binary", "add", None),
+    ("binary", "sub", None),
+    ("binary", "mul", None),
+    ("binary", "div", "pos"),
+    ("binary", "maximum", None),
+    ("binary", "minimum", None),
+    ("scalar", "mul", None),
+    ("scalar", "add", None),
+    ("scalar", "rsub", None),
+    ("scalar", "rdiv", "pos"),
+    ("scalar", "pow", "pos"),
+    ("reduce", "sum", None),
+    ("reduce", "mean", None),
+    ("reduce", "amax", None),
+    ("reduce", "softmax", None),
+    ("reduce", "log_softmax", None),
+    ("reduce", "logsumexp", None),
+    ("shape", "t", None),
+    ("shape", "flip", None),
+    ("shape", "unsqueeze_sum", None),
+    ("shape", "getitem", None),
+    ("shape", "reshape", None),
+    ("shape", "cat", None),
+    ("shape", "stack_sum", None),
+    ("matmul", "matmul", None),
+    ("where", "where", None),
+    ("inplace", "mul_", None),
+    ("inplace", "add_", None),
+    ("clamp", "clamp", None),
 ]
 
 
@@ -82,15 +112,26 @@ def generate(seed):
             expr = f"{arg}.{name}()" if name != "square" else f"({arg} * {arg})"
         elif kind == "binary":
             b = rng.choice(values)
-            expr = f"{a}.{name}({_domain(b, domain)})" if name in ("maximum", "minimum") \
+            expr = (
+                f"{a}.{name}({_domain(b, domain)})"
+                if name in ("maximum", "minimum")
                 else f"({a} {dict(add='+', sub='-', mul='*', div='/')[name]} {_domain(b, domain)})"
+            )
         elif kind == "scalar":
             c = round(rng.uniform(0.5, 2.0), 3)
-            expr = {"mul": f"({arg} * {c})", "add": f"({arg} + {c})", "rsub": f"({c} - {arg})",
-                    "rdiv": f"({c} / {arg})", "pow": f"({arg} ** {c})"}[name]
+            expr = {
+                "mul": f"({arg} * {c})",
+                "add": f"({arg} + {c})",
+                "rsub": f"({c} - {arg})",
+                "rdiv": f"({c} / {arg})",
+                "pow": f"({arg} ** {c})",
+            }[name]
         elif kind == "reduce":
-            expr = f"{a}.{name}(-1, keepdim=True)" if name in ("sum", "mean", "amax", "logsumexp") \
+            expr = (
+                f"{a}.{name}(-1, keepdim=True)"
+                if name in ("sum", "mean", "amax", "logsumexp")
                 else f"{a}.{name}(-1)"
+            )
         elif kind == "shape":
             expr = {
                 "t": f"({a}.t() if {a}.dim() == 2 else {a})",
@@ -126,8 +167,10 @@ def run(lib, shapes, lines, data, second_order):
     result = env["result"]
     grad_fn = ag.grad if lib is gt else torch.autograd.grad
     grads = grad_fn(result, xs, create_graph=second_order, allow_unused=True)
-    out = {"value": float(result.detach().numpy()),
-           "grads": [None if g is None else g.detach().numpy().copy() for g in grads]}
+    out = {
+        "value": float(result.detach().numpy()),
+        "grads": [None if g is None else g.detach().numpy().copy() for g in grads],
+    }
     if second_order:
         used = [(x, g) for x, g in zip(xs, grads) if g is not None and g.requires_grad]
         if used:

@@ -17,6 +17,7 @@ Printed tensors carry 4 significant decimals, so claims are checked on the print
 at that precision (``PRINT_ATOL``), and, where the namespace still holds the objects
 (the model, the doubling example's ``x``), against exact values too.
 """
+
 from __future__ import annotations
 
 import ast
@@ -38,6 +39,7 @@ PRINT_ATOL = 1.5e-4  # half a unit of the 4th decimal, plus float32 slack
 
 # -------------------------------------------------------------------------------------
 # extraction
+
 
 def tutorial_source() -> str:
     """The tutorial's Python source, from the seed file's HTML wrapper."""
@@ -67,7 +69,7 @@ def commented_error_cell() -> str:
     start = next(i for i, line in enumerate(lines) if "throws a runtime error" in line)
     block = next(i for i in range(start, len(lines)) if lines[i].strip() == "# ::")
     code = []
-    for line in lines[block + 1:]:
+    for line in lines[block + 1 :]:
         if not line.startswith("#"):
             break
         body = line[1:]
@@ -82,6 +84,7 @@ def commented_error_cell() -> str:
 
 # -------------------------------------------------------------------------------------
 # running
+
 
 @dataclass
 class Step:
@@ -101,8 +104,11 @@ class Run:
         """The ``occurrence``-th executed top-level statement whose source is ``source``."""
         hits = [s for s in self.steps if s.source == source]
         if len(hits) <= occurrence:
-            where = f"; the run stopped at {self.failed_source!r} with {self.error!r}" \
-                if self.error else ""
+            where = (
+                f"; the run stopped at {self.failed_source!r} with {self.error!r}"
+                if self.error
+                else ""
+            )
             pytest.fail(f"statement {source!r} (#{occurrence}) was not executed{where}")
         return hits[occurrence]
 
@@ -174,8 +180,9 @@ _NUMBER = r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan)"
 
 def values(text: str) -> np.ndarray:
     """The numbers inside the first ``tensor(...)`` of ``text``, flattened."""
-    m = re.search(r"tensor\((.*?)(?:,\s*(?:requires_grad|grad_fn|dtype)=[^)]*)?\)\s*$",
-                  text.strip(), re.S)
+    m = re.search(
+        r"tensor\((.*?)(?:,\s*(?:requires_grad|grad_fn|dtype)=[^)]*)?\)\s*$", text.strip(), re.S
+    )
     assert m, f"no tensor in {text!r}"
     body = m.group(1)
     return np.array([float(x) for x in re.findall(_NUMBER, body)], dtype=np.float64)
@@ -183,8 +190,10 @@ def values(text: str) -> np.ndarray:
 
 def all_tensor_values(text: str) -> list[np.ndarray]:
     """The numbers of every ``tensor(...)`` in ``text`` (a printed tuple of tensors)."""
-    return [np.array([float(x) for x in re.findall(_NUMBER, body)])
-            for body in re.findall(r"tensor\(\[(.*?)\]", text, re.S)]
+    return [
+        np.array([float(x) for x in re.findall(_NUMBER, body)])
+        for body in re.findall(r"tensor\(\[(.*?)\]", text, re.S)
+    ]
 
 
 def node_names(text: str) -> list[str]:
@@ -193,6 +202,7 @@ def node_names(text: str) -> list[str]:
 
 # -------------------------------------------------------------------------------------
 # the tests
+
 
 def test_source_is_the_seed_with_one_line_changed():
     src, ours = tutorial_source(), gradstack_source()
@@ -255,8 +265,9 @@ def test_grad_fn_chain(run):
 
 def test_gradient_is_two_cos(run):
     a = values(run.printed("print(a)"))
-    np.testing.assert_allclose(values(run.printed("print(a.grad)")), 2 * np.cos(a),
-                               atol=2 * PRINT_ATOL)
+    np.testing.assert_allclose(
+        values(run.printed("print(a.grad)")), 2 * np.cos(a), atol=2 * PRINT_ATOL
+    )
 
 
 def test_training_step(run):
@@ -338,8 +349,11 @@ def test_profiler_table(run):
     rows = {}
     for line in table.splitlines():
         cells = re.split(r"\s{2,}", line.strip())
-        if len(cells) == len(columns) and cells[0] != columns[0] \
-                and not set(line.strip()) <= {"-", " "}:
+        if (
+            len(cells) == len(columns)
+            and cells[0] != columns[0]
+            and not set(line.strip()) <= {"-", " "}
+        ):
             rows[cells[0]] = cells
     names = {re.sub(r"^aten::", "", name): cells for name, cells in rows.items()}
     assert "div" in names and "mul" in names, sorted(rows)
@@ -363,12 +377,13 @@ def test_doubling_backward(run):
     y = values(run.printed("print(y)", 1))
     k = round(math.log2(np.abs(y).max() / np.abs(x).max()))
     assert k >= 1
-    np.testing.assert_allclose(y, x * 2 ** k, rtol=1e-3, atol=PRINT_ATOL * 2 ** k)
+    np.testing.assert_allclose(y, x * 2**k, rtol=1e-3, atol=PRINT_ATOL * 2**k)
     assert np.linalg.norm(y) >= 1000 > np.linalg.norm(y) / 2
     grad = values(run.printed("print(x.grad)"))
-    np.testing.assert_allclose(grad, np.array([0.1, 1.0, 0.0001]) * 2 ** k, rtol=1e-3)
-    np.testing.assert_array_equal(ns["x"].grad.numpy(),
-                                  np.array([0.1, 1.0, 0.0001], dtype=np.float32) * 2 ** k)
+    np.testing.assert_allclose(grad, np.array([0.1, 1.0, 0.0001]) * 2**k, rtol=1e-3)
+    np.testing.assert_array_equal(
+        ns["x"].grad.numpy(), np.array([0.1, 1.0, 0.0001], dtype=np.float32) * 2**k
+    )
 
 
 @_needs("gradstack_functional")
@@ -392,5 +407,5 @@ def test_vjp(run):
     output, vjp = (t.numpy() for t in result)
     inputs = run.namespace["inputs"].numpy()
     k = round(math.log2(np.abs(output).max() / np.abs(inputs).max()))
-    np.testing.assert_array_equal(output, inputs * np.float32(2 ** k))
-    np.testing.assert_array_equal(vjp, np.array([0.1, 1.0, 0.0001], np.float32) * 2 ** k)
+    np.testing.assert_array_equal(output, inputs * np.float32(2**k))
+    np.testing.assert_array_equal(vjp, np.array([0.1, 1.0, 0.0001], np.float32) * 2**k)

@@ -4,6 +4,7 @@ Note [Why the build hook is copied]
 Each Cython package must build alone from its sdist, so each carries its own
 ``hatch_build.py``; the copies must stay identical (one fix, every package).
 """
+
 from __future__ import annotations
 
 import re
@@ -21,10 +22,21 @@ ALLOWED = {
     "gradstack_autograd": {"gradstack_tensor", "gradstack_autograd"},
     "gradstack_functional": {"gradstack_tensor", "gradstack_autograd", "gradstack_functional"},
     "gradstack_profiler": {"gradstack_tensor", "gradstack_autograd", "gradstack_profiler"},
-    "gradstack_nn": {"gradstack_tensor", "gradstack_autograd", "gradstack_nn",
-                     "gradstack_functional", "gradstack_profiler"},
-    "gradstack": {"gradstack_tensor", "gradstack_autograd", "gradstack_functional",
-                  "gradstack_profiler", "gradstack_nn", "gradstack"},
+    "gradstack_nn": {
+        "gradstack_tensor",
+        "gradstack_autograd",
+        "gradstack_nn",
+        "gradstack_functional",
+        "gradstack_profiler",
+    },
+    "gradstack": {
+        "gradstack_tensor",
+        "gradstack_autograd",
+        "gradstack_functional",
+        "gradstack_profiler",
+        "gradstack_nn",
+        "gradstack",
+    },
 }
 IMPORT = re.compile(r"^\s*(?:from|import|cimport)\s+(gradstack(?:_[a-z]+)?)\b", re.M)
 
@@ -32,7 +44,9 @@ PACKAGE_DIRS = sorted(p for p in PACKAGES.iterdir() if (p / "pyproject.toml").ex
 
 
 def _import_name(pkg: Path) -> str:
-    (name,) = [p.name for p in (pkg / "src").iterdir() if p.is_dir() and p.name.startswith("gradstack")]
+    (name,) = [
+        p.name for p in (pkg / "src").iterdir() if p.is_dir() and p.name.startswith("gradstack")
+    ]
     return name
 
 

@@ -16,6 +16,7 @@ installs whatever wheels came out.  The build runs without isolation (the build 
 are asv's ``matrix.req``), and the install never consults an index: a distribution always
 comes from the wheel of the measured commit (see pitfall P10 in the tooling notes).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -25,8 +26,12 @@ from pathlib import Path
 # bottom layer first: a Cython package that cimports another is built after it
 LAYERS = ["tensor-core", "graph-engine", "functional-api", "profiler", "nn-mini", "gradstack"]
 DISTRIBUTIONS = [
-    "gradstack", "gradstack-nn-mini", "gradstack-profiler", "gradstack-functional-api",
-    "gradstack-graph-engine", "gradstack-tensor-core",
+    "gradstack",
+    "gradstack-nn-mini",
+    "gradstack-profiler",
+    "gradstack-functional-api",
+    "gradstack-graph-engine",
+    "gradstack-tensor-core",
 ]
 
 
@@ -36,8 +41,9 @@ def package_dirs(build_dir: Path) -> list[Path]:
     if not root.is_dir():
         return []
     found = [p for p in root.iterdir() if (p / "pyproject.toml").is_file()]
-    return sorted(found, key=lambda p: (LAYERS.index(p.name) if p.name in LAYERS else len(LAYERS),
-                                        p.name))
+    return sorted(
+        found, key=lambda p: (LAYERS.index(p.name) if p.name in LAYERS else len(LAYERS), p.name)
+    )
 
 
 def pip(*args: str) -> int:
@@ -55,8 +61,16 @@ def build(build_dir: Path, wheel_dir: Path) -> int:
     for old in wheel_dir.glob("*.whl"):  # a rebuilt cache dir must hold this commit's only
         old.unlink()
     for pkg in dirs:
-        code = pip("wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
-                   "-w", str(wheel_dir), str(pkg))
+        code = pip(
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-q",
+            "-w",
+            str(wheel_dir),
+            str(pkg),
+        )
         if code:
             print(f"asv_build: building {pkg.name} failed", file=sys.stderr)
             return code

@@ -10,6 +10,7 @@ than ``--factor`` (default 1.2, significant by asv's statistics), so it can gate
 
 Both commits need results on the machine (``asv:continuous A B`` runs and compares in one go).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,19 +47,28 @@ def main(argv: list[str]) -> int:
             return 2
     try:
         worsened, improved = Compare.print_table(
-            conf, hashes[0], hashes[1], factor=args.factor, split=not args.no_split,
-            machine=args.machine, only_changed=args.only_changed,
+            conf,
+            hashes[0],
+            hashes[1],
+            factor=args.factor,
+            split=not args.no_split,
+            machine=args.machine,
+            only_changed=args.only_changed,
             commit_names={h: repo.get_name_from_hash(h) for h in hashes},
         )
     except util.UserError as exc:
         print(f"asv_compare: {exc}", file=sys.stderr)
         return 2
     if worsened:
-        print(f"\nasv_compare: PERFORMANCE DECREASED between {args.revision1} and "
-              f"{args.revision2} (factor {args.factor})")
+        print(
+            f"\nasv_compare: PERFORMANCE DECREASED between {args.revision1} and "
+            f"{args.revision2} (factor {args.factor})"
+        )
         return 1
-    print(f"\nasv_compare: no significant regression (factor {args.factor})"
-          + ("; some benchmarks improved" if improved else ""))
+    print(
+        f"\nasv_compare: no significant regression (factor {args.factor})"
+        + ("; some benchmarks improved" if improved else "")
+    )
     return 0
 
 

@@ -8,6 +8,7 @@ commits that already have results for it unless ``--rerun`` is given::
     hatch run asv:history -n 20 --rerun    # more commits, measuring again
     hatch run asv:history -- --quick       # anything after -- goes to `asv run`
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def commits(count: int, path: str, rev: str) -> list[str]:
-    out = subprocess.run(["git", "log", "--format=%H", "-n", str(count), rev, "--", path],
-                         cwd=ROOT, check=True, capture_output=True, text=True).stdout.split()
+    out = subprocess.run(
+        ["git", "log", "--format=%H", "-n", str(count), rev, "--", path],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     return out[::-1]  # oldest first
 
 
@@ -41,8 +47,10 @@ def main(argv: list[str]) -> int:
     hashfile = ROOT / ".asv" / "history-commits.txt"
     hashfile.parent.mkdir(parents=True, exist_ok=True)
     hashfile.write_text("\n".join(hashes) + "\n")
-    print(f"asv_history: {len(hashes)} commits changing {args.path} "
-          f"({hashes[0][:8]} .. {hashes[-1][:8]}), listed in {hashfile.relative_to(ROOT)}")
+    print(
+        f"asv_history: {len(hashes)} commits changing {args.path} "
+        f"({hashes[0][:8]} .. {hashes[-1][:8]}), listed in {hashfile.relative_to(ROOT)}"
+    )
     extra = [a for a in args.asv_args if a != "--"]
     cmd = ["asv", "run", f"HASHFILE:{hashfile}", "--machine", args.machine, "--show-stderr"]
     if not args.rerun:

@@ -20,6 +20,7 @@ Usage::
 
     python tools/asv_offline.py [HTML_DIR]      # default .asv/html
 """
+
 from __future__ import annotations
 
 import re
@@ -36,26 +37,56 @@ VENDOR = ROOT / ".asv" / "vendor"  # ignored cache, never committed
 # CDN url in asv's index.html -> (npm package@version, file in the npm tarball, local name).
 # npm has no stupidtable 1.0.1: stupid-table-plugin 1.1.3 has the same API.
 ASSETS = {
-    "https://code.jquery.com/jquery-3.3.1.min.js":
-        ("jquery@3.3.1", "package/dist/jquery.min.js", "jquery.min.js"),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.min.js":
-        ("flot@0.8.3", "package/jquery.flot.js", "jquery.flot.js"),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.time.min.js":
-        ("flot@0.8.3", "package/jquery.flot.time.js", "jquery.flot.time.js"),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.selection.min.js":
-        ("flot@0.8.3", "package/jquery.flot.selection.js", "jquery.flot.selection.js"),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.categories.min.js":
-        ("flot@0.8.3", "package/jquery.flot.categories.js", "jquery.flot.categories.js"),
-    "https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js":
-        ("flot-orderbars@1.0.0", "package/js/jquery.flot.orderBars.js", "jquery.flot.orderBars.js"),
-    "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js":
-        ("stupid-table-plugin@1.1.3", "package/stupidtable.min.js", "stupidtable.min.js"),
-    "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js":
-        ("blueimp-md5@2.19.0", "package/js/md5.min.js", "md5.min.js"),
-    "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js":
-        ("bootstrap@3.1.1", "package/dist/js/bootstrap.min.js", "bootstrap.min.js"),
-    "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css":
-        ("bootstrap@3.1.1", "package/dist/css/bootstrap.min.css", "bootstrap.min.css"),
+    "https://code.jquery.com/jquery-3.3.1.min.js": (
+        "jquery@3.3.1",
+        "package/dist/jquery.min.js",
+        "jquery.min.js",
+    ),
+    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.min.js": (
+        "flot@0.8.3",
+        "package/jquery.flot.js",
+        "jquery.flot.js",
+    ),
+    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.time.min.js": (
+        "flot@0.8.3",
+        "package/jquery.flot.time.js",
+        "jquery.flot.time.js",
+    ),
+    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.selection.min.js": (
+        "flot@0.8.3",
+        "package/jquery.flot.selection.js",
+        "jquery.flot.selection.js",
+    ),
+    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.categories.min.js": (
+        "flot@0.8.3",
+        "package/jquery.flot.categories.js",
+        "jquery.flot.categories.js",
+    ),
+    "https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js": (
+        "flot-orderbars@1.0.0",
+        "package/js/jquery.flot.orderBars.js",
+        "jquery.flot.orderBars.js",
+    ),
+    "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js": (
+        "stupid-table-plugin@1.1.3",
+        "package/stupidtable.min.js",
+        "stupidtable.min.js",
+    ),
+    "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js": (
+        "blueimp-md5@2.19.0",
+        "package/js/md5.min.js",
+        "md5.min.js",
+    ),
+    "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js": (
+        "bootstrap@3.1.1",
+        "package/dist/js/bootstrap.min.js",
+        "bootstrap.min.js",
+    ),
+    "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css": (
+        "bootstrap@3.1.1",
+        "package/dist/css/bootstrap.min.css",
+        "bootstrap.min.css",
+    ),
 }
 # extra files taken from a tarball: (npm spec, member prefix, destination folder in the site)
 FONTS = ("bootstrap@3.1.1", "package/dist/fonts/", "fonts")
@@ -65,8 +96,13 @@ EXTERNAL_ASSET = re.compile(r'<(?:script|link)\b[^>]*\b(?:src|href)="(https?://[
 
 def _npm_pack(spec: str, workdir: Path) -> Path:
     try:
-        out = subprocess.run(["npm", "pack", spec, "--silent"], cwd=workdir, check=True,
-                             capture_output=True, text=True)
+        out = subprocess.run(
+            ["npm", "pack", spec, "--silent"],
+            cwd=workdir,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     except FileNotFoundError:
         sys.exit("asv_offline: npm is not installed (apt-get install npm)")
     except subprocess.CalledProcessError as exc:
@@ -91,14 +127,14 @@ def fetch_vendor() -> None:
                     fonts.mkdir(exist_ok=True)
                     for info in tf.getmembers():
                         if info.isfile() and info.name.startswith(FONTS[1]):
-                            (fonts / Path(info.name).name).write_bytes(
-                                tf.extractfile(info).read())
+                            (fonts / Path(info.name).name).write_bytes(tf.extractfile(info).read())
             print(f"asv_offline: fetched {spec}")
 
 
 def _cached() -> bool:
-    return (all((VENDOR / name).is_file() for _, _, name in ASSETS.values())
-            and any((VENDOR / FONTS[2]).glob("*")))
+    return all((VENDOR / name).is_file() for _, _, name in ASSETS.values()) and any(
+        (VENDOR / FONTS[2]).glob("*")
+    )
 
 
 def make_offline(html_dir: Path) -> list[str]:
@@ -128,8 +164,10 @@ def make_offline(html_dir: Path) -> list[str]:
 def main(argv: list[str]) -> int:
     html_dir = Path(argv[0] if argv else ROOT / ".asv" / "html").resolve()
     rewritten = make_offline(html_dir)
-    print(f"asv_offline: {html_dir / 'index.html'} now loads {len(rewritten)} assets from "
-          f"vendor/ (cache: {VENDOR.relative_to(ROOT)})")
+    print(
+        f"asv_offline: {html_dir / 'index.html'} now loads {len(rewritten)} assets from "
+        f"vendor/ (cache: {VENDOR.relative_to(ROOT)})"
+    )
     return 0
 
 

@@ -18,6 +18,7 @@ Usage::
     hatch run asv:screenshot                  # grid + one benchmark's graph (+ list, regressions)
     python tools/asv_screenshot.py --benchmark bench_autograd.DeepChain.time_backward
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,9 +41,17 @@ HTML = ROOT / ".asv" / "html"
 SHOTS = ROOT / ".asv" / "screenshots"
 
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars", "--window-size=1280,900", "--virtual-time-budget=15000",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--window-size=1280,900",
+    "--virtual-time-budget=15000",
 ]
 ERROR_PAGE_TEXT = "continental origin of swallow"  # asv's error.html
 # benchmarks to show on the graph shot, first one the results have wins
@@ -65,6 +74,7 @@ class Shot:
 
 
 # --------------------------------------------------------------------------- chromium
+
 
 def find_chromium(install: bool = True) -> str:
     """Path of a Chromium binary; installs Debian's package when missing (as root)."""
@@ -106,6 +116,7 @@ def screenshot(binary: str, url: str, png: Path) -> None:
 
 # --------------------------------------------------------------------------- server
 
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep the console for results
         pass
@@ -126,6 +137,7 @@ def serve(directory: Path):
 
 
 # --------------------------------------------------------------------------- checks
+
 
 def load_png(path: Path):
     """Pixels as a numpy array (H, W, C) of floats in [0, 1], via Pillow or matplotlib."""
@@ -195,8 +207,9 @@ def graph_benchmark(html: Path, wanted: str | None) -> str:
     return sorted(names)[0]
 
 
-def take(html: Path = HTML, out: Path = SHOTS, benchmark: str | None = None,
-         install: bool = True) -> list[Shot]:
+def take(
+    html: Path = HTML, out: Path = SHOTS, benchmark: str | None = None, install: bool = True
+) -> list[Shot]:
     """Render the grid, one benchmark's graph, the list and the regressions page; check them."""
     if not (html / "index.html").is_file():
         raise SystemExit(f"asv_screenshot: {html}/index.html missing: run `hatch run asv:publish`")
@@ -216,8 +229,10 @@ def take(html: Path = HTML, out: Path = SHOTS, benchmark: str | None = None,
             (out / f"{name}.dom.html").parent.mkdir(parents=True, exist_ok=True)
             (out / f"{name}.dom.html").write_text(shot.dom, encoding="utf-8")
             screenshot(binary, shot.url, shot.png)
-            shot.checks = {**dom_checks(shot.dom),
-                           **image_stats(shot.png, PLOT_AREA.get(name, (0, 60)))}
+            shot.checks = {
+                **dom_checks(shot.dom),
+                **image_stats(shot.png, PLOT_AREA.get(name, (0, 60))),
+            }
             if shot.checks["error_page"]:
                 shot.problems.append("fell back to asv's error page (external assets?)")
             if shot.checks["chars"] < 2000:
@@ -229,8 +244,9 @@ def take(html: Path = HTML, out: Path = SHOTS, benchmark: str | None = None,
             if needs_plots and shot.checks["plot_coloured_pixels"] < MIN_SERIES_PIXELS:
                 shot.problems.append("the plots are empty: no data series was drawn")
             # (the regressions page is legitimately almost empty when nothing regressed)
-            if needs_plots and (shot.checks["non_background_fraction"] < 0.02
-                                or shot.checks["colours"] < 8):
+            if needs_plots and (
+                shot.checks["non_background_fraction"] < 0.02 or shot.checks["colours"] < 8
+            ):
                 shot.problems.append("the screenshot is (nearly) blank")
             shots.append(shot)
     return shots
@@ -248,10 +264,12 @@ def main(argv: list[str]) -> int:
     for shot in shots:
         c = shot.checks
         status = "FAIL" if shot.problems else "ok"
-        print(f"{status:4s} {shot.name:12s} {shot.png}  canvases={c['flot_canvases']} "
-              f"ticks={c['tick_labels']} drawn={c['non_background_fraction']:.1%} "
-              f"series_px={c['plot_coloured_pixels']} "
-              f"colours={c['colours']}  {shot.url.split('/', 3)[-1]}")
+        print(
+            f"{status:4s} {shot.name:12s} {shot.png}  canvases={c['flot_canvases']} "
+            f"ticks={c['tick_labels']} drawn={c['non_background_fraction']:.1%} "
+            f"series_px={c['plot_coloured_pixels']} "
+            f"colours={c['colours']}  {shot.url.split('/', 3)[-1]}"
+        )
         for problem in shot.problems:
             print(f"     - {problem}")
         failed |= bool(shot.problems)

@@ -29,6 +29,7 @@ Usage::
     hatch run compare --quick                  # fewer repeats
     hatch run compare --only mlp_step chain_20000 --no-write
 """
+
 from __future__ import annotations
 
 import os
@@ -55,8 +56,13 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FRAMEWORKS = ["gradstack", "torch", "autograd", "mygrad", "numpy"]
-TITLES = {"gradstack": "gradstack", "torch": "PyTorch", "autograd": "HIPS autograd",
-          "mygrad": "MyGrad", "numpy": "numpy (by hand)"}
+TITLES = {
+    "gradstack": "gradstack",
+    "torch": "PyTorch",
+    "autograd": "HIPS autograd",
+    "mygrad": "MyGrad",
+    "numpy": "numpy (by hand)",
+}
 DISTRIBUTIONS = {"torch": "torch", "autograd": "autograd", "mygrad": "mygrad"}
 
 
@@ -69,16 +75,22 @@ def _optional(name):
 
 # ============================================================================ frameworks
 
+
 def gradstack_api():
     """gradstack's torch-shaped namespace: the facade when installed, else the layers."""
     facade = _optional("gradstack")
     if facade is not None and hasattr(facade, "tensor"):
         functional = getattr(getattr(facade, "autograd", None), "functional", None)
         return SimpleNamespace(
-            label="gradstack", tensor=facade.tensor, no_grad=facade.no_grad,
-            grad=facade.autograd.grad, nn=getattr(facade, "nn", None),
-            optim=getattr(facade, "optim", None), functional=functional,
-            manual_seed=facade.manual_seed)
+            label="gradstack",
+            tensor=facade.tensor,
+            no_grad=facade.no_grad,
+            grad=facade.autograd.grad,
+            nn=getattr(facade, "nn", None),
+            optim=getattr(facade, "optim", None),
+            functional=functional,
+            manual_seed=facade.manual_seed,
+        )
     gt = _optional("gradstack_tensor")
     ag = _optional("gradstack_autograd")
     if gt is None or ag is None:
@@ -86,14 +98,28 @@ def gradstack_api():
     nn = _optional("gradstack_nn")
     optim = (getattr(nn, "optim", None) or _optional("gradstack_nn.optim")) if nn else None
     return SimpleNamespace(
-        label="gradstack", tensor=gt.tensor, no_grad=ag.no_grad, grad=ag.grad, nn=nn,
-        optim=optim, functional=_optional("gradstack_functional"), manual_seed=gt.manual_seed)
+        label="gradstack",
+        tensor=gt.tensor,
+        no_grad=ag.no_grad,
+        grad=ag.grad,
+        nn=nn,
+        optim=optim,
+        functional=_optional("gradstack_functional"),
+        manual_seed=gt.manual_seed,
+    )
 
 
 def versions() -> dict:
     out = {"numpy": np.__version__, "python": platform.python_version()}
-    for name in ("gradstack-tensor-core", "gradstack-graph-engine", "gradstack-functional-api",
-                 "gradstack-profiler", "gradstack-nn-mini", "gradstack", *DISTRIBUTIONS.values()):
+    for name in (
+        "gradstack-tensor-core",
+        "gradstack-graph-engine",
+        "gradstack-functional-api",
+        "gradstack-profiler",
+        "gradstack-nn-mini",
+        "gradstack",
+        *DISTRIBUTIONS.values(),
+    ):
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
@@ -103,6 +129,7 @@ def versions() -> dict:
 
 # ============================================================================ inputs
 
+
 def tinymodel_inputs():
     r = np.random.default_rng(0)
     w1 = r.uniform(-1, 1, (100, 1000)).astype(np.float32) / np.sqrt(1000)
@@ -110,9 +137,14 @@ def tinymodel_inputs():
     return dict(
         x=r.standard_normal((16, 1000)).astype(np.float32),
         ideal=r.standard_normal((16, 10)).astype(np.float32),
-        params=[w1, r.uniform(-0.03, 0.03, 100).astype(np.float32),
-                w2, r.uniform(-0.1, 0.1, 10).astype(np.float32)],
-        lr=1e-3)
+        params=[
+            w1,
+            r.uniform(-0.03, 0.03, 100).astype(np.float32),
+            w2,
+            r.uniform(-0.1, 0.1, 10).astype(np.float32),
+        ],
+        lr=1e-3,
+    )
 
 
 def mlp_inputs():
@@ -123,8 +155,13 @@ def mlp_inputs():
         params.append(r.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
         params.append(r.uniform(-bound, bound, fan_out).astype(np.float32))
     labels = r.integers(0, 10, 256)
-    return dict(x=r.standard_normal((256, 784)).astype(np.float32), labels=labels,
-                onehot=np.eye(10, dtype=np.float32)[labels], params=params, lr=1e-2)
+    return dict(
+        x=r.standard_normal((256, 784)).astype(np.float32),
+        labels=labels,
+        onehot=np.eye(10, dtype=np.float32)[labels],
+        params=params,
+        lr=1e-2,
+    )
 
 
 def tiny_ops_inputs():
@@ -156,12 +193,14 @@ def jacobian_inputs():
 # (it may consume and rebuild its own state), `result()` runs the workload once more on
 # fresh state and returns the numbers to compare, as a list of numpy arrays.
 
+
 class NotSupported(Exception):
     """The framework has no way to do this workload (shown as such in the table)."""
 
 
 # ---------------------------------------------------------------------------- torch-like
 # PyTorch and gradstack share one implementation: gradstack is torch-shaped.
+
 
 def _torchlike_linear_params(T, params):
     return [T.tensor(p.copy(), requires_grad=True) for p in params]
@@ -203,8 +242,9 @@ def torchlike_mlp(T, inp):
         raise NotSupported("nn-mini not installed")
 
     def build():
-        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                              nn.Linear(512, 10))
+        model = nn.Sequential(
+            nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)
+        )
         with T.no_grad():
             for param, value in zip(model.parameters(), inp["params"], strict=True):
                 param.copy_(T.tensor(value))
@@ -261,21 +301,28 @@ def torchlike_elementwise(T, inp):
 
 
 def hessian_fn(x):
-    return (x.sin() * x.cos()).sum() + (x ** 3).sum()
+    return (x.sin() * x.cos()).sum() + (x**3).sum()
 
 
 def torchlike_hessian(T, inp):
     x = T.tensor(inp["x"])
     if T.functional is not None:
+
         def run():
             return T.functional.hessian(hessian_fn, x)
     else:  # functional-api not installed yet: rows of grad-of-grad, as hessian does
+
         def run():
             xr = x.detach().requires_grad_(True)
-            g, = T.grad(hessian_fn(xr), xr, create_graph=True)
-            return T.tensor(np.stack([
-                T.grad(g[i], xr, retain_graph=True)[0].detach().numpy()
-                for i in range(g.shape[0])]))
+            (g,) = T.grad(hessian_fn(xr), xr, create_graph=True)
+            return T.tensor(
+                np.stack(
+                    [
+                        T.grad(g[i], xr, retain_graph=True)[0].detach().numpy()
+                        for i in range(g.shape[0])
+                    ]
+                )
+            )
 
     return run, lambda: [run().detach().numpy().copy()]
 
@@ -304,9 +351,11 @@ def exp_adder(x, y):
 def torchlike_jacobian(T, inp):
     x, y = T.tensor(inp["x"]), T.tensor(inp["y"])
     if T.functional is not None:
+
         def run():
             return T.functional.jacobian(exp_adder, (x, y))
     else:  # functional-api not installed yet: one backward per output row
+
         def run():
             xr, yr = x.detach().requires_grad_(True), y.detach().requires_grad_(True)
             out = exp_adder(xr, yr)
@@ -317,6 +366,7 @@ def torchlike_jacobian(T, inp):
 
 
 # ---------------------------------------------------------------------------- HIPS autograd
+
 
 def autograd_impls():
     ag = _optional("autograd")
@@ -392,7 +442,7 @@ def autograd_impls():
         return run, lambda: [np.array(v) for v in run()]
 
     def hessian(inp):
-        h = ag.hessian(lambda x: anp.sum(anp.sin(x) * anp.cos(x)) + anp.sum(x ** 3))
+        h = ag.hessian(lambda x: anp.sum(anp.sin(x) * anp.cos(x)) + anp.sum(x**3))
         return (lambda: h(inp["x"])), lambda: [h(inp["x"])]
 
     def chain(inp):
@@ -425,12 +475,19 @@ def autograd_impls():
 
         return run, lambda: list(run())
 
-    return dict(tinymodel_step=tinymodel, mlp_step=mlp, tiny_ops_2000=tiny_ops,
-                elementwise_1m=elementwise, hessian_100=hessian, chain_20000=chain,
-                jacobian_small=jacobian)
+    return dict(
+        tinymodel_step=tinymodel,
+        mlp_step=mlp,
+        tiny_ops_2000=tiny_ops,
+        elementwise_1m=elementwise,
+        hessian_100=hessian,
+        chain_20000=chain,
+        jacobian_small=jacobian,
+    )
 
 
 # ---------------------------------------------------------------------------- MyGrad
+
 
 def mygrad_impls():
     mg = _optional("mygrad")
@@ -539,12 +596,19 @@ def mygrad_impls():
 
         return run, lambda: list(run())
 
-    return dict(tinymodel_step=tinymodel, mlp_step=mlp, tiny_ops_2000=tiny_ops,
-                elementwise_1m=elementwise, hessian_100=hessian, chain_20000=chain,
-                jacobian_small=jacobian)
+    return dict(
+        tinymodel_step=tinymodel,
+        mlp_step=mlp,
+        tiny_ops_2000=tiny_ops,
+        elementwise_1m=elementwise,
+        hessian_100=hessian,
+        chain_20000=chain,
+        jacobian_small=jacobian,
+    )
 
 
 # ---------------------------------------------------------------------------- numpy by hand
+
 
 def numpy_impls():
     def tinymodel(inp):
@@ -665,12 +729,19 @@ def numpy_impls():
 
         return run, lambda: list(run())
 
-    return dict(tinymodel_step=tinymodel, mlp_step=mlp, tiny_ops_2000=tiny_ops,
-                elementwise_1m=elementwise, hessian_100=hessian, chain_20000=chain,
-                jacobian_small=jacobian)
+    return dict(
+        tinymodel_step=tinymodel,
+        mlp_step=mlp,
+        tiny_ops_2000=tiny_ops,
+        elementwise_1m=elementwise,
+        hessian_100=hessian,
+        chain_20000=chain,
+        jacobian_small=jacobian,
+    )
 
 
 # ============================================================================ workloads
+
 
 @dataclass
 class Workload:
@@ -683,19 +754,45 @@ class Workload:
 
 
 WORKLOADS = [
-    Workload("tinymodel_step", "TinyModel step (batch 16, 1000-100-10)", tinymodel_inputs,
-             torchlike_tinymodel, 1e-4, 1e-4),
-    Workload("mlp_step", "MLP step (batch 256, 784-512-512-10)", mlp_inputs,
-             torchlike_mlp, 1e-4, 1e-5),
-    Workload("tiny_ops_2000", "2000 tiny ops + backward (z = (z / x) * y)", tiny_ops_inputs,
-             torchlike_tiny_ops, 1e-3, 1e-5),
-    Workload("elementwise_1m", "1M-element chain, forward + backward", elementwise_inputs,
-             torchlike_elementwise, 1e-4, 1e-4),
+    Workload(
+        "tinymodel_step",
+        "TinyModel step (batch 16, 1000-100-10)",
+        tinymodel_inputs,
+        torchlike_tinymodel,
+        1e-4,
+        1e-4,
+    ),
+    Workload(
+        "mlp_step", "MLP step (batch 256, 784-512-512-10)", mlp_inputs, torchlike_mlp, 1e-4, 1e-5
+    ),
+    Workload(
+        "tiny_ops_2000",
+        "2000 tiny ops + backward (z = (z / x) * y)",
+        tiny_ops_inputs,
+        torchlike_tiny_ops,
+        1e-3,
+        1e-5,
+    ),
+    Workload(
+        "elementwise_1m",
+        "1M-element chain, forward + backward",
+        elementwise_inputs,
+        torchlike_elementwise,
+        1e-4,
+        1e-4,
+    ),
     Workload("hessian_100", "Hessian 100x100", hessian_inputs, torchlike_hessian, 1e-9, 1e-9),
-    Workload("chain_20000", "20,000-op chain + backward", chain_inputs, torchlike_chain,
-             1e-10, 1e-10),
-    Workload("jacobian_small", "Jacobian of exp_adder (3 + 3 inputs)", jacobian_inputs,
-             torchlike_jacobian, 1e-6, 1e-6),
+    Workload(
+        "chain_20000", "20,000-op chain + backward", chain_inputs, torchlike_chain, 1e-10, 1e-10
+    ),
+    Workload(
+        "jacobian_small",
+        "Jacobian of exp_adder (3 + 3 inputs)",
+        jacobian_inputs,
+        torchlike_jacobian,
+        1e-6,
+        1e-6,
+    ),
 ]
 
 
@@ -734,13 +831,22 @@ def implementations():
     gs = gradstack_api()
     impls["gradstack"] = (
         {w.name: (lambda inp, w=w: w.torchlike(gs, inp)) for w in WORKLOADS}
-        if gs is not None else "not installed")
+        if gs is not None
+        else "not installed"
+    )
     torch = _optional("torch")
     if torch is not None:
         torch.set_num_threads(1)
-        T = SimpleNamespace(label="torch", tensor=torch.tensor, no_grad=torch.no_grad,
-                            grad=torch.autograd.grad, nn=torch.nn, optim=torch.optim,
-                            functional=torch.autograd.functional, manual_seed=torch.manual_seed)
+        T = SimpleNamespace(
+            label="torch",
+            tensor=torch.tensor,
+            no_grad=torch.no_grad,
+            grad=torch.autograd.grad,
+            nn=torch.nn,
+            optim=torch.optim,
+            functional=torch.autograd.functional,
+            manual_seed=torch.manual_seed,
+        )
         impls["torch"] = {w.name: (lambda inp, w=w: w.torchlike(T, inp)) for w in WORKLOADS}
     else:
         impls["torch"] = "not installed"
@@ -799,12 +905,14 @@ def run_all(workloads, repeat: int, min_sample: float) -> Report:
                     line += "   DISAGREES"
                     report.failures.append(
                         f"{w.name} / {fw}: numbers differ from numpy by up to "
-                        f"{cell.max_abs_diff:.3e} (rtol {w.rtol}, atol {w.atol})")
+                        f"{cell.max_abs_diff:.3e} (rtol {w.rtol}, atol {w.atol})"
+                    )
             print(line, flush=True)
     return report
 
 
 # ============================================================================ output
+
 
 def fmt_time(seconds: float | None) -> str:
     if seconds is None:
@@ -865,7 +973,7 @@ explicit machine name `gradstack-bench-2core` (override with `GRADSTACK_ASV_MACH
 
 | command | what it does |
 |---|---|
-| `hatch run asv:history` | benchmarks the last 12 commits that changed `packages/` (`-n 20`, `--rerun`) |
+| `hatch run asv:history` | benchmarks the last 12 commits of `packages/` (`-n 20`, `--rerun`) |
 | `hatch run asv:run HEAD~3..HEAD` | benchmarks a commit range (`"HEAD^!"` for one commit) |
 | `hatch run asv:continuous main HEAD` | runs two commits and fails on a regression (factor 1.2) |
 | `hatch run asv:compare A B` | compares two commits' saved results, exit 1 on a regression |
@@ -927,8 +1035,9 @@ def markdown(report: Report, workloads, repeat: int) -> str:
         "",
         "![ratio to PyTorch](benchmarks.png)",
         "",
-        "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()
-                                 if k not in ("python", "numpy")) + ".",
+        "Versions: "
+        + ", ".join(f"{k} {val}" for k, val in v.items() if k not in ("python", "numpy"))
+        + ".",
         "",
         "Notes: gradstack runs through its public torch-shaped API (`gradstack` facade, or "
         "the layer packages when the facade is absent); where functional-api or nn-mini is "
@@ -953,8 +1062,12 @@ def plot(report: Report, workloads, path: Path) -> None:
     others = [f for f in FRAMEWORKS if f != "torch"]
     fig, ax = plt.subplots(figsize=(11, 5.5), dpi=110)
     width = 0.8 / len(others)
-    colours = {"gradstack": "#d62728", "autograd": "#1f77b4", "mygrad": "#2ca02c",
-               "numpy": "#7f7f7f"}
+    colours = {
+        "gradstack": "#d62728",
+        "autograd": "#1f77b4",
+        "mygrad": "#2ca02c",
+        "numpy": "#7f7f7f",
+    }
     for i, fw in enumerate(others):
         xs, ys = [], []
         for j, w in enumerate(workloads):
@@ -989,8 +1102,11 @@ def print_table(report, workloads):
         for fw in FRAMEWORKS:
             cell = report.cells.get((w.name, fw), Cell())
             r = ratio(report, w.name, fw)
-            text = (fmt_time(cell.median) + (f" ({r:.2f}x)" if r is not None else "")
-                    if cell.median is not None else cell.note[:21])
+            text = (
+                fmt_time(cell.median) + (f" ({r:.2f}x)" if r is not None else "")
+                if cell.median is not None
+                else cell.note[:21]
+            )
             line += f"{text:>22s}"
         print(line)
 
@@ -998,8 +1114,9 @@ def print_table(report, workloads):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="samples per median")
-    parser.add_argument("--min-sample", type=float, default=0.05,
-                        help="seconds a sample loops for at least")
+    parser.add_argument(
+        "--min-sample", type=float, default=0.05, help="seconds a sample loops for at least"
+    )
     parser.add_argument("--quick", action="store_true", help="3 samples of >= 10 ms")
     parser.add_argument("--only", nargs="+", choices=[w.name for w in WORKLOADS])
     parser.add_argument("--no-write", action="store_true", help="don't write docs/benchmarks.*")

@@ -5,6 +5,7 @@ command runs this first.  It re-runs each Cython package's build hook through an
 ``pip install`` without build isolation: a no-op when nothing changed, a compile of what
 changed otherwise, and a full build on a fresh clone whose ``.so`` files do not exist yet.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -23,12 +24,22 @@ def cython_packages() -> list[Path]:
 
 def main() -> int:
     for pkg in cython_packages():
-        cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-               "--no-build-isolation", "--editable", str(pkg)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--editable",
+            str(pkg),
+        ]
         result = subprocess.run(cmd, cwd=ROOT)
         if result.returncode != 0:
-            print(f"rebuild: building {pkg.name} failed (command: {' '.join(cmd)})",
-                  file=sys.stderr)
+            print(
+                f"rebuild: building {pkg.name} failed (command: {' '.join(cmd)})", file=sys.stderr
+            )
             return result.returncode
     return 0
 

@@ -29,6 +29,7 @@ out slow drifts, but on the 2-core machines here it doubled the time of a histor
 (about 10 minutes per commit) for little gain: samples still come from up to ten repeats,
 and asv's statistics still decide what counts as a regression.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -41,8 +42,7 @@ try:  # asv_runner's "skip from inside a benchmark" exception (a NotImplementedE
 except ImportError:  # outside asv (smoke runs, pytest)
     SkipNotImplemented = NotImplementedError
 
-__all__ = ["optional", "require", "rng", "tensor", "numpy_of", "one_thread",
-           "SkipNotImplemented"]
+__all__ = ["optional", "require", "rng", "tensor", "numpy_of", "one_thread", "SkipNotImplemented"]
 
 
 def optional(name: str):

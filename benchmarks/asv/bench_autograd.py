@@ -5,6 +5,7 @@ Forward (recording the graph) and backward (running it) are timed separately: ``
 records the graph and ``time_backward`` runs it once per timed call (``number = 1``, see
 Note [Fresh state per timed call] in _common.py).
 """
+
 from __future__ import annotations
 
 from functools import cache
@@ -239,7 +240,7 @@ class DenseNetwork:
 
 
 def _hessian_fn(x):
-    return (x.sin() * x.cos()).sum() + (x ** 3).sum()
+    return (x.sin() * x.cos()).sum() + (x**3).sum()
 
 
 class HigherOrder:

@@ -2,11 +2,10 @@
 
 No ``setup``: see Note [Micro-benchmarks have no setup] in _common.py.
 """
+
 from __future__ import annotations
 
 from functools import cache
-
-import numpy as np
 
 from ._common import optional, require, rng, tensor
 
@@ -24,12 +23,12 @@ def exp_adder(x, y):
 
 def scalar_fn(x):
     """The issue's Hessian workload: (sin x cos x).sum() + (x ** 3).sum()."""
-    return (x.sin() * x.cos()).sum() + (x ** 3).sum()
+    return (x.sin() * x.cos()).sum() + (x**3).sum()
 
 
 def vector_fn(x):
     """R^n -> R^n with a dense Jacobian: tanh(x) * x.sum() + x ** 2."""
-    return x.tanh() * x.sum() + x ** 2
+    return x.tanh() * x.sum() + x**2
 
 
 @cache

@@ -6,6 +6,7 @@ The kernels are what the backward formulas and the optimiser call, so this modul
 them directly; commits before the kernels existed skip it.  No ``setup``: see
 Note [Micro-benchmarks have no setup] in _common.py.
 """
+
 from __future__ import annotations
 
 from functools import cache
@@ -19,9 +20,19 @@ rounds = 1  # see Note [One round] in _common.py
 K = optional("gradstack_tensor._kernels")
 
 KERNELS = [
-    "sin_backward", "cos_backward", "relu_backward", "sigmoid_backward", "tanh_backward",
-    "mul_backward", "div_backward", "sum_to_shape_rows", "sum_to_shape_cols",
-    "sum_to_shape_scalar", "accumulate_", "add_scaled_", "sgd_update_",
+    "sin_backward",
+    "cos_backward",
+    "relu_backward",
+    "sigmoid_backward",
+    "tanh_backward",
+    "mul_backward",
+    "div_backward",
+    "sum_to_shape_rows",
+    "sum_to_shape_cols",
+    "sum_to_shape_scalar",
+    "accumulate_",
+    "add_scaled_",
+    "sgd_update_",
 ]
 
 
@@ -56,10 +67,14 @@ def _cases(n, dtype=np.float32):
         "tanh_backward": (lambda: K.tanh_backward(g, t), lambda: g * (1 - t * t)),
         "mul_backward": (lambda: K.mul_backward(g, a, b), lambda: (g * b, g * a)),
         "div_backward": (lambda: K.div_backward(g, a, b), lambda: (g / b, -g * a / (b * b))),
-        "sum_to_shape_rows": (lambda: K.sum_to_shape(rows, (cols,)),
-                              lambda: rows.sum(axis=0, keepdims=True).reshape(cols)),
-        "sum_to_shape_cols": (lambda: K.sum_to_shape(rows, (rows.shape[0], 1)),
-                              lambda: rows.sum(axis=1, keepdims=True)),
+        "sum_to_shape_rows": (
+            lambda: K.sum_to_shape(rows, (cols,)),
+            lambda: rows.sum(axis=0, keepdims=True).reshape(cols),
+        ),
+        "sum_to_shape_cols": (
+            lambda: K.sum_to_shape(rows, (rows.shape[0], 1)),
+            lambda: rows.sum(axis=1, keepdims=True),
+        ),
         "sum_to_shape_scalar": (lambda: K.sum_to_shape(g, ()), lambda: g.sum()),
         "accumulate_": (lambda: K.accumulate_(dst, src), lambda: dst.__iadd__(src)),
         "add_scaled_": (lambda: K.add_scaled_(dst, src, -0.5), lambda: dst.__iadd__(-0.5 * src)),

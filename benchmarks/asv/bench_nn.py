@@ -1,5 +1,6 @@
 """nn-mini: the tutorial's TinyModel and an MNIST-sized MLP, with forward, backward and the
 optimiser step timed separately, the whole training step, and its peak memory."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,9 @@ def _tiny_model():
 
 
 def _mlp():
-    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                         nn.Linear(512, 10))
+    return nn.Sequential(
+        nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)
+    )
 
 
 def _cross_entropy():

@@ -1,5 +1,6 @@
 """profiler: the cost of profiling the tutorial loop (1000 x ``z = (z / x) * y``, 2000 ops,
 then backward), off and on, and of aggregating the events into a table."""
+
 from __future__ import annotations
 
 from functools import cache

@@ -3,6 +3,7 @@ the numpy expression it stands for (no autograd: no input requires grad).
 
 No ``setup`` here: see Note [Micro-benchmarks have no setup] in _common.py.
 """
+
 from __future__ import annotations
 
 from functools import cache
@@ -27,7 +28,7 @@ ELEMENTWISE = {
     "tanh": (lambda a, b: a.tanh(), lambda a, b: np.tanh(a)),
     "relu": (lambda a, b: a.relu(), lambda a, b: np.maximum(a, 0)),
     "sigmoid": (lambda a, b: a.sigmoid(), lambda a, b: 1 / (1 + np.exp(-a))),
-    "pow3": (lambda a, b: a ** 3, lambda a, b: a ** 3),
+    "pow3": (lambda a, b: a**3, lambda a, b: a**3),
 }
 
 
@@ -61,10 +62,14 @@ REDUCTIONS = {
     "mean": (lambda a: a.mean(), lambda a: a.mean()),
     "max": (lambda a: a.max(), lambda a: a.max()),
     "sum_dim0": (lambda a: a.sum(dim=0), lambda a: a.sum(axis=0)),
-    "sum_dim1_keepdim": (lambda a: a.sum(dim=1, keepdim=True),
-                         lambda a: a.sum(axis=1, keepdims=True)),
-    "logsumexp_dim1": (lambda a: a.logsumexp(dim=1),
-                       lambda a: np.log(np.exp(a - a.max(1, keepdims=True)).sum(1)) + a.max(1)),
+    "sum_dim1_keepdim": (
+        lambda a: a.sum(dim=1, keepdim=True),
+        lambda a: a.sum(axis=1, keepdims=True),
+    ),
+    "logsumexp_dim1": (
+        lambda a: a.logsumexp(dim=1),
+        lambda a: np.log(np.exp(a - a.max(1, keepdims=True)).sum(1)) + a.max(1),
+    ),
 }
 
 

@@ -8,6 +8,7 @@ with, and pytest-benchmark would end with "--benchmark-compare-fail requires val
 --benchmark-compare".  Then this run simply becomes the baseline (it is saved by
 ``--benchmark-autosave``), and the regression check starts with the next run.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,4 +31,5 @@ def pytest_sessionstart(session):
     bench.compare_fail = []
     bench.logger.warning(
         "no saved benchmark run to compare with yet: this run is saved as the baseline and "
-        "the --benchmark-compare-fail check starts with the next `hatch run bench`")
+        "the --benchmark-compare-fail check starts with the next `hatch run bench`"
+    )

@@ -9,6 +9,7 @@ Forward, backward and the optimiser step are timed separately.  Benchmarks that 
 what they were given (backward frees the graph, step moves the weights) use
 ``benchmark.pedantic`` with a ``setup`` that rebuilds it for every round.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,11 +26,13 @@ def leaf(shape, seed=0, low=0.5, high=1.5, dtype=np.float32):
 
 def consumed(benchmark, make, run, rounds=30):
     """Time run(*make()) with a fresh make() before every round (untimed)."""
-    benchmark.pedantic(run, setup=lambda: (make(), {}), rounds=rounds, iterations=1,
-                       warmup_rounds=2)
+    benchmark.pedantic(
+        run, setup=lambda: (make(), {}), rounds=rounds, iterations=1, warmup_rounds=2
+    )
 
 
 # ----------------------------------------------------------------------------- tensor-core
+
 
 @pytest.mark.benchmark(group="tensor-core")
 def test_tiny_mul_x100(benchmark):
@@ -66,6 +69,7 @@ def test_fused_sgd_update_1m(benchmark):
 
 
 # ----------------------------------------------------------------------------- graph-engine
+
 
 def tutorial_forward(x, y, z):
     for _ in range(1000):
@@ -109,8 +113,8 @@ def test_second_order_grad(benchmark):
     x = leaf((100,), 0, -1.0, 1.0, np.float64)
 
     def run():
-        f = (x.sin() * x.cos()).sum() + (x ** 3).sum()
-        g, = ag.grad(f, x, create_graph=True)
+        f = (x.sin() * x.cos()).sum() + (x**3).sum()
+        (g,) = ag.grad(f, x, create_graph=True)
         ag.grad(g.sum(), x)
 
     benchmark(run)
@@ -118,11 +122,12 @@ def test_second_order_grad(benchmark):
 
 # ----------------------------------------------------------------------------- upper layers
 
+
 @pytest.mark.benchmark(group="functional-api")
 def test_hessian_100(benchmark):
     F = pytest.importorskip("gradstack_functional")
     x = gt.tensor(np.random.default_rng(0).uniform(-1, 1, 100))
-    benchmark(F.hessian, lambda x: (x.sin() * x.cos()).sum() + (x ** 3).sum(), x)
+    benchmark(F.hessian, lambda x: (x.sin() * x.cos()).sum() + (x**3).sum(), x)
 
 
 @pytest.mark.benchmark(group="profiler")
@@ -145,8 +150,9 @@ def mlp_parts():
     nn = pytest.importorskip("gradstack_nn")
     optim = getattr(nn, "optim", None) or pytest.importorskip("gradstack_nn.optim")
     gt.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                          nn.Linear(512, 10))
+    model = nn.Sequential(
+        nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)
+    )
     r = np.random.default_rng(0)
     x = gt.tensor(r.standard_normal((256, 784)).astype(np.float32))
     target = gt.tensor(r.integers(0, 10, 256))

@@ -18,6 +18,7 @@ editable ``.pth`` points at ``src/``, where the ``.so`` files already are).  Edi
 installs do not recompile on import: ``hatch run rebuild`` does, and every test command
 runs it first.
 """
+
 from __future__ import annotations
 
 import os

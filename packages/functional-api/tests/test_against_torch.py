@@ -5,6 +5,7 @@ library namespace ``L`` (gradstack_tensor or torch, whose APIs have the same sha
 inputs of shape (2, 3); it returns one or two tensors.  Every function is compared in
 float64 over every option torch supports (create_graph, vectorize, strategy).
 """
+
 from __future__ import annotations
 
 import gradstack_autograd as ag
@@ -30,7 +31,7 @@ OPS = [
     ("sigmoid", 1, lambda L, a: a.sigmoid()),
     ("exp", 1, lambda L, a: (a * 0.5).exp()),
     ("square", 1, lambda L, a: a * a),
-    ("cube", 1, lambda L, a: a ** 3),
+    ("cube", 1, lambda L, a: a**3),
     ("log1p_sq", 1, lambda L, a: (a * a + 1).log()),
     ("rational", 1, lambda L, a: a / (a * a + 1)),
     ("sqrt", 1, lambda L, a: (a * a + 0.5).sqrt()),
@@ -112,47 +113,56 @@ def _inputs(p, seed=0):
 
 
 def _compare(ours, theirs, path="result"):
-    if isinstance(theirs, (tuple, list)):      # torch's forward-mode jacobian nests lists
+    if isinstance(theirs, (tuple, list)):  # torch's forward-mode jacobian nests lists
         assert isinstance(ours, tuple) and len(ours) == len(theirs), path
         for i, (a, b) in enumerate(zip(ours, theirs)):
             _compare(a, b, f"{path}[{i}]")
         return
     assert isinstance(ours, gt.Tensor), f"{path}: {type(ours).__name__}"
     assert tuple(ours.shape) == tuple(theirs.shape), path
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-9,
-                               atol=1e-10, err_msg=path)
+    np.testing.assert_allclose(
+        ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-9, atol=1e-10, err_msg=path
+    )
 
 
 @pytest.mark.parametrize("p", _programs())
-@pytest.mark.parametrize("options", [
-    dict(),
-    dict(vectorize=True),
-    dict(vectorize=True, strategy="forward-mode"),
-    dict(create_graph=True),
-    dict(strict=False, vectorize=False),
-], ids=["default", "vectorize", "forward", "create_graph", "explicit"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(),
+        dict(vectorize=True),
+        dict(vectorize=True, strategy="forward-mode"),
+        dict(create_graph=True),
+        dict(strict=False, vectorize=False),
+    ],
+    ids=["default", "vectorize", "forward", "create_graph", "explicit"],
+)
 def test_jacobian(p, options):
     g, t = _inputs(p)
     try:
         theirs = TF.jacobian(lambda *x: p(torch, *x), t, **options)
-    except RuntimeError as e:       # torch's vmap misses some ops (index_put): same numbers
+    except RuntimeError as e:  # torch's vmap misses some ops (index_put): same numbers
         assert "vmap" in str(e)
         theirs = TF.jacobian(lambda *x: p(torch, *x), t)
     _compare(jacobian(lambda *x: p(gt, *x), g, **options), theirs)
 
 
 @pytest.mark.parametrize("p", _programs())
-@pytest.mark.parametrize("options", [
-    dict(),
-    dict(vectorize=True),
-    dict(vectorize=True, outer_jacobian_strategy="forward-mode"),
-    dict(create_graph=True),
-], ids=["default", "vectorize", "forward", "create_graph"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(),
+        dict(vectorize=True),
+        dict(vectorize=True, outer_jacobian_strategy="forward-mode"),
+        dict(create_graph=True),
+    ],
+    ids=["default", "vectorize", "forward", "create_graph"],
+)
 def test_hessian(p, options):
     g, t = _inputs(p)
     try:
         theirs = TF.hessian(lambda *x: p.scalar(torch, *x), t, **options)
-    except RuntimeError as e:       # torch's vmap misses some ops (index_put): same numbers
+    except RuntimeError as e:  # torch's vmap misses some ops (index_put): same numbers
         assert "vmap" in str(e)
         theirs = TF.hessian(lambda *x: p.scalar(torch, *x), t)
     _compare(hessian(lambda *x: p.scalar(gt, *x), g, **options), theirs)
@@ -171,11 +181,15 @@ def _v(p, like, seed):
 def test_vjp_and_jvp(p, create_graph):
     g, t = _inputs(p)
     vg, vt = _v(p, p.n_out, 1)
-    _compare(vjp(lambda *x: p(gt, *x), g, vg, create_graph=create_graph),
-             TF.vjp(lambda *x: p(torch, *x), t, vt, create_graph=create_graph))
+    _compare(
+        vjp(lambda *x: p(gt, *x), g, vg, create_graph=create_graph),
+        TF.vjp(lambda *x: p(torch, *x), t, vt, create_graph=create_graph),
+    )
     vg, vt = _v(p, p.n_in, 2)
-    _compare(jvp(lambda *x: p(gt, *x), g, vg, create_graph=create_graph),
-             TF.jvp(lambda *x: p(torch, *x), t, vt, create_graph=create_graph))
+    _compare(
+        jvp(lambda *x: p(gt, *x), g, vg, create_graph=create_graph),
+        TF.jvp(lambda *x: p(torch, *x), t, vt, create_graph=create_graph),
+    )
 
 
 @pytest.mark.parametrize("p", _programs())
@@ -183,10 +197,14 @@ def test_vjp_and_jvp(p, create_graph):
 def test_vhp_and_hvp(p, create_graph):
     g, t = _inputs(p)
     vg, vt = _v(p, p.n_in, 3)
-    _compare(vhp(lambda *x: p.scalar(gt, *x), g, vg, create_graph=create_graph),
-             TF.vhp(lambda *x: p.scalar(torch, *x), t, vt, create_graph=create_graph))
-    _compare(hvp(lambda *x: p.scalar(gt, *x), g, vg, create_graph=create_graph),
-             TF.hvp(lambda *x: p.scalar(torch, *x), t, vt, create_graph=create_graph))
+    _compare(
+        vhp(lambda *x: p.scalar(gt, *x), g, vg, create_graph=create_graph),
+        TF.vhp(lambda *x: p.scalar(torch, *x), t, vt, create_graph=create_graph),
+    )
+    _compare(
+        hvp(lambda *x: p.scalar(gt, *x), g, vg, create_graph=create_graph),
+        TF.hvp(lambda *x: p.scalar(torch, *x), t, vt, create_graph=create_graph),
+    )
 
 
 @pytest.mark.parametrize("p", _programs()[:4])
@@ -198,14 +216,13 @@ def test_create_graph_results_differentiate_like_torchs(p):
     th = TF.hessian(lambda *x: p.scalar(torch, *x), t, create_graph=True)
     flat = [b for row in h for b in row] if isinstance(h[0], tuple) else list(h)
     tflat = [b for row in th for b in row] if isinstance(th[0], tuple) else list(th)
-    ours = ag.grad(sum((b ** 2).sum() for b in flat), g, allow_unused=True)
-    theirs = torch.autograd.grad(sum((b ** 2).sum() for b in tflat), t, allow_unused=True)
+    ours = ag.grad(sum((b**2).sum() for b in flat), g, allow_unused=True)
+    theirs = torch.autograd.grad(sum((b**2).sum() for b in tflat), t, allow_unused=True)
     for a, b in zip(ours, theirs):
         if b is None:
             assert a is None or not a.detach().numpy().any()
         else:
-            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-8,
-                                       atol=1e-9)
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-8, atol=1e-9)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

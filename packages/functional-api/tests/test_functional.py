@@ -1,5 +1,6 @@
 """jacobian, hessian, vjp, jvp, vhp, hvp: numbers against analytic results, every option
 and nesting, float32 and float64, and the validation of every argument."""
+
 from __future__ import annotations
 
 import math
@@ -78,7 +79,7 @@ def test_do_some_doubling_vjp(dtype):
 
 
 def sin_cos_cube(x):
-    return (x.sin() * x.cos()).sum() + (x ** 3).sum()
+    return (x.sin() * x.cos()).sum() + (x**3).sum()
 
 
 @pytest.mark.parametrize("mode", HESSIAN_MODES, ids=["default", "vectorize", "forward"])
@@ -95,8 +96,8 @@ def test_hessian_of_sin_cos_plus_cube(dtype, mode):
 def test_hessian_of_polynomials_in_two_inputs(mode):
     xn, yn = np.array([1.0, -2.0, 0.5]), np.array([3.0, 0.25, -1.0])
 
-    def f(x, y):                                   # sum x^2 y + y^3 + x0 x1
-        return (x ** 2 * y).sum() + (y ** 3).sum() + x[0] * x[1]
+    def f(x, y):  # sum x^2 y + y^3 + x0 x1
+        return (x**2 * y).sum() + (y**3).sum() + x[0] * x[1]
 
     (hxx, hxy), (hyx, hyy) = hessian(f, (_t(xn), _t(yn)), **mode)
     pair = np.zeros((3, 3))
@@ -111,8 +112,8 @@ def test_hessian_of_a_matrix_polynomial():
     a = np.array([[2.0, 1.0], [1.0, 3.0]])
     xn = np.array([[0.5, -1.0], [2.0, 0.25]])
 
-    def f(x):                                       # sum (x A)^2 + sum x^4
-        return ((x @ _t(a)) ** 2).sum() + (x ** 4).sum()
+    def f(x):  # sum (x A)^2 + sum x^4
+        return ((x @ _t(a)) ** 2).sum() + (x**4).sum()
 
     h = hessian(f, _t(xn))
     assert tuple(h.shape) == (2, 2, 2, 2)
@@ -130,11 +131,11 @@ def test_hessian_of_a_matrix_polynomial():
 
 
 def _matrix_function(x, y):
-    return (x.sin() * y).sum() * x + y.exp().sum() * 0.5 * (x ** 2)
+    return (x.sin() * y).sum() * x + y.exp().sum() * 0.5 * (x**2)
 
 
 def _scalar_function(x, y):
-    return ((x * y.tanh()) ** 2).sum() + (x.exp() * y).sum() + (y ** 3).sum()
+    return ((x * y.tanh()) ** 2).sum() + (x.exp() * y).sum() + (y**3).sum()
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
@@ -172,7 +173,7 @@ def test_forward_and_reverse_jacobians_agree_on_a_tall_function(monkeypatch, min
     monkeypatch.setattr(functional, "_TALL_MIN_ELEMENTS", min_elements)
     x = _t(np.linspace(0.1, 1.0, 3))
 
-    def tall(x):                                   # 3 inputs -> 3 x 4 x 2 outputs
+    def tall(x):  # 3 inputs -> 3 x 4 x 2 outputs
         return (x.unsqueeze(-1) * _t(np.arange(8.0).reshape(1, 8))).sin().reshape(3, 4, 2)
 
     rev = jacobian(tall, x)
@@ -187,15 +188,17 @@ def test_forward_and_reverse_jacobians_agree_on_a_tall_function(monkeypatch, min
 
 def _f(n_in, n_out):
     def f(*xs):
-        s = sum((x ** 2).sum() for x in xs)
+        s = sum((x**2).sum() for x in xs)
         outs = tuple((s * (k + 1)) * xs[0].sin() for k in range(n_out))
         return outs if n_out != 1 else outs[0]
+
     return f
 
 
 def _tuple_f(n_in):
     def f(*xs):
         return (_f(n_in, 1)(*xs),)
+
     return f
 
 
@@ -235,7 +238,7 @@ def test_hessian_nesting(in_tuple):
     xs = tuple(_t(np.linspace(0.1, 0.9, math.prod(s)).reshape(s)) for s in INPUT_SHAPES)
 
     def f(*inp):
-        return sum(((x ** 3).sum() for x in inp), inp[0].sum() * 0)
+        return sum(((x**3).sum() for x in inp), inp[0].sum() * 0)
 
     h = hessian(f, xs if in_tuple else xs[0])
     if not in_tuple:
@@ -271,7 +274,7 @@ def test_vhp_hvp_nesting(fn, in_tuple):
     xs = tuple(_t(np.linspace(0.1, 0.9, math.prod(s)).reshape(s)) for s in INPUT_SHAPES)
 
     def f(*inp):
-        return sum(((x ** 3).sum() for x in inp), inp[0].sum() * 0)
+        return sum(((x**3).sum() for x in inp), inp[0].sum() * 0)
 
     v = tuple(gt.ones_like(x) for x in xs) if in_tuple else gt.ones_like(xs[0])
     out, r = fn(f, xs if in_tuple else xs[0], v)
@@ -285,12 +288,12 @@ def test_vhp_hvp_nesting(fn, in_tuple):
 
 
 def test_v_may_be_omitted_for_single_elements():
-    out, g = vjp(lambda x: (x ** 2).sum(), _t([3.0, 1.0]))
+    out, g = vjp(lambda x: (x**2).sum(), _t([3.0, 1.0]))
     assert g.tolist() == [6.0, 2.0]
-    _, t = jvp(lambda x: x ** 2, _t([3.0]))
+    _, t = jvp(lambda x: x**2, _t([3.0]))
     assert t.tolist() == [6.0]
-    assert hvp(lambda x: (x ** 3).sum(), _t([2.0]))[1].tolist() == [12.0]
-    assert vhp(lambda x: (x ** 3).sum(), _t([2.0]))[1].tolist() == [12.0]
+    assert hvp(lambda x: (x**3).sum(), _t([2.0]))[1].tolist() == [12.0]
+    assert vhp(lambda x: (x**3).sum(), _t([2.0]))[1].tolist() == [12.0]
 
 
 # -------------------------------------------------------------------------------------
@@ -300,44 +303,44 @@ def test_v_may_be_omitted_for_single_elements():
 @pytest.mark.parametrize("mode", JACOBIAN_MODES, ids=["default", "vectorize", "forward"])
 def test_jacobian_create_graph_differentiates_again(mode):
     x = _t([0.5, 2.0], requires_grad=True)
-    j = jacobian(lambda x: x ** 3, x, create_graph=True, **mode)       # diag(3 x^2)
+    j = jacobian(lambda x: x**3, x, create_graph=True, **mode)  # diag(3 x^2)
     assert j.requires_grad
     (g,) = ag.grad(j.sum(), x)
-    assert g.tolist() == [3.0, 12.0]                                    # 6 x
-    assert not jacobian(lambda x: x ** 3, x, **mode).requires_grad
+    assert g.tolist() == [3.0, 12.0]  # 6 x
+    assert not jacobian(lambda x: x**3, x, **mode).requires_grad
 
 
 @pytest.mark.parametrize("mode", HESSIAN_MODES, ids=["default", "vectorize", "forward"])
 def test_hessian_create_graph_gives_third_derivatives(mode):
     x = _t([0.5, 2.0], requires_grad=True)
-    h = hessian(lambda x: (x ** 4).sum(), x, create_graph=True, **mode)   # diag(12 x^2)
+    h = hessian(lambda x: (x**4).sum(), x, create_graph=True, **mode)  # diag(12 x^2)
     assert h.requires_grad
     (g,) = ag.grad(h.sum(), x)
-    np.testing.assert_allclose(g.numpy(), [12.0, 48.0])                  # 24 x
+    np.testing.assert_allclose(g.numpy(), [12.0, 48.0])  # 24 x
 
 
 @pytest.mark.parametrize("fn", [vjp, jvp, vhp, hvp], ids=["vjp", "jvp", "vhp", "hvp"])
 def test_products_create_graph(fn):
     x = _t([0.5, 2.0], requires_grad=True)
     v = _t([1.0, -1.0])
-    f = (lambda x: (x ** 4).sum()) if fn in (vhp, hvp) else (lambda x: x ** 4)
+    f = (lambda x: (x**4).sum()) if fn in (vhp, hvp) else (lambda x: x**4)
     out, r = fn(f, x, v, create_graph=True)
     assert out.requires_grad and r.requires_grad
     (g,) = ag.grad(r.sum(), x)
     if fn in (vhp, hvp):
-        np.testing.assert_allclose(g.numpy(), [24 * 0.5, -24 * 2.0])      # d/dx 12 x^2 v
+        np.testing.assert_allclose(g.numpy(), [24 * 0.5, -24 * 2.0])  # d/dx 12 x^2 v
     else:
-        np.testing.assert_allclose(g.numpy(), [12 * 0.25, -12 * 4.0])     # d/dx 4 x^3 v
+        np.testing.assert_allclose(g.numpy(), [12 * 0.25, -12 * 4.0])  # d/dx 4 x^3 v
     out, r = fn(f, x, v)
     assert not out.requires_grad and not r.requires_grad
 
 
 def test_create_graph_keeps_the_callers_graph():
     w = _t([1.0, 2.0], requires_grad=True)
-    x = w * 3                                     # a non-leaf input
-    j = jacobian(lambda x: x ** 2, x, create_graph=True)
+    x = w * 3  # a non-leaf input
+    j = jacobian(lambda x: x**2, x, create_graph=True)
     (g,) = ag.grad(j.sum(), w)
-    assert g.tolist() == [6.0, 6.0]               # d/dw sum 2 (3 w) = 6
+    assert g.tolist() == [6.0, 6.0]  # d/dw sum 2 (3 w) = 6
 
 
 # -------------------------------------------------------------------------------------
@@ -349,8 +352,9 @@ def test_strict_jacobian_names_the_independent_pair():
         return x * 2, (x * y).sum()
 
     x, y = _t([1.0, 2.0]), _t([3.0, 4.0])
-    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is "
-                                           "independent of input 1"):
+    with pytest.raises(
+        RuntimeError, match="Output 0 of the user-provided function is independent of input 1"
+    ):
         jacobian(f, (x, y), strict=True)
     (jxx, jxy), (jyx, jyy) = jacobian(f, (x, y))
     assert jxy.tolist() == [[0.0, 0.0], [0.0, 0.0]]
@@ -358,26 +362,32 @@ def test_strict_jacobian_names_the_independent_pair():
 
 
 def test_strict_rejects_outputs_that_do_not_require_grad():
-    with pytest.raises(RuntimeError, match="Output 1 of the user-provided function does not "
-                                           "require gradients"):
+    with pytest.raises(
+        RuntimeError, match="Output 1 of the user-provided function does not require gradients"
+    ):
         jacobian(lambda x: (x * 2, gt.ones(2)), _t([1.0, 2.0]), strict=True)
     (j0, j1) = jacobian(lambda x: (x * 2, gt.ones(2)), _t([1.0, 2.0]))
     assert j1.tolist() == [[0.0, 0.0], [0.0, 0.0]]
 
 
 def test_strict_with_create_graph_rejects_linear_functions():
-    with pytest.raises(RuntimeError, match="jacobian of output 0 with respect to input 0 does "
-                                           "not depend on the inputs"):
+    with pytest.raises(
+        RuntimeError,
+        match="jacobian of output 0 with respect to input 0 does not depend on the inputs",
+    ):
         jacobian(lambda x: x * 2, _t([1.0, 2.0]), strict=True, create_graph=True)
 
 
 def test_strict_hessian():
-    with pytest.raises(RuntimeError, match="jacobian of the user-provided function with "
-                                           "respect to input 0 is independent of the input"):
+    with pytest.raises(
+        RuntimeError,
+        match="jacobian of the user-provided function with "
+        "respect to input 0 is independent of the input",
+    ):
         hessian(lambda x: (x * 2).sum(), _t([1.0, 2.0]), strict=True)
 
     def f(x, y):
-        return (x ** 2).sum() + (y ** 2).sum()
+        return (x**2).sum() + (y**2).sum()
 
     with pytest.raises(RuntimeError, match=r"hessian block \[0\]\[1\] is zero"):
         hessian(f, (_t([1.0]), _t([2.0])), strict=True)
@@ -396,12 +406,13 @@ def test_strict_products():
     with pytest.raises(RuntimeError, match="independent of input 1"):
         jvp(f, (x, y), (gt.ones(2), gt.ones(2)), strict=True)
     c = _t([1.0, 1.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match="Output 1 of the user-provided function is "
-                                           "independent of the inputs"):
+    with pytest.raises(
+        RuntimeError, match="Output 1 of the user-provided function is independent of the inputs"
+    ):
         jvp(lambda x: (x * 2, c * 3), x, gt.ones(2), strict=True)
 
     def g(x, y):
-        return (x ** 3).sum()
+        return (x**3).sum()
 
     with pytest.raises(RuntimeError, match="independent of input 1"):
         vhp(g, (x, y), (gt.ones(2), gt.ones(2)), strict=True)
@@ -418,64 +429,129 @@ def _never_called(*args):
     raise AssertionError("func ran although an argument was invalid")
 
 
-@pytest.mark.parametrize("call,error,match", [
-    (lambda: jacobian(42, _t([1.0])), TypeError, "func must be a callable"),
-    (lambda: jacobian(_never_called, [_t([1.0])]), TypeError, "pass a tuple, not a list"),
-    (lambda: jacobian(_never_called, (_t([1.0]), 3.0)), TypeError,
-     "inputs given to jacobian must be either a Tensor or a tuple of Tensors but the value "
-     "at index 1 has type float"),
-    (lambda: jacobian(_never_called, gt.tensor([1, 2])), TypeError,
-     r"jacobian\(\): inputs has dtype gradstack.int64"),
-    (lambda: hessian(_never_called, (_t([1.0]), gt.tensor([1]))), TypeError,
-     r"inputs\[1\] has dtype gradstack.int64"),
-    (lambda: jacobian(_never_called, _t([1.0]), create_graph=1), TypeError,
-     "create_graph must be True or False"),
-    (lambda: jacobian(_never_called, _t([1.0]), strict="yes"), TypeError,
-     "strict must be True or False"),
-    (lambda: jacobian(_never_called, _t([1.0]), strategy="sideways"), ValueError,
-     'strategy must be "forward-mode" or "reverse-mode"'),
-    (lambda: hessian(_never_called, _t([1.0]), outer_jacobian_strategy="x"), ValueError,
-     "outer_jacobian_strategy must be"),
-    (lambda: jacobian(_never_called, _t([1.0]), strict=True, vectorize=True), RuntimeError,
-     "strict=True and vectorize=True are not supported together"),
-    (lambda: hessian(_never_called, _t([1.0]), strict=True, vectorize=True), RuntimeError,
-     "strict=True and vectorize=True are not supported together"),
-    (lambda: jacobian(_never_called, _t([1.0]), strategy="forward-mode"), NotImplementedError,
-     'strategy="forward-mode" requires vectorize=True'),
-    (lambda: hessian(_never_called, _t([1.0]), outer_jacobian_strategy="forward-mode"),
-     NotImplementedError, 'outer_jacobian_strategy="forward-mode" requires vectorize=True'),
-    (lambda: jacobian(_never_called, _t([1.0]), strict=True, strategy="forward-mode"),
-     NotImplementedError, "requires vectorize=True"),
-    (lambda: jvp(_never_called, _t([1.0, 2.0])), RuntimeError,
-     "v can only be None if the input to the user-provided function is a single Tensor "
-     "with a single element"),
-    (lambda: jvp(_never_called, _t([1.0, 2.0]), _t([1.0])), RuntimeError,
-     r"v has invalid size: should be \[2\]"),
-    (lambda: jvp(_never_called, (_t([1.0]), _t([2.0])), (_t([1.0]),)), RuntimeError,
-     "v is a tuple of invalid length: should be 2"),
-    (lambda: hvp(_never_called, (_t([1.0]), _t([2.0])), (_t([1.0]), _t([1.0, 2.0]))),
-     RuntimeError, r"Entry 1 in v has invalid size: should be \[1\]"),
-    (lambda: vhp(_never_called, _t([1.0]), gt.tensor([1])), TypeError,
-     "v must be floating point"),
-    (lambda: vjp(_never_called, _t([1.0]), [1.0]), TypeError, "The v given to vjp"),
-])
+@pytest.mark.parametrize(
+    "call,error,match",
+    [
+        (lambda: jacobian(42, _t([1.0])), TypeError, "func must be a callable"),
+        (lambda: jacobian(_never_called, [_t([1.0])]), TypeError, "pass a tuple, not a list"),
+        (
+            lambda: jacobian(_never_called, (_t([1.0]), 3.0)),
+            TypeError,
+            "inputs given to jacobian must be either a Tensor or a tuple of Tensors but the value "
+            "at index 1 has type float",
+        ),
+        (
+            lambda: jacobian(_never_called, gt.tensor([1, 2])),
+            TypeError,
+            r"jacobian\(\): inputs has dtype gradstack.int64",
+        ),
+        (
+            lambda: hessian(_never_called, (_t([1.0]), gt.tensor([1]))),
+            TypeError,
+            r"inputs\[1\] has dtype gradstack.int64",
+        ),
+        (
+            lambda: jacobian(_never_called, _t([1.0]), create_graph=1),
+            TypeError,
+            "create_graph must be True or False",
+        ),
+        (
+            lambda: jacobian(_never_called, _t([1.0]), strict="yes"),
+            TypeError,
+            "strict must be True or False",
+        ),
+        (
+            lambda: jacobian(_never_called, _t([1.0]), strategy="sideways"),
+            ValueError,
+            'strategy must be "forward-mode" or "reverse-mode"',
+        ),
+        (
+            lambda: hessian(_never_called, _t([1.0]), outer_jacobian_strategy="x"),
+            ValueError,
+            "outer_jacobian_strategy must be",
+        ),
+        (
+            lambda: jacobian(_never_called, _t([1.0]), strict=True, vectorize=True),
+            RuntimeError,
+            "strict=True and vectorize=True are not supported together",
+        ),
+        (
+            lambda: hessian(_never_called, _t([1.0]), strict=True, vectorize=True),
+            RuntimeError,
+            "strict=True and vectorize=True are not supported together",
+        ),
+        (
+            lambda: jacobian(_never_called, _t([1.0]), strategy="forward-mode"),
+            NotImplementedError,
+            'strategy="forward-mode" requires vectorize=True',
+        ),
+        (
+            lambda: hessian(_never_called, _t([1.0]), outer_jacobian_strategy="forward-mode"),
+            NotImplementedError,
+            'outer_jacobian_strategy="forward-mode" requires vectorize=True',
+        ),
+        (
+            lambda: jacobian(_never_called, _t([1.0]), strict=True, strategy="forward-mode"),
+            NotImplementedError,
+            "requires vectorize=True",
+        ),
+        (
+            lambda: jvp(_never_called, _t([1.0, 2.0])),
+            RuntimeError,
+            "v can only be None if the input to the user-provided function is a single Tensor "
+            "with a single element",
+        ),
+        (
+            lambda: jvp(_never_called, _t([1.0, 2.0]), _t([1.0])),
+            RuntimeError,
+            r"v has invalid size: should be \[2\]",
+        ),
+        (
+            lambda: jvp(_never_called, (_t([1.0]), _t([2.0])), (_t([1.0]),)),
+            RuntimeError,
+            "v is a tuple of invalid length: should be 2",
+        ),
+        (
+            lambda: hvp(_never_called, (_t([1.0]), _t([2.0])), (_t([1.0]), _t([1.0, 2.0]))),
+            RuntimeError,
+            r"Entry 1 in v has invalid size: should be \[1\]",
+        ),
+        (
+            lambda: vhp(_never_called, _t([1.0]), gt.tensor([1])),
+            TypeError,
+            "v must be floating point",
+        ),
+        (lambda: vjp(_never_called, _t([1.0]), [1.0]), TypeError, "The v given to vjp"),
+    ],
+)
 def test_arguments_are_validated_before_running_func(call, error, match):
     with pytest.raises(error, match=match):
         call()
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: vjp(lambda x: x * 2, _t([1.0, 2.0])), "v can only be None if the "
-     "user-provided function returns a single Tensor with a single element"),
-    (lambda: vjp(lambda x: x * 2, _t([1.0, 2.0]), _t([1.0])), r"v has invalid size"),
-    (lambda: vjp(lambda x: (x, x), _t([1.0, 2.0]), _t([1.0, 1.0])), "should contain a single"
-     "|tuple of invalid length|single Tensor"),
-    (lambda: hessian(lambda x: x * 2, _t([1.0, 2.0])), "should contain a single element"),
-    (lambda: hessian(lambda x: (x.sum(),), _t([1.0, 2.0])), "should return a single Tensor"),
-    (lambda: vhp(lambda x: x, _t([1.0, 2.0]), _t([1.0, 1.0])), "single element"),
-    (lambda: jacobian(lambda x: [x], _t([1.0])), "outputs of the user-provided function "
-     "given to jacobian must be either a Tensor or a tuple of Tensors"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (
+            lambda: vjp(lambda x: x * 2, _t([1.0, 2.0])),
+            "v can only be None if the "
+            "user-provided function returns a single Tensor with a single element",
+        ),
+        (lambda: vjp(lambda x: x * 2, _t([1.0, 2.0]), _t([1.0])), r"v has invalid size"),
+        (
+            lambda: vjp(lambda x: (x, x), _t([1.0, 2.0]), _t([1.0, 1.0])),
+            "should contain a single|tuple of invalid length|single Tensor",
+        ),
+        (lambda: hessian(lambda x: x * 2, _t([1.0, 2.0])), "should contain a single element"),
+        (lambda: hessian(lambda x: (x.sum(),), _t([1.0, 2.0])), "should return a single Tensor"),
+        (lambda: vhp(lambda x: x, _t([1.0, 2.0]), _t([1.0, 1.0])), "single element"),
+        (
+            lambda: jacobian(lambda x: [x], _t([1.0])),
+            "outputs of the user-provided function "
+            "given to jacobian must be either a Tensor or a tuple of Tensors",
+        ),
+    ],
+)
 def test_output_checks(call, match):
     with pytest.raises((RuntimeError, TypeError), match=match):
         call()
@@ -490,7 +566,7 @@ def test_chunked_rows_give_the_same_jacobian(monkeypatch):
     f = _matrix_function
     y = _t(np.linspace(0.5, 1.5, 6).reshape(2, 3))
     whole = jacobian(f, (x, y))
-    monkeypatch.setattr(functional, "_MAX_BATCH_ELEMENTS", 40)      # 40 // 18 = 2 rows
+    monkeypatch.setattr(functional, "_MAX_BATCH_ELEMENTS", 40)  # 40 // 18 = 2 rows
     chunked = jacobian(f, (x, y))
     for a, b in zip(whole, chunked):
         _close(b, _np(a))
@@ -505,26 +581,28 @@ class _Cube(ag.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 3
+        return x**3
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * 3 * x ** 2
+        return grad * 3 * x**2
 
 
 def test_custom_function_runs_row_by_row_with_the_same_result():
     x = _t([0.5, 1.0, 2.0])
     j = jacobian(lambda x: _Cube.apply(x).sin(), x)
     xn = np.array([0.5, 1.0, 2.0])
-    _close(j, np.diag(np.cos(xn ** 3) * 3 * xn ** 2))
+    _close(j, np.diag(np.cos(xn**3) * 3 * xn**2))
 
 
 def test_identity_and_constant_functions():
     x = _t([1.0, 2.0])
     assert jacobian(lambda x: x, x).tolist() == [[1.0, 0.0], [0.0, 1.0]]
-    assert jacobian(lambda x: x, x, vectorize=True, strategy="forward-mode").tolist() == \
-        [[1.0, 0.0], [0.0, 1.0]]
+    assert jacobian(lambda x: x, x, vectorize=True, strategy="forward-mode").tolist() == [
+        [1.0, 0.0],
+        [0.0, 1.0],
+    ]
     assert jacobian(lambda x: gt.zeros(3), x).tolist() == [[0.0, 0.0]] * 3
     assert hessian(lambda x: x.sum(), x).tolist() == [[0.0, 0.0], [0.0, 0.0]]
 
@@ -539,16 +617,16 @@ def test_zero_element_output_and_input():
 
 def test_inputs_are_not_modified_and_not_attached():
     x = _t([1.0, 2.0])
-    jacobian(lambda x: x ** 2, x)
-    hvp(lambda x: (x ** 3).sum(), x, gt.ones(2, dtype=gt.float64))
+    jacobian(lambda x: x**2, x)
+    hvp(lambda x: (x**3).sum(), x, gt.ones(2, dtype=gt.float64))
     assert not x.requires_grad and x.grad_fn is None and x.tolist() == [1.0, 2.0]
     assert forward_ad.unpack_dual(x).tangent is None
 
 
 def test_works_under_no_grad():
     with ag.no_grad():
-        j = jacobian(lambda x: x ** 2, _t([1.0, 3.0]))
-        h = hessian(lambda x: (x ** 3).sum(), _t([1.0]))
+        j = jacobian(lambda x: x**2, _t([1.0, 3.0]))
+        h = hessian(lambda x: (x**3).sum(), _t([1.0]))
     assert j.tolist() == [[2.0, 0.0], [0.0, 6.0]] and h.tolist() == [[6.0]]
     assert ag.is_grad_enabled()
 
@@ -569,9 +647,9 @@ def test_functions_with_other_arguments_through_a_lambda():
 
 def _tall(x, y, e):
     w = _t(np.linspace(-1.0, 1.0, 2 * 24).reshape(2, 24), dtype=x.dtype)
-    a = (x @ w).tanh()                                   # depends on x only
-    b = (y.sum() * a + x[0] * y[1]).reshape(4, 6)        # on both
-    return a, b, gt.ones(5, dtype=x.dtype), e * 0.0 + (x ** 2).sum()
+    a = (x @ w).tanh()  # depends on x only
+    b = (y.sum() * a + x[0] * y[1]).reshape(4, 6)  # on both
+    return a, b, gt.ones(5, dtype=x.dtype), e * 0.0 + (x**2).sum()
 
 
 @pytest.mark.parametrize("create_graph", [False, True])
@@ -580,20 +658,22 @@ def test_tall_jacobian_equals_the_row_by_row_one(monkeypatch, dtype, create_grap
     x = _t([0.3, -0.7], dtype, requires_grad=create_graph)
     y = _t([1.5, 0.5], dtype, requires_grad=create_graph)
     e = _t([2.0], dtype)
-    monkeypatch.setattr(functional, "_TALL_MIN_ELEMENTS", 0)     # the transposed pass
+    monkeypatch.setattr(functional, "_TALL_MIN_ELEMENTS", 0)  # the transposed pass
     transposed = jacobian(_tall, (x, y, e), create_graph=create_graph)
-    monkeypatch.setattr(functional, "_TALL_FACTOR", 10 ** 9)     # one row per output
+    monkeypatch.setattr(functional, "_TALL_FACTOR", 10**9)  # one row per output
     plain = jacobian(_tall, (x, y, e), create_graph=create_graph)
     for row_t, row_p in zip(transposed, plain):
         for a, b in zip(row_t, row_p):
             assert tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype
             _close(a, _np(b), dtype)
-    assert transposed[0][1].tolist() == [[0.0, 0.0]] * 24        # a is independent of y
+    assert transposed[0][1].tolist() == [[0.0, 0.0]] * 24  # a is independent of y
     if create_graph:
-        (g1,) = ag.grad(sum(b.sum() for row in transposed for b in row
-                            if b.requires_grad), x, allow_unused=True)
-        (g2,) = ag.grad(sum(b.sum() for row in plain for b in row
-                            if b.requires_grad), x, allow_unused=True)
+        (g1,) = ag.grad(
+            sum(b.sum() for row in transposed for b in row if b.requires_grad), x, allow_unused=True
+        )
+        (g2,) = ag.grad(
+            sum(b.sum() for row in plain for b in row if b.requires_grad), x, allow_unused=True
+        )
         _close(g1, _np(g2), dtype)
 
 
@@ -607,17 +687,19 @@ def test_tall_jacobian_with_a_custom_function_takes_the_rows(monkeypatch):
 
 @pytest.mark.parametrize("mode", HESSIAN_MODES, ids=["default", "vectorize", "forward"])
 def test_hessian_through_an_inplace_op_on_a_view(mode):
-    def f(x):                               # x0^3 + (x0 x1)^3 + (x1 x2)^3
+    def f(x):  # x0^3 + (x0 x1)^3 + (x1 x2)^3
         y = x * 1.0
         y[1:].mul_(x[:2])
-        return (y ** 3).sum()
+        return (y**3).sum()
 
     a, b, c = 0.5, 1.0, 2.0
-    want = np.array([
-        [6 * a + 6 * a * b ** 3, 9 * a ** 2 * b ** 2, 0.0],
-        [9 * a ** 2 * b ** 2, 6 * a ** 3 * b + 6 * b * c ** 3, 9 * b ** 2 * c ** 2],
-        [0.0, 9 * b ** 2 * c ** 2, 6 * b ** 3 * c],
-    ])
+    want = np.array(
+        [
+            [6 * a + 6 * a * b**3, 9 * a**2 * b**2, 0.0],
+            [9 * a**2 * b**2, 6 * a**3 * b + 6 * b * c**3, 9 * b**2 * c**2],
+            [0.0, 9 * b**2 * c**2, 6 * b**3 * c],
+        ]
+    )
     x, v = _t([a, b, c]), _t([1.0, -1.0, 0.5])
     _close(hessian(f, x, **mode), want)
     _close(hvp(f, x, v)[1], want @ _np(v))

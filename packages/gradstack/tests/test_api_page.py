@@ -6,6 +6,7 @@ Names are resolved as Sphinx resolves them on that page: relative to
 ``torch.autograd`` (the page's ``currentmodule``), or absolute when they start with
 ``torch.``; ``torch`` becomes ``gradstack``.  A copy of the page lives in ``data/``.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -46,8 +47,11 @@ def autosummary_entries(lines: list[str]) -> list[str]:
 
 
 def autoclass_entries(lines: list[str]) -> list[str]:
-    return [m.group(1) for line in lines
-            if (m := re.match(r"\s*\.\. auto(?:class|function|module)::\s*(\S+)", line))]
+    return [
+        m.group(1)
+        for line in lines
+        if (m := re.match(r"\s*\.\. auto(?:class|function|module)::\s*(\S+)", line))
+    ]
 
 
 def role_references(lines: list[str]) -> list[str]:
@@ -94,15 +98,32 @@ def resolve_any(names: list[str]):
 
 def test_the_parser_finds_the_pages_names():
     names = page_names()
-    for expected in ["backward", "grad", "functional.jacobian", "functional.hvp", "no_grad",
-                     "inference_mode", "torch.Tensor.retain_grad", "Function",
-                     "Function.forward", "function.FunctionCtx.set_materialize_grads",
-                     "gradcheck", "gradgradcheck", "torch.autograd.profiler.profile",
-                     "profiler.profile.total_average", "torch.autograd.profiler.emit_nvtx",
-                     "profiler.load_nvprof", "detect_anomaly", "set_detect_anomaly",
-                     "torch.autograd.graph.saved_tensors_hooks",
-                     "torch.autograd.graph.save_on_cpu", "torch.randn", "Tensor",
-                     "torch.autograd.backward", "torch.Tensor.backward"]:
+    for expected in [
+        "backward",
+        "grad",
+        "functional.jacobian",
+        "functional.hvp",
+        "no_grad",
+        "inference_mode",
+        "torch.Tensor.retain_grad",
+        "Function",
+        "Function.forward",
+        "function.FunctionCtx.set_materialize_grads",
+        "gradcheck",
+        "gradgradcheck",
+        "torch.autograd.profiler.profile",
+        "profiler.profile.total_average",
+        "torch.autograd.profiler.emit_nvtx",
+        "profiler.load_nvprof",
+        "detect_anomaly",
+        "set_detect_anomaly",
+        "torch.autograd.graph.saved_tensors_hooks",
+        "torch.autograd.graph.save_on_cpu",
+        "torch.randn",
+        "Tensor",
+        "torch.autograd.backward",
+        "torch.Tensor.backward",
+    ]:
         assert expected in names, expected
     assert len(names) >= 45
 
@@ -141,10 +162,22 @@ def test_names_are_the_layers_own_objects():
     import gradstack
     import gradstack_autograd
 
-    for name in ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-                 "inference_mode", "Function", "Variable", "gradcheck", "gradgradcheck",
-                 "detect_anomaly", "set_detect_anomaly"]:
+    for name in [
+        "backward",
+        "grad",
+        "no_grad",
+        "enable_grad",
+        "set_grad_enabled",
+        "inference_mode",
+        "Function",
+        "Variable",
+        "gradcheck",
+        "gradgradcheck",
+        "detect_anomaly",
+        "set_detect_anomaly",
+    ]:
         assert getattr(gradstack.autograd, name) is getattr(gradstack_autograd, name), name
     assert gradstack.autograd.function.FunctionCtx is gradstack_autograd.FunctionCtx
-    assert gradstack.autograd.graph.saved_tensors_hooks is \
-        gradstack_autograd.graph.saved_tensors_hooks
+    assert (
+        gradstack.autograd.graph.saved_tensors_hooks is gradstack_autograd.graph.saved_tensors_hooks
+    )

@@ -1,4 +1,5 @@
 """The examples in the docstrings run and print what they say."""
+
 from __future__ import annotations
 
 import doctest
@@ -8,8 +9,9 @@ import pkgutil
 import gradstack
 import pytest
 
-MODULES = sorted({"gradstack"} | {
-    m.name for m in pkgutil.walk_packages(gradstack.__path__, "gradstack.")})
+MODULES = sorted(
+    {"gradstack"} | {m.name for m in pkgutil.walk_packages(gradstack.__path__, "gradstack.")}
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

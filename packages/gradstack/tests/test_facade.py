@@ -1,4 +1,5 @@
 """``import gradstack as torch``: the namespace is torch's, and everything in it works."""
+
 from __future__ import annotations
 
 import builtins
@@ -87,14 +88,14 @@ def test_device_and_cuda_stubs():
 
 def test_autograd_namespace():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
-    y = (x ** 2).sum()
+    y = (x**2).sum()
     (g,) = torch.autograd.grad(y, [x], create_graph=True)
     assert g.tolist() == [2.0, 4.0]
     torch.autograd.backward([g.sum()])
     assert x.grad.tolist() == [2.0, 2.0]
     assert torch.autograd.Variable is gradstack_autograd.Variable
     assert torch.autograd.grad_mode.no_grad is torch.no_grad
-    assert callable(torch.autograd.gradcheck)    # the function, not the submodule
+    assert callable(torch.autograd.gradcheck)  # the function, not the submodule
 
     class Square(torch.autograd.Function):
         @staticmethod
@@ -147,8 +148,13 @@ def test_nn_and_optim_namespace():
     import gradstack.nn.functional as F
     from gradstack.nn import init
 
-    for name in set(gradstack_nn.__all__) - {"optim", "save", "load", "serialization",
-                                             "__version__"}:
+    for name in set(gradstack_nn.__all__) - {
+        "optim",
+        "save",
+        "load",
+        "serialization",
+        "__version__",
+    }:
         assert hasattr(torch.nn, name), name
     assert torch.nn.Module is gradstack_nn.Module and torch.nn.Linear is gradstack_nn.Linear
     assert torch.optim.SGD is gradstack_nn.optim.SGD
@@ -178,11 +184,21 @@ def test_save_load():
 
 
 def test_submodules_import_like_torch():
-    for name in ["gradstack.autograd", "gradstack.autograd.graph", "gradstack.autograd.function",
-                 "gradstack.autograd.grad_mode", "gradstack.autograd.forward_ad",
-                 "gradstack.autograd.anomaly_mode", "gradstack.autograd.variable",
-                 "gradstack.nn", "gradstack.nn.functional", "gradstack.nn.init",
-                 "gradstack.nn.parameter", "gradstack.optim", "gradstack.cuda"]:
+    for name in [
+        "gradstack.autograd",
+        "gradstack.autograd.graph",
+        "gradstack.autograd.function",
+        "gradstack.autograd.grad_mode",
+        "gradstack.autograd.forward_ad",
+        "gradstack.autograd.anomaly_mode",
+        "gradstack.autograd.variable",
+        "gradstack.nn",
+        "gradstack.nn.functional",
+        "gradstack.nn.init",
+        "gradstack.nn.parameter",
+        "gradstack.optim",
+        "gradstack.cuda",
+    ]:
         importlib.import_module(name)
     from gradstack.autograd.graph import saved_tensors_hooks  # noqa: F401
     from gradstack.nn.parameter import Parameter
@@ -192,11 +208,12 @@ def test_submodules_import_like_torch():
 
 def test_import_is_light():
     """``import gradstack`` loads neither functional-api nor the profiler until used."""
-    code = ("import sys, gradstack; "
-            "print(any(m.startswith(('gradstack_functional', 'gradstack_profiler')) "
-            "for m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, gradstack; "
+        "print(any(m.startswith(('gradstack_functional', 'gradstack_profiler')) "
+        "for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
@@ -205,9 +222,18 @@ def test_every_all_name_resolves():
     import gradstack.nn
     import gradstack.optim
 
-    for module in (torch, gradstack.autograd, gradstack.nn, gradstack.optim, torch.cuda,
-                   gradstack.nn.functional, gradstack.nn.init, gradstack.autograd.graph,
-                   gradstack.autograd.forward_ad, gradstack.autograd.function):
+    for module in (
+        torch,
+        gradstack.autograd,
+        gradstack.nn,
+        gradstack.optim,
+        torch.cuda,
+        gradstack.nn.functional,
+        gradstack.nn.init,
+        gradstack.autograd.graph,
+        gradstack.autograd.forward_ad,
+        gradstack.autograd.function,
+    ):
         for name in module.__all__:
             assert getattr(module, name) is not None, f"{module.__name__}.{name}"
     assert set(dir(gradstack.autograd)) >= {"functional", "profiler", "forward_ad"}

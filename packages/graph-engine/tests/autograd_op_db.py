@@ -24,6 +24,7 @@ Examples
 >>> s.inputs[0].shape
 ()
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,7 +43,7 @@ class GradSample:
     inputs: tuple
     fn: Callable
     desc: str = ""
-    torch_fn: Callable | None = None   # when torch spells the call differently
+    torch_fn: Callable | None = None  # when torch spells the call differently
 
     def __repr__(self) -> str:
         return f"GradSample({self.desc})"
@@ -117,7 +118,7 @@ def to_gs(a, gt, requires_grad=True):
 
 
 def to_torch(a, torch, requires_grad=True):
-    t = torch.from_numpy(np.array(a, copy=True))   # keeps the layout (strides)
+    t = torch.from_numpy(np.array(a, copy=True))  # keeps the layout (strides)
     return t.requires_grad_(requires_grad)
 
 
@@ -130,16 +131,34 @@ def _S(inputs, fn, desc, torch_fn=None):
 
 _UNARY = {
     # name: (lo, hi, points to stay away from)
-    "exp": (-2, 2, ()), "exp2": (-2, 2, ()), "expm1": (-2, 2, ()),
-    "log": (0.2, 3, ()), "log2": (0.2, 3, ()), "log10": (0.2, 3, ()), "log1p": (-0.7, 3, ()),
-    "sqrt": (0.2, 3, ()), "rsqrt": (0.2, 3, ()), "reciprocal": (-2, 2, (0,)),
-    "sin": (-3, 3, ()), "cos": (-3, 3, ()), "tan": (-1.2, 1.2, ()),
-    "asin": (-0.9, 0.9, ()), "acos": (-0.9, 0.9, ()), "atan": (-3, 3, ()),
-    "sinh": (-2, 2, ()), "cosh": (-2, 2, ()), "tanh": (-2, 2, ()), "sigmoid": (-4, 4, ()),
-    "neg": (-2, 2, ()), "abs": (-2, 2, (0,)), "relu": (-2, 2, (0,)),
+    "exp": (-2, 2, ()),
+    "exp2": (-2, 2, ()),
+    "expm1": (-2, 2, ()),
+    "log": (0.2, 3, ()),
+    "log2": (0.2, 3, ()),
+    "log10": (0.2, 3, ()),
+    "log1p": (-0.7, 3, ()),
+    "sqrt": (0.2, 3, ()),
+    "rsqrt": (0.2, 3, ()),
+    "reciprocal": (-2, 2, (0,)),
+    "sin": (-3, 3, ()),
+    "cos": (-3, 3, ()),
+    "tan": (-1.2, 1.2, ()),
+    "asin": (-0.9, 0.9, ()),
+    "acos": (-0.9, 0.9, ()),
+    "atan": (-3, 3, ()),
+    "sinh": (-2, 2, ()),
+    "cosh": (-2, 2, ()),
+    "tanh": (-2, 2, ()),
+    "sigmoid": (-4, 4, ()),
+    "neg": (-2, 2, ()),
+    "abs": (-2, 2, (0,)),
+    "relu": (-2, 2, (0,)),
     "sign": (-2, 2, (0,)),
-    "floor": (-2, 2, (-2, -1, 0, 1, 2)), "ceil": (-2, 2, (-2, -1, 0, 1, 2)),
-    "trunc": (-2, 2, (-2, -1, 0, 1, 2)), "round": (-2, 2, (-1.5, -0.5, 0.5, 1.5)),
+    "floor": (-2, 2, (-2, -1, 0, 1, 2)),
+    "ceil": (-2, 2, (-2, -1, 0, 1, 2)),
+    "trunc": (-2, 2, (-2, -1, 0, 1, 2)),
+    "round": (-2, 2, (-1.5, -0.5, 0.5, 1.5)),
 }
 
 
@@ -164,6 +183,7 @@ def _unary_samples(name, lo, hi, away, inplace):
             x = arr(rng, (3,), lo, hi, away=away)
             out.append(_S((x,), lambda L, t, _n=name: getattr(t, _n)(), f"{name} method"))
         return out
+
     return gen
 
 
@@ -177,8 +197,19 @@ for _n, (_lo, _hi, _away) in _UNARY.items():
 _BIN_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((3, 1), (1, 2)), ((), (2,)))
 
 
-def _binary_samples(name, call, *, lo=-2.0, hi=2.0, rlo=None, rhi=None, away_r=(),
-                    scalars=(), inplace=False, make=None):
+def _binary_samples(
+    name,
+    call,
+    *,
+    lo=-2.0,
+    hi=2.0,
+    rlo=None,
+    rhi=None,
+    away_r=(),
+    scalars=(),
+    inplace=False,
+    make=None,
+):
     rlo = lo if rlo is None else rlo
     rhi = hi if rhi is None else rhi
 
@@ -196,10 +227,14 @@ def _binary_samples(name, call, *, lo=-2.0, hi=2.0, rlo=None, rhi=None, away_r=(
             out.append(_S((a, b), fn, f"{name} {list(sa)}, {list(sb)}"))
         for s in scalars:
             a = arr(rng, (2, 3), lo, hi) if make is None else make(rng, (2, 3), ())[0]
-            fn = (lambda L, x, _s=s: call(L, x.clone(), _s)) if inplace else \
-                (lambda L, x, _s=s: call(L, x, _s))
+            fn = (
+                (lambda L, x, _s=s: call(L, x.clone(), _s))
+                if inplace
+                else (lambda L, x, _s=s: call(L, x, _s))
+            )
             out.append(_S((a,), fn, f"{name} tensor, scalar {s}"))
         return out
+
     return gen
 
 
@@ -209,7 +244,7 @@ def _remainder_pair(rng, sa, sb):
     if tuple(sa) == full:
         b = rng.uniform(0.5, 2.0, size=sb) * np.where(rng.random(sb) < 0.5, -1, 1)
         bb = np.broadcast_to(b, full)
-    else:   # a is broadcast against several b: give them all one value
+    else:  # a is broadcast against several b: give them all one value
         b = np.full(sb, -1.25)
         bb = np.full(sa, -1.25)
     k = rng.integers(-2, 3, size=sa)
@@ -235,18 +270,26 @@ _BINARY = {
     "sub": dict(call=lambda L, x, y: L.sub(x, y), scalars=(1.5,)),
     "mul": dict(call=lambda L, x, y: L.mul(x, y), scalars=(3.0,)),
     "div": dict(call=lambda L, x, y: L.div(x, y), away_r=(0,), scalars=(2.0,)),
-    "pow": dict(call=lambda L, x, y: L.pow(x, y), lo=0.5, hi=2.0, rlo=-1.5, rhi=2.0,
-                scalars=(2, 2.5, 0.5, -1.0)),
+    "pow": dict(
+        call=lambda L, x, y: L.pow(x, y),
+        lo=0.5,
+        hi=2.0,
+        rlo=-1.5,
+        rhi=2.0,
+        scalars=(2, 2.5, 0.5, -1.0),
+    ),
     "maximum": dict(call=lambda L, x, y: L.maximum(x, y), make=_maxmin_pair),
     "minimum": dict(call=lambda L, x, y: L.minimum(x, y), make=_maxmin_pair),
-    "remainder": dict(call=lambda L, x, y: L.remainder(x, y), make=_remainder_pair,
-                      scalars=()),
+    "remainder": dict(call=lambda L, x, y: L.remainder(x, y), make=_remainder_pair, scalars=()),
     "atan2": dict(call=lambda L, x, y: L.atan2(x, y), away_r=(0,)),
 }
 _INPLACE_METHOD = {
-    "add": lambda L, x, y: x.add_(y), "sub": lambda L, x, y: x.sub_(y),
-    "mul": lambda L, x, y: x.mul_(y), "div": lambda L, x, y: x.div_(y),
-    "pow": lambda L, x, y: x.pow_(y), "remainder": lambda L, x, y: x.remainder_(y),
+    "add": lambda L, x, y: x.add_(y),
+    "sub": lambda L, x, y: x.sub_(y),
+    "mul": lambda L, x, y: x.mul_(y),
+    "div": lambda L, x, y: x.div_(y),
+    "pow": lambda L, x, y: x.pow_(y),
+    "remainder": lambda L, x, y: x.remainder_(y),
     "atan2": lambda L, x, y: x.atan2_(y),
 }
 
@@ -280,16 +323,18 @@ def _pow_extra_samples(rng):
     e = arr(rng, (3,), -1.0, 2.0)
     return [
         _S((e,), lambda L, y: L.pow(2.0, y), "scalar ** tensor"),
-        _S((e,), lambda L, y: 1.5 ** y, "operator scalar ** tensor"),
-        _S((arr(rng, (3,), 0.5, 2),), lambda L, x: x ** 3, "operator tensor ** 3"),
+        _S((e,), lambda L, y: 1.5**y, "operator scalar ** tensor"),
+        _S((arr(rng, (3,), 0.5, 2),), lambda L, x: x**3, "operator tensor ** 3"),
     ]
 
 
 GRAD_OPS["add"].samples = (lambda base: lambda rng: base(rng) + _alpha_samples(rng))(
-    GRAD_OPS["add"].samples)
+    GRAD_OPS["add"].samples
+)
 _add(GradOp("rsub", _rsub_samples))
 GRAD_OPS["pow"].samples = (lambda base: lambda rng: base(rng) + _pow_extra_samples(rng))(
-    GRAD_OPS["pow"].samples)
+    GRAD_OPS["pow"].samples
+)
 
 
 def _clamp_samples(inplace):
@@ -311,6 +356,7 @@ def _clamp_samples(inplace):
             _S((x,), lambda L, t: t.clamp(max=2), "clamp(max=2)"),
             _S((xt, lo, hi), lambda L, t, a, b: L.clamp(t, a, b), "clamp(tensor bounds)"),
         ]
+
     return gen
 
 
@@ -337,6 +383,7 @@ def _masked_fill_samples(inplace):
 
         def m(L):
             return L.from_numpy(mask.copy())
+
         if inplace:
             return [
                 _S((x,), lambda L, a: a.clone().masked_fill_(m(L), 1.5), "masked_fill_ scalar"),
@@ -346,6 +393,7 @@ def _masked_fill_samples(inplace):
             _S((x,), lambda L, a: a.masked_fill(m(L), 1.5), "masked_fill scalar"),
             _S((x, v), lambda L, a, b: a.masked_fill(m(L), b), "masked_fill 0-d tensor"),
         ]
+
     return gen
 
 
@@ -397,6 +445,7 @@ def _setitem_samples(rng):
         y = a.clone()
         y[L.from_numpy(np.array([0, 2]))] = b
         return y
+
     return [
         _S((x, v), set_row, "y[1] = tensor"),
         _S((x,), set_slice, "y[:, 1:3] = scalar"),
@@ -413,7 +462,9 @@ def _random_samples(name):
             y = a * 2
             getattr(y, name)(0.0, 1.0)
             return y * a
+
         return [_S((x,), fn, f"{name} then * x")]
+
     return gen
 
 
@@ -435,32 +486,74 @@ def _reduce_samples(name, method_kwargs, *, lo=-2.0, hi=2.0, distinct_values=Fal
         out = []
         for shape, kwargs in method_kwargs:
             x = distinct(rng, shape, lo, hi) if distinct_values else arr(rng, shape, lo, hi)
-            out.append(_S((x,), lambda L, t, _kw=kwargs: getattr(t, name)(**_kw),
-                          f"{name} {list(shape)} {kwargs}"))
+            out.append(
+                _S(
+                    (x,),
+                    lambda L, t, _kw=kwargs: getattr(t, name)(**_kw),
+                    f"{name} {list(shape)} {kwargs}",
+                )
+            )
         return out
+
     return gen
 
 
-_RED = (((), {}), ((2, 3), {}), ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0, "keepdim": True}),
-        ((2, 3, 2), {"dim": (0, 2)}))
+_RED = (
+    ((), {}),
+    ((2, 3), {}),
+    ((2, 3), {"dim": 1}),
+    ((2, 3), {"dim": 0, "keepdim": True}),
+    ((2, 3, 2), {"dim": (0, 2)}),
+)
 _add(GradOp("sum", _reduce_samples("sum", _RED)))
 _add(GradOp("mean", _reduce_samples("mean", _RED)))
-_add(GradOp("prod", (lambda base: lambda rng: base(rng) + [
-    _S((np.array([[1.5, 0.0, 2.0], [0.5, -1.0, 0.7]]),), lambda L, t: t.prod(), "prod one zero"),
-    _S((np.array([[1.5, 0.0, 2.0], [0.0, -1.0, 0.7]]),), lambda L, t: t.prod(dim=1),
-       "prod dim=1 with zeros"),
-    _S((np.array([[1.5, 0.0, 0.0], [0.5, -1.0, 0.7]]),), lambda L, t: t.prod(dim=1),
-       "prod dim=1 two zeros"),
-])(_reduce_samples("prod", _RED[:4], lo=0.5, hi=1.5))))
-_EXT = (((2, 3), {}), ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0, "keepdim": True}),
-        ((4,), {"dim": 0}))
+_add(
+    GradOp(
+        "prod",
+        (
+            lambda base: (
+                lambda rng: (
+                    base(rng)
+                    + [
+                        _S(
+                            (np.array([[1.5, 0.0, 2.0], [0.5, -1.0, 0.7]]),),
+                            lambda L, t: t.prod(),
+                            "prod one zero",
+                        ),
+                        _S(
+                            (np.array([[1.5, 0.0, 2.0], [0.0, -1.0, 0.7]]),),
+                            lambda L, t: t.prod(dim=1),
+                            "prod dim=1 with zeros",
+                        ),
+                        _S(
+                            (np.array([[1.5, 0.0, 0.0], [0.5, -1.0, 0.7]]),),
+                            lambda L, t: t.prod(dim=1),
+                            "prod dim=1 two zeros",
+                        ),
+                    ]
+                )
+            )
+        )(_reduce_samples("prod", _RED[:4], lo=0.5, hi=1.5)),
+    )
+)
+_EXT = (
+    ((2, 3), {}),
+    ((2, 3), {"dim": 1}),
+    ((2, 3), {"dim": 0, "keepdim": True}),
+    ((4,), {"dim": 0}),
+)
 _add(GradOp("max", _reduce_samples("max", _EXT, distinct_values=True)))
 _add(GradOp("min", _reduce_samples("min", _EXT, distinct_values=True)))
 _AM = (((2, 3), {}), ((2, 3), {"dim": 1}), ((2, 3, 2), {"dim": (0, 2), "keepdim": True}))
 _add(GradOp("amax", _reduce_samples("amax", _AM, distinct_values=True)))
 _add(GradOp("amin", _reduce_samples("amin", _AM, distinct_values=True)))
-_VAR = (((2, 3), {}), ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0, "keepdim": True}),
-        ((2, 3), {"dim": 1, "correction": 0}), ((3, 4), {"dim": (0, 1)}))
+_VAR = (
+    ((2, 3), {}),
+    ((2, 3), {"dim": 1}),
+    ((2, 3), {"dim": 0, "keepdim": True}),
+    ((2, 3), {"dim": 1, "correction": 0}),
+    ((3, 4), {"dim": (0, 1)}),
+)
 _add(GradOp("var", _reduce_samples("var", _VAR)))
 _add(GradOp("std", _reduce_samples("std", _VAR)))
 
@@ -469,7 +562,7 @@ def _norm_samples(rng):
     x = arr(rng, (2, 3), away=(0,))
     d = distinct(rng, (2, 3), -2, 2)
     d = np.where(np.abs(d) < 0.1, d + 0.3, d)
-    d = d * np.array([[1.0, -1.1, 1.2], [-1.3, 1.4, -1.5]])   # distinct absolute values
+    d = d * np.array([[1.0, -1.1, 1.2], [-1.3, 1.4, -1.5]])  # distinct absolute values
     return [
         _S((x,), lambda L, t: t.norm(), "norm"),
         _S((x,), lambda L, t: t.norm(dim=1), "norm dim=1"),
@@ -481,8 +574,19 @@ def _norm_samples(rng):
 
 
 _add(GradOp("norm", _norm_samples))
-_add(GradOp("logsumexp", _reduce_samples("logsumexp", (
-    ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0, "keepdim": True}), ((2, 3, 2), {"dim": (0, 2)})))))
+_add(
+    GradOp(
+        "logsumexp",
+        _reduce_samples(
+            "logsumexp",
+            (
+                ((2, 3), {"dim": 1}),
+                ((2, 3), {"dim": 0, "keepdim": True}),
+                ((2, 3, 2), {"dim": (0, 2)}),
+            ),
+        ),
+    )
+)
 _SM = (((4,), {"dim": 0}), ((2, 3), {"dim": 1}), ((2, 3), {"dim": 0}), ((2, 3, 2), {"dim": -1}))
 _add(GradOp("softmax", _reduce_samples("softmax", _SM)))
 _add(GradOp("log_softmax", _reduce_samples("log_softmax", _SM)))
@@ -515,8 +619,14 @@ _add(GradOp("topk", _topk_samples))
 
 def _matmul_samples(rng):
     out = []
-    for sa, sb in (((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 2)),
-                   ((2, 2, 3), (3, 2)), ((2, 1, 2, 3), (2, 3, 2))):
+    for sa, sb in (
+        ((3,), (3,)),
+        ((2, 3), (3,)),
+        ((3,), (3, 2)),
+        ((2, 3), (3, 2)),
+        ((2, 2, 3), (3, 2)),
+        ((2, 1, 2, 3), (2, 3, 2)),
+    ):
         a = arr(rng, sa, transposed=len(sa) == 2)
         b = arr(rng, sb)
         out.append(_S((a, b), lambda L, x, y: L.matmul(x, y), f"matmul {list(sa)} @ {list(sb)}"))
@@ -528,8 +638,14 @@ def _matmul_samples(rng):
 def _two(name, sa, sb, call=None):
     def gen(rng):
         a, b = arr(rng, sa, transposed=len(sa) == 2), arr(rng, sb)
-        return [_S((a, b), call or (lambda L, x, y: getattr(L, name)(x, y)),
-                   f"{name} {list(sa)}, {list(sb)}")]
+        return [
+            _S(
+                (a, b),
+                call or (lambda L, x, y: getattr(L, name)(x, y)),
+                f"{name} {list(sa)}, {list(sb)}",
+            )
+        ]
+
     return gen
 
 
@@ -538,8 +654,11 @@ def _addmm_samples(rng):
     return [
         _S((arr(rng, (2, 4)), m1, m2), lambda L, x, a, b: L.addmm(x, a, b), "addmm"),
         _S((arr(rng, (4,)), m1, m2), lambda L, x, a, b: L.addmm(x, a, b), "addmm broadcast"),
-        _S((arr(rng, (2, 4)), m1, m2), lambda L, x, a, b: L.addmm(x, a, b, beta=2, alpha=0.5),
-           "addmm beta=2 alpha=0.5"),
+        _S(
+            (arr(rng, (2, 4)), m1, m2),
+            lambda L, x, a, b: L.addmm(x, a, b, beta=2, alpha=0.5),
+            "addmm beta=2 alpha=0.5",
+        ),
     ]
 
 
@@ -554,24 +673,55 @@ _add(GradOp("addmm", _addmm_samples))
 
 def _unary_call(name, cases):
     def gen(rng):
-        return [_S((arr(rng, shape, transposed=tr),), call, f"{name} {desc}")
-                for shape, tr, call, desc in cases]
+        return [
+            _S((arr(rng, shape, transposed=tr),), call, f"{name} {desc}")
+            for shape, tr, call, desc in cases
+        ]
+
     return gen
 
 
-_add(GradOp("trace", _unary_call("trace", [((3, 3), False, lambda L, t: L.trace(t), "3x3"),
-                                           ((2, 4), True, lambda L, t: t.trace(), "2x4 T")])))
+_add(
+    GradOp(
+        "trace",
+        _unary_call(
+            "trace",
+            [
+                ((3, 3), False, lambda L, t: L.trace(t), "3x3"),
+                ((2, 4), True, lambda L, t: t.trace(), "2x4 T"),
+            ],
+        ),
+    )
+)
 for _n in ("tril", "triu"):
-    _add(GradOp(_n, _unary_call(_n, [
-        ((3, 4), False, lambda L, t, _n=_n: getattr(L, _n)(t), "k=0"),
-        ((4, 3), True, lambda L, t, _n=_n: getattr(t, _n)(1), "k=1"),
-        ((2, 3, 3), False, lambda L, t, _n=_n: getattr(t, _n)(-1), "batched k=-1")])))
-_add(GradOp("diag", _unary_call("diag", [
-    ((3,), False, lambda L, t: L.diag(t), "1-d"),
-    ((3,), False, lambda L, t: L.diag(t, 1), "1-d k=1"),
-    ((3, 4), False, lambda L, t: L.diag(t), "2-d"),
-    ((3, 4), True, lambda L, t: t.diag(-1), "2-d k=-1"),
-    ((4, 3), False, lambda L, t: L.diag(t, 2), "2-d k=2")])))
+    _add(
+        GradOp(
+            _n,
+            _unary_call(
+                _n,
+                [
+                    ((3, 4), False, lambda L, t, _n=_n: getattr(L, _n)(t), "k=0"),
+                    ((4, 3), True, lambda L, t, _n=_n: getattr(t, _n)(1), "k=1"),
+                    ((2, 3, 3), False, lambda L, t, _n=_n: getattr(t, _n)(-1), "batched k=-1"),
+                ],
+            ),
+        )
+    )
+_add(
+    GradOp(
+        "diag",
+        _unary_call(
+            "diag",
+            [
+                ((3,), False, lambda L, t: L.diag(t), "1-d"),
+                ((3,), False, lambda L, t: L.diag(t, 1), "1-d k=1"),
+                ((3, 4), False, lambda L, t: L.diag(t), "2-d"),
+                ((3, 4), True, lambda L, t: t.diag(-1), "2-d k=-1"),
+                ((4, 3), False, lambda L, t: L.diag(t, 2), "2-d k=2"),
+            ],
+        ),
+    )
+)
 
 # ---------------------------------------------------------------------------------------
 # views and shape ops
@@ -582,89 +732,204 @@ def _shape_cases(name, cases):
     return GradOp(name, _unary_call(name, cases))
 
 
-_add(_shape_cases("getitem", [
-    ((4, 3), False, lambda L, t: t[1], "x[1]"),
-    ((4, 3), False, lambda L, t: t[-1], "x[-1]"),
-    ((4, 3), True, lambda L, t: t[1:3], "x[1:3]"),
-    ((4, 3), False, lambda L, t: t[::2, 1:], "x[::2, 1:]"),
-    ((4, 3), False, lambda L, t: t[:, 1], "x[:, 1]"),
-    ((4, 3), False, lambda L, t: t[1, 2], "x[1, 2]"),
-    ((4, 3), False, lambda L, t: t[None, 1:3], "x[None, 1:3]"),
-    ((4, 3), False, lambda L, t: t[..., 0], "x[..., 0]"),
-    ((4, 3), False, lambda L, t: t[L.from_numpy(np.array([0, 2, 2]))], "x[[0, 2, 2]]"),
-    ((4, 3), False, lambda L, t: t[L.from_numpy(np.array([0, 3])), L.from_numpy(np.array([2, 2]))],
-     "x[idx, idx]"),
-    ((4, 3), False,
-     lambda L, t: t[L.from_numpy(np.array([[True, False, True]] * 4))], "x[mask]"),
-]))
-_add(_shape_cases("view", [
-    ((2, 3), False, lambda L, t: t.view(3, 2), "view(3, 2)"),
-    ((2, 3), False, lambda L, t: t.view(-1), "view(-1)"),
-    ((), False, lambda L, t: t.view(1, 1), "0-d view(1, 1)")]))
-_add(_shape_cases("reshape", [
-    ((2, 3), False, lambda L, t: t.reshape(3, 2), "reshape(3, 2)"),
-    ((2, 3), True, lambda L, t: L.reshape(t, (6,)), "reshape of transposed"),
-    ((2, 3, 2), False, lambda L, t: t.reshape(6, -1), "reshape(6, -1)")]))
-_add(_shape_cases("flatten", [
-    ((2, 3, 2), False, lambda L, t: t.flatten(), "flatten"),
-    ((2, 3, 2), False, lambda L, t: L.flatten(t, 1), "flatten(1)")]))
-_add(_shape_cases("squeeze", [
-    ((1, 3, 1), False, lambda L, t: t.squeeze(), "squeeze()"),
-    ((1, 3, 1), False, lambda L, t: t.squeeze(0), "squeeze(0)"),
-    ((1, 3, 1), False, lambda L, t: L.squeeze(t, -1), "squeeze(-1)"),
-    ((1, 3, 1), False, lambda L, t: t.squeeze((0, 2)), "squeeze((0, 2))")]))
-_add(_shape_cases("unsqueeze", [
-    ((2, 3), False, lambda L, t: t.unsqueeze(0), "unsqueeze(0)"),
-    ((2, 3), True, lambda L, t: L.unsqueeze(t, -1), "unsqueeze(-1)")]))
-_add(_shape_cases("transpose", [
-    ((2, 3), False, lambda L, t: t.transpose(0, 1), "transpose(0, 1)"),
-    ((2, 3, 2), False, lambda L, t: L.transpose(t, 0, -1), "transpose(0, -1)")]))
-_add(_shape_cases("t", [
-    ((2, 3), False, lambda L, t: t.t(), "t()"),
-    ((3,), False, lambda L, t: L.t(t), "t() of 1-d")]))
-_add(_shape_cases("permute", [
-    ((2, 3, 2), False, lambda L, t: t.permute(2, 0, 1), "permute(2, 0, 1)"),
-    ((2, 3), True, lambda L, t: L.permute(t, (1, 0)), "permute((1, 0))")]))
-_add(_shape_cases("expand", [
-    ((3, 1), False, lambda L, t: t.expand(3, 4), "expand(3, 4)"),
-    ((3,), False, lambda L, t: t.expand(2, 3), "expand(2, 3)"),
-    ((), False, lambda L, t: t.expand(2), "0-d expand(2)"),
-    ((3, 1), False, lambda L, t: t.expand_as(L.from_numpy(np.zeros((2, 3, 4)))), "expand_as")]))
+_add(
+    _shape_cases(
+        "getitem",
+        [
+            ((4, 3), False, lambda L, t: t[1], "x[1]"),
+            ((4, 3), False, lambda L, t: t[-1], "x[-1]"),
+            ((4, 3), True, lambda L, t: t[1:3], "x[1:3]"),
+            ((4, 3), False, lambda L, t: t[::2, 1:], "x[::2, 1:]"),
+            ((4, 3), False, lambda L, t: t[:, 1], "x[:, 1]"),
+            ((4, 3), False, lambda L, t: t[1, 2], "x[1, 2]"),
+            ((4, 3), False, lambda L, t: t[None, 1:3], "x[None, 1:3]"),
+            ((4, 3), False, lambda L, t: t[..., 0], "x[..., 0]"),
+            ((4, 3), False, lambda L, t: t[L.from_numpy(np.array([0, 2, 2]))], "x[[0, 2, 2]]"),
+            (
+                (4, 3),
+                False,
+                lambda L, t: t[L.from_numpy(np.array([0, 3])), L.from_numpy(np.array([2, 2]))],
+                "x[idx, idx]",
+            ),
+            (
+                (4, 3),
+                False,
+                lambda L, t: t[L.from_numpy(np.array([[True, False, True]] * 4))],
+                "x[mask]",
+            ),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "view",
+        [
+            ((2, 3), False, lambda L, t: t.view(3, 2), "view(3, 2)"),
+            ((2, 3), False, lambda L, t: t.view(-1), "view(-1)"),
+            ((), False, lambda L, t: t.view(1, 1), "0-d view(1, 1)"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "reshape",
+        [
+            ((2, 3), False, lambda L, t: t.reshape(3, 2), "reshape(3, 2)"),
+            ((2, 3), True, lambda L, t: L.reshape(t, (6,)), "reshape of transposed"),
+            ((2, 3, 2), False, lambda L, t: t.reshape(6, -1), "reshape(6, -1)"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "flatten",
+        [
+            ((2, 3, 2), False, lambda L, t: t.flatten(), "flatten"),
+            ((2, 3, 2), False, lambda L, t: L.flatten(t, 1), "flatten(1)"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "squeeze",
+        [
+            ((1, 3, 1), False, lambda L, t: t.squeeze(), "squeeze()"),
+            ((1, 3, 1), False, lambda L, t: t.squeeze(0), "squeeze(0)"),
+            ((1, 3, 1), False, lambda L, t: L.squeeze(t, -1), "squeeze(-1)"),
+            ((1, 3, 1), False, lambda L, t: t.squeeze((0, 2)), "squeeze((0, 2))"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "unsqueeze",
+        [
+            ((2, 3), False, lambda L, t: t.unsqueeze(0), "unsqueeze(0)"),
+            ((2, 3), True, lambda L, t: L.unsqueeze(t, -1), "unsqueeze(-1)"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "transpose",
+        [
+            ((2, 3), False, lambda L, t: t.transpose(0, 1), "transpose(0, 1)"),
+            ((2, 3, 2), False, lambda L, t: L.transpose(t, 0, -1), "transpose(0, -1)"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "t",
+        [
+            ((2, 3), False, lambda L, t: t.t(), "t()"),
+            ((3,), False, lambda L, t: L.t(t), "t() of 1-d"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "permute",
+        [
+            ((2, 3, 2), False, lambda L, t: t.permute(2, 0, 1), "permute(2, 0, 1)"),
+            ((2, 3), True, lambda L, t: L.permute(t, (1, 0)), "permute((1, 0))"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "expand",
+        [
+            ((3, 1), False, lambda L, t: t.expand(3, 4), "expand(3, 4)"),
+            ((3,), False, lambda L, t: t.expand(2, 3), "expand(2, 3)"),
+            ((), False, lambda L, t: t.expand(2), "0-d expand(2)"),
+            (
+                (3, 1),
+                False,
+                lambda L, t: t.expand_as(L.from_numpy(np.zeros((2, 3, 4)))),
+                "expand_as",
+            ),
+        ],
+    )
+)
 
 
 def _expand_as_samples(rng):
     def fn(L, t):
         other = L.from_numpy(np.zeros((2, 3, 4)))
         return L.OPS["expand_as"](t, other)
-    return [_S((arr(rng, (3, 1)),), fn, "OPS['expand_as']",
-               torch_fn=lambda L, t: t.expand_as(L.from_numpy(np.zeros((2, 3, 4)))))]
+
+    return [
+        _S(
+            (arr(rng, (3, 1)),),
+            fn,
+            "OPS['expand_as']",
+            torch_fn=lambda L, t: t.expand_as(L.from_numpy(np.zeros((2, 3, 4)))),
+        )
+    ]
 
 
 _add(GradOp("expand_as", _expand_as_samples))
 
 
 def _alias_samples(rng):
-    return [_S((arr(rng, (2, 3)),), lambda L, t: L.OPS["alias"](t) * t, "alias",
-               torch_fn=lambda L, t: L.ops.aten.alias(t) * t)]
+    return [
+        _S(
+            (arr(rng, (2, 3)),),
+            lambda L, t: L.OPS["alias"](t) * t,
+            "alias",
+            torch_fn=lambda L, t: L.ops.aten.alias(t) * t,
+        )
+    ]
 
 
 _add(GradOp("alias", _alias_samples))
-_add(_shape_cases("narrow", [
-    ((5, 3), False, lambda L, t: t.narrow(0, 1, 2), "narrow(0, 1, 2)"),
-    ((5, 3), True, lambda L, t: L.narrow(t, 1, -2, 2), "narrow(1, -2, 2)")]))
-_add(_shape_cases("select", [
-    ((5, 3), False, lambda L, t: t.select(0, 1), "select(0, 1)"),
-    ((2, 3, 4), True, lambda L, t: L.select(t, 2, -1), "select(2, -1)")]))
-_add(_shape_cases("split", [
-    ((5, 3), False, lambda L, t: t.split(2), "split(2)"),
-    ((5, 3), False, lambda L, t: L.split(t, [1, 2], 1), "split([1, 2], 1)"),
-    ((5, 3), False, lambda L, t: t.split(2)[1], "split(2)[1] only")]))
-_add(_shape_cases("chunk", [
-    ((5, 3), False, lambda L, t: t.chunk(2), "chunk(2)"),
-    ((5, 3), False, lambda L, t: L.chunk(t, 3, 1)[0], "chunk(3, 1)[0]")]))
-_add(_shape_cases("unbind", [
-    ((3, 2), False, lambda L, t: t.unbind(), "unbind()"),
-    ((3, 2), True, lambda L, t: L.unbind(t, 1)[1], "unbind(1)[1]")]))
+_add(
+    _shape_cases(
+        "narrow",
+        [
+            ((5, 3), False, lambda L, t: t.narrow(0, 1, 2), "narrow(0, 1, 2)"),
+            ((5, 3), True, lambda L, t: L.narrow(t, 1, -2, 2), "narrow(1, -2, 2)"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "select",
+        [
+            ((5, 3), False, lambda L, t: t.select(0, 1), "select(0, 1)"),
+            ((2, 3, 4), True, lambda L, t: L.select(t, 2, -1), "select(2, -1)"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "split",
+        [
+            ((5, 3), False, lambda L, t: t.split(2), "split(2)"),
+            ((5, 3), False, lambda L, t: L.split(t, [1, 2], 1), "split([1, 2], 1)"),
+            ((5, 3), False, lambda L, t: t.split(2)[1], "split(2)[1] only"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "chunk",
+        [
+            ((5, 3), False, lambda L, t: t.chunk(2), "chunk(2)"),
+            ((5, 3), False, lambda L, t: L.chunk(t, 3, 1)[0], "chunk(3, 1)[0]"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "unbind",
+        [
+            ((3, 2), False, lambda L, t: t.unbind(), "unbind()"),
+            ((3, 2), True, lambda L, t: L.unbind(t, 1)[1], "unbind(1)[1]"),
+        ],
+    )
+)
 
 
 def _cat_samples(rng):
@@ -687,31 +952,50 @@ def _stack_samples(rng):
 _add(GradOp("cat", _cat_samples))
 _add(GradOp("stack", _stack_samples))
 _add(_shape_cases("clone", [((2, 3), True, lambda L, t: t.clone(), "clone")]))
-_add(_shape_cases("contiguous", [((2, 3), True, lambda L, t: t.contiguous() * 1.0,
-                                  "contiguous of transposed")]))
+_add(
+    _shape_cases(
+        "contiguous",
+        [((2, 3), True, lambda L, t: t.contiguous() * 1.0, "contiguous of transposed")],
+    )
+)
 
 
 def _to_dtype_samples(rng):
     x = arr(rng, (2, 3))
-    return [_S((x,), lambda L, t: t.to(L.float32).to(L.float64), "float64 -> float32 -> float64"),
-            _S((x,), lambda L, t: t.float().sin().double(), "float() and double()")]
+    return [
+        _S((x,), lambda L, t: t.to(L.float32).to(L.float64), "float64 -> float32 -> float64"),
+        _S((x,), lambda L, t: t.float().sin().double(), "float() and double()"),
+    ]
 
 
 # float32 in the middle: finite differences need a larger step
 _add(GradOp("to_dtype", _to_dtype_samples, eps=1e-3, atol=1e-3, rtol=1e-2))
-_add(_shape_cases("repeat", [
-    ((2, 3), False, lambda L, t: t.repeat(2, 1), "repeat(2, 1)"),
-    ((3,), False, lambda L, t: t.repeat(2, 2), "repeat(2, 2) of 1-d")]))
-_add(_shape_cases("flip", [
-    ((2, 3), False, lambda L, t: t.flip(0), "flip(0)"),
-    ((2, 3, 2), True, lambda L, t: L.flip(t, (0, 2)), "flip((0, 2))")]))
+_add(
+    _shape_cases(
+        "repeat",
+        [
+            ((2, 3), False, lambda L, t: t.repeat(2, 1), "repeat(2, 1)"),
+            ((3,), False, lambda L, t: t.repeat(2, 2), "repeat(2, 2) of 1-d"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
+        "flip",
+        [
+            ((2, 3), False, lambda L, t: t.flip(0), "flip(0)"),
+            ((2, 3, 2), True, lambda L, t: L.flip(t, (0, 2)), "flip((0, 2))"),
+        ],
+    )
+)
 
 
 def _index_select_samples(rng):
     x = arr(rng, (4, 3))
     return [
-        _S((x,), lambda L, t: t.index_select(0, L.from_numpy(np.array([0, 2, 2]))),
-           "dim 0 repeats"),
+        _S(
+            (x,), lambda L, t: t.index_select(0, L.from_numpy(np.array([0, 2, 2]))), "dim 0 repeats"
+        ),
         _S((x,), lambda L, t: L.index_select(t, 1, L.from_numpy(np.array([2]))), "dim 1"),
     ]
 
@@ -732,7 +1016,9 @@ _add(GradOp("gather", _gather_samples))
 def _index_scatter_samples(rng):
     def fn(L, v):
         from gradstack_autograd.derivatives import index_scatter
+
         return index_scatter(v, (np.array([0, 2, 2]),), (4, 3))
+
     return [_S((arr(rng, (3, 3)),), fn, "index_scatter rows 0, 2, 2")]
 
 

@@ -6,6 +6,7 @@
   row, with the same results, and ``unbatchable_reason`` names the node;
 * argument errors and ``materialize_grads``.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -50,8 +51,9 @@ def _samples():
 
 def _roots(result):
     result = result if isinstance(result, (tuple, list)) else (result,)
-    return [o for o in result if isinstance(o, gt.Tensor) and o.is_floating_point()
-            and o.requires_grad]
+    return [
+        o for o in result if isinstance(o, gt.Tensor) and o.is_floating_point() and o.requires_grad
+    ]
 
 
 def _as_np(g, shape):
@@ -62,36 +64,66 @@ def _as_np(g, shape):
 @pytest.mark.parametrize("create_graph", [False, True], ids=["no_graph", "create_graph"])
 def test_batched_grad_equals_the_row_loop(op, sample, create_graph):
     rng = _rng("bw", op.name, sample.desc)
-    tol = 1e-5 if op.eps > 1e-6 else 1e-9     # float32 in the middle (to_dtype)
+    tol = 1e-5 if op.eps > 1e-6 else 1e-9  # float32 in the middle (to_dtype)
     xs = [db.to_gs(a, gt) for a in sample.inputs]
     roots = _roots(sample.fn(gt, *xs))
     if not roots:
         pytest.skip("no differentiable output")
     gos = [gt.from_numpy(rng.standard_normal((B,) + tuple(o.shape))) for o in roots]
     assert _core.unbatchable_reason(tuple(roots), tuple(xs)) is None
-    got = ag.grad(roots, xs, gos, retain_graph=True, allow_unused=True, is_grads_batched=True,
-                  create_graph=create_graph)
-    rows = [ag.grad(roots, xs, [g[b] for g in gos], retain_graph=True, allow_unused=True,
-                    create_graph=create_graph) for b in range(B)]
+    got = ag.grad(
+        roots,
+        xs,
+        gos,
+        retain_graph=True,
+        allow_unused=True,
+        is_grads_batched=True,
+        create_graph=create_graph,
+    )
+    rows = [
+        ag.grad(
+            roots,
+            xs,
+            [g[b] for g in gos],
+            retain_graph=True,
+            allow_unused=True,
+            create_graph=create_graph,
+        )
+        for b in range(B)
+    ]
     for j, x in enumerate(xs):
         want = np.stack([_as_np(r[j], tuple(x.shape)) for r in rows])
-        np.testing.assert_allclose(_as_np(got[j], (B,) + tuple(x.shape)), want,
-                                   rtol=tol, atol=tol / 100, err_msg=f"input {j}")
+        np.testing.assert_allclose(
+            _as_np(got[j], (B,) + tuple(x.shape)),
+            want,
+            rtol=tol,
+            atol=tol / 100,
+            err_msg=f"input {j}",
+        )
     if not create_graph:
         return
     # a second backward through the batched results equals the one through the rows
     ws = [np.linspace(0.5, 1.5, B * x.numel()).reshape((B,) + tuple(x.shape)) for x in xs]
-    terms = [(g * gt.from_numpy(w)).sum() for g, w in zip(got, ws)
-             if g is not None and g.requires_grad]
+    terms = [
+        (g * gt.from_numpy(w)).sum() for g, w in zip(got, ws) if g is not None and g.requires_grad
+    ]
     if not terms:
         return
     second = ag.grad(sum(terms[1:], terms[0]), xs, retain_graph=True, allow_unused=True)
-    terms = [(r[j] * gt.from_numpy(np.array(ws[j][b]))).sum() for b, r in enumerate(rows)
-             for j in range(len(xs)) if r[j] is not None and r[j].requires_grad]
+    terms = [
+        (r[j] * gt.from_numpy(np.array(ws[j][b]))).sum()
+        for b, r in enumerate(rows)
+        for j in range(len(xs))
+        if r[j] is not None and r[j].requires_grad
+    ]
     want = ag.grad(sum(terms[1:], terms[0]), xs, allow_unused=True)
     for j, x in enumerate(xs):
-        np.testing.assert_allclose(_as_np(second[j], tuple(x.shape)),
-                                   _as_np(want[j], tuple(x.shape)), rtol=tol, atol=tol / 100)
+        np.testing.assert_allclose(
+            _as_np(second[j], tuple(x.shape)),
+            _as_np(want[j], tuple(x.shape)),
+            rtol=tol,
+            atol=tol / 100,
+        )
 
 
 def test_jacobian_of_exp_adder_in_one_pass():
@@ -118,10 +150,8 @@ def _check_fallback(build, reason_part):
     out = build(x)
     reason = _core.unbatchable_reason((out,), (x,))
     assert reason is not None and reason_part in reason, reason
-    (g,) = ag.grad(out, x, gt.eye(3, dtype=gt.float64), is_grads_batched=True,
-                   retain_graph=True)
-    rows = [ag.grad(out, x, gt.eye(3, dtype=gt.float64)[b], retain_graph=True)[0]
-            for b in range(3)]
+    (g,) = ag.grad(out, x, gt.eye(3, dtype=gt.float64), is_grads_batched=True, retain_graph=True)
+    rows = [ag.grad(out, x, gt.eye(3, dtype=gt.float64)[b], retain_graph=True)[0] for b in range(3)]
     np.testing.assert_allclose(g.numpy(), np.stack([r.numpy() for r in rows]))
 
 
@@ -134,6 +164,7 @@ def test_hooks_fall_back_to_rows():
         y = x.sin()
         y.register_hook(lambda g: g * 2)
         return y * x
+
     _check_fallback(build, "hooks")
 
 
@@ -142,6 +173,7 @@ def test_inplace_on_a_view_falls_back_to_rows():
         y = x * 1.0
         y[1:].mul_(x[:2])
         return y * 3
+
     _check_fallback(build, "not a derivative-table node")
 
 
@@ -176,7 +208,7 @@ def test_batched_argument_errors():
 def test_broadcast_inputs_are_reduced_keeping_the_batch():
     a = gt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=gt.float64, requires_grad=True)
     b = gt.tensor([1.0, 10.0, 100.0], dtype=gt.float64, requires_grad=True)
-    out = a * b                                                     # b broadcast over rows
+    out = a * b  # b broadcast over rows
     gos = gt.from_numpy(np.arange(12.0).reshape(2, 2, 3))
     ga, gb = ag.grad(out, (a, b), gos, is_grads_batched=True)
     assert tuple(gb.shape) == (2, 3)

@@ -8,6 +8,7 @@
 * the fused Cython backward kernels (``_fused`` in derivatives.py, taken when
   ``create_graph=False``) agree with the plain formulas (taken when ``create_graph=True``).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -68,14 +69,18 @@ def _differentiable_outputs(result):
 
 def missing_entries(ops=OPS):
     """Ops with neither a derivative entry nor a "not differentiable" mark."""
-    return sorted(name for name, op in ops.items()
-                  if op.derivative is None and name not in derivatives.NOT_DIFFERENTIABLE)
+    return sorted(
+        name
+        for name, op in ops.items()
+        if op.derivative is None and name not in derivatives.NOT_DIFFERENTIABLE
+    )
 
 
 def test_every_op_has_a_derivative_or_is_marked_not_differentiable():
     assert missing_entries() == [], (
         "these ops have no entry in gradstack_autograd.derivatives and are not listed in "
-        "NOT_DIFFERENTIABLE")
+        "NOT_DIFFERENTIABLE"
+    )
 
 
 def test_the_coverage_check_fails_for_an_op_without_entry(monkeypatch):
@@ -84,16 +89,31 @@ def test_the_coverage_check_fails_for_an_op_without_entry(monkeypatch):
 
 
 def test_every_differentiable_op_has_samples():
-    differentiable = {name for name, op in OPS.items()
-                      if op.derivative is not None and op.derivative.differentiable}
+    differentiable = {
+        name
+        for name, op in OPS.items()
+        if op.derivative is not None and op.derivative.differentiable
+    }
     assert sorted(differentiable - set(GRAD_OPS)) == [], "add samples to autograd_op_db.py"
     assert sorted(set(GRAD_OPS) - differentiable) == []
 
 
 def test_not_differentiable_ops_do_not_record():
     x = gt.tensor([[0.5, -1.0, 2.0]], requires_grad=True)
-    outs = [x == 0.5, x.ne(1.0), x < 0, x.le(x), x > x, x.ge(0), x.argmax(), x.argmin(dim=1),
-            x.detach(), gt.floor_divide(x, 2.0), gt.logical_and(x, x), gt.logical_not(x)]
+    outs = [
+        x == 0.5,
+        x.ne(1.0),
+        x < 0,
+        x.le(x),
+        x > x,
+        x.ge(0),
+        x.argmax(),
+        x.argmin(dim=1),
+        x.detach(),
+        gt.floor_divide(x, 2.0),
+        gt.logical_and(x, x),
+        gt.logical_not(x),
+    ]
     for out in outs:
         assert not out.requires_grad and out.grad_fn is None
     for name in derivatives.NOT_DIFFERENTIABLE:
@@ -107,7 +127,7 @@ def test_an_op_without_entry_raises_a_clear_error():
         with pytest.raises(RuntimeError, match="'_test_no_entry' has no entry in the derivative"):
             gt.dispatch(op, (x,))
         with ag.no_grad():
-            assert gt.dispatch(op, (x,)).tolist() == [1.0, 1.0]   # fine without grad
+            assert gt.dispatch(op, (x,)).tolist() == [1.0, 1.0]  # fine without grad
     finally:
         del OPS["_test_no_entry"]
 
@@ -132,15 +152,15 @@ def test_inplace_variants_have_the_node_name_of_their_twin():
 @pytest.mark.parametrize("op, sample", _all_samples())
 def test_gradcheck(op, sample):
     xs = _gs_inputs(sample)
-    assert ag.gradcheck(lambda *t: sample.fn(gt, *t), xs, eps=op.eps, atol=op.atol,
-                        rtol=op.rtol)
+    assert ag.gradcheck(lambda *t: sample.fn(gt, *t), xs, eps=op.eps, atol=op.atol, rtol=op.rtol)
 
 
 @pytest.mark.parametrize("op, sample", _all_samples(lambda op: op.second_order))
 def test_gradgradcheck(op, sample):
     xs = _gs_inputs(sample)
-    assert ag.gradgradcheck(lambda *t: sample.fn(gt, *t), xs, eps=op.eps, atol=op.atol,
-                            rtol=op.rtol)
+    assert ag.gradgradcheck(
+        lambda *t: sample.fn(gt, *t), xs, eps=op.eps, atol=op.atol, rtol=op.rtol
+    )
 
 
 def test_gradgradcheck_is_not_vacuous():
@@ -155,7 +175,7 @@ def test_gradgradcheck_is_not_vacuous():
         @staticmethod
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
-            return g * 3 * x.detach() * x.detach()   # right value, no second derivative
+            return g * 3 * x.detach() * x.detach()  # right value, no second derivative
 
     x = gt.tensor([0.5, -1.5], dtype=gt.float64, requires_grad=True)
     assert ag.gradcheck(WrongSecondOrder.apply, (x,))
@@ -183,34 +203,59 @@ def test_matches_torch(op, sample):
     assert len(outs) == len(touts)
     for o, to in zip(outs, touts):
         assert tuple(o.shape) == tuple(to.shape)
-        np.testing.assert_allclose(o.detach().numpy(), to.detach().numpy(), rtol=1e-12,
-                                   atol=1e-14)
+        np.testing.assert_allclose(o.detach().numpy(), to.detach().numpy(), rtol=1e-12, atol=1e-14)
         # the node torch records for the same call
         assert type(o.grad_fn).__name__ == type(to.grad_fn).__name__
 
     rng = np.random.default_rng(7)
     vs = [rng.standard_normal(tuple(o.shape)) for o in outs]
-    g1 = ag.grad(outs, xs, [gt.from_numpy(v.copy()) for v in vs], allow_unused=True,
-                 create_graph=op.second_order)
-    t1 = torch.autograd.grad(touts, ts, [torch.from_numpy(v.copy()) for v in vs],
-                             allow_unused=True, create_graph=op.second_order)
+    g1 = ag.grad(
+        outs,
+        xs,
+        [gt.from_numpy(v.copy()) for v in vs],
+        allow_unused=True,
+        create_graph=op.second_order,
+    )
+    t1 = torch.autograd.grad(
+        touts,
+        ts,
+        [torch.from_numpy(v.copy()) for v in vs],
+        allow_unused=True,
+        create_graph=op.second_order,
+    )
     for g, tg, a in zip(g1, t1, sample.inputs):
-        np.testing.assert_allclose(_to_numpy(g, a.shape), _to_numpy(tg, a.shape, torch),
-                                   rtol=1e-10, atol=1e-12, err_msg="first order")
+        np.testing.assert_allclose(
+            _to_numpy(g, a.shape),
+            _to_numpy(tg, a.shape, torch),
+            rtol=1e-10,
+            atol=1e-12,
+            err_msg="first order",
+        )
         if g is not None:
             assert tuple(g.shape) == a.shape and g.dtype == gt.float64
     if not op.second_order:
         return
     ws = [rng.standard_normal(a.shape) for a in sample.inputs]
-    terms = [(g * gt.from_numpy(w.copy())).sum() for g, w in zip(g1, ws)
-             if g is not None and g.requires_grad]
-    tterms = [(g * torch.from_numpy(w.copy())).sum() for g, w in zip(t1, ws)
-              if g is not None and g.requires_grad]
+    terms = [
+        (g * gt.from_numpy(w.copy())).sum()
+        for g, w in zip(g1, ws)
+        if g is not None and g.requires_grad
+    ]
+    tterms = [
+        (g * torch.from_numpy(w.copy())).sum()
+        for g, w in zip(t1, ws)
+        if g is not None and g.requires_grad
+    ]
     g2 = ag.grad(terms, xs, allow_unused=True) if terms else [None] * len(xs)
     t2 = torch.autograd.grad(tterms, ts, allow_unused=True) if tterms else [None] * len(xs)
     for g, tg, a in zip(g2, t2, sample.inputs):
-        np.testing.assert_allclose(_to_numpy(g, a.shape), _to_numpy(tg, a.shape, torch),
-                                   rtol=1e-10, atol=1e-12, err_msg="second order")
+        np.testing.assert_allclose(
+            _to_numpy(g, a.shape),
+            _to_numpy(tg, a.shape, torch),
+            rtol=1e-10,
+            atol=1e-12,
+            err_msg="second order",
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -258,13 +303,17 @@ def test_fused_backward_matches_the_plain_formula(kernel, dtype, monkeypatch):
     assert calls == [kernel], "the fused kernel ran with create_graph=True"
     for f, p in zip(fused, plain):
         assert f.dtype == p.dtype == np.dtype(dtype)
-        np.testing.assert_allclose(f, p, rtol=1e-6 if dtype == "float32" else 1e-14,
-                                   atol=1e-7 if dtype == "float32" else 1e-15)
+        np.testing.assert_allclose(
+            f,
+            p,
+            rtol=1e-6 if dtype == "float32" else 1e-14,
+            atol=1e-7 if dtype == "float32" else 1e-15,
+        )
 
 
 def test_fused_paths_are_skipped_for_layouts_they_do_not_take():
     """Broadcast or non-contiguous operands take the plain formula (values still right)."""
-    a = gt.from_numpy(np.arange(6.0).reshape(2, 3).T.copy().T).requires_grad_()   # F-order
+    a = gt.from_numpy(np.arange(6.0).reshape(2, 3).T.copy().T).requires_grad_()  # F-order
     b = gt.tensor([1.0, 2.0, 3.0], dtype=gt.float64, requires_grad=True)
     ga, gb = ag.grad((a * b).sum(), (a, b))
     np.testing.assert_array_equal(ga.numpy(), np.broadcast_to([1.0, 2.0, 3.0], (2, 3)))

@@ -3,6 +3,7 @@
 Messages are compared with torch's wording (users search for them); the numbers with
 analytic values.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,8 +39,10 @@ def test_implicit_gradient_only_for_scalar_outputs():
 
 def test_roots_must_require_grad():
     x = gt.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="^element 0 of tensors does not require grad and "
-                                           "does not have a grad_fn$"):
+    with pytest.raises(
+        RuntimeError,
+        match="^element 0 of tensors does not require grad and does not have a grad_fn$",
+    ):
         gt.ones(2).sum().backward()
     with pytest.raises(RuntimeError, match="element 1 of tensors does not require grad"):
         ag.backward([x.sum(), gt.ones(1).sum()])
@@ -52,9 +55,11 @@ def test_shape_mismatch_message():
     y = x * 2
     with pytest.raises(RuntimeError) as info:
         y.backward(gt.ones(2))
-    assert str(info.value) == ("Mismatch in shape: grad_output[0] has a shape of "
-                               "gradstack.Size([2]) and output[0] has a shape of "
-                               "gradstack.Size([3]).")
+    assert str(info.value) == (
+        "Mismatch in shape: grad_output[0] has a shape of "
+        "gradstack.Size([2]) and output[0] has a shape of "
+        "gradstack.Size([3])."
+    )
     with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[1\]"):
         ag.grad([y.sum(), y], x, [None, gt.ones(4)])
     with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients"):
@@ -63,7 +68,7 @@ def test_shape_mismatch_message():
 
 def test_root_gradients_are_cast_to_the_output_dtype():
     x = gt.ones(3, requires_grad=True)
-    (x * 2).backward(gt.tensor([1, 2, 3]))           # int64, as torch allows
+    (x * 2).backward(gt.tensor([1, 2, 3]))  # int64, as torch allows
     assert x.grad.dtype == gt.float32 and x.grad.tolist() == [2.0, 4.0, 6.0]
     (g,) = ag.grad(x * 2, x, gt.ones(3, dtype=gt.float64))
     assert g.dtype == gt.float32
@@ -72,8 +77,9 @@ def test_root_gradients_are_cast_to_the_output_dtype():
 def test_grad_inputs_checks():
     x = gt.ones(3, requires_grad=True)
     y = (x * 2).sum()
-    with pytest.raises(RuntimeError, match="One of the differentiated Tensors .*does not "
-                                           "require grad"):
+    with pytest.raises(
+        RuntimeError, match="One of the differentiated Tensors .*does not require grad"
+    ):
         ag.grad(y, [x, gt.ones(2)])
     with pytest.raises(RuntimeError, match="grad requires non-empty inputs"):
         ag.grad(y, [])
@@ -86,16 +92,21 @@ def test_grad_inputs_checks():
 def test_allow_unused_and_materialize_grads():
     x = gt.tensor([1.0, 2.0, 3.0], requires_grad=True)
     unused = gt.ones(2, 2, dtype=gt.float64, requires_grad=True)
-    with pytest.raises(RuntimeError, match="appears to not have been used in the graph. Set "
-                                           "allow_unused=True if this is the desired behavior"):
+    with pytest.raises(
+        RuntimeError,
+        match="appears to not have been used in the graph. Set "
+        "allow_unused=True if this is the desired behavior",
+    ):
         ag.grad((x * x).sum(), [x, unused])
     gx, gu = ag.grad((x * x).sum(), [x, unused], allow_unused=True)
     assert gx.tolist() == [2.0, 4.0, 6.0] and gu is None
     gx, gu = ag.grad((x * x).sum(), [x, unused], materialize_grads=True)
     assert gx.tolist() == [2.0, 4.0, 6.0]
     assert gu.shape == (2, 2) and gu.dtype == gt.float64 and gu.tolist() == [[0, 0], [0, 0]]
-    with pytest.raises(ValueError, match="Expected allow_unused to be True or not passed when "
-                                         "materialize_grads=True"):
+    with pytest.raises(
+        ValueError,
+        match="Expected allow_unused to be True or not passed when materialize_grads=True",
+    ):
         ag.grad((x * x).sum(), [x, unused], materialize_grads=True, allow_unused=False)
     # a leaf that is in the graph but receives no gradient (its branch was multiplied away)
     (g,) = ag.grad((x * 0).sum(), x)
@@ -109,11 +120,11 @@ def test_backward_inputs_accumulates_only_into_those():
     out = (h * h).sum()
     out.backward(inputs=[a], retain_graph=True)
     assert a.grad.tolist() == [2 * 3 * 3 * 1, 2 * 4 * 4 * 2] and b.grad is None
-    out.backward(inputs=b, retain_graph=True)              # a single tensor
+    out.backward(inputs=b, retain_graph=True)  # a single tensor
     assert b.grad.tolist() == [2 * 1 * 1 * 3, 2 * 2 * 2 * 4]
-    out.backward(inputs=[h])                                # a non-leaf gets .grad
+    out.backward(inputs=[h])  # a non-leaf gets .grad
     assert h.grad.tolist() == [6.0, 16.0]
-    assert a.grad.tolist() == [18.0, 64.0]                  # unchanged
+    assert a.grad.tolist() == [18.0, 64.0]  # unchanged
 
 
 def test_grad_of_non_leaf_and_leaf_grads_untouched():
@@ -148,6 +159,7 @@ def _count_calls(nodes):
 
         def pre(grads, _key=key):
             calls[_key] += 1
+
         n.register_prehook(pre)
     return calls
 
@@ -155,8 +167,8 @@ def _count_calls(nodes):
 def _two_branch_graph():
     x = gt.tensor([1.0, 2.0], requires_grad=True)
     w = gt.tensor([0.5, 0.25], requires_grad=True)
-    a = x * 2                       # x's branch
-    c = w.exp() * 3                 # w's branch
+    a = x * 2  # x's branch
+    c = w.exp() * 3  # w's branch
     out = a.sum() + c.sum()
     return x, w, a, c, out
 
@@ -193,7 +205,7 @@ def test_grad_of_an_intermediate_stops_there():
     calls = _count_calls([h.grad_fn])
     (gh,) = ag.grad(out, h)
     assert gh.tolist() == [3.0, 3.0]
-    assert calls[id(h.grad_fn)] == 0          # SinBackward0 is below the target
+    assert calls[id(h.grad_fn)] == 0  # SinBackward0 is below the target
 
 
 # ---------------------------------------------------------------------------------------
@@ -212,7 +224,7 @@ def _executed_nodes_of_chain(n):
     depth = len(inspect.stack(0))
     limit = sys.getrecursionlimit()
     _core.set_node_observer(observer)
-    sys.setrecursionlimit(depth + 60)       # any recursion per node would blow this
+    sys.setrecursionlimit(depth + 60)  # any recursion per node would blow this
     try:
         y.backward()
     finally:
@@ -238,14 +250,14 @@ def test_a_million_node_chain_backpropagates_in_linear_work():
 def test_saved_tensors_are_freed_after_backward():
     x = gt.tensor([0.5, 1.5], requires_grad=True)
     h = x * 2
-    y = h.sin()                       # SinBackward0 saves h
+    y = h.sin()  # SinBackward0 saves h
     ref = weakref.ref(h)
     del h
     gc.collect()
-    assert ref() is not None          # kept alive by the graph
+    assert ref() is not None  # kept alive by the graph
     y.sum().backward()
     assert ref() is None, "the saved input outlived the backward pass"
-    assert y.grad_fn is not None      # the graph itself is still there, only its buffers went
+    assert y.grad_fn is not None  # the graph itself is still there, only its buffers went
 
 
 def test_retain_graph_keeps_saved_tensors():
@@ -258,8 +270,7 @@ def test_retain_graph_keeps_saved_tensors():
     gc.collect()
     assert ref() is not None
     y.backward()
-    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * np.cos(2 * np.array([0.5, 1.5])),
-                               rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * np.cos(2 * np.array([0.5, 1.5])), rtol=1e-6)
     assert ref() is None
     del y
     gc.collect()
@@ -281,9 +292,9 @@ def test_second_backward_names_backward_grad_and_the_node():
 
 def test_nodes_without_saved_tensors_run_again():
     x = gt.tensor([1.0, 2.0], requires_grad=True)
-    y = (x + 1).sum()                  # AddBackward0 and SumBackward0 save no tensor
+    y = (x + 1).sum()  # AddBackward0 and SumBackward0 save no tensor
     y.backward()
-    y.backward()                        # torch allows this too
+    y.backward()  # torch allows this too
     assert x.grad.tolist() == [2.0, 2.0]
 
 
@@ -294,12 +305,12 @@ def test_nodes_without_saved_tensors_run_again():
 def test_third_order_gradients():
     x = gt.tensor([0.5, -1.5, 2.0], dtype=gt.float64, requires_grad=True)
     xv = x.detach().numpy().copy()
-    y = (x ** 4).sum()
+    y = (x**4).sum()
     (g1,) = ag.grad(y, x, create_graph=True)
     (g2,) = ag.grad(g1.sum(), x, create_graph=True)
     (g3,) = ag.grad(g2.sum(), x, create_graph=True)
-    np.testing.assert_allclose(g1.detach().numpy(), 4 * xv ** 3, rtol=1e-12)
-    np.testing.assert_allclose(g2.detach().numpy(), 12 * xv ** 2, rtol=1e-12)
+    np.testing.assert_allclose(g1.detach().numpy(), 4 * xv**3, rtol=1e-12)
+    np.testing.assert_allclose(g2.detach().numpy(), 12 * xv**2, rtol=1e-12)
     np.testing.assert_allclose(g3.detach().numpy(), 24 * xv, rtol=1e-12)
     assert g3.requires_grad
     (g4,) = ag.grad(g3.sum(), x)
@@ -309,16 +320,16 @@ def test_third_order_gradients():
 def test_third_order_mixed_partials():
     x = gt.tensor(0.7, dtype=gt.float64, requires_grad=True)
     y = gt.tensor(-1.3, dtype=gt.float64, requires_grad=True)
-    f = x.sin() * y ** 3
+    f = x.sin() * y**3
     (fx,) = ag.grad(f, x, create_graph=True)
     (fxx,) = ag.grad(fx, x, create_graph=True)
     (fxxy,) = ag.grad(fxx, y)
-    assert fxxy.item() == pytest.approx(-np.sin(0.7) * 3 * 1.3 ** 2, rel=1e-12)
+    assert fxxy.item() == pytest.approx(-np.sin(0.7) * 3 * 1.3**2, rel=1e-12)
     # through backward(create_graph=True) into .grad
     x2 = gt.tensor([1.5], dtype=gt.float64, requires_grad=True)
     (x2.exp() * x2).sum().backward(create_graph=True)
     assert x2.grad.requires_grad and x2.grad.grad_fn is not None
-    (gg,) = ag.grad(x2.grad.sum(), x2)           # d/dx (e^x (1 + x)) = e^x (2 + x)
+    (gg,) = ag.grad(x2.grad.sum(), x2)  # d/dx (e^x (1 + x)) = e^x (2 + x)
     assert gg.item() == pytest.approx(np.exp(1.5) * 3.5, rel=1e-12)
 
 
@@ -326,8 +337,10 @@ def test_third_order_mixed_partials():
 # broadcasting and validation at the engine's edge
 
 
-@pytest.mark.parametrize("sa, sb", [((3, 1), (1, 4)), ((), (2, 3)), ((4,), (2, 3, 4)),
-                                    ((2, 1, 4), (3, 1)), ((1, 1), (5,))])
+@pytest.mark.parametrize(
+    "sa, sb",
+    [((3, 1), (1, 4)), ((), (2, 3)), ((4,), (2, 3, 4)), ((2, 1, 4), (3, 1)), ((1, 1), (5,))],
+)
 def test_broadcast_gradients_are_reduced_to_input_shapes(sa, sb):
     rng = np.random.default_rng(0)
     an, bn = rng.standard_normal(sa), rng.standard_normal(sb)
@@ -340,8 +353,10 @@ def test_broadcast_gradients_are_reduced_to_input_shapes(sa, sb):
 
     def reduce_to(g, shape):
         g = g.sum(axis=tuple(range(g.ndim - len(shape)))) if g.ndim > len(shape) else g
-        return g.sum(axis=tuple(i for i, s in enumerate(shape) if s == 1), keepdims=True) \
-            .reshape(shape)
+        return g.sum(axis=tuple(i for i, s in enumerate(shape) if s == 1), keepdims=True).reshape(
+            shape
+        )
+
     assert a.grad.shape == sa and b.grad.shape == sb
     np.testing.assert_allclose(a.grad.numpy(), reduce_to(expect_a, sa), rtol=1e-12)
     np.testing.assert_allclose(b.grad.numpy(), reduce_to(expect_b, sb), rtol=1e-12)
@@ -356,6 +371,7 @@ def _function(backward_result):
         @staticmethod
         def backward(ctx, g):
             return backward_result(g)
+
     return Bad
 
 
@@ -365,8 +381,10 @@ def test_invalid_gradient_shape_names_node_and_index():
     Bad = _function(lambda g: (g, gt.ones(5)))
     with pytest.raises(RuntimeError) as info:
         Bad.apply(x, y).sum().backward()
-    assert str(info.value) == ("Function BadBackward returned an invalid gradient at index 1 - "
-                               "got [5] but expected shape compatible with [3]")
+    assert str(info.value) == (
+        "Function BadBackward returned an invalid gradient at index 1 - "
+        "got [5] but expected shape compatible with [3]"
+    )
 
 
 def test_invalid_gradient_type_and_count():
@@ -374,13 +392,16 @@ def test_invalid_gradient_type_and_count():
     y = gt.ones(3, requires_grad=True)
     with pytest.raises(TypeError, match="BadBackward returned a str as gradient 0"):
         _function(lambda g: ("oops", g)).apply(x, y).sum().backward()
-    with pytest.raises(RuntimeError, match=r"BadBackward returned an incorrect number of "
-                                           r"gradients \(expected 2, got 1\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"BadBackward returned an incorrect number of "
+        r"gradients \(expected 2, got 1\)",
+    ):
         _function(lambda g: (g,)).apply(x, y).sum().backward()
 
 
 def test_gradient_dtype_is_cast_to_the_input_dtype():
-    x = gt.ones(3, requires_grad=True)                       # float32
+    x = gt.ones(3, requires_grad=True)  # float32
     y = gt.ones(3, dtype=gt.float64, requires_grad=True)
     Cast = _function(lambda g: (g.double() * 2, g.float() * 3))
     Cast.apply(x, y).sum().backward()
@@ -391,7 +412,7 @@ def test_gradient_dtype_is_cast_to_the_input_dtype():
 def test_a_broadcastable_gradient_from_a_function_is_reduced():
     x = gt.ones(2, 3, requires_grad=True)
     y = gt.ones(3, requires_grad=True)
-    Wide = _function(lambda g: (g, g))                        # g has x*y's shape (2, 3)
+    Wide = _function(lambda g: (g, g))  # g has x*y's shape (2, 3)
     Wide.apply(x, y).sum().backward()
     assert y.grad.tolist() == [2.0, 2.0, 2.0]
 
@@ -436,7 +457,7 @@ def test_leaf_gradient_arrives_once_summed_over_all_paths():
     a = 2 * xv
     expect = 2 * (np.sin(a) + np.exp(xv)) + a * (2 * np.cos(a) + np.exp(xv))
     np.testing.assert_allclose(x.grad.numpy(), expect, rtol=1e-6)
-    assert len(calls) == 1           # the leaf's hook sees the sum, once
+    assert len(calls) == 1  # the leaf's hook sees the sum, once
 
 
 # ---------------------------------------------------------------------------------------
@@ -450,7 +471,7 @@ def test_node_api():
     assert node.name() == "MulBackward0" and type(node).__name__ == "MulBackward0"
     (acc, nr), (none, _) = node.next_functions
     assert isinstance(acc, ag.AccumulateGrad) and acc.variable is x and nr == 0
-    assert none is None                       # the Python scalar needs no gradient
+    assert none is None  # the Python scalar needs no gradient
     assert node.metadata == {}
     node.metadata["tag"] = 1
     assert y.grad_fn.metadata == {"tag": 1}

@@ -10,6 +10,7 @@
   - reverse-over-forward: tangents are differentiable (``d/dx w^T J(x) v``);
 * tangents through in-place ops, views, saved outputs, no_grad, dtype casts.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -109,7 +110,7 @@ def test_make_dual_unpack_dual_roundtrip():
         assert primal.tolist() == [1.0, 2.0] and fwAD.unpack_dual(primal).tangent is None
         assert fwAD.unpack_dual(x).tangent is None
         y = d * d
-    assert fwAD.unpack_dual(d).tangent is None          # exiting drops every tangent
+    assert fwAD.unpack_dual(d).tangent is None  # exiting drops every tangent
     assert fwAD.unpack_dual(y).tangent is None
     assert fwAD.unpack_dual(y).primal is y
 
@@ -197,9 +198,13 @@ def test_missing_formula_raises_not_implemented():
 
 def test_every_differentiable_op_has_a_forward_formula_or_a_reason():
     missing = sorted(
-        name for name, op in OPS.items()
-        if op.derivative is not None and op.derivative.differentiable
-        and op.derivative.jvp is None and name not in forward_derivatives.NO_JVP)
+        name
+        for name, op in OPS.items()
+        if op.derivative is not None
+        and op.derivative.differentiable
+        and op.derivative.jvp is None
+        and name not in forward_derivatives.NO_JVP
+    )
     assert not missing, f"ops without a forward (jvp) formula nor a reason in NO_JVP: {missing}"
 
 
@@ -207,10 +212,13 @@ def test_inplace_op_on_a_view_updates_the_base_tangent():
     base = gt.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=gt.float64)
     with fwAD.dual_level():
         b = fwAD.make_dual(base.clone(), gt.ones(2, 2, dtype=gt.float64))
-        y = b * 1.0                       # a non-view with a tangent
+        y = b * 1.0  # a non-view with a tangent
         row = y[1]
-        row.mul_(fwAD.make_dual(gt.tensor([2.0, 2.0], dtype=gt.float64),
-                                gt.tensor([1.0, 0.0], dtype=gt.float64)))
+        row.mul_(
+            fwAD.make_dual(
+                gt.tensor([2.0, 2.0], dtype=gt.float64), gt.tensor([1.0, 0.0], dtype=gt.float64)
+            )
+        )
         t_row = fwAD.unpack_dual(row).tangent
         t_base = fwAD.unpack_dual(y).tangent
     # d(y1 * c) = t_y1 * c + y1 * t_c = [2, 2] + [3, 0]
@@ -241,7 +249,7 @@ def test_tangent_of_a_leaf_that_requires_grad_is_differentiable():
     x = gt.tensor([1.0, 2.0], dtype=gt.float64, requires_grad=True)
     v = gt.tensor([1.0, 1.0], dtype=gt.float64, requires_grad=True)
     with fwAD.dual_level():
-        t = fwAD.unpack_dual((fwAD.make_dual(x, v) ** 3).sum()).tangent   # 3 x^2 . v
+        t = fwAD.unpack_dual((fwAD.make_dual(x, v) ** 3).sum()).tangent  # 3 x^2 . v
         gx, gv = ag.grad(t, (x, v))
     assert gx.tolist() == [6.0, 12.0] and gv.tolist() == [3.0, 12.0]
 
@@ -259,18 +267,24 @@ def test_forward_equals_reverse(op, sample):
     for i, shape in enumerate(shapes):
         want = sum(jac[i][j] @ v.reshape(-1) for j, v in enumerate(vs)).reshape(shape)
         t = got[i].numpy() if got[i] is not None else np.zeros(shape)
-        np.testing.assert_allclose(t, want, rtol=_tol(op), atol=_tol(op) / 100,
-                                   err_msg=f"output {i}")
+        np.testing.assert_allclose(
+            t, want, rtol=_tol(op), atol=_tol(op) / 100, err_msg=f"output {i}"
+        )
     # a batch of 3 tangents at once, each row as if alone
     vb = [rng.standard_normal((3,) + np.shape(a)) for a in sample.inputs]
     got = _forward(sample, vb, batched=True)
     for i, shape in enumerate(shapes):
-        want = np.stack([sum(jac[i][j] @ v[b].reshape(-1) for j, v in enumerate(vb))
-                         .reshape(shape) for b in range(3)])
+        want = np.stack(
+            [
+                sum(jac[i][j] @ v[b].reshape(-1) for j, v in enumerate(vb)).reshape(shape)
+                for b in range(3)
+            ]
+        )
         t = got[i].numpy() if got[i] is not None else np.zeros((3,) + shape)
         assert t.shape == want.shape
-        np.testing.assert_allclose(t, want, rtol=_tol(op), atol=_tol(op) / 100,
-                                   err_msg=f"batched output {i}")
+        np.testing.assert_allclose(
+            t, want, rtol=_tol(op), atol=_tol(op) / 100, err_msg=f"batched output {i}"
+        )
 
 
 def _scalar(sample, xs, ws):
@@ -313,18 +327,26 @@ def test_forward_over_reverse_is_hvp(op, sample, create_graph):
         xs = [db.to_gs(a, gt) for a in sample.inputs]
         with fwAD.dual_level():
             if batched:
-                duals = [fwAD.make_batched_dual(x, gt.from_numpy(np.stack([v, -2 * v])))
-                         for x, v in zip(xs, vs)]
+                duals = [
+                    fwAD.make_batched_dual(x, gt.from_numpy(np.stack([v, -2 * v])))
+                    for x, v in zip(xs, vs)
+                ]
             else:
                 duals = [fwAD.make_dual(x, gt.from_numpy(v)) for x, v in zip(xs, vs)]
-            g = ag.grad(_scalar(sample, duals, ws), duals, create_graph=create_graph,
-                        allow_unused=True)
+            g = ag.grad(
+                _scalar(sample, duals, ws), duals, create_graph=create_graph, allow_unused=True
+            )
             got = [fwAD.unpack_dual(gi).tangent if gi is not None else None for gi in g]
         for j, (t, w) in enumerate(zip(got, want)):
             expect = np.stack([w, -2 * w]) if batched else w
             t = np.zeros(expect.shape) if t is None else t.detach().numpy()
-            np.testing.assert_allclose(t, expect, rtol=_tol(op), atol=_tol(op) / 10,
-                                       err_msg=f"input {j}, batched={batched}")
+            np.testing.assert_allclose(
+                t,
+                expect,
+                rtol=_tol(op),
+                atol=_tol(op) / 10,
+                err_msg=f"input {j}, batched={batched}",
+            )
 
 
 @pytest.mark.parametrize("op,sample", _samples(lambda op: op.second_order))
@@ -349,9 +371,14 @@ def test_reverse_over_forward(op, sample):
         if gi is not None and gi.requires_grad:
             term = (gi * gt.from_numpy(v)).sum()
             dot = term if dot is None else dot + term
-    want = [np.zeros(np.shape(a)) for a in sample.inputs] if dot is None else \
-        [np.zeros(np.shape(a)) if r is None else r.numpy()
-         for r, a in zip(ag.grad(dot, xs, allow_unused=True), sample.inputs)]
+    want = (
+        [np.zeros(np.shape(a)) for a in sample.inputs]
+        if dot is None
+        else [
+            np.zeros(np.shape(a)) if r is None else r.numpy()
+            for r, a in zip(ag.grad(dot, xs, allow_unused=True), sample.inputs)
+        ]
+    )
     # forward mode with grad mode on: the tangent is recorded, differentiate it
     xs2 = [db.to_gs(a, gt) for a in sample.inputs]
     with fwAD.dual_level():
@@ -362,9 +389,14 @@ def test_reverse_over_forward(op, sample):
         if t is not None and t.requires_grad:
             term = (t * gt.from_numpy(w)).sum()
             dot2 = term if dot2 is None else dot2 + term
-    got = [np.zeros(np.shape(a)) for a in sample.inputs] if dot2 is None else \
-        [np.zeros(np.shape(a)) if r is None else r.numpy()
-         for r, a in zip(ag.grad(dot2, xs2, allow_unused=True), sample.inputs)]
+    got = (
+        [np.zeros(np.shape(a)) for a in sample.inputs]
+        if dot2 is None
+        else [
+            np.zeros(np.shape(a)) if r is None else r.numpy()
+            for r, a in zip(ag.grad(dot2, xs2, allow_unused=True), sample.inputs)
+        ]
+    )
     for j, (a, b) in enumerate(zip(got, want)):
         np.testing.assert_allclose(a, b, rtol=_tol(op), atol=_tol(op) / 10, err_msg=f"input {j}")
 
@@ -373,7 +405,7 @@ def test_hessian_diagonal_by_forward_over_reverse_matches_analytic():
     x = gt.from_numpy(np.linspace(-1.0, 1.0, 5)).requires_grad_()
     with fwAD.dual_level():
         d = fwAD.make_batched_dual(x, gt.eye(5, dtype=gt.float64))
-        f = (d.sin() * d.cos()).sum() + (d ** 3).sum()
+        f = (d.sin() * d.cos()).sum() + (d**3).sum()
         (g,) = ag.grad(f, d)
         h = fwAD.unpack_dual(g).tangent
     xn = np.linspace(-1.0, 1.0, 5)
@@ -386,7 +418,7 @@ def test_forward_over_reverse_through_an_inplace_op_on_a_view():
     def f(x):
         y = x * 1.0
         y[1:].mul_(x[:2])
-        return (y ** 3).sum()
+        return (y**3).sum()
 
     xn = np.array([0.5, 1.0, 2.0])
     v = np.array([1.0, -1.0, 0.5])

@@ -1,4 +1,5 @@
 """Custom ``Function``: ctx API, in-place and non-differentiable outputs, double backward."""
+
 from __future__ import annotations
 
 import gradstack_autograd as ag
@@ -18,7 +19,7 @@ class Cube(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 3
+        return x**3
 
     @staticmethod
     def backward(ctx, g):
@@ -141,8 +142,11 @@ def test_extra_none_gradients_are_allowed_extra_tensors_are_not():
         def backward(ctx, g):
             return g, g
 
-    with pytest.raises(RuntimeError, match=r"TooManyBackward returned an incorrect number of "
-                                           r"gradients \(expected 1, got 2\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"TooManyBackward returned an incorrect number of "
+        r"gradients \(expected 1, got 2\)",
+    ):
         TooMany.apply(x).sum().backward()
 
 
@@ -212,12 +216,14 @@ def test_mark_dirty():
     assert r is b and r.grad_fn.name() == "MulTwo_Backward" and b._version > version
     assert r.tolist() == [2.0, 6.0]
     (r * r).sum().backward()
-    assert a.grad.tolist() == [8.0, 24.0]          # d/da (2a)^2 = 8a
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used "
-                                           "in an in-place operation"):
+    assert a.grad.tolist() == [8.0, 24.0]  # d/da (2a)^2 = 8a
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad has been used in an in-place operation",
+    ):
         MulTwo_.apply(f64([1.0]))
     plain = f64([1.0], requires_grad=False)
-    MulTwo_.apply(plain)                           # no graph: still bumps the version
+    MulTwo_.apply(plain)  # no graph: still bumps the version
     assert plain._version == 2 and plain.tolist() == [2.0]
 
 
@@ -233,7 +239,7 @@ def test_mark_non_differentiable():
         @staticmethod
         def backward(ctx, g_values, g_idx):
             (idx,) = ctx.saved_tensors
-            assert g_idx.tolist() == [0, 0, 0]     # materialized zeros for the indices
+            assert g_idx.tolist() == [0, 0, 0]  # materialized zeros for the indices
             out = gt.zeros_like(g_values)
             out[idx] = g_values
             return out
@@ -260,6 +266,7 @@ def test_set_materialize_grads():
                 seen.append((g1 is None, g2 is None, None if g2 is None else g2.tolist()))
                 total = g1 * 2
                 return total if g2 is None else total + g2 * 3
+
         return Two
 
     x = f64([1.0, 2.0])
@@ -322,7 +329,7 @@ def test_double_backward_through_save_for_backward_is_right():
     x = f64([0.5, -2.0, 1.5])
     xv = x.detach().numpy().copy()
     (g,) = ag.grad(Cube.apply(x).sum(), x, create_graph=True)
-    np.testing.assert_allclose(g.detach().numpy(), 3 * xv ** 2, rtol=1e-15)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * xv**2, rtol=1e-15)
     (h,) = ag.grad(g.sum(), x, create_graph=True)
     np.testing.assert_allclose(h.detach().numpy(), 6 * xv, rtol=1e-15)
     (k,) = ag.grad(h.sum(), x)
@@ -335,7 +342,7 @@ def test_double_backward_through_ctx_attributes_raises_naming_them():
     x = f64([0.5, -2.0])
     y = CubeCtxAttr.apply(x)
     y2 = CubeCtxAttr.apply(x)
-    (g,) = ag.grad(y.sum(), x)                    # first order is fine
+    (g,) = ag.grad(y.sum(), x)  # first order is fine
     assert g.tolist() == [0.75, 12.0]
     with pytest.raises(RuntimeError) as info:
         ag.grad(y2.sum(), x, create_graph=True)
@@ -348,8 +355,8 @@ def test_ctx_attributes_that_are_inputs_or_integers_do_not_trigger_the_guard():
     class KeepsInput(Function):
         @staticmethod
         def forward(ctx, x, idx):
-            ctx.x = x                                # an input: tracked properly
-            ctx.idx = idx                            # an integer tensor: no gradient
+            ctx.x = x  # an input: tracked properly
+            ctx.idx = idx  # an integer tensor: no gradient
             ctx.k = 2.0
             return x[idx] * ctx.k
 
@@ -376,7 +383,7 @@ def test_once_differentiable():
         @staticmethod
         @once_differentiable
         def backward(ctx, g):
-            assert not ag.is_grad_enabled()          # runs under no_grad
+            assert not ag.is_grad_enabled()  # runs under no_grad
             (y,) = ctx.saved_tensors
             return g * y
 
@@ -384,9 +391,11 @@ def test_once_differentiable():
     y = Exp.apply(x)
     (g,) = ag.grad((y * y).sum(), x, create_graph=True)
     np.testing.assert_allclose(g.detach().numpy(), 2 * np.exp([0.0, 2.0]), rtol=1e-15)
-    assert g.requires_grad                            # through y * y's part of the graph
-    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that "
-                                           "was marked with @once_differentiable"):
+    assert g.requires_grad  # through y * y's part of the graph
+    with pytest.raises(
+        RuntimeError,
+        match="trying to differentiate twice a function that was marked with @once_differentiable",
+    ):
         g.sum().backward()
     # as in torch, grad(..., x) does not even reach the error node: nothing leads to x
     with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):

@@ -1,4 +1,5 @@
 """Grad modes: context managers, decorators, nesting, threads, inference mode's rules."""
+
 from __future__ import annotations
 
 import threading
@@ -40,7 +41,7 @@ def test_set_grad_enabled_as_context_manager_and_function():
             assert _records(x)
         assert not _records(x)
     assert _records(x)
-    ag.set_grad_enabled(False)                  # as a function: takes effect at once
+    ag.set_grad_enabled(False)  # as a function: takes effect at once
     try:
         assert not ag.is_grad_enabled() and not _records(x)
     finally:
@@ -97,7 +98,7 @@ def test_decorators():
     def h(t):
         return t * 2
 
-    assert ag.is_grad_enabled()                  # decorating does not change the mode
+    assert ag.is_grad_enabled()  # decorating does not change the mode
     assert not f(x).requires_grad and not f_bare(x).requires_grad and not h(x).requires_grad
     with ag.no_grad():
         assert g(x).requires_grad
@@ -117,7 +118,7 @@ def test_decorated_generator_functions():
 
     it = gen()
     assert next(it) is False
-    assert ag.is_grad_enabled()                  # the caller's mode between steps
+    assert ag.is_grad_enabled()  # the caller's mode between steps
     assert it.send("sent") is False
     with pytest.raises(StopIteration):
         it.send("sent")
@@ -147,7 +148,7 @@ def test_decorated_generator_return_value_and_close():
     assert info.value.value == "done" and closed == [False]
     it = gen()
     next(it)
-    it.close()                                   # the inner generator is closed in the mode
+    it.close()  # the inner generator is closed in the mode
     assert closed == [False, False]
 
 
@@ -215,7 +216,7 @@ def test_inference_mode_basics():
         assert ag.is_inference_mode_enabled() and not ag.is_grad_enabled()
         y = x * 2
         assert not y.requires_grad and y.is_inference()
-        with ag.inference_mode(False):           # back to normal mode inside
+        with ag.inference_mode(False):  # back to normal mode inside
             assert not ag.is_inference_mode_enabled() and ag.is_grad_enabled()
             assert _records(x)
     assert not x.is_inference() and not (x * 2).is_inference()
@@ -236,24 +237,28 @@ def test_inference_tensors_cannot_be_saved_for_backward():
     with ag.inference_mode():
         i = gt.ones(2) * 3
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved") as info:
-        x * i                                    # MulBackward0 would save i
+        x * i  # MulBackward0 would save i
     assert "clone" in str(info.value) and "MulBackward0" in str(info.value)
-    (x + i).sum().backward()                     # add saves nothing: allowed, as in torch
+    (x + i).sum().backward()  # add saves nothing: allowed, as in torch
     assert x.grad.tolist() == [1.0, 1.0]
-    (x * i.clone()).sum().backward()             # the suggested workaround
+    (x * i.clone()).sum().backward()  # the suggested workaround
     assert x.grad.tolist() == [4.0, 4.0]
 
 
 def test_inference_tensors_cannot_be_updated_in_place_outside():
     with ag.inference_mode():
         i = gt.ones(2) * 3
-        i.add_(1)                                # fine inside
+        i.add_(1)  # fine inside
     assert i.tolist() == [4.0, 4.0]
-    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
-                                           "InferenceMode is not allowed"):
+    with pytest.raises(
+        RuntimeError,
+        match="Inplace update to inference tensor outside InferenceMode is not allowed",
+    ):
         i.add_(1)
-    with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor "
-                                           "outside InferenceMode is not allowed"):
+    with pytest.raises(
+        RuntimeError,
+        match="Setting requires_grad=True on inference tensor outside InferenceMode is not allowed",
+    ):
         i.requires_grad_()
     c = i.clone()
     assert not c.is_inference()

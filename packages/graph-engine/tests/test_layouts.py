@@ -1,6 +1,7 @@
 """``.grad`` layouts: the API page's "Default gradient layouts" rules 1-4, manual layouts,
 and ``.grad`` of non-leaf tensors.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -24,12 +25,15 @@ def _weights(shape, seed=0):
 # rule 1: a non-overlapping dense param gets a .grad with its own strides
 
 
-@pytest.mark.parametrize("make, strides", [
-    (lambda: np.zeros((3, 4)), (4, 1)),                                   # row-major
-    (lambda: np.zeros((4, 3)).T, (1, 3)),                                 # transposed
-    (lambda: np.zeros((2, 3, 4)).transpose(2, 0, 1), (1, 12, 4)),         # permuted
-    (lambda: np.zeros((3, 1, 4)).transpose(1, 0, 2), (4, 4, 1)),          # size-1 dim
-])
+@pytest.mark.parametrize(
+    "make, strides",
+    [
+        (lambda: np.zeros((3, 4)), (4, 1)),  # row-major
+        (lambda: np.zeros((4, 3)).T, (1, 3)),  # transposed
+        (lambda: np.zeros((2, 3, 4)).transpose(2, 0, 1), (1, 12, 4)),  # permuted
+        (lambda: np.zeros((3, 1, 4)).transpose(1, 0, 2), (4, 4, 1)),  # size-1 dim
+    ],
+)
 def test_rule1_grad_matches_dense_param_strides(make, strides):
     p = _leaf(make())
     assert p.stride() == strides
@@ -37,8 +41,9 @@ def test_rule1_grad_matches_dense_param_strides(make, strides):
     (p * w).sum().backward()
     # the stride of a size-1 dim is never used to address memory: compare the others
     shape = tuple(p.shape)
-    assert [s for s, n in zip(p.grad.stride(), shape) if n != 1] == \
-        [s for s, n in zip(strides, shape) if n != 1]
+    assert [s for s, n in zip(p.grad.stride(), shape) if n != 1] == [
+        s for s, n in zip(strides, shape) if n != 1
+    ]
     np.testing.assert_array_equal(p.grad.numpy(), w.numpy())
 
 
@@ -49,28 +54,31 @@ def test_rule1_also_with_create_graph(param_layout, grad_layout):
     (p * 1).backward(v, create_graph=True)
     assert p.grad.stride() == p.stride() and p.grad.requires_grad
     np.testing.assert_array_equal(p.grad.detach().numpy(), 2 * np.ones((3, 4)))
-    (g,) = ag.grad(p.grad.sum(), v)              # .grad is a differentiable copy of v
+    (g,) = ag.grad(p.grad.sum(), v)  # .grad is a differentiable copy of v
     assert g.tolist() == [[1.0] * 4] * 3
     v.detach().add_(1)
-    assert p.grad.detach().tolist() == [[2.0] * 4] * 3   # not an alias of v
+    assert p.grad.detach().tolist() == [[2.0] * 4] * 3  # not an alias of v
 
 
 # ---------------------------------------------------------------------------------------
 # rule 2: overlapping or non-dense params get a row-major .grad
 
 
-@pytest.mark.parametrize("make, param_strides", [
-    (lambda: gt.ones(3, 1).expand(3, 4), (1, 0)),                        # overlapping
-    (lambda: gt.from_numpy(np.ones((4, 6))[:, ::2]), (6, 2)),            # gaps
-    (lambda: gt.from_numpy(np.ones((5, 4)).T[1:4, :]), (1, 4)),          # gaps, transposed
-])
+@pytest.mark.parametrize(
+    "make, param_strides",
+    [
+        (lambda: gt.ones(3, 1).expand(3, 4), (1, 0)),  # overlapping
+        (lambda: gt.from_numpy(np.ones((4, 6))[:, ::2]), (6, 2)),  # gaps
+        (lambda: gt.from_numpy(np.ones((5, 4)).T[1:4, :]), (1, 4)),  # gaps, transposed
+    ],
+)
 def test_rule2_row_major_for_overlapping_or_non_dense(make, param_strides):
     p = make().requires_grad_()
     assert p.stride() == param_strides
     w = _weights(tuple(p.shape)).to(p.dtype)
     (p * w).sum().backward()
     shape = tuple(p.shape)
-    row_major = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+    row_major = tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
     assert p.grad.stride() == row_major and p.grad.is_contiguous()
     np.testing.assert_array_equal(p.grad.numpy(), w.numpy())
 
@@ -79,10 +87,10 @@ def test_new_grad_never_aliases_the_incoming_gradient():
     p = _leaf(np.zeros(3))
     v = gt.tensor([1.0, 2.0, 3.0], dtype=gt.float64)
     (p * 1).backward(v)
-    v.add_(100)                                  # the caller's tensor, changed afterwards
+    v.add_(100)  # the caller's tensor, changed afterwards
     assert p.grad.tolist() == [1.0, 2.0, 3.0]
     q = _leaf(np.zeros((2, 2)))
-    q.sum().backward()                           # the incoming gradient is an expanded 1
+    q.sum().backward()  # the incoming gradient is an expanded 1
     assert q.grad.stride() == (2, 1)
     q.grad[0, 0] = 5.0
     assert q.grad.tolist() == [[5.0, 1.0], [1.0, 1.0]]
@@ -101,7 +109,7 @@ def test_rule3_in_place_accumulation_keeps_identity_and_strides(make):
     data_ptr = grad.data_ptr()
     (p * w2).sum().backward()
     assert p.grad is grad and p.grad.stride() == strides and p.grad.data_ptr() == data_ptr
-    assert p.grad._version == version + 1        # an in-place write
+    assert p.grad._version == version + 1  # an in-place write
     np.testing.assert_allclose(p.grad.numpy(), w1.numpy() + w2.numpy(), rtol=1e-15)
 
 
@@ -109,11 +117,11 @@ def test_zeroing_keeps_the_layout():
     p = _leaf(np.zeros((4, 3)).T)
     (p * 2).sum().backward()
     grad = p.grad
-    p.grad.zero_()                               # optimizer.zero_grad() without set_to_none
+    p.grad.zero_()  # optimizer.zero_grad() without set_to_none
     (p * 3).sum().backward()
     assert p.grad is grad and p.grad.stride() == (1, 3)
     assert p.grad.tolist() == [[3.0] * 4] * 3
-    p.grad = None                                # reset: recreated by rule 1
+    p.grad = None  # reset: recreated by rule 1
     (p * 4).sum().backward()
     assert p.grad is not grad and p.grad.stride() == (1, 3)
 
@@ -129,9 +137,10 @@ def test_rule4_create_graph_makes_a_new_tensor():
     assert first.requires_grad
     (p * p * p).sum().backward(create_graph=True)
     assert p.grad is not first
-    np.testing.assert_allclose(p.grad.detach().numpy(), 2 * np.array([1.0, 2.0])
-                               + 3 * np.array([1.0, 4.0]))
-    assert first.detach().tolist() == [2.0, 4.0]          # the old tensor is untouched
+    np.testing.assert_allclose(
+        p.grad.detach().numpy(), 2 * np.array([1.0, 2.0]) + 3 * np.array([1.0, 4.0])
+    )
+    assert first.detach().tolist() == [2.0, 4.0]  # the old tensor is untouched
     # the new .grad is differentiable: d/dp sum(2p + 3p^2) = 2 + 6p
     (g,) = ag.grad(p.grad.sum(), p)
     assert g.tolist() == [8.0, 14.0]
@@ -141,7 +150,7 @@ def test_rule4_attempts_to_keep_strides():
     p = _leaf(np.ones((4, 3)).T)
     (p * p).sum().backward(create_graph=True)
     (p * p).sum().backward(create_graph=True)
-    assert p.grad.stride() == (1, 3)             # "attempts (but does not guarantee)"
+    assert p.grad.stride() == (1, 3)  # "attempts (but does not guarantee)"
 
 
 # ---------------------------------------------------------------------------------------
@@ -149,8 +158,8 @@ def test_rule4_attempts_to_keep_strides():
 
 
 def test_manual_layout_is_preserved():
-    p = _leaf(np.zeros((3, 4)))                  # row-major param
-    manual = gt.from_numpy(np.zeros((4, 3)).T)   # column-major zeros, assigned by hand
+    p = _leaf(np.zeros((3, 4)))  # row-major param
+    manual = gt.from_numpy(np.zeros((4, 3)).T)  # column-major zeros, assigned by hand
     p.grad = manual
     w = _weights((3, 4))
     for _ in range(3):
@@ -182,8 +191,10 @@ def test_non_leaf_grad_is_none_with_a_warning():
     x = gt.tensor([1.0, 2.0], requires_grad=True)
     c = x * 2
     (c * c).sum().backward()
-    with pytest.warns(UserWarning, match="The .grad attribute of a Tensor that is not a leaf "
-                                         "Tensor is being accessed"):
+    with pytest.warns(
+        UserWarning,
+        match="The .grad attribute of a Tensor that is not a leaf Tensor is being accessed",
+    ):
         assert c.grad is None
     assert x.grad.tolist() == [8.0, 16.0]
 
@@ -197,11 +208,12 @@ def test_retain_grad_keeps_a_non_leaf_grad_without_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert c.grad.tolist() == [4.0, 8.0]
-    (c * c).sum().backward()                     # accumulates like a leaf's .grad
+    (c * c).sum().backward()  # accumulates like a leaf's .grad
     assert c.grad.tolist() == [8.0, 16.0]
-    assert x.retain_grad() is None and x.grad.tolist() == [16.0, 32.0]   # no-op on leaves
-    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has "
-                                           "requires_grad=False"):
+    assert x.retain_grad() is None and x.grad.tolist() == [16.0, 32.0]  # no-op on leaves
+    with pytest.raises(
+        RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"
+    ):
         gt.ones(2).retain_grad()
 
 

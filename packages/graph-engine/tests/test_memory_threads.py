@@ -1,4 +1,5 @@
 """Memory stays flat over many steps, nodes do not leak, threads get exact numbers."""
+
 from __future__ import annotations
 
 import gc
@@ -52,7 +53,7 @@ def test_ten_thousand_steps_keep_memory_flat():
     # 9,000 more steps may not grow memory by more than a few KiB (a leak of one small
     # object per step would add hundreds of KiB)
     assert after_10k - after_1k < 16 * 1024, (after_1k, after_10k)
-    assert last.item() < first                      # and the model did train
+    assert last.item() < first  # and the model did train
 
 
 def test_graph_nodes_are_freed():
@@ -62,13 +63,13 @@ def test_graph_nodes_are_freed():
         h = (model.x @ model.w1).tanh()
         loss = ((h @ model.w2 - model.t) ** 2).mean()
         node, stack = loss.grad_fn, []
-        while node is not None:                      # weak references to the whole chain
+        while node is not None:  # weak references to the whole chain
             refs.append(weakref.ref(node))
             stack.extend(fn for fn, _ in node.next_functions if fn is not None)
             node = stack.pop() if stack else None
         loss.backward()
         del h, loss, node, stack
-    gc.disable()                                     # freed by reference counting alone
+    gc.disable()  # freed by reference counting alone
     try:
         alive = [r() for r in refs if r() is not None]
     finally:
@@ -86,7 +87,7 @@ def test_a_graph_dropped_without_backward_is_freed():
     z = big.sin()
     del y, big
     assert ref() is None
-    assert saved() is not None                       # z's SinBackward0 holds it
+    assert saved() is not None  # z's SinBackward0 holds it
     del z
     assert saved() is None
 
@@ -122,7 +123,7 @@ def test_two_threads_get_exactly_the_sequential_numbers():
         results[i] = _train(i + 1, log=log)
 
     interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)          # switch threads as often as possible: interleave
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: interleave
     try:
         threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
         for t in threads:
@@ -137,7 +138,7 @@ def test_two_threads_get_exactly_the_sequential_numbers():
         assert len(seq) == len(par) == 150
         for (l1, g1, w1), (l2, g2, w2) in zip(seq, par):
             assert l1 == l2
-            assert np.array_equal(g1, g2) and np.array_equal(w1, w2)      # bitwise
+            assert np.array_equal(g1, g2) and np.array_equal(w1, w2)  # bitwise
 
 
 def test_threads_with_their_own_grad_modes_and_hooks():

@@ -8,6 +8,7 @@
   user, by a formula, to a hook) is never modified afterwards;
 * Note [No cyclic GC during backward]: the collector is paused during a pass and restored.
 """
+
 from __future__ import annotations
 
 import gc
@@ -43,8 +44,12 @@ BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a,
 
 
 def test_the_hot_ops_have_native_formulas():
-    assert {name for name in ("add", "sub", "mul", "div") if _core.native_formula_of(name)} \
-        == {"add", "sub", "mul", "div"}
+    assert {name for name in ("add", "sub", "mul", "div") if _core.native_formula_of(name)} == {
+        "add",
+        "sub",
+        "mul",
+        "div",
+    }
     assert _core.native_formula_of("pow") == 0
     assert derivatives.entry("mul").native == _core.native_formula_of("mul") != 0
 
@@ -64,8 +69,11 @@ def test_native_equals_python_bit_for_bit(op, shape, dtype):
         np.testing.assert_array_equal(n, p)
     # and the numbers themselves, against the derivative written out in float64
     a64, b64, v64 = (x.astype(np.float64) for x in (a, b, v))
-    expected = {"add": (v64, v64), "mul": (v64 * b64, v64 * a64),
-                "div": (v64 / b64, -v64 * a64 / (b64 * b64))}[op]
+    expected = {
+        "add": (v64, v64),
+        "mul": (v64 * b64, v64 * a64),
+        "div": (v64 / b64, -v64 * a64 / (b64 * b64)),
+    }[op]
     for n, e in zip(native, expected):
         np.testing.assert_allclose(n, e, rtol=1e-5 if dtype == "float32" else 1e-13)
 
@@ -73,8 +81,9 @@ def test_native_equals_python_bit_for_bit(op, shape, dtype):
 def test_the_native_path_runs_the_kernel(monkeypatch):
     calls = []
     real = derivatives._kernels.div_backward
-    monkeypatch.setattr(derivatives._kernels, "div_backward",
-                        lambda *args: calls.append(1) or real(*args))
+    monkeypatch.setattr(
+        derivatives._kernels, "div_backward", lambda *args: calls.append(1) or real(*args)
+    )
     x = gt.ones(2, 3, requires_grad=True)
     y = gt.full((2, 3), 2.0, requires_grad=True)
     gx, gy = ag.grad(x / y, (x, y), gt.ones(2, 3))
@@ -83,16 +92,28 @@ def test_the_native_path_runs_the_kernel(monkeypatch):
     np.testing.assert_array_equal(gy.numpy(), np.full((2, 3), -0.25, np.float32))
 
 
-@pytest.mark.parametrize("case", ["broadcast", "promotion", "scalar", "no_grad_input",
-                                  "non_contiguous", "int_alpha_2", "sub", "sub_scalar",
-                                  "int_scalar", "scalar_first"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "broadcast",
+        "promotion",
+        "scalar",
+        "no_grad_input",
+        "non_contiguous",
+        "int_alpha_2",
+        "sub",
+        "sub_scalar",
+        "int_scalar",
+        "scalar_first",
+    ],
+)
 def test_cases_the_native_path_leaves_to_python(case):
     """Each of these must give the Python formula's numbers (and torch's)."""
     rng = np.random.default_rng(7)
     a = gt.from_numpy(rng.uniform(0.5, 2, (3, 4))).requires_grad_()
     b = gt.from_numpy(rng.uniform(0.5, 2, (3, 4))).requires_grad_()
     fn = {
-        "broadcast": lambda: (a * b[0] / b[1:2]),
+        "broadcast": lambda: a * b[0] / b[1:2],
         "promotion": lambda: a.float() * b,
         "scalar": lambda: (a * 3.0) / 2.0 + 1,
         "no_grad_input": lambda: a * b.detach() / b.detach(),
@@ -108,8 +129,9 @@ def test_cases_the_native_path_leaves_to_python(case):
     native = [g if g is None else g.numpy() for g in ag.grad(out, (a, b), v, allow_unused=True)]
     old = _core.set_native_formulas_enabled(False)
     try:
-        python = [g if g is None else g.numpy()
-                  for g in ag.grad(fn(), (a, b), v, allow_unused=True)]
+        python = [
+            g if g is None else g.numpy() for g in ag.grad(fn(), (a, b), v, allow_unused=True)
+        ]
     finally:
         _core.set_native_formulas_enabled(old)
     assert [n is None for n in native] == [p is None for p in python]
@@ -153,7 +175,7 @@ def test_a_leaf_used_many_times_sums_every_gradient():
 def test_gradients_handed_in_are_never_written():
     x = gt.tensor([1.0, 2.0], dtype=gt.float64, requires_grad=True)
     v = gt.tensor([3.0, 4.0], dtype=gt.float64)
-    out = x + x + x          # add hands `v` on to x three times (the same object twice)
+    out = x + x + x  # add hands `v` on to x three times (the same object twice)
     (g,) = ag.grad(out, (x,), v)
     np.testing.assert_array_equal(g.numpy(), [9.0, 12.0])
     np.testing.assert_array_equal(v.numpy(), [3.0, 4.0])
@@ -168,7 +190,7 @@ def test_a_hook_keeps_the_gradient_it_saw():
     out.sum().backward()
     np.testing.assert_array_equal(seen[0].numpy(), [6.0, 6.0])
     np.testing.assert_array_equal(x.grad.numpy(), [13.0, 13.0])
-    np.testing.assert_array_equal(seen[0].numpy(), [6.0, 6.0])      # unchanged after
+    np.testing.assert_array_equal(seen[0].numpy(), [6.0, 6.0])  # unchanged after
 
 
 def test_buffers_stay_out_of_place_under_create_graph():
@@ -271,9 +293,9 @@ def test_saved_intermediates_are_not_tracked_by_the_collector():
     x = gt.ones(2, 3, requires_grad=True)
     h = x * 2.0
     assert gc.is_tracked(h)
-    out = h * h                       # h is saved (twice) by MulBackward0
+    out = h * h  # h is saved (twice) by MulBackward0
     assert not gc.is_tracked(h)
-    assert gc.is_tracked(x)           # leaves stay tracked
+    assert gc.is_tracked(x)  # leaves stay tracked
     out.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 8.0, np.float32))
 
@@ -281,9 +303,9 @@ def test_saved_intermediates_are_not_tracked_by_the_collector():
 def test_intermediates_that_could_join_a_cycle_stay_tracked():
     x = gt.ones(2, requires_grad=True)
     with_attr = x * 2.0
-    with_attr.note = "mine"           # an instance attribute could point back at it
+    with_attr.note = "mine"  # an instance attribute could point back at it
     retained = x * 3.0
-    retained.retain_grad()            # autograd state
+    retained.retain_grad()  # autograd state
     out = with_attr * retained
     assert gc.is_tracked(with_attr) and gc.is_tracked(retained)
     out.sum().backward()

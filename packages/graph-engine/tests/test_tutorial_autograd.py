@@ -5,6 +5,7 @@ Its code, written against gradstack_tensor (``torch``'s tensors) and gradstack_a
 above, so TinyModel is built from a minimal local ``Linear``/``ReLU``/``SGD``.
 The "doubling" example of the advanced section is included too.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,7 @@ def test_printed_tensors_show_their_grad_fn(simple):
     assert repr(c).endswith("grad_fn=<MulBackward0>)")
     assert repr(d).endswith("grad_fn=<AddBackward0>)")
     assert repr(out) == "tensor(25., grad_fn=<SumBackward0>)"
-    np.testing.assert_allclose(b.detach().numpy(), np.sin(np.linspace(0, 2 * np.pi, 25)),
-                               atol=1e-6)
+    np.testing.assert_allclose(b.detach().numpy(), np.sin(np.linspace(0, 2 * np.pi, 25)), atol=1e-6)
     np.testing.assert_allclose(d.detach().numpy(), 2 * b.detach().numpy() + 1, rtol=1e-6)
 
 
@@ -156,22 +156,21 @@ def test_training_a_tiny_model():
 
     # the optimizer step changes them, by exactly -lr * grad
     optimizer.step()
-    np.testing.assert_allclose(model.layer2.weight.detach().numpy(), before - 0.001 * grad,
-                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(
+        model.layer2.weight.detach().numpy(), before - 0.001 * grad, rtol=1e-6, atol=1e-9
+    )
     assert not np.array_equal(model.layer2.weight.detach().numpy(), before)
 
     # without zero_grad, gradients accumulate over the next 5 backward calls
-    (step_grad,) = ag.grad((ideal_output - model(some_input)).pow(2).sum(),
-                           model.layer2.weight)
+    (step_grad,) = ag.grad((ideal_output - model(some_input)).pow(2).sum(), model.layer2.weight)
     for _ in range(5):
         prediction = model(some_input)
         loss = (ideal_output - prediction).pow(2).sum()
         loss.backward()
     accumulated = model.layer2.weight.grad.numpy()
-    np.testing.assert_allclose(accumulated, grad + 5 * step_grad.numpy(), rtol=1e-4,
-                               atol=1e-3)
+    np.testing.assert_allclose(accumulated, grad + 5 * step_grad.numpy(), rtol=1e-4, atol=1e-3)
     grew = np.abs(accumulated) > np.abs(grad)
-    assert grew.mean() > 0.8                       # "most of the gradients ... much larger"
+    assert grew.mean() > 0.8  # "most of the gradients ... much larger"
     assert np.median(np.abs(accumulated) / np.maximum(np.abs(grad), 1e-12)) > 3
 
     optimizer.zero_grad()
@@ -234,10 +233,10 @@ def test_detach():
     y = x.detach()
     assert "requires_grad=True" in repr(x) and "requires_grad" not in repr(y)
     assert y.tolist() == x.tolist() and not y.requires_grad and y.grad_fn is None
-    assert y.data_ptr() == x.data_ptr()             # a view of the same data, not a copy
+    assert y.data_ptr() == x.data_ptr()  # a view of the same data, not a copy
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
         x.numpy()
-    assert y.numpy().shape == (5,)                  # what matplotlib needs
+    assert y.numpy().shape == (5,)  # what matplotlib needs
 
 
 # ---------------------------------------------------------------------------------------
@@ -246,8 +245,10 @@ def test_detach():
 
 def test_in_place_on_a_leaf_requiring_grad_raises():
     a = gt.linspace(0.0, 2.0 * math.pi, steps=25, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used "
-                                           "in an in-place operation"):
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad is being used in an in-place operation",
+    ):
         gt.sin_(a)
 
 
@@ -264,16 +265,16 @@ def test_doubling_example():
         y = y * 2
         doublings += 1
     assert y.grad_fn.name() == "MulBackward0"
-    np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy() * 2 ** doublings,
-                               rtol=1e-6)
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar "
-                                           "outputs"):
+    np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy() * 2**doublings, rtol=1e-6)
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         y.backward()
-    v = gt.tensor([0.1, 1.0, 0.0001], dtype=gt.float)   # stand-in for gradients
+    v = gt.tensor([0.1, 1.0, 0.0001], dtype=gt.float)  # stand-in for gradients
     y.backward(v)
     ratio = x.grad.numpy() / v.numpy()
     # "the output gradients are all related to powers of two"
-    np.testing.assert_allclose(ratio, [2.0 ** doublings] * 3, rtol=1e-6)
+    np.testing.assert_allclose(ratio, [2.0**doublings] * 3, rtol=1e-6)
     assert math.log2(ratio[0]) == pytest.approx(doublings) and doublings >= 9
 
 

@@ -1,4 +1,5 @@
 """``Variable`` (deprecated, returns Tensors) and ``gradcheck``/``gradgradcheck``."""
+
 from __future__ import annotations
 
 import gradstack_autograd as ag
@@ -16,10 +17,10 @@ def test_variable_returns_tensors():
     t = gt.tensor([1.0, 2.0])
     v = Variable(t)
     assert type(v) is gt.Tensor and v is not t and not v.requires_grad
-    assert v.data_ptr() == t.data_ptr()             # same data, as torch's
+    assert v.data_ptr() == t.data_ptr()  # same data, as torch's
     w = Variable(t, requires_grad=True)
     assert type(w) is gt.Tensor and w.requires_grad and w.is_leaf and not t.requires_grad
-    w2 = Variable(t, True)                           # positional, as old code writes it
+    w2 = Variable(t, True)  # positional, as old code writes it
     assert w2.requires_grad
     assert isinstance(t, Variable) and isinstance(w, Variable)
     assert not isinstance(3.0, Variable)
@@ -56,7 +57,7 @@ def _cube(scale=1.0, second_order=True):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         def backward(ctx, g):
@@ -64,6 +65,7 @@ def _cube(scale=1.0, second_order=True):
             if not second_order:
                 x = x.detach()
             return g * 3 * x * x * scale
+
     return Cube
 
 
@@ -72,7 +74,7 @@ def test_gradcheck_accepts_correct_functions():
     assert gradcheck(lambda a: (a.sin() * a).sum(), (x,)) is True
     assert gradcheck(lambda a, b: (a[:2] @ b).exp(), (x, y)) is True
     assert gradcheck(_cube().apply, (x,)) is True
-    assert gradcheck(_cube().apply, x, fast_mode=True) is True     # a lone tensor is fine
+    assert gradcheck(_cube().apply, x, fast_mode=True) is True  # a lone tensor is fine
     # outputs that are not differentiable (indices) are fine too
     assert gradcheck(lambda a: a.sort(), (x,)) is True
 
@@ -80,8 +82,9 @@ def test_gradcheck_accepts_correct_functions():
 def test_gradcheck_rejects_a_wrong_function():
     x = f64([0.5, -1.2, 2.0])
     Wrong = _cube(scale=1.1)
-    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to "
-                                             "input 0") as info:
+    with pytest.raises(
+        GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"
+    ) as info:
         gradcheck(Wrong.apply, (x,))
     assert "numerical" in str(info.value) and "analytical" in str(info.value)
     assert isinstance(info.value, RuntimeError)
@@ -92,10 +95,10 @@ def test_gradcheck_rejects_a_wrong_function():
 
 def test_gradcheck_tolerances_are_honoured():
     x = f64([0.5, -1.2, 2.0])
-    slightly_off = _cube(scale=1 + 5e-4)            # relative error 5e-4
-    assert gradcheck(slightly_off.apply, (x,))       # within the default rtol=1e-3
+    slightly_off = _cube(scale=1 + 5e-4)  # relative error 5e-4
+    assert gradcheck(slightly_off.apply, (x,))  # within the default rtol=1e-3
     assert not gradcheck(slightly_off.apply, (x,), rtol=1e-4, atol=0.0, raise_exception=False)
-    assert gradcheck(slightly_off.apply, (x,), rtol=0.0, atol=1e-2)   # absolute: 12 * 5e-4
+    assert gradcheck(slightly_off.apply, (x,), rtol=0.0, atol=1e-2)  # absolute: 12 * 5e-4
     assert not gradcheck(slightly_off.apply, (x,), rtol=0.0, atol=1e-3, raise_exception=False)
 
 
@@ -118,7 +121,7 @@ def test_gradcheck_checks_backward_with_zero_output_gradients():
 
         @staticmethod
         def backward(ctx, g):
-            return g * 2 + 1                          # not linear in g
+            return g * 2 + 1  # not linear in g
 
     x = f64([1.0, 2.0])
     with pytest.raises(GradcheckError):
@@ -151,12 +154,12 @@ def test_gradgradcheck_accepts_correct_second_derivatives():
     assert gradgradcheck(lambda a: (a.sin() * a.exp()).sum(), (x,)) is True
     assert gradgradcheck(_cube().apply, (x,)) is True
     v = f64([1.0, -2.0, 0.5])
-    assert gradgradcheck(lambda a: a.tanh(), (x,), (v,)) is True        # given grad_outputs
+    assert gradgradcheck(lambda a: a.tanh(), (x,), (v,)) is True  # given grad_outputs
 
 
 def test_gradgradcheck_rejects_a_wrong_second_derivative():
     x = f64([0.5, -1.2, 2.0])
-    no_second_order = _cube(second_order=False)     # right first derivative, no second
+    no_second_order = _cube(second_order=False)  # right first derivative, no second
     assert gradcheck(no_second_order.apply, (x,))
     with pytest.raises(GradcheckError, match="Jacobian mismatch"):
         gradgradcheck(no_second_order.apply, (x,))
@@ -171,7 +174,7 @@ def test_gradgradcheck_tolerances():
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         def backward(ctx, g):
@@ -180,17 +183,19 @@ def test_gradgradcheck_tolerances():
 
     x = f64([0.5, -1.2, 2.0])
     assert gradcheck(SecondOrderOff.apply, (x,), rtol=0.0, atol=1e-8)
-    assert not gradgradcheck(SecondOrderOff.apply, (x,), rtol=1e-6, atol=1e-6,
-                             raise_exception=False)
+    assert not gradgradcheck(
+        SecondOrderOff.apply, (x,), rtol=1e-6, atol=1e-6, raise_exception=False
+    )
     assert gradgradcheck(SecondOrderOff.apply, (x,), rtol=1e-6, atol=1e-3)
 
 
 def test_gradcheck_of_grad_mode_sensitive_functions():
     """gradcheck's finite differences run in the caller's grad mode (the outputs of a
     function that differentiates inside must stay differentiable)."""
+
     def inner_grad(a):
-        (g,) = ag.grad((a ** 4).sum(), a, create_graph=True)
-        return g                                      # 4 a^3
+        (g,) = ag.grad((a**4).sum(), a, create_graph=True)
+        return g  # 4 a^3
 
     x = f64([0.5, 1.5])
     assert gradcheck(inner_grad, (x,))

@@ -1,4 +1,5 @@
 """The examples in the docstrings run and print what they say."""
+
 from __future__ import annotations
 
 import doctest
@@ -8,8 +9,10 @@ import pkgutil
 import gradstack_nn
 import pytest
 
-MODULES = sorted({"gradstack_nn"} | {
-    m.name for m in pkgutil.walk_packages(gradstack_nn.__path__, "gradstack_nn.")})
+MODULES = sorted(
+    {"gradstack_nn"}
+    | {m.name for m in pkgutil.walk_packages(gradstack_nn.__path__, "gradstack_nn.")}
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,4 +1,5 @@
 """Linear against torch (copied weights), its graph, and the initialisers' distributions."""
+
 from __future__ import annotations
 
 import math
@@ -87,8 +88,7 @@ def test_linear_trains_like_torch():
         gopt.step()
         topt.step()
     for pg, pt in zip(gm.parameters(), tm.parameters()):
-        np.testing.assert_allclose(pg.detach().numpy(), pt.detach().numpy(), rtol=1e-5,
-                                   atol=1e-6)
+        np.testing.assert_allclose(pg.detach().numpy(), pt.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_linear_attributes_and_errors():
@@ -102,6 +102,7 @@ def test_linear_attributes_and_errors():
 
 # -------------------------------------------------------------------------------------
 # initialisation
+
 
 def ks_uniform(values, low, high):
     """Kolmogorov-Smirnov distance of the sample from U(low, high)."""
@@ -117,11 +118,11 @@ def test_linear_default_init_is_kaiming_uniform_sqrt5():
     bound = 1 / math.sqrt(400)
     w, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
     assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
-    assert np.abs(w).max() > 0.99 * bound               # fills the interval
-    assert ks_uniform(w, -bound, bound) < 0.01          # 120k samples: uniform
+    assert np.abs(w).max() > 0.99 * bound  # fills the interval
+    assert ks_uniform(w, -bound, bound) < 0.01  # 120k samples: uniform
     assert ks_uniform(b, -bound, bound) < 0.15
     assert abs(w.mean()) < 0.01 * bound
-    assert w.var() == pytest.approx(bound ** 2 / 3, rel=0.02)
+    assert w.var() == pytest.approx(bound**2 / 3, rel=0.02)
     assert lin.weight.grad is None and lin.weight.is_leaf
 
 
@@ -130,8 +131,7 @@ def test_init_functions():
     w = Parameter(gt.empty(200, 300))
     fan_in, fan_out = 300, 200
     tw = torch.empty(200, 300)
-    assert init._calculate_fan_in_and_fan_out(w) == \
-        torch.nn.init._calculate_fan_in_and_fan_out(tw)
+    assert init._calculate_fan_in_and_fan_out(w) == torch.nn.init._calculate_fan_in_and_fan_out(tw)
     init.uniform_(w, -2, 3)
     a = w.detach().numpy()
     assert a.min() >= -2 and a.max() < 3 and ks_uniform(a, -2, 3) < 0.01
@@ -179,10 +179,19 @@ def test_init_bumps_version_and_checks():
         init.kaiming_uniform_(Parameter(gt.empty(0, 3)))
 
 
-@pytest.mark.parametrize("name,param", [("linear", None), ("sigmoid", None), ("tanh", None),
-                                        ("relu", None), ("leaky_relu", None),
-                                        ("leaky_relu", 0.2), ("selu", None),
-                                        ("conv2d", None)])
+@pytest.mark.parametrize(
+    "name,param",
+    [
+        ("linear", None),
+        ("sigmoid", None),
+        ("tanh", None),
+        ("relu", None),
+        ("leaky_relu", None),
+        ("leaky_relu", 0.2),
+        ("selu", None),
+        ("conv2d", None),
+    ],
+)
 def test_calculate_gain_matches_torch(name, param):
     assert init.calculate_gain(name, param) == torch.nn.init.calculate_gain(name, param)
 
@@ -203,5 +212,6 @@ def test_weight_grad_keeps_the_weights_layout():
     for _ in range(2):  # created, then accumulated
         lin(x).sum().backward()
         assert lin.weight.grad.is_contiguous()
-    np.testing.assert_allclose(lin.weight.grad.numpy(),
-                               2 * np.ones((3, 5), np.float32).T @ x.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        lin.weight.grad.numpy(), 2 * np.ones((3, 5), np.float32).T @ x.numpy(), rtol=1e-6
+    )

@@ -1,4 +1,5 @@
 """The Module API: registration, iteration, modes, gradients, state dicts, conversion, repr."""
+
 from __future__ import annotations
 
 import copy
@@ -38,14 +39,14 @@ class WithBuffers(nn.Module):
 # -------------------------------------------------------------------------------------
 # registration and iteration
 
+
 def test_parameters_are_registered_in_assignment_order():
     m = TinyModel()
     names = [n for n, _ in m.named_parameters()]
     assert names == ["layer1.weight", "layer1.bias", "layer2.weight", "layer2.bias"]
     shapes = [tuple(p.shape) for p in m.parameters()]
     assert shapes == [(100, 1000), (100,), (10, 100), (10,)]
-    assert all(isinstance(p, Parameter) and p.requires_grad and p.is_leaf
-               for p in m.parameters())
+    assert all(isinstance(p, Parameter) and p.requires_grad and p.is_leaf for p in m.parameters())
 
 
 def test_children_and_modules():
@@ -72,12 +73,12 @@ def test_buffers_and_plain_attributes():
     m = WithBuffers()
     assert [n for n, _ in m.named_buffers()] == ["running", "scratch"]
     assert list(m.state_dict()) == ["scale", "running", "lin.weight", "lin.bias"]  # torch order
-    m.running = gt.ones(2)                     # assigning to a buffer name keeps it a buffer
+    m.running = gt.ones(2)  # assigning to a buffer name keeps it a buffer
     assert m._buffers["running"].tolist() == [1.0, 1.0]
-    m.note = "hello"                           # anything else is a plain attribute
+    m.note = "hello"  # anything else is a plain attribute
     assert m.note == "hello" and "note" not in m._buffers
     t = gt.zeros(3)
-    m.plain = t                                # a plain tensor is not registered
+    m.plain = t  # a plain tensor is not registered
     assert "plain" not in m._buffers and "plain" not in m._parameters
     m.buf = nn.Buffer(gt.ones(1), persistent=False)
     assert "buf" in m._buffers and "buf" not in m.state_dict()
@@ -141,6 +142,7 @@ def test_forward_hooks():
 # -------------------------------------------------------------------------------------
 # modes and gradients
 
+
 def test_train_eval():
     m = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
     assert m.training and all(c.training for c in m.modules())
@@ -162,7 +164,7 @@ def test_zero_grad_in_place_by_default():
     assert all(np.abs(a).sum() > 0 for a in arrays)
     m.zero_grad()
     for p, g, a in zip(m.parameters(), grads, arrays):
-        assert p.grad is g                       # the same tensor, zeroed in place
+        assert p.grad is g  # the same tensor, zeroed in place
         assert np.shares_memory(p.grad.numpy(), a) and not a.any()
     m.zero_grad(set_to_none=True)
     assert all(p.grad is None for p in m.parameters())
@@ -190,6 +192,7 @@ def test_requires_grad_():
 
 # -------------------------------------------------------------------------------------
 # state dicts
+
 
 def test_state_dict_round_trip():
     a, b = TinyModel(), TinyModel()
@@ -223,7 +226,7 @@ def test_load_state_dict_strict_errors_like_torch():
     with pytest.raises(RuntimeError) as e:
         m.load_state_dict(sd)
     assert str(e.value) == (
-        'Error(s) in loading state_dict for TinyModel:\n\t'
+        "Error(s) in loading state_dict for TinyModel:\n\t"
         'Missing key(s) in state_dict: "layer2.bias". \n\t'
         'Unexpected key(s) in state_dict: "extra.weight". '
     )
@@ -236,9 +239,12 @@ def test_load_state_dict_size_mismatch():
     m = TinyModel()
     sd = m.state_dict()
     sd["layer2.weight"] = gt.zeros(3, 3)
-    with pytest.raises(RuntimeError, match=r"size mismatch for layer2.weight: copying a param "
-                       r"with shape gradstack.Size\(\[3, 3\]\) from checkpoint, the shape in "
-                       r"current model is gradstack.Size\(\[10, 100\]\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"size mismatch for layer2.weight: copying a param "
+        r"with shape gradstack.Size\(\[3, 3\]\) from checkpoint, the shape in "
+        r"current model is gradstack.Size\(\[10, 100\]\)",
+    ):
         m.load_state_dict(sd)
     with pytest.raises(TypeError, match="dict-like"):
         m.load_state_dict([1, 2])
@@ -286,6 +292,7 @@ def test_buffers_in_state_dict():
 # -------------------------------------------------------------------------------------
 # conversion, apply, copy, repr
 
+
 def test_to_double_and_back():
     m = TinyModel()
     w = m.layer1.weight
@@ -326,8 +333,9 @@ def test_deepcopy():
     c = copy.deepcopy(m)
     assert c.layer1.weight is not m.layer1.weight
     assert isinstance(c.layer1.weight, Parameter) and c.layer1.weight.requires_grad
-    np.testing.assert_array_equal(c.layer1.weight.detach().numpy(),
-                                  m.layer1.weight.detach().numpy())
+    np.testing.assert_array_equal(
+        c.layer1.weight.detach().numpy(), m.layer1.weight.detach().numpy()
+    )
     with ag.no_grad():
         c.layer1.weight.zero_()
     assert m.layer1.weight.abs().sum().item() > 0
@@ -353,8 +361,10 @@ def test_repr_matches_torch():
         ")"
     )
     torch = pytest.importorskip("torch")
-    tseq = torch.nn.Sequential(torch.nn.Linear(2, 3, bias=False),
-                               torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Dropout(0.1)))
+    tseq = torch.nn.Sequential(
+        torch.nn.Linear(2, 3, bias=False),
+        torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Dropout(0.1)),
+    )
     assert repr(seq) == repr(tseq)
 
 
@@ -373,6 +383,7 @@ def test_parameter_repr_and_sharing():
 
 # -------------------------------------------------------------------------------------
 # containers
+
 
 def test_sequential():
     layers = [nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2)]

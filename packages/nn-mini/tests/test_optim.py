@@ -1,4 +1,5 @@
 """optim.SGD against torch.optim.SGD: every option, several steps, both code paths."""
+
 from __future__ import annotations
 
 import itertools
@@ -16,8 +17,9 @@ torch = pytest.importorskip("torch")
 
 OPTIONS = [
     dict(momentum=m, dampening=d, weight_decay=wd, nesterov=n, maximize=mx)
-    for m, d, wd, n, mx in itertools.product([0.0, 0.9], [0.0, 0.3], [0.0, 0.01],
-                                             [False, True], [False, True])
+    for m, d, wd, n, mx in itertools.product(
+        [0.0, 0.9], [0.0, 0.3], [0.0, 0.01], [False, True], [False, True]
+    )
     if not (n and (m == 0 or d != 0))
 ]
 
@@ -40,8 +42,11 @@ def run_both(options, dtype, steps=4, layout="contiguous", lr=0.05):
     gopt, topt = SGD(gp, lr=lr, **options), torch.optim.SGD(tp, lr=lr, **options)
     for step in grads:
         for p, g in zip(gp, step):
-            p.grad = gt.tensor(g) if p.dim() < 2 or layout == "contiguous" \
+            p.grad = (
+                gt.tensor(g)
+                if p.dim() < 2 or layout == "contiguous"
                 else gt.tensor(np.ascontiguousarray(g.T)).t()
+            )
         for p, g in zip(tp, step):
             p.grad = torch.tensor(g)
         gopt.step()
@@ -58,8 +63,9 @@ def assert_close(a, b, dtype):
         np.testing.assert_allclose(a, b, rtol=4e-7, atol=1e-7)
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(
-    f"{k}={v}" for k, v in o.items() if v))
+@pytest.mark.parametrize(
+    "options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items() if v)
+)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_sgd_matches_torch(options, dtype, layout):
@@ -86,15 +92,16 @@ def test_kernel_and_tensor_paths_agree_exactly():
 def test_kernel_path_is_taken(monkeypatch):
     calls = []
     real = sgd_module._sgd_update_
-    monkeypatch.setattr(sgd_module, "_sgd_update_",
-                        lambda *a, **k: (calls.append(a[0].shape), real(*a, **k)))
+    monkeypatch.setattr(
+        sgd_module, "_sgd_update_", lambda *a, **k: (calls.append(a[0].shape), real(*a, **k))
+    )
     run_both(dict(momentum=0.9), np.float32)
     assert len(calls) == 3 * 4
 
 
 def test_step_is_an_in_place_write():
     p = Parameter(gt.tensor([1.0, 2.0]))
-    y = p * p            # saves p for backward
+    y = p * p  # saves p for backward
     y.sum().backward(retain_graph=True)
     opt = SGD([p], lr=0.1)
     v = p._version
@@ -109,7 +116,7 @@ def test_zero_grad_and_skipped_params():
     a, b = Parameter(gt.ones(2)), Parameter(gt.ones(2))
     opt = SGD([a, b], lr=0.5)
     (a * 3).sum().backward()
-    opt.step()             # b has no grad: skipped
+    opt.step()  # b has no grad: skipped
     assert a.tolist() == [-0.5, -0.5] and b.tolist() == [1.0, 1.0]
     g = a.grad
     opt.zero_grad()
@@ -120,8 +127,11 @@ def test_zero_grad_and_skipped_params():
 
 def test_param_groups_and_add_param_group():
     lin1, lin2 = nn.Linear(2, 2), nn.Linear(2, 2)
-    opt = SGD([{"params": lin1.parameters()}, {"params": lin2.parameters(), "lr": 1.0}],
-              lr=0.1, momentum=0.5)
+    opt = SGD(
+        [{"params": lin1.parameters()}, {"params": lin2.parameters(), "lr": 1.0}],
+        lr=0.1,
+        momentum=0.5,
+    )
     assert [g["lr"] for g in opt.param_groups] == [0.1, 1.0]
     assert all(g["momentum"] == 0.5 for g in opt.param_groups)
     extra = Parameter(gt.zeros(3))
@@ -139,12 +149,16 @@ def test_param_groups_and_add_param_group():
         SGD([{"params": {extra}}], lr=0.1)
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(lr=-1), "Invalid learning rate"), (dict(lr=0.1, momentum=-0.1), "Invalid momentum"),
-    (dict(lr=0.1, weight_decay=-1), "Invalid weight_decay"),
-    (dict(lr=0.1, nesterov=True), "Nesterov momentum requires"),
-    (dict(lr=0.1, momentum=0.9, dampening=0.1, nesterov=True), "Nesterov momentum requires"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(lr=-1), "Invalid learning rate"),
+        (dict(lr=0.1, momentum=-0.1), "Invalid momentum"),
+        (dict(lr=0.1, weight_decay=-1), "Invalid weight_decay"),
+        (dict(lr=0.1, nesterov=True), "Nesterov momentum requires"),
+        (dict(lr=0.1, momentum=0.9, dampening=0.1, nesterov=True), "Nesterov momentum requires"),
+    ],
+)
 def test_sgd_argument_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         SGD([Parameter(gt.zeros(1))], **kwargs)
@@ -238,7 +252,16 @@ def test_optimizer_base_class():
 def test_functional_sgd():
     p = Parameter(gt.tensor([1.0, 2.0]))
     bufs = [None]
-    sgd_module.sgd([p], [gt.tensor([1.0, 1.0])], bufs, weight_decay=0.0, momentum=0.9,
-                   lr=0.1, dampening=0.0, nesterov=False, maximize=False)
+    sgd_module.sgd(
+        [p],
+        [gt.tensor([1.0, 1.0])],
+        bufs,
+        weight_decay=0.0,
+        momentum=0.9,
+        lr=0.1,
+        dampening=0.0,
+        nesterov=False,
+        maximize=False,
+    )
     assert bufs[0].tolist() == [1.0, 1.0]
     np.testing.assert_allclose(p.detach().numpy(), [0.9, 1.9], rtol=1e-6)

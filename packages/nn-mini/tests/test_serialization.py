@@ -1,4 +1,5 @@
 """save/load: bit-exact round trips in every dtype, structures, and clear refusals."""
+
 from __future__ import annotations
 
 import io
@@ -26,8 +27,22 @@ def roundtrip(obj):
 
 def special_values(dtype):
     info = np.finfo(dtype)
-    base = np.array([0.0, -0.0, 1.0, -1.5, np.inf, -np.inf, info.max, info.min, info.tiny,
-                     info.smallest_subnormal, info.eps], dtype=dtype)
+    base = np.array(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.5,
+            np.inf,
+            -np.inf,
+            info.max,
+            info.min,
+            info.tiny,
+            info.smallest_subnormal,
+            info.eps,
+        ],
+        dtype=dtype,
+    )
     nans = np.array([np.nan, -np.nan], dtype=dtype)
     # a NaN with a payload: its bits must survive too
     bits = nans.view(f"u{np.dtype(dtype).itemsize}").copy()
@@ -41,8 +56,9 @@ DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "u
 def sample(dtype):
     rng = np.random.default_rng(0)
     if dtype.startswith("float"):
-        return np.concatenate([special_values(dtype),
-                               rng.standard_normal(30).astype(dtype)]).reshape(-1, 1)
+        return np.concatenate(
+            [special_values(dtype), rng.standard_normal(30).astype(dtype)]
+        ).reshape(-1, 1)
     if dtype == "bool":
         return rng.integers(0, 2, (4, 5)).astype(bool)
     info = np.iinfo(dtype)
@@ -66,7 +82,7 @@ def test_shapes_and_layouts(shape):
     out = roundtrip(t)
     assert out.shape == t.shape and out.numpy().tobytes() == t.numpy().tobytes()
     if len(shape) == 3 and 0 not in shape:
-        view = t.transpose(0, 2)[1:]          # non-contiguous
+        view = t.transpose(0, 2)[1:]  # non-contiguous
         out = roundtrip(view)
         np.testing.assert_array_equal(out.numpy(), view.numpy())
 
@@ -75,11 +91,14 @@ def test_structures_round_trip():
     w = gt.randn(3, 2)
     obj = {
         "model": OrderedDict([("layer.weight", w), ("layer.bias", gt.zeros(2))]),
-        "again": w,                                     # the same tensor twice
+        "again": w,  # the same tensor twice
         "list": [1, 2.5, "three", None, True, (4, 5.0)],
-        3: "int key", 2.5: "float key", None: "none key", False: "bool key",
+        3: "int key",
+        2.5: "float key",
+        None: "none key",
+        False: "bool key",
         "floats": [math.inf, -math.inf, 0.1, -0.0, 1e-310, math.nan],
-        "big": 2 ** 100,
+        "big": 2**100,
         "array": np.arange(6, dtype=np.uint16).reshape(2, 3),
         "nested": {"a": {"b": {"c": [gt.tensor([1, 2])]}}},
     }
@@ -95,7 +114,7 @@ def test_structures_round_trip():
     floats = out["floats"]
     assert floats[:5] == [math.inf, -math.inf, 0.1, -0.0, 1e-310]
     assert math.copysign(1, floats[3]) == -1 and math.isnan(floats[5])
-    assert out["big"] == 2 ** 100
+    assert out["big"] == 2**100
     assert out["array"].dtype == np.uint16 and out["array"].tolist() == [[0, 1, 2], [3, 4, 5]]
     assert out["nested"]["a"]["b"]["c"][0].tolist() == [1, 2]
 
@@ -120,7 +139,7 @@ def test_model_and_optimizer_state_dicts(tmp_path):
     opt.step()
     path = tmp_path / "checkpoint.gsz"
     save({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 7}, path)
-    assert os.listdir(tmp_path) == ["checkpoint.gsz"]     # no temporary file left behind
+    assert os.listdir(tmp_path) == ["checkpoint.gsz"]  # no temporary file left behind
     ckpt = load(path)
     model2 = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
     model2.load_state_dict(ckpt["model"])
@@ -132,7 +151,7 @@ def test_model_and_optimizer_state_dicts(tmp_path):
     buf_a = opt.state[model[0].weight]["momentum_buffer"]
     buf_b = opt2.state[model2[0].weight]["momentum_buffer"]
     assert buf_a.numpy().tobytes() == buf_b.numpy().tobytes()
-    load(str(path))       # str paths work too
+    load(str(path))  # str paths work too
 
 
 def test_file_is_an_npz_with_a_json_manifest(tmp_path):
@@ -158,6 +177,7 @@ def test_unsupported_objects():
 
 # -------------------------------------------------------------------------------------
 # refusals
+
 
 def good_bytes():
     buf = io.BytesIO()
@@ -204,8 +224,10 @@ def test_refuses_an_object_array_inside_the_archive():
     """A hand-made archive whose .npy holds a pickled object array: never unpickled."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr("gradstack.json", json.dumps(
-            {"format": "gradstack", "version": 1, "root": {"t": "ndarray", "id": 0}}))
+        zf.writestr(
+            "gradstack.json",
+            json.dumps({"format": "gradstack", "version": 1, "root": {"t": "ndarray", "id": 0}}),
+        )
         npy = io.BytesIO()
         np.lib.format.write_array(npy, np.array([_Boom()], dtype=object), allow_pickle=True)
         zf.writestr("0.npy", npy.getvalue())
@@ -223,17 +245,20 @@ def test_truncated_files(cut):
 
 def test_corrupted_bytes_are_caught_by_the_checksums():
     data = bytearray(good_bytes())
-    offset = data.index(b"\x93NUMPY") + 200        # inside the array's values
+    offset = data.index(b"\x93NUMPY") + 200  # inside the array's values
     data[offset] ^= 0xFF
     with pytest.raises(SerializationError, match="corrupt"):
         load_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("data,match", [
-    (b"", "is empty"),
-    (b"hello world, this is text", "not a ZIP archive"),
-    (b"\x93NUMPY\x01\x00" + b" " * 60, "single numpy .npy"),
-])
+@pytest.mark.parametrize(
+    "data,match",
+    [
+        (b"", "is empty"),
+        (b"hello world, this is text", "not a ZIP archive"),
+        (b"\x93NUMPY\x01\x00" + b" " * 60, "single numpy .npy"),
+    ],
+)
 def test_foreign_files(data, match):
     with pytest.raises(SerializationError, match=match):
         load_bytes(data)

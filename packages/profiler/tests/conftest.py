@@ -4,6 +4,7 @@ Every test is followed by a check that the profiler left nothing behind: the dis
 point holds only the layers it held before the test, and no engine observer is set
 (the profiler must register itself only while a profile is active).
 """
+
 from __future__ import annotations
 
 import gradstack_autograd  # noqa: F401 - the autograd layer

@@ -1,4 +1,5 @@
 """The examples in the docstrings run (numpy-style docstrings with runnable examples)."""
+
 from __future__ import annotations
 
 import doctest
@@ -6,8 +7,13 @@ import importlib
 
 import pytest
 
-MODULES = ["gradstack_profiler", "gradstack_profiler._profile", "gradstack_profiler._names",
-           "gradstack_profiler.events", "gradstack_profiler._table"]
+MODULES = [
+    "gradstack_profiler",
+    "gradstack_profiler._profile",
+    "gradstack_profiler._names",
+    "gradstack_profiler.events",
+    "gradstack_profiler._table",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

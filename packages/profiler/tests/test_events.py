@@ -1,4 +1,5 @@
 """Events: nesting (record_function, ops inside ops, backward nodes), links, grouping, purity."""
+
 from __future__ import annotations
 
 import copy
@@ -21,7 +22,8 @@ def check_tree(events):
         assert evt.time_range.start <= evt.time_range.end
         assert 0 <= evt.self_cpu_time_total <= evt.cpu_time_total + 1e-9
         assert evt.self_cpu_time_total == pytest.approx(
-            evt.cpu_time_total - sum(c.cpu_time_total for c in evt.cpu_children), abs=1e-6)
+            evt.cpu_time_total - sum(c.cpu_time_total for c in evt.cpu_children), abs=1e-6
+        )
         for child in evt.cpu_children:
             assert child.cpu_parent is evt
             assert child.thread == evt.thread
@@ -46,8 +48,15 @@ def test_record_function_nests():
             b - 1
     events = prof.events()
     check_tree(events)
-    assert [e.name for e in events] == ["outer", "aten::mul", "inner", "aten::add",
-                                        "innermost", "aten::sum", "aten::sub"]
+    assert [e.name for e in events] == [
+        "outer",
+        "aten::mul",
+        "inner",
+        "aten::add",
+        "innermost",
+        "aten::sum",
+        "aten::sub",
+    ]
     outer, inner, innermost = (by_name(events, n)[0] for n in ("outer", "inner", "innermost"))
     assert [c.name for c in outer.cpu_children] == ["aten::mul", "inner", "aten::sub"]
     assert [c.name for c in inner.cpu_children] == ["aten::add", "innermost"]
@@ -107,7 +116,7 @@ def test_record_function_exited_after_the_profile_ends_at_the_stop():
 
 
 def test_ops_called_inside_a_kernel_are_children():
-    composite = Op("composite_for_test")       # not registered: calls go through dispatch
+    composite = Op("composite_for_test")  # not registered: calls go through dispatch
 
     @composite.set_kernel
     def _kernel(t):
@@ -119,14 +128,19 @@ def test_ops_called_inside_a_kernel_are_children():
         a + 1
     events = prof.events()
     check_tree(events)
-    assert [e.name for e in events] == ["gradstack::composite_for_test", "aten::mul",
-                                        "aten::sum", "aten::add"]
+    assert [e.name for e in events] == [
+        "gradstack::composite_for_test",
+        "aten::mul",
+        "aten::sum",
+        "aten::add",
+    ]
     outer = events[0]
     assert [c.name for c in outer.cpu_children] == ["aten::mul", "aten::sum"]
     assert outer.self_cpu_time_total < outer.cpu_time_total
     rows = {r.key: r for r in prof.key_averages()}
     assert rows["gradstack::composite_for_test"].self_cpu_time_total == pytest.approx(
-        outer.cpu_time_total - sum(c.cpu_time_total for c in outer.cpu_children))
+        outer.cpu_time_total - sum(c.cpu_time_total for c in outer.cpu_children)
+    )
 
 
 def test_an_op_that_raises_is_still_an_event():
@@ -154,7 +168,7 @@ def test_backward_events_match_the_nodes_run(tutorial_tensors):
     assert counts["SumBackward0"] == 1
     assert counts["MulBackward0"] == 1000
     assert counts["DivBackward0"] == 1000
-    assert counts["AccumulateGrad"] == 3           # x, y and the first z
+    assert counts["AccumulateGrad"] == 3  # x, y and the first z
     assert counts["aten::div"] == 1000 and counts["aten::sum"] == 1
     events = prof.events()
     check_tree(events)
@@ -162,16 +176,25 @@ def test_backward_events_match_the_nodes_run(tutorial_tensors):
         if evt.scope == 1 and evt.name != "AccumulateGrad":
             fwd = evt.forward_event
             assert fwd is not None, evt
-            assert fwd.name == {"MulBackward0": "aten::mul", "DivBackward0": "aten::div",
-                                "SumBackward0": "aten::sum"}[evt.name]
+            assert (
+                fwd.name
+                == {
+                    "MulBackward0": "aten::mul",
+                    "DivBackward0": "aten::div",
+                    "SumBackward0": "aten::sum",
+                }[evt.name]
+            )
             assert fwd.sequence_nr == evt.sequence_nr >= 0
             assert evt.fwd_thread == fwd.thread
             assert fwd.time_range.end <= evt.time_range.start
     accumulate = by_name(events, "AccumulateGrad")
     assert all(e.forward_event is None and e.sequence_nr == -1 for e in accumulate)
     # every forward op created one node, and each node is linked to exactly one op
-    forward = [e for e in events if e.scope == 0 and e.cpu_parent is None
-               and e.name in ("aten::mul", "aten::div")]
+    forward = [
+        e
+        for e in events
+        if e.scope == 0 and e.cpu_parent is None and e.name in ("aten::mul", "aten::div")
+    ]
     linked = [e.forward_event for e in events if e.scope == 1 and e.forward_event]
     assert len({id(e) for e in linked}) == len(linked) == 2001
     assert {id(e) for e in forward} <= {id(e) for e in linked}
@@ -216,10 +239,10 @@ def test_nodes_from_before_the_profile_are_not_linked():
     identity = Op("identity_for_test")
     identity.set_kernel(lambda t: t)
     a = gt.ones(2, requires_grad=True)
-    b = a * 2                       # its node exists before the profile
+    b = a * 2  # its node exists before the profile
     with profile() as prof:
         with no_grad():
-            c = identity(b)         # returns b itself: must not claim b's node
+            c = identity(b)  # returns b itself: must not claim b's node
         assert c is b
         (c * 1).sum().backward()
     events = prof.events()
@@ -244,10 +267,14 @@ def test_group_by_input_shape_splits_rows():
     assert {r.key: r.count for r in prof.key_averages()} == {"aten::mul": 8, "aten::add": 1}
     for row in prof.key_averages():
         assert row.input_shapes == []
-    grouped = {(r.key, str(r.input_shapes)): r.count
-               for r in prof.key_averages(group_by_input_shape=True)}
-    assert grouped == {("aten::mul", "[[2, 3], []]"): 3, ("aten::mul", "[[4], []]"): 5,
-                       ("aten::add", "[[2, 3], [2, 3], []]"): 1}
+    grouped = {
+        (r.key, str(r.input_shapes)): r.count for r in prof.key_averages(group_by_input_shape=True)
+    }
+    assert grouped == {
+        ("aten::mul", "[[2, 3], []]"): 3,
+        ("aten::mul", "[[4], []]"): 5,
+        ("aten::add", "[[2, 3], [2, 3], []]"): 1,
+    }
     table = prof.key_averages(group_by_input_shape=True).table()
     assert "Input Shapes" in table and "[[4], []]" in table
     assert "Input Shapes" not in prof.key_averages().table()
@@ -308,14 +335,37 @@ def test_backward_events_carry_the_forward_stack():
 
 
 def snapshot(events):
-    return [(e.id, e.name, e.count, e.time_range.start, e.time_range.end, e.self_cpu_time_total,
-             tuple(map(str, e.input_shapes)), tuple(e.stack), e.cpu_memory_usage,
-             tuple(c.id for c in e.cpu_children)) for e in events]
+    return [
+        (
+            e.id,
+            e.name,
+            e.count,
+            e.time_range.start,
+            e.time_range.end,
+            e.self_cpu_time_total,
+            tuple(map(str, e.input_shapes)),
+            tuple(e.stack),
+            e.cpu_memory_usage,
+            tuple(c.id for c in e.cpu_children),
+        )
+        for e in events
+    ]
 
 
 def rows_of(avgs):
-    return [(r.key, r.count, r.cpu_time_total, r.self_cpu_time_total, r.cpu_memory_usage,
-             r.self_cpu_memory_usage, str(r.input_shapes), tuple(r.stack)) for r in avgs]
+    return [
+        (
+            r.key,
+            r.count,
+            r.cpu_time_total,
+            r.self_cpu_time_total,
+            r.cpu_memory_usage,
+            r.self_cpu_memory_usage,
+            str(r.input_shapes),
+            tuple(r.stack),
+        )
+        for r in avgs
+    ]
 
 
 def test_aggregation_is_pure(tutorial_tensors):
@@ -332,7 +382,7 @@ def test_aggregation_is_pure(tutorial_tensors):
     prof.events().table(sort_by="cpu_time_total", row_limit=3)
     prof.total_average()
     events = prof.events()
-    events.sort(key=lambda e: -e.id)            # mutate the returned list
+    events.sort(key=lambda e: -e.id)  # mutate the returned list
     events.key_averages()
     assert rows_of(prof.key_averages()) == first
     assert prof.key_averages().table(sort_by="self_cpu_time_total") == table

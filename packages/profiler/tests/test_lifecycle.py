@@ -1,4 +1,5 @@
 """What a profile registers, when, and that it always takes it back (zero cost when idle)."""
+
 from __future__ import annotations
 
 import gradstack_tensor as gt
@@ -9,13 +10,13 @@ from gradstack_profiler import LAYER_PRIORITY, emit_nvtx, profile, record_functi
 
 def test_registered_only_while_active():
     before = gt.registered_layers()
-    assert len(before) == 1 and before[0].priority == 100        # autograd alone
+    assert len(before) == 1 and before[0].priority == 100  # autograd alone
     prof = profile()
     assert gt.registered_layers() == before and _core._node_observer is None
     with prof:
         layers = gt.registered_layers()
         assert len(layers) == 2
-        assert layers[0].priority == LAYER_PRIORITY > layers[1].priority   # outermost
+        assert layers[0].priority == LAYER_PRIORITY > layers[1].priority  # outermost
         assert _core._node_observer is not None
     assert gt.registered_layers() == before and _core._node_observer is None
 
@@ -131,7 +132,7 @@ def test_a_profile_stopped_inside_a_backward_node():
         prof.__exit__(None, None, None)
 
     loss.grad_fn.register_prehook(stop)
-    loss.backward()                 # the pre-hook stops the profile inside SumBackward0
+    loss.backward()  # the pre-hook stops the profile inside SumBackward0
     assert a.grad is not None
     names = [e.name for e in prof.events()]
     assert names[:3] == ["aten::mul", "aten::sum", "SumBackward0"]

@@ -1,4 +1,5 @@
 """profile_memory: bytes of the tensors ops create, and of those freed (README, "Memory")."""
+
 from __future__ import annotations
 
 import gc
@@ -10,11 +11,11 @@ from gradstack_tensor import Op
 
 
 def test_outputs_count_as_allocated():
-    a = gt.ones(4, 8)                       # float32: 128 bytes
+    a = gt.ones(4, 8)  # float32: 128 bytes
     with profile(profile_memory=True) as prof:
         b = a * 2
         c = b.sum(1)
-        d = a.double()                      # 256 bytes
+        d = a.double()  # 256 bytes
     rows = {r.key: r for r in prof.key_averages()}
     assert rows["aten::mul"].cpu_memory_usage == 128
     assert rows["aten::mul"].self_cpu_memory_usage == 128
@@ -35,14 +36,14 @@ def test_views_and_in_place_ops_allocate_nothing():
 
 
 def test_frees_inside_an_event_count_against_it():
-    a = gt.ones(16)                         # 64 bytes per float32 result
+    a = gt.ones(16)  # 64 bytes per float32 result
     with profile(profile_memory=True) as prof:
         with record_function("block"):
             tmp = a * 2
-            del tmp                         # freed inside the block
+            del tmp  # freed inside the block
             kept = a + 1
     (block,) = [e for e in prof.events() if e.name == "block"]
-    assert block.cpu_memory_usage == 64     # 128 created, 64 freed
+    assert block.cpu_memory_usage == 64  # 128 created, 64 freed
     assert block.self_cpu_memory_usage == -64
     assert sum(c.cpu_memory_usage for c in block.cpu_children) == 128
     del kept
@@ -101,8 +102,9 @@ def test_tensors_freed_after_the_profile_are_not_recorded():
     assert [e.name for e in prof.events()] == ["aten::mul"]
 
 
-@pytest.mark.parametrize("shape,dtype,nbytes", [((3,), gt.float64, 24), ((2, 2), gt.int64, 32),
-                                                ((5,), gt.bool, 5)])
+@pytest.mark.parametrize(
+    "shape,dtype,nbytes", [((3,), gt.float64, 24), ((2, 2), gt.int64, 32), ((5,), gt.bool, 5)]
+)
 def test_bytes_follow_the_dtype(shape, dtype, nbytes):
     a = gt.ones(*shape, dtype=dtype)
     with profile(profile_memory=True) as prof:

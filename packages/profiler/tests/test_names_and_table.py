@@ -1,4 +1,5 @@
 """The event naming scheme and the table's formatting."""
+
 from __future__ import annotations
 
 import gradstack_tensor as gt
@@ -28,9 +29,11 @@ def test_aten_names_exist_in_torch():
 def test_every_tensor_core_op_with_an_aten_twin_is_named_so():
     """A new tensor-core op that torch also has belongs in _names.ATEN_OPS."""
     torch = pytest.importorskip("torch")
-    missing = sorted(name for name in _tensor.OPS
-                     if event_name(name).startswith("gradstack::")
-                     and hasattr(torch.ops.aten, name))
+    missing = sorted(
+        name
+        for name in _tensor.OPS
+        if event_name(name).startswith("gradstack::") and hasattr(torch.ops.aten, name)
+    )
     assert not missing, f"add these ops to gradstack_profiler/_names.py ATEN_OPS: {missing}"
 
 
@@ -42,7 +45,7 @@ def test_profile_names_match_torch_for_the_same_program():
         u = (t * 2 + 1).exp()
         return (u / t).sum() - u.mean()
 
-    mine, yours = gt.ones(2, 3), torch.ones(2, 3)    # creation is not an op here
+    mine, yours = gt.ones(2, 3), torch.ones(2, 3)  # creation is not an op here
     with profile() as ours:
         program(gt, mine)
     with tprof.profile() as theirs:
@@ -51,9 +54,16 @@ def test_profile_names_match_torch_for_the_same_program():
     assert [e.name for e in ours.events()] == top_level
 
 
-@pytest.mark.parametrize("us,text", [(0.0, "0.000us"), (12.3456, "12.346us"),
-                                     (999.9994, "999.999us"), (1000.0, "1.000ms"),
-                                     (2_500_000.0, "2.500s")])
+@pytest.mark.parametrize(
+    "us,text",
+    [
+        (0.0, "0.000us"),
+        (12.3456, "12.346us"),
+        (999.9994, "999.999us"),
+        (1000.0, "1.000ms"),
+        (2_500_000.0, "2.500s"),
+    ],
+)
 def test_time_format(us, text):
     assert format_time(us) == text
 
@@ -61,9 +71,10 @@ def test_time_format(us, text):
 def test_formats_match_torch():
     pytest.importorskip("torch")
     from torch.autograd import profiler_util as pu
+
     for us in (0.0, 0.5, 12.3456, 999.9, 1234.5, 3_600_000.0):
         assert format_time(us) == pu._format_time(us)
-    for n in (0, 17, 1023, 1024, 1536, -2048, 5 * 1024 ** 2, 3 * 1024 ** 3):
+    for n in (0, 17, 1023, 1024, 1536, -2048, 5 * 1024**2, 3 * 1024**3):
         assert format_memory(n) == pu._format_memory(n)
     assert format_time_share(1.0, 3.0) == pu._format_time_share(1.0, 3.0)
 
@@ -108,7 +119,7 @@ def test_sorting_orders_rows(key):
         a * 2
     rows = prof.key_averages()
     table = rows.table(sort_by=key)
-    printed = [line.split()[0] for line in table.splitlines()[3:3 + len(rows)]]
+    printed = [line.split()[0] for line in table.splitlines()[3 : 3 + len(rows)]]
     expected = [r.key for r in sorted(rows, key=lambda r: getattr(r, key), reverse=True)]
     assert printed == expected
     assert [r.key for r in rows] == ["aten::add", "aten::exp", "aten::sum", "aten::mul"]

@@ -1,4 +1,5 @@
 """load_nvprof on a small SQLite file with the tables nvprof writes (Note [The nvprof schema])."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -7,8 +8,8 @@ import pytest
 from gradstack_profiler import load_nvprof, parse_nvprof_trace
 from gradstack_profiler.profiler import load_nvprof as load_from_torch_path
 
-MARKER_START, MARKER_END = 2, 4          # CUPTI_ACTIVITY_FLAG_MARKER_START / _END
-THREAD = 2                               # CUPTI_ACTIVITY_OBJECT_THREAD
+MARKER_START, MARKER_END = 2, 4  # CUPTI_ACTIVITY_FLAG_MARKER_START / _END
+THREAD = 2  # CUPTI_ACTIVITY_OBJECT_THREAD
 CUDA_LAUNCH_KERNEL = 211
 
 
@@ -30,36 +31,53 @@ def make_trace(path, kernel_table="CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL"):
         CREATE TABLE {kernel_table} (_id_ INTEGER PRIMARY KEY, start INT, end INT,
             deviceId INT, contextId INT, streamId INT, correlationId INT, name INT);
     """)
-    strings = {1: "aten::mul, seq = 12, sizes = [[2, 3], [2, 3]]",
-               2: "MulBackward0, stashed seq = 12",
-               3: "aten::add, seq = 13",
-               4: "my range",
-               5: "void mul_kernel<float>(float*, int)",
-               6: "void add_kernel<float>(float*, int)"}
+    strings = {
+        1: "aten::mul, seq = 12, sizes = [[2, 3], [2, 3]]",
+        2: "MulBackward0, stashed seq = 12",
+        3: "aten::add, seq = 13",
+        4: "my range",
+        5: "void mul_kernel<float>(float*, int)",
+        6: "void add_kernel<float>(float*, int)",
+    }
     conn.executemany("INSERT INTO StringTable VALUES (?, ?)", strings.items())
-    t = 1_000_000_000        # nanoseconds
+    t = 1_000_000_000  # nanoseconds
     markers = [  # (flags, timestamp, id, thread, name)
-        (MARKER_START, t + 0, 1, 7, 1), (MARKER_END, t + 10_000, 1, 7, 0),
-        (MARKER_START, t + 20_000, 2, 7, 2), (MARKER_START, t + 21_000, 3, 7, 3),
-        (MARKER_END, t + 29_000, 3, 7, 0), (MARKER_END, t + 30_000, 2, 7, 0),
-        (MARKER_START, t + 5_000, 4, 9, 4), (MARKER_END, t + 6_000, 4, 9, 0),
+        (MARKER_START, t + 0, 1, 7, 1),
+        (MARKER_END, t + 10_000, 1, 7, 0),
+        (MARKER_START, t + 20_000, 2, 7, 2),
+        (MARKER_START, t + 21_000, 3, 7, 3),
+        (MARKER_END, t + 29_000, 3, 7, 0),
+        (MARKER_END, t + 30_000, 2, 7, 0),
+        (MARKER_START, t + 5_000, 4, 9, 4),
+        (MARKER_END, t + 6_000, 4, 9, 0),
     ]
     conn.executemany(
         "INSERT INTO CUPTI_ACTIVITY_KIND_MARKER (flags, timestamp, id, objectKind, objectId, "
         "name, domain) VALUES (?, ?, ?, ?, ?, ?, 0)",
-        [(f, ts, i, THREAD, thread_blob(100, tid), n) for f, ts, i, tid, n in markers])
-    runtime = [(CUDA_LAUNCH_KERNEL, t + 2_000, t + 3_000, 50),
-               (CUDA_LAUNCH_KERNEL, t + 22_000, t + 23_000, 51),
-               (CUDA_LAUNCH_KERNEL, t + 24_000, t + 25_000, 52),
-               (CUDA_LAUNCH_KERNEL, t + 40_000, t + 41_000, 53)]   # outside every range
+        [(f, ts, i, THREAD, thread_blob(100, tid), n) for f, ts, i, tid, n in markers],
+    )
+    runtime = [
+        (CUDA_LAUNCH_KERNEL, t + 2_000, t + 3_000, 50),
+        (CUDA_LAUNCH_KERNEL, t + 22_000, t + 23_000, 51),
+        (CUDA_LAUNCH_KERNEL, t + 24_000, t + 25_000, 52),
+        (CUDA_LAUNCH_KERNEL, t + 40_000, t + 41_000, 53),
+    ]  # outside every range
     conn.executemany(
         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (cbid, start, end, processId, threadId, "
-        "correlationId, returnValue) VALUES (?, ?, ?, 100, 7, ?, 0)", runtime)
-    kernels = [(t + 4_000, t + 9_000, 50, 5), (t + 24_000, t + 26_000, 51, 6),
-               (t + 26_000, t + 27_500, 52, 6), (t + 42_000, t + 43_000, 53, 5)]
+        "correlationId, returnValue) VALUES (?, ?, ?, 100, 7, ?, 0)",
+        runtime,
+    )
+    kernels = [
+        (t + 4_000, t + 9_000, 50, 5),
+        (t + 24_000, t + 26_000, 51, 6),
+        (t + 26_000, t + 27_500, 52, 6),
+        (t + 42_000, t + 43_000, 53, 5),
+    ]
     conn.executemany(
         f"INSERT INTO {kernel_table} (start, end, deviceId, contextId, streamId, "
-        "correlationId, name) VALUES (?, ?, 0, 1, 7, ?, ?)", kernels)
+        "correlationId, name) VALUES (?, ?, 0, 1, 7, ?, ?)",
+        kernels,
+    )
     conn.commit()
     conn.close()
 
@@ -85,7 +103,8 @@ def test_load_nvprof_reads_ranges_and_kernels(tmp_path):
     assert backward.self_cpu_time_total == pytest.approx(10.0 - 8.0)
     # kernels: launched inside the range, durations in us
     assert [(k.name, k.duration) for k in mul.kernels] == [
-        ("void mul_kernel<float>(float*, int)", 5.0)]
+        ("void mul_kernel<float>(float*, int)", 5.0)
+    ]
     assert [k.duration for k in add.kernels] == [2.0, 1.5]
     assert backward.kernels == [] and rng.kernels == []
     assert add.device_time_total == 3.5 and backward.device_time_total == 3.5
@@ -101,7 +120,7 @@ def test_table_of_an_nvprof_trace_has_device_columns(tmp_path):
     for column in ("Self CUDA", "CUDA total", "CUDA time avg"):
         assert column in table
     assert "Self CUDA time total: 8.500us" in table
-    assert table.splitlines()[3].split()[0] == "aten::mul"      # 5 us of kernels
+    assert table.splitlines()[3].split()[0] == "aten::mul"  # 5 us of kernels
     rows = {r.key: r for r in events.key_averages()}
     assert rows["aten::add"].cuda_time_total == 3.5
 

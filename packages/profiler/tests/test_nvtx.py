@@ -1,4 +1,5 @@
 """emit_nvtx: one NVTX range per op and backward node, through the `nvtx` package."""
+
 from __future__ import annotations
 
 import sys
@@ -65,7 +66,7 @@ def test_forward_and_backward_ranges_share_sequence_numbers(fake_nvtx):
         if ", seq = " in m:
             name, seq = m.split(", seq = ")
             forward_seq.setdefault(name, int(seq.split(",")[0]))
-    if forward_seq:            # graph-engine exposes current_sequence_nr
+    if forward_seq:  # graph-engine exposes current_sequence_nr
         mul_backward = next(m for m in backward if m.startswith("MulBackward0"))
         assert int(mul_backward.rsplit("= ", 1)[1]) == forward_seq["aten::mul"]
 
@@ -93,7 +94,7 @@ def test_disabled_does_nothing(fake_nvtx):
 
 
 def test_missing_nvtx_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "nvtx", None)       # makes `import nvtx` fail
+    monkeypatch.setitem(sys.modules, "nvtx", None)  # makes `import nvtx` fail
     before = gt.registered_layers()
     with pytest.raises(ImportError, match=r"pip install nvtx.*gradstack-profiler\[nvtx\]"):
         with emit_nvtx():

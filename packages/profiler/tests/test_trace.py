@@ -1,4 +1,5 @@
 """export_chrome_trace: Trace Event Format JSON that Perfetto and chrome://tracing load."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,15 @@ import gradstack_tensor as gt
 import pytest
 from gradstack_profiler import profile, record_function
 
-REQUIRED = {"name": str, "ph": str, "ts": (int, float), "dur": (int, float), "pid": int,
-            "tid": int, "args": dict}
+REQUIRED = {
+    "name": str,
+    "ph": str,
+    "ts": (int, float),
+    "dur": (int, float),
+    "pid": int,
+    "tid": int,
+    "args": dict,
+}
 
 
 def test_trace_is_valid_json_with_complete_events(tmp_path, tutorial_tensors):
@@ -64,7 +72,7 @@ def test_aggregates_have_no_timeline(tmp_path):
 
 
 def test_export_stacks(tmp_path):
-    a = gt.ones(100_000)            # each op takes well over 1 us
+    a = gt.ones(100_000)  # each op takes well over 1 us
 
     def hot():
         for _ in range(30):

@@ -1,4 +1,5 @@
 """The tutorial's "Autograd Profiler" cell, as written, and the numbers it must give."""
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,7 @@ def run_cell(x, y, z, run_on_gpu=False):
     with profiler.profile(use_cuda=run_on_gpu) as prf:
         for _ in range(1000):
             z = (z / x) * y
-    table = prf.key_averages().table(sort_by='self_cpu_time_total')
+    table = prf.key_averages().table(sort_by="self_cpu_time_total")
     return prf, table, z
 
 
@@ -34,8 +35,15 @@ def test_tutorial_table_shape(tutorial_tensors):
     prf, table, _ = run_cell(*tutorial_tensors)
     lines = table.splitlines()
     header = lines[1]
-    for column in ("Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                   "CPU time avg", "# of Calls"):
+    for column in (
+        "Name",
+        "Self CPU %",
+        "Self CPU",
+        "CPU total %",
+        "CPU total",
+        "CPU time avg",
+        "# of Calls",
+    ):
         assert column in header
     body = [line for line in lines[3:5]]
     assert {line.split()[0] for line in body} == {"aten::div", "aten::mul"}
@@ -63,10 +71,11 @@ def test_self_never_exceeds_total(tutorial_tensors):
 
 def test_percentages_add_up(tutorial_tensors):
     prf, table, _ = run_cell(*tutorial_tensors)
-    shares = [float(m) for m in re.findall(r"(\d+\.\d\d)%", table)[::2]]   # Self CPU %
+    shares = [float(m) for m in re.findall(r"(\d+\.\d\d)%", table)[::2]]  # Self CPU %
     assert sum(shares) == pytest.approx(100.0, abs=0.05)
     assert prf.self_cpu_time_total == pytest.approx(
-        sum(r.self_cpu_time_total for r in prf.key_averages()))
+        sum(r.self_cpu_time_total for r in prf.key_averages())
+    )
 
 
 def test_str_is_table(tutorial_tensors):
@@ -80,8 +89,7 @@ def test_str_is_table(tutorial_tensors):
 def test_use_cuda_warns_and_profiles_the_cpu(tutorial_tensors):
     with pytest.warns(UserWarning, match="CPU only"):
         prf, table, _ = run_cell(*tutorial_tensors, run_on_gpu=True)
-    assert {r.key: r.count for r in prf.key_averages()} == {"aten::div": 1000,
-                                                            "aten::mul": 1000}
+    assert {r.key: r.count for r in prf.key_averages()} == {"aten::div": 1000, "aten::mul": 1000}
     with pytest.warns(UserWarning, match="CPU only"):
         profiler.profile(use_device="cuda")
     with warnings.catch_warnings():

@@ -5,6 +5,7 @@ Note [Large blocks are reused, not returned to the kernel]: freed blocks of at l
 These tests check that reuse happens, that it never shows stale or wrong data, that the
 limit holds, and that the handler can be turned off.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -16,12 +17,15 @@ import numpy as np
 import pytest
 from gradstack_tensor import _allocator
 
-BIG = 1 << 20          # float32 elements: 4 MiB
+BIG = 1 << 20  # float32 elements: 4 MiB
 
 
 def _handler_name():
-    return np.core.multiarray.get_handler_name() if not hasattr(np, "_core") \
+    return (
+        np.core.multiarray.get_handler_name()
+        if not hasattr(np, "_core")
         else np._core.multiarray.get_handler_name()
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -44,14 +48,14 @@ def test_a_freed_large_block_is_reused_with_fresh_contents():
     b = np.ones(BIG, np.float32)
     assert _allocator.cache_info()["hits"] == hits + 1
     np.testing.assert_array_equal(b, 1.0)
-    t = gt.ones(BIG) * 3.0                 # tensor ops allocate through it too
+    t = gt.ones(BIG) * 3.0  # tensor ops allocate through it too
     np.testing.assert_array_equal(t.numpy(), 3.0)
 
 
 def test_zeros_are_zeros_even_when_a_block_is_cached():
     a = np.full(BIG, 5.0, np.float32)
     del a
-    z = np.zeros(BIG, np.float32)          # calloc: never served from the cache
+    z = np.zeros(BIG, np.float32)  # calloc: never served from the cache
     assert not z.any()
 
 
@@ -64,7 +68,7 @@ def test_small_blocks_are_not_cached():
 
 def test_the_limit_bounds_what_is_held():
     _allocator.set_cache_limit(10 << 20)
-    arrays = [np.ones(BIG, np.float32) for _ in range(6)]     # 24 MiB
+    arrays = [np.ones(BIG, np.float32) for _ in range(6)]  # 24 MiB
     del arrays
     info = _allocator.cache_info()
     assert info["held"] <= 10 << 20 and info["blocks"] <= 2
@@ -112,12 +116,13 @@ def test_bad_limits_are_refused(bad, error):
 
 
 def _name_in_subprocess(value):
-    code = ("import warnings; warnings.simplefilter('error');"
-            "import gradstack_tensor, numpy as np;"
-            "print(np._core.multiarray.get_handler_name())")
+    code = (
+        "import warnings; warnings.simplefilter('error');"
+        "import gradstack_tensor, numpy as np;"
+        "print(np._core.multiarray.get_handler_name())"
+    )
     env = {"GRADSTACK_ALLOCATOR_CACHE_MB": value, "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
 
 
 def test_the_environment_variable_opts_out():
@@ -134,12 +139,12 @@ def test_a_bad_environment_value_warns():
 def test_old_sizes_are_evicted_for_new_ones():
     """A table full of blocks of sizes no longer used still takes (and reuses) new ones."""
     _allocator.release()
-    for k in range(40):                        # 40 distinct sizes > 32 slots
+    for k in range(40):  # 40 distinct sizes > 32 slots
         a = np.ones(BIG // 4 + 1024 * k, np.float32)
         del a
     info = _allocator.cache_info()
     assert info["blocks"] <= 32 and info["held"] <= info["limit"]
-    b = np.ones(BIG + 4096, np.float32)        # a size never seen
+    b = np.ones(BIG + 4096, np.float32)  # a size never seen
     del b
     hits = _allocator.cache_info()["hits"]
     c = np.full(BIG + 4096, 3.0, np.float32)

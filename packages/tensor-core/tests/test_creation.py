@@ -162,7 +162,7 @@ def _outcome(data, dtype=None):
     return (t.dtype, t.numpy().shape, t.numpy().tobytes())
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered in cast")   # 3.4e38 as float16
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # 3.4e38 as float16
 @pytest.mark.parametrize(("data", "dtype"), PYTHON_NUMBERS)
 def test_tensor_from_python_numbers_agrees_with_the_general_path(data, dtype):
     """Same dtype and bits, or the same error (nan as int32, 2**62 as int32 ...)."""
@@ -223,8 +223,9 @@ def test_tensor_huge_ints_with_a_float_dtype_like_torch():
     torch = pytest.importorskip("torch")
     for dt in ("float32", "float64"):
         t = gt.tensor([2**64, 1], dtype=getattr(gt, dt))
-        np.testing.assert_array_equal(t.numpy(), torch.tensor([2**64, 1],
-                                                              dtype=getattr(torch, dt)).numpy())
+        np.testing.assert_array_equal(
+            t.numpy(), torch.tensor([2**64, 1], dtype=getattr(torch, dt)).numpy()
+        )
 
 
 def test_tensor_from_python_numbers_requires_grad_and_copies():

@@ -8,6 +8,7 @@ Three layers:
 * hypothesis-generated arrays (up to 4-d, sizes around the summarisation threshold,
   magnitudes 1e-8..1e10, specials) and print options, compared with torch.
 """
+
 from __future__ import annotations
 
 import doctest
@@ -34,8 +35,9 @@ DEFAULT_DTYPES = {"float32", "int64", "bool"}  # torch omits dtype= for these
 
 # Hypothesis tests share the function-scoped options-reset fixture; it only restores
 # module state, so reusing it across examples is safe.
-HYPOTHESIS = settings(max_examples=150, deadline=None,
-                      suppress_health_check=[HealthCheck.function_scoped_fixture])
+HYPOTHESIS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @pytest.fixture(autouse=True)
@@ -59,8 +61,13 @@ def torch():
 
 def ours(arr: np.ndarray, suffixes=(), prefix="tensor(") -> str:
     name = arr.dtype.name
-    return format_tensor(arr, dtype_name="torch." + name, is_default_dtype=name in DEFAULT_DTYPES,
-                         suffixes=suffixes, prefix=prefix)
+    return format_tensor(
+        arr,
+        dtype_name="torch." + name,
+        is_default_dtype=name in DEFAULT_DTYPES,
+        suffixes=suffixes,
+        prefix=prefix,
+    )
 
 
 def theirs(torch, arr: np.ndarray, requires_grad: bool = False) -> str:
@@ -81,74 +88,140 @@ def assert_matches_torch(torch, arr: np.ndarray) -> None:
 # ----------------------------------------------------------------------------------------
 # Golden strings (no torch needed)
 
+
 def _summarised_fixed():
     return np.arange(1200.0, dtype=np.float32).reshape(2, 600) / 4 + 100
 
 
 GOLDEN = [
-    pytest.param(np.linspace(0.0, 2 * math.pi, 25, dtype=np.float32), ["requires_grad=True"],
-                 "tensor([0.0000, 0.2618, 0.5236, 0.7854, 1.0472, 1.3090, 1.5708, 1.8326, 2.0944,\n"
-                 "        2.3562, 2.6180, 2.8798, 3.1416, 3.4034, 3.6652, 3.9270, 4.1888, 4.4506,\n"
-                 "        4.7124, 4.9742, 5.2360, 5.4978, 5.7596, 6.0214, 6.2832],\n"
-                 "       requires_grad=True)", id="tutorial-linspace"),
-    pytest.param(np.array(25.0, dtype=np.float32), ["grad_fn=<SumBackward0>"],
-                 "tensor(25., grad_fn=<SumBackward0>)", id="tutorial-sum"),
-    pytest.param(np.array([1.0, 2.0, 3.0], dtype=np.float32), [],
-                 "tensor([1., 2., 3.])", id="integer-valued-float"),
-    pytest.param(np.array([1.0, 2.0, 3.0], dtype=np.float32), ["requires_grad=True"],
-                 "tensor([1., 2., 3.], requires_grad=True)", id="requires-grad"),
-    pytest.param(np.array([0.1, 1.0, 0.5], dtype=np.float32), [],
-                 "tensor([0.1000, 1.0000, 0.5000])", id="fixed"),
-    pytest.param(np.array([0.1, 1.0, 0.0001], dtype=np.float32), [],
-                 "tensor([1.0000e-01, 1.0000e+00, 1.0000e-04])", id="sci-float32-1e-4"),
-    pytest.param(np.array([1e-8, 1e10, np.nan, -np.inf, 0.0, -0.0], dtype=np.float32), [],
-                 "tensor([1.0000e-08, 1.0000e+10,        nan,       -inf, 0.0000e+00,"
-                 " -0.0000e+00])", id="sci-specials"),
-    pytest.param(np.array([[1e-8, 1.0], [np.nan, 1e10]]), [],
-                 "tensor([[1.0000e-08, 1.0000e+00],\n"
-                 "        [       nan, 1.0000e+10]], dtype=torch.float64)", id="sci-matrix"),
-    pytest.param(np.array([-0.0, 1.0, -2.0], dtype=np.float32), [],
-                 "tensor([-0.,  1., -2.])", id="negative-zero"),
-    pytest.param(np.array([0.0, np.nan], dtype=np.float32), [],
-                 "tensor([0., nan])", id="no-nonzero-finite"),
+    pytest.param(
+        np.linspace(0.0, 2 * math.pi, 25, dtype=np.float32),
+        ["requires_grad=True"],
+        "tensor([0.0000, 0.2618, 0.5236, 0.7854, 1.0472, 1.3090, 1.5708, 1.8326, 2.0944,\n"
+        "        2.3562, 2.6180, 2.8798, 3.1416, 3.4034, 3.6652, 3.9270, 4.1888, 4.4506,\n"
+        "        4.7124, 4.9742, 5.2360, 5.4978, 5.7596, 6.0214, 6.2832],\n"
+        "       requires_grad=True)",
+        id="tutorial-linspace",
+    ),
+    pytest.param(
+        np.array(25.0, dtype=np.float32),
+        ["grad_fn=<SumBackward0>"],
+        "tensor(25., grad_fn=<SumBackward0>)",
+        id="tutorial-sum",
+    ),
+    pytest.param(
+        np.array([1.0, 2.0, 3.0], dtype=np.float32),
+        [],
+        "tensor([1., 2., 3.])",
+        id="integer-valued-float",
+    ),
+    pytest.param(
+        np.array([1.0, 2.0, 3.0], dtype=np.float32),
+        ["requires_grad=True"],
+        "tensor([1., 2., 3.], requires_grad=True)",
+        id="requires-grad",
+    ),
+    pytest.param(
+        np.array([0.1, 1.0, 0.5], dtype=np.float32),
+        [],
+        "tensor([0.1000, 1.0000, 0.5000])",
+        id="fixed",
+    ),
+    pytest.param(
+        np.array([0.1, 1.0, 0.0001], dtype=np.float32),
+        [],
+        "tensor([1.0000e-01, 1.0000e+00, 1.0000e-04])",
+        id="sci-float32-1e-4",
+    ),
+    pytest.param(
+        np.array([1e-8, 1e10, np.nan, -np.inf, 0.0, -0.0], dtype=np.float32),
+        [],
+        "tensor([1.0000e-08, 1.0000e+10,        nan,       -inf, 0.0000e+00, -0.0000e+00])",
+        id="sci-specials",
+    ),
+    pytest.param(
+        np.array([[1e-8, 1.0], [np.nan, 1e10]]),
+        [],
+        "tensor([[1.0000e-08, 1.0000e+00],\n"
+        "        [       nan, 1.0000e+10]], dtype=torch.float64)",
+        id="sci-matrix",
+    ),
+    pytest.param(
+        np.array([-0.0, 1.0, -2.0], dtype=np.float32),
+        [],
+        "tensor([-0.,  1., -2.])",
+        id="negative-zero",
+    ),
+    pytest.param(
+        np.array([0.0, np.nan], dtype=np.float32), [], "tensor([0., nan])", id="no-nonzero-finite"
+    ),
     pytest.param(np.array(-np.inf, dtype=np.float32), [], "tensor(-inf)", id="scalar-inf"),
     pytest.param(np.array(math.pi, dtype=np.float32), [], "tensor(3.1416)", id="scalar-pi"),
     pytest.param(np.array(3), [], "tensor(3)", id="scalar-int"),
-    pytest.param(np.array([2.0, 4.0]), ["grad_fn=<MulBackward0>"],
-                 "tensor([2., 4.], dtype=torch.float64, grad_fn=<MulBackward0>)",
-                 id="float64-grad-fn"),
-    pytest.param(np.array([65504.0, 1e-7, 0.1], dtype=np.float16), [],
-                 "tensor([6.5504e+04, 1.1921e-07, 9.9976e-02], dtype=torch.float16)",
-                 id="float16"),
+    pytest.param(
+        np.array([2.0, 4.0]),
+        ["grad_fn=<MulBackward0>"],
+        "tensor([2., 4.], dtype=torch.float64, grad_fn=<MulBackward0>)",
+        id="float64-grad-fn",
+    ),
+    pytest.param(
+        np.array([65504.0, 1e-7, 0.1], dtype=np.float16),
+        [],
+        "tensor([6.5504e+04, 1.1921e-07, 9.9976e-02], dtype=torch.float16)",
+        id="float16",
+    ),
     pytest.param(np.array([True, False]), [], "tensor([ True, False])", id="bool"),
-    pytest.param(np.array([[True], [False]]), [], "tensor([[ True],\n        [False]])",
-                 id="bool-matrix"),
-    pytest.param(np.array([-128, 0, 127], dtype=np.int8), [],
-                 "tensor([-128,    0,  127], dtype=torch.int8)", id="int8"),
-    pytest.param(np.array([[1, -20], [300, 4]], dtype=np.int16), [],
-                 "tensor([[  1, -20],\n        [300,   4]], dtype=torch.int16)", id="int16"),
-    pytest.param(np.arange(24.0, dtype=np.float32).reshape(2, 3, 4), [],
-                 "tensor([[[ 0.,  1.,  2.,  3.],\n"
-                 "         [ 4.,  5.,  6.,  7.],\n"
-                 "         [ 8.,  9., 10., 11.]],\n"
-                 "\n"
-                 "        [[12., 13., 14., 15.],\n"
-                 "         [16., 17., 18., 19.],\n"
-                 "         [20., 21., 22., 23.]]])", id="3d"),
-    pytest.param(np.arange(2000).reshape(2, 1000), [],
-                 "tensor([[   0,    1,    2,  ...,  997,  998,  999],\n"
-                 "        [1000, 1001, 1002,  ..., 1997, 1998, 1999]])", id="summarised-int"),
-    pytest.param(_summarised_fixed(), [],
-                 "tensor([[100.0000, 100.2500, 100.5000,  ..., 249.2500, 249.5000, 249.7500],\n"
-                 "        [250.0000, 250.2500, 250.5000,  ..., 399.2500, 399.5000, 399.7500]])",
-                 id="summarised-fixed"),
-    pytest.param(np.zeros((0, 3), dtype=np.float32), [], "tensor([], size=(0, 3))",
-                 id="empty-2d"),
-    pytest.param(np.zeros((0,), dtype=np.int64), [], "tensor([], dtype=torch.int64)",
-                 id="empty-int64"),
-    pytest.param(np.zeros((2, 0)), ["requires_grad=True"],
-                 "tensor([], size=(2, 0), dtype=torch.float64, requires_grad=True)",
-                 id="empty-float64"),
+    pytest.param(
+        np.array([[True], [False]]), [], "tensor([[ True],\n        [False]])", id="bool-matrix"
+    ),
+    pytest.param(
+        np.array([-128, 0, 127], dtype=np.int8),
+        [],
+        "tensor([-128,    0,  127], dtype=torch.int8)",
+        id="int8",
+    ),
+    pytest.param(
+        np.array([[1, -20], [300, 4]], dtype=np.int16),
+        [],
+        "tensor([[  1, -20],\n        [300,   4]], dtype=torch.int16)",
+        id="int16",
+    ),
+    pytest.param(
+        np.arange(24.0, dtype=np.float32).reshape(2, 3, 4),
+        [],
+        "tensor([[[ 0.,  1.,  2.,  3.],\n"
+        "         [ 4.,  5.,  6.,  7.],\n"
+        "         [ 8.,  9., 10., 11.]],\n"
+        "\n"
+        "        [[12., 13., 14., 15.],\n"
+        "         [16., 17., 18., 19.],\n"
+        "         [20., 21., 22., 23.]]])",
+        id="3d",
+    ),
+    pytest.param(
+        np.arange(2000).reshape(2, 1000),
+        [],
+        "tensor([[   0,    1,    2,  ...,  997,  998,  999],\n"
+        "        [1000, 1001, 1002,  ..., 1997, 1998, 1999]])",
+        id="summarised-int",
+    ),
+    pytest.param(
+        _summarised_fixed(),
+        [],
+        "tensor([[100.0000, 100.2500, 100.5000,  ..., 249.2500, 249.5000, 249.7500],\n"
+        "        [250.0000, 250.2500, 250.5000,  ..., 399.2500, 399.5000, 399.7500]])",
+        id="summarised-fixed",
+    ),
+    pytest.param(np.zeros((0, 3), dtype=np.float32), [], "tensor([], size=(0, 3))", id="empty-2d"),
+    pytest.param(
+        np.zeros((0,), dtype=np.int64), [], "tensor([], dtype=torch.int64)", id="empty-int64"
+    ),
+    pytest.param(
+        np.zeros((2, 0)),
+        ["requires_grad=True"],
+        "tensor([], size=(2, 0), dtype=torch.float64, requires_grad=True)",
+        id="empty-float64",
+    ),
 ]
 
 
@@ -163,7 +236,8 @@ def test_golden_prefix_indents_continuation_lines():
     assert ours(arr, prefix="Fancy(") == (
         "Fancy([[ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9.],\n"
         "       [10., 11., 12., 13., 14., 15., 16., 17., 18., 19.],\n"
-        "       [20., 21., 22., 23., 24., 25., 26., 27., 28., 29.]])")
+        "       [20., 21., 22., 23., 24., 25., 26., 27., 28., 29.]])"
+    )
 
 
 def test_golden_printoptions():
@@ -186,11 +260,21 @@ def test_docstring_examples():
 
 
 def test_printoptions_semantics():
-    assert get_printoptions() == {"precision": 4, "threshold": 1000, "edgeitems": 3,
-                                  "linewidth": 80, "sci_mode": None}
+    assert get_printoptions() == {
+        "precision": 4,
+        "threshold": 1000,
+        "edgeitems": 3,
+        "linewidth": 80,
+        "sci_mode": None,
+    }
     set_printoptions(profile="short", linewidth=120, sci_mode=True)
-    assert get_printoptions() == {"precision": 2, "threshold": 1000, "edgeitems": 2,
-                                  "linewidth": 120, "sci_mode": True}
+    assert get_printoptions() == {
+        "precision": 2,
+        "threshold": 1000,
+        "edgeitems": 2,
+        "linewidth": 120,
+        "sci_mode": True,
+    }
     set_printoptions(precision=6)  # sci_mode is always assigned: omitted means None
     assert get_printoptions()["sci_mode"] is None
     assert get_printoptions()["linewidth"] == 120
@@ -211,6 +295,7 @@ def test_rejects_unsupported_dtype():
 
 # ----------------------------------------------------------------------------------------
 # Deterministic corpus, compared with torch
+
 
 def _float_bases():
     rng = np.random.default_rng(0)
@@ -266,7 +351,7 @@ def _int_bases():
     yield "extremes", np.array([-128, 127, 0, 255, -32768, 32767])
     yield "matrix", rng.integers(-100, 100, (4, 6))
     yield "3d", rng.integers(0, 10, (3, 2, 5))
-    yield "wrap", rng.integers(-10**6, 10**6, 60)
+    yield "wrap", rng.integers(-(10**6), 10**6, 60)
     yield "summarised", np.arange(3000).reshape(3, 10, 100)
     yield "summarised-1d", np.arange(5000)
     for shape in [(0,), (0, 3), (4, 0)]:
@@ -316,10 +401,11 @@ def test_golden_strings_are_torchs(torch, arr, suffixes, expected):
 @pytest.mark.parametrize("arr", [a for a in CORPUS if a.values[0].dtype.kind == "f"][::3])
 def test_grad_fn_suffix_matches_torch(torch, arr):
     leaf = torch.from_numpy(arr.copy(order="C")).requires_grad_()
-    for result, suffix in [(leaf * 2, "grad_fn=<MulBackward0>"),
-                           (leaf.exp(), "grad_fn=<ExpBackward0>"),
-                           (leaf.unsqueeze(-1).expand(*arr.shape, 2),
-                            "grad_fn=<ExpandBackward0>")]:
+    for result, suffix in [
+        (leaf * 2, "grad_fn=<MulBackward0>"),
+        (leaf.exp(), "grad_fn=<ExpBackward0>"),
+        (leaf.unsqueeze(-1).expand(*arr.shape, 2), "grad_fn=<ExpandBackward0>"),
+    ]:
         assert ours(result.detach().numpy(), [suffix]) == repr(result)
 
 
@@ -327,9 +413,11 @@ def test_prefix_matches_torch_subclass(torch):
     class Fancy(torch.Tensor):
         pass
 
-    for arr in [np.arange(30.0, dtype=np.float32).reshape(3, 10),
-                np.random.default_rng(3).standard_normal((4, 40)),
-                np.arange(24).reshape(2, 3, 4)]:
+    for arr in [
+        np.arange(30.0, dtype=np.float32).reshape(3, 10),
+        np.random.default_rng(3).standard_normal((4, 40)),
+        np.arange(24).reshape(2, 3, 4),
+    ]:
         fancy = torch.from_numpy(arr).as_subclass(Fancy)
         assert ours(arr, prefix="Fancy(") == repr(fancy)
 
@@ -368,8 +456,21 @@ def test_printoptions_match_torch(torch, options):
 # ----------------------------------------------------------------------------------------
 # Hypothesis, compared with torch
 
-SHAPES_NEAR_THRESHOLD = [(999,), (1000,), (1001,), (1, 1001), (10, 100), (10, 101), (7, 11, 13),
-                         (2, 2, 2, 126), (1001, 1), (6, 167), (5, 5, 5, 8), (3, 334), (2, 7, 72)]
+SHAPES_NEAR_THRESHOLD = [
+    (999,),
+    (1000,),
+    (1001,),
+    (1, 1001),
+    (10, 100),
+    (10, 101),
+    (7, 11, 13),
+    (2, 2, 2, 126),
+    (1001, 1),
+    (6, 167),
+    (5, 5, 5, 8),
+    (3, 334),
+    (2, 7, 72),
+]
 
 
 @st.composite
@@ -439,24 +540,33 @@ def test_random_arrays_match_torch(torch, arr):
 
 
 @HYPOTHESIS
-@given(arr=hnp.arrays(st.sampled_from([np.float16, np.float32, np.float64]),
-                      hnp.array_shapes(min_dims=0, max_dims=3, max_side=6),
-                      elements={"allow_subnormal": True}))
+@given(
+    arr=hnp.arrays(
+        st.sampled_from([np.float16, np.float32, np.float64]),
+        hnp.array_shapes(min_dims=0, max_dims=3, max_side=6),
+        elements={"allow_subnormal": True},
+    )
+)
 def test_elementwise_arrays_match_torch(torch, arr):
     # hypothesis' own element strategy: subnormals, huge values, signed zeros, shrinking.
     assert_matches_torch(torch, arr)
 
 
 @HYPOTHESIS
-@given(arr=arrays(),
-       options=st.fixed_dictionaries({}, optional={
-           "precision": st.integers(0, 10),
-           "threshold": st.sampled_from([0, 1, 5, 50, 1000, math.inf]),
-           "edgeitems": st.integers(0, 5),
-           "linewidth": st.integers(1, 200),
-           "profile": st.sampled_from(["default", "short", "full"]),
-           "sci_mode": st.sampled_from([None, True, False]),
-       }))
+@given(
+    arr=arrays(),
+    options=st.fixed_dictionaries(
+        {},
+        optional={
+            "precision": st.integers(0, 10),
+            "threshold": st.sampled_from([0, 1, 5, 50, 1000, math.inf]),
+            "edgeitems": st.integers(0, 5),
+            "linewidth": st.integers(1, 200),
+            "profile": st.sampled_from(["default", "short", "full"]),
+            "sci_mode": st.sampled_from([None, True, False]),
+        },
+    ),
+)
 def test_random_printoptions_match_torch(torch, arr, options):
     from torch._tensor_str import get_printoptions as torch_get_printoptions
 

@@ -10,12 +10,12 @@
 * argument checking: named errors for each kind of bad input, and a seeded fuzz loop
   that throws random bad arguments at every entry point.
 """
+
 from __future__ import annotations
 
 import doctest
 import functools
 import itertools
-import os
 import time
 
 import numpy as np
@@ -67,6 +67,7 @@ def assert_bitwise_equal(results):
 # ---------------------------------------------------------------------------------------
 # Module-level behaviour
 
+
 def test_docstring_examples():
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
@@ -93,9 +94,18 @@ def test_thread_count_settings(threads):
     assert K.TRANSCENDENTAL_THRESHOLD <= K.PARALLEL_THRESHOLD
 
 
-@pytest.mark.parametrize(("env", "expected"), [
-    ("3", 3), ("2,1", 2), (" 4 ", 4), ("0", 1), ("-2", 1), ("abc", 1), ("", 1),
-])
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ("3", 3),
+        ("2,1", 2),
+        (" 4 ", 4),
+        ("0", 1),
+        ("-2", 1),
+        ("abc", 1),
+        ("", 1),
+    ],
+)
 def test_default_thread_count_follows_omp_num_threads(monkeypatch, env, expected):
     # Note [Threads are opt-in]: unset or invalid means one thread
     monkeypatch.delenv("GRADSTACK_NUM_THREADS", raising=False)
@@ -114,6 +124,7 @@ def test_gradstack_num_threads_takes_precedence(monkeypatch):
 
 # ---------------------------------------------------------------------------------------
 # Element-wise kernels
+
 
 def relu_reference(grad, out):
     """torch's threshold_backward(grad, out, 0)."""
@@ -196,12 +207,27 @@ def test_pointwise_keeps_shape_including_0d(dtype):
 @pytest.mark.parametrize("name", ["sin_backward", "cos_backward"])
 def test_float32_trig_is_within_one_ulp_of_exact(name):
     rng = np.random.default_rng(2)
-    x = np.concatenate([
-        uniform(rng, 20000, np.float32, -4.0, 4.0),
-        uniform(rng, 20000, np.float32, -3e5, 3e5),  # beyond TRIG_LIMIT: the libm pass
-        np.float32([0.0, -0.0, 1e-30, -1e-30, 1.5707964, 3.1415927, 262144.0, 262145.0,
-                    1e30, -1e30, np.finfo(np.float32).max]),
-    ])
+    x = np.concatenate(
+        [
+            uniform(rng, 20000, np.float32, -4.0, 4.0),
+            uniform(rng, 20000, np.float32, -3e5, 3e5),  # beyond TRIG_LIMIT: the libm pass
+            np.float32(
+                [
+                    0.0,
+                    -0.0,
+                    1e-30,
+                    -1e-30,
+                    1.5707964,
+                    3.1415927,
+                    262144.0,
+                    262145.0,
+                    1e30,
+                    -1e30,
+                    np.finfo(np.float32).max,
+                ]
+            ),
+        ]
+    )
     ones = np.ones_like(x)
     x64 = x.astype(np.float64)
     exact = np.cos(x64) if name == "sin_backward" else -np.sin(x64)
@@ -225,6 +251,7 @@ def test_relu_backward_follows_torch_in_corner_cases():
 
 def test_div_backward_by_zero_is_ieee_without_warnings():
     import warnings
+
     g, a, b = np.ones(3), np.array([1.0, 0.0, -1.0]), np.zeros(3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -277,6 +304,7 @@ def test_results_do_not_depend_on_thread_count(threads, dtype):
 
 # ---------------------------------------------------------------------------------------
 # sum_to_shape
+
 
 def sum_reference(grad, shape):
     """numpy's answer in float64, and a bound for float32/float64 rounding differences."""
@@ -333,7 +361,8 @@ def test_sum_to_shape_layouts(grad_shape, shape, dtype):
         flipped = base[(slice(None, None, -1),) * base.ndim]
         assert_sums_to(flipped, shape)
         strided = uniform(rng, tuple(2 * s for s in grad_shape), dtype)[
-            (slice(None, None, 2),) * base.ndim]
+            (slice(None, None, 2),) * base.ndim
+        ]
         assert_sums_to(strided, shape)
 
 
@@ -362,23 +391,32 @@ def test_sum_to_shape_float32_accumulates_in_float64():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sum_to_shape_empty(dtype):
-    for grad_shape, shape in [((0, 3), (3,)), ((0, 3), (1, 3)), ((2, 0), (2, 1)),
-                              ((0,), ()), ((3, 0), (0,)), ((0, 0), (1, 0))]:
+    for grad_shape, shape in [
+        ((0, 3), (3,)),
+        ((0, 3), (1, 3)),
+        ((2, 0), (2, 1)),
+        ((0,), ()),
+        ((3, 0), (0,)),
+        ((0, 0), (1, 0)),
+    ]:
         out = K.sum_to_shape(np.empty(grad_shape, dtype), shape)
         assert out.shape == shape and out.dtype == dtype
         assert (out == 0).all()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("grad_shape", "shape"), [
-    ((BIG // 4, 4), (4,)),  # tall column sums: row chunks
-    ((BIG // 8192, 8192), (1, 8192)),  # wide column sums: column blocks
-    ((BIG // 128, 128), (BIG // 128, 1)),  # row sums, one task per row
-    ((2, BIG), (2, 1)),  # long rows: pieces per row
-    ((BIG,), ()),  # one long sum
-    ((BIG // 64, 64), (BIG // 64, 64)),  # copy
-    ((4, BIG // 256, 64), (1, 1, 64)),
-])
+@pytest.mark.parametrize(
+    ("grad_shape", "shape"),
+    [
+        ((BIG // 4, 4), (4,)),  # tall column sums: row chunks
+        ((BIG // 8192, 8192), (1, 8192)),  # wide column sums: column blocks
+        ((BIG // 128, 128), (BIG // 128, 1)),  # row sums, one task per row
+        ((2, BIG), (2, 1)),  # long rows: pieces per row
+        ((BIG,), ()),  # one long sum
+        ((BIG // 64, 64), (BIG // 64, 64)),  # copy
+        ((4, BIG // 256, 64), (1, 1, 64)),
+    ],
+)
 def test_sum_to_shape_parallel_paths(threads, grad_shape, shape, dtype):
     rng = np.random.default_rng(8)
     grad = uniform(rng, grad_shape, dtype)
@@ -398,8 +436,9 @@ def broadcast_pairs(draw):
     grad_shape = draw(hnp.array_shapes(min_dims=0, max_dims=5, min_side=0, max_side=6))
     lead = draw(st.integers(0, len(grad_shape)))
     shape = tuple(1 if draw(st.booleans()) else size for size in grad_shape[lead:])
-    layout = draw(st.sampled_from(["contiguous", "fortran", "strided", "flipped", "expanded",
-                                   "transposed"]))
+    layout = draw(
+        st.sampled_from(["contiguous", "fortran", "strided", "flipped", "expanded", "transposed"])
+    )
     if not grad_shape:  # 0-d: indexing gives a scalar, asfortranarray a 1-d array
         layout = draw(st.sampled_from(["contiguous", "expanded"]))
     seed = draw(st.integers(0, 2**32 - 1))
@@ -450,18 +489,25 @@ def test_sum_to_shape_shape_arguments():
     np.testing.assert_array_equal(K.sum_to_shape(grad, []), 6.0)
 
 
-@pytest.mark.parametrize(("grad_shape", "shape", "message"), [
-    ((2, 3), (4,), r"shape \(4,\) is not broadcastable to grad's shape \(2, 3\): the size of "
-                   r"shape \(4\) must be 1 or match the size of grad \(3\) at dimension 1"),
-    ((2, 3), (2, 2), r"\(2, 2\) is not broadcastable to grad's shape \(2, 3\)"),
-    ((3,), (1, 3), r"shape has 2 dimensions and grad only 1"),
-    ((), (1,), r"shape \(1,\) is not broadcastable to grad's shape \(\)"),
-    ((0, 3), (2, 3), r"the size of shape \(2\) must be 1 or match the size of grad \(0\)"),
-    ((2, 3), (-1, 3), r"negative size"),
-    ((2, 3), (2**70,), r"too large"),
-    ((2, 3), (1,) * 65, r"at most 64"),
-    ((2, 3), (1,) * 100, r"at most 64"),
-])
+@pytest.mark.parametrize(
+    ("grad_shape", "shape", "message"),
+    [
+        (
+            (2, 3),
+            (4,),
+            r"shape \(4,\) is not broadcastable to grad's shape \(2, 3\): the size of "
+            r"shape \(4\) must be 1 or match the size of grad \(3\) at dimension 1",
+        ),
+        ((2, 3), (2, 2), r"\(2, 2\) is not broadcastable to grad's shape \(2, 3\)"),
+        ((3,), (1, 3), r"shape has 2 dimensions and grad only 1"),
+        ((), (1,), r"shape \(1,\) is not broadcastable to grad's shape \(\)"),
+        ((0, 3), (2, 3), r"the size of shape \(2\) must be 1 or match the size of grad \(0\)"),
+        ((2, 3), (-1, 3), r"negative size"),
+        ((2, 3), (2**70,), r"too large"),
+        ((2, 3), (1,) * 65, r"at most 64"),
+        ((2, 3), (1,) * 100, r"at most 64"),
+    ],
+)
 def test_sum_to_shape_bad_shapes(grad_shape, shape, message):
     with pytest.raises(ValueError, match=message):
         K.sum_to_shape(np.ones(grad_shape), shape)
@@ -477,10 +523,16 @@ def test_sum_to_shape_shape_types(shape):
 # sgd_update_
 
 SGD_OPTIONS = [
-    dict(momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-         nesterov=nesterov, maximize=maximize)
+    dict(
+        momentum=momentum,
+        dampening=dampening,
+        weight_decay=weight_decay,
+        nesterov=nesterov,
+        maximize=maximize,
+    )
     for momentum, dampening, weight_decay, nesterov, maximize in itertools.product(
-        [0.0, 0.9], [0.0, 0.25], [0.0, 0.01], [False, True], [False, True])
+        [0.0, 0.9], [0.0, 0.25], [0.0, 0.01], [False, True], [False, True]
+    )
 ]
 
 
@@ -488,8 +540,9 @@ def option_id(options):
     return "-".join(f"{k}={v}" for k, v in options.items() if v)
 
 
-def sgd_reference(param, grad, buf, lr, *, momentum, dampening, weight_decay, nesterov,
-                  maximize, first_step):
+def sgd_reference(
+    param, grad, buf, lr, *, momentum, dampening, weight_decay, nesterov, maximize, first_step
+):
     """torch/optim/sgd.py's _single_tensor_sgd, transcribed to numpy, in place."""
     g = -grad if maximize else grad
     if weight_decay != 0:
@@ -531,8 +584,16 @@ def test_sgd_results_do_not_depend_on_thread_count(threads, dtype):
     def train():
         param, buf = start.copy(), np.empty_like(start)
         for step, grad in enumerate(grads):
-            K.sgd_update_(param, grad, buf, 0.1, momentum=0.9, weight_decay=1e-3,
-                          nesterov=True, first_step=step == 0)
+            K.sgd_update_(
+                param,
+                grad,
+                buf,
+                0.1,
+                momentum=0.9,
+                weight_decay=1e-3,
+                nesterov=True,
+                first_step=step == 0,
+            )
         return param, buf
 
     assert_bitwise_equal(run_on_threads(threads, train))
@@ -583,6 +644,7 @@ def test_sgd_matches_torch(options, dtype):
 # ---------------------------------------------------------------------------------------
 # Argument checking
 
+
 def test_fusable():
     a = np.zeros((2, 3), np.float32)
     assert K.fusable(a) and K.fusable(a, a, np.ones((2, 3), np.float32))
@@ -600,34 +662,70 @@ def test_fusable():
 def test_error_messages_say_what_and_how():
     f32, f64 = np.ones((2, 3), np.float32), np.ones((2, 3))
     cases = [
-        (lambda: K.sin_backward(f32, np.ones((2, 3), np.int64)), TypeError,
-         r"sin_backward: x must be float32 or float64, got int64; cast it with "
-         r"x\.astype\(np\.float32\)"),
-        (lambda: K.sin_backward(f32.astype(np.float16), f32), TypeError,
-         r"grad is float16, which the kernels do not support"),
-        (lambda: K.tanh_backward(f32, f64), TypeError,
-         r"grad and t must have the same dtype, got float32 \(grad\) and float64 \(t\)"),
-        (lambda: K.relu_backward(f32, np.ones((2, 4), np.float32)), ValueError,
-         r"grad and out must have the same shape, got \(2, 3\) and \(2, 4\): the size of "
-         r"grad \(3\) must match the size of out \(4\) at dimension 1"),
-        (lambda: K.mul_backward(f32, f32, np.ones((1, 2, 3), np.float32)), ValueError,
-         r"grad has 2 dimension\(s\) and b has 3"),
-        (lambda: K.sigmoid_backward(f32, np.ones((3, 2), np.float32).T), ValueError,
-         r"s must be C-contiguous and aligned, got shape \(2, 3\) with strides \(4, 8\); "
-         r"pass np\.ascontiguousarray\(s\)"),
-        (lambda: K.cos_backward([1.0], f32), TypeError,
-         r"cos_backward: grad must be a numpy\.ndarray, got list"),
-        (lambda: K.div_backward(f32, None, f32), TypeError,
-         r"a must be a numpy\.ndarray, got NoneType"),
-        (lambda: K.accumulate_(f32.astype(">f4"), f32), TypeError,
-         r"dst has non-native byte order"),
-        (lambda: K.accumulate_(np.ones((3, 2), np.float32).T, f32), ValueError,
-         r"dst must be C-contiguous"),
+        (
+            lambda: K.sin_backward(f32, np.ones((2, 3), np.int64)),
+            TypeError,
+            r"sin_backward: x must be float32 or float64, got int64; cast it with "
+            r"x\.astype\(np\.float32\)",
+        ),
+        (
+            lambda: K.sin_backward(f32.astype(np.float16), f32),
+            TypeError,
+            r"grad is float16, which the kernels do not support",
+        ),
+        (
+            lambda: K.tanh_backward(f32, f64),
+            TypeError,
+            r"grad and t must have the same dtype, got float32 \(grad\) and float64 \(t\)",
+        ),
+        (
+            lambda: K.relu_backward(f32, np.ones((2, 4), np.float32)),
+            ValueError,
+            r"grad and out must have the same shape, got \(2, 3\) and \(2, 4\): the size of "
+            r"grad \(3\) must match the size of out \(4\) at dimension 1",
+        ),
+        (
+            lambda: K.mul_backward(f32, f32, np.ones((1, 2, 3), np.float32)),
+            ValueError,
+            r"grad has 2 dimension\(s\) and b has 3",
+        ),
+        (
+            lambda: K.sigmoid_backward(f32, np.ones((3, 2), np.float32).T),
+            ValueError,
+            r"s must be C-contiguous and aligned, got shape \(2, 3\) with strides \(4, 8\); "
+            r"pass np\.ascontiguousarray\(s\)",
+        ),
+        (
+            lambda: K.cos_backward([1.0], f32),
+            TypeError,
+            r"cos_backward: grad must be a numpy\.ndarray, got list",
+        ),
+        (
+            lambda: K.div_backward(f32, None, f32),
+            TypeError,
+            r"a must be a numpy\.ndarray, got NoneType",
+        ),
+        (
+            lambda: K.accumulate_(f32.astype(">f4"), f32),
+            TypeError,
+            r"dst has non-native byte order",
+        ),
+        (
+            lambda: K.accumulate_(np.ones((3, 2), np.float32).T, f32),
+            ValueError,
+            r"dst must be C-contiguous",
+        ),
         (lambda: K.sum_to_shape(np.ones(3, bool), ()), TypeError, r"got bool"),
-        (lambda: K.add_scaled_(f32, f32, "0.5"), TypeError,
-         r"alpha must be a real number, got str"),
-        (lambda: K.sgd_update_(f32, f32, None, 0.1, momentum=0.9), ValueError,
-         r"momentum_buffer is None but momentum != 0"),
+        (
+            lambda: K.add_scaled_(f32, f32, "0.5"),
+            TypeError,
+            r"alpha must be a real number, got str",
+        ),
+        (
+            lambda: K.sgd_update_(f32, f32, None, 0.1, momentum=0.9),
+            ValueError,
+            r"momentum_buffer is None but momentum != 0",
+        ),
         (lambda: K.sgd_update_(f32, f32, None, None), TypeError, r"lr must be a real number"),
     ]
     for call, error, message in cases:
@@ -663,17 +761,37 @@ def test_read_only_and_overlapping_destinations():
 def bad_operands(rng):
     """Objects that are not valid kernel operands (next to a (3, 4) float64 partner)."""
     base = rng.uniform(size=(3, 4))
-    unaligned = np.frombuffer(np.zeros(3 * 4 * 8 + 1, np.uint8).tobytes(), np.float64,
-                              count=12, offset=1).reshape(3, 4)
+    unaligned = np.frombuffer(
+        np.zeros(3 * 4 * 8 + 1, np.uint8).tobytes(), np.float64, count=12, offset=1
+    ).reshape(3, 4)
     return [
-        None, 1.0, "x", [[1.0] * 4] * 3, object(), np.float64(1.0),
-        base.astype(np.int64), base.astype(np.int32), base > 0.5, base.astype(np.float16),
-        base.astype(object), base.astype(np.complex128), base.astype(">f8"),
+        None,
+        1.0,
+        "x",
+        [[1.0] * 4] * 3,
+        object(),
+        np.float64(1.0),
+        base.astype(np.int64),
+        base.astype(np.int32),
+        base > 0.5,
+        base.astype(np.float16),
+        base.astype(object),
+        base.astype(np.complex128),
+        base.astype(">f8"),
         base.astype(np.float32),  # dtype differs from the partner
-        np.asfortranarray(base), base.T.copy().T[:, ::-1], base[:, ::2],
-        np.broadcast_to(base[:1], (3, 4)), unaligned,
-        np.zeros(()), np.zeros(12), np.zeros((4, 3)), np.zeros((3, 4, 1)), np.zeros((1, 3, 4)),
-        np.zeros((0, 4)), np.zeros((1,) * 32), np.zeros((1,) * 64),
+        np.asfortranarray(base),
+        base.T.copy().T[:, ::-1],
+        base[:, ::2],
+        np.broadcast_to(base[:1], (3, 4)),
+        unaligned,
+        np.zeros(()),
+        np.zeros(12),
+        np.zeros((4, 3)),
+        np.zeros((3, 4, 1)),
+        np.zeros((1, 3, 4)),
+        np.zeros((0, 4)),
+        np.zeros((1,) * 32),
+        np.zeros((1,) * 64),
     ]
 
 
@@ -720,14 +838,27 @@ def test_fuzz_bad_inputs_raise_cleanly():
             checked += 1
         # sum_to_shape: a bad grad, or a bad shape
         grad = pool[rng.integers(len(pool))]
-        if not (isinstance(grad, np.ndarray) and grad.dtype in (np.float32, np.float64)
-                and grad.dtype.isnative):
+        if not (
+            isinstance(grad, np.ndarray)
+            and grad.dtype in (np.float32, np.float64)
+            and grad.dtype.isnative
+        ):
             with pytest.raises((TypeError, ValueError)):
                 K.sum_to_shape(grad, ())
             checked += 1
         bad_shape = [
-            (4, 4), (3, 4, 1), (2, 3, 4), (-1, 4), (3.0, 4), None, "34", (1,) * 65,
-            (2**63,), (3, 5), (0, 4), tuple(rng.integers(-3, 7, size=rng.integers(1, 6))),
+            (4, 4),
+            (3, 4, 1),
+            (2, 3, 4),
+            (-1, 4),
+            (3.0, 4),
+            None,
+            "34",
+            (1,) * 65,
+            (2**63,),
+            (3, 5),
+            (0, 4),
+            tuple(rng.integers(-3, 7, size=rng.integers(1, 6))),
         ][rng.integers(12)]
         grad = rng.uniform(size=(3, 4)).astype(DTYPES[rng.integers(2)])
         try:

@@ -62,6 +62,8 @@ def _torch_on_one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
 ERRORS = (TypeError, ValueError, RuntimeError, IndexError, NotImplementedError)
 
 
@@ -452,7 +454,7 @@ def _small_cases(info, dtype, rng):
     yield make_in(info, dtype, rng, (3, 5))
     yield SPECIALS.astype(dtype)
     limit = _c_limit(info.name, dtype)
-    if limit < 4096:   # the largest array of the C loop (its own stream: the draws above stay)
+    if limit < 4096:  # the largest array of the C loop (its own stream: the draws above stay)
         yield make_in(info, dtype, np.random.default_rng(limit), (limit,))
 
 

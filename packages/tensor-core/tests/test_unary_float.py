@@ -24,10 +24,41 @@ SIZES = [0, 1, 7, 32, 33, 128, 129, 512, 513, 4096, 4097, 100_000]
 
 # x where sigmoid is subnormal or 0 in float32 (exp(-x) overflows below -88.72) and in
 # float64 (below -709.78), around 0, and the non-finite values
-EXTREMES = [-1e30, -1000.0, -750.0, -745.0, -710.0, -709.0, -104.0, -103.0, -100.0, -95.0,
-            -89.0, -88.5, -88.0, -87.0, -20.0, -17.0, -12.0, -11.0, -1.0, -0.0, 0.0, 1e-8,
-            1.0, 11.0, 17.0, 20.0, 40.0, 100.0, 1000.0, 1e30,
-            np.inf, -np.inf, np.nan]
+EXTREMES = [
+    -1e30,
+    -1000.0,
+    -750.0,
+    -745.0,
+    -710.0,
+    -709.0,
+    -104.0,
+    -103.0,
+    -100.0,
+    -95.0,
+    -89.0,
+    -88.5,
+    -88.0,
+    -87.0,
+    -20.0,
+    -17.0,
+    -12.0,
+    -11.0,
+    -1.0,
+    -0.0,
+    0.0,
+    1e-8,
+    1.0,
+    11.0,
+    17.0,
+    20.0,
+    40.0,
+    100.0,
+    1000.0,
+    1e30,
+    np.inf,
+    -np.inf,
+    np.nan,
+]
 
 
 def _sigmoid_ref(x):
@@ -99,16 +130,19 @@ def test_sigmoid_extremes_no_overflow_warning_no_lost_tail(dtype):
     with np.errstate(over="ignore"):
         x = x.astype(dtype)
     ref = _sigmoid_ref(x)
-    ones = np.ones(4096 + 1, dtype)       # large enough for the numpy path in every dtype
-    for a, what in ((x, "C loop"), (np.concatenate([x, ones]), "numpy path"),
-                    (np.repeat(x, 2)[::2], "strided")):
+    ones = np.ones(4096 + 1, dtype)  # large enough for the numpy path in every dtype
+    for a, what in (
+        (x, "C loop"),
+        (np.concatenate([x, ones]), "numpy path"),
+        (np.repeat(x, 2)[::2], "strided"),
+    ):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             with np.errstate(all="raise"):
                 got = gt.from_numpy(a).sigmoid().numpy()
         got = got[: x.size]
         _assert_ulps(got, ref, dtype, 1 if dtype == "float16" else 4, f"{dtype} {what}")
-        assert got[0] == 0 and got[-2] == 0 and got[-3] == 1     # -1e30, -inf; +inf
+        assert got[0] == 0 and got[-2] == 0 and got[-3] == 1  # -1e30, -inf; +inf
         assert np.signbit(got[x == 0]).sum() == 0 and (got[x == 0] == 0.5).all()
         exact = _rounded(ref, dtype)
         positive = exact > 0
@@ -130,7 +164,7 @@ def test_sigmoid_subnormal_tail_values():
 def test_sigmoid_tail_fixup_with_nan_present():
     """The overflowed elements are found even when nan is in the array."""
     a = _random(50_000, np.float32, seed=1)
-    a[::97] = -95.0           # sigmoid = 5.5e-42, a float32 subnormal; exp(95) overflows
+    a[::97] = -95.0  # sigmoid = 5.5e-42, a float32 subnormal; exp(95) overflows
     a[::89] = np.nan
     got = gt.from_numpy(a).sigmoid().numpy()
     _assert_ulps(got, _sigmoid_ref(a), "float32", 4)
@@ -152,7 +186,7 @@ def test_sigmoid_shapes_and_0d(shape, dtype):
 @pytest.mark.parametrize("src", ["int64", "int32", "int16", "int8", "uint8", "bool"])
 def test_sigmoid_of_integers_and_bools_is_the_default_float(src):
     a = (np.arange(-60, 60) if src != "bool" else np.arange(120) % 2).astype(src)
-    for n in (a[:7], np.tile(a, 50)):        # the C loop and the numpy path
+    for n in (a[:7], np.tile(a, 50)):  # the C loop and the numpy path
         out = gt.from_numpy(n).sigmoid()
         assert out.dtype is gt.float32
         _assert_ulps(out.numpy(), _sigmoid_ref(n.astype(np.float64)), "float32", 4)
@@ -174,9 +208,9 @@ def test_sigmoid_inplace_matches_out_of_place(dtype, n):
     expected = gt.from_numpy(x.copy()).sigmoid().numpy()
     t = gt.from_numpy(x.copy())
     assert t.sigmoid_() is t and t._version == 1
-    np.testing.assert_array_equal(t.numpy(), expected)     # the same path, the same bits
+    np.testing.assert_array_equal(t.numpy(), expected)  # the same path, the same bits
     buf = np.repeat(x, 2)
-    view = gt.from_numpy(buf)[::2]                 # a non-contiguous view, written in place
+    view = gt.from_numpy(buf)[::2]  # a non-contiguous view, written in place
     expected_view = view.sigmoid().numpy()
     view.sigmoid_()
     np.testing.assert_array_equal(buf[::2], expected_view)
@@ -205,7 +239,7 @@ def test_sigmoid_agrees_with_torch(dtype, n):
         x = (np.arange(n) % 200 - 100).astype(dtype)
     else:
         x = _random(n, dtype, seed=7, scale=30.0)
-        with np.errstate(over="ignore"):         # -1e30 is -inf in float16
+        with np.errstate(over="ignore"):  # -1e30 is -inf in float16
             ext = np.array(EXTREMES, dtype=np.float64).astype(dtype)
         x[::11] = ext[np.arange(len(x[::11])) % len(ext)]
     expected = torch.sigmoid(torch.from_numpy(x.copy()))
@@ -216,13 +250,33 @@ def test_sigmoid_agrees_with_torch(dtype, n):
     # keeps the subnormal: they differ by less than the smallest normal number there
     tiny = float(np.finfo(got.dtype).tiny)
     eps = float(np.finfo(got.dtype).eps)
-    np.testing.assert_allclose(got, e, rtol=(1 if got.dtype == np.float16 else 4) * eps,
-                               atol=tiny, equal_nan=True)
+    np.testing.assert_allclose(
+        got, e, rtol=(1 if got.dtype == np.float16 else 4) * eps, atol=tiny, equal_nan=True
+    )
 
 
-FLOAT_FAMILY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-                "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
-                "tanh", "sigmoid"]
+FLOAT_FAMILY = [
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "sigmoid",
+]
 
 
 def _all_float16():
@@ -244,8 +298,13 @@ def test_float16_computes_in_float32_like_torch(name):
     # SIMD float32 loops (numpy's, Sleef's) may differ by an ulp before the rounding:
     # at most a couple of the 65536 values land on the other side of a float16 rounding
     assert (~same).sum() <= 4, (name, x[~same][:4], got[~same][:4], expected[~same][:4])
-    np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64),
-                               rtol=2.0**-10, atol=2.0**-24, equal_nan=True)
+    np.testing.assert_allclose(
+        got.astype(np.float64),
+        expected.astype(np.float64),
+        rtol=2.0**-10,
+        atol=2.0**-24,
+        equal_nan=True,
+    )
 
 
 @pytest.mark.parametrize("name", ["tanh", "exp", "sin", "log1p"])
@@ -312,5 +371,5 @@ def test_c_limits_are_where_the_notes_say():
     assert _unary_c_limit("sigmoid", np.float32) == 512
     assert _unary_c_limit("sigmoid", np.float64) == 4096
     assert _unary_c_limit("neg", np.float32) == 4096
-    assert _unary_c_limit("expm1", np.float32) == 0       # numpy only
+    assert _unary_c_limit("expm1", np.float32) == 0  # numpy only
     assert _unary_c_limit("exp", np.float16) == 0

@@ -15,6 +15,7 @@ Examples
 >>> jx.tolist(), jy.tolist()
 ([[2.0]], [[3.0]])
 """
+
 from gradstack_autograd import forward_ad
 
 from .__about__ import __version__

@@ -46,6 +46,7 @@ Note [Which mode computes what]
 - ``hvp``: ``H v`` by forward-over-reverse: the inputs carry ``v`` as a tangent through the
   gradient computation (no symmetry assumption, no double-backward trick).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -53,10 +54,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 import gradstack_autograd as ag
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_autograd import _core
 from gradstack_autograd import forward_ad as fwAD
 from gradstack_autograd.grad_mode import enable_grad
@@ -75,6 +75,7 @@ _MAX_BATCH_ELEMENTS = 1 << 22
 
 # -------------------------------------------------------------------------------------
 # normalising and restoring the caller's nesting
+
 
 def _as_tuple(x, arg_name, fn_name):
     """``(was_tuple, tuple of Tensors)``; raises naming ``arg_name`` otherwise."""
@@ -108,6 +109,7 @@ def _restore(res, nesting):
 # -------------------------------------------------------------------------------------
 # results and strict mode
 
+
 @dataclass
 class _Part:
     """One result tensor before step 4 of the pipeline (Note [One pipeline]).
@@ -135,21 +137,23 @@ def _strict_message(stage, i, j=-1, constant=False):
             "vhp": f"The vector-hessian product with respect to input {i}",
             "hvp": f"The hessian-vector product with respect to input {i}",
         }[stage]
-        return (f"{what} does not depend on the inputs (the function is linear in them). "
-                "This is not allowed in strict mode when create_graph=True.")
+        return (
+            f"{what} does not depend on the inputs (the function is linear in them). "
+            "This is not allowed in strict mode when create_graph=True."
+        )
     return {
         "jacobian": f"Output {i} of the user-provided function is independent of input {j}. "
-                    "This is not allowed in strict mode.",
+        "This is not allowed in strict mode.",
         "hessian": f"The gradient with respect to input {i} is independent of input {j} (the "
-                   f"hessian block [{i}][{j}] is zero). This is not allowed in strict mode.",
+        f"hessian block [{i}][{j}] is zero). This is not allowed in strict mode.",
         "vjp": f"The output of the user-provided function is independent of input {i}. This "
-               "is not allowed in strict mode.",
+        "is not allowed in strict mode.",
         "jvp": f"Output {i} of the user-provided function is independent of the inputs. "
-               "This is not allowed in strict mode.",
+        "This is not allowed in strict mode.",
         "vhp": f"The jacobian of the user-provided function is independent of input {i}. "
-               "This is not allowed in strict mode.",
+        "This is not allowed in strict mode.",
         "hvp": f"The hessian of the user-provided function is independent of input {i}. "
-               "This is not allowed in strict mode.",
+        "This is not allowed in strict mode.",
     }[stage]
 
 
@@ -197,17 +201,18 @@ def _dependence(outputs, inputs):
 # -------------------------------------------------------------------------------------
 # the call: validation (step 2) and running func
 
+
 @dataclass(frozen=True)
 class _Spec:
     """One row of ``_SPECS``: what distinguishes one public function from another."""
 
     name: str
-    compute: Callable                 # compute(call) -> (outputs or None, parts)
-    v: str | None = None              # v is matched against "inputs" or "outputs"
-    scalar: bool = False              # func must return a single one-element tensor
-    strategy_arg: str | None = None   # the name of the (outer) jacobian strategy argument
-    nesting: tuple = ("inputs",)      # the results nest by these, outermost first
-    returns_outputs: bool = True      # return (func's outputs, results)
+    compute: Callable  # compute(call) -> (outputs or None, parts)
+    v: str | None = None  # v is matched against "inputs" or "outputs"
+    scalar: bool = False  # func must return a single one-element tensor
+    strategy_arg: str | None = None  # the name of the (outer) jacobian strategy argument
+    nesting: tuple = ("inputs",)  # the results nest by these, outermost first
+    returns_outputs: bool = True  # return (func's outputs, results)
 
 
 class _Call:
@@ -217,16 +222,23 @@ class _Call:
         n = spec.name
         self.spec, self.func = spec, func
         if not callable(func):
-            raise TypeError(f"{n}(): func must be a callable taking Tensors and returning a "
-                            f"Tensor or a tuple of Tensors, got {type(func).__name__}")
+            raise TypeError(
+                f"{n}(): func must be a callable taking Tensors and returning a "
+                f"Tensor or a tuple of Tensors, got {type(func).__name__}"
+            )
         self.is_inputs_tuple, self.raw_inputs = _as_tuple(inputs, "inputs", n)
         for i, x in enumerate(self.raw_inputs):
             if not x.is_floating_point():
                 where = f"inputs[{i}]" if self.is_inputs_tuple else "inputs"
-                raise TypeError(f"{n}(): {where} has dtype {x.dtype}; only floating point "
-                                "tensors can be differentiated (cast with .double())")
-        for flag, value in (("create_graph", create_graph), ("strict", strict),
-                            ("vectorize", vectorize)):
+                raise TypeError(
+                    f"{n}(): {where} has dtype {x.dtype}; only floating point "
+                    "tensors can be differentiated (cast with .double())"
+                )
+        for flag, value in (
+            ("create_graph", create_graph),
+            ("strict", strict),
+            ("vectorize", vectorize),
+        ):
             if not isinstance(value, bool):
                 raise TypeError(f"{n}(): {flag} must be True or False, got {value!r}")
         self.create_graph, self.strict, self.vectorize = create_graph, strict, vectorize
@@ -234,8 +246,7 @@ class _Call:
         if spec.strategy_arg is not None:
             self._check_strategy()
         elif strict and vectorize:
-            raise RuntimeError(f"{n}(): strict=True and vectorize=True are not supported "
-                               "together.")
+            raise RuntimeError(f"{n}(): strict=True and vectorize=True are not supported together.")
         self.v = None
         if spec.v is not None:
             self._check_v(v)
@@ -269,8 +280,9 @@ class _Call:
     def _check_v(self, v):
         n = self.spec.name
         if v is None:
-            if self.spec.v == "inputs" and (len(self.raw_inputs) != 1
-                                            or self.raw_inputs[0].numel() != 1):
+            if self.spec.v == "inputs" and (
+                len(self.raw_inputs) != 1 or self.raw_inputs[0].numel() != 1
+            ):
                 raise RuntimeError(
                     f"{n}(): v can only be None if the input to the user-provided function is "
                     f"a single Tensor with a single element (got {len(self.raw_inputs)} "
@@ -281,8 +293,9 @@ class _Call:
         for i, el in enumerate(vt):
             if not el.is_floating_point():
                 raise TypeError(f"{n}(): v[{i}] has dtype {el.dtype}; v must be floating point")
-        self.v = tuple(el.detach() if not self.create_graph and el.requires_grad else el
-                       for el in vt)
+        self.v = tuple(
+            el.detach() if not self.create_graph and el.requires_grad else el for el in vt
+        )
         if self.spec.v == "inputs":
             self._match_v(self.raw_inputs, self.is_inputs_tuple, "input")
 
@@ -290,16 +303,22 @@ class _Call:
         n, v = self.spec.name, self.v
         if len(v) != len(others):
             if is_tuple:
-                raise RuntimeError(f"{n}(): v is a tuple of invalid length: should be "
-                                   f"{len(others)} (one per {what}) but got {len(v)}.")
-            raise RuntimeError(f"{n}(): the given v should contain a single Tensor (the "
-                               f"{what} is a single Tensor), got {len(v)}.")
+                raise RuntimeError(
+                    f"{n}(): v is a tuple of invalid length: should be "
+                    f"{len(others)} (one per {what}) but got {len(v)}."
+                )
+            raise RuntimeError(
+                f"{n}(): the given v should contain a single Tensor (the "
+                f"{what} is a single Tensor), got {len(v)}."
+            )
         for i, (el, other) in enumerate(zip(v, others)):
             if tuple(el.shape) != tuple(other.shape):
                 where = f"Entry {i} in v" if is_tuple else "v"
-                raise RuntimeError(f"{n}(): {where} has invalid size: should be "
-                                   f"{list(other.shape)} (the {what}'s shape) but got "
-                                   f"{list(el.shape)}.")
+                raise RuntimeError(
+                    f"{n}(): {where} has invalid size: should be "
+                    f"{list(other.shape)} (the {what}'s shape) but got "
+                    f"{list(el.shape)}."
+                )
 
     def v_for_outputs(self, outputs):
         """vjp's ``v``, checked against the outputs once they are known (None: ones)."""
@@ -339,7 +358,8 @@ class _Call:
         """``func(*inputs)`` as a tuple, with the output checks of this function's row."""
         n = self.spec.name
         self.is_outputs_tuple, outputs = _as_tuple(
-            self.func(*inputs), "outputs of the user-provided function", n)
+            self.func(*inputs), "outputs of the user-provided function", n
+        )
         if self.spec.scalar:
             if self.is_outputs_tuple:
                 raise RuntimeError(f"The function given to {n} should return a single Tensor")
@@ -361,29 +381,40 @@ class _Call:
     def restore(self, outputs, results):
         """Step 5: the caller's nesting."""
         spec = self.spec
-        flags = tuple(self.is_inputs_tuple if k == "inputs" else self.is_outputs_tuple
-                      for k in spec.nesting)
+        flags = tuple(
+            self.is_inputs_tuple if k == "inputs" else self.is_outputs_tuple for k in spec.nesting
+        )
         results = _restore(results, flags if len(flags) == 2 else flags[0])
         if not spec.returns_outputs:
             return results
-        outputs = tuple(o.detach() if not self.create_graph and o.requires_grad else o
-                        for o in outputs)
+        outputs = tuple(
+            o.detach() if not self.create_graph and o.requires_grad else o for o in outputs
+        )
         return _restore(outputs, self.is_outputs_tuple), results
 
 
-def _pipeline(name, func, inputs, v=None, create_graph=False, strict=False, vectorize=False,
-              strategy="reverse-mode"):
+def _pipeline(
+    name,
+    func,
+    inputs,
+    v=None,
+    create_graph=False,
+    strict=False,
+    vectorize=False,
+    strategy="reverse-mode",
+):
     """Note [One pipeline]."""
     spec = _SPECS[name]
-    call = _Call(spec, func, inputs, v, create_graph, strict, vectorize, strategy)   # 1, 2
+    call = _Call(spec, func, inputs, v, create_graph, strict, vectorize, strategy)  # 1, 2
     with enable_grad():
-        outputs, parts = spec.compute(call)                                          # 3
-        results = _finish(parts, strict, create_graph)                               # 4
-    return call.restore(outputs, results)                                            # 5
+        outputs, parts = spec.compute(call)  # 3
+        results = _finish(parts, strict, create_graph)  # 4
+    return call.restore(outputs, results)  # 5
 
 
 # -------------------------------------------------------------------------------------
 # derivative products (step 3)
+
 
 def _grad(outputs, inputs, grad_outputs, create_graph, retain_graph=None, batched=False):
     """``autograd.grad`` over the outputs that require grad (None for every input if none)."""
@@ -396,8 +427,15 @@ def _grad(outputs, inputs, grad_outputs, create_graph, retain_graph=None, batche
             gos.append(g)
     if not outs:
         return (None,) * len(inputs)
-    return ag.grad(tuple(outs), inputs, tuple(gos), retain_graph=retain_graph,
-                   create_graph=create_graph, allow_unused=True, is_grads_batched=batched)
+    return ag.grad(
+        tuple(outs),
+        inputs,
+        tuple(gos),
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=True,
+        is_grads_batched=batched,
+    )
 
 
 def _basis(rows, offset, shape, dtype):
@@ -405,7 +443,7 @@ def _basis(rows, offset, shape, dtype):
     each row reshaped to ``shape`` (``dtype`` a numpy dtype)."""
     n = math.prod(shape)
     start, stop = rows
-    if start == offset and stop - start == n:          # a whole identity (the common case)
+    if start == offset and stop - start == n:  # a whole identity (the common case)
         return gt.from_numpy(np.eye(n, dtype=dtype).reshape((n,) + tuple(shape)))
     block = np.zeros((stop - start, n), dtype=dtype)
     idx = np.arange(max(start, offset), min(stop, offset + n))
@@ -422,11 +460,25 @@ def _batched_backward(roots, inputs, grad_outputs, retain_graph, create_graph):
     here (roots that require grad, grad_outputs of the right shapes): the engine's batched
     pass directly, or ``grad``'s row-by-row fallback when the graph cannot take a batch."""
     if _core.unbatchable_reason(roots, inputs) is None:
-        return _core.run_backward(roots, grad_outputs, bool(retain_graph), create_graph,
-                                  inputs, accumulate=False, allow_unused=True,
-                                  batch_size=grad_outputs[0].shape[0])
-    return ag.grad(roots, inputs, grad_outputs, retain_graph=retain_graph,
-                   create_graph=create_graph, allow_unused=True, is_grads_batched=True)
+        return _core.run_backward(
+            roots,
+            grad_outputs,
+            bool(retain_graph),
+            create_graph,
+            inputs,
+            accumulate=False,
+            allow_unused=True,
+            batch_size=grad_outputs[0].shape[0],
+        )
+    return ag.grad(
+        roots,
+        inputs,
+        grad_outputs,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=True,
+        is_grads_batched=True,
+    )
 
 
 def _block(full, start, stop, shape):
@@ -456,10 +508,13 @@ def _batched_rows(roots, targets, create_graph, chunked, retain_graph=False):
     for start in range(0, total, rows):
         stop = min(total, start + rows)
         chunks.append(stop - start)
-        gos = tuple(_basis((start, stop), offsets[k], tuple(r.shape), r.dtype.numpy)
-                    for k, r in enumerate(roots))
-        g = _batched_backward(roots, targets, gos, stop < total or retain_graph or create_graph,
-                              create_graph)
+        gos = tuple(
+            _basis((start, stop), offsets[k], tuple(r.shape), r.dtype.numpy)
+            for k, r in enumerate(roots)
+        )
+        g = _batched_backward(
+            roots, targets, gos, stop < total or retain_graph or create_graph, create_graph
+        )
         for j, gj in enumerate(g):
             pieces[j].append(gj)
     out = []
@@ -469,9 +524,15 @@ def _batched_rows(roots, targets, create_graph, chunked, retain_graph=False):
         elif len(pieces[j]) == 1:
             out.append(pieces[j][0])
         else:
-            out.append(gt.cat([p if p is not None else
-                               gt.zeros((n,) + tuple(t.shape), dtype=t.dtype)
-                               for p, n in zip(pieces[j], chunks)], 0))
+            out.append(
+                gt.cat(
+                    [
+                        p if p is not None else gt.zeros((n,) + tuple(t.shape), dtype=t.dtype)
+                        for p, n in zip(pieces[j], chunks)
+                    ],
+                    0,
+                )
+            )
     return out, offsets
 
 
@@ -500,15 +561,19 @@ def _reverse_jacobian(outputs, inputs, create_graph, chunked):
     n_in = sum(x.numel() for x in inputs)
     if total == 0:
         return blocks
-    if (total >= _TALL_FACTOR * n_in > 0 and total * (n_in + total) >= _TALL_MIN_ELEMENTS
-            and _core.unbatchable_reason(roots, inputs) is None):
+    if (
+        total >= _TALL_FACTOR * n_in > 0
+        and total * (n_in + total) >= _TALL_MIN_ELEMENTS
+        and _core.unbatchable_reason(roots, inputs) is None
+    ):
         return _transposed_jacobian(outputs, inputs, diff, create_graph, chunked)
     full, offsets = _batched_rows(roots, inputs, create_graph, chunked)
     for j, x in enumerate(inputs):
         if full[j] is not None:
             for k, i in enumerate(diff):
-                blocks[i][j] = _block(full[j], offsets[k], offsets[k + 1],
-                                      tuple(outputs[i].shape) + tuple(x.shape))
+                blocks[i][j] = _block(
+                    full[j], offsets[k], offsets[k + 1], tuple(outputs[i].shape) + tuple(x.shape)
+                )
     return blocks
 
 
@@ -523,13 +588,12 @@ def _transposed_jacobian(outputs, inputs, diff, create_graph, chunked):
         return blocks
     columns, offsets = _batched_rows(tuple(g[j] for j in used), us, create_graph, chunked)
     for k, i in enumerate(diff):
-        h = columns[k]                  # (input elements, *outputs[i].shape): rows of J^T
+        h = columns[k]  # (input elements, *outputs[i].shape): rows of J^T
         if h is None:
             continue
         for m, j in enumerate(used):
             x = inputs[j]
-            blocks[i][j] = _columns_to_block(h[offsets[m]:offsets[m + 1]], outputs[i], x,
-                                             x.dtype)
+            blocks[i][j] = _columns_to_block(h[offsets[m] : offsets[m + 1]], outputs[i], x, x.dtype)
     return blocks
 
 
@@ -552,9 +616,9 @@ def _forward_jacobian(fn, inputs):
     offsets = _offsets(numels)
     with fwAD.dual_level():
         duals = tuple(
-            fwAD.make_batched_dual(x, _basis((0, total), offsets[j],
-                                             tuple(x.shape), x.dtype.numpy))
-            for j, x in enumerate(inputs))
+            fwAD.make_batched_dual(x, _basis((0, total), offsets[j], tuple(x.shape), x.dtype.numpy))
+            for j, x in enumerate(inputs)
+        )
         outputs = fn(duals)
         unpacked = [fwAD.unpack_dual(o) for o in outputs]
     blocks = [[None] * len(inputs) for _ in outputs]
@@ -563,8 +627,9 @@ def _forward_jacobian(fn, inputs):
             continue
         for j, x in enumerate(inputs):
             # the batch (the input's elements) comes first in forward mode: move it last
-            blocks[i][j] = _columns_to_block(tangent[offsets[j]:offsets[j + 1]], primal, x,
-                                             primal.dtype)
+            blocks[i][j] = _columns_to_block(
+                tangent[offsets[j] : offsets[j + 1]], primal, x, primal.dtype
+            )
     return tuple(p for p, _ in unpacked), blocks
 
 
@@ -580,20 +645,27 @@ def _jacobian_parts(call, fn, inputs, stage, dtype_of):
                 for j in range(len(inputs)):
                     if j not in deps[i]:
                         raise RuntimeError(_strict_message(stage, i, j))
-        blocks = _reverse_jacobian(outputs, inputs, call.create_graph,
-                                   chunked=not call.vectorize)
+        blocks = _reverse_jacobian(outputs, inputs, call.create_graph, chunked=not call.vectorize)
     parts = tuple(
-        tuple(_Part(blocks[i][j], tuple(o.shape) + tuple(x.shape), dtype_of(o, x), stage, i, j)
-              for j, x in enumerate(inputs))
-        for i, o in enumerate(outputs))
+        tuple(
+            _Part(blocks[i][j], tuple(o.shape) + tuple(x.shape), dtype_of(o, x), stage, i, j)
+            for j, x in enumerate(inputs)
+        )
+        for i, o in enumerate(outputs)
+    )
     return outputs, parts
 
 
 def _compute_jacobian(call):
     forward = call.strategy == "forward-mode"
     inputs = call.prepare_inputs(need_graph=not forward or call.create_graph)
-    return _jacobian_parts(call, call.run, inputs, "jacobian",
-                           (lambda o, x: o.dtype) if forward else (lambda o, x: x.dtype))
+    return _jacobian_parts(
+        call,
+        call.run,
+        inputs,
+        "jacobian",
+        (lambda o, x: o.dtype) if forward else (lambda o, x: x.dtype),
+    )
 
 
 def _compute_hessian(call):
@@ -626,8 +698,9 @@ def _compute_vjp(call):
     outputs = call.run(inputs)
     v = call.v_for_outputs(outputs)
     grads = _grad(outputs, inputs, v, create_graph=call.create_graph)
-    return outputs, tuple(_Part(g, tuple(x.shape), x.dtype, "vjp", j)
-                          for j, (g, x) in enumerate(zip(grads, inputs)))
+    return outputs, tuple(
+        _Part(g, tuple(x.shape), x.dtype, "vjp", j) for j, (g, x) in enumerate(zip(grads, inputs))
+    )
 
 
 def _compute_jvp(call):
@@ -644,8 +717,9 @@ def _compute_jvp(call):
                     raise RuntimeError(_strict_message("vjp", j))
         unpacked = [fwAD.unpack_dual(o) for o in outputs]
     outputs = tuple(p for p, _ in unpacked)
-    return outputs, tuple(_Part(t, tuple(p.shape), p.dtype, "jvp", i)
-                          for i, (p, t) in enumerate(unpacked))
+    return outputs, tuple(
+        _Part(t, tuple(p.shape), p.dtype, "jvp", i) for i, (p, t) in enumerate(unpacked)
+    )
 
 
 def _inner_gradient(call, out, inputs, create_graph):
@@ -669,8 +743,9 @@ def _compute_vhp(call):
     outputs = call.run(inputs)
     jac = _inner_gradient(call, outputs[0], inputs, create_graph=True)
     grads = _grad(jac, inputs, call.v_for_inputs(), create_graph=call.create_graph)
-    return outputs, tuple(_Part(g, tuple(x.shape), x.dtype, "vhp", j)
-                          for j, (g, x) in enumerate(zip(grads, inputs)))
+    return outputs, tuple(
+        _Part(g, tuple(x.shape), x.dtype, "vhp", j) for j, (g, x) in enumerate(zip(grads, inputs))
+    )
 
 
 def _compute_hvp(call):
@@ -680,22 +755,35 @@ def _compute_hvp(call):
         duals = tuple(fwAD.make_dual(x, vj) for x, vj in zip(inputs, v))
         outputs = call.run(duals)
         # forward-over-reverse: the gradient's tangent is H v (Note [Which mode computes what])
-        jac = _inner_gradient(call, outputs[0], duals, create_graph=call.create_graph
-                              or call.strict)
+        jac = _inner_gradient(
+            call, outputs[0], duals, create_graph=call.create_graph or call.strict
+        )
         tangents = [fwAD.unpack_dual(g).tangent if g is not None else None for g in jac]
         primal = fwAD.unpack_dual(outputs[0]).primal
-    return (primal,), tuple(_Part(t, tuple(x.shape), x.dtype, "hvp", j)
-                            for j, (t, x) in enumerate(zip(tangents, inputs)))
+    return (primal,), tuple(
+        _Part(t, tuple(x.shape), x.dtype, "hvp", j)
+        for j, (t, x) in enumerate(zip(tangents, inputs))
+    )
 
 
 _SPECS = {
     "vjp": _Spec("vjp", _compute_vjp, v="outputs", nesting=("inputs",)),
     "jvp": _Spec("jvp", _compute_jvp, v="inputs", nesting=("outputs",)),
-    "jacobian": _Spec("jacobian", _compute_jacobian, strategy_arg="strategy",
-                      nesting=("outputs", "inputs"), returns_outputs=False),
-    "hessian": _Spec("hessian", _compute_hessian, scalar=True,
-                     strategy_arg="outer_jacobian_strategy", nesting=("inputs", "inputs"),
-                     returns_outputs=False),
+    "jacobian": _Spec(
+        "jacobian",
+        _compute_jacobian,
+        strategy_arg="strategy",
+        nesting=("outputs", "inputs"),
+        returns_outputs=False,
+    ),
+    "hessian": _Spec(
+        "hessian",
+        _compute_hessian,
+        scalar=True,
+        strategy_arg="outer_jacobian_strategy",
+        nesting=("inputs", "inputs"),
+        returns_outputs=False,
+    ),
     "vhp": _Spec("vhp", _compute_vhp, v="inputs", scalar=True, nesting=("inputs",)),
     "hvp": _Spec("hvp", _compute_hvp, v="inputs", scalar=True, nesting=("inputs",)),
 }
@@ -703,6 +791,7 @@ _SPECS = {
 
 # -------------------------------------------------------------------------------------
 # the public functions
+
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """The vector-Jacobian product ``v^T J`` of ``func`` at ``inputs``.
@@ -767,8 +856,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     return _pipeline("jvp", func, inputs, v, create_graph, strict)
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
-             strategy="reverse-mode"):
+def jacobian(
+    func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
+):
     """The Jacobian of ``func`` at ``inputs``.
 
     Reverse mode computes it with ONE batched backward pass whatever ``vectorize`` says
@@ -815,8 +905,14 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return _pipeline("jacobian", func, inputs, None, create_graph, strict, vectorize, strategy)
 
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
-            outer_jacobian_strategy="reverse-mode"):
+def hessian(
+    func,
+    inputs,
+    create_graph=False,
+    strict=False,
+    vectorize=False,
+    outer_jacobian_strategy="reverse-mode",
+):
     """The Hessian of the scalar function ``func`` at ``inputs``.
 
     The jacobian of the gradient: the gradient is a reverse-mode pass kept differentiable,
@@ -844,8 +940,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     >>> hessian(lambda x: (x ** 3).sum(), gt.tensor([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return _pipeline("hessian", func, inputs, None, create_graph, strict, vectorize,
-                     outer_jacobian_strategy)
+    return _pipeline(
+        "hessian", func, inputs, None, create_graph, strict, vectorize, outer_jacobian_strategy
+    )
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):

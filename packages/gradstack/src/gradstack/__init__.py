@@ -25,6 +25,7 @@ Examples
 >>> torch.allclose(a.grad, 2 * torch.cos(a.detach()), atol=1e-6)
 True
 """
+
 # Note [The facade only re-exports]
 # Every name below is defined in one of the layer packages; this file decides only where
 # it appears.  Star imports bring in the layers' __all__ (which shadow the builtins
@@ -49,9 +50,23 @@ from .__about__ import __version__
 from .serialization import load, save
 
 _NAMES = [
-    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-    "is_inference_mode_enabled", "get_num_threads", "set_num_threads", "get_rng_state",
-    "set_rng_state", "autograd", "cuda", "nn", "optim", "save", "load", "__version__",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "get_num_threads",
+    "set_num_threads",
+    "get_rng_state",
+    "set_rng_state",
+    "autograd",
+    "cuda",
+    "nn",
+    "optim",
+    "save",
+    "load",
+    "__version__",
 ]
 __all__ = sorted(set(_gradstack_tensor.__all__) - {"__version__"} | set(_NAMES))
 del _NAMES

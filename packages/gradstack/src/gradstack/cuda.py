@@ -8,14 +8,28 @@ is a no-op); the functions that need a GPU raise a clear ``RuntimeError``.
 >>> torch.cuda.is_available(), torch.cuda.device_count()
 (False, 0)
 """
+
 from __future__ import annotations
 
-__all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all",
-           "seed", "seed_all", "synchronize", "empty_cache", "current_device",
-           "get_device_name", "is_bf16_supported"]
+__all__ = [
+    "is_available",
+    "device_count",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "seed_all",
+    "synchronize",
+    "empty_cache",
+    "current_device",
+    "get_device_name",
+    "is_bf16_supported",
+]
 
-_NO_CUDA = ("gradstack has no CUDA backend (it computes on the CPU); "
-            "gradstack.cuda.is_available() is always False")
+_NO_CUDA = (
+    "gradstack has no CUDA backend (it computes on the CPU); "
+    "gradstack.cuda.is_available() is always False"
+)
 
 
 def is_available() -> bool:

@@ -17,12 +17,17 @@ Examples
 >>> [round(v, 4) + 0.0 for v in a.grad.tolist()]  # + 0.0 folds -0.0
 [2.0, 0.0, -2.0, 0.0, 2.0]
 """
+
 from gradstack_tensor import register_layer as _register_layer
 from gradstack_tensor._tensor import set_autograd_extension as _set_autograd_extension
 
-from . import _core, derivatives  # noqa: F401 - the table binds itself to the ops
-from . import function, graph  # noqa: F401 - public submodules, as in torch.autograd
-from . import forward_ad  # noqa: F401 - torch.autograd.forward_ad
+from . import (  # noqa: F401 - the table binds itself to the ops  # noqa: F401 - public submodules, as in torch.autograd
+    _core,
+    derivatives,
+    forward_ad,  # noqa: F401 - torch.autograd.forward_ad
+    function,
+    graph,
+)
 from .__about__ import __version__
 from ._core import AccumulateGrad, Node
 from ._tensor_ext import AutogradExtension as _AutogradExtension
@@ -45,9 +50,28 @@ _register_layer(_LAYER)
 _set_autograd_extension(_AutogradExtension())
 
 __all__ = [
-    "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-    "is_grad_enabled", "is_inference_mode_enabled", "Function", "FunctionCtx",
-    "once_differentiable", "Variable", "detect_anomaly", "set_detect_anomaly",
-    "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node",
-    "AccumulateGrad", "function", "graph", "forward_ad", "__version__",
+    "backward",
+    "grad",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "Function",
+    "FunctionCtx",
+    "once_differentiable",
+    "Variable",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
+    "Node",
+    "AccumulateGrad",
+    "function",
+    "graph",
+    "forward_ad",
+    "__version__",
 ]

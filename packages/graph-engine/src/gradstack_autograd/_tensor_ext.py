@@ -3,6 +3,7 @@
 gradstack_tensor's Tensor delegates these to the object installed here with
 ``set_autograd_extension`` (tensor-core never imports this package).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -35,17 +36,21 @@ class AutogradExtension:
     @staticmethod
     def backward(tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         from .graph_api import backward
+
         if inputs is not None and isinstance(inputs, Tensor):
             inputs = (inputs,)
-        backward((tensor,), None if gradient is None else (gradient,), retain_graph,
-                 create_graph, inputs=inputs)
+        backward(
+            (tensor,),
+            None if gradient is None else (gradient,),
+            retain_graph,
+            create_graph,
+            inputs=inputs,
+        )
 
     @staticmethod
     def register_hook(tensor, hook):
         if not tensor.requires_grad:
-            raise RuntimeError(
-                "cannot register a hook on a tensor that doesn't require gradient"
-            )
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if tensor.grad_fn is not None:
             return tensor.grad_fn._register_tensor_hook(tensor.output_nr, hook)
         meta = _meta(tensor)
@@ -60,9 +65,7 @@ class AutogradExtension:
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"
             )
         if not tensor.requires_grad:
-            raise RuntimeError(
-                "cannot register a hook on a tensor that doesn't require gradient"
-            )
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         meta = _meta(tensor)
         if meta.post_accumulate_hooks is None:
             meta.post_accumulate_hooks = {}

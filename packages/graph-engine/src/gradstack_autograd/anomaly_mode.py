@@ -18,6 +18,7 @@ Examples
 ...         print(str(e).splitlines()[0])
 Function 'SqrtBackward0' returned nan values in its 0th output.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -25,8 +26,12 @@ import warnings
 from . import _core
 from .grad_mode import _DecoratorContextManager
 
-__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled"]
+__all__ = [
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+]
 
 is_anomaly_enabled = _core.is_anomaly_enabled
 is_anomaly_check_nan_enabled = _core.is_anomaly_check_nan_enabled
@@ -40,7 +45,9 @@ class detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
         self._prev = []
         warnings.warn(
             "Anomaly Detection has been enabled. This mode will increase the runtime and "
-            "should only be enabled for debugging.", stacklevel=2)
+            "should only be enabled for debugging.",
+            stacklevel=2,
+        )
 
     def __enter__(self) -> None:
         self._prev.append(_core._set_anomaly_enabled(True, self.check_nan))

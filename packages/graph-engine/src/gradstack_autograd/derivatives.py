@@ -29,13 +29,13 @@ reduces it to the input's shape (and casts it to the input's dtype) in one place
 Ops that are not differentiable (comparisons, argmax ...) are listed in
 ``NOT_DIFFERENTIABLE``; a test fails if an op of the registry is in neither place.
 """
+
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import OPS, Tensor, register_op
 from gradstack_tensor._tensor import _data, _wrap
 
@@ -49,19 +49,43 @@ except ImportError:  # pragma: no cover
 __all__ = ["register", "entry", "NOT_DIFFERENTIABLE", "ZERO_GRADIENT"]
 
 
-def register(op_name, node, *, inputs=(0,), save=(), save_output=False, list_input=False,
-             extra=None, inplace_variant=True):
+def register(
+    op_name,
+    node,
+    *,
+    inputs=(0,),
+    save=(),
+    save_output=False,
+    list_input=False,
+    extra=None,
+    inplace_variant=True,
+):
     """Decorator adding a formula to the table (and to the op's in-place variant)."""
 
     def deco(formula):
-        d = _core.Derivative(op_name, node, formula, inputs=tuple(inputs), save=tuple(save),
-                             save_output=save_output, list_input=list_input, extra=extra)
+        d = _core.Derivative(
+            op_name,
+            node,
+            formula,
+            inputs=tuple(inputs),
+            save=tuple(save),
+            save_output=save_output,
+            list_input=list_input,
+            extra=extra,
+        )
         OPS[op_name].derivative = d
         inplace = op_name + "_"
         if inplace_variant and inplace in OPS and OPS[inplace].inplace:
             OPS[inplace].derivative = _core.Derivative(
-                inplace, node, formula, inputs=tuple(inputs), save=tuple(save),
-                save_output=save_output, list_input=list_input, extra=extra)
+                inplace,
+                node,
+                formula,
+                inputs=tuple(inputs),
+                save=tuple(save),
+                save_output=save_output,
+                list_input=list_input,
+                extra=extra,
+            )
         return formula
 
     return deco
@@ -74,13 +98,15 @@ def entry(op_name):
 
 def _not_differentiable(*names):
     for name in names:
-        OPS[name].derivative = _core.Derivative(name, "NotDifferentiable", None,
-                                                differentiable=False)
+        OPS[name].derivative = _core.Derivative(
+            name, "NotDifferentiable", None, differentiable=False
+        )
     return names
 
 
 # -------------------------------------------------------------------------------------
 # helpers
+
 
 def _grad_mode() -> bool:
     return _core.is_grad_enabled()
@@ -139,6 +165,7 @@ def _expand_dims(t, shape, dim, nl=0):
 # outside a batched pass, so the ordinary path is unchanged) and index-like ones go
 # through ``_batch_scatter``/``_batch_gather``, which index flat positions so that any key works.
 
+
 def _lead(grad):
     """``(batch,)`` in a batched backward, else ``()`` (Note [Batched formulas])."""
     return (grad.shape[0],) if _core.grads_batched() else ()
@@ -188,6 +215,7 @@ def _is_tensor(x):
 # -------------------------------------------------------------------------------------
 # arithmetic
 
+
 @register("add", "AddBackward0", inputs=(0, 1), save=(2,))
 def _add(ctx, grad):
     alpha = ctx.saved_value(0)
@@ -200,8 +228,12 @@ def _sub(ctx, grad):
     return grad, (-grad if alpha == 1 else grad * -alpha)
 
 
-@register("rsub", lambda args: "RsubBackward0" if _is_tensor(args[1]) else "RsubBackward1",
-          inputs=(0, 1), save=(2,))
+@register(
+    "rsub",
+    lambda args: "RsubBackward0" if _is_tensor(args[1]) else "RsubBackward1",
+    inputs=(0, 1),
+    save=(2,),
+)
 def _rsub(ctx, grad):
     alpha = ctx.saved_value(0)
     return (-grad if alpha == 1 else grad * -alpha), grad
@@ -415,8 +447,12 @@ def _minimum(ctx, grad):
     return grad * wa, grad * (1.0 - wa)
 
 
-@register("remainder", lambda a: "RemainderBackward1" if _is_tensor(a[1]) else "RemainderBackward0",
-          inputs=(0, 1), save=(0, 1))
+@register(
+    "remainder",
+    lambda a: "RemainderBackward1" if _is_tensor(a[1]) else "RemainderBackward0",
+    inputs=(0, 1),
+    save=(0, 1),
+)
 def _remainder(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     gb = -grad * gt.floor_divide(a, b) if ctx.needs_input_grad[1] else None
@@ -453,8 +489,10 @@ def _clamp(ctx, grad):
 def _where(ctx, grad):
     cond = ctx.saved_value(0)
     need_a, need_b = ctx.needs_input_grad
-    return (gt.where(cond, grad, 0.0) if need_a else None,
-            gt.where(cond, 0.0, grad) if need_b else None)
+    return (
+        gt.where(cond, grad, 0.0) if need_a else None,
+        gt.where(cond, 0.0, grad) if need_b else None,
+    )
 
 
 def _masked_fill_name(args):
@@ -470,6 +508,7 @@ def _masked_fill(ctx, grad):
 
 # -------------------------------------------------------------------------------------
 # reductions
+
 
 def _sum_name(args):
     return "SumBackward0" if args[1] is None or args[1] == () else "SumBackward1"
@@ -492,8 +531,12 @@ def _mean(ctx, grad):
     return (_expand_reduced(grad, shape, dim, keepdim, _lead(grad)) / _reduced_count(shape, dim),)
 
 
-@register("prod", lambda a: "ProdBackward0" if a[1] is None else "ProdBackward1",
-          save=(0, 1, 2), save_output=True)
+@register(
+    "prod",
+    lambda a: "ProdBackward0" if a[1] is None else "ProdBackward1",
+    save=(0, 1, 2),
+    save_output=True,
+)
 def _prod(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
     shape = ctx.input_shape(0)
@@ -525,14 +568,22 @@ def _prod_of_others(x, dim):
     return others.transpose(axis, -1)
 
 
-@register("max", lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
-          save=(0, 1, 2), save_output=True)
+@register(
+    "max",
+    lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
+    save=(0, 1, 2),
+    save_output=True,
+)
 def _max(ctx, grad, grad_indices=None):
     return _extreme_backward(ctx, grad)
 
 
-@register("min", lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
-          save=(0, 1, 2), save_output=True)
+@register(
+    "min",
+    lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
+    save=(0, 1, 2),
+    save_output=True,
+)
 def _min(ctx, grad, grad_indices=None):
     return _extreme_backward(ctx, grad)
 
@@ -540,7 +591,7 @@ def _min(ctx, grad, grad_indices=None):
 def _extreme_backward(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
     if dim is None:
-        mask = (x == out).to(x.dtype)   # not `* 1.0`: a float32 mask would make grad float32
+        mask = (x == out).to(x.dtype)  # not `* 1.0`: a float32 mask would make grad float32
         lead = _lead(grad)
         g = _keep(grad, tuple(x.shape), None, False, lead) if lead else grad
         return (g * mask / mask.sum(),)
@@ -577,8 +628,9 @@ def _var(ctx, grad):
     shape = ctx.input_shape(0)
     n = _reduced_count(shape, dim)
     mean = x.mean() if dim is None else x.mean(dim, keepdim=True)
-    return (_keep(grad, shape, dim, keepdim, _lead(grad)) * 2.0 * (x - mean)
-            / max(n - correction, 0),)
+    return (
+        _keep(grad, shape, dim, keepdim, _lead(grad)) * 2.0 * (x - mean) / max(n - correction, 0),
+    )
 
 
 @register("std", "StdBackward0", save=(0, 1, 2, 3), save_output=True)
@@ -588,8 +640,9 @@ def _std(ctx, grad):
     n = _reduced_count(shape, dim)
     mean = x.mean() if dim is None else x.mean(dim, keepdim=True)
     o = _keep(out, shape, dim, keepdim)
-    return (_keep(grad, shape, dim, keepdim, _lead(grad)) * (x - mean)
-            / (max(n - correction, 0) * o),)
+    return (
+        _keep(grad, shape, dim, keepdim, _lead(grad)) * (x - mean) / (max(n - correction, 0) * o),
+    )
 
 
 @register("norm", "LinalgVectorNormBackward0", save=(0, 1, 2, 3), save_output=True)
@@ -615,8 +668,9 @@ def _norm(ctx, grad):
 def _logsumexp(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
     shape = ctx.input_shape(0)
-    return (_keep(grad, shape, dim, keepdim, _lead(grad))
-            * (x - _keep(out, shape, dim, keepdim)).exp(),)
+    return (
+        _keep(grad, shape, dim, keepdim, _lead(grad)) * (x - _keep(out, shape, dim, keepdim)).exp(),
+    )
 
 
 @register("softmax", "SoftmaxBackward0", save=(1,), save_output=True)
@@ -649,13 +703,18 @@ def _cumsum(ctx, grad):
 # -------------------------------------------------------------------------------------
 # linear algebra
 
+
 def _matmul_name(args):
     # torch's matmul is a composite: its node is the one its last step records (a batched
     # product ends in an _unsafe_view); a few broadcast cases end in a clone instead
     a, b = args[0], args[1]
     nd = (a.dim() if _is_tensor(a) else 0, b.dim() if _is_tensor(b) else 0)
-    return {(1, 1): "DotBackward0", (2, 2): "MmBackward0", (2, 1): "MvBackward0",
-            (1, 2): "SqueezeBackward4"}.get(nd, "UnsafeViewBackward0")
+    return {
+        (1, 1): "DotBackward0",
+        (2, 2): "MmBackward0",
+        (2, 1): "MvBackward0",
+        (1, 2): "SqueezeBackward4",
+    }.get(nd, "UnsafeViewBackward0")
 
 
 @register("matmul", _matmul_name, inputs=(0, 1), save=(0, 1))
@@ -699,10 +758,12 @@ def _bmm(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
     if _lead(grad):
-        return (grad @ b.transpose(1, 2) if need_a else None), \
-            (a.transpose(1, 2) @ grad if need_b else None)
-    return (grad.bmm(b.transpose(1, 2)) if need_a else None), \
-        (a.transpose(1, 2).bmm(grad) if need_b else None)
+        return (grad @ b.transpose(1, 2) if need_a else None), (
+            a.transpose(1, 2) @ grad if need_b else None
+        )
+    return (grad.bmm(b.transpose(1, 2)) if need_a else None), (
+        a.transpose(1, 2).bmm(grad) if need_b else None
+    )
 
 
 @register("dot", "DotBackward0", inputs=(0, 1), save=(0, 1))
@@ -712,7 +773,7 @@ def _dot(ctx, grad):
     return g * b, g * a
 
 
-@register("outer", "MulBackward0", inputs=(0, 1), save=(0, 1))   # torch: a[:, None] * b
+@register("outer", "MulBackward0", inputs=(0, 1), save=(0, 1))  # torch: a[:, None] * b
 def _outer(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
@@ -781,8 +842,11 @@ def _triu(ctx, grad):
 
 
 # torch 2.x: diag of a vector is diag_embed, of a matrix a diagonal copy
-@register("diag", lambda a: "DiagEmbedBackward0" if a[0].dim() == 1 else "DiagonalBackward0_copy",
-          save=(1,))
+@register(
+    "diag",
+    lambda a: "DiagEmbedBackward0" if a[0].dim() == 1 else "DiagonalBackward0_copy",
+    save=(1,),
+)
 def _diag(ctx, grad):
     k = ctx.saved_value(0)
     shape = ctx.input_shape(0)
@@ -808,6 +872,7 @@ def _diag(ctx, grad):
 # That is one linear op, `_index_scatter`, whose own derivative is plain indexing, so both
 # are differentiable to any order.
 
+
 def _index_scatter_kernel(values, key, shape):
     out = np.zeros(shape, dtype=_data(values).dtype)
     np.add.at(out, key, _data(values))
@@ -825,7 +890,7 @@ def index_scatter(values, key, shape):
 @register("_index_scatter", "IndexScatterBackward0", save=(1,))
 def _index_scatter_backward(ctx, grad):
     key = ctx.saved_value(0)
-    return (_batch_gather(grad, key, tuple(grad.shape[len(_lead(grad)):])),)
+    return (_batch_gather(grad, key, tuple(grad.shape[len(_lead(grad)) :])),)
 
 
 def _getitem_np(t, key):
@@ -834,12 +899,16 @@ def _getitem_np(t, key):
 
 
 def _key_for_tensor(key):
-    return tuple(_wrap(np.asarray(k)) if isinstance(k, np.ndarray) else k for k in key) \
-        if isinstance(key, tuple) else key
+    return (
+        tuple(_wrap(np.asarray(k)) if isinstance(k, np.ndarray) else k for k in key)
+        if isinstance(key, tuple)
+        else key
+    )
 
 
 def _torch_key(args):
     from gradstack_tensor._impl_elementwise import index_key
+
     return index_key(args[1])[0]
 
 
@@ -906,15 +975,15 @@ def _views(x, args):
     a = _data(x)
     if len(args) > 1 and isinstance(args[1], (tuple, list)):
         shape = tuple(args[1])
-    elif len(args) > 1:   # flatten(start_dim, end_dim)
+    elif len(args) > 1:  # flatten(start_dim, end_dim)
         s, e = args[1], (args[2] if len(args) > 2 else -1)
         nd = max(a.ndim, 1)
         s, e = s % nd, e % nd
-        shape = a.shape[:s] + (-1,) + a.shape[e + 1:] if a.ndim else (1,)
+        shape = a.shape[:s] + (-1,) + a.shape[e + 1 :] if a.ndim else (1,)
     else:
         shape = (-1,)
     try:
-        np.reshape(a, shape, copy=False)   # numpy refuses exactly when a copy is needed
+        np.reshape(a, shape, copy=False)  # numpy refuses exactly when a copy is needed
     except ValueError:
         return False
     return True
@@ -930,8 +999,16 @@ def _flatten(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
 
-@register("squeeze", lambda a: "SqueezeBackward0" if a[1] is None else
-          "SqueezeBackward2" if isinstance(a[1], (tuple, list)) else "SqueezeBackward1")
+@register(
+    "squeeze",
+    lambda a: (
+        "SqueezeBackward0"
+        if a[1] is None
+        else "SqueezeBackward2"
+        if isinstance(a[1], (tuple, list))
+        else "SqueezeBackward1"
+    ),
+)
 def _squeeze(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
@@ -947,8 +1024,12 @@ def _transpose(ctx, grad):
     if lead:
         if grad.dim() == 1:
             return (grad,)
-        return (grad.transpose(_dim_after(ctx.saved_value(0), grad, lead),
-                               _dim_after(ctx.saved_value(1), grad, lead)),)
+        return (
+            grad.transpose(
+                _dim_after(ctx.saved_value(0), grad, lead),
+                _dim_after(ctx.saved_value(1), grad, lead),
+            ),
+        )
     return (grad.transpose(ctx.saved_value(0), ctx.saved_value(1)),)
 
 
@@ -986,7 +1067,7 @@ def _alias(ctx, grad):
     return (grad,)
 
 
-@register("narrow", "SliceBackward0", save=(1, 2, 3))   # torch's narrow is a slice
+@register("narrow", "SliceBackward0", save=(1, 2, 3))  # torch's narrow is a slice
 def _narrow(ctx, grad):
     dim, start, length = (ctx.saved_value(i) for i in range(3))
     shape = ctx.input_shape(0)
@@ -1027,8 +1108,12 @@ def _piece_sizes(args, out):
     return tuple(o.shape[dim] for o in out)
 
 
-@register("split", lambda a: "SplitWithSizesBackward0" if isinstance(a[1], (list, tuple))
-          else "SplitBackward0", save=(2,), extra=_piece_sizes)
+@register(
+    "split",
+    lambda a: "SplitWithSizesBackward0" if isinstance(a[1], (list, tuple)) else "SplitBackward0",
+    save=(2,),
+    extra=_piece_sizes,
+)
 def _split(ctx, *grads):
     return _pieces_backward(ctx, grads, ctx.saved_value(0))
 
@@ -1043,11 +1128,15 @@ def _unbind(ctx, *grads):
     dim = ctx.saved_value(0)
     shape = ctx.input_shape(0)
     axis = dim % len(shape)
-    piece = shape[:axis] + shape[axis + 1:]
+    piece = shape[:axis] + shape[axis + 1 :]
     dt = next(g for g in grads if g is not None).dtype
     lead = _lead(next(g for g in grads if g is not None))
-    return (gt.stack([g if g is not None else gt.zeros(lead + tuple(piece), dtype=dt)
-                      for g in grads], axis + len(lead)),)
+    return (
+        gt.stack(
+            [g if g is not None else gt.zeros(lead + tuple(piece), dtype=dt) for g in grads],
+            axis + len(lead),
+        ),
+    )
 
 
 def _cat_sizes(args, out):
@@ -1090,7 +1179,7 @@ def _contiguous(ctx, grad):
 
 @register("to_dtype", "ToCopyBackward0")
 def _to_dtype(ctx, grad):
-    return (grad,)   # the engine casts to the input's dtype
+    return (grad,)  # the engine casts to the input's dtype
 
 
 @register("repeat", "RepeatBackward0", save=(1,))
@@ -1102,7 +1191,8 @@ def _repeat(ctx, grad):
         interleaved += [s, d]
     lead = _lead(grad)
     g = grad.reshape(list(lead) + interleaved).sum(
-        tuple(range(len(lead), len(lead) + 2 * len(sizes), 2)))
+        tuple(range(len(lead), len(lead) + 2 * len(sizes), 2))
+    )
     return (g.reshape(lead + tuple(ctx.input_shape(0))),)
 
 
@@ -1154,13 +1244,18 @@ register("topk", "TopkBackward0", save=(2,), save_output=True)(_sorted_backward)
 # -------------------------------------------------------------------------------------
 # in-place ops without an out-of-place twin
 
+
 @register("zero_", "ZeroBackward0", inplace_variant=False)
 def _zero_(ctx, grad):
     return (grad * 0.0,)
 
 
-@register("fill_", lambda a: "FillBackward3" if _is_tensor(a[1]) else "FillBackward2",
-          inputs=(0, 1), inplace_variant=False)
+@register(
+    "fill_",
+    lambda a: "FillBackward3" if _is_tensor(a[1]) else "FillBackward2",
+    inputs=(0, 1),
+    inplace_variant=False,
+)
 def _fill_(ctx, grad):
     return grad * 0.0, (_sum_all(grad, _lead(grad)) if ctx.needs_input_grad[1] else None)
 
@@ -1170,9 +1265,13 @@ def _copy_(ctx, grad):
     return grad * 0.0, grad
 
 
-@register("setitem_", lambda a: "CopySlices" if _basic_index(a[1]) else "IndexPutBackward0",
-          inputs=(0, 2), extra=lambda args, out: _torch_key(args),
-          inplace_variant=False)
+@register(
+    "setitem_",
+    lambda a: "CopySlices" if _basic_index(a[1]) else "IndexPutBackward0",
+    inputs=(0, 2),
+    extra=lambda args, out: _torch_key(args),
+    inplace_variant=False,
+)
 def _setitem_(ctx, grad):
     key = ctx.extra
     mask = np.ones(ctx.input_shape(0), dtype=bool)
@@ -1182,8 +1281,7 @@ def _setitem_(ctx, grad):
     return g_self, g_value
 
 
-@register("masked_fill_", _masked_fill_name, inputs=(0, 2), save=(1,),
-          inplace_variant=False)
+@register("masked_fill_", _masked_fill_name, inputs=(0, 2), save=(1,), inplace_variant=False)
 def _masked_fill_(ctx, grad):
     return _masked_fill(ctx, grad)
 
@@ -1195,15 +1293,36 @@ def _clamp_(ctx, grad):
 
 for _name in ("uniform_", "normal_"):
     register(_name, _name.rstrip("_").capitalize() + "Backward0", inplace_variant=False)(
-        _zero_grad_formula)
+        _zero_grad_formula
+    )
 
 
 # -------------------------------------------------------------------------------------
 # not differentiable: outputs never require grad
 
 NOT_DIFFERENTIABLE = _not_differentiable(
-    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-    "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "logical_not_",
-    "argmax", "argmin", "detach", "floor_divide", "floor_divide_",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "bitwise_and_",
+    "bitwise_or_",
+    "bitwise_xor_",
+    "bitwise_not_",
+    "logical_not_",
+    "argmax",
+    "argmin",
+    "detach",
+    "floor_divide",
+    "floor_divide_",
 )

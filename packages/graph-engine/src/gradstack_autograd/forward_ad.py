@@ -47,15 +47,15 @@ Limitations: one level at a time (as torch); an in-place op on a view updates th
 tangent but not the tangents of *other* views of that base; a custom ``Function``'s
 output carries the tangent its ``forward``'s own ops computed (no ``jvp`` method is used).
 """
+
 from __future__ import annotations
 
 import math
 import weakref
 from typing import NamedTuple
 
-import numpy as np
-
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import OPS, Tensor
 from gradstack_tensor._tensor import _data
 
@@ -63,8 +63,13 @@ from . import _core
 from .grad_mode import _DecoratorContextManager
 
 __all__ = [
-    "UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual",
-    "unpack_dual", "make_batched_dual",
+    "UnpackedDualTensor",
+    "dual_level",
+    "enter_dual_level",
+    "exit_dual_level",
+    "make_dual",
+    "unpack_dual",
+    "make_batched_dual",
 ]
 
 
@@ -74,7 +79,7 @@ class _Level:
     __slots__ = ("tracked", "prune_at")
 
     def __init__(self):
-        self.tracked = []       # weakrefs to tensors that received a tangent in this level
+        self.tracked = []  # weakrefs to tensors that received a tangent in this level
         self.prune_at = 1024
 
 
@@ -91,6 +96,7 @@ class UnpackedDualTensor(NamedTuple):
 
 # -------------------------------------------------------------------------------------
 # levels
+
 
 def enter_dual_level():
     """Open a forward-AD level (only one at a time, as in torch); returns its index, 0.
@@ -152,6 +158,7 @@ def _check_level(level, what):
 # -------------------------------------------------------------------------------------
 # dual tensors
 
+
 def _tangent(t, lvl):
     fw = t._fw_grad
     if fw is not None and fw[0] is lvl:
@@ -184,10 +191,12 @@ def _check_dual_args(tensor, tangent, batched):
         raise TypeError(f"make_dual expects a Tensor as tangent, got {type(tangent).__name__}")
     if not tensor.is_floating_point():
         raise ValueError(
-            f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+        )
     if not tangent.is_floating_point():
         raise ValueError(
-            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
     want = tuple(tensor.shape)
     got = tuple(tangent.shape)[1:] if batched else tuple(tangent.shape)
     if got != want or (batched and tangent.dim() == 0):
@@ -265,7 +274,8 @@ def unpack_dual(tensor, *, level=None):
         return UnpackedDualTensor(tensor, None)
     if level is not None and level != 0:
         raise RuntimeError(
-            f"Trying to unpack a dual Tensor at level {level}, but the only level is 0.")
+            f"Trying to unpack a dual Tensor at level {level}, but the only level is 0."
+        )
     t = _tangent(tensor, _current)
     if t is None:
         return UnpackedDualTensor(tensor, None)
@@ -274,6 +284,7 @@ def unpack_dual(tensor, *, level=None):
 
 # -------------------------------------------------------------------------------------
 # propagation (Note [How tangents propagate])
+
 
 def _has_tangent(args, lvl):
     for a in args:
@@ -303,7 +314,7 @@ def _tangents_of(primals, lvl):
     for p in primals:
         t = _tangent(p, lvl) if isinstance(p, Tensor) else None
         if t is not None and lead is None:
-            lead = tuple(t.shape[:t.dim() - p.dim()])
+            lead = tuple(t.shape[: t.dim() - p.dim()])
         tangents.append(t)
     return tuple(tangents), lead
 
@@ -355,7 +366,7 @@ def _on_op(op, args, out):
     primals = _inputs_of(d, args)
     tangents, lead = _tangents_of(primals, lvl)
     if lead is None:
-        return                          # the tangents sit on non-differentiable arguments
+        return  # the tangents sit on non-differentiable arguments
     fn = d.jvp
     if fn is None:
         raise _missing_formula(op, "it has no forward (jvp) formula")
@@ -378,7 +389,7 @@ def _on_inplace_op(op, args, next_index):
         raise _missing_formula(op, "the op has no derivative-table entry")
     if not d.differentiable:
         out = _core._run_inplace(op, args, next_index)
-        self_t._fw_grad = None          # a non-differentiable write: no tangent is defined
+        self_t._fw_grad = None  # a non-differentiable write: no tangent is defined
         return out
     fn = d.jvp
     if fn is None:
@@ -388,7 +399,7 @@ def _on_inplace_op(op, args, next_index):
     base_tangent = _tangent(base, lvl) if base is not None else None
     _core._set_forward_ad_callback(None)
     try:
-        old = self_t.clone()                      # the formula sees self before the write
+        old = self_t.clone()  # the formula sees self before the write
     finally:
         _core._set_forward_ad_callback(_on_op, _on_inplace_op)
     # with propagation on: the value the backward formula saves (a clone of self before
@@ -396,14 +407,15 @@ def _on_inplace_op(op, args, next_index):
     out = _core._run_inplace(op, args, next_index)
     _core._set_forward_ad_callback(None)
     try:
-        if lead is None:                          # tangents only on non-differentiable args
+        if lead is None:  # tangents only on non-differentiable args
             new = None
         else:
             r = fn((old,) + tuple(args[1:]), self_t, tangents, lead)
             new = _fit(r, lead, self_t) if r is not None else None
         if base is not None and (new is not None or base_tangent is not None):
-            new_base = _base_tangent_after_write(base, self_t, base_tangent, new,
-                                                 lead if lead is not None else ())
+            new_base = _base_tangent_after_write(
+                base, self_t, base_tangent, new, lead if lead is not None else ()
+            )
         else:
             new_base = None
     finally:
@@ -412,7 +424,7 @@ def _on_inplace_op(op, args, next_index):
         self_t._fw_grad = None
     else:
         _set_tangent(self_t, new, lvl)
-        _core._share_tangent_py(self_t)           # Note [Saved outputs keep their tangents]
+        _core._share_tangent_py(self_t)  # Note [Saved outputs keep their tangents]
     if new_base is not None:
         _set_tangent(base, new_base, lvl)
     return out
@@ -436,6 +448,7 @@ def _base_tangent_after_write(base, view, base_tangent, view_tangent, lead):
         written = None
     else:
         from .derivatives import index_scatter
+
         flat = view_tangent.reshape((b, -1) if lead else (-1,))
         key = (slice(None), pos) if lead else pos
         written = index_scatter(flat, key, (b, n) if lead else (n,))

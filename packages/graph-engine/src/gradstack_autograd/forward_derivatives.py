@@ -32,13 +32,13 @@ prefix with ``_shift``.
 Every differentiable op of the derivative table has a formula here or a reason in
 ``NO_JVP``; a test fails otherwise.
 """
+
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import OPS, Tensor
 from gradstack_tensor._tensor import _data, _wrap
 
@@ -65,11 +65,15 @@ def jvp(*op_names, inplace_variant=True):
         for name in op_names:
             op = OPS.get(name)
             if op is None or op.derivative is None:
-                continue        # not in this build's registry: the coverage test tells
+                continue  # not in this build's registry: the coverage test tells
             op.derivative.jvp = formula
             inplace = OPS.get(name + "_")
-            if (inplace_variant and inplace is not None and inplace.inplace
-                    and inplace.derivative is not None):
+            if (
+                inplace_variant
+                and inplace is not None
+                and inplace.inplace
+                and inplace.derivative is not None
+            ):
                 inplace.derivative.jvp = formula
         return formula
 
@@ -78,6 +82,7 @@ def jvp(*op_names, inplace_variant=True):
 
 # -------------------------------------------------------------------------------------
 # helpers
+
 
 def _pad(t, x, out, lead):
     """Tangent ``t`` of ``x`` aligned against ``out`` (Note [Aligning a batch of tangents])."""
@@ -158,6 +163,7 @@ def _mask(cond, dtype):
 # -------------------------------------------------------------------------------------
 # arithmetic
 
+
 def _binary(args, out, tangents, lead, da, db):
     """``t_a * da + t_b * db`` for an elementwise op of two (broadcast) arguments."""
     a, b = args[0], args[1]
@@ -175,8 +181,7 @@ def _binary(args, out, tangents, lead, da, db):
 @jvp("add")
 def _add_jvp(args, out, tangents, lead):
     alpha = args[2] if len(args) > 2 else 1
-    return _binary(args, out, tangents, lead, None,
-                   None if alpha == 1 else (lambda a, b, o: alpha))
+    return _binary(args, out, tangents, lead, None, None if alpha == 1 else (lambda a, b, o: alpha))
 
 
 @jvp("sub")
@@ -187,7 +192,7 @@ def _sub_jvp(args, out, tangents, lead):
 
 @jvp("rsub")
 def _rsub_jvp(args, out, tangents, lead):
-    alpha = args[2] if len(args) > 2 else 1     # out = other - alpha * input
+    alpha = args[2] if len(args) > 2 else 1  # out = other - alpha * input
     return _binary(args, out, tangents, lead, lambda a, b, o: -alpha, None)
 
 
@@ -284,29 +289,43 @@ def _zero_jvp(args, out, tangents, lead):
 @jvp("maximum")
 def _maximum_jvp(args, out, tangents, lead):
     # ties share the tangent equally, as the backward formula shares the gradient
-    return _binary(args, out, tangents, lead,
-                   lambda a, b, o: _mask(a > b, o.dtype) + _mask(a == b, o.dtype) * 0.5,
-                   lambda a, b, o: _mask(b > a, o.dtype) + _mask(a == b, o.dtype) * 0.5)
+    return _binary(
+        args,
+        out,
+        tangents,
+        lead,
+        lambda a, b, o: _mask(a > b, o.dtype) + _mask(a == b, o.dtype) * 0.5,
+        lambda a, b, o: _mask(b > a, o.dtype) + _mask(a == b, o.dtype) * 0.5,
+    )
 
 
 @jvp("minimum")
 def _minimum_jvp(args, out, tangents, lead):
-    return _binary(args, out, tangents, lead,
-                   lambda a, b, o: _mask(a < b, o.dtype) + _mask(a == b, o.dtype) * 0.5,
-                   lambda a, b, o: _mask(b < a, o.dtype) + _mask(a == b, o.dtype) * 0.5)
+    return _binary(
+        args,
+        out,
+        tangents,
+        lead,
+        lambda a, b, o: _mask(a < b, o.dtype) + _mask(a == b, o.dtype) * 0.5,
+        lambda a, b, o: _mask(b < a, o.dtype) + _mask(a == b, o.dtype) * 0.5,
+    )
 
 
 @jvp("remainder")
 def _remainder_jvp(args, out, tangents, lead):
-    return _binary(args, out, tangents, lead, None,
-                   lambda a, b, o: -gt.floor_divide(a, b))
+    return _binary(args, out, tangents, lead, None, lambda a, b, o: -gt.floor_divide(a, b))
 
 
 @jvp("atan2")
 def _atan2_jvp(args, out, tangents, lead):
-    return _binary(args, out, tangents, lead,
-                   lambda a, b, o: b / (a * a + b * b),
-                   lambda a, b, o: -a / (a * a + b * b))
+    return _binary(
+        args,
+        out,
+        tangents,
+        lead,
+        lambda a, b, o: b / (a * a + b * b),
+        lambda a, b, o: -a / (a * a + b * b),
+    )
 
 
 @jvp("clamp")
@@ -354,6 +373,7 @@ def _masked_fill_jvp(args, out, tangents, lead):
 # -------------------------------------------------------------------------------------
 # reductions
 
+
 @jvp("sum")
 def _sum_jvp(args, out, tangents, lead):
     x, dim = args[0], args[1] if len(args) > 1 else None
@@ -366,8 +386,11 @@ def _mean_jvp(args, out, tangents, lead):
     x, dim = args[0], args[1] if len(args) > 1 else None
     keepdim = args[2] if len(args) > 2 else False
     dims = _reduced(dim, x, lead)
-    return _sum_over(tangents[0], dims, keepdim) / max(_reduced_count(tuple(x.shape), dim), 1) \
-        if dims else tangents[0]
+    return (
+        _sum_over(tangents[0], dims, keepdim) / max(_reduced_count(tuple(x.shape), dim), 1)
+        if dims
+        else tangents[0]
+    )
 
 
 @jvp("prod")
@@ -380,7 +403,7 @@ def _prod_jvp(args, out, tangents, lead):
     if not bool((x == 0).any()):
         partial = _keepdims(out, x, dim, keepdim) / x
     else:
-        partial = _prod_of_others(x, dim)        # Note [prod's gradient with zeros]
+        partial = _prod_of_others(x, dim)  # Note [prod's gradient with zeros]
     return _sum_over(t * partial, _reduced(dim, x, lead), keepdim)
 
 
@@ -501,6 +524,7 @@ def _cumsum_jvp(args, out, tangents, lead):
 # -------------------------------------------------------------------------------------
 # linear algebra
 
+
 def _matmul_left(ta, a, b, lead):
     """``ta @ b`` where ``ta`` is the (batched) tangent of ``a``: torch's matmul shapes."""
     if not lead:
@@ -512,7 +536,7 @@ def _matmul_left(ta, a, b, lead):
     a_batch, b_batch = max(a.dim(), 2) - 2, bb.dim() - 2
     if b_batch > a_batch:
         shape = tuple(ta.shape)
-        ta = ta.reshape(shape[:len(lead)] + (1,) * (b_batch - a_batch) + shape[len(lead):])
+        ta = ta.reshape(shape[: len(lead)] + (1,) * (b_batch - a_batch) + shape[len(lead) :])
     r = ta @ bb
     if row:
         r = r.squeeze(-2)
@@ -530,7 +554,7 @@ def _matmul_right(a, tb, b, lead):
     a_batch, b_batch = aa.dim() - 2, max(b.dim(), 2) - 2
     if a_batch > b_batch:
         shape = tuple(tb.shape)
-        tb = tb.reshape(shape[:len(lead)] + (1,) * (a_batch - b_batch) + shape[len(lead):])
+        tb = tb.reshape(shape[: len(lead)] + (1,) * (a_batch - b_batch) + shape[len(lead) :])
     r = aa @ tb
     if row:
         r = r.squeeze(-2)
@@ -620,6 +644,7 @@ def _diag_jvp(args, out, tangents, lead):
 # -------------------------------------------------------------------------------------
 # indexing, views and shape
 
+
 @jvp("getitem")
 def _getitem_jvp(args, out, tangents, lead):
     (t,) = tangents
@@ -666,7 +691,7 @@ def _expand_jvp(args, out, tangents, lead):
 
 @jvp("alias", "clone", "contiguous", "to_dtype")
 def _identity_jvp(args, out, tangents, lead):
-    return tangents[0]     # to_dtype: forward_ad casts the tangent to the output's dtype
+    return tangents[0]  # to_dtype: forward_ad casts the tangent to the output's dtype
 
 
 @jvp("narrow")
@@ -738,7 +763,7 @@ def _cat_jvp(args, out, tangents, lead):
     parts = []
     for x, t in zip(seq, tangents):
         if x.dim() == 1 and x.shape[0] == 0 and out.dim() > 1:
-            continue                         # cat skips legacy empty 1-D tensors
+            continue  # cat skips legacy empty 1-D tensors
         parts.append(t if t is not None else _zeros(lead, x).to(out.dtype))
     return gt.cat(parts, dim % out.dim() + len(lead))
 
@@ -767,6 +792,7 @@ def _flip_jvp(args, out, tangents, lead):
 
 # -------------------------------------------------------------------------------------
 # in-place ops without an out-of-place twin (args[0] is self before the write)
+
 
 @jvp("zero_", "uniform_", "normal_", inplace_variant=False)
 def _overwritten_jvp(args, out, tangents, lead):
@@ -797,9 +823,10 @@ def _setitem_jvp(args, out, tangents, lead):
     r = t_self * _wrap(mask) if t_self is not None else None
     if t_value is not None:
         pos = _positions(shape, key)
-        if lead and value.dim() < pos.ndim:     # Note [Aligning a batch of tangents]
-            t_value = t_value.reshape(tuple(lead) + (1,) * (pos.ndim - value.dim())
-                                      + tuple(value.shape))
+        if lead and value.dim() < pos.ndim:  # Note [Aligning a batch of tangents]
+            t_value = t_value.reshape(
+                tuple(lead) + (1,) * (pos.ndim - value.dim()) + tuple(value.shape)
+            )
         t_value = t_value.expand(tuple(lead) + pos.shape)
         r = _add(r, _put(t_value, key, shape, lead))
     return r

@@ -30,6 +30,7 @@ when ``forward`` returns and raises if ``backward`` then runs with ``create_grap
 saying which attribute and what to do instead.  Tensors passed to ``save_for_backward``
 are tracked properly and never trigger this.
 """
+
 from __future__ import annotations
 
 import functools
@@ -118,9 +119,7 @@ class BackwardCFunction(_core.Node, FunctionCtx):
                 f"function {self.name()} returned an incorrect number of gradients (expected "
                 f"{n_args}, got {len(result)})"
             )
-        return tuple(
-            None if e[0] is None else r for r, e in zip(result, self.next_edges)
-        )
+        return tuple(None if e[0] is None else r for r, e in zip(result, self.next_edges))
 
     def _check_double_backward(self):
         unsaved = self.__dict__.get("_unsaved_tensor_attrs")
@@ -140,8 +139,11 @@ class _FunctionMeta(type):
     """Gives every Function subclass its own node class, named ``<Name>Backward``."""
 
     def __init__(cls, name, bases, attrs):
-        backward_cls = type(name + "Backward", (BackwardCFunction,),
-                            {"_forward_cls": cls, "__module__": cls.__module__})
+        backward_cls = type(
+            name + "Backward",
+            (BackwardCFunction,),
+            {"_forward_cls": cls, "__module__": cls.__module__},
+        )
         cls._backward_cls = backward_cls
         super().__init__(name, bases, attrs)
 
@@ -257,18 +259,21 @@ def _save_ctx_tensors(ctx, args, outputs):
     to_save = ctx.__dict__.pop("_to_save", ())
     output_ids = {id(o) for o in outputs if isinstance(o, Tensor)}
     ctx.saved = tuple(
-        None if t is None else _core.save_for_function(t, id(t) in output_ids, ctx)
-        for t in to_save
+        None if t is None else _core.save_for_function(t, id(t) in output_ids, ctx) for t in to_save
     )
-    known = {id(a) for a in args if isinstance(a, Tensor)} | output_ids \
+    known = (
+        {id(a) for a in args if isinstance(a, Tensor)}
+        | output_ids
         | {id(t) for t in to_save if t is not None}
+    )
     unsaved = []
     for name, value in ctx.__dict__.items():
         if name.startswith("_"):
             continue
         values = value if isinstance(value, (tuple, list)) else (value,)
-        if any(isinstance(v, Tensor) and v.is_floating_point() and id(v) not in known
-               for v in values):
+        if any(
+            isinstance(v, Tensor) and v.is_floating_point() and id(v) not in known for v in values
+        ):
             unsaved.append(name)
     if unsaved:
         ctx._unsaved_tensor_attrs = tuple(unsaved)
@@ -293,10 +298,11 @@ def once_differentiable(fn):
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         name = ctx.name() if hasattr(ctx, "name") else "a custom Function"
-        message = (f"trying to differentiate twice a function that was marked with "
-                   f"@once_differentiable ({name})")
-        wrapped = tuple(_delayed_error(o, message) if isinstance(o, Tensor) else o
-                        for o in outs)
+        message = (
+            f"trying to differentiate twice a function that was marked with "
+            f"@once_differentiable ({name})"
+        )
+        wrapped = tuple(_delayed_error(o, message) if isinstance(o, Tensor) else o for o in outs)
         return wrapped[0] if single else wrapped
 
     wrapper._once_differentiable = True

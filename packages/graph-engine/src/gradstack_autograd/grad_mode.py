@@ -17,6 +17,7 @@ False
 >>> double(x).requires_grad
 False
 """
+
 from __future__ import annotations
 
 import functools
@@ -24,8 +25,14 @@ import inspect
 
 from . import _core
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+__all__ = [
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+]
 
 is_grad_enabled = _core.is_grad_enabled
 is_inference_mode_enabled = _core.is_inference_mode_enabled
@@ -38,6 +45,7 @@ class _DecoratorContextManager:
         if inspect.isclass(func):
             raise TypeError("grad-mode decorators apply to functions, not classes")
         if inspect.isgeneratorfunction(func):
+
             @functools.wraps(func)
             def generator(*args, **kwargs):
                 gen = func(*args, **kwargs)
@@ -62,12 +70,14 @@ class _DecoratorContextManager:
                                 response = gen.send(request)
                 except StopIteration as stop:
                     return stop.value
+
             return generator
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return func(*args, **kwargs)
+
         return wrapper
 
     def clone(self):
@@ -152,17 +162,18 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801
     def __new__(cls, mode=True):
         if isinstance(mode, bool):
             return super().__new__(cls)
-        return cls()(mode)          # used as a bare decorator: mode is the function
+        return cls()(mode)  # used as a bare decorator: mode is the function
 
     def __init__(self, mode: bool = True) -> None:
         if not isinstance(mode, bool):
-            return                  # __new__ returned the decorated function
+            return  # __new__ returned the decorated function
         self.mode = mode
         self._prev = []
 
     def __enter__(self) -> None:
-        self._prev.append((_core._set_inference_mode(self.mode),
-                           _core._set_grad_enabled(not self.mode)))
+        self._prev.append(
+            (_core._set_inference_mode(self.mode), _core._set_grad_enabled(not self.mode))
+        )
 
     def __exit__(self, *exc) -> None:
         inference, grad = self._prev.pop()

@@ -12,19 +12,24 @@ Examples
 >>> gradcheck(lambda t: (t.sin() * t).sum(), (x,))
 True
 """
+
 from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import Tensor
 
 from .graph_api import grad as _grad
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
-           "get_analytical_jacobian"]
+__all__ = [
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
+    "get_numerical_jacobian",
+    "get_analytical_jacobian",
+]
 
 
 class GradcheckError(RuntimeError):
@@ -97,13 +102,13 @@ def get_analytical_jacobian(fn, inputs):
         for r in range(o.numel()):
             v = np.zeros(o.numel(), dtype=o.detach().numpy().dtype)
             v[r] = 1
-            gs = _grad(o, diff, gt.from_numpy(v.reshape(o.shape)), retain_graph=True,
-                       allow_unused=True)
+            gs = _grad(
+                o, diff, gt.from_numpy(v.reshape(o.shape)), retain_graph=True, allow_unused=True
+            )
             for x, g in zip(diff, gs):
                 if g is not None:
                     jac[id(x)][k][r, :] = g.detach().numpy().reshape(-1)
-    return [jac.get(id(x)) if isinstance(x, Tensor) and x.requires_grad else None
-            for x in inputs]
+    return [jac.get(id(x)) if isinstance(x, Tensor) and x.requires_grad else None for x in inputs]
 
 
 def _fail(msg, raise_exception):
@@ -112,10 +117,24 @@ def _fail(msg, raise_exception):
     return False
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
-              check_batched_grad=False, check_batched_forward_grad=False,
-              check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_batched_forward_grad=False,
+    check_forward_ad=False,
+    check_backward_ad=True,
+    fast_mode=False,
+    masked=None,
+):
     """Check the gradients of ``func`` at ``inputs`` against finite differences.
 
     Parameters
@@ -141,14 +160,18 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     inputs = _as_tuple(inputs)
     diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     if not diff:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
-                         "but none of the them have requires_grad=True.")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, "
+            "but none of the them have requires_grad=True."
+        )
     for i, x in enumerate(diff):
         if x.dtype.name != "float64":
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating point. "
                 "This check will likely fail if all the inputs are not of double precision "
-                "floating point.", stacklevel=2)
+                "floating point.",
+                stacklevel=2,
+            )
     if check_backward_ad:
         numerical = get_numerical_jacobian(func, inputs, eps)
         analytical = get_analytical_jacobian(func, inputs)
@@ -166,11 +189,14 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                 if not np.allclose(a_cmp, n_cmp, rtol=rtol, atol=atol):
                     return _fail(
                         f"Jacobian mismatch for output {o} with respect to input {i},\n"
-                        f"numerical:{n_cmp}\nanalytical:{a_cmp}\n", raise_exception)
+                        f"numerical:{n_cmp}\nanalytical:{a_cmp}\n",
+                        raise_exception,
+                    )
         if check_undefined_grad and not _check_undefined_grad(func, inputs, raise_exception):
             return False
     if check_forward_ad:
         from . import forward_ad
+
         ok = forward_ad._gradcheck_forward(func, inputs, eps=eps, atol=atol, rtol=rtol)
         if not ok:
             return _fail("Jacobian computed with forward mode mismatch", raise_exception)
@@ -186,16 +212,33 @@ def _check_undefined_grad(func, inputs, raise_exception):
     grads = _grad(outs, diff, [gt.zeros_like(o) for o in outs], allow_unused=True)
     for g in grads:
         if g is not None and not bool((g == 0).all()):
-            return _fail("Backward is not reentrant/linear: zero output gradients gave a "
-                         "nonzero input gradient", raise_exception)
+            return _fail(
+                "Backward is not reentrant/linear: zero output gradients gave a "
+                "nonzero input gradient",
+                raise_exception,
+            )
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
-                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
-                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
-                  masked=False):
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    gen_non_contig_grad_outputs=False,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_fwd_over_rev=False,
+    check_rev_over_rev=True,
+    fast_mode=False,
+    masked=False,
+):
     """Check second derivatives: gradcheck of the function ``(inputs, v) -> v^T J``.
 
     ``grad_outputs`` defaults to random float64 tensors (requiring grad) shaped like the
@@ -207,8 +250,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     if grad_outputs is None:
         rng = np.random.default_rng(1)
         grad_outputs = tuple(
-            gt.from_numpy(rng.standard_normal(o.shape).astype(o.detach().numpy().dtype))
-            .requires_grad_(True) for o in outs)
+            gt.from_numpy(
+                rng.standard_normal(o.shape).astype(o.detach().numpy().dtype)
+            ).requires_grad_(True)
+            for o in outs
+        )
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
@@ -217,10 +263,22 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         ins, gos = args[:n_in], args[n_in:]
         out = [o for o in _outputs(func, ins) if o.requires_grad]
         pairs = list(zip(out, gos))
-        gs = _grad([p[0] for p in pairs], [ins[i] for i in diff_idx], [p[1] for p in pairs],
-                   create_graph=True, allow_unused=True)
+        gs = _grad(
+            [p[0] for p in pairs],
+            [ins[i] for i in diff_idx],
+            [p[1] for p in pairs],
+            create_graph=True,
+            allow_unused=True,
+        )
         return tuple(g for g in gs if g is not None)
 
-    return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, check_undefined_grad=False,
-                     fast_mode=fast_mode)
+    return gradcheck(
+        first_derivative,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        check_undefined_grad=False,
+        fast_mode=fast_mode,
+    )

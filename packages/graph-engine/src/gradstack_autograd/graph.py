@@ -17,6 +17,7 @@ Examples
 >>> len(packed)
 2
 """
+
 from __future__ import annotations
 
 import os
@@ -25,16 +26,24 @@ import threading
 import uuid
 import weakref
 
-import numpy as np
-
 import gradstack_tensor as gt
+import numpy as np
 
 from . import _core
 from ._core import Node, RemovableHandle
 
-__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "save_on_disk",
-           "disable_saved_tensors_hooks", "register_multi_grad_hook", "increment_version",
-           "RemovableHandle", "GradientEdge", "get_gradient_edge"]
+__all__ = [
+    "Node",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "save_on_disk",
+    "disable_saved_tensors_hooks",
+    "register_multi_grad_hook",
+    "increment_version",
+    "RemovableHandle",
+    "GradientEdge",
+    "get_gradient_edge",
+]
 
 
 class saved_tensors_hooks:  # noqa: N801 - torch's name
@@ -176,8 +185,10 @@ class GradientEdge(tuple):
 def get_gradient_edge(tensor):
     """The edge through which ``tensor``'s gradient flows (its grad_fn or accumulator)."""
     if not tensor.requires_grad:
-        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that "
-                           "does not require gradients")
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that "
+            "does not require gradients"
+        )
     e = _core.edge_of(tensor)
     return GradientEdge(e[0], e[1])
 
@@ -213,8 +224,9 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                 if task not in count:
                     count[task] = 0
                     buffer[task] = [None] * len(tensors)
-                    expected[task] = sum(1 for n in nodes if n is not None
-                                         and _core.will_engine_execute_node(n))
+                    expected[task] = sum(
+                        1 for n in nodes if n is not None and _core.will_engine_execute_node(n)
+                    )
                 count[task] += 1
                 buffer[task][i] = grad
                 done = count[task] == expected[task]
@@ -224,6 +236,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
             if done:
                 fn(grads)
             return None
+
         return hook
 
     for i, t in enumerate(tensors):
@@ -245,5 +258,3 @@ class _MultiHandle:
 
     def __exit__(self, *exc):
         self.remove()
-
-

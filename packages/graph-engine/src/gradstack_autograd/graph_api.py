@@ -8,6 +8,7 @@ Examples
 >>> g.tolist()
 [2.0, 4.0]
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -61,7 +62,11 @@ def _make_grads(outputs, grads, is_grads_batched=False):
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                 f"has a shape of {o.shape}."
-                + (" (is_grads_batched=True: the first dim is the batch)" if is_grads_batched else "")
+                + (
+                    " (is_grads_batched=True: the first dim is the batch)"
+                    if is_grads_batched
+                    else ""
+                )
             )
         if g.dtype != o.dtype:
             # torch casts a root gradient to its output's dtype (integer ones included)
@@ -91,8 +96,14 @@ def _check_inputs(inputs, name="inputs"):
             )
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-             grad_variables=None, inputs=None):
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph=None,
+    create_graph=False,
+    grad_variables=None,
+    inputs=None,
+):
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of graph leaves.
 
     Parameters
@@ -127,12 +138,28 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         _check_inputs(inputs)
-    _core.run_backward(outputs, grads, bool(retain_graph), bool(create_graph), inputs,
-                       accumulate=True, allow_unused=True)
+    _core.run_backward(
+        outputs,
+        grads,
+        bool(retain_graph),
+        bool(create_graph),
+        inputs,
+        accumulate=True,
+        allow_unused=True,
+    )
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
     """The gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` is touched).
 
     Parameters
@@ -161,8 +188,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and allow_unused is False:
-        raise ValueError("Expected allow_unused to be True or not passed when "
-                         "materialize_grads=True, but got allow_unused=False.")
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when "
+            "materialize_grads=True, but got allow_unused=False."
+        )
     _check_roots(out_t)
     _check_inputs(in_t)
     if retain_graph is None:
@@ -172,13 +201,22 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         result = _batched_grad(out_t, in_t, g_out, retain_graph, create_graph, allow_unused)
     else:
         grads = _make_grads(out_t, g_out)
-        result = _core.run_backward(out_t, grads, bool(retain_graph), bool(create_graph), in_t,
-                                    accumulate=False, allow_unused=bool(allow_unused))
+        result = _core.run_backward(
+            out_t,
+            grads,
+            bool(retain_graph),
+            bool(create_graph),
+            in_t,
+            accumulate=False,
+            allow_unused=bool(allow_unused),
+        )
     if materialize_grads:
         if is_grads_batched:
             n = _as_tuple(grad_outputs, "grad_outputs")[0].shape[0]
-            result = tuple(gt.zeros((n,) + tuple(i.shape), dtype=i.dtype) if r is None else r
-                           for r, i in zip(result, in_t))
+            result = tuple(
+                gt.zeros((n,) + tuple(i.shape), dtype=i.dtype) if r is None else r
+                for r, i in zip(result, in_t)
+            )
         else:
             result = tuple(gt.zeros_like(i) if r is None else r for r, i in zip(result, in_t))
     return result
@@ -204,11 +242,17 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
         )
     (n,) = batch
     if _core.unbatchable_reason(outputs, inputs) is None:
-        return _core.run_backward(outputs, grads, bool(retain_graph), bool(create_graph),
-                                  inputs, accumulate=False, allow_unused=bool(allow_unused),
-                                  batch_size=n)
-    return _row_by_row_grad(outputs, inputs, grads, n, retain_graph, create_graph,
-                            allow_unused)
+        return _core.run_backward(
+            outputs,
+            grads,
+            bool(retain_graph),
+            bool(create_graph),
+            inputs,
+            accumulate=False,
+            allow_unused=bool(allow_unused),
+            batch_size=n,
+        )
+    return _row_by_row_grad(outputs, inputs, grads, n, retain_graph, create_graph, allow_unused)
 
 
 def _row_by_row_grad(outputs, inputs, grads, n, retain_graph, create_graph, allow_unused):
@@ -216,9 +260,17 @@ def _row_by_row_grad(outputs, inputs, grads, n, retain_graph, create_graph, allo
     rows = []
     for b in range(n):
         keep = True if b < n - 1 else bool(retain_graph)
-        rows.append(_core.run_backward(outputs, tuple(g[b] for g in grads), keep,
-                                       bool(create_graph), inputs, accumulate=False,
-                                       allow_unused=bool(allow_unused)))
+        rows.append(
+            _core.run_backward(
+                outputs,
+                tuple(g[b] for g in grads),
+                keep,
+                bool(create_graph),
+                inputs,
+                accumulate=False,
+                allow_unused=bool(allow_unused),
+            )
+        )
     result = []
     for i, inp in enumerate(inputs):
         col = [r[i] for r in rows]

@@ -8,6 +8,7 @@
 >>> type(v).__name__, v.requires_grad
 ('Tensor', True)
 """
+
 from __future__ import annotations
 
 from gradstack_tensor import Tensor

@@ -24,6 +24,7 @@ Examples
 >>> loss.item() < first / 10
 True
 """
+
 import gradstack_autograd as _ag  # noqa: F401 - registers the autograd layer
 
 from . import functional, init, optim, serialization
@@ -51,8 +52,30 @@ from .parameter import Buffer, Parameter
 from .serialization import load, save
 
 __all__ = [
-    "Module", "Parameter", "Buffer", "Linear", "Identity", "ReLU", "LeakyReLU", "Sigmoid",
-    "Tanh", "Softmax", "LogSoftmax", "Dropout", "Flatten", "Sequential", "ModuleList",
-    "MSELoss", "L1Loss", "NLLLoss", "CrossEntropyLoss", "functional", "init", "optim",
-    "serialization", "save", "load", "__version__",
+    "Module",
+    "Parameter",
+    "Buffer",
+    "Linear",
+    "Identity",
+    "ReLU",
+    "LeakyReLU",
+    "Sigmoid",
+    "Tanh",
+    "Softmax",
+    "LogSoftmax",
+    "Dropout",
+    "Flatten",
+    "Sequential",
+    "ModuleList",
+    "MSELoss",
+    "L1Loss",
+    "NLLLoss",
+    "CrossEntropyLoss",
+    "functional",
+    "init",
+    "optim",
+    "serialization",
+    "save",
+    "load",
+    "__version__",
 ]

@@ -14,6 +14,7 @@ Examples
 >>> F.mse_loss(gt.tensor([1., 2.]), gt.tensor([1., 4.])).item()
 2.0
 """
+
 from __future__ import annotations
 
 import warnings
@@ -25,8 +26,19 @@ from gradstack_tensor import Tensor
 from gradstack_tensor._tensor import _data
 
 __all__ = [
-    "linear", "relu", "relu_", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
-    "dropout", "mse_loss", "l1_loss", "nll_loss", "cross_entropy",
+    "linear",
+    "relu",
+    "relu_",
+    "leaky_relu",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "dropout",
+    "mse_loss",
+    "l1_loss",
+    "nll_loss",
+    "cross_entropy",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -34,6 +46,7 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 # -------------------------------------------------------------------------------------
 # layers
+
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``, with ``weight`` of shape ``(out_features, in_features)``.
@@ -99,8 +112,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return input.softmax(dim, dtype=dtype)
 
 
-def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``log(softmax(input, dim))``, computed stably."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim())
@@ -128,6 +140,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
 # -------------------------------------------------------------------------------------
 # losses
+
 
 def _reduction(size_average, reduce, reduction: str) -> str:
     if size_average is not None or reduce is not None:
@@ -162,8 +175,14 @@ def _check_broadcast(name: str, input: Tensor, target: Tensor) -> None:
         )
 
 
-def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
     """Mean squared error: ``((input - target) ** 2)`` reduced by ``reduction``
     (``'mean'``, ``'sum'`` or ``'none'``)."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -174,8 +193,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     return _reduce(loss, reduction)
 
 
-def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-            reduction: str = "mean") -> Tensor:
+def l1_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
     """Mean absolute error: ``|input - target|`` reduced by ``reduction``."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_broadcast("l1_loss", input, target)
@@ -200,8 +220,15 @@ def _class_index_checks(name: str, input: Tensor, target: Tensor) -> None:
         )
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
-             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
     """The negative log-likelihood loss: ``-input[n, target[n]]`` (times ``weight[target[n]]``).
 
     ``input`` holds log-probabilities of shape ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``;
@@ -211,8 +238,15 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     reduction = _reduction(size_average, reduce, reduction)
     _class_index_checks("nll_loss", input, target)
     if input.dim() == 1:  # unbatched
-        return nll_loss(input.unsqueeze(0), target.unsqueeze(0), weight, None, ignore_index,
-                        None, reduction if reduction != "none" else "sum")
+        return nll_loss(
+            input.unsqueeze(0),
+            target.unsqueeze(0),
+            weight,
+            None,
+            ignore_index,
+            None,
+            reduction if reduction != "none" else "sum",
+        )
     n_classes = input.shape[1]
     t = _data(target)
     ignored = t == ignore_index
@@ -221,8 +255,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     if valid.size and (valid.min() < 0 or valid.max() >= n_classes):
         bad = valid[(valid < 0) | (valid >= n_classes)][0]
         raise IndexError(f"Target {int(bad)} is out of bounds (the input has {n_classes} classes)")
-    safe = np.where(ignored, 0, t).astype(np.int64) if any_ignored \
-        else t.astype(np.int64, copy=False)
+    safe = (
+        np.where(ignored, 0, t).astype(np.int64) if any_ignored else t.astype(np.int64, copy=False)
+    )
     picked = input.gather(1, gt.from_numpy(safe).unsqueeze(1)).squeeze(1)
     if weight is None and not any_ignored:
         loss = -picked
@@ -245,9 +280,16 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     return _reduce(loss, reduction)
 
 
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                  size_average=None, ignore_index: int = -100, reduce=None,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
     """Cross entropy between logits ``input`` and ``target``: ``nll_loss(log_softmax(input))``.
 
     ``target`` holds class indices (an integer tensor of shape ``(N,)`` or
@@ -261,8 +303,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     logp = input.log_softmax(class_dim)
     n_classes = input.shape[class_dim]
     if target.is_floating_point():
-        return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing,
-                                    class_dim, n_classes)
+        return _cross_entropy_probs(
+            logp, target, weight, reduction, label_smoothing, class_dim, n_classes
+        )
     loss = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
         return loss
@@ -295,8 +338,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
 
 
-def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim,
-                         n_classes):
+def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes):
     if target.shape != logp.shape:
         raise ValueError(
             f"cross_entropy: a float target holds class probabilities and must have the "

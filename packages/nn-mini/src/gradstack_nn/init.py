@@ -15,6 +15,7 @@ True
 >>> init.zeros_(w).sum().item()
 0.0
 """
+
 from __future__ import annotations
 
 import math
@@ -25,12 +26,29 @@ import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
-    "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
 ]
 
-_LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-               "conv_transpose2d", "conv_transpose3d")
+_LINEAR_FNS = (
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+)
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -49,7 +67,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
             slope = param
         else:
             raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + slope ** 2))
+        return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
@@ -74,13 +92,22 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
         return tensor.normal_(mean, std, generator=generator)
 
 
-def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
-                  b: float = 2.0, generator=None) -> Tensor:
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator=None,
+) -> Tensor:
     """Fill ``tensor`` from N(mean, std**2) restricted to ``[a, b]`` (by rejection)."""
     _check(tensor, "trunc_normal_")
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
-                      "The distribution of values may be incorrect.", stacklevel=2)
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
+        )
     with ag.no_grad():
         tensor.normal_(mean, std, generator=generator)
         for _ in range(1000):
@@ -125,7 +152,8 @@ def eye_(tensor: Tensor) -> Tensor:
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     if tensor.dim() < 2:
         raise ValueError(
-            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
     receptive = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
@@ -152,8 +180,13 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     return normal_(tensor, 0.0, std, generator)
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
     """He uniform: ``U(-bound, bound)`` with ``bound = gain * sqrt(3 / fan)``.
 
     ``Linear`` uses ``a=sqrt(5)``, which gives ``bound = 1 / sqrt(fan_in)``.
@@ -167,8 +200,13 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
     """He normal: ``N(0, std**2)`` with ``std = gain / sqrt(fan)``."""
     _check(tensor, "kaiming_normal_")
     if 0 in tensor.shape:

@@ -11,6 +11,7 @@ Examples
 Parameter containing:
 tensor([0., 0.], requires_grad=True)
 """
+
 from __future__ import annotations
 
 import gradstack_tensor as gt

@@ -32,6 +32,7 @@ Examples
 >>> obj["w"].tolist(), obj["step"]
 ([1.5, -2.0], 3)
 """
+
 from __future__ import annotations
 
 import json
@@ -52,10 +53,13 @@ __all__ = ["save", "load", "SerializationError"]
 _MANIFEST = "gradstack.json"
 _FORMAT = "gradstack"
 _VERSION = 1
-_DTYPES = {np.dtype(d) for d in ("float16", "float32", "float64", "int8", "int16", "int32",
-                                  "int64", "uint8", "bool")}
-_ND_DTYPES = _DTYPES | {np.dtype(d) for d in ("uint16", "uint32", "uint64", "complex64",
-                                               "complex128")}
+_DTYPES = {
+    np.dtype(d)
+    for d in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
+}
+_ND_DTYPES = _DTYPES | {
+    np.dtype(d) for d in ("uint16", "uint32", "uint64", "complex64", "complex128")
+}
 
 
 class SerializationError(RuntimeError):
@@ -65,8 +69,10 @@ class SerializationError(RuntimeError):
 # -------------------------------------------------------------------------------------
 # save
 
-def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True
-         ) -> None:
+
+def save(
+    obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True
+) -> None:
     """Write ``obj`` to ``f`` (a path or a binary file object) in gradstack's safe format.
 
     ``obj`` may be a Tensor (or Parameter), a numpy array, a number, a string, None, or a
@@ -85,8 +91,11 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         raise ValueError("gradstack.save never pickles: pickle_module is not supported")
     arrays: list[np.ndarray] = []
     root = _encode(obj, arrays, {}, "obj")
-    manifest = json.dumps({"format": _FORMAT, "version": _VERSION, "root": root},
-                          allow_nan=False, separators=(",", ":")).encode()
+    manifest = json.dumps(
+        {"format": _FORMAT, "version": _VERSION, "root": root},
+        allow_nan=False,
+        separators=(",", ":"),
+    ).encode()
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
         tmp = f"{path}.tmp{os.getpid()}"
@@ -115,12 +124,18 @@ def _encode(obj, arrays, memo, where):
         if key not in memo:
             arrays.append(_data(obj))
             memo[key] = (len(arrays) - 1, obj)  # keep obj alive: ids stay unique
-        return {"t": "tensor", "id": memo[key][0], "requires_grad": bool(obj.requires_grad),
-                "parameter": isinstance(obj, Parameter)}
+        return {
+            "t": "tensor",
+            "id": memo[key][0],
+            "requires_grad": bool(obj.requires_grad),
+            "parameter": isinstance(obj, Parameter),
+        }
     if isinstance(obj, np.ndarray):
         if obj.dtype not in _ND_DTYPES:
-            raise TypeError(f"gradstack.save: cannot save a numpy array of dtype {obj.dtype} "
-                            f"(at {where}); only plain numeric and bool dtypes are supported")
+            raise TypeError(
+                f"gradstack.save: cannot save a numpy array of dtype {obj.dtype} "
+                f"(at {where}); only plain numeric and bool dtypes are supported"
+            )
         key = id(obj)
         if key not in memo:
             arrays.append(obj)
@@ -140,14 +155,19 @@ def _encode(obj, arrays, memo, where):
         items = []
         for k, v in obj.items():
             if not (k is None or isinstance(k, (str, int, float, bool))):
-                raise TypeError(f"gradstack.save: dict keys must be str, int, float, bool or "
-                                f"None, got {type(k).__name__} (at {where})")
-            items.append([_encode(k, arrays, memo, where),
-                          _encode(v, arrays, memo, f"{where}[{k!r}]")])
+                raise TypeError(
+                    f"gradstack.save: dict keys must be str, int, float, bool or "
+                    f"None, got {type(k).__name__} (at {where})"
+                )
+            items.append(
+                [_encode(k, arrays, memo, where), _encode(v, arrays, memo, f"{where}[{k!r}]")]
+            )
         return {"t": "odict" if isinstance(obj, OrderedDict) else "dict", "items": items}
     if isinstance(obj, (list, tuple)):
-        return {"t": "list" if isinstance(obj, list) else "tuple",
-                "items": [_encode(v, arrays, memo, f"{where}[{i}]") for i, v in enumerate(obj)]}
+        return {
+            "t": "list" if isinstance(obj, list) else "tuple",
+            "items": [_encode(v, arrays, memo, f"{where}[{i}]") for i, v in enumerate(obj)],
+        }
     hint = " (save its state_dict() instead)" if hasattr(obj, "state_dict") else ""
     raise TypeError(
         f"gradstack.save: cannot save an object of type {type(obj).__name__} (at {where}){hint}; "
@@ -159,8 +179,10 @@ def _encode(obj, arrays, memo, where):
 # -------------------------------------------------------------------------------------
 # load
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
-         **pickle_load_args):
+
+def load(
+    f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args
+):
     """Read an object written by :func:`save` from ``f`` (a path or a binary file object).
 
     Only JSON and raw arrays are parsed: nothing in the file is executed.  Tensors come
@@ -202,9 +224,11 @@ def _sniff(fh, name) -> None:
     if head[:4] == b"\x93NUM":
         raise SerializationError(
             f"{name} is a single numpy .npy array, not a gradstack file: read it with "
-            "np.load(path, allow_pickle=False) and wrap it with gradstack.from_numpy")
-    raise SerializationError(f"{name} is not a gradstack file (it is not a ZIP archive; "
-                             f"it starts with {head!r})")
+            "np.load(path, allow_pickle=False) and wrap it with gradstack.from_numpy"
+        )
+    raise SerializationError(
+        f"{name} is not a gradstack file (it is not a ZIP archive; it starts with {head!r})"
+    )
 
 
 def _read(fh, name):
@@ -212,8 +236,9 @@ def _read(fh, name):
     try:
         zf = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-        raise SerializationError(f"{name} is corrupt or truncated: it is not a readable "
-                                 f"ZIP archive ({e})") from None
+        raise SerializationError(
+            f"{name} is corrupt or truncated: it is not a readable ZIP archive ({e})"
+        ) from None
     with zf:
         names = set(zf.namelist())
         if _MANIFEST not in names:
@@ -222,9 +247,11 @@ def _read(fh, name):
                     f"{name} is a PyTorch checkpoint (torch.save); its structure is a pickle, "
                     "which gradstack.load refuses to run. Load it with torch "
                     "(torch.load(path, weights_only=True)), convert the tensors with "
-                    ".numpy(), and save them with gradstack.save.")
+                    ".numpy(), and save them with gradstack.save."
+                )
             raise SerializationError(
-                f"{name} is a ZIP archive but not a gradstack file (no {_MANIFEST} in it)")
+                f"{name} is a ZIP archive but not a gradstack file (no {_MANIFEST} in it)"
+            )
         try:
             manifest = json.loads(_read_member(zf, _MANIFEST, name).decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
@@ -235,7 +262,8 @@ def _read(fh, name):
         if version != _VERSION:
             raise SerializationError(
                 f"{name} was written by format version {version!r}; this gradstack reads "
-                f"version {_VERSION} (upgrade gradstack-nn-mini)")
+                f"version {_VERSION} (upgrade gradstack-nn-mini)"
+            )
         decoder = _Decoder(zf, name)
         try:
             return decoder.decode(manifest.get("root"))
@@ -247,8 +275,9 @@ def _read_member(zf: zipfile.ZipFile, member: str, name: str) -> bytes:
     try:
         return zf.read(member)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, zipfile.LargeZipFile) as e:
-        raise SerializationError(f"{name} is corrupt or truncated: reading {member} failed "
-                                 f"({e})") from None
+        raise SerializationError(
+            f"{name} is corrupt or truncated: reading {member} failed ({e})"
+        ) from None
 
 
 class _Decoder:
@@ -276,12 +305,16 @@ class _Decoder:
                     if fh.read(1):
                         raise ValueError("trailing bytes after the array data")
             except ValueError as e:
-                what = "holds Python objects, which are never loaded" \
-                    if "allow_pickle" in str(e) else "is corrupt"
+                what = (
+                    "holds Python objects, which are never loaded"
+                    if "allow_pickle" in str(e)
+                    else "is corrupt"
+                )
                 raise SerializationError(f"{self.name}: array {member} {what} ({e})") from None
             except Exception as e:  # noqa: BLE001 - zipfile/numpy raise various errors on bad bytes
-                raise SerializationError(f"{self.name}: array {member} is corrupt or truncated "
-                                         f"({type(e).__name__}: {e})") from None
+                raise SerializationError(
+                    f"{self.name}: array {member} is corrupt or truncated ({type(e).__name__}: {e})"
+                ) from None
             self.arrays[i] = arr
         arr = self.arrays[i]
         if arr.dtype.newbyteorder("=") not in allowed:

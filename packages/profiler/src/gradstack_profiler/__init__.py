@@ -23,6 +23,7 @@ Examples
 [('aten::div', 1000), ('aten::mul', 1000)]
 >>> print(prf.key_averages().table(sort_by='self_cpu_time_total'))  # doctest: +SKIP
 """
+
 from . import profiler
 from .__about__ import __version__
 from ._names import event_name
@@ -33,7 +34,18 @@ from ._recorder import LAYER_PRIORITY
 from .events import EventList, FunctionEvent, FunctionEventAvg, Interval, Kernel
 
 __all__ = [
-    "profile", "record_function", "emit_nvtx", "load_nvprof", "parse_nvprof_trace",
-    "EventList", "FunctionEvent", "FunctionEventAvg", "Interval", "Kernel", "event_name",
-    "LAYER_PRIORITY", "profiler", "__version__",
+    "profile",
+    "record_function",
+    "emit_nvtx",
+    "load_nvprof",
+    "parse_nvprof_trace",
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "Interval",
+    "Kernel",
+    "event_name",
+    "LAYER_PRIORITY",
+    "profiler",
+    "__version__",
 ]

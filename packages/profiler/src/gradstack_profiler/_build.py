@@ -1,4 +1,5 @@
 """Turn a finished session's raw records into ``FunctionEvent`` objects (Note [Raw records])."""
+
 from __future__ import annotations
 
 from ._names import event_name
@@ -37,12 +38,12 @@ def build_events(session, use_device=None, t0=None, threads=None) -> list[Functi
         t0 = session.start_ns
     stop_us = (session.stop_ns - t0) / 1000.0
     if threads is None:
-        threads = {}                    # Python thread ident -> 1, 2, ... in order seen
-    open_: dict[int, list] = {}         # thread -> open events, innermost last
+        threads = {}  # Python thread ident -> 1, 2, ... in order seen
+    open_: dict[int, list] = {}  # thread -> open events, innermost last
     events: list[FunctionEvent] = []
-    own_alloc: dict[int, int] = {}      # event id -> bytes it allocated itself
-    own_freed: dict[int, int] = {}      # event id -> bytes freed directly inside it
-    created: dict[int, FunctionEvent] = {}   # node sequence nr -> the op that created it
+    own_alloc: dict[int, int] = {}  # event id -> bytes it allocated itself
+    own_freed: dict[int, int] = {}  # event id -> bytes freed directly inside it
+    created: dict[int, FunctionEvent] = {}  # node sequence nr -> the op that created it
     baseline = session.seq_baseline
 
     def thread_of(ident):
@@ -72,8 +73,9 @@ def build_events(session, use_device=None, t0=None, threads=None) -> list[Functi
                 own_freed[evt.id] = own_freed.get(evt.id, 0) + rec[3]
             else:
                 ts = (rec[1] - t0) / 1000.0
-                evt = FunctionEvent(len(events), MEMORY_EVENT_NAME, thread_of(rec[2]), ts, ts,
-                                    use_device=use_device)
+                evt = FunctionEvent(
+                    len(events), MEMORY_EVENT_NAME, thread_of(rec[2]), ts, ts, use_device=use_device
+                )
                 own_freed[evt.id] = rec[3]
                 events.append(evt)
         else:
@@ -82,20 +84,42 @@ def build_events(session, use_device=None, t0=None, threads=None) -> list[Functi
             if tag == OP:
                 shapes = None if rec[4] is None else [list(s) for s in rec[4]]
                 stack = None if rec[5] is None else _format_stack(rec[5])
-                evt = FunctionEvent(len(events), event_name(rec[1]), thread_of(ident), start,
-                                    None, input_shapes=shapes, stack=stack,
-                                    use_device=use_device)
+                evt = FunctionEvent(
+                    len(events),
+                    event_name(rec[1]),
+                    thread_of(ident),
+                    start,
+                    None,
+                    input_shapes=shapes,
+                    stack=stack,
+                    use_device=use_device,
+                )
             elif tag == NODE:
                 seq = rec[4]
-                evt = FunctionEvent(len(events), rec[1], thread_of(ident), start, None,
-                                    scope=SCOPE_BACKWARD_FUNCTION,
-                                    sequence_nr=seq if 0 <= seq < _NO_FORWARD_SEQ else -1,
-                                    use_device=use_device)
+                evt = FunctionEvent(
+                    len(events),
+                    rec[1],
+                    thread_of(ident),
+                    start,
+                    None,
+                    scope=SCOPE_BACKWARD_FUNCTION,
+                    sequence_nr=seq if 0 <= seq < _NO_FORWARD_SEQ else -1,
+                    use_device=use_device,
+                )
             elif tag == USER:
                 stack = None if rec[4] is None else _format_stack(rec[4])
-                evt = FunctionEvent(len(events), rec[1], thread_of(ident), start, None,
-                                    stack=stack, scope=SCOPE_USER, is_user_annotation=True,
-                                    use_device=use_device, args=rec[5])
+                evt = FunctionEvent(
+                    len(events),
+                    rec[1],
+                    thread_of(ident),
+                    start,
+                    None,
+                    stack=stack,
+                    scope=SCOPE_USER,
+                    is_user_annotation=True,
+                    use_device=use_device,
+                    args=rec[5],
+                )
             else:  # pragma: no cover - a record kind this version does not know
                 continue
             stack = open_.setdefault(ident, [])
@@ -106,7 +130,7 @@ def build_events(session, use_device=None, t0=None, threads=None) -> list[Functi
             stack.append(evt)
             events.append(evt)
 
-    for evt in events:                  # still open when the profile stopped
+    for evt in events:  # still open when the profile stopped
         if evt.time_range.end is None:
             evt.time_range.end = max(stop_us, evt.time_range.start)
 
@@ -130,8 +154,7 @@ def build_events(session, use_device=None, t0=None, threads=None) -> list[Functi
     # self times and memory, children before parents (they start later)
     for evt in reversed(events):
         children = evt.cpu_children
-        evt._self_cpu_time_total = (evt.cpu_time_total
-                                    - sum(c.cpu_time_total for c in children))
+        evt._self_cpu_time_total = evt.cpu_time_total - sum(c.cpu_time_total for c in children)
         own = own_alloc.get(evt.id, 0) - own_freed.get(evt.id, 0)
         evt.self_cpu_memory_usage = own
         evt.cpu_memory_usage = own + sum(c.cpu_memory_usage for c in children)

@@ -20,12 +20,14 @@ people can compare the two line by line:
 - a ``record_function(name)`` block is named ``name``;
 - bytes freed outside any event are ``[memory]`` events, as in torch.
 """
+
 from __future__ import annotations
 
 __all__ = ["event_name", "ATEN_OPS", "RENAMED"]
 
 # gradstack ops whose torch counterpart is aten::<same name> (checked against torch)
-ATEN_OPS = frozenset("""
+ATEN_OPS = frozenset(
+    """
 abs abs_ acos acos_ add add_ addmm alias amax amin argmax argmin asin asin_ atan atan2
 atan2_ atan_ bitwise_and bitwise_and_ bitwise_not bitwise_not_ bitwise_or bitwise_or_
 bitwise_xor bitwise_xor_ bmm cat ceil ceil_ chunk clamp clamp_ clone contiguous copy_
@@ -39,7 +41,8 @@ remainder_ repeat reshape round round_ rsqrt rsqrt_ rsub select sigmoid sigmoid_
 sign_ sin sin_ sinh sinh_ softmax sort split sqrt sqrt_ squeeze stack std sub sub_ sum t
 tan tan_ tanh tanh_ topk trace transpose tril triu trunc trunc_ unbind uniform_
 unsqueeze var view where zero_
-""".split())
+""".split()
+)
 
 # gradstack ops that torch calls by another aten name
 RENAMED = {"to_dtype": "aten::to"}

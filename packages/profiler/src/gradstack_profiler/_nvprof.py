@@ -23,6 +23,7 @@ nanoseconds; events get microseconds since the first range began.  Range message
 written by :class:`emit_nvtx` (or torch's) are split back into name, ``seq``/``stashed
 seq`` and ``sizes``; other messages are kept whole as the name.
 """
+
 from __future__ import annotations
 
 import json
@@ -93,15 +94,19 @@ def parse_nvprof_trace(path) -> list[FunctionEvent]:
         try:
             tables = _tables(conn)
         except sqlite3.DatabaseError as e:
-            raise ValueError(f"{path!r} is not an SQLite database (an nvprof export is): "
-                             f"{e}") from None
+            raise ValueError(
+                f"{path!r} is not an SQLite database (an nvprof export is): {e}"
+            ) from None
         for needed in ("StringTable", "CUPTI_ACTIVITY_KIND_MARKER"):
             if needed not in tables:
                 raise ValueError(f"{path!r} is not an nvprof export: it has no table {needed}")
         strings = dict(conn.execute("SELECT _id_, value FROM StringTable"))
         marker_cols = _columns(conn, "CUPTI_ACTIVITY_KIND_MARKER")
-        thread_cols = ("start.objectKind, start.objectId"
-                       if {"objectKind", "objectId"} <= marker_cols else "NULL, NULL")
+        thread_cols = (
+            "start.objectKind, start.objectId"
+            if {"objectKind", "objectId"} <= marker_cols
+            else "NULL, NULL"
+        )
         rows = conn.execute(f"""
             SELECT start.id, start.name, start.timestamp, end.timestamp, {thread_cols}
             FROM CUPTI_ACTIVITY_KIND_MARKER AS start
@@ -121,26 +126,46 @@ def parse_nvprof_trace(path) -> list[FunctionEvent]:
             message = strings.get(name_id, f"<string {name_id}>")
             name, seq, backward, shapes = _split_message(message)
             evt = FunctionEvent(
-                marker_id, name, _thread_of(kind, blob), (start_ns - t0) / 1000.0,
-                (end_ns - t0) / 1000.0, input_shapes=shapes, sequence_nr=seq,
+                marker_id,
+                name,
+                _thread_of(kind, blob),
+                (start_ns - t0) / 1000.0,
+                (end_ns - t0) / 1000.0,
+                input_shapes=shapes,
+                sequence_nr=seq,
                 scope=SCOPE_BACKWARD_FUNCTION if backward else SCOPE_FUNCTION,
-                trace_name=message, use_device="cuda",
+                trace_name=message,
+                use_device="cuda",
             )
             events.append(evt)
             by_marker[marker_id] = evt
 
-        kernel_tables = [t for t in ("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL",
-                                     "CUPTI_ACTIVITY_KIND_KERNEL") if t in tables]
+        kernel_tables = [
+            t
+            for t in ("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL", "CUPTI_ACTIVITY_KIND_KERNEL")
+            if t in tables
+        ]
         if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
-            runtime_thread = ("runtime.threadId" if "threadId" in
-                              _columns(conn, "CUPTI_ACTIVITY_KIND_RUNTIME") else "0")
+            runtime_thread = (
+                "runtime.threadId"
+                if "threadId" in _columns(conn, "CUPTI_ACTIVITY_KIND_RUNTIME")
+                else "0"
+            )
             # launch (table, runtime row) -> (range start, marker id, kernel): the innermost
             # range around a launch owns its kernel (torch gives it to every enclosing one)
             owners: dict[tuple, tuple] = {}
             for table in kernel_tables:
                 device = "kernel.deviceId" if "deviceId" in _columns(conn, table) else "0"
-                for marker_id, mstart, runtime_id, rthread, kname, kstart, kend, dev in \
-                        conn.execute(f"""
+                for (
+                    marker_id,
+                    mstart,
+                    runtime_id,
+                    rthread,
+                    kname,
+                    kstart,
+                    kend,
+                    dev,
+                ) in conn.execute(f"""
                     SELECT start.id, start.timestamp, runtime._id_, {runtime_thread},
                            kernel.name, kernel.start, kernel.end, {device}
                     FROM CUPTI_ACTIVITY_KIND_MARKER AS start
@@ -152,12 +177,13 @@ def parse_nvprof_trace(path) -> list[FunctionEvent]:
                 """):
                     evt = by_marker.get(marker_id)
                     if evt is None or (rthread and evt.thread and rthread != evt.thread):
-                        continue            # a range of another thread
+                        continue  # a range of another thread
                     key = (table, runtime_id)
                     if key not in owners or owners[key][0] < mstart:
                         owners[key] = (mstart, marker_id, kname, kstart, kend, dev)
-            for _, marker_id, kname, kstart, kend, dev in sorted(owners.values(),
-                                                                  key=lambda o: o[3]):
+            for _, marker_id, kname, kstart, kend, dev in sorted(
+                owners.values(), key=lambda o: o[3]
+            ):
                 name = strings.get(kname, kname) if isinstance(kname, int) else kname
                 by_marker[marker_id].append_kernel(name, dev, (kend - kstart) / 1000.0)
     finally:
@@ -177,8 +203,10 @@ def _nest(events) -> None:
         thread_events.sort(key=lambda e: (e.time_range.start, -e.time_range.end))
         stack: list[FunctionEvent] = []
         for evt in thread_events:
-            while stack and (evt.time_range.start >= stack[-1].time_range.end
-                             or evt.time_range.end > stack[-1].time_range.end):
+            while stack and (
+                evt.time_range.start >= stack[-1].time_range.end
+                or evt.time_range.end > stack[-1].time_range.end
+            ):
                 stack.pop()
             if stack:
                 evt.cpu_parent = stack[-1]

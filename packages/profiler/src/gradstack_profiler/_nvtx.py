@@ -1,4 +1,5 @@
 """``emit_nvtx``: an NVTX range around every op and backward node, for Nsight tools."""
+
 from __future__ import annotations
 
 from gradstack_autograd import _core as _ag_core
@@ -9,7 +10,7 @@ from ._names import event_name
 
 __all__ = ["emit_nvtx", "import_nvtx"]
 
-INSTALL_HINT = ("pip install nvtx  (or: pip install 'gradstack-profiler[nvtx]')")
+INSTALL_HINT = "pip install nvtx  (or: pip install 'gradstack-profiler[nvtx]')"
 
 
 def import_nvtx():
@@ -91,8 +92,9 @@ class _NvtxSession:
         _recorder._activate(self)
         try:
             if _ag_core._node_observer is not None:
-                raise RuntimeError("another observer of backward nodes is installed "
-                                   f"({_ag_core._node_observer!r})")
+                raise RuntimeError(
+                    f"another observer of backward nodes is installed ({_ag_core._node_observer!r})"
+                )
             register_layer(self._layer)
             _ag_core.set_node_observer(self._observer)
         except BaseException:

@@ -1,4 +1,5 @@
 """``profile`` and ``record_function``: torch.autograd.profiler's CPU profiler for gradstack."""
+
 from __future__ import annotations
 
 import functools
@@ -66,10 +67,23 @@ class profile:
     'aten::mul'
     """
 
-    def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False,
-                 with_flops=False, profile_memory=False, with_stack=False, with_modules=False,
-                 use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False,
-                 custom_trace_id_callback=None):
+    def __init__(
+        self,
+        enabled=True,
+        *,
+        use_cuda=False,
+        use_device=None,
+        record_shapes=False,
+        with_flops=False,
+        profile_memory=False,
+        with_stack=False,
+        with_modules=False,
+        use_kineto=False,
+        use_cpu=True,
+        experimental_config=None,
+        acc_events=False,
+        custom_trace_id_callback=None,
+    ):
         self.enabled = bool(enabled)
         self.use_cuda = use_cuda
         self.use_device = use_device
@@ -91,12 +105,17 @@ class profile:
             warnings.warn(
                 f"profile({what}): gradstack runs on the CPU only, so there is no device "
                 "time to record; profiling the CPU.",
-                UserWarning, stacklevel=2,
+                UserWarning,
+                stacklevel=2,
             )
         for flag, name in ((with_flops, "with_flops"), (with_modules, "with_modules")):
             if flag:
-                warnings.warn(f"profile({name}=True) is not supported by gradstack_profiler "
-                              "and records nothing", UserWarning, stacklevel=2)
+                warnings.warn(
+                    f"profile({name}=True) is not supported by gradstack_profiler "
+                    "and records nothing",
+                    UserWarning,
+                    stacklevel=2,
+                )
 
     # -- context manager ---------------------------------------------------------------
 
@@ -105,9 +124,11 @@ class profile:
             return self
         if self.entered:
             raise RuntimeError("this profile is already running; a profile is not reentrant")
-        session = _recorder.ProfileSession(record_shapes=self.record_shapes,
-                                           with_stack=self.with_stack,
-                                           profile_memory=self.profile_memory)
+        session = _recorder.ProfileSession(
+            record_shapes=self.record_shapes,
+            with_stack=self.with_stack,
+            profile_memory=self.profile_memory,
+        )
         session.start()
         self.entered = True
         self._session = session
@@ -126,16 +147,22 @@ class profile:
         return False
 
     def __repr__(self):
-        state = ("disabled" if not self.enabled else "running" if self._session is not None
-                 else f"{len(self._all_events())} events")
+        state = (
+            "disabled"
+            if not self.enabled
+            else "running"
+            if self._session is not None
+            else f"{len(self._all_events())} events"
+        )
         return f"<gradstack_profiler.profile ({state})>"
 
     # -- results -------------------------------------------------------------------------
 
     def _check_finished(self):
         if self._session is not None:
-            raise RuntimeError("the profile is still running: read its results after the "
-                               "`with` block")
+            raise RuntimeError(
+                "the profile is still running: read its results after the `with` block"
+            )
 
     def _all_events(self) -> tuple:
         self._check_finished()
@@ -176,8 +203,9 @@ class profile:
         """torch's name for :meth:`events`."""
         return self.events()
 
-    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
-                     group_by_overload_name=False):
+    def key_averages(
+        self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
+    ):
         """Events aggregated by name (and input shapes, and stack frames, when asked).
 
         Returns an ``EventList`` of ``FunctionEventAvg`` rows with ``key``, ``count``,
@@ -186,18 +214,31 @@ class profile:
         ``self_cpu_memory_usage``; ``.table()`` prints them.  Pure: Note [Aggregation is
         pure].
         """
-        return self.events().key_averages(group_by_input_shape, group_by_stack_n,
-                                          group_by_overload_name)
+        return self.events().key_averages(
+            group_by_input_shape, group_by_stack_n, group_by_overload_name
+        )
 
-    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
-              max_name_column_width=55, max_shapes_column_width=80, header=None,
-              top_level_events_only=False, time_unit=None):
+    def table(
+        self,
+        sort_by=None,
+        row_limit=100,
+        max_src_column_width=75,
+        max_name_column_width=55,
+        max_shapes_column_width=80,
+        header=None,
+        top_level_events_only=False,
+        time_unit=None,
+    ):
         """``key_averages().table(...)``: the aggregated table (see ``EventList.table``)."""
         return self.key_averages().table(
-            sort_by=sort_by, row_limit=row_limit, max_src_column_width=max_src_column_width,
+            sort_by=sort_by,
+            row_limit=row_limit,
+            max_src_column_width=max_src_column_width,
             max_name_column_width=max_name_column_width,
-            max_shapes_column_width=max_shapes_column_width, header=header,
-            top_level_events_only=top_level_events_only, time_unit=time_unit,
+            max_shapes_column_width=max_shapes_column_width,
+            header=header,
+            top_level_events_only=top_level_events_only,
+            time_unit=time_unit,
         )
 
     def __str__(self):

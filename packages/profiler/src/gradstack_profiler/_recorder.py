@@ -35,6 +35,7 @@ node, provided the number is newer than the last one handed out before the profi
 at that forward event (``forward_event``, ``sequence_nr``, ``fwd_thread``), as torch's
 ``sequence_nr`` links them.
 """
+
 from __future__ import annotations
 
 import os
@@ -47,8 +48,16 @@ from time import perf_counter_ns
 from gradstack_autograd import _core as _ag_core
 from gradstack_tensor import DispatchLayer, Tensor, register_layer, unregister_layer
 
-__all__ = ["OP", "NODE", "USER", "END", "FREE", "LAYER_PRIORITY", "active_session",
-           "ProfileSession"]
+__all__ = [
+    "OP",
+    "NODE",
+    "USER",
+    "END",
+    "FREE",
+    "LAYER_PRIORITY",
+    "active_session",
+    "ProfileSession",
+]
 
 OP, NODE, USER, END, FREE = 0, 1, 2, 3, 4
 
@@ -220,7 +229,7 @@ class ProfileSession:
         self.skip_dirs: tuple[str, ...] = ()
         self.start_ns = 0
         self.stop_ns = 0
-        self.n_records = 0          # records made before stop(); later ones are ignored
+        self.n_records = 0  # records made before stop(); later ones are ignored
         self.seq_baseline = 0
         self.running = False
         # profile_memory: id(tensor) -> (weakref whose callback records the free, nbytes)
@@ -264,7 +273,7 @@ class ProfileSession:
             if _ag_core._node_observer is self._observer:
                 _ag_core.set_node_observer(None)
         finally:
-            self._live.clear()      # the weakrefs die with their callbacks uncalled
+            self._live.clear()  # the weakrefs die with their callbacks uncalled
             _deactivate(self)
 
     # -- record_function -----------------------------------------------------------------

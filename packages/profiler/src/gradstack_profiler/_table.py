@@ -6,17 +6,32 @@ about torch's tables: it never writes into the events it prints (torch stores th
 percentages on them), it ends with a short explanation of Self vs total
 (pytorch#33855), and an unknown ``sort_by`` names the valid keys.
 """
+
 from __future__ import annotations
 
 __all__ = ["build_table", "format_time", "format_time_share", "format_memory", "SORT_KEYS"]
 
 SORT_KEYS = (
-    "self_cpu_time_total", "cpu_time_total", "cpu_time", "self_cpu_time", "count",
-    "cpu_memory_usage", "self_cpu_memory_usage",
-    "cuda_time", "cuda_time_total", "self_cuda_time_total", "device_time",
-    "device_time_total", "self_device_time_total", "cuda_memory_usage",
-    "self_cuda_memory_usage", "device_memory_usage", "self_device_memory_usage",
-    "xpu_time", "xpu_time_total", "self_xpu_time_total",
+    "self_cpu_time_total",
+    "cpu_time_total",
+    "cpu_time",
+    "self_cpu_time",
+    "count",
+    "cpu_memory_usage",
+    "self_cpu_memory_usage",
+    "cuda_time",
+    "cuda_time_total",
+    "self_cuda_time_total",
+    "device_time",
+    "device_time_total",
+    "self_device_time_total",
+    "cuda_memory_usage",
+    "self_cuda_memory_usage",
+    "device_memory_usage",
+    "self_device_memory_usage",
+    "xpu_time",
+    "xpu_time_total",
+    "self_xpu_time_total",
 )
 
 FOOTER = (
@@ -85,19 +100,29 @@ def _sort_value(evt, sort_by):
 
 def _trim_path(path, width):
     if len(path) > width:
-        path = path[len(path) - width:]
+        path = path[len(path) - width :]
         if len(path) > 3:
             path = "..." + path[3:]
     return path
 
 
-def build_table(events, *, sort_by=None, row_limit=100, max_src_column_width=75,
-                max_name_column_width=55, max_shapes_column_width=80, header=None,
-                profile_memory=False, top_level_events_only=False, time_unit=None) -> str:
+def build_table(
+    events,
+    *,
+    sort_by=None,
+    row_limit=100,
+    max_src_column_width=75,
+    max_name_column_width=55,
+    max_shapes_column_width=80,
+    header=None,
+    profile_memory=False,
+    top_level_events_only=False,
+    time_unit=None,
+) -> str:
     """Render ``events`` (FunctionEvent or FunctionEventAvg objects) as a table."""
     if len(events) == 0:
         return "(no events: the profile was disabled, or no op ran inside it)\n"
-    _format_time_in(0.0, time_unit)   # validate the unit up front
+    _format_time_in(0.0, time_unit)  # validate the unit up front
     rows = list(events)
     if sort_by is not None:
         rows.sort(key=lambda e: _sort_value(e, sort_by), reverse=True)
@@ -121,8 +146,7 @@ def build_table(events, *, sort_by=None, row_limit=100, max_src_column_width=75,
 
     headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
     if has_device_time:
-        headers += [f"Self {device}", f"Self {device} %", f"{device} total",
-                    f"{device} time avg"]
+        headers += [f"Self {device}", f"Self {device} %", f"{device} total", f"{device} time avg"]
     if profile_memory:
         headers += ["CPU Mem", "Self CPU Mem"]
     headers.append("# of Calls")
@@ -179,8 +203,10 @@ def build_table(events, *, sort_by=None, row_limit=100, max_src_column_width=75,
                 _format_time_in(evt.device_time, time_unit),
             ]
         if profile_memory:
-            values += [format_memory(evt.cpu_memory_usage),
-                       format_memory(evt.self_cpu_memory_usage)]
+            values += [
+                format_memory(evt.cpu_memory_usage),
+                format_memory(evt.self_cpu_memory_usage),
+            ]
         values.append(evt.count)
         if has_input_shapes:
             values.append(str(evt.input_shapes)[:shapes_width])
@@ -196,8 +222,7 @@ def build_table(events, *, sort_by=None, row_limit=100, max_src_column_width=75,
     lines.append(separator)
     lines.append(f"Self CPU time total: {_format_time_in(total_self, time_unit)}")
     if has_device_time:
-        lines.append(f"Self {device} time total: "
-                     f"{_format_time_in(total_self_device, time_unit)}")
+        lines.append(f"Self {device} time total: {_format_time_in(total_self_device, time_unit)}")
     text = "\n".join(lines) + "\n\n" + FOOTER
     if profile_memory:
         text += MEMORY_FOOTER

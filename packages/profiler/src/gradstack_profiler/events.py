@@ -20,6 +20,7 @@ children fixed; nothing afterwards changes them.  ``key_averages``, ``total_aver
 number of times, gives the same results (torch's ``key_averages`` altered its events:
 pytorch#43869).
 """
+
 from __future__ import annotations
 
 import json
@@ -28,13 +29,21 @@ from collections import namedtuple
 
 from ._table import build_table, format_time
 
-__all__ = ["Interval", "Kernel", "FunctionEvent", "FunctionEventAvg", "EventList",
-           "SCOPE_FUNCTION", "SCOPE_BACKWARD_FUNCTION", "SCOPE_USER"]
+__all__ = [
+    "Interval",
+    "Kernel",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "EventList",
+    "SCOPE_FUNCTION",
+    "SCOPE_BACKWARD_FUNCTION",
+    "SCOPE_USER",
+]
 
 # torch's at::RecordScope values for the kinds of events gradstack records
-SCOPE_FUNCTION = 0            # an op
-SCOPE_BACKWARD_FUNCTION = 1   # a backward node run by the engine
-SCOPE_USER = 7                # a record_function block (USER_SCOPE)
+SCOPE_FUNCTION = 0  # an op
+SCOPE_BACKWARD_FUNCTION = 1  # a backward node run by the engine
+SCOPE_USER = 7  # a record_function block (USER_SCOPE)
 
 Kernel = namedtuple("Kernel", ["name", "device", "duration"])
 
@@ -140,10 +149,28 @@ class FunctionEvent(_TimesMixin):
     flops = 0
     _self_cpu_time_total = None
 
-    def __init__(self, id, name, thread, start_us, end_us, *, input_shapes=None, stack=None,
-                 scope=SCOPE_FUNCTION, sequence_nr=-1, fwd_thread=None, forward_event=None,
-                 cpu_memory_usage=0, self_cpu_memory_usage=None, is_user_annotation=False,
-                 trace_name=None, node_id=-1, use_device=None, args=None):
+    def __init__(
+        self,
+        id,
+        name,
+        thread,
+        start_us,
+        end_us,
+        *,
+        input_shapes=None,
+        stack=None,
+        scope=SCOPE_FUNCTION,
+        sequence_nr=-1,
+        fwd_thread=None,
+        forward_event=None,
+        cpu_memory_usage=0,
+        self_cpu_memory_usage=None,
+        is_user_annotation=False,
+        trace_name=None,
+        node_id=-1,
+        use_device=None,
+        args=None,
+    ):
         self.id = id
         self.name = name
         self.trace_name = name if trace_name is None else trace_name
@@ -158,8 +185,9 @@ class FunctionEvent(_TimesMixin):
         self.cpu_children = []
         self.cpu_parent = None
         self.cpu_memory_usage = cpu_memory_usage
-        self.self_cpu_memory_usage = (cpu_memory_usage if self_cpu_memory_usage is None
-                                      else self_cpu_memory_usage)
+        self.self_cpu_memory_usage = (
+            cpu_memory_usage if self_cpu_memory_usage is None else self_cpu_memory_usage
+        )
         self.is_user_annotation = is_user_annotation
         self.kernels = []
         if node_id != -1:
@@ -217,11 +245,28 @@ class FunctionEventAvg(_TimesMixin):
     """
 
     __slots__ = (
-        "key", "count", "cpu_time_total", "self_cpu_time_total", "device_time_total",
-        "self_device_time_total", "cpu_memory_usage",
-        "self_cpu_memory_usage", "input_shapes", "stack", "scope", "is_user_annotation",
-        "node_id", "is_async", "is_remote", "is_legacy", "device_type", "use_device",
-        "overload_name", "flops", "cpu_parent", "cpu_children",
+        "key",
+        "count",
+        "cpu_time_total",
+        "self_cpu_time_total",
+        "device_time_total",
+        "self_device_time_total",
+        "cpu_memory_usage",
+        "self_cpu_memory_usage",
+        "input_shapes",
+        "stack",
+        "scope",
+        "is_user_annotation",
+        "node_id",
+        "is_async",
+        "is_remote",
+        "is_legacy",
+        "device_type",
+        "use_device",
+        "overload_name",
+        "flops",
+        "cpu_parent",
+        "cpu_children",
     )
 
     def __init__(self):
@@ -251,8 +296,9 @@ class FunctionEventAvg(_TimesMixin):
     def add(self, other):
         """Add an event (or another aggregate) into this one; ``other`` is not changed."""
         if not isinstance(other, (FunctionEvent, FunctionEventAvg)):
-            raise TypeError(f"can only add FunctionEvent or FunctionEventAvg, not "
-                            f"{type(other).__name__}")
+            raise TypeError(
+                f"can only add FunctionEvent or FunctionEventAvg, not {type(other).__name__}"
+            )
         if self.key is None:
             self.key = other.key
             self.input_shapes = other.input_shapes
@@ -311,17 +357,29 @@ class EventList(list):
         return self.table()
 
     def _like(self, items):
-        return EventList(items, use_device=self._use_device,
-                         profile_memory=self._profile_memory, with_flops=self._with_flops)
+        return EventList(
+            items,
+            use_device=self._use_device,
+            profile_memory=self._profile_memory,
+            with_flops=self._with_flops,
+        )
 
     @property
     def self_cpu_time_total(self):
         """The sum of the events' self CPU times (us): the profiled time, counted once."""
         return sum(e.self_cpu_time_total for e in self)
 
-    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
-              max_name_column_width=55, max_shapes_column_width=80, header=None,
-              top_level_events_only=False, time_unit=None):
+    def table(
+        self,
+        sort_by=None,
+        row_limit=100,
+        max_src_column_width=75,
+        max_name_column_width=55,
+        max_shapes_column_width=80,
+        header=None,
+        top_level_events_only=False,
+        time_unit=None,
+    ):
         """The events as a text table with torch's columns, and a footer explaining them.
 
         Parameters
@@ -343,16 +401,26 @@ class EventList(list):
             One unit for every time; by default each value picks its own, as torch does.
         """
         return build_table(
-            self, sort_by=sort_by, row_limit=row_limit,
+            self,
+            sort_by=sort_by,
+            row_limit=row_limit,
             max_src_column_width=max_src_column_width,
             max_name_column_width=max_name_column_width,
-            max_shapes_column_width=max_shapes_column_width, header=header,
-            profile_memory=self._profile_memory, top_level_events_only=top_level_events_only,
+            max_shapes_column_width=max_shapes_column_width,
+            header=header,
+            profile_memory=self._profile_memory,
+            top_level_events_only=top_level_events_only,
             time_unit=time_unit,
         )
 
-    def key_averages(self, group_by_input_shapes=False, group_by_stack_n=0,
-                     group_by_overload_name=False, *, group_by_input_shape=None):
+    def key_averages(
+        self,
+        group_by_input_shapes=False,
+        group_by_stack_n=0,
+        group_by_overload_name=False,
+        *,
+        group_by_input_shape=None,
+    ):
         """One ``FunctionEventAvg`` per key, in order of first appearance.
 
         Parameters
@@ -374,10 +442,9 @@ class EventList(list):
             if avg is None:
                 avg = stats[key] = FunctionEventAvg()
             avg.add(evt)
-        for avg in stats.values():       # copies: a row never shares a list with an event
+        for avg in stats.values():  # copies: a row never shares a list with an event
             avg.stack = list(avg.stack[:group_by_stack_n])
-            avg.input_shapes = ([list(s) for s in avg.input_shapes] if group_by_input_shapes
-                                else [])
+            avg.input_shapes = [list(s) for s in avg.input_shapes] if group_by_input_shapes else []
         return self._like(stats.values())
 
     def total_average(self):
@@ -403,8 +470,10 @@ class EventList(list):
         out = []
         for evt in self:
             if not isinstance(evt, FunctionEvent):
-                raise TypeError("only FunctionEvents have a time line; export the profile's "
-                                "events(), not key_averages()")
+                raise TypeError(
+                    "only FunctionEvents have a time line; export the profile's "
+                    "events(), not key_averages()"
+                )
             args = {"Event id": evt.id}
             if evt.sequence_nr >= 0:
                 args["Sequence number"] = evt.sequence_nr
@@ -423,19 +492,24 @@ class EventList(list):
             if evt.args is not None:
                 args["Args"] = str(evt.args)
             if evt.kernels:
-                args["Kernels"] = [{"name": str(k.name), "device": k.device, "dur": k.duration}
-                                   for k in evt.kernels]
-            out.append({
-                "name": evt.trace_name,
-                "cat": "memory" if evt.name == "[memory]" else _CATEGORIES.get(evt.scope,
-                                                                                "cpu_op"),
-                "ph": "X",
-                "ts": round(evt.time_range.start, 3),
-                "dur": round(evt.time_range.elapsed_us(), 3),
-                "pid": pid,
-                "tid": evt.thread,
-                "args": args,
-            })
+                args["Kernels"] = [
+                    {"name": str(k.name), "device": k.device, "dur": k.duration}
+                    for k in evt.kernels
+                ]
+            out.append(
+                {
+                    "name": evt.trace_name,
+                    "cat": "memory"
+                    if evt.name == "[memory]"
+                    else _CATEGORIES.get(evt.scope, "cpu_op"),
+                    "ph": "X",
+                    "ts": round(evt.time_range.start, 3),
+                    "dur": round(evt.time_range.elapsed_us(), 3),
+                    "pid": pid,
+                    "tid": evt.thread,
+                    "args": args,
+                }
+            )
         return out
 
     def export_chrome_trace(self, path):
@@ -468,5 +542,8 @@ class EventList(list):
                     f.write(f"{frames};{evt.name.translate(table)} {value}\n")
 
 
-_CATEGORIES = {SCOPE_FUNCTION: "cpu_op", SCOPE_BACKWARD_FUNCTION: "backward",
-               SCOPE_USER: "user_annotation"}
+_CATEGORIES = {
+    SCOPE_FUNCTION: "cpu_op",
+    SCOPE_BACKWARD_FUNCTION: "backward",
+    SCOPE_USER: "user_annotation",
+}

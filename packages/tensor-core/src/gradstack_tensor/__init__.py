@@ -15,6 +15,7 @@ Examples
 >>> a._version
 1
 """
+
 from . import _allocator, _impl_elementwise, _impl_linalg, _impl_reduce, _impl_shape, return_types  # noqa: F401 - bind kernels
 from . import functions as _functions
 from .__about__ import __version__
@@ -63,14 +64,51 @@ from .random import Generator, default_generator, initial_seed, manual_seed, see
 bool = bool_  # noqa: A001 - torch.bool
 
 __all__ = sorted(
-    set(_creation_all) | set(_functions.__all__) | {
-        "Tensor", "Size", "dtype", "device", "DispatchLayer", "Op", "OPS", "VersionCounter",
-        "dispatch", "get_op", "register_layer", "register_op", "registered_layers",
-        "unregister_layer", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
-        "uint8", "bool", "half", "float", "double", "short", "int", "long", "get_default_dtype",
-        "set_default_dtype", "promote_types", "manual_seed", "seed", "initial_seed", "Generator",
-        "default_generator", "set_printoptions", "get_printoptions", "printoptions",
-        "return_types", "__version__",
+    set(_creation_all)
+    | set(_functions.__all__)
+    | {
+        "Tensor",
+        "Size",
+        "dtype",
+        "device",
+        "DispatchLayer",
+        "Op",
+        "OPS",
+        "VersionCounter",
+        "dispatch",
+        "get_op",
+        "register_layer",
+        "register_op",
+        "registered_layers",
+        "unregister_layer",
+        "float16",
+        "float32",
+        "float64",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "bool",
+        "half",
+        "float",
+        "double",
+        "short",
+        "int",
+        "long",
+        "get_default_dtype",
+        "set_default_dtype",
+        "promote_types",
+        "manual_seed",
+        "seed",
+        "initial_seed",
+        "Generator",
+        "default_generator",
+        "set_printoptions",
+        "get_printoptions",
+        "printoptions",
+        "return_types",
+        "__version__",
     }
 )
 
@@ -88,8 +126,12 @@ def _install_allocator() -> None:
         if megabytes < 0:
             raise ValueError
     except ValueError:
-        warnings.warn(f"GRADSTACK_ALLOCATOR_CACHE_MB={text!r} is not a whole number of "
-                      "megabytes >= 0; using 256", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"GRADSTACK_ALLOCATOR_CACHE_MB={text!r} is not a whole number of "
+            "megabytes >= 0; using 256",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         megabytes = 256
     if megabytes:
         _allocator.install(megabytes << 20)

@@ -32,6 +32,7 @@ tensor([0.0000, 0.2618, 0.5236, 0.7854, 1.0472, 1.3090, 1.5708, 1.8326, 2.0944,
         4.7124, 4.9742, 5.2360, 5.4978, 5.7596, 6.0214, 6.2832],
        requires_grad=True)
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -110,8 +111,12 @@ def set_printoptions(
     if profile is not None:
         for name, value in _PROFILES.get(profile, {}).items():
             setattr(PRINT_OPTS, name, value)
-    for name, value in [("precision", precision), ("threshold", threshold),
-                        ("edgeitems", edgeitems), ("linewidth", linewidth)]:
+    for name, value in [
+        ("precision", precision),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("linewidth", linewidth),
+    ]:
         if value is not None:
             setattr(PRINT_OPTS, name, value)
     PRINT_OPTS.sci_mode = sci_mode
@@ -212,8 +217,10 @@ def format_tensor(
     """
     data = np.asarray(data)
     if data.dtype.kind not in "fiub":
-        raise TypeError(f"format_tensor: unsupported dtype {data.dtype} (expected a real "
-                        "float, integer or bool array)")
+        raise TypeError(
+            f"format_tensor: unsupported dtype {data.dtype} (expected a real "
+            "float, integer or bool array)"
+        )
     indent = len(prefix)
     leading = []
     if data.size == 0:
@@ -262,7 +269,7 @@ def _summarized(data: np.ndarray, cut: tuple[bool, ...], edge: int) -> np.ndarra
     for axis, is_cut in enumerate(cut):
         if is_cut:
             n = data.shape[axis]
-            data = data.take(np.r_[0:edge, n - edge:n], axis=axis)
+            data = data.take(np.r_[0:edge, n - edge : n], axis=axis)
     return data
 
 
@@ -355,7 +362,7 @@ def _render_vector(items: list[str], indent: int, is_cut: bool, width: int) -> s
     if is_cut:
         items.insert(PRINT_OPTS.edgeitems, " ...")
     per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / (width + 2)))
-    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 

@@ -4,6 +4,7 @@
 Each kernel takes the op's canonical positional arguments (see ``Op``) and returns a
 Tensor; in-place kernels write into their first argument and bump its version.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,7 +37,7 @@ def scalar_as(value, dtype, name):
     dtype = np.dtype(dtype)
     if isinstance(value, int) and not isinstance(value, bool):
         if dtype.kind in "iub":
-            if not -2**63 <= value < 2**64:
+            if not -(2**63) <= value < 2**64:
                 raise RuntimeError(
                     f"{name}(): value {value} cannot be converted to {dtype} without overflow"
                 )
@@ -81,8 +82,9 @@ def where(condition, input, other):
     except ValueError:
         # name the pair that clashes: input and other first, then the condition
         sx, sy = np.shape(x), np.shape(y)
-        err = broadcast_error(sx, sy) or broadcast_error(np.shape(cond),
-                                                         np.broadcast_shapes(sx, sy))
+        err = broadcast_error(sx, sy) or broadcast_error(
+            np.shape(cond), np.broadcast_shapes(sx, sy)
+        )
         raise err from None
 
 
@@ -96,11 +98,13 @@ def _clamp_values(input, lo, hi, name):
     bounds = [b for b in (lo, hi) if b is not None]
     for b in bounds:
         if not isinstance(b, (Tensor, int, float, np.number, np.bool_)):
-            raise TypeError(f"{name}(): min and max must be numbers or Tensors, not "
-                            f"{type(b).__name__}")
-    res = _dt.result_type([(input.dtype, input.ndim)] + [
-        (b.dtype, b.ndim) if isinstance(b, Tensor) else b for b in bounds
-    ]).numpy
+            raise TypeError(
+                f"{name}(): min and max must be numbers or Tensors, not {type(b).__name__}"
+            )
+    res = _dt.result_type(
+        [(input.dtype, input.ndim)]
+        + [(b.dtype, b.ndim) if isinstance(b, Tensor) else b for b in bounds]
+    ).numpy
 
     def bound(b):
         if isinstance(b, Tensor):
@@ -115,8 +119,9 @@ def _clamp_values(input, lo, hi, name):
             out = np.minimum(out, bound(hi))
     except ValueError:
         shapes = [np.shape(_array(b)) for b in bounds]
-        raise broadcast_error(input.shape, np.broadcast_shapes(*shapes) if len(shapes) > 1
-                              else shapes[0]) from None
+        raise broadcast_error(
+            input.shape, np.broadcast_shapes(*shapes) if len(shapes) > 1 else shapes[0]
+        ) from None
     return out
 
 
@@ -230,15 +235,25 @@ def index_key(index):
 
 _NUMPY_INDEX_ERRORS = (
     # numpy's words -> torch's words
-    (re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)"),
-     "index {0} is out of bounds for dimension {1} with size {2}"),
-    (re.compile(r"too many indices for array: array is (\d+)-dimensional, but (\d+) were indexed"),
-     "too many indices for tensor of dimension {0} (got {1} indices)"),
-    (re.compile(r"boolean index did not match indexed array along (?:axis|dimension) (\d+); "
-                r"size of (?:axis|dimension) is (\d+) but size of corresponding boolean "
-                r"(?:axis|dimension) is (\d+)"),
-     "The shape of the mask at index {0} (size {2}) does not match the shape of the indexed "
-     "tensor at index {0} (size {1})"),
+    (
+        re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)"),
+        "index {0} is out of bounds for dimension {1} with size {2}",
+    ),
+    (
+        re.compile(
+            r"too many indices for array: array is (\d+)-dimensional, but (\d+) were indexed"
+        ),
+        "too many indices for tensor of dimension {0} (got {1} indices)",
+    ),
+    (
+        re.compile(
+            r"boolean index did not match indexed array along (?:axis|dimension) (\d+); "
+            r"size of (?:axis|dimension) is (\d+) but size of corresponding boolean "
+            r"(?:axis|dimension) is (\d+)"
+        ),
+        "The shape of the mask at index {0} (size {2}) does not match the shape of the indexed "
+        "tensor at index {0} (size {1})",
+    ),
 )
 
 
@@ -259,7 +274,7 @@ def setitem_(input, index, value):
     key, _ = index_key(index)
     dst = _data(input)
     src = _array(value)
-    if isinstance(src, (int, float, np.generic)):       # bool is an int
+    if isinstance(src, (int, float, np.generic)):  # bool is an int
         src = scalar_as(src, dst.dtype, "__setitem__")
     try:
         dst[key] = src
@@ -284,7 +299,7 @@ def masked_fill(input, mask, value):
     m = _mask(mask)
     v = scalar_as(value, x.dtype, "masked_fill")
     try:
-        return _wrap(np.where(m, v, x))      # out of place, the two broadcast (as torch)
+        return _wrap(np.where(m, v, x))  # out of place, the two broadcast (as torch)
     except ValueError:
         raise broadcast_error(x.shape, m.shape) from None
 
@@ -314,7 +329,7 @@ def masked_fill_(input, mask, value):
 def _check_float(input, name, kernel):
     if not input.is_floating_point():
         raise RuntimeError(
-            f'{name}: "{kernel}" not implemented for \'{input.dtype.name}\'; random fills need '
+            f"{name}: \"{kernel}\" not implemented for '{input.dtype.name}'; random fills need "
             "a floating-point tensor (use randint for integers)"
         )
 
@@ -359,4 +374,3 @@ def normal_(input, mean=0.0, std=1.0, generator=None):
     x[...] = gen.normal(mean, std, size=x.shape).astype(x.dtype, copy=False)
     input._bump_version("normal_")
     return input
-

@@ -3,6 +3,7 @@
 numpy's matmul already calls BLAS, so these kernels only check shapes and dtypes (with
 torch's messages) and call it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +16,9 @@ __all__: list[str] = []
 def _operands(name, a, b, allow_bool=False):
     for label, t in (("self", a), ("other", b)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): argument '{label}' must be a Tensor, not {type(t).__name__}")
+            raise TypeError(
+                f"{name}(): argument '{label}' must be a Tensor, not {type(t).__name__}"
+            )
     x, y = _data(a), _data(b)
     if x.dtype != y.dtype:
         raise RuntimeError(
@@ -48,7 +51,7 @@ def matmul(a, b):
         return _wrap(np.asarray(np.matmul(x, y)))
     except ValueError:
         if x.ndim == 1 and y.ndim == 1:
-            return dot(a, b)        # raises dot's message, as torch does
+            return dot(a, b)  # raises dot's message, as torch does
         if x.ndim <= 2 and y.ndim <= 2:
             raise RuntimeError(
                 f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
@@ -101,7 +104,7 @@ def dot(a, b):
 
 @OPS["outer"].set_kernel
 def outer(a, b):
-    x, y = _operands("outer", a, b, allow_bool=True)   # an elementwise product: torch allows bool
+    x, y = _operands("outer", a, b, allow_bool=True)  # an elementwise product: torch allows bool
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"outer(): expected 1D tensors, got {x.ndim}D and {y.ndim}D")
     return _wrap(np.multiply.outer(x, y))
@@ -162,7 +165,7 @@ def trace(input):
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
     if x.dtype.kind == "b":
-        raise RuntimeError('"trace" not implemented for \'Bool\'; cast with .int() first')
+        raise RuntimeError("\"trace\" not implemented for 'Bool'; cast with .int() first")
     r = np.trace(x)
     return _wrap(np.asarray(r, dtype=np.int64 if x.dtype.kind in "biu" else x.dtype))
 

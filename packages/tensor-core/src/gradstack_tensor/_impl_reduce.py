@@ -4,6 +4,7 @@
 torch: ``dim=None`` (or ``()`` for amax/amin) reduces everything, negative dims count from
 the end, ``keepdim`` keeps reduced dims as size 1.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -91,9 +92,11 @@ def _nan_argmax(x, axis, keepdims):
     if x.dtype.kind == "f":
         nan = np.isnan(x)
         if nan.any():
-            return np.where(nan.any(axis=axis, keepdims=keepdims),
-                            np.argmax(nan, axis=axis, keepdims=keepdims),
-                            np.argmax(np.where(nan, -np.inf, x), axis=axis, keepdims=keepdims))
+            return np.where(
+                nan.any(axis=axis, keepdims=keepdims),
+                np.argmax(nan, axis=axis, keepdims=keepdims),
+                np.argmax(np.where(nan, -np.inf, x), axis=axis, keepdims=keepdims),
+            )
     return np.argmax(x, axis=axis, keepdims=keepdims)
 
 
@@ -101,9 +104,11 @@ def _nan_argmin(x, axis, keepdims):
     if x.dtype.kind == "f":
         nan = np.isnan(x)
         if nan.any():
-            return np.where(nan.any(axis=axis, keepdims=keepdims),
-                            np.argmax(nan, axis=axis, keepdims=keepdims),
-                            np.argmin(np.where(nan, np.inf, x), axis=axis, keepdims=keepdims))
+            return np.where(
+                nan.any(axis=axis, keepdims=keepdims),
+                np.argmax(nan, axis=axis, keepdims=keepdims),
+                np.argmin(np.where(nan, np.inf, x), axis=axis, keepdims=keepdims),
+            )
     return np.argmin(x, axis=axis, keepdims=keepdims)
 
 
@@ -136,7 +141,7 @@ def amin(input, dim=(), keepdim=False):
 def _arg(input, dim, keepdim, name, fn):
     x = _data(input)
     if x.dtype.kind == "b":
-        raise RuntimeError(f'"{name}_cpu" not implemented for \'Bool\'; cast with .int() first')
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'; cast with .int() first")
     if dim is None:
         _check_nonempty(x, None, name)
         r = fn(x.reshape(-1), axis=0, keepdims=False)
@@ -164,15 +169,23 @@ def argmin(input, dim=None, keepdim=False):
 @OPS["var"].set_kernel
 def var(input, dim=None, correction=1, keepdim=False):
     x = _float_input(input, "var")
-    return _wrap(np.asarray(quiet(np.var, x, axis=_axes(dim, x.ndim), ddof=correction,
-                                  keepdims=keepdim), dtype=x.dtype))
+    return _wrap(
+        np.asarray(
+            quiet(np.var, x, axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim),
+            dtype=x.dtype,
+        )
+    )
 
 
 @OPS["std"].set_kernel
 def std(input, dim=None, correction=1, keepdim=False):
     x = _float_input(input, "std")
-    return _wrap(np.asarray(quiet(np.std, x, axis=_axes(dim, x.ndim), ddof=correction,
-                                  keepdims=keepdim), dtype=x.dtype))
+    return _wrap(
+        np.asarray(
+            quiet(np.std, x, axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim),
+            dtype=x.dtype,
+        )
+    )
 
 
 @OPS["norm"].set_kernel
@@ -189,7 +202,7 @@ def norm(input, p="fro", dim=None, keepdim=False):
     elif p == 0:
         r = np.sum(a != 0, axis=axes, keepdims=keepdim).astype(x.dtype)
     elif isinstance(p, (int, float)):
-        r = quiet(lambda: np.sum(a ** p, axis=axes, keepdims=keepdim) ** (1.0 / p))
+        r = quiet(lambda: np.sum(a**p, axis=axes, keepdims=keepdim) ** (1.0 / p))
     else:
         raise ValueError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
     return _wrap(np.asarray(r, dtype=x.dtype))
@@ -197,8 +210,11 @@ def norm(input, p="fro", dim=None, keepdim=False):
 
 @OPS["logsumexp"].set_kernel
 def logsumexp(input, dim, keepdim=False):
-    x = _float_input(input, "logsumexp") if _data(input).dtype.kind == "f" \
+    x = (
+        _float_input(input, "logsumexp")
+        if _data(input).dtype.kind == "f"
         else _data(input).astype(_dt.get_default_dtype().numpy)
+    )
     axes = normalize_dims(dim, x.ndim) if x.ndim else None
     return _wrap(np.asarray(quiet(_logsumexp, x, axes, keepdim), dtype=x.dtype))
 
@@ -215,7 +231,9 @@ def _softmax_input(input, dim, dtype, name):
     if dtype is not None:
         x = x.astype(_dt.as_dtype(dtype).numpy)
     elif x.dtype.kind != "f":
-        raise RuntimeError(f'"{name}" not implemented for \'{input.dtype.name}\'; cast with .float()')
+        raise RuntimeError(
+            f"\"{name}\" not implemented for '{input.dtype.name}'; cast with .float()"
+        )
     if x.ndim == 0:
         return x, None
     return x, _normalize_dim(dim, x.ndim)
@@ -226,7 +244,7 @@ def softmax_values(x, axis):
     if axis is None:
         return np.ones_like(x)
     if x.size == 0:
-        return x.copy()     # numpy's max has no identity to reduce an empty array with
+        return x.copy()  # numpy's max has no identity to reduce an empty array with
     z = x - np.max(x, axis=axis, keepdims=True)
     e = np.exp(z)
     return e / np.sum(e, axis=axis, keepdims=True)
@@ -262,7 +280,7 @@ def cumsum(input, dim, dtype=None):
         x = x.astype(np.int64)
     if x.ndim == 0:
         return _wrap(x.copy())
-    return _wrap(quiet(np.cumsum, x, axis=_normalize_dim(dim, x.ndim)))   # inf - inf: silent nan
+    return _wrap(quiet(np.cumsum, x, axis=_normalize_dim(dim, x.ndim)))  # inf - inf: silent nan
 
 
 def _argsort(x, axis, descending):
@@ -287,8 +305,9 @@ def sort(input, dim=-1, descending=False):
         return return_types.sort(_wrap(x.copy()), _wrap(np.zeros((), np.int64)))
     axis = _normalize_dim(dim, x.ndim)
     idx = _argsort(x, axis, descending)
-    return return_types.sort(_wrap(np.take_along_axis(x, idx, axis=axis)),
-                             _wrap(idx.astype(np.int64)))
+    return return_types.sort(
+        _wrap(np.take_along_axis(x, idx, axis=axis)), _wrap(idx.astype(np.int64))
+    )
 
 
 @OPS["topk"].set_kernel
@@ -302,8 +321,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
         raise RuntimeError(f"topk(): selected index k={k} out of range for dimension of size {n}")
     r = sort(input, dim, descending=largest)
     if x.ndim == 0:
-        return return_types.topk(*r)    # as torch: the element itself, for k = 0 or 1
+        return return_types.topk(*r)  # as torch: the element itself, for k = 0 or 1
     sl = [slice(None)] * x.ndim
     sl[axis] = slice(0, k)
-    return return_types.topk(_wrap(_data(r.values)[tuple(sl)].copy()),
-                             _wrap(_data(r.indices)[tuple(sl)].copy()))
+    return return_types.topk(
+        _wrap(_data(r.values)[tuple(sl)].copy()), _wrap(_data(r.indices)[tuple(sl)].copy())
+    )

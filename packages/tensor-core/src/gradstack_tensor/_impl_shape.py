@@ -4,6 +4,7 @@ copies (reshape when it must, cat, stack, clone, advanced indexing) and dtype co
 A view's output shares its input's storage and version counter (``_wrap_view``), so an
 in-place write through either is seen by both, and by autograd's version checks.
 """
+
 from __future__ import annotations
 
 import math
@@ -77,7 +78,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     e = _normalize_dim(end_dim, x.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:]
+    shape = x.shape[:s] + (math.prod(x.shape[s : e + 1]),) + x.shape[e + 1 :]
     return reshape(input, shape)
 
 
@@ -87,8 +88,9 @@ def transpose(input, dim0, dim1):
     if x.ndim == 0:
         _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
         return _wrap_view(x.view(), input)
-    return _wrap_view(np.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim)),
-                      input)
+    return _wrap_view(
+        np.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim)), input
+    )
 
 
 @OPS["permute"].set_kernel
@@ -123,8 +125,7 @@ def squeeze(input, dim=None):
     if dim is None:
         return _wrap_view(np.squeeze(x), input)
     dims = dim if isinstance(dim, tuple) else (dim,)
-    axes = tuple(a for a in (_normalize_dim(d, x.ndim) for d in dims)
-                 if x.ndim and x.shape[a] == 1)
+    axes = tuple(a for a in (_normalize_dim(d, x.ndim) for d in dims) if x.ndim and x.shape[a] == 1)
     return _wrap_view(np.squeeze(x, axis=axes) if axes else x.view(), input)
 
 
@@ -177,9 +178,7 @@ def narrow(input, dim, start, length):
     if start < 0:
         start += n
     if not (0 <= start <= n and length >= 0 and start + length <= n):
-        raise RuntimeError(
-            f"start ({start}) + length ({length}) exceeds dimension size ({n})."
-        )
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     sl = [slice(None)] * x.ndim
     sl[axis] = slice(start, start + length)
     return _wrap_view(x[tuple(sl)], input)
@@ -381,7 +380,8 @@ def index_select(input, dim, index):
     axis = _normalize_dim(dim, x.ndim)
     if idx.size and (idx.min() < -x.shape[axis] or idx.max() >= x.shape[axis]):
         raise IndexError(
-            f"index_select(): index out of range in self (dimension {axis} has size {x.shape[axis]})"
+            "index_select(): index out of range in self "
+            f"(dimension {axis} has size {x.shape[axis]})"
         )
     return _wrap(np.take(x, idx.reshape(-1), axis=axis))
 

@@ -12,6 +12,7 @@ gradstack.Size([2, 3])
 >>> gt.tensor([1, 2]).dtype, gt.tensor([1., 2.]).dtype
 (gradstack.int64, gradstack.float32)
 """
+
 from __future__ import annotations
 
 import math
@@ -25,9 +26,28 @@ from ._tensor import Tensor, _data, _python_data_kind, _wrap
 from .device import check_device
 
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
-    "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
-    "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
     "scalar_tensor",
 ]
 
@@ -52,7 +72,9 @@ def _size(size, name) -> tuple:
                 f"{type(s).__name__}"
             )
         if s < 0:
-            raise RuntimeError(f"{name}(): Trying to create tensor with negative dimension {s}: {list(size)}")
+            raise RuntimeError(
+                f"{name}(): Trying to create tensor with negative dimension {s}: {list(size)}"
+            )
         out.append(int(s))
     return tuple(out)
 
@@ -75,7 +97,7 @@ def _infer_from_data(data) -> np.ndarray:
         return np.array(data)
     if isinstance(data, (list, tuple)):
         has_tensor = has_generic = False
-        for x in _flat(data):   # one pass for both (each full scan costs microseconds)
+        for x in _flat(data):  # one pass for both (each full scan costs microseconds)
             if isinstance(x, Tensor):
                 has_tensor = True
             elif isinstance(x, np.generic):
@@ -89,8 +111,10 @@ def _infer_from_data(data) -> np.ndarray:
     except ValueError as e:
         raise _ragged_error(e) from None
     if arr.dtype == object:
-        raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}; "
-                        "pass numbers, nested lists of numbers, or a numpy array")
+        raise TypeError(
+            f"tensor(): could not infer dtype of {type(data).__name__}; "
+            "pass numbers, nested lists of numbers, or a numpy array"
+        )
     if arr.dtype.kind == "f":
         return arr.astype(_dt.get_default_dtype().numpy)
     if arr.dtype.kind in "iu":
@@ -119,8 +143,10 @@ def _from_numpy_scalars(data) -> np.ndarray:
 
 
 def _ragged_error(e: ValueError) -> ValueError:
-    return ValueError(f"tensor(): could not build a tensor from the data ({e}); nested "
-                      "sequences must have the same length at each level")
+    return ValueError(
+        f"tensor(): could not build a tensor from the data ({e}); nested "
+        "sequences must have the same length at each level"
+    )
 
 
 def _flat(seq):
@@ -185,8 +211,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A 0-d tensor of the default float dtype (or ``dtype``) holding ``s``."""
-    return tensor(float(s) if dtype is None else s, dtype=dtype, device=device,
-                  requires_grad=requires_grad)
+    return tensor(
+        float(s) if dtype is None else s, dtype=dtype, device=device, requires_grad=requires_grad
+    )
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -242,8 +269,9 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     if dtype is None:
         dtype = _dt.scalar_dtype(fill_value)
     d = _np_dtype(dtype)
-    return _finish(np.full(_size((size,), "full"), scalar_as(fill_value, d, "full"), dtype=d),
-                   requires_grad)
+    return _finish(
+        np.full(_size((size,), "full"), scalar_as(fill_value, d, "full"), dtype=d), requires_grad
+    )
 
 
 def _like(input, dtype, name):
@@ -270,8 +298,9 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     return empty(shape, dtype=d, requires_grad=requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None):
+def full_like(
+    input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None
+):
     check_device(device)
     shape, d = _like(input, dtype, "full_like")
     return full(shape, fill_value, dtype=d, requires_grad=requires_grad)
@@ -321,8 +350,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         is_float = any(isinstance(v, float) for v in values)
         dtype = _dt.get_default_dtype() if is_float else _dt.int64
     n = math.ceil((end - start) / step)
-    arr = (start + step * np.arange(n, dtype=np.float64)) if _dt.as_dtype(dtype).is_floating_point \
+    arr = (
+        (start + step * np.arange(n, dtype=np.float64))
+        if _dt.as_dtype(dtype).is_floating_point
         else np.arange(start, end, step, dtype=np.int64)
+    )
     return _finish(arr.astype(_np_dtype(dtype)), requires_grad)
 
 
@@ -359,7 +391,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     check_device(device)
     d = _np_dtype(dtype)
     if np.dtype(d).kind != "f":
-        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{_dt.as_dtype(dtype).name}\'')
+        raise RuntimeError(
+            f"\"check_uniform_bounds\" not implemented for '{_dt.as_dtype(dtype).name}'"
+        )
     gen = _random.numpy_generator(generator)
     values = gen.random(_size(size, "rand"), dtype=np.float64 if d == np.float16 else d)
     return _finish(values.astype(d, copy=False), requires_grad)
@@ -370,14 +404,17 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     check_device(device)
     d = _np_dtype(dtype)
     if np.dtype(d).kind != "f":
-        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{_dt.as_dtype(dtype).name}\'')
+        raise RuntimeError(
+            f"\"normal_kernel_cpu\" not implemented for '{_dt.as_dtype(dtype).name}'"
+        )
     gen = _random.numpy_generator(generator)
     values = gen.standard_normal(_size(size, "randn"), dtype=np.float64 if d == np.float16 else d)
     return _finish(values.astype(d, copy=False), requires_grad)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
-            requires_grad=False) -> Tensor:
+def randint(
+    low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     check_device(device)
     if size is None:
@@ -387,7 +424,9 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     elif high is None:
         raise TypeError("randint(): missing required argument 'high'")
     if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
     gen = _random.numpy_generator(generator)
     values = gen.integers(low, high, size=_size((size,), "randint"), dtype=np.int64)
     return _finish(values.astype(_np_dtype(dtype, _dt.int64)), requires_grad)

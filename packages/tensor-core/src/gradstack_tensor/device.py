@@ -7,6 +7,7 @@ device(type='cpu')
 >>> device("cuda:0").index
 0
 """
+
 from __future__ import annotations
 
 __all__ = ["device", "cpu"]
@@ -26,14 +27,17 @@ class device:  # noqa: N801 - torch spells it in lower case
             raise TypeError(f"device(): expected a string such as 'cpu', got {type!r}")
         if ":" in type:
             if index is not None:
-                raise ValueError(f"device(): type {type!r} already has an index; pass one or the other")
+                raise ValueError(
+                    f"device(): type {type!r} already has an index; pass one or the other"
+                )
             type, _, idx = type.partition(":")
             if not idx.isdigit():
                 raise ValueError(f"device(): invalid device string {type + ':' + idx!r}")
             index = int(idx)
         if type not in _KNOWN_TYPES:
             raise RuntimeError(
-                f"Expected one of {', '.join(_KNOWN_TYPES)} device type at start of device string: {type}"
+                f"Expected one of {', '.join(_KNOWN_TYPES)} device type at start of device "
+                f"string: {type}"
             )
         self.type = type
         self.index = index

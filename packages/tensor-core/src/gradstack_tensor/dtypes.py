@@ -21,14 +21,33 @@ gradstack.float32
 >>> dtypes.float64.is_floating_point
 True
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = [
-    "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-    "bool_", "half", "float", "double", "short", "int", "long", "from_numpy_dtype",
-    "promote_types", "result_type", "get_default_dtype", "set_default_dtype",
+    "dtype",
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool_",
+    "half",
+    "float",
+    "double",
+    "short",
+    "int",
+    "long",
+    "from_numpy_dtype",
+    "promote_types",
+    "result_type",
+    "get_default_dtype",
+    "set_default_dtype",
 ]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
@@ -104,8 +123,9 @@ def from_numpy_dtype(np_dtype) -> dtype:
     try:
         return _BY_NUMPY[np.dtype(np_dtype)]
     except (KeyError, TypeError):
+        shown = np.dtype(np_dtype) if _is_dtype_like(np_dtype) else repr(np_dtype)
         raise TypeError(
-            f"gradstack does not support numpy dtype {np.dtype(np_dtype) if _is_dtype_like(np_dtype) else np_dtype!r}; "
+            f"gradstack does not support numpy dtype {shown}; "
             f"supported: {', '.join(d.name for d in ALL)}. Convert with .astype(np.float32) "
             f"(or another supported dtype) first."
         ) from None

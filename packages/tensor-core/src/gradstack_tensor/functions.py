@@ -11,6 +11,7 @@ Examples
 >>> gt.cat([gt.zeros(2), gt.ones(1)]).tolist()
 [0.0, 0.0, 1.0]
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,44 +20,147 @@ from ._tensor import OPS, Tensor, _data, _wrap, dispatch
 
 # Ops of one tensor argument: name -> one-line description.
 _UNARY = {
-    "neg": "-input", "abs": "|input|", "sign": "the sign (-1, 0, 1) of each element",
-    "relu": "max(input, 0)", "floor": "rounded down", "ceil": "rounded up",
-    "round": "rounded half to even", "trunc": "rounded towards zero",
-    "exp": "e ** input", "exp2": "2 ** input", "expm1": "e ** input - 1",
-    "log": "natural logarithm", "log2": "base-2 logarithm", "log10": "base-10 logarithm",
-    "log1p": "log(1 + input)", "sqrt": "square root", "rsqrt": "1 / sqrt(input)",
-    "reciprocal": "1 / input", "sin": "sine", "cos": "cosine", "tan": "tangent",
-    "asin": "arcsine", "acos": "arccosine", "atan": "arctangent", "sinh": "hyperbolic sine",
-    "cosh": "hyperbolic cosine", "tanh": "hyperbolic tangent",
-    "sigmoid": "1 / (1 + exp(-input))", "logical_not": "elementwise not",
+    "neg": "-input",
+    "abs": "|input|",
+    "sign": "the sign (-1, 0, 1) of each element",
+    "relu": "max(input, 0)",
+    "floor": "rounded down",
+    "ceil": "rounded up",
+    "round": "rounded half to even",
+    "trunc": "rounded towards zero",
+    "exp": "e ** input",
+    "exp2": "2 ** input",
+    "expm1": "e ** input - 1",
+    "log": "natural logarithm",
+    "log2": "base-2 logarithm",
+    "log10": "base-10 logarithm",
+    "log1p": "log(1 + input)",
+    "sqrt": "square root",
+    "rsqrt": "1 / sqrt(input)",
+    "reciprocal": "1 / input",
+    "sin": "sine",
+    "cos": "cosine",
+    "tan": "tangent",
+    "asin": "arcsine",
+    "acos": "arccosine",
+    "atan": "arctangent",
+    "sinh": "hyperbolic sine",
+    "cosh": "hyperbolic cosine",
+    "tanh": "hyperbolic tangent",
+    "sigmoid": "1 / (1 + exp(-input))",
+    "logical_not": "elementwise not",
     "bitwise_not": "bitwise not",
 }
 
 # Ops of two arguments (tensors or numbers, broadcast).
 _BINARY = {
-    "mul": "input * other", "pow": "input ** exponent", "maximum": "elementwise maximum",
-    "minimum": "elementwise minimum", "remainder": "Python's modulus",
-    "floor_divide": "input // other", "atan2": "atan(input / other) with quadrant",
-    "eq": "input == other", "ne": "input != other", "lt": "input < other",
-    "le": "input <= other", "gt": "input > other", "ge": "input >= other",
-    "logical_and": "elementwise and", "logical_or": "elementwise or",
-    "logical_xor": "elementwise xor", "bitwise_and": "input & other",
-    "bitwise_or": "input | other", "bitwise_xor": "input ^ other",
+    "mul": "input * other",
+    "pow": "input ** exponent",
+    "maximum": "elementwise maximum",
+    "minimum": "elementwise minimum",
+    "remainder": "Python's modulus",
+    "floor_divide": "input // other",
+    "atan2": "atan(input / other) with quadrant",
+    "eq": "input == other",
+    "ne": "input != other",
+    "lt": "input < other",
+    "le": "input <= other",
+    "gt": "input > other",
+    "ge": "input >= other",
+    "logical_and": "elementwise and",
+    "logical_or": "elementwise or",
+    "logical_xor": "elementwise xor",
+    "bitwise_and": "input & other",
+    "bitwise_or": "input | other",
+    "bitwise_xor": "input ^ other",
 }
 
 __all__ = sorted(
-    list(_UNARY) + [n + "_" for n in _UNARY if n + "_" in OPS] + list(_BINARY) + [
-        "add", "sub", "subtract", "multiply", "div", "divide", "true_divide", "rsub",
-        "clamp", "clip", "clamp_min", "clamp_max", "where", "square", "sum", "mean", "prod",
-        "max", "min", "amax", "amin", "argmax", "argmin", "var", "std", "norm", "logsumexp",
-        "softmax", "log_softmax", "cumsum", "matmul", "mm", "bmm", "dot", "outer", "mv",
-        "addmm", "t", "transpose", "permute", "reshape", "squeeze", "unsqueeze", "flatten",
-        "narrow", "select", "split", "chunk", "unbind", "cat", "concat", "concatenate",
-        "stack", "clone", "detach", "masked_fill", "all", "any", "numel", "is_tensor",
-        "flip", "tril", "triu", "index_select", "gather", "diag", "trace", "sort", "topk",
-        "swapaxes", "ravel", "zeros_like_", "clamp_", "fill_", "zero_", "allclose", "equal",
+    list(_UNARY)
+    + [n + "_" for n in _UNARY if n + "_" in OPS]
+    + list(_BINARY)
+    + [
+        "add",
+        "sub",
+        "subtract",
+        "multiply",
+        "div",
+        "divide",
+        "true_divide",
+        "rsub",
+        "clamp",
+        "clip",
+        "clamp_min",
+        "clamp_max",
+        "where",
+        "square",
+        "sum",
+        "mean",
+        "prod",
+        "max",
+        "min",
+        "amax",
+        "amin",
+        "argmax",
+        "argmin",
+        "var",
+        "std",
+        "norm",
+        "logsumexp",
+        "softmax",
+        "log_softmax",
+        "cumsum",
+        "matmul",
+        "mm",
+        "bmm",
+        "dot",
+        "outer",
+        "mv",
+        "addmm",
+        "t",
+        "transpose",
+        "permute",
+        "reshape",
+        "squeeze",
+        "unsqueeze",
+        "flatten",
+        "narrow",
+        "select",
+        "split",
+        "chunk",
+        "unbind",
+        "cat",
+        "concat",
+        "concatenate",
+        "stack",
+        "clone",
+        "detach",
+        "masked_fill",
+        "all",
+        "any",
+        "numel",
+        "is_tensor",
+        "flip",
+        "tril",
+        "triu",
+        "index_select",
+        "gather",
+        "diag",
+        "trace",
+        "sort",
+        "topk",
+        "swapaxes",
+        "ravel",
+        "zeros_like_",
+        "clamp_",
+        "fill_",
+        "zero_",
+        "allclose",
+        "equal",
         "isclose",
-        "isnan", "isinf", "isfinite",
+        "isnan",
+        "isinf",
+        "isfinite",
     ]
 )
 __all__.remove("zeros_like_")
@@ -183,12 +287,58 @@ def _method_form(name, doc=None):
     return fn
 
 
-for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
-              "std", "norm", "logsumexp", "softmax", "log_softmax", "cumsum", "matmul", "mm",
-              "bmm", "dot", "outer", "mv", "t", "transpose", "permute", "reshape", "squeeze",
-              "unsqueeze", "flatten", "narrow", "select", "split", "chunk", "unbind", "clone",
-              "detach", "all", "any", "flip", "tril", "triu", "index_select", "gather", "diag",
-              "trace", "sort", "topk", "swapaxes", "ravel", "numel"):
+for _name in (
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "norm",
+    "logsumexp",
+    "softmax",
+    "log_softmax",
+    "cumsum",
+    "matmul",
+    "mm",
+    "bmm",
+    "dot",
+    "outer",
+    "mv",
+    "t",
+    "transpose",
+    "permute",
+    "reshape",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "narrow",
+    "select",
+    "split",
+    "chunk",
+    "unbind",
+    "clone",
+    "detach",
+    "all",
+    "any",
+    "flip",
+    "tril",
+    "triu",
+    "index_select",
+    "gather",
+    "diag",
+    "trace",
+    "sort",
+    "topk",
+    "swapaxes",
+    "ravel",
+    "numel",
+):
     globals()[_name] = _method_form(_name)
 
 
@@ -232,14 +382,16 @@ def isfinite(input):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return _wrap(np.isclose(_values(input), _values(other), rtol=rtol, atol=atol,
-                            equal_nan=equal_nan))
+    return _wrap(
+        np.isclose(_values(input), _values(other), rtol=rtol, atol=atol, equal_nan=equal_nan)
+    )
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """Whether all elements are close: ``|input - other| <= atol + rtol * |other|``."""
-    return bool(np.allclose(_values(input), _values(other), rtol=rtol, atol=atol,
-                            equal_nan=equal_nan))
+    return bool(
+        np.allclose(_values(input), _values(other), rtol=rtol, atol=atol, equal_nan=equal_nan)
+    )
 
 
 def equal(input, other) -> bool:

@@ -11,12 +11,20 @@ Examples
 >>> bool((a == b).all())
 True
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
-           "get_rng_state", "set_rng_state"]
+__all__ = [
+    "Generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "default_generator",
+    "get_rng_state",
+    "set_rng_state",
+]
 
 
 class Generator:

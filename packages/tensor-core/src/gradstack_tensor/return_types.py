@@ -4,6 +4,7 @@
 >>> max_result._fields
 ('values', 'indices')
 """
+
 from __future__ import annotations
 
 from collections import namedtuple

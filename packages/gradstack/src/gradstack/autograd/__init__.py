@@ -14,6 +14,7 @@ gradstack.autograd.profiler`` both work, ``import gradstack`` stays fast, and a 
 installed without one of those layers fails only where that layer is used, with an error
 naming the distribution to install.
 """
+
 import importlib as _importlib
 
 # isort: off
@@ -44,11 +45,32 @@ from gradstack_autograd.function import InplaceFunction, NestedIOFunction, once_
 _LAZY = ("functional", "profiler")
 
 __all__ = [
-    "Variable", "Function", "NestedIOFunction", "InplaceFunction", "once_differentiable",
-    "backward", "grad", "grad_mode", "no_grad", "enable_grad", "set_grad_enabled",
-    "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
-    "set_detect_anomaly", "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError",
-    "function", "graph", "anomaly_mode", "variable", "forward_ad", *_LAZY,
+    "Variable",
+    "Function",
+    "NestedIOFunction",
+    "InplaceFunction",
+    "once_differentiable",
+    "backward",
+    "grad",
+    "grad_mode",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
+    "function",
+    "graph",
+    "anomaly_mode",
+    "variable",
+    "forward_ad",
+    *_LAZY,
 ]
 
 

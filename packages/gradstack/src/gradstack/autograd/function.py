@@ -1,4 +1,5 @@
 """``gradstack.autograd.function``: custom Functions and their ``ctx`` (FunctionCtx)."""
+
 from gradstack_autograd.function import *  # noqa: F403
 from gradstack_autograd.function import (  # noqa: F401
     BackwardCFunction,

@@ -1,5 +1,6 @@
 """``gradstack.autograd.functional``: ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``vhp``,
 ``hvp`` from gradstack-functional-api (``gradstack_functional``)."""
+
 try:
     import gradstack_functional as _impl
 except ModuleNotFoundError as e:  # pragma: no cover - a partial install
@@ -7,7 +8,9 @@ except ModuleNotFoundError as e:  # pragma: no cover - a partial install
         raise
     raise ModuleNotFoundError(
         "gradstack.autograd.functional needs the functional-api layer: "
-        "pip install gradstack-functional-api", name=e.name) from None
+        "pip install gradstack-functional-api",
+        name=e.name,
+    ) from None
 
 from gradstack_functional import *  # noqa: F403,E402
 

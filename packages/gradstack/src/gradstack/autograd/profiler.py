@@ -1,5 +1,6 @@
 """``gradstack.autograd.profiler``: ``profile``, ``record_function``, ``emit_nvtx``,
 ``load_nvprof`` from gradstack-profiler (``gradstack_profiler``)."""
+
 try:
     import gradstack_profiler as _impl
 except ModuleNotFoundError as e:  # pragma: no cover - a partial install
@@ -7,7 +8,8 @@ except ModuleNotFoundError as e:  # pragma: no cover - a partial install
         raise
     raise ModuleNotFoundError(
         "gradstack.autograd.profiler needs the profiler layer: pip install gradstack-profiler",
-        name=e.name) from None
+        name=e.name,
+    ) from None
 
 from gradstack_profiler import *  # noqa: F403,E402
 

@@ -1,5 +1,6 @@
 """``gradstack.nn``: modules, parameters, losses, ``functional`` and ``init`` from
 gradstack-nn-mini (``gradstack_nn``)."""
+
 # Only explicit names from gradstack_nn: its ``functional`` and ``init`` must not take the
 # place of this package's own submodules of those names (the ones that
 # ``import gradstack.nn.functional`` finds).
@@ -28,7 +29,26 @@ from gradstack_nn import (
 from . import functional, init, parameter
 
 __all__ = [
-    "Module", "Parameter", "Buffer", "Linear", "Identity", "ReLU", "LeakyReLU", "Sigmoid",
-    "Tanh", "Softmax", "LogSoftmax", "Dropout", "Flatten", "Sequential", "ModuleList",
-    "MSELoss", "L1Loss", "NLLLoss", "CrossEntropyLoss", "functional", "init", "parameter",
+    "Module",
+    "Parameter",
+    "Buffer",
+    "Linear",
+    "Identity",
+    "ReLU",
+    "LeakyReLU",
+    "Sigmoid",
+    "Tanh",
+    "Softmax",
+    "LogSoftmax",
+    "Dropout",
+    "Flatten",
+    "Sequential",
+    "ModuleList",
+    "MSELoss",
+    "L1Loss",
+    "NLLLoss",
+    "CrossEntropyLoss",
+    "functional",
+    "init",
+    "parameter",
 ]

@@ -1,4 +1,5 @@
 """``gradstack.nn.init``: in-place parameter initialisation (``gradstack_nn.init``)."""
+
 from gradstack_nn.init import *  # noqa: F403
 from gradstack_nn.init import (
     __all__,  # noqa: F401

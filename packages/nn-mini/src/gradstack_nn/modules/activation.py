@@ -1,5 +1,6 @@
 """Activation layers: ``ReLU``, ``LeakyReLU``, ``Sigmoid``, ``Tanh``, ``Softmax``,
 ``LogSoftmax``, and ``Dropout``/``Flatten``."""
+
 from __future__ import annotations
 
 from gradstack_tensor import Tensor
@@ -7,8 +8,7 @@ from gradstack_tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["ReLU", "LeakyReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout",
-           "Flatten"]
+__all__ = ["ReLU", "LeakyReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout", "Flatten"]
 
 
 class ReLU(Module):

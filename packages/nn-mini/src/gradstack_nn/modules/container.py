@@ -1,4 +1,5 @@
 """Containers: ``Sequential`` and ``ModuleList``."""
+
 from __future__ import annotations
 
 import operator

@@ -29,6 +29,7 @@ TinyModel(
   (layer2): Linear(in_features=3, out_features=2, bias=True)
 )
 """
+
 from __future__ import annotations
 
 import itertools
@@ -219,8 +220,14 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            _remove_from(self, name, self.__dict__, self._buffers, self._modules,
-                         self._non_persistent_buffers_set)
+            _remove_from(
+                self,
+                name,
+                self.__dict__,
+                self._buffers,
+                self._modules,
+                self._non_persistent_buffers_set,
+            )
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
@@ -235,8 +242,14 @@ class Module:
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            _remove_from(self, name, self.__dict__, self._parameters, self._buffers,
-                         self._non_persistent_buffers_set)
+            _remove_from(
+                self,
+                name,
+                self.__dict__,
+                self._parameters,
+                self._buffers,
+                self._non_persistent_buffers_set,
+            )
             modules[name] = value
             return
         if modules is not None and name in modules:
@@ -278,8 +291,7 @@ class Module:
         object.__delattr__(self, name)
 
     def __dir__(self):
-        keys = itertools.chain(object.__dir__(self), self._parameters, self._buffers,
-                               self._modules)
+        keys = itertools.chain(object.__dir__(self), self._parameters, self._buffers, self._modules)
         return sorted(k for k in set(keys) if not k[:1].isdigit())
 
     def get_submodule(self, target: str) -> Module:
@@ -290,7 +302,8 @@ class Module:
         for item in target.split("."):
             if item not in mod._modules:
                 raise AttributeError(
-                    f"{mod._get_name()} has no attribute `{item}` (looking up '{target}')")
+                    f"{mod._get_name()} has no attribute `{item}` (looking up '{target}')"
+                )
             mod = mod._modules[item]
         return mod
 
@@ -312,8 +325,9 @@ class Module:
 
     # -- iteration ---------------------------------------------------------------------
 
-    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True
-                      ) -> Iterator[tuple[str, Module]]:
+    def named_modules(
+        self, memo=None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
         """``(name, module)`` for this module and every descendant, depth first.
 
         Walked with an explicit stack (Note [No recursion]), so very deep ``Sequential``
@@ -329,8 +343,11 @@ class Module:
                     continue
                 memo.add(mod)
             yield name, mod
-            children = [(name + ("." if name else "") + child_name, child)
-                        for child_name, child in mod._modules.items() if child is not None]
+            children = [
+                (name + ("." if name else "") + child_name, child)
+                for child_name, child in mod._modules.items()
+                if child is not None
+            ]
             stack.extend(reversed(children))
 
     def modules(self) -> Iterator[Module]:
@@ -353,8 +370,11 @@ class Module:
 
     def _named_members(self, store, prefix="", recurse=True, remove_duplicate=True):
         seen = set()
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
-            if recurse else [(prefix, self)]
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for mod_prefix, mod in modules:
             for name, value in getattr(mod, store).items():
                 if value is None:
@@ -365,8 +385,9 @@ class Module:
                     seen.add(id(value))
                 yield (mod_prefix + ("." if mod_prefix else "") + name), value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
         """``(dotted name, parameter)`` pairs, each parameter once (shared ones included
         under their first name)."""
         return self._named_members("_parameters", prefix, recurse, remove_duplicate)
@@ -376,8 +397,9 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True,
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
         """``(dotted name, buffer)`` pairs."""
         return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
@@ -432,8 +454,9 @@ class Module:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
-        for mod_prefix, mod in self.named_modules(prefix=prefix.rstrip("."),
-                                                  remove_duplicate=False):
+        for mod_prefix, mod in self.named_modules(
+            prefix=prefix.rstrip("."), remove_duplicate=False
+        ):
             dot = mod_prefix + "." if mod_prefix else ""
             for name, p in mod._parameters.items():
                 if p is not None:
@@ -489,14 +512,25 @@ class Module:
                 )
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
+                errors.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected)
+                    ),
+                )
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
+                errors.insert(
+                    0,
+                    "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing)
+                    ),
+                )
         if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    type(self).__name__, "\n\t".join(errors)
+                )
+            )
         return _IncompatibleKeys(missing, unexpected)
 
     # -- conversion --------------------------------------------------------------------
@@ -550,7 +584,8 @@ class Module:
             if not dtype.is_floating_point:
                 raise TypeError(
                     f"nn.Module.to only accepts floating point dtypes, but got desired "
-                    f"dtype={dtype}")
+                    f"dtype={dtype}"
+                )
             return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
         return self
 
@@ -590,8 +625,9 @@ class Module:
     def __repr__(self) -> str:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [f"({key}): " + _addindent(repr(mod), 2)
-                       for key, mod in self._modules.items()]
+        child_lines = [
+            f"({key}): " + _addindent(repr(mod), 2) for key, mod in self._modules.items()
+        ]
         lines = extra_lines + child_lines
         main = self._get_name() + "("
         if lines:
@@ -629,8 +665,11 @@ def _assign(module, key, current, value):
     module_path, _, name = key.rpartition(".")
     mod = module.get_submodule(module_path)
     if isinstance(current, Parameter):
-        mod._parameters[name] = value if isinstance(value, Parameter) \
+        mod._parameters[name] = (
+            value
+            if isinstance(value, Parameter)
             else Parameter(value, requires_grad=current.requires_grad)
+        )
     else:
         mod._buffers[name] = value
 
@@ -644,7 +683,7 @@ def _zero_grads(params, set_to_none: bool) -> None:
         if set_to_none:
             p.grad = None
             continue
-        if g.grad_fn is not None:     # a gradient built with create_graph=True
+        if g.grad_fn is not None:  # a gradient built with create_graph=True
             g.detach_()
         elif g.requires_grad:
             g.requires_grad_(False)

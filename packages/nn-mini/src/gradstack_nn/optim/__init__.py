@@ -14,6 +14,7 @@ Examples
 >>> model.weight.grad.abs().sum().item()
 0.0
 """
+
 from . import optimizer, sgd
 from .optimizer import Optimizer
 from .sgd import SGD

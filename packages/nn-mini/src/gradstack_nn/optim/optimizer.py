@@ -1,5 +1,6 @@
 """``Optimizer``: the base class of the optimisers (parameter groups, state, zero_grad and
 state dicts), with torch's interface."""
+
 from __future__ import annotations
 
 import copy
@@ -90,8 +91,9 @@ class Optimizer:
                 raise ValueError("can't optimize a non-leaf Tensor")
             tensors.append(p)
         if names and len(names) != len(tensors):
-            raise ValueError("all optimizer params should be with/without names. Some param "
-                             "names are missing")
+            raise ValueError(
+                "all optimizer params should be with/without names. Some param names are missing"
+            )
         group = dict(param_group)
         group["params"] = tensors
         if names:
@@ -106,7 +108,9 @@ class Optimizer:
         if len({id(p) for p in tensors}) != len(tensors):
             warnings.warn(
                 "optimizer contains a parameter group with duplicate parameters; in future, "
-                "this will cause an error", stacklevel=3)
+                "this will cause an error",
+                stacklevel=3,
+            )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in tensors):
             raise ValueError("some parameters appear in more than one parameter group")

@@ -13,6 +13,7 @@ Examples
 >>> w.detach().tolist()   # w - 0.1 * 2w
 [0.800000011920929, 1.600000023841858]
 """
+
 from __future__ import annotations
 
 import gradstack_autograd as ag
@@ -67,9 +68,20 @@ class SGD(Optimizer):
     ``optimizer.state[param]["momentum_buffer"]``.
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
-                 fused=None) -> None:
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0,
+        dampening=0,
+        weight_decay=0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
+    ) -> None:
         if lr is not required:
             if isinstance(lr, Tensor) and lr.numel() != 1:
                 raise ValueError("Tensor lr must be 1-element")
@@ -83,9 +95,17 @@ class SGD(Optimizer):
             raise ValueError("SGD(differentiable=True) is not supported by gradstack")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
-                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
-                    "foreach": foreach, "differentiable": differentiable, "fused": fused}
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+            "foreach": foreach,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -115,11 +135,11 @@ def _step_group(state, group) -> None:
         pstate = state[p] if momentum != 0 else None
         buf = pstate.get("momentum_buffer") if pstate is not None else None
         if _sgd_update_ is not None and _fast_path(p, g, buf, momentum):
-            _kernel_step(p, g, buf, pstate, lr, momentum, dampening, weight_decay, nesterov,
-                         maximize)
+            _kernel_step(
+                p, g, buf, pstate, lr, momentum, dampening, weight_decay, nesterov, maximize
+            )
         else:
-            buf = _tensor_step(p, g, buf, lr, momentum, dampening, weight_decay, nesterov,
-                               maximize)
+            buf = _tensor_step(p, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize)
             if pstate is not None:
                 pstate["momentum_buffer"] = buf
 
@@ -141,8 +161,9 @@ def _fast_path(p: Tensor, g: Tensor, buf, momentum: float) -> bool:
     return True
 
 
-def _kernel_step(p, g, buf, pstate, lr, momentum, dampening, weight_decay, nesterov,
-                 maximize) -> None:
+def _kernel_step(
+    p, g, buf, pstate, lr, momentum, dampening, weight_decay, nesterov, maximize
+) -> None:
     first = momentum != 0 and buf is None
     pa = _data(p)
     if first:
@@ -150,9 +171,18 @@ def _kernel_step(p, g, buf, pstate, lr, momentum, dampening, weight_decay, neste
         pstate["momentum_buffer"] = gt.from_numpy(ba)
     else:
         ba = _data(buf) if momentum != 0 else None
-    _sgd_update_(pa, _data(g), ba, lr, momentum=momentum, dampening=dampening,
-                 weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
-                 first_step=first)
+    _sgd_update_(
+        pa,
+        _data(g),
+        ba,
+        lr,
+        momentum=momentum,
+        dampening=dampening,
+        weight_decay=weight_decay,
+        nesterov=nesterov,
+        maximize=maximize,
+        first_step=first,
+    )
     p._bump_version("SGD.step")
     if buf is not None:
         buf._bump_version("SGD.step")
@@ -173,14 +203,26 @@ def _tensor_step(p, g, buf, lr, momentum, dampening, weight_decay, nesterov, max
     return buf
 
 
-def sgd(params, d_p_list, momentum_buffer_list, *, weight_decay, momentum, lr, dampening,
-        nesterov, maximize, **_ignored) -> None:
+def sgd(
+    params,
+    d_p_list,
+    momentum_buffer_list,
+    *,
+    weight_decay,
+    momentum,
+    lr,
+    dampening,
+    nesterov,
+    maximize,
+    **_ignored,
+) -> None:
     """The functional form of :class:`SGD` (torch.optim.sgd): updates ``params`` in place
     and fills ``momentum_buffer_list`` (None entries become the new buffers)."""
     with ag.no_grad():
         for i, (p, g) in enumerate(zip(params, d_p_list)):
             buf = momentum_buffer_list[i] if momentum != 0 else None
-            momentum_buffer_list_value = _tensor_step(p, g, buf, lr, momentum, dampening,
-                                                      weight_decay, nesterov, maximize)
+            momentum_buffer_list_value = _tensor_step(
+                p, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize
+            )
             if momentum != 0:
                 momentum_buffer_list[i] = momentum_buffer_list_value
