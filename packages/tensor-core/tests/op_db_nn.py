@@ -1,0 +1,455 @@
+"""The op database's entries for the neural-network ops of ``_impl_nn.py``.
+
+``op_db.py`` calls :func:`extend` with itself at import, so the generic tests of
+``test_ops.py`` and ``test_fuzz.py`` (values against a numpy reference and against torch,
+unsupported dtypes, in-place versions, raw calls with random arguments) run over these ops
+as over every other.  The references below are written independently of the kernels
+(loops over the batch, textbook formulas), in float64.
+
+Examples
+--------
+>>> import numpy as np
+>>> _nll_ref(np.log(np.array([[0.5, 0.5], [0.9, 0.1]])), np.array([0, 0]), None, "sum", -100)
+0.7985076962177716
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["extend"]
+
+FLOATS = ("float32", "float64")
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduce(loss, reduction):
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean() if loss.size else np.nan
+    return loss
+
+
+# ---------------------------------------------------------------------------------------
+# references
+
+
+def _nll_ref(x, target, weight, reduction, ignore_index):
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        x, target = x[None], np.asarray(target).reshape(1)
+        out = _nll_ref(x, target, weight, reduction, ignore_index)
+        return out.reshape(()) if reduction == "none" else out
+    n, c = x.shape[:2]
+    losses = np.zeros(target.shape)
+    weights = np.zeros(target.shape)
+    for pos in np.ndindex(target.shape):
+        k = int(target[pos])
+        if k == ignore_index:
+            continue
+        w = 1.0 if weight is None else float(weight[k])
+        losses[pos] = -x[(pos[0], k) + pos[1:]] * w
+        weights[pos] = w
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / weights.sum() if weights.sum() else np.nan
+
+
+def _mse_ref(x, y, reduction="mean"):
+    return _reduce((x - y) ** 2, reduction)
+
+
+def _smooth_l1_ref(x, y, reduction="mean", beta=1.0):
+    d = np.abs(x - y)
+    loss = np.array([v - 0.5 * beta if v >= beta else 0.5 * v * v / beta for v in d.ravel()])
+    return _reduce(loss.reshape(d.shape), reduction)
+
+
+def _huber_ref(x, y, reduction="mean", delta=1.0):
+    d = np.abs(x - y)
+    loss = np.array([delta * (v - 0.5 * delta) if v >= delta else 0.5 * v * v for v in d.ravel()])
+    return _reduce(loss.reshape(d.shape), reduction)
+
+
+def _bce_ref(x, y, weight=None, reduction="mean"):
+    loss = -(y * np.maximum(np.log(x), -100) + (1 - y) * np.maximum(np.log(1 - x), -100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _bce_logits_ref(x, y, weight=None, pos_weight=None, reduction="mean"):
+    pw = 1.0 if pos_weight is None else pos_weight
+    # -log(sigmoid(x)) = softplus(-x), -log(1 - sigmoid(x)) = softplus(x)
+    loss = pw * y * np.logaddexp(0, -x) + (1 - y) * np.logaddexp(0, x)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _layer_norm_ref(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    k = len(normalized_shape)
+    rows = x.reshape(-1, math.prod(normalized_shape))
+    mean = rows.mean(1, keepdims=True)
+    var = ((rows - mean) ** 2).mean(1, keepdims=True)
+    out = ((rows - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    assert out.shape[x.ndim - k :] == tuple(normalized_shape)
+    return out
+
+
+def _batch_norm_ref(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    c = x.shape[1]
+    moved = np.moveaxis(x, 1, -1).reshape(-1, c)
+    if training or running_mean is None:
+        mean, var = moved.mean(0), moved.var(0)
+    else:
+        mean, var = running_mean, running_var
+    out = (moved - mean) / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    shape = (x.shape[0],) + x.shape[2:] + (c,)
+    return np.moveaxis(out.reshape(shape), -1, 1)
+
+
+def _embedding_ref(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    rows = [weight[i] for i in np.asarray(indices).ravel()]
+    return np.asarray(rows, dtype=weight.dtype).reshape(np.shape(indices) + weight.shape[1:])
+
+
+def _renorm_ref(weight, indices, max_norm, norm_type):
+    w = weight.copy()
+    for i in np.unique(indices):
+        norm = np.sum(np.abs(w[i]) ** norm_type) ** (1 / norm_type)
+        if norm > max_norm:
+            w[i] = w[i] * (max_norm / (norm + 1e-7))
+    return w
+
+
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _gelu_ref(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1 + _ERF(x / math.sqrt(2)))
+
+
+def _gelu_backward_ref(g, x, approximate="none"):
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        t = np.tanh(k * (x + 0.044715 * x**3))
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t**2) * k * (1 + 3 * 0.044715 * x**2))
+    cdf = 0.5 * (1 + _ERF(x / math.sqrt(2)))
+    return g * (cdf + x * np.exp(-(x**2) / 2) / math.sqrt(2 * math.pi))
+
+
+def _silu_ref(x):
+    return x / (1 + np.exp(-x))
+
+
+def _log_sigmoid_ref(x):
+    return -np.logaddexp(0, -x)
+
+
+def _leaky_relu_ref(x, negative_slope=0.01):
+    return np.where(x > 0, x, negative_slope * x)
+
+
+# ---------------------------------------------------------------------------------------
+# samples
+
+
+def _samples(db):
+    make, S, describe = db.make_array, db.SampleInput, db.describe
+
+    def nll(info, dtype, rng):
+        x = make((5, 3), dtype, rng, (-3.0, 0.0))
+        t = np.array([0, 2, 1, 2, 0])
+        w = make((3,), dtype, rng, (0.5, 2.0))
+        for reduction in REDUCTIONS:
+            yield S(x, (t, None, reduction, -100), desc=f"{reduction}")
+            yield S(x, (t, w, reduction, 2), desc=f"weight, ignore 2, {reduction}")
+        yield S(make((5, 3), dtype, rng, layout="T"), (t, None, "mean", -100), desc="transposed")
+        yield S(make((3,), dtype, rng), (np.array(1), None, "none", -100), desc="1-D input")
+        yield S(make((3,), dtype, rng), (np.array(1), w, "mean", -100), desc="1-D weighted")
+        yield S(make((0, 3), dtype, rng), (np.zeros(0, np.int64), None, "sum", -100), desc="empty")
+        yield S(x, (t.astype(np.uint8), None, "mean", -100), desc="uint8 target")
+        yield S(x, (np.full(5, 7), None, "mean", 7), desc="all ignored (nan)")
+
+    def nll2d(info, dtype, rng):
+        x = make((2, 3, 2, 2), dtype, rng, (-3.0, 0.0))
+        t = rng.integers(0, 3, size=(2, 2, 2))
+        w = make((3,), dtype, rng, (0.5, 2.0))
+        for reduction in REDUCTIONS:
+            yield S(x, (t, w, reduction, 1), desc=f"weight, ignore 1, {reduction}")
+        yield S(x, (t, None, "mean", -100), desc="mean")
+
+    def pair(lo=-2.0, hi=2.0):
+        def gen(info, dtype, rng):
+            for sa, sb in (((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()), ((0, 2), (0, 2))):
+                a, b = make(sa, dtype, rng, (lo, hi)), make(sb, dtype, rng, (lo, hi))
+                for reduction in REDUCTIONS:
+                    yield S(a, (b, reduction), desc=f"{describe(a)}, {describe(b)}, {reduction}")
+            a, b = make((3, 4), dtype, rng, layout="T"), make((3, 4), dtype, rng, layout="flipped")
+            yield S(a, (b, "mean"), desc="non-contiguous")
+
+        return gen
+
+    def with_param(name, values):
+        base = pair()
+
+        def gen(info, dtype, rng):
+            yield from base(info, dtype, rng)
+            a, b = make((4, 3), dtype, rng), make((4, 3), dtype, rng)
+            for v in values:
+                for reduction in REDUCTIONS:
+                    yield S(a, (b, reduction, v), desc=f"{name}={v}, {reduction}")
+
+        return gen
+
+    def bce(info, dtype, rng):
+        x = make((4, 3), dtype, rng, (0.05, 0.95) if dtype in FLOATS else (0, 1))
+        y = make((4, 3), dtype, rng, (0.0, 1.0))
+        w = make((3,), dtype, rng, (0.5, 2.0))
+        for reduction in REDUCTIONS:
+            yield S(x, (y, None, reduction), desc=reduction)
+            yield S(x, (y, w, reduction), desc=f"weight, {reduction}")
+        if np.dtype(dtype).kind == "f":
+            edge, target = np.array([0.0, 1.0, 0.5], dtype), np.array([1.0, 0.0, 1.0], dtype)
+            yield S(edge, (target, None, "none"), desc="log clamp")
+        yield S(make((0,), dtype, rng), (make((0,), dtype, rng), None, "mean"), desc="empty")
+
+    def bce_logits(info, dtype, rng):
+        x = make((4, 3), dtype, rng, (-4.0, 4.0))
+        y = make((4, 3), dtype, rng, (0.0, 1.0))
+        w = make((3,), dtype, rng, (0.5, 2.0))
+        pw = make((3,), dtype, rng, (0.5, 3.0))
+        for reduction in REDUCTIONS:
+            yield S(x, (y, None, None, reduction), desc=reduction)
+            yield S(x, (y, w, pw, reduction), desc=f"weight, pos_weight, {reduction}")
+        if np.dtype(dtype).kind == "f":
+            big, target = np.array([-60.0, 0.0, 60.0], dtype), np.array([1.0, 0.5, 0.0], dtype)
+            yield S(big, (target, None, None, "none"), desc="large")
+
+    def layer_norm(info, dtype, rng):
+        x = make((3, 4), dtype, rng)
+        yield S(x, ((4,), make((4,), dtype, rng), make((4,), dtype, rng), 1e-5), desc="affine")
+        yield S(x, ((4,), None, None, 1e-5), desc="no affine")
+        yield S(make((2, 3, 4), dtype, rng, layout="T"), ((3, 4), None, None, 1e-3), desc="2 dims")
+        yield S(make((2, 5), dtype, rng), ((5,), make((5,), dtype, rng), None, 1e-5), desc="w only")
+        yield S(make((0, 4), dtype, rng), ((4,), None, None, 1e-5), desc="empty batch")
+
+    def batch_norm(info, dtype, rng):
+        for shape in ((6, 3), (4, 3, 5)):
+            x = make(shape, dtype, rng)
+            w, b = make((3,), dtype, rng), make((3,), dtype, rng)
+            rm, rv = make((3,), dtype, rng), make((3,), dtype, rng, (0.5, 2.0))
+            tag = f"{list(shape)}"
+            yield S(x, (w, b, rm.copy(), rv.copy(), True, 0.1, 1e-5), desc=f"train {tag}")
+            yield S(x, (w, b, rm.copy(), rv.copy(), False, 0.1, 1e-5), desc=f"eval {tag}")
+            yield S(x, (None, None, None, None, True, 0.1, 1e-5), desc=f"no stats {tag}")
+            yield S(x, (w, None, rm.copy(), rv.copy(), False, 0.2, 1e-3), desc=f"eval w {tag}")
+
+    def embedding(info, dtype, rng):
+        w = make((5, 3), dtype, rng)
+        yield S(w, (np.array([[0, 2], [4, 2]]), -1, False, False), desc="2-D indices")
+        yield S(w, (np.array([1, 1, 3]).astype(np.int32), 1, True, False), desc="int32, options")
+        yield S(w, (np.array(3), -1, False, False), desc="0-d index")
+        yield S(
+            make((5, 3), dtype, rng, layout="T"), (np.array([4, 0]), -1, False, False), desc="T"
+        )
+        yield S(w, (np.zeros((0,), np.int64), -1, False, False), desc="no indices")
+
+    def renorm(info, dtype, rng):
+        w = make((5, 3), dtype, rng, (-2.0, 2.0))
+        yield S(w, (np.array([0, 2, 2, 4]), 1.0, 2.0), desc="max_norm 1")
+        yield S(w.copy(), (np.array([1, 3]), 0.5, 1.0), desc="p=1")
+
+    def unary(info, dtype, rng, extra=()):
+        for shape, layout in (
+            ((), "c"),
+            ((5,), "c"),
+            ((3, 4), "T"),
+            ((0, 2), "c"),
+            ((2, 3), "flipped"),
+        ):
+            x = make(shape, dtype, rng, layout=layout)
+            yield S(x, extra, desc=describe(x))
+
+    def gelu(info, dtype, rng):
+        for approximate in ("none", "tanh"):
+            yield from unary(info, dtype, rng, (approximate,))
+        if np.dtype(dtype).kind == "f":
+            yield S(np.array([-30.0, -5.0, 0.0, 5.0, 30.0], dtype=dtype), ("none",), desc="tails")
+
+    def gelu_backward(info, dtype, rng):
+        for approximate in ("none", "tanh"):
+            g, x = make((3, 4), dtype, rng), make((3, 4), dtype, rng)
+            yield S(g, (x, approximate), desc=approximate)
+
+    def silu(info, dtype, rng):
+        yield from unary(info, dtype, rng)
+        if np.dtype(dtype).kind == "f":
+            yield S(np.array([-100.0, 0.0, 100.0], dtype=dtype), desc="tails")
+
+    def leaky(info, dtype, rng):
+        yield from unary(info, dtype, rng)
+        for slope in (0.2, -0.5):
+            x = make((2, 3), dtype, rng)
+            yield S(x, (slope,), desc=f"slope {slope}")
+
+    return dict(
+        nll=nll,
+        nll2d=nll2d,
+        pair=pair,
+        with_param=with_param,
+        bce=bce,
+        bce_logits=bce_logits,
+        layer_norm=layer_norm,
+        batch_norm=batch_norm,
+        embedding=embedding,
+        renorm=renorm,
+        gelu=gelu,
+        gelu_backward=gelu_backward,
+        silu=silu,
+        leaky=leaky,
+        unary=unary,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# torch calls (the functional API; a reduction is a string there too)
+
+
+def _tf(torch):
+    return torch.nn.functional
+
+
+def _torch_nll(torch, x, t, w, reduction, ignore_index):
+    return _tf(torch).nll_loss(x, t, w, ignore_index=ignore_index, reduction=reduction)
+
+
+def _torch_layer_norm(torch, x, shape, w, b, eps):
+    return _tf(torch).layer_norm(x, shape, w, b, eps)
+
+
+def _torch_batch_norm(torch, x, w, b, rm, rv, training, momentum, eps):
+    return _tf(torch).batch_norm(x, rm, rv, w, b, training, momentum, eps)
+
+
+def _torch_embedding(torch, w, idx, padding_idx, scale, sparse):
+    return torch.embedding(w, idx, padding_idx, scale, sparse)
+
+
+def extend(db) -> None:
+    """Add the nn ops' entries to the op database module ``db`` (``op_db.py``)."""
+    s = _samples(db)
+    OpInfo = db.OpInfo
+
+    def call(name):
+        return lambda gt, x, *args: gt.OPS[name](x, *args)
+
+    def add(name, ref, samples, torch_call, dtypes=FLOATS, **kw):
+        db._add(
+            OpInfo(name, ref, samples, dtypes, call=call(name), torch_call=torch_call, **kw),
+            function=False,
+            method=False,
+        )
+
+    add("nll_loss", _nll_ref, s["nll"], _torch_nll)
+    add("nll_loss2d", _nll_ref, s["nll2d"], _torch_nll)
+    add(
+        "mse_loss",
+        _mse_ref,
+        s["pair"](),
+        lambda torch, x, y, r: torch._C._nn.mse_loss(x, y, ["none", "mean", "sum"].index(r)),
+    )
+    add(
+        "smooth_l1_loss",
+        _smooth_l1_ref,
+        s["with_param"]("beta", (0.5, 0.0)),
+        lambda torch, x, y, r, beta=1.0: torch._C._nn.smooth_l1_loss(
+            x, y, ["none", "mean", "sum"].index(r), beta
+        ),
+    )
+    add(
+        "huber_loss",
+        _huber_ref,
+        s["with_param"]("delta", (0.5, 2.0)),
+        lambda torch, x, y, r, delta=1.0: torch._C._nn.huber_loss(
+            x, y, ["none", "mean", "sum"].index(r), delta
+        ),
+    )
+    add(
+        "binary_cross_entropy",
+        _bce_ref,
+        s["bce"],
+        lambda torch, x, y, w, r: _tf(torch).binary_cross_entropy(x, y, w, reduction=r),
+    )
+    add(
+        "binary_cross_entropy_with_logits",
+        _bce_logits_ref,
+        s["bce_logits"],
+        lambda torch, x, y, w, pw, r: _tf(torch).binary_cross_entropy_with_logits(
+            x, y, w, reduction=r, pos_weight=pw
+        ),
+        rtol={"float32": 1e-5},
+        atol={"float32": 1e-5},
+    )
+    add(
+        "layer_norm",
+        _layer_norm_ref,
+        s["layer_norm"],
+        _torch_layer_norm,
+        rtol={"float32": 1e-4},
+        atol={"float32": 1e-5},
+    )
+    add(
+        "batch_norm",
+        _batch_norm_ref,
+        s["batch_norm"],
+        _torch_batch_norm,
+        rtol={"float32": 1e-4},
+        atol={"float32": 1e-5},
+    )
+    add("embedding", _embedding_ref, s["embedding"], _torch_embedding, dtypes=db.ALL)
+    add(
+        "embedding_renorm_",
+        _renorm_ref,
+        s["renorm"],
+        lambda torch, w, idx, max_norm, p: torch.embedding_renorm_(w, idx, max_norm, p),
+        inplace=True,
+    )
+    add("gelu", _gelu_ref, s["gelu"], lambda torch, x, a="none": _tf(torch).gelu(x, approximate=a))
+    add(
+        "gelu_backward",
+        _gelu_backward_ref,
+        s["gelu_backward"],
+        lambda torch, g, x, a="none": torch.ops.aten.gelu_backward(g, x, approximate=a),
+    )
+    add("silu", _silu_ref, s["silu"], lambda torch, x: _tf(torch).silu(x))
+    add("log_sigmoid", _log_sigmoid_ref, s["silu"], lambda torch, x: _tf(torch).logsigmoid(x))
+    add(
+        "leaky_relu",
+        _leaky_relu_ref,
+        s["leaky"],
+        lambda torch, x, slope=0.01: _tf(torch).leaky_relu(x, slope),
+    )
+    add(
+        "leaky_relu_",
+        _leaky_relu_ref,
+        s["leaky"],
+        lambda torch, x, slope=0.01: _tf(torch).leaky_relu_(x, slope),
+        inplace=True,
+    )
