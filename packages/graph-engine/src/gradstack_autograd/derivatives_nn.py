@@ -1,0 +1,597 @@
+"""The derivative table's rows for the neural-network ops of tensor-core (``_impl_nn``):
+losses, normalisation, embedding and activations, backward and forward (JVP) formulas.
+
+Same rules as ``derivatives.py`` (read its notes first): one ``@register`` row per op
+naming torch's node (``NllLossBackward0``, ``NativeLayerNormBackward0`` ...), formulas
+written with gradstack ops so that ``create_graph=True`` differentiates them again,
+gradients of the broadcast output shape left to the engine to reduce, and an extra
+leading batch dim in a batched backward (Note [Batched formulas]).  The forward formulas
+follow ``forward_derivatives.py``'s conventions.
+
+Note [Loss formulas as partial derivatives]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+An elementwise loss ``l(x, y)`` reduced by ``none``/``sum``/``mean`` has, per element, the
+partial derivatives ``dl/dx`` and ``dl/dy`` (``_loss_partials``).  The backward formula
+multiplies them by the incoming gradient (broadcast over the reduced elements and
+divided by their count for ``mean``); the forward formula multiplies them by the
+tangents and reduces the same way.  The partials are gradstack expressions of the saved
+inputs, so both formulas differentiate again: torch's double-backward formulas
+(``mse_loss_double_backward`` ...) are their derivatives.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> import gradstack_autograd as ag
+>>> x = gt.tensor([[0.5, -1.0, 2.0]], requires_grad=True)
+>>> loss = gt.OPS["nll_loss"](x.log_softmax(1), gt.tensor([2]), None, "mean", -100)
+>>> loss.grad_fn.name(), loss.grad_fn.next_functions[0][0].name()
+('NllLossBackward0', 'LogSoftmaxBackward0')
+>>> (g,) = ag.grad(loss, x)
+>>> [round(v, 4) for v in g[0].tolist()]
+[0.1753, 0.0391, -0.2144]
+"""
+
+from __future__ import annotations
+
+import math
+
+import gradstack_tensor as gt
+import numpy as np
+from gradstack_tensor import OPS
+
+from . import _core
+from .derivatives import _batch_scatter, _lead, _sum_all, register
+from .forward_derivatives import _take, jvp
+
+__all__: list[str] = []
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_TANH_COEF = 0.044715
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _const(array, like):
+    """A constant tensor (no graph) from ``array``, in ``like``'s dtype."""
+    return gt.from_numpy(np.ascontiguousarray(array, dtype=like.dtype.numpy))
+
+
+def _array(t):
+    return t.detach().numpy()
+
+
+# -------------------------------------------------------------------------------------
+# helpers shared by the losses
+
+
+def _reduced_grad(grad, reduction, ndim, lead):
+    """The incoming gradient of a reduced loss, shaped to broadcast over its elements."""
+    if reduction == "none":
+        return grad
+    return grad.reshape(tuple(lead) + (1,) * ndim)
+
+
+def _mean_scale(reduction, numel):
+    return 1.0 / numel if reduction == "mean" and numel else 1.0
+
+
+def _reduce_tangent(t, reduction, lead, numel):
+    """A loss tangent of the elements' shape (after ``lead``) reduced as the loss is."""
+    if reduction == "none":
+        return t
+    total = _sum_all(t, lead)
+    return total / numel if reduction == "mean" else total
+
+
+def _aligned(t, x_dim, nd, lead):
+    """The tangent ``t`` of an input with ``x_dim`` dims, padded to broadcast against an
+    ``nd``-dim elementwise result behind the batch prefix ``lead``."""
+    if t is None or not lead or x_dim >= nd:
+        return t
+    return t.reshape(tuple(lead) + (1,) * (nd - x_dim) + tuple(t.shape[len(lead) :]))
+
+
+def _loss_backward(partials, n_saved):
+    """The backward formula of an elementwise loss from its partials (Note [Loss formulas
+    as partial derivatives]); its row saves ``n_saved`` values, the reduction last."""
+
+    def backward(ctx, grad):
+        *values, reduction = (ctx.saved_value(i) for i in range(n_saved))
+        need_x, need_y = ctx.needs_input_grad
+        cx, cy = partials(*values, needs=(need_x, need_y))
+        shape = _elementwise_shape(values[0], values[1])
+        lead = _lead(grad)
+        g = _reduced_grad(grad, reduction, len(shape), lead)
+        scale = _mean_scale(reduction, math.prod(shape))
+        if scale != 1.0:
+            g = g * scale
+        return (g * cx if need_x else None), (g * cy if need_y else None)
+
+    return backward
+
+
+def _loss_jvp(partials):
+    def forward(args, out, tangents, lead):
+        *values, reduction = args
+        tx, ty = tangents
+        if tx is None and ty is None:
+            return None
+        cx, cy = partials(*values, needs=(tx is not None, ty is not None))
+        shape = _elementwise_shape(values[0], values[1])
+        nd = len(shape)
+        r = None
+        if tx is not None:
+            r = _aligned(tx, values[0].dim(), nd, lead) * cx
+        if ty is not None:
+            term = _aligned(ty, values[1].dim(), nd, lead) * cy
+            r = term if r is None else r + term
+        return _reduce_tangent(r, reduction, lead, math.prod(shape))
+
+    return forward
+
+
+def _elementwise_shape(x, y):
+    return tuple(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
+
+
+# -------------------------------------------------------------------------------------
+# negative log-likelihood
+
+
+def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype):
+    """``d loss / d input`` of the NLL loss divided by the incoming gradient: ``-w[t]`` at
+    each target's class (over the total weight for ``mean``), 0 elsewhere."""
+    t = _array(target).astype(np.int64, copy=False)
+    nd = len(shape)
+    if nd == 1:
+        t = t.reshape(())
+    ignored = t == ignore_index
+    safe = np.where(ignored, 0, t)
+    if weight is None:
+        w = np.ones(t.shape, dtype=dtype)
+    else:
+        w = _array(weight).astype(dtype, copy=False)[safe]
+    w = np.where(ignored, 0, w).astype(dtype, copy=False)
+    coef = np.zeros(shape, dtype=dtype)
+    if nd == 1:
+        coef[safe] = -w
+    else:
+        np.put_along_axis(coef, np.expand_dims(safe, 1), np.expand_dims(-w, 1), axis=1)
+    if reduction == "mean":
+        with np.errstate(all="ignore"):
+            coef = coef / w.sum()
+    return coef
+
+
+def _nll_backward(ctx, grad):
+    target, weight, reduction, ignore_index = (ctx.saved_value(i) for i in range(4))
+    shape = tuple(ctx.input_shape(0))
+    lead = _lead(grad)
+    coef = gt.from_numpy(
+        _nll_coefficients(shape, target, weight, reduction, ignore_index, grad.dtype.numpy)
+    )
+    if reduction == "none":
+        # the output has the target's shape: put the class dim back in
+        g = grad.unsqueeze(len(lead) + 1) if len(shape) >= 2 else grad.reshape(tuple(lead) + (1,))
+    else:
+        g = grad.reshape(tuple(lead) + (1,) * len(shape))
+    return (g * coef,)
+
+
+register("nll_loss", "NllLossBackward0", save=(1, 2, 3, 4))(_nll_backward)
+register("nll_loss2d", "NllLoss2DBackward0", save=(1, 2, 3, 4))(_nll_backward)
+
+
+@jvp("nll_loss", "nll_loss2d")
+def _nll_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    if t is None:
+        return None
+    x, target, weight, reduction, ignore_index = args
+    shape = tuple(x.shape)
+    coef = gt.from_numpy(
+        _nll_coefficients(shape, target, weight, reduction, ignore_index, x.dtype.numpy)
+    )
+    prod = t * coef
+    class_dim = len(lead) + (1 if len(shape) >= 2 else 0)
+    r = prod.sum(class_dim)
+    return r if reduction == "none" else _sum_all(r, lead)
+
+
+# -------------------------------------------------------------------------------------
+# regression losses (Note [Loss formulas as partial derivatives])
+
+
+def _mse_partials(x, y, needs):
+    d = x - y
+    return d * 2.0, d * -2.0
+
+
+def _smooth_l1_partials(x, y, beta, needs):
+    d = x - y
+    if beta == 0:
+        cx = d.sign()
+    else:
+        cx = gt.where(d.abs() < beta, d / beta, d.sign())
+    return cx, -cx
+
+
+def _huber_partials(x, y, delta, needs):
+    d = x - y
+    cx = gt.where(d.abs() < delta, d, d.sign() * delta)
+    return cx, -cx
+
+
+register("mse_loss", "MseLossBackward0", inputs=(0, 1), save=(0, 1, 2))(
+    _loss_backward(_mse_partials, 3)
+)
+register("smooth_l1_loss", "SmoothL1LossBackward0", inputs=(0, 1), save=(0, 1, 3, 2))(
+    _loss_backward(_smooth_l1_partials, 4)
+)
+register("huber_loss", "HuberLossBackward0", inputs=(0, 1), save=(0, 1, 3, 2))(
+    _loss_backward(_huber_partials, 4)
+)
+
+
+def _reorder(forward, order):
+    """A jvp formula whose partials take the op's arguments in ``order``."""
+
+    def reordered(args, out, tangents, lead):
+        return forward(tuple(args[i] for i in order), out, tangents, lead)
+
+    return reordered
+
+
+jvp("mse_loss")(_loss_jvp(_mse_partials))
+jvp("smooth_l1_loss")(_reorder(_loss_jvp(_smooth_l1_partials), (0, 1, 3, 2)))
+jvp("huber_loss")(_reorder(_loss_jvp(_huber_partials), (0, 1, 3, 2)))
+
+
+# -------------------------------------------------------------------------------------
+# binary classification losses
+
+_BCE_EPSILON = 1e-12  # torch's EPSILON in binary_cross_entropy_backward
+
+
+def _bce_partials(x, y, weight, needs):
+    need_x, need_y = needs
+    cx = cy = None
+    if need_x:
+        cx = (x - y) / ((1 - x) * x).clamp(min=_BCE_EPSILON)
+        if weight is not None:
+            cx = cx * weight
+    if need_y:
+        cy = (1 - x).log() - x.log()  # -logit(x)
+        if weight is not None:
+            cy = cy * weight
+    return cx, cy
+
+
+def _log_sigmoid(x):
+    return gt.dispatch(OPS["log_sigmoid"], (x,))
+
+
+def _bce_logits_partials(x, y, weight, pos_weight, needs):
+    need_x, need_y = needs
+    cx = cy = None
+    if need_x:
+        if pos_weight is not None:
+            t = pos_weight * y
+            cx = (t + 1 - y) * x.sigmoid() - t
+        else:
+            cx = x.sigmoid() - y
+        if weight is not None:
+            cx = cx * weight
+    if need_y:
+        if pos_weight is not None:
+            cy = _log_sigmoid(-x) - _log_sigmoid(x) * pos_weight
+        else:
+            cy = -x
+        if weight is not None:
+            cy = cy * weight
+    return cx, cy
+
+
+register("binary_cross_entropy", "BinaryCrossEntropyBackward0", inputs=(0, 1), save=(0, 1, 2, 3))(
+    _loss_backward(_bce_partials, 4)
+)
+register(
+    "binary_cross_entropy_with_logits",
+    "BinaryCrossEntropyWithLogitsBackward0",
+    inputs=(0, 1),
+    save=(0, 1, 2, 3, 4),
+)(_loss_backward(_bce_logits_partials, 5))
+jvp("binary_cross_entropy")(_loss_jvp(_bce_partials))
+jvp("binary_cross_entropy_with_logits")(_loss_jvp(_bce_logits_partials))
+
+
+# -------------------------------------------------------------------------------------
+# normalisation
+
+
+def _normalize(x, axes, eps):
+    """``(x - mean) * rstd`` over ``axes`` (biased variance) and ``rstd``, in gradstack ops."""
+    mean = x.mean(axes, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(axes, keepdim=True)
+    rstd = (var + eps).rsqrt()
+    return centered * rstd, rstd
+
+
+def _norm_input_grad(gy_hat, xhat, rstd, axes):
+    """``d loss / d x`` through ``xhat = (x - mean) * rstd`` given ``d loss / d xhat``
+    (``axes`` are the normalised dims of ``gy_hat``)."""
+    return rstd * (
+        gy_hat - gy_hat.mean(axes, keepdim=True) - xhat * (gy_hat * xhat).mean(axes, keepdim=True)
+    )
+
+
+def _norm_input_tangent(tx, xhat, rstd, axes):
+    """The tangent of ``xhat`` given the input's tangent (the same linear map)."""
+    return _norm_input_grad(tx, xhat, rstd, axes)
+
+
+def _ln_axes(x, normalized_shape):
+    k = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    return tuple(range(x.dim() - k, x.dim()))
+
+
+def _shifted(axes, lead):
+    return tuple(a + len(lead) for a in axes)
+
+
+@register("layer_norm", "NativeLayerNormBackward0", inputs=(0, 2, 3), save=(0, 1, 2, 4))
+def _layer_norm_backward(ctx, grad):
+    x, normalized_shape, weight, eps = (ctx.saved_value(i) for i in range(4))
+    need_x, need_w, need_b = ctx.needs_input_grad
+    lead = _lead(grad)
+    axes = _ln_axes(x, normalized_shape)
+    outer = _shifted(tuple(range(x.dim() - len(axes))), lead)
+    xhat, rstd = _normalize(x, axes, eps)
+    gx = gw = gb = None
+    if need_x:
+        gy_hat = grad * weight if weight is not None else grad
+        gx = _norm_input_grad(gy_hat, xhat, rstd, _shifted(axes, lead))
+    if need_w:
+        gw = (grad * xhat).sum(outer) if outer else grad * xhat
+    if need_b:
+        gb = grad.sum(outer) if outer else grad
+    return gx, gw, gb
+
+
+@jvp("layer_norm")
+def _layer_norm_jvp(args, out, tangents, lead):
+    x, normalized_shape, weight, bias, eps = args
+    tx, tw, tb = tangents
+    axes = _ln_axes(x, normalized_shape)
+    xhat, rstd = _normalize(x, axes, eps)
+    r = None
+    if tx is not None:
+        r = _norm_input_tangent(tx, xhat, rstd, _shifted(axes, lead))
+        if weight is not None:
+            r = r * weight
+    if tw is not None:
+        term = xhat * _aligned(tw, len(axes), x.dim(), lead)
+        r = term if r is None else r + term
+    if tb is not None:
+        term = _aligned(tb, len(axes), x.dim(), lead)
+        r = term if r is None else r + term
+    return r
+
+
+def _channel_shape(x):
+    shape = [1] * x.dim()
+    shape[1] = x.shape[1]
+    return tuple(shape)
+
+
+def _bn_stats_axes(x):
+    return (0,) + tuple(range(2, x.dim()))
+
+
+def _bn_running(args, out):
+    """What an evaluation-mode backward needs: copies of the running statistics used."""
+    _, _, _, running_mean, running_var, training, _, _ = args
+    if training or running_mean is None:
+        return None
+    return running_mean.detach().clone(), running_var.detach().clone()
+
+
+def _bn_eval_normalize(x, running, eps):
+    shape = _channel_shape(x)
+    mean, var = running
+    rstd = (var + eps).rsqrt().reshape(shape)
+    return (x - mean.reshape(shape)) * rstd, rstd
+
+
+@register(
+    "batch_norm",
+    "NativeBatchNormBackward0",
+    inputs=(0, 1, 2),
+    save=(0, 1, 7),
+    extra=_bn_running,
+)
+def _batch_norm_backward(ctx, grad):
+    x, weight, eps = (ctx.saved_value(i) for i in range(3))
+    need_x, need_w, need_b = ctx.needs_input_grad
+    lead = _lead(grad)
+    axes = _bn_stats_axes(x)
+    shape = _channel_shape(x)
+    reduce_axes = _shifted(axes, lead)
+    running = ctx.extra
+    if running is None:
+        xhat, rstd = _normalize(x, axes, eps)
+    else:
+        xhat, rstd = _bn_eval_normalize(x, running, eps)
+    gx = gw = gb = None
+    if need_x:
+        gy_hat = grad * weight.reshape(shape) if weight is not None else grad
+        if running is None:
+            gx = _norm_input_grad(gy_hat, xhat, rstd, reduce_axes)
+        else:
+            gx = gy_hat * rstd
+    if need_w:
+        gw = (grad * xhat).sum(reduce_axes)
+    if need_b:
+        gb = grad.sum(reduce_axes)
+    return gx, gw, gb
+
+
+@jvp("batch_norm")
+def _batch_norm_jvp(args, out, tangents, lead):
+    x, weight, bias, running_mean, running_var, training, _, eps = args
+    tx, tw, tb = tangents
+    shape = _channel_shape(x)
+    axes = _bn_stats_axes(x)
+    if training or running_mean is None:
+        xhat, rstd = _normalize(x, axes, eps)
+        t_hat = (
+            _norm_input_tangent(tx, xhat, rstd, _shifted(axes, lead)) if tx is not None else None
+        )
+    else:
+        xhat, rstd = _bn_eval_normalize(x, (running_mean, running_var), eps)
+        t_hat = tx * rstd if tx is not None else None
+    r = None
+    if t_hat is not None:
+        r = t_hat * weight.reshape(shape) if weight is not None else t_hat
+    if tw is not None:
+        term = xhat * tw.reshape(tuple(lead) + shape)
+        r = term if r is None else r + term
+    if tb is not None:
+        term = tb.reshape(tuple(lead) + shape)
+        r = term if r is None else r + term
+    return r
+
+
+# -------------------------------------------------------------------------------------
+# embedding
+
+
+@register("embedding", "EmbeddingBackward0", inputs=(0,), save=(1, 2, 3))
+def _embedding_backward(ctx, grad):
+    indices, padding_idx, scale_grad_by_freq = (ctx.saved_value(i) for i in range(3))
+    shape = tuple(ctx.input_shape(0))
+    idx = _array(indices).astype(np.intp, copy=False)
+    scale = None
+    if scale_grad_by_freq:
+        counts = np.bincount(idx.reshape(-1), minlength=shape[0])
+        scale = 1.0 / counts[idx]
+    if padding_idx is not None and padding_idx >= 0:
+        keep = (idx != padding_idx).astype(np.float64)
+        scale = keep if scale is None else scale * keep
+    g = grad
+    if scale is not None:
+        g = g * _const(scale[..., None], grad)
+    return (_batch_scatter(g, (idx,), shape),)
+
+
+@jvp("embedding")
+def _embedding_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    if t is None:
+        return None
+    weight, indices = args[0], args[1]
+    idx = _array(indices).astype(np.intp, copy=False)
+    return _take(t, (idx,), tuple(weight.shape), lead)
+
+
+# rescaling the rows of an embedding's weight is an update, not a function to differentiate
+OPS["embedding_renorm_"].derivative = _core.Derivative(
+    "embedding_renorm_", "NotDifferentiable", None, differentiable=False
+)
+
+
+# -------------------------------------------------------------------------------------
+# activations
+
+
+def _gelu_second(x, approximate):
+    """``d2 gelu(x) / dx2`` in gradstack ops (so that it differentiates again)."""
+    if approximate == "tanh":
+        x2 = x * x
+        t = (_SQRT_2_OVER_PI * (x + _GELU_TANH_COEF * x2 * x)).tanh()
+        s = 1 - t * t
+        du = _SQRT_2_OVER_PI * (1 + 3 * _GELU_TANH_COEF * x2)
+        ddu = (6 * _SQRT_2_OVER_PI * _GELU_TANH_COEF) * x
+        return s * du - x * t * s * du * du + 0.5 * x * s * ddu
+    pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+    return pdf * (2 - x * x)
+
+
+def _gelu_backward_op(grad, x, approximate):
+    return gt.dispatch(OPS["gelu_backward"], (grad, x, approximate))
+
+
+@register("gelu", "GeluBackward0", save=(0, 1))
+def _gelu(ctx, grad):
+    x, approximate = ctx.saved_value(0), ctx.saved_value(1)
+    return (_gelu_backward_op(grad, x, approximate),)
+
+
+@jvp("gelu")
+def _gelu_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    return None if t is None else _gelu_backward_op(t, args[0], args[1])
+
+
+@register("gelu_backward", "GeluBackwardBackward0", inputs=(0, 1), save=(0, 1, 2))
+def _gelu_backward_backward(ctx, grad):
+    g, x, approximate = (ctx.saved_value(i) for i in range(3))
+    need_g, need_x = ctx.needs_input_grad
+    return (
+        _gelu_backward_op(grad, x, approximate) if need_g else None,
+        grad * g * _gelu_second(x, approximate) if need_x else None,
+    )
+
+
+@jvp("gelu_backward")
+def _gelu_backward_jvp(args, out, tangents, lead):
+    g, x, approximate = args
+    tg, tx = tangents
+    r = None
+    if tg is not None:
+        r = _gelu_backward_op(tg, x, approximate)
+    if tx is not None:
+        term = tx * g * _gelu_second(x, approximate)
+        r = term if r is None else r + term
+    return r
+
+
+def _silu_derivative(x):
+    s = x.sigmoid()
+    return s * (1 + x * (1 - s))
+
+
+@register("silu", "SiluBackward0", save=(0,))
+def _silu(ctx, grad):
+    return (grad * _silu_derivative(ctx.saved_value(0)),)
+
+
+@jvp("silu")
+def _silu_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    return None if t is None else t * _silu_derivative(args[0])
+
+
+@register("log_sigmoid", "LogSigmoidBackward0", save=(0,))
+def _log_sigmoid_backward(ctx, grad):
+    return (grad * (-ctx.saved_value(0)).sigmoid(),)
+
+
+@jvp("log_sigmoid")
+def _log_sigmoid_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    return None if t is None else t * (-args[0]).sigmoid()
+
+
+# torch names the in-place variant's node LeakyReluBackward1; the registry's rule is one
+# node name per op and its in-place twin (test_inplace_variants_have_the_node_name_of_their_twin)
+@register("leaky_relu", "LeakyReluBackward0", save=(0, 1))
+def _leaky_relu(ctx, grad):
+    x, slope = ctx.saved_value(0), ctx.saved_value(1)
+    return (gt.where(x > 0, grad, grad * slope),)
+
+
+@jvp("leaky_relu")
+def _leaky_relu_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    return None if t is None else gt.where(args[0] > 0, t, t * args[1])
