@@ -1024,3 +1024,19 @@ def _index_scatter_samples(rng):
 
 # an internal op (getitem's adjoint): torch has no public twin (index_put is close)
 _add(GradOp("_index_scatter", _index_scatter_samples, torch=False))
+
+
+# the nn ops of derivatives_nn.py (losses, normalisation, activations): autograd_op_db_nn.py
+def _extend_with(name):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"gradstack_autograd_tests_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.extend(sys.modules[__name__])
+
+
+_extend_with("autograd_op_db_nn")

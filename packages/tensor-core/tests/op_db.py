@@ -1623,3 +1623,19 @@ def to_ref(obj):
     if isinstance(obj, dict):
         return {k: to_ref(v) for k, v in obj.items()}
     return obj
+
+
+# the nn ops of _impl_nn.py (losses, normalisation, activations): entries in op_db_nn.py
+def _extend_with(name):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"gradstack_tensor_tests_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.extend(sys.modules[__name__])
+
+
+_extend_with("op_db_nn")

@@ -24,6 +24,7 @@ from gradstack_tensor._tensor import set_autograd_extension as _set_autograd_ext
 from . import (  # noqa: F401 - the table binds itself to the ops  # noqa: F401 - public submodules, as in torch.autograd
     _core,
     derivatives,
+    derivatives_nn,  # the rows of the nn ops (losses, normalisation, activations)
     forward_ad,  # noqa: F401 - torch.autograd.forward_ad
     function,
     graph,

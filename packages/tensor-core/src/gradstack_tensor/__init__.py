@@ -16,7 +16,15 @@ Examples
 1
 """
 
-from . import _allocator, _impl_elementwise, _impl_linalg, _impl_reduce, _impl_shape, return_types  # noqa: F401 - bind kernels
+from . import (  # noqa: F401 - bind kernels
+    _allocator,
+    _impl_elementwise,
+    _impl_linalg,
+    _impl_nn,
+    _impl_reduce,
+    _impl_shape,
+    return_types,
+)
 from . import functions as _functions
 from .__about__ import __version__
 from ._format import get_printoptions, printoptions, set_printoptions
