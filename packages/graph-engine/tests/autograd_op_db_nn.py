@@ -371,6 +371,19 @@ def extend(db) -> None:
 
     add(GradOp("gelu_backward", gelu_backward))
     add(GradOp("silu", unary("silu", lambda L, a, e: _F(L).silu(a))))
+
+    def silu_inplace(rng):
+        x = arr(rng, (2, 3))
+        return [
+            S(
+                (x,),
+                lambda L, a: L.OPS["silu_"](a.clone()),
+                "silu_ on a clone",
+                lambda L, a: _F(L).silu(a.clone(), inplace=True),
+            )
+        ]
+
+    add(GradOp("silu_", silu_inplace))
     add(GradOp("log_sigmoid", unary("log_sigmoid", lambda L, a, e: _F(L).logsigmoid(a))))
     add(
         GradOp(

@@ -439,6 +439,13 @@ def extend(db) -> None:
         lambda torch, g, x, a="none": torch.ops.aten.gelu_backward(g, x, approximate=a),
     )
     add("silu", _silu_ref, s["silu"], lambda torch, x: _tf(torch).silu(x))
+    add(
+        "silu_",
+        _silu_ref,
+        s["silu"],
+        lambda torch, x: _tf(torch).silu(x, inplace=True),
+        inplace=True,
+    )
     add("log_sigmoid", _log_sigmoid_ref, s["silu"], lambda torch, x: _tf(torch).logsigmoid(x))
     add(
         "leaky_relu",

@@ -1,18 +1,25 @@
 """``gradstack_nn.functional`` (``gradstack.nn.functional``): the layers as functions.
 
-Every function is written with gradstack ops, so gradients flow through it and it can be
-differentiated again (``create_graph=True``), and the profiler sees the ops it is made of.
+Each function does what ``torch.nn.functional``'s does in Python (argument checks, torch's
+warnings, broadcasting, the composite cases) and then calls one op of the registry, so the
+graph records torch's nodes: ``cross_entropy`` gives ``NllLossBackward0`` over
+``LogSoftmaxBackward0``, ``layer_norm`` ``NativeLayerNormBackward0``, ``mse_loss``
+``MseLossBackward0``.  The ops' formulas are written with gradstack ops, so every function
+differentiates to any order (``create_graph=True``).
 
 Examples
 --------
 >>> import gradstack_tensor as gt
 >>> import gradstack_nn.functional as F
->>> logits = gt.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]])
+>>> logits = gt.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]], requires_grad=True)
 >>> target = gt.tensor([0, 2])
->>> round(F.cross_entropy(logits, target).item(), 4)
-0.1755
+>>> loss = F.cross_entropy(logits, target)
+>>> round(loss.item(), 4), loss.grad_fn.name()
+(0.1755, 'NllLossBackward0')
 >>> F.mse_loss(gt.tensor([1., 2.]), gt.tensor([1., 4.])).item()
 2.0
+>>> F.one_hot(gt.tensor([0, 2]), 3).tolist()
+[[1, 0, 0], [0, 0, 1]]
 """
 
 from __future__ import annotations
@@ -21,27 +28,55 @@ import warnings
 
 import gradstack_autograd as ag
 import gradstack_tensor as gt
-import numpy as np
 from gradstack_tensor import Tensor
-from gradstack_tensor._tensor import _data
 
 __all__ = [
     "linear",
     "relu",
     "relu_",
     "leaky_relu",
+    "leaky_relu_",
     "sigmoid",
     "tanh",
+    "gelu",
+    "silu",
+    "logsigmoid",
     "softmax",
     "log_softmax",
     "dropout",
+    "layer_norm",
+    "batch_norm",
+    "embedding",
+    "one_hot",
     "mse_loss",
     "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
     "nll_loss",
     "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
+_OP = gt.get_op
+
+# torch's names of the scalar types, as its error messages spell them
+_TORCH_TYPE_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def _type_name(t: Tensor) -> str:
+    return _TORCH_TYPE_NAMES.get(t.dtype.name, t.dtype.name)
 
 
 # -------------------------------------------------------------------------------------
@@ -77,13 +112,16 @@ def relu_(input: Tensor) -> Tensor:
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """``input`` where positive, ``negative_slope * input`` elsewhere."""
-    out = gt.where(input > 0, input, input * negative_slope)
+    """``input`` where positive, ``negative_slope * input`` elsewhere (LeakyReluBackward0)."""
     if inplace:
-        with ag.no_grad():
-            input.copy_(out)
-        return input
-    return out
+        return leaky_relu_(input, negative_slope)
+    return _OP("leaky_relu")(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu` (torch names its node LeakyReluBackward1, gradstack
+    LeakyReluBackward0: one node name per op and its in-place twin)."""
+    return _OP("leaky_relu_")(input, negative_slope)
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -96,53 +134,180 @@ def tanh(input: Tensor) -> Tensor:
     return input.tanh()
 
 
-def _softmax_dim(name: str, ndim: int) -> int:
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``input * Phi(input)`` (Phi the standard normal CDF), or with ``approximate="tanh"``
+    ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x**3)))`` (GeluBackward0)."""
+    return _OP("gelu")(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * sigmoid(input)`` (SiluBackward0), in place with ``inplace=True``."""
+    return _OP("silu_" if inplace else "silu")(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(input))``, stable for large ``|input|`` (LogSigmoidBackward0)."""
+    return _OP("log_sigmoid")(input)
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to "
         "include dim=X as an argument.",
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``exp(input) / exp(input).sum(dim)``, computed stably."""
+    """``exp(input) / exp(input).sum(dim)``, computed stably (SoftmaxBackward0)."""
     if dim is None:
-        dim = _softmax_dim("softmax", input.dim())
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     return input.softmax(dim, dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``log(softmax(input, dim))``, computed stably."""
+    """``log(softmax(input, dim))``, computed stably (LogSoftmaxBackward0)."""
     if dim is None:
-        dim = _softmax_dim("log_softmax", input.dim())
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return input.log_softmax(dim, dtype=dtype)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``
-    during training; the identity otherwise."""
+    """During training, zero each element with probability ``p`` and scale the others by
+    ``1 / (1 - p)``; the identity otherwise.
+
+    As torch: one multiplication by the scaled mask (MulBackward0), ``input.mul_(mask)``
+    with ``inplace=True``.  The mask is drawn from gradstack's generator: the same seed
+    gives the same mask in gradstack, not torch's mask.
+    """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
-        out = input * 0.0
+        noise = gt.zeros((), dtype=input.dtype)
     else:
-        keep = gt.rand(input.shape, dtype=input.dtype) >= p
-        out = input * keep.to(input.dtype) * (1.0 / (1.0 - p))
-    if inplace:
+        keep = gt.rand(tuple(input.shape), dtype=input.dtype) < (1.0 - p)
+        noise = keep.to(input.dtype).div_(1.0 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+# -------------------------------------------------------------------------------------
+# normalisation and embedding
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dims to zero mean and unit
+    (biased) variance, then scale by ``weight`` and shift by ``bias``
+    (NativeLayerNormBackward0)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return _OP("layer_norm")(input, tuple(normalized_shape), weight, bias, eps)
+
+
+def _verify_batch_size(size) -> None:
+    values = size[0]
+    for s in size[2:]:
+        values *= s
+    if values == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Batch normalisation over dim 1 of an ``(N, C, *)`` input (NativeBatchNormBackward0).
+
+    In training, the batch statistics normalise and the running statistics (when given)
+    are updated in place with ``momentum`` (the unbiased variance); in evaluation, the
+    running statistics normalise.
+    """
+    if training:
+        _verify_batch_size(input.shape)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    return _OP("batch_norm")(
+        input, weight, bias, running_mean, running_var, bool(training), momentum, eps
+    )
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """The rows of ``weight`` picked by the indices ``input`` (EmbeddingBackward0).
+
+    ``padding_idx``'s row gets no gradient; ``max_norm`` first rescales (in place, without
+    recording) the picked rows whose ``norm_type``-norm exceeds it; ``scale_grad_by_freq``
+    divides each row's gradient by its number of occurrences in ``input``.
+    """
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.shape[0] + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        if not input.is_contiguous():
+            input = input.contiguous()
         with ag.no_grad():
-            input.copy_(out)
-        return input
-    return out
+            _OP("embedding_renorm_")(weight, input, max_norm, norm_type)
+    return _OP("embedding")(weight, input, padding_idx, bool(scale_grad_by_freq), bool(sparse))
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """An int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each index
+    (``num_classes=-1``: one more than the largest index)."""
+    if tensor.dtype != gt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
+    elif num_classes < -1:
+        raise RuntimeError("num_classes should be positive")
+    if tensor.numel() > 0:
+        if int(tensor.min().item()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if int(tensor.max().item()) >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    return (tensor.unsqueeze(-1) == gt.arange(num_classes)).long()
 
 
 # -------------------------------------------------------------------------------------
 # losses
 
 
-def _reduction(size_average, reduce, reduction: str) -> str:
+def _reduction(size_average, reduce, reduction: str, stacklevel: int = 4) -> str:
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
@@ -150,29 +315,58 @@ def _reduction(size_average, reduce, reduction: str) -> str:
         warnings.warn(
             "size_average and reduce args will be deprecated, please use "
             f"reduction='{reduction}' instead.",
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
 
 
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    return loss
-
-
-def _check_broadcast(name: str, input: Tensor, target: Tensor) -> None:
-    if target.shape != input.shape:
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to "
             "broadcasting. Please ensure they have the same size.",
             stacklevel=3,
         )
+
+
+def _broadcast(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """``torch.broadcast_tensors(input, target)``: expanded views (ExpandBackward0)."""
+    if tuple(input.shape) == tuple(target.shape):
+        return input, target
+    shape = tuple(_broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    a = input if tuple(input.shape) == shape else input.expand(*shape)
+    b = target if tuple(target.shape) == shape else target.expand(*shape)
+    return a, b
+
+
+def _broadcast_shapes(a: tuple, b: tuple) -> tuple:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and 1 not in (x, y):
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {i}"
+            )
+        out.append(max(x, y) if 0 not in (x, y) else 0)
+    return tuple(out)
+
+
+def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str, mean_by_weight: bool):
+    """torch's manual weighting of mse_loss/l1_loss/huber_loss (``weight`` of the input's
+    size; ``mean`` divides by the sum of the weights, huber's by the number of elements)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    weighted = loss * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    return weighted.sum() / weight.sum() if mean_by_weight else weighted.mean()
 
 
 def mse_loss(
@@ -183,41 +377,115 @@ def mse_loss(
     reduction: str = "mean",
     weight: Tensor | None = None,
 ) -> Tensor:
-    """Mean squared error: ``((input - target) ** 2)`` reduced by ``reduction``
-    (``'mean'``, ``'sum'`` or ``'none'``)."""
+    """Mean squared error ``(input - target) ** 2`` reduced by ``reduction`` (``'mean'``,
+    ``'sum'`` or ``'none'``); MseLossBackward0.  With ``weight`` (the input's size),
+    ``'mean'`` is the weighted sum over the sum of the weights, as torch."""
+    _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    _check_broadcast("mse_loss", input, target)
-    loss = (input - target).pow(2)
+    x, y = _broadcast(input, target)
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        return _weighted((x - y).pow(2), weight, input, reduction, True)
+    return _OP("mse_loss")(x, y, reduction)
 
 
 def l1_loss(
-    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
 ) -> Tensor:
-    """Mean absolute error: ``|input - target|`` reduced by ``reduction``."""
+    """Mean absolute error ``|input - target|`` reduced by ``reduction``.
+
+    torch's ``l1_loss`` is a composite: ``(input - target).abs()`` then ``mean``/``sum``
+    (MeanBackward0 over AbsBackward0 over SubBackward0), as here.
+    """
+    _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    _check_broadcast("l1_loss", input, target)
-    return _reduce((input - target).abs(), reduction)
+    x, y = _broadcast(input, target)
+    loss = (x - y).abs()
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, True)
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
 
 
-def _class_index_checks(name: str, input: Tensor, target: Tensor) -> None:
-    if target.dtype not in (gt.int64, gt.int32, gt.int16, gt.int8, gt.uint8):
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input -
+    target``), reduced; SmoothL1LossBackward0, or :func:`l1_loss` when ``beta == 0`` (torch
+    does the same)."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    x, y = _broadcast(input, target)
+    if beta == 0.0:
+        return l1_loss(x, y, reduction=reduction)
+    return _OP("smooth_l1_loss")(x, y, reduction, beta)
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``, reduced
+    (HuberLossBackward0).  With ``weight``, ``'mean'`` is the mean of the weighted losses,
+    as torch."""
+    _warn_size(input, target)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    x, y = _broadcast(input, target)
+    if weight is None:
+        return _OP("huber_loss")(x, y, reduction, delta)
+    return _weighted(_OP("huber_loss")(x, y, "none", delta), weight, input, reduction, False)
+
+
+def _not_differentiable(fn: str, name: str, t: Tensor | None) -> None:
+    if t is not None and t.requires_grad and ag.is_grad_enabled():
         raise RuntimeError(
-            f"{name}: expected target of class indices with an integer dtype (int64), got "
-            f"{target.dtype}; for class probabilities pass a float target of the input's "
-            "shape to cross_entropy"
+            f"The function '{fn}' is not differentiable with respect to argument '{name}'. "
+            "This input cannot have requires_grad True."
         )
+
+
+def _nll_loss_nd(input, target, weight, reduction, ignore_index):
+    """torch's ``nll_loss_nd``: 1-D/2-D inputs take ``nll_loss``, 4-D ``nll_loss2d``,
+    others are viewed as 4-D ``(N, C, 1, -1)`` (ViewBackward0) and back."""
     if input.dim() < 1:
-        raise ValueError(f"{name}: input must have at least one dimension (the classes)")
-    batch = (input.shape[0],) + tuple(input.shape[2:]) if input.dim() >= 2 else ()
-    if tuple(target.shape) != batch:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() != 1 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
         raise ValueError(
-            f"{name}: expected target of shape {list(batch)} for input of shape "
-            f"{list(input.shape)} (classes on dim {1 if input.dim() >= 2 else 0}), got "
-            f"{list(target.shape)}"
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0]})."
         )
+    if input.dim() <= 2:
+        _not_differentiable("nll_loss_forward", "weight", weight)
+        return _OP("nll_loss")(input, target, weight, reduction, ignore_index)
+    _not_differentiable("nll_loss2d_forward", "weight", weight)
+    if input.dim() == 4:
+        return _OP("nll_loss2d")(input, target, weight, reduction, ignore_index)
+    n, c = input.shape[0], input.shape[1]
+    out_size = (n,) + tuple(input.shape[2:])
+    if tuple(target.shape) != out_size:
+        raise RuntimeError(f"Expected target size {list(out_size)}, got {list(target.shape)}")
+    if not input.is_contiguous():
+        input = input.contiguous()
+    if not target.is_contiguous():
+        target = target.contiguous()
+    input = input.view(n, c, 1, -1) if input.numel() > 0 else input.view(n, c, 0, 0)
+    target = target.view(n, 1, -1) if target.numel() > 0 else target.view(n, 0, 0)
+    out = _OP("nll_loss2d")(input, target, weight, reduction, ignore_index)
+    return out.view(*out_size) if reduction == "none" else out
 
 
 def nll_loss(
@@ -229,55 +497,15 @@ def nll_loss(
     reduce=None,
     reduction: str = "mean",
 ) -> Tensor:
-    """The negative log-likelihood loss: ``-input[n, target[n]]`` (times ``weight[target[n]]``).
+    """The negative log-likelihood loss: ``-input[n, target[n]] * weight[target[n]]``.
 
     ``input`` holds log-probabilities of shape ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``;
-    ``target`` holds class indices in ``[0, C)`` (entries equal to ``ignore_index`` count
-    for nothing).  ``'mean'`` divides by the total weight of the counted targets.
+    ``target`` holds int64 class indices in ``[0, C)`` (entries equal to ``ignore_index``
+    count for nothing).  ``'mean'`` divides by the total weight of the counted targets.
+    NllLossBackward0 (NllLoss2DBackward0 for inputs of 3 or more dims).
     """
     reduction = _reduction(size_average, reduce, reduction)
-    _class_index_checks("nll_loss", input, target)
-    if input.dim() == 1:  # unbatched
-        return nll_loss(
-            input.unsqueeze(0),
-            target.unsqueeze(0),
-            weight,
-            None,
-            ignore_index,
-            None,
-            reduction if reduction != "none" else "sum",
-        )
-    n_classes = input.shape[1]
-    t = _data(target)
-    ignored = t == ignore_index
-    any_ignored = bool(ignored.any())
-    valid = t[~ignored] if any_ignored else t
-    if valid.size and (valid.min() < 0 or valid.max() >= n_classes):
-        bad = valid[(valid < 0) | (valid >= n_classes)][0]
-        raise IndexError(f"Target {int(bad)} is out of bounds (the input has {n_classes} classes)")
-    safe = (
-        np.where(ignored, 0, t).astype(np.int64) if any_ignored else t.astype(np.int64, copy=False)
-    )
-    picked = input.gather(1, gt.from_numpy(safe).unsqueeze(1)).squeeze(1)
-    if weight is None and not any_ignored:
-        loss = -picked
-        return _reduce(loss, reduction)
-    if weight is not None:
-        if weight.dim() != 1 or weight.shape[0] != n_classes:
-            raise RuntimeError(
-                f"weight tensor should be defined either for all {n_classes} classes or no "
-                f"classes but got weight tensor of shape: {list(weight.shape)}"
-            )
-        w = _data(weight.detach())[safe]
-    else:
-        w = np.ones(safe.shape, dtype=_data(input).dtype)
-    if any_ignored:
-        w = np.where(ignored, 0, w)
-    w = gt.from_numpy(np.ascontiguousarray(w, dtype=_data(input).dtype))
-    loss = -picked * w
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
+    return _nll_loss_nd(input, target, weight, reduction, ignore_index)
 
 
 def cross_entropy(
@@ -292,67 +520,131 @@ def cross_entropy(
 ) -> Tensor:
     """Cross entropy between logits ``input`` and ``target``: ``nll_loss(log_softmax(input))``.
 
-    ``target`` holds class indices (an integer tensor of shape ``(N,)`` or
-    ``(N, d1, ...)``) or class probabilities (a float tensor of the input's shape).
-    ``label_smoothing`` mixes the target with the uniform distribution, as torch does.
+    ``target`` holds class indices (int64, the input's shape without the class dim 1) or
+    class probabilities (floats of the input's shape).  ``label_smoothing`` mixes the
+    target with the uniform distribution.  The graph is torch's: NllLossBackward0 over
+    LogSoftmaxBackward0 for indices; with label smoothing or probabilities, the
+    composite of elementwise ops torch records (AddBackward0, DivBackward0 ... on top).
     """
     reduction = _reduction(size_average, reduce, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 1 if input.dim() >= 2 else 0
-    logp = input.log_softmax(class_dim)
-    n_classes = input.shape[class_dim]
-    if target.is_floating_point():
+    class_dim = 0 if input.dim() == 1 else 1
+    if tuple(input.shape) == tuple(target.shape):
         return _cross_entropy_probs(
-            logp, target, weight, reduction, label_smoothing, class_dim, n_classes
-        )
-    loss = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
-    if label_smoothing == 0.0:
-        return loss
-    # Note [Label smoothing as torch computes it]
-    # torch (aten/src/ATen/native/LossNLL.cpp, cross_entropy_loss_label_smoothing) adds
-    # eps / C times the "smooth" loss -sum_c logp[c] * weight[c], normalised for 'mean' by
-    # the same total weight as nll_loss.
-    if class_dim == 0:
-        logp, target = logp.unsqueeze(0), target.unsqueeze(0)
-    t = _data(target)
-    ignored = t == ignore_index
-    if weight is not None:
-        shape = [1] * logp.dim()
-        shape[1] = n_classes
-        smooth = -(logp * weight.reshape(shape)).sum(1)
-    else:
-        smooth = -logp.sum(1)
-    if ignored.any():
-        smooth = smooth.masked_fill(gt.from_numpy(ignored), 0.0)
-    if reduction == "mean":
-        if weight is not None:
-            safe = t[~ignored].astype(np.int64)
-            smooth = smooth.sum() / float(_data(weight.detach())[safe].sum())
-        else:
-            smooth = smooth.sum() / float((~ignored).sum())
-    elif reduction == "sum":
-        smooth = smooth.sum()
-    elif class_dim == 0:
-        smooth = smooth.squeeze(0)
-    return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
-
-
-def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes):
-    if target.shape != logp.shape:
-        raise ValueError(
-            f"cross_entropy: a float target holds class probabilities and must have the "
-            f"input's shape {list(logp.shape)}, got {list(target.shape)}"
+            input, target, weight, reduction, ignore_index, label_smoothing, class_dim
         )
     if label_smoothing > 0.0:
-        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        if label_smoothing > 1.0:
+            raise RuntimeError(
+                f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+            )
+        return _cross_entropy_smoothed(
+            input, target, weight, reduction, ignore_index, label_smoothing, class_dim
+        )
+    return _nll_loss_nd(input.log_softmax(class_dim), target, weight, reduction, ignore_index)
+
+
+def _class_shape(input: Tensor, class_dim: int) -> tuple:
+    shape = [1] * input.dim()
+    shape[class_dim] = input.shape[class_dim]
+    return tuple(shape)
+
+
+def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, ls, class_dim):
+    """torch's ``cross_entropy_loss_label_smoothing`` (aten/src/ATen/native/LossNLL.cpp):
+    ``(1 - ls) * nll + ls / C * smooth`` with ``smooth = -sum_c logp[c] * weight[c]``,
+    normalised for ``'mean'`` by the weight of the targets that are not ignored."""
+    logp = input.log_softmax(class_dim)
+    n_classes = input.shape[class_dim]
+    nll = _nll_loss_nd(logp, target, weight, reduction, ignore_index)
+    ignore_mask = target == ignore_index
+    if weight is not None:
+        smooth = -(logp * weight.view(*_class_shape(input, class_dim))).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignore_mask, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            kept = gt.where(ignore_mask, 0, target)
+            denominator = (weight[kept] * (~ignore_mask).to(weight.dtype)).sum()
+            ret = smooth.sum() / denominator
+        else:
+            ret = smooth.sum() / (~ignore_mask).sum()
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - ls) * nll + ret * (ls / n_classes)
+
+
+def _cross_entropy_probs(input, target, weight, reduction, ignore_index, ls, class_dim):
+    """torch's ``cross_entropy_loss_prob_target``: ``-sum(log_softmax(input) * target *
+    weight)``, over ``numel / C`` for ``'mean'``."""
+    if not target.is_floating_point():
+        raise RuntimeError(
+            "Expected floating point type for target with class probabilities, got "
+            f"{_type_name(target)}"
+        )
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if ls > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls}")
+    logp = input.log_softmax(class_dim)
+    n_classes = input.shape[class_dim]
+    if ls > 0.0:
+        target = target * (1 - ls) + (ls / n_classes)
     prod = logp * target
     if weight is not None:
-        shape = [1] * logp.dim()
-        shape[class_dim] = n_classes
-        prod = prod * weight.reshape(shape)
-    loss = -prod.sum(class_dim)
-    if reduction == "mean":
-        count = logp.numel() // n_classes if logp.dim() > 1 else 1
-        return loss.sum() / count
-    return _reduce(loss, reduction)
+        prod = prod * weight.view(*_class_shape(input, class_dim))
+    if reduction == "none":
+        return -prod.sum(class_dim)
+    total = -prod.sum()
+    if reduction == "sum":
+        return total
+    if input.numel() == 0:
+        return total / 0.0
+    return total / (input.numel() // n_classes)
+
+
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``-weight * (target * log(input) + (1 - target) * log(1 - input))`` for
+    probabilities ``input`` in [0, 1], the logs clamped to >= -100, reduced
+    (BinaryCrossEntropyBackward0; differentiable in ``input`` and ``target``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size."
+        )
+    _not_differentiable("binary_cross_entropy", "weight", weight)
+    if weight is not None:
+        weight = weight.expand(*_broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+    return _OP("binary_cross_entropy")(input, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Binary cross entropy of ``sigmoid(input)`` computed stably from the logits:
+    ``(1 - target) * input - (1 + (pos_weight - 1) * target) * log_sigmoid(input)``, times
+    ``weight``, reduced (BinaryCrossEntropyWithLogitsBackward0)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+        )
+    _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
+    _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    return _OP("binary_cross_entropy_with_logits")(input, target, weight, pos_weight, reduction)

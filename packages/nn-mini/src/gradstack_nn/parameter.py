@@ -14,10 +14,11 @@ tensor([0., 0.], requires_grad=True)
 
 from __future__ import annotations
 
+import gradstack_autograd as ag
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-__all__ = ["Parameter", "Buffer", "is_parameter"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "is_parameter", "is_lazy"]
 
 
 class Parameter(Tensor):
@@ -74,6 +75,48 @@ class Buffer(Tensor):
         pass
 
 
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (the weight of a ``LazyLinear`` before its
+    first call).
+
+    It holds no values; :meth:`materialize` gives it its shape (and dtype) in place, turning
+    it into a plain :class:`Parameter`, so optimisers and other holders of the object see
+    the materialised parameter.
+
+    >>> import gradstack_tensor as gt
+    >>> w = UninitializedParameter()
+    >>> w
+    <UninitializedParameter>
+    >>> w.materialize((2, 3))
+    >>> type(w).__name__, tuple(w.shape), w.requires_grad
+    ('Parameter', (2, 3), True)
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return super().__new__(cls, gt.empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the parameter ``shape`` (uninitialised values) and make it a Parameter."""
+        if dtype is None:
+            dtype = self.dtype
+        with ag.no_grad():
+            self.data = gt.empty(tuple(shape), device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+
 def is_parameter(obj) -> bool:
     """Whether ``obj`` is a :class:`Parameter`."""
     return isinstance(obj, Parameter)
+
+
+def is_lazy(obj) -> bool:
+    """Whether ``obj`` is a parameter that has not been materialised yet."""
+    return isinstance(obj, UninitializedParameter)

@@ -21,7 +21,7 @@ op                                     torch counterpart
 ``batch_norm``                         ``aten::native_batch_norm`` (updates running stats)
 ``embedding``, ``embedding_renorm_``   ``aten::embedding``, ``aten::embedding_renorm_``
 ``gelu``, ``gelu_backward``            ``aten::gelu``, ``aten::gelu_backward``
-``silu``, ``log_sigmoid``              ``aten::silu``, ``aten::log_sigmoid``
+``silu``, ``silu_``, ``log_sigmoid``   ``aten::silu``, ``aten::silu_``, ``aten::log_sigmoid``
 ``leaky_relu``, ``leaky_relu_``        ``aten::leaky_relu``, ``aten::leaky_relu_``
 =====================================  ===========================================
 
@@ -685,10 +685,29 @@ def silu(input):
         return _wrap((x / (1 + np.exp(-x))).astype(x.dtype, copy=False))
 
 
+def silu_(input):
+    """In-place :func:`silu`."""
+    x = _float(input, "silu_", "silu_cpu")
+    _check_writable(x, "silu_")
+    with np.errstate(all="ignore"):
+        x[...] = x / (1 + np.exp(-x))
+    input._bump_version("silu_")
+    return input
+
+
 def log_sigmoid(input):
     """``log(sigmoid(x))``, stable for large ``|x|``."""
     x = _float(input, "log_sigmoid", "log_sigmoid_cpu")
     return _wrap(log_sigmoid_array(x).astype(x.dtype, copy=False))
+
+
+def _check_writable(x: np.ndarray, op: str) -> None:
+    if not x.flags.writeable:
+        raise RuntimeError(
+            f"{op}: unsupported operation: more than one element of the written-to tensor "
+            "refers to a single memory location (an expanded view). Please clone() the "
+            "tensor before performing the operation."
+        )
 
 
 def _leaky(x: np.ndarray, slope: float) -> np.ndarray:
@@ -707,12 +726,7 @@ def leaky_relu_(input, negative_slope=0.01):
     """In-place :func:`leaky_relu`."""
     x = _float(input, "leaky_relu_", "leaky_relu_cpu")
     slope = _number(negative_slope, "leaky_relu_", "negative_slope")
-    if not x.flags.writeable:
-        raise RuntimeError(
-            "leaky_relu_: unsupported operation: more than one element of the written-to "
-            "tensor refers to a single memory location (an expanded view). Please clone() the "
-            "tensor before performing the operation."
-        )
+    _check_writable(x, "leaky_relu_")
     x[...] = _leaky(x, slope)
     input._bump_version("leaky_relu_")
     return input
@@ -721,6 +735,7 @@ def leaky_relu_(input, negative_slope=0.01):
 register_op("gelu", gelu)
 register_op("gelu_backward", gelu_backward)
 register_op("silu", silu)
+register_op("silu_", silu_, inplace=True)
 register_op("log_sigmoid", log_sigmoid)
 register_op("leaky_relu", leaky_relu)
 register_op("leaky_relu_", leaky_relu_, inplace=True)
@@ -742,6 +757,7 @@ NN_OPS = (
     "gelu",
     "gelu_backward",
     "silu",
+    "silu_",
     "log_sigmoid",
     "leaky_relu",
     "leaky_relu_",

@@ -1,5 +1,5 @@
-"""Activation layers: ``ReLU``, ``LeakyReLU``, ``Sigmoid``, ``Tanh``, ``Softmax``,
-``LogSoftmax``, and ``Dropout``/``Flatten``."""
+"""Activation layers: ``ReLU``, ``LeakyReLU``, ``Sigmoid``, ``Tanh``, ``GELU``, ``SiLU``,
+``Softmax``, ``LogSoftmax``, and ``Dropout``/``Flatten``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,18 @@ from gradstack_tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["ReLU", "LeakyReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout", "Flatten"]
+__all__ = [
+    "ReLU",
+    "LeakyReLU",
+    "Sigmoid",
+    "Tanh",
+    "GELU",
+    "SiLU",
+    "Softmax",
+    "LogSoftmax",
+    "Dropout",
+    "Flatten",
+]
 
 
 class ReLU(Module):
@@ -57,6 +68,47 @@ class Tanh(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return input.tanh()
+
+
+class GELU(Module):
+    """Gaussian error linear unit ``x * Phi(x)``; ``approximate="tanh"`` uses torch's tanh
+    approximation (see :func:`~gradstack_nn.functional.gelu`).
+
+    >>> import gradstack_tensor as gt
+    >>> GELU()(gt.tensor([0.0, 1.0])).tolist()
+    [0.0, 0.8413447141647339]
+    >>> GELU("tanh")
+    GELU(approximate='tanh')
+    """
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """``x * sigmoid(x)`` elementwise (the swish activation).
+
+    >>> import gradstack_tensor as gt
+    >>> round(SiLU()(gt.tensor([1.0])).item(), 6)
+    0.731059
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.silu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Softmax(Module):

@@ -1,14 +1,17 @@
-"""Containers: ``Sequential`` and ``ModuleList``."""
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict`` and ``ParameterList``."""
 
 from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
+from gradstack_tensor import Tensor
+
+from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Sequential", "ModuleList"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList"]
 
 
 def _index(idx: int, size: int, what: str) -> int:
@@ -151,3 +154,165 @@ class ModuleList(Module):
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList is not callable: iterate over it in your forward()")
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules, registered under their keys (so ``state_dict`` keys are
+    ``"<key>.weight"``), but not called.
+
+    >>> from gradstack_nn import Linear, ReLU
+    >>> d = ModuleDict({"fc": Linear(2, 2), "act": ReLU()})
+    >>> list(d.keys()), [n for n, _ in d.named_parameters()]
+    (['fc', 'act'], ['fc.weight', 'fc.bias'])
+    """
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        """Remove every module."""
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        """Remove the module at ``key`` and return it."""
+        module = self[key]
+        del self[key]
+        return module
+
+    def keys(self):
+        """The keys, in insertion order."""
+        return self._modules.keys()
+
+    def items(self):
+        """``(key, module)`` pairs, in insertion order."""
+        return self._modules.items()
+
+    def values(self):
+        """The modules, in insertion order."""
+        return self._modules.values()
+
+    def update(self, modules) -> None:
+        """Add the modules of a mapping, or of an iterable of ``(key, module)`` pairs."""
+        if isinstance(modules, (OrderedDict, ModuleDict, Mapping)):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        if isinstance(modules, (str, bytes)) or not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but "
+                f"got {type(modules).__name__}"
+            )
+        for j, m in enumerate(modules):
+            if not isinstance(m, Iterable) or isinstance(m, (str, bytes)):
+                raise TypeError(
+                    f"ModuleDict update sequence element #{j} should be Iterable; is "
+                    f"{type(m).__name__}"
+                )
+            if len(m) != 2:
+                raise ValueError(
+                    f"ModuleDict update sequence element #{j} has length {len(m)}; 2 is required"
+                )
+            self[m[0]] = m[1]
+
+
+class ParameterList(Module):
+    """A list of parameters, registered under ``"0"``, ``"1"`` ... (so the optimisers and
+    ``state_dict`` see them); tensors appended to it become :class:`Parameter` objects.
+
+    >>> import gradstack_tensor as gt
+    >>> ps = ParameterList([Parameter(gt.zeros(3, 4)), Parameter(gt.zeros(3))])
+    >>> print(ps)
+    ParameterList(
+        (0): Parameter containing: [gradstack.float32 of size 3x4]
+        (1): Parameter containing: [gradstack.float32 of size 3]
+    )
+    >>> list(ps.state_dict())
+    ['0', '1']
+    """
+
+    def __init__(self, values: Iterable | None = None) -> None:
+        super().__init__()
+        object.__setattr__(self, "_size", 0)
+        if values is not None:
+            self += values
+
+    def _get_abs_string_index(self, idx) -> str:
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % len(self))
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)([self[i] for i in range(len(self))[idx]])
+        return getattr(self, self._get_abs_string_index(idx))
+
+    def __setitem__(self, idx, param) -> None:
+        key = self._get_abs_string_index(idx)
+        if isinstance(param, Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, key, param)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters: Iterable) -> ParameterList:
+        return self.extend(parameters)
+
+    def __dir__(self):
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, value) -> ParameterList:
+        """Add ``value`` at the end (a Tensor becomes a Parameter)."""
+        new_idx = len(self)
+        object.__setattr__(self, "_size", new_idx + 1)
+        self[new_idx] = value
+        return self
+
+    def extend(self, values: Iterable) -> ParameterList:
+        """Add each of ``values`` at the end."""
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                f"{type(values).__name__}"
+            )
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        lines = []
+        for k, p in enumerate(self):
+            if isinstance(p, Tensor):
+                size = "x".join(str(s) for s in p.shape)
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({k}): {kind} containing: [{p.dtype} of size {size}]")
+            else:
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")

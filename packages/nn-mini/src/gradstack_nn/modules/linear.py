@@ -1,18 +1,20 @@
-"""``Linear`` and ``Identity``."""
+"""``Linear``, ``LazyLinear`` and ``Identity``."""
 
 from __future__ import annotations
 
 import math
 
+import gradstack_autograd as ag
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Linear", "Identity"]
+__all__ = ["Linear", "LazyLinear", "Identity"]
 
 
 class Linear(Module):
@@ -75,6 +77,46 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A :class:`Linear` whose ``in_features`` is inferred from the first input.
+
+    Until the first call the weight and bias are
+    :class:`~gradstack_nn.parameter.UninitializedParameter` objects (optimisers may already
+    hold them) and ``in_features`` is 0.  The first call sets ``in_features`` to
+    ``input.shape[-1]``, materialises and initialises the parameters as ``Linear`` does,
+    and the module becomes a ``Linear``, as in torch.
+
+    >>> import gradstack_tensor as gt
+    >>> layer = LazyLinear(4)
+    >>> layer(gt.ones(3, 7)).shape, layer.in_features, type(layer).__name__
+    (gradstack.Size([3, 4]), 7, 'Linear')
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """Initialise as ``Linear`` does, once the parameters have their shapes."""
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input) -> None:
+        """Materialise the weight ``(out_features, input.shape[-1])`` and the bias."""
+        if self.has_uninitialized_params():
+            with ag.no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
 
 
 class Identity(Module):

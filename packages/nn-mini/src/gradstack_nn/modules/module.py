@@ -42,7 +42,7 @@ from gradstack_tensor.device import check_device
 from gradstack_tensor.dtypes import as_dtype
 from gradstack_tensor.dtypes import dtype as dtype_type
 
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module"]
 
@@ -490,6 +490,11 @@ class Module:
                     f"from checkpoint but received {type(value)}"
                 )
                 continue
+            if is_lazy(param):
+                # Note [Loading into a lazy module]
+                # As torch's LazyModuleMixin load hook: the loaded shape materialises the
+                # parameter (its dtype stays), then the values are copied as for any other.
+                param.materialize(value.shape)
             if param.dim() == 0 and value.dim() == 1 and value.shape[0] == 1:
                 value = value[0]
             if value.shape != param.shape:

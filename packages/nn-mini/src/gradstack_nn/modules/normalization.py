@@ -1,0 +1,82 @@
+"""``LayerNorm``: normalisation over the last dims of each sample."""
+
+from __future__ import annotations
+
+import gradstack_tensor as gt
+from gradstack_tensor import Tensor
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["LayerNorm"]
+
+
+class LayerNorm(Module):
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last
+    ``len(normalized_shape)`` dims (biased variance), as torch.
+
+    Parameters
+    ----------
+    normalized_shape : int or tuple of int
+        The trailing shape to normalise over.
+    eps : float, default 1e-5
+        Added to the variance.
+    elementwise_affine : bool, default True
+        Learn ``weight`` (ones at first) and ``bias`` (zeros at first) of that shape.
+    bias : bool, default True
+        Learn the bias (with ``elementwise_affine``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> ln = LayerNorm(4)
+    >>> ln
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
+    >>> y = ln(gt.tensor([[1.0, 2.0, 3.0, 4.0]]))
+    >>> round(y.mean().item(), 6), y.grad_fn.name()
+    (0.0, 'NativeLayerNormBackward0')
+    """
+
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(gt.empty(self.normalized_shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(gt.empty(self.normalized_shape, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weight to ones, bias to zeros."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )

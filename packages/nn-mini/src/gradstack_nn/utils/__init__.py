@@ -1,0 +1,7 @@
+"""``gradstack_nn.utils``: gradient clipping (``gradstack.nn.utils``) and :mod:`.data`
+(``gradstack.utils.data``: datasets, samplers and the ``DataLoader``)."""
+
+from . import data
+from .clip_grad import clip_grad_norm_, clip_grad_value_
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "data"]

@@ -1,0 +1,93 @@
+"""Gradient clipping, as ``torch.nn.utils.clip_grad_norm_`` / ``clip_grad_value_``.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> from gradstack_nn import Parameter
+>>> w = Parameter(gt.tensor([3.0, 4.0]))
+>>> w.grad = gt.tensor([3.0, 4.0])
+>>> clip_grad_norm_([w], max_norm=1.0).item()
+5.0
+>>> [round(v, 4) for v in w.grad.tolist()]
+[0.6, 0.8]
+>>> w.grad = gt.tensor([3.0, -0.5])
+>>> _ = clip_grad_value_([w], 1.0)
+>>> w.grad.tolist()
+[1.0, -0.5]
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+
+import gradstack_autograd as ag
+import gradstack_tensor as gt
+from gradstack_tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+
+
+def _as_list(parameters, stacklevel: int = 3) -> list:
+    if isinstance(parameters, Tensor):
+        return [parameters]
+    is_generator = isinstance(parameters, types.GeneratorType)
+    parameters = list(parameters)
+    if is_generator and len(parameters) == 0:
+        warnings.warn(
+            "`parameters` is an empty generator, no gradient clipping will occur.",
+            stacklevel=stacklevel,
+        )
+    return parameters
+
+
+def _total_norm(grads: list, norm_type: float, error_if_nonfinite: bool) -> Tensor:
+    """The ``norm_type``-norm of the per-gradient norms (torch's ``_get_total_norm``)."""
+    if len(grads) == 0:
+        return gt.tensor(0.0)
+    norms = [g.norm(norm_type) for g in grads]
+    dtype = norms[0].dtype
+    for n in norms[1:]:
+        dtype = gt.promote_types(dtype, n.dtype)
+    total = gt.stack([n.to(dtype) for n in norms]).norm(norm_type)
+    if error_if_nonfinite and not bool(gt.isfinite(total).item()):
+        raise RuntimeError(
+            f"The total norm of order {float(norm_type)} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the "
+            "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+        )
+    return total
+
+
+def clip_grad_norm_(
+    parameters,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach=None,
+) -> Tensor:
+    """Scale the gradients of ``parameters`` in place so that their total norm (the norm
+    of the vector of every gradient's norm) is at most ``max_norm``.
+
+    The scale is ``min(1, max_norm / (total_norm + 1e-6))``, as torch.  Returns the total
+    norm before clipping (a 0-d tensor).  Parameters without ``.grad`` are skipped.
+    """
+    parameters = _as_list(parameters)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    with ag.no_grad():
+        total = _total_norm(grads, float(norm_type), error_if_nonfinite)
+        if grads:
+            coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
+            for g in grads:
+                g.mul_(coef)
+    return total
+
+
+def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
+    """Clamp every gradient of ``parameters`` in place to ``[-clip_value, clip_value]``."""
+    clip_value = float(clip_value)
+    parameters = _as_list(parameters)
+    with ag.no_grad():
+        for p in parameters:
+            if p.grad is not None:
+                p.grad.clamp_(min=-clip_value, max=clip_value)
