@@ -10,7 +10,8 @@ written for PyTorch's autograd (on the CPU):
 - grad modes and :mod:`gradstack.autograd` from ``gradstack_autograd``, with
   ``autograd.functional`` (``gradstack_functional``), ``autograd.profiler``
   (``gradstack_profiler``), ``autograd.graph`` and ``autograd.forward_ad``;
-- :mod:`gradstack.nn`, :mod:`gradstack.optim`, ``save`` and ``load`` from ``gradstack_nn``;
+- :mod:`gradstack.nn`, :mod:`gradstack.optim` (with ``optim.lr_scheduler``),
+  :mod:`gradstack.utils.data`, ``save`` and ``load`` from ``gradstack_nn``;
 - :mod:`gradstack.cuda`, whose ``is_available()`` is always False.
 
 Examples
@@ -45,7 +46,7 @@ from gradstack_tensor import *  # noqa: F403
 from gradstack_tensor._kernels import get_num_threads, set_num_threads
 from gradstack_tensor.random import get_rng_state, set_rng_state
 
-from . import autograd, cuda, nn, optim
+from . import autograd, cuda, nn, optim, utils
 from .__about__ import __version__
 from .serialization import load, save
 
@@ -64,6 +65,7 @@ _NAMES = [
     "cuda",
     "nn",
     "optim",
+    "utils",
     "save",
     "load",
     "__version__",

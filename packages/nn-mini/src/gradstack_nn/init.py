@@ -23,6 +23,7 @@ import warnings
 
 import gradstack_autograd as ag
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import Tensor
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "xavier_normal_",
     "kaiming_uniform_",
     "kaiming_normal_",
+    "orthogonal_",
 ]
 
 _LINEAR_FNS = (
@@ -214,3 +216,35 @@ def kaiming_normal_(
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
+    """Fill ``tensor`` (2 or more dims, viewed as ``(rows, numel // rows)``) with a
+    (semi-)orthogonal matrix times ``gain``: torch's method, the Q of the QR decomposition
+    of a standard normal matrix with the signs of R's diagonal folded in (Saxe et al.).
+
+    >>> import gradstack_tensor as gt
+    >>> w = orthogonal_(gt.empty(3, 5))
+    >>> bool(((w @ w.t()) - gt.eye(3)).abs().max() < 1e-5)
+    True
+    """
+    _check(tensor, "orthogonal_")
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with ag.no_grad():
+        flattened = gt.empty((rows, cols), dtype=tensor.dtype).normal_(0, 1, generator=generator)
+    a = flattened.numpy().astype(np.float64)
+    if rows < cols:
+        a = a.T
+    q, r = np.linalg.qr(a)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with ag.no_grad():
+        tensor.copy_(gt.from_numpy(np.ascontiguousarray(q.reshape(tuple(tensor.shape)))))
+        tensor.mul_(gain)
+    return tensor

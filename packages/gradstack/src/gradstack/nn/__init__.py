@@ -1,54 +1,83 @@
-"""``gradstack.nn``: modules, parameters, losses, ``functional`` and ``init`` from
-gradstack-nn-mini (``gradstack_nn``)."""
+"""``gradstack.nn``: modules, parameters, losses, ``functional``, ``init`` and ``utils``
+from gradstack-nn-mini (``gradstack_nn``)."""
 
-# Only explicit names from gradstack_nn: its ``functional`` and ``init`` must not take the
-# place of this package's own submodules of those names (the ones that
+# Only explicit names from gradstack_nn: its ``functional``, ``init`` and ``utils`` must not
+# take the place of this package's own submodules of those names (the ones that
 # ``import gradstack.nn.functional`` finds).
 from gradstack_nn import (
+    GELU,
+    BatchNorm1d,
+    BCELoss,
+    BCEWithLogitsLoss,
     Buffer,
     CrossEntropyLoss,
+    DataParallel,
     Dropout,
+    Embedding,
     Flatten,
+    HuberLoss,
     Identity,
     L1Loss,
+    LayerNorm,
+    LazyLinear,
     LeakyReLU,
     Linear,
     LogSoftmax,
     Module,
+    ModuleDict,
     ModuleList,
     MSELoss,
     NLLLoss,
     Parameter,
+    ParameterList,
     ReLU,
     Sequential,
     Sigmoid,
+    SiLU,
+    SmoothL1Loss,
     Softmax,
     Tanh,
+    UninitializedParameter,
 )
 
-from . import functional, init, parameter
+from . import functional, init, parameter, utils
 
 __all__ = [
     "Module",
     "Parameter",
     "Buffer",
+    "UninitializedParameter",
     "Linear",
+    "LazyLinear",
     "Identity",
+    "Embedding",
+    "LayerNorm",
+    "BatchNorm1d",
     "ReLU",
     "LeakyReLU",
     "Sigmoid",
     "Tanh",
+    "GELU",
+    "SiLU",
     "Softmax",
     "LogSoftmax",
     "Dropout",
     "Flatten",
     "Sequential",
     "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "DataParallel",
     "MSELoss",
     "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
     "NLLLoss",
     "CrossEntropyLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
     "functional",
     "init",
     "parameter",
+    "utils",
 ]

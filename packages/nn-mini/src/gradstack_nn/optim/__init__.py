@@ -15,8 +15,24 @@ Examples
 0.0
 """
 
-from . import optimizer, sgd
+from . import adagrad, adam, lr_scheduler, optimizer, rmsprop, sgd
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "optimizer", "sgd"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "lr_scheduler",
+    "optimizer",
+    "sgd",
+    "adam",
+    "rmsprop",
+    "adagrad",
+]

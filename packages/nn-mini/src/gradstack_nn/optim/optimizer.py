@@ -12,7 +12,7 @@ from gradstack_tensor import Tensor
 
 from ..modules.module import _zero_grads
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "check_flags", "scalar"]
 
 
 class _Required:
@@ -23,6 +23,27 @@ class _Required:
 
 
 required = _Required()
+
+
+def scalar(value) -> float:
+    """A hyper-parameter as a Python float (a 1-element tensor learning rate included)."""
+    if isinstance(value, Tensor):
+        return value.item()
+    return value
+
+
+def check_flags(name: str, *, capturable: bool = False, differentiable: bool = False) -> None:
+    """Refuse the options that need machinery gradstack's optimisers do not have."""
+    if capturable:
+        raise ValueError(
+            f"{name}(capturable=True) is for CUDA graphs; gradstack runs on the CPU: leave "
+            "capturable=False"
+        )
+    if differentiable:
+        raise ValueError(
+            f"{name}(differentiable=True) is not supported by gradstack (the step runs "
+            "under no_grad)"
+        )
 
 
 class Optimizer:

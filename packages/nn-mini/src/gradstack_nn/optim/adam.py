@@ -1,0 +1,208 @@
+"""``Adam`` and ``AdamW``, step for step as ``torch.optim.Adam`` / ``AdamW`` compute them.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> from gradstack_nn import Parameter
+>>> w = Parameter(gt.tensor([1.0, -2.0]))
+>>> opt = Adam([w], lr=0.1)
+>>> (w * w).sum().backward()
+>>> opt.step()
+>>> [round(v, 4) for v in w.detach().tolist()]   # the first step moves each weight by lr
+[0.9, -1.9]
+>>> sorted(opt.state_dict()["state"][0])
+['exp_avg', 'exp_avg_sq', 'step']
+"""
+
+from __future__ import annotations
+
+import gradstack_autograd as ag
+import gradstack_tensor as gt
+from gradstack_tensor import Tensor
+
+from ._ops import addcdiv_, addcmul_, lerp_
+from .optimizer import Optimizer, check_flags, scalar
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam (Kingma and Ba), torch's single-tensor algorithm::
+
+        g = -grad if maximize else grad
+        if weight_decay: param *= 1 - lr * wd (decoupled, AdamW)  or  g = g + wd * param
+        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        if amsgrad: v_max = max(v_max, v), used in place of v below
+        param -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+    Parameters
+    ----------
+    params : iterable
+        Parameters, or dicts defining parameter groups.
+    lr : float, default 1e-3
+    betas : (float, float), default (0.9, 0.999)
+    eps : float, default 1e-8
+    weight_decay : float, default 0
+        L2 penalty added to the gradient (``decoupled_weight_decay=True``: AdamW's decay).
+    amsgrad : bool, default False
+    maximize : bool, default False
+    foreach, fused, capturable : optional
+        Accepted for torch compatibility (gradstack runs the single-tensor algorithm, which
+        torch also runs for CPU tensors by default); ``capturable=True`` and
+        ``differentiable=True`` raise.
+
+    Notes
+    -----
+    Parameters whose ``.grad`` is None are skipped (their state is not created).  The state
+    of each parameter is ``step`` (a float32 0-d tensor, as torch), ``exp_avg``,
+    ``exp_avg_sq`` and, with amsgrad, ``max_exp_avg_sq``.
+    """
+
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        amsgrad=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+        decoupled_weight_decay=False,
+    ) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not (
+            (isinstance(betas[0], float) and isinstance(betas[1], float))
+            or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))
+        ):
+            raise ValueError("betas must be either both floats or both Tensors")
+        check_flags(type(self).__name__, capturable=capturable, differentiable=differentiable)
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        defaults = {
+            "lr": lr,
+            "betas": tuple(scalar(b) for b in betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s
+        loss when a closure (re-evaluating the model) is given."""
+        loss = None
+        if closure is not None:
+            with ag.enable_grad():
+                loss = closure()
+        with ag.no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
+        return loss
+
+    def _step_group(self, group) -> None:
+        lr = scalar(group["lr"])
+        beta1, beta2 = (scalar(b) for b in group["betas"])
+        eps = group["eps"]
+        weight_decay = group["weight_decay"]
+        amsgrad = group["amsgrad"]
+        decoupled = group.get("decoupled_weight_decay", False)
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = gt.tensor(0.0)
+                state["exp_avg"] = gt.zeros_like(p)
+                state["exp_avg_sq"] = gt.zeros_like(p)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = gt.zeros_like(p)
+            grad = -p.grad if group["maximize"] else p.grad
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            state["step"].add_(1)
+            if weight_decay != 0:
+                if decoupled:
+                    p.mul_(1 - lr * weight_decay)
+                else:
+                    grad = grad.add(p, alpha=weight_decay)
+            lerp_(exp_avg, grad, 1 - beta1)
+            addcmul_(exp_avg_sq.mul_(beta2), grad, grad, value=1 - beta2)
+            step = state["step"].item()
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
+            step_size = lr / bias_correction1
+            bias_correction2_sqrt = bias_correction2**0.5
+            if amsgrad:
+                max_sq = state["max_exp_avg_sq"]
+                max_sq.copy_(gt.maximum(max_sq, exp_avg_sq))
+                denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            else:
+                denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            addcdiv_(p, exp_avg, denom, value=-step_size)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (``param *= 1 - lr * weight_decay`` before the
+    update, Loshchilov and Hutter), default ``weight_decay=1e-2``, as ``torch.optim.AdamW``.
+
+    >>> import gradstack_tensor as gt
+    >>> from gradstack_nn import Parameter
+    >>> AdamW([Parameter(gt.zeros(2))]).defaults["weight_decay"]
+    0.01
+    """
+
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=1e-2,
+        amsgrad=False,
+        *,
+        maximize=False,
+        foreach=None,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+    ) -> None:
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=True,
+        )
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

@@ -1,0 +1,142 @@
+"""``RMSprop``, step for step as ``torch.optim.RMSprop`` computes it.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> from gradstack_nn import Parameter
+>>> w = Parameter(gt.tensor([1.0]))
+>>> opt = RMSprop([w], lr=0.01)
+>>> (w * w).sum().backward()
+>>> opt.step()
+>>> round(w.item(), 4)   # 1 - 0.01 * 2 / sqrt(0.01 * 4)
+0.9
+"""
+
+from __future__ import annotations
+
+import gradstack_autograd as ag
+import gradstack_tensor as gt
+from gradstack_tensor import Tensor
+
+from ._ops import addcdiv_, addcmul_, lerp_
+from .optimizer import Optimizer, check_flags, scalar
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """RMSprop (Hinton), torch's algorithm::
+
+        g = -grad if maximize else grad;  g = g + weight_decay * param
+        v = alpha * v + (1 - alpha) * g * g
+        centered: m = lerp(m, g, 1 - alpha);  avg = sqrt(v - m * m) + eps,
+        else avg = sqrt(v) + eps
+        momentum > 0: buf = momentum * buf + g / avg;  param -= lr * buf
+        else: param -= lr * g / avg
+
+    Parameters
+    ----------
+    params : iterable
+    lr : float, default 1e-2
+    alpha : float, default 0.99
+        Smoothing constant of the squared-gradient average.
+    eps : float, default 1e-8
+    weight_decay, momentum : float, default 0
+    centered : bool, default False
+        Normalise by the estimated variance of the gradient.
+    maximize : bool, default False
+    foreach, capturable, differentiable : optional
+        As for :class:`~gradstack_nn.optim.Adam`.
+
+    Notes
+    -----
+    Skips parameters whose ``.grad`` is None.  State: ``step``, ``square_avg``, and
+    ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
+    """
+
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_flags("RMSprop", capturable=capturable, differentiable=differentiable)
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "alpha": alpha,
+            "eps": eps,
+            "centered": centered,
+            "weight_decay": weight_decay,
+            "capturable": capturable,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient (returns ``closure()``)."""
+        loss = None
+        if closure is not None:
+            with ag.enable_grad():
+                loss = closure()
+        with ag.no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
+        return loss
+
+    def _step_group(self, group) -> None:
+        lr = scalar(group["lr"])
+        alpha, eps = group["alpha"], group["eps"]
+        weight_decay, momentum = group["weight_decay"], group["momentum"]
+        centered = group["centered"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = gt.zeros(())
+                state["square_avg"] = gt.zeros_like(p)
+                if momentum > 0:
+                    state["momentum_buffer"] = gt.zeros_like(p)
+                if centered:
+                    state["grad_avg"] = gt.zeros_like(p)
+            grad = -p.grad if group["maximize"] else p.grad
+            square_avg = state["square_avg"]
+            state["step"].add_(1)
+            if weight_decay != 0:
+                grad = grad.add(p, alpha=weight_decay)
+            addcmul_(square_avg.mul_(alpha), grad, grad, value=1 - alpha)
+            if centered:
+                grad_avg = lerp_(state["grad_avg"], grad, 1 - alpha)
+                avg = (square_avg - grad_avg * grad_avg).sqrt()
+            else:
+                avg = square_avg.sqrt()
+            avg = avg.add_(eps)
+            if momentum > 0:
+                buf = state["momentum_buffer"]
+                addcdiv_(buf.mul_(momentum), grad, avg)
+                p.add_(buf, alpha=-lr)
+            else:
+                addcdiv_(p, grad, avg, value=-lr)
