@@ -1,5 +1,8 @@
-"""``gradstack.optim.lr_scheduler``: learning-rate schedules (``gradstack_nn.optim.lr_scheduler``)."""
+"""``gradstack.optim.lr_scheduler``: learning-rate schedules (from gradstack_nn)."""
 
 from gradstack_nn.optim.lr_scheduler import *  # noqa: F403
-from gradstack_nn.optim.lr_scheduler import LRScheduler, _LRScheduler  # noqa: F401
-from gradstack_nn.optim.lr_scheduler import __all__  # noqa: F401
+from gradstack_nn.optim.lr_scheduler import (  # noqa: F401
+    LRScheduler,
+    __all__,
+    _LRScheduler,
+)
