@@ -199,14 +199,13 @@ class Optimizer:
         self.param_groups = new_groups
 
     def __repr__(self) -> str:
-        lines = [type(self).__name__ + " ("]
+        text = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            text += f"\nParameter Group {i}\n"
             for key in sorted(group):
-                if key not in ("params", "param_names"):
-                    lines.append(f"    {key}: {group[key]}")
-        lines.append(")")
-        return "\n".join(lines)
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}

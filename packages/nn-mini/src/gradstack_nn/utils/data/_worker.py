@@ -81,7 +81,7 @@ def _map(fn, data, leaf_type):
 
 def pack(data):
     """``data`` with its tensors replaced by picklable payloads."""
-    return _map(lambda t: _TensorPayload(np.ascontiguousarray(t.detach().numpy())), data, Tensor)
+    return _map(lambda t: _TensorPayload(np.asarray(t.detach().numpy(), order="C")), data, Tensor)
 
 
 def unpack(data):

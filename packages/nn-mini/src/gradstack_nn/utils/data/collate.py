@@ -40,11 +40,9 @@ _ERROR = (
 
 
 def _as_tensor(data):
-    return (
-        gt.from_numpy(np.ascontiguousarray(data))
-        if isinstance(data, np.ndarray)
-        else (gt.tensor(data))
-    )
+    if isinstance(data, np.ndarray):
+        return gt.from_numpy(np.asarray(data, order="C"))  # shares memory, as torch.as_tensor
+    return gt.tensor(data)
 
 
 def default_convert(data):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import os
 import queue
 import warnings
 
@@ -136,7 +137,7 @@ class DataLoader:
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
+        self.multiprocessing_context = _check_context(multiprocessing_context, num_workers)
         self.in_order = in_order
 
         self._is_iterable = isinstance(dataset, IterableDataset)
@@ -193,6 +194,7 @@ class DataLoader:
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
         self._iterator = None
+        self._check_worker_number_rationality()
 
     @property
     def _auto_collation(self) -> bool:
@@ -211,6 +213,7 @@ class DataLoader:
             )
         if self.num_workers == 0:
             return _SingleProcessIter(self)
+        self._check_worker_number_rationality()
         if self.persistent_workers:
             if self._iterator is None:
                 self._iterator = _MultiProcessIter(self)
@@ -218,6 +221,31 @@ class DataLoader:
                 self._iterator._reset(self)
             return self._iterator
         return _MultiProcessIter(self)
+
+    def _check_worker_number_rationality(self) -> None:
+        """torch's warning when more workers than usable CPUs are asked for."""
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        suggest = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if suggest is not None and self.num_workers <= suggest:
+            return
+        if suggest is not None:
+            note = "" if cpuset_checked else " (`cpuset` is not taken into account)"
+            suggestion = (
+                f"Our suggested max number of worker in current system is {suggest}{note}, "
+                "which is smaller than what this DataLoader is going to create."
+            )
+        else:
+            suggestion = (
+                "DataLoader is not able to compute a suggested max number of worker in current "
+                "system."
+            )
+        warnings.warn(
+            f"This DataLoader will create {self.num_workers} worker processes in total. "
+            f"{suggestion} Please be aware that excessive worker creation might get DataLoader "
+            "running slow or even freeze, lower the worker number to avoid potential "
+            "slowness/freeze if necessary.",
+            stacklevel=3,
+        )
 
     def __len__(self) -> int:
         if self._is_iterable:
@@ -230,6 +258,31 @@ class DataLoader:
                 )
             return length
         return len(self._index_sampler)
+
+
+def _check_context(context, num_workers):
+    """torch's checks of ``multiprocessing_context``; returns a context object or None."""
+    if context is None:
+        return None
+    if num_workers == 0:
+        raise ValueError(
+            "multiprocessing_context can only be used with multi-process loading "
+            f"(num_workers > 0), but got num_workers={num_workers}"
+        )
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(
+                "multiprocessing_context option should specify a valid start method in "
+                f"{methods!r}, but got multiprocessing_context={context!r}"
+            )
+        context = multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError(
+            "multiprocessing_context option should be a valid context object or a string "
+            f"specifying the start method, but got multiprocessing_context={context}"
+        )
+    return context
 
 
 def _base_seed(generator) -> int:
@@ -291,8 +344,6 @@ class _MultiProcessIter(_BaseIter):
         if context is None:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        elif isinstance(context, str):
-            context = multiprocessing.get_context(context)
         self._result_queue = context.Queue()
         self._index_queues: list = []
         self._workers: list = []
