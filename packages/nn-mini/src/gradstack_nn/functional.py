@@ -163,14 +163,18 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """``exp(input) / exp(input).sum(dim)``, computed stably (SoftmaxBackward0)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return input.softmax(dim, dtype=dtype)
+    if dtype is not None:  # as torch: cast first (ToCopyBackward0), then the softmax
+        input = input.to(dtype)
+    return input.softmax(dim)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``log(softmax(input, dim))``, computed stably (LogSoftmaxBackward0)."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return input.log_softmax(dim, dtype=dtype)
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.log_softmax(dim)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

@@ -90,8 +90,8 @@ def _optional_float(x, op: str, what: str, like: np.ndarray):
     a = _tensor(x, op, what)
     if a.dtype != like.dtype:
         raise RuntimeError(
-            f"{op}: expected scalar type {_scalar_name(like)} but found {_scalar_name(a)} "
-            f"for '{what}'"
+            f"expected scalar type {_scalar_name(like)} but found {_scalar_name(a)} ({op}'s "
+            f"{what} must have the input's dtype)"
         )
     return a
 
