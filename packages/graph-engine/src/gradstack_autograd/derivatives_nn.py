@@ -319,15 +319,14 @@ def _normalize(x, axes, eps):
 
 def _norm_input_grad(gy_hat, xhat, rstd, axes):
     """``d loss / d x`` through ``xhat = (x - mean) * rstd`` given ``d loss / d xhat``
-    (``axes`` are the normalised dims of ``gy_hat``)."""
+    (``axes`` are the normalised dims of ``gy_hat``).
+
+    The map is symmetric, so the same expression turns an input's tangent into the
+    tangent of ``xhat`` (the forward formulas below use it so).
+    """
     return rstd * (
         gy_hat - gy_hat.mean(axes, keepdim=True) - xhat * (gy_hat * xhat).mean(axes, keepdim=True)
     )
-
-
-def _norm_input_tangent(tx, xhat, rstd, axes):
-    """The tangent of ``xhat`` given the input's tangent (the same linear map)."""
-    return _norm_input_grad(tx, xhat, rstd, axes)
 
 
 def _ln_axes(x, normalized_shape):
@@ -366,7 +365,7 @@ def _layer_norm_jvp(args, out, tangents, lead):
     xhat, rstd = _normalize(x, axes, eps)
     r = None
     if tx is not None:
-        r = _norm_input_tangent(tx, xhat, rstd, _shifted(axes, lead))
+        r = _norm_input_grad(tx, xhat, rstd, _shifted(axes, lead))
         if weight is not None:
             r = r * weight
     if tw is not None:
@@ -445,7 +444,7 @@ def _batch_norm_jvp(args, out, tangents, lead):
     if training or running_mean is None:
         xhat, rstd = _normalize(x, axes, eps)
         t_hat = (
-            _norm_input_tangent(tx, xhat, rstd, _shifted(axes, lead)) if tx is not None else None
+            _norm_input_grad(tx, xhat, rstd, _shifted(axes, lead)) if tx is not None else None
         )
     else:
         xhat, rstd = _bn_eval_normalize(x, (running_mean, running_var), eps)
