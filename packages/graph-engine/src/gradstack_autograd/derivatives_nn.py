@@ -443,9 +443,7 @@ def _batch_norm_jvp(args, out, tangents, lead):
     axes = _bn_stats_axes(x)
     if training or running_mean is None:
         xhat, rstd = _normalize(x, axes, eps)
-        t_hat = (
-            _norm_input_grad(tx, xhat, rstd, _shifted(axes, lead)) if tx is not None else None
-        )
+        t_hat = _norm_input_grad(tx, xhat, rstd, _shifted(axes, lead)) if tx is not None else None
     else:
         xhat, rstd = _bn_eval_normalize(x, (running_mean, running_var), eps)
         t_hat = tx * rstd if tx is not None else None
