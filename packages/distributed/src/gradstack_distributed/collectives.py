@@ -1,0 +1,671 @@
+"""Collectives and point-to-point calls on gradstack tensors, with torch's signatures.
+
+Each call hands MPI the tensor's own memory (the numpy array behind it, through
+``Tensor.numpy(force=True)``, which shares storage): ``all_reduce``, ``broadcast``,
+``reduce``, ``all_gather_into_tensor``, ``reduce_scatter_tensor``, ``send``/``recv``
+and the receiving side of ``scatter`` copy nothing.  The list forms (``all_gather``,
+``gather``, ``scatter``'s list) go through one contiguous staging array, since MPI
+wants one buffer and the list's tensors lie anywhere.  Tensors handed to MPI must be
+contiguous (a clear RuntimeError otherwise).  As in torch, in-place results do not bump
+the tensor's version counter.
+
+Note [Every collective checks its peers]
+Before its data moves, each collective exchanges a 16-number signature with the other
+ranks of the group (which call, op, root, dtype, shape).  If any rank differs, every
+rank raises the same RuntimeError listing what each rank passed, instead of a hang or
+silently wrong numbers (MPI would reduce a float32 buffer against a float64 one byte by
+byte).  It costs one small allgather per call (microseconds in shared memory); DDP's
+gradient buckets skip it, since DDP checks the model's parameters once at construction.
+``async_op=True`` returns a :class:`Work` after the check, with the data still moving.
+
+Examples
+--------
+Run with ``mpiexec -n 2 python script.py``::
+
+    import gradstack as torch
+    import gradstack.distributed as dist
+    dist.init_process_group("mpi")
+    t = torch.tensor([1.0, 2.0]) * (dist.get_rank() + 1)
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)     # tensor([3., 6.]) on both ranks
+    work = dist.all_reduce(t, async_op=True)     # ... compute here ...
+    work.wait()
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from gradstack_tensor import Tensor
+
+from . import faults, mpi
+from .process_group import ProcessGroup, resolve
+from .reduce_op import RedOpType, as_red_op
+
+__all__ = [
+    "Work",
+    "barrier",
+    "all_reduce",
+    "reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_into_tensor",
+    "reduce_scatter_tensor",
+    "gather",
+    "scatter",
+    "send",
+    "recv",
+    "isend",
+    "irecv",
+]
+
+
+# ---------------------------------------------------------------------------------------
+# Work handles
+
+
+class Work:
+    """The handle of an asynchronous call (``async_op=True``), as torch's ``Work``.
+
+    ``wait()`` blocks until the data arrived (and the result is final: an ``AVG`` is
+    divided, gathered lists are filled); ``is_completed()`` asks without blocking.
+    """
+
+    def __init__(self, pg: ProcessGroup, what: str, requests, finish=None, outputs=()):
+        self._pg = pg
+        self._what = what
+        self._requests = list(requests)
+        self._finish = finish
+        self._outputs = list(outputs)
+        self._done = False
+        self._keep = None  # buffers MPI reads or writes until completion
+
+    def _complete(self) -> None:
+        if not self._done:
+            self._done = True
+            if self._finish is not None:
+                self._finish()
+            self._keep = None
+
+    def _describe(self, seconds) -> str:
+        limit = "" if seconds is None else f" (timeout {seconds:g} s)"
+        return f"{self._what} on rank {_global_rank()}{limit}"
+
+    def wait(self, timeout=None) -> bool:
+        """Block until done; ``timeout`` (timedelta or seconds, default the group's)
+        raises :class:`DistBackendError` when it passes.  Returns True."""
+        if not self._done:
+            deadline, seconds = self._pg.deadline(timeout)
+            faults.wait_for(self._requests, deadline, lambda: self._describe(seconds))
+            self._complete()
+        return True
+
+    def is_completed(self) -> bool:
+        if not self._done and mpi.load().Request.Testall(self._requests):
+            self._complete()
+        return self._done
+
+    def is_success(self) -> bool:
+        return self.is_completed()
+
+    def exception(self):
+        return None
+
+    def result(self) -> list:
+        """The output tensors of the call."""
+        return list(self._outputs)
+
+    def __repr__(self) -> str:
+        return f"<Work {self._what} {'completed' if self._done else 'pending'}>"
+
+
+def _global_rank() -> int:
+    from .process_group import GroupMember
+
+    w = GroupMember.WORLD
+    return -1 if w is None else w.rank()
+
+
+def _finish_blocking(work: Work, async_op: bool, timeout):
+    if async_op:
+        return work
+    work.wait(timeout)
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Arguments
+
+
+def _array(t, arg: str, fn: str, *, contiguous: bool = True, writeable: bool = False):
+    if not isinstance(t, Tensor):
+        raise TypeError(
+            f"Invalid function argument. Expected parameter `{arg}` of type gradstack.Tensor "
+            f"but got {type(t)} instead."
+        )
+    if contiguous and not t.is_contiguous():
+        raise RuntimeError(
+            f"{fn}: `{arg}` is not contiguous (shape {tuple(t.shape)}, strides {t.stride()}); "
+            "MPI sends and receives a tensor's memory as it lies.  Pass "
+            f"`{arg}.contiguous()` (for an output: a contiguous tensor, then copy it back)."
+        )
+    a = t.numpy(force=True)
+    if writeable and not a.flags.writeable:
+        raise RuntimeError(f"{fn}: `{arg}` is read-only (its numpy storage is not writeable)")
+    return a
+
+
+def _tensor_list(lst, arg: str, fn: str, like: np.ndarray, n: int):
+    if not isinstance(lst, list | tuple) or not all(isinstance(t, Tensor) for t in lst):
+        raise TypeError(
+            f"Invalid function argument. Expected parameter `{arg}` of type "
+            f"List[gradstack.Tensor] but got {type(lst)} instead."
+        )
+    if len(lst) != n:
+        raise ValueError(f"{fn}: `{arg}` must hold {n} tensors (the group's size), not {len(lst)}")
+    arrays = [t.numpy(force=True) for t in lst]
+    for i, a in enumerate(arrays):
+        if a.shape != like.shape or a.dtype != like.dtype:
+            raise ValueError(
+                f"{fn}: `{arg}[{i}]` is {_describe_array(a)} but the tensor is "
+                f"{_describe_array(like)}; every tensor must have the same shape and dtype"
+            )
+    return arrays
+
+
+def _describe_array(a: np.ndarray) -> str:
+    return f"{_DTYPE_NAMES.get(a.dtype, str(a.dtype))} of shape {tuple(a.shape)}"
+
+
+def _buf(a: np.ndarray):
+    """The mpi4py buffer spec of a contiguous array: [data, datatype] (mpi4py derives
+    the counts, per rank for the gathers and scatters, from the buffer's size)."""
+    return [a, mpi.datatype_of(a.dtype)]
+
+
+def _root(pg: ProcessGroup, rank, group_rank, arg: str, fn: str) -> int:
+    if rank is not None and group_rank is not None:
+        raise ValueError(f"{fn}: give either `{arg}` or `group_{arg}`, not both")
+    if group_rank is not None:
+        if not 0 <= group_rank < pg.size():
+            raise ValueError(f"{fn}: group_{arg}={group_rank} is not a rank of {pg!r}")
+        return group_rank
+    if rank is None:
+        rank = 0
+    return pg.group_rank_of(int(rank), fn)
+
+
+def _skip(fn: str):
+    warnings.warn(
+        f"Running {fn} on global rank {_global_rank()} which does not belong to the given group.",
+        stacklevel=3,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Reductions
+
+
+_BOOL_OPS = {
+    RedOpType.SUM: "LOR",
+    RedOpType.MAX: "LOR",
+    RedOpType.BOR: "LOR",
+    RedOpType.PRODUCT: "LAND",
+    RedOpType.MIN: "LAND",
+    RedOpType.BAND: "LAND",
+    RedOpType.BXOR: "LXOR",
+}
+_NUMBER_OPS = {
+    RedOpType.SUM: "SUM",
+    RedOpType.AVG: "SUM",  # then divided by the group's size
+    RedOpType.PRODUCT: "PROD",
+    RedOpType.MIN: "MIN",
+    RedOpType.MAX: "MAX",
+    RedOpType.BAND: "BAND",
+    RedOpType.BOR: "BOR",
+    RedOpType.BXOR: "BXOR",
+}
+
+
+def _mpi_op(op: RedOpType, dtype: np.dtype):
+    MPI = mpi.load()
+    if dtype == np.bool_:
+        if op == RedOpType.AVG:
+            raise RuntimeError("Cannot use ReduceOp.AVG with boolean inputs")
+        return getattr(MPI, _BOOL_OPS[op])
+    if op in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and dtype.kind == "f":
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
+    return getattr(MPI, _NUMBER_OPS[op])
+
+
+def _averager(a: np.ndarray, n: int):
+    """Divide ``a`` in place by ``n`` (floats) or truncate toward zero (integers)."""
+
+    def finish():
+        if a.dtype.kind == "f":
+            np.divide(a, n, out=a)
+        else:
+            q = np.abs(a) // n
+            np.copyto(a, np.where(a < 0, -q, q).astype(a.dtype, copy=False))
+
+    return finish
+
+
+# ---------------------------------------------------------------------------------------
+# Signatures (Note [Every collective checks its peers])
+
+_KINDS = [
+    "barrier",
+    "all_reduce",
+    "reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_into_tensor",
+    "reduce_scatter_tensor",
+    "gather",
+    "scatter",
+]
+_DTYPES = [
+    np.bool_,
+    np.uint8,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.float16,
+    np.float32,
+    np.float64,
+]
+_DTYPE_CODES = {np.dtype(d): i for i, d in enumerate(_DTYPES)}
+_DTYPE_NAMES = {
+    np.dtype(d): f"gradstack.{n}"
+    for d, n in zip(
+        _DTYPES,
+        ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"],
+    )
+}
+_SIG_LEN = 16
+_MAX_DIMS = _SIG_LEN - 7
+
+
+def _signature(kind: str, a: np.ndarray | None, op=-1, root=-1, extra=-1) -> np.ndarray:
+    sig = np.full(_SIG_LEN, -2, dtype=np.int64)
+    sig[0] = _KINDS.index(kind)
+    sig[1], sig[2], sig[6] = int(op), root, extra
+    if a is not None:
+        sig[3] = _DTYPE_CODES.get(a.dtype, 99)
+        sig[4], sig[5] = a.size, a.ndim
+        dims = a.shape if a.ndim <= _MAX_DIMS else (*a.shape[: _MAX_DIMS - 1], hash(a.shape))
+        sig[7 : 7 + len(dims)] = dims
+    return sig
+
+
+def _explain(row: np.ndarray, rank: int) -> str:
+    kind = _KINDS[row[0]] if 0 <= row[0] < len(_KINDS) else f"call #{row[0]}"
+    words = [f"rank {rank} called {kind}"]
+    if row[3] >= 0:
+        dtype = _DTYPE_NAMES[np.dtype(_DTYPES[row[3]])] if row[3] < len(_DTYPES) else "?"
+        ndim = int(row[5])
+        shape = tuple(int(x) for x in row[7 : 7 + ndim]) if ndim <= _MAX_DIMS else "(> 9 dims)"
+        words.append(f"with {dtype} of shape {shape}")
+    if row[1] >= 0:
+        words.append(f"op {RedOpType(int(row[1])).name}")
+    if row[2] >= 0:
+        words.append(f"root (group rank) {int(row[2])}")
+    if row[6] >= 0:
+        words.append(f"output of {int(row[6])} elements")
+    return " ".join(words)
+
+
+def _check_peers(pg: ProcessGroup, sig: np.ndarray, fn: str, timeout) -> None:
+    table = np.empty((pg.size(), _SIG_LEN), dtype=np.int64)
+    MPI = mpi.load()
+    request = pg.comm.Iallgather([sig, MPI.INT64_T], [table, MPI.INT64_T])
+    Work(pg, fn, [request]).wait(timeout)
+    if (table == table[0]).all():
+        return
+    lines = "; ".join(_explain(row, r) for r, row in enumerate(table))
+    raise RuntimeError(
+        f"{fn}: the ranks of the group disagree: {lines}.  Every rank must make the same "
+        "call with tensors of the same shape and dtype (and the same op and root)."
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# The calls
+
+
+def barrier(group=None, async_op: bool = False, device_ids=None, *, timeout=None):
+    """Wait until every rank of the group reached the barrier."""
+    pg = resolve(group)
+    if pg is None:
+        return _skip("barrier")
+    work = Work(pg, "barrier", [])
+    _check_peers(pg, _signature("barrier", None), "barrier", timeout)
+    return _finish_blocking(work, async_op, timeout)
+
+
+def all_reduce(tensor, op=RedOpType.SUM, group=None, async_op: bool = False, *, timeout=None):
+    """Reduce ``tensor`` across the group, in place on every rank (torch's semantics).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        Contiguous; same shape and dtype on every rank.  Overwritten by the result.
+    op : ReduceOp
+        ``SUM`` (default), ``AVG``, ``PRODUCT``, ``MIN``, ``MAX`` (and ``BAND``, ``BOR``,
+        ``BXOR`` for integers and bools).
+    async_op : bool
+        Return a :class:`Work` instead of waiting.
+    timeout : datetime.timedelta or float, optional
+        gradstack's addition: overrides the group's timeout for this call.
+    """
+    op = as_red_op(op)
+    pg = resolve(group)
+    if pg is None:
+        return _skip("all_reduce")
+    a = _array(tensor, "tensor", "all_reduce", writeable=True)
+    mpi_op = _mpi_op(op, a.dtype)
+    _check_peers(pg, _signature("all_reduce", a, op), "all_reduce", timeout)
+    request = pg.comm.Iallreduce(mpi.load().IN_PLACE, _buf(a), mpi_op)
+    finish = _averager(a, pg.size()) if op == RedOpType.AVG else None
+    work = Work(pg, "all_reduce", [request], finish, [tensor])
+    return _finish_blocking(work, async_op, timeout)
+
+
+def reduce(
+    tensor, dst=None, op=RedOpType.SUM, group=None, async_op=False, group_dst=None, *, timeout=None
+):
+    """Reduce ``tensor`` across the group into ``tensor`` on rank ``dst`` (global rank);
+    the other ranks' tensors are left as they were."""
+    op = as_red_op(op)
+    pg = resolve(group)
+    if pg is None:
+        return _skip("reduce")
+    root = _root(pg, dst, group_dst, "dst", "reduce")
+    a = _array(tensor, "tensor", "reduce", writeable=True)
+    mpi_op = _mpi_op(op, a.dtype)
+    _check_peers(pg, _signature("reduce", a, op, root), "reduce", timeout)
+    MPI = mpi.load()
+    if pg.rank() == root:
+        request = pg.comm.Ireduce(MPI.IN_PLACE, _buf(a), mpi_op, root)
+        finish = _averager(a, pg.size()) if op == RedOpType.AVG else None
+    else:
+        request = pg.comm.Ireduce(_buf(a), None, mpi_op, root)
+        finish = None
+    return _finish_blocking(Work(pg, "reduce", [request], finish, [tensor]), async_op, timeout)
+
+
+def broadcast(tensor, src=None, group=None, async_op=False, group_src=None, *, timeout=None):
+    """Copy ``tensor`` of rank ``src`` (a global rank) into ``tensor`` on every rank."""
+    pg = resolve(group)
+    if pg is None:
+        return _skip("broadcast")
+    if src is None and group_src is None:
+        raise ValueError("broadcast: give the source rank, `src` (global) or `group_src`")
+    root = _root(pg, src, group_src, "src", "broadcast")
+    a = _array(tensor, "tensor", "broadcast", writeable=True)
+    _check_peers(pg, _signature("broadcast", a, root=root), "broadcast", timeout)
+    request = pg.comm.Ibcast(_buf(a), root)
+    return _finish_blocking(Work(pg, "broadcast", [request], None, [tensor]), async_op, timeout)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False, *, timeout=None):
+    """Fill ``tensor_list[i]`` with rank i's ``tensor`` on every rank (group ranks)."""
+    pg = resolve(group)
+    if pg is None:
+        return _skip("all_gather")
+    a = _array(tensor, "tensor", "all_gather")
+    outs = _tensor_list(tensor_list, "tensor_list", "all_gather", a, pg.size())
+    _check_peers(pg, _signature("all_gather", a), "all_gather", timeout)
+    staging = np.empty((pg.size(), *a.shape), dtype=a.dtype)
+    request = pg.comm.Iallgather(_buf(a), _buf(staging))
+
+    def finish():
+        for out, part in zip(outs, staging):
+            out[...] = part
+
+    work = Work(pg, "all_gather", [request], finish, tensor_list)
+    work._keep = (a, staging)
+    return _finish_blocking(work, async_op, timeout)
+
+
+def all_gather_into_tensor(
+    output_tensor, input_tensor, group=None, async_op=False, *, timeout=None
+):
+    """Gather every rank's ``input_tensor`` into ``output_tensor``, concatenated along the
+    first dimension (shape ``(world * n, ...)``) or stacked (``(world, n, ...)``)."""
+    pg = resolve(group)
+    if pg is None:
+        return _skip("all_gather_into_tensor")
+    fn = "all_gather_into_tensor"
+    a = _array(input_tensor, "input_tensor", fn)
+    out = _array(output_tensor, "output_tensor", fn, writeable=True)
+    if out.dtype != a.dtype or out.size != a.size * pg.size():
+        raise ValueError(
+            f"{fn}: output_tensor must have the input's dtype and world_size ({pg.size()}) "
+            f"times its elements: input is {_describe_array(a)}, output is {_describe_array(out)}"
+        )
+    _check_peers(pg, _signature(fn, a, extra=out.size), fn, timeout)
+    request = pg.comm.Iallgather(_buf(a), _buf(out))
+    return _finish_blocking(Work(pg, fn, [request], None, [output_tensor]), async_op, timeout)
+
+
+def reduce_scatter_tensor(
+    output, input, op=RedOpType.SUM, group=None, async_op=False, *, timeout=None
+):
+    """Reduce ``input`` across ranks and give rank i the i-th of ``world`` equal chunks
+    (along the first dimension) in ``output``."""
+    op = as_red_op(op)
+    pg = resolve(group)
+    if pg is None:
+        return _skip("reduce_scatter_tensor")
+    fn = "reduce_scatter_tensor"
+    a = _array(input, "input", fn)
+    out = _array(output, "output", fn, writeable=True)
+    if out.dtype != a.dtype or a.size != out.size * pg.size():
+        raise ValueError(
+            f"{fn}: input must have the output's dtype and world_size ({pg.size()}) times "
+            f"its elements: input is {_describe_array(a)}, output is {_describe_array(out)}"
+        )
+    mpi_op = _mpi_op(op, a.dtype)
+    _check_peers(pg, _signature(fn, a, op, extra=out.size), fn, timeout)
+    request = pg.comm.Ireduce_scatter_block(_buf(a), _buf(out), mpi_op)
+    finish = _averager(out, pg.size()) if op == RedOpType.AVG else None
+    return _finish_blocking(Work(pg, fn, [request], finish, [output]), async_op, timeout)
+
+
+def gather(
+    tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None, *, timeout=None
+):
+    """Gather every rank's ``tensor`` into ``gather_list`` on rank ``dst`` (global rank;
+    default 0).  Only ``dst`` passes a list; the others pass None."""
+    pg = resolve(group)
+    if pg is None:
+        return _skip("gather")
+    root = _root(pg, dst, group_dst, "dst", "gather")
+    a = _array(tensor, "tensor", "gather")
+    if pg.rank() == root:
+        if gather_list is None:
+            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+        outs = _tensor_list(gather_list, "gather_list", "gather", a, pg.size())
+    elif gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    _check_peers(pg, _signature("gather", a, root=root), "gather", timeout)
+    if pg.rank() == root:
+        staging = np.empty((pg.size(), *a.shape), dtype=a.dtype)
+        request = pg.comm.Igather(_buf(a), _buf(staging), root)
+
+        def finish():
+            for out, part in zip(outs, staging):
+                out[...] = part
+
+        work = Work(pg, "gather", [request], finish, gather_list)
+        work._keep = (a, staging)
+    else:
+        work = Work(pg, "gather", [pg.comm.Igather(_buf(a), None, root)], None, [])
+    return _finish_blocking(work, async_op, timeout)
+
+
+def scatter(
+    tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None, *, timeout=None
+):
+    """Give rank i ``scatter_list[i]`` of rank ``src`` (global rank; default 0), in
+    ``tensor``.  Only ``src`` passes a list; the others pass None."""
+    pg = resolve(group)
+    if pg is None:
+        return _skip("scatter")
+    root = _root(pg, src, group_src, "src", "scatter")
+    a = _array(tensor, "tensor", "scatter", writeable=True)
+    staging = None
+    if pg.rank() == root:
+        if scatter_list is None:
+            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+        ins = _tensor_list(scatter_list, "scatter_list", "scatter", a, pg.size())
+        staging = np.stack(ins) if ins else np.empty((0, *a.shape), a.dtype)
+    elif scatter_list:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    _check_peers(pg, _signature("scatter", a, root=root), "scatter", timeout)
+    send = _buf(staging) if staging is not None else None
+    work = Work(pg, "scatter", [pg.comm.Iscatter(send, _buf(a), root)], None, [tensor])
+    work._keep = staging
+    return _finish_blocking(work, async_op, timeout)
+
+
+# ---------------------------------------------------------------------------------------
+# Point to point: a header (sender, dtype, shape) on one communicator, then the data on
+# another, so that a receiver with the wrong tensor raises instead of truncating.
+
+
+def _header(pg: ProcessGroup, a: np.ndarray) -> np.ndarray:
+    h = _signature("barrier", a)  # kind unused; dtype, numel, shape as in signatures
+    h[0] = pg.rank()
+    return h
+
+
+def _p2p_peer(pg: ProcessGroup, rank, group_rank, arg: str, fn: str) -> int:
+    if rank is None and group_rank is None:
+        raise ValueError(f"{fn}: give the peer rank, `{arg}` (global) or `group_{arg}`")
+    peer = _root(pg, rank, group_rank, arg, fn)
+    if peer == pg.rank():
+        raise ValueError(
+            f"Invalid {'destination' if arg == 'dst' else 'source'} rank: should not be the "
+            "same as rank of the current process."
+        )
+    return peer
+
+
+def _check_tag(tag) -> int:
+    tag = int(tag)
+    upper = mpi.load().COMM_WORLD.Get_attr(mpi.load().TAG_UB)
+    if not 0 <= tag <= upper:
+        raise ValueError(f"tag must be in 0..{upper} (MPI_TAG_UB), got {tag}")
+    return tag
+
+
+def isend(tensor, dst=None, group=None, tag: int = 0, group_dst=None) -> Work | None:
+    """Send ``tensor`` to rank ``dst`` (global) without waiting; returns a :class:`Work`."""
+    pg = resolve(group)
+    if pg is None:
+        return _skip("isend")
+    peer = _p2p_peer(pg, dst, group_dst, "dst", "send")
+    a = _array(tensor, "tensor", "send")
+    tag = _check_tag(tag)
+    head_comm, data_comm = pg.p2p_comms()
+    header = _header(pg, a)
+    MPI = mpi.load()
+    requests = [
+        head_comm.Isend([header, MPI.INT64_T], peer, tag),
+        data_comm.Isend(_buf(a), peer, tag),
+    ]
+    work = Work(pg, "send", requests, None, [tensor])
+    work._keep = (header, a)
+    return work
+
+
+def send(tensor, dst=None, group=None, tag: int = 0, group_dst=None, *, timeout=None) -> None:
+    """Send ``tensor`` to rank ``dst`` (global rank) and wait until it left."""
+    work = isend(tensor, dst, group, tag, group_dst)
+    if work is not None:
+        work.wait(timeout)
+
+
+class _RecvWork(Work):
+    """A receive in two steps: the header says who sent what; then the data."""
+
+    def __init__(self, pg, a, tensor, source, tag):
+        MPI = mpi.load()
+        self._header = np.empty(_SIG_LEN, dtype=np.int64)
+        head_comm, self._data_comm = pg.p2p_comms()
+        any_source = MPI.ANY_SOURCE if source is None else source
+        request = head_comm.Irecv([self._header, MPI.INT64_T], any_source, tag)
+        super().__init__(pg, "recv", [request], None, [tensor])
+        self._a, self._tag, self._stage = a, tag, 0
+        self._source = None
+
+    def _advance(self) -> None:
+        """After the header arrived: check it, then post the receive of the data."""
+        h = self._header
+        self._source = int(h[0])
+        theirs = h.copy()
+        theirs[0] = 0
+        mine = _header(self._pg, self._a)
+        mine[0] = 0
+        self._stage = 1
+        if not (theirs == mine).all():
+            # drain the data message (so MPI's queues stay matched), then raise
+            size = int(h[4]) * np.dtype(_DTYPES[h[3]]).itemsize if 0 <= h[3] < len(_DTYPES) else 0
+            sink = np.empty(max(size, 1), dtype=np.uint8)
+            MPI = mpi.load()
+            self._requests = [self._data_comm.Irecv([sink, MPI.BYTE], self._source, self._tag)]
+            super().wait()
+            sent = _explain(np.concatenate([[0], h[1:]]), self._source).split(" with ", 1)[-1]
+            raise RuntimeError(
+                f"recv on rank {_global_rank()}: rank {self._pg.global_ranks[self._source]} "
+                f"sent {sent}, but the receiving tensor is {_describe_array(self._a)}; "
+                "the receiver must pass a tensor of the sender's shape and dtype"
+            )
+        self._requests = [self._data_comm.Irecv(_buf(self._a), self._source, self._tag)]
+
+    def wait(self, timeout=None) -> bool:
+        if self._stage == 0:
+            super().wait(timeout)
+            self._done = False
+            self._advance()
+        return super().wait(timeout)
+
+    def is_completed(self) -> bool:
+        if self._stage == 0:
+            if not mpi.load().Request.Testall(self._requests):
+                return False
+            self._advance()
+        return super().is_completed()
+
+    def source_rank(self) -> int:
+        """The global rank that sent the data (known once the header arrived)."""
+        if self._source is None:
+            self.wait()
+        return self._pg.global_ranks[self._source]
+
+
+def irecv(tensor, src=None, group=None, tag: int = 0, group_src=None) -> Work | None:
+    """Receive into ``tensor`` from rank ``src`` (global; None: any rank) without
+    waiting; returns a :class:`Work` whose ``source_rank()`` names the sender."""
+    pg = resolve(group)
+    if pg is None:
+        return _skip("irecv")
+    source = None
+    if src is not None or group_src is not None:
+        source = _p2p_peer(pg, src, group_src, "src", "recv")
+    a = _array(tensor, "tensor", "recv", writeable=True)
+    return _RecvWork(pg, a, tensor, source, _check_tag(tag))
+
+
+def recv(tensor, src=None, group=None, tag: int = 0, group_src=None, *, timeout=None) -> int:
+    """Receive into ``tensor`` from rank ``src`` (global; None: any); returns the sender's
+    global rank (-1 for a non-member, as torch)."""
+    work = irecv(tensor, src, group, tag, group_src)
+    if work is None:
+        return -1
+    work.wait(timeout)
+    return work.source_rank()

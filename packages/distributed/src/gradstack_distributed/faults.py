@@ -1,0 +1,117 @@
+"""Faults across ranks: an uncaught exception on one rank ends every rank, waits time out.
+
+Note [One failing rank must not hang the others]
+With MPI, a rank that dies with an exception leaves the other ranks blocked in their next
+collective forever.  While a process group is initialised, :func:`install_abort_hook`
+replaces ``sys.excepthook`` (and ``threading.excepthook``): the traceback is printed
+with a header naming the failing rank, then ``MPI_Abort`` on ``COMM_WORLD`` makes
+mpiexec end every rank of the job with a non-zero exit status.  This is what
+``python -m mpi4py`` does for scripts; doing it in ``init_process_group`` covers plain
+``mpiexec -n N python script.py`` too.
+
+Note [Waiting with a deadline]
+MPI's blocking calls cannot be interrupted, so every wait of gradstack.distributed is a
+nonblocking operation polled with ``MPI_Test`` until it completes or the deadline passes.
+It spins for the first 100 us (latency of small collectives), then sleeps with a backoff
+up to 1 ms, so that oversubscribed ranks (more ranks than cores) leave the CPU to the
+ranks that still compute.  A timed-out collective cannot be cancelled (MPI has no way to
+withdraw from a collective), so the group is unusable afterwards: the error says so, and
+left uncaught it ends every rank through the abort hook.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import traceback
+
+__all__ = ["DistError", "DistBackendError", "install_abort_hook", "remove_abort_hook", "wait_for"]
+
+
+class DistError(RuntimeError):
+    """An error of gradstack.distributed (torch's ``torch.distributed.DistError``)."""
+
+
+class DistBackendError(DistError):
+    """An error from the communication backend, e.g. a timed-out collective."""
+
+
+_SPIN_SECONDS = 1e-4
+_MAX_NAP_SECONDS = 1e-3
+
+
+def wait_for(requests, deadline: float | None, describe) -> None:
+    """Wait until every MPI request in ``requests`` completed, or raise
+    :class:`DistBackendError` once ``time.monotonic()`` passes ``deadline`` (None: never).
+
+    ``describe()`` returns the words for the error (which call, which rank, which timeout).
+    """
+    MPI = sys.modules["mpi4py.MPI"]
+    if MPI.Request.Testall(requests):
+        return
+    now = time.monotonic()
+    spin_until = now + _SPIN_SECONDS
+    nap = 2e-5
+    while not MPI.Request.Testall(requests):
+        now = time.monotonic()
+        if deadline is not None and now > deadline:
+            raise DistBackendError(
+                f"{describe()}: no matching call on every rank of the group before the "
+                "timeout; a rank is missing, late, or called a different collective.  The "
+                "collective cannot be cancelled, so this process group is unusable now "
+                "(left uncaught, this error ends every rank)."
+            )
+        if now > spin_until:
+            time.sleep(nap)
+            nap = min(2 * nap, _MAX_NAP_SECONDS)
+
+
+_saved_hooks = None
+
+
+def install_abort_hook(rank: int, world_size: int) -> None:
+    """Make an uncaught exception print a header naming this rank, then ``MPI_Abort``."""
+    global _saved_hooks
+    if _saved_hooks is None:
+        _saved_hooks = (sys.excepthook, threading.excepthook)
+
+    def report_and_abort(exc_type, exc, tb, where="") -> None:
+        header = (
+            f"[gradstack.distributed] rank {rank} of {world_size} failed with an uncaught "
+            f"exception{where}; ending every rank of the job (MPI_Abort):"
+        )
+        text = "".join(traceback.format_exception(exc_type, exc, tb))
+        prefixed = "".join(f"[rank {rank}] {line}\n" for line in text.rstrip("\n").split("\n"))
+        try:
+            sys.stderr.write(f"{header}\n{prefixed}")
+            sys.stderr.flush()
+            sys.stdout.flush()
+        finally:
+            MPI = sys.modules["mpi4py.MPI"]
+            if MPI.Is_initialized() and not MPI.Is_finalized():
+                code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 1
+                MPI.COMM_WORLD.Abort(code or 1)
+
+    def excepthook(exc_type, exc, tb) -> None:
+        if issubclass(exc_type, SystemExit):  # sys.exit(...): the interpreter handles it
+            _saved_hooks[0](exc_type, exc, tb)
+            return
+        report_and_abort(exc_type, exc, tb)
+
+    def thread_excepthook(args) -> None:
+        if args.exc_type is SystemExit:
+            return
+        name = args.thread.name if args.thread is not None else "a thread"
+        report_and_abort(args.exc_type, args.exc_value, args.exc_traceback, f" in {name}")
+
+    sys.excepthook = excepthook
+    threading.excepthook = thread_excepthook
+
+
+def remove_abort_hook() -> None:
+    """Restore the exception hooks that :func:`install_abort_hook` replaced."""
+    global _saved_hooks
+    if _saved_hooks is not None:
+        sys.excepthook, threading.excepthook = _saved_hooks
+        _saved_hooks = None
