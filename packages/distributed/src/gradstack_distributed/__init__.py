@@ -95,3 +95,8 @@ __all__ = [
     "scatter",
     "send",
 ]
+
+from .ddp import DistributedDataParallel  # noqa: E402
+from .sampler import DistributedSampler  # noqa: E402
+
+__all__ += ["DistributedDataParallel", "DistributedSampler"]

@@ -40,7 +40,7 @@ from gradstack_nn import (
     UninitializedParameter,
 )
 
-from . import functional, init, parameter, utils
+from . import functional, init, parallel, parameter, utils
 
 __all__ = [
     "Module",

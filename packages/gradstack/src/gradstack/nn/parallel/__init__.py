@@ -1,0 +1,5 @@
+"""``gradstack.nn.parallel``: ``DistributedDataParallel`` (from gradstack-distributed)."""
+
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
