@@ -244,9 +244,10 @@ def _averager(a: np.ndarray, n: int):
     def finish():
         if a.dtype.kind == "f":
             np.divide(a, n, out=a)
-        else:
-            q = np.abs(a) // n
-            np.copyto(a, np.where(a < 0, -q, q).astype(a.dtype, copy=False))
+            return
+        negative_inexact = (a < 0) & (a % n != 0)  # floor division rounds these down
+        np.floor_divide(a, n, out=a)
+        a[negative_inexact] += 1
 
     return finish
 

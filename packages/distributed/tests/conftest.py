@@ -1,0 +1,51 @@
+"""Running worker scripts on N MPI ranks from pytest.
+
+Each test module that needs MPI launches its worker once (module-scoped fixtures): the
+worker runs every case on every rank and saves what each rank passed and got; the tests
+then check those numbers against numpy in this process.  Every launch has a hard time
+limit, so a hang fails the test instead of blocking the suite.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WORKERS = Path(__file__).resolve().parent / "workers"
+LAUNCH_TIMEOUT = 120  # seconds; a normal launch here takes 1-10 s
+
+
+def launch(worker: str, nproc: int, *args, timeout: float = LAUNCH_TIMEOUT, env=None):
+    """Run ``workers/<worker>`` on ``nproc`` ranks through the launcher; returns the
+    CompletedProcess (stdout, stderr as text)."""
+    cmd = [
+        sys.executable, "-m", "gradstack_distributed.run", "-n", str(nproc),
+        str(WORKERS / worker), *map(str, args),
+    ]  # fmt: skip
+    full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+    return subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=full_env, check=False
+    )
+
+
+def launch_ok(worker: str, nproc: int, *args, **kwargs):
+    done = launch(worker, nproc, *args, **kwargs)
+    assert done.returncode == 0, (
+        f"{worker} on {nproc} ranks exited with {done.returncode}\n"
+        f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
+    )
+    return done
+
+
+@pytest.fixture(scope="session")
+def mpi_launch():
+    return launch
+
+
+@pytest.fixture(scope="session")
+def mpi_launch_ok():
+    return launch_ok
