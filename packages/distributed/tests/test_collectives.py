@@ -72,7 +72,10 @@ def test_all_reduce(results, op, dtype):
         case = f"all_reduce/{op}/{dtype}/{shape}"
         errors = [f[case] for f in results.facts]
         if dtype == "bool" and op == "AVG":
-            assert errors == [["RuntimeError", "Cannot use ReduceOp.AVG with boolean inputs"]] * results.world
+            assert (
+                errors
+                == [["RuntimeError", "Cannot use ReduceOp.AVG with boolean inputs"]] * results.world
+            )
             continue
         if dtype.startswith("float") and op in ("BAND", "BOR", "BXOR"):
             message = f"Cannot use ReduceOp.{op} with non-integral dtype"
@@ -95,7 +98,9 @@ def test_async_all_reduce_and_broadcast_and_reduce(results, dtype):
             assert_same(results.out(f"async/{key}", r), expected)
             assert_same(results.out(f"broadcast/{key}", r), results.inputs(f"broadcast/{key}")[-1])
         assert results.facts[0][f"reduce/{key}"] is None
-        assert_same(results.out(f"reduce/{key}", 0), reference("SUM", results.inputs(f"reduce/{key}"), w))
+        assert_same(
+            results.out(f"reduce/{key}", 0), reference("SUM", results.inputs(f"reduce/{key}"), w)
+        )
         for r in range(1, w):  # the other ranks keep their input
             assert_same(results.out(f"reduce/{key}", r), results.inputs(f"reduce/{key}")[r])
 
@@ -149,7 +154,9 @@ def test_errors_are_clear_and_on_every_rank(results):
         kind, message = facts[r]["error/shape"]
         assert kind == "RuntimeError" and "the ranks of the group disagree" in message
         for q in range(w):
-            assert f"rank {q} called all_reduce with gradstack.float32 of shape ({2 + q},)" in message
+            assert (
+                f"rank {q} called all_reduce with gradstack.float32 of shape ({2 + q},)" in message
+            )
         kind, message = facts[r]["error/dtype"]
         assert kind == "RuntimeError"
         assert "rank 0 called all_reduce with gradstack.float32" in message
@@ -161,7 +168,10 @@ def test_errors_are_clear_and_on_every_rank(results):
             "Cannot use ReduceOp.BAND with non-integral dtype",
         ]
         kind, message = facts[r]["error/not_tensor"]
-        assert kind == "TypeError" and "Expected parameter `tensor` of type gradstack.Tensor" in message
+        assert (
+            kind == "TypeError"
+            and "Expected parameter `tensor` of type gradstack.Tensor" in message
+        )
         assert facts[r]["error/op"][0] == "TypeError"
         assert facts[r]["error/send_self"] == [
             "ValueError",

@@ -132,7 +132,9 @@ for dtype in ["int32", "float32", "float64"]:
 noncontig = tensor(np.ones((4, 3), np.float32)).t()
 record_error("error/noncontiguous", lambda: dist.all_reduce(noncontig))
 record_error("error/shape", lambda: dist.all_reduce(gt.ones(2 + rank)))
-record_error("error/dtype", lambda: dist.all_reduce(gt.ones(2, dtype=[gt.float32, gt.float64][rank % 2])))
+record_error(
+    "error/dtype", lambda: dist.all_reduce(gt.ones(2, dtype=[gt.float32, gt.float64][rank % 2]))
+)
 record_error(
     "error/kind",
     lambda: dist.all_reduce(gt.ones(2)) if rank == 0 else dist.broadcast(gt.ones(2), src=0),
@@ -140,12 +142,22 @@ record_error(
 record_error("error/band_float", lambda: dist.all_reduce(gt.ones(2), op=dist.ReduceOp.BAND))
 record_error("error/not_tensor", lambda: dist.all_reduce([1.0, 2.0]))
 record_error("error/op", lambda: dist.all_reduce(gt.ones(2), op="sum"))
-record_error("error/gather_list_off_root", lambda: dist.gather(gt.ones(2), [gt.ones(2)] * world, dst=(rank + 1) % world))
+record_error(
+    "error/gather_list_off_root",
+    lambda: dist.gather(gt.ones(2), [gt.ones(2)] * world, dst=(rank + 1) % world),
+)
 record_error("error/send_self", lambda: dist.send(gt.ones(2), dst=rank))
 record_error("error/init_twice", lambda: dist.init_process_group("mpi"))
-record_error("error/recv_shape", lambda: (
-    dist.send(gt.ones(3), dst=1) if rank == 0 else dist.recv(gt.zeros(4), src=0) if rank == 1 else None
-))
+record_error(
+    "error/recv_shape",
+    lambda: (
+        dist.send(gt.ones(3), dst=1)
+        if rank == 0
+        else dist.recv(gt.zeros(4), src=0)
+        if rank == 1
+        else None
+    ),
+)
 dist.barrier()
 
 # groups: the first and the last rank
