@@ -9,6 +9,7 @@ limit, so a hang fails the test instead of blocking the suite.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,9 +28,21 @@ def launch(worker: str, nproc: int, *args, timeout: float = LAUNCH_TIMEOUT, env=
         str(WORKERS / worker), *map(str, args),
     ]  # fmt: skip
     full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
-    return subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, env=full_env, check=False
-    )
+    # a session of its own, so that a hung launch is ended with all its ranks
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(
+            f"{worker} on {nproc} ranks did not end within {timeout} s (killed)\n"
+            f"--- stdout\n{out[-4000:]}\n--- stderr\n{err[-4000:]}"
+        ) from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def launch_ok(worker: str, nproc: int, *args, **kwargs):

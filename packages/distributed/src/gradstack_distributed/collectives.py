@@ -16,7 +16,8 @@ rank raises the same RuntimeError listing what each rank passed, instead of a ha
 silently wrong numbers (MPI would reduce a float32 buffer against a float64 one byte by
 byte).  It costs one small allgather per call (microseconds in shared memory); DDP's
 gradient buckets skip it, since DDP checks the model's parameters once at construction.
-``async_op=True`` returns a :class:`Work` after the check, with the data still moving.
+The exchange is nonblocking too: ``async_op=True`` returns a :class:`Work` at once, and
+its data starts once the signatures agree (at the latest in ``wait()``).
 
 Examples
 --------
@@ -131,6 +132,81 @@ def _finish_blocking(work: Work, async_op: bool, timeout):
         return work
     work.wait(timeout)
     return None
+
+
+class _Checked(Work):
+    """A collective in two steps (Note [Every collective checks its peers]): the ranks'
+    signatures are exchanged first; the data moves once they agree.
+
+    ``start()`` posts the data operation and returns ``(requests, finish, keep)``.
+    Note [Calls start their data in the order they were made]: MPI wants every rank to
+    start collectives on a communicator in the same order, and ranks may wait on their
+    handles in different orders, so starting one call first starts every earlier call of
+    the group that is still waiting for its check (``pg.pending``, in call order).
+    """
+
+    def __init__(self, pg: ProcessGroup, what: str, sig: np.ndarray, start, outputs=()):
+        super().__init__(pg, what, [], None, outputs)
+        MPI = mpi.load()
+        self._start = start
+        self._sig = sig
+        self._table = np.empty((pg.size(), _SIG_LEN), dtype=np.int64)
+        self._requests = [pg.comm.Iallgather([sig, MPI.INT64_T], [self._table, MPI.INT64_T])]
+        self._started = False
+        self._error = None
+        pg.pending.append(self)
+
+    def _start_in_order(self, deadline, seconds) -> None:
+        queue = self._pg.pending
+        while not self._started and queue:
+            work = queue.pop(0)
+            work._start_data(deadline, seconds)
+        if self._error is not None:
+            raise self._error
+
+    def _start_data(self, deadline, seconds) -> None:
+        faults.wait_for(self._requests, deadline, lambda: self._describe(seconds))
+        self._started = True
+        table = self._table
+        if not (table == table[0]).all():
+            lines = "; ".join(_explain(row, r) for r, row in enumerate(table))
+            self._error = RuntimeError(
+                f"{self._what}: the ranks of the group disagree: {lines}.  Every rank must "
+                "make the same call with tensors of the same shape and dtype (and the same "
+                "op and root)."
+            )
+            self._requests, self._done = [], True
+            return
+        self._requests, self._finish, self._keep = self._start()
+
+    def wait(self, timeout=None) -> bool:
+        if not self._started:
+            deadline, seconds = self._pg.deadline(timeout)
+            self._start_in_order(deadline, seconds)
+            if not self._done:
+                faults.wait_for(self._requests, deadline, lambda: self._describe(seconds))
+                self._complete()
+            return True
+        if self._error is not None:
+            raise self._error
+        return super().wait(timeout)
+
+    def is_completed(self) -> bool:
+        if not self._started:
+            if not mpi.load().Request.Testall(self._requests):
+                return False
+            self._start_in_order(None, None)
+        return super().is_completed()
+
+    def is_success(self) -> bool:
+        return self.is_completed() and self._error is None
+
+    def exception(self):
+        return self._error
+
+
+def _submit(pg, what, sig, start, outputs, async_op, timeout):
+    return _finish_blocking(_Checked(pg, what, sig, start, outputs), async_op, timeout)
 
 
 # ---------------------------------------------------------------------------------------
@@ -318,20 +394,6 @@ def _explain(row: np.ndarray, rank: int) -> str:
     return " ".join(words)
 
 
-def _check_peers(pg: ProcessGroup, sig: np.ndarray, fn: str, timeout) -> None:
-    table = np.empty((pg.size(), _SIG_LEN), dtype=np.int64)
-    MPI = mpi.load()
-    request = pg.comm.Iallgather([sig, MPI.INT64_T], [table, MPI.INT64_T])
-    Work(pg, fn, [request]).wait(timeout)
-    if (table == table[0]).all():
-        return
-    lines = "; ".join(_explain(row, r) for r, row in enumerate(table))
-    raise RuntimeError(
-        f"{fn}: the ranks of the group disagree: {lines}.  Every rank must make the same "
-        "call with tensors of the same shape and dtype (and the same op and root)."
-    )
-
-
 # ---------------------------------------------------------------------------------------
 # The calls
 
@@ -341,9 +403,8 @@ def barrier(group=None, async_op: bool = False, device_ids=None, *, timeout=None
     pg = resolve(group)
     if pg is None:
         return _skip("barrier")
-    work = Work(pg, "barrier", [])
-    _check_peers(pg, _signature("barrier", None), "barrier", timeout)
-    return _finish_blocking(work, async_op, timeout)
+    sig = _signature("barrier", None)  # the signature exchange is the barrier
+    return _submit(pg, "barrier", sig, lambda: ([], None, None), [], async_op, timeout)
 
 
 def all_reduce(tensor, op=RedOpType.SUM, group=None, async_op: bool = False, *, timeout=None):
@@ -367,11 +428,13 @@ def all_reduce(tensor, op=RedOpType.SUM, group=None, async_op: bool = False, *, 
         return _skip("all_reduce")
     a = _array(tensor, "tensor", "all_reduce", writeable=True)
     mpi_op = _mpi_op(op, a.dtype)
-    _check_peers(pg, _signature("all_reduce", a, op), "all_reduce", timeout)
-    request = pg.comm.Iallreduce(mpi.load().IN_PLACE, _buf(a), mpi_op)
-    finish = _averager(a, pg.size()) if op == RedOpType.AVG else None
-    work = Work(pg, "all_reduce", [request], finish, [tensor])
-    return _finish_blocking(work, async_op, timeout)
+
+    def start():
+        request = pg.comm.Iallreduce(mpi.load().IN_PLACE, _buf(a), mpi_op)
+        return [request], (_averager(a, pg.size()) if op == RedOpType.AVG else None), a
+
+    sig = _signature("all_reduce", a, op)
+    return _submit(pg, "all_reduce", sig, start, [tensor], async_op, timeout)
 
 
 def reduce(
@@ -386,15 +449,15 @@ def reduce(
     root = _root(pg, dst, group_dst, "dst", "reduce")
     a = _array(tensor, "tensor", "reduce", writeable=True)
     mpi_op = _mpi_op(op, a.dtype)
-    _check_peers(pg, _signature("reduce", a, op, root), "reduce", timeout)
-    MPI = mpi.load()
-    if pg.rank() == root:
-        request = pg.comm.Ireduce(MPI.IN_PLACE, _buf(a), mpi_op, root)
-        finish = _averager(a, pg.size()) if op == RedOpType.AVG else None
-    else:
-        request = pg.comm.Ireduce(_buf(a), None, mpi_op, root)
-        finish = None
-    return _finish_blocking(Work(pg, "reduce", [request], finish, [tensor]), async_op, timeout)
+
+    def start():
+        if pg.rank() == root:
+            request = pg.comm.Ireduce(mpi.load().IN_PLACE, _buf(a), mpi_op, root)
+            return [request], (_averager(a, pg.size()) if op == RedOpType.AVG else None), a
+        return [pg.comm.Ireduce(_buf(a), None, mpi_op, root)], None, a
+
+    sig = _signature("reduce", a, op, root)
+    return _submit(pg, "reduce", sig, start, [tensor], async_op, timeout)
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None, *, timeout=None):
@@ -406,9 +469,9 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None, *, t
         raise ValueError("broadcast: give the source rank, `src` (global) or `group_src`")
     root = _root(pg, src, group_src, "src", "broadcast")
     a = _array(tensor, "tensor", "broadcast", writeable=True)
-    _check_peers(pg, _signature("broadcast", a, root=root), "broadcast", timeout)
-    request = pg.comm.Ibcast(_buf(a), root)
-    return _finish_blocking(Work(pg, "broadcast", [request], None, [tensor]), async_op, timeout)
+    sig = _signature("broadcast", a, root=root)
+    start = lambda: ([pg.comm.Ibcast(_buf(a), root)], None, a)  # noqa: E731
+    return _submit(pg, "broadcast", sig, start, [tensor], async_op, timeout)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False, *, timeout=None):
@@ -418,17 +481,18 @@ def all_gather(tensor_list, tensor, group=None, async_op=False, *, timeout=None)
         return _skip("all_gather")
     a = _array(tensor, "tensor", "all_gather")
     outs = _tensor_list(tensor_list, "tensor_list", "all_gather", a, pg.size())
-    _check_peers(pg, _signature("all_gather", a), "all_gather", timeout)
-    staging = np.empty((pg.size(), *a.shape), dtype=a.dtype)
-    request = pg.comm.Iallgather(_buf(a), _buf(staging))
 
-    def finish():
-        for out, part in zip(outs, staging):
-            out[...] = part
+    def start():
+        staging = np.empty((pg.size(), *a.shape), dtype=a.dtype)
 
-    work = Work(pg, "all_gather", [request], finish, tensor_list)
-    work._keep = (a, staging)
-    return _finish_blocking(work, async_op, timeout)
+        def finish():
+            for out, part in zip(outs, staging):
+                out[...] = part
+
+        return [pg.comm.Iallgather(_buf(a), _buf(staging))], finish, (a, staging)
+
+    sig = _signature("all_gather", a)
+    return _submit(pg, "all_gather", sig, start, tensor_list, async_op, timeout)
 
 
 def all_gather_into_tensor(
@@ -447,9 +511,9 @@ def all_gather_into_tensor(
             f"{fn}: output_tensor must have the input's dtype and world_size ({pg.size()}) "
             f"times its elements: input is {_describe_array(a)}, output is {_describe_array(out)}"
         )
-    _check_peers(pg, _signature(fn, a, extra=out.size), fn, timeout)
-    request = pg.comm.Iallgather(_buf(a), _buf(out))
-    return _finish_blocking(Work(pg, fn, [request], None, [output_tensor]), async_op, timeout)
+    sig = _signature(fn, a, extra=out.size)
+    start = lambda: ([pg.comm.Iallgather(_buf(a), _buf(out))], None, (a, out))  # noqa: E731
+    return _submit(pg, fn, sig, start, [output_tensor], async_op, timeout)
 
 
 def reduce_scatter_tensor(
@@ -470,10 +534,13 @@ def reduce_scatter_tensor(
             f"its elements: input is {_describe_array(a)}, output is {_describe_array(out)}"
         )
     mpi_op = _mpi_op(op, a.dtype)
-    _check_peers(pg, _signature(fn, a, op, extra=out.size), fn, timeout)
-    request = pg.comm.Ireduce_scatter_block(_buf(a), _buf(out), mpi_op)
-    finish = _averager(out, pg.size()) if op == RedOpType.AVG else None
-    return _finish_blocking(Work(pg, fn, [request], finish, [output]), async_op, timeout)
+
+    def start():
+        request = pg.comm.Ireduce_scatter_block(_buf(a), _buf(out), mpi_op)
+        return [request], (_averager(out, pg.size()) if op == RedOpType.AVG else None), (a, out)
+
+    sig = _signature(fn, a, op, extra=out.size)
+    return _submit(pg, fn, sig, start, [output], async_op, timeout)
 
 
 def gather(
@@ -492,20 +559,21 @@ def gather(
         outs = _tensor_list(gather_list, "gather_list", "gather", a, pg.size())
     elif gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    _check_peers(pg, _signature("gather", a, root=root), "gather", timeout)
-    if pg.rank() == root:
+
+    def start():
+        if pg.rank() != root:
+            return [pg.comm.Igather(_buf(a), None, root)], None, a
         staging = np.empty((pg.size(), *a.shape), dtype=a.dtype)
-        request = pg.comm.Igather(_buf(a), _buf(staging), root)
 
         def finish():
             for out, part in zip(outs, staging):
                 out[...] = part
 
-        work = Work(pg, "gather", [request], finish, gather_list)
-        work._keep = (a, staging)
-    else:
-        work = Work(pg, "gather", [pg.comm.Igather(_buf(a), None, root)], None, [])
-    return _finish_blocking(work, async_op, timeout)
+        return [pg.comm.Igather(_buf(a), _buf(staging), root)], finish, (a, staging)
+
+    sig = _signature("gather", a, root=root)
+    outputs = gather_list if pg.rank() == root else []
+    return _submit(pg, "gather", sig, start, outputs, async_op, timeout)
 
 
 def scatter(
@@ -526,11 +594,13 @@ def scatter(
         staging = np.stack(ins) if ins else np.empty((0, *a.shape), a.dtype)
     elif scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    _check_peers(pg, _signature("scatter", a, root=root), "scatter", timeout)
-    send = _buf(staging) if staging is not None else None
-    work = Work(pg, "scatter", [pg.comm.Iscatter(send, _buf(a), root)], None, [tensor])
-    work._keep = staging
-    return _finish_blocking(work, async_op, timeout)
+
+    def start():
+        send = _buf(staging) if staging is not None else None
+        return [pg.comm.Iscatter(send, _buf(a), root)], None, (a, staging)
+
+    sig = _signature("scatter", a, root=root)
+    return _submit(pg, "scatter", sig, start, [tensor], async_op, timeout)
 
 
 # ---------------------------------------------------------------------------------------

@@ -100,6 +100,7 @@ class ProcessGroup:
         self._rank = comm.Get_rank()
         self._size = comm.Get_size()
         self._p2p = None
+        self.pending = []  # checked calls whose data has not started (collectives.py)
 
     def rank(self) -> int:
         return self._rank
@@ -271,6 +272,8 @@ def init_process_group(
                 f"process as rank {me} of {size}; with MPI the launcher decides both "
                 f"(`mpiexec -n N`), so leave them out"
             )
+    # from here on an uncaught exception (a timeout below included) ends every rank
+    faults.install_abort_hook(me, size)
     comm, request = comm_world.Idup()
     deadline = time.monotonic() + seconds
     faults.wait_for(
@@ -279,7 +282,6 @@ def init_process_group(
         lambda: f"init_process_group on rank {me} of {size} (timeout {seconds:g} s)",
     )
     _world = ProcessGroup(comm, range(size), seconds, group_name or "default_pg")
-    faults.install_abort_hook(me, size)
 
 
 def destroy_process_group(group=None) -> None:

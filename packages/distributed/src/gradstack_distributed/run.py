@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -112,10 +113,18 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ)
     for name in _THREAD_VARIABLES:
         env.setdefault(name, "1")
+    child = subprocess.Popen(build_command(args, mpiexec), env=env)
+
+    def forward(signum, frame):  # mpiexec passes it on to every rank
+        child.send_signal(signum)
+
+    previous = signal.signal(signal.SIGTERM, forward)
     try:
-        return subprocess.run(build_command(args, mpiexec), env=env).returncode
-    except KeyboardInterrupt:
-        return 130
+        return child.wait()
+    except KeyboardInterrupt:  # the terminal sent SIGINT to mpiexec as well
+        return child.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
