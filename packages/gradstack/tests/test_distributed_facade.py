@@ -1,0 +1,39 @@
+"""gradstack.distributed, gradstack.nn.parallel and gradstack.utils.data.distributed are
+gradstack-distributed's objects, where torch keeps them; importing them starts no MPI."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import gradstack as torch
+import gradstack_distributed
+
+
+def test_names_where_torch_has_them():
+    import gradstack.distributed as dist
+    import gradstack.nn.parallel
+    import gradstack.utils.data.distributed
+
+    assert torch.distributed is dist  # `import gradstack` is enough, as with torch
+    assert (
+        torch.nn.parallel.DistributedDataParallel is gradstack_distributed.DistributedDataParallel
+    )
+    assert gradstack.nn.parallel.distributed.DistributedDataParallel is dist.DistributedDataParallel
+    assert gradstack.utils.data.distributed.DistributedSampler is dist.DistributedSampler
+    for name in dist.__all__:
+        assert getattr(dist, name) is getattr(gradstack_distributed, name)
+    assert {"init_process_group", "all_reduce", "ReduceOp", "new_group"} <= set(dist.__all__)
+    assert (
+        importlib.import_module("gradstack.distributed.run").main is gradstack_distributed.run.main
+    )
+
+
+def test_import_gradstack_starts_no_mpi():
+    code = (
+        "import sys, gradstack; "
+        "print('mpi4py' in sys.modules, gradstack.distributed.is_initialized())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
