@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-EXAMPLES = ["tutorial.py", "tiny_model.py", "digits.py", "breast_cancer.py"]
+EXAMPLES = ["tutorial.py", "tiny_model.py", "digits.py", "breast_cancer.py", "digits_ddp.py"]
 
 
 def main(argv: list[str]) -> int:
