@@ -52,6 +52,14 @@ def test_parity_with_one_process(results, opt, dtype):
         assert results.params(f"{case}/ddp", r)["0.weight"].dtype == np.dtype(dtype)
 
 
+def test_gradient_as_bucket_view(results):
+    single = results.params("parity_view/sgd_momentum/float64/single")
+    for r in range(results.world):
+        assert max_diff(results.params("parity_view/sgd_momentum/float64/ddp", r), single) <= 1e-12
+        adjacent = results.facts[r]["view/adjacent"]
+        assert adjacent and all(adjacent)
+
+
 def test_no_sync_accumulation_equals_one_big_batch(results):
     single = results.params("no_sync/single")
     for r in range(results.world):

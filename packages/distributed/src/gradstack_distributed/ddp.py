@@ -64,6 +64,10 @@ class DistributedDataParallel(Module):
     find_unused_parameters : bool
         Walk the graph after each forward to find parameters that will get no gradient
         (see Note [Unused parameters] in :mod:`.reducer`).
+    gradient_as_bucket_view : bool
+        Make each ``.grad`` a view of its gradient bucket after the first iteration, so
+        that no gradient is copied (as in torch; ``zero_grad(set_to_none=True)`` undoes it
+        for an iteration).  Default False: ``.grad`` tensors of their own.
 
     Attributes
     ----------
@@ -99,10 +103,10 @@ class DistributedDataParallel(Module):
             )
         if dim != 0:
             raise ValueError(f"DistributedDataParallel splits nothing; dim must be 0, got {dim}")
-        if gradient_as_bucket_view or static_graph:
+        if static_graph:
             raise ValueError(
-                "gradient_as_bucket_view=True and static_graph=True are not supported by "
-                "gradstack's DistributedDataParallel; leave them False"
+                "static_graph=True is not supported by gradstack's DistributedDataParallel "
+                "(find_unused_parameters covers graphs that change); leave it False"
             )
         if bucket_cap_mb is not None and not bucket_cap_mb > 0:
             raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb!r}")
@@ -132,7 +136,9 @@ class DistributedDataParallel(Module):
             self._comm,
             self.bucket_bytes_cap,
             find_unused_parameters,
+            gradient_as_bucket_view,
         )
+        self.gradient_as_bucket_view = gradient_as_bucket_view
 
     # -- construction -------------------------------------------------------------------
 

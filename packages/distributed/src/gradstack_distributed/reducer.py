@@ -17,7 +17,9 @@ predecessors.  Each hook also pokes MPI's progress engine (``MPI_Testall``) for 
 buckets in flight, since MPI moves nonblocking data only inside MPI calls.  When the
 last bucket was launched, the reducer waits for all of them and writes the averaged
 gradients back into ``.grad`` (still inside that last hook: every parameter's gradient
-is final by then).
+is final by then).  With ``gradient_as_bucket_view=True`` (torch's option) each ``.grad``
+*is* a view of its bucket after the first iteration: backward accumulates straight into
+the bucket and the averaging divides it in place, which saves the two copies.
 
 Note [Unused parameters]
 A parameter that did not take part in the forward pass gets no gradient, so its hook
@@ -100,8 +102,12 @@ class Reducer:
     ``comm`` is the communicator to use (a duplicate of the group's, DDP's own).
     """
 
-    def __init__(self, params, names, pg, comm, bucket_cap_bytes, find_unused_parameters):
+    def __init__(
+        self, params, names, pg, comm, bucket_cap_bytes, find_unused_parameters,
+        gradient_as_bucket_view=False,
+    ):  # fmt: skip
         self.params = list(params)
+        self.as_view = gradient_as_bucket_view
         self.names = list(names)
         self.pg = pg
         self.comm = comm
@@ -153,6 +159,12 @@ class Reducer:
         request = self.comm.Ibcast([order_arr, MPI.INT64_T], 0)
         self._wait([request], "rebuilding DDP's buckets")
         self._build([int(i) for i in order_arr])
+        if self.as_view:  # gradients move into the new buckets
+            for i, p in enumerate(self.params):
+                if p.grad is not None:
+                    slot = self.bucket_of[i].slots[i]
+                    np.copyto(slot, p.grad.numpy(force=True))
+                    p.grad = from_numpy(slot)
 
     # -- one iteration ----------------------------------------------------------------
 
@@ -216,7 +228,9 @@ class Reducer:
         if grad is None:
             slot[...] = 0
         else:
-            np.copyto(slot, grad.numpy(force=True))
+            arr = grad.numpy(force=True)
+            if not (self.as_view and _is_view_of(arr, slot)):  # else already in place
+                np.copyto(slot, arr)
         if used:
             self.locally_used[index] = 1
         bucket.pending -= 1
@@ -252,16 +266,22 @@ class Reducer:
         if self.used_request is not None:
             requests.append(self.used_request)
         self._wait(requests, "averaging gradients")
+        w = self.world_size
         for b in self.buckets:
-            np.divide(b.buffer, self.world_size, out=b.buffer)
+            if self.as_view and w > 1:
+                np.divide(b.buffer, w, out=b.buffer)  # one pass; the grads are views
             for i in b.indices:
                 if self.find_unused and self.locally_used[i] == 0:
                     continue  # unused on every rank: .grad stays as it was
-                p = self.params[i]
-                if p.grad is None:
-                    p.grad = from_numpy(b.slots[i].copy())
-                else:
-                    np.copyto(p.grad.numpy(force=True), b.slots[i])
+                p, slot = self.params[i], b.slots[i]
+                grad = p.grad
+                if self.as_view:
+                    if grad is None or not _is_view_of(grad.numpy(force=True), slot):
+                        p.grad = from_numpy(slot)
+                elif grad is None:
+                    p.grad = from_numpy(slot / w)
+                elif w > 1:  # (with one rank the average is the gradient itself)
+                    np.divide(slot, w, out=grad.numpy(force=True))
         self.expect_hooks = False
         self.require_finalize = False
 
@@ -269,6 +289,13 @@ class Reducer:
         for h in self.handles:
             h.remove()
         self.handles = []
+
+
+def _is_view_of(arr: np.ndarray, slot: np.ndarray) -> bool:
+    """Whether ``arr`` is exactly ``slot``'s memory (a gradient living in its bucket)."""
+    return (
+        arr.ctypes.data == slot.ctypes.data and arr.shape == slot.shape and arr.flags.c_contiguous
+    )
 
 
 def _hook(reducer_ref, index: int):

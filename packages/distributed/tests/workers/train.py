@@ -58,10 +58,10 @@ def make_optimizer(name, params):
     raise ValueError(name)
 
 
-def train_ddp(dtype, opt_name, global_batch, steps, seed):
+def train_ddp(dtype, opt_name, global_batch, steps, seed, view=False):
     gt.manual_seed(100 + rank)  # different initial weights per rank: DDP must align them
     model = digits_mlp().to(getattr(gt, dtype))
-    ddp = dist.DistributedDataParallel(model)
+    ddp = dist.DistributedDataParallel(model, gradient_as_bucket_view=view)
     initial = params_of(model)
     opt = make_optimizer(opt_name, ddp.parameters())
     local = global_batch // world
@@ -70,6 +70,14 @@ def train_ddp(dtype, opt_name, global_batch, steps, seed):
         opt.zero_grad()
         F.cross_entropy(ddp(x), y).backward()
         opt.step()
+    if view:  # every .grad lies in its bucket: consecutive in memory, bucket by bucket
+        params = list(model.parameters())
+        facts["view/adjacent"] = [
+            params[b[i + 1]].grad.data_ptr() - params[b[i]].grad.data_ptr()
+            == params[b[i]].grad.numel() * params[b[i]].grad.element_size()
+            for b in ddp.bucket_indices()
+            for i in range(len(b) - 1)
+        ]
     return initial, params_of(model)
 
 
@@ -100,6 +108,12 @@ for dtype in ("float32", "float64"):
         save(f"{case}/ddp", final)
         if rank == 0:
             save(f"{case}/single", train_single(initial, dtype, opt_name, GLOBAL_BATCH, STEPS, 7))
+
+case = "parity_view/sgd_momentum/float64"
+initial, final = train_ddp("float64", "sgd_momentum", GLOBAL_BATCH, STEPS, seed=7, view=True)
+save(f"{case}/ddp", final)
+if rank == 0:
+    save(f"{case}/single", train_single(initial, "float64", "sgd_momentum", GLOBAL_BATCH, STEPS, 7))
 
 # -- no_sync: K micro-batches accumulated == one batch of K x the size --------------------
 K, MICRO, NS_STEPS = 3, 8, 20
