@@ -46,7 +46,11 @@ LAUNCHER_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--nproc", type=int, nargs="+", default=[1, 2])
-    p.add_argument("--bucket-cap-mb", type=float, nargs="+", default=[25.0, 1.0])
+    p.add_argument("--bucket-cap-mb", type=float, nargs="+", default=[25.0, 0.25])
+    p.add_argument(
+        "--view", choices=["off", "on", "both"], default="both",
+        help="gradient_as_bucket_view: off (torch's default), on, or both",
+    )  # fmt: skip
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--steps", type=int, default=15, help="steps per measurement")
     p.add_argument("--out", help=argparse.SUPPRESS)  # where a rank job writes its figures
@@ -90,18 +94,16 @@ def worker(args) -> None:
     results = {}
     single = mlp(torch)
     single_opt = torch.optim.SGD(single.parameters(), lr=0.01)
-    for cap in args.bucket_cap_mb:
-        ddp = DDP(mlp(torch), bucket_cap_mb=cap)
+    views = {"off": [False], "on": [True], "both": [False, True]}[args.view]
+    for cap, view in [(c, v) for c in args.bucket_cap_mb for v in views]:
+        ddp = DDP(mlp(torch), bucket_cap_mb=cap, gradient_as_bucket_view=view)
         opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
         params = list(ddp.module.parameters())
-        buffers = [
-            torch.zeros(sum(params[i].numel() for i in b)) for b in ddp.bucket_indices()
-        ]
         for _ in range(3):  # warm up (and let DDP rebuild its buckets)
             timed(ddp, opt)
         buffers = [torch.zeros(sum(params[i].numel() for i in b)) for b in ddp.bucket_indices()]
 
-        def allreduce():
+        def allreduce(buffers=buffers):
             dist.barrier()
             start = time.perf_counter()
             for _ in range(args.steps):
@@ -119,7 +121,7 @@ def worker(args) -> None:
         med = {k: statistics.median(v) for k, v in rows.items() if v}
         med["buckets"] = [len(b) for b in ddp.bucket_indices()]
         med["bucket_mb"] = [round(b.numel() * 4 / 2**20, 2) for b in buffers]
-        results[str(cap)] = med
+        results[f"{cap:g}{' view' if view else ''}"] = med
     if rank == 0:
         Path(args.out).write_text(json.dumps({"world": world, "results": results}))
     dist.destroy_process_group()
@@ -148,8 +150,9 @@ def main(argv=None) -> int:
     base = figures[min(figures)]
     single = next(iter(base.values())).get("single")
     print(
-        "| ranks | bucket_cap_mb | buckets (MiB) | step | compute (no_sync) | all-reduce alone "
-        "| samples/s | vs 1 process | hidden behind backward |"
+        "| ranks | bucket_cap_mb (view: gradient_as_bucket_view) | buckets (MiB) | step "
+        "| compute (no_sync) | all-reduce alone | samples/s | vs 1 process "
+        "| hidden behind backward |"
     )
     print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     if single:
@@ -163,7 +166,7 @@ def main(argv=None) -> int:
             hidden = min(1.0, max(0.0, hidden))
             speedup = f"{rate / (BATCH / single):.2f}x" if single else "-"
             print(
-                f"| {n} | {float(cap):g} | {f['bucket_mb']} | {f['step'] * 1e3:.2f} ms | "
+                f"| {n} | {cap} | {f['bucket_mb']} | {f['step'] * 1e3:.2f} ms | "
                 f"{f['compute'] * 1e3:.2f} ms | {f['allreduce'] * 1e3:.2f} ms | {rate:,.0f} | "
                 f"{speedup} | {hidden:.0%} |"
             )

@@ -11,16 +11,20 @@ mpiexec end every rank of the job with a non-zero exit status.  This is what
 
 Note [Waiting with a deadline]
 MPI's blocking calls cannot be interrupted, so every wait of gradstack.distributed is a
-nonblocking operation polled with ``MPI_Test`` until it completes or the deadline passes.
-It spins for the first 100 us (latency of small collectives), then sleeps with a backoff
-up to 1 ms, so that oversubscribed ranks (more ranks than cores) leave the CPU to the
-ranks that still compute.  A timed-out collective cannot be cancelled (MPI has no way to
-withdraw from a collective), so the group is unusable afterwards: the error says so, and
-left uncaught it ends every rank through the abort hook.
+nonblocking operation polled with ``MPI_Testall`` until it completes or the deadline
+passes.  MPI moves a large message only while it is polled (MPICH copies it through
+shared memory a chunk per poll), so the loop polls without sleeping, as ``MPI_Wait``
+does, but yields the CPU between polls (``sched_yield``) so that oversubscribed ranks
+(more ranks than cores) let the ranks that still compute run.  Only a wait that lasted
+over a second (a late or missing rank) naps between polls, 100 us at most.  A timed-out
+collective cannot be cancelled (MPI has no way to withdraw from a collective), so the
+group is unusable afterwards: the error says so, and left uncaught it ends every rank
+through the abort hook.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -37,8 +41,8 @@ class DistBackendError(DistError):
     """An error from the communication backend, e.g. a timed-out collective."""
 
 
-_SPIN_SECONDS = 1e-4
-_MAX_NAP_SECONDS = 1e-3
+_BUSY_SECONDS = 1.0
+_NAP_SECONDS = 1e-4
 
 
 def wait_for(requests, deadline: float | None, describe) -> None:
@@ -50,11 +54,10 @@ def wait_for(requests, deadline: float | None, describe) -> None:
     MPI = sys.modules["mpi4py.MPI"]
     if MPI.Request.Testall(requests):
         return
-    now = time.monotonic()
-    spin_until = now + _SPIN_SECONDS
-    nap = 2e-5
-    while not MPI.Request.Testall(requests):
-        now = time.monotonic()
+    busy_until = time.monotonic() + _BUSY_SECONDS
+    testall, monotonic, yield_cpu = MPI.Request.Testall, time.monotonic, os.sched_yield
+    while not testall(requests):
+        now = monotonic()
         if deadline is not None and now > deadline:
             raise DistBackendError(
                 f"{describe()}: no matching call on every rank of the group before the "
@@ -62,9 +65,10 @@ def wait_for(requests, deadline: float | None, describe) -> None:
                 "collective cannot be cancelled, so this process group is unusable now "
                 "(left uncaught, this error ends every rank)."
             )
-        if now > spin_until:
-            time.sleep(nap)
-            nap = min(2 * nap, _MAX_NAP_SECONDS)
+        if now < busy_until:
+            yield_cpu()
+        else:
+            time.sleep(_NAP_SECONDS)
 
 
 _saved_hooks = None
