@@ -12,11 +12,11 @@ mpiexec end every rank of the job with a non-zero exit status.  This is what
 Note [Waiting with a deadline]
 MPI's blocking calls cannot be interrupted, so every wait of gradstack.distributed is a
 nonblocking operation polled with ``MPI_Testall`` until it completes or the deadline
-passes.  MPI moves a large message only while it is polled (MPICH copies it through
-shared memory a chunk per poll), so the loop polls without sleeping, as ``MPI_Wait``
-does, but yields the CPU between polls (``sched_yield``) so that oversubscribed ranks
-(more ranks than cores) let the ranks that still compute run.  Only a wait that lasted
-over a second (a late or missing rank) naps between polls, 100 us at most.  A timed-out
+passes.  MPI moves nonblocking data only inside MPI calls (no progress thread by
+default), so the loop polls without sleeping, as ``MPI_Wait`` does; after the first 50
+us it yields the CPU between polls (``sched_yield``) so that oversubscribed ranks (more
+ranks than cores) let the ranks that still compute run.  Only a wait that lasted over a
+second (a late or missing rank) naps between polls, 100 us at most.  A timed-out
 collective cannot be cancelled (MPI has no way to withdraw from a collective), so the
 group is unusable afterwards: the error says so, and left uncaught it ends every rank
 through the abort hook.
@@ -41,6 +41,7 @@ class DistBackendError(DistError):
     """An error from the communication backend, e.g. a timed-out collective."""
 
 
+_SPIN_SECONDS = 5e-5
 _BUSY_SECONDS = 1.0
 _NAP_SECONDS = 1e-4
 
@@ -54,7 +55,8 @@ def wait_for(requests, deadline: float | None, describe) -> None:
     MPI = sys.modules["mpi4py.MPI"]
     if MPI.Request.Testall(requests):
         return
-    busy_until = time.monotonic() + _BUSY_SECONDS
+    start = time.monotonic()
+    spin_until, busy_until = start + _SPIN_SECONDS, start + _BUSY_SECONDS
     testall, monotonic, yield_cpu = MPI.Request.Testall, time.monotonic, os.sched_yield
     while not testall(requests):
         now = monotonic()
@@ -65,6 +67,8 @@ def wait_for(requests, deadline: float | None, describe) -> None:
                 "collective cannot be cancelled, so this process group is unusable now "
                 "(left uncaught, this error ends every rank)."
             )
+        if now < spin_until:
+            continue
         if now < busy_until:
             yield_cpu()
         else:
