@@ -29,12 +29,21 @@ ALLOWED = {
         "gradstack_functional",
         "gradstack_profiler",
     },
+    "gradstack_distributed": {
+        "gradstack_tensor",
+        "gradstack_autograd",
+        "gradstack_functional",
+        "gradstack_profiler",
+        "gradstack_nn",
+        "gradstack_distributed",
+    },
     "gradstack": {
         "gradstack_tensor",
         "gradstack_autograd",
         "gradstack_functional",
         "gradstack_profiler",
         "gradstack_nn",
+        "gradstack_distributed",
         "gradstack",
     },
 }

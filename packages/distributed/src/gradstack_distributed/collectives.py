@@ -23,10 +23,10 @@ Examples
 --------
 Run with ``mpiexec -n 2 python script.py``::
 
-    import gradstack as torch
-    import gradstack.distributed as dist
+    import gradstack_tensor as gt
+    import gradstack_distributed as dist     # gradstack.distributed in the full stack
     dist.init_process_group("mpi")
-    t = torch.tensor([1.0, 2.0]) * (dist.get_rank() + 1)
+    t = gt.tensor([1.0, 2.0]) * (dist.get_rank() + 1)
     dist.all_reduce(t, op=dist.ReduceOp.SUM)     # tensor([3., 6.]) on both ranks
     work = dist.all_reduce(t, async_op=True)     # ... compute here ...
     work.wait()

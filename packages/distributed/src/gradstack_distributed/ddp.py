@@ -12,17 +12,19 @@ global batch (each rank's loss being the mean over its part).
 
 Examples
 --------
-Run with ``python -m gradstack.distributed.run -n 2 train.py``::
+Run with ``python -m gradstack_distributed.run -n 2 train.py``::
 
-    import gradstack as torch
-    import gradstack.distributed as dist
-    from gradstack.nn.parallel import DistributedDataParallel as DDP
+    # in the full stack: gradstack.distributed, gradstack.nn.parallel.DistributedDataParallel
+    import gradstack_distributed as dist
+    import gradstack_nn as nn
+    import gradstack_tensor as gt
+    from gradstack_nn import optim
 
     dist.init_process_group("mpi")
-    model = DDP(torch.nn.Linear(10, 1))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    x, y = torch.randn(8, 10), torch.randn(8, 1)       # this rank's part of the batch
-    loss = torch.nn.functional.mse_loss(model(x), y)
+    model = dist.DistributedDataParallel(nn.Linear(10, 1))
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    x, y = gt.randn(8, 10), gt.randn(8, 1)              # this rank's part of the batch
+    loss = nn.functional.mse_loss(model(x), y)
     loss.backward()                                    # gradients averaged over ranks
     opt.step()
 """

@@ -10,7 +10,7 @@ Examples
 --------
 Run with ``mpiexec -n 2 python script.py``::
 
-    import gradstack.distributed as dist
+    import gradstack_distributed as dist   # gradstack.distributed in the full stack
     dist.init_process_group(backend="mpi")
     print(dist.get_rank(), "of", dist.get_world_size())
     dist.destroy_process_group()
