@@ -27,7 +27,10 @@ def launch(worker: str, nproc: int, *args, timeout: float = LAUNCH_TIMEOUT, env=
         sys.executable, "-m", "gradstack_distributed.run", "-n", str(nproc),
         str(WORKERS / worker), *map(str, args),
     ]  # fmt: skip
-    full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+    # (no PYTHONUNBUFFERED: print would write a line and its newline in two pieces, which
+    # the other ranks' output could split; the workers flush where it matters)
+    full_env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    full_env.update(env or {})
     # a session of its own, so that a hung launch is ended with all its ranks
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,
