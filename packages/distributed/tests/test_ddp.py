@@ -39,12 +39,12 @@ def max_diff(a: dict, b: dict) -> float:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("opt", ["sgd_momentum"])
+@pytest.mark.parametrize("opt", ["sgd_momentum", "adam"])
 def test_parity_with_one_process(results, opt, dtype):
     case = f"parity/{opt}/{dtype}"
     single = results.params(f"{case}/single")
     initial = results.params(f"{case}/initial")
-    assert max_diff(initial, single) > 0.5  # it trained: the comparison means something
+    assert max_diff(initial, single) > 0.05  # it trained: the comparison means something
     for r in range(results.world):
         # construction copied rank 0's initial weights (each rank drew its own)
         assert max_diff(results.params(f"{case}/initial", r), initial) == 0.0

@@ -14,6 +14,7 @@ import gradstack_distributed
 def test_names_where_torch_has_them():
     import gradstack.distributed as dist
     import gradstack.nn.parallel
+    import gradstack.utils.data
     import gradstack.utils.data.distributed
 
     assert torch.distributed is dist  # `import gradstack` is enough, as with torch
@@ -22,12 +23,23 @@ def test_names_where_torch_has_them():
     )
     assert gradstack.nn.parallel.distributed.DistributedDataParallel is dist.DistributedDataParallel
     assert gradstack.utils.data.distributed.DistributedSampler is dist.DistributedSampler
+    assert gradstack.utils.data.DistributedSampler is dist.DistributedSampler  # as torch
     for name in dist.__all__:
         assert getattr(dist, name) is getattr(gradstack_distributed, name)
     assert {"init_process_group", "all_reduce", "ReduceOp", "new_group"} <= set(dist.__all__)
-    assert (
-        importlib.import_module("gradstack.distributed.run").main is gradstack_distributed.run.main
-    )
+    run = importlib.import_module("gradstack.distributed.run")
+    assert run.main is gradstack_distributed.run.main
+
+
+def test_sampler_feeds_a_dataloader():
+    from gradstack.utils.data import DataLoader, Sampler, TensorDataset
+    from gradstack.utils.data.distributed import DistributedSampler
+
+    data = TensorDataset(torch.arange(10.0))
+    sampler = DistributedSampler(data, num_replicas=3, rank=1, shuffle=False)
+    assert isinstance(sampler, Sampler)
+    batches = [b[0].tolist() for b in DataLoader(data, batch_size=2, sampler=sampler)]
+    assert batches == [[1.0, 4.0], [7.0, 0.0]]  # indices 1, 4, 7 and the padding's 0
 
 
 def test_import_gradstack_starts_no_mpi():

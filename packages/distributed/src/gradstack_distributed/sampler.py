@@ -23,15 +23,16 @@ from __future__ import annotations
 import math
 
 import gradstack_tensor as gt
+from gradstack_nn.utils.data import Sampler
 
 from .process_group import get_rank, get_world_size, is_initialized
 
 __all__ = ["DistributedSampler"]
 
 
-class DistributedSampler:
+class DistributedSampler(Sampler):
     """Restricts data loading to this rank's subset of ``dataset`` (anything with
-    ``len``).
+    ``len``); a ``gradstack_nn.utils.data.Sampler`` for ``DataLoader(sampler=...)``.
 
     Parameters
     ----------

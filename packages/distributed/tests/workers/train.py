@@ -55,6 +55,8 @@ def params_of(model) -> dict:
 def make_optimizer(name, params):
     if name == "sgd_momentum":
         return optim.SGD(params, lr=0.05, momentum=0.9)
+    if name == "adam":
+        return optim.Adam(params, lr=1e-3)
     raise ValueError(name)
 
 
@@ -101,7 +103,7 @@ def save(prefix, params):
 # -- parity: DDP on world ranks == one process on the global batch ------------------------
 GLOBAL_BATCH = 48
 for dtype in ("float32", "float64"):
-    for opt_name in ("sgd_momentum",):
+    for opt_name in ("sgd_momentum", "adam"):
         case = f"parity/{opt_name}/{dtype}"
         initial, final = train_ddp(dtype, opt_name, GLOBAL_BATCH, STEPS, seed=7)
         save(f"{case}/initial", initial)

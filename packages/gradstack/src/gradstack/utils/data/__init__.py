@@ -3,3 +3,5 @@
 
 from gradstack_nn.utils.data import *  # noqa: F403
 from gradstack_nn.utils.data import __all__  # noqa: F401
+
+from .distributed import DistributedSampler  # noqa: F401 - from gradstack-distributed
