@@ -1090,9 +1090,10 @@ class Generator:
                 "new_zeros",
                 "new_full",
                 "scalar",
+                "big_half",
             ]
         )
-        if a is None or kind in ("arange", "linspace", "eye", "full", "scalar"):
+        if a is None or kind in ("arange", "linspace", "eye", "full", "scalar", "big_half"):
             if kind == "arange":
                 dt = self.rng.choice(
                     ["", ", dtype=torch.float32", ", dtype=torch.float64", ", dtype=torch.int32"]
@@ -1114,10 +1115,12 @@ class Generator:
             elif kind == "full":
                 shape = self.shape()
                 expr = f"torch.full({shape!r}, {self.py_scalar()})"
+            elif kind == "big_half":  # float16 sums and norms must accumulate in float32
+                n, v = self.rng.choice([300, 1000, 2048]), self.rng.choice([100.0, 300.0, 0.1])
+                expr = f"torch.full(({n},), {v}, dtype=torch.float16, requires_grad=True)"
             else:
-                expr = (
-                    f"torch.tensor({fmt_scalar(self.scalar_value('float32'))}, requires_grad=True)"
-                )
+                v = fmt_scalar(self.scalar_value("float32"))
+                expr = f"torch.tensor({v}, requires_grad=True)"
             return self.op(out, expr, (), f"create.{kind}")
         dt = f", dtype=torch.{self.dtype()}" if self.chance(0.3) else ""
         if kind == "full_like":
