@@ -155,12 +155,7 @@ def diff(g, t, path: str = "") -> str | None:
             return f"{path}: dtype {gdt} vs torch {tdt}"
         if gshape != tshape:
             return f"{path}: shape {list(gshape)} vs torch {list(tshape)}"
-        if grg != trg and not (trg and not grg and tdt not in TOLERANCE):
-            # Note [Integer tensors that torch marks requires_grad]: writing a value that
-            # requires grad into an integer tensor (``i[0] = x.sum()``, ``i.copy_(x)``) makes
-            # torch report requires_grad=True on the integer tensor, which can never hold a
-            # gradient (torch refuses requires_grad_() on it); gradstack keeps False.  Only
-            # that direction, on integer and bool tensors, is accepted.
+        if grg != trg:
             return f"{path}: requires_grad {grg} vs torch {trg}"
         why = _values_differ(garr, tarr, tdt)
         if why:

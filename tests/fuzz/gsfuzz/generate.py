@@ -20,8 +20,12 @@ views), linear algebra, joins, index ops, clamp, sort/topk, conversions, factori
 Note [Generation constraints, not comparison tolerances]
 A few torch results are unspecified, so the generator does not produce them (instead of the
 comparator accepting differences): sort/topk of a slice with ties (torch documents the
-order of equal elements as unspecified), and float-to-integer conversions of values the
-target type cannot hold (NaN, inf, out of range: undefined in C, so in both libraries).
+order of equal elements as unspecified), float-to-integer conversions of values the target
+type cannot hold (NaN, inf, out of range: undefined in C, so in both libraries), and
+writing a value that requires grad into an integer or bool tensor in place (``i[0] =
+x.sum()``, ``i.masked_fill_(m, x.sum())``): torch then reports ``requires_grad=True`` on the
+integer tensor for some index kinds and not for others, a state it refuses everywhere else
+(``requires_grad_()`` on an integer tensor raises); such values are written detached.
 
 Examples
 --------
@@ -796,6 +800,8 @@ class Generator:
             if b is None:
                 return
             val, uses = b, (a, b)
+        if not _is_float(self.t(a)) and len(uses) > 1 and self.t(uses[1]).requires_grad:
+            val = f"{val}.detach()"  # Note [Generation constraints, not comparison tolerances]
         op = "=" if self.chance(0.85) else "+="
         self.inplace(a, f"{a}[{key}] {op} {val}", uses, f"setitem.{_key_kind(key)}")
 
@@ -946,6 +952,9 @@ class Generator:
             else:
                 src = self.pick(lambda t: _is_float(t))
                 v, uses = (f"{src}.sum()", (a, src)) if src else (self.py_scalar(), (a,))
+                if src and self.t(src).requires_grad:
+                    # Note [Generation constraints, not comparison tolerances]
+                    v = v + ".detach()" if not _is_float(ta) else v
             if kind == "masked_fill":
                 self.op(out, f"{a}.masked_fill({mask}, {v})", uses, "index.masked_fill")
             else:
@@ -953,6 +962,8 @@ class Generator:
                 if t is None:
                     return
                 tt = self.t(t)
+                if not _is_float(tt) and v.endswith(".sum()"):
+                    v += ".detach()"  # Note [Generation constraints, not comparison tolerances]
                 mask = (
                     mask.replace(f"{a} > 0", f"{t} > 0")
                     if _is_float(tt)

@@ -47,7 +47,8 @@ def _without(stmts, i):
         if gone & set(st.uses):
             gone |= set(st.defines)
             continue
-        keep.append(st)
+        checks = tuple(c for c in st.checks if re.match(r"\w+", c).group(0) not in gone)
+        keep.append(dataclasses.replace(st, checks=checks) if checks != st.checks else st)
     return keep
 
 
