@@ -12,6 +12,7 @@ results of both libraries in comments.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 
@@ -55,8 +56,45 @@ def _without(stmts, i):
 _NUM = re.compile(r"(?<![\w.])-?\d+\.\d+(?:e-?\d+)?|float\('nan'\)|-?float\('inf'\)")
 
 
+def _truncate(node, depth: int, keep: int):
+    """The nested-list literal ``node`` with every list at ``depth`` cut to ``keep`` items."""
+    if not isinstance(node, ast.List):
+        return node
+    if depth == 0:
+        return ast.List(elts=node.elts[:keep], ctx=ast.Load()) if len(node.elts) > keep else node
+    return ast.List(elts=[_truncate(e, depth - 1, keep) for e in node.elts], ctx=ast.Load())
+
+
+def _smaller_leaves(st: Stmt):
+    """The leaf with fewer elements: each dim of its literal or shape tuple cut to 1 (or 2)."""
+    try:
+        tree = ast.parse(st.code)
+        call = tree.body[0].value
+        first = call.args[0]
+    except (SyntaxError, AttributeError, IndexError):
+        return
+    if isinstance(first, ast.List):
+        for depth in range(8):
+            for keep in (1, 2):
+                new = _truncate(first, depth, keep)
+                if new is not first and ast.dump(new) != ast.dump(first):
+                    call.args[0] = new
+                    yield dataclasses.replace(st, code=ast.unparse(tree))
+                    call.args[0] = first
+    elif isinstance(first, ast.Tuple):
+        for k, elt in enumerate(first.elts):
+            if isinstance(elt, ast.Constant) and isinstance(elt.value, int) and elt.value > 1:
+                dims = list(first.elts)
+                dims[k] = ast.Constant(1)
+                call.args[0] = ast.Tuple(elts=dims, ctx=ast.Load())
+                yield dataclasses.replace(st, code=ast.unparse(tree))
+                call.args[0] = first
+
+
 def _simplifications(st: Stmt):
     code = st.code
+    if st.tag == "leaf":
+        yield from _smaller_leaves(st)
     if "requires_grad=True" in code and st.tag == "leaf":
         yield dataclasses.replace(st, code=code.replace(", requires_grad=True", ""))
     if st.tag in ("leaf", "loss"):
