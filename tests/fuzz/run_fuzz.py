@@ -87,9 +87,15 @@ def main(argv=None) -> int:
     if args.cmd is None:
         args = parser.parse_args(["run", *(argv or [])])
 
-    def progress(counts):
+    out = open(args.out, "w") if args.out else None  # noqa: SIM115 - written as chunks end
+
+    def progress(counts, failures):
         bad = counts["programs"] - counts["ok"]
         print(f"... {counts['programs']} programs, {bad} failing", file=sys.stderr, flush=True)
+        if out:
+            for rec in failures:
+                out.write(json.dumps(rec, default=str) + "\n")
+            out.flush()
 
     summary = runner.run(
         args.seed,
@@ -100,10 +106,8 @@ def main(argv=None) -> int:
         timeout=args.timeout,
         progress=progress,
     )
-    if args.out:
-        with open(args.out, "w") as f:
-            for rec in summary.failures:
-                f.write(json.dumps(rec, default=str) + "\n")
+    if out:
+        out.close()
     sigs = collections.Counter(rec.get("signature", rec["cat"]) for rec in summary.failures)
     print(summary.table())
     if sigs:

@@ -49,7 +49,11 @@ def snapshot(v):
         return None
     if _is_tensor(v):
         d = v.detach()
-        arr = np.array(d.numpy(), copy=True)
+        if type(d).__module__.startswith("torch") and d._is_zerotensor():
+            # autograd.grad may return torch's ZeroTensor, which refuses .numpy()
+            arr = np.array(d.numpy(force=True), copy=True)
+        else:
+            arr = np.array(d.numpy(), copy=True)
         return (
             "tensor",
             str(v.dtype).rsplit(".", 1)[-1],
@@ -78,24 +82,18 @@ def execute(lib, program, *, final: bool = True) -> list[Event]:
         for i, st in enumerate(program.stmts):
             try:
                 exec(compile(st.code, f"<stmt {i}>", "exec"), ns)
-                for c in st.checks:
-                    events.append(Event(i, "snap", c, snapshot(eval(c, ns))))
+                values = [(c, eval(c, ns)) for c in st.checks]
             except Exception as exc:  # noqa: BLE001 - every exception is a result here
-                events.append(
-                    Event(
-                        i, "error", "", (_builtin_base(exc), f"{type(exc).__name__}: {exc}"[:400])
-                    )
-                )
+                why = f"{type(exc).__name__}: {exc}"[:400]
+                events.append(Event(i, "error", "", (_builtin_base(exc), why)))
                 return events
+            # a snapshot that fails is the harness's failure: it propagates
+            events.extend(Event(i, "snap", c, snapshot(v)) for c, v in values)
         if final:
             n = len(program.stmts)
             names = [d for st in program.stmts for d in st.defines]
             for name in dict.fromkeys(names):
                 v = ns.get(name)
                 if _is_tensor(v) or isinstance(v, (tuple, list)):
-                    try:
-                        events.append(Event(n, "snap", name, snapshot(v)))
-                    except Exception as exc:  # noqa: BLE001
-                        events.append(Event(n, "error", name, (_builtin_base(exc), str(exc)[:400])))
-                        return events
+                    events.append(Event(n, "snap", name, snapshot(v)))
     return events

@@ -90,7 +90,7 @@ class Summary:
     seconds: float
 
     def table(self) -> str:
-        rows = [f"programs run               {self.counts['programs']:>8}"]
+        rows = [f"programs run                    {self.counts['programs']:>8}"]
         names = {
             "crash": "crashes",
             "wrong_value": "wrong values",
@@ -102,10 +102,11 @@ class Summary:
             "numpy_wording": "errors in numpy's words",
             "harness_error": "harness errors",
             "oracle_crash": "torch crashed (not compared)",
+            "torch_bug": "torch's own bug (not compared)",
         }
         for cat in CATEGORIES + ("oracle_crash",):
-            rows.append(f"{names[cat]:<27}{self.counts[cat]:>8}")
-        rows.append(f"passed                     {self.counts['ok']:>8}")
+            rows.append(f"{names[cat]:<32}{self.counts[cat]:>8}")
+        rows.append(f"passed                          {self.counts['ok']:>8}")
         rows.append(f"({self.seconds:.0f} s, seed {self.seed})")
         return "\n".join(rows)
 
@@ -181,7 +182,10 @@ def run(
     timeout: float = 120.0,
     progress=None,
 ) -> Summary:
-    """Run programs ``start .. start+count-1`` of stream ``seed``."""
+    """Run programs ``start .. start+count-1`` of stream ``seed``.
+
+    ``progress(counts, failures_of_the_chunk)`` is called as each chunk ends.
+    """
     t0 = time.monotonic()
     bounds = [(a, min(a + chunk, start + count)) for a in range(start, start + count, chunk)]
     counts = collections.Counter()
@@ -195,6 +199,6 @@ def run(
                 if rec["cat"] != "ok":
                     failures.append(rec)
             if progress:
-                progress(counts)
+                progress(counts, [r for r in fut.result() if r["cat"] != "ok"])
     failures.sort(key=lambda r: r["i"])
     return Summary(seed, counts, failures, time.monotonic() - t0)
