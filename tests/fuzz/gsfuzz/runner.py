@@ -152,13 +152,23 @@ def _chunk(seed: int, start: int, stop: int, timeout: float) -> list[dict]:
         proc.stdout.close()
         proc.stderr.close()
         if started is None:
-            if rc != 0:
-                # died between programs (at import, or at exit): report it, end the chunk
-                done = records[-1]["i"] if records else i - 1
-                records.append(
-                    {"i": done + 1, "cat": "harness_error", "detail": f"worker exit {rc}: {err}"}
-                )
-            break
+            done = records[-1]["i"] if records else i - 1
+            if rc == 0 or done >= stop - 1:
+                break
+            # killed between two programs (SIGKILL from outside, say the OOM killer): go on
+            # with the next program; a child that never gets one done ends the chunk
+            progressed = done >= i
+            records.append(
+                {
+                    "i": -1,
+                    "cat": "harness_error",
+                    "detail": f"worker exit {rc} after #{done}: {err}",
+                }
+            )
+            if not progressed:
+                break
+            i = done + 1
+            continue
         why = f"no output for {timeout:.0f} s (hang)" if hung else f"exit code {rc}"
         if rc < 0:
             why = f"killed by signal {-rc} ({signal.Signals(-rc).name})" if not hung else why
@@ -194,7 +204,7 @@ def run(
         futs = [pool.submit(_chunk, seed, a, b, timeout) for a, b in bounds]
         for fut in concurrent.futures.as_completed(futs):
             for rec in fut.result():
-                counts["programs"] += 1
+                counts["programs"] += rec["i"] >= 0  # a dead worker's record is no program
                 counts[rec["cat"]] += 1
                 if rec["cat"] != "ok":
                     failures.append(rec)
