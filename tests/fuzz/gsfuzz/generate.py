@@ -68,6 +68,7 @@ _INT_RANGE = {
     "int64": (-(2**63), 2**63 - 1),
 }
 MAX_NUMEL = 96
+MAX_LEAF_NUMEL = 4096  # the largest leaf written as a literal (big float16 leaves: 2048)
 # probability of keeping a statement torch rejects, as the program's last one
 KEEP_ERROR = 0.12
 
@@ -320,8 +321,10 @@ class Generator:
     # statements
 
     def leaf(self, shape=None, dtype=None, rg=None) -> str | None:
-        """Emit a new leaf and return its name."""
+        """Emit a new leaf and return its name (None when it is not made)."""
         shape = self.shape() if shape is None else tuple(shape)
+        if _prod(shape) > MAX_LEAF_NUMEL:
+            return None  # an operand shaped after a 2048-element float16 leaf, squared
         dtype = dtype or self.dtype()
         if rg is None:
             rg = dtype in FLOATS and self.chance(0.8)
