@@ -13,6 +13,7 @@ int8..int64, bool), shapes of rank 0 to 8 with empty and size-1 dims; unary, bin
 (broadcasting, promotion, Python scalars, 0-d tensors, operators and their reflections),
 reductions with dim/keepdim, views (view, reshape, transpose, permute, expand, narrow,
 select, unbind, split, chunk, basic indexing), advanced and boolean indexing, setitem,
+diag/tril/triu/trace/repeat/flip/expand_as, fill_/zero_/copy_,
 in-place ops on clones and on views (aliasing operands such as ``y.mul_(y)``, overlapping
 views), linear algebra, joins, index ops, clamp, sort/topk, conversions, factories, hooks,
 ``retain_grad``, ``no_grad`` and ``detach``.
@@ -1158,6 +1159,54 @@ class Generator:
             expr = f"torch.{kind}({a}{dt})"
         self.op(out, expr, (a,), f"create.{kind}")
 
+    def f_misc(self):
+        """The remaining ops of ``gradstack_tensor.OPS``: diag, tril/triu, trace, repeat,
+        flip, expand_as, fill_, zero_, copy_ (broadcasting a source into a target)."""
+        a = self.pick()
+        if a is None:
+            return
+        ta = self.t(a)
+        rank = ta.dim()
+        kind = self.rng.choice(
+            "diag tril triu trace repeat flip expand_as fill_ zero_ copy_".split()
+        )
+        k = self.rng.choice([0, 0, 1, -1, 2])
+        if kind == "diag":
+            expr = f"torch.diag({a}, {k})" if self.chance(0.5) else f"{a}.diag({k})"
+        elif kind in ("tril", "triu"):
+            expr = f"{a}.{kind}({k})" if self.chance(0.5) else f"torch.{kind}({a}, {k})"
+        elif kind == "trace":
+            expr = f"{a}.trace()"
+        elif kind == "repeat":
+            reps = [self.rng.randint(0, 2) if self.chance(0.2) else self.rng.randint(1, 2)]
+            reps = reps * max(rank, 1) + ([2] if self.chance(0.3) else [])
+            if _prod(reps) * ta.numel() > 4 * MAX_NUMEL:
+                return
+            expr = f"{a}.repeat({', '.join(map(str, reps))})"
+        elif kind == "flip":
+            dims = self.rng.sample(range(rank), self.rng.randint(1, rank)) if rank else []
+            expr = (
+                f"{a}.flip({tuple(dims)!r})" if self.chance(0.5) else f"torch.flip({a}, {dims!r})"
+            )
+        elif kind == "expand_as":
+            b = self.pick(lambda t: _broadcasts(tuple(ta.shape), tuple(t.shape)))
+            expr = f"{a}.expand_as({b})"
+            return self.op(self.fresh(), expr, (a, b), "misc.expand_as")
+        else:
+            t = self.inplace_target()
+            if t is None:
+                return
+            if kind == "fill_":
+                v = self.py_scalar() if self.chance(0.7) else f"torch.tensor({self.py_scalar()})"
+                return self.inplace(t, f"{t}.fill_({v})", (t,), "misc.fill_")
+            if kind == "zero_":
+                return self.inplace(t, f"{t}.zero_()", (t,), "misc.zero_")
+            src = self.pick(lambda u: _broadcasts(tuple(self.t(t).shape), tuple(u.shape)))
+            if src is None or src == t:
+                return
+            return self.inplace(t, f"{t}.copy_({src})", (t, src), "misc.copy_")
+        self.op(self.fresh(), expr, (a,), f"misc.{kind}")
+
     def f_clone(self):
         a = self.pick(lambda t: t.is_leaf) or self.pick()
         if a is None:
@@ -1247,6 +1296,7 @@ class Generator:
         ("f_create", 3),
         ("f_clone", 4),
         ("f_autograd", 7),
+        ("f_misc", 5),
     )
 
     # -----------------------------------------------------------------------------------
