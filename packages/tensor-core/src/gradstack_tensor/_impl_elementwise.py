@@ -90,8 +90,13 @@ def where(condition, input, other):
 
 def _clamp_values(input, lo, hi, name):
     """``min(max(x, lo), hi)`` in torch's result dtype of the three operands (an int tensor
-    clamped to float bounds is float32, not numpy's float64); numpy's maximum/minimum
-    propagate NaN, as torch does."""
+    clamped to float bounds is float32, not numpy's float64).
+
+    Note [clamp keeps x on a tie]
+    As torch's kernel: ``x`` is replaced only where it is beyond a bound (or the bound is
+    NaN), so a tie keeps ``x`` itself: ``clamp(-0.0, min=0.0)`` is ``-0.0``, whose sign
+    a later ``1 / x`` or ``sqrt``'s gradient sees.  numpy's maximum returns either zero.
+    A NaN ``x`` stays NaN; ``lo > hi`` gives ``hi``."""
     x = _data(input)
     if lo is None and hi is None:
         raise RuntimeError(f"{name}: At least one of 'min' or 'max' must not be None")
@@ -114,9 +119,11 @@ def _clamp_values(input, lo, hi, name):
     out = x.astype(res, copy=False)
     try:
         if lo is not None:
-            out = np.maximum(out, bound(lo))
+            b = bound(lo)
+            out = np.where((out < b) | np.isnan(b), b, out)
         if hi is not None:
-            out = np.minimum(out, bound(hi))
+            b = bound(hi)
+            out = np.where((out > b) | np.isnan(b), b, out)
     except ValueError:
         shapes = [np.shape(_array(b)) for b in bounds]
         raise broadcast_error(
