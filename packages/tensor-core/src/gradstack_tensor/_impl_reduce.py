@@ -15,6 +15,24 @@ from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, normalize_dims, 
 
 __all__: list[str] = []
 
+# Note [float16 accumulates in float32]
+# torch reduces float16 tensors in float32 (its accumulate type) and rounds the result
+# once: the mean of 1000 x 100.0 is 100.0, not the inf of a float16 running sum past
+# 65504.  The float16 kernels here do the same: compute on a float32 copy, cast at the
+# end (``_acc`` / ``_result``).  numpy's float16 loops round after every step.
+
+
+def _acc(x):
+    """``x`` in the dtype its reduction accumulates in: float32 for float16."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _result(r, dtype):
+    """A reduction's result (an array or a numpy scalar) as a 0-d-safe array of ``dtype``
+    (a float32 result past float16's range rounds to inf silently, as torch's)."""
+    r = np.asarray(r)
+    return r if r.dtype == dtype else quiet(r.astype, dtype)
+
 
 def _axes(dim, ndim):
     if dim is None or (isinstance(dim, tuple) and len(dim) == 0):
@@ -52,8 +70,8 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     # add.reduce then a true divide) at a tenth of the cost.  An empty slice gives nan
     # (0 / 0), as torch's, without numpy's "Mean of empty slice" warning.
     count = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
-    total = np.add.reduce(x, axis=axes, keepdims=keepdim)
-    return _wrap(np.asarray(quiet(np.true_divide, total, count), dtype=x.dtype))
+    total = np.add.reduce(_acc(x), axis=axes, keepdims=keepdim)
+    return _wrap(_result(quiet(np.true_divide, total, count), x.dtype))
 
 
 @OPS["prod"].set_kernel
@@ -66,7 +84,8 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"prod(): argument 'dim' must be an int, not {type(dim).__name__}")
     axis = None if dim is None else normalize_dims(dim, x.ndim)
-    return _wrap(quiet(np.prod, x, axis=axis, keepdims=keepdim and axis is not None))
+    r = quiet(np.prod, _acc(x), axis=axis, keepdims=keepdim and axis is not None)
+    return _wrap(_result(r, x.dtype))
 
 
 def _extreme(input, dim, keepdim, name, arg_fn, red_fn, result_type):
@@ -169,32 +188,24 @@ def argmin(input, dim=None, keepdim=False):
 @OPS["var"].set_kernel
 def var(input, dim=None, correction=1, keepdim=False):
     x = _float_input(input, "var")
-    return _wrap(
-        np.asarray(
-            quiet(np.var, x, axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim),
-            dtype=x.dtype,
-        )
-    )
+    r = quiet(np.var, _acc(x), axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim)
+    return _wrap(_result(r, x.dtype))
 
 
 @OPS["std"].set_kernel
 def std(input, dim=None, correction=1, keepdim=False):
     x = _float_input(input, "std")
-    return _wrap(
-        np.asarray(
-            quiet(np.std, x, axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim),
-            dtype=x.dtype,
-        )
-    )
+    r = quiet(np.std, _acc(x), axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim)
+    return _wrap(_result(r, x.dtype))
 
 
 @OPS["norm"].set_kernel
 def norm(input, p="fro", dim=None, keepdim=False):
     x = _float_input(input, "norm")
     axes = _axes(dim, x.ndim)
-    a = np.abs(x)
+    a = np.abs(_acc(x))
     if p in ("fro", 2, 2.0):
-        r = np.sqrt(quiet(np.sum, a * a, axis=axes, keepdims=keepdim))
+        r = np.sqrt(quiet(lambda: np.sum(a * a, axis=axes, keepdims=keepdim)))
     elif p in (float("inf"), "inf"):
         r = np.max(a, axis=axes, keepdims=keepdim)
     elif p in (float("-inf"), "-inf"):
@@ -205,7 +216,7 @@ def norm(input, p="fro", dim=None, keepdim=False):
         r = quiet(lambda: np.sum(a**p, axis=axes, keepdims=keepdim) ** (1.0 / p))
     else:
         raise ValueError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
-    return _wrap(np.asarray(r, dtype=x.dtype))
+    return _wrap(_result(r, x.dtype))
 
 
 @OPS["logsumexp"].set_kernel
@@ -216,12 +227,15 @@ def logsumexp(input, dim, keepdim=False):
         else _data(input).astype(_dt.get_default_dtype().numpy)
     )
     axes = normalize_dims(dim, x.ndim) if x.ndim else None
-    return _wrap(np.asarray(quiet(_logsumexp, x, axes, keepdim), dtype=x.dtype))
+    return _wrap(_result(quiet(_logsumexp, _acc(x), axes, keepdim), x.dtype))
 
 
 def _logsumexp(x, axes, keepdim):
-    m = np.max(x, axis=axes, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0)
+    if x.size == 0:
+        m = 0.0  # an empty slice sums to 0: log gives -inf, as torch (max has no identity)
+    else:
+        m = np.max(x, axis=axes, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
     r = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
     return r if keepdim else (np.squeeze(r, axis=axes) if axes is not None else r.reshape(()))
 
@@ -253,7 +267,7 @@ def softmax_values(x, axis):
 @OPS["softmax"].set_kernel
 def softmax(input, dim, dtype=None):
     x, axis = _softmax_input(input, dim, dtype, "softmax")
-    return _wrap(quiet(softmax_values, x, axis))
+    return _wrap(_result(quiet(softmax_values, _acc(x), axis), x.dtype))
 
 
 def _log_softmax_values(x, axis):
@@ -268,7 +282,7 @@ def _log_softmax_values(x, axis):
 @OPS["log_softmax"].set_kernel
 def log_softmax(input, dim, dtype=None):
     x, axis = _softmax_input(input, dim, dtype, "log_softmax")
-    return _wrap(quiet(_log_softmax_values, x, axis))
+    return _wrap(_result(quiet(_log_softmax_values, _acc(x), axis), x.dtype))
 
 
 @OPS["cumsum"].set_kernel
@@ -280,7 +294,8 @@ def cumsum(input, dim, dtype=None):
         x = x.astype(np.int64)
     if x.ndim == 0:
         return _wrap(x.copy())
-    return _wrap(quiet(np.cumsum, x, axis=_normalize_dim(dim, x.ndim)))  # inf - inf: silent nan
+    r = quiet(np.cumsum, _acc(x), axis=_normalize_dim(dim, x.ndim))  # inf - inf: silent nan
+    return _wrap(_result(r, x.dtype))
 
 
 def _argsort(x, axis, descending):
