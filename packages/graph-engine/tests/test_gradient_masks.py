@@ -23,6 +23,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+# torch's forward mode scripts helpers with the deprecated torch.jit.script
+pytestmark = pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning")
+
 
 def _load(name):
     """Import a sibling helper module under a name no other package's tests use."""

@@ -91,7 +91,11 @@ ERRORS = {
         r"output with shape \[2, 3\].*broadcast shape",
     ),
     "inplace_broadcast_1d": (lambda: gt.ones(3).mul_(gt.ones(2, 3)), RuntimeError, r"\[3\]"),
-    "copy_shapes": (lambda: x23().copy_(gt.ones(4)), RuntimeError, r"\[4\].*\[2, 3\]"),
+    "copy_shapes": (
+        lambda: x23().copy_(gt.ones(4)),
+        RuntimeError,
+        r"size of tensor a \(3\) must match the size of tensor b \(4\)",
+    ),
     "mm_shapes": (
         lambda: x23() @ gt.ones(4, 5),
         RuntimeError,
@@ -119,7 +123,7 @@ ERRORS = {
         "Sizes of tensors must match except in dimension 0.*size 3.*size 4.*tensor number 1",
     ),
     "cat_ndim": (lambda: gt.cat([x23(), gt.ones(3)]), RuntimeError, "same number of dimensions"),
-    "cat_empty_list": (lambda: gt.cat([]), RuntimeError, "non-empty"),
+    "cat_empty_list": (lambda: gt.cat([]), ValueError, "non-empty"),  # torch's type
     "cat_not_tensors": (lambda: gt.cat([x23(), [1, 2]]), TypeError, "element 1"),
     "cat_0d": (lambda: gt.cat([gt.tensor(1.0)]), RuntimeError, "zero-dimensional"),
     "stack_sizes": (
@@ -249,7 +253,11 @@ ERRORS = {
     ),
     "index_neg_step": (lambda: x23()[::-1], ValueError, "step must be greater than zero"),
     "setitem_oob": (lambda: x23().__setitem__(4, 1.0), IndexError, "out of bounds for dimension 0"),
-    "setitem_shape": (lambda: x23().__setitem__(0, gt.ones(4)), RuntimeError, r"\[2, 3\]"),
+    "setitem_shape": (
+        lambda: x23().__setitem__(0, gt.ones(4)),
+        RuntimeError,
+        r"expanded size of the tensor \(3\) must match the existing size \(4\)",
+    ),
     "select_index": (
         lambda: x23().select(0, 2),
         IndexError,
@@ -261,7 +269,11 @@ ERRORS = {
         IndexError,
         "out of range.*size 2",
     ),
-    "index_select_dtype": (lambda: x23().index_select(0, gt.tensor([0.0])), TypeError, "int64"),
+    "index_select_dtype": (
+        lambda: x23().index_select(0, gt.tensor([0.0])),
+        RuntimeError,  # torch's type
+        "int32 or int64",
+    ),
     "gather_oob": (
         lambda: x23().gather(1, gt.tensor([[3]])),
         RuntimeError,

@@ -993,7 +993,7 @@ def _key_for_tensor(key):
 def _torch_key(args):
     from gradstack_tensor._impl_elementwise import index_key
 
-    return index_key(args[1])[0]
+    return index_key(args[1], tuple(args[0].shape))[0]
 
 
 def _getitem_name(args):
@@ -1004,9 +1004,10 @@ def _getitem_name(args):
     if nothing else happens); any tensor/list index makes it an IndexBackward0.
     """
     index = args[1]
-    if isinstance(index, int):
+    if (isinstance(index, int) and not isinstance(index, bool)) or _int_scalar_tensor(index):
         return "SelectBackward0"
     items = index if isinstance(index, tuple) else (index,)
+    items = tuple(0 if _int_scalar_tensor(i) else i for i in items)  # torch selects with it
     if not _basic_index(items):
         return "IndexBackward0"
     shape = args[0].shape
@@ -1032,9 +1033,21 @@ def _getitem(ctx, grad):
     return (_batch_scatter(grad, ctx.extra, ctx.input_shape(0)),)
 
 
+def _int_scalar_tensor(i):
+    """A 0-d integer tensor: torch indexes with it as with an int (a select)."""
+    ints = (gt.int64, gt.int32, gt.int16, gt.int8)
+    return isinstance(i, Tensor) and i.dim() == 0 and i.dtype in ints
+
+
 def _basic_index(index):
     items = index if isinstance(index, tuple) else (index,)
-    return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in items)
+    return all(
+        i is None
+        or i is Ellipsis
+        or (isinstance(i, (int, slice)) and not isinstance(i, bool))
+        or _int_scalar_tensor(i)
+        for i in items
+    )
 
 
 def _reshape_back(ctx, grad):
@@ -1292,6 +1305,8 @@ def _flip(ctx, grad):
 def _index_select(ctx, grad):
     dim, index = ctx.saved_value(0), ctx.saved_value(1)
     shape = ctx.input_shape(0)
+    if not shape:
+        return (grad,)  # a 0-d input: the result is that element
     key = [slice(None)] * len(shape)
     key[dim % len(shape)] = _data(index).reshape(-1)
     return (_batch_scatter(grad, tuple(key), shape),)
@@ -1308,6 +1323,8 @@ def _along_axis_key(idx, axis):
 def _gather(ctx, grad):
     dim, index = ctx.saved_value(0), ctx.saved_value(1)
     shape = ctx.input_shape(0)
+    if not shape:  # every element of the result is the 0-d input
+        return (_sum_all(grad, _lead(grad)),)
     return (_batch_scatter(grad, _along_axis_key(_data(index), dim % len(shape)), shape),)
 
 

@@ -745,12 +745,17 @@ def _select_jvp(args, out, tangents, lead):
 @jvp("index_select")
 def _index_select_jvp(args, out, tangents, lead):
     x, dim, index = args[0], args[1], args[2]
+    if x.dim() == 0:
+        return tangents[0]
     return tangents[0].index_select(_shift(dim, x, lead), index)
 
 
 @jvp("gather")
 def _gather_jvp(args, out, tangents, lead):
     x, dim, index = args[0], args[1], args[2]
+    if x.dim() == 0:
+        t = tangents[0].reshape(tuple(lead) + (1,) * index.dim())
+        return t.expand(tuple(lead) + tuple(index.shape))
     if not lead:
         return tangents[0].gather(dim, index)
     return _take(tangents[0], _along_axis_key(_data(index), dim % x.dim()), tuple(x.shape), lead)

@@ -8,6 +8,8 @@ Tensor; in-place kernels write into their first argument and bump its version.
 from __future__ import annotations
 
 import re
+import sys
+import warnings
 
 import numpy as np
 
@@ -16,6 +18,24 @@ from . import random as _random
 from ._tensor import OPS, Tensor, _data, _wrap, broadcast_error, can_cast_inplace
 
 __all__: list[str] = []
+
+
+def _is_gradstack_file(filename):
+    parts = filename.replace("\\", "/").split("/")[:-1]
+    return any(
+        p.startswith("gradstack_")
+        or (p == "gradstack" and i and parts[i - 1] in ("src", "site-packages"))
+        for i, p in enumerate(parts)
+    )
+
+
+def warn_at_caller(message, category=UserWarning):
+    """``warnings.warn`` pointing at the user's line (the first frame outside gradstack's
+    packages), as torch's warnings point at the Python line that called the op."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and _is_gradstack_file(frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _array(x):
@@ -188,56 +208,224 @@ def copy_(input, src):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
     dst = _data(input)
     s = _array(src)
-    try:
-        np.copyto(dst, s, casting="unsafe")
-    except ValueError:
-        raise RuntimeError(
-            f"copy_: the source of shape {list(np.shape(s))} cannot be broadcast to the "
-            f"destination's shape {list(dst.shape)}"
-        ) from None
+    _check_broadcasts_to(np.shape(s), dst.shape)
+    np.copyto(dst, s, casting="unsafe")
     input._bump_version("copy_")
     return input
 
 
-def index_key(index):
+def _check_broadcasts_to(src_shape, dst_shape):
+    """torch's rule for an operand written into ``dst_shape`` (copy_, in-place ops): it
+    must broadcast *to* that shape; numpy would also drop its leading size-1 dims."""
+    try:
+        b = np.broadcast_shapes(tuple(src_shape), tuple(dst_shape))
+    except ValueError:
+        raise broadcast_error(tuple(dst_shape), tuple(src_shape)) from None
+    if b != tuple(dst_shape):
+        raise RuntimeError(
+            f"output with shape {list(dst_shape)} doesn't match the broadcast shape {list(b)}"
+        )
+
+
+def index_key(index, shape=None):
     """Translate a torch index into a numpy one; also say whether it is basic (a view).
 
     Tensors in the index become numpy arrays; basic indexing (ints, slices, None,
     Ellipsis) gets a trailing ``...`` so that numpy returns a 0-d view, never a scalar.
+    Given the indexed tensor's ``shape``, an advanced index that mixes in ints or bools
+    becomes an explicit grid of index arrays (Note [torch selects ints first]).
+
+    Note [torch selects ints first]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    numpy counts an int as an advanced index: in ``x[0, :, [1, 1]]`` the two advanced
+    indices are separated by a slice, so numpy puts their dims first (shape [2, 4] for a
+    (3, 4, 5) tensor).  torch applies ints as ``select`` before the advanced indexing, so
+    only ``[1, 1]`` is advanced and its dim stays in place ([4, 2]).  A Python bool is an
+    unsqueeze plus an index ``[0]`` (True) or ``[]`` (False) on the new dim.  For those
+    keys :func:`_grid_key` spells torch's result as one index array per input dim,
+    broadcast to the result's shape: a single numpy key, which getitem, setitem and their
+    backward (``np.add.at``) all read the same way.
     """
     items = index if isinstance(index, tuple) else (index,)
-    key, basic = [], True
+    key, basic, mixed = [], True, False
     for item in items:
         if isinstance(item, Tensor):
             arr = _data(item)
-            if arr.ndim == 0 and arr.dtype.kind in "iu":
-                key.append(int(arr))
+            if arr.ndim == 0 and arr.dtype.kind in "iu" and arr.dtype != np.uint8:
+                key.append(int(arr))  # torch selects with a 0-d integer tensor
+                mixed = True
                 continue
             if arr.dtype.kind not in "iub":
                 raise IndexError(
                     f"tensors used as indices must be long, int, byte or bool tensors, "
                     f"got {item.dtype}"
                 )
-            key.append(arr)
+            if arr.dtype == np.uint8:  # torch reads a byte tensor as a mask
+                warn_at_caller(
+                    "indexing with dtype gradstack.uint8 is now deprecated, please use a dtype "
+                    "gradstack.bool instead."
+                )
+                arr = arr != 0
+            if arr.ndim == 0:  # a 0-d bool tensor is a Python bool (torch)
+                key.append(bool(arr))
+                mixed = True
+            else:
+                key.append(arr)
             basic = False
         elif isinstance(item, (list, np.ndarray)):
-            key.append(np.asarray(item))
+            arr = np.asarray(item)
+            if arr.size == 0 and arr.dtype.kind == "f":
+                arr = arr.astype(np.int64)  # torch reads [] as an empty long index
+            if arr.dtype.kind not in "iub":
+                raise IndexError(
+                    f"tensors used as indices must be long, int, byte or bool tensors, "
+                    f"got an index of {arr.dtype}"
+                )
+            key.append(arr)
             basic = False
-        elif isinstance(item, bool):
-            key.append(item)
+        elif isinstance(item, (bool, np.bool_)):
+            key.append(bool(item))
             basic = False
+            mixed = True
         elif item is None or item is Ellipsis or isinstance(item, (int, np.integer, slice)):
             if isinstance(item, slice) and item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
-            key.append(item)
+            if isinstance(item, (int, np.integer)):
+                key.append(int(item))
+                mixed = True
+            else:
+                key.append(item)
         else:
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors "
                 f"are valid indices (got {type(item).__name__})"
             )
-    if basic and not any(k is Ellipsis for k in key):
-        key.append(Ellipsis)
-    return tuple(key), basic
+    if basic:
+        if not any(k is Ellipsis for k in key):
+            key.append(Ellipsis)
+        return tuple(key), True
+    if mixed and shape is not None and len(shape) > 0:
+        return _grid_key(key, tuple(shape)), False
+    return tuple(key), False
+
+
+def _index_error(text, shape):
+    return IndexError(f"{text} (indexing a tensor of shape {list(shape)})")
+
+
+def _grid_key(items, shape):
+    """torch's advanced indexing of ``shape`` by ``items`` as one index array per dim
+    (Note [torch selects ints first]); ``items`` come from :func:`index_key`."""
+    consumed = sum(
+        0 if (k is None or k is Ellipsis or isinstance(k, bool)) else (k.ndim if _is_mask(k) else 1)
+        for k in items
+    )
+    if consumed > len(shape):
+        raise _index_error(
+            f"too many indices for tensor of dimension {len(shape)} (got {consumed})", shape
+        )
+    # walk the index: each input dim gets an int, a slice's range (a basic output dim) or
+    # an advanced array; None and bools add output dims of size 1 with no input dim
+    per_dim = []  # per input dim: ("int", i) | ("basic", out_slot, values) | ("adv", array)
+    slots = []  # output dims in order: "basic" or "adv" (an advanced index's position)
+    adv_arrays = []
+    dim = 0
+    for k in items:
+        if k is Ellipsis:
+            for _ in range(len(shape) - consumed):
+                per_dim.append(("basic", len(slots), np.arange(shape[dim], dtype=np.intp)))
+                slots.append("basic")
+                dim += 1
+            consumed = len(shape)  # a second Ellipsis expands to nothing (numpy refuses it)
+        elif k is None:
+            slots.append("basic")
+        elif isinstance(k, bool):
+            adv_arrays.append(np.zeros(1 if k else 0, dtype=np.intp))
+            slots.append("adv")
+        elif isinstance(k, int):
+            n = shape[dim]
+            if not -n <= k < n:
+                raise _index_error(
+                    f"index {k} is out of bounds for dimension {dim} with size {n}", shape
+                )
+            per_dim.append(("int", k % n))
+            dim += 1
+        elif isinstance(k, slice):
+            per_dim.append(("basic", len(slots), np.arange(*k.indices(shape[dim]), dtype=np.intp)))
+            slots.append("basic")
+            dim += 1
+        elif _is_mask(k):
+            want = shape[dim : dim + k.ndim]
+            if k.shape != want:
+                bad = next(i for i in range(k.ndim) if k.shape[i] != want[i])
+                raise _index_error(
+                    f"The shape of the mask {list(k.shape)} at index {bad} does not match the "
+                    f"shape of the indexed tensor {list(want)} at index {bad}",
+                    shape,
+                )
+            for arr in np.nonzero(k):
+                per_dim.append(("adv", arr))
+                adv_arrays.append(arr)
+                slots.append("adv")
+                dim += 1
+        else:
+            n = shape[dim]
+            if k.size and (k.min() < -n or k.max() >= n):
+                bad = int(k.max() if k.max() >= n else k.min())
+                raise _index_error(
+                    f"index {bad} is out of bounds for dimension {dim} with size {n}", shape
+                )
+            per_dim.append(("adv", k))
+            adv_arrays.append(k)
+            slots.append("adv")
+            dim += 1
+    while dim < len(shape):  # trailing dims: whole slices
+        per_dim.append(("basic", len(slots), np.arange(shape[dim], dtype=np.intp)))
+        slots.append("basic")
+        dim += 1
+    try:
+        adv_shape = np.broadcast_shapes(*(a.shape for a in adv_arrays))
+    except ValueError:
+        shapes = ", ".join(str(list(a.shape)) for a in adv_arrays)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
+        ) from None
+    first = slots.index("adv")
+    last = len(slots) - 1 - slots[::-1].index("adv")
+    adjacent = all(s == "adv" for s in slots[first : last + 1])
+    # output layout: the advanced block where it stands (adjacent) or first (separated)
+    basic_slots = [i for i, s in enumerate(slots) if s == "basic"]
+    if adjacent:  # slots before ``first`` are all basic: they keep their places
+        shift = len(adv_shape) - (last - first + 1)
+        position = {i: i if i < first else i + shift for i in basic_slots}
+        adv_at = first
+    else:
+        position = {i: len(adv_shape) + j for j, i in enumerate(basic_slots)}
+        adv_at = 0
+    ndim_out = len(basic_slots) + len(adv_shape)
+    key = []
+    for entry in per_dim:
+        if entry[0] == "int":
+            key.append(np.intp(entry[1]))
+        elif entry[0] == "basic":
+            where = [1] * ndim_out
+            where[position[entry[1]]] = entry[2].size
+            key.append(entry[2].reshape(where))
+        else:
+            arr = np.broadcast_to(entry[1].astype(np.intp, copy=False), adv_shape)
+            key.append(
+                arr.reshape((1,) * adv_at + adv_shape + (1,) * (ndim_out - adv_at - len(adv_shape)))
+            )
+    if not any(e[0] == "adv" for e in per_dim):
+        # only bools are advanced: no array carries their dims, so the first one does
+        full = [1] * ndim_out
+        full[adv_at : adv_at + len(adv_shape)] = adv_shape
+        key[0] = np.broadcast_to(key[0], np.broadcast_shapes(np.shape(key[0]), tuple(full)))
+    return tuple(key)
+
+
+def _is_mask(k):
+    return isinstance(k, np.ndarray) and k.dtype == np.bool_
 
 
 _NUMPY_INDEX_ERRORS = (
@@ -278,19 +466,66 @@ def describe_index_error(shape, err):
 @OPS["setitem_"].set_kernel
 def setitem_(input, index, value):
     _check_writable(input, "__setitem__")
-    key, _ = index_key(index)
     dst = _data(input)
+    key, basic = index_key(index, dst.shape)
     src = _array(value)
     if isinstance(src, (int, float, np.generic)):  # bool is an int
         src = scalar_as(src, dst.dtype, "__setitem__")
+    elif not isinstance(src, np.ndarray):
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a {input.dtype} tensor; assign a number "
+            "or a Tensor"
+        )
     try:
-        dst[key] = src
+        target = dst[key]
     except IndexError as e:
         raise describe_index_error(dst.shape, e) from None
-    except ValueError as e:
-        raise RuntimeError(f"__setitem__: {e} (destination shape {list(dst.shape)})") from None
+    _check_assignable(np.shape(src), target.shape, basic)
+    dst[key] = src
     input._bump_version("__setitem__")
     return input
+
+
+def expands_to(src_shape, target_shape):
+    """Whether ``src_shape`` expands to ``target_shape`` (torch's ``expand``: no more dims,
+    each equal or 1)."""
+    src, target = tuple(src_shape), tuple(target_shape)
+    if len(src) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(src, target[len(target) - len(src) :]))
+
+
+def _check_assignable(src_shape, target_shape, basic):
+    """torch's errors for a value that does not broadcast to the indexed part."""
+    if expands_to(src_shape, target_shape):
+        return
+    if not basic:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(src_shape)} cannot be broadcast to "
+            f"indexing result of shape {list(target_shape)}"
+        )
+    raise expand_error(src_shape, target_shape)
+
+
+def expand_error(src_shape, target_shape):
+    """torch's message for expanding ``src_shape`` to ``target_shape`` (copy_, setitem)."""
+    src, target = list(src_shape), list(target_shape)
+    if len(src) > len(target):
+        return RuntimeError(
+            f"expand(torch.FloatTensor{{{src}}}, size={target}): the number of sizes provided "
+            f"({len(target)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({len(src)})"
+        )
+    lead = len(target) - len(src)
+    for i, have in enumerate(src):
+        want = target[lead + i]
+        if have != want and have != 1:
+            return RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size "
+                f"({have}) at non-singleton dimension {lead + i}.  Target sizes: {target}.  "
+                f"Tensor sizes: {src}"
+            )
+    return RuntimeError(f"cannot broadcast a tensor of shape {src} to shape {target}")
 
 
 def _mask(mask):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._impl_elementwise import expand_error, expands_to
 from ._tensor import OPS, Tensor, _data, _wrap
 
 __all__: list[str] = []
@@ -133,21 +134,17 @@ def addmm(input, mat1, mat2, beta=1, alpha=1):
             f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
         )
     bias = _data(input) if isinstance(input, Tensor) else np.asarray(input, dtype=x.dtype)
+    target = (x.shape[0], y.shape[1])
+    if not expands_to(bias.shape, target):
+        # torch expands input to the product's shape (never the product to input's)
+        raise expand_error(bias.shape, target)
     prod = x @ y
     if alpha != 1:
         prod *= alpha
-    try:
-        if beta == 0:
-            np.broadcast_shapes(bias.shape, prod.shape)
-        elif beta == 1:
-            prod += bias
-        else:
-            prod += beta * bias
-    except ValueError:
-        raise RuntimeError(
-            f"addmm(): the input of shape {list(bias.shape)} cannot be broadcast to the "
-            f"product's shape {list(prod.shape)}"
-        ) from None
+    if beta == 1:
+        prod += bias
+    elif beta != 0:
+        prod += beta * bias
     return _wrap(prod)
 
 

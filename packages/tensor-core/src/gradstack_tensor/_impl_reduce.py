@@ -7,10 +7,14 @@ the end, ``keepdim`` keeps reduced dims as size 1.
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 
 from . import dtypes as _dt
 from . import return_types
+from ._impl_elementwise import warn_at_caller
 from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, normalize_dims, quiet
 
 __all__: list[str] = []
@@ -185,18 +189,29 @@ def argmin(input, dim=None, keepdim=False):
     return _arg(input, dim, keepdim, "argmin", _nan_argmin)
 
 
+def _moment(input, dim, correction, keepdim, name, fn):
+    x = _float_input(input, name)
+    axes = _axes(dim, x.ndim)
+    n = x.size if axes is None else math.prod(x.shape[a] for a in axes)
+    if n - correction <= 0:
+        warn_at_caller(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than "
+            "the reduction factor (input numel divided by output numel)."
+        )
+    with warnings.catch_warnings():  # numpy's own RuntimeWarning says the same
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = quiet(fn, _acc(x), axis=axes, ddof=correction, keepdims=keepdim)
+    return _wrap(_result(r, x.dtype))
+
+
 @OPS["var"].set_kernel
 def var(input, dim=None, correction=1, keepdim=False):
-    x = _float_input(input, "var")
-    r = quiet(np.var, _acc(x), axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim)
-    return _wrap(_result(r, x.dtype))
+    return _moment(input, dim, correction, keepdim, "var", np.var)
 
 
 @OPS["std"].set_kernel
 def std(input, dim=None, correction=1, keepdim=False):
-    x = _float_input(input, "std")
-    r = quiet(np.std, _acc(x), axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim)
-    return _wrap(_result(r, x.dtype))
+    return _moment(input, dim, correction, keepdim, "std", np.std)
 
 
 @OPS["norm"].set_kernel

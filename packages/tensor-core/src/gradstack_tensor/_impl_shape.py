@@ -204,7 +204,7 @@ def select(input, dim, index):
 @OPS["getitem"].set_kernel
 def getitem(input, index):
     x = _data(input)
-    key, basic = index_key(index)
+    key, basic = index_key(index, x.shape)
     try:
         r = x[key]
     except IndexError as e:
@@ -285,7 +285,10 @@ def _tensors(seq, name):
     if isinstance(seq, Tensor) or not isinstance(seq, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' must be a tuple or list of Tensors")
     if not seq:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        # torch's types: cat raises ValueError, stack RuntimeError
+        if name == "cat":
+            raise ValueError("cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
     for i, t in enumerate(seq):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected Tensor as element {i}, got {type(t).__name__}")
@@ -365,37 +368,84 @@ def flip(input, dims):
     return _wrap(np.flip(x, axis=axes).copy())
 
 
-def _index_array(index, name):
-    if not isinstance(index, Tensor) or index.dtype.name not in ("int64", "int32"):
-        raise TypeError(f"{name}(): index must be an int64 (long) tensor")
+def _index_array(index, name, expected):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index.dtype.name not in ("int64", "int32"):
+        raise RuntimeError(f"{name}(): Expected dtype {expected} for index")
     return _data(index)
 
 
 @OPS["index_select"].set_kernel
 def index_select(input, dim, index):
+    """Rows of ``input`` along ``dim`` at ``index`` (a vector, or a 0-d tensor).
+
+    As torch, indices must lie in ``[0, size)``: a negative index is an IndexError, not a
+    count from the end.
+    """
     x = _data(input)
-    idx = _index_array(index, "index_select")
+    idx = _index_array(index, "index_select", "int32 or int64")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     axis = _normalize_dim(dim, x.ndim)
-    if idx.size and (idx.min() < -x.shape[axis] or idx.max() >= x.shape[axis]):
+    n = x.shape[axis] if x.ndim else 1
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = int(idx[(idx < 0) | (idx >= n)].reshape(-1)[0])
+        if axis == 1 and x.flags.c_contiguous:
+            # torch's CPU kernel for dim 1 of a contiguous tensor raises this instead
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
         raise IndexError(
-            "index_select(): index out of range in self "
-            f"(dimension {axis} has size {x.shape[axis]})"
+            f"index out of range in self (index {bad} for dimension {axis} of size {n})"
         )
+    if x.ndim == 0:
+        return _wrap(x.copy())  # torch: a 0-d input stays 0-d
     return _wrap(np.take(x, idx.reshape(-1), axis=axis))
+
+
+def along_axis_key(idx, axis):
+    """The numpy key of ``x[i0, ..., idx[i], ..., in]`` for every position ``i`` of ``idx``:
+    ``idx`` along ``axis``, its own position in the other dims (gather's selection)."""
+    key = list(np.indices(idx.shape, sparse=True))
+    key[axis] = idx
+    return tuple(key)
 
 
 @OPS["gather"].set_kernel
 def gather(input, dim, index):
+    """``out[i][j] = input[index[i][j]][j]`` (dim 0): the result has ``index``'s shape.
+
+    As torch: ``index`` has as many dims as ``input`` and is no larger than it in the
+    other dims (it is not broadcast); its values lie in ``[0, size)``.
+    """
     x = _data(input)
-    idx = _index_array(index, "gather")
+    idx = _index_array(index, "gather", "int32/int64")
     axis = _normalize_dim(dim, x.ndim)
+    if x.ndim == 0:
+        # torch: a 0-d input gathers as a vector of one element
+        if idx.ndim > 1:
+            raise RuntimeError(
+                "Index tensor must have the same number of dimensions as input tensor"
+            )
+        if idx.size and (idx != 0).any():
+            raise RuntimeError(
+                f"index {int(idx[idx != 0].reshape(-1)[0])} is out of bounds for dimension 0 "
+                "with size 1"
+            )
+        return _wrap(np.broadcast_to(x, idx.shape).copy())
     if idx.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[axis]):
-        raise RuntimeError(
-            f"gather(): index {int(idx.max())} is out of bounds for dimension {axis} with size "
-            f"{x.shape[axis]}"
-        )
-    return _wrap(np.take_along_axis(x, idx, axis=axis))
+    for d in range(x.ndim):
+        if d != axis and idx.shape[d] > x.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(idx.shape)} to be "
+                f"no larger than self {list(x.shape)} apart from dimension {axis}"
+            )
+    n = x.shape[axis]
+    if idx.size:
+        bad = (idx < 0) | (idx >= n)
+        if bad.any():
+            raise RuntimeError(
+                f"index {int(idx[bad].reshape(-1)[0])} is out of bounds for dimension {axis} "
+                f"with size {n}"
+            )
+    return _wrap(x[along_axis_key(idx, axis)])
