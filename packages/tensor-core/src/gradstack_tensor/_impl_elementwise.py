@@ -15,7 +15,15 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import random as _random
-from ._tensor import OPS, Tensor, _data, _wrap, broadcast_error, can_cast_inplace
+from ._tensor import (
+    OPS,
+    Tensor,
+    _data,
+    _normalize_dim,
+    _wrap,
+    broadcast_error,
+    can_cast_inplace,
+)
 
 __all__: list[str] = []
 
@@ -27,6 +35,46 @@ def _is_gradstack_file(filename):
         or (p == "gradstack" and i and parts[i - 1] in ("src", "site-packages"))
         for i, p in enumerate(parts)
     )
+
+
+def torch_dims(dim, ndim):
+    """``dim`` (an int or a sequence) as a tuple of non-negative axes, checked as torch does:
+    IndexError out of range (a 0-d tensor accepts 0 and -1, and gives ``()``), RuntimeError
+    for a repeated dim, in torch's words."""
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    axes = []
+    for d in dims:
+        a = _normalize_dim(d, ndim)
+        if a in axes:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        axes.append(a)
+    return tuple(axes) if ndim else ()
+
+
+# torch's C++ names of the scalar types, as its messages print them
+CPP_TYPE = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+# torch's ScalarType names
+SCALAR_TYPE = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
 
 
 def warn_at_caller(message, category=UserWarning):
@@ -90,9 +138,22 @@ def rsub(input, other, alpha=1):
 
 @OPS["where"].set_kernel
 def where(condition, input, other):
-    cond = _array(condition)
-    if not isinstance(cond, np.ndarray) or cond.dtype != np.bool_:
-        raise TypeError("where(): condition must be a bool tensor (e.g. x > 0)")
+    if not isinstance(condition, Tensor):
+        raise TypeError(
+            f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}"
+        )
+    cond = _data(condition)
+    if cond.dtype == np.uint8:
+        warn_at_caller(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead."
+        )
+        cond = cond != 0
+    elif cond.dtype != np.bool_:
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{SCALAR_TYPE[condition.dtype.name]}"
+        )
     operands = [(t.dtype, t.ndim) if isinstance(t, Tensor) else t for t in (input, other)]
     res = _dt.result_type(operands)
     x = np.asarray(_array(input), dtype=res.numpy)
@@ -476,14 +537,53 @@ def setitem_(input, index, value):
             f"can't assign a {type(value).__name__} to a {input.dtype} tensor; assign a number "
             "or a Tensor"
         )
+    elif not basic and value.dtype is not input.dtype and not _masked_fill_like(index, value):
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{SCALAR_TYPE[input.dtype.name]} for the destination and "
+            f"{SCALAR_TYPE[value.dtype.name]} for the source."
+        )
     try:
         target = dst[key]
     except IndexError as e:
+        # torch checks the value's shape before the indices' range
+        _check_assignable(np.shape(src), _indexed_shape(dst.shape, key), basic)
         raise describe_index_error(dst.shape, e) from None
     _check_assignable(np.shape(src), target.shape, basic)
     dst[key] = src
     input._bump_version("__setitem__")
     return input
+
+
+def _masked_fill_like(index, value):
+    """torch writes ``x[mask] = v`` with masked_fill (any dtype) when the only tensor index
+    is one bool mask and ``v`` has one element; every other advanced write needs equal
+    dtypes."""
+    items = index if isinstance(index, tuple) else (index,)
+    advanced = [
+        i
+        for i in items
+        if isinstance(i, (list, np.ndarray, bool, np.bool_))
+        or (isinstance(i, Tensor) and not (i.dim() == 0 and i.dtype.name not in ("bool", "uint8")))
+    ]
+    if len(advanced) != 1 or value.numel() != 1:
+        return False
+    m = advanced[0]
+    return isinstance(m, Tensor) and m.dtype.name == "bool" and m.dim() > 0
+
+
+def _indexed_shape(shape, key):
+    """The shape ``x[key]`` would have, with out-of-range indices clipped into range."""
+    probe = np.broadcast_to(np.zeros((), dtype=np.int8), shape)
+    clipped = []
+    for k, n in zip(key, list(shape) + [1] * len(key)):
+        if isinstance(k, np.ndarray) and k.dtype.kind in "iu" and n:
+            k = np.clip(k, -n, n - 1)
+        clipped.append(k)
+    try:
+        return probe[tuple(clipped)].shape
+    except IndexError:
+        return ()
 
 
 def expands_to(src_shape, target_shape):
@@ -529,9 +629,14 @@ def expand_error(src_shape, target_shape):
 
 
 def _mask(mask):
-    m = _array(mask)
-    if not isinstance(m, np.ndarray) or m.dtype != np.bool_:
-        raise TypeError("masked_fill only supports boolean masks (e.g. x > 0)")
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_fill(): argument 'mask' must be Tensor, not {type(mask).__name__}")
+    m = _data(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{CPP_TYPE[mask.dtype.name]}"
+        )
     return m
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import return_types
-from ._impl_elementwise import warn_at_caller
+from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
 from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, normalize_dims, quiet
 
 __all__: list[str] = []
@@ -41,7 +41,7 @@ def _result(r, dtype):
 def _axes(dim, ndim):
     if dim is None or (isinstance(dim, tuple) and len(dim) == 0):
         return None
-    return normalize_dims(dim, ndim)
+    return torch_dims(dim, ndim)
 
 
 def _float_input(t: Tensor, name: str, dtype=None):
@@ -241,7 +241,9 @@ def logsumexp(input, dim, keepdim=False):
         if _data(input).dtype.kind == "f"
         else _data(input).astype(_dt.get_default_dtype().numpy)
     )
-    axes = normalize_dims(dim, x.ndim) if x.ndim else None
+    axes = torch_dims(dim, x.ndim)  # checked even for a 0-d tensor, which reduces nothing
+    if not x.ndim:
+        axes = None
     return _wrap(_result(quiet(_logsumexp, _acc(x), axes, keepdim), x.dtype))
 
 
@@ -259,13 +261,14 @@ def _softmax_input(input, dim, dtype, name):
     x = _data(input)
     if dtype is not None:
         x = x.astype(_dt.as_dtype(dtype).numpy)
-    elif x.dtype.kind != "f":
-        raise RuntimeError(
-            f"\"{name}\" not implemented for '{input.dtype.name}'; cast with .float()"
+    axis = _normalize_dim(dim, x.ndim)  # a 0-d tensor accepts 0 and -1 only, as torch
+    if dtype is None and x.dtype.kind != "f":
+        kernel = "lastdim_kernel_impl" if axis >= x.ndim - 1 else "kernel_impl"
+        raise NotImplementedError(
+            f"\"{name}_{kernel}\" not implemented for '{SCALAR_TYPE[input.dtype.name]}' "
+            f"({input.dtype.name}: cast with .float() or pass dtype=)"
         )
-    if x.ndim == 0:
-        return x, None
-    return x, _normalize_dim(dim, x.ndim)
+    return x, (axis if x.ndim else None)
 
 
 def softmax_values(x, axis):
@@ -307,9 +310,10 @@ def cumsum(input, dim, dtype=None):
         x = x.astype(_dt.as_dtype(dtype).numpy)
     elif x.dtype.kind in "biu":
         x = x.astype(np.int64)
+    axis = _normalize_dim(dim, x.ndim)
     if x.ndim == 0:
         return _wrap(x.copy())
-    r = quiet(np.cumsum, _acc(x), axis=_normalize_dim(dim, x.ndim))  # inf - inf: silent nan
+    r = quiet(np.cumsum, _acc(x), axis=axis)  # inf - inf: silent nan
     return _wrap(_result(r, x.dtype))
 
 
@@ -331,9 +335,9 @@ def _argsort(x, axis, descending):
 @OPS["sort"].set_kernel
 def sort(input, dim=-1, descending=False):
     x = _data(input)
+    axis = _normalize_dim(dim, x.ndim)
     if x.ndim == 0:
         return return_types.sort(_wrap(x.copy()), _wrap(np.zeros((), np.int64)))
-    axis = _normalize_dim(dim, x.ndim)
     idx = _argsort(x, axis, descending)
     return return_types.sort(
         _wrap(np.take_along_axis(x, idx, axis=axis)), _wrap(idx.astype(np.int64))

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from ._impl_elementwise import describe_index_error, index_key
+from ._impl_elementwise import describe_index_error, index_key, torch_dims
 from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, _wrap_detached, _wrap_view
 
 __all__: list[str] = []
@@ -124,8 +124,7 @@ def squeeze(input, dim=None):
     x = _data(input)
     if dim is None:
         return _wrap_view(np.squeeze(x), input)
-    dims = dim if isinstance(dim, tuple) else (dim,)
-    axes = tuple(a for a in (_normalize_dim(d, x.ndim) for d in dims) if x.ndim and x.shape[a] == 1)
+    axes = tuple(a for a in torch_dims(dim, x.ndim) if x.shape[a] == 1)
     return _wrap_view(np.squeeze(x, axis=axes) if axes else x.view(), input)
 
 
@@ -173,11 +172,19 @@ def expand(input, sizes):
 @OPS["narrow"].set_kernel
 def narrow(input, dim, start, length):
     x = _data(input)
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     axis = _normalize_dim(dim, x.ndim)
     n = x.shape[axis]
+    if not -n <= start <= n:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-n}, {n}], but got {start})"
+        )
     if start < 0:
         start += n
-    if not (0 <= start <= n and length >= 0 and start + length <= n):
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     sl = [slice(None)] * x.ndim
     sl[axis] = slice(start, start + length)
@@ -364,7 +371,7 @@ def repeat(input, sizes):
 @OPS["flip"].set_kernel
 def flip(input, dims):
     x = _data(input)
-    axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    axes = torch_dims(dims, x.ndim)
     return _wrap(np.flip(x, axis=axes).copy())
 
 
