@@ -185,6 +185,9 @@ _NOTHING_TO_REFUSE = {
     "clamp",
     "fill_",
     "to_dtype",
+    "isnan",
+    "isinf",
+    "isfinite",
 }
 
 

@@ -1429,6 +1429,10 @@ NOT_DIFFERENTIABLE = _not_differentiable(
     "argmax",
     "argmin",
     "detach",
+    "count_nonzero",
+    "isnan",
+    "isinf",
+    "isfinite",
 )
 
 

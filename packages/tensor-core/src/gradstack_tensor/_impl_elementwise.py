@@ -23,6 +23,7 @@ from ._tensor import (
     _wrap,
     broadcast_error,
     can_cast_inplace,
+    register_op,
 )
 
 __all__: list[str] = []
@@ -628,6 +629,30 @@ def expand_error(src_shape, target_shape):
     return RuntimeError(f"cannot broadcast a tensor of shape {src} to shape {target}")
 
 
+def _classify(name, numpy_test, integer_answer):
+    """isnan/isinf/isfinite: a bool tensor; integer and bool tensors are never NaN or
+    infinite (numpy's ufuncs refuse bool)."""
+
+    def kernel(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}"
+            )
+        x = _data(input)
+        if x.dtype.kind != "f":
+            return _wrap(np.full(x.shape, integer_answer, dtype=bool))
+        return _wrap(numpy_test(x))
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = f"``{name}``: elementwise, a bool tensor."
+    return register_op(name, kernel)
+
+
+_classify("isnan", np.isnan, False)
+_classify("isinf", np.isinf, False)
+_classify("isfinite", np.isfinite, True)
+
+
 def _mask(mask):
     if not isinstance(mask, Tensor):
         raise TypeError(f"masked_fill(): argument 'mask' must be Tensor, not {type(mask).__name__}")
@@ -675,9 +700,10 @@ def masked_fill_(input, mask, value):
 
 def _check_float(input, name, kernel):
     if not input.is_floating_point():
-        raise RuntimeError(
-            f"{name}: \"{kernel}\" not implemented for '{input.dtype.name}'; random fills need "
-            "a floating-point tensor (use randint for integers)"
+        raise NotImplementedError(  # torch's type and words, then what to do
+            f"\"{kernel}\" not implemented for '{SCALAR_TYPE[input.dtype.name]}' ({name} of a "
+            f"{input.dtype.name} tensor: random fills need a floating-point tensor; use randint "
+            "for integers)"
         )
 
 

@@ -15,7 +15,16 @@ import numpy as np
 from . import dtypes as _dt
 from . import return_types
 from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
-from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, normalize_dims, quiet
+from ._tensor import (
+    OPS,
+    Tensor,
+    _data,
+    _normalize_dim,
+    _wrap,
+    normalize_dims,
+    quiet,
+    register_op,
+)
 
 __all__: list[str] = []
 
@@ -66,6 +75,11 @@ def _check_nonempty(x, axes, name):
 
 @OPS["mean"].set_kernel
 def mean(input, dim=None, keepdim=False, dtype=None):
+    if dtype is not None and not _dt.as_dtype(dtype, "mean").is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {SCALAR_TYPE[_dt.as_dtype(dtype).name]}"
+        )
     x = _float_input(input, "mean", dtype)
     axes = _axes(dim, x.ndim)
     # Note [mean as sum / count]
@@ -82,7 +96,7 @@ def mean(input, dim=None, keepdim=False, dtype=None):
 def prod(input, dim=None, keepdim=False, dtype=None):
     x = _data(input)
     if dtype is not None:
-        x = x.astype(_dt.as_dtype(dtype).numpy)
+        x = x.astype(_dt.as_dtype(dtype, "prod").numpy)
     elif x.dtype.kind in "biu":
         x = x.astype(np.int64)
     if dim is not None and not isinstance(dim, (int, np.integer)):
@@ -260,13 +274,14 @@ def _logsumexp(x, axes, keepdim):
 def _softmax_input(input, dim, dtype, name):
     x = _data(input)
     if dtype is not None:
-        x = x.astype(_dt.as_dtype(dtype).numpy)
+        x = x.astype(_dt.as_dtype(dtype, name).numpy)
     axis = _normalize_dim(dim, x.ndim)  # a 0-d tensor accepts 0 and -1 only, as torch
-    if dtype is None and x.dtype.kind != "f":
+    if x.dtype.kind != "f":
         kernel = "lastdim_kernel_impl" if axis >= x.ndim - 1 else "kernel_impl"
+        own = _dt.from_numpy_dtype(x.dtype).name
         raise NotImplementedError(
-            f"\"{name}_{kernel}\" not implemented for '{SCALAR_TYPE[input.dtype.name]}' "
-            f"({input.dtype.name}: cast with .float() or pass dtype=)"
+            f"\"{name}_{kernel}\" not implemented for '{SCALAR_TYPE[own]}' "
+            f"({own}: cast with .float() or pass a floating-point dtype=)"
         )
     return x, (axis if x.ndim else None)
 
@@ -303,10 +318,28 @@ def log_softmax(input, dim, dtype=None):
     return _wrap(_result(quiet(_log_softmax_values, _acc(x), axis), x.dtype))
 
 
+def count_nonzero(input, dim=None):
+    """The number of non-zero elements (over ``dim``: an int or a tuple), as int64."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"count_nonzero(): argument 'input' must be Tensor, not {type(input).__name__}"
+        )
+    x = _data(input)
+    axes = None if dim is None else torch_dims(dim, x.ndim)
+    if axes == ():
+        return _wrap((x != 0).astype(np.int64))  # a 0-d tensor over dim 0: itself, counted
+    return _wrap(np.asarray(np.count_nonzero(x, axis=axes), dtype=np.int64))
+
+
+register_op("count_nonzero", count_nonzero)
+
+
 @OPS["cumsum"].set_kernel
 def cumsum(input, dim, dtype=None):
     x = _data(input)
     if dtype is not None:
+        if _dt.as_dtype(dtype, "cumsum") is _dt.bool_:
+            raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool'")
         x = x.astype(_dt.as_dtype(dtype).numpy)
     elif x.dtype.kind in "biu":
         x = x.astype(np.int64)

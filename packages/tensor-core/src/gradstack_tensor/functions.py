@@ -161,6 +161,7 @@ __all__ = sorted(
         "isnan",
         "isinf",
         "isfinite",
+        "count_nonzero",
     ]
 )
 __all__.remove("zeros_like_")
@@ -370,15 +371,28 @@ def _values(x):
 
 
 def isnan(input):
-    return _wrap(np.isnan(_values(input)))
+    """Where ``input`` is NaN (a bool tensor)."""
+    return dispatch(OPS["isnan"], (input,))
 
 
 def isinf(input):
-    return _wrap(np.isinf(_values(input)))
+    """Where ``input`` is +-inf (a bool tensor)."""
+    return dispatch(OPS["isinf"], (input,))
 
 
 def isfinite(input):
-    return _wrap(np.isfinite(_values(input)))
+    """Where ``input`` is neither NaN nor +-inf (a bool tensor)."""
+    return dispatch(OPS["isfinite"], (input,))
+
+
+def count_nonzero(input, dim=None):
+    """The number of non-zero elements of ``input`` (over ``dim``: an int or a tuple).
+
+    >>> import gradstack_tensor as gt
+    >>> count_nonzero(gt.tensor([[0, 1], [2, 0]]), dim=0).tolist()
+    [1, 1]
+    """
+    return dispatch(OPS["count_nonzero"], (input, dim))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
