@@ -325,7 +325,23 @@ def _relu(ctx, grad):
     fused = _fused("relu_backward", grad, out)
     if fused is not None:
         return (fused,)
-    return (gt.where(out <= 0, 0.0, grad),)  # torch's threshold_backward: nan passes
+    # torch's threshold_backward: nan passes
+    return (_depends_on(gt.where(out <= 0, 0.0, grad), out),)
+
+
+def _depends_on(result, saved):
+    """``result``, made a function of ``saved`` in the graph (with a zero derivative).
+
+    Note [Gradients that depend on a saved value]
+    torch's relu gradient is ``threshold_backward(grad, result, 0)``: under
+    ``create_graph=True`` it requires grad through the saved result, even for a constant
+    incoming gradient, and differentiating it again gives zeros, not "does not require
+    grad".  ``where(all-false, saved, result)`` has ``result``'s values exactly (no
+    ``0 * inf``) and a zero derivative towards ``saved``.
+    """
+    if not _grad_mode() or result.requires_grad or not saved.requires_grad:
+        return result
+    return gt.where(gt.zeros_like(saved, dtype=gt.bool), saved, result)
 
 
 @register("exp", "ExpBackward0", save_output=True)
@@ -474,14 +490,17 @@ def _minimum(ctx, grad):
     return _select_extreme(ctx, grad, lambda a, b: a > b, lambda a, b: a < b)
 
 
-@register(
-    "remainder",
-    lambda a: "RemainderBackward1" if _is_tensor(a[1]) else "RemainderBackward0",
-    inputs=(0, 1),
-    save=(0, 1),
-)
+def _remainder_name(args):
+    if not _is_tensor(args[0]):
+        return "NotImplemented"  # torch: remainder(Scalar, Tensor) has no derivative
+    return "RemainderBackward1" if _is_tensor(args[1]) else "RemainderBackward0"
+
+
+@register("remainder", _remainder_name, inputs=(0, 1), save=(0, 1))
 def _remainder(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
+    if not _is_tensor(a):
+        raise RuntimeError("derivative for aten::remainder is not implemented")
     # the rounded quotient is piecewise constant: a constant of the formula (torch's
     # div(rounding_mode="floor") has zero gradients), never a node of its own
     gb = -grad * gt.floor_divide(_detached(a), _detached(b)) if ctx.needs_input_grad[1] else None
@@ -555,7 +574,28 @@ def _sum_name(args):
     return "SumBackward0" if args[1] is None or args[1] == () else "SumBackward1"
 
 
-@register("sum", _sum_name, save=(1, 2))
+def _differentiable_dtype(name):
+    """An ``extra=`` check at record time: torch refuses a reduction whose ``dtype=`` makes
+    the result of a tensor that requires grad an integer ("Autograd not support dtype")."""
+    types = {
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+    }
+
+    def check(args, out):
+        if not out.is_floating_point():
+            raise RuntimeError(f"Autograd not support dtype: {types[out.dtype.name]}")
+        return None
+
+    check.__name__ = f"_{name}_dtype_check"
+    return check
+
+
+@register("sum", _sum_name, save=(1, 2), extra=_differentiable_dtype("sum"))
 def _sum(ctx, grad):
     dim, keepdim = ctx.saved_value(0), ctx.saved_value(1)
     return (_expand_reduced(grad, ctx.input_shape(0), dim, keepdim, _lead(grad)),)
@@ -577,6 +617,7 @@ def _mean(ctx, grad):
     lambda a: "ProdBackward0" if a[1] is None else "ProdBackward1",
     save=(0, 1, 2),
     save_output=True,
+    extra=_differentiable_dtype("prod"),
 )
 def _prod(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
@@ -614,44 +655,55 @@ def _prod_of_others(x, dim):
     return others.transpose(axis, -1)
 
 
+def _selected_indices(args, out):
+    """The indices a selecting op chose (a copy, kept by the node).
+
+    Note [Selections keep their indices, not their values]
+    As torch's MaxBackward0/SortBackward0/TopkBackward0, the node needs the indices only:
+    saving the values (the op's output) would make an in-place write to them, legal in
+    torch, fail backward's version check.
+    """
+    return _data(out[1]).copy() if isinstance(out, tuple) else None
+
+
 @register(
     "max",
     lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
     save=(0, 1, 2),
-    save_output=True,
+    extra=_selected_indices,
 )
 def _max(ctx, grad, grad_indices=None):
-    return _extreme_backward(ctx, grad)
+    return _extreme_backward(ctx, grad, lambda x: x.amax())
 
 
 @register(
     "min",
     lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
     save=(0, 1, 2),
-    save_output=True,
+    extra=_selected_indices,
 )
 def _min(ctx, grad, grad_indices=None):
-    return _extreme_backward(ctx, grad)
+    return _extreme_backward(ctx, grad, lambda x: x.amin())
 
 
-def _extreme_backward(ctx, grad):
+def _extreme_backward(ctx, grad, extreme):
     """max/min: over everything, the gradient is shared evenly by the elements equal to the
     result (by the NaNs when the result is NaN: torch's evenly_distribute_backward); along
     a dim, it goes to the selected index (a scatter, not a one-hot product)."""
-    x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
+    x, dim, keepdim = (ctx.saved_value(i) for i in range(3))
     if grad is None:
         return (None,)
     lead = _lead(grad)
     if dim is None:
-        nan = out != out
-        mask = (x != x) if bool(nan) else (x == out)
+        nan = x != x
+        mask = nan if bool(nan.any()) else (x == extreme(x.detach()))
         g = _keep(grad, tuple(x.shape), None, False, lead) if lead else grad
         return (gt.where(mask, g / mask.sum(), 0.0),)
     shape = ctx.input_shape(0)
     if not shape:
         return (grad,)
     axis = dim % len(shape)
-    idx = _data(out[1])
+    idx = ctx.extra
     g = grad
     if not keepdim:
         idx = np.expand_dims(idx, axis)
@@ -774,7 +826,7 @@ def _log_softmax(ctx, grad):
     return (grad - out.exp() * grad.sum(_dim_after(dim, grad, _lead(grad)), keepdim=True),)
 
 
-@register("cumsum", "CumsumBackward0", save=(1,))
+@register("cumsum", "CumsumBackward0", save=(1,), extra=_differentiable_dtype("cumsum"))
 def _cumsum(ctx, grad):
     dim = ctx.saved_value(0)
     lead = _lead(grad)
@@ -1329,17 +1381,18 @@ def _gather(ctx, grad):
 
 
 def _sorted_backward(ctx, grad, grad_indices=None):
-    dim, out = ctx.saved_value(0), ctx.saved_value(1)
+    dim = ctx.saved_value(0)
     shape = ctx.input_shape(0)
     if grad is None:
         return (None,)
     if not shape:
         return (grad,)
-    return (_batch_scatter(grad, _along_axis_key(_data(out[1]), dim % len(shape)), shape),)
+    return (_batch_scatter(grad, _along_axis_key(ctx.extra, dim % len(shape)), shape),)
 
 
-register("sort", "SortBackward0", save=(1,), save_output=True)(_sorted_backward)
-register("topk", "TopkBackward0", save=(2,), save_output=True)(_sorted_backward)
+# Note [Selections keep their indices, not their values]
+register("sort", "SortBackward0", save=(1,), extra=_selected_indices)(_sorted_backward)
+register("topk", "TopkBackward0", save=(2,), extra=_selected_indices)(_sorted_backward)
 
 
 # -------------------------------------------------------------------------------------

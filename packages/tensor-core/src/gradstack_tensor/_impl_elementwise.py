@@ -157,8 +157,12 @@ def where(condition, input, other):
         )
     operands = [(t.dtype, t.ndim) if isinstance(t, Tensor) else t for t in (input, other)]
     res = _dt.result_type(operands)
-    x = np.asarray(_array(input), dtype=res.numpy)
-    y = np.asarray(_array(other), dtype=res.numpy)
+    x, y = (
+        _data(t).astype(res.numpy, copy=False)
+        if isinstance(t, Tensor)
+        else scalar_as(t, res.numpy, "where")  # wraps as torch's cast (-1 as uint8 is 255)
+        for t in (input, other)
+    )
     try:
         return _wrap(np.where(cond, x, y))
     except ValueError:
@@ -271,9 +275,28 @@ def copy_(input, src):
     dst = _data(input)
     s = _array(src)
     _check_broadcasts_to(np.shape(s), dst.shape)
+    _check_no_partial_overlap(dst, s)
     np.copyto(dst, s, casting="unsafe")
     input._bump_version("copy_")
     return input
+
+
+def _check_no_partial_overlap(dst, src):
+    """torch refuses a source that shares some, but not all, memory with the destination
+    (``y[1:].copy_(y[:-1])``): the result would depend on the copy's order."""
+    if not isinstance(src, np.ndarray) or not np.may_share_memory(dst, src):
+        return
+    same = (
+        src.shape == dst.shape
+        and src.strides == dst.strides
+        and src.__array_interface__["data"][0] == dst.__array_interface__["data"][0]
+    )
+    if not same and np.shares_memory(dst, src, max_work=10**6):
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to "
+            "tensor refer to a single memory location. Please clone() the tensor before "
+            "performing the operation."
+        )
 
 
 def _check_broadcasts_to(src_shape, dst_shape):
@@ -548,12 +571,23 @@ def setitem_(input, index, value):
         target = dst[key]
     except IndexError as e:
         # torch checks the value's shape before the indices' range
+        src = _drop_leading_ones(src, len(_indexed_shape(dst.shape, key)))
         _check_assignable(np.shape(src), _indexed_shape(dst.shape, key), basic)
         raise describe_index_error(dst.shape, e) from None
+    src = _drop_leading_ones(src, target.ndim)
     _check_assignable(np.shape(src), target.shape, basic)
+    if basic:
+        _check_no_partial_overlap(target, src)
     dst[key] = src
     input._bump_version("__setitem__")
     return input
+
+
+def _drop_leading_ones(src, ndim):
+    """torch strips a value's leading size-1 dims beyond the indexed part's rank."""
+    while np.ndim(src) > ndim and np.shape(src)[0] == 1:
+        src = src[0]
+    return src
 
 
 def _masked_fill_like(index, value):

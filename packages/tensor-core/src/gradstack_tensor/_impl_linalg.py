@@ -190,12 +190,20 @@ def addmm(input, mat1, mat2, beta=1, alpha=1):
         raise expand_error(bias.shape, target)
     prod = x @ y
     if alpha != 1:
-        prod *= alpha
+        prod = _scaled(prod, alpha)
     if beta == 1:
-        prod += bias
+        prod = prod + bias
     elif beta != 0:
-        prod += beta * bias
-    return _wrap(prod)
+        prod = prod + _scaled(bias, beta)
+    return _wrap(np.asarray(prod, dtype=x.dtype))
+
+
+def _scaled(a, factor):
+    """``factor * a`` in ``a``'s dtype: torch casts the factor to an integer product's
+    type first (``beta=0.5`` is 0 for int64 ``addmm``); numpy would refuse the cast."""
+    if a.dtype.kind in "iub" and isinstance(factor, float):
+        factor = int(factor)
+    return (a * factor).astype(a.dtype, copy=False)
 
 
 @OPS["diag"].set_kernel

@@ -66,11 +66,19 @@ def _float_input(t: Tensor, name: str, dtype=None):
 
 
 def _check_nonempty(x, axes, name):
-    if x.size == 0 and (axes is None or any(x.shape[a] == 0 for a in axes)):
-        raise IndexError(
+    """torch's errors for max/min/amax/amin/argmax/argmin over nothing."""
+    if x.size == 0 and axes is None:
+        if name in ("argmax", "argmin"):
+            raise IndexError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        raise RuntimeError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
             "Specify the reduction dim with the 'dim' argument."
         )
+    for a in axes or ():
+        if x.shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
 
 
 @OPS["mean"].set_kernel
@@ -276,7 +284,7 @@ def _softmax_input(input, dim, dtype, name):
     if dtype is not None:
         x = x.astype(_dt.as_dtype(dtype, name).numpy)
     axis = _normalize_dim(dim, x.ndim)  # a 0-d tensor accepts 0 and -1 only, as torch
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f" and x.size:  # torch checks nothing on an empty tensor
         kernel = "lastdim_kernel_impl" if axis >= x.ndim - 1 else "kernel_impl"
         own = _dt.from_numpy_dtype(x.dtype).name
         raise NotImplementedError(
@@ -287,9 +295,9 @@ def _softmax_input(input, dim, dtype, name):
 
 
 def softmax_values(x, axis):
-    """Numerically stable softmax of a numpy array along ``axis``."""
+    """Numerically stable softmax of a numpy array along ``axis`` (None: a 0-d array)."""
     if axis is None:
-        return np.ones_like(x)
+        return np.exp(x - x) / np.exp(x - x)  # 1, or NaN for NaN and +-inf (torch)
     if x.size == 0:
         return x.copy()  # numpy's max has no identity to reduce an empty array with
     z = x - np.max(x, axis=axis, keepdims=True)
@@ -305,7 +313,7 @@ def softmax(input, dim, dtype=None):
 
 def _log_softmax_values(x, axis):
     if axis is None:
-        return np.zeros_like(x)
+        return x - x  # 0, or NaN for NaN and +-inf (torch)
     if x.size == 0:
         return x.copy()
     z = x - np.max(x, axis=axis, keepdims=True)

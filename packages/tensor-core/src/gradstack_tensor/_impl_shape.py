@@ -166,7 +166,13 @@ def expand(input, sizes):
                 f"at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                 f"{list(x.shape)}"
             )
-    return _wrap_view(np.broadcast_to(x, tuple(target)), input)
+    out = np.broadcast_to(x, tuple(target))
+    if x.flags.writeable and not any(st == 0 and n > 1 for st, n in zip(out.strides, out.shape)):
+        # Note [An expand that repeats nothing is writable]: no element is shared (sizes
+        # kept, or new dims of size 1), so in-place ops may write through it, as in torch;
+        # numpy's broadcast_to marks every result read-only
+        out = np.lib.stride_tricks.as_strided(x, out.shape, out.strides, writeable=True)
+    return _wrap_view(out, input)
 
 
 @OPS["narrow"].set_kernel
@@ -245,6 +251,8 @@ def _split_sizes(n, split_size_or_sections):
 @OPS["split"].set_kernel
 def split(input, split_size_or_sections, dim=0):
     x = _data(input)
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     axis = _normalize_dim(dim, x.ndim)
     out, start = [], 0
     for size in _split_sizes(x.shape[axis], split_size_or_sections):
@@ -258,8 +266,12 @@ def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     x = _data(input)
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     axis = _normalize_dim(dim, x.ndim)
     n = x.shape[axis]
+    if n == 0:  # torch: ``chunks`` empty pieces
+        return tuple(narrow(input, axis, 0, 0) for _ in range(chunks))
     size = max(1, -(-n // chunks))
     return split(input, size, axis)
 
@@ -267,6 +279,8 @@ def chunk(input, chunks, dim=0):
 @OPS["unbind"].set_kernel
 def unbind(input, dim=0):
     x = _data(input)
+    if x.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     axis = _normalize_dim(dim, x.ndim)
     return tuple(select(input, axis, i) for i in range(x.shape[axis]))
 

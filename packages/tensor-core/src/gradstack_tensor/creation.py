@@ -391,12 +391,26 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dtype = _dt.as_dtype(dtype, "arange")
     if dtype is _dt.bool_:
         raise _not_for("arange_cpu", dtype)
-    n = math.ceil((end - start) / step)
-    arr = (
-        (start + step * np.arange(n, dtype=np.float64))
-        if _dt.as_dtype(dtype).is_floating_point
-        else np.arange(start, end, step, dtype=np.int64)
-    )
+    if dtype.is_floating_point:
+        n = math.ceil((end - start) / step)
+        arr = start + step * np.arange(n, dtype=np.float64)
+    else:
+        # Note [Integer arange of float arguments]: torch casts start and step to the
+        # integer type (truncating) and counts the elements from the cast values for
+        # int64 but from the float ones otherwise: arange(0.5, 3, 0.5, dtype=int32) is five
+        # zeros, arange(1.5, 5, 1.5, dtype=int64) is [1, 2, 3, 4]
+        istart, istep = int(start), int(step)
+        if dtype is _dt.int64:
+            if istep == 0:
+                raise RuntimeError("arange(): step must be nonzero")
+            n = (
+                math.ceil((int(end) - istart) / istep)
+                if isinstance(end, float)
+                else -(-(end - istart) // istep)
+            )
+        else:
+            n = math.ceil((end - start) / step)
+        arr = istart + istep * np.arange(max(n, 0), dtype=np.int64)
     return _finish(arr.astype(_np_dtype(dtype)), requires_grad)
 
 

@@ -178,10 +178,28 @@ def _make_unary(name, text):
     return fn
 
 
+# torch's function forms that take Tensors only (a Python number is a TypeError), and those
+# whose first argument must be a Tensor
+_TENSORS_ONLY = {"maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor"}
+_TENSOR_FIRST = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
 def _make_binary(name, text):
     op = OPS[name]
+    both = name in _TENSORS_ONLY
+    first = both or name in _TENSOR_FIRST
 
     def fn(input, other):
+        if first and not isinstance(input, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                f"{type(input).__name__}"
+            )
+        if both and not isinstance(other, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                f"{type(other).__name__}"
+            )
         return dispatch(op, (input, other))
 
     fn.__name__ = fn.__qualname__ = name
@@ -213,6 +231,7 @@ subtract = sub
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
+    _tensor(input, "rsub")
     return dispatch(OPS["rsub"], (input, other, alpha))
 
 
