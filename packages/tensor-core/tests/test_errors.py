@@ -469,7 +469,7 @@ ERRORS = {
         r"single memory location.*clone\(\)",
     ),
     "inplace_expanded_setitem": (
-        lambda: gt.ones(1, 3).expand(2, 3).__setitem__(0, 1.0),
+        lambda: gt.ones(1, 3).expand(2, 3).__setitem__(slice(None), 1.0),  # repeated rows
         RuntimeError,
         r"clone\(\)",
     ),

@@ -89,12 +89,36 @@ CALLS = {
     "setitem_disjoint_views": lambda L: (lambda y: (y.__setitem__(slice(0, 2), y[2:]), y)[1])(
         L.arange(4.0)
     ),
+    "copy_overlap_not_dense": lambda L: (lambda y: y[1:, :1].copy_(y[2:, 1:]))(
+        L.arange(8.0).reshape(4, 2)
+    ),
+    "copy_transposed_same_memory": lambda L: (lambda y: y.copy_(y.t()))(
+        L.arange(4.0).reshape(2, 2)
+    ),
+    "copy_strided_disjoint": lambda L: (lambda y: y[::2].copy_(y[1::2]))(L.arange(4.0)),
+    # TC6 through views: a view of an expand that repeats nothing is writable
+    "expand_row_iadd": lambda L: (
+        lambda x: (x.expand(3, 4, 1, 2)[:-2:2].add_(L.full((1, 4, 1, 2), 0.5)), x)[1]
+    )(L.ones(4, 1, 2)),
+    "expand_setitem_one_row": lambda L: (lambda x, v: (v.__setitem__(slice(None, 1), 5.0), x)[1])(
+        *(lambda x: (x, x.expand(3, 2)))(L.ones(1, 2))
+    ),
+    "expand_setitem_repeated_rows": lambda L: (lambda v: v.__setitem__(slice(None, 2), 5.0))(
+        L.ones(1, 2).expand(3, 2)
+    ),
+    "expand_index_put_writes_through": lambda L: (lambda v: (v.__setitem__([0], v.sum()), v)[1])(
+        (L.tensor([0.5]) + 1.5).expand(3, -1)
+    ),
+    "empty_setitem": lambda L: (lambda v: (v.__setitem__(slice(-2, None, 3), False), v)[1])(
+        L.zeros(1, 2, 0)
+    ),
     # TC7: an empty index list
     "index_empty_list": lambda L: L.ones(3)[[]],
     "setitem_empty_list": lambda L: (lambda x: (x.__setitem__(([], None), 3.0), x)[1])(L.ones(3)),
 }
 
 
+@pytest.mark.filterwarnings("ignore:Use of index_put_ on expanded tensors:UserWarning")
 @pytest.mark.parametrize("name", list(CALLS))
 def test_matches_torch(name):
     ours = _outcome(lambda: CALLS[name](gt))
@@ -116,3 +140,11 @@ def test_expand_that_repeats_writes_nothing():
     y.add_(1)
     assert x.tolist() == [[2.0, 2.0]]  # written through the view
     assert np.shares_memory(x.numpy(), y.numpy())
+
+
+def test_index_put_into_an_expanded_tensor_warns_as_torch():
+    for L in (gt, torch):
+        v = (L.tensor([0.5]) + 1.5).expand(3, -1)
+        with pytest.warns(UserWarning, match="index_put_ on expanded tensors is deprecated"):
+            v[[0]] = v.sum()
+        assert v.tolist() == [[6.0], [6.0], [6.0]]  # the rows are one element

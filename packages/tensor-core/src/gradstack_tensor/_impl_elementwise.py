@@ -121,6 +121,52 @@ def scalar_as(value, dtype, name):
         return np.asarray(value).astype(dtype)
 
 
+def repeats_elements(a: np.ndarray) -> bool:
+    """Whether two elements of ``a`` are one memory location (torch's internal overlap:
+    a stride-0 dim of size > 1, in a non-empty array)."""
+    return a.size > 1 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
+class _ArrayInterface:
+    """An ``__array_interface__`` holder that keeps the memory's owner alive (``base``)."""
+
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, interface, base):
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def writable_alias(r: np.ndarray, *, overlapping=False) -> np.ndarray:
+    """``r``, writable when no two of its elements share memory and its storage is.
+
+    Note [An expand that repeats nothing is writable]
+    numpy marks every array made by ``broadcast_to`` read-only, and every view of one:
+    gradstack's in-place checks read that flag as "elements share memory".  torch refuses
+    only a real repetition (a stride-0 dim of size > 1): ``ones(3).expand(3).add_(1)`` and
+    ``x.expand(3, 4)[:1].add_(1)`` are legal.  A view without repetition whose storage is
+    writable is rebuilt as a writable view of that storage; ``overlapping=True`` rebuilds
+    one with repetitions too (setitem's index_put, which torch lets write through them).
+    """
+    if r.flags.writeable:
+        return r
+    if not overlapping and repeats_elements(r):
+        return r
+    owner = r.base
+    while owner is not None and not (isinstance(owner, np.ndarray) and owner.flags.writeable):
+        owner = getattr(owner, "base", None)
+    if owner is None:  # read-only storage (a read-only numpy array given to from_numpy)
+        return r
+    interface = {
+        "shape": r.shape,
+        "strides": r.strides,
+        "typestr": r.dtype.str,
+        "data": (r.__array_interface__["data"][0], False),
+        "version": 3,
+    }
+    return np.asarray(_ArrayInterface(interface, owner))
+
+
 def _check_writable(t: Tensor, name: str) -> None:
     if not _data(t).flags.writeable:
         raise RuntimeError(
@@ -282,21 +328,47 @@ def copy_(input, src):
 
 
 def _check_no_partial_overlap(dst, src):
-    """torch refuses a source that shares some, but not all, memory with the destination
-    (``y[1:].copy_(y[:-1])``): the result would depend on the copy's order."""
-    if not isinstance(src, np.ndarray) or not np.may_share_memory(dst, src):
+    """torch's ``assert_no_partial_overlap``: refuse a source that shares some, but not all,
+    memory with the destination (``y[1:].copy_(y[:-1])``).
+
+    As torch's get_overlap_status, only arrays that are non-overlapping and dense (their
+    elements fill one block of memory) are compared; any other layout is "too hard" and
+    passes, as it does in torch.
+    """
+    if not isinstance(src, np.ndarray) or dst.size == 0 or src.size == 0:
         return
-    same = (
-        src.shape == dst.shape
-        and src.strides == dst.strides
-        and src.__array_interface__["data"][0] == dst.__array_interface__["data"][0]
+    if not (_dense(dst) and _dense(src)):
+        return
+    a0 = dst.__array_interface__["data"][0] + _lowest_offset(dst)
+    b0 = src.__array_interface__["data"][0] + _lowest_offset(src)
+    a1, b1 = a0 + dst.size * dst.itemsize, b0 + src.size * src.itemsize
+    if a0 == b0 and a1 == b1:
+        if dst.strides == src.strides:
+            return  # the same memory, element for element (x.copy_(x))
+    elif not (a0 < b1 and b0 < a1):
+        return
+    raise RuntimeError(
+        "unsupported operation: some elements of the input tensor and the written-to "
+        "tensor refer to a single memory location. Please clone() the tensor before "
+        "performing the operation."
     )
-    if not same and np.shares_memory(dst, src, max_work=10**6):
-        raise RuntimeError(
-            "unsupported operation: some elements of the input tensor and the written-to "
-            "tensor refer to a single memory location. Please clone() the tensor before "
-            "performing the operation."
-        )
+
+
+def _lowest_offset(a):
+    """Bytes from ``a``'s first element to its lowest address (negative strides)."""
+    return sum(st * (n - 1) for st, n in zip(a.strides, a.shape) if st < 0 and n > 0)
+
+
+def _dense(a):
+    """Whether ``a``'s elements fill one contiguous block (torch's non-overlapping and
+    dense: some permutation of its dims is contiguous)."""
+    dims = sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1)
+    expected = a.itemsize
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
 
 
 def _check_broadcasts_to(src_shape, dst_shape):
@@ -550,7 +622,6 @@ def describe_index_error(shape, err):
 
 @OPS["setitem_"].set_kernel
 def setitem_(input, index, value):
-    _check_writable(input, "__setitem__")
     dst = _data(input)
     key, basic = index_key(index, dst.shape)
     src = _array(value)
@@ -577,8 +648,22 @@ def setitem_(input, index, value):
     src = _drop_leading_ones(src, target.ndim)
     _check_assignable(np.shape(src), target.shape, basic)
     if basic:
+        # torch copies into the indexed view: refused only if *it* repeats elements
+        # (Note [An expand that repeats nothing is writable]); index_put writes anyway
+        if repeats_elements(target):
+            raise RuntimeError(
+                "__setitem__: unsupported operation: more than one element of the written-to "
+                "tensor refers to a single memory location. Please clone() the tensor before "
+                "performing the operation."
+            )
         _check_no_partial_overlap(target, src)
-    dst[key] = src
+    elif repeats_elements(dst):
+        warn_at_caller(
+            "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor "
+            "before performing this operation. This also applies to advanced indexing e.g. "
+            "tensor[indices] = tensor"
+        )
+    writable_alias(dst, overlapping=True)[key] = src
     input._bump_version("__setitem__")
     return input
 

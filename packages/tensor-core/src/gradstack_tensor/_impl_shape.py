@@ -12,10 +12,15 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from ._impl_elementwise import describe_index_error, index_key, torch_dims
+from ._impl_elementwise import describe_index_error, index_key, torch_dims, writable_alias
 from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, _wrap_detached, _wrap_view
 
 __all__: list[str] = []
+
+
+def _view(r, input):
+    """A view kernel's result: ``r`` over ``input``'s storage, writable as torch allows."""
+    return _wrap_view(writable_alias(r), input)
 
 
 def infer_shape(shape, numel):
@@ -41,7 +46,7 @@ def view(input, shape):
     x = _data(input)
     shape = infer_shape(shape, x.size)
     try:
-        return _wrap_view(np.reshape(x, shape, copy=False), input)
+        return _view(np.reshape(x, shape, copy=False), input)
     except ValueError:
         raise RuntimeError(
             f"view size is not compatible with input tensor's size and stride (at least one "
@@ -64,7 +69,7 @@ def reshape(input, shape):
     x = _data(input)
     shape = infer_shape(shape, x.size)
     try:
-        return _wrap_view(np.reshape(x, shape, copy=False), input)
+        return _view(np.reshape(x, shape, copy=False), input)
     except ValueError:
         return _wrap(np.reshape(x, shape))
 
@@ -87,10 +92,8 @@ def transpose(input, dim0, dim1):
     x = _data(input)
     if x.ndim == 0:
         _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
-        return _wrap_view(x.view(), input)
-    return _wrap_view(
-        np.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim)), input
-    )
+        return _view(x.view(), input)
+    return _view(np.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim)), input)
 
 
 @OPS["permute"].set_kernel
@@ -105,7 +108,7 @@ def permute(input, dims):
     axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
-    return _wrap_view(np.transpose(x, axes), input)
+    return _view(np.transpose(x, axes), input)
 
 
 @OPS["t"].set_kernel
@@ -116,23 +119,23 @@ def t(input):
             f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D; "
             "use transpose(dim0, dim1) or permute(...)"
         )
-    return _wrap_view(x.T, input)
+    return _view(x.T, input)
 
 
 @OPS["squeeze"].set_kernel
 def squeeze(input, dim=None):
     x = _data(input)
     if dim is None:
-        return _wrap_view(np.squeeze(x), input)
+        return _view(np.squeeze(x), input)
     axes = tuple(a for a in torch_dims(dim, x.ndim) if x.shape[a] == 1)
-    return _wrap_view(np.squeeze(x, axis=axes) if axes else x.view(), input)
+    return _view(np.squeeze(x, axis=axes) if axes else x.view(), input)
 
 
 @OPS["unsqueeze"].set_kernel
 def unsqueeze(input, dim):
     x = _data(input)
     axis = _normalize_dim(dim, x.ndim + 1)
-    return _wrap_view(np.expand_dims(x, axis), input)
+    return _view(np.expand_dims(x, axis), input)
 
 
 @OPS["expand"].set_kernel
@@ -166,13 +169,7 @@ def expand(input, sizes):
                 f"at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                 f"{list(x.shape)}"
             )
-    out = np.broadcast_to(x, tuple(target))
-    if x.flags.writeable and not any(st == 0 and n > 1 for st, n in zip(out.strides, out.shape)):
-        # Note [An expand that repeats nothing is writable]: no element is shared (sizes
-        # kept, or new dims of size 1), so in-place ops may write through it, as in torch;
-        # numpy's broadcast_to marks every result read-only
-        out = np.lib.stride_tricks.as_strided(x, out.shape, out.strides, writeable=True)
-    return _wrap_view(out, input)
+    return _view(np.broadcast_to(x, tuple(target)), input)
 
 
 @OPS["narrow"].set_kernel
@@ -194,7 +191,7 @@ def narrow(input, dim, start, length):
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     sl = [slice(None)] * x.ndim
     sl[axis] = slice(start, start + length)
-    return _wrap_view(x[tuple(sl)], input)
+    return _view(x[tuple(sl)], input)
 
 
 @OPS["select"].set_kernel
@@ -211,7 +208,7 @@ def select(input, dim, index):
         )
     sl = [slice(None)] * x.ndim
     sl[axis] = index
-    return _wrap_view(x[(*sl, Ellipsis)], input)
+    return _view(x[(*sl, Ellipsis)], input)
 
 
 @OPS["getitem"].set_kernel
@@ -223,7 +220,7 @@ def getitem(input, index):
     except IndexError as e:
         raise describe_index_error(x.shape, e) from None
     if basic:
-        return _wrap_view(r, input)
+        return _view(r, input)
     return _wrap(np.asarray(r))
 
 
@@ -287,7 +284,7 @@ def unbind(input, dim=0):
 
 @OPS["alias"].set_kernel
 def alias(input):
-    return _wrap_view(_data(input).view(), input)
+    return _view(_data(input).view(), input)
 
 
 @OPS["detach"].set_kernel
@@ -367,7 +364,7 @@ def to_dtype(input, dtype, copy=False):
     x = _data(input)
     target = _dt.as_dtype(dtype).numpy
     if x.dtype == target and not copy:
-        return _wrap_view(x.view(), input)
+        return _view(x.view(), input)
     return _wrap(x.astype(target))
 
 
