@@ -574,20 +574,15 @@ def _sum_name(args):
     return "SumBackward0" if args[1] is None or args[1] == () else "SumBackward1"
 
 
-def _differentiable_dtype(name):
-    """An ``extra=`` check at record time: torch refuses a reduction whose ``dtype=`` makes
-    the result of a tensor that requires grad an integer ("Autograd not support dtype")."""
-    types = {
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-    }
+def _differentiable_dtype(name, position):
+    """An ``extra=`` check at record time: torch refuses a reduction whose ``dtype=`` (the
+    argument at ``position``) makes the result of a tensor that requires grad an integer
+    ("Autograd not support dtype")."""
+    types = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+             "uint8": "Byte", "bool": "Bool"}  # fmt: skip
 
     def check(args, out):
-        if not out.is_floating_point():
+        if len(args) > position and args[position] is not None and not out.is_floating_point():
             raise RuntimeError(f"Autograd not support dtype: {types[out.dtype.name]}")
         return None
 
@@ -595,7 +590,7 @@ def _differentiable_dtype(name):
     return check
 
 
-@register("sum", _sum_name, save=(1, 2), extra=_differentiable_dtype("sum"))
+@register("sum", _sum_name, save=(1, 2), extra=_differentiable_dtype("sum", 3))
 def _sum(ctx, grad):
     dim, keepdim = ctx.saved_value(0), ctx.saved_value(1)
     return (_expand_reduced(grad, ctx.input_shape(0), dim, keepdim, _lead(grad)),)
@@ -617,7 +612,7 @@ def _mean(ctx, grad):
     lambda a: "ProdBackward0" if a[1] is None else "ProdBackward1",
     save=(0, 1, 2),
     save_output=True,
-    extra=_differentiable_dtype("prod"),
+    extra=_differentiable_dtype("prod", 3),
 )
 def _prod(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
@@ -826,7 +821,7 @@ def _log_softmax(ctx, grad):
     return (grad - out.exp() * grad.sum(_dim_after(dim, grad, _lead(grad)), keepdim=True),)
 
 
-@register("cumsum", "CumsumBackward0", save=(1,), extra=_differentiable_dtype("cumsum"))
+@register("cumsum", "CumsumBackward0", save=(1,), extra=_differentiable_dtype("cumsum", 2))
 def _cumsum(ctx, grad):
     dim = ctx.saved_value(0)
     lead = _lead(grad)

@@ -169,7 +169,10 @@ def expand(input, sizes):
                 f"at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                 f"{list(x.shape)}"
             )
-    return _view(np.broadcast_to(x, tuple(target)), input)
+    target = tuple(target)
+    if target == x.shape:  # nothing to broadcast: a plain (writable) view
+        return _wrap_view(x.view(), input)
+    return _view(np.broadcast_to(x, target), input)
 
 
 @OPS["narrow"].set_kernel
