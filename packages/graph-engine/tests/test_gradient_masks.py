@@ -94,6 +94,27 @@ CASES = [
     ("clamp_tensor_max", lambda L, x, hi: -L.clamp(-x, max=-hi), [X, Y], True, True),
     # the selections of max/min/amax/amin/sort along dims
     ("max_dim", lambda L, x: x.max(1)[0].sqrt(), [M], True, True),
+    (
+        "max_dim_nan_ties",
+        lambda L, x: x.max(1)[0],
+        [np.array([[1.0, nan, nan], [2.0, 2.0, 1.0], [-inf, -inf, -inf]])],
+        True,
+        True,
+    ),
+    (
+        "min_dim_nan_ties",
+        lambda L, x: x.min(0, keepdim=True)[0],
+        [np.array([[1.0, nan, 3.0], [1.0, 2.0, nan]])],
+        True,
+        True,
+    ),
+    (
+        "amin_dim_ties",
+        lambda L, x: x.amin(1),
+        [np.array([[1.0, 1.0, 3.0], [inf, inf, inf]])],
+        True,
+        True,
+    ),
     ("min_dim_keepdim", lambda L, x: (-x.min(0, keepdim=True)[0]).sqrt(), [M], True, True),
     ("amax_all", lambda L, x: x.amax().sqrt(), [M], True, True),
     ("amax_dim", lambda L, x: x.amax(1).sqrt(), [M], True, True),
