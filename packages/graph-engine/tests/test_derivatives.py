@@ -94,6 +94,8 @@ def test_every_differentiable_op_has_samples():
         for name, op in OPS.items()
         if op.derivative is not None and op.derivative.differentiable
     }
+    # backward raises by design (torch's NotImplemented nodes): test_gradient_masks.py
+    differentiable -= set(derivatives.NOT_IMPLEMENTED)
     assert sorted(differentiable - set(GRAD_OPS)) == [], "add samples to autograd_op_db.py"
     assert sorted(set(GRAD_OPS) - differentiable) == []
 
@@ -110,7 +112,6 @@ def test_not_differentiable_ops_do_not_record():
         x.argmax(),
         x.argmin(dim=1),
         x.detach(),
-        gt.floor_divide(x, 2.0),
         gt.logical_and(x, x),
         gt.logical_not(x),
     ]

@@ -985,6 +985,31 @@ _add(OpInfo("argmax", _arg_ref(np.argmax), _extreme_samples, NUMERIC))
 _add(OpInfo("argmin", _arg_ref(np.argmin), _extreme_samples, NUMERIC))
 
 
+def _count_nonzero_ref(x, dim=None):
+    if dim is not None and x.ndim == 0:
+        return (x != 0).astype(np.int64)
+    return np.asarray(np.count_nonzero(x, axis=_axes(dim, x.ndim)), dtype=np.int64)
+
+
+def _count_nonzero_samples(info, dtype, rng):
+    return reduction_samples(info, dtype, rng, keepdim=False)
+
+
+# the Tensor methods count_nonzero/isnan/isinf/isfinite are the Cython core's (issue 11:
+# proposed to the lead); the function forms dispatch these ops
+_add(OpInfo("count_nonzero", _count_nonzero_ref, _count_nonzero_samples, ALL), method=False)
+for _name, _ref in (("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)):
+    _add(
+        OpInfo(
+            _name,
+            (lambda fn: lambda x: fn(x) if x.dtype.kind == "f" else fn(x.astype(np.float64)))(_ref),
+            unary_samples,
+            ALL,
+        ),
+        method=False,
+    )
+
+
 def _var_samples(info, dtype, rng):
     yield from reduction_samples(info, dtype, rng, empty=False)
     x = make_array((3, 4), dtype, rng)

@@ -46,7 +46,7 @@ try:
 except ImportError:  # pragma: no cover
     _kernels = None
 
-__all__ = ["register", "entry", "NOT_DIFFERENTIABLE", "ZERO_GRADIENT"]
+__all__ = ["register", "entry", "NOT_DIFFERENTIABLE", "NOT_IMPLEMENTED", "ZERO_GRADIENT"]
 
 
 def register(
@@ -152,6 +152,8 @@ def _keep(t, shape, dim, keepdim, lead=()):
 
 
 def _expand_dims(t, shape, dim, nl=0):
+    if not shape:
+        return t  # Note [Dims of a 0-d tensor]: reducing a 0-d tensor over dim 0 keeps it 0-d
     dims = dim if isinstance(dim, tuple) else (dim,)
     for d in sorted(d % len(shape) for d in dims):
         t = t.unsqueeze(d + nl)
@@ -210,6 +212,25 @@ def _batch_gather(grad, key, shape):
 
 def _is_tensor(x):
     return isinstance(x, Tensor)
+
+
+def _detached(x):
+    """``x`` outside the graph (numbers pass through): for values a formula uses as constants."""
+    return x.detach() if isinstance(x, Tensor) else x
+
+
+def _zeros(grad):
+    """Zeros shaped like ``grad``, not ``grad * 0`` (Note [Masks select, never multiply])."""
+    return gt.zeros_like(grad)
+
+
+# Note [Masks select, never multiply]
+# A gradient that is zero on part of the input must be *selected* to zero
+# (``where(mask, grad, 0)``, ``masked_fill``), never multiplied by a 0/1 mask: an incoming
+# gradient of inf or nan times 0 is nan, so ``x.clamp(min=0).sqrt()`` at x = -1 (sqrt's
+# gradient at 0 is inf) would give nan where torch gives 0.  Formulas follow torch's own
+# choice per op: where torch multiplies by a mask (``abs``'s sign, ``amax``'s count-scaled
+# mask), so do we, so that both give the same nan in the same place.
 
 
 # -------------------------------------------------------------------------------------
@@ -276,16 +297,15 @@ def _pow(ctx, grad):
     ga = gb = None
     if need_a:
         if _is_tensor(b):
-            ga = grad * b * a.pow(b - 1)
-            ga = gt.where(b == 0, 0.0, ga)
+            ga = gt.where(b == 0, 0.0, grad * (b * a.pow(b - 1)))
         elif b == 0:
-            ga = grad * 0.0
+            ga = _zeros(grad)
         else:
             ga = grad * (b * a.pow(b - 1))
     if need_b:
         base = a if _is_tensor(a) else gt.full((), float(a), dtype=out.dtype)
-        # d/db a**b = a**b * log(a); torch masks a == 0 (with b >= 0) to 0
-        gb = gt.where((base == 0) & (b >= 0), 0.0, grad * out * base.log())
+        # d/db a**b = a**b * log(a); torch masks a == 0 (with b >= 0) to 0, then multiplies
+        gb = grad * gt.where((base == 0) & (b >= 0), 0.0, out * base.log())
     return ga, gb
 
 
@@ -305,7 +325,23 @@ def _relu(ctx, grad):
     fused = _fused("relu_backward", grad, out)
     if fused is not None:
         return (fused,)
-    return (grad * (out > 0),)
+    # torch's threshold_backward: nan passes
+    return (_depends_on(gt.where(out <= 0, 0.0, grad), out),)
+
+
+def _depends_on(result, saved):
+    """``result``, made a function of ``saved`` in the graph (with a zero derivative).
+
+    Note [Gradients that depend on a saved value]
+    torch's relu gradient is ``threshold_backward(grad, result, 0)``: under
+    ``create_graph=True`` it requires grad through the saved result, even for a constant
+    incoming gradient, and differentiating it again gives zeros, not "does not require
+    grad".  ``where(all-false, saved, result)`` has ``result``'s values exactly (no
+    ``0 * inf``) and a zero derivative towards ``saved``.
+    """
+    if not _grad_mode() or result.requires_grad or not saved.requires_grad:
+        return result
+    return gt.where(gt.zeros_like(saved, dtype=gt.bool), saved, result)
 
 
 @register("exp", "ExpBackward0", save_output=True)
@@ -423,7 +459,7 @@ def _sigmoid(ctx, grad):
 
 
 def _zero_grad_formula(ctx, grad):
-    return (grad * 0.0,)
+    return (_zeros(grad),)
 
 
 # piecewise-constant ops: the gradient is zero almost everywhere (torch defines it so)
@@ -432,30 +468,42 @@ for _name in ZERO_GRADIENT:
     register(_name, _name.capitalize() + "Backward0")(_zero_grad_formula)
 
 
+def _select_extreme(ctx, grad, a_loses, b_loses):
+    """maximum/minimum: ties share the gradient equally; a NaN operand gets it whole, and
+    so does the other one (neither compares less), exactly as torch's formulas."""
+    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    need_a, need_b = ctx.needs_input_grad
+    shared = gt.where(a == b, grad / 2, grad)
+    return (
+        shared.masked_fill(a_loses(a, b), 0.0) if need_a else None,
+        shared.masked_fill(b_loses(a, b), 0.0) if need_b else None,
+    )
+
+
 @register("maximum", "MaximumBackward0", inputs=(0, 1), save=(0, 1))
 def _maximum(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
-    # ties share the gradient equally, as torch does
-    wa = (a > b) * 1.0 + (a == b) * 0.5
-    return grad * wa, grad * (1.0 - wa)
+    return _select_extreme(ctx, grad, lambda a, b: a < b, lambda a, b: a > b)
 
 
 @register("minimum", "MinimumBackward0", inputs=(0, 1), save=(0, 1))
 def _minimum(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
-    wa = (a < b) * 1.0 + (a == b) * 0.5
-    return grad * wa, grad * (1.0 - wa)
+    return _select_extreme(ctx, grad, lambda a, b: a > b, lambda a, b: a < b)
 
 
-@register(
-    "remainder",
-    lambda a: "RemainderBackward1" if _is_tensor(a[1]) else "RemainderBackward0",
-    inputs=(0, 1),
-    save=(0, 1),
-)
+def _remainder_name(args):
+    if not _is_tensor(args[0]):
+        return "NotImplemented"  # torch: remainder(Scalar, Tensor) has no derivative
+    return "RemainderBackward1" if _is_tensor(args[1]) else "RemainderBackward0"
+
+
+@register("remainder", _remainder_name, inputs=(0, 1), save=(0, 1))
 def _remainder(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
-    gb = -grad * gt.floor_divide(a, b) if ctx.needs_input_grad[1] else None
+    if not _is_tensor(a):
+        raise RuntimeError("derivative for aten::remainder is not implemented")
+    # the rounded quotient is piecewise constant: a constant of the formula (torch's
+    # div(rounding_mode="floor") has zero gradients), never a node of its own
+    gb = -grad * gt.floor_divide(_detached(a), _detached(b)) if ctx.needs_input_grad[1] else None
     return grad, gb
 
 
@@ -463,7 +511,9 @@ def _remainder(ctx, grad):
 def _atan2(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     denom = a * a + b * b
-    return grad * b / denom, -grad * a / denom
+    recip = gt.where(denom == 0, 0.0, denom.reciprocal())  # torch: 0 where both are 0
+    need_a, need_b = ctx.needs_input_grad
+    return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
 
 
 def _clamp_name(args):
@@ -473,16 +523,26 @@ def _clamp_name(args):
 
 @register("clamp", _clamp_name, inputs=(0, 1, 2), save=(0, 1, 2))
 def _clamp(ctx, grad):
+    """torch's clamp_backward / clamp_backward_min_max: the gradient goes to ``x`` inside
+    ``[lo, hi]``, to the bound that decided the value outside it; when ``lo > hi`` the
+    result is ``hi`` everywhere, so ``hi`` gets it all.  A NaN ``x`` gets nothing."""
     x, lo, hi = ctx.saved_value(0), ctx.saved_value(1), ctx.saved_value(2)
-    keep = gt.ones_like(x, dtype=gt.bool)
-    if lo is not None:
-        keep = keep & (x >= lo)
-    if hi is not None:
-        keep = keep & (x <= hi)
-    need = ctx.needs_input_grad
-    glo = grad * (x < lo) if need[1] else None
-    ghi = grad * (x > hi) if need[2] else None
-    return grad * keep, glo, ghi
+    need_x, need_lo, need_hi = ctx.needs_input_grad
+    gx = glo = ghi = None
+    if lo is not None and hi is not None:
+        if need_x:
+            gx = gt.where((x >= lo) & (x <= hi), grad, 0.0)
+        if need_lo:
+            glo = gt.where((x < lo) & (lo < hi), grad, 0.0)
+        if need_hi:
+            ghi = gt.where((x > hi) | (hi < lo), grad, 0.0)
+    elif lo is not None:
+        gx = gt.where(x >= lo, grad, 0.0) if need_x else None
+        glo = gt.where(x < lo, grad, 0.0) if need_lo else None
+    elif hi is not None:
+        gx = gt.where(x <= hi, grad, 0.0) if need_x else None
+        ghi = gt.where(x > hi, grad, 0.0) if need_hi else None
+    return gx, glo, ghi
 
 
 @register("where", "WhereBackward0", inputs=(1, 2), save=(0,))
@@ -514,7 +574,23 @@ def _sum_name(args):
     return "SumBackward0" if args[1] is None or args[1] == () else "SumBackward1"
 
 
-@register("sum", _sum_name, save=(1, 2))
+def _differentiable_dtype(name, position):
+    """An ``extra=`` check at record time: torch refuses a reduction whose ``dtype=`` (the
+    argument at ``position``) makes the result of a tensor that requires grad an integer
+    ("Autograd not support dtype")."""
+    types = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+             "uint8": "Byte", "bool": "Bool"}  # fmt: skip
+
+    def check(args, out):
+        if len(args) > position and args[position] is not None and not out.is_floating_point():
+            raise RuntimeError(f"Autograd not support dtype: {types[out.dtype.name]}")
+        return None
+
+    check.__name__ = f"_{name}_dtype_check"
+    return check
+
+
+@register("sum", _sum_name, save=(1, 2), extra=_differentiable_dtype("sum", 3))
 def _sum(ctx, grad):
     dim, keepdim = ctx.saved_value(0), ctx.saved_value(1)
     return (_expand_reduced(grad, ctx.input_shape(0), dim, keepdim, _lead(grad)),)
@@ -536,15 +612,21 @@ def _mean(ctx, grad):
     lambda a: "ProdBackward0" if a[1] is None else "ProdBackward1",
     save=(0, 1, 2),
     save_output=True,
+    extra=_differentiable_dtype("prod", 3),
 )
 def _prod(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
     shape = ctx.input_shape(0)
     if not shape:
         return (grad,)
-    g = _keep(grad, shape, dim, keepdim, _lead(grad))
-    if not bool((x == 0).any()):
-        return (g * _keep(out, shape, dim, keepdim) / x,)
+    lead = _lead(grad)
+    g = _keep(grad, shape, dim, keepdim, lead)
+    zeros = int((x == 0).sum())
+    if not zeros:
+        return (g * (_keep(out, shape, dim, keepdim) / x),)
+    if dim is None and zeros > 1 and not _grad_mode():
+        # two zeros: every partial product is 0 (torch returns zeros, not grad * 0)
+        return (gt.zeros(lead + tuple(shape), dtype=grad.dtype),)
     # with zeros, no division: d prod / d x_i is the product of the others
     return (g * _prod_of_others(x, dim),)
 
@@ -568,100 +650,149 @@ def _prod_of_others(x, dim):
     return others.transpose(axis, -1)
 
 
+def _selected_indices(args, out):
+    """The indices a selecting op chose (a copy, kept by the node).
+
+    Note [Selections keep their indices, not their values]
+    As torch's MaxBackward0/SortBackward0/TopkBackward0, the node needs the indices only:
+    saving the values (the op's output) would make an in-place write to them, legal in
+    torch, fail backward's version check.
+    """
+    return _data(out[1]).copy() if isinstance(out, tuple) else None
+
+
 @register(
     "max",
     lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
     save=(0, 1, 2),
-    save_output=True,
+    extra=_selected_indices,
 )
 def _max(ctx, grad, grad_indices=None):
-    return _extreme_backward(ctx, grad)
+    return _extreme_backward(ctx, grad, lambda x: x.amax())
 
 
 @register(
     "min",
     lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
     save=(0, 1, 2),
-    save_output=True,
+    extra=_selected_indices,
 )
 def _min(ctx, grad, grad_indices=None):
-    return _extreme_backward(ctx, grad)
+    return _extreme_backward(ctx, grad, lambda x: x.amin())
 
 
-def _extreme_backward(ctx, grad):
-    x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
-    if dim is None:
-        mask = (x == out).to(x.dtype)  # not `* 1.0`: a float32 mask would make grad float32
-        lead = _lead(grad)
-        g = _keep(grad, tuple(x.shape), None, False, lead) if lead else grad
-        return (g * mask / mask.sum(),)
-    shape = ctx.input_shape(0)
-    indices = out[1]
+def _extreme_backward(ctx, grad, extreme):
+    """max/min: over everything, the gradient is shared evenly by the elements equal to the
+    result (by the NaNs when the result is NaN: torch's evenly_distribute_backward); along
+    a dim, it goes to the selected index (a scatter, not a one-hot product)."""
+    x, dim, keepdim = (ctx.saved_value(i) for i in range(3))
     if grad is None:
         return (None,)
-    idx = _data(indices if keepdim or not shape else indices.unsqueeze(dim))
-    axis = dim % len(shape) if shape else 0
-    onehot = np.zeros(shape, dtype=_data(x).dtype)
-    if shape:
-        np.put_along_axis(onehot, idx, 1, axis=axis)
-    else:
-        onehot[...] = 1
-    return (_keep(grad, shape, dim, keepdim, _lead(grad)) * _wrap(onehot),)
+    lead = _lead(grad)
+    if dim is None:
+        nan = x != x
+        mask = nan if bool(nan.any()) else (x == extreme(x.detach()))
+        g = _keep(grad, tuple(x.shape), None, False, lead) if lead else grad
+        return (gt.where(mask, g / mask.sum(), 0.0),)
+    shape = ctx.input_shape(0)
+    if not shape:
+        return (grad,)
+    axis = dim % len(shape)
+    idx = ctx.extra
+    g = grad
+    if not keepdim:
+        idx = np.expand_dims(idx, axis)
+        g = g.unsqueeze(axis + len(lead))
+    return (_batch_scatter(g, _along_axis_key(idx, axis), shape),)
 
 
 def _amax_backward(ctx, grad):
+    """torch's scale_grad_by_count: ``(grad / count) * mask``; a mask product, as torch's
+    (a NaN result leaves an empty mask and a NaN gradient there, as in torch)."""
     x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
     shape = ctx.input_shape(0)
     o = _keep(out, shape, dim, keepdim)
-    mask = (x == o) * 1.0
+    mask = x == o
     count = mask.sum() if dim is None or dim == () else mask.sum(dim, keepdim=True)
-    return (_keep(grad, shape, dim, keepdim, _lead(grad)) * mask / count,)
+    return ((_keep(grad, shape, dim, keepdim, _lead(grad)) / count) * mask,)
 
 
 register("amax", "AmaxBackward0", save=(0, 1, 2), save_output=True)(_amax_backward)
 register("amin", "AminBackward0", save=(0, 1, 2), save_output=True)(_amax_backward)
 
 
+def _two_over(dof):
+    """``2 / dof`` as C++ divides doubles: ``inf`` at 0 (Python would raise)."""
+    return 2.0 / dof if dof != 0 else math.inf
+
+
+def var_backward(grad, x, dim, correction, keepdim, lead=()):
+    """torch's var_backward: ``2 / (n - correction) * grad * (x - mean)``.
+
+    Over everything (or a 0-d ``x``) with ``n <= correction`` the result is ``grad`` times
+    nan where ``x`` equals its mean and inf elsewhere, as torch's; along dims the factor is
+    ``2 / (n - correction)`` as a double division (inf at 0, negative below).  Also the
+    forward formula: ``var_jvp`` is this with the tangent as ``grad`` and ``keepdim=True``.
+    """
+    shape = tuple(x.shape)
+    if not shape or dim is None or dim == ():
+        # a batched gradient of the result (lead only) broadcasts after the batch dims
+        reduced = lead and grad.dim() == len(lead)
+        g = grad.reshape(tuple(lead) + (1,) * len(shape)) if reduced else grad
+        dof = math.prod(shape) - correction
+        if dof <= 0:
+            return g * gt.where(x == x.mean(), math.nan, math.inf)
+        return _two_over(dof) * g * (x - x.mean())
+    g = _keep(grad, shape, dim, keepdim, lead)
+    dof = _reduced_count(shape, dim) - correction
+    return _two_over(dof) * g * (x - x.mean(dim, keepdim=True))
+
+
 @register("var", "VarBackward0", save=(0, 1, 2, 3))
 def _var(ctx, grad):
     x, dim, correction, keepdim = (ctx.saved_value(i) for i in range(4))
-    shape = ctx.input_shape(0)
-    n = _reduced_count(shape, dim)
-    mean = x.mean() if dim is None else x.mean(dim, keepdim=True)
-    return (
-        _keep(grad, shape, dim, keepdim, _lead(grad)) * 2.0 * (x - mean) / max(n - correction, 0),
-    )
+    return (var_backward(grad, x, dim, correction, keepdim, _lead(grad)),)
 
 
 @register("std", "StdBackward0", save=(0, 1, 2, 3), save_output=True)
 def _std(ctx, grad):
+    """torch's std_backward: var's gradient of ``grad / (2 std)``, 0 where std is 0 (a
+    constant input has a zero gradient, not 0/0)."""
     x, dim, correction, keepdim, out = (ctx.saved_value(i) for i in range(5))
-    shape = ctx.input_shape(0)
-    n = _reduced_count(shape, dim)
-    mean = x.mean() if dim is None else x.mean(dim, keepdim=True)
-    o = _keep(out, shape, dim, keepdim)
-    return (
-        _keep(grad, shape, dim, keepdim, _lead(grad)) * (x - mean) / (max(n - correction, 0) * o),
-    )
+    grad_var = (grad / (out * 2)).masked_fill(out == 0, 0.0)
+    return (var_backward(grad_var, x, dim, correction, keepdim, _lead(grad)),)
+
+
+def norm_order(p):
+    """The norm's order as a float (``"fro"`` is 2)."""
+    return 2.0 if p == "fro" else float(p)
 
 
 @register("norm", "LinalgVectorNormBackward0", save=(0, 1, 2, 3), save_output=True)
 def _norm(ctx, grad):
+    """torch's norm_backward, case by case (its masks select, Note [Masks select, never
+    multiply]); order 0 has no gradient at all (None, as torch's undefined gradient)."""
     x, p, dim, keepdim, out = (ctx.saved_value(i) for i in range(5))
     shape = ctx.input_shape(0)
+    p = norm_order(p)
+    if p == 0:
+        return (None,)
     g = _keep(grad, shape, dim, keepdim, _lead(grad))
     o = _keep(out, shape, dim, keepdim)
-    if p in ("fro", 2, 2.0):
+    if p == 1:
+        return (x.sign() * g,)
+    if p == 2:
         return (g * gt.where(o == 0, 0.0, x / o),)
-    if p in (1, 1.0):
-        return (g * x.sign(),)
-    if p in (float("inf"), float("-inf"), "inf", "-inf"):
-        mask = (x.abs() == o) * 1.0
-        count = mask.sum() if dim is None else mask.sum(dim, keepdim=True)
-        return (g * x.sign() * mask / count,)
-    if p == 0:
-        return (g * 0.0,)
-    return (g * x * x.abs().pow(p - 2) / o.pow(p - 1),)
+    if math.isinf(p):
+        a = x.abs()
+        mask = (a == o) | (a != a)  # the elements at the norm, and NaNs
+        count = mask.sum() if dim is None or dim == () else mask.sum(dim, keepdim=True)
+        return (x.sign() * ((g / count) * mask),)
+    if p < 1:
+        scaled = x.sign() * x.abs().pow(p - 1).masked_fill(x == 0, 0.0)
+        return (scaled * g * o.pow(1 - p),)
+    scaled = x.sign() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
+    return (scaled * (g / o.pow(p - 1)).masked_fill(o == 0, 0.0),)
 
 
 @register("logsumexp", "LogsumexpBackward0", save=(0, 1, 2), save_output=True)
@@ -690,7 +821,7 @@ def _log_softmax(ctx, grad):
     return (grad - out.exp() * grad.sum(_dim_after(dim, grad, _lead(grad)), keepdim=True),)
 
 
-@register("cumsum", "CumsumBackward0", save=(1,))
+@register("cumsum", "CumsumBackward0", save=(1,), extra=_differentiable_dtype("cumsum", 2))
 def _cumsum(ctx, grad):
     dim = ctx.saved_value(0)
     lead = _lead(grad)
@@ -828,7 +959,7 @@ def _trace(ctx, grad):
     n, m = ctx.input_shape(0)
     lead = _lead(grad)
     g = grad.reshape(lead + (1, 1)) if lead else grad
-    return (g * gt.eye(n, m, dtype=grad.dtype),)
+    return (gt.where(gt.eye(n, m, dtype=gt.bool), g, 0.0),)
 
 
 @register("tril", "TrilBackward0", save=(1,))
@@ -909,7 +1040,7 @@ def _key_for_tensor(key):
 def _torch_key(args):
     from gradstack_tensor._impl_elementwise import index_key
 
-    return index_key(args[1])[0]
+    return index_key(args[1], tuple(args[0].shape))[0]
 
 
 def _getitem_name(args):
@@ -920,9 +1051,10 @@ def _getitem_name(args):
     if nothing else happens); any tensor/list index makes it an IndexBackward0.
     """
     index = args[1]
-    if isinstance(index, int):
+    if (isinstance(index, int) and not isinstance(index, bool)) or _int_scalar_tensor(index):
         return "SelectBackward0"
     items = index if isinstance(index, tuple) else (index,)
+    items = tuple(0 if _int_scalar_tensor(i) else i for i in items)  # torch selects with it
     if not _basic_index(items):
         return "IndexBackward0"
     shape = args[0].shape
@@ -948,9 +1080,21 @@ def _getitem(ctx, grad):
     return (_batch_scatter(grad, ctx.extra, ctx.input_shape(0)),)
 
 
+def _int_scalar_tensor(i):
+    """A 0-d integer tensor: torch indexes with it as with an int (a select)."""
+    ints = (gt.int64, gt.int32, gt.int16, gt.int8)
+    return isinstance(i, Tensor) and i.dim() == 0 and i.dtype in ints
+
+
 def _basic_index(index):
     items = index if isinstance(index, tuple) else (index,)
-    return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in items)
+    return all(
+        i is None
+        or i is Ellipsis
+        or (isinstance(i, (int, slice)) and not isinstance(i, bool))
+        or _int_scalar_tensor(i)
+        for i in items
+    )
 
 
 def _reshape_back(ctx, grad):
@@ -1208,6 +1352,8 @@ def _flip(ctx, grad):
 def _index_select(ctx, grad):
     dim, index = ctx.saved_value(0), ctx.saved_value(1)
     shape = ctx.input_shape(0)
+    if not shape:
+        return (grad,)  # a 0-d input: the result is that element
     key = [slice(None)] * len(shape)
     key[dim % len(shape)] = _data(index).reshape(-1)
     return (_batch_scatter(grad, tuple(key), shape),)
@@ -1224,21 +1370,24 @@ def _along_axis_key(idx, axis):
 def _gather(ctx, grad):
     dim, index = ctx.saved_value(0), ctx.saved_value(1)
     shape = ctx.input_shape(0)
+    if not shape:  # every element of the result is the 0-d input
+        return (_sum_all(grad, _lead(grad)),)
     return (_batch_scatter(grad, _along_axis_key(_data(index), dim % len(shape)), shape),)
 
 
 def _sorted_backward(ctx, grad, grad_indices=None):
-    dim, out = ctx.saved_value(0), ctx.saved_value(1)
+    dim = ctx.saved_value(0)
     shape = ctx.input_shape(0)
     if grad is None:
         return (None,)
     if not shape:
         return (grad,)
-    return (_batch_scatter(grad, _along_axis_key(_data(out[1]), dim % len(shape)), shape),)
+    return (_batch_scatter(grad, _along_axis_key(ctx.extra, dim % len(shape)), shape),)
 
 
-register("sort", "SortBackward0", save=(1,), save_output=True)(_sorted_backward)
-register("topk", "TopkBackward0", save=(2,), save_output=True)(_sorted_backward)
+# Note [Selections keep their indices, not their values]
+register("sort", "SortBackward0", save=(1,), extra=_selected_indices)(_sorted_backward)
+register("topk", "TopkBackward0", save=(2,), extra=_selected_indices)(_sorted_backward)
 
 
 # -------------------------------------------------------------------------------------
@@ -1247,7 +1396,7 @@ register("topk", "TopkBackward0", save=(2,), save_output=True)(_sorted_backward)
 
 @register("zero_", "ZeroBackward0", inplace_variant=False)
 def _zero_(ctx, grad):
-    return (grad * 0.0,)
+    return (_zeros(grad),)
 
 
 @register(
@@ -1257,12 +1406,12 @@ def _zero_(ctx, grad):
     inplace_variant=False,
 )
 def _fill_(ctx, grad):
-    return grad * 0.0, (_sum_all(grad, _lead(grad)) if ctx.needs_input_grad[1] else None)
+    return _zeros(grad), (_sum_all(grad, _lead(grad)) if ctx.needs_input_grad[1] else None)
 
 
 @register("copy_", "CopyBackwards", inputs=(0, 1), inplace_variant=False)
 def _copy_(ctx, grad):
-    return grad * 0.0, grad
+    return _zeros(grad), grad
 
 
 @register(
@@ -1274,10 +1423,15 @@ def _copy_(ctx, grad):
 )
 def _setitem_(ctx, grad):
     key = ctx.extra
-    mask = np.ones(ctx.input_shape(0), dtype=bool)
-    mask[key] = False
-    g_self = grad * _wrap(mask)
-    g_value = _batch_gather(grad, key, ctx.input_shape(0)) if ctx.needs_input_grad[1] else None
+    need_self, need_value = ctx.needs_input_grad
+    # the written tensor's shape is grad's (input_shape(0) is None when self needs no grad)
+    shape = tuple(grad.shape[len(_lead(grad)) :])
+    g_self = None
+    if need_self:
+        overwritten = np.zeros(shape, dtype=bool)
+        overwritten[key] = True
+        g_self = gt.where(_wrap(overwritten), 0.0, grad)
+    g_value = _batch_gather(grad, key, shape) if need_value else None
     return g_self, g_value
 
 
@@ -1323,6 +1477,22 @@ NOT_DIFFERENTIABLE = _not_differentiable(
     "argmax",
     "argmin",
     "detach",
-    "floor_divide",
-    "floor_divide_",
+    "count_nonzero",
+    "isnan",
+    "isinf",
+    "isfinite",
 )
+
+
+def _floor_divide_not_implemented(ctx, grad):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+# Note [floor_divide has no derivative]
+# torch 2.13 records a ``NotImplemented`` node for floor_divide of a tensor that requires
+# grad: the result requires grad, and backward through it raises.  (``div(...,
+# rounding_mode="floor")`` is a different op in torch, with zero gradients.)
+register("floor_divide", "NotImplemented", inputs=(0, 1))(_floor_divide_not_implemented)
+
+# ops whose node exists but whose backward raises, as torch's NotImplemented nodes
+NOT_IMPLEMENTED = ("floor_divide", "floor_divide_")

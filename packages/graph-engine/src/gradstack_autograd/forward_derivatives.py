@@ -44,18 +44,25 @@ from gradstack_tensor._tensor import _data, _wrap
 
 from .derivatives import (
     _along_axis_key,
+    _detached,
     _getitem_np,
     _positions,
     _prod_of_others,
     _reduced_count,
     _torch_key,
     index_scatter,
+    norm_order,
+    var_backward,
 )
 
 __all__ = ["jvp", "NO_JVP"]
 
 # ops that are differentiable backward but have no forward formula, with the reason
-NO_JVP: dict[str, str] = {}
+NO_JVP: dict[str, str] = {
+    name: "torch has no derivative for floor_divide (Note [floor_divide has no derivative] "
+    "in derivatives.py)"
+    for name in ("floor_divide", "floor_divide_")
+}
 
 
 def jvp(*op_names, inplace_variant=True):
@@ -224,14 +231,14 @@ def _pow_jvp(args, out, tangents, lead):
         if isinstance(b, Tensor):
             r = gt.where(b == 0, 0.0, ta * (b * a.pow(b - 1)))
         elif b == 0:
-            r = ta * 0.0
+            r = gt.zeros_like(ta)  # torch's zeros, not ta * 0 (Note [Masks select, never multiply])
         else:
             r = ta * (b * a.pow(b - 1))
     if tb is not None:
         tb = _pad(tb, b, out, lead)
         base = a if isinstance(a, Tensor) else gt.full((), float(a), dtype=out.dtype)
-        # d/db a**b = a**b log(a); torch masks a == 0 (with b >= 0) to 0
-        r = _add(r, gt.where((base == 0) & (b >= 0), 0.0, tb * (out * base.log())))
+        # d/db a**b = a**b log(a); torch masks a == 0 (with b >= 0) to 0, then multiplies
+        r = _add(r, tb * gt.where((base == 0) & (b >= 0), 0.0, out * base.log()))
     return r
 
 
@@ -248,7 +255,6 @@ def _unary(coefficient):
 
 _UNARY = {
     "abs": lambda x, o: x.sign(),
-    "relu": lambda x, o: _mask(o > 0, o.dtype),
     "exp": lambda x, o: o,
     "exp2": lambda x, o: o * math.log(2.0),
     "expm1": lambda x, o: o + 1,
@@ -280,40 +286,51 @@ def _neg_jvp(args, out, tangents, lead):
     return -tangents[0]
 
 
+@jvp("relu")
+def _relu_jvp(args, out, tangents, lead):
+    return gt.where(out <= 0, 0.0, tangents[0])  # torch's threshold_backward of the tangent
+
+
 @jvp("sign", "floor", "ceil", "round", "trunc")
 def _zero_jvp(args, out, tangents, lead):
-    """Piecewise-constant ops: the tangent is zero (as the gradient, derivatives.ZERO_GRADIENT)."""
-    return None
+    """Piecewise-constant ops: a tangent of zeros (as torch's zeros_like, not None, so that
+    later ops see zeros: derivatives.ZERO_GRADIENT)."""
+    return gt.zeros_like(tangents[0])
+
+
+def _extreme_jvp_of(args, out, tangents, lead, wins):
+    """torch's ``other_t + where(a == b, 0.5, wins(a, b)) * (self_t - other_t)``, with a
+    missing tangent as torch's zero tensor (it contributes exactly nothing)."""
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    w = gt.where(a == b, 0.5, _mask(wins(a, b), out.dtype))
+    ta = _pad(ta, a, out, lead) if ta is not None else None
+    tb = _pad(tb, b, out, lead) if tb is not None else None
+    if tb is None:
+        return w * ta
+    return tb + w * (-tb if ta is None else ta - tb)
 
 
 @jvp("maximum")
 def _maximum_jvp(args, out, tangents, lead):
-    # ties share the tangent equally, as the backward formula shares the gradient
-    return _binary(
-        args,
-        out,
-        tangents,
-        lead,
-        lambda a, b, o: _mask(a > b, o.dtype) + _mask(a == b, o.dtype) * 0.5,
-        lambda a, b, o: _mask(b > a, o.dtype) + _mask(a == b, o.dtype) * 0.5,
-    )
+    return _extreme_jvp_of(args, out, tangents, lead, lambda a, b: a > b)
 
 
 @jvp("minimum")
 def _minimum_jvp(args, out, tangents, lead):
+    return _extreme_jvp_of(args, out, tangents, lead, lambda a, b: a < b)
+
+
+@jvp("remainder")
+def _remainder_jvp(args, out, tangents, lead):
     return _binary(
         args,
         out,
         tangents,
         lead,
-        lambda a, b, o: _mask(a < b, o.dtype) + _mask(a == b, o.dtype) * 0.5,
-        lambda a, b, o: _mask(b < a, o.dtype) + _mask(a == b, o.dtype) * 0.5,
+        None,
+        lambda a, b, o: -gt.floor_divide(_detached(a), _detached(b)),
     )
-
-
-@jvp("remainder")
-def _remainder_jvp(args, out, tangents, lead):
-    return _binary(args, out, tangents, lead, None, lambda a, b, o: -gt.floor_divide(a, b))
 
 
 @jvp("atan2")
@@ -330,23 +347,35 @@ def _atan2_jvp(args, out, tangents, lead):
 
 @jvp("clamp")
 def _clamp_jvp(args, out, tangents, lead):
+    """Number bounds: torch's clamp_backward of the tangent (``where`` on ``[lo, hi]``).
+    Tensor bounds: torch's clamp_jvp, which picks one tangent per element (note: at a tie
+    ``x == lo`` it picks ``lo``'s, unlike the backward formula; torch does the same)."""
     x = args[0]
     lo = args[1] if len(args) > 1 else None
     hi = args[2] if len(args) > 2 else None
     tx, tlo, thi = (tuple(tangents) + (None, None, None))[:3]
-    keep = gt.ones_like(x, dtype=gt.bool)
+    if not (isinstance(lo, Tensor) or isinstance(hi, Tensor)):
+        if tx is None:
+            return None
+        keep = gt.ones_like(x, dtype=gt.bool)
+        if lo is not None:
+            keep = keep & (x >= lo)
+        if hi is not None:
+            keep = keep & (x <= hi)
+        return gt.where(keep, _pad(tx, x, out, lead), 0.0)
+    if tx is None and tlo is None and thi is None:
+        return None
+
+    def tangent(t, primal):
+        return _pad(t, primal, out, lead) if t is not None else 0.0
+
+    t_x, t_lo, t_hi = tangent(tx, x), tangent(tlo, lo), tangent(thi, hi)
+    if lo is not None and hi is not None:
+        inner = gt.where(x < lo, t_lo, gt.where(x > hi, t_hi, t_x))
+        return gt.where(lo > hi, t_hi, inner)
     if lo is not None:
-        keep = keep & (x >= lo)
-    if hi is not None:
-        keep = keep & (x <= hi)
-    r = None
-    if tx is not None:
-        r = _pad(tx, x, out, lead) * _mask(keep, out.dtype)
-    if tlo is not None:
-        r = _add(r, _pad(tlo, lo, out, lead) * _mask(x < lo, out.dtype))
-    if thi is not None:
-        r = _add(r, _pad(thi, hi, out, lead) * _mask(x > hi, out.dtype))
-    return r
+        return gt.where(x > lo, t_x, t_lo)
+    return gt.where(x < hi, t_x, t_hi)
 
 
 @jvp("where")
@@ -437,32 +466,32 @@ jvp("max", "min")(_extreme_jvp)
 
 @jvp("amax", "amin")
 def _amax_jvp(args, out, tangents, lead):
+    """torch's amaxamin_jvp: ``where(mask, t, 0).sum(dim) / mask.sum(dim)``."""
     x, dim = args[0], args[1] if len(args) > 1 else ()
     keepdim = args[2] if len(args) > 2 else False
-    mask = _mask(x == _keepdims(out, x, dim, keepdim), out.dtype)
+    mask = x == _keepdims(out, x, dim, keepdim)
     dims = _reduced(dim, x, lead)
     count = mask.sum(_reduced(dim, x, ()), keepdim=keepdim) if dims else mask
-    return _sum_over(tangents[0] * mask, dims, keepdim) / count
+    return _sum_over(gt.where(mask, tangents[0], 0.0), dims, keepdim) / count
 
 
-def _centered_sum(args, t, lead):
-    """``sum((x - mean) * t)`` over var/std's dims, and the divisor ``n - correction``."""
+def _var_tangent(args, t, lead):
+    """torch's var_jvp: var's backward formula of the tangent (keepdim), summed over the
+    reduced dims (so ``n <= correction`` gives torch's inf/nan, not a Python error)."""
     x, dim, correction, keepdim = args[0], args[1], args[2], args[3]
-    mean = x.mean() if dim is None or dim == () else x.mean(dim, keepdim=True)
-    s = _sum_over((x - mean) * t, _reduced(dim, x, lead), keepdim)
-    return s, max(_reduced_count(tuple(x.shape), dim) - correction, 0)
+    per_element = var_backward(t, x, dim, correction, True, lead)
+    return _sum_over(per_element, _reduced(dim, x, lead), keepdim)
 
 
 @jvp("var")
 def _var_jvp(args, out, tangents, lead):
-    s, n = _centered_sum(args, tangents[0], lead)
-    return s * 2.0 / n if n else s * float("nan")
+    return _var_tangent(args, tangents[0], lead)
 
 
 @jvp("std")
 def _std_jvp(args, out, tangents, lead):
-    s, n = _centered_sum(args, tangents[0], lead)
-    return s / (out * n) if n else s * float("nan")
+    # torch: var_jvp / (2 std), 0 where std is 0
+    return (_var_tangent(args, tangents[0], lead) / (out * 2)).masked_fill(out == 0, 0.0)
 
 
 @jvp("norm")
@@ -471,19 +500,26 @@ def _norm_jvp(args, out, tangents, lead):
     dim = args[2] if len(args) > 2 else None
     keepdim = args[3] if len(args) > 3 else False
     (t,) = tangents
+    p = norm_order(p)
     dims = _reduced(dim, x, lead)
-    o = _keepdims(out, x, dim, keepdim)
-    if p in ("fro", 2, 2.0):
-        return _sum_over(t * gt.where(o == 0, 0.0, x / o), dims, keepdim)
-    if p in (1, 1.0):
-        return _sum_over(t * x.sign(), dims, keepdim)
-    if p in (float("inf"), float("-inf"), "inf", "-inf"):
-        mask = _mask(x.abs() == o, out.dtype)
-        count = mask.sum(_reduced(dim, x, ()), keepdim=keepdim) if dims else mask
-        return _sum_over(t * x.sign() * mask, dims, keepdim) / count
     if p == 0:
-        return None
-    return _sum_over(t * (x * x.abs().pow(p - 2)), dims, keepdim) / out.pow(p - 1)
+        return gt.zeros(tuple(lead) + tuple(out.shape), dtype=out.dtype)  # torch's zeros
+    if p == 1:
+        return _sum_over(x.sign() * t, dims, keepdim)
+    if p == 2:
+        return (_sum_over(x * t, dims, keepdim) / out).masked_fill(out == 0, 0.0)
+    if math.isinf(p):
+        # torch's norm_jvp: the elements at the norm share the tangent (NaNs with a NaN norm)
+        o = _keepdims(out, x, dim, keepdim)
+        a = x.abs()
+        at_norm = _mask((a == o) | ((x != x) & (o != o)), out.dtype)
+        count = at_norm.sum(_reduced(dim, x, ()), keepdim=True) if dims else at_norm
+        return _sum_over(x.sign() * t * at_norm / count, dims, keepdim)
+    if p < 1:
+        weight = x.abs().pow(p - 1).masked_fill(x == 0, 0.0)
+        return _sum_over(weight * (x.sign() * t), dims, keepdim) * out.pow(1 - p)
+    weight = x.abs().pow(p - 1) * x.sign() if p < 2 else x.abs().pow(p - 2) * x
+    return (_sum_over(weight * t, dims, keepdim) / out.pow(p - 1)).masked_fill(out == 0, 0.0)
 
 
 @jvp("logsumexp")
@@ -614,8 +650,8 @@ def _addmm_jvp(args, out, tangents, lead):
 @jvp("trace")
 def _trace_jvp(args, out, tangents, lead):
     x = args[0]
-    n, m = x.shape
-    return (tangents[0] * gt.eye(n, m, dtype=out.dtype)).sum((-2, -1))
+    rows = np.arange(min(x.shape))
+    return _take(tangents[0], (rows, rows), tuple(x.shape), lead).sum(-1)  # the diagonal
 
 
 @jvp("tril")
@@ -709,12 +745,17 @@ def _select_jvp(args, out, tangents, lead):
 @jvp("index_select")
 def _index_select_jvp(args, out, tangents, lead):
     x, dim, index = args[0], args[1], args[2]
+    if x.dim() == 0:
+        return tangents[0]
     return tangents[0].index_select(_shift(dim, x, lead), index)
 
 
 @jvp("gather")
 def _gather_jvp(args, out, tangents, lead):
     x, dim, index = args[0], args[1], args[2]
+    if x.dim() == 0:
+        t = tangents[0].reshape(tuple(lead) + (1,) * index.dim())
+        return t.expand(tuple(lead) + tuple(index.shape))
     if not lead:
         return tangents[0].gather(dim, index)
     return _take(tangents[0], _along_axis_key(_data(index), dim % x.dim()), tuple(x.shape), lead)
@@ -796,8 +837,8 @@ def _flip_jvp(args, out, tangents, lead):
 
 @jvp("zero_", "uniform_", "normal_", inplace_variant=False)
 def _overwritten_jvp(args, out, tangents, lead):
-    """The result does not depend on any input: zero tangent."""
-    return None
+    """The result does not depend on any input: a tangent of zeros (torch's ``self_t.zero_()``)."""
+    return gt.zeros(tuple(lead) + tuple(out.shape), dtype=out.dtype)
 
 
 @jvp("fill_", inplace_variant=False)
@@ -818,9 +859,9 @@ def _setitem_jvp(args, out, tangents, lead):
     t_self, t_value = tangents
     key = _torch_key(args)
     shape = tuple(x.shape)
-    mask = np.ones(shape, dtype=bool)
-    mask[key] = False
-    r = t_self * _wrap(mask) if t_self is not None else None
+    overwritten = np.zeros(shape, dtype=bool)
+    overwritten[key] = True
+    r = gt.where(_wrap(overwritten), 0.0, t_self) if t_self is not None else None
     if t_value is not None:
         pos = _positions(shape, key)
         if lead and value.dim() < pos.ndim:  # Note [Aligning a batch of tangents]

@@ -21,6 +21,28 @@ in the saved object is stored once and loads as one tensor; distinct tensors tha
 storage (views) load as independent tensors.  The archive's CRC-32 checksums catch
 corrupted bytes.
 
+Note [Loading refuses what save never writes]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A file is data from anywhere, so the loader accepts exactly what :func:`save` writes and
+raises :class:`SerializationError` for everything else, before allocating memory for it:
+
+- members are stored, never compressed (a compressed member could inflate far beyond the
+  file's size: a zip bomb), and named ``gradstack.json`` or ``<n>.npy``, once each (no
+  path-like names, no duplicates);
+- an array's header declares a plain dtype and a shape of non-negative dims whose bytes
+  must equal what the member holds, so an array never takes more memory than the file
+  gives it;
+- the manifest's fields have their exact types (a 5,000-digit int, a ``requires_grad``
+  flag on an integer tensor ... are errors of the file, not Python exceptions).
+
+Note [Saving through an unpredictable temporary file]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Saving to a path writes a temporary file created exclusively (``O_CREAT | O_EXCL``,
+which refuses an existing name and a symlink planted there) under a random name in the
+target's directory, then renames it over the target: an interrupted save never leaves a
+truncated file, and nobody who can predict the name can redirect the write.  The rename
+replaces a symlink at the target path itself, never the file it points to.
+
 Examples
 --------
 >>> import io
@@ -36,7 +58,11 @@ Examples
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import secrets
+import stat
 import zipfile
 from collections import OrderedDict
 
@@ -63,7 +89,11 @@ _ND_DTYPES = _DTYPES | {
 
 
 class SerializationError(RuntimeError):
-    """The file is not a gradstack file, or it is corrupt or truncated."""
+    """The file is not a gradstack file, or it is corrupt, truncated or malformed."""
+
+
+_ARRAY_MEMBER = re.compile(r"(0|[1-9][0-9]{0,9})\.npy")
+_MAX_DIM = 2**62  # a dim or a byte count beyond this is malformed (numpy's intp is 64-bit)
 
 
 # -------------------------------------------------------------------------------------
@@ -97,17 +127,41 @@ def save(
         separators=(",", ":"),
     ).encode()
     if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        tmp = f"{path}.tmp{os.getpid()}"
-        try:
-            with open(tmp, "wb") as fh:
-                _write(fh, manifest, arrays)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        _save_to_path(os.fspath(f), manifest, arrays)
     else:
         _write(f, manifest, arrays)
+
+
+def _save_to_path(path: str, manifest: bytes, arrays: list[np.ndarray]) -> None:
+    """Note [Saving through an unpredictable temporary file]."""
+    directory = os.path.dirname(os.path.abspath(path))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(16)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)  # the umask applies, as for open(path, "wb")
+        except FileExistsError:
+            continue  # taken (or a planted link): another random name
+        break
+    else:  # pragma: no cover - 100 collisions of 128 random bits
+        raise FileExistsError(f"gradstack.save: no free temporary name in {directory}")
+    try:
+        try:
+            os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))  # keep the target's mode
+        except (FileNotFoundError, AttributeError):
+            pass
+        with os.fdopen(fd, "wb") as fh:
+            _write(fh, manifest, arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def _write(fh, manifest: bytes, arrays: list[np.ndarray]) -> None:
@@ -234,6 +288,31 @@ def _sniff(fh, name) -> None:
 def _read(fh, name):
     _sniff(fh, name)
     try:
+        return _read_archive(fh, name)
+    except SerializationError:
+        raise
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        OverflowError,
+        MemoryError,
+        RecursionError,
+        EOFError,
+        OSError,
+        NotImplementedError,
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+    ) as e:
+        # whatever a malformed file makes zipfile, json or numpy raise is an error of the file
+        raise SerializationError(
+            f"{name} is corrupt or malformed ({type(e).__name__}: {str(e)[:200]})"
+        ) from None
+
+
+def _read_archive(fh, name):
+    try:
         zf = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
         raise SerializationError(
@@ -252,10 +331,11 @@ def _read(fh, name):
             raise SerializationError(
                 f"{name} is a ZIP archive but not a gradstack file (no {_MANIFEST} in it)"
             )
+        _check_members(zf, name)
         try:
             manifest = json.loads(_read_member(zf, _MANIFEST, name).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-            raise SerializationError(f"{name}: the manifest is corrupt ({e})") from None
+        except (ValueError, RecursionError) as e:  # includes over-long ints, bad UTF-8
+            raise SerializationError(f"{name}: the manifest is corrupt ({str(e)[:200]})") from None
         if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
             raise SerializationError(f"{name}: the manifest is not a gradstack manifest")
         version = manifest.get("version")
@@ -269,6 +349,32 @@ def _read(fh, name):
             return decoder.decode(manifest.get("root"))
         except RecursionError:
             raise SerializationError(f"{name}: the manifest nests too deeply") from None
+
+
+def _check_members(zf: zipfile.ZipFile, name: str) -> None:
+    """Note [Loading refuses what save never writes]: member names, storage, sizes."""
+    seen = set()
+    for info in zf.infolist():
+        member = info.filename
+        if member != _MANIFEST and not _ARRAY_MEMBER.fullmatch(member):
+            raise SerializationError(
+                f"{name}: unexpected member {member!r:.80} (a gradstack file holds only "
+                f"{_MANIFEST} and <n>.npy)"
+            )
+        if member in seen:
+            raise SerializationError(f"{name}: member {member!r} appears twice")
+        seen.add(member)
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise SerializationError(
+                f"{name}: member {member!r} is compressed; gradstack files store their "
+                "members uncompressed, and a compressed one could inflate without bound "
+                "(a zip bomb), so it is refused"
+            )
+        if info.file_size != info.compress_size:
+            raise SerializationError(
+                f"{name}: member {member!r} declares {info.file_size} bytes but stores "
+                f"{info.compress_size}"
+            )
 
 
 def _read_member(zf: zipfile.ZipFile, member: str, name: str) -> bytes:
@@ -291,29 +397,28 @@ class _Decoder:
         raise SerializationError(f"{self.name}: the manifest is corrupt ({what})")
 
     def array(self, i, allowed):
-        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            self.fail(f"bad array id {i!r}")
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 10**10:
+            self.fail(f"bad array id {i!r:.40}")
         if i not in self.arrays:
             member = f"{i}.npy"
             if member not in self.zf.NameToInfo:
                 self.fail(f"array {member} is missing")
+            info = self.zf.getinfo(member)
             try:
-                # streamed from the archive (one copy in memory); the CRC is checked as the
-                # member is read to its end
+                # streamed from the archive into one buffer sized by the checked header; the
+                # CRC is checked as the member is read to its end
                 with self.zf.open(member) as fh:
-                    arr = np.lib.format.read_array(fh, allow_pickle=False)
+                    arr = _read_npy(fh, info.file_size, allowed, f"{self.name}: array {member}")
                     if fh.read(1):
-                        raise ValueError("trailing bytes after the array data")
-            except ValueError as e:
-                what = (
-                    "holds Python objects, which are never loaded"
-                    if "allow_pickle" in str(e)
-                    else "is corrupt"
-                )
-                raise SerializationError(f"{self.name}: array {member} {what} ({e})") from None
+                        raise SerializationError(
+                            f"{self.name}: array {member} has trailing bytes after its data"
+                        )
+            except SerializationError:
+                raise
             except Exception as e:  # noqa: BLE001 - zipfile/numpy raise various errors on bad bytes
                 raise SerializationError(
-                    f"{self.name}: array {member} is corrupt or truncated ({type(e).__name__}: {e})"
+                    f"{self.name}: array {member} is corrupt or truncated "
+                    f"({type(e).__name__}: {str(e)[:200]})"
                 ) from None
             self.arrays[i] = arr
         arr = self.arrays[i]
@@ -327,15 +432,24 @@ class _Decoder:
         t = node["t"]
         if t == "tensor":
             i = node.get("id")
+            requires_grad = node.get("requires_grad", False)
+            parameter = node.get("parameter", False)
+            if type(requires_grad) is not bool or type(parameter) is not bool:
+                self.fail("tensor flags requires_grad/parameter must be true or false")
             if i in self.tensors:
                 return self.tensors[i]
             arr = self.array(i, _DTYPES)
             if not arr.dtype.isnative:
                 arr = arr.astype(arr.dtype.newbyteorder("="))
+            if requires_grad and arr.dtype.kind != "f":
+                self.fail(
+                    f"a {arr.dtype} tensor flagged requires_grad (only floating-point tensors "
+                    "can require gradients)"
+                )
             tensor = gt.from_numpy(arr)
-            if node.get("parameter"):
-                tensor = Parameter(tensor, requires_grad=bool(node.get("requires_grad")))
-            elif node.get("requires_grad"):
+            if parameter:
+                tensor = Parameter(tensor, requires_grad=requires_grad)
+            elif requires_grad:
                 tensor.requires_grad_(True)
             self.tensors[i] = tensor
             return tensor
@@ -352,7 +466,7 @@ class _Decoder:
         if t == "float":
             try:
                 return float.fromhex(node["v"])
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, OverflowError):
                 self.fail(f"bad float {node.get('v')!r:.80}")
         if t not in ("dict", "odict", "list", "tuple"):
             self.fail(f"unknown node type {t!r:.40}")
@@ -372,3 +486,41 @@ class _Decoder:
         if t == "list":
             return [self.decode(v) for v in items]
         return tuple(self.decode(v) for v in items)
+
+
+def _read_npy(fh, size: int, allowed, what: str) -> np.ndarray:
+    """One ``.npy`` array of ``size`` bytes from ``fh``, its header checked before any
+    allocation (Note [Loading refuses what save never writes])."""
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+    elif version == (2, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+    else:
+        raise SerializationError(f"{what} has an unsupported .npy format version {version}")
+    if dtype.hasobject:
+        raise SerializationError(f"{what} holds Python objects, which are never loaded")
+    if dtype.newbyteorder("=") not in allowed:
+        raise SerializationError(f"{what} has unsupported dtype {dtype}")
+    if not isinstance(fortran, bool) or not isinstance(shape, tuple):
+        raise SerializationError(f"{what} has a malformed header")
+    for d in shape:
+        if not isinstance(d, int) or isinstance(d, bool) or not 0 <= d <= _MAX_DIM:
+            raise SerializationError(f"{what} declares an invalid shape {shape!r:.80}")
+    count = math.prod(shape)
+    nbytes = count * dtype.itemsize
+    header = fh.tell()
+    if nbytes > _MAX_DIM or nbytes != size - header:
+        raise SerializationError(
+            f"{what} declares shape {list(shape)} of {dtype} ({nbytes} bytes) but the member "
+            f"holds {size - header} bytes of data"
+        )
+    flat = np.empty(count, dtype=dtype)
+    view = memoryview(flat).cast("B") if nbytes else memoryview(b"")
+    filled = 0
+    while filled < nbytes:
+        n = fh.readinto(view[filled:])
+        if not n:
+            raise SerializationError(f"{what} is truncated ({filled} of {nbytes} bytes)")
+        filled += n
+    return flat.reshape(shape, order="F" if fortran else "C")

@@ -8,14 +8,83 @@ Tensor; in-place kernels write into their first argument and bump its version.
 from __future__ import annotations
 
 import re
+import sys
+import warnings
 
 import numpy as np
 
 from . import dtypes as _dt
 from . import random as _random
-from ._tensor import OPS, Tensor, _data, _wrap, broadcast_error, can_cast_inplace
+from ._tensor import (
+    OPS,
+    Tensor,
+    _data,
+    _normalize_dim,
+    _wrap,
+    broadcast_error,
+    can_cast_inplace,
+    register_op,
+)
 
 __all__: list[str] = []
+
+
+def _is_gradstack_file(filename):
+    parts = filename.replace("\\", "/").split("/")[:-1]
+    return any(
+        p.startswith("gradstack_")
+        or (p == "gradstack" and i and parts[i - 1] in ("src", "site-packages"))
+        for i, p in enumerate(parts)
+    )
+
+
+def torch_dims(dim, ndim):
+    """``dim`` (an int or a sequence) as a tuple of non-negative axes, checked as torch does:
+    IndexError out of range (a 0-d tensor accepts 0 and -1, and gives ``()``), RuntimeError
+    for a repeated dim, in torch's words."""
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    axes = []
+    for d in dims:
+        a = _normalize_dim(d, ndim)
+        if a in axes:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        axes.append(a)
+    return tuple(axes) if ndim else ()
+
+
+# torch's C++ names of the scalar types, as its messages print them
+CPP_TYPE = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+# torch's ScalarType names
+SCALAR_TYPE = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def warn_at_caller(message, category=UserWarning):
+    """``warnings.warn`` pointing at the user's line (the first frame outside gradstack's
+    packages), as torch's warnings point at the Python line that called the op."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and _is_gradstack_file(frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _array(x):
@@ -52,6 +121,52 @@ def scalar_as(value, dtype, name):
         return np.asarray(value).astype(dtype)
 
 
+def repeats_elements(a: np.ndarray) -> bool:
+    """Whether two elements of ``a`` are one memory location (torch's internal overlap:
+    a stride-0 dim of size > 1, in a non-empty array)."""
+    return a.size > 1 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
+class _ArrayInterface:
+    """An ``__array_interface__`` holder that keeps the memory's owner alive (``base``)."""
+
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, interface, base):
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def writable_alias(r: np.ndarray, *, overlapping=False) -> np.ndarray:
+    """``r``, writable when no two of its elements share memory and its storage is.
+
+    Note [An expand that repeats nothing is writable]
+    numpy marks every array made by ``broadcast_to`` read-only, and every view of one:
+    gradstack's in-place checks read that flag as "elements share memory".  torch refuses
+    only a real repetition (a stride-0 dim of size > 1): ``ones(3).expand(3).add_(1)`` and
+    ``x.expand(3, 4)[:1].add_(1)`` are legal.  A view without repetition whose storage is
+    writable is rebuilt as a writable view of that storage; ``overlapping=True`` rebuilds
+    one with repetitions too (setitem's index_put, which torch lets write through them).
+    """
+    if r.flags.writeable:
+        return r
+    if not overlapping and repeats_elements(r):
+        return r
+    owner = r.base
+    while owner is not None and not (isinstance(owner, np.ndarray) and owner.flags.writeable):
+        owner = getattr(owner, "base", None)
+    if owner is None:  # read-only storage (a read-only numpy array given to from_numpy)
+        return r
+    interface = {
+        "shape": r.shape,
+        "strides": r.strides,
+        "typestr": r.dtype.str,
+        "data": (r.__array_interface__["data"][0], False),
+        "version": 3,
+    }
+    return np.asarray(_ArrayInterface(interface, owner))
+
+
 def _check_writable(t: Tensor, name: str) -> None:
     if not _data(t).flags.writeable:
         raise RuntimeError(
@@ -70,13 +185,30 @@ def rsub(input, other, alpha=1):
 
 @OPS["where"].set_kernel
 def where(condition, input, other):
-    cond = _array(condition)
-    if not isinstance(cond, np.ndarray) or cond.dtype != np.bool_:
-        raise TypeError("where(): condition must be a bool tensor (e.g. x > 0)")
+    if not isinstance(condition, Tensor):
+        raise TypeError(
+            f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}"
+        )
+    cond = _data(condition)
+    if cond.dtype == np.uint8:
+        warn_at_caller(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead."
+        )
+        cond = cond != 0
+    elif cond.dtype != np.bool_:
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{SCALAR_TYPE[condition.dtype.name]}"
+        )
     operands = [(t.dtype, t.ndim) if isinstance(t, Tensor) else t for t in (input, other)]
     res = _dt.result_type(operands)
-    x = np.asarray(_array(input), dtype=res.numpy)
-    y = np.asarray(_array(other), dtype=res.numpy)
+    x, y = (
+        _data(t).astype(res.numpy, copy=False)
+        if isinstance(t, Tensor)
+        else scalar_as(t, res.numpy, "where")  # wraps as torch's cast (-1 as uint8 is 255)
+        for t in (input, other)
+    )
     try:
         return _wrap(np.where(cond, x, y))
     except ValueError:
@@ -90,8 +222,13 @@ def where(condition, input, other):
 
 def _clamp_values(input, lo, hi, name):
     """``min(max(x, lo), hi)`` in torch's result dtype of the three operands (an int tensor
-    clamped to float bounds is float32, not numpy's float64); numpy's maximum/minimum
-    propagate NaN, as torch does."""
+    clamped to float bounds is float32, not numpy's float64).
+
+    Note [clamp keeps x on a tie]
+    As torch's kernel: ``x`` is replaced only where it is beyond a bound (or the bound is
+    NaN), so a tie keeps ``x`` itself: ``clamp(-0.0, min=0.0)`` is ``-0.0``, whose sign
+    a later ``1 / x`` or ``sqrt``'s gradient sees.  numpy's maximum returns either zero.
+    A NaN ``x`` stays NaN; ``lo > hi`` gives ``hi``."""
     x = _data(input)
     if lo is None and hi is None:
         raise RuntimeError(f"{name}: At least one of 'min' or 'max' must not be None")
@@ -114,9 +251,11 @@ def _clamp_values(input, lo, hi, name):
     out = x.astype(res, copy=False)
     try:
         if lo is not None:
-            out = np.maximum(out, bound(lo))
+            b = bound(lo)
+            out = np.where((out < b) | np.isnan(b), b, out)
         if hi is not None:
-            out = np.minimum(out, bound(hi))
+            b = bound(hi)
+            out = np.where((out > b) | np.isnan(b), b, out)
     except ValueError:
         shapes = [np.shape(_array(b)) for b in bounds]
         raise broadcast_error(
@@ -181,56 +320,269 @@ def copy_(input, src):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
     dst = _data(input)
     s = _array(src)
-    try:
-        np.copyto(dst, s, casting="unsafe")
-    except ValueError:
-        raise RuntimeError(
-            f"copy_: the source of shape {list(np.shape(s))} cannot be broadcast to the "
-            f"destination's shape {list(dst.shape)}"
-        ) from None
+    _check_broadcasts_to(np.shape(s), dst.shape)
+    _check_no_partial_overlap(dst, s)
+    np.copyto(dst, s, casting="unsafe")
     input._bump_version("copy_")
     return input
 
 
-def index_key(index):
+def _check_no_partial_overlap(dst, src):
+    """torch's ``assert_no_partial_overlap``: refuse a source that shares some, but not all,
+    memory with the destination (``y[1:].copy_(y[:-1])``).
+
+    As torch's get_overlap_status, only arrays that are non-overlapping and dense (their
+    elements fill one block of memory) are compared; any other layout is "too hard" and
+    passes, as it does in torch.
+    """
+    if not isinstance(src, np.ndarray) or dst.size == 0 or src.size == 0:
+        return
+    if not (_dense(dst) and _dense(src)):
+        return
+    a0 = dst.__array_interface__["data"][0] + _lowest_offset(dst)
+    b0 = src.__array_interface__["data"][0] + _lowest_offset(src)
+    a1, b1 = a0 + dst.size * dst.itemsize, b0 + src.size * src.itemsize
+    if a0 == b0 and a1 == b1:
+        if dst.strides == src.strides:
+            return  # the same memory, element for element (x.copy_(x))
+    elif not (a0 < b1 and b0 < a1):
+        return
+    raise RuntimeError(
+        "unsupported operation: some elements of the input tensor and the written-to "
+        "tensor refer to a single memory location. Please clone() the tensor before "
+        "performing the operation."
+    )
+
+
+def _lowest_offset(a):
+    """Bytes from ``a``'s first element to its lowest address (negative strides)."""
+    return sum(st * (n - 1) for st, n in zip(a.strides, a.shape) if st < 0 and n > 0)
+
+
+def _dense(a):
+    """Whether ``a``'s elements fill one contiguous block (torch's non-overlapping and
+    dense: some permutation of its dims is contiguous)."""
+    dims = sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1)
+    expected = a.itemsize
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _check_broadcasts_to(src_shape, dst_shape):
+    """torch's rule for an operand written into ``dst_shape`` (copy_, in-place ops): it
+    must broadcast *to* that shape; numpy would also drop its leading size-1 dims."""
+    try:
+        b = np.broadcast_shapes(tuple(src_shape), tuple(dst_shape))
+    except ValueError:
+        raise broadcast_error(tuple(dst_shape), tuple(src_shape)) from None
+    if b != tuple(dst_shape):
+        raise RuntimeError(
+            f"output with shape {list(dst_shape)} doesn't match the broadcast shape {list(b)}"
+        )
+
+
+def index_key(index, shape=None):
     """Translate a torch index into a numpy one; also say whether it is basic (a view).
 
     Tensors in the index become numpy arrays; basic indexing (ints, slices, None,
     Ellipsis) gets a trailing ``...`` so that numpy returns a 0-d view, never a scalar.
+    Given the indexed tensor's ``shape``, an advanced index that mixes in ints or bools
+    becomes an explicit grid of index arrays (Note [torch selects ints first]).
+
+    Note [torch selects ints first]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    numpy counts an int as an advanced index: in ``x[0, :, [1, 1]]`` the two advanced
+    indices are separated by a slice, so numpy puts their dims first (shape [2, 4] for a
+    (3, 4, 5) tensor).  torch applies ints as ``select`` before the advanced indexing, so
+    only ``[1, 1]`` is advanced and its dim stays in place ([4, 2]).  A Python bool is an
+    unsqueeze plus an index ``[0]`` (True) or ``[]`` (False) on the new dim.  For those
+    keys :func:`_grid_key` spells torch's result as one index array per input dim,
+    broadcast to the result's shape: a single numpy key, which getitem, setitem and their
+    backward (``np.add.at``) all read the same way.
     """
     items = index if isinstance(index, tuple) else (index,)
-    key, basic = [], True
+    key, basic, mixed = [], True, False
     for item in items:
         if isinstance(item, Tensor):
             arr = _data(item)
-            if arr.ndim == 0 and arr.dtype.kind in "iu":
-                key.append(int(arr))
+            if arr.ndim == 0 and arr.dtype.kind in "iu" and arr.dtype != np.uint8:
+                key.append(int(arr))  # torch selects with a 0-d integer tensor
+                mixed = True
                 continue
             if arr.dtype.kind not in "iub":
                 raise IndexError(
                     f"tensors used as indices must be long, int, byte or bool tensors, "
                     f"got {item.dtype}"
                 )
-            key.append(arr)
+            if arr.dtype == np.uint8:  # torch reads a byte tensor as a mask
+                warn_at_caller(
+                    "indexing with dtype gradstack.uint8 is now deprecated, please use a dtype "
+                    "gradstack.bool instead."
+                )
+                arr = arr != 0
+            if arr.ndim == 0:  # a 0-d bool tensor is a Python bool (torch)
+                key.append(bool(arr))
+                mixed = True
+            else:
+                key.append(arr)
             basic = False
         elif isinstance(item, (list, np.ndarray)):
-            key.append(np.asarray(item))
+            arr = np.asarray(item)
+            if arr.size == 0 and arr.dtype.kind == "f":
+                arr = arr.astype(np.int64)  # torch reads [] as an empty long index
+            if arr.dtype.kind not in "iub":
+                raise IndexError(
+                    f"tensors used as indices must be long, int, byte or bool tensors, "
+                    f"got an index of {arr.dtype}"
+                )
+            key.append(arr)
             basic = False
-        elif isinstance(item, bool):
-            key.append(item)
+        elif isinstance(item, (bool, np.bool_)):
+            key.append(bool(item))
             basic = False
+            mixed = True
         elif item is None or item is Ellipsis or isinstance(item, (int, np.integer, slice)):
             if isinstance(item, slice) and item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
-            key.append(item)
+            if isinstance(item, (int, np.integer)):
+                key.append(int(item))
+                mixed = True
+            else:
+                key.append(item)
         else:
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors "
                 f"are valid indices (got {type(item).__name__})"
             )
-    if basic and not any(k is Ellipsis for k in key):
-        key.append(Ellipsis)
-    return tuple(key), basic
+    if basic:
+        if not any(k is Ellipsis for k in key):
+            key.append(Ellipsis)
+        return tuple(key), True
+    if mixed and shape is not None and len(shape) > 0:
+        return _grid_key(key, tuple(shape)), False
+    return tuple(key), False
+
+
+def _index_error(text, shape):
+    return IndexError(f"{text} (indexing a tensor of shape {list(shape)})")
+
+
+def _grid_key(items, shape):
+    """torch's advanced indexing of ``shape`` by ``items`` as one index array per dim
+    (Note [torch selects ints first]); ``items`` come from :func:`index_key`."""
+    consumed = sum(
+        0 if (k is None or k is Ellipsis or isinstance(k, bool)) else (k.ndim if _is_mask(k) else 1)
+        for k in items
+    )
+    if consumed > len(shape):
+        raise _index_error(
+            f"too many indices for tensor of dimension {len(shape)} (got {consumed})", shape
+        )
+    # walk the index: each input dim gets an int, a slice's range (a basic output dim) or
+    # an advanced array; None and bools add output dims of size 1 with no input dim
+    per_dim = []  # per input dim: ("int", i) | ("basic", out_slot, values) | ("adv", array)
+    slots = []  # output dims in order: "basic" or "adv" (an advanced index's position)
+    adv_arrays = []
+    dim = 0
+    for k in items:
+        if k is Ellipsis:
+            for _ in range(len(shape) - consumed):
+                per_dim.append(("basic", len(slots), np.arange(shape[dim], dtype=np.intp)))
+                slots.append("basic")
+                dim += 1
+            consumed = len(shape)  # a second Ellipsis expands to nothing (numpy refuses it)
+        elif k is None:
+            slots.append("basic")
+        elif isinstance(k, bool):
+            adv_arrays.append(np.zeros(1 if k else 0, dtype=np.intp))
+            slots.append("adv")
+        elif isinstance(k, int):
+            n = shape[dim]
+            if not -n <= k < n:
+                raise _index_error(
+                    f"index {k} is out of bounds for dimension {dim} with size {n}", shape
+                )
+            per_dim.append(("int", k % n))
+            dim += 1
+        elif isinstance(k, slice):
+            per_dim.append(("basic", len(slots), np.arange(*k.indices(shape[dim]), dtype=np.intp)))
+            slots.append("basic")
+            dim += 1
+        elif _is_mask(k):
+            want = shape[dim : dim + k.ndim]
+            if k.shape != want:
+                bad = next(i for i in range(k.ndim) if k.shape[i] != want[i])
+                raise _index_error(
+                    f"The shape of the mask {list(k.shape)} at index {bad} does not match the "
+                    f"shape of the indexed tensor {list(want)} at index {bad}",
+                    shape,
+                )
+            for arr in np.nonzero(k):
+                per_dim.append(("adv", arr))
+                adv_arrays.append(arr)
+                slots.append("adv")
+                dim += 1
+        else:
+            n = shape[dim]
+            if k.size and (k.min() < -n or k.max() >= n):
+                bad = int(k.max() if k.max() >= n else k.min())
+                raise _index_error(
+                    f"index {bad} is out of bounds for dimension {dim} with size {n}", shape
+                )
+            per_dim.append(("adv", k))
+            adv_arrays.append(k)
+            slots.append("adv")
+            dim += 1
+    while dim < len(shape):  # trailing dims: whole slices
+        per_dim.append(("basic", len(slots), np.arange(shape[dim], dtype=np.intp)))
+        slots.append("basic")
+        dim += 1
+    try:
+        adv_shape = np.broadcast_shapes(*(a.shape for a in adv_arrays))
+    except ValueError:
+        shapes = ", ".join(str(list(a.shape)) for a in adv_arrays)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
+        ) from None
+    first = slots.index("adv")
+    last = len(slots) - 1 - slots[::-1].index("adv")
+    adjacent = all(s == "adv" for s in slots[first : last + 1])
+    # output layout: the advanced block where it stands (adjacent) or first (separated)
+    basic_slots = [i for i, s in enumerate(slots) if s == "basic"]
+    if adjacent:  # slots before ``first`` are all basic: they keep their places
+        shift = len(adv_shape) - (last - first + 1)
+        position = {i: i if i < first else i + shift for i in basic_slots}
+        adv_at = first
+    else:
+        position = {i: len(adv_shape) + j for j, i in enumerate(basic_slots)}
+        adv_at = 0
+    ndim_out = len(basic_slots) + len(adv_shape)
+    key = []
+    for entry in per_dim:
+        if entry[0] == "int":
+            key.append(np.intp(entry[1]))
+        elif entry[0] == "basic":
+            where = [1] * ndim_out
+            where[position[entry[1]]] = entry[2].size
+            key.append(entry[2].reshape(where))
+        else:
+            arr = np.broadcast_to(entry[1].astype(np.intp, copy=False), adv_shape)
+            key.append(
+                arr.reshape((1,) * adv_at + adv_shape + (1,) * (ndim_out - adv_at - len(adv_shape)))
+            )
+    if not any(e[0] == "adv" for e in per_dim):
+        # only bools are advanced: no array carries their dims, so the first one does
+        full = [1] * ndim_out
+        full[adv_at : adv_at + len(adv_shape)] = adv_shape
+        key[0] = np.broadcast_to(key[0], np.broadcast_shapes(np.shape(key[0]), tuple(full)))
+    return tuple(key)
+
+
+def _is_mask(k):
+    return isinstance(k, np.ndarray) and k.dtype == np.bool_
 
 
 _NUMPY_INDEX_ERRORS = (
@@ -270,26 +622,165 @@ def describe_index_error(shape, err):
 
 @OPS["setitem_"].set_kernel
 def setitem_(input, index, value):
-    _check_writable(input, "__setitem__")
-    key, _ = index_key(index)
     dst = _data(input)
+    key, basic = index_key(index, dst.shape)
     src = _array(value)
     if isinstance(src, (int, float, np.generic)):  # bool is an int
         src = scalar_as(src, dst.dtype, "__setitem__")
+    elif not isinstance(src, np.ndarray):
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a {input.dtype} tensor; assign a number "
+            "or a Tensor"
+        )
+    elif not basic and value.dtype is not input.dtype and not _masked_fill_like(index, value):
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{SCALAR_TYPE[input.dtype.name]} for the destination and "
+            f"{SCALAR_TYPE[value.dtype.name]} for the source."
+        )
     try:
-        dst[key] = src
+        target = dst[key]
     except IndexError as e:
+        # torch checks the value's shape before the indices' range
+        src = _drop_leading_ones(src, len(_indexed_shape(dst.shape, key)))
+        _check_assignable(np.shape(src), _indexed_shape(dst.shape, key), basic)
         raise describe_index_error(dst.shape, e) from None
-    except ValueError as e:
-        raise RuntimeError(f"__setitem__: {e} (destination shape {list(dst.shape)})") from None
+    src = _drop_leading_ones(src, target.ndim)
+    _check_assignable(np.shape(src), target.shape, basic)
+    if basic:
+        # torch copies into the indexed view: refused only if *it* repeats elements
+        # (Note [An expand that repeats nothing is writable]); index_put writes anyway
+        if repeats_elements(target):
+            raise RuntimeError(
+                "__setitem__: unsupported operation: more than one element of the written-to "
+                "tensor refers to a single memory location. Please clone() the tensor before "
+                "performing the operation."
+            )
+        _check_no_partial_overlap(target, src)
+    elif repeats_elements(dst):
+        warn_at_caller(
+            "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor "
+            "before performing this operation. This also applies to advanced indexing e.g. "
+            "tensor[indices] = tensor"
+        )
+    writable_alias(dst, overlapping=True)[key] = src
     input._bump_version("__setitem__")
     return input
 
 
+def _drop_leading_ones(src, ndim):
+    """torch strips a value's leading size-1 dims beyond the indexed part's rank."""
+    while np.ndim(src) > ndim and np.shape(src)[0] == 1:
+        src = src[0]
+    return src
+
+
+def _masked_fill_like(index, value):
+    """torch writes ``x[mask] = v`` with masked_fill (any dtype) when the only tensor index
+    is one bool mask and ``v`` has one element; every other advanced write needs equal
+    dtypes."""
+    items = index if isinstance(index, tuple) else (index,)
+    advanced = [
+        i
+        for i in items
+        if isinstance(i, (list, np.ndarray, bool, np.bool_))
+        or (isinstance(i, Tensor) and not (i.dim() == 0 and i.dtype.name not in ("bool", "uint8")))
+    ]
+    if len(advanced) != 1 or value.numel() != 1:
+        return False
+    m = advanced[0]
+    return isinstance(m, Tensor) and m.dtype.name == "bool" and m.dim() > 0
+
+
+def _indexed_shape(shape, key):
+    """The shape ``x[key]`` would have, with out-of-range indices clipped into range."""
+    probe = np.broadcast_to(np.zeros((), dtype=np.int8), shape)
+    clipped = []
+    for k, n in zip(key, list(shape) + [1] * len(key)):
+        if isinstance(k, np.ndarray) and k.dtype.kind in "iu" and n:
+            k = np.clip(k, -n, n - 1)
+        clipped.append(k)
+    try:
+        return probe[tuple(clipped)].shape
+    except IndexError:
+        return ()
+
+
+def expands_to(src_shape, target_shape):
+    """Whether ``src_shape`` expands to ``target_shape`` (torch's ``expand``: no more dims,
+    each equal or 1)."""
+    src, target = tuple(src_shape), tuple(target_shape)
+    if len(src) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(src, target[len(target) - len(src) :]))
+
+
+def _check_assignable(src_shape, target_shape, basic):
+    """torch's errors for a value that does not broadcast to the indexed part."""
+    if expands_to(src_shape, target_shape):
+        return
+    if not basic:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(src_shape)} cannot be broadcast to "
+            f"indexing result of shape {list(target_shape)}"
+        )
+    raise expand_error(src_shape, target_shape)
+
+
+def expand_error(src_shape, target_shape):
+    """torch's message for expanding ``src_shape`` to ``target_shape`` (copy_, setitem)."""
+    src, target = list(src_shape), list(target_shape)
+    if len(src) > len(target):
+        return RuntimeError(
+            f"expand(torch.FloatTensor{{{src}}}, size={target}): the number of sizes provided "
+            f"({len(target)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({len(src)})"
+        )
+    lead = len(target) - len(src)
+    for i, have in enumerate(src):
+        want = target[lead + i]
+        if have != want and have != 1:
+            return RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size "
+                f"({have}) at non-singleton dimension {lead + i}.  Target sizes: {target}.  "
+                f"Tensor sizes: {src}"
+            )
+    return RuntimeError(f"cannot broadcast a tensor of shape {src} to shape {target}")
+
+
+def _classify(name, numpy_test, integer_answer):
+    """isnan/isinf/isfinite: a bool tensor; integer and bool tensors are never NaN or
+    infinite (numpy's ufuncs refuse bool)."""
+
+    def kernel(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}"
+            )
+        x = _data(input)
+        if x.dtype.kind != "f":
+            return _wrap(np.full(x.shape, integer_answer, dtype=bool))
+        return _wrap(numpy_test(x))
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = f"``{name}``: elementwise, a bool tensor."
+    return register_op(name, kernel)
+
+
+_classify("isnan", np.isnan, False)
+_classify("isinf", np.isinf, False)
+_classify("isfinite", np.isfinite, True)
+
+
 def _mask(mask):
-    m = _array(mask)
-    if not isinstance(m, np.ndarray) or m.dtype != np.bool_:
-        raise TypeError("masked_fill only supports boolean masks (e.g. x > 0)")
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_fill(): argument 'mask' must be Tensor, not {type(mask).__name__}")
+    m = _data(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{CPP_TYPE[mask.dtype.name]}"
+        )
     return m
 
 
@@ -328,9 +819,10 @@ def masked_fill_(input, mask, value):
 
 def _check_float(input, name, kernel):
     if not input.is_floating_point():
-        raise RuntimeError(
-            f"{name}: \"{kernel}\" not implemented for '{input.dtype.name}'; random fills need "
-            "a floating-point tensor (use randint for integers)"
+        raise NotImplementedError(  # torch's type and words, then what to do
+            f"\"{kernel}\" not implemented for '{SCALAR_TYPE[input.dtype.name]}' ({name} of a "
+            f"{input.dtype.name} tensor: random fills need a floating-point tensor; use randint "
+            "for integers)"
         )
 
 

@@ -8,25 +8,53 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import dtypes as _dt
+from ._impl_elementwise import CPP_TYPE, SCALAR_TYPE, expand_error, expands_to
 from ._tensor import OPS, Tensor, _data, _wrap
 
 __all__: list[str] = []
 
 
-def _operands(name, a, b, allow_bool=False):
+# torch's words for operands of different dtypes, and the kernel it names for bool ones
+_DTYPE_MISMATCH = {
+    "mm": "expected m1 and m2 to have the same dtype, but got: {a} != {b}",
+    "matmul": "expected m1 and m2 to have the same dtype, but got: {a} != {b}",
+    "addmm": "expected m1 and m2 to have the same dtype, but got: {a} != {b}",
+    "bmm": "expected scalar type {A} but found {B}",
+    "dot": "dot : expected both vectors to have same dtype, but found {A} and {B}",
+    "mv": "addmv input tensors must have the same dtype, but got {B}, {A}, and {B}",
+}
+_BOOL_KERNEL = {
+    "mm": "addmm_impl_cpu_",
+    "matmul": "addmm_impl_cpu_",
+    "addmm": "addmm_impl_cpu_",
+    "bmm": "bmm",
+    "dot": "dot",
+    "mv": "addmv_impl_cpu",
+}
+
+
+def _operands(name, a, b):
     for label, t in (("self", a), ("other", b)):
         if not isinstance(t, Tensor):
             raise TypeError(
                 f"{name}(): argument '{label}' must be a Tensor, not {type(t).__name__}"
             )
     x, y = _data(a), _data(b)
-    if x.dtype != y.dtype:
-        raise RuntimeError(
-            f"{name}(): expected both operands to have the same dtype, but got "
-            f"{a.dtype} and {b.dtype}; cast one with .to(other.dtype)"
+    if name == "bmm" and x.dtype.kind == "b":  # torch's bmm checks its first operand first
+        raise NotImplementedError(
+            "\"bmm\" not implemented for 'Bool' (cast with .int() or .float())"
         )
-    if x.dtype.kind == "b" and not allow_bool:
-        raise RuntimeError(f"{name}(): not implemented for bool tensors")
+    if x.dtype != y.dtype:
+        ta, tb = a.dtype.name, b.dtype.name
+        words = _DTYPE_MISMATCH[name].format(
+            a=CPP_TYPE[ta], b=CPP_TYPE[tb], A=SCALAR_TYPE[ta], B=SCALAR_TYPE[tb]
+        )
+        raise RuntimeError(f"{words} ({ta} and {tb}: cast one with .to(other.dtype))")
+    if x.dtype.kind == "b":
+        raise NotImplementedError(
+            f"\"{_BOOL_KERNEL[name]}\" not implemented for 'Bool' (cast with .int() or .float())"
+        )
     return x, y
 
 
@@ -40,9 +68,22 @@ def _fmt(shape):
     return "x".join(str(s) for s in shape) if shape else "scalar"
 
 
+def _matmul_kernel(a, b):
+    """The op torch's matmul hands its operands to (its errors are that op's): dot, mv,
+    bmm for two batches, mm for the rest (a batch times a matrix is folded into one mm)."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return "matmul"
+    da, db = a.dim(), b.dim()
+    if da == 1 and db == 1:
+        return "dot"
+    if da >= 2 and db == 1:
+        return "mv"
+    return "bmm" if da >= 3 and db >= 3 else "mm"
+
+
 @OPS["matmul"].set_kernel
 def matmul(a, b):
-    x, y = _operands("matmul", a, b)
+    x, y = _operands(_matmul_kernel(a, b), a, b)
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and {y.ndim}D"
@@ -104,7 +145,12 @@ def dot(a, b):
 
 @OPS["outer"].set_kernel
 def outer(a, b):
-    x, y = _operands("outer", a, b, allow_bool=True)  # an elementwise product: torch allows bool
+    # torch's outer is ``a[:, None] * b``: it promotes mixed dtypes (and allows bool)
+    for label, t in (("input", a), ("vec2", b)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"outer(): argument '{label}' must be Tensor, not {type(t).__name__}")
+    res = _dt.promote_types(a.dtype, b.dtype).numpy
+    x, y = _data(a).astype(res, copy=False), _data(b).astype(res, copy=False)
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"outer(): expected 1D tensors, got {x.ndim}D and {y.ndim}D")
     return _wrap(np.multiply.outer(x, y))
@@ -126,6 +172,11 @@ def mv(a, b):
 def addmm(input, mat1, mat2, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
     x, y = _operands("addmm", mat1, mat2)
+    if isinstance(input, Tensor) and input.dtype is not mat2.dtype:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {SCALAR_TYPE[input.dtype.name]} "
+            f"and {SCALAR_TYPE[mat2.dtype.name]}"
+        )
     _need_ndim("addmm", "mat1", x, (2,))
     _need_ndim("addmm", "mat2", y, (2,))
     if x.shape[1] != y.shape[0]:
@@ -133,22 +184,26 @@ def addmm(input, mat1, mat2, beta=1, alpha=1):
             f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
         )
     bias = _data(input) if isinstance(input, Tensor) else np.asarray(input, dtype=x.dtype)
+    target = (x.shape[0], y.shape[1])
+    if not expands_to(bias.shape, target):
+        # torch expands input to the product's shape (never the product to input's)
+        raise expand_error(bias.shape, target)
     prod = x @ y
     if alpha != 1:
-        prod *= alpha
-    try:
-        if beta == 0:
-            np.broadcast_shapes(bias.shape, prod.shape)
-        elif beta == 1:
-            prod += bias
-        else:
-            prod += beta * bias
-    except ValueError:
-        raise RuntimeError(
-            f"addmm(): the input of shape {list(bias.shape)} cannot be broadcast to the "
-            f"product's shape {list(prod.shape)}"
-        ) from None
-    return _wrap(prod)
+        prod = _scaled(prod, alpha)
+    if beta == 1:
+        prod = prod + bias
+    elif beta != 0:
+        prod = prod + _scaled(bias, beta)
+    return _wrap(np.asarray(prod, dtype=x.dtype))
+
+
+def _scaled(a, factor):
+    """``factor * a`` in ``a``'s dtype: torch casts the factor to an integer product's
+    type first (``beta=0.5`` is 0 for int64 ``addmm``); numpy would refuse the cast."""
+    if a.dtype.kind in "iub" and isinstance(factor, float):
+        factor = int(factor)
+    return (a * factor).astype(a.dtype, copy=False)
 
 
 @OPS["diag"].set_kernel
@@ -165,7 +220,7 @@ def trace(input):
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
     if x.dtype.kind == "b":
-        raise RuntimeError("\"trace\" not implemented for 'Bool'; cast with .int() first")
+        raise NotImplementedError("\"trace\" not implemented for 'Bool' (cast with .int() first)")
     r = np.trace(x)
     return _wrap(np.asarray(r, dtype=np.int64 if x.dtype.kind in "biu" else x.dtype))
 

@@ -7,19 +7,50 @@ the end, ``keepdim`` keeps reduced dims as size 1.
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 
 from . import dtypes as _dt
 from . import return_types
-from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, normalize_dims, quiet
+from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
+from ._tensor import (
+    OPS,
+    Tensor,
+    _data,
+    _normalize_dim,
+    _wrap,
+    normalize_dims,
+    quiet,
+    register_op,
+)
 
 __all__: list[str] = []
+
+# Note [float16 accumulates in float32]
+# torch reduces float16 tensors in float32 (its accumulate type) and rounds the result
+# once: the mean of 1000 x 100.0 is 100.0, not the inf of a float16 running sum past
+# 65504.  The float16 kernels here do the same: compute on a float32 copy, cast at the
+# end (``_acc`` / ``_result``).  numpy's float16 loops round after every step.
+
+
+def _acc(x):
+    """``x`` in the dtype its reduction accumulates in: float32 for float16."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _result(r, dtype):
+    """A reduction's result (an array or a numpy scalar) as a 0-d-safe array of ``dtype``
+    (a float32 result past float16's range rounds to inf silently, as torch's)."""
+    r = np.asarray(r)
+    return r if r.dtype == dtype else quiet(r.astype, dtype)
 
 
 def _axes(dim, ndim):
     if dim is None or (isinstance(dim, tuple) and len(dim) == 0):
         return None
-    return normalize_dims(dim, ndim)
+    return torch_dims(dim, ndim)
 
 
 def _float_input(t: Tensor, name: str, dtype=None):
@@ -35,15 +66,28 @@ def _float_input(t: Tensor, name: str, dtype=None):
 
 
 def _check_nonempty(x, axes, name):
-    if x.size == 0 and (axes is None or any(x.shape[a] == 0 for a in axes)):
-        raise IndexError(
+    """torch's errors for max/min/amax/amin/argmax/argmin over nothing."""
+    if x.size == 0 and axes is None:
+        if name in ("argmax", "argmin"):
+            raise IndexError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        raise RuntimeError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
             "Specify the reduction dim with the 'dim' argument."
         )
+    for a in axes or ():
+        if x.shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
 
 
 @OPS["mean"].set_kernel
 def mean(input, dim=None, keepdim=False, dtype=None):
+    if dtype is not None and not _dt.as_dtype(dtype, "mean").is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {SCALAR_TYPE[_dt.as_dtype(dtype).name]}"
+        )
     x = _float_input(input, "mean", dtype)
     axes = _axes(dim, x.ndim)
     # Note [mean as sum / count]
@@ -52,21 +96,22 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     # add.reduce then a true divide) at a tenth of the cost.  An empty slice gives nan
     # (0 / 0), as torch's, without numpy's "Mean of empty slice" warning.
     count = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
-    total = np.add.reduce(x, axis=axes, keepdims=keepdim)
-    return _wrap(np.asarray(quiet(np.true_divide, total, count), dtype=x.dtype))
+    total = np.add.reduce(_acc(x), axis=axes, keepdims=keepdim)
+    return _wrap(_result(quiet(np.true_divide, total, count), x.dtype))
 
 
 @OPS["prod"].set_kernel
 def prod(input, dim=None, keepdim=False, dtype=None):
     x = _data(input)
     if dtype is not None:
-        x = x.astype(_dt.as_dtype(dtype).numpy)
+        x = x.astype(_dt.as_dtype(dtype, "prod").numpy)
     elif x.dtype.kind in "biu":
         x = x.astype(np.int64)
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"prod(): argument 'dim' must be an int, not {type(dim).__name__}")
     axis = None if dim is None else normalize_dims(dim, x.ndim)
-    return _wrap(quiet(np.prod, x, axis=axis, keepdims=keepdim and axis is not None))
+    r = quiet(np.prod, _acc(x), axis=axis, keepdims=keepdim and axis is not None)
+    return _wrap(_result(r, x.dtype))
 
 
 def _extreme(input, dim, keepdim, name, arg_fn, red_fn, result_type):
@@ -166,35 +211,38 @@ def argmin(input, dim=None, keepdim=False):
     return _arg(input, dim, keepdim, "argmin", _nan_argmin)
 
 
+def _moment(input, dim, correction, keepdim, name, fn):
+    x = _float_input(input, name)
+    axes = _axes(dim, x.ndim)
+    n = x.size if axes is None else math.prod(x.shape[a] for a in axes)
+    if n - correction <= 0:
+        warn_at_caller(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than "
+            "the reduction factor (input numel divided by output numel)."
+        )
+    with warnings.catch_warnings():  # numpy's own RuntimeWarning says the same
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = quiet(fn, _acc(x), axis=axes, ddof=correction, keepdims=keepdim)
+    return _wrap(_result(r, x.dtype))
+
+
 @OPS["var"].set_kernel
 def var(input, dim=None, correction=1, keepdim=False):
-    x = _float_input(input, "var")
-    return _wrap(
-        np.asarray(
-            quiet(np.var, x, axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim),
-            dtype=x.dtype,
-        )
-    )
+    return _moment(input, dim, correction, keepdim, "var", np.var)
 
 
 @OPS["std"].set_kernel
 def std(input, dim=None, correction=1, keepdim=False):
-    x = _float_input(input, "std")
-    return _wrap(
-        np.asarray(
-            quiet(np.std, x, axis=_axes(dim, x.ndim), ddof=correction, keepdims=keepdim),
-            dtype=x.dtype,
-        )
-    )
+    return _moment(input, dim, correction, keepdim, "std", np.std)
 
 
 @OPS["norm"].set_kernel
 def norm(input, p="fro", dim=None, keepdim=False):
     x = _float_input(input, "norm")
     axes = _axes(dim, x.ndim)
-    a = np.abs(x)
+    a = np.abs(_acc(x))
     if p in ("fro", 2, 2.0):
-        r = np.sqrt(quiet(np.sum, a * a, axis=axes, keepdims=keepdim))
+        r = np.sqrt(quiet(lambda: np.sum(a * a, axis=axes, keepdims=keepdim)))
     elif p in (float("inf"), "inf"):
         r = np.max(a, axis=axes, keepdims=keepdim)
     elif p in (float("-inf"), "-inf"):
@@ -205,7 +253,7 @@ def norm(input, p="fro", dim=None, keepdim=False):
         r = quiet(lambda: np.sum(a**p, axis=axes, keepdims=keepdim) ** (1.0 / p))
     else:
         raise ValueError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
-    return _wrap(np.asarray(r, dtype=x.dtype))
+    return _wrap(_result(r, x.dtype))
 
 
 @OPS["logsumexp"].set_kernel
@@ -215,13 +263,18 @@ def logsumexp(input, dim, keepdim=False):
         if _data(input).dtype.kind == "f"
         else _data(input).astype(_dt.get_default_dtype().numpy)
     )
-    axes = normalize_dims(dim, x.ndim) if x.ndim else None
-    return _wrap(np.asarray(quiet(_logsumexp, x, axes, keepdim), dtype=x.dtype))
+    axes = torch_dims(dim, x.ndim)  # checked even for a 0-d tensor, which reduces nothing
+    if not x.ndim:
+        axes = None
+    return _wrap(_result(quiet(_logsumexp, _acc(x), axes, keepdim), x.dtype))
 
 
 def _logsumexp(x, axes, keepdim):
-    m = np.max(x, axis=axes, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0)
+    if x.size == 0:
+        m = 0.0  # an empty slice sums to 0: log gives -inf, as torch (max has no identity)
+    else:
+        m = np.max(x, axis=axes, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
     r = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
     return r if keepdim else (np.squeeze(r, axis=axes) if axes is not None else r.reshape(()))
 
@@ -229,20 +282,22 @@ def _logsumexp(x, axes, keepdim):
 def _softmax_input(input, dim, dtype, name):
     x = _data(input)
     if dtype is not None:
-        x = x.astype(_dt.as_dtype(dtype).numpy)
-    elif x.dtype.kind != "f":
-        raise RuntimeError(
-            f"\"{name}\" not implemented for '{input.dtype.name}'; cast with .float()"
+        x = x.astype(_dt.as_dtype(dtype, name).numpy)
+    axis = _normalize_dim(dim, x.ndim)  # a 0-d tensor accepts 0 and -1 only, as torch
+    if x.dtype.kind != "f" and x.size:  # torch checks nothing on an empty tensor
+        kernel = "lastdim_kernel_impl" if axis >= x.ndim - 1 else "kernel_impl"
+        own = _dt.from_numpy_dtype(x.dtype).name
+        raise NotImplementedError(
+            f"\"{name}_{kernel}\" not implemented for '{SCALAR_TYPE[own]}' "
+            f"({own}: cast with .float() or pass a floating-point dtype=)"
         )
-    if x.ndim == 0:
-        return x, None
-    return x, _normalize_dim(dim, x.ndim)
+    return x, (axis if x.ndim else None)
 
 
 def softmax_values(x, axis):
-    """Numerically stable softmax of a numpy array along ``axis``."""
+    """Numerically stable softmax of a numpy array along ``axis`` (None: a 0-d array)."""
     if axis is None:
-        return np.ones_like(x)
+        return np.exp(x - x) / np.exp(x - x)  # 1, or NaN for NaN and +-inf (torch)
     if x.size == 0:
         return x.copy()  # numpy's max has no identity to reduce an empty array with
     z = x - np.max(x, axis=axis, keepdims=True)
@@ -253,12 +308,12 @@ def softmax_values(x, axis):
 @OPS["softmax"].set_kernel
 def softmax(input, dim, dtype=None):
     x, axis = _softmax_input(input, dim, dtype, "softmax")
-    return _wrap(quiet(softmax_values, x, axis))
+    return _wrap(_result(quiet(softmax_values, _acc(x), axis), x.dtype))
 
 
 def _log_softmax_values(x, axis):
     if axis is None:
-        return np.zeros_like(x)
+        return x - x  # 0, or NaN for NaN and +-inf (torch)
     if x.size == 0:
         return x.copy()
     z = x - np.max(x, axis=axis, keepdims=True)
@@ -268,19 +323,39 @@ def _log_softmax_values(x, axis):
 @OPS["log_softmax"].set_kernel
 def log_softmax(input, dim, dtype=None):
     x, axis = _softmax_input(input, dim, dtype, "log_softmax")
-    return _wrap(quiet(_log_softmax_values, x, axis))
+    return _wrap(_result(quiet(_log_softmax_values, _acc(x), axis), x.dtype))
+
+
+def count_nonzero(input, dim=None):
+    """The number of non-zero elements (over ``dim``: an int or a tuple), as int64."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"count_nonzero(): argument 'input' must be Tensor, not {type(input).__name__}"
+        )
+    x = _data(input)
+    axes = None if dim is None else torch_dims(dim, x.ndim)
+    if axes == ():
+        return _wrap((x != 0).astype(np.int64))  # a 0-d tensor over dim 0: itself, counted
+    return _wrap(np.asarray(np.count_nonzero(x, axis=axes), dtype=np.int64))
+
+
+register_op("count_nonzero", count_nonzero)
 
 
 @OPS["cumsum"].set_kernel
 def cumsum(input, dim, dtype=None):
     x = _data(input)
     if dtype is not None:
+        if _dt.as_dtype(dtype, "cumsum") is _dt.bool_:
+            raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool'")
         x = x.astype(_dt.as_dtype(dtype).numpy)
     elif x.dtype.kind in "biu":
         x = x.astype(np.int64)
+    axis = _normalize_dim(dim, x.ndim)
     if x.ndim == 0:
         return _wrap(x.copy())
-    return _wrap(quiet(np.cumsum, x, axis=_normalize_dim(dim, x.ndim)))  # inf - inf: silent nan
+    r = quiet(np.cumsum, _acc(x), axis=axis)  # inf - inf: silent nan
+    return _wrap(_result(r, x.dtype))
 
 
 def _argsort(x, axis, descending):
@@ -301,9 +376,9 @@ def _argsort(x, axis, descending):
 @OPS["sort"].set_kernel
 def sort(input, dim=-1, descending=False):
     x = _data(input)
+    axis = _normalize_dim(dim, x.ndim)
     if x.ndim == 0:
         return return_types.sort(_wrap(x.copy()), _wrap(np.zeros((), np.int64)))
-    axis = _normalize_dim(dim, x.ndim)
     idx = _argsort(x, axis, descending)
     return return_types.sort(
         _wrap(np.take_along_axis(x, idx, axis=axis)), _wrap(idx.astype(np.int64))

@@ -12,10 +12,15 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from ._impl_elementwise import describe_index_error, index_key
+from ._impl_elementwise import describe_index_error, index_key, torch_dims, writable_alias
 from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, _wrap_detached, _wrap_view
 
 __all__: list[str] = []
+
+
+def _view(r, input):
+    """A view kernel's result: ``r`` over ``input``'s storage, writable as torch allows."""
+    return _wrap_view(writable_alias(r), input)
 
 
 def infer_shape(shape, numel):
@@ -41,7 +46,7 @@ def view(input, shape):
     x = _data(input)
     shape = infer_shape(shape, x.size)
     try:
-        return _wrap_view(np.reshape(x, shape, copy=False), input)
+        return _view(np.reshape(x, shape, copy=False), input)
     except ValueError:
         raise RuntimeError(
             f"view size is not compatible with input tensor's size and stride (at least one "
@@ -64,7 +69,7 @@ def reshape(input, shape):
     x = _data(input)
     shape = infer_shape(shape, x.size)
     try:
-        return _wrap_view(np.reshape(x, shape, copy=False), input)
+        return _view(np.reshape(x, shape, copy=False), input)
     except ValueError:
         return _wrap(np.reshape(x, shape))
 
@@ -87,10 +92,8 @@ def transpose(input, dim0, dim1):
     x = _data(input)
     if x.ndim == 0:
         _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
-        return _wrap_view(x.view(), input)
-    return _wrap_view(
-        np.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim)), input
-    )
+        return _view(x.view(), input)
+    return _view(np.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim)), input)
 
 
 @OPS["permute"].set_kernel
@@ -105,7 +108,7 @@ def permute(input, dims):
     axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
-    return _wrap_view(np.transpose(x, axes), input)
+    return _view(np.transpose(x, axes), input)
 
 
 @OPS["t"].set_kernel
@@ -116,24 +119,23 @@ def t(input):
             f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D; "
             "use transpose(dim0, dim1) or permute(...)"
         )
-    return _wrap_view(x.T, input)
+    return _view(x.T, input)
 
 
 @OPS["squeeze"].set_kernel
 def squeeze(input, dim=None):
     x = _data(input)
     if dim is None:
-        return _wrap_view(np.squeeze(x), input)
-    dims = dim if isinstance(dim, tuple) else (dim,)
-    axes = tuple(a for a in (_normalize_dim(d, x.ndim) for d in dims) if x.ndim and x.shape[a] == 1)
-    return _wrap_view(np.squeeze(x, axis=axes) if axes else x.view(), input)
+        return _view(np.squeeze(x), input)
+    axes = tuple(a for a in torch_dims(dim, x.ndim) if x.shape[a] == 1)
+    return _view(np.squeeze(x, axis=axes) if axes else x.view(), input)
 
 
 @OPS["unsqueeze"].set_kernel
 def unsqueeze(input, dim):
     x = _data(input)
     axis = _normalize_dim(dim, x.ndim + 1)
-    return _wrap_view(np.expand_dims(x, axis), input)
+    return _view(np.expand_dims(x, axis), input)
 
 
 @OPS["expand"].set_kernel
@@ -167,21 +169,32 @@ def expand(input, sizes):
                 f"at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                 f"{list(x.shape)}"
             )
-    return _wrap_view(np.broadcast_to(x, tuple(target)), input)
+    target = tuple(target)
+    if target == x.shape:  # nothing to broadcast: a plain (writable) view
+        return _wrap_view(x.view(), input)
+    return _view(np.broadcast_to(x, target), input)
 
 
 @OPS["narrow"].set_kernel
 def narrow(input, dim, start, length):
     x = _data(input)
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     axis = _normalize_dim(dim, x.ndim)
     n = x.shape[axis]
+    if not -n <= start <= n:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-n}, {n}], but got {start})"
+        )
     if start < 0:
         start += n
-    if not (0 <= start <= n and length >= 0 and start + length <= n):
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     sl = [slice(None)] * x.ndim
     sl[axis] = slice(start, start + length)
-    return _wrap_view(x[tuple(sl)], input)
+    return _view(x[tuple(sl)], input)
 
 
 @OPS["select"].set_kernel
@@ -198,19 +211,19 @@ def select(input, dim, index):
         )
     sl = [slice(None)] * x.ndim
     sl[axis] = index
-    return _wrap_view(x[(*sl, Ellipsis)], input)
+    return _view(x[(*sl, Ellipsis)], input)
 
 
 @OPS["getitem"].set_kernel
 def getitem(input, index):
     x = _data(input)
-    key, basic = index_key(index)
+    key, basic = index_key(index, x.shape)
     try:
         r = x[key]
     except IndexError as e:
         raise describe_index_error(x.shape, e) from None
     if basic:
-        return _wrap_view(r, input)
+        return _view(r, input)
     return _wrap(np.asarray(r))
 
 
@@ -238,6 +251,8 @@ def _split_sizes(n, split_size_or_sections):
 @OPS["split"].set_kernel
 def split(input, split_size_or_sections, dim=0):
     x = _data(input)
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     axis = _normalize_dim(dim, x.ndim)
     out, start = [], 0
     for size in _split_sizes(x.shape[axis], split_size_or_sections):
@@ -251,8 +266,12 @@ def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     x = _data(input)
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     axis = _normalize_dim(dim, x.ndim)
     n = x.shape[axis]
+    if n == 0:  # torch: ``chunks`` empty pieces
+        return tuple(narrow(input, axis, 0, 0) for _ in range(chunks))
     size = max(1, -(-n // chunks))
     return split(input, size, axis)
 
@@ -260,13 +279,15 @@ def chunk(input, chunks, dim=0):
 @OPS["unbind"].set_kernel
 def unbind(input, dim=0):
     x = _data(input)
+    if x.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     axis = _normalize_dim(dim, x.ndim)
     return tuple(select(input, axis, i) for i in range(x.shape[axis]))
 
 
 @OPS["alias"].set_kernel
 def alias(input):
-    return _wrap_view(_data(input).view(), input)
+    return _view(_data(input).view(), input)
 
 
 @OPS["detach"].set_kernel
@@ -285,7 +306,10 @@ def _tensors(seq, name):
     if isinstance(seq, Tensor) or not isinstance(seq, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' must be a tuple or list of Tensors")
     if not seq:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        # torch's types: cat raises ValueError, stack RuntimeError
+        if name == "cat":
+            raise ValueError("cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
     for i, t in enumerate(seq):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected Tensor as element {i}, got {type(t).__name__}")
@@ -343,7 +367,7 @@ def to_dtype(input, dtype, copy=False):
     x = _data(input)
     target = _dt.as_dtype(dtype).numpy
     if x.dtype == target and not copy:
-        return _wrap_view(x.view(), input)
+        return _view(x.view(), input)
     return _wrap(x.astype(target))
 
 
@@ -361,41 +385,88 @@ def repeat(input, sizes):
 @OPS["flip"].set_kernel
 def flip(input, dims):
     x = _data(input)
-    axes = tuple(_normalize_dim(d, x.ndim) for d in dims)
+    axes = torch_dims(dims, x.ndim)
     return _wrap(np.flip(x, axis=axes).copy())
 
 
-def _index_array(index, name):
-    if not isinstance(index, Tensor) or index.dtype.name not in ("int64", "int32"):
-        raise TypeError(f"{name}(): index must be an int64 (long) tensor")
+def _index_array(index, name, expected):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index.dtype.name not in ("int64", "int32"):
+        raise RuntimeError(f"{name}(): Expected dtype {expected} for index")
     return _data(index)
 
 
 @OPS["index_select"].set_kernel
 def index_select(input, dim, index):
+    """Rows of ``input`` along ``dim`` at ``index`` (a vector, or a 0-d tensor).
+
+    As torch, indices must lie in ``[0, size)``: a negative index is an IndexError, not a
+    count from the end.
+    """
     x = _data(input)
-    idx = _index_array(index, "index_select")
+    idx = _index_array(index, "index_select", "int32 or int64")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     axis = _normalize_dim(dim, x.ndim)
-    if idx.size and (idx.min() < -x.shape[axis] or idx.max() >= x.shape[axis]):
+    n = x.shape[axis] if x.ndim else 1
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = int(idx[(idx < 0) | (idx >= n)].reshape(-1)[0])
+        if axis == 1 and x.flags.c_contiguous:
+            # torch's CPU kernel for dim 1 of a contiguous tensor raises this instead
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
         raise IndexError(
-            "index_select(): index out of range in self "
-            f"(dimension {axis} has size {x.shape[axis]})"
+            f"index out of range in self (index {bad} for dimension {axis} of size {n})"
         )
+    if x.ndim == 0:
+        return _wrap(x.copy())  # torch: a 0-d input stays 0-d
     return _wrap(np.take(x, idx.reshape(-1), axis=axis))
+
+
+def along_axis_key(idx, axis):
+    """The numpy key of ``x[i0, ..., idx[i], ..., in]`` for every position ``i`` of ``idx``:
+    ``idx`` along ``axis``, its own position in the other dims (gather's selection)."""
+    key = list(np.indices(idx.shape, sparse=True))
+    key[axis] = idx
+    return tuple(key)
 
 
 @OPS["gather"].set_kernel
 def gather(input, dim, index):
+    """``out[i][j] = input[index[i][j]][j]`` (dim 0): the result has ``index``'s shape.
+
+    As torch: ``index`` has as many dims as ``input`` and is no larger than it in the
+    other dims (it is not broadcast); its values lie in ``[0, size)``.
+    """
     x = _data(input)
-    idx = _index_array(index, "gather")
+    idx = _index_array(index, "gather", "int32/int64")
     axis = _normalize_dim(dim, x.ndim)
+    if x.ndim == 0:
+        # torch: a 0-d input gathers as a vector of one element
+        if idx.ndim > 1:
+            raise RuntimeError(
+                "Index tensor must have the same number of dimensions as input tensor"
+            )
+        if idx.size and (idx != 0).any():
+            raise RuntimeError(
+                f"index {int(idx[idx != 0].reshape(-1)[0])} is out of bounds for dimension 0 "
+                "with size 1"
+            )
+        return _wrap(np.broadcast_to(x, idx.shape).copy())
     if idx.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[axis]):
-        raise RuntimeError(
-            f"gather(): index {int(idx.max())} is out of bounds for dimension {axis} with size "
-            f"{x.shape[axis]}"
-        )
-    return _wrap(np.take_along_axis(x, idx, axis=axis))
+    for d in range(x.ndim):
+        if d != axis and idx.shape[d] > x.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(idx.shape)} to be "
+                f"no larger than self {list(x.shape)} apart from dimension {axis}"
+            )
+    n = x.shape[axis]
+    if idx.size:
+        bad = (idx < 0) | (idx >= n)
+        if bad.any():
+            raise RuntimeError(
+                f"index {int(idx[bad].reshape(-1)[0])} is out of bounds for dimension {axis} "
+                f"with size {n}"
+            )
+    return _wrap(x[along_axis_key(idx, axis)])

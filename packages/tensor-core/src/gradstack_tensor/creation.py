@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from . import _tensor as _tensor_module
 from . import dtypes as _dt
 from . import random as _random
 from ._impl_elementwise import scalar_as
@@ -53,9 +54,25 @@ __all__ = [
 
 
 def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
-    t = _wrap(arr)
+    t = _new(arr)
     if requires_grad:
         t.requires_grad_(True)
+    return t
+
+
+def _new(arr: np.ndarray) -> Tensor:
+    """A new tensor over ``arr``; an inference tensor when inference mode is on.
+
+    Note [Factories in inference mode]
+    torch: every tensor allocated in inference mode is an inference tensor, outputs of
+    factories included (``zeros``, ``tensor``, ``from_numpy``, ``randn`` ...).  Ops mark
+    their outputs in the autograd layer; factories do not dispatch, so they ask the
+    installed autograd extension here (tensor-core alone has no inference mode).
+    """
+    t = _wrap(arr)
+    ext = _tensor_module._autograd
+    if ext is not None and ext.is_inference_mode_enabled():
+        t._is_inference = True
     return t
 
 
@@ -79,10 +96,26 @@ def _size(size, name) -> tuple:
     return tuple(out)
 
 
-def _np_dtype(dtype, default=None):
+def _not_for(kernel, dtype):
+    """torch's NotImplementedError for a factory's kernel that has no loop for ``dtype``."""
+    scalar = {
+        "bool": "Bool",
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "float16": "Half",
+        "float32": "Float",
+        "float64": "Double",
+    }
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{scalar[dtype.name]}'")
+
+
+def _np_dtype(dtype, default=None, name=None):
     if dtype is None:
         return (default or _dt.get_default_dtype()).numpy
-    return _dt.as_dtype(dtype).numpy
+    return _dt.as_dtype(dtype, name).numpy
 
 
 def _infer_from_data(data) -> np.ndarray:
@@ -183,7 +216,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         # only Python numbers (Note [tensor() from Python numbers] in _tensor.pyx): the
         # dtype is known, numpy builds the array in one call, without a cast afterwards
         if dtype is not None:
-            target = _dt.as_dtype(dtype).numpy
+            target = _dt.as_dtype(dtype, "tensor").numpy
         elif kind == 2:
             target = _dt.get_default_dtype().numpy
         else:
@@ -196,6 +229,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             arr = None
         if arr is not None:
             return _finish(arr, requires_grad)
+    if dtype is not None:
+        _dt.as_dtype(dtype, "tensor")
     arr = _infer_from_data(data)
     if dtype is not None:
         target = _dt.as_dtype(dtype).numpy
@@ -224,9 +259,9 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         return data if dtype is None else data.to(dtype)
     if isinstance(data, np.ndarray):
         _dt.from_numpy_dtype(data.dtype)
-        if dtype is None or _dt.as_dtype(dtype).numpy == data.dtype:
-            return _wrap(data)
-        return _wrap(data.astype(_dt.as_dtype(dtype).numpy))
+        if dtype is None or _dt.as_dtype(dtype, "as_tensor").numpy == data.dtype:
+            return _new(data)
+        return _new(data.astype(_dt.as_dtype(dtype).numpy))
     return tensor(data, dtype=dtype)
 
 
@@ -240,25 +275,29 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy(): expected np.ndarray (got {type(ndarray).__name__})")
     _dt.from_numpy_dtype(ndarray.dtype)
-    return _wrap(ndarray)
+    return _new(ndarray)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
     """A tensor of zeros of the given size."""
     check_device(device)
-    return _finish(np.zeros(_size(size, "zeros"), dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(
+        np.zeros(_size(size, "zeros"), dtype=_np_dtype(dtype, name="zeros")), requires_grad
+    )
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ones of the given size."""
     check_device(device)
-    return _finish(np.ones(_size(size, "ones"), dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(np.ones(_size(size, "ones"), dtype=_np_dtype(dtype, name="ones")), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """An uninitialised tensor of the given size."""
     check_device(device)
-    return _finish(np.empty(_size(size, "empty"), dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(
+        np.empty(_size(size, "empty"), dtype=_np_dtype(dtype, name="empty")), requires_grad
+    )
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -268,7 +307,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
         fill_value = fill_value.item()
     if dtype is None:
         dtype = _dt.scalar_dtype(fill_value)
-    d = _np_dtype(dtype)
+    d = _np_dtype(dtype, name="full")
     return _finish(
         np.full(_size((size,), "full"), scalar_as(fill_value, d, "full"), dtype=d), requires_grad
     )
@@ -277,7 +316,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
 def _like(input, dtype, name):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
-    return input.shape, (_dt.as_dtype(dtype) if dtype is not None else input.dtype)
+    return input.shape, (_dt.as_dtype(dtype, name) if dtype is not None else input.dtype)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
@@ -349,12 +388,29 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         is_float = any(isinstance(v, float) for v in values)
         dtype = _dt.get_default_dtype() if is_float else _dt.int64
-    n = math.ceil((end - start) / step)
-    arr = (
-        (start + step * np.arange(n, dtype=np.float64))
-        if _dt.as_dtype(dtype).is_floating_point
-        else np.arange(start, end, step, dtype=np.int64)
-    )
+    dtype = _dt.as_dtype(dtype, "arange")
+    if dtype is _dt.bool_:
+        raise _not_for("arange_cpu", dtype)
+    if dtype.is_floating_point:
+        n = math.ceil((end - start) / step)
+        arr = start + step * np.arange(n, dtype=np.float64)
+    else:
+        # Note [Integer arange of float arguments]: torch casts start and step to the
+        # integer type (truncating) and counts the elements from the cast values for
+        # int64 but from the float ones otherwise: arange(0.5, 3, 0.5, dtype=int32) is five
+        # zeros, arange(1.5, 5, 1.5, dtype=int64) is [1, 2, 3, 4]
+        istart, istep = int(start), int(step)
+        if dtype is _dt.int64:
+            if istep == 0:
+                raise RuntimeError("arange(): step must be nonzero")
+            n = (
+                math.ceil((int(end) - istart) / istep)
+                if isinstance(end, float)
+                else -(-(end - istart) // istep)
+            )
+        else:
+            n = math.ceil((end - start) / step)
+        arr = istart + istep * np.arange(max(n, 0), dtype=np.int64)
     return _finish(arr.astype(_np_dtype(dtype)), requires_grad)
 
 
@@ -368,14 +424,21 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     if not isinstance(steps, (int, np.integer)) or steps < 0:
         raise RuntimeError(f"linspace(): number of steps must be a non-negative int, got {steps!r}")
     values = np.linspace(float(start), float(end), int(steps), dtype=np.float64)
-    return _finish(values.astype(_np_dtype(dtype)), requires_grad)
+    if dtype is not None and _dt.as_dtype(dtype, "linspace") is _dt.bool_:
+        raise _not_for("linspace_cpu", _dt.bool_)
+    target = _np_dtype(dtype, name="linspace")
+    if np.dtype(target).kind in "iu":
+        values = np.trunc(values)  # torch computes in the integer type: truncated steps
+    return _finish(values.astype(target), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
     check_device(device)
     values = np.power(float(base), np.linspace(float(start), float(end), int(steps)))
-    return _finish(values.astype(_np_dtype(dtype)), requires_grad)
+    if dtype is not None and _dt.as_dtype(dtype, "logspace") is _dt.bool_:
+        raise _not_for("logspace_cpu", _dt.bool_)
+    return _finish(values.astype(_np_dtype(dtype, name="logspace")), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -389,11 +452,9 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform random values in [0, 1) from the seeded generator."""
     check_device(device)
-    d = _np_dtype(dtype)
+    d = _np_dtype(dtype, name="rand")
     if np.dtype(d).kind != "f":
-        raise RuntimeError(
-            f"\"check_uniform_bounds\" not implemented for '{_dt.as_dtype(dtype).name}'"
-        )
+        raise _not_for("check_uniform_bounds", _dt.as_dtype(dtype))
     gen = _random.numpy_generator(generator)
     values = gen.random(_size(size, "rand"), dtype=np.float64 if d == np.float16 else d)
     return _finish(values.astype(d, copy=False), requires_grad)
@@ -402,11 +463,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal random values from the seeded generator."""
     check_device(device)
-    d = _np_dtype(dtype)
+    d = _np_dtype(dtype, name="randn")
     if np.dtype(d).kind != "f":
-        raise RuntimeError(
-            f"\"normal_kernel_cpu\" not implemented for '{_dt.as_dtype(dtype).name}'"
-        )
+        raise _not_for("normal_kernel_cpu", _dt.as_dtype(dtype))
     gen = _random.numpy_generator(generator)
     values = gen.standard_normal(_size(size, "randn"), dtype=np.float64 if d == np.float16 else d)
     return _finish(values.astype(d, copy=False), requires_grad)
@@ -436,4 +495,6 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     """A random permutation of ``0 .. n-1``."""
     check_device(device)
     gen = _random.numpy_generator(generator)
+    if dtype is not None and _dt.as_dtype(dtype, "randperm") is _dt.bool_:
+        raise _not_for("randperm", _dt.bool_)
     return _finish(gen.permutation(int(n)).astype(_np_dtype(dtype, _dt.int64)), requires_grad)

@@ -139,19 +139,29 @@ def _is_dtype_like(x) -> bool:
     return True
 
 
-def as_dtype(x) -> dtype:
-    """Accept a gradstack dtype, a numpy dtype, a Python type or a name."""
+def as_dtype(x, name=None) -> dtype:
+    """A ``dtype=`` argument as a gradstack dtype: a gradstack dtype, or the Python types
+    ``float`` (float64, as torch's double), ``int`` (int64) and ``bool``.
+
+    Anything else (a string such as ``"float32"``, a numpy dtype) is a TypeError, as in
+    torch; ``name`` names the function in the message.
+
+    >>> as_dtype(float)
+    gradstack.float64
+    """
     if isinstance(x, dtype):
         return x
     if x is builtins_float:
-        return _default_float
+        return float64
     if x is builtins_int:
         return int64
     if x is builtins_bool:
         return bool_
-    if isinstance(x, str) and x in _BY_NAME:
-        return _BY_NAME[x]
-    return from_numpy_dtype(x)
+    where = f"{name}(): " if name else ""
+    hint = f" (use gradstack.{x})" if isinstance(x, str) and x in _BY_NAME else ""
+    raise TypeError(
+        f"{where}argument 'dtype' must be gradstack.dtype, not {type(x).__name__}{hint}"
+    )
 
 
 import builtins as _builtins  # noqa: E402
@@ -167,7 +177,10 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d) -> None:
     """Set the dtype used for Python floats: float32 or float64 (or float16)."""
     global _default_float
-    d = as_dtype(d)
+    if not isinstance(d, dtype):
+        raise TypeError(
+            "invalid dtype object: only floating-point types are supported as the default type"
+        )
     if not d.is_floating_point:
         raise TypeError(f"set_default_dtype: only floating-point types are allowed, got {d}")
     _default_float = d

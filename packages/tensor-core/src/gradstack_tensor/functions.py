@@ -161,6 +161,7 @@ __all__ = sorted(
         "isnan",
         "isinf",
         "isfinite",
+        "count_nonzero",
     ]
 )
 __all__.remove("zeros_like_")
@@ -177,10 +178,28 @@ def _make_unary(name, text):
     return fn
 
 
+# torch's function forms that take Tensors only (a Python number is a TypeError), and those
+# whose first argument must be a Tensor
+_TENSORS_ONLY = {"maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor"}
+_TENSOR_FIRST = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
 def _make_binary(name, text):
     op = OPS[name]
+    both = name in _TENSORS_ONLY
+    first = both or name in _TENSOR_FIRST
 
     def fn(input, other):
+        if first and not isinstance(input, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                f"{type(input).__name__}"
+            )
+        if both and not isinstance(other, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                f"{type(other).__name__}"
+            )
         return dispatch(op, (input, other))
 
     fn.__name__ = fn.__qualname__ = name
@@ -212,6 +231,7 @@ subtract = sub
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
+    _tensor(input, "rsub")
     return dispatch(OPS["rsub"], (input, other, alpha))
 
 
@@ -370,15 +390,28 @@ def _values(x):
 
 
 def isnan(input):
-    return _wrap(np.isnan(_values(input)))
+    """Where ``input`` is NaN (a bool tensor)."""
+    return dispatch(OPS["isnan"], (input,))
 
 
 def isinf(input):
-    return _wrap(np.isinf(_values(input)))
+    """Where ``input`` is +-inf (a bool tensor)."""
+    return dispatch(OPS["isinf"], (input,))
 
 
 def isfinite(input):
-    return _wrap(np.isfinite(_values(input)))
+    """Where ``input`` is neither NaN nor +-inf (a bool tensor)."""
+    return dispatch(OPS["isfinite"], (input,))
+
+
+def count_nonzero(input, dim=None):
+    """The number of non-zero elements of ``input`` (over ``dim``: an int or a tuple).
+
+    >>> import gradstack_tensor as gt
+    >>> count_nonzero(gt.tensor([[0, 1], [2, 0]]), dim=0).tolist()
+    [1, 1]
+    """
+    return dispatch(OPS["count_nonzero"], (input, dim))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

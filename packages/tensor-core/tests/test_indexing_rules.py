@@ -1,0 +1,232 @@
+"""Advanced indexing, gather, index_select, copy_, addmm and cat follow torch's rules.
+
+Note [torch selects ints first] in ``_impl_elementwise.py``: torch applies int indices as
+``select`` before advanced indexing, so ``zeros(3, 4, 5)[0, :, [1, 1]]`` has shape
+[4, 2] (numpy, counting the int as advanced, gives [2, 4]).  Each key below is compared
+with torch 2.13: shape and values of ``x[key]``, and the tensor after ``x[key] = v``.
+"""
+
+from __future__ import annotations
+
+import gradstack_tensor as gt
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+BASE = np.arange(60.0).reshape(3, 4, 5)
+MASK4 = np.array([True, False, True, True])
+MASK3 = np.array([False, True, True])
+MASK45 = np.arange(20).reshape(4, 5) % 3 == 0
+# numpy's own phrasings, which must never reach a user
+NUMPY_WORDS = (
+    "for axis",
+    "could not be broadcast together with shapes (",
+    "AxisError",
+    "ufunc",
+    "ndarray",
+    "tuple index out of range",
+    "repeated axis",
+    "array",
+)
+
+
+def _key(lib, key):
+    """The key with numpy arrays as library tensors (lists and scalars stay Python)."""
+    out = []
+    for k in key:
+        if isinstance(k, np.ndarray):
+            out.append(lib.tensor(k))
+        elif isinstance(k, tuple) and k and k[0] == "t":  # ("t", 1): a 0-d int tensor
+            out.append(lib.tensor(k[1]))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+KEYS = [
+    (0, slice(None), [1, 1]),
+    (0, slice(None), [1, 2]),
+    ([0, 2], slice(None), 1),
+    (slice(None), 0, [1, 3]),
+    (None, 0, slice(None), [1, 1]),
+    (0, None, [1, 1]),
+    ([1, 0], None, 0),
+    (Ellipsis, 0, [1, 2]),
+    (1, MASK4),
+    (MASK3, slice(None), 0),
+    (0, MASK45),
+    (True,),
+    (True, [0, 1]),
+    ([0, 1], True),
+    (0, True, [1]),
+    (False,),
+    ([[0, 1], [1, 2]], 0),
+    (("t", 1), slice(None), [0, 4]),
+    (slice(None, None, 2), 1, [[0], [2]]),
+    (-1, slice(None), [-1]),
+    ([0, 2], 1, [3, 4]),
+    ([0, 2], slice(None), [3, 4]),
+    (
+        slice(1, 3),
+        [0, 0, 3],
+        slice(None),
+    ),
+    (1, slice(None), 2),
+    ([], slice(None), 0),
+]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=[repr(k) for k in KEYS])
+def test_getitem_matches_torch(key):
+    ours = gt.tensor(BASE)[_key(gt, key)]
+    theirs = torch.tensor(BASE)[_key(torch, key)]
+    assert list(ours.shape) == list(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("key", KEYS, ids=[repr(k) for k in KEYS])
+def test_setitem_matches_torch(key):
+    shape = tuple(torch.tensor(BASE)[_key(torch, key)].shape)
+    value = -1.0 - np.arange(float(np.prod(shape))).reshape(shape)
+    ours, theirs = gt.tensor(BASE), torch.tensor(BASE)
+    # duplicate indices write the same element twice: use a value constant along them
+    dup = any(isinstance(k, list) and len(set(map(str, k))) < len(k) for k in key)
+    v = np.full(shape, -7.0) if dup else value
+    ours[_key(gt, key)] = gt.tensor(v)
+    theirs[_key(torch, key)] = torch.tensor(v)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    # a scalar value broadcasts too
+    ours[_key(gt, key)] = 0.5
+    theirs[_key(torch, key)] = 0.5
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_the_issue_11_shape():
+    assert list(gt.zeros(3, 4, 5)[0, :, [1, 1]].shape) == [4, 2]
+
+
+@pytest.mark.parametrize(
+    ("key", "value_shape", "error", "words"),
+    [
+        (
+            (0, slice(None), [1, 1]),
+            (3,),
+            RuntimeError,
+            "shape mismatch: value tensor of shape \\[3\\] cannot be broadcast to indexing "
+            "result of shape \\[4, 2\\]",
+        ),
+        (
+            (0,),
+            (3,),
+            RuntimeError,
+            "The expanded size of the tensor \\(5\\) must match the existing size \\(3\\)",
+        ),
+        (
+            (0, slice(None), [7]),
+            (),
+            IndexError,
+            "index 7 is out of bounds for dimension 2 with size 5",
+        ),
+        (
+            (5, slice(None), [1]),
+            (),
+            IndexError,
+            "index 5 is out of bounds for dimension 0 with size 3",
+        ),
+        (
+            (slice(None), False, [0, 1]),
+            (),
+            IndexError,
+            "shape mismatch: indexing tensors could not be broadcast together",
+        ),
+    ],
+)
+def test_index_errors_in_torch_words(key, value_shape, error, words):
+    x = gt.zeros(3, 4, 5)
+    with pytest.raises(error, match=words):
+        x[key] = gt.ones(value_shape)
+    with pytest.raises(error):
+        torch.zeros(3, 4, 5)[key] = torch.ones(value_shape)
+
+
+def test_uint8_index_is_a_mask_with_torch_warning():
+    idx = np.array([1, 0, 1], dtype=np.uint8)
+    with pytest.warns(UserWarning, match="uint8 is now deprecated"):
+        ours = gt.tensor(BASE)[gt.tensor(idx)]
+    with pytest.warns(UserWarning, match="uint8 is now deprecated"):
+        theirs = torch.tensor(BASE)[torch.tensor(idx)]
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+# gather / index_select: (call, expected torch outcome) on both libraries
+
+
+def _gather_calls(lib):
+    x = lib.arange(6.0).reshape(2, 3)
+    t = lib.tensor
+    return {
+        "smaller_index": lambda: lib.gather(x, 0, t([[0]])),
+        "smaller_dim1": lambda: lib.gather(x, 1, t([[2], [0]])),
+        "larger_along_dim": lambda: lib.gather(x, 0, t([[0, 0, 0], [1, 1, 1], [0, 1, 0]])),
+        "larger_elsewhere": lambda: lib.gather(x, 0, t([[0, 0, 0, 0]])),
+        "negative": lambda: lib.gather(x, 0, t([[-1]])),
+        "out_of_range": lambda: lib.gather(x, 0, t([[2]])),
+        "fewer_dims": lambda: lib.gather(x, 0, t([0])),
+        "int32": lambda: lib.gather(x, 0, t([[1]], dtype=lib.int32)),
+        "float_index": lambda: lib.gather(x, 0, t([[0.0]])),
+        "zero_d": lambda: lib.gather(t(5.0), 0, t(0)),
+        "zero_d_vector_index": lambda: lib.gather(t(5.0), 0, t([0, 0])),
+        "empty_index": lambda: lib.gather(x, 0, lib.zeros(0, 3, dtype=lib.int64)),
+        "bad_dim": lambda: lib.gather(x, 2, t([[0]])),
+        "is_negative": lambda: x.index_select(0, t([-1])),
+        "is_out_of_range": lambda: x.index_select(1, t([3])),
+        "is_int32": lambda: x.index_select(0, t([1], dtype=lib.int32)),
+        "is_matrix_index": lambda: x.index_select(0, t([[1]])),
+        "is_0d_index": lambda: x.index_select(1, t(2)),
+        "is_float_index": lambda: x.index_select(0, t([1.0])),
+        "is_0d_input": lambda: t(5.0).index_select(0, t([0])),
+        "is_0d_input_oob": lambda: t(5.0).index_select(0, t([1])),
+        "copy_leading_one": lambda: lib.zeros(2).copy_(lib.ones(1, 2)),
+        "copy_mismatch": lambda: lib.zeros(2).copy_(lib.ones(3)),
+        "copy_broadcast": lambda: lib.zeros(2, 2).copy_(lib.ones(1)),
+        "copy_same_numel": lambda: lib.zeros(2, 2).copy_(lib.ones(4)),
+        "addmm_3d_input": lambda: lib.addmm(lib.ones(3, 1, 1), lib.ones(2, 2), lib.ones(2, 2)),
+        "addmm_bad_vector": lambda: lib.addmm(lib.ones(3), lib.ones(2, 2), lib.ones(2, 2)),
+        "addmm_column": lambda: lib.addmm(lib.ones(2, 1), lib.ones(2, 2), lib.ones(2, 2)),
+        "addmm_0d": lambda: lib.addmm(t(1.0), lib.ones(2, 2), lib.ones(2, 2)),
+        "addmm_beta0_bad": lambda: lib.addmm(lib.ones(3), lib.ones(2, 2), lib.ones(2, 2), beta=0),
+        "addmm_bad_rows": lambda: lib.addmm(lib.ones(4, 2), lib.ones(2, 2), lib.ones(2, 2)),
+        "cat_empty_list": lambda: lib.cat([]),
+        "cat_empty_tuple": lambda: lib.cat(()),
+        "stack_empty": lambda: lib.stack([]),
+    }
+
+
+def _outcome(fn):
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001 - the outcome is compared, whatever it is
+        return type(e), str(e)
+    return None, (list(r.shape), r.tolist())
+
+
+@pytest.mark.parametrize("name", list(_gather_calls(torch)))
+def test_gather_index_select_copy_addmm_cat_match_torch(name):
+    ours_type, ours = _outcome(_gather_calls(gt)[name])
+    theirs_type, theirs = _outcome(_gather_calls(torch)[name])
+    assert ours_type is theirs_type, (ours, theirs)
+    if theirs_type is None:
+        assert ours == theirs
+    else:
+        # torch's words, without numpy's; the first sentence of torch's message
+        head = theirs.replace("torch.cat", "cat").split(". ")[0].split(" (")[0]
+        assert head[:40] in ours, (ours, theirs)
+        for numpy_words in NUMPY_WORDS:
+            assert numpy_words not in ours
+
+
+def test_the_issue_11_gather_and_index_select():
+    assert gt.gather(gt.arange(6.0).reshape(2, 3), 0, gt.tensor([[0]])).tolist() == [[0.0]]
+    with pytest.raises(IndexError, match="index out of range in self"):
+        gt.arange(6.0).index_select(0, gt.tensor([-1]))
