@@ -1,43 +1,243 @@
 """Hatchling build hook: compile every ``src/**/*.pyx`` with Cython and setuptools' build_ext.
 
-The same file sits in every Cython package of the monorepo (``tests/test_workspace.py``
-checks that the copies match).  Options, all optional, come from
-``[tool.hatch.build.targets.wheel.hooks.custom]``::
-
-    cython-include = ["../tensor-core/src"]   # extra dirs searched for cimported .pxd files
-    cython-directives = {boundscheck = false}
-    extra-compile-args = ["-O3"]
-    openmp = true                             # compile and link with -fopenmp
-
-Note [In-place builds]
-~~~~~~~~~~~~~~~~~~~~~~
-Extensions are built *in place* (next to the ``.pyx``, under ``src/``).  That lets one hook
-serve ``pip install .`` and ``hatch build`` (the ``.so`` files are force-included into the
-wheel, which then gets a ``cp3XX-cp3XX-<platform>`` tag) and ``pip install -e .`` (the
-editable ``.pth`` points at ``src/``, where the ``.so`` files already are).  Editable
-installs do not recompile on import: ``hatch run rebuild`` does, and every test command
-runs it first.
+This is the one copy of gradstack's Cython build.  Every Cython package of the monorepo
+uses it (see Note [One build hook]
+~~~~~~~~~~~~~~~~~~~~~
+Each package must build alone (from its folder or from its sdist), so hatchling must find
+the hook inside the package.  This file is tensor-core's ``hatch_build.py``; every other
+Cython package has a symbolic link to it (git keeps links), named in its pyproject
+(``[tool.hatch.build.targets.wheel.hooks.custom] path = "cython_build_hook.py"``), and its
+sdist force-includes this file's *content* under that name.  The link is not called
+``hatch_build.py``: hatchling always adds a file of that name to an sdist as it is, and a
+link would dangle outside the repository.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
+import tomllib
 import warnings
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+try:  # absent when tools/rebuild.py imports this file outside a build
+    from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+except ImportError:  # pragma: no cover - only the hook class needs it
+    BuildHookInterface = object  # type: ignore[assignment,misc]
+
+DEFER_VARIABLE = "GRADSTACK_DEFER_CYTHON"
+HOOK_TABLE = ("tool", "hatch", "build", "targets", "wheel", "hooks", "custom")
 
 
-@contextmanager
-def _chdir(path: Path):
-    old = os.getcwd()
-    os.chdir(path)
+def default_jobs() -> int:
+    """Parallel compiles: ``GRADSTACK_BUILD_JOBS``, else the CPUs this process may use."""
+    env = os.environ.get("GRADSTACK_BUILD_JOBS")
+    if env:
+        return max(1, int(env))
     try:
-        yield
-    finally:
-        os.chdir(old)
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def read_options(root: Path) -> dict:
+    """The hook's options from ``root/pyproject.toml`` (for callers outside hatchling)."""
+    table = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    for key in HOOK_TABLE:
+        table = table.get(key, {})
+    return dict(table)
+
+
+class CythonPackage:
+    """The Cython extensions of one package folder and how to build them.
+
+    (A plain class, not a dataclass: hatchling loads this file without registering it in
+    ``sys.modules``, where dataclasses look their module up.)
+    """
+
+    def __init__(self, root: Path, options: dict | None = None, inplace: bool = True) -> None:
+        self.root = Path(root).resolve()
+        self.options = dict(options or {})
+        self.inplace = inplace
+        self.src = self.root / "src"
+        self.build = self.root / "build"
+        self.name = self.root.name
+        self._ext_modules: list = []
+        self._cmd = None
+
+    @property
+    def pyx_files(self) -> list[Path]:
+        return sorted(self.src.rglob("*.pyx")) if self.src.is_dir() else []
+
+    @property
+    def include_path(self) -> list[str]:
+        paths = [str(self.src)]
+        for entry in self.options.get("cython-include", []):
+            path = (self.root / entry).resolve()
+            if path.is_dir():  # a sibling package inside the monorepo checkout
+                paths.append(str(path))
+        # Outside the monorepo, .pxd files of installed packages are found on sys.path.
+        return paths
+
+    def cythonize(self, jobs: int = 1) -> None:
+        """Generate (or keep, when up to date) the C of every extension."""
+        import numpy
+        from Cython.Build import cythonize
+        from setuptools import Distribution, Extension
+
+        directives = {"language_level": 3, "embedsignature": True}
+        directives.update(self.options.get("cython-directives", {}))
+        compile_args = list(self.options.get("extra-compile-args", ["-O3"]))
+        link_args: list[str] = []
+        if self.options.get("openmp", False):
+            compile_args.append("-fopenmp")
+            link_args.append("-fopenmp")
+        extensions = [
+            Extension(
+                ".".join(pyx.relative_to(self.src).with_suffix("").parts),
+                [str(pyx)],  # absolute: packages compile in threads, so no chdir
+                include_dirs=[numpy.get_include()],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=compile_args,
+                extra_link_args=link_args,
+            )
+            for pyx in self.pyx_files
+        ]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self._ext_modules = cythonize(
+                extensions,
+                include_path=self.include_path,
+                compiler_directives=directives,
+                build_dir=str(self.build / "cython"),
+                nthreads=jobs if jobs > 1 and len(extensions) > 1 else 0,
+                quiet=True,
+            )
+            # absolute paths throughout: compiles run in threads, whatever the working directory
+            dist = Distribution(
+                {"ext_modules": self._ext_modules, "package_dir": {"": str(self.src)}}
+            )
+            dist.verbose = 0
+            cmd = dist.get_command_obj("build_ext")
+            cmd.inplace = self.inplace
+            cmd.build_temp = str(self.build / f"temp-{sys.implementation.cache_tag}")
+            cmd.build_lib = str(self.build / f"lib-{sys.implementation.cache_tag}")
+            cmd.ensure_finalized()
+        self._cmd = cmd
+
+    def output(self, ext) -> Path:
+        return Path(self._cmd.get_ext_fullpath(ext.name)).resolve()
+
+    @property
+    def outputs(self) -> list[Path]:
+        return [self.output(ext) for ext in self._ext_modules]
+
+    def out_of_date(self) -> list:
+        """Extensions whose compiled file is missing or older than its C or header files."""
+        stale = []
+        for ext in self._ext_modules:
+            target = self.output(ext)
+            inputs = [self.root / s for s in [*ext.sources, *ext.depends]]
+            if not target.exists() or any(
+                p.exists() and p.stat().st_mtime > target.stat().st_mtime for p in inputs
+            ):
+                stale.append(ext)
+        return stale
+
+    def c_size(self, ext) -> tuple[int, str]:
+        """The size of an extension's generated C (how long it compiles), and its name."""
+        return (sum(Path(s).stat().st_size for s in ext.sources if Path(s).exists()), ext.name)
+
+    def compile(self, extensions: list, slots: _LargestFirst, log: Callable[[str], None]) -> None:
+        """Compile and link ``extensions`` (a thread each; ``slots`` says when each may
+        start), saying when each starts and ends."""
+        cmd, total, lock = self._cmd, len(extensions), threading.Lock()
+        numbers = iter(range(1, total + 1))
+        build_extension = cmd.build_extension
+
+        def build_one(ext) -> None:
+            slots.acquire(ext.name)
+            try:
+                with lock:
+                    n = next(numbers)
+                log(f"[{self.name} {n}/{total}] {ext.name}: compiling ...")
+                start = time.perf_counter()
+                build_extension(ext)
+                took = time.perf_counter() - start
+                log(f"[{self.name} {n}/{total}] {ext.name}: done in {took:.1f} s")
+            finally:
+                slots.release()
+
+        cmd.build_extension = build_one
+        cmd.extensions = list(extensions)
+        cmd.parallel = total if total > 1 else None  # threads; `slots` bounds the compiles
+        cmd.run()  # builds, then (in place) copies each extension next to its .pyx
+
+    def wheel_paths(self) -> dict[str, str]:
+        """Compiled file -> its path inside the wheel."""
+        base = self.src if self.inplace else Path(self._cmd.build_lib).resolve()
+        return {str(out): out.relative_to(base).as_posix() for out in self.outputs}
+
+
+class _LargestFirst:
+    """At most ``jobs`` compiles at once, the largest C file first (across packages): on two
+    cores, two big modules side by side and the small ones after is the shortest schedule."""
+
+    def __init__(self, jobs: int, pending: list[tuple[int, str]]) -> None:
+        self.free = jobs
+        self.order = sorted(pending, key=lambda p: (-p[0], p[1]))  # (C size, module)
+        self.cond = threading.Condition()
+
+    def acquire(self, module: str) -> None:
+        with self.cond:
+            while not (self.free > 0 and self.order[0][1] == module):
+                self.cond.wait()
+            self.order.pop(0)
+            self.free -= 1
+            self.cond.notify_all()
+
+    def release(self) -> None:
+        with self.cond:
+            self.free += 1
+            self.cond.notify_all()
+
+
+def build(
+    packages: Iterable[CythonPackage],
+    jobs: int | None = None,
+    log: Callable[[str], None] = print,
+) -> None:
+    """Cythonize every package, then compile what is out of date, at most ``jobs`` C
+    compiles at once across all packages.
+
+    Prints a line per package and one when each compile starts and ends.
+    """
+    jobs = jobs or default_jobs()
+    todo = []
+    for pkg in packages:
+        if not pkg.pyx_files:
+            continue
+        # in this thread, before any compile thread exists: cythonize forks its workers
+        start = time.perf_counter()
+        pkg.cythonize(jobs)
+        stale = pkg.out_of_date()
+        log(
+            f"{pkg.name}: {len(pkg.pyx_files)} Cython modules, {len(stale)} to compile "
+            f"(cython {time.perf_counter() - start:.1f} s)"
+        )
+        if stale:
+            todo.append((pkg, stale))
+    slots = _LargestFirst(jobs, [pkg.c_size(ext) for pkg, stale in todo for ext in stale])
+    with warnings.catch_warnings(), ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+        # setuptools warns "setup.py install is deprecated" when build_ext is driven directly
+        warnings.simplefilter("ignore")
+        futures = [pool.submit(pkg.compile, stale, slots, log) for pkg, stale in todo]
+        for future in futures:
+            future.result()  # a compiler error propagates here
 
 
 class CythonBuildHook(BuildHookInterface):
@@ -46,65 +246,23 @@ class CythonBuildHook(BuildHookInterface):
     def initialize(self, version: str, build_data: dict) -> None:
         if self.target_name != "wheel":  # the sdist ships .pyx/.pxd sources only
             return
-
-        import numpy
-        from Cython.Build import cythonize
-        from setuptools import Distribution, Extension
-
-        root = Path(self.root).resolve()
-        src = root / "src"
-        pyx_files = sorted(src.rglob("*.pyx"))
-        if not pyx_files:
+        editable = version == "editable"
+        pkg = CythonPackage(Path(self.root), dict(self.config), inplace=editable)
+        if not pkg.pyx_files:
             return
-
-        include_path = [str(src)]
-        for entry in self.config.get("cython-include", []):
-            path = (root / entry).resolve()
-            if path.is_dir():  # a sibling package inside the monorepo checkout
-                include_path.append(str(path))
-        # Outside the monorepo, .pxd files of installed packages are found on sys.path.
-
-        directives = {"language_level": 3, "embedsignature": True}
-        directives.update(self.config.get("cython-directives", {}))
-        compile_args = list(self.config.get("extra-compile-args", ["-O3"]))
-        link_args: list[str] = []
-        if self.config.get("openmp", False):
-            compile_args.append("-fopenmp")
-            link_args.append("-fopenmp")
-
-        extensions = [
-            Extension(
-                ".".join(pyx.relative_to(src).with_suffix("").parts),
-                [str(pyx.relative_to(root))],
-                include_dirs=[numpy.get_include()],
-                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                extra_compile_args=compile_args,
-                extra_link_args=link_args,
-            )
-            for pyx in pyx_files
-        ]
-
-        with _chdir(root), warnings.catch_warnings():
-            # setuptools warns "setup.py install is deprecated" when build_ext is driven directly
-            warnings.simplefilter("ignore")
-            ext_modules = cythonize(
-                extensions,
-                include_path=include_path,
-                compiler_directives=directives,
-                quiet=True,
-            )
-            dist = Distribution({"ext_modules": ext_modules, "package_dir": {"": "src"}})
-            cmd = dist.get_command_obj("build_ext")
-            cmd.inplace = True
-            cmd.build_temp = str(root / "build" / f"temp-{sys.implementation.cache_tag}")
-            cmd.ensure_finalized()
-            cmd.run()
-            outputs = [(root / cmd.get_ext_fullpath(ext.name)).resolve() for ext in ext_modules]
-
         build_data["pure_python"] = False
         build_data["infer_tag"] = True  # -> cp311-cp311-linux_x86_64
-        if version != "editable":
-            # The in-place .so files are git-ignored, so hatchling would skip them: force them
-            # into the wheel (build_data["artifacts"] would be matched against wheel paths).
-            for out in outputs:
-                build_data["force_include"][str(out)] = out.relative_to(src).as_posix()
+        if editable and os.environ.get(DEFER_VARIABLE) == "1":
+            self.app.display_info(
+                f"{pkg.name}: Cython compile deferred to tools/rebuild.py ({DEFER_VARIABLE}=1)"
+            )
+            return
+
+        def log(line: str) -> None:
+            self.app.display_info(line)
+
+        build([pkg], log=log)
+        if not editable:
+            # The .so files are not under the package's source folder: force them into the
+            # wheel (build_data["artifacts"] would be matched against wheel paths).
+            build_data["force_include"].update(pkg.wheel_paths())
