@@ -19,10 +19,23 @@ import matplotlib
 matplotlib.use("Agg")
 import gradstack as torch  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from gradstack.autograd.graph import GraphvizMissingError, make_dot, render_dot  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
 OUT.mkdir(exist_ok=True)
 torch.manual_seed(0)
+pictures = []
+
+
+def save_graph_picture(tensor, name, **make_dot_args):
+    """The picture of ``tensor``'s backward graph as ``out/<name>.svg`` (torchviz's make_dot,
+    for gradstack), or its DOT text and how to get the picture when Graphviz is missing."""
+    try:
+        graph = make_dot(tensor, **make_dot_args)
+        pictures.append(render_dot(graph, OUT / f"{name}.svg"))
+    except GraphvizMissingError as e:
+        print(f"no picture of the graph ({name}): {e}")
+
 
 # -- A simple example ---------------------------------------------------------------------
 a = torch.linspace(0.0, 2.0 * math.pi, steps=25, requires_grad=True)
@@ -55,6 +68,8 @@ print("\nb:")
 print(b.grad_fn)
 print("\na:")
 print(a.grad_fn)
+# the same graph as a picture: nodes, edges, the leaf `a` and what each node saved
+save_graph_picture(out, "tutorial_graph", params={"a": a}, show_saved=True)
 
 out.backward()
 print(a.grad)
@@ -100,6 +115,8 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.001)
 prediction = model(some_input)
 loss = (ideal_output - prediction).pow(2).sum()
 print(loss)
+# the model's graph, its parameters named as the model names them
+save_graph_picture(loss, "tutorial_model_graph", params=dict(model.named_parameters()))
 
 loss.backward()
 print(model.layer2.weight[0][0:10])
@@ -222,3 +239,5 @@ my_gradients = torch.tensor([0.1, 1.0, 0.0001])
 print(torch.autograd.functional.vjp(do_some_doubling, inputs, v=my_gradients))
 
 print(f"\nplots saved: {OUT / 'tutorial_sin.png'}, {OUT / 'tutorial_grad.png'}")
+if pictures:
+    print(f"graph pictures saved: {', '.join(str(p) for p in pictures)}")
