@@ -112,6 +112,11 @@ def _npm_pack(spec: str, workdir: Path) -> Path:
 
 def fetch_vendor() -> None:
     """Download the assets once from the npm registry into the ignored cache."""
+    print(
+        f"asv_offline: the dashboard's scripts are not cached yet: fetching them once from "
+        f"the npm registry (npm pack) into {VENDOR.relative_to(ROOT)}/ ...",
+        flush=True,
+    )
     VENDOR.mkdir(parents=True, exist_ok=True)
     wanted: dict[str, list[tuple[str, str]]] = {}
     for spec, member, name in ASSETS.values():

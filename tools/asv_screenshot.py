@@ -86,10 +86,20 @@ def find_chromium(install: bool = True) -> str:
         raise FileNotFoundError("chromium is not installed")
     if os.geteuid() != 0:
         raise FileNotFoundError("chromium is not installed; run `sudo apt-get install chromium`")
-    print("asv_screenshot: installing Debian's chromium with apt-get ...", flush=True)
+    print("asv_screenshot: installing Debian's chromium with apt-get (quietly) ...", flush=True)
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True, env=env)
+    for cmd in (
+        ["apt-get", "update", "-qq"],
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium"],
+    ):
+        # apt prints hundreds of lines even with -qq (dpkg's unpack/setup lines): keep them
+        # for a failure only
+        result = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"`{' '.join(cmd)}` failed:\n{(result.stdout + result.stderr)[-3000:]}"
+            )
+    print("asv_screenshot: chromium installed", flush=True)
     path = shutil.which("chromium")
     if not path:
         raise FileNotFoundError("apt-get installed chromium but it is not on PATH")
@@ -117,9 +127,45 @@ def screenshot(binary: str, url: str, png: Path) -> None:
 # --------------------------------------------------------------------------- server
 
 
+# Note [Counting drawn pixels]
+# A flot canvas exists whether or not a series was drawn on it (asv's summary grid creates
+# one box per benchmark before its data arrive), so counting canvases proves nothing.  The
+# server adds this script to index.html: every half second it writes into each plot canvas
+# how many of its pixels are not transparent, which --dump-dom then shows.  asv's plots have
+# no grid or frame of their own on the sparklines, so an empty sparkline counts 0.
+PIXEL_PROBE = """<script>
+(function () {
+  function probe() {
+    document.querySelectorAll("canvas.flot-base").forEach(function (c) {
+      var n = -1;
+      try {
+        var d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+        n = 0;
+        for (var i = 3; i < d.length; i += 4) { if (d[i] > 0) { n++; } }
+      } catch (e) { n = -1; }
+      c.setAttribute("data-drawn-pixels", String(n));
+    });
+  }
+  setInterval(probe, 500);
+})();
+</script>"""
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep the console for results
         pass
+
+    def do_GET(self):  # noqa: N802 - the http.server API
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        if path not in ("/", "/index.html"):
+            return super().do_GET()
+        text = (Path(self.directory) / "index.html").read_text(encoding="utf-8")
+        body = text.replace("</body>", PIXEL_PROBE + "\n</body>", 1).encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 @contextlib.contextmanager
@@ -183,8 +229,19 @@ def image_stats(path: Path, plot_area: tuple[int, int] = (0, 60)) -> dict:
     }
 
 
+# a sparkline of two or more commits draws a few hundred pixels; anti-aliasing alone none
+MIN_DRAWN_PIXELS = 20
+
+
 def dom_checks(dom: str) -> dict:
+    canvases = re.findall(r'<canvas[^>]*class="[^"]*flot-base[^"]*"[^>]*>', dom)
+    drawn = [
+        int(m.group(1)) for c in canvases if (m := re.search(r'data-drawn-pixels="(-?\d+)"', c))
+    ]
     return {
+        "drawn_canvases": sum(n >= MIN_DRAWN_PIXELS for n in drawn),
+        "empty_canvases": sum(0 <= n < MIN_DRAWN_PIXELS for n in drawn),
+        "probed_canvases": len(drawn),
         # after a redirect to error.html, the dumped DOM is that page (index.html only
         # names error.html inside its load-failure handler, so the name alone proves nothing)
         "error_page": ERROR_PAGE_TEXT in dom,
@@ -237,8 +294,11 @@ def take(
                 shot.problems.append("fell back to asv's error page (external assets?)")
             if shot.checks["chars"] < 2000:
                 shot.problems.append("the DOM is nearly empty")
-            if needs_plots and shot.checks["flot_canvases"] == 0:
-                shot.problems.append("no flot canvas: no plot was drawn")
+            if needs_plots and shot.checks["drawn_canvases"] == 0:
+                shot.problems.append(
+                    f"no plot has drawn pixels ({shot.checks['flot_canvases']} canvases, "
+                    f"{shot.checks['empty_canvases']} empty)"
+                )
             if name == "graph" and shot.checks["tick_labels"] < 4:
                 shot.problems.append("the graph has no axis tick labels")
             if needs_plots and shot.checks["plot_coloured_pixels"] < MIN_SERIES_PIXELS:
@@ -266,7 +326,8 @@ def main(argv: list[str]) -> int:
         status = "FAIL" if shot.problems else "ok"
         print(
             f"{status:4s} {shot.name:12s} {shot.png}  canvases={c['flot_canvases']} "
-            f"ticks={c['tick_labels']} drawn={c['non_background_fraction']:.1%} "
+            f"drawn={c['drawn_canvases']} empty={c['empty_canvases']} "
+            f"ticks={c['tick_labels']} non-background={c['non_background_fraction']:.1%} "
             f"series_px={c['plot_coloured_pixels']} "
             f"colours={c['colours']}  {shot.url.split('/', 3)[-1]}"
         )
