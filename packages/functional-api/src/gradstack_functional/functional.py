@@ -175,7 +175,7 @@ def _finish(parts, strict, create_graph):
 
 def _dependence(outputs, inputs):
     """For each output, the set of input indices it reaches through the graph."""
-    targets = {}
+    targets: dict = {}
     for j, x in enumerate(inputs):
         if x.requires_grad:
             node, nr = _core.edge_of(x)[:2]
@@ -503,7 +503,7 @@ def _batched_rows(roots, targets, create_graph, chunked, retain_graph=False):
         width = sum(t.numel() for t in targets) + total
         rows = max(1, min(total, _MAX_BATCH_ELEMENTS // max(width, 1)))
     offsets = _offsets(numels)
-    pieces = [[] for _ in targets]
+    pieces: list[list] = [[] for _ in targets]
     chunks = []
     for start in range(0, total, rows):
         stop = min(total, start + rows)
@@ -517,7 +517,7 @@ def _batched_rows(roots, targets, create_graph, chunked, retain_graph=False):
         )
         for j, gj in enumerate(g):
             pieces[j].append(gj)
-    out = []
+    out: list = []
     for j, t in enumerate(targets):
         if all(p is None for p in pieces[j]):
             out.append(None)

@@ -180,7 +180,7 @@ class profile:
         return self._events
 
     def _build(self) -> tuple:
-        events = []
+        events: list = []
         threads: dict = {}
         t0 = self._sessions[0].start_ns if self._sessions else 0
         for session in self._sessions:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import types
 import weakref
 from functools import partial
 from time import perf_counter_ns
@@ -138,8 +139,8 @@ def library_dirs() -> tuple[str, ...]:
 
 def user_stack(skip: tuple[str, ...], limit: int = 128) -> tuple:
     """The calling Python frames outside gradstack, innermost first: (file, line, function)."""
-    frame = sys._getframe(2)
-    out = []
+    frame: types.FrameType | None = sys._getframe(2)
+    out: list[tuple] = []
     while frame is not None and len(out) < limit:
         code = frame.f_code
         filename = code.co_filename

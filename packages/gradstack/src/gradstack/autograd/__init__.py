@@ -19,9 +19,10 @@ import importlib as _importlib
 
 # isort: off
 # Submodules first: importing ``.gradcheck`` binds the module to the name ``gradcheck``,
-# which the function of that name must then replace (as in torch.autograd).
+# which the function of that name must then replace (as in torch.autograd): the functions
+# replace the submodule names, on purpose (hence F811 and no-redef).
 from . import anomaly_mode, forward_ad, function, grad_mode, gradcheck, graph, variable
-from gradstack_autograd import (  # noqa: F811 - the functions replace the submodule names
+from gradstack_autograd import (  # type: ignore[no-redef]  # noqa: F811
     Function,
     GradcheckError,
     Variable,

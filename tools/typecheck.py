@@ -1,0 +1,48 @@
+"""Type-check every pure-Python package of the workspace with mypy (``hatch run lint``).
+
+A package is pure Python when its ``src/`` holds no ``.pyx``; each must ship a ``py.typed``
+marker (PEP 561), so that its users' type checkers read its annotations too.  mypy's
+settings, and what they relax and why, are in the root ``pyproject.toml``
+(Note [What the type check relaxes]).
+
+    python tools/typecheck.py [MYPY ARGS ...]
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pure_python_packages() -> list[Path]:
+    return sorted(
+        p
+        for p in (ROOT / "packages").iterdir()
+        if (p / "pyproject.toml").is_file() and not any((p / "src").rglob("*.pyx"))
+    )
+
+
+def main(argv: list[str]) -> int:
+    packages = pure_python_packages()
+    srcs = [p / "src" for p in packages]
+    unmarked = [
+        str(top.relative_to(ROOT))
+        for src in srcs
+        for top in src.iterdir()
+        if (top / "__init__.py").is_file() and not (top / "py.typed").is_file()
+    ]
+    if unmarked:
+        print(f"typecheck: add a py.typed marker (an empty file) to {', '.join(unmarked)}")
+        return 1
+    print(f"typecheck: mypy over {', '.join(p.name for p in packages)}", flush=True)
+    env = dict(os.environ, MYPYPATH=os.pathsep.join(str(s) for s in srcs))
+    cmd = [sys.executable, "-m", "mypy", *argv, *(str(s.relative_to(ROOT)) for s in srcs)]
+    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
