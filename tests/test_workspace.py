@@ -1,13 +1,15 @@
-"""The monorepo's own rules, as tests: layering, package metadata, identical build hooks.
-
-Note [Why the build hook is copied]
-Each Cython package must build alone from its sdist, so each carries its own
-``hatch_build.py``; the copies must stay identical (one fix, every package).
+"""The monorepo's own rules, as tests: layering, package metadata, one build hook, and the
+tooling's guards (stale extensions, skips that would hide a missing dependency).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import subprocess
+import sys
+import tarfile
 import tomllib
 from pathlib import Path
 
@@ -94,16 +96,177 @@ def test_package_metadata(pkg):
             assert re.search(r">=\d+\.\d+,<\d+\.\d+", dep), dep
 
 
-def test_cython_build_hooks_are_identical():
-    hooks = sorted(PACKAGES.glob("*/hatch_build.py"))
-    assert len(hooks) >= 2
-    first = hooks[0].read_text()
-    for other in hooks[1:]:
-        assert other.read_text() == first, f"{other} differs from {hooks[0]}"
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_ci_runs_the_readme_test_command():
+HOOK = PACKAGES / "tensor-core" / "hatch_build.py"
+CYTHON_PACKAGES = [p for p in PACKAGE_DIRS if any((p / "src").rglob("*.pyx"))]
+
+
+def _hook_config(pkg: Path) -> tuple[str, dict]:
+    build = tomllib.loads((pkg / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    hook = build["targets"]["wheel"]["hooks"]["custom"].get("path", "hatch_build.py")
+    return hook, build["targets"]["sdist"]
+
+
+def test_one_build_hook():
+    """Note [One build hook]: one file; every other Cython package links to it, and its
+    sdist carries the file's content under the name its pyproject gives the hook."""
+    assert HOOK.is_file() and not HOOK.is_symlink()
+    assert len(CYTHON_PACKAGES) >= 2
+    for pkg in CYTHON_PACKAGES:
+        name, sdist = _hook_config(pkg)
+        hook = pkg / name
+        assert hook.resolve() == HOOK.resolve(), f"{hook} is not tensor-core's hook"
+        if hook.is_symlink():
+            assert name != "hatch_build.py", "hatchling would ship the link itself"
+            assert sdist["force-include"] == {"../tensor-core/hatch_build.py": name}
+    copies = [p for p in PACKAGES.glob("*/*.py") if p.read_bytes() == HOOK.read_bytes()]
+    assert copies == [HOOK] or all(p == HOOK or p.is_symlink() for p in copies)
+
+
+def test_sdist_carries_the_hook_as_a_file(tmp_path):
+    """The sdist of a package that links to the hook, built from its folder, holds the hook
+    as a regular file with its content, and no link."""
+    from hatchling.builders.sdist import SdistBuilder
+
+    linked = [p for p in CYTHON_PACKAGES if (p / _hook_config(p)[0]).is_symlink()]
+    assert linked
+    for pkg in linked:
+        name = _hook_config(pkg)[0]
+        path = next(SdistBuilder(str(pkg)).build(directory=str(tmp_path)))
+        with tarfile.open(path) as tf:
+            assert not [m.name for m in tf.getmembers() if m.issym()]
+            (member,) = [m for m in tf.getmembers() if m.name.endswith(f"/{name}")]
+            assert member.isfile()
+            assert tf.extractfile(member).read() == HOOK.read_bytes()
+
+
+def test_wheel_builds_write_under_build_only():
+    """Note [Where builds go]: only editable builds put extensions into src/."""
+    hook = _load("gradstack_hatch_build_test", HOOK)
+    for pkg in CYTHON_PACKAGES:
+        wheel = hook.CythonPackage(pkg, hook.read_options(pkg), inplace=False)
+        wheel.cythonize()  # a no-op when the C is up to date
+        assert wheel.outputs and all(pkg / "build" in out.parents for out in wheel.outputs)
+        editable = hook.CythonPackage(pkg, hook.read_options(pkg), inplace=True)
+        editable.cythonize()
+        assert all(pkg / "src" in out.parents for out in editable.outputs)
+        # the wheel gets each extension at its import path either way
+        assert sorted(wheel.wheel_paths().values()) == sorted(editable.wheel_paths().values())
+
+
+def test_stale_guard_follows_includes_and_cimports(tmp_path):
+    """Note [Never test a stale extension]: an extension depends on the .pxi files it
+    includes and the .pxd files it cimports, from its own package or another."""
+    guard = _load("gradstack_root_conftest", ROOT / "conftest.py")
+    low = tmp_path / "low" / "src" / "low_pkg"
+    high = tmp_path / "high" / "src" / "high_pkg"
+    low.mkdir(parents=True)
+    high.mkdir(parents=True)
+    (low / "__init__.py").write_text("")
+    (low / "core.pxd").write_text("cdef class Core:\n    cdef int n\n")
+    (low / "core.pyx").write_text("cdef class Core:\n    pass\n")
+    (high / "__init__.py").write_text("")
+    (high / "ops.pxd").write_text("from low_pkg.core cimport Core\n")
+    (high / "_part.pxi").write_text('include "_inner.pxi"\n')
+    (high / "_inner.pxi").write_text("cdef int inner = 1\n")
+    (high / "engine.pyx").write_text(
+        "cimport numpy as cnp\n"
+        "from libc.math cimport exp\n"
+        "from . cimport ops\n"
+        "from low_pkg.core cimport (\n    Core,  # the class\n)\n"
+        'include "_part.pxi"\n'
+    )
+    srcs = [tmp_path / "low" / "src", tmp_path / "high" / "src"]
+    deps = guard.extension_dependencies(high / "engine.pyx", srcs)
+    assert {d.name for d in deps} == {
+        "engine.pyx",
+        "ops.pxd",
+        "_part.pxi",
+        "_inner.pxi",
+        "core.pxd",
+    }
+    assert {d.name for d in guard.extension_dependencies(low / "core.pyx", srcs)} == {
+        "core.pyx",
+        "core.pxd",
+    }
+
+
+def test_the_workspace_guard_sees_every_extension_dependency():
+    guard = _load("gradstack_root_conftest", ROOT / "conftest.py")
+    core = PACKAGES / "graph-engine" / "src" / "gradstack_autograd" / "_core.pyx"
+    names = {d.name for d in guard.extension_dependencies(core)}
+    assert "_tensor.pxd" in names  # tensor-core's interface, cimported
+    assert {p.name for p in core.parent.glob("*.pxi") if p.name in core.read_text()} <= names
+
+
+SKIPS = """
+import pytest
+
+def test_missing_layer():
+    pytest.importorskip("gradstack_no_such_layer")
+
+def test_missing_layer_by_message():
+    pytest.skip("gradstack_nn is not installed yet (needed for torch.nn.Linear)")
+
+def test_missing_oracle():
+    pytest.skip("could not import 'torch': No module named 'torch'")
+
+def test_a_plain_skip():
+    pytest.skip("expanded views are read-only")
+"""
+
+
+def _run_pytest(tmp_dir: Path, **env) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", str(tmp_dir), "-q", "-rfs", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+    return result.stdout + result.stderr
+
+
+@pytest.fixture
+def skip_tests():
+    # inside the repository, so that the root conftest.py applies to it
+    folder = ROOT / "build" / "selftest-skips"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "test_skips.py").write_text(SKIPS)
+    yield folder
+    (folder / "test_skips.py").unlink()
+
+
+def test_skips_that_hide_a_missing_dependency_fail(skip_tests):
+    """Note [A missing dependency fails, it does not skip]."""
+    out = _run_pytest(skip_tests, GRADSTACK_WITHOUT_TORCH="")
+    assert "3 failed, 1 skipped" in out, out
+    assert "gradstack_no_such_layer is missing" in out and "torch (the test oracle)" in out
+    out = _run_pytest(skip_tests, GRADSTACK_WITHOUT_TORCH="1")
+    assert "2 failed, 2 skipped" in out, out
+    assert "1 test items skipped because they compare with torch" in out, out
+
+
+def test_ci_runs_the_readme_commands():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "hatch run test" in readme and "hatch run test" in ci
-    assert "hatch run examples" in readme
+    assert 'python -m pip install "hatch>=1.16" && hatch run test' in readme
+    assert 'python -m pip install "hatch>=1.16" && hatch run examples:all' in readme
+    for command in ("hatch run test", "hatch run lint", "hatch run dist", "hatch run wheel-tests"):
+        assert f"\n{command}" in ci.replace("step ", ""), command
+        assert command in readme, command
+
+
+def test_pure_python_packages_are_typed():
+    typecheck = _load("gradstack_typecheck", ROOT / "tools" / "typecheck.py")
+    pure = typecheck.pure_python_packages()
+    assert {p.name for p in pure} >= {"functional-api", "profiler", "nn-mini", "gradstack"}
+    for pkg in pure:
+        (top,) = [p for p in (pkg / "src").iterdir() if (p / "__init__.py").is_file()]
+        assert (top / "py.typed").is_file(), f"{top} has no py.typed"
