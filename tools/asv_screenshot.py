@@ -128,11 +128,13 @@ def screenshot(binary: str, url: str, png: Path) -> None:
 
 
 # Note [Counting drawn pixels]
-# A flot canvas exists whether or not a series was drawn on it (asv's summary grid creates
-# one box per benchmark before its data arrive), so counting canvases proves nothing.  The
-# server adds this script to index.html: every half second it writes into each plot canvas
-# how many of its pixels are not transparent, which --dump-dom then shows.  asv's plots have
-# no grid or frame of their own on the sparklines, so an empty sparkline counts 0.
+# A flot canvas exists whether or not a series was drawn on it, and asv's summary grid
+# gives every sparkline a 1-pixel grey frame (grid.borderWidth = 1), so neither counting
+# canvases nor counting non-blank pixels tells an empty plot from a drawn one.  The server
+# adds this script to index.html: every half second it writes into each plot canvas how
+# many of its pixels are *coloured* (opaque, and with channels that differ: asv draws its
+# series in saturated colours, its frames, ticks and text in grey), which --dump-dom then
+# shows.  A frame alone counts 0; a series line a few hundred.
 PIXEL_PROBE = """<script>
 (function () {
   function probe() {
@@ -141,7 +143,10 @@ PIXEL_PROBE = """<script>
       try {
         var d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
         n = 0;
-        for (var i = 3; i < d.length; i += 4) { if (d[i] > 0) { n++; } }
+        for (var i = 0; i < d.length; i += 4) {
+          var hi = Math.max(d[i], d[i + 1], d[i + 2]), lo = Math.min(d[i], d[i + 1], d[i + 2]);
+          if (d[i + 3] > 64 && hi - lo > 60) { n++; }
+        }
       } catch (e) { n = -1; }
       c.setAttribute("data-drawn-pixels", String(n));
     });
