@@ -270,3 +270,43 @@ def test_pure_python_packages_are_typed():
     for pkg in pure:
         (top,) = [p for p in (pkg / "src").iterdir() if (p / "__init__.py").is_file()]
         assert (top / "py.typed").is_file(), f"{top} has no py.typed"
+
+
+def _tiny_package(root: Path, body: str) -> Path:
+    pkg = root / "tiny"
+    (pkg / "src" / "tiny_pkg").mkdir(parents=True)
+    (pkg / "src" / "tiny_pkg" / "__init__.py").write_text("")
+    (pkg / "src" / "tiny_pkg" / "_ext.pyx").write_text(body)
+    (pkg / "pyproject.toml").write_text('[project]\nname = "tiny"\nversion = "0"\n')
+    return pkg
+
+
+def test_compiled_extension_cache_serves_a_second_clone(tmp_path, monkeypatch):
+    """Note [The compiled-extension cache]: a second checkout at another path compiles
+    nothing, and gets a working extension; a changed source compiles again."""
+    hook = _load("gradstack_hatch_build_cache", HOOK)
+    monkeypatch.setenv("GRADSTACK_BUILD_CACHE", str(tmp_path / "cache"))
+    body = "def add(int a, int b):\n    return a + b\n"
+    logs: list[list[str]] = []
+
+    def build(where: Path, text: str) -> Path:
+        pkg = hook.CythonPackage(_tiny_package(where, text), {"extra-compile-args": ["-O0"]})
+        lines: list[str] = []
+        hook.build([pkg], jobs=1, log=lines.append)
+        logs.append(lines)
+        (out,) = pkg.outputs
+        return out
+
+    first = build(tmp_path / "clone1", body)
+    second = build(tmp_path / "clone2", body)
+    assert "1 to compile" in logs[0][0] and any("done in" in line for line in logs[0])
+    assert "0 to compile, 1 from the build cache" in logs[1][0], logs[1]
+    assert not any("compiling" in line for line in logs[1])
+    assert second.read_bytes() == first.read_bytes()
+    spec = importlib.util.spec_from_file_location("tiny_pkg._ext", second)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.add(2, 40) == 42
+
+    build(tmp_path / "clone3", body.replace("a + b", "a * b"))
+    assert "1 to compile" in logs[2][0], logs[2]

@@ -1,7 +1,19 @@
 """Hatchling build hook: compile every ``src/**/*.pyx`` with Cython and setuptools' build_ext.
 
 This is the one copy of gradstack's Cython build.  Every Cython package of the monorepo
-uses it (see Note [One build hook]
+uses it (see Note [The compiled-extension cache]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Compiling is nearly all of a fresh set-up's time, and a fresh clone (CI, a new worktree)
+compiles exactly what another checkout on the same machine compiled already.  So each
+compiled extension is also kept in ``~/.cache/gradstack/extensions`` (``$XDG_CACHE_HOME``
+is honoured; ``GRADSTACK_BUILD_CACHE=DIR`` moves it, ``=off`` turns it off), under a key
+made of everything the binary depends on: the generated C (which holds every ``.pyx``,
+``.pxi`` and cimported ``.pxd`` it was made from; it names no checkout-specific path), the
+compiler and its flags, numpy's version (its headers), Python's ABI and this file.  An
+out-of-date extension whose key is cached is copied instead of compiled.  The newest 64
+entries are kept.
+
+Note [One build hook]
 ~~~~~~~~~~~~~~~~~~~~~
 Each package must build alone (from its folder or from its sdist), so hatchling must find
 the hook inside the package.  This file is tensor-core's ``hatch_build.py``; every other
@@ -14,14 +26,20 @@ link would dangle outside the repository.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import shutil
+import subprocess
 import sys
+import sysconfig
 import threading
 import time
 import tomllib
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 try:  # absent when tools/rebuild.py imports this file outside a build
@@ -30,7 +48,19 @@ except ImportError:  # pragma: no cover - only the hook class needs it
     BuildHookInterface = object  # type: ignore[assignment,misc]
 
 DEFER_VARIABLE = "GRADSTACK_DEFER_CYTHON"
+CACHE_VARIABLE = "GRADSTACK_BUILD_CACHE"
+CACHE_ENTRIES = 64
 HOOK_TABLE = ("tool", "hatch", "build", "targets", "wheel", "hooks", "custom")
+
+
+@contextmanager
+def _chdir(path: Path) -> Iterator[None]:
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
 
 
 def default_jobs() -> int:
@@ -42,6 +72,29 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def cache_dir() -> Path | None:
+    """Where compiled extensions are kept (Note [The compiled-extension cache]), or None."""
+    env = os.environ.get(CACHE_VARIABLE, "")
+    if env.lower() in {"0", "off", "no", "false"}:
+        return None
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gradstack" / "extensions"
+
+
+@functools.cache
+def _toolchain() -> str:
+    """The C compiler's identity and the flags the environment adds."""
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    try:
+        version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        version = "unknown"
+    flags = [os.environ.get(v, "") for v in ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")]
+    return repr((cc, version, flags, sysconfig.get_config_var("EXT_SUFFIX")))
 
 
 def read_options(root: Path) -> dict:
@@ -99,7 +152,9 @@ class CythonPackage:
         extensions = [
             Extension(
                 ".".join(pyx.relative_to(self.src).with_suffix("").parts),
-                [str(pyx)],  # absolute: packages compile in threads, so no chdir
+                # relative: the generated C then names no checkout-specific path, so two
+                # clones generate the same C (Note [The compiled-extension cache])
+                [str(pyx.relative_to(self.root))],
                 include_dirs=[numpy.get_include()],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=compile_args,
@@ -107,11 +162,12 @@ class CythonPackage:
             )
             for pyx in self.pyx_files
         ]
-        with warnings.catch_warnings():
+        with _chdir(self.root), warnings.catch_warnings():
+            # (build() cythonizes in the main thread, before any compile thread starts)
             warnings.simplefilter("ignore")
             self._ext_modules = cythonize(
                 extensions,
-                include_path=self.include_path,
+                include_path=[os.path.relpath(p, self.root) for p in self.include_path],
                 compiler_directives=directives,
                 build_dir=str(self.build / "cython"),
                 nthreads=jobs if jobs > 1 and len(extensions) > 1 else 0,
@@ -127,6 +183,9 @@ class CythonPackage:
             cmd.build_temp = str(self.build / f"temp-{sys.implementation.cache_tag}")
             cmd.build_lib = str(self.build / f"lib-{sys.implementation.cache_tag}")
             cmd.ensure_finalized()
+        for ext in self._ext_modules:  # compiles run in threads: no relative paths
+            ext.sources = [str(self.root / s) for s in ext.sources]
+            ext.depends = [str(self.root / d) for d in ext.depends]
         self._cmd = cmd
 
     def output(self, ext) -> Path:
@@ -148,6 +207,58 @@ class CythonPackage:
                 stale.append(ext)
         return stale
 
+    def cache_path(self, ext) -> Path | None:
+        """The cache entry for ``ext`` as it would be compiled now (None: no cache)."""
+        where = cache_dir()
+        if where is None:
+            return None
+        import numpy
+
+        key = hashlib.sha256()
+        for source in ext.sources:
+            key.update(Path(source).read_bytes())
+        key.update(Path(__file__).read_bytes())
+        settings = (
+            ext.name,
+            ext.extra_compile_args,
+            ext.extra_link_args,
+            ext.define_macros,
+            numpy.__version__,
+            _toolchain(),
+        )
+        key.update(repr(settings).encode())
+        return where / f"{ext.name}-{key.hexdigest()[:40]}{sysconfig.get_config_var('EXT_SUFFIX')}"
+
+    def restore(self, ext) -> bool:
+        """Copy ``ext`` from the cache into place; False when it is not cached."""
+        entry = self.cache_path(ext)
+        if entry is None or not entry.is_file():
+            return False
+        target = self.output(ext)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        shutil.copyfile(entry, tmp)
+        shutil.copymode(entry, tmp)
+        os.replace(tmp, target)  # a new mtime: newer than its C, as a compile leaves it
+        os.utime(entry)  # recently used: kept by the pruning
+        return True
+
+    def store(self, ext) -> None:
+        """Keep the freshly compiled ``ext`` in the cache (best effort)."""
+        entry = self.cache_path(ext)
+        if entry is None:
+            return
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
+            shutil.copy2(self.output(ext), tmp)
+            os.replace(tmp, entry)
+            entries = sorted(entry.parent.glob("*.so"), key=lambda p: p.stat().st_mtime)
+            for old in entries[:-CACHE_ENTRIES]:
+                old.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only or full cache costs a compile next time, nothing else
+
     def c_size(self, ext) -> tuple[int, str]:
         """The size of an extension's generated C (how long it compiles), and its name."""
         return (sum(Path(s).stat().st_size for s in ext.sources if Path(s).exists()), ext.name)
@@ -167,6 +278,7 @@ class CythonPackage:
                 log(f"[{self.name} {n}/{total}] {ext.name}: compiling ...")
                 start = time.perf_counter()
                 build_extension(ext)
+                self.store(ext)
                 took = time.perf_counter() - start
                 log(f"[{self.name} {n}/{total}] {ext.name}: done in {took:.1f} s")
             finally:
@@ -225,9 +337,12 @@ def build(
         start = time.perf_counter()
         pkg.cythonize(jobs)
         stale = pkg.out_of_date()
+        cached = [ext for ext in stale if pkg.restore(ext)]
+        stale = [ext for ext in stale if ext not in cached]
         log(
-            f"{pkg.name}: {len(pkg.pyx_files)} Cython modules, {len(stale)} to compile "
-            f"(cython {time.perf_counter() - start:.1f} s)"
+            f"{pkg.name}: {len(pkg.pyx_files)} Cython modules, {len(stale)} to compile"
+            + (f", {len(cached)} from the build cache" if cached else "")
+            + f" (cython {time.perf_counter() - start:.1f} s)"
         )
         if stale:
             todo.append((pkg, stale))
