@@ -75,11 +75,14 @@ def _shape(t) -> str:
 
 
 def _saved_name(node: Node, index: int) -> str:
-    """torch's attribute names for saved values: ``self``, ``other``, ``result`` ..."""
+    """A name for the ``index``-th saved value: torch's ``self``/``other`` for the operands of
+    a binary op and ``result`` for the output, else the argument's position (``arg2``)."""
     entry = getattr(node, "entry", None)
     positions = tuple(getattr(entry, "save", ()) or ())
     if index < len(positions):
-        return {0: "self", 1: "other"}.get(positions[index], f"arg{positions[index]}")
+        if set(positions) <= {0, 1}:
+            return ("self", "other")[positions[index]]
+        return f"arg{positions[index]}"
     if entry is not None and getattr(entry, "save_output", False):
         return "result"
     return f"saved{index}"
