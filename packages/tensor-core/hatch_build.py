@@ -1,7 +1,37 @@
 """Hatchling build hook: compile every ``src/**/*.pyx`` with Cython and setuptools' build_ext.
 
-This is the one copy of gradstack's Cython build.  Every Cython package of the monorepo
-uses it (see Note [The compiled-extension cache]
+This is the one copy of gradstack's Cython build: every Cython package of the monorepo
+uses it (Note [One build hook]), and ``tools/rebuild.py`` drives the same code for the
+development environments.  Options, all optional, come from
+``[tool.hatch.build.targets.wheel.hooks.custom]`` of the package's ``pyproject.toml``::
+
+    cython-include = ["../tensor-core/src"]   # extra dirs searched for cimported .pxd files
+    cython-directives = {boundscheck = false}
+    extra-compile-args = ["-O3"]
+    openmp = true                             # compile and link with -fopenmp
+
+Extensions compile in parallel (``GRADSTACK_BUILD_JOBS``, default: every CPU), the largest
+generated C first, and each start and end is printed (``[tensor-core 1/3] ...``).
+
+Note [Where builds go]
+~~~~~~~~~~~~~~~~~~~~~~
+An *editable* install (the hatch environments) builds in place: the extension lands next to
+its ``.pyx`` under ``src/``, where the editable ``.pth`` points.  Every other build (``pip
+install packages/x``, ``pip wheel``, ``hatch build``, asv) writes only under the package's
+``build/`` folder and force-includes the extension into the wheel from there, so building a
+wheel never touches the ``.so`` files the development environment imports.  The generated C
+lives in ``build/cython/`` for both (the same C either way, so neither kind regenerates it
+for the other).
+
+Note [Deferred compile in the hatch environments]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+pip and uv hide a build backend's output, so a compile inside hatch's "Syncing dependencies"
+step is a silent spinner.  The hatch environments set ``GRADSTACK_DEFER_CYTHON=1``: an
+editable install then only installs the package, and the environment's first command runs
+``tools/rebuild.py``, which compiles with this same code, saying what it compiles.  Wheels
+and sdists ignore the variable.
+
+Note [The compiled-extension cache]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Compiling is nearly all of a fresh set-up's time, and a fresh clone (CI, a new worktree)
 compiles exactly what another checkout on the same machine compiled already.  So each
