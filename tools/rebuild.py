@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -52,8 +53,12 @@ def main(argv: list[str]) -> int:
     ]
     start = time.perf_counter()
 
-    def log(line: str) -> None:
-        print(f"rebuild: {line}", flush=True)
+    lock = threading.Lock()
+
+    def log(line: str) -> None:  # compiles report from several threads: one write per line
+        with lock:
+            sys.stdout.write(f"rebuild: {line}\n")
+            sys.stdout.flush()
 
     try:
         hook.build(packages, log=log)

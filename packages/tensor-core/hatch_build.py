@@ -39,7 +39,7 @@ compiled extension is also kept in ``~/.cache/gradstack/extensions`` (``$XDG_CAC
 is honoured; ``GRADSTACK_BUILD_CACHE=DIR`` moves it, ``=off`` turns it off), under a key
 made of everything the binary depends on: the generated C (which holds every ``.pyx``,
 ``.pxi`` and cimported ``.pxd`` it was made from; it names no checkout-specific path), the
-compiler and its flags, numpy's version (its headers), Python's ABI and this file.  An
+compiler and its flags, numpy's version (its headers), Python's ABI and ``CACHE_FORMAT``.  An
 out-of-date extension whose key is cached is copied instead of compiled.  The newest 64
 entries are kept.
 
@@ -80,6 +80,9 @@ except ImportError:  # pragma: no cover - only the hook class needs it
 DEFER_VARIABLE = "GRADSTACK_DEFER_CYTHON"
 CACHE_VARIABLE = "GRADSTACK_BUILD_CACHE"
 CACHE_ENTRIES = 64
+# part of every cache key: bump it when this file changes how a binary is made in a way the
+# key does not already hold (the C, flags, macros, numpy, compiler and ABI are in it)
+CACHE_FORMAT = 1
 HOOK_TABLE = ("tool", "hatch", "build", "targets", "wheel", "hooks", "custom")
 
 
@@ -247,8 +250,8 @@ class CythonPackage:
         key = hashlib.sha256()
         for source in ext.sources:
             key.update(Path(source).read_bytes())
-        key.update(Path(__file__).read_bytes())
         settings = (
+            CACHE_FORMAT,
             ext.name,
             ext.extra_compile_args,
             ext.extra_link_args,
