@@ -73,6 +73,12 @@ def run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 
 def build(names: list[str]) -> int:
+    # hatchling's own builder, in this process: no pip needed (the hatch envs are made by
+    # uv and have none), no build isolation (this env has the build dependencies), and the
+    # Cython build writes under each package's build/ only (Note [Where builds go] in
+    # packages/tensor-core/hatch_build.py)
+    from hatchling.builders.wheel import WheelBuilder
+
     DIST.mkdir(exist_ok=True)
     todo = packages(names)
     for n, pkg in enumerate(todo, 1):
@@ -81,18 +87,13 @@ def build(names: list[str]) -> int:
             old.unlink()
         print(f"dist: [{n}/{len(todo)}] {name} ...", flush=True)
         start = time.perf_counter()
-        # no build isolation: this env has the build dependencies; the Cython build writes
-        # under the package's build/ only (Note [Where builds go] in hatch_build.py)
-        result = run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-            + ["-w", DIST, pkg],
-            cwd=ROOT,
-        )
-        if result.returncode:
-            print(f"dist: building {name} failed", file=sys.stderr)
-            return result.returncode
-        (wheel,) = DIST.glob(f"{name.replace('-', '_')}-*.whl")
-        print(f"dist: [{n}/{len(todo)}] {wheel.name} ({time.perf_counter() - start:.1f} s)")
+        try:
+            (wheel,) = WheelBuilder(str(pkg)).build(directory=str(DIST), versions=["standard"])
+        except Exception as exc:  # a Cython or compiler error: its output is above
+            print(f"dist: building {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
+        took = time.perf_counter() - start
+        print(f"dist: [{n}/{len(todo)}] {Path(wheel).name} ({took:.1f} s)", flush=True)
     print(f"dist: {len(todo)} wheels in {DIST.relative_to(ROOT)}/")
     return 0
 
