@@ -153,6 +153,15 @@ def test(names: list[str], pytest_args: list[str]) -> int:
         start = time.perf_counter()
         req = requirement(pkg)
         oracle = ["torch==2.13.0"] if needs_oracle(pkg) else []
+        if oracle:
+            # where the CPU build of torch lies (pip's find-links, as the hatch env reads it:
+            # Note [uv, and where torch comes from]); a --find-links on uv's command line
+            # replaces UV_FIND_LINKS instead of adding to it
+            for links in {
+                os.environ.get("UV_FIND_LINKS", ""),
+                os.environ.get("PIP_FIND_LINKS", ""),
+            }:
+                oracle += [arg for link in links.split() for arg in ("--find-links", link)]
         print(f"\n=== {name}: fresh venv, pip install --find-links dist '{req}' " + "=" * 10)
         if oracle:
             print("(its tests import torch outright: the venv gets torch==2.13.0 too)")
