@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
 """The C core of gradstack_autograd: grad modes, nodes, the dispatch layer, the engine.
 
 One extension module built from one include file per concept, so that the hot calls

@@ -95,7 +95,7 @@ cdef object _np_sum_to_batched(cnp.ndarray g, tuple shape):
     return np.reshape(r, (g.shape[0],) + shape)
 
 
-def sum_to_py(Tensor g, shape):
+def sum_to_py(Tensor g not None, shape):
     """Reduce a broadcast gradient ``g`` to ``shape`` (differentiably under create_graph)."""
     return sum_to(g, tuple(shape))
 
@@ -204,6 +204,7 @@ cdef object _add_grads(object a, object b):
 # AD the sums stay out of place, to keep the graph and the tangents.
 
 @cython.no_gc
+@cython.binding(False)
 cdef class _OwnedGrad:
     """A gradient sum created by the engine, held only by one input buffer slot."""
     cdef Tensor tensor
@@ -524,7 +525,7 @@ def will_engine_execute_node(node):
     return node in tasks[len(tasks) - 1].needed()
 
 
-def unbatchable_reason(tuple roots, tuple inputs):
+def unbatchable_reason(tuple roots not None, tuple inputs not None):
     """Why a batched ``grad(roots, inputs)`` cannot run in one pass, or None when it can.
 
     Looks at the nodes the pass would run (those on a path from ``roots`` to ``inputs``):

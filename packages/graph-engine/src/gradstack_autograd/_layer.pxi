@@ -1,5 +1,6 @@
 # Included by _core.pyx: derivative entries, the autograd dispatch layer, in-place rules.
 
+@cython.binding(False)
 cdef class Derivative:
     """One row of the derivative table: how to differentiate one op.
 
@@ -68,6 +69,7 @@ def _node_class(str name):
 
 
 @cython.no_gc
+@cython.binding(False)
 cdef class OpNode(Node):
     """A node recorded from an op of the derivative table; its formula is ``entry.backward``."""
 
@@ -88,6 +90,11 @@ cdef class OpNode(Node):
         return (<tuple>self.next_edges[i])[2]
 
     cpdef tuple apply(self, tuple grads):
+        if not isinstance(self.entry, Derivative) or grads is None:
+            raise TypeError(
+                f"{type(self).__name__}.apply() needs a node recorded from an op (its entry "
+                f"is {type(self.entry).__name__}) and a tuple of gradients"
+            )
         cdef Derivative d = <Derivative>self.entry
         cdef object r
         if d.native != NATIVE_NONE:
@@ -244,12 +251,15 @@ cdef object _mark_inference(object out):
     return out
 
 
+@cython.binding(False)
 cdef class AutogradLayer(DispatchLayer):
     """The dispatch layer that builds the graph (DESIGN.md, "How a call flows")."""
 
     cpdef object handle(self, Op op, tuple args, Py_ssize_t next_index):
         cdef object out
         cdef Derivative d
+        if op is None or args is None:      # typed arguments let None through
+            raise TypeError("handle() expects an Op and a tuple of arguments, got None")
         if gs_get_inference_mode():
             if op.inplace:
                 return call_next(op, args, next_index)
@@ -340,7 +350,7 @@ cdef void _share_tangent(Tensor t) except *:
                     _share_into(<SavedTensor>x, t)
 
 
-def _share_tangent_py(Tensor t):
+def _share_tangent_py(Tensor t not None):
     """After forward_ad set ``t``'s tangent outside the hook (in-place ops): share it too."""
     _share_tangent(t)
 
@@ -360,12 +370,18 @@ cdef object _inplace_call(Op op, tuple args, Py_ssize_t next_index):
     return _inplace_call_impl(op, args, next_index)
 
 
-def _run_inplace(Op op, tuple args, Py_ssize_t next_index):
+def _run_inplace(Op op not None, tuple args not None, Py_ssize_t next_index):
     """The in-place op's autograd handling and kernel (for the forward-mode in-place hook)."""
     return _inplace_call_impl(op, args, next_index)
 
 
 cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
+    if len(args) == 0 or not isinstance(args[0], Tensor):
+        raise TypeError(
+            f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(args[0]).__name__ if args else 'nothing'} (an in-place op writes into "
+            "its first argument)"
+        )
     cdef Tensor self_t = <Tensor>args[0]
     cdef Tensor base
     cdef Derivative d
@@ -489,6 +505,7 @@ def view_positions(base_shape, base_strides, view_shape, view_strides, Py_ssize_
 
 
 @cython.no_gc
+@cython.binding(False)
 cdef class CopySlices(Node):
     """Gradient of a base tensor after an in-place op wrote into one of its views."""
     cdef public OpNode fn
@@ -533,6 +550,7 @@ cdef class CopySlices(Node):
 
 
 @cython.no_gc
+@cython.binding(False)
 cdef class AsStridedBackward0(Node):
     """Gradient of a view whose base was rewritten in place: scatter into the base's shape."""
     cdef public CopySlices geometry
@@ -573,23 +591,23 @@ def current_sequence_nr():
     return _sequence_nr
 
 
-def attach_output(Tensor t, Node node, Py_ssize_t output_nr):
+def attach_output(Tensor t not None, Node node not None, Py_ssize_t output_nr):
     """Make ``node`` the grad_fn of ``t`` (its output number ``output_nr``)."""
     t._grad_fn = node
     t._output_nr = output_nr
     t._requires_grad = True
 
 
-def alias_of(Tensor t):
+def alias_of(Tensor t not None):
     """A new tensor object viewing ``t``'s storage (sharing its version counter), no graph."""
     return wrap_view(data_of(t), t)
 
 
-def save_for_function(Tensor t, bint is_output, Node node):
+def save_for_function(Tensor t not None, bint is_output, Node node not None):
     return save_tensor(t, is_output, node)
 
 
-def run_fused(kernel, tuple tensors):
+def run_fused(kernel, tuple tensors not None):
     """``kernel(*arrays)`` wrapped back into tensors, or None when it must not or cannot run.
 
     Used by the derivative table's first-order fast paths: never with grad mode on
@@ -603,10 +621,15 @@ def run_fused(kernel, tuple tensors):
         return None
     arrays = [None] * n
     for i in range(n):
+        if not isinstance(tensors[i], Tensor):
+            raise TypeError(
+                f"run_fused() expects a tuple of Tensors, got {type(tensors[i]).__name__} "
+                f"at position {i}"
+            )
         arrays[i] = data_of(<Tensor>tensors[i])
     if not _kernels.fusable(*arrays):
         return None
     r = kernel(*arrays)
     if type(r) is tuple:
-        return tuple([wrap(<cnp.ndarray>a) for a in <tuple>r])
-    return wrap(<cnp.ndarray>r)
+        return tuple([wrap(<cnp.ndarray?>a) for a in <tuple>r])
+    return wrap(<cnp.ndarray?>r)

@@ -46,6 +46,7 @@ cdef object _add_hook(dict hooks, object fn):
 # Per-tensor autograd state
 
 
+@cython.binding(False)
 cdef class AutogradMeta:
     """What autograd keeps on a tensor besides ``requires_grad``/``grad``/``grad_fn``."""
     cdef public object grad_accumulator     # weakref to the leaf's AccumulateGrad node
@@ -108,6 +109,7 @@ def _pop_saved_tensors_hooks():
 
 
 @cython.no_gc
+@cython.binding(False)
 cdef class SavedTensor:
     """A tensor saved for backward, with the version it had when it was saved."""
     cdef Tensor tensor             # a saved input (strong reference), else None
@@ -297,6 +299,7 @@ cdef Py_ssize_t ACCUMULATE_PRIORITY = PY_SSIZE_T_MAX
 # holds the tensor it is registered on) is freed only when the hook is removed.  Custom
 # Function nodes (Python subclasses with a __dict__) stay tracked.
 @cython.no_gc
+@cython.binding(False)
 cdef class Node:
     """A backward function in the graph (``grad_fn``): torch's ``torch.autograd.graph.Node``.
 
@@ -416,6 +419,7 @@ cdef Py_ssize_t next_sequence_nr():
 
 
 @cython.no_gc
+@cython.binding(False)
 cdef class AccumulateGrad(Node):
     """The node that adds a leaf's gradient into ``leaf.grad`` (torch's layout rules 1-4)."""
 
@@ -577,6 +581,6 @@ cdef void _run_post_accumulate_hooks(Tensor var) except *:
             fn(var)
 
 
-def _add_hook_py(dict hooks, fn):
+def _add_hook_py(dict hooks not None, fn):
     """Register ``fn`` in ``hooks``; returns its RemovableHandle (for Python modules)."""
     return _add_hook(hooks, fn)

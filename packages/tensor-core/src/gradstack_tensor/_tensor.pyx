@@ -1,4 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: embedsignature=True, embedsignature.format=clinic
 """The core of gradstack_tensor: the Tensor, the op registry and the dispatch point.
 
 Every op, from ``a * b`` to ``t.sum(1)``, is an :class:`Op` called through
@@ -148,6 +149,7 @@ def quiet(fn, *args, **kwargs):
 
 
 @cython.no_gc
+@cython.binding(False)
 cdef class VersionCounter:
     """The in-place version of a storage, shared by a tensor and all of its views.
 
@@ -199,6 +201,7 @@ def caller_location():
 OPS = {}
 
 
+@cython.binding(False)
 cdef class Op:
     """One operation of the tensor library, called through the dispatch point.
 
@@ -293,6 +296,7 @@ cdef tuple _layers = ()
 cdef Py_ssize_t _n_layers = 0
 
 
+@cython.binding(False)
 cdef class DispatchLayer:
     """A layer on the dispatch point (autograd, profiler ...).
 
@@ -1069,6 +1073,8 @@ cdef bint _sigmoid_tail_c(cnp.ndarray x, cnp.ndarray out):
 
 def _sigmoid_ufunc(x):
     """numpy path of sigmoid (Note [sigmoid on the numpy path]); ``x`` is a float array."""
+    if not cnp.PyArray_Check(x):
+        raise TypeError(f"sigmoid: expected a numpy array, got {type(x).__name__}")
     cdef cnp.ndarray a = x, out
     cdef int num = cnp.PyArray_TYPE(a)
     if num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE:
@@ -1582,6 +1588,21 @@ cdef object _dim_arg(object dim):
 # The Tensor
 
 
+# Note [Cython methods check self]
+# A cdef class's methods compiled as cyfunctions (Cython's default, binding=True) accept
+# any object as ``self`` when called unbound: ``Tensor.dim(None)`` read a C field of None
+# and crashed the interpreter.  With binding=False they are method descriptors, which
+# check ``self`` as CPython's own types do and raise torch's TypeError ("descriptor 'dim'
+# for '...Tensor' objects doesn't apply to a 'NoneType' object").  Every cdef class of
+# the stack is compiled so; tests/test_crash_fuzz.py calls every method unbound.
+
+# the storage of a tensor made by Tensor.__new__ alone: empty and read-only, so that
+# nothing is ever written into this shared array
+cdef cnp.ndarray _NO_DATA = np.empty((0,), dtype=np.float32)
+_NO_DATA.flags.writeable = False
+
+
+@cython.binding(False)
 cdef class Tensor:
     """A multi-dimensional array of one dtype, stored as a numpy array.
 
@@ -1604,6 +1625,9 @@ cdef class Tensor:
     __array_priority__ = 1000   # ndarray (op) Tensor defers to the Tensor's reflected op
 
     def __cinit__(self, *args, **kwargs):
+        # Note [A tensor always has storage]: Tensor.__new__(Tensor), which runs no
+        # __init__, gives an empty float32 tensor (as torch's), never a NULL array
+        self._data = _NO_DATA
         self._requires_grad = False
         self._output_nr = 0
         self._is_inference = False
