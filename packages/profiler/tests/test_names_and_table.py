@@ -7,7 +7,7 @@ import pytest
 from gradstack_profiler import event_name, profile, record_function
 from gradstack_profiler._names import ATEN_OPS, RENAMED
 from gradstack_profiler._table import format_memory, format_time, format_time_share
-from gradstack_tensor import _tensor
+from gradstack_tensor import OPS
 
 
 def test_naming_scheme():
@@ -31,7 +31,7 @@ def test_every_tensor_core_op_with_an_aten_twin_is_named_so():
     torch = pytest.importorskip("torch")
     missing = sorted(
         name
-        for name in _tensor.OPS
+        for name in OPS
         if event_name(name).startswith("gradstack::") and hasattr(torch.ops.aten, name)
     )
     assert not missing, f"add these ops to gradstack_profiler/_names.py ATEN_OPS: {missing}"

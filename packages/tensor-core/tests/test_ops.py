@@ -22,7 +22,7 @@ from pathlib import Path
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_tensor._tensor import _unary_c_limit
+from gradstack_tensor._loops import _unary_c_limit
 
 
 def _load(name):
@@ -445,7 +445,7 @@ def _c_limit(name, dtype):
     stop]): per op and dtype for unary ops, SMALL_SIZE for the binary ones and sum."""
     if name in db.SMALL_PATH_UNARY:
         return _unary_c_limit(name, dtype)
-    return gt._tensor.SMALL_SIZE
+    return gt._loops.SMALL_SIZE
 
 
 def _small_cases(info, dtype, rng):
@@ -543,7 +543,7 @@ def test_small_path_threshold(name, dtype):
     info = OP_DB[name]
     rng = _rng(name, dtype)
     limit = _c_limit(name, dtype)
-    assert 32 <= limit <= gt._tensor.SMALL_SIZE
+    assert 32 <= limit <= gt._loops.SMALL_SIZE
     for n in (limit, limit + 1):
         a = make_in(info, dtype, rng, (n,))
         args = (a,) if name in db.SMALL_PATH_UNARY else (a, make_in(info, dtype, rng, (n,)))

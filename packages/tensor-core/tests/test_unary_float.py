@@ -15,7 +15,7 @@ import warnings
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_tensor._tensor import _unary_c_limit
+from gradstack_tensor._loops import _unary_c_limit
 
 FLOATS = ["float16", "float32", "float64"]
 

@@ -16,25 +16,27 @@ Examples
 1
 """
 
+# Note [Import order of the core]
+# The Tensor's method groups import the op table (which declares the built-in ops) before
+# they look ops up, and _elementwise, which cimports _tensor and so imports the whole core
+# first, binds the C kernels of the declared ops; the _impl_* modules bind the Python ones.
 from . import (  # noqa: F401 - bind kernels
     _allocator,
+    _elementwise,
     _impl_elementwise,
     _impl_linalg,
     _impl_nn,
     _impl_reduce,
     _impl_shape,
+    _op_table,
     return_types,
 )
 from . import functions as _functions
 from .__about__ import __version__
-from ._format import get_printoptions, printoptions, set_printoptions
-from ._tensor import (
+from ._dispatch import (
     OPS,
     DispatchLayer,
     Op,
-    Size,
-    Tensor,
-    VersionCounter,
     dispatch,
     get_op,
     register_layer,
@@ -42,6 +44,10 @@ from ._tensor import (
     registered_layers,
     unregister_layer,
 )
+from ._format import get_printoptions, printoptions, set_printoptions
+from ._shapes import Size
+from ._tensor import Tensor
+from ._tensor_base import VersionCounter
 from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
 from .device import device

@@ -15,16 +15,10 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import random as _random
-from ._tensor import (
-    OPS,
-    Tensor,
-    _data,
-    _normalize_dim,
-    _wrap,
-    broadcast_error,
-    can_cast_inplace,
-    register_op,
-)
+from ._dispatch import OPS, register_op
+from ._promotion import can_cast_inplace
+from ._shapes import _normalize_dim, broadcast_error
+from ._tensor import Tensor, _data, _wrap
 
 __all__: list[str] = []
 

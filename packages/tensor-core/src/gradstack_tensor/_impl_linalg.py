@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
+from ._dispatch import OPS
 from ._impl_elementwise import CPP_TYPE, SCALAR_TYPE, expand_error, expands_to
-from ._tensor import OPS, Tensor, _data, _wrap
+from ._tensor import Tensor, _data, _wrap
 
 __all__: list[str] = []
 

@@ -42,7 +42,9 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from ._tensor import Tensor, _data, _wrap, quiet, register_op
+from ._dispatch import register_op
+from ._tensor import Tensor, _data, _wrap
+from ._ufuncs import quiet
 
 __all__: list[str] = []
 
@@ -148,7 +150,7 @@ def _pair(input, target, op: str, kernel: str):
     try:
         np.broadcast_shapes(x.shape, y.shape)
     except ValueError:
-        from ._tensor import broadcast_error
+        from ._shapes import broadcast_error
 
         raise broadcast_error(x.shape, y.shape) from None
     return x, y
@@ -673,7 +675,7 @@ def gelu_backward(grad_output, input, approximate="none"):
     try:
         return _wrap(quiet(np.multiply, g.astype(res, copy=False), d))
     except ValueError:
-        from ._tensor import broadcast_error
+        from ._shapes import broadcast_error
 
         raise broadcast_error(g.shape, x.shape) from None
 

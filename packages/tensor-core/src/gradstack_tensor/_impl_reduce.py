@@ -14,17 +14,11 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import return_types
+from ._dispatch import OPS, register_op
 from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
-from ._tensor import (
-    OPS,
-    Tensor,
-    _data,
-    _normalize_dim,
-    _wrap,
-    normalize_dims,
-    quiet,
-    register_op,
-)
+from ._shapes import _normalize_dim, normalize_dims
+from ._tensor import Tensor, _data, _wrap
+from ._ufuncs import quiet
 
 __all__: list[str] = []
 

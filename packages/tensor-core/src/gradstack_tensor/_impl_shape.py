@@ -12,8 +12,10 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
+from ._dispatch import OPS
 from ._impl_elementwise import describe_index_error, index_key, torch_dims, writable_alias
-from ._tensor import OPS, Tensor, _data, _normalize_dim, _wrap, _wrap_detached, _wrap_view
+from ._shapes import _normalize_dim
+from ._tensor import Tensor, _data, _wrap, _wrap_detached, _wrap_view
 
 __all__: list[str] = []
 

@@ -19,11 +19,12 @@ import math
 
 import numpy as np
 
-from . import _tensor as _tensor_module
+from . import _tensor_base as _tensor_module
 from . import dtypes as _dt
 from . import random as _random
 from ._impl_elementwise import scalar_as
-from ._tensor import Tensor, _data, _python_data_kind, _wrap
+from ._tensor import Tensor, _data, _wrap
+from ._tensor_base import _python_data_kind
 from .device import check_device
 
 __all__ = [

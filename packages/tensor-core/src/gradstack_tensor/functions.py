@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._tensor import OPS, Tensor, _data, _wrap, dispatch
+from ._dispatch import OPS, dispatch
+from ._tensor import Tensor, _data, _wrap
 
 # Ops of one tensor argument: name -> one-line description.
 _UNARY = {

@@ -1,0 +1,209 @@
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
+"""The op registry and the dispatch point: every op of the tensor library passes here.
+
+Every op, from ``a * b`` to ``t.sum(1)``, is an :class:`Op` called through
+:func:`dispatch`.  With no layer registered, dispatch checks one C integer and runs the
+op's kernel.  Upper layers (autograd, the profiler, vmap's batching) subclass
+:class:`DispatchLayer` and register themselves with :func:`register_layer`; this module
+never imports them.
+
+The built-in ops are declared in ``_op_table.pyx``; their kernels are bound by
+``_elementwise.pyx`` (C kernels) and the ``_impl_*.py`` modules (Python kernels).
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> op = gt.get_op("mul")
+>>> op(gt.tensor([1., 2.]), 3).tolist()
+[3.0, 6.0]
+>>> class Count(gt.DispatchLayer):
+...     calls = 0
+...     def handle(self, op, args, next_index):
+...         Count.calls += 1
+...         return self.call_next(op, args, next_index)
+>>> layer = Count(50)
+>>> gt.register_layer(layer)
+>>> _ = gt.tensor([1.]) + 1
+>>> gt.unregister_layer(layer)
+>>> Count.calls
+1
+"""
+cimport cython
+
+KIND_OTHER = K_OTHER
+KIND_BINARY = K_BINARY
+KIND_BINARY_FLOAT = K_BINARY_FLOAT
+KIND_COMPARE = K_COMPARE
+KIND_UNARY = K_UNARY
+KIND_UNARY_FLOAT = K_UNARY_FLOAT
+
+# every registered op by name
+OPS = {}
+
+
+@cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
+cdef class Op:
+    """One operation of the tensor library, called through the dispatch point.
+
+    Parameters
+    ----------
+    name : str
+        torch's name of the op (``"mul"``, ``"add_"``, ``"sum"``).
+    kind : int
+        One of the ``KIND_*`` constants; elementwise kinds have a generic C kernel.
+    ufunc : numpy.ufunc, optional
+        The numpy ufunc of an elementwise op.
+    inplace : bool
+        The op writes into its first argument (and bumps its version).
+    view : bool
+        The op's output aliases its first argument's storage.
+
+    Notes
+    -----
+    Arguments are positional in a fixed order, the op's canonical signature (the Tensor
+    methods normalise keyword arguments before dispatching), so that every layer can find
+    an argument by position: ``sum(input, dim, keepdim, dtype)``.
+    """
+
+    def __init__(self, str name, int kind=K_OTHER, ufunc=None, *, bint inplace=False,
+                 bint view=False):
+        self.name = name
+        self.kind = kind
+        self.ufunc = ufunc
+        self.inplace = inplace
+        self.is_view = view
+        self._kernel = None
+        self._ckernel = NULL
+        self.derivative = None
+
+    @property
+    def kernel(self):
+        """The Python-level kernel, ``kernel(*args) -> result`` (None for C kernels)."""
+        return self._kernel
+
+    def set_kernel(self, fn):
+        """Bind the op's implementation; returns ``fn`` so it can be used as a decorator."""
+        self._kernel = fn
+        self._ckernel = NULL
+        return fn
+
+    @property
+    def has_kernel(self):
+        """Whether a kernel (C or Python) is bound."""
+        return self._kernel is not None or self._ckernel != NULL
+
+    def run_kernel(self, *args):
+        """Run the kernel directly, below every dispatch layer."""
+        return run_kernel(self, args)
+
+    def __call__(self, *args):
+        return dispatch(self, args)
+
+    def __repr__(self):
+        return f"<Op {self.name}>"
+
+    def __reduce__(self):
+        return (get_op, (self.name,))
+
+
+def get_op(str name):
+    """The registered :class:`Op` called ``name``; KeyError names the close matches."""
+    try:
+        return OPS[name]
+    except KeyError:
+        import difflib
+        close = difflib.get_close_matches(str(name), OPS, n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"no op named {name!r} is registered.{hint}") from None
+
+
+cdef Op new_op(str name, int kind=K_OTHER, object ufunc=None, bint inplace=False,
+               bint view=False):
+    """Create and register an op; ValueError if the name is taken."""
+    cdef Op op = Op(name, kind, ufunc, inplace=inplace, view=view)
+    if name in OPS:
+        raise ValueError(f"op {name!r} is registered twice")
+    OPS[name] = op
+    return op
+
+
+def register_op(str name, kernel=None, *, bint inplace=False, bint view=False):
+    """Register a new op with a Python kernel (for extensions of the library).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> op = gt.register_op("double_it", lambda t: t * 2)
+    >>> op(gt.tensor([1., 2.])).tolist()
+    [2.0, 4.0]
+    """
+    cdef Op op = new_op(name, K_OTHER, None, inplace, view)
+    if kernel is not None:
+        op.set_kernel(kernel)
+    return op
+
+
+cdef tuple _layers = ()
+cdef Py_ssize_t _n_layers = 0
+
+
+@cython.binding(False)
+cdef class DispatchLayer:
+    """A layer on the dispatch point (autograd, profiler ...).
+
+    Subclasses override :meth:`handle`, do their work around
+    ``self.call_next(op, args, next_index)`` and return the op's result.  Layers run in
+    order of decreasing ``priority``: the highest priority is the outermost.
+    """
+
+    def __init__(self, int priority=0):
+        self.priority = priority
+
+    cpdef object handle(self, Op op, tuple args, Py_ssize_t next_index):
+        """Run ``op`` on ``args``: this layer's work around ``call_next``."""
+        return call_next(op, args, next_index)
+
+    def call_next(self, Op op, tuple args, Py_ssize_t next_index):
+        """Run the rest of the chain (the next layer, or the kernel)."""
+        return call_next(op, args, next_index)
+
+
+def register_layer(DispatchLayer layer not None):
+    """Add ``layer`` to the dispatch point (no-op if already there)."""
+    global _layers, _n_layers
+    if layer in _layers:
+        return
+    ordered = sorted(_layers + (layer,), key=lambda l: -(<DispatchLayer>l).priority)
+    _layers = tuple(ordered)
+    _n_layers = len(_layers)
+
+
+def unregister_layer(DispatchLayer layer not None):
+    """Remove ``layer`` from the dispatch point (no-op if it is not there)."""
+    global _layers, _n_layers
+    _layers = tuple(l for l in _layers if l is not layer)
+    _n_layers = len(_layers)
+
+
+def registered_layers():
+    """The registered layers, outermost first."""
+    return _layers
+
+
+cdef object call_next(Op op, tuple args, Py_ssize_t index):
+    if index < _n_layers:
+        return (<DispatchLayer>_layers[index]).handle(op, args, index + 1)
+    return run_kernel(op, args)
+
+
+cpdef object dispatch(Op op, tuple args):
+    """Call ``op`` on ``args`` through every registered layer, outermost first."""
+    if _n_layers == 0:
+        return run_kernel(op, args)
+    return (<DispatchLayer>_layers[0]).handle(op, args, 1)
+
+
+cdef object arity_error(Op op, Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi):
+    """The TypeError of a kernel called with ``n`` arguments (see ``check_nargs``)."""
+    want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    return TypeError(f"{op.name}() takes {want} positional arguments but {n} were given")

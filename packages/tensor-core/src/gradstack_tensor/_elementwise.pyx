@@ -1,0 +1,233 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: embedsignature=True, embedsignature.format=clinic
+"""The C kernels of the elementwise ops and of ``sum``, bound to the ops of the op table.
+
+One kernel per kind of op (``KIND_BINARY``, ``KIND_COMPARE``, ``KIND_UNARY`` ... and their
+in-place forms): it checks its arguments, promotes the operands (``_promotion.pyx``),
+runs the small-array C loop when one applies (``_loops.pyx``) and numpy's ufunc
+otherwise (``_ufuncs.pyx``), and wraps the result in a new tensor (or bumps the version
+of the tensor it wrote into).  Importing this module binds the kernels (bottom of file).
+"""
+cimport numpy as cnp
+
+import numpy as np
+
+from . import dtypes as _dt
+from ._dispatch cimport (
+    K_BINARY, K_BINARY_FLOAT, K_COMPARE, K_UNARY, K_UNARY_FLOAT, Op, check_nargs,
+)
+from ._dispatch import OPS
+from ._loops cimport B_SUB, is_float_num, small_binary, small_sum, small_unary
+from ._loops import BINARY_CODES, UNARY_CODES
+from ._promotion cimport cast_operand, operand_dtype_info, promote_binary
+from ._promotion import can_cast_inplace
+from ._shapes import broadcast_error, normalize_dims
+from ._tensor cimport Tensor, expect_tensor, wrap
+from ._tensor_base cimport TensorBase, as_ndarray, dtype_of_array, shape_of
+from ._ufuncs cimport quiet_call1, quiet_call2, quiet_inplace2, quiet_sum
+
+cnp.import_array()
+
+# typed, so that .get() compiles to a C dict lookup
+cdef dict _BIN_CODES = BINARY_CODES
+cdef dict _UN_CODES = UNARY_CODES
+
+
+cdef object _binary_kernel(Op op, tuple args):
+    check_nargs(op, args, 2, 3)
+    cdef object a = args[0], b = args[1], x, y, r
+    cdef tuple prep
+    cdef int code = _BIN_CODES.get(op.name, 0)
+    if code == B_SUB and (_is_bool_operand(a) or _is_bool_operand(b)):
+        raise _bool_sub_error()
+    if len(args) > 2 and args[2] is not None and (args[2] != 1 or type(args[2]) is bool):
+        # add/sub alpha (True == 1, but a bool alpha has its own rule)
+        b = _scaled(a, b, args[2])
+    prep = promote_binary(a, b, op.kind)
+    x = prep[0]
+    y = prep[1]
+    try:
+        if code:
+            r = small_binary(code, x, y)
+            if r is not None:
+                return wrap(<cnp.ndarray>r)
+        r = quiet_call2(op.ufunc, x, y)
+    except ValueError as e:
+        raise _shape_error_from(a, b, e) from None
+    except TypeError as e:
+        raise _dtype_error(op.name, a, b, e) from None
+    except OverflowError as e:      # a Python number too large for the tensor's dtype
+        raise RuntimeError(f"{op.name}: value cannot be converted without overflow ({e})") from None
+    return wrap(as_ndarray(r))
+
+
+cdef object _scaled(object a, object b, object alpha):
+    """``alpha * b`` for ``add``/``sub``, computed in the dtype of ``a (op) b``, as torch."""
+    res = _dt.result_type([operand_dtype_info(a), operand_dtype_info(b)])
+    if isinstance(alpha, bool):
+        if res is not _dt.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, float) and not res.is_floating_point:
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    alpha = cast_operand(alpha, res)
+    if isinstance(b, Tensor):
+        return wrap(as_ndarray(np.multiply(cast_operand(b, res), alpha)))
+    return cast_operand(b, res) * alpha
+
+
+cdef inline bint _is_bool_operand(object x):
+    if type(x) is bool:
+        return True
+    return isinstance(x, Tensor) and cnp.PyArray_TYPE((<TensorBase>x)._data) == cnp.NPY_BOOL
+
+
+cdef object _bool_sub_error():
+    return RuntimeError(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+        "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+    )
+
+
+cdef object _shape_error_from(object a, object b, object err):
+    sa = shape_of((<TensorBase>a)._data) if isinstance(a, Tensor) else ()
+    sb = shape_of((<TensorBase>b)._data) if isinstance(b, Tensor) else ()
+    e = broadcast_error(sa, sb)
+    return e if e is not None else RuntimeError(str(err))
+
+
+cdef object _dtype_error(str name, object a, object b, object err):
+    da = (<TensorBase>a).dtype if isinstance(a, Tensor) else type(a).__name__
+    db = (<TensorBase>b).dtype if isinstance(b, Tensor) else type(b).__name__
+    return TypeError(f"{name}: not supported for operands of type {da} and {db} ({err})")
+
+
+cdef object _compare_kernel(Op op, tuple args):
+    check_nargs(op, args, 2, 2)
+    cdef tuple prep = promote_binary(args[0], args[1], K_BINARY)
+    try:
+        r = op.ufunc(prep[0], prep[1])
+    except ValueError as e:
+        raise _shape_error_from(args[0], args[1], e) from None
+    return wrap(as_ndarray(r))
+
+
+cdef object _unary_kernel(Op op, tuple args):
+    check_nargs(op, args, 1, 1)
+    cdef TensorBase t = expect_tensor(args[0], op.name)
+    cdef cnp.ndarray x = t._data
+    cdef int code
+    if op.kind == K_UNARY_FLOAT and not is_float_num(cnp.PyArray_TYPE(x)):
+        x = x.astype(_dt.get_default_dtype().numpy)
+    code = _UN_CODES.get(op.name, 0)
+    if code:
+        r = small_unary(code, x)
+        if r is not None:
+            return wrap(<cnp.ndarray>r)
+    try:
+        return wrap(as_ndarray(quiet_call1(op.ufunc, x)))
+    except TypeError as e:      # numpy has no loop for this dtype (bitwise_not of a float)
+        raise TypeError(
+            f"{op.name}: not supported for tensors of type {dtype_of_array(x)} ({e})"
+        ) from None
+
+
+cdef object _check_inplace_target(TensorBase t, str name):
+    if not t._data.flags.writeable:
+        raise RuntimeError(
+            f"{name}: unsupported operation: more than one element of the written-to tensor "
+            "refers to a single memory location (an expanded or broadcast view). Please "
+            "clone() the tensor before performing the operation."
+        )
+
+
+cdef object _inplace_binary_kernel(Op op, tuple args):
+    check_nargs(op, args, 2, 3)
+    cdef TensorBase t = expect_tensor(args[0], op.name)
+    cdef object b = args[1], y
+    cdef object res
+    _check_inplace_target(t, op.name)
+    if op.name == "sub_" and (_is_bool_operand(t) or _is_bool_operand(b)):
+        raise _bool_sub_error()
+    if len(args) > 2 and args[2] is not None and (args[2] != 1 or type(args[2]) is bool):
+        b = _scaled(t, b, args[2])
+    res = _dt.result_type([operand_dtype_info(t), operand_dtype_info(b)])
+    if op.kind == K_BINARY_FLOAT and not res.is_floating_point:
+        res = _dt.get_default_dtype()
+    own = dtype_of_array(t._data)
+    if not can_cast_inplace(res, own):
+        raise RuntimeError(
+            f"{op.name}: result type {res.name} can't be cast to the desired output type "
+            f"{own.name} (the tensor written in place). Use the out-of-place op, or cast first."
+        )
+    y = (<TensorBase>b)._data if isinstance(b, Tensor) else cast_operand(b, res)
+    try:
+        quiet_inplace2(op.ufunc, t._data, y)
+    except ValueError as e:
+        raise RuntimeError(
+            f"{op.name}: output with shape {list(shape_of(t._data))} doesn't match the broadcast "
+            f"shape of the operands ({e}); an in-place op cannot change the tensor's shape."
+        ) from None
+    t.bump_version(op.name)
+    return t
+
+
+cdef object _inplace_unary_kernel(Op op, tuple args):
+    check_nargs(op, args, 1, 1)
+    cdef TensorBase t = expect_tensor(args[0], op.name)
+    _check_inplace_target(t, op.name)
+    if op.kind == K_UNARY_FLOAT and not is_float_num(cnp.PyArray_TYPE(t._data)):
+        raise RuntimeError(
+            f"{op.name}: result type Float can't be cast to the desired output type "
+            f"{dtype_of_array(t._data).name}; use the out-of-place op {op.name.rstrip('_')}()"
+        )
+    # the path of the out-of-place op, so that t.op_() and t.op() give the same bits
+    code = _UN_CODES.get(op.name, 0)
+    r = small_unary(code, t._data) if code else None
+    if r is None:
+        r = quiet_call1(op.ufunc, t._data)
+    np.copyto(t._data, r, casting="unsafe")
+    t.bump_version(op.name)
+    return t
+
+
+cdef object _sum_kernel(Op op, tuple args):
+    check_nargs(op, args, 1, 4)
+    cdef TensorBase t = expect_tensor(args[0], "sum")
+    cdef object dim = args[1] if len(args) > 1 else None
+    cdef bint keepdim = args[2] if len(args) > 2 else False
+    cdef object dtype = args[3] if len(args) > 3 else None
+    cdef cnp.ndarray x = t._data
+    if dtype is not None:
+        x = x.astype(_dt.as_dtype(dtype).numpy)
+    elif not is_float_num(cnp.PyArray_TYPE(x)):
+        x = x.astype(np.int64)       # torch sums bool and integers as int64
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        if not keepdim:
+            r = small_sum(x)
+            if r is not None:
+                return wrap(<cnp.ndarray>r)
+        axis = None
+    else:
+        axis = normalize_dims(dim, x.ndim)
+    return wrap(as_ndarray(quiet_sum(x, axis, keepdim)))
+
+
+# ----------------------------------------------------------------------------------------
+# Binding: every elementwise op of the table gets the C kernel of its kind
+
+
+cdef void _bind_kernels():
+    cdef Op op
+    for op in OPS.values():
+        if op.kind == K_COMPARE:
+            op._ckernel = _compare_kernel
+        elif op.kind == K_BINARY or op.kind == K_BINARY_FLOAT:
+            op._ckernel = _inplace_binary_kernel if op.inplace else _binary_kernel
+        elif op.kind == K_UNARY or op.kind == K_UNARY_FLOAT:
+            op._ckernel = _inplace_unary_kernel if op.inplace else _unary_kernel
+    (<Op>OPS["sum"])._ckernel = _sum_kernel
+
+
+_bind_kernels()

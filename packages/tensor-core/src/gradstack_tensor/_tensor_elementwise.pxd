@@ -1,0 +1,5 @@
+from ._tensor_base cimport TensorBase
+
+
+cdef class ElementwiseMethods(TensorBase):
+    pass

@@ -1,0 +1,5 @@
+from ._tensor_elementwise cimport ElementwiseMethods
+
+
+cdef class ReductionMethods(ElementwiseMethods):
+    pass

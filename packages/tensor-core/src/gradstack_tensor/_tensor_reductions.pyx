@@ -1,0 +1,259 @@
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
+"""The Tensor's reductions and linear algebra: ``sum``, ``mean``, ``max`` ... ``matmul``.
+
+``ReductionMethods`` is one link of the Tensor's class chain (see ``_tensor_base.pyx``).
+Reductions take torch's ``dim`` (an int, a tuple of ints, or None for all dims) and
+``keepdim``; each method calls one op through the dispatch point, except ``all``, ``any``
+and ``count_nonzero``, which return bool/int64 results no layer differentiates.
+
+The examples assume ``import gradstack_tensor as gt``.
+"""
+cimport cython
+cimport numpy as cnp
+
+import numpy as np
+
+from ._dispatch cimport Op, dispatch
+from . import _op_table  # noqa: F401 - declares the ops looked up below
+from ._dispatch import OPS
+from ._shapes cimport dim_arg
+from ._shapes import _normalize_dim
+from ._tensor_base cimport TensorBase, as_ndarray, make_tensor
+from ._tensor_elementwise cimport ElementwiseMethods
+
+cdef Op OP_SUM = OPS["sum"]
+cdef Op OP_MEAN = OPS["mean"]
+cdef Op OP_PROD = OPS["prod"]
+cdef Op OP_MAX = OPS["max"]
+cdef Op OP_MIN = OPS["min"]
+cdef Op OP_MAXIMUM = OPS["maximum"]
+cdef Op OP_MINIMUM = OPS["minimum"]
+cdef Op OP_AMAX = OPS["amax"]
+cdef Op OP_AMIN = OPS["amin"]
+cdef Op OP_ARGMAX = OPS["argmax"]
+cdef Op OP_ARGMIN = OPS["argmin"]
+cdef Op OP_VAR = OPS["var"]
+cdef Op OP_STD = OPS["std"]
+cdef Op OP_NORM = OPS["norm"]
+cdef Op OP_LOGSUMEXP = OPS["logsumexp"]
+cdef Op OP_SOFTMAX = OPS["softmax"]
+cdef Op OP_LOG_SOFTMAX = OPS["log_softmax"]
+cdef Op OP_CUMSUM = OPS["cumsum"]
+cdef Op OP_MATMUL = OPS["matmul"]
+cdef Op OP_MM = OPS["mm"]
+cdef Op OP_BMM = OPS["bmm"]
+cdef Op OP_DOT = OPS["dot"]
+cdef Op OP_OUTER = OPS["outer"]
+cdef Op OP_MV = OPS["mv"]
+cdef Op OP_ADDMM = OPS["addmm"]
+
+
+@cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
+cdef class ReductionMethods(ElementwiseMethods):
+    """The reductions and linear algebra of :class:`gradstack_tensor.Tensor`."""
+
+    # -- reductions -----------------------------------------------------------------------
+
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        """The sum over ``dim`` (all elements by default); bool and integer tensors sum as int64.
+
+        Examples
+        --------
+        >>> t = gt.tensor([[1., 2.], [3., 4.]])
+        >>> t.sum().item(), t.sum(0).tolist(), t.sum(1, keepdim=True).shape
+        (10.0, [4.0, 6.0], gradstack.Size([2, 1]))
+        """
+        return dispatch(OP_SUM, (self, dim_arg(dim), keepdim, dtype))
+
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        """The mean over ``dim`` (all elements by default) of a float tensor.
+
+        Examples
+        --------
+        >>> gt.tensor([[1., 2.], [3., 4.]]).mean(1).tolist()
+        [1.5, 3.5]
+        """
+        return dispatch(OP_MEAN, (self, dim_arg(dim), keepdim, dtype))
+
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        """The product over ``dim`` (all elements by default)."""
+        return dispatch(OP_PROD, (self, dim, keepdim, dtype))
+
+    def max(self, dim=None, keepdim=False):
+        """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor,
+        the elementwise :meth:`maximum`.
+
+        Examples
+        --------
+        >>> t = gt.tensor([[1., 5.], [7., 2.]])
+        >>> t.max().item(), t.max(1).values.tolist(), t.max(1).indices.tolist()
+        (7.0, [5.0, 7.0], [1, 0])
+        """
+        if isinstance(dim, TensorBase):
+            return dispatch(OP_MAXIMUM, (self, dim))
+        return dispatch(OP_MAX, (self, dim, keepdim))
+
+    def min(self, dim=None, keepdim=False):
+        """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor,
+        the elementwise :meth:`minimum`."""
+        if isinstance(dim, TensorBase):
+            return dispatch(OP_MINIMUM, (self, dim))
+        return dispatch(OP_MIN, (self, dim, keepdim))
+
+    def amax(self, dim=(), keepdim=False):
+        """The maximum over ``dim`` (all dims by default), values only."""
+        return dispatch(OP_AMAX, (self, dim_arg(dim), keepdim))
+
+    def amin(self, dim=(), keepdim=False):
+        """The minimum over ``dim`` (all dims by default), values only."""
+        return dispatch(OP_AMIN, (self, dim_arg(dim), keepdim))
+
+    def argmax(self, dim=None, keepdim=False):
+        """The index of the largest element (in the flattened tensor without ``dim``).
+
+        Examples
+        --------
+        >>> gt.tensor([[1., 5.], [7., 2.]]).argmax().item()
+        2
+        """
+        return dispatch(OP_ARGMAX, (self, dim, keepdim))
+
+    def argmin(self, dim=None, keepdim=False):
+        """The index of the smallest element (in the flattened tensor without ``dim``)."""
+        return dispatch(OP_ARGMIN, (self, dim, keepdim))
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """The variance over ``dim``, with Bessel's correction unless ``unbiased=False`` or
+        ``correction=0``.
+
+        Examples
+        --------
+        >>> gt.tensor([1., 2., 3., 4.]).var().item(), gt.tensor([1., 2., 3., 4.]).var(correction=0).item()
+        (1.6666666269302368, 1.25)
+        """
+        return dispatch(OP_VAR, (self, dim_arg(dim), _correction(unbiased, correction), keepdim))
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """The standard deviation over ``dim`` (see :meth:`var` for the correction)."""
+        return dispatch(OP_STD, (self, dim_arg(dim), _correction(unbiased, correction), keepdim))
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """The ``p``-norm over ``dim`` (the Frobenius norm of all elements by default).
+
+        Examples
+        --------
+        >>> gt.tensor([3., 4.]).norm().item(), gt.tensor([3., -4.]).norm(1).item()
+        (5.0, 7.0)
+        """
+        return dispatch(OP_NORM, (self, p, dim_arg(dim), keepdim))
+
+    def logsumexp(self, dim, keepdim=False):
+        """``log(sum(exp(self), dim))``, computed without overflow."""
+        return dispatch(OP_LOGSUMEXP, (self, dim_arg(dim), keepdim))
+
+    def softmax(self, dim, dtype=None):
+        """``exp(self) / sum(exp(self), dim)``, computed stably.
+
+        Examples
+        --------
+        >>> gt.tensor([0., 0.]).softmax(0).tolist()
+        [0.5, 0.5]
+        """
+        return dispatch(OP_SOFTMAX, (self, dim, dtype))
+
+    def log_softmax(self, dim, dtype=None):
+        """``log(softmax(self, dim))``, computed stably."""
+        return dispatch(OP_LOG_SOFTMAX, (self, dim, dtype))
+
+    def cumsum(self, dim, *, dtype=None):
+        """The cumulative sum along ``dim``.
+
+        Examples
+        --------
+        >>> gt.tensor([1, 2, 3]).cumsum(0).tolist()
+        [1, 3, 6]
+        """
+        return dispatch(OP_CUMSUM, (self, dim, dtype))
+
+    def all(self, dim=None, keepdim=False):
+        """Whether every element (along ``dim``) is nonzero: a bool tensor.
+
+        Examples
+        --------
+        >>> gt.tensor([[1, 0], [1, 1]]).all(1).tolist()
+        [False, True]
+        """
+        r = self._data.all() if dim is None else self._data.all(
+            axis=_normalize_dim(dim, self._data.ndim), keepdims=keepdim)
+        return make_tensor(as_ndarray(r))
+
+    def any(self, dim=None, keepdim=False):
+        """Whether some element (along ``dim``) is nonzero: a bool tensor."""
+        r = self._data.any() if dim is None else self._data.any(
+            axis=_normalize_dim(dim, self._data.ndim), keepdims=keepdim)
+        return make_tensor(as_ndarray(r))
+
+    def count_nonzero(self, dim=None):
+        """The number of nonzero elements (along ``dim``): an int64 tensor."""
+        return make_tensor(as_ndarray(np.count_nonzero(self._data, axis=dim)).astype(np.int64))
+
+    # -- linear algebra -------------------------------------------------------------------
+
+    def matmul(self, other):
+        """The matrix product ``self @ other`` with numpy's rules for 1-d and batched operands.
+
+        Examples
+        --------
+        >>> (gt.ones(2, 3).matmul(gt.ones(3))).tolist()
+        [3.0, 3.0]
+        """
+        return dispatch(OP_MATMUL, (self, other))
+
+    def mm(self, mat2):
+        """The product of two 2-d matrices."""
+        return dispatch(OP_MM, (self, mat2))
+
+    def bmm(self, mat2):
+        """The batched product of two 3-d tensors ``(b, n, m) @ (b, m, p)``."""
+        return dispatch(OP_BMM, (self, mat2))
+
+    def dot(self, other):
+        """The dot product of two 1-d tensors (a 0-d tensor).
+
+        Examples
+        --------
+        >>> gt.tensor([1., 2.]).dot(gt.tensor([3., 4.])).item()
+        11.0
+        """
+        return dispatch(OP_DOT, (self, other))
+
+    def outer(self, vec2):
+        """The outer product of two 1-d tensors."""
+        return dispatch(OP_OUTER, (self, vec2))
+
+    ger = outer
+
+    def mv(self, vec):
+        """The product of a 2-d matrix and a 1-d vector."""
+        return dispatch(OP_MV, (self, vec))
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        """``beta * self + alpha * (mat1 @ mat2)``.
+
+        Examples
+        --------
+        >>> gt.zeros(2, 2).addmm(gt.eye(2), gt.ones(2, 2), alpha=3).tolist()
+        [[3.0, 3.0], [3.0, 3.0]]
+        """
+        return dispatch(OP_ADDMM, (self, mat1, mat2, beta, alpha))
+
+
+cdef object _correction(object unbiased, object correction):
+    """var/std's correction from torch's two spellings (``unbiased`` or ``correction``)."""
+    if correction is not None:
+        if unbiased is not None:
+            raise TypeError("var/std: pass either unbiased or correction, not both")
+        return correction
+    if unbiased is None:
+        return 1
+    return 1 if unbiased else 0

@@ -1,0 +1,5 @@
+from ._tensor_reductions cimport ReductionMethods
+
+
+cdef class ShapeMethods(ReductionMethods):
+    pass

@@ -1,0 +1,310 @@
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
+"""The Tensor's shape methods: views, reshaping, joining and indexing.
+
+``ShapeMethods`` is one link of the Tensor's class chain (see ``_tensor_base.pyx``).
+Views (``view``, ``t``, ``transpose``, ``expand``, ``narrow``, ``select``, basic
+indexing ...) share storage and the version counter with ``self``: an in-place write
+through one is seen by the other.  Sizes may be given as separate ints or one tuple
+(``view(2, 3)`` or ``view((2, 3))``).
+
+The examples assume ``import gradstack_tensor as gt``.
+"""
+cimport cython
+cimport numpy as cnp
+
+from . import dtypes as _dt
+from ._dispatch cimport Op, dispatch
+from . import _op_table  # noqa: F401 - declares the ops looked up below
+from ._dispatch import OPS
+from ._shapes cimport dim_arg, shape_from_args
+from ._tensor_base cimport TensorBase, expect_other, shape_of
+from ._tensor_reductions cimport ReductionMethods
+
+import numpy as np
+
+cdef Op OP_VIEW = OPS["view"]
+cdef Op OP_RESHAPE = OPS["reshape"]
+cdef Op OP_TRANSPOSE = OPS["transpose"]
+cdef Op OP_PERMUTE = OPS["permute"]
+cdef Op OP_T = OPS["t"]
+cdef Op OP_SQUEEZE = OPS["squeeze"]
+cdef Op OP_UNSQUEEZE = OPS["unsqueeze"]
+cdef Op OP_EXPAND = OPS["expand"]
+cdef Op OP_FLATTEN = OPS["flatten"]
+cdef Op OP_NARROW = OPS["narrow"]
+cdef Op OP_SELECT = OPS["select"]
+cdef Op OP_SPLIT = OPS["split"]
+cdef Op OP_CHUNK = OPS["chunk"]
+cdef Op OP_UNBIND = OPS["unbind"]
+cdef Op OP_CONTIGUOUS = OPS["contiguous"]
+cdef Op OP_CLONE = OPS["clone"]
+cdef Op OP_REPEAT = OPS["repeat"]
+cdef Op OP_FLIP = OPS["flip"]
+cdef Op OP_TRIL = OPS["tril"]
+cdef Op OP_TRIU = OPS["triu"]
+cdef Op OP_INDEX_SELECT = OPS["index_select"]
+cdef Op OP_GATHER = OPS["gather"]
+cdef Op OP_DIAG = OPS["diag"]
+cdef Op OP_TRACE = OPS["trace"]
+cdef Op OP_SORT = OPS["sort"]
+cdef Op OP_TOPK = OPS["topk"]
+cdef Op OP_GETITEM = OPS["getitem"]
+cdef Op OP_SETITEM_ = OPS["setitem_"]
+cdef Op OP_TO_DTYPE = OPS["to_dtype"]
+
+
+@cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
+cdef class ShapeMethods(ReductionMethods):
+    """The shape, view and indexing methods of :class:`gradstack_tensor.Tensor`."""
+
+    # -- views and reshaping --------------------------------------------------------------
+
+    def view(self, *shape):
+        """A view with another shape (one size may be -1); ``view(dtype)`` reinterprets the
+        elements as another dtype of the same size.
+
+        Examples
+        --------
+        >>> t = gt.arange(6.)
+        >>> v = t.view(2, -1)
+        >>> v.shape, v._base is t
+        (gradstack.Size([2, 3]), True)
+        """
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
+            return dispatch(OP_TO_DTYPE, (self, _dt.as_dtype(shape[0]), False))  # view(dtype)
+        return dispatch(OP_VIEW, (self, shape_from_args(shape, "view")))
+
+    def view_as(self, other):
+        """``view(other.shape)``."""
+        return dispatch(OP_VIEW, (self, shape_of(expect_other(other, "view_as")._data)))
+
+    def reshape(self, *shape):
+        """The elements with another shape: a view when the layout allows, else a copy.
+
+        Examples
+        --------
+        >>> gt.arange(6).reshape(3, 2).tolist()
+        [[0, 1], [2, 3], [4, 5]]
+        """
+        return dispatch(OP_RESHAPE, (self, shape_from_args(shape, "reshape")))
+
+    def reshape_as(self, other):
+        """``reshape(other.shape)``."""
+        return dispatch(OP_RESHAPE, (self, shape_of(expect_other(other, "reshape_as")._data)))
+
+    def transpose(self, dim0, dim1):
+        """A view with dims ``dim0`` and ``dim1`` swapped.
+
+        Examples
+        --------
+        >>> gt.zeros(2, 3, 4).transpose(0, 2).shape
+        gradstack.Size([4, 3, 2])
+        """
+        return dispatch(OP_TRANSPOSE, (self, dim0, dim1))
+
+    swapaxes = transpose
+
+    def permute(self, *dims):
+        """A view with the dims in the order ``dims``.
+
+        Examples
+        --------
+        >>> gt.zeros(2, 3, 4).permute(2, 0, 1).shape
+        gradstack.Size([4, 2, 3])
+        """
+        return dispatch(OP_PERMUTE, (self, shape_from_args(dims, "permute")))
+
+    def t(self):
+        """The transpose of a tensor of at most 2 dims (a view).
+
+        Examples
+        --------
+        >>> gt.tensor([[1, 2, 3]]).t().tolist()
+        [[1], [2], [3]]
+        """
+        return dispatch(OP_T, (self,))
+
+    @property
+    def T(self):
+        """All dims reversed (the transpose for 2 dims), a view."""
+        if self._data.ndim <= 2:
+            return dispatch(OP_T, (self,))
+        return dispatch(OP_PERMUTE, (self, tuple(range(self._data.ndim - 1, -1, -1))))
+
+    @property
+    def mT(self):
+        """The last two dims swapped (a batch of matrices transposed), a view."""
+        return dispatch(OP_TRANSPOSE, (self, -2, -1))
+
+    def squeeze(self, dim=None):
+        """A view without the dims of size 1 (only ``dim`` when given).
+
+        Examples
+        --------
+        >>> gt.zeros(1, 2, 1).squeeze().shape, gt.zeros(1, 2, 1).squeeze(0).shape
+        (gradstack.Size([2]), gradstack.Size([2, 1]))
+        """
+        return dispatch(OP_SQUEEZE, (self, dim_arg(dim)))
+
+    def unsqueeze(self, dim):
+        """A view with a new dim of size 1 at ``dim``.
+
+        Examples
+        --------
+        >>> gt.zeros(3).unsqueeze(0).shape
+        gradstack.Size([1, 3])
+        """
+        return dispatch(OP_UNSQUEEZE, (self, dim))
+
+    def expand(self, *sizes):
+        """A view broadcast to ``sizes`` (-1 keeps a dim); no data is copied.
+
+        Examples
+        --------
+        >>> gt.tensor([[1], [2]]).expand(2, 3).tolist()
+        [[1, 1, 1], [2, 2, 2]]
+        """
+        return dispatch(OP_EXPAND, (self, shape_from_args(sizes, "expand")))
+
+    def expand_as(self, other):
+        """``expand(other.shape)``."""
+        return dispatch(OP_EXPAND, (self, shape_of(expect_other(other, "expand_as")._data)))
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        """The dims ``start_dim`` to ``end_dim`` merged into one.
+
+        Examples
+        --------
+        >>> gt.zeros(2, 3, 4).flatten(1).shape
+        gradstack.Size([2, 12])
+        """
+        return dispatch(OP_FLATTEN, (self, start_dim, end_dim))
+
+    def ravel(self):
+        """The elements as a 1-d tensor (a view when possible)."""
+        return dispatch(OP_RESHAPE, (self, (-1,)))
+
+    def narrow(self, dim, start, length):
+        """The view of ``length`` elements from ``start`` along ``dim``."""
+        return dispatch(OP_NARROW, (self, dim, start, length))
+
+    def select(self, dim, index):
+        """The view at ``index`` along ``dim``, which is removed."""
+        return dispatch(OP_SELECT, (self, dim, index))
+
+    def split(self, split_size, dim=0):
+        """Views of ``split_size`` elements along ``dim`` (the last may be shorter), or of the
+        sizes in a list.
+
+        Examples
+        --------
+        >>> [p.tolist() for p in gt.arange(5).split(2)]
+        [[0, 1], [2, 3], [4]]
+        """
+        return dispatch(OP_SPLIT, (self, split_size, dim))
+
+    def chunk(self, chunks, dim=0):
+        """At most ``chunks`` views of equal size (the last may be shorter) along ``dim``."""
+        return dispatch(OP_CHUNK, (self, chunks, dim))
+
+    def unbind(self, dim=0):
+        """The views at each index along ``dim``, as a tuple."""
+        return dispatch(OP_UNBIND, (self, dim))
+
+    def contiguous(self, memory_format=None):
+        """``self`` if it is C-contiguous, else a C-contiguous copy.
+
+        Examples
+        --------
+        >>> t = gt.zeros(2, 3)
+        >>> t.contiguous() is t, t.t().contiguous().is_contiguous()
+        (True, True)
+        """
+        if cnp.PyArray_IS_C_CONTIGUOUS(self._data):
+            return self
+        return dispatch(OP_CONTIGUOUS, (self,))
+
+    def clone(self, *, memory_format=None):
+        """A copy with its own storage (recorded by autograd: gradients flow back)."""
+        return dispatch(OP_CLONE, (self,))
+
+    def repeat(self, *sizes):
+        """The tensor tiled ``sizes[i]`` times along each dim (a copy).
+
+        Examples
+        --------
+        >>> gt.tensor([1, 2]).repeat(2).tolist()
+        [1, 2, 1, 2]
+        """
+        return dispatch(OP_REPEAT, (self, shape_from_args(sizes, "repeat")))
+
+    def flip(self, *dims):
+        """A copy with the order of the elements reversed along ``dims``."""
+        return dispatch(OP_FLIP, (self, shape_from_args(dims, "flip")))
+
+    def tril(self, diagonal=0):
+        """A copy with the elements above the ``diagonal``-th diagonal set to 0."""
+        return dispatch(OP_TRIL, (self, diagonal))
+
+    def triu(self, diagonal=0):
+        """A copy with the elements below the ``diagonal``-th diagonal set to 0."""
+        return dispatch(OP_TRIU, (self, diagonal))
+
+    def diag(self, diagonal=0):
+        """The ``diagonal``-th diagonal of a 2-d tensor, or the square matrix with a 1-d tensor on it."""
+        return dispatch(OP_DIAG, (self, diagonal))
+
+    def trace(self):
+        """The sum of the main diagonal of a 2-d tensor."""
+        return dispatch(OP_TRACE, (self,))
+
+    # -- indexing and sorting ----------------------------------------------------------
+
+    def index_select(self, dim, index):
+        """The elements at the int64 ``index`` positions along ``dim`` (a copy).
+
+        Examples
+        --------
+        >>> gt.tensor([10, 20, 30]).index_select(0, gt.tensor([2, 0])).tolist()
+        [30, 10]
+        """
+        return dispatch(OP_INDEX_SELECT, (self, dim, index))
+
+    def gather(self, dim, index):
+        """``out[i][j] = self[index[i][j]][j]`` for ``dim=0`` (and so on for other dims)."""
+        return dispatch(OP_GATHER, (self, dim, index))
+
+    def sort(self, dim=-1, descending=False):
+        """``(values, indices)`` sorted along ``dim``.
+
+        Examples
+        --------
+        >>> gt.tensor([3., 1., 2.]).sort().values.tolist()
+        [1.0, 2.0, 3.0]
+        """
+        return dispatch(OP_SORT, (self, dim, descending))
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``."""
+        return dispatch(OP_TOPK, (self, k, dim, largest, sorted))
+
+    def __getitem__(self, index):
+        return dispatch(OP_GETITEM, (self, index))
+
+    def __setitem__(self, index, value):
+        dispatch(OP_SETITEM_, (self, index, value))
+
+    def __contains__(self, element):
+        if isinstance(element, TensorBase):
+            element = (<TensorBase>element)._data
+        return bool((self._data == element).any())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return shape_of(self._data)[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self.select(0, i) for i in range(shape_of(self._data)[0]))

@@ -1,0 +1,246 @@
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
+"""The numpy path of the elementwise ops: quiet ufunc calls and torch's rules on top of numpy.
+
+Arrays that the small C loops (``_loops.pyx``) do not take go to numpy's ufuncs.  This
+module calls them without numpy's floating-point warnings (torch returns inf/nan
+silently), and wraps the ufuncs whose numpy behaviour differs from torch's: bool inputs
+refused, integer division by zero raising, float16 computed in float32, sign of NaN ...
+The op table (``_op_table.pyx``) gives these functions to the ops as their ``ufunc``.
+
+Note [sigmoid on the numpy path]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Arrays past the C loop compute ``1 / (1 + exp(-x))`` in four in-place ufunc passes over
+one buffer (numpy's SIMD exp; as fast as the bare numpy expression, which allocates
+four arrays).  Where ``exp(-x)`` overflows the result is exactly 0, and only there: a
+C scan for zeros finds those elements (rare) and redoes them as ``exp(x)``, which is
+what ``e^x / (1 + e^x)`` rounds to, so that sigmoid(-100.) is 3.78e-44 and not 0 (torch
+flushes it to 0).  The earlier fallback, two stable formulas selected with ``where=``
+masks, ran numpy's masked inner loops, one call per run of equal signs, and allocated
+six temporaries: ~20x slower at 1M float32 elements.
+float16 sigmoid computes in float32 and rounds once, as torch does (so do tanh, whose
+numpy float16 loop is ~3x slower than float32 and the casts, and rsqrt, which rounded
+twice in float16).  numpy's other float16 loops already compute each element in float32
+and round once, as fast as casting around the float32 loop, so they stay.
+
+Note [Floating-point warnings]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+torch returns ``inf``/``nan`` silently (``log(0)``); numpy warns.  Entering
+``np.errstate`` costs ~1.4 us, so the ufunc path sets numpy's errstate context variable
+directly (~0.1 us) and falls back to ``np.errstate`` if a future numpy moves it.
+"""
+cimport numpy as cnp
+
+import numpy as np
+
+from ._loops cimport has_zero, sigmoid_tail
+
+cnp.import_array()
+
+# ----------------------------------------------------------------------------------------
+# Floating-point error state (Note [Floating-point warnings])
+
+try:
+    from numpy._core import umath as _umath
+    _errstate_var = _umath._extobj_contextvar
+    _errstate_ignore = _umath._make_extobj(all="ignore")
+except (ImportError, AttributeError):  # pragma: no cover - a numpy that moved it
+    _errstate_var = None
+    _errstate_ignore = None
+
+
+cdef object quiet_call2(object ufunc, object x, object y):
+    if _errstate_var is None:
+        with np.errstate(all="ignore"):
+            return ufunc(x, y)
+    token = _errstate_var.set(_errstate_ignore)
+    try:
+        return ufunc(x, y)
+    finally:
+        _errstate_var.reset(token)
+
+
+cdef object quiet_call1(object ufunc, object x):
+    if _errstate_var is None:
+        with np.errstate(all="ignore"):
+            return ufunc(x)
+    token = _errstate_var.set(_errstate_ignore)
+    try:
+        return ufunc(x)
+    finally:
+        _errstate_var.reset(token)
+
+
+def quiet(fn, *args, **kwargs):
+    """Call ``fn(*args, **kwargs)`` with numpy's floating-point warnings silenced.
+
+    For kernels written in Python (torch returns inf/nan without warning).
+    """
+    if _errstate_var is None:
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+    token = _errstate_var.set(_errstate_ignore)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _errstate_var.reset(token)
+
+
+cdef object quiet_inplace2(object ufunc, cnp.ndarray x, object y):
+    if _errstate_var is None:
+        with np.errstate(all="ignore"):
+            return ufunc(x, y, out=x, casting="unsafe")
+    token = _errstate_var.set(_errstate_ignore)
+    try:
+        return ufunc(x, y, out=x, casting="unsafe")
+    finally:
+        _errstate_var.reset(token)
+
+
+cdef object quiet_sum(cnp.ndarray x, object axis, bint keepdim):
+    if _errstate_var is None:
+        with np.errstate(all="ignore"):
+            return np.add.reduce(x, axis=axis, keepdims=keepdim)
+    token = _errstate_var.set(_errstate_ignore)
+    try:
+        return np.add.reduce(x, axis=axis, keepdims=keepdim)
+    finally:
+        _errstate_var.reset(token)
+
+
+# ----------------------------------------------------------------------------------------
+# ufuncs with torch's rules
+
+
+def _sigmoid_ufunc(x):
+    """numpy path of sigmoid (Note [sigmoid on the numpy path]); ``x`` is a float array."""
+    if not cnp.PyArray_Check(x):
+        raise TypeError(f"sigmoid: expected a numpy array, got {type(x).__name__}")
+    cdef cnp.ndarray a = x, out
+    cdef int num = cnp.PyArray_TYPE(a)
+    if num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE:
+        # float16 computes in float32 and rounds once, as torch does
+        return _sigmoid_ufunc(a.astype(np.float32)).astype(a.dtype)
+    r = np.negative(a)
+    out = r if cnp.PyArray_Check(r) else np.asarray(r)     # 0-d: numpy returns a scalar
+    np.exp(out, out)                # out positionally: no keyword parsing
+    np.add(out, 1, out)
+    np.divide(1, out, out)
+    if has_zero(out) and not sigmoid_tail(a, out):
+        m = out == 0
+        out[m] = np.exp(a[m])
+    return out
+
+
+def _tanh_ufunc(x):
+    if x.dtype == np.float16:
+        # numpy's float16 tanh is a scalar loop, ~3x slower than its float32 SIMD loop and
+        # the two casts; both round the float32 value once (the same bits)
+        return np.tanh(x.astype(np.float32)).astype(np.float16)
+    return np.tanh(x)
+
+
+def _relu_ufunc(x):
+    if x.dtype == np.bool_:
+        raise RuntimeError("relu is not implemented for bool tensors; cast with .float() first")
+    # np.maximum propagates NaN (as torch's relu does) and maps -0.0 to +0.0, like the
+    # np.where(isnan(x) | (x > 0), x, 0) it replaces, in one pass instead of four.
+    return np.maximum(x, np.zeros((), x.dtype))
+
+
+def _sign_ufunc(x):
+    # numpy has no sign loop for bool; torch's sign of a bool tensor is the tensor itself.
+    # torch computes (0 < x) - (x < 0): sign(nan) is 0 (numpy: nan) and sign(-0.0) is +0.0
+    if x.dtype == np.bool_:
+        return x.copy()
+    r = np.sign(x)
+    if x.dtype.kind == "f":
+        r = np.where(r == r, r, r.dtype.type(0))
+        r += 0      # -0.0 + 0 is +0.0
+    return r
+
+
+def _not_for_bool(str name, ufunc):
+    """``ufunc`` refusing bool tensors as torch does (numpy would compute in float16)."""
+    def checked(x):
+        if x.dtype == np.bool_:
+            raise RuntimeError(f'"{name}" is not implemented for bool tensors; cast with '
+                               ".int() or .float() first")
+        return ufunc(x)
+    checked.__name__ = name
+    return checked
+
+
+def _integer_identity(ufunc):
+    """A rounding ufunc that returns integer tensors unchanged, keeping their dtype."""
+    def rounding(x):
+        if x.dtype.kind in "iu":
+            return x.copy()
+        return ufunc(x)
+    rounding.__name__ = ufunc.__name__
+    return rounding
+
+
+cdef str _operand_kind(object x, object y):
+    """numpy kind ('b', 'i', 'u', 'f') of promoted operands, one of which is an array."""
+    if cnp.PyArray_Check(x):
+        return (<cnp.ndarray>x).dtype.kind
+    if cnp.PyArray_Check(y):
+        return (<cnp.ndarray>y).dtype.kind
+    return "b" if type(x) is bool else ("f" if type(x) is float else "i")
+
+
+def _no_bool_result(str name, ufunc):
+    """``ufunc(x, y)`` refusing bool operands as torch does (numpy would compute int8)."""
+    def checked(x, y, **kwargs):
+        if _operand_kind(x, y) == "b":
+            raise RuntimeError(
+                f'"{name}" is not implemented for bool tensors; cast with .int() first'
+            )
+        return ufunc(x, y, **kwargs)
+    checked.__name__ = name
+    return checked
+
+
+def _integer_division(str name, ufunc):
+    """floor_divide/remainder: also, integer division by zero raises as torch does.
+
+    numpy returns 0 (with a warning that the quiet path silences), a wrong number.
+    """
+    def checked(x, y, **kwargs):
+        kind = _operand_kind(x, y)
+        if kind == "b":
+            raise RuntimeError(
+                f'"{name}" is not implemented for bool tensors; cast with .int() first'
+            )
+        if kind in "iu" and not np.all(y):
+            raise RuntimeError(
+                f"ZeroDivisionError: integer {name} by zero (cast to float for inf/nan results)"
+            )
+        return ufunc(x, y, **kwargs)
+    checked.__name__ = name
+    return checked
+
+
+def _rsqrt_ufunc(x):
+    if x.dtype == np.float16:
+        # in float32, rounded once, as torch: 1 / sqrt(x) in float16 rounds twice, and
+        # 8402 of the 65536 float16 values came out an ulp off
+        return (1.0 / np.sqrt(x.astype(np.float32))).astype(np.float16)
+    return 1.0 / np.sqrt(x)
+
+
+def _neg_ufunc(x):
+    if x.dtype == np.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return np.negative(x)
+
+
+def _bool_aware(bool_ufunc, other_ufunc):
+    def ufunc(x, y):
+        if x.dtype == np.bool_ if hasattr(x, "dtype") else isinstance(x, bool):
+            return bool_ufunc(x, y)
+        return other_ufunc(x, y)
+    return ufunc
