@@ -282,7 +282,7 @@ cdef list _run_leaf_hooks(AccumulateGrad node, list grads):
     cdef AutogradMeta meta
     if var._autograd_meta is None or grads[0] is None:
         return grads
-    meta = <AutogradMeta>var._autograd_meta
+    meta = <AutogradMeta?>var._autograd_meta
     if meta.hooks:
         for fn in list(meta.hooks.values()):
             r = fn(grads[0])
@@ -423,6 +423,36 @@ cdef dict _find_needed(list roots, dict targets):
     return needed
 
 
+cdef int _check_graph_args(tuple roots, tuple grad_roots, tuple inputs) except -1:
+    """The engine's entry points are reachable from Python: check what they cast in C."""
+    cdef Py_ssize_t i
+    for i in range(len(roots)):
+        r = roots[i]
+        if not isinstance(r, Tensor):
+            raise TypeError(f"backward: the outputs must be Tensors, got {type(r).__name__} "
+                            f"at position {i}")
+        fn = (<Tensor>r)._grad_fn
+        if fn is None and not (<Tensor>r)._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        if fn is not None and not isinstance(fn, Node):
+            raise TypeError(f"backward: grad_fn of output {i} is a {type(fn).__name__}, "
+                            "not a Node")
+    if grad_roots is not None and len(grad_roots) != len(roots):
+        raise ValueError(f"backward: {len(roots)} outputs but {len(grad_roots)} gradients")
+    if inputs is not None:
+        for i in range(len(inputs)):
+            x = inputs[i]
+            if not isinstance(x, Tensor):
+                raise TypeError(f"backward: the inputs must be Tensors, got "
+                                f"{type(x).__name__} at position {i}")
+            fn = (<Tensor>x)._grad_fn
+            if fn is not None and not isinstance(fn, Node):
+                raise TypeError(f"backward: grad_fn of input {i} is a {type(fn).__name__}, "
+                                "not a Node")
+    return 0
+
+
 def run_backward(tuple roots, tuple grad_roots, bint keep_graph, bint create_graph,
                  tuple inputs=None, bint accumulate=True, bint allow_unused=False,
                  Py_ssize_t batch_size=-1):
@@ -435,6 +465,7 @@ def run_backward(tuple roots, tuple grad_roots, bint keep_graph, bint create_gra
     a leading batch dim of that size (Note [Batched backward]; check the graph with
     ``unbatchable_reason`` first).
     """
+    _check_graph_args(roots, grad_roots, inputs)
     cdef bint prev = gs_get_grad_enabled() != 0
     cdef Py_ssize_t prev_batch = gs_get_grads_batch()
     cdef list tasks = _graph_tasks()
@@ -535,6 +566,7 @@ def unbatchable_reason(tuple roots not None, tuple inputs not None):
     cdef list root_nodes = []
     cdef dict targets = {}
     cdef Node node
+    _check_graph_args(roots, None, inputs)
     for t in roots:
         node = <Node>gradient_edge(<Tensor>t)[0]
         if node not in root_nodes:
@@ -547,7 +579,7 @@ def unbatchable_reason(tuple roots not None, tuple inputs not None):
             return f"node {node.name()} has hooks or retains a gradient"
         if isinstance(node, AccumulateGrad):
             meta = (<AccumulateGrad>node).variable._autograd_meta
-            if meta is not None and (<AutogradMeta>meta).hooks:
+            if meta is not None and (<AutogradMeta?>meta).hooks:
                 return "a differentiated leaf tensor has hooks"
         elif isinstance(node, OpNode):
             if not (<Derivative>node.entry).batchable:

@@ -439,7 +439,7 @@ cdef void _move_retained(Tensor t, object old_fn, Py_ssize_t old_nr) except *:
     Without this, ``.grad`` would hold the gradient of the value *before* the write.
     """
     cdef Node old, new
-    if t._autograd_meta is None or not (<AutogradMeta>t._autograd_meta).retains_grad:
+    if t._autograd_meta is None or not (<AutogradMeta?>t._autograd_meta).retains_grad:
         return
     if old_fn is None or old_fn is t._grad_fn or not isinstance(t._grad_fn, Node):
         return

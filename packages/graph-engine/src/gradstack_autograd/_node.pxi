@@ -60,7 +60,8 @@ cdef class AutogradMeta:
 cdef AutogradMeta meta_of(Tensor t):
     if t._autograd_meta is None:
         t._autograd_meta = AutogradMeta.__new__(AutogradMeta)
-    return <AutogradMeta>t._autograd_meta
+    # (a checked cast: the field is writable from Python)
+    return <AutogradMeta?>t._autograd_meta
 
 
 # ----------------------------------------------------------------------------------------
@@ -439,6 +440,8 @@ cdef tuple gradient_edge(Tensor t):
     cdef tuple edge
     cdef tuple shape = (<object>d).shape
     if t._grad_fn is not None:
+        if not isinstance(t._grad_fn, Node):     # the field is writable from Python
+            raise TypeError(f"grad_fn must be a Node or None, not {type(t._grad_fn).__name__}")
         edge = (t._grad_fn, t._output_nr, shape, cnp.PyArray_TYPE(d))
     else:
         edge = (grad_accumulator(t), 0, shape, cnp.PyArray_TYPE(d))
@@ -575,7 +578,7 @@ cdef void _run_post_accumulate_hooks(Tensor var) except *:
     cdef AutogradMeta meta
     if var._autograd_meta is None:
         return
-    meta = <AutogradMeta>var._autograd_meta
+    meta = <AutogradMeta?>var._autograd_meta
     if meta.post_accumulate_hooks:
         for fn in list(meta.post_accumulate_hooks.values()):
             fn(var)
