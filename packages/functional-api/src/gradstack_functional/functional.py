@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_autograd import _core
+from gradstack_autograd import extension as autograd_ext
 from gradstack_autograd import forward_ad as fwAD
 from gradstack_autograd.grad_mode import enable_grad
 from gradstack_tensor import Tensor
@@ -178,13 +178,13 @@ def _dependence(outputs, inputs):
     targets: dict = {}
     for j, x in enumerate(inputs):
         if x.requires_grad:
-            node, nr = _core.edge_of(x)[:2]
+            node, nr = autograd_ext.edge_of(x)[:2]
             targets.setdefault((id(node), nr), set()).add(j)
     deps = []
     for o in outputs:
         reached = set()
         if o.requires_grad:
-            node, nr = _core.edge_of(o)[:2]
+            node, nr = autograd_ext.edge_of(o)[:2]
             stack, seen = [(node, nr)], set()
             while stack:
                 node, nr = stack.pop()
@@ -459,8 +459,8 @@ def _batched_backward(roots, inputs, grad_outputs, retain_graph, create_graph):
     """``autograd.grad(..., is_grads_batched=True, allow_unused=True)`` for arguments built
     here (roots that require grad, grad_outputs of the right shapes): the engine's batched
     pass directly, or ``grad``'s row-by-row fallback when the graph cannot take a batch."""
-    if _core.unbatchable_reason(roots, inputs) is None:
-        return _core.run_backward(
+    if autograd_ext.unbatchable_reason(roots, inputs) is None:
+        return autograd_ext.run_backward(
             roots,
             grad_outputs,
             bool(retain_graph),
@@ -564,7 +564,7 @@ def _reverse_jacobian(outputs, inputs, create_graph, chunked):
     if (
         total >= _TALL_FACTOR * n_in > 0
         and total * (n_in + total) >= _TALL_MIN_ELEMENTS
-        and _core.unbatchable_reason(roots, inputs) is None
+        and autograd_ext.unbatchable_reason(roots, inputs) is None
     ):
         return _transposed_jacobian(outputs, inputs, diff, create_graph, chunked)
     full, offsets = _batched_rows(roots, inputs, create_graph, chunked)

@@ -43,7 +43,7 @@ from gradstack_autograd import (
     set_grad_enabled,
 )
 from gradstack_tensor import *  # noqa: F403
-from gradstack_tensor._kernels import get_num_threads, set_num_threads
+from gradstack_tensor.kernels import get_num_threads, set_num_threads
 from gradstack_tensor.random import get_rng_state, set_rng_state
 
 from . import autograd, cuda, nn, optim, utils

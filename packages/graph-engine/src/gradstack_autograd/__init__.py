@@ -19,7 +19,7 @@ Examples
 """
 
 from gradstack_tensor import register_layer as _register_layer
-from gradstack_tensor._tensor_base import set_autograd_extension as _set_autograd_extension
+from gradstack_tensor.extension import set_autograd_extension as _set_autograd_extension
 
 from . import (  # noqa: F401 - the table binds itself to the ops  # noqa: F401 - public submodules, as in torch.autograd
     _core,

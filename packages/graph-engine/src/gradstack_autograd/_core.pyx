@@ -13,9 +13,9 @@ between them (the layer creating nodes, the engine running them) stay C calls:
 cimport cython
 cimport numpy as cnp
 from cpython.object cimport PyObject
-from gradstack_tensor._dispatch cimport DispatchLayer, Op, call_next
-from gradstack_tensor._tensor cimport Tensor, wrap, wrap_view
-from gradstack_tensor._tensor_base cimport VersionCounter, data_of
+from gradstack_tensor.extension cimport (
+    DispatchLayer, Op, Tensor, VersionCounter, call_next, data_of, wrap, wrap_view,
+)
 
 import heapq
 import traceback
@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 try:
-    from gradstack_tensor import _kernels
+    from gradstack_tensor import kernels as _kernels
 except ImportError:  # pragma: no cover - a tensor-core build without the fused kernels
     _kernels = None
 

@@ -37,12 +37,13 @@ import math
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import OPS, Tensor, register_op
-from gradstack_tensor._tensor import _data, _wrap
+from gradstack_tensor.extension import data_of as _data
+from gradstack_tensor.extension import wrap as _wrap
 
 from . import _core
 
 try:
-    from gradstack_tensor import _kernels
+    from gradstack_tensor import kernels as _kernels
 except ImportError:  # pragma: no cover
     _kernels = None
 
@@ -1038,7 +1039,7 @@ def _key_for_tensor(key):
 
 
 def _torch_key(args):
-    from gradstack_tensor._impl_elementwise import index_key
+    from gradstack_tensor.extension import index_key
 
     return index_key(args[1], tuple(args[0].shape))[0]
 

@@ -57,7 +57,7 @@ from typing import NamedTuple
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import OPS, Tensor
-from gradstack_tensor._tensor import _data
+from gradstack_tensor.extension import data_of as _data
 
 from . import _core
 from .grad_mode import _DecoratorContextManager

@@ -40,7 +40,8 @@ import math
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import OPS, Tensor
-from gradstack_tensor._tensor import _data, _wrap
+from gradstack_tensor.extension import data_of as _data
+from gradstack_tensor.extension import wrap as _wrap
 
 from .derivatives import (
     _along_axis_key,

@@ -69,8 +69,8 @@ from collections import OrderedDict
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
-from gradstack_tensor._tensor import _data
 from gradstack_tensor.device import check_device
+from gradstack_tensor.extension import data_of as _data
 
 from .parameter import Parameter
 

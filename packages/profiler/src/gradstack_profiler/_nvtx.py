@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradstack_autograd import _core as _ag_core
+from gradstack_autograd import extension as autograd_ext
 from gradstack_tensor import DispatchLayer, register_layer, unregister_layer
 
 from . import _recorder
@@ -31,7 +31,7 @@ def import_nvtx():
 
 
 def _peek_sequence_nr():
-    peek = getattr(_ag_core, "current_sequence_nr", None)
+    peek = getattr(autograd_ext, "current_sequence_nr", None)
     return None if peek is None else peek
 
 
@@ -91,12 +91,13 @@ class _NvtxSession:
     def start(self):
         _recorder._activate(self)
         try:
-            if _ag_core._node_observer is not None:
+            if autograd_ext.node_observer() is not None:
+                observer = autograd_ext.node_observer()
                 raise RuntimeError(
-                    f"another observer of backward nodes is installed ({_ag_core._node_observer!r})"
+                    f"another observer of backward nodes is installed ({observer!r})"
                 )
             register_layer(self._layer)
-            _ag_core.set_node_observer(self._observer)
+            autograd_ext.set_node_observer(self._observer)
         except BaseException:
             self.stop()
             raise
@@ -104,8 +105,8 @@ class _NvtxSession:
     def stop(self):
         try:
             unregister_layer(self._layer)
-            if _ag_core._node_observer is self._observer:
-                _ag_core.set_node_observer(None)
+            if autograd_ext.node_observer() is self._observer:
+                autograd_ext.set_node_observer(None)
         finally:
             _recorder._deactivate(self)
 

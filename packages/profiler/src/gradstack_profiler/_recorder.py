@@ -46,7 +46,7 @@ import weakref
 from functools import partial
 from time import perf_counter_ns
 
-from gradstack_autograd import _core as _ag_core
+from gradstack_autograd import extension as autograd_ext
 from gradstack_tensor import DispatchLayer, Tensor, register_layer, unregister_layer
 
 __all__ = [
@@ -99,12 +99,12 @@ def _deactivate(session) -> None:
 
 def current_sequence_nr() -> int:
     """The sequence number of the newest node (Note [Linking backward nodes to forward ops])."""
-    peek = getattr(_ag_core, "current_sequence_nr", None)
+    peek = getattr(autograd_ext, "current_sequence_nr", None)
     if peek is not None:
         return peek()
     # an older graph-engine: take a number (the engine only orders nodes by them; a gap
     # changes nothing)
-    return _ag_core.new_sequence_nr()
+    return autograd_ext.new_sequence_nr()
 
 
 def _output_sequence_nr(out) -> int:
@@ -249,17 +249,17 @@ class ProfileSession:
     def start(self) -> None:
         _activate(self)
         try:
-            if _ag_core._node_observer is not None:
+            if autograd_ext.node_observer() is not None:
                 raise RuntimeError(
                     "another observer of backward nodes is installed "
-                    f"({_ag_core._node_observer!r}); the profiler cannot record backward nodes"
+                    f"({autograd_ext.node_observer()!r}); the profiler cannot record backward nodes"
                 )
             self.skip_dirs = library_dirs() if self.with_stack else ()
             self.seq_baseline = current_sequence_nr()
             self.running = True
             self.start_ns = perf_counter_ns()
             register_layer(self._layer)
-            _ag_core.set_node_observer(self._observer)
+            autograd_ext.set_node_observer(self._observer)
         except BaseException:
             self.stop()
             raise
@@ -271,8 +271,8 @@ class ProfileSession:
         self.running = False
         try:
             unregister_layer(self._layer)
-            if _ag_core._node_observer is self._observer:
-                _ag_core.set_node_observer(None)
+            if autograd_ext.node_observer() is self._observer:
+                autograd_ext.set_node_observer(None)
         finally:
             self._live.clear()  # the weakrefs die with their callbacks uncalled
             _deactivate(self)

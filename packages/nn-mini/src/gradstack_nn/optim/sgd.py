@@ -20,13 +20,13 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
-from gradstack_tensor._tensor import _data
+from gradstack_tensor.extension import data_of as _data
 
 from .optimizer import Optimizer, required
 
 try:
-    from gradstack_tensor._kernels import fusable as _fusable
-    from gradstack_tensor._kernels import sgd_update_ as _sgd_update_
+    from gradstack_tensor.kernels import fusable as _fusable
+    from gradstack_tensor.kernels import sgd_update_ as _sgd_update_
 except ImportError:  # pragma: no cover - tensor-core built without its kernels
     _fusable = _sgd_update_ = None
 

@@ -1,0 +1,16 @@
+# The C-level interface of tensor-core for Cython code of the layers above (graph-engine's
+# core cimports it).  Public and versioned with tensor-core, as gradstack_tensor.extension
+# is for Python code; the private .pxd files it re-exports may change.
+#
+#   Tensor          gradstack_tensor.Tensor, with the C fields of TensorBase: _data (the
+#                   numpy storage), _requires_grad, _grad, _grad_fn, _output_nr,
+#                   _autograd_meta, _fw_grad, _is_inference, _view_base, _vc, and the
+#                   C methods version_counter(), bump_version(op_name)
+#   VersionCounter  value, last_writer, track_writes
+#   wrap(array)     a new leaf Tensor over an ndarray;  wrap_view(array, base): a view of base
+#   data_of(t)      the ndarray of a tensor (inline)
+#   Op, DispatchLayer, call_next(op, args, index), dispatch(op, args): the dispatch point
+
+from gradstack_tensor._dispatch cimport DispatchLayer, Op, call_next, dispatch
+from gradstack_tensor._tensor cimport Tensor, wrap, wrap_view
+from gradstack_tensor._tensor_base cimport TensorBase, VersionCounter, data_of
