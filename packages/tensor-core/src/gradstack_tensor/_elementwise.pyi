@@ -1,0 +1,4 @@
+"""Type stub of ``gradstack_tensor._elementwise`` (imported for its side effect).
+
+Importing it binds the C kernels of the elementwise ops.
+"""
