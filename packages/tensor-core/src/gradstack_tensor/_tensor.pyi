@@ -3,7 +3,7 @@
 ``Tensor`` is a Cython class (its methods come from the class chain of
 ``_tensor_base.pyx``); this stub lists every public method and attribute so that mypy
 users of the pure-Python packages see them.  Generated from the compiled class, then
-given return types; ``tests/test_stub.py`` checks that it matches the class.
+given return types; ``tests/test_tensor_stub.py`` checks that it matches the class.
 """
 
 from collections.abc import Iterator

@@ -18,3 +18,6 @@ array([3., 3., 3.], dtype=float32)
 """
 
 from ._kernels import *  # noqa: F403
+from ._kernels import __all__ as _all
+
+__all__ = list(_all)
