@@ -550,6 +550,13 @@ def test_autograd_core_functions_check_their_arguments():
     node = _core.OpNode.__new__(_core.OpNode)
     with pytest.raises(TypeError):
         node.apply((t,))
+    # nodes made without a graph (found by the long run): no leaf, no geometry, no formula
+    for cls in (_core.AccumulateGrad, _core.AsStridedBackward0, _core.CopySlices):
+        raw = cls.__new__(cls)
+        with pytest.raises((TypeError, RuntimeError)):
+            raw.apply((2, 3))
+        with pytest.raises((TypeError, RuntimeError)):
+            raw.apply((t,))
     with pytest.raises(TypeError):
         _core.AutogradLayer(0).handle(None, (), 0)
     # the functions still work on good arguments

@@ -520,6 +520,10 @@ cdef class CopySlices(Node):
         return self._positions
 
     cpdef tuple apply(self, tuple grads):
+        _check_node_grads(self, grads)
+        if self.fn is None or self.base_shape is None or grads[0] is None:
+            raise RuntimeError(f"{type(self).__name__}.apply() needs a node recorded by an "
+                               "in-place op on a view and a gradient")
         if gs_get_grad_enabled() or _forward_ad_active:   # ops: a graph, or tangents, flow
             return self._apply_differentiable(<Tensor>grads[0])
         cdef cnp.ndarray result = np.array(data_of(<Tensor>grads[0]), order="C", copy=True)
@@ -556,6 +560,10 @@ cdef class AsStridedBackward0(Node):
     cdef public CopySlices geometry
 
     cpdef tuple apply(self, tuple grads):
+        _check_node_grads(self, grads)
+        if self.geometry is None or grads[0] is None:
+            raise RuntimeError(f"{type(self).__name__}.apply() needs a node recorded by an "
+                               "in-place op and a gradient")
         cdef Tensor g = <Tensor>grads[0]
         if gs_get_grad_enabled() or _forward_ad_active:   # ops: double backward, tangents
             from gradstack_autograd.derivatives import index_scatter

@@ -427,8 +427,21 @@ cdef class AccumulateGrad(Node):
     cdef readonly Tensor variable       # the leaf tensor this node accumulates into
 
     cpdef tuple apply(self, tuple grads):
+        _check_node_grads(self, grads)
+        if self.variable is None:       # made by AccumulateGrad.__new__ alone
+            raise RuntimeError("this AccumulateGrad node has no leaf tensor to accumulate into")
         accumulate_into_leaf(self.variable, grads[0], gs_get_grad_enabled() != 0)
         return ()
+
+
+cdef int _check_node_grads(Node node, tuple grads) except -1:
+    """A node's apply() is reachable from Python (``node(g)``): it casts its first
+    gradient to Tensor, so check it (the engine's own calls pass validated gradients)."""
+    if grads is None or len(grads) == 0 or not (grads[0] is None or isinstance(grads[0], Tensor)):
+        got = "nothing" if not grads else type(grads[0]).__name__
+        raise TypeError(f"{type(node).__name__}.apply() expects a tuple of gradients "
+                        f"(Tensors or None), got {got}")
+    return 0
 
 
 NO_EDGE = (None, 0, None, -1)
