@@ -76,6 +76,7 @@ def wait_for(requests, deadline: float | None, describe) -> None:
 
 
 _saved_hooks = None
+_REPORT_GRACE_SECONDS = 0.5
 
 
 def install_abort_hook(rank: int, world_size: int) -> None:
@@ -95,6 +96,12 @@ def install_abort_hook(rank: int, world_size: int) -> None:
             sys.stderr.write(f"{header}\n{prefixed}")
             sys.stderr.flush()
             sys.stdout.flush()
+            # Note [Let mpiexec forward the report before the abort]: the report sits in
+            # the pipe to mpiexec's proxy; MPI_Abort makes mpiexec kill the proxies, and
+            # a proxy killed before it read the pipe drops the report (seen once in CI:
+            # the job ended, its stderr was empty).  A short pause lets the proxy forward
+            # what is written; the job is ending anyway, so the pause costs nothing.
+            time.sleep(_REPORT_GRACE_SECONDS)
         finally:
             MPI = sys.modules["mpi4py.MPI"]
             if MPI.Is_initialized() and not MPI.Is_finalized():
