@@ -12,7 +12,8 @@ written for PyTorch's autograd (on the CPU):
   (``gradstack_profiler``), ``autograd.graph`` and ``autograd.forward_ad``;
 - :mod:`gradstack.nn`, :mod:`gradstack.optim` (with ``optim.lr_scheduler``),
   :mod:`gradstack.utils.data`, ``save`` and ``load`` from ``gradstack_nn``;
-- :mod:`gradstack.cuda`, whose ``is_available()`` is always False.
+- :mod:`gradstack.cuda` and :mod:`gradstack.accelerator`, whose ``is_available()`` is
+  always False, and :mod:`gradstack.backends` with the flags scripts set.
 
 Examples
 --------
@@ -46,7 +47,7 @@ from gradstack_tensor import *  # noqa: F403
 from gradstack_tensor.kernels import get_num_threads, set_num_threads
 from gradstack_tensor.random import get_rng_state, set_rng_state
 
-from . import autograd, cuda, nn, optim, utils
+from . import accelerator, autograd, backends, cuda, nn, optim, utils
 from .__about__ import __version__
 from .serialization import load, save
 
@@ -61,7 +62,9 @@ _NAMES = [
     "set_num_threads",
     "get_rng_state",
     "set_rng_state",
+    "accelerator",
     "autograd",
+    "backends",
     "cuda",
     "nn",
     "optim",

@@ -50,7 +50,7 @@ from ._tensor import Tensor
 from ._tensor_base import VersionCounter
 from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
-from .device import device
+from .device import device, get_default_device, set_default_device
 from .dtypes import (
     bool_,
     double,
@@ -73,18 +73,23 @@ from .dtypes import (
 from .dtypes import float as float  # noqa: PLC0414 - torch's alias names shadow builtins here
 from .dtypes import int as int  # noqa: PLC0414
 from .functions import *  # noqa: F403
+from .legacy import *  # noqa: F403
+from .legacy import __all__ as _legacy_all
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
 
 bool = bool_  # noqa: A001 - torch.bool
 
 __all__ = sorted(
     set(_creation_all)
+    | set(_legacy_all)
     | set(_functions.__all__)
     | {
         "Tensor",
         "Size",
         "dtype",
         "device",
+        "get_default_device",
+        "set_default_device",
         "DispatchLayer",
         "Op",
         "OPS",

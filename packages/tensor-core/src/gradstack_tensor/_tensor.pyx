@@ -521,17 +521,44 @@ cdef class Tensor(ShapeMethods):
             return dispatch(OP_CLONE, (self,)) if copy else self
         return _convert(self, _dt.as_dtype(dtype), bool(copy))
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
         """The type name (``"gradstack.FloatTensor"``) without ``dtype``, else ``to(dtype)``.
+
+        ``dtype`` is a dtype, a legacy type (``gt.LongTensor``) or its name as a string
+        (``"torch.LongTensor"``), as torch's ``Tensor.type``.
 
         Examples
         --------
         >>> gt.zeros(1).type(), gt.zeros(1).type(gt.float64).dtype
         ('gradstack.FloatTensor', gradstack.float64)
+        >>> gt.zeros(1).type("torch.LongTensor").dtype
+        gradstack.int64
         """
         if dtype is None:
             return f"gradstack.{_TYPE_NAMES[self.dtype.name]}"
+        if isinstance(dtype, (str, type)) and dtype not in (float, int, bool):
+            from .legacy import legacy_type  # (legacy imports this module)
+
+            dtype = legacy_type(dtype)
         return self.to(dtype)
+
+    def equal(self, other):
+        """True if ``other`` has the same shape and the same values (``torch.equal``).
+
+        Values compare after type promotion; NaN equals nothing, as in torch.
+
+        Examples
+        --------
+        >>> gt.ones(2).equal(gt.ones(2, dtype=gt.float64)), gt.ones(2).equal(gt.ones(1))
+        (True, False)
+        """
+        if not isinstance(other, Tensor):
+            raise TypeError(
+                f"equal(): argument 'other' (position 2) must be Tensor, not "
+                f"{type(other).__name__}"
+            )
+        cdef object a = (<TensorBase>self)._data, b = (<TensorBase>other)._data  # (objects:
+        return a.shape == b.shape and bool(np.array_equal(a, b))  # an ndarray's .shape is a C pointer)
 
     def type_as(self, other):
         """``to(other.dtype)``."""

@@ -239,10 +239,35 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             # Python numbers go straight to ``dtype``, not through the default float32:
             # tensor(0.7, dtype=float64).item() is exactly 0.7, as in torch
             values = _tensors_to_values(data) if isinstance(data, (list, tuple)) else data
-            arr = np.array(values, dtype=target)
+            arr = _python_values_as(values, target)
         else:
             arr = arr.astype(target)
     return _finish(arr, requires_grad)
+
+
+def _python_values_as(values, target):
+    """Python numbers as an array of the integer or float dtype ``target``, with torch's
+    overflow rule.
+
+    Note [Which Python numbers fit an integer dtype]
+    torch truncates floats toward zero and refuses a float outside the dtype's range; an
+    int may also be negative down to ``-max`` for an unsigned dtype, where it wraps
+    (``tensor([-1], dtype=uint8)`` is 255, ``tensor([-1.0], dtype=uint8)`` raises).
+    numpy raises OverflowError for any int out of range, so the values are checked here
+    and torch's RuntimeError raised.
+    """
+    try:
+        return np.array(values, dtype=target)
+    except (OverflowError, ValueError):  # ValueError: nan or inf to an integer dtype
+        pass
+    name = np.dtype(target).name
+    wide = np.array(values)
+    if wide.dtype.kind in "iuf" and np.dtype(target).kind in "iu":
+        info = np.iinfo(target)
+        low = -info.max if info.min == 0 and wide.dtype.kind in "iu" else info.min
+        if np.all(np.isfinite(wide)) and not np.any((wide < low) | (wide > info.max)):
+            return wide.astype(target)
+    raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -10,7 +10,7 @@ device(type='cpu')
 
 from __future__ import annotations
 
-__all__ = ["device", "cpu"]
+__all__ = ["device", "cpu", "get_default_device", "set_default_device"]
 
 _KNOWN_TYPES = ("cpu", "cuda", "mps", "meta")
 
@@ -72,3 +72,26 @@ def check_device(dev) -> None:
             f"gradstack computes on the CPU only; device {str(d)!r} is not available. "
             "Use device='cpu' (gradstack.cuda.is_available() is always False)."
         )
+
+
+def get_default_device() -> device:
+    """The device factories allocate on: always the CPU (``torch.get_default_device``).
+
+    >>> get_default_device()
+    device(type='cpu')
+    """
+    return cpu
+
+
+def set_default_device(dev) -> None:
+    """``torch.set_default_device``: ``None`` or a CPU device are accepted (and change
+    nothing, the CPU being gradstack's only device); any other device raises, since no
+    tensor could be made there.
+
+    >>> set_default_device("cpu")
+    >>> set_default_device("cuda")
+    Traceback (most recent call last):
+    ...
+    RuntimeError: gradstack computes on the CPU only; device 'cuda' is not available. ...
+    """
+    check_device(dev)

@@ -429,6 +429,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 
 
 def equal(input, other) -> bool:
-    """True if both tensors have the same shape and elements."""
-    a, b = _values(input), _values(other)
-    return a.shape == b.shape and bool(np.array_equal(a, b))
+    """True if both tensors have the same shape and elements (see :meth:`Tensor.equal`)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"equal(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    return input.equal(other)

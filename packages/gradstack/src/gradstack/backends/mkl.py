@@ -1,0 +1,11 @@
+"""``gradstack.backends.mkl``: gradstack's kernels do not use MKL (numpy's BLAS does
+the matrix products), so ``is_available()`` is False."""
+
+from __future__ import annotations
+
+__all__ = ["is_available"]
+
+
+def is_available() -> bool:
+    """False: gradstack does not use MKL."""
+    return False
