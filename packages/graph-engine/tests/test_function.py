@@ -28,7 +28,7 @@ class Cube(Function):
 
 
 class CubeCtxAttr(Function):
-    """The same, keeping an intermediate on ctx: its double backward would be wrong."""
+    """The same, keeping an intermediate on ctx: a constant for the double backward."""
 
     @staticmethod
     def forward(ctx, x):
@@ -337,21 +337,37 @@ def test_double_backward_through_save_for_backward_is_right():
     assert ag.gradgradcheck(Cube.apply, (f64([0.3, -1.1]),))
 
 
-def test_double_backward_through_ctx_attributes_raises_naming_them():
-    # pytorch#58509: torch silently returns a wrong second derivative here
-    x = f64([0.5, -2.0])
-    y = CubeCtxAttr.apply(x)
-    y2 = CubeCtxAttr.apply(x)
-    (g,) = ag.grad(y.sum(), x)  # first order is fine
-    assert g.tolist() == [0.75, 12.0]
-    with pytest.raises(RuntimeError) as info:
-        ag.grad(y2.sum(), x, create_graph=True)
-    msg = str(info.value)
-    assert "CubeCtxAttrBackward" in msg and "ctx.square" in msg
-    assert "save_for_backward" in msg and "once_differentiable" in msg
+def test_double_backward_through_ctx_attributes_runs_as_in_torch():
+    # Note [Tensors kept on ctx are constants of the backward graph]: torch runs it, and the
+    # intermediate is a constant (pytorch#58509; the double-backward tutorial shows it)
+    torch = pytest.importorskip("torch")
+
+    class TorchCubeCtxAttr(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.square = x * x
+            return x * ctx.square
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3 * ctx.square
+
+    x, tx = f64([0.5, -2.0]), torch.tensor([0.5, -2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = ag.grad(CubeCtxAttr.apply(x).sum(), x, create_graph=True)
+    (tg,) = torch.autograd.grad(TorchCubeCtxAttr.apply(tx).sum(), tx, create_graph=True)
+    assert g.tolist() == tg.tolist() == [0.75, 12.0]
+    assert g.requires_grad == tg.requires_grad
+    # with a grad_output that requires grad, the second derivative sees ctx.square constant
+    v, tv = f64([1.0, 2.0]), torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = ag.grad(CubeCtxAttr.apply(x), x, grad_outputs=v, create_graph=True)
+    (tg,) = torch.autograd.grad(TorchCubeCtxAttr.apply(tx), tx, grad_outputs=tv, create_graph=True)
+    hx, hv = ag.grad(g.sum(), (x, v), allow_unused=True)
+    thx, thv = torch.autograd.grad(tg.sum(), (tx, tv), allow_unused=True)
+    assert hx is None and thx is None
+    assert hv.tolist() == thv.tolist() == [0.75, 12.0]
 
 
-def test_ctx_attributes_that_are_inputs_or_integers_do_not_trigger_the_guard():
+def test_ctx_attributes_that_are_inputs_or_integers_are_tracked():
     class KeepsInput(Function):
         @staticmethod
         def forward(ctx, x, idx):

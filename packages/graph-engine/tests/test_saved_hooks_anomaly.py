@@ -69,6 +69,30 @@ def test_hooks_apply_only_inside_the_block_and_nest():
     assert calls == ["outer", "inner", "outer"]
 
 
+def test_a_pack_hook_that_computes_runs_once_per_saved_tensor_without_grad():
+    # the repro (pack = lambda t: t * 4) recursed until RecursionError: the pack
+    # hook runs under no_grad, as in torch, so its own ops save nothing
+    torch = pytest.importorskip("torch")
+    calls, grad_modes = [], []
+
+    def pack(t):
+        calls.append(tuple(t.shape))
+        grad_modes.append(ag.is_grad_enabled())
+        return t * 4
+
+    x = _x()
+    with ag.graph.saved_tensors_hooks(pack, lambda t: t / 4):
+        y = _model(x)
+    y.backward()
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t * 4, lambda t: t / 4):
+        ty = ((tx.sin() * tx).exp().tanh() * tx).sum()
+    ty.backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    assert calls and not any(grad_modes)
+    assert ag.is_grad_enabled()
+
+
 def test_unpack_can_return_a_different_tensor_with_the_same_content():
     x = _x()
     with ag.graph.saved_tensors_hooks(

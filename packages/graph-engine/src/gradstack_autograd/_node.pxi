@@ -148,7 +148,15 @@ cdef SavedTensor save_tensor(Tensor t, bint is_output, Node owner):
         s.unpack_hook = unpack
         # an output is packed as a plain alias: handing the hook the tensor itself would let
         # the packed object hold its grad_fn, this node (a cycle through an untracked node)
-        s.packed = pack(_plain_alias(t) if is_output else t)
+        # Note [Pack hooks run without grad]: as in torch, the pack hook runs under no_grad,
+        # so a hook that computes with the tensor (``lambda t: t * 4``) records no node and
+        # saves nothing itself (which would call the hook again, without end)
+        prev = gs_get_grad_enabled()
+        gs_set_grad_enabled(0)
+        try:
+            s.packed = pack(_plain_alias(t) if is_output else t)
+        finally:
+            gs_set_grad_enabled(prev)
         s.output_nr = t._output_nr
         s.output_requires_grad = t._requires_grad
         return s

@@ -100,8 +100,6 @@ class BackwardCFunction(_core.Node, FunctionCtx):
                 g if g is not None else gt.zeros(shape, dtype=dtype)
                 for g, (shape, dtype) in zip(grads, self._output_meta)
             )
-        if _core.is_grad_enabled():
-            self._check_double_backward()
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -120,19 +118,6 @@ class BackwardCFunction(_core.Node, FunctionCtx):
                 f"{n_args}, got {len(result)})"
             )
         return tuple(None if e[0] is None else r for r, e in zip(result, self.next_edges))
-
-    def _check_double_backward(self):
-        unsaved = self.__dict__.get("_unsaved_tensor_attrs")
-        if unsaved and not getattr(self._forward_cls.backward, "_once_differentiable", False):
-            names = ", ".join(f"ctx.{n}" for n in unsaved)
-            raise RuntimeError(
-                f"{self.name()}: double backward (create_graph=True) through this custom "
-                f"Function would be silently wrong: forward stored float tensors as ctx "
-                f"attributes ({names}), which autograd cannot track. Save inputs/outputs with "
-                "ctx.save_for_backward(...) and recompute intermediates in backward, or "
-                "decorate backward with @once_differentiable if it is not meant to be "
-                "differentiated twice."
-            )
 
 
 class _FunctionMeta(type):
@@ -261,22 +246,11 @@ def _save_ctx_tensors(ctx, args, outputs):
     ctx.saved = tuple(
         None if t is None else _core.save_for_function(t, id(t) in output_ids, ctx) for t in to_save
     )
-    known = (
-        {id(a) for a in args if isinstance(a, Tensor)}
-        | output_ids
-        | {id(t) for t in to_save if t is not None}
-    )
-    unsaved = []
-    for name, value in ctx.__dict__.items():
-        if name.startswith("_"):
-            continue
-        values = value if isinstance(value, (tuple, list)) else (value,)
-        if any(
-            isinstance(v, Tensor) and v.is_floating_point() and id(v) not in known for v in values
-        ):
-            unsaved.append(name)
-    if unsaved:
-        ctx._unsaved_tensor_attrs = tuple(unsaved)
+    # Note [Tensors kept on ctx are constants of the backward graph]
+    # A tensor that forward keeps as a ctx attribute (``ctx.square = x * x``) instead of
+    # saving it was computed under no_grad: a double backward treats it as a constant, as
+    # torch does (the "what not to do" of torch's double-backward tutorial, whose numbers
+    # the users of that tutorial expect to see).  Nothing is checked here.
 
 
 def once_differentiable(fn):
