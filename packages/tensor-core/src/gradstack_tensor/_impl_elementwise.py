@@ -423,7 +423,7 @@ def index_key(index, shape=None):
             else:
                 key.append(arr)
             basic = False
-        elif isinstance(item, (list, np.ndarray)):
+        elif isinstance(item, (list, range, np.ndarray)):  # a range is a sequence, as in torch
             arr = np.asarray(item)
             if arr.size == 0 and arr.dtype.kind == "f":
                 arr = arr.astype(np.int64)  # torch reads [] as an empty long index
