@@ -40,6 +40,7 @@ import weakref
 
 import numpy as np
 from gradstack_autograd import AccumulateGrad
+from gradstack_autograd.graph import increment_version
 from gradstack_tensor import Tensor, from_numpy
 
 from . import faults, mpi
@@ -282,6 +283,10 @@ class Reducer:
                     p.grad = from_numpy(slot / w)
                 elif w > 1:  # (with one rank the average is the gradient itself)
                     np.divide(slot, w, out=grad.numpy(force=True))
+                if grad is not None and p.grad is grad:
+                    # written through numpy: say so, for a gradient zeroed by zero_grad()
+                    # that this rank did not use (Note [Zeroed gradients count as None])
+                    increment_version(grad)
         self.expect_hooks = False
         self.require_finalize = False
 

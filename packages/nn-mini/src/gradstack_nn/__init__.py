@@ -27,7 +27,7 @@ True
 
 import gradstack_autograd as _ag  # noqa: F401 - registers the autograd layer
 
-from . import functional, init, optim, serialization, utils
+from . import functional, init, optim, serialization, utils, zeroed_grads
 from .__about__ import __version__
 from .modules import (
     GELU,

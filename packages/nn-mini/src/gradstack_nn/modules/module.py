@@ -43,6 +43,7 @@ from gradstack_tensor.dtypes import as_dtype
 from gradstack_tensor.dtypes import dtype as dtype_type
 
 from ..parameter import Buffer, Parameter, is_lazy
+from ..zeroed_grads import zero_grads
 
 __all__ = ["Module"]
 
@@ -429,14 +430,15 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none: bool = False) -> None:
+    def zero_grad(self, set_to_none: bool | None = None) -> None:
         """Reset the gradients of all parameters.
 
-        By default the existing ``.grad`` tensors are zeroed *in place* (their layout is
-        kept, as the API notes require); ``set_to_none=True`` sets them to None instead,
-        which saves memory and lets the next backward create fresh gradients.
+        By default ``.grad`` is zeroed *in place* (the autograd tutorial prints zeros), and
+        until it is written again optimisers skip the parameter as torch's skip a None
+        gradient (Note [Zeroed gradients count as None] in ``zeroed_grads.py``).
+        ``set_to_none=False`` is a plain in-place zero; ``set_to_none=True`` sets None.
         """
-        _zero_grads(self.parameters(), set_to_none)
+        zero_grads(self.parameters(), set_to_none)
 
     # -- state -------------------------------------------------------------------------
 
@@ -677,19 +679,3 @@ def _assign(module, key, current, value):
         )
     else:
         mod._buffers[name] = value
-
-
-def _zero_grads(params, set_to_none: bool) -> None:
-    """The shared body of ``Module.zero_grad`` and ``Optimizer.zero_grad``."""
-    for p in params:
-        g = p.grad
-        if g is None:
-            continue
-        if set_to_none:
-            p.grad = None
-            continue
-        if g.grad_fn is not None:  # a gradient built with create_graph=True
-            g.detach_()
-        elif g.requires_grad:
-            g.requires_grad_(False)
-        g.zero_()

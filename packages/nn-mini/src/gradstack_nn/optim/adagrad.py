@@ -19,7 +19,7 @@ import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
 from ._ops import addcdiv_, addcmul_
-from .optimizer import Optimizer, check_flags, scalar
+from .optimizer import Optimizer, check_flags, has_grad, scalar
 
 __all__ = ["Adagrad"]
 
@@ -118,7 +118,7 @@ class Adagrad(Optimizer):
         lr = scalar(group["lr"])
         lr_decay, weight_decay, eps = group["lr_decay"], group["weight_decay"], group["eps"]
         for p in group["params"]:
-            if p.grad is None:
+            if not has_grad(p):
                 continue
             state = self.state[p]
             if len(state) == 0:

@@ -21,7 +21,7 @@ import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
 from ._ops import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, check_flags, scalar
+from .optimizer import Optimizer, check_flags, has_grad, scalar
 
 __all__ = ["Adam", "AdamW"]
 
@@ -129,7 +129,7 @@ class Adam(Optimizer):
         amsgrad = group["amsgrad"]
         decoupled = group.get("decoupled_weight_decay", False)
         for p in group["params"]:
-            if p.grad is None:
+            if not has_grad(p):
                 continue
             state = self.state[p]
             if len(state) == 0:

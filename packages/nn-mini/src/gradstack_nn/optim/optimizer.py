@@ -10,9 +10,9 @@ from collections import defaultdict
 import gradstack_autograd as ag
 from gradstack_tensor import Tensor
 
-from ..modules.module import _zero_grads
+from ..zeroed_grads import has_grad, zero_grads
 
-__all__ = ["Optimizer", "required", "check_flags", "scalar"]
+__all__ = ["Optimizer", "required", "check_flags", "scalar", "has_grad"]
 
 
 class _Required:
@@ -137,10 +137,12 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
-    def zero_grad(self, set_to_none: bool = False) -> None:
-        """Reset the gradients of every optimised parameter: zeroed in place by default
-        (``.grad`` keeps its layout), set to None with ``set_to_none=True``."""
-        _zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
+    def zero_grad(self, set_to_none: bool | None = None) -> None:
+        """Reset the gradients of every optimised parameter: zeroed in place by default, and
+        skipped by ``step()`` until written again, as torch skips None (Note [Zeroed
+        gradients count as None] in ``zeroed_grads.py``); ``set_to_none=False`` is a plain
+        in-place zero, ``set_to_none=True`` sets None."""
+        zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure=None):
         """Update the parameters once (subclasses implement it)."""

@@ -19,7 +19,7 @@ import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
 from ._ops import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, check_flags, scalar
+from .optimizer import Optimizer, check_flags, has_grad, scalar
 
 __all__ = ["RMSprop"]
 
@@ -112,7 +112,7 @@ class RMSprop(Optimizer):
         weight_decay, momentum = group["weight_decay"], group["momentum"]
         centered = group["centered"]
         for p in group["params"]:
-            if p.grad is None:
+            if not has_grad(p):
                 continue
             state = self.state[p]
             if len(state) == 0:

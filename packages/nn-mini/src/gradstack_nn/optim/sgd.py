@@ -22,7 +22,7 @@ import numpy as np
 from gradstack_tensor import Tensor
 from gradstack_tensor.extension import data_of as _data
 
-from .optimizer import Optimizer, required
+from .optimizer import Optimizer, has_grad, required
 
 try:
     from gradstack_tensor.kernels import fusable as _fusable
@@ -129,9 +129,9 @@ def _step_group(state, group) -> None:
     nesterov = bool(group["nesterov"])
     maximize = bool(group["maximize"])
     for p in group["params"]:
-        g = p.grad
-        if g is None:
+        if not has_grad(p):
             continue
+        g = p.grad
         pstate = state[p] if momentum != 0 else None
         buf = pstate.get("momentum_buffer") if pstate is not None else None
         if _sgd_update_ is not None and _fast_path(p, g, buf, momentum):

@@ -25,6 +25,8 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
+from ..zeroed_grads import has_grad
+
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
 
@@ -70,10 +72,11 @@ def clip_grad_norm_(
     of the vector of every gradient's norm) is at most ``max_norm``.
 
     The scale is ``min(1, max_norm / (total_norm + 1e-6))``, as torch.  Returns the total
-    norm before clipping (a 0-d tensor).  Parameters without ``.grad`` are skipped.
+    norm before clipping (a 0-d tensor).  Parameters without a gradient (None, or zeros of
+    the default ``zero_grad()`` not written since) are skipped, as torch skips None.
     """
     parameters = _as_list(parameters)
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = [p.grad for p in parameters if has_grad(p)]
     with ag.no_grad():
         total = _total_norm(grads, float(norm_type), error_if_nonfinite)
         if grads:
@@ -89,5 +92,5 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     parameters = _as_list(parameters)
     with ag.no_grad():
         for p in parameters:
-            if p.grad is not None:
+            if has_grad(p):
                 p.grad.clamp_(min=-clip_value, max=clip_value)

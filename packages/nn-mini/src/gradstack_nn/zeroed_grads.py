@@ -1,0 +1,63 @@
+"""``zero_grad()``'s zeros that count as no gradient: the tutorial's zeros, torch 2.x's numbers.
+
+Note [Zeroed gradients count as None]
+The autograd tutorial prints a parameter's ``.grad`` after ``optimizer.zero_grad()`` and
+shows zeros, so the default ``zero_grad()`` zeroes ``.grad`` in place.  torch 2.x sets it
+to None instead, and its optimisers skip a parameter whose gradient is None: with momentum
+or weight decay, a parameter that the next step's graph does not reach does not move.  To
+give both, the default ``zero_grad()`` zeroes in place *and* records the gradient's
+version; until that tensor is written again (backward's accumulation, any in-place op,
+``increment_version``) or replaced, :func:`has_grad` is False and optimisers and gradient
+clipping skip the parameter exactly as torch skips None.  ``zero_grad(set_to_none=False)``
+is the plain in-place zero (momentum applies, as in torch); ``set_to_none=True`` sets None.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> from gradstack_nn import Parameter
+>>> w = Parameter(gt.ones(2))
+>>> (w * 3).sum().backward()
+>>> zero_grads([w], set_to_none=None)
+>>> w.grad.tolist(), has_grad(w)
+([0.0, 0.0], False)
+>>> (w * 3).sum().backward()
+>>> w.grad.tolist(), has_grad(w)
+([3.0, 3.0], True)
+"""
+
+from __future__ import annotations
+
+__all__ = ["zero_grads", "has_grad"]
+
+_ZEROED_AT = "_gradstack_zeroed_at_version"
+
+
+def zero_grads(params, set_to_none: bool | None) -> None:
+    """The body of ``Module.zero_grad`` and ``Optimizer.zero_grad`` (see the Note).
+
+    ``set_to_none``: None (the default of both) zeroes in place and marks the zeros as "no
+    gradient"; False zeroes in place; True sets ``.grad`` to None.
+    """
+    for p in params:
+        g = p.grad
+        if g is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        if g.grad_fn is not None:  # a gradient built with create_graph=True
+            g.detach_()
+        elif g.requires_grad:
+            g.requires_grad_(False)
+        g.zero_()
+        if set_to_none is None:
+            setattr(g, _ZEROED_AT, g._version)
+        elif hasattr(g, _ZEROED_AT):
+            delattr(g, _ZEROED_AT)
+
+
+def has_grad(p) -> bool:
+    """Whether ``p`` has a gradient for the optimiser: ``.grad`` is set and was written
+    since the last default ``zero_grad()`` (Note [Zeroed gradients count as None])."""
+    g = p.grad
+    return g is not None and getattr(g, _ZEROED_AT, None) != g._version
