@@ -67,6 +67,9 @@ CALLS = {
     "sum_dtype_bool": lambda L: L.tensor([0.0, 2.0, 0.0]).sum(dtype=L.bool),
     "sum_dtype_bool_zeros": lambda L: L.zeros(2, 3).sum(1, dtype=L.bool),
     "sum_bool": lambda L: L.tensor([True, True, False]).sum(),
+    "sum_dtype_int32": lambda L: L.tensor([True, True]).sum(dtype=L.int32),
+    "sum_dtype_uint8_wraps": lambda L: L.full((3,), 100, dtype=L.int64).sum(0, dtype=L.uint8),
+    "sum_dtype_int16_dim": lambda L: L.ones(2, 3).sum(1, dtype=L.int16),
     # TC8: kernels torch does not have for a dtype
     "bitwise_xor_float": lambda L: L.ones(2) ^ L.ones(2),
     "bitwise_and_float": lambda L: L.ones(2).bitwise_and(L.ones(2)),
@@ -146,6 +149,7 @@ CALLS = {
     # TC2: index_select on a 0-d input
     "index_select_0d": lambda L: L.tensor(5.0).index_select(0, L.tensor([0])),
     "index_select_0d_two": lambda L: L.tensor(5.0).index_select(0, L.tensor([0, 0])),
+    "index_select_0d_none": lambda L: L.tensor(5.0).index_select(0, L.tensor([], dtype=L.int64)),
     # norm with p=inf over nothing
     "norm_inf_empty": lambda L: L.zeros(0).norm(float("inf")),
     "norm_minus_inf_empty_dim": lambda L: L.zeros(0, 2).norm(float("-inf"), 0),

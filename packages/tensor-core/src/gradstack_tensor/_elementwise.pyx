@@ -263,7 +263,8 @@ cdef object _sum_kernel(Op op, tuple args):
         return wrap(as_ndarray(quiet_cast(r, np.float16)))
     if num == cnp.NPY_BOOL:
         return wrap(as_ndarray(np.logical_or.reduce(x, axis=axis, keepdims=keepdim)))
-    return wrap(as_ndarray(quiet_sum(x, axis, keepdim, None)))
+    # in x's dtype: numpy's add.reduce would widen an int32 (``dtype=int32``) to int64
+    return wrap(as_ndarray(quiet_sum(x, axis, keepdim, x.dtype)))
 
 
 # ----------------------------------------------------------------------------------------
