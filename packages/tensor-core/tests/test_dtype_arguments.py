@@ -46,20 +46,8 @@ def test_dtype_must_be_a_dtype(name, bad):
     assert "numpy" not in str(ours.value) or "dtype" in str(theirs.value)
 
 
-_SUM_BOOL = pytest.mark.xfail(
-    reason="sum(dtype=bool) is int64: sum's kernel is the Cython core's (_sum_kernel casts, "
-    "then numpy's add.reduce of bools counts); fix proposed to the lead in issue 11's report",
-    strict=True,
-)
-
-
 @pytest.mark.parametrize(
-    ("name", "python_type"),
-    [
-        pytest.param(name, t, marks=_SUM_BOOL) if (name, t) == ("sum", bool) else (name, t)
-        for name in CALLS
-        for t in (float, int, bool)
-    ],
+    ("name", "python_type"), [(name, t) for name in CALLS for t in (float, int, bool)]
 )
 def test_python_types_are_dtypes_as_in_torch(name, python_type):
     try:

@@ -86,12 +86,6 @@ def test_logsumexp_of_empty_slices_is_minus_inf(shape_dim):
     assert ours.tolist() == theirs.tolist()
 
 
-@pytest.mark.xfail(
-    reason="sum's kernel (_sum_kernel in _tensor.pyx, the Cython core) reduces float16 along a "
-    "dim in float16 (numpy's loop); fix proposed to the lead in issue 11's report: "
-    "np.add.reduce(x, dtype=np.float32) then one cast",
-    strict=True,
-)
 def test_float16_sum_along_a_dim_accumulates_in_float32():
     a = np.full((4000, 2), 0.1, np.float16)
     ours = gt.from_numpy(a).sum(0)

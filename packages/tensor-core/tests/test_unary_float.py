@@ -176,7 +176,7 @@ def test_sigmoid_tail_fixup_with_nan_present():
 def test_sigmoid_shapes_and_0d(shape, dtype):
     x = _random(int(np.prod(shape)), dtype, seed=3).reshape(shape)
     t = gt.from_numpy(x)
-    for out in (t.sigmoid(), gt.sigmoid(t), t.permute(*reversed(range(t.dim()))).sigmoid()):
+    for out in (t.sigmoid(), gt.sigmoid(t), t.permute(tuple(reversed(range(t.dim())))).sigmoid()):
         assert out.dtype.name == dtype
     out = t.sigmoid()
     assert tuple(out.shape) == shape

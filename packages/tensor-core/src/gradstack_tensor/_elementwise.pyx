@@ -21,10 +21,11 @@ from ._loops cimport B_SUB, is_float_num, small_binary, small_sum, small_unary
 from ._loops import BINARY_CODES, UNARY_CODES
 from ._promotion cimport cast_operand, operand_dtype_info, promote_binary
 from ._promotion import can_cast_inplace
+from ._shapes cimport check_no_partial_overlap
 from ._shapes import broadcast_error, normalize_dims
 from ._tensor cimport Tensor, expect_tensor, wrap
 from ._tensor_base cimport TensorBase, as_ndarray, dtype_of_array, shape_of
-from ._ufuncs cimport quiet_call1, quiet_call2, quiet_inplace2, quiet_sum
+from ._ufuncs cimport quiet_call1, quiet_call2, quiet_cast, quiet_inplace2_into, quiet_sum
 
 cnp.import_array()
 
@@ -142,14 +143,49 @@ cdef object _check_inplace_target(TensorBase t, str name):
         )
 
 
+cdef object _check_inplace_shape(tuple own, object b):
+    """torch's rule for the operand of an in-place op: it broadcasts *to* the written
+    tensor's shape ``own`` (the result cannot have more dims or larger sizes)."""
+    cdef tuple other, full
+    if not isinstance(b, Tensor):
+        return
+    other = shape_of((<TensorBase>b)._data)
+    if other == own:
+        return
+    try:
+        full = tuple(np.broadcast_shapes(own, other))
+    except ValueError:
+        raise broadcast_error(own, other) from None
+    if full != own:
+        raise RuntimeError(
+            f"output with shape {list(own)} doesn't match the broadcast shape {list(full)}"
+        )
+
+
 cdef object _inplace_binary_kernel(Op op, tuple args):
+    """``t.op_(b)``: torch's checks in torch's order, then the ufunc written into ``t``.
+
+    Note [The checks of an in-place op, in torch's order]
+    torch's TensorIterator checks, in this order: that the written tensor repeats no
+    element (an expanded view), that the operand does not partly overlap it
+    (``y[:3].mul_(y[1:])``), that the operand broadcasts to its shape, that the result
+    dtype can be cast to its dtype; then the kernel refuses dtypes it has no loop for
+    (``"bitwise_and_cpu" not implemented for 'Float'``, raised by the op's ufunc).  A
+    program with two faults sees the same error as in torch.
+    """
     check_nargs(op, args, 2, 3)
     cdef TensorBase t = expect_tensor(args[0], op.name)
-    cdef object b = args[1], y
+    cdef object b = args[1], x, y
     cdef object res
-    _check_inplace_target(t, op.name)
     if op.name == "sub_" and (_is_bool_operand(t) or _is_bool_operand(b)):
         raise _bool_sub_error()
+    if op.name == "pow_" and type(b) is int and b < 0 and not is_float_num(
+            cnp.PyArray_TYPE(t._data)):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    _check_inplace_target(t, op.name)
+    if isinstance(b, Tensor):
+        check_no_partial_overlap(t._data, (<TensorBase>b)._data)
+    _check_inplace_shape(shape_of(t._data), b)
     if len(args) > 2 and args[2] is not None and (args[2] != 1 or type(args[2]) is bool):
         b = _scaled(t, b, args[2])
     res = _dt.result_type([operand_dtype_info(t), operand_dtype_info(b)])
@@ -161,14 +197,14 @@ cdef object _inplace_binary_kernel(Op op, tuple args):
             f"{op.name}: result type {res.name} can't be cast to the desired output type "
             f"{own.name} (the tensor written in place). Use the out-of-place op, or cast first."
         )
-    y = (<TensorBase>b)._data if isinstance(b, Tensor) else cast_operand(b, res)
+    # both operands in the result dtype, as torch computes (a uint8 tensor's remainder_ by
+    # a 0-d int64 -2 divides by 254); the result is cast into the tensor's own dtype
+    x = t._data if res is own else t._data.astype(res.numpy)
+    y = cast_operand(b, res)
     try:
-        quiet_inplace2(op.ufunc, t._data, y)
-    except ValueError as e:
-        raise RuntimeError(
-            f"{op.name}: output with shape {list(shape_of(t._data))} doesn't match the broadcast "
-            f"shape of the operands ({e}); an in-place op cannot change the tensor's shape."
-        ) from None
+        quiet_inplace2_into(op.ufunc, x, y, t._data)
+    except ValueError as e:     # not reached for shapes (checked above); numpy's other errors
+        raise RuntimeError(f"{op.name}: {e}") from None
     t.bump_version(op.name)
     return t
 
@@ -193,16 +229,27 @@ cdef object _inplace_unary_kernel(Op op, tuple args):
 
 
 cdef object _sum_kernel(Op op, tuple args):
+    """``sum(input, dim, keepdim, dtype)``.
+
+    Note [sum's accumulator]
+    As torch: bool and integer tensors sum as int64; a float16 tensor (or a float16
+    ``dtype=``) accumulates in float32 and is rounded once (numpy's float16 loop rounds
+    after every addition: 4000 x 0.1 summed to 256, not 400); ``dtype=bool`` sums in bool,
+    where addition is "or" (torch's ``sum(dtype=torch.bool)`` says whether any element is
+    nonzero).
+    """
     check_nargs(op, args, 1, 4)
     cdef TensorBase t = expect_tensor(args[0], "sum")
     cdef object dim = args[1] if len(args) > 1 else None
     cdef bint keepdim = args[2] if len(args) > 2 else False
     cdef object dtype = args[3] if len(args) > 3 else None
     cdef cnp.ndarray x = t._data
+    cdef int num
     if dtype is not None:
-        x = x.astype(_dt.as_dtype(dtype).numpy)
+        x = x.astype(_dt.as_dtype(dtype, "sum").numpy)
     elif not is_float_num(cnp.PyArray_TYPE(x)):
         x = x.astype(np.int64)       # torch sums bool and integers as int64
+    num = cnp.PyArray_TYPE(x)
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         if not keepdim:
             r = small_sum(x)
@@ -211,7 +258,13 @@ cdef object _sum_kernel(Op op, tuple args):
         axis = None
     else:
         axis = normalize_dims(dim, x.ndim)
-    return wrap(as_ndarray(quiet_sum(x, axis, keepdim)))
+    if num == cnp.NPY_FLOAT16:
+        r = quiet_sum(x, axis, keepdim, np.float32)
+        return wrap(as_ndarray(quiet_cast(r, np.float16)))
+    if num == cnp.NPY_BOOL:
+        return wrap(as_ndarray(np.logical_or.reduce(x, axis=axis, keepdims=keepdim)))
+    # in x's dtype: numpy's add.reduce would widen an int32 (``dtype=int32``) to int64
+    return wrap(as_ndarray(quiet_sum(x, axis, keepdim, x.dtype)))
 
 
 # ----------------------------------------------------------------------------------------

@@ -15,9 +15,9 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import random as _random
-from ._dispatch import OPS, register_op
+from ._dispatch import OPS
 from ._promotion import can_cast_inplace
-from ._shapes import _normalize_dim, broadcast_error
+from ._shapes import _normalize_dim, broadcast_error, check_no_partial_overlap
 from ._tensor import Tensor, _data, _wrap
 
 __all__: list[str] = []
@@ -315,54 +315,10 @@ def copy_(input, src):
     dst = _data(input)
     s = _array(src)
     _check_broadcasts_to(np.shape(s), dst.shape)
-    _check_no_partial_overlap(dst, s)
+    check_no_partial_overlap(dst, s)
     np.copyto(dst, s, casting="unsafe")
     input._bump_version("copy_")
     return input
-
-
-def _check_no_partial_overlap(dst, src):
-    """torch's ``assert_no_partial_overlap``: refuse a source that shares some, but not all,
-    memory with the destination (``y[1:].copy_(y[:-1])``).
-
-    As torch's get_overlap_status, only arrays that are non-overlapping and dense (their
-    elements fill one block of memory) are compared; any other layout is "too hard" and
-    passes, as it does in torch.
-    """
-    if not isinstance(src, np.ndarray) or dst.size == 0 or src.size == 0:
-        return
-    if not (_dense(dst) and _dense(src)):
-        return
-    a0 = dst.__array_interface__["data"][0] + _lowest_offset(dst)
-    b0 = src.__array_interface__["data"][0] + _lowest_offset(src)
-    a1, b1 = a0 + dst.size * dst.itemsize, b0 + src.size * src.itemsize
-    if a0 == b0 and a1 == b1:
-        if dst.strides == src.strides:
-            return  # the same memory, element for element (x.copy_(x))
-    elif not (a0 < b1 and b0 < a1):
-        return
-    raise RuntimeError(
-        "unsupported operation: some elements of the input tensor and the written-to "
-        "tensor refer to a single memory location. Please clone() the tensor before "
-        "performing the operation."
-    )
-
-
-def _lowest_offset(a):
-    """Bytes from ``a``'s first element to its lowest address (negative strides)."""
-    return sum(st * (n - 1) for st, n in zip(a.strides, a.shape) if st < 0 and n > 0)
-
-
-def _dense(a):
-    """Whether ``a``'s elements fill one contiguous block (torch's non-overlapping and
-    dense: some permutation of its dims is contiguous)."""
-    dims = sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1)
-    expected = a.itemsize
-    for st, n in dims:
-        if st != expected:
-            return False
-        expected *= n
-    return True
 
 
 def _check_broadcasts_to(src_shape, dst_shape):
@@ -579,6 +535,18 @@ def _is_mask(k):
     return isinstance(k, np.ndarray) and k.dtype == np.bool_
 
 
+_BROADCAST_FAILURE = re.compile(
+    r"shape mismatch: indexing arrays could not be broadcast together with shapes "
+    r"((?:\([\d, ]*\) ?)+)"
+)
+
+
+def _torch_shapes(numpy_shapes):
+    """numpy's ``(2,) (3,)`` as torch prints them: ``[2], [3]``."""
+    shapes = re.findall(r"\(([\d, ]*)\)", numpy_shapes)
+    return ", ".join(str([int(n) for n in sh.split(",") if n.strip()]) for sh in shapes)
+
+
 _NUMPY_INDEX_ERRORS = (
     # numpy's words -> torch's words
     (
@@ -606,6 +574,12 @@ _NUMPY_INDEX_ERRORS = (
 def describe_index_error(shape, err):
     """numpy's IndexError in torch's words, with the indexed tensor's shape."""
     msg = str(err)
+    m = _BROADCAST_FAILURE.search(msg)
+    if m:
+        return IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            f"{_torch_shapes(m.group(1))}"
+        )
     for pattern, words in _NUMPY_INDEX_ERRORS:
         m = pattern.search(msg)
         if m:
@@ -616,6 +590,16 @@ def describe_index_error(shape, err):
 
 @OPS["setitem_"].set_kernel
 def setitem_(input, index, value):
+    """``input[index] = value``, with torch's checks in torch's order.
+
+    Note [setitem's checks, in torch's order]
+    For an advanced index torch checks that the index tensors broadcast together
+    (IndexError), then that the value broadcasts to the indexed part, then that the value's
+    dtype is the tensor's, and the indices' range last, in the kernel.  A single bool or
+    uint8 mask with a one-element value is a ``masked_fill_`` instead (any value dtype; a
+    uint8 mask is refused there).  A basic index (ints, slices, None, Ellipsis) is a copy
+    into a view, which casts.
+    """
     dst = _data(input)
     key, basic = index_key(index, dst.shape)
     src = _array(value)
@@ -626,19 +610,31 @@ def setitem_(input, index, value):
             f"can't assign a {type(value).__name__} to a {input.dtype} tensor; assign a number "
             "or a Tensor"
         )
-    elif not basic and value.dtype is not input.dtype and not _masked_fill_like(index, value):
-        raise RuntimeError(
-            "Index put requires the source and destination dtypes match, got "
-            f"{SCALAR_TYPE[input.dtype.name]} for the destination and "
-            f"{SCALAR_TYPE[value.dtype.name]} for the source."
-        )
+    index_error = None
     try:
         target = dst[key]
+        shape = target.shape
     except IndexError as e:
-        # torch checks the value's shape before the indices' range
-        src = _drop_leading_ones(src, len(_indexed_shape(dst.shape, key)))
-        _check_assignable(np.shape(src), _indexed_shape(dst.shape, key), basic)
-        raise describe_index_error(dst.shape, e) from None
+        if basic or _BROADCAST_FAILURE.search(str(e)):  # a select, or indices that do not
+            raise describe_index_error(dst.shape, e) from None  # broadcast: raised first
+        index_error = e  # out of range: torch checks the value's shape and dtype first
+        shape = _indexed_shape(dst.shape, key)
+    if not basic:
+        mask = _masked_fill_mask(index, src)
+        if mask is not None and mask.dtype.name == "uint8":
+            raise RuntimeError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+            )
+        src = _drop_leading_ones(src, len(shape))
+        _check_assignable(np.shape(src), shape, basic)
+        if isinstance(value, Tensor) and value.dtype is not input.dtype and mask is None:
+            raise RuntimeError(
+                "Index put requires the source and destination dtypes match, got "
+                f"{SCALAR_TYPE[input.dtype.name]} for the destination and "
+                f"{SCALAR_TYPE[value.dtype.name]} for the source."
+            )
+    if index_error is not None:
+        raise describe_index_error(dst.shape, index_error) from None
     src = _drop_leading_ones(src, target.ndim)
     _check_assignable(np.shape(src), target.shape, basic)
     if basic:
@@ -650,7 +646,7 @@ def setitem_(input, index, value):
                 "tensor refers to a single memory location. Please clone() the tensor before "
                 "performing the operation."
             )
-        _check_no_partial_overlap(target, src)
+        check_no_partial_overlap(target, src)
     elif repeats_elements(dst):
         warn_at_caller(
             "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor "
@@ -669,21 +665,33 @@ def _drop_leading_ones(src, ndim):
     return src
 
 
-def _masked_fill_like(index, value):
-    """torch writes ``x[mask] = v`` with masked_fill (any dtype) when the only tensor index
-    is one bool mask and ``v`` has one element; every other advanced write needs equal
-    dtypes."""
+def _masked_fill_mask(index, src):
+    """The mask when torch writes ``x[index] = v`` with ``masked_fill_``, else None.
+
+    torch does so when ``v`` has one element and the only tensor index is one bool or
+    uint8 mask of at least one dim (a Python list of bools is one); ints select and
+    slices, None and Ellipsis are not tensor indices, while a Python bool or a 0-d bool
+    tensor becomes a long index tensor.  Every other advanced write needs equal dtypes.
+    """
+    if np.size(src) != 1:
+        return None
     items = index if isinstance(index, tuple) else (index,)
-    advanced = [
-        i
-        for i in items
-        if isinstance(i, (list, np.ndarray, bool, np.bool_))
-        or (isinstance(i, Tensor) and not (i.dim() == 0 and i.dtype.name not in ("bool", "uint8")))
-    ]
-    if len(advanced) != 1 or value.numel() != 1:
-        return False
-    m = advanced[0]
-    return isinstance(m, Tensor) and m.dtype.name == "bool" and m.dim() > 0
+    tensors = []
+    for i in items:
+        if isinstance(i, Tensor):
+            if i.dim() == 0 and i.dtype.name not in ("bool", "uint8"):
+                continue  # a 0-d integer tensor selects
+            tensors.append(_data(i))
+        elif isinstance(i, (list, np.ndarray)):
+            tensors.append(np.asarray(i))
+        elif isinstance(i, (bool, np.bool_)):
+            tensors.append(np.zeros(int(i), dtype=np.int64))
+    if len(tensors) != 1:
+        return None
+    m = tensors[0]
+    if m.ndim == 0 or m.dtype not in (np.bool_, np.uint8):
+        return None
+    return m
 
 
 def _indexed_shape(shape, key):
@@ -758,7 +766,7 @@ def _classify(name, numpy_test, integer_answer):
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"``{name}``: elementwise, a bool tensor."
-    return register_op(name, kernel)
+    return OPS[name].set_kernel(kernel)
 
 
 _classify("isnan", np.isnan, False)

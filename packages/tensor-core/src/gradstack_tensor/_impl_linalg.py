@@ -218,10 +218,10 @@ def diag(input, diagonal=0):
 @OPS["trace"].set_kernel
 def trace(input):
     x = _data(input)
+    if x.dtype.kind == "b":  # torch checks the dtype before the rank
+        raise NotImplementedError("\"trace\" not implemented for 'Bool' (cast with .int() first)")
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
-    if x.dtype.kind == "b":
-        raise NotImplementedError("\"trace\" not implemented for 'Bool' (cast with .int() first)")
     r = np.trace(x)
     return _wrap(np.asarray(r, dtype=np.int64 if x.dtype.kind in "biu" else x.dtype))
 

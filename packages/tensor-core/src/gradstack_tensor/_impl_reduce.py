@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import return_types
-from ._dispatch import OPS, register_op
+from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
 from ._shapes import _normalize_dim, normalize_dims
 from ._tensor import Tensor, _data, _wrap
@@ -235,6 +235,8 @@ def norm(input, p="fro", dim=None, keepdim=False):
     x = _float_input(input, "norm")
     axes = _axes(dim, x.ndim)
     a = np.abs(_acc(x))
+    if p in (float("inf"), "inf", float("-inf"), "-inf"):
+        _check_max_norm_identity(x, axes, "inf" if p in (float("inf"), "inf") else "-inf")
     if p in ("fro", 2, 2.0):
         r = np.sqrt(quiet(lambda: np.sum(a * a, axis=axes, keepdims=keepdim)))
     elif p in (float("inf"), "inf"):
@@ -248,6 +250,23 @@ def norm(input, p="fro", dim=None, keepdim=False):
     else:
         raise ValueError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
     return _wrap(_result(r, x.dtype))
+
+
+def _check_max_norm_identity(x, axes, name):
+    """torch's error for an inf/-inf norm (a max/min, which has no identity) over nothing."""
+    if axes is None:
+        if x.size == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because "
+                "the operation does not have an identity"
+            )
+        return
+    for a in axes:
+        if x.shape[a] == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on the dimension {a} "
+                "because this dimension is empty and the operation does not have an identity"
+            )
 
 
 @OPS["logsumexp"].set_kernel
@@ -320,6 +339,7 @@ def log_softmax(input, dim, dtype=None):
     return _wrap(_result(quiet(_log_softmax_values, _acc(x), axis), x.dtype))
 
 
+@OPS["count_nonzero"].set_kernel
 def count_nonzero(input, dim=None):
     """The number of non-zero elements (over ``dim``: an int or a tuple), as int64."""
     if not isinstance(input, Tensor):
@@ -331,9 +351,6 @@ def count_nonzero(input, dim=None):
     if axes == ():
         return _wrap((x != 0).astype(np.int64))  # a 0-d tensor over dim 0: itself, counted
     return _wrap(np.asarray(np.count_nonzero(x, axis=axes), dtype=np.int64))
-
-
-register_op("count_nonzero", count_nonzero)
 
 
 @OPS["cumsum"].set_kernel

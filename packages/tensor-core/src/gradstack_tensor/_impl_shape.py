@@ -412,6 +412,10 @@ def index_select(input, dim, index):
         raise IndexError("index_select(): Index is supposed to be a vector")
     axis = _normalize_dim(dim, x.ndim)
     n = x.shape[axis] if x.ndim else 1
+    if x.ndim == 0 and idx.size != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
+        )
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx[(idx < 0) | (idx >= n)].reshape(-1)[0])
         if axis == 1 and x.flags.c_contiguous:

@@ -20,11 +20,13 @@ import numpy as np
 from ._dispatch cimport K_BINARY, K_BINARY_FLOAT, K_COMPARE, K_OTHER, K_UNARY, K_UNARY_FLOAT, Op, new_op
 from ._dispatch import OPS
 from ._ufuncs import (
+    _float_remainder,
     _integer_division,
     _integer_identity,
     _neg_ufunc,
-    _no_bool_result,
     _not_for_bool,
+    _not_for_float,
+    _pow_ufunc,
     _relu_ufunc,
     _rsqrt_ufunc,
     _sigmoid_ufunc,
@@ -48,17 +50,17 @@ _elementwise("add", K_BINARY, np.add)
 _elementwise("sub", K_BINARY, np.subtract)
 _elementwise("mul", K_BINARY, np.multiply)
 _elementwise("div", K_BINARY_FLOAT, np.true_divide)
-_elementwise("pow", K_BINARY, _no_bool_result("pow", np.power))
+_elementwise("pow", K_BINARY, _pow_ufunc)
 _elementwise("maximum", K_BINARY, np.maximum)
 _elementwise("minimum", K_BINARY, np.minimum)
 _elementwise("remainder", K_BINARY,
-             _integer_division("remainder", np.remainder))
+             _integer_division("remainder", "remainder_cpu", _float_remainder))
 _elementwise("floor_divide", K_BINARY,
-             _integer_division("floor_divide", np.floor_divide))
+             _integer_division("floor_divide", "div_floor_cpu", np.floor_divide))
 _elementwise("atan2", K_BINARY_FLOAT, np.arctan2)
-_elementwise("bitwise_and", K_BINARY, np.bitwise_and)
-_elementwise("bitwise_or", K_BINARY, np.bitwise_or)
-_elementwise("bitwise_xor", K_BINARY, np.bitwise_xor)
+_elementwise("bitwise_and", K_BINARY, _not_for_float("bitwise_and_cpu", np.bitwise_and))
+_elementwise("bitwise_or", K_BINARY, _not_for_float("bitwise_or_cpu", np.bitwise_or))
+_elementwise("bitwise_xor", K_BINARY, _not_for_float("bitwise_xor_cpu", np.bitwise_xor))
 _elementwise("logical_and", K_COMPARE, np.logical_and)
 _elementwise("logical_or", K_COMPARE, np.logical_or)
 _elementwise("logical_xor", K_COMPARE, np.logical_xor)
@@ -71,18 +73,18 @@ _elementwise("gt", K_COMPARE, np.greater)
 _elementwise("ge", K_COMPARE, np.greater_equal)
 
 _elementwise("neg", K_UNARY, _neg_ufunc)
-_elementwise("abs", K_UNARY, _not_for_bool("abs", np.absolute))
+_elementwise("abs", K_UNARY, _not_for_bool("abs_cpu", np.absolute))
 _elementwise("sign", K_UNARY, _sign_ufunc)
 _elementwise("relu", K_UNARY, _relu_ufunc)
 _elementwise("floor", K_UNARY,
-             _not_for_bool("floor", _integer_identity(np.floor)))
-_elementwise("ceil", K_UNARY, _not_for_bool("ceil", _integer_identity(np.ceil)))
+             _not_for_bool("floor_vml_cpu", _integer_identity(np.floor)))
+_elementwise("ceil", K_UNARY, _not_for_bool("ceil_vml_cpu", _integer_identity(np.ceil)))
 _elementwise("round", K_UNARY,
-             _not_for_bool("round", _integer_identity(np.round)))
+             _not_for_bool("round_vml_cpu", _integer_identity(np.round)))
 _elementwise("trunc", K_UNARY,
-             _not_for_bool("trunc", _integer_identity(np.trunc)))
+             _not_for_bool("trunc_vml_cpu", _integer_identity(np.trunc)))
 _elementwise("logical_not", K_UNARY, np.logical_not)
-_elementwise("bitwise_not", K_UNARY, np.invert)
+_elementwise("bitwise_not", K_UNARY, _not_for_float("bitwise_not_cpu", np.invert))
 _elementwise("exp", K_UNARY_FLOAT, np.exp)
 _elementwise("exp2", K_UNARY_FLOAT, np.exp2)
 _elementwise("expm1", K_UNARY_FLOAT, np.expm1)
@@ -146,7 +148,8 @@ _PYTHON_OPS = (
     ("repeat", False, False), ("flip", False, False), ("tril", False, False),
     ("triu", False, False), ("index_select", False, False), ("gather", False, False),
     ("diag", False, False), ("trace", False, False), ("sort", False, False),
-    ("topk", False, False),
+    ("topk", False, False), ("isnan", False, False), ("isinf", False, False),
+    ("isfinite", False, False), ("count_nonzero", False, False),
 )
 for _name, _inplace, _view in _PYTHON_OPS:
     new_op(_name, K_OTHER, None, _inplace, _view)

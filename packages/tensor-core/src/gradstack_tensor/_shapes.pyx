@@ -1,6 +1,11 @@
 # cython: language_level=3, embedsignature=True, embedsignature.format=clinic
-"""Shapes and dims: ``Size``, dim wrapping, broadcast errors, shape arguments of methods."""
+"""Shapes and layouts: ``Size``, dim wrapping, broadcast errors, shape arguments of methods,
+memory overlap of an in-place op's operands."""
+cimport numpy as cnp
+
 import numpy as np
+
+cnp.import_array()
 
 
 class Size(tuple):
@@ -52,8 +57,8 @@ def broadcast_error(shape_a, shape_b):
             return RuntimeError(
                 f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) "
                 f"at non-singleton dimension {i - n + len(a) if len(a) >= len(b) else i}. "
-                f"Shapes: a {list(a)}, b {list(b)}; see numpy broadcasting rules "
-                "(trailing dimensions must be equal or 1)."
+                f"Shapes: a {list(a)}, b {list(b)}; to broadcast, trailing dimensions must be "
+                "equal or 1."
             )
     return None
 
@@ -100,3 +105,101 @@ cdef object dim_arg(object dim):
     if isinstance(dim, (tuple, list)):
         return tuple(dim)
     raise TypeError(f"dim must be an int, a tuple of ints or None, got {type(dim).__name__}")
+
+
+# ----------------------------------------------------------------------------------------
+# Memory overlap of the operands of an in-place op
+
+
+cdef bint _dense(cnp.ndarray a):
+    """Whether ``a``'s elements fill one block of memory (torch's "non-overlapping and
+    dense": some permutation of its dims is contiguous)."""
+    cdef int nd = cnp.PyArray_NDIM(a), i, j, k
+    cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(a)
+    cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(a)
+    cdef Py_ssize_t expected = cnp.PyArray_ITEMSIZE(a), st, best_st
+    cdef int used[64]
+    if nd > 64:
+        return False
+    for i in range(nd):
+        used[i] = shape[i] == 1     # a size-1 dim's stride means nothing
+    for k in range(nd):
+        # the unused dim with the smallest |stride| must continue the block
+        j = -1
+        best_st = 0
+        for i in range(nd):
+            if not used[i]:
+                st = strides[i] if strides[i] >= 0 else -strides[i]
+                if j < 0 or st < best_st:
+                    j, best_st = i, st
+        if j < 0:
+            break
+        if best_st != expected:
+            return False
+        used[j] = 1
+        expected *= shape[j]
+    return True
+
+
+cdef char* _lowest_address(cnp.ndarray a):
+    """The lowest address ``a`` reaches (its first element's, unless a stride is negative)."""
+    cdef char* p = <char*>cnp.PyArray_DATA(a)
+    cdef int i
+    for i in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_STRIDES(a)[i] < 0 and cnp.PyArray_DIMS(a)[i] > 0:
+            p += cnp.PyArray_STRIDES(a)[i] * (cnp.PyArray_DIMS(a)[i] - 1)
+    return p
+
+
+cdef bint _same_strides(cnp.ndarray a, cnp.ndarray b):
+    cdef int i
+    if cnp.PyArray_NDIM(a) != cnp.PyArray_NDIM(b):
+        return False
+    for i in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_STRIDES(a)[i] != cnp.PyArray_STRIDES(b)[i]:
+            return False
+    return True
+
+
+cpdef check_no_partial_overlap(object dst, object src):
+    """torch's ``assert_no_partial_overlap``: refuse an operand ``src`` that shares some,
+    but not all, of its memory with ``dst``, the array an in-place op writes
+    (``y[1:].copy_(y[:-1])``, ``y[:3].mul_(y[1:])``): the result would depend on the order
+    in which elements are written.
+
+    As torch's ``get_overlap_status``, only arrays that are non-overlapping and dense (their
+    elements fill one block of memory) are compared; any other layout is "too hard" and
+    passes, as in torch.  The same memory element for element (``x.mul_(x)``) is allowed.
+    Anything but two arrays (a Python number operand) passes.
+
+    Raises
+    ------
+    RuntimeError
+        torch's "unsupported operation: some elements of the input tensor and the
+        written-to tensor refer to a single memory location".
+    """
+    if not (cnp.PyArray_Check(dst) and cnp.PyArray_Check(src)):
+        return
+    cdef cnp.ndarray a = dst, b = src
+    cdef char *a0
+    cdef char *a1
+    cdef char *b0
+    cdef char *b1
+    if cnp.PyArray_SIZE(a) == 0 or cnp.PyArray_SIZE(b) == 0:
+        return
+    if not (_dense(a) and _dense(b)):
+        return
+    a0 = _lowest_address(a)
+    b0 = _lowest_address(b)
+    a1 = a0 + cnp.PyArray_SIZE(a) * cnp.PyArray_ITEMSIZE(a)
+    b1 = b0 + cnp.PyArray_SIZE(b) * cnp.PyArray_ITEMSIZE(b)
+    if a0 == b0 and a1 == b1:
+        if _same_strides(a, b):
+            return      # the same memory, element for element
+    elif not (a0 < b1 and b0 < a1):
+        return
+    raise RuntimeError(
+        "unsupported operation: some elements of the input tensor and the written-to "
+        "tensor refer to a single memory location. Please clone() the tensor before "
+        "performing the operation."
+    )

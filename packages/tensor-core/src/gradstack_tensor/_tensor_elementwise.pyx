@@ -13,6 +13,7 @@ The examples assume ``import gradstack_tensor as gt``.
 cimport cython
 cimport numpy as cnp
 
+from . import dtypes as _dt
 from ._dispatch cimport Op, dispatch
 from . import _op_table  # noqa: F401 - declares the ops looked up below
 from ._dispatch import OPS
@@ -123,6 +124,9 @@ cdef Op OP_BITWISE_OR_ = OPS["bitwise_or_"]
 cdef Op OP_BITWISE_XOR_ = OPS["bitwise_xor_"]
 cdef Op OP_BITWISE_NOT_ = OPS["bitwise_not_"]
 cdef Op OP_LOGICAL_NOT_ = OPS["logical_not_"]
+cdef Op OP_ISNAN = OPS["isnan"]
+cdef Op OP_ISINF = OPS["isinf"]
+cdef Op OP_ISFINITE = OPS["isfinite"]
 
 
 # Note [Reflected operators keep torch's operand order]
@@ -213,8 +217,13 @@ cdef class ElementwiseMethods(TensorBase):
         return dispatch(OP_ABS, (self,))
 
     def __invert__(self):
-        if cnp.PyArray_TYPE(self._data) == cnp.NPY_BOOL:
+        cdef int num = cnp.PyArray_TYPE(self._data)
+        if num == cnp.NPY_BOOL:
             return dispatch(OP_LOGICAL_NOT, (self,))
+        if num == cnp.NPY_FLOAT or num == cnp.NPY_DOUBLE or num == cnp.NPY_FLOAT16:
+            raise TypeError(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+            )
         return dispatch(OP_BITWISE_NOT, (self,))
 
     def __and__(self, other):
@@ -365,11 +374,11 @@ cdef class ElementwiseMethods(TensorBase):
         >>> gt.tensor([1., 5.]).maximum(gt.tensor([3., 2.])).tolist()
         [3.0, 5.0]
         """
-        return dispatch(OP_MAXIMUM, (self, other))
+        return dispatch(OP_MAXIMUM, (self, _tensor_other(other, "maximum")))
 
     def minimum(self, other):
         """The elementwise minimum of ``self`` and ``other`` (NaN wins, as in torch)."""
-        return dispatch(OP_MINIMUM, (self, other))
+        return dispatch(OP_MINIMUM, (self, _tensor_other(other, "minimum")))
 
     def remainder(self, other):
         """Python's modulus: the remainder has the sign of ``other``.
@@ -394,12 +403,20 @@ cdef class ElementwiseMethods(TensorBase):
         return dispatch(OP_FLOOR_DIVIDE_, (self, other))
 
     def atan2(self, other):
-        """The angle of the point ``(other, self)``: ``atan(self / other)`` in the right quadrant."""
-        return dispatch(OP_ATAN2, (self, other))
+        """The angle of the point ``(other, self)``: ``atan(self / other)`` in the right quadrant.
+
+        ``other`` must be a Tensor, as in torch.
+
+        Examples
+        --------
+        >>> gt.tensor([1.]).atan2(gt.tensor([1.])).tolist()
+        [0.7853981852531433]
+        """
+        return dispatch(OP_ATAN2, (self, _tensor_other(other, "atan2")))
 
     def atan2_(self, other):
         """In-place :meth:`atan2`; returns ``self``."""
-        return dispatch(OP_ATAN2_, (self, other))
+        return dispatch(OP_ATAN2_, (self, _tensor_other(other, "atan2_")))
 
     # -- comparisons and logic ----------------------------------------------------------
 
@@ -441,15 +458,15 @@ cdef class ElementwiseMethods(TensorBase):
 
     def logical_and(self, other):
         """Elementwise logical and of the truth values (nonzero is True): a bool tensor."""
-        return dispatch(OP_LOGICAL_AND, (self, other))
+        return dispatch(OP_LOGICAL_AND, (self, _tensor_other(other, "logical_and")))
 
     def logical_or(self, other):
         """Elementwise logical or of the truth values (nonzero is True): a bool tensor."""
-        return dispatch(OP_LOGICAL_OR, (self, other))
+        return dispatch(OP_LOGICAL_OR, (self, _tensor_other(other, "logical_or")))
 
     def logical_xor(self, other):
         """Elementwise logical xor of the truth values (nonzero is True): a bool tensor."""
-        return dispatch(OP_LOGICAL_XOR, (self, other))
+        return dispatch(OP_LOGICAL_XOR, (self, _tensor_other(other, "logical_xor")))
 
     def logical_not(self):
         """Elementwise logical not (zero becomes True): a bool tensor."""
@@ -490,6 +507,30 @@ cdef class ElementwiseMethods(TensorBase):
     def bitwise_not_(self):
         """In-place :meth:`bitwise_not`; returns ``self``."""
         return dispatch(OP_BITWISE_NOT_, (self,))
+
+    def isnan(self):
+        """Where ``self`` is NaN: a bool tensor (integer and bool tensors are never NaN).
+
+        Examples
+        --------
+        >>> gt.tensor([1., float("nan")]).isnan().tolist()
+        [False, True]
+        """
+        return dispatch(OP_ISNAN, (self,))
+
+    def isinf(self):
+        """Where ``self`` is +inf or -inf: a bool tensor."""
+        return dispatch(OP_ISINF, (self,))
+
+    def isfinite(self):
+        """Where ``self`` is neither NaN nor infinite: a bool tensor.
+
+        Examples
+        --------
+        >>> gt.tensor([1., float("inf")]).isfinite().tolist()
+        [True, False]
+        """
+        return dispatch(OP_ISFINITE, (self,))
 
     # -- unary math -------------------------------------------------------------------
 
@@ -849,12 +890,56 @@ cdef class ElementwiseMethods(TensorBase):
         return dispatch(OP_NORMAL_, (self, mean, std, generator))
 
 
+cdef object _tensor_other(object other, str name):
+    """``other`` when it is a Tensor; torch's TypeError for a Python number (the methods
+    whose torch signature takes ``Tensor other`` only: maximum, atan2, logical_and ...)."""
+    if not isinstance(other, TensorBase):
+        raise TypeError(
+            f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
+        )
+    return other
+
+
 def _rounded_div(a, b, mode):
-    """``div(a, b, rounding_mode=mode)``: trunc and floor division."""
+    """``div(a, b, rounding_mode=mode)``: trunc and floor division.
+
+    As torch, the result has the promoted dtype of ``a`` and ``b`` (integers stay integers,
+    ``int64 // 2`` with ``"trunc"`` is int64); true division's int-to-float rule does not
+    apply.
+    """
     if mode == "trunc":
+        if isinstance(b, (TensorBase, int, float)) and _integral_result(a, b):
+            return _trunc_div_integers(a, b)
         return dispatch(OP_TRUNC, (dispatch(OP_DIV, (a, b)),))
     if mode == "floor":
         return dispatch(OP_FLOOR_DIVIDE, (a, b))
-    raise ValueError(
+    raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
     )
+
+
+cdef bint _integral_result(object a, object b):
+    """Whether torch's result dtype of ``a`` and ``b`` (a Tensor and a Tensor or number) is
+    an integer or bool dtype."""
+    operands = [((<TensorBase>t).dtype, (<TensorBase>t)._data.ndim)
+                if isinstance(t, TensorBase) else t for t in (a, b)]
+    return not _dt.result_type(operands).is_floating_point
+
+
+cdef object _trunc_div_integers(object a, object b):
+    """Integer division rounded towards zero, exact for any int64 (no float detour):
+    floor division, plus one where the division is inexact and the signs differ."""
+    cdef object q, r, b_negative, signs_differ
+    if _is_bool(a) and (_is_bool(b) or type(b) is bool):
+        raise NotImplementedError("\"div_trunc_cpu\" not implemented for 'Bool' (cast with "
+                                  ".int() first)")
+    q = dispatch(OP_FLOOR_DIVIDE, (a, b))
+    r = dispatch(OP_REMAINDER, (a, b))
+    b_negative = dispatch(OP_LT, (b, 0)) if isinstance(b, TensorBase) else b < 0
+    signs_differ = dispatch(OP_NE, (dispatch(OP_LT, (a, 0)), b_negative))
+    inexact = dispatch(OP_NE, (r, 0))
+    return dispatch(OP_ADD, (q, dispatch(OP_LOGICAL_AND, (inexact, signs_differ)), 1))
+
+
+cdef bint _is_bool(object t):
+    return isinstance(t, TensorBase) and cnp.PyArray_TYPE((<TensorBase>t)._data) == cnp.NPY_BOOL

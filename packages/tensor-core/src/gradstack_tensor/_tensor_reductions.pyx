@@ -17,7 +17,7 @@ from ._dispatch cimport Op, dispatch
 from . import _op_table  # noqa: F401 - declares the ops looked up below
 from ._dispatch import OPS
 from ._shapes cimport dim_arg
-from ._shapes import _normalize_dim
+from ._shapes import normalize_dims
 from ._tensor_base cimport TensorBase, as_ndarray, make_tensor
 from ._tensor_elementwise cimport ElementwiseMethods
 
@@ -46,6 +46,7 @@ cdef Op OP_DOT = OPS["dot"]
 cdef Op OP_OUTER = OPS["outer"]
 cdef Op OP_MV = OPS["mv"]
 cdef Op OP_ADDMM = OPS["addmm"]
+cdef Op OP_COUNT_NONZERO = OPS["count_nonzero"]
 
 
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
@@ -176,26 +177,38 @@ cdef class ReductionMethods(ElementwiseMethods):
         return dispatch(OP_CUMSUM, (self, dim, dtype))
 
     def all(self, dim=None, keepdim=False):
-        """Whether every element (along ``dim``) is nonzero: a bool tensor.
+        """Whether every element (along ``dim``, an int or a tuple) is nonzero: a bool tensor,
+        or a uint8 tensor for a uint8 input (as torch, for its legacy byte masks).
 
         Examples
         --------
         >>> gt.tensor([[1, 0], [1, 1]]).all(1).tolist()
         [False, True]
+        >>> gt.tensor([3, 1], dtype=gt.uint8).all().dtype
+        gradstack.uint8
         """
-        r = self._data.all() if dim is None else self._data.all(
-            axis=_normalize_dim(dim, self._data.ndim), keepdims=keepdim)
-        return make_tensor(as_ndarray(r))
+        return make_tensor(_truth_reduce(self._data, np.logical_and, dim, keepdim))
 
     def any(self, dim=None, keepdim=False):
-        """Whether some element (along ``dim``) is nonzero: a bool tensor."""
-        r = self._data.any() if dim is None else self._data.any(
-            axis=_normalize_dim(dim, self._data.ndim), keepdims=keepdim)
-        return make_tensor(as_ndarray(r))
+        """Whether some element (along ``dim``, an int or a tuple) is nonzero: a bool tensor
+        (uint8 for a uint8 input).
+
+        Examples
+        --------
+        >>> gt.tensor([[1, 0], [0, 0]]).any(1).tolist()
+        [True, False]
+        """
+        return make_tensor(_truth_reduce(self._data, np.logical_or, dim, keepdim))
 
     def count_nonzero(self, dim=None):
-        """The number of nonzero elements (along ``dim``): an int64 tensor."""
-        return make_tensor(as_ndarray(np.count_nonzero(self._data, axis=dim)).astype(np.int64))
+        """The number of nonzero elements (along ``dim``, an int or a tuple): an int64 tensor.
+
+        Examples
+        --------
+        >>> gt.tensor([[1, 0], [2, 3]]).count_nonzero(0).tolist()
+        [2, 1]
+        """
+        return dispatch(OP_COUNT_NONZERO, (self, dim))
 
     # -- linear algebra -------------------------------------------------------------------
 
@@ -246,6 +259,16 @@ cdef class ReductionMethods(ElementwiseMethods):
         [[3.0, 3.0], [3.0, 3.0]]
         """
         return dispatch(OP_ADDMM, (self, mat1, mat2, beta, alpha))
+
+
+cdef cnp.ndarray _truth_reduce(cnp.ndarray x, object ufunc, object dim, bint keepdim):
+    """all/any: ``ufunc`` (logical and/or) reduced over ``dim`` (None: every dim), with
+    torch's result dtype (uint8 for uint8, bool for the rest) and dim checks."""
+    axes = None if dim is None else normalize_dims(dim_arg(dim), x.ndim)
+    r = as_ndarray(ufunc.reduce(x, axis=axes, keepdims=keepdim))
+    if cnp.PyArray_TYPE(x) == cnp.NPY_UBYTE:
+        return r.astype(np.uint8)
+    return r
 
 
 cdef object _correction(object unbiased, object correction):

@@ -17,8 +17,11 @@ from ._dispatch cimport Op, dispatch
 from . import _op_table  # noqa: F401 - declares the ops looked up below
 from ._dispatch import OPS
 from ._shapes cimport dim_arg, shape_from_args
+from ._shapes import _normalize_dim
 from ._tensor_base cimport TensorBase, expect_other, shape_of
 from ._tensor_reductions cimport ReductionMethods
+
+import warnings
 
 import numpy as np
 
@@ -105,13 +108,15 @@ cdef class ShapeMethods(ReductionMethods):
     swapaxes = transpose
 
     def permute(self, *dims):
-        """A view with the dims in the order ``dims``.
+        """A view with the dims in the order ``dims`` (separate ints or one tuple).
 
         Examples
         --------
         >>> gt.zeros(2, 3, 4).permute(2, 0, 1).shape
         gradstack.Size([4, 2, 3])
         """
+        if not dims:
+            raise TypeError('permute() missing 1 required positional arguments: "dims"')
         return dispatch(OP_PERMUTE, (self, shape_from_args(dims, "permute")))
 
     def t(self):
@@ -133,7 +138,28 @@ cdef class ShapeMethods(ReductionMethods):
 
     @property
     def mT(self):
-        """The last two dims swapped (a batch of matrices transposed), a view."""
+        """The last two dims swapped (a batch of matrices transposed), a view.
+
+        As torch: a 0-d tensor is returned as it is (with torch's deprecation warning), a
+        1-d tensor is a RuntimeError.
+
+        Examples
+        --------
+        >>> gt.zeros(5, 2, 3).mT.shape
+        gradstack.Size([5, 3, 2])
+        """
+        cdef int nd = self._data.ndim
+        if nd == 0:
+            # a C method has no frame of its own: stacklevel 1 is the caller's line
+            warnings.warn(
+                "Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                "these cases.", UserWarning, stacklevel=1
+            )
+            return self
+        if nd == 1:
+            raise RuntimeError(
+                "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
+            )
         return dispatch(OP_TRANSPOSE, (self, -2, -1))
 
     def squeeze(self, dim=None):
@@ -171,13 +197,30 @@ cdef class ShapeMethods(ReductionMethods):
         return dispatch(OP_EXPAND, (self, shape_of(expect_other(other, "expand_as")._data)))
 
     def flatten(self, start_dim=0, end_dim=-1):
-        """The dims ``start_dim`` to ``end_dim`` merged into one.
+        """The dims ``start_dim`` to ``end_dim`` merged into one (a view when possible).
+
+        As torch documents, when nothing is merged (``start_dim == end_dim``, or a 1-d
+        tensor) the result is ``self`` itself, so autograd sees the same tensor; a 0-d tensor
+        becomes a 1-d one.
 
         Examples
         --------
         >>> gt.zeros(2, 3, 4).flatten(1).shape
         gradstack.Size([2, 12])
+        >>> t = gt.zeros(3)
+        >>> t.flatten() is t
+        True
         """
+        cdef Py_ssize_t nd = self._data.ndim
+        if nd > 0 and isinstance(start_dim, int) and isinstance(end_dim, int):
+            s = _normalize_dim(start_dim, nd)
+            e = _normalize_dim(end_dim, nd)
+            if s > e:
+                raise RuntimeError(
+                    "flatten() has invalid args: start_dim cannot come after end_dim"
+                )
+            if s == e:
+                return self
         return dispatch(OP_FLATTEN, (self, start_dim, end_dim))
 
     def ravel(self):
@@ -292,6 +335,19 @@ cdef class ShapeMethods(ReductionMethods):
         return dispatch(OP_GETITEM, (self, index))
 
     def __setitem__(self, index, value):
+        # Note [x[False] = v and x[True] = v]
+        # torch's setitem writes nothing for a lone False index and records no op (no
+        # version bump, no grad_fn): only the value's type is checked.  A lone True is
+        # torch's x[None] = v, a copy (which casts), not an index_put.
+        if index is False:
+            if not isinstance(value, (TensorBase, int, float, np.number, np.bool_)):
+                raise TypeError(
+                    f"can't assign a {type(value).__name__} to a {self.dtype} tensor; assign "
+                    "a number or a Tensor"
+                )
+            return
+        if index is True:
+            index = None
         dispatch(OP_SETITEM_, (self, index, value))
 
     def __contains__(self, element):

@@ -3,5 +3,6 @@ cimport numpy as cnp
 
 cdef object quiet_call1(object ufunc, object x)
 cdef object quiet_call2(object ufunc, object x, object y)
-cdef object quiet_inplace2(object ufunc, cnp.ndarray x, object y)
-cdef object quiet_sum(cnp.ndarray x, object axis, bint keepdim)
+cdef object quiet_inplace2_into(object ufunc, object x, object y, cnp.ndarray out)
+cdef object quiet_sum(cnp.ndarray x, object axis, bint keepdim, object dtype)
+cdef object quiet_cast(object r, object dtype)

@@ -85,24 +85,40 @@ def quiet(fn, *args, **kwargs):
         _errstate_var.reset(token)
 
 
-cdef object quiet_inplace2(object ufunc, cnp.ndarray x, object y):
+cdef object quiet_inplace2_into(object ufunc, object x, object y, cnp.ndarray out):
+    """``ufunc(x, y)`` written into ``out`` (cast as needed), without warnings."""
     if _errstate_var is None:
         with np.errstate(all="ignore"):
-            return ufunc(x, y, out=x, casting="unsafe")
+            return ufunc(x, y, out=out, casting="unsafe")
     token = _errstate_var.set(_errstate_ignore)
     try:
-        return ufunc(x, y, out=x, casting="unsafe")
+        return ufunc(x, y, out=out, casting="unsafe")
     finally:
         _errstate_var.reset(token)
 
 
-cdef object quiet_sum(cnp.ndarray x, object axis, bint keepdim):
+cdef object quiet_sum(cnp.ndarray x, object axis, bint keepdim, object dtype):
+    """``np.add.reduce`` (accumulating in ``dtype`` when given) without warnings."""
     if _errstate_var is None:
         with np.errstate(all="ignore"):
-            return np.add.reduce(x, axis=axis, keepdims=keepdim)
+            return np.add.reduce(x, axis=axis, keepdims=keepdim, dtype=dtype)
     token = _errstate_var.set(_errstate_ignore)
     try:
-        return np.add.reduce(x, axis=axis, keepdims=keepdim)
+        return np.add.reduce(x, axis=axis, keepdims=keepdim, dtype=dtype)
+    finally:
+        _errstate_var.reset(token)
+
+
+cdef object quiet_cast(object r, object dtype):
+    """``r`` (an array or a numpy scalar) as a 0-d-safe array of ``dtype``, without the
+    overflow warning (a float32 sum past float16's range rounds to inf, as torch's)."""
+    r = np.asarray(r)
+    if _errstate_var is None:
+        with np.errstate(all="ignore"):
+            return r.astype(dtype)
+    token = _errstate_var.set(_errstate_ignore)
+    try:
+        return r.astype(dtype)
     finally:
         _errstate_var.reset(token)
 
@@ -141,7 +157,7 @@ def _tanh_ufunc(x):
 
 def _relu_ufunc(x):
     if x.dtype == np.bool_:
-        raise RuntimeError("relu is not implemented for bool tensors; cast with .float() first")
+        raise RuntimeError("Boolean inputs not supported for relu (cast with .float() first)")
     # np.maximum propagates NaN (as torch's relu does) and maps -0.0 to +0.0, like the
     # np.where(isnan(x) | (x > 0), x, 0) it replaces, in one pass instead of four.
     return np.maximum(x, np.zeros((), x.dtype))
@@ -159,14 +175,49 @@ def _sign_ufunc(x):
     return r
 
 
-def _not_for_bool(str name, ufunc):
-    """``ufunc`` refusing bool tensors as torch does (numpy would compute in float16)."""
+# torch's names of the scalar types, as its "not implemented for" messages print them
+_SCALAR_TYPE = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def not_implemented(str kernel, object dtype, str hint):
+    """torch's error for a kernel that has no loop for ``dtype`` (a numpy dtype).
+
+    Note [Kernels torch does not have for a dtype]
+    torch raises ``NotImplementedError`` (a subclass of RuntimeError) naming its CPU
+    kernel and the scalar type: ``"bitwise_xor_cpu" not implemented for 'Float'``.
+    numpy either has a loop (``abs`` of bool, computed in int8) or raises its own
+    TypeError about ufunc casting rules; the ufuncs of the op table check the dtype
+    first and raise torch's error, with what to do after it.
+    """
+    return NotImplementedError(
+        f"\"{kernel}\" not implemented for '{_SCALAR_TYPE[np.dtype(dtype).name]}' ({hint})"
+    )
+
+
+def _not_for_bool(str kernel, ufunc):
+    """``ufunc`` refusing bool tensors as torch does (numpy would compute in int8/float16);
+    ``kernel`` is torch's name for it (Note [Kernels torch does not have for a dtype])."""
     def checked(x):
         if x.dtype == np.bool_:
-            raise RuntimeError(f'"{name}" is not implemented for bool tensors; cast with '
-                               ".int() or .float() first")
+            raise not_implemented(kernel, x.dtype, "cast with .int() or .float() first")
         return ufunc(x)
-    checked.__name__ = name
+    checked.__name__ = ufunc.__name__
+    return checked
+
+
+def _not_for_float(str kernel, ufunc):
+    """A bitwise ``ufunc`` refusing floating-point operands as torch does (numpy raises its
+    own TypeError about casting rules)."""
+    def checked(x, y=None, **kwargs):
+        kind = _operand_kind(x, y)
+        if kind == "f":
+            dtype = x.dtype if cnp.PyArray_Check(x) else y.dtype
+            raise not_implemented(kernel, dtype, "bitwise ops take integer or bool tensors")
+        return ufunc(x, **kwargs) if y is None else ufunc(x, y, **kwargs)
+    checked.__name__ = ufunc.__name__
     return checked
 
 
@@ -189,29 +240,58 @@ cdef str _operand_kind(object x, object y):
     return "b" if type(x) is bool else ("f" if type(x) is float else "i")
 
 
-def _no_bool_result(str name, ufunc):
-    """``ufunc(x, y)`` refusing bool operands as torch does (numpy would compute int8)."""
-    def checked(x, y, **kwargs):
-        if _operand_kind(x, y) == "b":
-            raise RuntimeError(
-                f'"{name}" is not implemented for bool tensors; cast with .int() first'
-            )
-        return ufunc(x, y, **kwargs)
-    checked.__name__ = name
-    return checked
+def _pow_ufunc(x, y, **kwargs):
+    """numpy's power with torch's rules for bool and integer operands.
 
-
-def _integer_division(str name, ufunc):
-    """floor_divide/remainder: also, integer division by zero raises as torch does.
-
-    numpy returns 0 (with a warning that the quiet path silences), a wrong number.
+    Note [Integer powers with negative exponents]
+    torch refuses a negative Python-number exponent of an integer tensor ("Integers to
+    negative integer powers are not allowed."), but computes negative exponents held in
+    a tensor, as its integer ``powi``: ``1 ** -n`` is 1, ``(-1) ** -n`` is -1 for odd n
+    and 1 for even n, anything else is 0 (``2 ** -1`` truncates to 0).  numpy raises
+    ValueError for any negative integer exponent.
     """
+    kind = _operand_kind(x, y)
+    if kind == "b":
+        if cnp.PyArray_Check(x) and type(y) is bool:
+            # torch's pow(Tensor, Scalar) answers exponents 0 and 1 before its kernel
+            r = np.array(x, copy=True) if y else np.ones(np.shape(x), dtype=np.bool_)
+            out = kwargs.get("out")
+            if out is None:
+                return r
+            np.copyto(out, r, casting="unsafe")
+            return out
+        raise not_implemented("pow", np.bool_, "cast with .int() or .float() first")
+    if kind not in "iu":
+        return np.power(x, y, **kwargs)
+    if not cnp.PyArray_Check(y):
+        if y < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return np.power(x, y, **kwargs)
+    if kind == "u" or not (y < 0).any():
+        return np.power(x, y, **kwargs)
+    negative = y < 0
+    r = np.power(x, np.where(negative, 0, y))
+    base = np.asarray(x)
+    at_minus_one = np.where(np.remainder(y, 2) != 0, -1, 1).astype(r.dtype)
+    r = np.where(
+        negative,
+        np.where(base == 1, r.dtype.type(1), np.where(base == -1, at_minus_one, r.dtype.type(0))),
+        r,
+    )
+    out = kwargs.get("out")
+    if out is None:
+        return r
+    np.copyto(out, r, casting="unsafe")
+    return out
+
+
+def _integer_division(str name, str kernel, ufunc):
+    """floor_divide/remainder: torch's errors for bool operands and integer division by zero
+    (numpy returns 0, with a warning that the quiet path silences: a wrong number)."""
     def checked(x, y, **kwargs):
         kind = _operand_kind(x, y)
         if kind == "b":
-            raise RuntimeError(
-                f'"{name}" is not implemented for bool tensors; cast with .int() first'
-            )
+            raise not_implemented(kernel, np.bool_, "cast with .int() first")
         if kind in "iu" and not np.all(y):
             raise RuntimeError(
                 f"ZeroDivisionError: integer {name} by zero (cast to float for inf/nan results)"
@@ -219,6 +299,28 @@ def _integer_division(str name, ufunc):
         return ufunc(x, y, **kwargs)
     checked.__name__ = name
     return checked
+
+
+def _float_remainder(x, y, **kwargs):
+    """remainder with torch's arithmetic: ``fmod``, then ``+ y`` where the signs differ.
+
+    numpy's remainder gives a zero result the sign of ``y`` (``remainder(0., -inf)`` is
+    -0.0, ``remainder(4., -2.)`` -0.0), torch's the sign of ``x`` (0.0): a later ``1 / r``
+    or ``atan2`` sees the difference.  Integers keep numpy's loop (Python's modulus, which
+    is torch's).
+    """
+    if _operand_kind(x, y) != "f":
+        return np.remainder(x, y, **kwargs)
+    r = np.fmod(x, y)
+    if not cnp.PyArray_Check(r):
+        r = np.asarray(r)
+    yb = np.broadcast_to(y, r.shape) if cnp.PyArray_Check(y) else y
+    np.add(r, yb, out=r, where=(r != 0) & ((yb < 0) != (r < 0)))
+    out = kwargs.get("out")
+    if out is None:
+        return r
+    np.copyto(out, r, casting="unsafe")
+    return out
 
 
 def _rsqrt_ufunc(x):

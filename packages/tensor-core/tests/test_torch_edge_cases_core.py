@@ -1,0 +1,213 @@
+"""Edge cases found by the random-program comparison with torch 2.13 (issue 11,
+``/work/team/fuzz_findings.md``) in tensor-core's Cython core and Tensor methods: in-place
+binary ops (partial overlap, the operand's shape, the order of torch's checks), sum's
+accumulator, "not implemented for" dtypes, Tensor-only arguments, integer powers and
+divisions, all/any of uint8, mT, flatten, permute, setitem's checks.  Each call gives
+torch's value (shape, dtype, numbers) or torch's exception type, never in numpy's words."""
+
+from __future__ import annotations
+
+import warnings
+
+import gradstack_tensor as gt
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fn()
+    except Exception as e:  # noqa: BLE001 - compared with torch's outcome
+        return type(e), str(e)
+    if isinstance(r, (tuple, list)):
+        return None, [(list(t.shape), str(t.dtype).split(".")[-1], t.tolist()) for t in r]
+    return None, (list(r.shape), str(r.dtype).split(".")[-1], r.tolist())
+
+
+def _then(fn, result):
+    """``fn()`` for its effect, then ``result()`` (a lambda cannot hold two statements)."""
+    fn()
+    return result()
+
+
+CALLS = {
+    # TC5: an in-place operand that partly overlaps the written tensor
+    "mul_overlap": lambda L: (lambda y: y[:3].mul_(y[1:]))(L.ones(4) * 2),
+    "add_overlap_reversed": lambda L: (lambda y: y[1:].add_(y[:3]))(L.arange(4.0)),
+    "mul_itself": lambda L: (lambda y: y.mul_(y))(L.arange(4.0)),
+    "div_disjoint_views": lambda L: (lambda y: y[:2].div_(y[2:]))(L.arange(1.0, 5.0)),
+    "mul_transposed_same_memory": lambda L: (lambda y: y.mul_(y.t()))(L.arange(4.0).reshape(2, 2)),
+    "mul_overlap_not_dense": lambda L: (lambda y: y[::2].mul_(y[1:3]))(L.arange(6.0)),
+    "pow_overlap": lambda L: (lambda y: y[1:].pow_(y[:-1]))(L.arange(4.0)),
+    # the operand broadcasts to the written tensor's shape, checked before the dtype
+    "add_operand_more_dims": lambda L: L.ones(2).add_(L.ones(1, 2)),
+    "add_operand_larger": lambda L: L.ones(1, 2).add_(L.ones(3, 2)),
+    "add_operand_not_broadcastable": lambda L: L.ones(2).add_(L.ones(3)),
+    "add_operand_broadcasts": lambda L: L.zeros(2, 3).add_(L.arange(3.0)),
+    "bitwise_and_0d_shape_first": lambda L: L.tensor(3).bitwise_and_(L.ones(1)),
+    "add_int_float_shape_first": lambda L: L.tensor(3).add_(L.ones(2)),
+    "add_int_float": lambda L: L.tensor([3]).add_(L.ones(1)),
+    # the operand and the tensor in the result dtype: a uint8 remainder_ by a 0-d -2
+    "remainder_uint8_negative_0d": lambda L: L.tensor([1, 2, 3], dtype=L.uint8).remainder_(
+        L.tensor(-2)
+    ),
+    "add_float16_float32": lambda L: L.full((3,), 0.1, dtype=L.float16).add_(L.full((3,), 1e-4)),
+    # sum's accumulator (float16 in float32) and dtype=bool
+    "sum_float16": lambda L: L.full((4000,), 0.1, dtype=L.float16).sum(),
+    "sum_float16_dim": lambda L: L.full((4000, 2), 0.1, dtype=L.float16).sum(0),
+    "sum_float16_keepdim": lambda L: L.full((4000, 2), 0.1, dtype=L.float16).sum(
+        (0, 1), keepdim=True
+    ),
+    "sum_dtype_float16": lambda L: L.full((4000,), 0.1).sum(dtype=L.float16),
+    "sum_float16_overflow": lambda L: L.full((3,), 60000.0, dtype=L.float16).sum(),
+    "sum_dtype_bool": lambda L: L.tensor([0.0, 2.0, 0.0]).sum(dtype=L.bool),
+    "sum_dtype_bool_zeros": lambda L: L.zeros(2, 3).sum(1, dtype=L.bool),
+    "sum_bool": lambda L: L.tensor([True, True, False]).sum(),
+    "sum_dtype_int32": lambda L: L.tensor([True, True]).sum(dtype=L.int32),
+    "sum_dtype_uint8_wraps": lambda L: L.full((3,), 100, dtype=L.int64).sum(0, dtype=L.uint8),
+    "sum_dtype_int16_dim": lambda L: L.ones(2, 3).sum(1, dtype=L.int16),
+    # TC8: kernels torch does not have for a dtype
+    "bitwise_xor_float": lambda L: L.ones(2) ^ L.ones(2),
+    "bitwise_and_float": lambda L: L.ones(2).bitwise_and(L.ones(2)),
+    "bitwise_or_int_float": lambda L: L.ones(2, dtype=L.int64) | L.ones(2),
+    "bitwise_and_int_float_number": lambda L: L.ones(2, dtype=L.int64) & 1.5,
+    "invert_float": lambda L: ~L.ones(2),
+    "bitwise_not_float": lambda L: L.ones(2).bitwise_not(),
+    "abs_bool": lambda L: L.tensor([True]).abs(),
+    "floor_bool": lambda L: L.tensor([True]).floor(),
+    "round_bool": lambda L: L.tensor([True]).round(),
+    "relu_bool": lambda L: L.tensor([True]).relu(),
+    "pow_bool": lambda L: L.tensor([True]) ** L.tensor([True]),
+    "pow_bool_scalar_true": lambda L: L.tensor([True, False]) ** True,
+    "pow_bool_scalar_false": lambda L: L.tensor([True, False]) ** False,
+    "floor_divide_bool": lambda L: L.tensor([True]) // L.tensor([True]),
+    "remainder_bool": lambda L: L.tensor([True]).remainder(L.tensor([True])),
+    "trace_bool_1d": lambda L: L.ones(2, dtype=L.bool).trace(),
+    "trace_1d": lambda L: L.ones(2).trace(),
+    # TC4: Tensor-only arguments of the methods
+    "maximum_number": lambda L: L.ones(2).maximum(3),
+    "minimum_number": lambda L: L.ones(2).minimum(3.0),
+    "atan2_number": lambda L: L.ones(2).atan2(2),
+    "atan2__number": lambda L: L.ones(2).atan2_(2.0),
+    "logical_and_number": lambda L: L.ones(2).logical_and(1),
+    "logical_or_number": lambda L: L.ones(2).logical_or(True),
+    "logical_xor_number": lambda L: L.ones(2).logical_xor(0),
+    "atan2_tensor": lambda L: L.ones(2).atan2(L.tensor([1.0, -1.0])),
+    # TC11: integer powers with negative exponents
+    "pow_int_negative_tensor": lambda L: L.tensor([2, -1, 3, 1, -1, 0]).pow(
+        L.tensor([-1, -1, 2, -5, -2, 3])
+    ),
+    "pow_int_negative_number": lambda L: L.tensor([2, 3]).pow(-1),
+    "pow__int_negative_number": lambda L: L.tensor([2, 3]).pow_(-1),
+    "pow__int_negative_tensor": lambda L: L.tensor([2, -1]).pow_(L.tensor([-1, -3])),
+    "pow_uint8": lambda L: L.tensor([2, 3], dtype=L.uint8).pow(L.tensor([2, 1], dtype=L.uint8)),
+    # remainder's zero has the sign of the dividend, as torch's
+    "remainder_zero_sign": lambda L: (lambda r: L.atan2(r, L.tensor([-1.0, -1.0, -1.0])))(
+        L.tensor([0.0, 4.0, 1.0]).remainder(L.tensor([float("-inf"), -2.0, -3.0]))
+    ),
+    "remainder_float": lambda L: L.tensor([5.5, -5.5, 3.0]).remainder(2.0),
+    "remainder_float_negative": lambda L: L.tensor([5.5, -5.5, 3.0]).remainder(-2.0),
+    # TC14: div with a rounding mode keeps integer dtypes
+    "div_trunc_int": lambda L: L.tensor([7, -7, 6, -6]).div(2, rounding_mode="trunc"),
+    "div_trunc_int_tensor": lambda L: L.tensor([7, -7, 7, -7]).div(
+        L.tensor([2, 2, -2, -2]), rounding_mode="trunc"
+    ),
+    "div_trunc_int_float": lambda L: L.tensor([7, -7]).div(2.0, rounding_mode="trunc"),
+    "div_trunc_big": lambda L: L.tensor([2**62 + 1]).div(3, rounding_mode="trunc"),
+    "div_floor_int": lambda L: L.full((1, 1), 0).div(2, rounding_mode="floor"),
+    "div_trunc_bool": lambda L: L.tensor([True]).div(True, rounding_mode="trunc"),
+    "div_bad_mode": lambda L: L.ones(2).div(2, rounding_mode="up"),
+    # TC13: all/any of uint8 stay uint8; a dim tuple
+    "all_uint8": lambda L: L.tensor([[8]], dtype=L.uint8).all(-1),
+    "any_uint8": lambda L: L.tensor([0, 3], dtype=L.uint8).any(),
+    "all_dims": lambda L: L.tensor([[1, 0], [1, 1]]).all((0, 1)),
+    "any_keepdim": lambda L: L.tensor([[0.0, 0.0], [0.0, 2.0]]).any(1, keepdim=True),
+    "all_bad_dim": lambda L: L.ones(2).all(2),
+    "count_nonzero_dims": lambda L: L.tensor([[1, 0], [2, 3]]).count_nonzero((0, 1)),
+    "count_nonzero_dim": lambda L: L.tensor([[1, 0], [2, 3]]).count_nonzero(0),
+    # TC3
+    "isnan": lambda L: L.tensor([1.0, float("nan"), float("inf")]).isnan(),
+    "isinf": lambda L: L.tensor([1.0, float("nan"), float("-inf")]).isinf(),
+    "isfinite": lambda L: L.tensor([1.0, float("nan"), float("inf")]).isfinite(),
+    "isnan_int": lambda L: L.tensor([1, 2]).isnan(),
+    "isfinite_int": lambda L: L.tensor([1, 2]).isfinite(),
+    # TC10, TC27, TC28
+    "mT_0d": lambda L: L.tensor(1.0).mT,
+    "mT_1d": lambda L: L.ones(2).mT,
+    "mT_3d": lambda L: L.arange(6.0).reshape(1, 2, 3).mT,
+    "flatten_same_dim": lambda L: (lambda x: L.tensor([x.flatten(1, 1) is x]))(L.ones(2, 3)),
+    "flatten_1d": lambda L: (lambda x: L.tensor([x.flatten() is x]))(L.ones(3)),
+    "flatten_0d": lambda L: L.tensor(2.0).flatten(),
+    "flatten_bad_order": lambda L: L.ones(2, 3, 4).flatten(2, 1),
+    "permute_nothing": lambda L: L.ones(2).permute(),
+    "permute_0d_nothing": lambda L: L.tensor(1.0).permute(),
+    "permute_0d_empty_tuple": lambda L: L.tensor(1.0).permute(()),
+    # TC2: index_select on a 0-d input
+    "index_select_0d": lambda L: L.tensor(5.0).index_select(0, L.tensor([0])),
+    "index_select_0d_two": lambda L: L.tensor(5.0).index_select(0, L.tensor([0, 0])),
+    "index_select_0d_none": lambda L: L.tensor(5.0).index_select(0, L.tensor([], dtype=L.int64)),
+    # norm with p=inf over nothing
+    "norm_inf_empty": lambda L: L.zeros(0).norm(float("inf")),
+    "norm_minus_inf_empty_dim": lambda L: L.zeros(0, 2).norm(float("-inf"), 0),
+    "norm_inf_nonempty_dim": lambda L: L.zeros(0, 2).norm(float("inf"), 1),
+    # setitem's checks in torch's order; TC21
+    "setitem_dtype_mismatch": lambda L: (lambda x: x.__setitem__(L.tensor([0]), L.tensor(0.5)))(
+        L.tensor([[3]])
+    ),
+    "setitem_mask_any_dtype": lambda L: (
+        lambda x: _then(lambda: x.__setitem__(L.tensor([True, False]), L.tensor(5)), lambda: x)
+    )(L.zeros(2)),
+    "setitem_uint8_mask": lambda L: (
+        lambda x: x.__setitem__(L.tensor([1, 0], dtype=L.uint8), L.tensor(5.0))
+    )(L.zeros(2)),
+    "setitem_shape_before_range": lambda L: (lambda x: x.__setitem__(L.tensor([5]), L.ones(3)))(
+        L.zeros(2)
+    ),
+    "setitem_dtype_before_range": lambda L: (
+        lambda x: x.__setitem__(L.tensor([5]), L.ones(1, dtype=L.int64))
+    )(L.zeros(2)),
+    "setitem_indices_not_broadcastable": lambda L: (
+        lambda x: x.__setitem__((L.tensor([0, 1]), L.tensor([0, 1, 2])), 1.0)
+    )(L.zeros(3, 3)),
+    "getitem_indices_not_broadcastable": lambda L: L.zeros(3, 3)[
+        L.tensor([0, 1]), L.tensor([0, 1, 2])
+    ],
+    "setitem_false": lambda L: (
+        lambda x: _then(lambda: x.__setitem__(False, L.ones(5)), lambda: x)
+    )(L.zeros(2)),
+    "setitem_true": lambda L: (
+        lambda x: _then(lambda: x.__setitem__(True, L.tensor(7)), lambda: x)
+    )(L.zeros(2)),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_matches_torch(name):
+    ours = _outcome(lambda: CALLS[name](gt))
+    theirs = _outcome(lambda: CALLS[name](torch))
+    assert ours[0] is theirs[0], (ours, theirs)
+    if theirs[0] is None:
+        assert repr(ours[1]) == repr(theirs[1])
+    else:
+        for numpy_words in ("axis", "ufunc", "zero-size array", "tuple index out of range"):
+            assert numpy_words not in ours[1], ours
+
+
+def test_setitem_false_records_nothing():
+    """torch's ``x[False] = v`` writes nothing and bumps no version."""
+    for L in (gt, torch):
+        x = L.zeros(2)
+        x[False] = 1.0
+        assert x._version == 0 and x.tolist() == [0.0, 0.0]
+
+
+def test_inplace_overlap_leaves_the_tensor_unchanged():
+    y = gt.arange(4.0)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        y[1:].add_(y[:3])
+    assert y.tolist() == [0.0, 1.0, 2.0, 3.0] and y._version == 0
+    assert np.shares_memory(y[1:].numpy(), y.numpy())
