@@ -229,12 +229,6 @@ def test_overwritten_elements_get_a_selected_zero(fn, inputs, go):
     compare(fn, inputs, go=go, second=fn in (_setitem, _setitem_tensor))
 
 
-@pytest.mark.xfail(
-    reason="CopySlices._apply_differentiable (graph-engine's Cython core) multiplies the base's "
-    "gradient by a 0/1 mask: with create_graph=True an in-place op on a view gives nan where "
-    "torch gives 0. Fix proposed to the lead in issue 11's report (select with where).",
-    strict=True,
-)
 def test_in_place_on_a_view_with_create_graph_selects_its_zeros():
     compare(_zero, [FINITE], go="ones", second=True)
 

@@ -243,10 +243,19 @@ def test_scalar_formulas_give_the_python_bits(dtype):
     np.testing.assert_allclose(native, expected, rtol=2e-3 if dtype == gt.float16 else 1e-5)
 
 
-def test_a_scalar_formula_still_checks_the_saved_version():
+def test_a_scalar_formula_saves_only_the_scalar_as_torch():
+    """``h * 3.0`` reads only 3.0 (Note [Save what a gradient needs]): writing into ``h``
+    afterwards is fine, as in torch; a saved tensor operand is still checked."""
     x = gt.ones(3, requires_grad=True)
     h = x * 2
     y = h * 3.0
+    assert y.grad_fn.saved[0] is None
+    h.add_(1)
+    y.sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0, 6.0]
+    w = gt.ones(3, requires_grad=True)
+    h = w * 2
+    y = h * gt.full((3,), 3.0, requires_grad=True)
     h.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()

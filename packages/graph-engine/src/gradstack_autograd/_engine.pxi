@@ -250,7 +250,7 @@ cdef void _run_tensor_hooks(Node node, list grads) except *:
                 for fn in list(hooks.values()):
                     r = fn(grads[nr])
                     if r is not None:
-                        grads[nr] = _checked_hook_result(r, grads[nr], node)
+                        grads[nr] = _checked_hook_result(r, grads[nr], node, fn)
         if node.retained is not None:
             ref = node.retained.get(nr)
             t = ref() if ref is not None else None
@@ -258,10 +258,15 @@ cdef void _run_tensor_hooks(Node node, list grads) except *:
                 _store_retained_grad(<Tensor>t, grads[nr])
 
 
-cdef object _checked_hook_result(object r, object g, Node node):
+cdef object _checked_hook_result(object r, object g, Node node, object fn=None):
     if not isinstance(r, Tensor):
         raise TypeError(f"a tensor hook must return a Tensor or None, got {type(r).__name__} "
                         f"(hook on an output of {node.name()})")
+    if cnp.PyArray_TYPE(data_of(<Tensor>r)) != cnp.PyArray_TYPE(data_of(<Tensor>g)):
+        # torch's check_single_result: a hook may not change the gradient's type
+        name = getattr(fn, "__name__", None) or type(fn).__name__
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.type()} "
+                           f"got {r.type()})")
     if (<object>data_of(<Tensor>r)).shape != (<object>data_of(<Tensor>g)).shape:
         raise RuntimeError(
             f"hook returned a gradient of shape {list(r.shape)} for a tensor whose gradient "
@@ -287,7 +292,7 @@ cdef list _run_leaf_hooks(AccumulateGrad node, list grads):
         for fn in list(meta.hooks.values()):
             r = fn(grads[0])
             if r is not None:
-                grads[0] = _checked_hook_result(r, grads[0], node)
+                grads[0] = _checked_hook_result(r, grads[0], node, fn)
     return grads
 
 

@@ -1,5 +1,11 @@
 # Included by _core.pyx: derivative entries, the autograd dispatch layer, in-place rules.
 
+# how a view was made (Note [Views follow in-place writes on their base])
+cdef enum ViewCreation:
+    VIEW_DEFAULT = 0
+    VIEW_NO_GRAD = 1
+    VIEW_MULTI_OUTPUT = 2
+
 @cython.binding(False)
 cdef class Derivative:
     """One row of the derivative table: how to differentiate one op.
@@ -11,6 +17,9 @@ cdef class Derivative:
     cdef readonly tuple inputs          # arg positions of the differentiable inputs
     cdef readonly bint list_input       # args[inputs[0]] is a sequence of tensors (cat, stack)
     cdef readonly tuple save            # arg positions whose values the formula needs
+    # None, or one entry per ``save`` position: None (always saved) or the indices (into
+    # ``inputs``) of the inputs whose gradient reads it (Note [Save what a gradient needs])
+    cdef readonly tuple save_for
     cdef readonly bint save_output      # the formula needs the op's output(s)
     cdef readonly object backward       # fn(ctx, *grads) -> tuple with one grad per input
     cdef public object jvp              # forward-mode formula (set by forward_ad), or None
@@ -24,8 +33,11 @@ cdef class Derivative:
 
     def __init__(self, str op_name, node_name, backward, tuple inputs=(0,), tuple save=(),
                  bint save_output=False, bint list_input=False, bint differentiable=True,
-                 extra=None, jvp=None, bint batchable=True):
+                 extra=None, jvp=None, bint batchable=True, tuple save_for=None):
+        if save_for is not None and len(save_for) != len(save):
+            raise ValueError(f"{op_name}: save_for needs one entry per save position")
         self.op_name = op_name
+        self.save_for = save_for
         self.node_name = node_name
         self.backward = backward
         self.inputs = inputs
@@ -102,6 +114,8 @@ cdef class OpNode(Node):
             if r is not None:
                 return <tuple>r
         fn = d.backward
+        if fn is None:      # a row without a formula (torch's NotImplemented node)
+            raise RuntimeError(f"derivative for aten::{d.op_name} is not implemented")
         r = fn(self, grads[0]) if len(grads) == 1 else fn(self, *grads)
         if type(r) is not tuple:
             r = tuple(r) if isinstance(r, list) else (r,)
@@ -144,9 +158,40 @@ cdef object _save_value(object v, Node node):
     return v
 
 
+cdef inline object _input_edge(object x):
+    """The edge an op's input ``x`` sends its gradient along (NO_EDGE if none)."""
+    cdef AutogradMeta meta
+    if not _requires_grad(x):
+        return NO_EDGE
+    if (<Tensor>x)._autograd_meta is not None:
+        meta = <AutogradMeta?>(<Tensor>x)._autograd_meta
+        if meta.view_stale:
+            _raise_stale_view(<Tensor>x, meta)
+        if (<Tensor>x)._grad_fn is None and meta.view_creation == VIEW_NO_GRAD:
+            return NO_EDGE      # torch: a view made under no_grad requires grad, feeds nothing
+    return gradient_edge(<Tensor>x)
+
+
+cdef void _raise_stale_view(Tensor t, AutogradMeta meta) except *:
+    """torch's refusal to use a no_grad or multi-output view whose base was written since."""
+    if meta.view_creation == VIEW_MULTI_OUTPUT:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {meta.view_op} is a view and its base or another view "
+            "of its base has been modified inplace. This view is the output of a function "
+            "that returns multiple views. Such functions do not allow the output views to be "
+            "modified inplace. You should replace the inplace operation by an out-of-place one."
+        )
+    raise RuntimeError(
+        "A view was created in no_grad mode and its base or another view of its base has "
+        "been modified inplace with grad mode enabled. Given that this use case is ambiguous "
+        "and error-prone, it is forbidden. You can clarify your code by moving both the view "
+        "and the inplace either both inside the no_grad block (if you don't want the inplace "
+        "to be tracked) or both outside (if you want the inplace to be tracked)."
+    )
+
+
 cdef inline object _edge_at(tuple args, Py_ssize_t pos, Py_ssize_t nargs):
-    cdef object x = args[pos] if pos < nargs else None
-    return gradient_edge(<Tensor>x) if _requires_grad(x) else NO_EDGE
+    return _input_edge(args[pos] if pos < nargs else None)
 
 
 cdef OpNode _make_node(Derivative d, tuple args):
@@ -161,8 +206,7 @@ cdef OpNode _make_node(Derivative d, tuple args):
     node.entry = d
     node.sequence_nr = next_sequence_nr()
     if d.list_input:
-        edges = [gradient_edge(<Tensor>x) if _requires_grad(x) else NO_EDGE
-                 for x in args[positions[0]]]
+        edges = [_input_edge(x) for x in args[positions[0]]]
         node.next_edges = tuple(edges)
         untrack(node.next_edges)
     else:
@@ -204,23 +248,41 @@ cdef void _attach_outputs(OpNode node, object out) except *:
                 t._requires_grad = True
 
 
-cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) except *:
-    cdef list saved
+# Note [Save what a gradient needs]
+# torch saves a value only when the gradient of an input that requires grad reads it:
+# ``a * b`` with only ``a`` requiring grad saves ``b`` alone, so writing into ``a`` in
+# place afterwards is fine.  A row's ``save_for`` says, per saved position, which inputs'
+# gradients read it; a value no wanted gradient reads is not saved (None in its slot),
+# so it neither holds memory nor raises a false "modified by an inplace operation".
+
+
+cdef inline bint _wanted(Derivative d, OpNode node, Py_ssize_t i):
+    """Whether the i-th saved position is read by the gradient of an input that needs one."""
+    cdef object which
+    if d.save_for is None:
+        return True
+    which = d.save_for[i]
+    if which is None:
+        return True
+    for k in which:
+        if (<tuple>node.next_edges[<Py_ssize_t>k])[0] is not None:
+            return True
+    return False
+
+
+cdef list _saved_args(Derivative d, OpNode node, tuple args):
+    """The saved values of the op's arguments (the output's are appended by the caller)."""
     cdef tuple positions = d.save
     cdef Py_ssize_t i, pos, nargs = len(args)
-    if not positions and not d.save_output:
-        return
-    if len(positions) == 2 and not d.save_output and <Py_ssize_t>positions[1] < nargs:
-        # the common binary case (mul, div ...), without a temporary list
-        node.saved = (_save_value(args[<Py_ssize_t>positions[0]], node),
-                      _save_value(args[<Py_ssize_t>positions[1]], node))
-        untrack(node.saved)     # it holds SavedTensors and values: no cycle through it
-        return
-    saved = [None] * len(positions)
+    cdef list saved = [None] * len(positions)
     for i in range(len(positions)):
         pos = positions[i]
-        if pos < nargs:
+        if pos < nargs and _wanted(d, node, i):
             saved[i] = _save_value(args[pos], node)
+    return saved
+
+
+cdef void _save_output(Derivative d, OpNode node, list saved, object out) except *:
     if d.save_output:
         if isinstance(out, Tensor):
             saved.append(save_tensor(<Tensor>out, True, node))
@@ -228,7 +290,22 @@ cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) 
             saved.append(tuple(save_tensor(<Tensor>o, True, node) if isinstance(o, Tensor)
                                else o for o in out))
     node.saved = tuple(saved)
-    untrack(node.saved)
+    untrack(node.saved)     # it holds SavedTensors and values: no cycle through it
+
+
+cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) except *:
+    cdef tuple positions = d.save
+    cdef Py_ssize_t nargs = len(args)
+    if not positions and not d.save_output:
+        return
+    if len(positions) == 2 and not d.save_output and <Py_ssize_t>positions[1] < nargs:
+        # the common binary case (mul, div ...), without a temporary list
+        node.saved = (
+            _save_value(args[<Py_ssize_t>positions[0]], node) if _wanted(d, node, 0) else None,
+            _save_value(args[<Py_ssize_t>positions[1]], node) if _wanted(d, node, 1) else None)
+        untrack(node.saved)
+        return
+    _save_output(d, node, _saved_args(d, node, args), out)
 
 
 cdef object record(Derivative d, tuple args, object out):
@@ -268,6 +345,11 @@ cdef class AutogradLayer(DispatchLayer):
             return _inplace_call(op, args, next_index)
         if not gs_get_grad_enabled() or not _any_requires_grad(args):
             out = call_next(op, args, next_index)
+            if isinstance(out, Tensor):
+                if (<Tensor>out)._view_base is not None:
+                    _note_view(<Tensor>out, not gs_get_grad_enabled(), None)
+            elif type(out) is tuple:
+                _note_views(<tuple>out, not gs_get_grad_enabled(), None)
             if _forward_ad_active:
                 _forward_ad_hook(op, args, out)
             return out
@@ -281,6 +363,11 @@ cdef class AutogradLayer(DispatchLayer):
         out = call_next(op, args, next_index)
         if d.differentiable:
             record(d, args, out)
+        if isinstance(out, Tensor):
+            if (<Tensor>out)._view_base is not None:
+                _note_view(<Tensor>out, False, None)
+        elif type(out) is tuple:
+            _note_views(<tuple>out, False, d if d.differentiable else None)
         if _forward_ad_active:
             _forward_ad_hook(op, args, out)
         return out
@@ -396,13 +483,20 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
     if not gs_get_grad_enabled() or not _any_requires_grad(args):
         out = call_next(op, args, next_index)
         return out
+    if op.derivative is not None and not (<Derivative>op.derivative).differentiable:
+        # torch: a non-differentiable in-place op (logical_not_ ...) runs even on a leaf
+        # that requires grad, and records nothing
+        return call_next(op, args, next_index)
     base = self_t._view_base
+    _check_view_may_be_written(self_t, op)
     if self_t._grad_fn is None and self_t._requires_grad and base is None:
+        _validate_arguments_first(op, args, next_index)
         raise RuntimeError(
             f"a leaf Variable that requires grad is being used in an in-place operation "
             f"({op.name}). Do it under `with no_grad():`, or on a clone."
         )
     if base is not None and base._grad_fn is None and base._requires_grad:
+        _validate_arguments_first(op, args, next_index)
         raise RuntimeError(
             f"a view of a leaf Variable that requires grad is being used in an in-place "
             f"operation ({op.name}). Do it under `with no_grad():`, or on a clone."
@@ -413,24 +507,183 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
             "modify a tensor that is part of a graph. Use the out-of-place op."
         )
     d = <Derivative>op.derivative
+    node = _make_node(d, args)
     # the formula sees the value `self` had before the write (torch's original_self)
     saved_args = args
-    if 0 in d.save:
+    if 0 in d.save and _wanted(d, node, d.save.index(0)):
         saved_args = (args[0].clone(),) + args[1:]
-    node = _make_node(d, args)
+    # Note [In-place ops save their operands before the write]
+    # The other operands are saved, with their versions, before the kernel runs: when one
+    # shares storage with ``self`` (``y.mul_(y)``, ``y.mul_(y.detach())``, overlapping
+    # views) the write bumps the version it was saved at, and backward raises torch's
+    # "modified by an inplace operation" instead of reading the written values.
+    saved = _saved_args(d, node, saved_args) if (d.save or d.save_output) else None
     old_fn, old_nr = self_t._grad_fn, self_t._output_nr
     base_fn = base._grad_fn if base is not None else None
     out = call_next(op, args, next_index)
     if base is None:
         _attach_outputs(node, self_t)
-    _save_for_backward(d, node, saved_args, self_t)
+    if saved is not None:
+        _save_output(d, node, saved, self_t)
     if d.extra is not None:
         node.extra = d.extra(saved_args, self_t)
     if base is not None:
         _rebase_view_history(self_t, base, node)
         _move_retained(base, base_fn, 0)
     _move_retained(self_t, old_fn, old_nr)
+    _refresh_views(base if base is not None else self_t, self_t)
     return out
+
+
+# Note [Views follow in-place writes on their base]
+# torch regenerates a view's grad_fn when its base was written in place since the view's
+# grad_fn was set: gradients through the view then see the write (AsStridedBackward0 over
+# the base's new history), and a view of a tensor that starts to require grad by a write
+# requires grad too.  gradstack does it eagerly: every view an op makes is noted (a weak
+# reference) on its base, and an in-place op recorded by autograd gives each live view
+# of the written base a new AsStridedBackward0.  The list is pruned of dead references
+# as it grows (amortised O(1) per view).  Views also carry torch's creation kind: made
+# under no_grad (they report requires_grad=True but feed no gradient back, and may not be
+# written in place with grad mode on), or returned by an op that returns a list of views
+# (split, chunk, unbind, even with one output: they may not be written in place).  Such
+# views get no new history when their base is written: they are marked stale, and using
+# one in an op recorded by autograd raises torch's error (torch raises reading grad_fn).
+
+
+cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
+    cdef Tensor base = view._view_base
+    cdef AutogradMeta meta
+    cdef list live
+    if base is None or view is base:
+        return
+    meta = meta_of(base)
+    if meta.views is None:
+        meta.views = []
+        meta.views_prune_at = 16
+    meta.views.append(weakref.ref(view))
+    if len(meta.views) >= meta.views_prune_at:
+        live = [r for r in meta.views if r() is not None]
+        meta.views = live
+        meta.views_prune_at = 2 * len(live) + 16
+    if no_grad:
+        if base._requires_grad and not view._requires_grad:
+            view._requires_grad = True
+            meta_of(view).view_creation = VIEW_NO_GRAD
+    elif multi_name is not None and view._grad_fn is not None:
+        meta = meta_of(view)
+        meta.view_creation = VIEW_MULTI_OUTPUT
+        meta.view_op = multi_name
+
+
+cdef void _note_views(tuple outs, bint no_grad, Derivative d) except *:
+    cdef str name = None
+    cdef object fn
+    for o in outs:
+        if isinstance(o, Tensor) and (<Tensor>o)._view_base is not None:
+            if d is not None and name is None:
+                fn = (<Tensor>o)._grad_fn
+                name = type(fn).__name__ if fn is not None else ""
+                if name.endswith("Backward0"):
+                    name = name[:-len("Backward0")]
+            _note_view(<Tensor>o, no_grad, name)
+
+
+cdef void _check_view_may_be_written(Tensor t, Op op) except *:
+    """torch's refusals of in-place writes into some views (with grad mode on)."""
+    cdef AutogradMeta meta
+    if t._autograd_meta is None or t._view_base is None:
+        return
+    meta = <AutogradMeta?>t._autograd_meta
+    if meta.view_creation == VIEW_MULTI_OUTPUT:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {meta.view_op} is a view and is being modified "
+            "inplace. This view is the output of a function that returns multiple views. "
+            "Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one."
+        )
+    if meta.view_creation == VIEW_NO_GRAD:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad "
+            "mode enabled. Given that this use case is ambiguous and error-prone, it is "
+            "forbidden. You can clarify your code by moving both the view and the inplace "
+            "either both inside the no_grad block (if you don't want the inplace to be "
+            "tracked) or both outside (if you want the inplace to be tracked)."
+        )
+
+
+# in-place ops that draw random numbers: the argument check below must not run them twice
+cdef frozenset _RANDOM_INPLACE = frozenset({
+    "uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
+    "cauchy_", "log_normal_",
+})
+
+
+cdef void _validate_arguments_first(Op op, tuple args, Py_ssize_t next_index) except *:
+    """Raise the op's own argument error, if any, before the leaf error (torch's order).
+
+    torch parses the arguments before autograd sees the call: ``leaf.atan2_(3.0)`` is a
+    TypeError about the argument, not the leaf error.  The kernel runs once on a copy of
+    the target, with grad mode off, only on this error path.
+    """
+    cdef bint prev
+    if op.name in _RANDOM_INPLACE:
+        return
+    prev = gs_get_grad_enabled() != 0
+    gs_set_grad_enabled(False)
+    try:
+        probe = wrap(np.array(data_of(<Tensor>args[0]), copy=True))
+        call_next(op, (probe,) + args[1:], next_index)
+    finally:
+        gs_set_grad_enabled(prev)
+
+
+cdef void _refresh_views(Tensor base, Tensor written) except *:
+    """Give each live view of ``base`` (but ``written``) a grad_fn over base's new history."""
+    cdef AutogradMeta meta
+    cdef Tensor v
+    cdef list live
+    if base._autograd_meta is None:
+        return
+    meta = <AutogradMeta?>base._autograd_meta
+    if not meta.views:
+        return
+    live = []
+    edge = None
+    for r in meta.views:
+        o = r()
+        if o is None:
+            continue
+        live.append(r)
+        v = <Tensor>o
+        if v is written or v._view_base is not base:
+            continue
+        if v._autograd_meta is not None \
+                and (<AutogradMeta?>v._autograd_meta).view_creation != VIEW_DEFAULT:
+            # torch gives such a view no new history: using it with grad mode on raises
+            (<AutogradMeta?>v._autograd_meta).view_stale = True
+            continue
+        if edge is None:
+            edge = gradient_edge(base)
+        v._grad_fn = _as_strided_node(base, v, edge)
+        v._output_nr = 0
+        v._requires_grad = True
+    meta.views = live
+    meta.views_prune_at = 2 * len(live) + 16
+
+
+cdef AsStridedBackward0 _as_strided_node(Tensor base, Tensor view, tuple edge):
+    cdef AsStridedBackward0 vb = AsStridedBackward0.__new__(AsStridedBackward0)
+    cdef cnp.ndarray bdata = data_of(base), vdata = data_of(view)
+    untrack(vb)
+    vb.sequence_nr = next_sequence_nr()
+    vb.base_shape = (<object>bdata).shape
+    vb.base_strides = (<object>bdata).strides
+    vb.view_shape = (<object>vdata).shape
+    vb.view_strides = (<object>vdata).strides
+    vb.view_offset = (vdata.__array_interface__["data"][0]
+                      - bdata.__array_interface__["data"][0])
+    vb.next_edges = (edge,)
+    return vb
 
 
 cdef void _move_retained(Tensor t, object old_fn, Py_ssize_t old_nr) except *:
@@ -470,11 +723,7 @@ cdef void _rebase_view_history(Tensor view, Tensor base, OpNode fn) except *:
     base._grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True
-    vb = AsStridedBackward0.__new__(AsStridedBackward0)
-    untrack(vb)
-    vb.sequence_nr = next_sequence_nr()
-    vb.geometry = cs
-    vb.next_edges = ((cs, 0, (<object>bdata).shape, cnp.PyArray_TYPE(bdata)),)
+    vb = _as_strided_node(base, view, (cs, 0, (<object>bdata).shape, cnp.PyArray_TYPE(bdata)))
     view._grad_fn = vb
     view._output_nr = 0
     view._requires_grad = True
@@ -529,12 +778,39 @@ cdef class CopySlices(Node):
         cdef cnp.ndarray result = np.array(data_of(<Tensor>grads[0]), order="C", copy=True)
         pos = self.positions()
         flat = result.reshape(-1)
-        res = self.fn.apply((wrap(flat[pos]),))
+        # (np.asarray: a 0-d view's element comes out of numpy as a scalar)
+        res = self.fn.apply((wrap(np.asarray(flat[pos])),))
         if res[0] is None:
             flat[pos] = 0
         else:
             flat[pos] = data_of(<Tensor>_sum_to_meta(res[0], self.view_shape))
-        return (wrap(result),) + tuple(res[1:])
+        return (wrap(result),) + self._fit_values(res)
+
+    cdef tuple _fit_values(self, tuple res):
+        """The gradients of the in-place op's other inputs, in their own shapes.
+
+        A value written into the view may have more leading size-1 dims than the view
+        (``v[None, None, :] = x`` with ``x`` of shape (1, 1, 1, 3)): the op's formula gives
+        its gradient in the view's shape, which the engine cannot widen, so reshape it here.
+        """
+        cdef list out = list(res[1:])
+        cdef Py_ssize_t k
+        cdef tuple shape, gshape
+        for k in range(len(out)):
+            g = out[k]
+            if g is None or k + 1 >= len(self.next_edges):
+                continue
+            shape = (<tuple>self.next_edges[k + 1])[2]
+            if shape is None:
+                continue
+            gshape = (<object>data_of(<Tensor>g)).shape
+            lead = len(shape) - len(gshape)
+            if lead > 0 and all(s == 1 for s in shape[:lead]) \
+                    and _broadcastable_to(shape[lead:], gshape):
+                if gshape != shape[lead:]:
+                    g = sum_to(<Tensor>g, shape[lead:])
+                out[k] = g.reshape(shape)
+        return tuple(out)
 
     cdef tuple _apply_differentiable(self, Tensor g):
         """The same with gradstack ops, recorded for double backward (create_graph=True):
@@ -545,33 +821,42 @@ cdef class CopySlices(Node):
         numel = int(np.prod(self.base_shape))
         flat = g.reshape(-1)
         res = self.fn.apply((flat[wrap(np.asarray(pos))],))
-        keep = np.ones(numel, dtype=data_of(g).dtype)
-        keep[pos.reshape(-1)] = 0
-        out = flat * wrap(keep)
+        written = np.zeros(numel, dtype=np.bool_)
+        written[pos.reshape(-1)] = True
+        # select, never multiply by a 0/1 mask: inf * 0 would be nan (torch writes zeros)
+        out = flat.masked_fill(wrap(written), 0.0)
         if res[0] is not None:
             out = out + index_scatter(sum_to(<Tensor>res[0], self.view_shape), (pos,), (numel,))
-        return (out.reshape(self.base_shape),) + tuple(res[1:])
+        return (out.reshape(self.base_shape),) + self._fit_values(res)
 
 
 @cython.no_gc
 @cython.binding(False)
 cdef class AsStridedBackward0(Node):
     """Gradient of a view whose base was rewritten in place: scatter into the base's shape."""
-    cdef public CopySlices geometry
+    cdef public tuple base_shape, base_strides, view_shape, view_strides
+    cdef public Py_ssize_t view_offset
+    cdef object _positions
+
+    cdef object positions(self):
+        if self._positions is None:
+            self._positions = view_positions(self.base_shape, self.base_strides,
+                                             self.view_shape, self.view_strides, self.view_offset)
+        return self._positions
 
     cpdef tuple apply(self, tuple grads):
         _check_node_grads(self, grads)
-        if self.geometry is None or grads[0] is None:
+        if self.base_shape is None or grads[0] is None:
             raise RuntimeError(f"{type(self).__name__}.apply() needs a node recorded by an "
                                "in-place op and a gradient")
         cdef Tensor g = <Tensor>grads[0]
         if gs_get_grad_enabled() or _forward_ad_active:   # ops: double backward, tangents
             from gradstack_autograd.derivatives import index_scatter
-            numel = int(np.prod(self.geometry.base_shape))
-            return (index_scatter(g, (self.geometry.positions(),), (numel,))
-                    .reshape(self.geometry.base_shape),)
-        cdef cnp.ndarray result = np.zeros(self.geometry.base_shape, dtype=data_of(g).dtype)
-        np.add.at(result.reshape(-1), self.geometry.positions(), data_of(g))
+            numel = int(np.prod(self.base_shape))
+            return (index_scatter(g, (self.positions(),), (numel,))
+                    .reshape(self.base_shape),)
+        cdef cnp.ndarray result = np.zeros(self.base_shape, dtype=data_of(g).dtype)
+        np.add.at(result.reshape(-1), self.positions(), data_of(g))
         return (wrap(result),)
 
 
@@ -587,7 +872,7 @@ cdef object _sum_to_meta(object g, tuple shape):
 
 def edge_of(x):
     """The edge for argument ``x``: where its gradient goes, or NO_EDGE."""
-    return gradient_edge(<Tensor>x) if _requires_grad(x) else NO_EDGE
+    return _input_edge(x)
 
 
 def new_sequence_nr():

@@ -93,8 +93,10 @@ cdef object native_apply(OpNode node, int formula, tuple grads):
     b = node.saved[1]
     if type(b) is float or type(b) is int:
         # tensor * scalar, tensor / scalar: the Python formula's own op, without its frame
-        if (<tuple>node.next_edges[0])[0] is None or _intact_saved_input(node.saved, 0) is None:
+        if (<tuple>node.next_edges[0])[0] is None:
             return None
+        if node.saved[0] is not None and _intact_saved_input(node.saved, 0) is None:
+            return None     # (saved only if an older table saves it: its check must raise)
         return (g * b, None) if formula == NATIVE_MUL else (g / b, None)
     # mul and div of two tensors: both needing a gradient, one shape and dtype
     if _kernels is None:

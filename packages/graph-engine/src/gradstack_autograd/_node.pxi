@@ -55,6 +55,12 @@ cdef class AutogradMeta:
     cdef public bint retains_grad
     cdef public object view_of              # (base tensor, view op, view args) for CopySlices
     cdef public object name
+    # Note [Views follow in-place writes on their base], _layer.pxi
+    cdef public list views                  # on a base: weakrefs of its views made by ops
+    cdef public Py_ssize_t views_prune_at   # prune dead weakrefs when the list reaches this
+    cdef public int view_creation           # on a view: VIEW_DEFAULT, _NO_GRAD or _MULTI_OUTPUT
+    cdef public str view_op                 # on a multi-output view: torch's name ("Split")
+    cdef public bint view_stale             # such a view whose base was written since
 
 
 cdef AutogradMeta meta_of(Tensor t):

@@ -60,8 +60,14 @@ def register(
     list_input=False,
     extra=None,
     inplace_variant=True,
+    save_for=None,
 ):
-    """Decorator adding a formula to the table (and to the op's in-place variant)."""
+    """Decorator adding a formula to the table (and to the op's in-place variant).
+
+    ``save_for``, when given, has one entry per ``save`` position: None (always saved) or
+    the indices into ``inputs`` of the inputs whose gradient reads that value; it is saved
+    only when one of them requires grad (Note [Save what a gradient needs], _layer.pxi).
+    """
 
     def deco(formula):
         d = _core.Derivative(
@@ -73,6 +79,7 @@ def register(
             save_output=save_output,
             list_input=list_input,
             extra=extra,
+            save_for=save_for,
         )
         OPS[op_name].derivative = d
         inplace = op_name + "_"
@@ -86,6 +93,7 @@ def register(
                 save_output=save_output,
                 list_input=list_input,
                 extra=extra,
+                save_for=save_for,
             )
         return formula
 
@@ -261,7 +269,7 @@ def _rsub(ctx, grad):
     return (-grad if alpha == 1 else grad * -alpha), grad
 
 
-@register("mul", "MulBackward0", inputs=(0, 1), save=(0, 1))
+@register("mul", "MulBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
 def _mul(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
@@ -272,7 +280,7 @@ def _mul(ctx, grad):
     return (grad * b if need_a else None), (grad * a if need_b else None)
 
 
-@register("div", "DivBackward0", inputs=(0, 1), save=(0, 1))
+@register("div", "DivBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), None))
 def _div(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
@@ -876,7 +884,7 @@ def _matmul(ctx, grad):
     return ga, gb
 
 
-@register("mm", "MmBackward0", inputs=(0, 1), save=(0, 1))
+@register("mm", "MmBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
 def _mm(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
@@ -885,7 +893,7 @@ def _mm(ctx, grad):
     return (grad.mm(b.t()) if need_a else None), (a.t().mm(grad) if need_b else None)
 
 
-@register("bmm", "BmmBackward0", inputs=(0, 1), save=(0, 1))
+@register("bmm", "BmmBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
 def _bmm(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
@@ -898,14 +906,16 @@ def _bmm(ctx, grad):
     )
 
 
-@register("dot", "DotBackward0", inputs=(0, 1), save=(0, 1))
+@register("dot", "DotBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
 def _dot(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
+    need_a, need_b = ctx.needs_input_grad
     g = grad.unsqueeze(-1) if _lead(grad) else grad
-    return g * b, g * a
+    return (g * b if need_a else None), (g * a if need_b else None)
 
 
-@register("outer", "MulBackward0", inputs=(0, 1), save=(0, 1))  # torch: a[:, None] * b
+# torch: a[:, None] * b
+@register("outer", "MulBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
 def _outer(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
@@ -914,7 +924,7 @@ def _outer(ctx, grad):
     return (grad.mv(b) if need_a else None), (grad.t().mv(a) if need_b else None)
 
 
-@register("mv", "MvBackward0", inputs=(0, 1), save=(0, 1))
+@register("mv", "MvBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
 def _mv(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
@@ -1433,7 +1443,24 @@ def _setitem_(ctx, grad):
         overwritten[key] = True
         g_self = gt.where(_wrap(overwritten), 0.0, grad)
     g_value = _batch_gather(grad, key, shape) if need_value else None
+    if g_value is not None:
+        g_value = _widen_to(g_value, ctx.input_shape(1), _lead(grad))
     return g_self, g_value
+
+
+def _widen_to(g, shape, lead):
+    """``g`` (a gradient in the written slice's shape) in ``shape`` when ``shape`` only adds
+    leading size-1 dims (``v[None, None, :] = x`` with ``x`` of shape (1, 1, 1, 3)): the
+    engine reduces broadcast gradients but cannot add dims back."""
+    if shape is None:
+        return g
+    k = len(shape) - (g.dim() - len(lead))
+    if k <= 0 or any(s != 1 for s in shape[:k]):
+        return g
+    inner = tuple(shape[k:])
+    if tuple(g.shape[len(lead) :]) != inner:
+        g = _core.sum_to_py(g, inner)
+    return g.reshape(tuple(lead) + tuple(shape))
 
 
 @register("masked_fill_", _masked_fill_name, inputs=(0, 2), save=(1,), inplace_variant=False)
@@ -1486,7 +1513,8 @@ NOT_DIFFERENTIABLE = _not_differentiable(
 
 
 def _floor_divide_not_implemented(ctx, grad):
-    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+    # (the in-place variant shares the row: torch names the op that ran, floor_divide_)
+    raise RuntimeError(f"derivative for aten::{ctx.entry.op_name} is not implemented")
 
 
 # Note [floor_divide has no derivative]
