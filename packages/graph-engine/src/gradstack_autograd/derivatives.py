@@ -516,6 +516,15 @@ def _remainder(ctx, grad):
     return grad, gb
 
 
+# torch wraps a number divisor into a tensor here: DivBackward2 either way
+@register("div_rounding", "DivBackward2", inputs=(0, 1))
+def _div_rounding(ctx, grad):
+    """``div(a, b, rounding_mode=...)`` is piecewise constant: zero gradients, as torch's
+    (``grad.new_zeros``), for each input that wants one."""
+    need_a, need_b = ctx.needs_input_grad
+    return (_zeros(grad) if need_a else None), (_zeros(grad) if need_b else None)
+
+
 @register("atan2", "Atan2Backward0", inputs=(0, 1), save=(0, 1))
 def _atan2(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)

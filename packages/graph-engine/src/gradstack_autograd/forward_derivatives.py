@@ -334,6 +334,19 @@ def _remainder_jvp(args, out, tangents, lead):
     )
 
 
+@jvp("div_rounding")
+def _div_rounding_jvp(args, out, tangents, lead):
+    """``div(a, b, rounding_mode=...)``: a tangent of zeros, as its zero gradients."""
+    return _binary(
+        args,
+        out,
+        tangents,
+        lead,
+        lambda a, b, o: gt.zeros_like(o),
+        lambda a, b, o: gt.zeros_like(o),
+    )
+
+
 @jvp("atan2")
 def _atan2_jvp(args, out, tangents, lead):
     return _binary(

@@ -49,7 +49,7 @@ count_nonzero isfinite isinf isnan
 )
 
 # gradstack ops that torch calls by another aten name
-RENAMED = {"to_dtype": "aten::to"}
+RENAMED = {"to_dtype": "aten::to", "div_rounding": "aten::div"}
 
 _cache: dict[str, str] = {}
 

@@ -150,6 +150,7 @@ _PYTHON_OPS = (
     ("diag", False, False), ("trace", False, False), ("sort", False, False),
     ("topk", False, False), ("isnan", False, False), ("isinf", False, False),
     ("isfinite", False, False), ("count_nonzero", False, False),
+    ("div_rounding", False, False),  # torch's div(a, b, rounding_mode=...): aten::div
 )
 for _name, _inplace, _view in _PYTHON_OPS:
     new_op(_name, K_OTHER, None, _inplace, _view)

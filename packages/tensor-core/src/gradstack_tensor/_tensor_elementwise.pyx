@@ -14,7 +14,7 @@ cimport cython
 cimport numpy as cnp
 
 from . import dtypes as _dt
-from ._dispatch cimport Op, dispatch
+from ._dispatch cimport Op, dispatch, run_kernel
 from . import _op_table  # noqa: F401 - declares the ops looked up below
 from ._dispatch import OPS
 from ._tensor_base cimport TensorBase
@@ -28,6 +28,7 @@ cdef Op OP_MAXIMUM = OPS["maximum"]
 cdef Op OP_MINIMUM = OPS["minimum"]
 cdef Op OP_REMAINDER = OPS["remainder"]
 cdef Op OP_FLOOR_DIVIDE = OPS["floor_divide"]
+cdef Op OP_DIV_ROUNDING = OPS["div_rounding"]
 cdef Op OP_ATAN2 = OPS["atan2"]
 cdef Op OP_BITWISE_AND = OPS["bitwise_and"]
 cdef Op OP_BITWISE_OR = OPS["bitwise_or"]
@@ -901,21 +902,27 @@ cdef object _tensor_other(object other, str name):
 
 
 def _rounded_div(a, b, mode):
-    """``div(a, b, rounding_mode=mode)``: trunc and floor division.
+    """``div(a, b, rounding_mode=mode)``: one op, ``div_rounding`` (torch's ``aten::div``
+    with a mode, whose node is ``DivBackward2``/``DivBackward3`` with zero gradients)."""
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
+        )
+    return dispatch(OP_DIV_ROUNDING, (a, b, mode))
+
+
+def _div_rounding_kernel(a, b, mode):
+    """The kernel of ``div_rounding``: trunc and floor division.
 
     As torch, the result has the promoted dtype of ``a`` and ``b`` (integers stay integers,
     ``int64 // 2`` with ``"trunc"`` is int64); true division's int-to-float rule does not
-    apply.
+    apply.  The steps run the other ops' kernels, below every layer: the op is one node.
     """
     if mode == "trunc":
         if isinstance(b, (TensorBase, int, float)) and _integral_result(a, b):
             return _trunc_div_integers(a, b)
-        return dispatch(OP_TRUNC, (dispatch(OP_DIV, (a, b)),))
-    if mode == "floor":
-        return dispatch(OP_FLOOR_DIVIDE, (a, b))
-    raise RuntimeError(
-        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
-    )
+        return run_kernel(OP_TRUNC, (run_kernel(OP_DIV, (a, b)),))
+    return run_kernel(OP_FLOOR_DIVIDE, (a, b))
 
 
 cdef bint _integral_result(object a, object b):
@@ -933,13 +940,16 @@ cdef object _trunc_div_integers(object a, object b):
     if _is_bool(a) and (_is_bool(b) or type(b) is bool):
         raise NotImplementedError("\"div_trunc_cpu\" not implemented for 'Bool' (cast with "
                                   ".int() first)")
-    q = dispatch(OP_FLOOR_DIVIDE, (a, b))
-    r = dispatch(OP_REMAINDER, (a, b))
-    b_negative = dispatch(OP_LT, (b, 0)) if isinstance(b, TensorBase) else b < 0
-    signs_differ = dispatch(OP_NE, (dispatch(OP_LT, (a, 0)), b_negative))
-    inexact = dispatch(OP_NE, (r, 0))
-    return dispatch(OP_ADD, (q, dispatch(OP_LOGICAL_AND, (inexact, signs_differ)), 1))
+    q = run_kernel(OP_FLOOR_DIVIDE, (a, b))
+    r = run_kernel(OP_REMAINDER, (a, b))
+    b_negative = run_kernel(OP_LT, (b, 0)) if isinstance(b, TensorBase) else b < 0
+    signs_differ = run_kernel(OP_NE, (run_kernel(OP_LT, (a, 0)), b_negative))
+    inexact = run_kernel(OP_NE, (r, 0))
+    return run_kernel(OP_ADD, (q, run_kernel(OP_LOGICAL_AND, (inexact, signs_differ)), 1))
 
 
 cdef bint _is_bool(object t):
     return isinstance(t, TensorBase) and cnp.PyArray_TYPE((<TensorBase>t)._data) == cnp.NPY_BOOL
+
+
+OP_DIV_ROUNDING.set_kernel(_div_rounding_kernel)
