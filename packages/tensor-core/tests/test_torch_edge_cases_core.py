@@ -211,3 +211,13 @@ def test_inplace_overlap_leaves_the_tensor_unchanged():
         y[1:].add_(y[:3])
     assert y.tolist() == [0.0, 1.0, 2.0, 3.0] and y._version == 0
     assert np.shares_memory(y[1:].numpy(), y.numpy())
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "remainder"])
+def test_integer_division_by_zero_into_an_empty_result_does_not_raise(op):
+    # torch checks each divisor it uses: none when the broadcast result is empty
+    for lib in (gt, torch):
+        x = lib.zeros(0, 1, dtype=lib.int64)
+        assert tuple(getattr(x, op)(lib.tensor([[0]])).shape) == (0, 1)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            getattr(lib.ones(2, dtype=lib.int64), op)(lib.tensor([0, 1]))

@@ -510,9 +510,9 @@ def _remainder(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     if not _is_tensor(a):
         raise RuntimeError("derivative for aten::remainder is not implemented")
-    # the rounded quotient is piecewise constant: a constant of the formula (torch's
-    # div(rounding_mode="floor") has zero gradients), never a node of its own
-    gb = -grad * gt.floor_divide(_detached(a), _detached(b)) if ctx.needs_input_grad[1] else None
+    # torch's -grad * self.div(other, rounding_mode="floor"): the rounded quotient has zero
+    # gradients (DivBackward2), yet under create_graph the result requires grad as torch's
+    gb = -grad * gt.div(a, b, rounding_mode="floor") if ctx.needs_input_grad[1] else None
     return grad, gb
 
 
