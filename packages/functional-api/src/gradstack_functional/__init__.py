@@ -5,6 +5,9 @@ torch's signatures and return structures.  Jacobians and Hessians take ONE batch
 pass (not one per row, pytorch#50584); ``jvp`` and ``hvp`` use forward-mode AD
 (``gradstack_autograd.forward_ad``, re-exported here as ``forward_ad``).
 
+torch.func's composable transforms (``vmap``, ``grad``, ``jacrev``, ``jacfwd``, ``hessian``,
+``functional_call`` ...) are in the submodule :mod:`gradstack_functional.func`.
+
 Examples
 --------
 >>> import gradstack_tensor as gt

@@ -12,6 +12,8 @@ written for PyTorch's autograd (on the CPU):
   (``gradstack_profiler``), ``autograd.graph`` and ``autograd.forward_ad``;
 - :mod:`gradstack.nn`, :mod:`gradstack.optim` (with ``optim.lr_scheduler``),
   :mod:`gradstack.utils.data`, ``save`` and ``load`` from ``gradstack_nn``;
+- :mod:`gradstack.func` (torch.func's transforms: ``vmap``, ``grad``, ``jacrev`` ...) from
+  ``gradstack_functional.func``;
 - :mod:`gradstack.cuda` and :mod:`gradstack.accelerator`, whose ``is_available()`` is
   always False, and :mod:`gradstack.backends` with the flags scripts set.
 
@@ -33,6 +35,8 @@ True
 # it appears.  Star imports bring in the layers' __all__ (which shadow the builtins
 # ``float``, ``int`` and ``bool`` here, exactly as torch's namespace does), so nothing in
 # this module may use those builtins after the imports.
+import importlib as _importlib
+
 import gradstack_autograd as _gradstack_autograd  # noqa: F401 - registers the autograd layer
 import gradstack_tensor as _gradstack_tensor
 from gradstack_autograd import (
@@ -66,6 +70,7 @@ _NAMES = [
     "autograd",
     "backends",
     "cuda",
+    "func",
     "nn",
     "optim",
     "utils",
@@ -75,3 +80,19 @@ _NAMES = [
 ]
 __all__ = sorted(set(_gradstack_tensor.__all__) - {"__version__"} | set(_NAMES))
 del _NAMES
+
+# ``func`` (functional-api) is imported on first use, as ``autograd.functional`` is (Note
+# [Lazy upper layers] in ``gradstack.autograd``): ``import gradstack`` stays light.
+_LAZY = ("func",)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        module = _importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -14,6 +14,9 @@ Layers
     :class:`DispatchLayer`, :func:`register_layer` and :class:`Op` (also in
     ``gradstack_tensor``) put a layer on the dispatch point; :func:`set_autograd_extension`
     installs the object behind ``Tensor.backward``, ``register_hook`` ...
+Random numbers
+    :func:`set_draw_observer` installs a callback told of every random draw (vmap's
+    ``randomness`` checks).
 Indexing
     :func:`index_key` turns a torch index (tensors, lists, slices ...) into the key numpy
     takes, and says whether it is basic indexing (a view), as ``t[index]`` does.
@@ -46,6 +49,7 @@ from ._tensor import _wrap as wrap
 from ._tensor import _wrap_detached as wrap_detached
 from ._tensor import _wrap_view as wrap_view
 from ._tensor_base import VersionCounter, caller_location, set_autograd_extension
+from .random import set_draw_observer
 
 __all__ = [
     "DispatchLayer",
@@ -57,6 +61,7 @@ __all__ = [
     "index_key",
     "register_layer",
     "set_autograd_extension",
+    "set_draw_observer",
     "unregister_layer",
     "wrap",
     "wrap_detached",

@@ -58,8 +58,25 @@ class Generator:
 
 default_generator = Generator()
 
+# Note [Draw observer]
+# vmap must know when a function it maps draws random numbers (its ``randomness`` flag:
+# "error" refuses, "different"/"same" decide what each sample sees), including draws that
+# no op argument reveals (``randn(3)``).  Every draw passes through numpy_generator, so one
+# optional callback here is the whole interface; None (the default) costs one check.
+_draw_observer = None
+
+
+def set_draw_observer(fn):
+    """Install ``fn(generator)``, called before every draw (None removes it); returns the
+    previous observer.  ``generator`` is the one passed to the drawing function, or None."""
+    global _draw_observer
+    previous, _draw_observer = _draw_observer, fn
+    return previous
+
 
 def numpy_generator(generator=None) -> np.random.Generator:
+    if _draw_observer is not None:
+        _draw_observer(generator)
     if generator is None:
         return default_generator._np
     if not isinstance(generator, Generator):

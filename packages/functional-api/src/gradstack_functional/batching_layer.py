@@ -1,0 +1,231 @@
+"""vmap's layer on the dispatch point: ops on batched tensors run their batching rule.
+
+While a ``vmap`` runs, :class:`BatchingLayer` sits on tensor-core's dispatch point above
+every other layer (autograd at 100, the profiler at 1000).  An op whose arguments hold no
+:class:`~gradstack_functional.batched_tensor.BatchedTensor` passes straight through.
+Otherwise the layer takes the highest vmap level among the arguments, replaces each
+tensor batched at that level by its physical value, and runs the op's rule from
+``batching_rules.RULES`` on them; the rule's ops go through the dispatch point again, so
+lower levels, autograd and the profiler see physical tensors.  The result is wrapped at
+the same level.  An op without a rule (or whose rule declines the arguments) runs once
+per sample: a loop over the batch that stacks the results, with a one-time performance
+warning naming the op, as torch warns.
+
+Note [Layer above autograd]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~
+The autograd layer records nodes and saves tensors by their numpy storage; a batched
+tensor has none (Note [Logical shape without storage]).  So vmap's layer is outermost:
+autograd only ever records the physical ops of batching rules, and the transforms
+(``grad``, ``vjp`` ...) differentiate physical graphs (Note [Transforms on physical
+tensors] in ``eager_transforms``).
+
+Note [Random draws under vmap]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+tensor-core tells an observer of every random draw (``extension.set_draw_observer``).
+While a vmap with ``randomness="error"`` is open, a draw raises torch's error.  The rules
+of ``uniform_``/``normal_`` draw per sample ("different") or once for all samples
+("same") themselves.  Any other draw (``randn(3)``, ``rand_like(x)``, dropout's mask)
+makes a tensor without a batch dim, the same for every sample: right for "same", and
+refused for "different", which would need the factory functions to know about vmap.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+from gradstack_tensor import DispatchLayer, register_layer, unregister_layer
+from gradstack_tensor.extension import dispatch, set_draw_observer
+
+from . import _levels
+from . import batching_rules as _rules
+from .batched_tensor import BatchedTensor, make_batched
+
+__all__ = ["BatchingLayer", "LAYER_PRIORITY", "active", "warned_ops"]
+
+LAYER_PRIORITY = 2000
+
+DYNAMIC_SHAPE_ERROR = (
+    "vmap: We do not support batching operators that can output dynamic shape. Attempted "
+    "to vmap over {op}. Please file an issue at https://github.com/pytorch/pytorch/issues "
+    "if you need this feature."
+)
+
+warned_ops: set = set()
+
+
+def _max_level(args) -> int:
+    best = -1
+    for a in args:
+        if type(a) is BatchedTensor:
+            if a._gs_level > best:
+                best = a._gs_level
+        elif type(a) is tuple or type(a) is list:
+            for b in a:
+                if type(b) is BatchedTensor and b._gs_level > best:
+                    best = b._gs_level
+    return best
+
+
+def _unwrap_args(args, level):
+    """The arguments with tensors batched at ``level`` replaced by their values, and the
+    batch dims (Note in ``batching_rules``: the shape of a rule)."""
+    values, bdims = [], []
+    for a in args:
+        if type(a) is BatchedTensor and a._gs_level == level:
+            values.append(a._gs_value)
+            bdims.append(a._gs_bdim)
+        elif type(a) is tuple or type(a) is list:
+            vs, bs, any_b = [], [], False
+            for b in a:
+                if type(b) is BatchedTensor and b._gs_level == level:
+                    vs.append(b._gs_value)
+                    bs.append(b._gs_bdim)
+                    any_b = True
+                else:
+                    vs.append(b)
+                    bs.append(None)
+            values.append(type(a)(vs) if any_b else a)
+            bdims.append(tuple(bs) if any_b else None)
+        else:
+            values.append(a)
+            bdims.append(None)
+    return tuple(values), tuple(bdims)
+
+
+def _wrap(out, out_bdims, level):
+    if out is None:
+        return None
+    if isinstance(out, tuple):
+        bdims = out_bdims if isinstance(out_bdims, tuple) else (out_bdims,) * len(out)
+        items = [_wrap(o, b, level) for o, b in zip(out, bdims)]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+    if out_bdims is None:
+        return out
+    return make_batched(out, out_bdims, level)
+
+
+class BatchingLayer(DispatchLayer):
+    """The dispatch layer of vmap (module docstring)."""
+
+    def handle(self, op, args, next_index):
+        level = _max_level(args)
+        if level < 0:
+            return self.call_next(op, args, next_index)
+        return batched_call(op, args, level)
+
+
+def batched_call(op, args, level):
+    """Run ``op`` on ``args`` whose highest vmap level is ``level``."""
+    values, bdims = _unwrap_args(args, level)
+    rule = _rules.RULES.get(op.name)
+    lv = _levels.find(level)
+    _rules._CURRENT.append(lv)
+    try:
+        result = NotImplemented if rule is None else rule(values, bdims)
+        if result is NotImplemented:
+            if op.name not in warned_ops:
+                warned_ops.add(op.name)
+                reason = _rules.FALLBACK.get(op.name)
+                warnings.warn(
+                    f"There is a performance drop because we have not yet implemented the "
+                    f"batching rule for {op.name}"
+                    + (f" ({reason})" if reason else " for these arguments")
+                    + ". vmap runs it once per sample and stacks the results.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+            result = _loop(op, values, bdims)
+    finally:
+        _rules._CURRENT.pop()
+    out, out_bdims = result
+    if op.inplace:
+        return args[0]
+    return _wrap(out, out_bdims, level)
+
+
+def _select(value, bdim, i):
+    if bdim is None:
+        return value
+    if isinstance(bdim, tuple):
+        return type(value)(_select(v, b, i) for v, b in zip(value, bdim))
+    return value.select(bdim, i)
+
+
+def _loop(op, values, bdims):
+    """The op once per sample, results stacked along dim 0 (torch's fallback)."""
+    size = _rules.batch_size(values, bdims)
+    if op.inplace and bdims[0] is None:
+        raise _rules.inplace_error(op.name, values[0].shape)
+    outs = [
+        dispatch(op, tuple(_select(v, b, i) for v, b in zip(values, bdims))) for i in range(size)
+    ]
+    if op.inplace:
+        return values[0], bdims[0]
+    if size == 0:
+        raise RuntimeError(f"vmap: cannot run {op.name} once per sample over an empty batch")
+    return _stack(op, outs), 0
+
+
+def _stack(op, outs):
+    first = outs[0]
+    if isinstance(first, tuple):
+        parts = [_stack(op, [o[k] for o in outs]) for k in range(len(first))]
+        return type(first)(*parts) if hasattr(first, "_fields") else tuple(parts)
+    if first is None:
+        return None
+    shape = tuple(first.shape)
+    if any(tuple(o.shape) != shape for o in outs):
+        raise RuntimeError(DYNAMIC_SHAPE_ERROR.format(op=op.name))
+    from gradstack_tensor import stack
+
+    return stack(outs, 0)
+
+
+# -------------------------------------------------------------------------------------
+# registration while a vmap is open (in any thread)
+
+_LAYER = BatchingLayer(LAYER_PRIORITY)
+_lock = threading.Lock()
+_open = 0
+
+
+def _on_draw(generator):
+    """The draw observer (Note [Random draws under vmap])."""
+    levels = _levels.vmap_levels()
+    if not levels:
+        return
+    if any(lv.randomness == "error" for lv in levels):
+        raise RuntimeError(_rules.RANDOM_ERROR)
+    if _rules.drawing.depth == 0 and any(lv.randomness == "different" for lv in levels):
+        raise RuntimeError(
+            "vmap(randomness='different'): this random function makes a new tensor without "
+            "a batch dim, which would be the same for every sample. gradstack batches only "
+            "in-place random fills of batched tensors (x.uniform_(), x.normal_()); draw "
+            "the batch outside vmap and pass it in, or use randomness='same'."
+        )
+
+
+class active:
+    """Context manager: the layer and the draw observer are installed while any vmap is
+    open (in any thread; an op without batched arguments passes through the layer)."""
+
+    _saved = None  # the draw observer that was installed before the first vmap opened
+
+    def __enter__(self):
+        global _open
+        with _lock:
+            if _open == 0:
+                register_layer(_LAYER)
+                self._previous = set_draw_observer(_on_draw)
+                active._saved = self._previous
+            _open += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _open
+        with _lock:
+            _open -= 1
+            if _open == 0:
+                unregister_layer(_LAYER)
+                set_draw_observer(active._saved)
