@@ -997,7 +997,7 @@ _UNARY = (
 _BINARY = (
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder", "floor_divide",
     "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or",
-    "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "rsub", "gelu_backward",
+    "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "rsub", "gelu_backward", "div_rounding",
 )  # fmt: skip
 _INPLACE = (
     "abs_", "acos_", "asin_", "atan_", "bitwise_not_", "ceil_", "cos_", "cosh_", "exp_",
