@@ -282,6 +282,12 @@ _BINARY = {
     "minimum": dict(call=lambda L, x, y: L.minimum(x, y), make=_maxmin_pair),
     "remainder": dict(call=lambda L, x, y: L.remainder(x, y), make=_remainder_pair, scalars=()),
     "atan2": dict(call=lambda L, x, y: L.atan2(x, y), away_r=(0,)),
+    # quotients far from integers (the jumps), as remainder's
+    "div_rounding": dict(
+        call=lambda L, x, y: L.div(x, y, rounding_mode="floor"),
+        make=_remainder_pair,
+        scalars=(),
+    ),
 }
 _INPLACE_METHOD = {
     "add": lambda L, x, y: x.add_(y),

@@ -3,7 +3,7 @@
 
 ``ReductionMethods`` is one link of the Tensor's class chain (see ``_tensor_base.pyx``).
 Reductions take torch's ``dim`` (an int, a tuple of ints, or None for all dims) and
-``keepdim``; each method calls one op through the dispatch point, except ``all``, ``any``
+``keepdim``, or numpy's names for them, ``axis`` and ``keepdims``, as torch accepts; each method calls one op through the dispatch point, except ``all``, ``any``
 and ``count_nonzero``, which return bool/int64 results no layer differentiates.
 
 The examples assume ``import gradstack_tensor as gt``.
@@ -49,13 +49,24 @@ cdef Op OP_ADDMM = OPS["addmm"]
 cdef Op OP_COUNT_NONZERO = OPS["count_nonzero"]
 
 
+cdef object numpy_alias(object value, object default, object alias, str fname, str name,
+                        str alias_name):
+    """torch's numpy-style keyword aliases (``axis`` for ``dim``, ``keepdims`` for
+    ``keepdim``): the alias's value, unless both were given."""
+    if value is not default and not (type(value) is type(default) and value == default):
+        raise TypeError(
+            f"{fname}() received both '{name}' and its alias '{alias_name}'; pass one of them"
+        )
+    return alias
+
+
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
 cdef class ReductionMethods(ElementwiseMethods):
     """The reductions and linear algebra of :class:`gradstack_tensor.Tensor`."""
 
     # -- reductions -----------------------------------------------------------------------
 
-    def sum(self, dim=None, keepdim=False, *, dtype=None):
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         """The sum over ``dim`` (all elements by default); bool and integer tensors sum as int64.
 
         Examples
@@ -64,9 +75,13 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> t.sum().item(), t.sum(0).tolist(), t.sum(1, keepdim=True).shape
         (10.0, [4.0, 6.0], gradstack.Size([2, 1]))
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "sum", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "sum", "keepdim", "keepdims")
         return dispatch(OP_SUM, (self, dim_arg(dim), keepdim, dtype))
 
-    def mean(self, dim=None, keepdim=False, *, dtype=None):
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         """The mean over ``dim`` (all elements by default) of a float tensor.
 
         Examples
@@ -74,13 +89,21 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> gt.tensor([[1., 2.], [3., 4.]]).mean(1).tolist()
         [1.5, 3.5]
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "mean", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "mean", "keepdim", "keepdims")
         return dispatch(OP_MEAN, (self, dim_arg(dim), keepdim, dtype))
 
-    def prod(self, dim=None, keepdim=False, *, dtype=None):
+    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         """The product over ``dim`` (all elements by default)."""
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "prod", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "prod", "keepdim", "keepdims")
         return dispatch(OP_PROD, (self, dim, keepdim, dtype))
 
-    def max(self, dim=None, keepdim=False):
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor,
         the elementwise :meth:`maximum`.
 
@@ -90,26 +113,42 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> t.max().item(), t.max(1).values.tolist(), t.max(1).indices.tolist()
         (7.0, [5.0, 7.0], [1, 0])
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "max", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "max", "keepdim", "keepdims")
         if isinstance(dim, TensorBase):
             return dispatch(OP_MAXIMUM, (self, dim))
         return dispatch(OP_MAX, (self, dim, keepdim))
 
-    def min(self, dim=None, keepdim=False):
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor,
         the elementwise :meth:`minimum`."""
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "min", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "min", "keepdim", "keepdims")
         if isinstance(dim, TensorBase):
             return dispatch(OP_MINIMUM, (self, dim))
         return dispatch(OP_MIN, (self, dim, keepdim))
 
-    def amax(self, dim=(), keepdim=False):
+    def amax(self, dim=(), keepdim=False, *, axis=None, keepdims=None):
         """The maximum over ``dim`` (all dims by default), values only."""
+        if axis is not None:
+            dim = numpy_alias(dim, (), axis, "amax", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "amax", "keepdim", "keepdims")
         return dispatch(OP_AMAX, (self, dim_arg(dim), keepdim))
 
-    def amin(self, dim=(), keepdim=False):
+    def amin(self, dim=(), keepdim=False, *, axis=None, keepdims=None):
         """The minimum over ``dim`` (all dims by default), values only."""
+        if axis is not None:
+            dim = numpy_alias(dim, (), axis, "amin", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "amin", "keepdim", "keepdims")
         return dispatch(OP_AMIN, (self, dim_arg(dim), keepdim))
 
-    def argmax(self, dim=None, keepdim=False):
+    def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The index of the largest element (in the flattened tensor without ``dim``).
 
         Examples
@@ -117,13 +156,21 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> gt.tensor([[1., 5.], [7., 2.]]).argmax().item()
         2
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "argmax", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "argmax", "keepdim", "keepdims")
         return dispatch(OP_ARGMAX, (self, dim, keepdim))
 
-    def argmin(self, dim=None, keepdim=False):
+    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The index of the smallest element (in the flattened tensor without ``dim``)."""
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "argmin", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "argmin", "keepdim", "keepdims")
         return dispatch(OP_ARGMIN, (self, dim, keepdim))
 
-    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """The variance over ``dim``, with Bessel's correction unless ``unbiased=False`` or
         ``correction=0``.
 
@@ -132,10 +179,18 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> gt.tensor([1., 2., 3., 4.]).var().item(), gt.tensor([1., 2., 3., 4.]).var(correction=0).item()
         (1.6666666269302368, 1.25)
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "var", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "var", "keepdim", "keepdims")
         return dispatch(OP_VAR, (self, dim_arg(dim), _correction(unbiased, correction), keepdim))
 
-    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """The standard deviation over ``dim`` (see :meth:`var` for the correction)."""
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "std", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "std", "keepdim", "keepdims")
         return dispatch(OP_STD, (self, dim_arg(dim), _correction(unbiased, correction), keepdim))
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
@@ -146,13 +201,20 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> gt.tensor([3., 4.]).norm().item(), gt.tensor([3., -4.]).norm(1).item()
         (5.0, 7.0)
         """
+        # (torch's norm is a Python function: no numpy aliases)
         return dispatch(OP_NORM, (self, p, dim_arg(dim), keepdim))
 
-    def logsumexp(self, dim, keepdim=False):
+    def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """``log(sum(exp(self), dim))``, computed without overflow."""
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "logsumexp", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "logsumexp", "keepdim", "keepdims")
+        if dim is None:
+            raise TypeError("logsumexp() missing required argument 'dim' (pos 1)")
         return dispatch(OP_LOGSUMEXP, (self, dim_arg(dim), keepdim))
 
-    def softmax(self, dim, dtype=None):
+    def softmax(self, dim=None, dtype=None, *, axis=None):
         """``exp(self) / sum(exp(self), dim)``, computed stably.
 
         Examples
@@ -160,13 +222,21 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> gt.tensor([0., 0.]).softmax(0).tolist()
         [0.5, 0.5]
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "softmax", "dim", "axis")
+        if dim is None:
+            raise TypeError("softmax() missing required argument 'dim' (pos 1)")
         return dispatch(OP_SOFTMAX, (self, dim, dtype))
 
-    def log_softmax(self, dim, dtype=None):
+    def log_softmax(self, dim=None, dtype=None, *, axis=None):
         """``log(softmax(self, dim))``, computed stably."""
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "log_softmax", "dim", "axis")
+        if dim is None:
+            raise TypeError("log_softmax() missing required argument 'dim' (pos 1)")
         return dispatch(OP_LOG_SOFTMAX, (self, dim, dtype))
 
-    def cumsum(self, dim, *, dtype=None):
+    def cumsum(self, dim=None, *, dtype=None, axis=None):
         """The cumulative sum along ``dim``.
 
         Examples
@@ -174,9 +244,13 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> gt.tensor([1, 2, 3]).cumsum(0).tolist()
         [1, 3, 6]
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "cumsum", "dim", "axis")
+        if dim is None:
+            raise TypeError("cumsum() missing required argument 'dim' (pos 1)")
         return dispatch(OP_CUMSUM, (self, dim, dtype))
 
-    def all(self, dim=None, keepdim=False):
+    def all(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Whether every element (along ``dim``, an int or a tuple) is nonzero: a bool tensor,
         or a uint8 tensor for a uint8 input (as torch, for its legacy byte masks).
 
@@ -187,9 +261,13 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> gt.tensor([3, 1], dtype=gt.uint8).all().dtype
         gradstack.uint8
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "all", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "all", "keepdim", "keepdims")
         return make_tensor(_truth_reduce(self._data, np.logical_and, dim, keepdim))
 
-    def any(self, dim=None, keepdim=False):
+    def any(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Whether some element (along ``dim``, an int or a tuple) is nonzero: a bool tensor
         (uint8 for a uint8 input).
 
@@ -198,9 +276,13 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> gt.tensor([[1, 0], [0, 0]]).any(1).tolist()
         [True, False]
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "any", "dim", "axis")
+        if keepdims is not None:
+            keepdim = numpy_alias(keepdim, False, keepdims, "any", "keepdim", "keepdims")
         return make_tensor(_truth_reduce(self._data, np.logical_or, dim, keepdim))
 
-    def count_nonzero(self, dim=None):
+    def count_nonzero(self, dim=None, *, axis=None):
         """The number of nonzero elements (along ``dim``, an int or a tuple): an int64 tensor.
 
         Examples
@@ -208,6 +290,8 @@ cdef class ReductionMethods(ElementwiseMethods):
         >>> gt.tensor([[1, 0], [2, 3]]).count_nonzero(0).tolist()
         [2, 1]
         """
+        if axis is not None:
+            dim = numpy_alias(dim, None, axis, "count_nonzero", "dim", "axis")
         return dispatch(OP_COUNT_NONZERO, (self, dim))
 
     # -- linear algebra -------------------------------------------------------------------

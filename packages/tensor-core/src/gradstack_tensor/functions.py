@@ -405,13 +405,16 @@ def isfinite(input):
     return dispatch(OPS["isfinite"], (input,))
 
 
-def count_nonzero(input, dim=None):
-    """The number of non-zero elements of ``input`` (over ``dim``: an int or a tuple).
+def count_nonzero(input, dim=None, *, axis=None):
+    """The number of non-zero elements of ``input`` (over ``dim``: an int or a tuple;
+    ``axis`` is numpy's name for it, as torch accepts).
 
     >>> import gradstack_tensor as gt
     >>> count_nonzero(gt.tensor([[0, 1], [2, 0]]), dim=0).tolist()
     [1, 1]
     """
+    if axis is not None:
+        return _tensor(input, "count_nonzero").count_nonzero(dim, axis=axis)
     return dispatch(OPS["count_nonzero"], (input, dim))
 
 
