@@ -160,3 +160,24 @@ def test_in_place_ops_with_independent_operands_pass_gradcheck():
     w = gt.tensor([0.25, 0.75, 1.25], dtype=gt.float64, requires_grad=True)
     assert gradcheck(fn, (x, w))
     assert gradgradcheck(fn, (x, w))
+
+
+@pytest.mark.parametrize("op", ["bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_"])
+@pytest.mark.parametrize("leaf", ["leaf", "view_of_leaf", "non_leaf"])
+def test_bitwise_in_place_on_float_that_requires_grad_raises_as_torch(op, leaf):
+    # torch checks the leaf first, then the float kernel raises NotImplementedError
+    errors = []
+    for lib in (gt, torch):
+        x = lib.ones(2, requires_grad=True)
+        t = {"leaf": x, "view_of_leaf": x[:1], "non_leaf": x * 1}[leaf]
+        with pytest.raises((RuntimeError, NotImplementedError)) as info:
+            getattr(t, op)(*([] if op == "bitwise_not_" else [t]))
+        errors.append(info.type)
+    assert errors[0] is errors[1]
+
+
+def test_logical_not_in_place_on_a_float_leaf_runs_as_torch():
+    for lib in (gt, torch):
+        x = lib.ones(2, requires_grad=True)
+        x.logical_not_()
+        assert x.tolist() == [0.0, 0.0] and x.requires_grad and x.grad_fn is None

@@ -462,6 +462,13 @@ def _run_inplace(Op op not None, tuple args not None, Py_ssize_t next_index):
     return _inplace_call_impl(op, args, next_index)
 
 
+
+# Note [Which non-differentiable in-place ops skip the leaf check]
+# torch checks "a leaf Variable that requires grad is being used in an in-place operation"
+# before the kernel of bitwise_and_/or_/xor_/not_ (whose float kernels then raise), but
+# logical_not_ of a float leaf runs, recording nothing.
+_INPLACE_WITHOUT_LEAF_CHECK = frozenset({"logical_not_"})
+
 cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
     if len(args) == 0 or not isinstance(args[0], Tensor):
         raise TypeError(
@@ -483,9 +490,11 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
     if not gs_get_grad_enabled() or not _any_requires_grad(args):
         out = call_next(op, args, next_index)
         return out
-    if op.derivative is not None and not (<Derivative>op.derivative).differentiable:
-        # torch: a non-differentiable in-place op (logical_not_ ...) runs even on a leaf
-        # that requires grad, and records nothing
+    cdef bint not_differentiable = (
+        op.derivative is not None and not (<Derivative>op.derivative).differentiable
+    )
+    if not_differentiable and op.name in _INPLACE_WITHOUT_LEAF_CHECK:
+        # torch: logical_not_ runs even on a leaf that requires grad, and records nothing
         return call_next(op, args, next_index)
     base = self_t._view_base
     _check_view_may_be_written(self_t, op)
@@ -501,6 +510,8 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
             f"a view of a leaf Variable that requires grad is being used in an in-place "
             f"operation ({op.name}). Do it under `with no_grad():`, or on a clone."
         )
+    if not_differentiable:  # bitwise_or_ ... of a float: the kernel raises torch's error
+        return call_next(op, args, next_index)
     if op.derivative is None:
         raise RuntimeError(
             f"the in-place op {op.name!r} has no entry in the derivative table; it cannot "
@@ -623,7 +634,10 @@ cdef void _validate_arguments_first(Op op, tuple args, Py_ssize_t next_index) ex
 
     torch parses the arguments before autograd sees the call: ``leaf.atan2_(3.0)`` is a
     TypeError about the argument, not the leaf error.  The kernel runs once on a copy of
-    the target, with grad mode off, only on this error path.
+    the target, with grad mode off, only on this error path.  Only a TypeError (an
+    argument torch's parser refuses) or an IndexError (an index torch resolves before the
+    write: ``x0[-2:] = v`` on a 0-d tensor) comes first: the kernel's own errors (a dtype
+    without a kernel: ``leaf.bitwise_or_(leaf)``) come after the leaf error in torch.
     """
     cdef bint prev
     if op.name in _RANDOM_INPLACE:
@@ -633,6 +647,10 @@ cdef void _validate_arguments_first(Op op, tuple args, Py_ssize_t next_index) ex
     try:
         probe = wrap(np.array(data_of(<Tensor>args[0]), copy=True))
         call_next(op, (probe,) + args[1:], next_index)
+    except (TypeError, IndexError):
+        raise
+    except Exception:
+        pass  # the leaf error is raised next
     finally:
         gs_set_grad_enabled(prev)
 
