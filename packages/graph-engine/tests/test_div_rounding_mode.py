@@ -75,3 +75,16 @@ def test_double_backward_and_forward_ad_are_zeros():
 def test_a_bad_mode_is_torch_s_error():
     with pytest.raises(RuntimeError, match="rounding_mode to be one of None, 'trunc', or 'floor'"):
         gt.div(gt.ones(2), 2, rounding_mode="round")
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_a_0d_tensor_keeps_its_graph_under_create_graph(name):
+    # (placed with the other zero-gradient formulas: the gradient is 0 but, as torch's
+    # formula, it stays attached to the output, so it requires grad under create_graph)
+    results = []
+    for lib in (gt, torch):
+        x = lib.tensor(0.7, dtype=lib.float64, requires_grad=True)
+        grad = ag.grad if lib is gt else torch.autograd.grad
+        (g,) = grad(getattr(lib, name)(x * 2, 0), x, create_graph=True)
+        results.append((g.item(), g.requires_grad, type(g.grad_fn).__name__))
+    assert results[0] == results[1]

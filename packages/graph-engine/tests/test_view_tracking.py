@@ -260,3 +260,12 @@ def test_gradients_through_views_of_a_written_base_pass_gradcheck():
     w = gt.tensor(np.linspace(-1.0, 2.0, 9).reshape(3, 3), dtype=gt.float64, requires_grad=True)
     assert ag.gradcheck(fn, (x, w))
     assert ag.gradgradcheck(fn, (x, w))
+
+
+def test_ravel_records_torch_s_nodes():
+    names = []
+    for lib in (GS, torch):
+        x = lib.ones(3, 2, requires_grad=True) * 1
+        r = x.t().ravel()
+        names.append((type(r.grad_fn).__name__, type(r.grad_fn.next_functions[0][0]).__name__))
+    assert names[0] == names[1] == ("ViewBackward0", "CloneBackward0")

@@ -221,3 +221,15 @@ def test_integer_division_by_zero_into_an_empty_result_does_not_raise(op):
         assert tuple(getattr(x, op)(lib.tensor([[0]])).shape) == (0, 1)
         with pytest.raises(RuntimeError, match="ZeroDivisionError"):
             getattr(lib.ones(2, dtype=lib.int64), op)(lib.tensor([0, 1]))
+
+
+@pytest.mark.parametrize("make", [lambda x: x[:, 0], lambda x: x.t(), lambda x: x, lambda x: x[1]])
+def test_ravel_is_contiguous_then_view_as_torch(make):
+    # a strided input is copied first: the result never sees later writes to its source
+    results = []
+    for lib in (gt, torch):
+        x = lib.arange(6.0).reshape(3, 2)
+        r = make(x).ravel()
+        x.fill_(-1.0)
+        results.append((r.tolist(), r.is_contiguous()))
+    assert results[0] == results[1]

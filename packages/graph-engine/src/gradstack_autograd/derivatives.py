@@ -825,8 +825,8 @@ def _logsumexp(ctx, grad):
 @register("softmax", "SoftmaxBackward0", save=(1,), save_output=True)
 def _softmax(ctx, grad):
     dim, out = ctx.saved_value(0), ctx.saved_value(1)
-    if out.dim() == 0:
-        return (grad * 0.0,)
+    if out.dim() == 0:  # the sum over the one element is the element (torch's formula,
+        return (out * (grad - grad * out),)  # which stays attached to out: create_graph)
     d = _dim_after(dim, grad, _lead(grad))
     return (out * (grad - (grad * out).sum(d, keepdim=True)),)
 
@@ -834,8 +834,8 @@ def _softmax(ctx, grad):
 @register("log_softmax", "LogSoftmaxBackward0", save=(1,), save_output=True)
 def _log_softmax(ctx, grad):
     dim, out = ctx.saved_value(0), ctx.saved_value(1)
-    if out.dim() == 0:
-        return (grad * 0.0,)
+    if out.dim() == 0:  # as softmax's: torch's formula with the sum over one element
+        return (grad - out.exp() * grad,)
     return (grad - out.exp() * grad.sum(_dim_after(dim, grad, _lead(grad)), keepdim=True),)
 
 

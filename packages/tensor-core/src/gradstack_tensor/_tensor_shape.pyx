@@ -224,8 +224,16 @@ cdef class ShapeMethods(ReductionMethods):
         return dispatch(OP_FLATTEN, (self, start_dim, end_dim))
 
     def ravel(self):
-        """The elements as a 1-d tensor (a view when possible)."""
-        return dispatch(OP_RESHAPE, (self, (-1,)))
+        """The elements as a 1-d tensor: ``contiguous().view(-1)``, as torch's (a view of
+        ``self`` when it is contiguous, else of a contiguous copy, never of a strided
+        ``self``: ``x[:, 0].ravel()`` does not see later writes to ``x``).
+
+        Examples
+        --------
+        >>> x = gt.zeros(2, 2); r = x[:, 0].ravel(); x.fill_(1.0); r.tolist()
+        [0.0, 0.0]
+        """
+        return dispatch(OP_VIEW, (dispatch(OP_CONTIGUOUS, (self,)), (-1,)))
 
     def narrow(self, dim, start, length):
         """The view of ``length`` elements from ``start`` along ``dim``."""
