@@ -21,6 +21,8 @@ cdef class Derivative:
     # ``inputs``) of the inputs whose gradient reads it (Note [Save what a gradient needs])
     cdef readonly tuple save_for
     cdef readonly bint save_output      # the formula needs the op's output(s)
+    # None, or the indices (into ``inputs``) of the inputs whose gradient reads the output
+    cdef readonly tuple output_for
     cdef readonly object backward       # fn(ctx, *grads) -> tuple with one grad per input
     cdef public object jvp              # forward-mode formula (set by forward_ad), or None
     cdef public bint batchable          # keeps a leading batch dim (Note [Batched backward])
@@ -33,11 +35,13 @@ cdef class Derivative:
 
     def __init__(self, str op_name, node_name, backward, tuple inputs=(0,), tuple save=(),
                  bint save_output=False, bint list_input=False, bint differentiable=True,
-                 extra=None, jvp=None, bint batchable=True, tuple save_for=None):
+                 extra=None, jvp=None, bint batchable=True, tuple save_for=None,
+                 tuple output_for=None):
         if save_for is not None and len(save_for) != len(save):
             raise ValueError(f"{op_name}: save_for needs one entry per save position")
         self.op_name = op_name
         self.save_for = save_for
+        self.output_for = output_for
         self.node_name = node_name
         self.backward = backward
         self.inputs = inputs
@@ -282,8 +286,20 @@ cdef list _saved_args(Derivative d, OpNode node, tuple args):
     return saved
 
 
+cdef inline bint _output_wanted(Derivative d, OpNode node):
+    """Whether the gradient of an input that needs one reads the output (``output_for``)."""
+    if d.output_for is None:
+        return True
+    for k in d.output_for:
+        if (<tuple>node.next_edges[<Py_ssize_t>k])[0] is not None:
+            return True
+    return False
+
+
 cdef void _save_output(Derivative d, OpNode node, list saved, object out) except *:
-    if d.save_output:
+    if d.save_output and not _output_wanted(d, node):
+        saved.append(None)  # (pow's output is read only by the exponent's gradient)
+    elif d.save_output:
         if isinstance(out, Tensor):
             saved.append(save_tensor(<Tensor>out, True, node))
         else:

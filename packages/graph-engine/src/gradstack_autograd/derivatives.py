@@ -61,12 +61,14 @@ def register(
     extra=None,
     inplace_variant=True,
     save_for=None,
+    output_for=None,
 ):
     """Decorator adding a formula to the table (and to the op's in-place variant).
 
     ``save_for``, when given, has one entry per ``save`` position: None (always saved) or
     the indices into ``inputs`` of the inputs whose gradient reads that value; it is saved
-    only when one of them requires grad (Note [Save what a gradient needs], _layer.pxi).
+    only when one of them requires grad (Note [Save what a gradient needs], _layer.pxi);
+    ``output_for``, likewise, the indices of the inputs whose gradient reads the output.
     """
 
     def deco(formula):
@@ -80,6 +82,7 @@ def register(
             list_input=list_input,
             extra=extra,
             save_for=save_for,
+            output_for=output_for,
         )
         OPS[op_name].derivative = d
         inplace = op_name + "_"
@@ -94,6 +97,7 @@ def register(
                 list_input=list_input,
                 extra=extra,
                 save_for=save_for,
+                output_for=output_for,
             )
         return formula
 
@@ -299,7 +303,7 @@ def _pow_name(args):
     return "PowBackward1" if _is_tensor(args[1]) else "PowBackward0"
 
 
-@register("pow", _pow_name, inputs=(0, 1), save=(0, 1), save_output=True)
+@register("pow", _pow_name, inputs=(0, 1), save=(0, 1), save_output=True, output_for=(1,))
 def _pow(ctx, grad):
     a, b, out = ctx.saved_value(0), ctx.saved_value(1), ctx.saved_value(2)
     need_a, need_b = ctx.needs_input_grad
@@ -1213,7 +1217,7 @@ def _permute(ctx, grad):
         inverse[d % n] = i
     if _lead(grad):
         return (grad.permute(0, *(i + 1 for i in inverse)),)
-    return (grad.permute(*inverse),)
+    return (grad.permute(tuple(inverse)),)
 
 
 @register("expand", "ExpandBackward0")

@@ -731,7 +731,7 @@ def _t_jvp(args, out, tangents, lead):
 def _permute_jvp(args, out, tangents, lead):
     x, dims = args[0], args[1]
     nl = len(lead)
-    return tangents[0].permute(*range(nl), *(d % x.dim() + nl for d in dims))
+    return tangents[0].permute((*range(nl), *(d % x.dim() + nl for d in dims)))
 
 
 @jvp("expand", "expand_as")
