@@ -269,3 +269,14 @@ def test_ravel_records_torch_s_nodes():
         r = x.t().ravel()
         names.append((type(r.grad_fn).__name__, type(r.grad_fn.next_functions[0][0]).__name__))
     assert names[0] == names[1] == ("ViewBackward0", "CloneBackward0")
+
+
+def test_ravel_under_no_grad_of_a_leaf_requires_grad_as_torch():
+    # fuzz seed 2 #124: ravel of a contiguous leaf is a view of it (requires_grad True)
+    flags = []
+    for lib in (GS, torch):
+        x = lib.ones(3, requires_grad=True)
+        with lib.no_grad():
+            r = x.ravel()
+        flags.append((r.requires_grad, r.grad_fn is None, r._base is x))
+    assert flags[0] == flags[1] == (True, True, True)

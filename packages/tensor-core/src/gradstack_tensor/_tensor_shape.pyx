@@ -233,7 +233,7 @@ cdef class ShapeMethods(ReductionMethods):
         >>> x = gt.zeros(2, 2); r = x[:, 0].ravel(); x.fill_(1.0); r.tolist()
         [0.0, 0.0]
         """
-        return dispatch(OP_VIEW, (dispatch(OP_CONTIGUOUS, (self,)), (-1,)))
+        return dispatch(OP_VIEW, (self.contiguous(), (-1,)))
 
     def narrow(self, dim, start, length):
         """The view of ``length`` elements from ``start`` along ``dim``."""
