@@ -285,15 +285,37 @@ def clamp_(input, min=None, max=None):  # noqa: A002
 
 @OPS["zero_"].set_kernel
 def zero_(input):
-    _check_writable(input, "zero_")
-    _data(input).fill(0)
+    _fill_target(input, "zero_").fill(0)
     input._bump_version("zero_")
     return input
 
 
+def _fill_target(t, name):
+    """The array ``fill_``/``zero_`` write: torch fills an expanded view (every element that
+    repeats gets the same value), which other in-place ops refuse.
+
+    Note [Filling an expanded view]
+    gradstack's expanded views are read-only numpy views (stride 0 along the expanded dims),
+    which is how the other in-place ops detect them.  A fill writes one value everywhere, so
+    a writable alias of the same memory is safe here; an array that is read-only for another
+    reason (a read-only array given to ``from_numpy``) stays refused.
+    """
+    x = _data(t)
+    if not x.flags.writeable and 0 in x.strides:
+        w = x.view()
+        try:
+            w.flags.writeable = True
+        except ValueError:
+            pass
+        else:
+            return w
+    _check_writable(t, name)
+    return x
+
+
 @OPS["fill_"].set_kernel
 def fill_(input, value):
-    _check_writable(input, "fill_")
+    target = _fill_target(input, "fill_")
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise RuntimeError(
@@ -301,8 +323,7 @@ def fill_(input, value):
                 f"{value.dim()} dimensions."
             )
         value = value.item()
-    x = _data(input)
-    x.fill(scalar_as(value, x.dtype, "fill_"))
+    target.fill(scalar_as(value, target.dtype, "fill_"))
     input._bump_version("fill_")
     return input
 
@@ -615,8 +636,8 @@ def setitem_(input, index, value):
         target = dst[key]
         shape = target.shape
     except IndexError as e:
-        if basic or _BROADCAST_FAILURE.search(str(e)):  # a select, or indices that do not
-            raise describe_index_error(dst.shape, e) from None  # broadcast: raised first
+        if basic or _index_error_comes_first(str(e)):
+            raise describe_index_error(dst.shape, e) from None
         index_error = e  # out of range: torch checks the value's shape and dtype first
         shape = _indexed_shape(dst.shape, key)
     if not basic:
@@ -656,6 +677,16 @@ def setitem_(input, index, value):
     writable_alias(dst, overlapping=True)[key] = src
     input._bump_version("__setitem__")
     return input
+
+
+def _index_error_comes_first(msg):
+    """Whether torch raises this indexing error before it looks at the value: indices that
+    do not broadcast together, more indices than dims, or any index into a dim of size 0
+    (``index is out of bounds for dimension with size 0``, checked before the kernel);
+    other out-of-range indices are found by the kernel, after the value's checks."""
+    if _BROADCAST_FAILURE.search(msg) or msg.startswith("too many indices"):
+        return True
+    return bool(re.search(r"out of bounds for axis \d+ with size 0$", msg))
 
 
 def _drop_leading_ones(src, ndim):

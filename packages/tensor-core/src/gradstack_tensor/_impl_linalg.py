@@ -12,6 +12,7 @@ from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import CPP_TYPE, SCALAR_TYPE, expand_error, expands_to
 from ._tensor import Tensor, _data, _wrap
+from .creation import _python_values_as
 
 __all__: list[str] = []
 
@@ -204,6 +205,9 @@ def _scaled(a, factor):
     type first (``beta=0.5`` is 0 for int64 ``addmm``); numpy would refuse the cast."""
     if a.dtype.kind in "iub" and isinstance(factor, float):
         factor = int(factor)
+    if a.dtype.kind in "iu" and isinstance(factor, int):
+        # torch's overflow rule: -1 wraps to 255 for uint8, 300 raises (numpy refuses both)
+        factor = _python_values_as(factor, a.dtype)
     return (a * factor).astype(a.dtype, copy=False)
 
 

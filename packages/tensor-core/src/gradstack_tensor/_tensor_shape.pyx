@@ -230,7 +230,10 @@ cdef class ShapeMethods(ReductionMethods):
 
         Examples
         --------
-        >>> x = gt.zeros(2, 2); r = x[:, 0].ravel(); x.fill_(1.0); r.tolist()
+        >>> x = gt.zeros(2, 2)
+        >>> r = x[:, 0].ravel()
+        >>> _ = x.fill_(1.0)
+        >>> r.tolist()
         [0.0, 0.0]
         """
         return dispatch(OP_VIEW, (self.contiguous(), (-1,)))

@@ -214,6 +214,12 @@ def _not_for_float(str kernel, ufunc):
     def checked(x, y=None, **kwargs):
         kind = _operand_kind(x, y)
         if kind == "f":
+            if y is not None:  # torch broadcasts the shapes before it picks a kernel
+                try:
+                    np.broadcast_shapes(np.shape(x), np.shape(y))
+                except ValueError:
+                    from ._shapes import broadcast_error
+                    raise broadcast_error(np.shape(x), np.shape(y)) from None
             dtype = x.dtype if cnp.PyArray_Check(x) else y.dtype
             raise not_implemented(kernel, dtype, "bitwise ops take integer or bool tensors")
         return ufunc(x, **kwargs) if y is None else ufunc(x, y, **kwargs)
