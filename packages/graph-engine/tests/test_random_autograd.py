@@ -87,23 +87,36 @@ def test_an_in_place_draw_on_a_leaf_that_requires_grad_is_refused():
         gt.zeros(3, requires_grad=True).bernoulli_(0.5)
 
 
-OUT_ERRORS = {
-    "out_requires_grad": lambda L: L.bernoulli(
-        L.full((3,), 0.5), out=L.ones(3, requires_grad=True)
-    ),
-    "input_requires_grad": lambda L: L.bernoulli(
-        L.full((3,), 0.5, requires_grad=True), out=L.empty(3)
-    ),
+def _rg(L, n=3):
+    return L.ones(n, requires_grad=True)
+
+
+# torch's rules: an op with a derivative refuses any argument (out too) that requires
+# grad; a factory refuses only a leaf out that requires grad, named aten::<name>()
+OUT_GRAD = {
+    "bernoulli_out_leaf": lambda L: L.bernoulli(L.full((3,), 0.5), out=_rg(L)),
+    "bernoulli_out_not_leaf": lambda L: L.bernoulli(L.full((3,), 0.5), out=_rg(L) * 1),
+    "bernoulli_input": lambda L: L.bernoulli(L.full((3,), 0.5, requires_grad=True), out=L.empty(3)),
+    "normal_tensor_out_not_leaf": lambda L: L.normal(L.zeros(3), 1.0, out=_rg(L) * 1),
+    "normal_numbers_out_leaf": lambda L: L.normal(0.0, 1.0, (3,), out=_rg(L)),
+    "normal_numbers_out_not_leaf": lambda L: L.normal(0.0, 1.0, (3,), out=_rg(L) * 1),
+    "zeros_out_leaf": lambda L: L.zeros(3, out=_rg(L)),
+    "zeros_out_not_leaf": lambda L: L.zeros(3, out=_rg(L) * 1),
+    "rand_out_not_leaf": lambda L: L.rand(3, out=_rg(L) * 1),
+    "arange_out_leaf": lambda L: L.arange(3.0, out=_rg(L)),
 }
 
 
-@pytest.mark.parametrize("name", sorted(OUT_ERRORS))
-def test_out_refuses_what_requires_grad_as_torch(name):
-    with pytest.raises(RuntimeError) as expected:
-        OUT_ERRORS[name](torch)
-    with pytest.raises(RuntimeError) as got:
-        OUT_ERRORS[name](gt)
-    assert str(got.value) == str(expected.value)
+@pytest.mark.parametrize("name", sorted(OUT_GRAD))
+def test_out_and_gradients_follow_torchs_rules(name):
+    def outcome(L):
+        try:
+            out = OUT_GRAD[name](L)
+        except RuntimeError as e:
+            return str(e)
+        return out.requires_grad, out.grad_fn is not None
+
+    assert outcome(gt) == outcome(torch)
 
 
 def test_out_is_allowed_under_no_grad():

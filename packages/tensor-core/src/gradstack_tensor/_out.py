@@ -13,7 +13,8 @@ computes its result as usual, then :func:`write_out` puts it into ``out``:
 - an op with ``out=`` is not differentiable: when its result would require grad, or
   ``out`` requires grad under grad mode, torch's RuntimeError ``add(): functions with
   out=... arguments don't support automatic differentiation, but one of the arguments
-  requires grad.``;
+  requires grad.``  A factory (``factory=True``) refuses only a leaf ``out`` that
+  requires grad, and names itself ``aten::zeros()``, as torch's composite factories do;
 - writing counts as an in-place change of ``out`` (its version goes up), and ``out`` is
   returned.
 
@@ -92,13 +93,13 @@ def resize_into(out: Tensor, shape, warn: bool, stacklevel: int = 4) -> None:
     out.data = _wrap(np.empty(shape, dtype=_data(out).dtype))
 
 
-def _write_one(name: str, result, out: Tensor, warn: bool) -> Tensor:
+def _write_one(name: str, result, out: Tensor, warn: bool, factory: bool) -> Tensor:
     if not isinstance(result, Tensor):
         result = _wrap(np.asarray(result))
     if result.requires_grad:
         raise _no_grad_error(name)
-    if out.requires_grad and out.is_leaf and _grad_enabled():
-        raise _no_grad_error(name)
+    if out.requires_grad and (out.is_leaf or not factory) and _grad_enabled():
+        raise _no_grad_error(f"aten::{name}" if factory else name)
     rd, od = result.dtype, out.dtype
     if not can_cast_inplace(rd, od):
         raise RuntimeError(
@@ -144,14 +145,20 @@ def _grad_enabled() -> bool:
     return OPS["neg"](probe).requires_grad
 
 
-def write_out(name: str, result, out, *, warn: bool = True):
-    """Write ``result`` (a tensor, or a tuple of them) into ``out``; returns ``out``."""
+def write_out(name: str, result, out, *, warn: bool = True, factory: bool = False):
+    """Write ``result`` (a tensor, or a tuple of them) into ``out``; returns ``out``.
+
+    ``warn``: torch's UserWarning when an ``out`` with elements is resized (factories
+    resize silently); ``factory``: the grad rule and error name of torch's factories.
+    """
     if isinstance(result, tuple):
         check_out(out, name, len(result))
-        written = tuple(_write_one(name, r, o, warn) for r, o in zip(result, out, strict=True))
+        written = tuple(
+            _write_one(name, r, o, warn, factory) for r, o in zip(result, out, strict=True)
+        )
         return type(result)(written) if hasattr(result, "_fields") else written
     check_out(out, name)
-    return _write_one(name, result, out, warn)
+    return _write_one(name, result, out, warn, factory)
 
 
 def inputs_require_grad(*args) -> bool:

@@ -114,7 +114,7 @@ def _done(arr: np.ndarray, requires_grad: bool, out, name: str) -> Tensor:
     torch's factories do)."""
     if out is None:
         return _finish(arr, requires_grad)
-    return write_out(name, _wrap(arr), out, warn=False)
+    return write_out(name, _wrap(arr), out, warn=False, factory=True)
 
 
 def _factory_dtype(dtype, out, name, default=None):
