@@ -1,6 +1,5 @@
 """The factories' torch keywords: ``out=`` (gradstack_tensor._out), ``size=``, the
-``*_like`` factories keeping a dense input's strides, and linspace/logspace's values;
-each compared with torch 2.13."""
+``*_like`` factories keeping a dense input's strides; each compared with torch 2.13."""
 
 import warnings
 
@@ -139,28 +138,3 @@ def test_full_like_and_the_like_factories_values():
     _same(
         torch.ones_like(torch.ones(2, dtype=torch.int32)), gt.ones_like(gt.ones(2, dtype=gt.int32))
     )
-
-
-LINSPACE = [(0, 1, 5), (0, 1, 7), (-3.3, 7.1, 11), (0, 10, 6), (1, 2, 1), (1, 2, 0), (0, 1, 1000)]
-
-
-@pytest.mark.parametrize("args", LINSPACE)
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
-def test_linspace_is_torchs_up_to_the_last_bits(args, dtype):
-    # Note [linspace is close to torch, not bit-exact] (creation.py); integers are exact
-    a = torch.linspace(*args, dtype=getattr(torch, dtype)).numpy()
-    b = gt.linspace(*args, dtype=getattr(gt, dtype)).numpy()
-    assert a.dtype == b.dtype and a.shape == b.shape
-    if dtype.startswith("int"):
-        np.testing.assert_array_equal(b, a)
-    else:
-        np.testing.assert_allclose(b, a, rtol=1e-6 if dtype == "float32" else 1e-14, atol=1e-7)
-
-
-@pytest.mark.parametrize("args", [(0, 1, 5), (-3.3, 7.1, 11), (0, 5, 6)])
-def test_logspace_is_torchs_up_to_the_last_bits(args):
-    for td, gd in ((torch.float32, gt.float32), (torch.float64, gt.float64)):
-        a, b = torch.logspace(*args, dtype=td).numpy(), gt.logspace(*args, dtype=gd).numpy()
-        assert a.dtype == b.dtype
-        np.testing.assert_allclose(b, a, rtol=1e-6 if td == torch.float32 else 1e-14)
-    _same(torch.logspace(0, 5, 6, base=2), gt.logspace(0, 5, 6, base=2))

@@ -624,35 +624,6 @@ def arange(
     return _done(arr.astype(_np_dtype(dtype)), requires_grad, out, "arange")
 
 
-def _linspace_values(start: float, end: float, steps: int, target) -> np.ndarray:
-    """torch's linspace kernel (scalar form): ``start + step * i`` for the first half and
-    ``end - step * (steps - i - 1)`` for the second, in the result's dtype (``start`` and
-    ``end`` converted to it first; the step in float64 for integer results).
-
-    Note [linspace is close to torch, not bit-exact]: torch's vectorised loop restarts each
-    SIMD block from ``start + step * idx`` and adds ``k * step`` inside it, and computes
-    float16 in Half arithmetic; those last-bit differences are not reproduced.
-    """
-    if steps == 0:
-        return np.empty(0, dtype=np.float64)
-    if steps == 1:
-        return np.array([start], dtype=np.float64)
-    i = np.arange(steps)
-    half = steps // 2
-    if np.dtype(target).kind != "f":
-        a, b = float(math.trunc(start)), float(math.trunc(end))
-        step = (b - a) / (steps - 1)
-        lo = a + step * i[:half]
-        hi = b - step * (steps - i[half:] - 1)
-        return np.trunc(np.concatenate([lo, hi]))
-    acc = np.float32 if np.dtype(target) == np.float16 else np.dtype(target).type
-    a, b = acc(start), acc(end)
-    step = (b - a) / acc(steps - 1)
-    lo = a + step * i[:half].astype(acc)
-    hi = b - step * (steps - i[half:] - 1).astype(acc)
-    return np.concatenate([lo, hi]).astype(acc)
-
-
 def linspace(
     start,
     end,
@@ -681,7 +652,9 @@ def linspace(
     if dtype is not None and _dt.as_dtype(dtype, "linspace") is _dt.bool_:
         raise _not_for("linspace_cpu", _dt.bool_)
     target = _np_dtype(dtype, name="linspace")
-    values = _linspace_values(float(start), float(end), int(steps), target)
+    values = np.linspace(float(start), float(end), int(steps), dtype=np.float64)
+    if np.dtype(target).kind in "iu":
+        values = np.trunc(values)  # torch computes in the integer type: truncated steps
     return _done(values.astype(target), requires_grad, out, "linspace")
 
 
@@ -704,8 +677,7 @@ def logspace(
     if dtype is not None and _dt.as_dtype(dtype, "logspace") is _dt.bool_:
         raise _not_for("logspace_cpu", _dt.bool_)
     target = _np_dtype(dtype, name="logspace")
-    exponents = _linspace_values(float(start), float(end), int(steps), np.float64)
-    values = np.power(float(base), exponents)
+    values = np.power(float(base), np.linspace(float(start), float(end), int(steps)))
     return _done(values.astype(target), requires_grad, out, "logspace")
 
 
