@@ -827,6 +827,29 @@ def _random_inplace(name: str):
     return rule
 
 
+def _random_tensor_params(name: str, inplace: bool):
+    """The random ops with tensor parameters (``bernoulli(p)``, ``bernoulli_(p_tensor)``,
+    ``multinomial``, ``normal(mean, std)``): "error" refuses; otherwise they are refused
+    too, since running them once per sample would break randomness="same" (every sample
+    would draw its own values).  In-place fills with number parameters use
+    :func:`_random_inplace`."""
+    fill = _random_inplace(name) if inplace else None
+
+    def rule(args, bdims):
+        level = _current_level()
+        mode = level.randomness if level is not None else "error"
+        if mode == "error":
+            raise RuntimeError(RANDOM_ERROR)
+        if fill is not None and not any(isinstance(a, Tensor) for a in args[1:]):
+            return fill(args, bdims)
+        raise RuntimeError(
+            f"vmap(randomness={mode!r}): gradstack does not batch {name} with tensor "
+            "parameters; draw the values outside vmap and pass them in"
+        )
+
+    return rule
+
+
 class drawing:
     """Marks the random draws a rule makes itself (the draw observer lets them through)."""
 
@@ -1076,6 +1099,11 @@ def _build():
     # random
     RULES["uniform_"] = _random_inplace("uniform_")
     RULES["normal_"] = _random_inplace("normal_")
+    RULES["exponential_"] = _random_inplace("exponential_")
+    RULES["random_"] = _random_inplace("random_")
+    RULES["bernoulli_"] = _random_tensor_params("bernoulli_", inplace=True)
+    for name in ("bernoulli", "multinomial", "normal"):
+        RULES[name] = _random_tensor_params(name, inplace=False)
     # nn
     RULES["mse_loss"] = loss("mse_loss", (0, 1), 2)
     RULES["huber_loss"] = loss("huber_loss", (0, 1), 2)

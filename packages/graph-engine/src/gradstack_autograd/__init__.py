@@ -25,6 +25,7 @@ from . import (  # noqa: F401 - the table binds itself to the ops  # noqa: F401 
     _core,
     derivatives,
     derivatives_nn,  # the rows of the nn ops (losses, normalisation, activations)
+    derivatives_random,  # the rows of the random ops (bernoulli, normal, random_ ...)
     forward_ad,  # noqa: F401 - torch.autograd.forward_ad
     function,
     graph,

@@ -28,6 +28,7 @@ __all__ = ["event_name", "ATEN_OPS", "RENAMED"]
 # gradstack ops whose torch counterpart is aten::<same name> (checked against torch)
 ATEN_OPS = frozenset(
     """
+bernoulli bernoulli_ exponential_ multinomial normal random_
 abs abs_ acos acos_ add add_ addmm alias amax amin argmax argmin asin asin_ atan atan2
 atan2_ atan_ bitwise_and bitwise_and_ bitwise_not bitwise_not_ bitwise_or bitwise_or_
 bitwise_xor bitwise_xor_ bmm cat ceil ceil_ chunk clamp clamp_ clone contiguous copy_

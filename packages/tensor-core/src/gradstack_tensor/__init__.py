@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_elementwise,
     _impl_linalg,
     _impl_nn,
+    _impl_random,
     _impl_reduce,
     _impl_shape,
     _op_table,

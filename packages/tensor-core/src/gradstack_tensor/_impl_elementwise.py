@@ -14,7 +14,6 @@ import warnings
 import numpy as np
 
 from . import dtypes as _dt
-from . import random as _random
 from ._dispatch import OPS
 from ._promotion import can_cast_inplace
 from ._shapes import _normalize_dim, broadcast_error, check_no_partial_overlap
@@ -847,55 +846,4 @@ def masked_fill_(input, mask, value):
     _check_mask_shape(m, x, "masked_fill_")
     np.copyto(x, scalar_as(value, x.dtype, "masked_fill_"), where=np.broadcast_to(m, x.shape))
     input._bump_version("masked_fill_")
-    return input
-
-
-def _check_float(input, name, kernel):
-    if not input.is_floating_point():
-        raise NotImplementedError(  # torch's type and words, then what to do
-            f"\"{kernel}\" not implemented for '{SCALAR_TYPE[input.dtype.name]}' ({name} of a "
-            f"{input.dtype.name} tensor: random fills need a floating-point tensor; use randint "
-            "for integers)"
-        )
-
-
-def _real(v, name, what):
-    if isinstance(v, Tensor):
-        v = v.item()
-    if not isinstance(v, (int, float, np.number)) or isinstance(v, np.bool_):
-        raise TypeError(f"{name}(): argument '{what}' must be a number, not {type(v).__name__}")
-    return float(v)
-
-
-@OPS["uniform_"].set_kernel
-def uniform_(input, a=0.0, b=1.0, generator=None):
-    _check_writable(input, "uniform_")
-    _check_float(input, "uniform_", "check_uniform_bounds")
-    a, b = _real(a, "uniform_", "from"), _real(b, "uniform_", "to")
-    if not a <= b:
-        raise RuntimeError(
-            f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
-        )
-    if not np.isfinite(b - a):
-        raise RuntimeError(
-            f"uniform_: the range [{a}, {b}) is out of bounds for {input.dtype.name}"
-        )
-    x = _data(input)
-    gen = _random.numpy_generator(generator)
-    x[...] = gen.uniform(a, b, size=x.shape).astype(x.dtype, copy=False)
-    input._bump_version("uniform_")
-    return input
-
-
-@OPS["normal_"].set_kernel
-def normal_(input, mean=0.0, std=1.0, generator=None):
-    _check_writable(input, "normal_")
-    _check_float(input, "normal_", "normal_kernel_cpu")
-    mean, std = _real(mean, "normal_", "mean"), _real(std, "normal_", "std")
-    if not std >= 0.0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    x = _data(input)
-    gen = _random.numpy_generator(generator)
-    x[...] = gen.normal(mean, std, size=x.shape).astype(x.dtype, copy=False)
-    input._bump_version("normal_")
     return input

@@ -890,6 +890,46 @@ cdef class ElementwiseMethods(TensorBase):
         """Fill in place with samples of the normal distribution ``N(mean, std**2)``."""
         return dispatch(OP_NORMAL_, (self, mean, std, generator))
 
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """Fill in place with 0/1 draws that are 1 with probability ``p`` (a number, or a
+        tensor of probabilities broadcast to this one).
+
+        Examples
+        --------
+        >>> gt.zeros(3).bernoulli_(1.0).tolist()
+        [1.0, 1.0, 1.0]
+        """
+        return dispatch(OPS["bernoulli_"], (self, p, generator))
+
+    def bernoulli(self, p=None, *, generator=None):
+        """0/1 draws of this tensor's shape and dtype, 1 with probability ``self`` (or ``p``)."""
+        return dispatch(OPS["bernoulli"], (self, p, generator))
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        """Fill in place with samples of the exponential distribution of rate ``lambd``."""
+        return dispatch(OPS["exponential_"], (self, lambd, generator))
+
+    def random_(self, from_=None, to=None, *, generator=None, **kwargs):
+        """Fill in place with integers drawn uniformly: ``random_(to)`` from [0, to),
+        ``random_(from, to)`` from [from, to), ``random_()`` over the dtype's range.
+
+        Examples
+        --------
+        >>> t = gt.zeros(100, dtype=gt.int64).random_(3, 5)
+        >>> sorted(set(t.tolist()))
+        [3, 4]
+        """
+        if "from" in kwargs:
+            from_ = kwargs.pop("from")
+        if kwargs:
+            raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        return dispatch(OPS["random_"], (self, from_, to, generator))
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """Indices drawn from the categories of each row (weights, not necessarily
+        normalised), with or without replacement."""
+        return dispatch(OPS["multinomial"], (self, num_samples, replacement, generator))
+
 
 cdef object _tensor_other(object other, str name):
     """``other`` when it is a Tensor; torch's TypeError for a Python number (the methods

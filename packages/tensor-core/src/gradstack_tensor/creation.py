@@ -19,13 +19,15 @@ import math
 
 import numpy as np
 
+from . import _impl_random as _rand
 from . import _tensor_base as _tensor_module
 from . import dtypes as _dt
-from . import random as _random
 from ._impl_elementwise import scalar_as
+from ._out import factory_dtype, write_out
 from ._tensor import Tensor, _data, _wrap
 from ._tensor_base import _python_data_kind
 from .device import check_device
+from .random import generator_or_default
 
 __all__ = [
     "tensor",
@@ -50,6 +52,7 @@ __all__ = [
     "randn",
     "randint",
     "randperm",
+    "normal",
     "scalar_tensor",
 ]
 
@@ -77,7 +80,16 @@ def _new(arr: np.ndarray) -> Tensor:
     return t
 
 
-def _size(size, name) -> tuple:
+def _size(size, name, size_kw=None) -> tuple:
+    """The shape of a factory call: ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or
+    ``f(size=(2, 3))`` (torch's keyword)."""
+    if size_kw is not None:
+        if size:
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got sizes both as "
+                "positional arguments and as size=; pass one of them"
+            )
+        size = (size_kw,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     out = []
@@ -95,6 +107,23 @@ def _size(size, name) -> tuple:
             )
         out.append(int(s))
     return tuple(out)
+
+
+def _done(arr: np.ndarray, requires_grad: bool, out, name: str) -> Tensor:
+    """A new tensor over ``arr``, or ``arr`` written into ``out`` (resized silently, as
+    torch's factories do)."""
+    if out is None:
+        return _finish(arr, requires_grad)
+    return write_out(name, _wrap(arr), out, warn=False, factory=True)
+
+
+def _factory_dtype(dtype, out, name, default=None):
+    """``dtype`` of a factory (``out``'s when given, and then ``dtype`` must match it)."""
+    if out is not None:
+        return factory_dtype(dtype, out, name)
+    if dtype is None:
+        return default or _dt.get_default_dtype()
+    return _dt.as_dtype(dtype, name)
 
 
 def _not_for(kernel, dtype):
@@ -304,39 +333,103 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return _new(ndarray)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    """A tensor of zeros of the given size."""
+def zeros(
+    *size,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **size_kw,
+) -> Tensor:
+    """A tensor of zeros of the given size: ``zeros(2, 3)``, ``zeros((2, 3))`` or
+    ``zeros(size=(2, 3))``.
+
+    >>> zeros(size=(2, 3)).shape
+    gradstack.Size([2, 3])
+    """
     check_device(device)
-    return _finish(
-        np.zeros(_size(size, "zeros"), dtype=_np_dtype(dtype, name="zeros")), requires_grad
-    )
+    shape = _size(size, "zeros", _size_keyword(size_kw, "zeros"))
+    d = _factory_dtype(dtype, out, "zeros")
+    return _done(np.zeros(shape, dtype=d.numpy), requires_grad, out, "zeros")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A tensor of ones of the given size."""
+def ones(
+    *size,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **size_kw,
+) -> Tensor:
+    """A tensor of ones of the given size (as :func:`zeros`)."""
     check_device(device)
-    return _finish(np.ones(_size(size, "ones"), dtype=_np_dtype(dtype, name="ones")), requires_grad)
+    shape = _size(size, "ones", _size_keyword(size_kw, "ones"))
+    d = _factory_dtype(dtype, out, "ones")
+    return _done(np.ones(shape, dtype=d.numpy), requires_grad, out, "ones")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
-    """An uninitialised tensor of the given size."""
+def empty(
+    *size,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=None,
+    **size_kw,
+) -> Tensor:
+    """An uninitialised tensor of the given size (as :func:`zeros`)."""
     check_device(device)
-    return _finish(
-        np.empty(_size(size, "empty"), dtype=_np_dtype(dtype, name="empty")), requires_grad
-    )
+    shape = _size(size, "empty", _size_keyword(size_kw, "empty"))
+    d = _factory_dtype(dtype, out, "empty")
+    if out is not None:
+        from ._out import resize_into
+
+        resize_into(out, shape, warn=False)
+        return out
+    return _finish(np.empty(shape, dtype=d.numpy), requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _size_keyword(kwargs: dict, name: str):
+    """torch's ``size=`` keyword of the factories whose sizes are ``*size``."""
+    if not kwargs:
+        return None
+    size = kwargs.pop("size", None)
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        size = (int(size),)
+    return size
+
+
+def full(
+    size,
+    fill_value,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """A tensor filled with ``fill_value``; its dtype follows the value (float -> float32)."""
     check_device(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    if dtype is None:
-        dtype = _dt.scalar_dtype(fill_value)
-    d = _np_dtype(dtype, name="full")
-    return _finish(
-        np.full(_size((size,), "full"), scalar_as(fill_value, d, "full"), dtype=d), requires_grad
-    )
+    if out is not None:
+        d = factory_dtype(dtype, out, "full").numpy
+    else:
+        if dtype is None:
+            dtype = _dt.scalar_dtype(fill_value)
+        d = _np_dtype(dtype, name="full")
+    arr = np.full(_size((size,), "full"), scalar_as(fill_value, d, "full"), dtype=d)
+    return _done(arr, requires_grad, out, "full")
 
 
 def _like(input, dtype, name):
@@ -345,53 +438,140 @@ def _like(input, dtype, name):
     return input.shape, (_dt.as_dtype(dtype, name) if dtype is not None else input.dtype)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def _empty_like_array(input: Tensor, dtype) -> np.ndarray:
+    """torch's ``empty_like`` (``preserve_format``): the input's strides when it is dense
+    (a permutation of a contiguous block), else C-contiguous."""
+    x = _data(input)
+    target = dtype.numpy
+    if x.ndim >= 2 and not x.flags.c_contiguous and x.size > 1:
+        extent = sum((n - 1) * abs(st) for n, st in zip(x.shape, x.strides)) + x.itemsize
+        if extent == x.size * x.itemsize and min(x.strides) > 0:
+            return np.empty_like(x, dtype=target, order="K")
+    return np.empty(x.shape, dtype=target)
+
+
+def zeros_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+):
+    """Zeros of ``input``'s shape (and dtype, unless ``dtype``)."""
     check_device(device)
-    shape, d = _like(input, dtype, "zeros_like")
-    return zeros(shape, dtype=d, requires_grad=requires_grad)
+    _, d = _like(input, dtype, "zeros_like")
+    arr = _empty_like_array(input, d)
+    arr[...] = 0
+    return _finish(arr, requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def ones_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+):
+    """Ones of ``input``'s shape (and dtype, unless ``dtype``)."""
     check_device(device)
-    shape, d = _like(input, dtype, "ones_like")
-    return ones(shape, dtype=d, requires_grad=requires_grad)
+    _, d = _like(input, dtype, "ones_like")
+    arr = _empty_like_array(input, d)
+    arr[...] = 1
+    return _finish(arr, requires_grad)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def empty_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+):
+    """An uninitialised tensor of ``input``'s shape (and dtype, unless ``dtype``)."""
     check_device(device)
-    shape, d = _like(input, dtype, "empty_like")
-    return empty(shape, dtype=d, requires_grad=requires_grad)
+    _, d = _like(input, dtype, "empty_like")
+    return _finish(_empty_like_array(input, d), requires_grad)
 
 
 def full_like(
-    input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
 ):
+    """``fill_value`` in ``input``'s shape (and dtype, unless ``dtype``)."""
     check_device(device)
-    shape, d = _like(input, dtype, "full_like")
-    return full(shape, fill_value, dtype=d, requires_grad=requires_grad)
+    _, d = _like(input, dtype, "full_like")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    arr = _empty_like_array(input, d)
+    arr[...] = scalar_as(fill_value, arr.dtype, "full_like")
+    return _finish(arr, requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def rand_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
+    """Uniform values in [0, 1) of ``input``'s shape (as ``empty_like(input).uniform_()``)."""
     check_device(device)
-    shape, d = _like(input, dtype, "rand_like")
-    return rand(shape, dtype=d, requires_grad=requires_grad)
+    _, d = _like(input, dtype, "rand_like")
+    _random_dtype(d, "check_uniform_bounds")
+    t = _finish(_empty_like_array(input, d), False)
+    _rand.uniform_(t, 0.0, 1.0, generator)
+    return t.requires_grad_(True) if requires_grad else t
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def randn_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
+    """Standard normal values of ``input``'s shape (as ``empty_like(input).normal_()``)."""
     check_device(device)
-    shape, d = _like(input, dtype, "randn_like")
-    return randn(shape, dtype=d, requires_grad=requires_grad)
+    _, d = _like(input, dtype, "randn_like")
+    _random_dtype(d, "normal_kernel_cpu")
+    t = _finish(_empty_like_array(input, d), False)
+    _rand.normal_(t, 0.0, 1.0, generator)
+    return t.requires_grad_(True) if requires_grad else t
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+def randint_like(
+    input,
+    low=0,
+    high=None,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
+    """Random integers in [low, high) (or [0, low)) of ``input``'s shape and dtype."""
     check_device(device)
-    shape, d = _like(input, dtype, "randint_like")
+    _, d = _like(input, dtype, "randint_like")
     if high is None:
         low, high = 0, low
-    return randint(low, high, shape, dtype=d, requires_grad=requires_grad)
+    t = _finish(_empty_like_array(input, d), False)
+    _randint_fill(t, low, high, generator)
+    return t.requires_grad_(True) if requires_grad else t
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(
+    start,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
     """Values from ``start`` (default 0) up to, not including, ``end``, spaced by ``step``.
 
     >>> arange(5).tolist()
@@ -411,6 +591,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
             f"arange(): upper bound and larger bound inconsistent with step sign "
             f"(start={start}, end={end}, step={step})"
         )
+    if out is not None and dtype is None:
+        dtype = out.dtype if isinstance(out, Tensor) else None
     if dtype is None:
         is_float = any(isinstance(v, float) for v in values)
         dtype = _dt.get_default_dtype() if is_float else _dt.int64
@@ -437,70 +619,159 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         else:
             n = math.ceil((end - start) / step)
         arr = istart + istep * np.arange(max(n, 0), dtype=np.int64)
-    return _finish(arr.astype(_np_dtype(dtype)), requires_grad)
+    if out is not None:
+        factory_dtype(dtype, out, "arange")
+    return _done(arr.astype(_np_dtype(dtype)), requires_grad, out, "arange")
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def linspace(
+    start,
+    end,
+    steps,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
     """``steps`` values evenly spaced from ``start`` to ``end`` inclusive.
 
     >>> linspace(0., 1., steps=5).tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
     check_device(device)
-    if not isinstance(steps, (int, np.integer)) or steps < 0:
+    if isinstance(steps, Tensor):
+        steps = steps.item()
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
         raise RuntimeError(f"linspace(): number of steps must be a non-negative int, got {steps!r}")
-    values = np.linspace(float(start), float(end), int(steps), dtype=np.float64)
+    start = start.item() if isinstance(start, Tensor) else start
+    end = end.item() if isinstance(end, Tensor) else end
+    if out is not None and dtype is None:
+        dtype = factory_dtype(None, out, "linspace")
     if dtype is not None and _dt.as_dtype(dtype, "linspace") is _dt.bool_:
         raise _not_for("linspace_cpu", _dt.bool_)
     target = _np_dtype(dtype, name="linspace")
+    values = np.linspace(float(start), float(end), int(steps), dtype=np.float64)
     if np.dtype(target).kind in "iu":
         values = np.trunc(values)  # torch computes in the integer type: truncated steps
-    return _finish(values.astype(target), requires_grad)
+    return _done(values.astype(target), requires_grad, out, "linspace")
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+def logspace(
+    start,
+    end,
+    steps,
+    base=10.0,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
     """``base ** linspace(start, end, steps)``."""
     check_device(device)
-    values = np.power(float(base), np.linspace(float(start), float(end), int(steps)))
+    if out is not None and dtype is None:
+        dtype = factory_dtype(None, out, "logspace")
     if dtype is not None and _dt.as_dtype(dtype, "logspace") is _dt.bool_:
         raise _not_for("logspace_cpu", _dt.bool_)
-    return _finish(values.astype(_np_dtype(dtype, name="logspace")), requires_grad)
+    target = _np_dtype(dtype, name="logspace")
+    values = np.power(float(base), np.linspace(float(start), float(end), int(steps)))
+    return _done(values.astype(target), requires_grad, out, "logspace")
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def eye(
+    n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     """A 2-D tensor with ones on the diagonal."""
     check_device(device)
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye(): n and m must be non-negative, got n={n}, m={m}")
-    return _finish(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
+    d = _factory_dtype(dtype, out, "eye")
+    return _done(np.eye(n, m, dtype=d.numpy), requires_grad, out, "eye")
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform random values in [0, 1) from the seeded generator."""
+# -------------------------------------------------------------------------------------
+# random factories: torch's stream (Note [torch's random stream] in random.py)
+
+
+def _random_dtype(d, kernel):
+    if not d.is_floating_point:
+        raise _not_for(kernel, d)
+
+
+def rand(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **size_kw,
+) -> Tensor:
+    """Uniform random values in [0, 1): ``empty(size).uniform_()``, torch's numbers after
+    the same ``manual_seed``.
+
+    >>> from gradstack_tensor import manual_seed
+    >>> _ = manual_seed(0); rand(2).tolist()
+    [0.49625658988952637, 0.7682217955589294]
+    """
     check_device(device)
-    d = _np_dtype(dtype, name="rand")
-    if np.dtype(d).kind != "f":
-        raise _not_for("check_uniform_bounds", _dt.as_dtype(dtype))
-    gen = _random.numpy_generator(generator)
-    values = gen.random(_size(size, "rand"), dtype=np.float64 if d == np.float16 else d)
-    return _finish(values.astype(d, copy=False), requires_grad)
+    shape = _size(size, "rand", _size_keyword(size_kw, "rand"))
+    d = _factory_dtype(dtype, out, "rand")
+    _random_dtype(d, "check_uniform_bounds")
+    gen = generator_or_default(generator, "rand")
+    arr = _rand.uniform_values(gen, math.prod(shape), d.numpy).reshape(shape)
+    return _done(arr, requires_grad, out, "rand")
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal random values from the seeded generator."""
+def randn(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **size_kw,
+) -> Tensor:
+    """Standard normal random values: ``empty(size).normal_()``, torch's numbers after the
+    same ``manual_seed`` (its vectorised Box-Muller from 16 elements, its one-at-a-time
+    sampler below)."""
     check_device(device)
-    d = _np_dtype(dtype, name="randn")
-    if np.dtype(d).kind != "f":
-        raise _not_for("normal_kernel_cpu", _dt.as_dtype(dtype))
-    gen = _random.numpy_generator(generator)
-    values = gen.standard_normal(_size(size, "randn"), dtype=np.float64 if d == np.float16 else d)
-    return _finish(values.astype(d, copy=False), requires_grad)
+    shape = _size(size, "randn", _size_keyword(size_kw, "randn"))
+    d = _factory_dtype(dtype, out, "randn")
+    _random_dtype(d, "normal_kernel_cpu")
+    gen = generator_or_default(generator, "randn")
+    values = _rand.normal_values(gen, math.prod(shape), d.numpy, 0.0, 1.0, True)
+    return _done(values.astype(d.numpy, copy=False).reshape(shape), requires_grad, out, "randn")
+
+
+def _randint_fill(t: Tensor, low, high, generator) -> None:
+    low = low.item() if isinstance(low, Tensor) else low
+    high = high.item() if isinstance(high, Tensor) else high
+    _rand._random_inplace(t, int(low), int(high), generator)
 
 
 def randint(
-    low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
+    low=0,
+    high=None,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
 ) -> Tensor:
-    """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``
+    (``empty(size, dtype=int64).random_(low, high)``: torch's numbers)."""
     check_device(device)
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
@@ -508,19 +779,83 @@ def randint(
         low, high, size = 0, low, high
     elif high is None:
         raise TypeError("randint(): missing required argument 'high'")
-    if high <= low:
-        raise RuntimeError(
-            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
-        )
-    gen = _random.numpy_generator(generator)
-    values = gen.integers(low, high, size=_size((size,), "randint"), dtype=np.int64)
-    return _finish(values.astype(_np_dtype(dtype, _dt.int64)), requires_grad)
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        size = (size,)
+    shape = _size((size,), "randint")
+    d = _factory_dtype(dtype, out, "randint", _dt.int64)
+    if requires_grad and not d.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    t = _finish(np.empty(shape, dtype=d.numpy), False)
+    _randint_fill(t, low, high, generator)
+    return _done(_data(t), requires_grad, out, "randint")
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A random permutation of ``0 .. n-1``."""
+def randperm(
+    n,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (torch's Fisher-Yates shuffle over its
+    stream: torch's permutation after the same ``manual_seed``)."""
     check_device(device)
-    gen = _random.numpy_generator(generator)
-    if dtype is not None and _dt.as_dtype(dtype, "randperm") is _dt.bool_:
+    gen = generator_or_default(generator, "randperm")
+    d = _factory_dtype(dtype, out, "randperm", _dt.int64)
+    if d is _dt.bool_:
         raise _not_for("randperm", _dt.bool_)
-    return _finish(gen.permutation(int(n)).astype(_np_dtype(dtype, _dt.int64)), requires_grad)
+    if isinstance(n, Tensor):
+        n = n.item()
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"randperm(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    values = _rand.randperm_values(gen, int(n))
+    return _done(values.astype(d.numpy), requires_grad, out, "randperm")
+
+
+def normal(
+    mean=0.0,
+    std=1.0,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
+    """Normal random values: ``normal(mean, std, size)`` with numbers, or ``normal(mean,
+    std)`` with a tensor ``mean`` and/or ``std`` (broadcast together), as torch.
+
+    >>> from gradstack_tensor import manual_seed
+    >>> _ = manual_seed(0); normal(2.0, 0.5, (2,)).tolist()  # torch's values
+    [2.7704579830169678, 1.8532658815383911]
+    """
+    check_device(device)
+    from ._dispatch import OPS
+
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        if size is not None:
+            raise TypeError("normal(): size is not accepted when mean or std is a Tensor")
+        result = OPS["normal"](mean, std, generator)
+        return result if out is None else write_out("normal", result, out)
+    if size is None:
+        raise TypeError("normal() missing required argument 'size' (with numbers for mean, std)")
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        size = (size,)
+    shape = _size((size,), "normal")
+    d = _factory_dtype(dtype, out, "normal")
+    _random_dtype(d, "normal_kernel_cpu")
+    std = float(std)
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    gen = generator_or_default(generator, "normal")
+    values = _rand.normal_values(gen, math.prod(shape), d.numpy, float(mean), std, True)
+    return _done(values.astype(d.numpy, copy=False).reshape(shape), requires_grad, out, "normal")

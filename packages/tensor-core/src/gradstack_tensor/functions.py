@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._dispatch import OPS, dispatch
+from ._out import _SCALAR_NAMES, write_out
 from ._tensor import Tensor, _data, _wrap
 
 # Ops of one tensor argument: name -> one-line description.
@@ -163,6 +164,8 @@ __all__ = sorted(
         "isinf",
         "isfinite",
         "count_nonzero",
+        "bernoulli",
+        "multinomial",
     ]
 )
 __all__.remove("zeros_like_")
@@ -438,3 +441,32 @@ def equal(input, other) -> bool:
             f"equal(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
     return input.equal(other)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """0/1 draws of ``input``'s shape and dtype, 1 with probability ``input`` (or ``p``);
+    torch's numbers after the same ``manual_seed``.
+
+    >>> import gradstack_tensor as gt
+    >>> gt.bernoulli(gt.tensor([0.0, 1.0])).tolist()
+    [0.0, 1.0]
+    """
+    result = dispatch(OPS["bernoulli"], (input, p, generator))
+    return result if out is None else write_out("bernoulli", result, out)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices drawn from the categories of each row of ``input`` (non-negative weights,
+    not necessarily normalised), with or without replacement; torch's numbers after the
+    same ``manual_seed``.
+
+    >>> import gradstack_tensor as gt
+    >>> gt.multinomial(gt.tensor([0.0, 0.0, 1.0]), 2, replacement=True).tolist()
+    [2, 2]
+    """
+    if out is not None and isinstance(out, Tensor) and out.dtype.name != "int64":
+        raise RuntimeError(
+            f"multinomial expects Long tensor out, got: {_SCALAR_NAMES[out.dtype.name]}"
+        )
+    result = dispatch(OPS["multinomial"], (input, num_samples, replacement, generator))
+    return result if out is None else write_out("multinomial", result, out)

@@ -1,0 +1,182 @@
+"""``out=``: writing a function's result into a given tensor, with torch's rules.
+
+Every function form that torch gives an ``out=`` argument takes one here too (the
+factories, the elementwise ops, reductions, matrix products, joins ...).  The function
+computes its result as usual, then :func:`write_out` puts it into ``out``:
+
+- ``out`` must be a Tensor (or, for ops with two results, a tuple of two);
+- the result's dtype must cast to ``out``'s by torch's ``canCast`` (never floating to
+  integral, nor anything to bool): ``RuntimeError: result type Float can't be cast to the
+  desired output type Long``; the values are cast to ``out``'s dtype;
+- ``out`` of another shape is resized, with torch's UserWarning when it had elements
+  (resizing an empty ``out`` is silent; so is any resize by the factories);
+- an op with ``out=`` is not differentiable: when its result would require grad, or
+  ``out`` requires grad under grad mode, torch's RuntimeError ``add(): functions with
+  out=... arguments don't support automatic differentiation, but one of the arguments
+  requires grad.``  A factory (``factory=True``) refuses only a leaf ``out`` that
+  requires grad, and names itself ``aten::zeros()``, as torch's composite factories do;
+- writing counts as an in-place change of ``out`` (its version goes up), and ``out`` is
+  returned.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> o = gt.empty(0)
+>>> gt.add(gt.ones(3), 1, out=o) is o, o.tolist()
+(True, [2.0, 2.0, 2.0])
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import dtypes as _dt
+from ._promotion import can_cast_inplace
+from ._tensor import Tensor, _data, _wrap
+
+__all__: list[str] = []
+
+_SCALAR_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+_RESIZE_WARNING = (
+    "An output with one or more elements was resized since it had shape {old}, which does "
+    "not match the required output shape {new}. This behavior is deprecated, and in a "
+    "future PyTorch release outputs will not be resized unless they have zero elements. You "
+    "can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+    "t.resize_(0)."
+)
+
+
+def _no_grad_error(name: str) -> RuntimeError:
+    return RuntimeError(
+        f"{name}(): functions with out=... arguments don't support automatic "
+        "differentiation, but one of the arguments requires grad."
+    )
+
+
+def check_out(out, name: str, n: int = 1):
+    """``out`` checked to be a Tensor (or a tuple of ``n`` tensors)."""
+    outs = out if n > 1 else (out,)
+    if n > 1 and (not isinstance(out, (tuple, list)) or len(out) != n):
+        raise TypeError(
+            f"{name}(): argument 'out' must be a tuple of {n} Tensors, not {type(out).__name__}"
+        )
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
+    return out
+
+
+def resize_into(out: Tensor, shape, warn: bool, stacklevel: int = 4) -> None:
+    """Give ``out`` new storage of ``shape`` (its dtype kept) when its shape differs."""
+    shape = tuple(shape)
+    if tuple(out.shape) == shape:
+        return
+    if warn and out.numel() != 0:
+        warnings.warn(
+            _RESIZE_WARNING.format(old=list(out.shape), new=list(shape)),
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+    out.data = _wrap(np.empty(shape, dtype=_data(out).dtype))
+
+
+def _write_one(name: str, result, out: Tensor, warn: bool, factory: bool) -> Tensor:
+    if not isinstance(result, Tensor):
+        result = _wrap(np.asarray(result))
+    if result.requires_grad:
+        raise _no_grad_error(name)
+    if out.requires_grad and (out.is_leaf or not factory) and _grad_enabled():
+        raise _no_grad_error(f"aten::{name}" if factory else name)
+    rd, od = result.dtype, out.dtype
+    if not can_cast_inplace(rd, od):
+        raise RuntimeError(
+            f"result type {_SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
+            f"{_SCALAR_NAMES[od.name]}"
+        )
+    src = _data(result)
+    dst = _data(out)
+    if dst.size and src.size and np.shares_memory(dst, src) and not _same_view(dst, src):
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to "
+            "tensor refer to a single memory location. Please clone() the tensor before "
+            "performing the operation."
+        )
+    resize_into(out, src.shape, warn, stacklevel=5)
+    dst = _data(out)
+    if not dst.flags.writeable:
+        raise RuntimeError(
+            f"{name}(): unsupported operation: more than one element of the written-to tensor "
+            "refers to a single memory location (an expanded view). Please clone() the tensor "
+            "before performing the operation."
+        )
+    np.copyto(dst, src, casting="unsafe")
+    out._bump_version(name)
+    return out
+
+
+def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
+    return (
+        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        and a.shape == b.shape
+        and a.strides == b.strides
+    )
+
+
+def _grad_enabled() -> bool:
+    """Whether grad mode is on: the autograd layer records an op on a leaf that requires
+    grad only then (tensor-core alone never records)."""
+    from ._dispatch import OPS
+
+    probe = _wrap(np.zeros((), dtype=np.float32))
+    probe.requires_grad_(True)
+    return OPS["neg"](probe).requires_grad
+
+
+def write_out(name: str, result, out, *, warn: bool = True, factory: bool = False):
+    """Write ``result`` (a tensor, or a tuple of them) into ``out``; returns ``out``.
+
+    ``warn``: torch's UserWarning when an ``out`` with elements is resized (factories
+    resize silently); ``factory``: the grad rule and error name of torch's factories.
+    """
+    if isinstance(result, tuple):
+        check_out(out, name, len(result))
+        written = tuple(
+            _write_one(name, r, o, warn, factory) for r, o in zip(result, out, strict=True)
+        )
+        return type(result)(written) if hasattr(result, "_fields") else written
+    check_out(out, name)
+    return _write_one(name, result, out, warn, factory)
+
+
+def inputs_require_grad(*args) -> bool:
+    """Whether a tensor among ``args`` (or inside a list/tuple of them) requires grad."""
+    for a in args:
+        if isinstance(a, Tensor) and a.requires_grad:
+            return True
+        if isinstance(a, (list, tuple)) and inputs_require_grad(*a):
+            return True
+    return False
+
+
+def factory_dtype(dtype, out, name: str):
+    """The dtype of a factory called with ``out=``: ``out``'s, which ``dtype`` must match."""
+    check_out(out, name)
+    if dtype is not None and _dt.as_dtype(dtype, name) is not out.dtype:
+        raise RuntimeError(
+            f"dtype {_SCALAR_NAMES[_dt.as_dtype(dtype).name]} does not match dtype of out "
+            f"parameter ({_SCALAR_NAMES[out.dtype.name]})"
+        )
+    return out.dtype
