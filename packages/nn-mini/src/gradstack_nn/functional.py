@@ -181,9 +181,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """During training, zero each element with probability ``p`` and scale the others by
     ``1 / (1 - p)``; the identity otherwise.
 
-    As torch: one multiplication by the scaled mask (MulBackward0), ``input.mul_(mask)``
-    with ``inplace=True``.  The mask is drawn from gradstack's generator: the same seed
-    gives the same mask in gradstack, not torch's mask.
+    As torch's CPU dropout: the mask is ``empty_like(input).bernoulli_(1 - p)`` divided by
+    ``1 - p`` (torch's generator: the same seed gives torch's mask), then one
+    multiplication by it (MulBackward0), ``input.mul_(mask)`` with ``inplace=True``.
     """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -192,8 +192,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if p == 1.0:
         noise = gt.zeros((), dtype=input.dtype)
     else:
-        keep = gt.rand(tuple(input.shape), dtype=input.dtype) < (1.0 - p)
-        noise = keep.to(input.dtype).div_(1.0 - p)
+        with ag.no_grad():
+            noise = gt.empty_like(input).bernoulli_(1.0 - p).div_(1.0 - p)
     return input.mul_(noise) if inplace else input * noise
 
 

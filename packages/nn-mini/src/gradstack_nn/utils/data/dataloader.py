@@ -287,7 +287,7 @@ def _check_context(context, num_workers):
 
 def _base_seed(generator) -> int:
     """One int64 draw per pass, as torch's ``_BaseDataLoaderIter`` (the workers' seeds)."""
-    return int(gt.randint(0, 2**63 - 1, (), generator=generator).item())
+    return int(gt.empty((), dtype=gt.int64).random_(generator=generator).item())
 
 
 class _BaseIter:

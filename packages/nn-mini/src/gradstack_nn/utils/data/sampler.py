@@ -57,7 +57,7 @@ class SequentialSampler(Sampler):
 def _fresh_generator():
     """A generator seeded from the default one (torch's RandomSampler without a generator
     draws a seed from the global generator at each pass)."""
-    seed = int(gt.randint(0, 2**63 - 1, ()).item())
+    seed = int(gt.empty((), dtype=gt.int64).random_().item())  # torch's draw, bit for bit
     return gt.Generator().manual_seed(seed)
 
 
