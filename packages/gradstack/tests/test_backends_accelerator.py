@@ -50,3 +50,20 @@ def test_the_device_pick_idiom_gives_the_cpu():
     )
     assert device == gradstack.get_default_device()
     assert gradstack.zeros(2, device=device).device == device
+
+
+def test_random_module_is_torch_s():
+    import gradstack.random as grandom
+
+    assert sorted(grandom.__all__) == sorted(
+        n for n in ("Generator", "default_generator", "fork_rng", "get_rng_state",
+                    "initial_seed", "manual_seed", "seed", "set_rng_state")
+        if hasattr(torch.random, n)
+    )  # fmt: skip
+    gradstack.manual_seed(5)
+    torch.manual_seed(5)
+    with gradstack.random.fork_rng():
+        inside = gradstack.rand(3).tolist()
+    with torch.random.fork_rng():
+        torch_inside = torch.rand(3).tolist()
+    assert inside == torch_inside == gradstack.rand(3).tolist() == torch.rand(3).tolist()
