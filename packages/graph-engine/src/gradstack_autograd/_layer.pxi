@@ -21,7 +21,9 @@ cdef class Derivative:
     # ``inputs``) of the inputs whose gradient reads it (Note [Save what a gradient needs])
     cdef readonly tuple save_for
     cdef readonly bint save_output      # the formula needs the op's output(s)
-    # None, or the indices (into ``inputs``) of the inputs whose gradient reads the output
+    # None, or indices (into ``inputs``): the output is saved only when one of these
+    # arguments is a tensor (torch's overloads: pow(Tensor, Scalar) saves no result,
+    # pow(Tensor, Tensor) saves it whether or not the exponent requires grad)
     cdef readonly tuple output_for
     cdef readonly object backward       # fn(ctx, *grads) -> tuple with one grad per input
     cdef public object jvp              # forward-mode formula (set by forward_ad), or None
@@ -286,19 +288,22 @@ cdef list _saved_args(Derivative d, OpNode node, tuple args):
     return saved
 
 
-cdef inline bint _output_wanted(Derivative d, OpNode node):
-    """Whether the gradient of an input that needs one reads the output (``output_for``)."""
+cdef inline bint _output_wanted(Derivative d, tuple args):
+    """Whether torch's overload of this call saves the output (``output_for``)."""
+    cdef Py_ssize_t pos
     if d.output_for is None:
         return True
     for k in d.output_for:
-        if (<tuple>node.next_edges[<Py_ssize_t>k])[0] is not None:
+        pos = <Py_ssize_t>d.inputs[<Py_ssize_t>k]
+        if pos < len(args) and isinstance(args[pos], Tensor):
             return True
     return False
 
 
-cdef void _save_output(Derivative d, OpNode node, list saved, object out) except *:
-    if d.save_output and not _output_wanted(d, node):
-        saved.append(None)  # (pow's output is read only by the exponent's gradient)
+cdef void _save_output(Derivative d, OpNode node, list saved, object out,
+                       tuple args) except *:
+    if d.save_output and not _output_wanted(d, args):
+        saved.append(None)  # (pow by a number: its output is never read)
     elif d.save_output:
         if isinstance(out, Tensor):
             saved.append(save_tensor(<Tensor>out, True, node))
@@ -321,7 +326,7 @@ cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) 
             _save_value(args[<Py_ssize_t>positions[1]], node) if _wanted(d, node, 1) else None)
         untrack(node.saved)
         return
-    _save_output(d, node, _saved_args(d, node, args), out)
+    _save_output(d, node, _saved_args(d, node, args), out, args)
 
 
 cdef object record(Derivative d, tuple args, object out):
@@ -551,7 +556,7 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
     if base is None:
         _attach_outputs(node, self_t)
     if saved is not None:
-        _save_output(d, node, saved, self_t)
+        _save_output(d, node, saved, self_t, saved_args)
     if d.extra is not None:
         node.extra = d.extra(saved_args, self_t)
     if base is not None:

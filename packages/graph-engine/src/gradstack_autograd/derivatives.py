@@ -68,7 +68,8 @@ def register(
     ``save_for``, when given, has one entry per ``save`` position: None (always saved) or
     the indices into ``inputs`` of the inputs whose gradient reads that value; it is saved
     only when one of them requires grad (Note [Save what a gradient needs], _layer.pxi);
-    ``output_for``, likewise, the indices of the inputs whose gradient reads the output.
+    ``output_for``: indices into ``inputs``; the output is saved only when one of those
+    arguments is a tensor (torch's overload decides, not requires_grad).
     """
 
     def deco(formula):
