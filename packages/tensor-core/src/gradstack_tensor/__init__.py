@@ -49,6 +49,8 @@ from ._format import get_printoptions, printoptions, set_printoptions
 from ._shapes import Size
 from ._tensor import Tensor
 from ._tensor_base import VersionCounter
+from .composites import *  # noqa: F403
+from .composites import __all__ as _composites_all
 from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
 from .device import device, get_default_device, set_default_device
@@ -83,6 +85,7 @@ bool = bool_  # noqa: A001 - torch.bool
 __all__ = sorted(
     set(_creation_all)
     | set(_legacy_all)
+    | set(_composites_all)
     | set(_functions.__all__)
     | {
         "Tensor",

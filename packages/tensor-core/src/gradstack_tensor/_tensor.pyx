@@ -542,6 +542,60 @@ cdef class Tensor(ShapeMethods):
             dtype = legacy_type(dtype)
         return self.to(dtype)
 
+    # -- composites (gradstack_tensor/composites.py; the module imports this one) ---------
+
+    def lerp(self, end, weight):
+        """``self + weight * (end - self)``; see :func:`gradstack_tensor.lerp`.
+
+        Examples
+        --------
+        >>> gt.tensor([0., 10.]).lerp(gt.tensor([10., 20.]), 0.25).tolist()
+        [2.5, 12.5]
+        """
+        from .composites import lerp
+        return lerp(self, end, weight)
+
+    def lerp_(self, end, weight):
+        """In-place :meth:`lerp`."""
+        from .composites import lerp
+        return self.copy_(lerp(self, end, weight))
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        """``self + value * tensor1 * tensor2``; see :func:`gradstack_tensor.addcmul`."""
+        from .composites import addcmul
+        return addcmul(self, tensor1, tensor2, value=value)
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        """In-place :meth:`addcmul`."""
+        from .composites import addcmul
+        return self.copy_(addcmul(self, tensor1, tensor2, value=value))
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        """``self + value * tensor1 / tensor2``; see :func:`gradstack_tensor.addcdiv`."""
+        from .composites import addcdiv
+        return addcdiv(self, tensor1, tensor2, value=value)
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        """In-place :meth:`addcdiv`."""
+        from .composites import addcdiv
+        return self.copy_(addcdiv(self, tensor1, tensor2, value=value))
+
+    def masked_select(self, mask):
+        """The elements where ``mask`` is True, as a 1-d tensor.
+
+        Examples
+        --------
+        >>> gt.tensor([1, 2, 3]).masked_select(gt.tensor([True, False, True])).tolist()
+        [1, 3]
+        """
+        from .composites import masked_select
+        return masked_select(self, mask)
+
+    def histc(self, bins=100, min=0, max=0):
+        """A histogram with ``bins`` equal bins; see :func:`gradstack_tensor.histc`."""
+        from .composites import histc
+        return histc(self, bins, min, max)
+
     def equal(self, other):
         """True if ``other`` has the same shape and the same values (``torch.equal``).
 
