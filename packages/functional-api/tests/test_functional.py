@@ -704,3 +704,12 @@ def test_hessian_through_an_inplace_op_on_a_view(mode):
     _close(hessian(f, x, **mode), want)
     _close(hvp(f, x, v)[1], want @ _np(v))
     _close(vhp(f, x, v)[1], _np(v) @ want)
+
+
+def test_hessian_through_relu_has_no_nan():
+    # issue 11: relu's gradient masks with where, so the Hessian has no 0 * inf = NaN
+    import gradstack_tensor as gt
+    from gradstack_functional import hessian
+
+    h = hessian(lambda t: t.relu().pow(3).sum(), gt.tensor([-1.0, 2.0], dtype=gt.float64))
+    assert h.tolist() == [[0.0, 0.0], [0.0, 12.0]]
