@@ -65,3 +65,19 @@ def test_permute_of_a_0d_tensor_backward_and_forward():
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_div_gradient_of_the_divisor_is_torch_s_order(dtype):
+    # seed 1 #6226: float16 x / x gave grad 1/300 where torch gives 0: -grad * a / (b * b)
+    # overflows in b * b; torch computes -grad * ((a / b) / b)
+    def program(lib):
+        a = lib.tensor([300.0, 1e-3, 7.0], dtype=getattr(lib, dtype), requires_grad=True)
+        b = lib.tensor([300.0, 3.0, 1e3], dtype=getattr(lib, dtype), requires_grad=True)
+        (a / b).sum().backward()
+        x = lib.full((5,), 300.0, dtype=getattr(lib, dtype), requires_grad=True)
+        x.div(x).sum().backward()
+        return [a.grad, b.grad, x.grad]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"

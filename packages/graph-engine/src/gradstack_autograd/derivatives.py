@@ -294,7 +294,8 @@ def _div(ctx, grad):
         if fused is not None:
             return fused
     ga = grad / b if need_a else None
-    gb = -grad * a / (b * b) if need_b else None
+    # torch's div_tensor_other_backward: (a / b) / b, never b * b (which overflows float16)
+    gb = -grad * ((a / b) / b) if need_b else None
     return ga, gb
 
 

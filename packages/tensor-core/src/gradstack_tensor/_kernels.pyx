@@ -870,7 +870,7 @@ cdef void _binary_range(BinaryOp op, const real* g, const real* a, const real* b
     else:  # DIV_BACKWARD
         for i in range(start, stop):
             grad_a[i] = g[i] / b[i]
-            grad_b[i] = -g[i] * a[i] / (b[i] * b[i])
+            grad_b[i] = -g[i] * ((a[i] / b[i]) / b[i])  # torch's order: b * b overflows
 
 
 cdef void _binary(BinaryOp op, const real* g, const real* a, const real* b,
@@ -953,7 +953,8 @@ def mul_backward(grad, a, b):
 
 
 def div_backward(grad, a, b):
-    """Gradients of ``a / b``: ``(grad / b, -grad * a / (b * b))`` from one pass.
+    """Gradients of ``a / b``: ``(grad / b, -grad * ((a / b) / b))`` from one pass (torch's
+    order: ``b * b`` would overflow where the quotient does not).
 
     Parameters
     ----------
