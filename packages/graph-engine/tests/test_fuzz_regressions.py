@@ -81,3 +81,18 @@ def test_div_gradient_of_the_divisor_is_torch_s_order(dtype):
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
+
+
+def test_writing_a_value_that_requires_grad_into_an_integer_tensor_records_nothing():
+    # seed 1 #3444: bool_t.copy_(x) made the bool tensor require grad
+    flags = []
+    for lib in (gt, torch):
+        x = lib.ones(2, requires_grad=True) * 2
+        b = lib.zeros(2, dtype=lib.bool)
+        b.copy_(x)
+        i = lib.zeros(2, dtype=lib.int64)
+        i.copy_(x * 1.5)
+        j = lib.zeros(2, dtype=lib.int64)
+        j[0] = x[1]
+        flags.append([(t.tolist(), t.requires_grad, t.grad_fn is None) for t in (b, i, j)])
+    assert flags[0] == flags[1]

@@ -511,6 +511,10 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
     if not gs_get_grad_enabled() or not _any_requires_grad(args):
         out = call_next(op, args, next_index)
         return out
+    if not self_t.is_floating_point():
+        # an integer or bool tensor never requires grad: writing a value that does
+        # (``bool_t.copy_(x)``) records nothing, as in torch
+        return call_next(op, args, next_index)
     cdef bint not_differentiable = (
         op.derivative is not None and not (<Derivative>op.derivative).differentiable
     )
