@@ -96,3 +96,22 @@ def test_writing_a_value_that_requires_grad_into_an_integer_tensor_records_nothi
         j[0] = x[1]
         flags.append([(t.tolist(), t.requires_grad, t.grad_fn is None) for t in (b, i, j)])
     assert flags[0] == flags[1]
+
+
+def test_cat_with_a_legacy_empty_input_differentiates_as_torch():
+    # seed 1 #2915: the empty input's gradient was a slice of grad (requires_grad under
+    # create_graph); torch gives it a new empty tensor.  cat along dim 1 of a (0,) input
+    # that requires grad raised IndexError in the node's bookkeeping.
+    results = []
+    for lib in (gt, torch):
+        grad = gradstack_autograd.grad if lib is gt else torch.autograd.grad
+        a = lib.ones(2, 3, requires_grad=True)
+        e = lib.zeros(0, requires_grad=True)
+        r = lib.cat([a, e], 1)
+        ga, ge = grad((r * r).sum(), [a, e], create_graph=True)
+        f = lib.zeros(0, requires_grad=True)
+        (gf,) = grad(
+            lib.cat([f, lib.ones(3, requires_grad=True) * 1]).sum(), [f], create_graph=True
+        )
+        results.append([(tuple(g.shape), g.requires_grad, g.tolist()) for g in (ga, ge, gf)])
+    assert results[0] == results[1]

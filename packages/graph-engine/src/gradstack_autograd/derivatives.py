@@ -1312,7 +1312,8 @@ def _unbind(ctx, *grads):
 def _cat_sizes(args, out):
     dim = args[1]
     axis = dim % out.dim()
-    return tuple(t.shape[axis] if t.dim() else 0 for t in args[0])
+    # a legacy empty 1-d input (shape (0,)) joins any cat and contributes nothing
+    return tuple(0 if t.dim() <= axis and t.numel() == 0 else t.shape[axis] for t in args[0])
 
 
 @register("cat", "CatBackward0", list_input=True, save=(1,), extra=_cat_sizes)
@@ -1323,8 +1324,12 @@ def _cat(ctx, grad):
     out, start = [], 0
     for i, size in enumerate(ctx.extra):
         shape = ctx.input_shape(i)
-        if shape is None or (len(shape) == 1 and shape[0] == 0 and grad.dim() - len(lead) > 1):
+        if shape is None:
             out.append(None)
+        elif len(shape) == 1 and shape[0] == 0:
+            # torch's cat_tensors_backward: an empty 1-d input gets a new empty gradient
+            # (not a slice of grad: it takes no part in a create_graph graph)
+            out.append(gt.zeros(lead + (0,), dtype=grad.dtype))
         else:
             out.append(grad.narrow(axis, start, size))
         start += size
