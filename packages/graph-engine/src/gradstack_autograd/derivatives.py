@@ -828,21 +828,37 @@ def _logsumexp(ctx, grad):
     )
 
 
+def _in_float32(grad, out, formula):
+    """``formula(grad, out)``, in float32 for float16 tensors and rounded once, as torch's
+    CPU softmax kernels compute half precision (their "opmath" type)."""
+    if grad.dtype is not gt.float16:
+        return formula(grad, out)
+    return formula(grad.float(), out.float()).to(gt.float16)
+
+
 @register("softmax", "SoftmaxBackward0", save=(1,), save_output=True)
 def _softmax(ctx, grad):
     dim, out = ctx.saved_value(0), ctx.saved_value(1)
+    return (_in_float32(grad, out, lambda g, o: _softmax_formula(g, o, dim)),)
+
+
+def _softmax_formula(grad, out, dim):
     if out.dim() == 0:  # the sum over the one element is the element (torch's formula,
-        return (out * (grad - grad * out),)  # which stays attached to out: create_graph)
+        return out * (grad - grad * out)  # which stays attached to out: create_graph)
     d = _dim_after(dim, grad, _lead(grad))
-    return (out * (grad - (grad * out).sum(d, keepdim=True)),)
+    return out * (grad - (grad * out).sum(d, keepdim=True))
 
 
 @register("log_softmax", "LogSoftmaxBackward0", save=(1,), save_output=True)
 def _log_softmax(ctx, grad):
     dim, out = ctx.saved_value(0), ctx.saved_value(1)
+    return (_in_float32(grad, out, lambda g, o: _log_softmax_formula(g, o, dim)),)
+
+
+def _log_softmax_formula(grad, out, dim):
     if out.dim() == 0:  # as softmax's: torch's formula with the sum over one element
-        return (grad - out.exp() * grad,)
-    return (grad - out.exp() * grad.sum(_dim_after(dim, grad, _lead(grad)), keepdim=True),)
+        return grad - out.exp() * grad
+    return grad - out.exp() * grad.sum(_dim_after(dim, grad, _lead(grad)), keepdim=True)
 
 
 @register("cumsum", "CumsumBackward0", save=(1,), extra=_differentiable_dtype("cumsum", 2))
