@@ -12,6 +12,10 @@ from gradstack_autograd import derivatives
 torch = pytest.importorskip("torch")
 
 
+def _no_grad(lib):
+    return gradstack_autograd.no_grad() if lib is gt else torch.no_grad()
+
+
 def _both(program):
     out = []
     for lib in (gt, torch):
@@ -135,3 +139,46 @@ def test_float16_softmax_gradients_computed_in_float32(name):
     inner = getattr(derivatives, f"_{name}_formula")
     got = derivatives._in_float32(gt.tensor(w), g, lambda a, o: inner(a, o, 1))
     np.testing.assert_array_equal(np.asarray(got.tolist()), tx.grad.numpy())
+
+
+def test_remainder_saves_its_operands_only_for_the_divisor_gradient():
+    # seed 1 #7724: an in-place write (under no_grad) into the dividend failed a backward
+    # that never reads it
+    def program(lib):
+        x = lib.tensor([1.5, 2.5], dtype=lib.float64, requires_grad=True)
+        a = x.log2()
+        r = a % lib.tensor(-1.25, dtype=lib.float64)
+        with _no_grad(lib):
+            a.expm1_()
+        r.sum().backward()
+        return [x.grad]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+def test_outer_of_an_integer_and_a_float_vector_differentiates():
+    # seed 1 #4454: "addmv input tensors must have the same dtype" in backward
+    def program(lib):
+        i = lib.tensor([2, 3])
+        x = lib.tensor([1.0, -2.0, 0.5], dtype=lib.float64, requires_grad=True)
+        i.outer(x).sum().backward()
+        y = lib.tensor([1.5], dtype=lib.float64, requires_grad=True)
+        lib.outer(y, i).sum().backward()
+        return [x.grad, y.grad]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+def test_backward_through_a_view_made_under_no_grad_reaches_nothing():
+    # seed 1 #6602: TypeError inside the formula; torch runs it and accumulates nothing
+    def program(lib):
+        x = lib.tensor([[[0.5]]], requires_grad=True)
+        with _no_grad(lib):
+            v = x.permute(2, 1, 0)
+        v.sum().backward()
+        return [lib.tensor([x.grad is None, v.grad is None])]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"

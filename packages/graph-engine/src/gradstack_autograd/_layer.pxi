@@ -114,7 +114,14 @@ cdef class OpNode(Node):
                 f"is {type(self.entry).__name__}) and a tuple of gradients"
             )
         cdef Derivative d = <Derivative>self.entry
-        cdef object r
+        cdef object r, e
+        for e in self.next_edges:
+            if (<tuple>e)[0] is not None:
+                break
+        else:
+            # no input takes a gradient (a view made under no_grad, as torch's, has no
+            # edge): nothing to compute, and the formula would find no input shapes
+            return (None,) * len(self.next_edges)
         if d.native != NATIVE_NONE:
             r = native_apply(self, d.native, grads)
             if r is not None:

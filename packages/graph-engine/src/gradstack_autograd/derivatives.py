@@ -511,15 +511,20 @@ def _remainder_name(args):
     return "RemainderBackward1" if _is_tensor(args[1]) else "RemainderBackward0"
 
 
-@register("remainder", _remainder_name, inputs=(0, 1), save=(0, 1))
+# both values are read only by the divisor's gradient: torch saves them only then, so a
+# later in-place write into the dividend does not fail a backward that never reads it
+@register("remainder", _remainder_name, inputs=(0, 1), save=(0, 1), save_for=((1,), (1,)))
 def _remainder(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
-    if not _is_tensor(a):
-        raise RuntimeError("derivative for aten::remainder is not implemented")
-    # torch's -grad * self.div(other, rounding_mode="floor"): the rounded quotient has zero
-    # gradients (DivBackward2), yet under create_graph the result requires grad as torch's
-    gb = -grad * gt.div(a, b, rounding_mode="floor") if ctx.needs_input_grad[1] else None
-    return grad, gb
+    need_a, need_b = ctx.needs_input_grad
+    gb = None
+    if need_b:
+        a, b = ctx.saved_value(0), ctx.saved_value(1)
+        if not _is_tensor(a):
+            raise RuntimeError("derivative for aten::remainder is not implemented")
+        # torch's -grad * self.div(other, rounding_mode="floor"): the rounded quotient has
+        # zero gradients (DivBackward2), yet under create_graph the result requires grad
+        gb = -grad * gt.div(a, b, rounding_mode="floor")
+    return (grad if need_a else None), gb
 
 
 # torch wraps a number divisor into a tensor here: DivBackward2 either way
@@ -950,6 +955,9 @@ def _dot(ctx, grad):
 def _outer(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
     need_a, need_b = ctx.needs_input_grad
+    # torch's outer is a broadcast mul: an integer factor is promoted (mv wants one dtype)
+    a = a if a is None or a.dtype is grad.dtype else a.to(grad.dtype)
+    b = b if b is None or b.dtype is grad.dtype else b.to(grad.dtype)
     if _lead(grad):
         return (grad @ b if need_a else None), (grad.mT @ a if need_b else None)
     return (grad.mv(b) if need_a else None), (grad.t().mv(a) if need_b else None)
