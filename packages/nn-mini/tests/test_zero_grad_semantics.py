@@ -106,3 +106,20 @@ def test_module_zero_grad_has_the_three_modes():
     assert m.weight.grad.tolist() == [[0.0, 0.0]] and gnn.zeroed_grads.has_grad(m.weight)
     m.zero_grad(set_to_none=True)
     assert m.weight.grad is None
+
+
+def test_the_in_place_error_after_a_step_names_the_user_s_line():
+    # issue 11: it named gradstack_nn/optim/sgd.py (caller_location skipped only
+    # tensor-core's frames in a development install)
+    import inspect
+
+    m = gnn.Linear(2, 1)
+    opt = optim.SGD(m.parameters(), lr=0.1)
+    y = (m.weight * m.weight).sum()
+    y.backward(retain_graph=True)
+    opt.step()
+    line = inspect.currentframe().f_lineno - 1
+    with pytest.raises(RuntimeError) as info:
+        y.backward()
+    assert f"{__file__}:{line}" in str(info.value)
+    assert "gradstack_nn" not in str(info.value)

@@ -38,7 +38,6 @@ at that forward event (``forward_event``, ``sequence_nr``, ``fwd_thread``), as t
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import types
@@ -48,6 +47,7 @@ from time import perf_counter_ns
 
 from gradstack_autograd import extension as autograd_ext
 from gradstack_tensor import DispatchLayer, Tensor, register_layer, unregister_layer
+from gradstack_tensor.extension import library_dirs
 
 __all__ = [
     "OP",
@@ -124,17 +124,6 @@ def _output_sequence_nr(out) -> int:
 def input_shapes(args: tuple) -> tuple:
     """torch's ``input_shapes``: one entry per argument, a tensor's shape or ``()``."""
     return tuple(tuple(a.shape) if isinstance(a, Tensor) else () for a in args)
-
-
-def library_dirs() -> tuple[str, ...]:
-    """Source directories of the loaded gradstack packages (their frames are not "user")."""
-    dirs = set()
-    for name, mod in list(sys.modules.items()):
-        if name.startswith("gradstack") and "." not in name:
-            path = getattr(mod, "__file__", None)
-            if path:
-                dirs.add(os.path.dirname(os.path.abspath(path)) + os.sep)
-    return tuple(sorted(dirs))
 
 
 def user_stack(skip: tuple[str, ...], limit: int = 128) -> tuple:

@@ -71,24 +71,37 @@ cdef class VersionCounter:
         return f"VersionCounter(value={self.value})"
 
 
-_PACKAGE_DIRS = None
+_LIBRARY_DIRS = ()
+_LIBRARY_DIRS_KEY = -1
 
 
-def _gradstack_source_dirs():
-    """Directories of the installed gradstack packages, skipped when locating a caller."""
-    global _PACKAGE_DIRS
-    if _PACKAGE_DIRS is None:
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        _PACKAGE_DIRS = tuple(
-            os.path.join(here, name) + os.sep
-            for name in os.listdir(here) if name.startswith("gradstack")
-        )
-    return _PACKAGE_DIRS
+def library_dirs():
+    """Source directories of the loaded gradstack packages, whose frames are not the user's.
+
+    Note [Which frames are the user's]
+    The in-place error names the line that wrote a saved tensor, and the profiler the
+    user's stack: both skip every frame inside a gradstack package (``gradstack``,
+    ``gradstack_tensor``, ``gradstack_nn`` ...), found from the loaded modules rather than
+    from this file's neighbours (in a development install each package has its own source
+    folder).  Recomputed when the number of loaded modules changes.
+    """
+    global _LIBRARY_DIRS, _LIBRARY_DIRS_KEY
+    if len(sys.modules) != _LIBRARY_DIRS_KEY:
+        dirs = set()
+        for name, mod in list(sys.modules.items()):
+            if name.startswith("gradstack") and "." not in name:
+                path = getattr(mod, "__file__", None)
+                if path:
+                    dirs.add(os.path.dirname(os.path.abspath(path)) + os.sep)
+        _LIBRARY_DIRS = tuple(sorted(dirs))
+        _LIBRARY_DIRS_KEY = len(sys.modules)
+    return _LIBRARY_DIRS
 
 
 def caller_location():
-    """``"file:line"`` of the nearest stack frame outside the gradstack packages."""
-    dirs = _gradstack_source_dirs()
+    """``"file:line"`` of the nearest stack frame outside the gradstack packages
+    (Note [Which frames are the user's])."""
+    dirs = library_dirs()
     frame = sys._getframe(0)
     while frame is not None:
         filename = frame.f_code.co_filename

@@ -48,7 +48,7 @@ from ._tensor import _data as data_of
 from ._tensor import _wrap as wrap
 from ._tensor import _wrap_detached as wrap_detached
 from ._tensor import _wrap_view as wrap_view
-from ._tensor_base import VersionCounter, caller_location, set_autograd_extension
+from ._tensor_base import VersionCounter, caller_location, library_dirs, set_autograd_extension
 from .random import set_draw_observer
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "Op",
     "VersionCounter",
     "caller_location",
+    "library_dirs",
     "data_of",
     "dispatch",
     "index_key",
