@@ -89,10 +89,10 @@ def library_dirs():
     if len(sys.modules) != _LIBRARY_DIRS_KEY:
         dirs = set()
         for name, mod in list(sys.modules.items()):
+            # packages only: a test suite's helper module may be named gradstack_...
             if name.startswith("gradstack") and "." not in name:
-                path = getattr(mod, "__file__", None)
-                if path:
-                    dirs.add(os.path.dirname(os.path.abspath(path)) + os.sep)
+                for path in getattr(mod, "__path__", None) or ():
+                    dirs.add(os.path.abspath(path) + os.sep)
         _LIBRARY_DIRS = tuple(sorted(dirs))
         _LIBRARY_DIRS_KEY = len(sys.modules)
     return _LIBRARY_DIRS
