@@ -33,6 +33,8 @@ cnp.import_array()
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
     void PyObject_GC_UnTrack(void* op)
+    void PyObject_GC_Track(void* op)
+    int PyObject_GC_IsTracked(object op)
     bint PyObject_IS_GC(object op)
 
 
@@ -43,6 +45,12 @@ cdef inline void untrack(object o):
     """
     if PyObject_IS_GC(o):
         PyObject_GC_UnTrack(<void*>o)
+
+
+cdef inline void retrack(object o):
+    """Show ``o`` to the cyclic GC again (Note [Saved intermediates are invisible ...])."""
+    if o is not None and PyObject_IS_GC(o) and not PyObject_GC_IsTracked(o):
+        PyObject_GC_Track(<void*>o)
 
 include "_grad_mode.pxi"
 include "_node.pxi"

@@ -1,5 +1,6 @@
-"""Backward passes from several threads into one leaf lose no update (Note [Accumulation
-into .grad is atomic] in _node.pxi): issue 11's probe lost updates in 4 of 5 runs."""
+"""Issue 11's probes as tests: backward passes from several threads into one leaf lose no
+update (Note [Accumulation into .grad is atomic] in _node.pxi), and a saved tensor that
+joins a reference cycle is collected (Note [Saved intermediates are invisible ...])."""
 
 from __future__ import annotations
 
@@ -40,3 +41,22 @@ def test_threads_running_backward_on_one_retained_graph_lose_nothing():
 
     _run_threads(work)
     np.testing.assert_array_equal(x.grad.numpy(), np.full(100_000, 200.0))
+
+
+def test_a_saved_tensor_that_joins_a_cycle_is_collected():
+    # issue 11: ``t = x * 2; y = t.sin(); t.me = t`` leaked t (untracked while saved) for
+    # ever: +907 MB over 300 iterations of 1 MiB tensors
+    import gc
+    import weakref
+
+    x = gt.zeros(2**10, requires_grad=True)
+    for run_backward in (True, False):
+        t = x * 2
+        y = t.sin()
+        t.me = t
+        if run_backward:
+            y.sum().backward()
+        ref = weakref.ref(t)
+        del t, y
+        gc.collect()
+        assert ref() is None, run_backward
