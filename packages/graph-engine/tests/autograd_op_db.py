@@ -191,6 +191,10 @@ for _n, (_lo, _hi, _away) in _UNARY.items():
     _add(GradOp(_n, _unary_samples(_n, _lo, _hi, _away, False)))
     _add(GradOp(_n + "_", _unary_samples(_n + "_", _lo, _hi, _away, True)))
 
+# special functions without an in-place twin
+_add(GradOp("erf", _unary_samples("erf", -2, 2, (), False)))
+_add(GradOp("erfinv", _unary_samples("erfinv", -0.9, 0.9, (), False)))
+
 # ---------------------------------------------------------------------------------------
 # elementwise binary
 

@@ -1014,7 +1014,8 @@ _UNARY = (
     "abs", "acos", "asin", "atan", "bitwise_not", "ceil", "cos", "cosh", "exp", "exp2",
     "expm1", "floor", "log", "log10", "log1p", "log2", "logical_not", "neg", "reciprocal",
     "relu", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "tan", "tanh",
-    "trunc", "isnan", "isinf", "isfinite", "gelu", "silu", "log_sigmoid", "leaky_relu",
+    "trunc", "isnan", "isinf", "isfinite", "erf", "erfinv", "gelu", "silu", "log_sigmoid",
+    "leaky_relu",
     "clone", "to_dtype", "alias", "detach",
 )  # fmt: skip
 _BINARY = (

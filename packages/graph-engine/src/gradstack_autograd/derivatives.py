@@ -536,6 +536,18 @@ def _div_rounding(ctx, grad):
     return (_zeros(grad) if need_a else None), (_zeros(grad) if need_b else None)
 
 
+@register("erf", "ErfBackward0", save=(0,))
+def _erf(ctx, grad):
+    x = ctx.saved_value(0)  # torch: 2 / sqrt(pi) * exp(-x**2) * grad
+    return ((2.0 / math.sqrt(math.pi)) * (-(x.pow(2))).exp() * grad,)
+
+
+@register("erfinv", "ErfinvBackward0", save=(0,))
+def _erfinv(ctx, grad):
+    x = ctx.saved_value(0)  # torch: 0.5 * sqrt(pi) * exp(erfinv(x)**2) * grad
+    return (0.5 * math.sqrt(math.pi) * x.erfinv().pow(2).exp() * grad,)
+
+
 @register("atan2", "Atan2Backward0", inputs=(0, 1), save=(0, 1))
 def _atan2(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)

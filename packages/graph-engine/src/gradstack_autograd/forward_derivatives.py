@@ -334,6 +334,17 @@ def _remainder_jvp(args, out, tangents, lead):
     )
 
 
+@jvp("erf")
+def _erf_jvp(args, out, tangents, lead):
+    x = args[0]
+    return tangents[0] * ((2.0 / math.sqrt(math.pi)) * (-(x.pow(2))).exp())
+
+
+@jvp("erfinv")
+def _erfinv_jvp(args, out, tangents, lead):
+    return tangents[0] * (0.5 * math.sqrt(math.pi) * out.pow(2).exp())
+
+
 @jvp("div_rounding")
 def _div_rounding_jvp(args, out, tangents, lead):
     """``div(a, b, rounding_mode=...)``: a tangent of zeros, as its zero gradients."""

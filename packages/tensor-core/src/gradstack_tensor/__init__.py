@@ -29,6 +29,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_random,
     _impl_reduce,
     _impl_shape,
+    _impl_special,
     _op_table,
     return_types,
 )

@@ -580,6 +580,14 @@ cdef class Tensor(ShapeMethods):
         from .composites import addcdiv
         return self.copy_(addcdiv(self, tensor1, tensor2, value=value))
 
+    def erf(self):
+        """The error function, elementwise; see :func:`gradstack_tensor.erf`."""
+        return dispatch(OPS["erf"], (self,))
+
+    def erfinv(self):
+        """The inverse error function, elementwise; see :func:`gradstack_tensor.erfinv`."""
+        return dispatch(OPS["erfinv"], (self,))
+
     def masked_select(self, mask):
         """The elements where ``mask`` is True, as a 1-d tensor.
 

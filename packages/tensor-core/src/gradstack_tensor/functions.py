@@ -163,6 +163,8 @@ __all__ = sorted(
         "isnan",
         "isinf",
         "isfinite",
+        "erf",
+        "erfinv",
         "count_nonzero",
         "bernoulli",
         "multinomial",
@@ -406,6 +408,22 @@ def isinf(input):
 def isfinite(input):
     """Where ``input`` is neither NaN nor +-inf (a bool tensor)."""
     return dispatch(OPS["isfinite"], (input,))
+
+
+def erf(input):
+    """The error function, elementwise (``ErfBackward0``; ``_impl_special.py``).
+
+    >>> import gradstack_tensor as gt
+    >>> round(gt.erf(gt.tensor(1.0)).item(), 6)
+    0.842701
+    """
+    return dispatch(OPS["erf"], (input,))
+
+
+def erfinv(input):
+    """The inverse error function, elementwise (``ErfinvBackward0``): ``+-inf`` at
+    ``+-1``, NaN outside ``[-1, 1]``."""
+    return dispatch(OPS["erfinv"], (input,))
 
 
 def count_nonzero(input, dim=None, *, axis=None):
