@@ -130,6 +130,27 @@ def _toolchain() -> str:
     return repr((cc, version, flags, sysconfig.get_config_var("EXT_SUFFIX")))
 
 
+def _replace_file(src, dst, *args, **kwargs) -> tuple[str, bool]:
+    """setuptools' ``copy_file`` for the in-place copy of a compiled extension: the new file
+    is written under a temporary name and renamed over ``dst``.
+
+    Note [Replace a compiled extension, never rewrite it]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    setuptools copies a freshly built extension next to its ``.pyx`` by opening the old
+    file for writing, which rewrites the inode that every running interpreter has mapped:
+    a test or fuzz run going on during ``hatch run rebuild`` then dies of SIGBUS or
+    SIGSEGV.  A rename gives the new file a new inode; running processes keep the old one.
+    """
+    dst = str(dst)
+    if os.path.isdir(dst):
+        dst = os.path.join(dst, os.path.basename(src))
+    tmp = os.path.join(os.path.dirname(dst) or ".", f".{os.path.basename(dst)}.{os.getpid()}.tmp")
+    shutil.copyfile(src, tmp)
+    shutil.copymode(src, tmp)
+    os.replace(tmp, dst)
+    return dst, True
+
+
 def read_options(root: Path) -> dict:
     """The hook's options from ``root/pyproject.toml`` (for callers outside hatchling)."""
     table = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
@@ -216,6 +237,7 @@ class CythonPackage:
             cmd.build_temp = str(self.build / f"temp-{sys.implementation.cache_tag}")
             cmd.build_lib = str(self.build / f"lib-{sys.implementation.cache_tag}")
             cmd.ensure_finalized()
+            cmd.copy_file = _replace_file  # Note [Replace a compiled extension, never rewrite it]
         for ext in self._ext_modules:  # compiles run in threads: no relative paths
             ext.sources = [str(self.root / s) for s in ext.sources]
             ext.depends = [str(self.root / d) for d in ext.depends]
