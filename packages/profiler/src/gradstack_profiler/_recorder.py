@@ -49,6 +49,17 @@ from gradstack_autograd import extension as autograd_ext
 from gradstack_tensor import DispatchLayer, Tensor, register_layer, unregister_layer
 from gradstack_tensor.extension import library_dirs
 
+from ._recording import (
+    END,
+    FREE,
+    NODE,
+    OP,
+    USER,
+    NodeRecorder,
+    OpRecorder,
+    output_sequence_nr,
+)
+
 __all__ = [
     "OP",
     "NODE",
@@ -59,8 +70,6 @@ __all__ = [
     "active_session",
     "ProfileSession",
 ]
-
-OP, NODE, USER, END, FREE = 0, 1, 2, 3, 4
 
 # Above the autograd layer (100): an op's time includes recording its backward node, as
 # torch's op events include autograd's bookkeeping.
@@ -107,20 +116,6 @@ def current_sequence_nr() -> int:
     return autograd_ext.new_sequence_nr()
 
 
-def _output_sequence_nr(out) -> int:
-    """The sequence number of the grad_fn of ``out`` (or of its first tensor), else -1."""
-    if isinstance(out, tuple):
-        for o in out:
-            if isinstance(o, Tensor):
-                g = o._grad_fn
-                return -1 if g is None else g.sequence_nr
-        return -1
-    if isinstance(out, Tensor):
-        g = out._grad_fn
-        return -1 if g is None else g.sequence_nr
-    return -1
-
-
 def input_shapes(args: tuple) -> tuple:
     """torch's ``input_shapes``: one entry per argument, a tensor's shape or ``()``."""
     return tuple(tuple(a.shape) if isinstance(a, Tensor) else () for a in args)
@@ -137,31 +132,6 @@ def user_stack(skip: tuple[str, ...], limit: int = 128) -> tuple:
             out.append((filename, frame.f_lineno, code.co_name))
         frame = frame.f_back
     return tuple(out)
-
-
-class _OpLayer(DispatchLayer):
-    """The hot path: records the start and end of every op (Note [Raw records])."""
-
-    def __init__(self, records: list):
-        super().__init__(LAYER_PRIORITY)
-        self._append = records.append
-
-    def handle(self, op, args, next_index):
-        append = self._append
-        tid = _get_ident()
-        append((OP, op.name, perf_counter_ns(), tid, None, None))
-        try:
-            out = self.call_next(op, args, next_index)
-        except BaseException:
-            append((END, perf_counter_ns(), tid, -1, 0))
-            raise
-        t1 = perf_counter_ns()
-        if type(out) is Tensor:
-            g = out._grad_fn
-            append((END, t1, tid, -1 if g is None else g.sequence_nr, 0))
-        else:
-            append((END, t1, tid, _output_sequence_nr(out), 0))
-        return out
 
 
 class _FullOpLayer(DispatchLayer):
@@ -185,27 +155,10 @@ class _FullOpLayer(DispatchLayer):
             append((END, perf_counter_ns(), tid, -1, 0))
             raise
         t1 = perf_counter_ns()
-        seq = _output_sequence_nr(out)
+        seq = output_sequence_nr(out)
         nbytes = s.track_allocation(op, args, out) if s.profile_memory else 0
         append((END, t1, tid, seq, nbytes))
         return out
-
-
-class _NodeObserver:
-    """Told by the engine when each backward node starts and ends."""
-
-    __slots__ = ("_append",)
-
-    def __init__(self, records: list):
-        self._append = records.append
-
-    def begin(self, node):
-        tid = _get_ident()
-        self._append((NODE, node.name(), perf_counter_ns(), tid, node.sequence_nr))
-        return tid
-
-    def end(self, token):
-        self._append((END, perf_counter_ns(), token, -1, 0))
 
 
 class ProfileSession:
@@ -227,8 +180,8 @@ class ProfileSession:
         if self.record_shapes or self.with_stack or self.profile_memory:
             self._layer = _FullOpLayer(self)
         else:
-            self._layer = _OpLayer(self.records)
-        self._observer = _NodeObserver(self.records)
+            self._layer = OpRecorder(self.records, LAYER_PRIORITY)  # in C: _recording.pyx
+        self._observer = NodeRecorder(self.records)
 
     def describe(self) -> str:
         return "a gradstack_profiler.profile"

@@ -1,0 +1,1 @@
+../tensor-core/hatch_build.py
