@@ -6,7 +6,7 @@ commits that already have results for it unless ``--rerun`` is given::
 
     hatch run asv:history                  # the last 12 commits that changed packages/
     hatch run asv:history -n 20 --rerun    # more commits, measuring again
-    hatch run asv:history -- --quick       # anything after -- goes to `asv run`
+    hatch run asv:history -- --quick       # options it does not know go to `asv run`
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rev", default="HEAD", help="walk history back from this revision")
     parser.add_argument("--rerun", action="store_true", help="measure commits that have results")
     parser.add_argument("asv_args", nargs=argparse.REMAINDER, help="passed on to `asv run`")
-    args = parser.parse_args(argv)
+    # hatch drops the `--` of `hatch run asv:history -- --quick`: options this parser does
+    # not know go to asv as well
+    args, unknown = parser.parse_known_args(argv)
 
     hashes = commits(args.count, args.path, args.rev)
     if not hashes:
@@ -51,7 +53,7 @@ def main(argv: list[str]) -> int:
         f"asv_history: {len(hashes)} commits changing {args.path} "
         f"({hashes[0][:8]} .. {hashes[-1][:8]}), listed in {hashfile.relative_to(ROOT)}"
     )
-    extra = [a for a in args.asv_args if a != "--"]
+    extra = [a for a in [*unknown, *args.asv_args] if a != "--"]
     cmd = ["asv", "run", f"HASHFILE:{hashfile}", "--machine", args.machine, "--show-stderr"]
     if not args.rerun:
         cmd.append("--skip-existing-commits")
