@@ -31,15 +31,28 @@ Usage::
     hatch run compare --update-docs            # the same, into docs/benchmarks.* (commit it)
     hatch run compare --quick                  # fewer repeats
     hatch run compare --only mlp_step chain_20000 --no-write
+    hatch run compare --threads default        # every framework at its default threads
+
+Each cell is a median; gradstack's ratios to numpy by hand and to PyTorch are also given at
+the 10th percentile of the samples (Note [Threads are chosen before numpy loads]).
 """
 
 from __future__ import annotations
 
 import os
+import sys  # noqa: E402
 
-# one thread everywhere, set before numpy/torch load their thread pools
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+# Note [Threads are chosen before numpy loads]
+# One thread everywhere (the default), or every framework's own default (`--threads
+# default`: users do not pin threads); either must hold before numpy/torch start their
+# thread pools, so the option is read here, ahead of argparse.
+DEFAULT_THREADS = "--threads=default" in sys.argv or any(
+    a == "--threads" and b == "default" for a, b in zip(sys.argv, sys.argv[1:])
+)
+PLOT_STEM = "benchmarks-default-threads" if DEFAULT_THREADS else "benchmarks"
+if not DEFAULT_THREADS:
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = "1"
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
@@ -47,7 +60,6 @@ import importlib  # noqa: E402
 import importlib.metadata  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import textwrap  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
@@ -802,6 +814,7 @@ WORKLOADS = [
 @dataclass
 class Cell:
     median: float | None = None
+    p10: float | None = None  # the 10th percentile of the samples (load moves it least)
     note: str = ""
     max_abs_diff: float | None = None
     agrees: bool | None = None
@@ -813,8 +826,8 @@ class Report:
     failures: list = field(default_factory=list)
 
 
-def median_time(run, repeat: int, min_sample: float) -> float:
-    """Median over `repeat` samples of the time per call; a sample loops for >= min_sample."""
+def sample_times(run, repeat: int, min_sample: float) -> list[float]:
+    """`repeat` samples of the time per call; a sample loops for >= min_sample seconds."""
     run()  # warm-up
     start = time.perf_counter()
     run()
@@ -826,7 +839,16 @@ def median_time(run, repeat: int, min_sample: float) -> float:
         for _ in range(number):
             run()
         samples.append((time.perf_counter() - start) / number)
-    return statistics.median(samples)
+    return samples
+
+
+def p10(samples: list[float]) -> float:
+    """The 10th percentile (linear interpolation; the minimum below 10 samples' worth)."""
+    ordered = sorted(samples)
+    pos = 0.1 * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def implementations():
@@ -839,7 +861,8 @@ def implementations():
     )
     torch = _optional("torch")
     if torch is not None:
-        torch.set_num_threads(1)
+        if not DEFAULT_THREADS:
+            torch.set_num_threads(1)
         T = SimpleNamespace(
             label="torch",
             tensor=torch.tensor,
@@ -893,7 +916,8 @@ def run_all(workloads, repeat: int, min_sample: float) -> Report:
                     ref = numbers
                 else:
                     cell.max_abs_diff, cell.agrees = compare_arrays(numbers, ref, w.rtol, w.atol)
-                cell.median = median_time(run, repeat, min_sample)
+                samples = sample_times(run, repeat, min_sample)
+                cell.median, cell.p10 = statistics.median(samples), p10(samples)
             except NotSupported as exc:
                 cell.note = f"n/a: {exc}"
             except Exception as exc:  # noqa: BLE001 - reported in the table and fails the run
@@ -937,18 +961,48 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def ratio(report, w, fw):
-    cell, ref = report.cells.get((w, fw)), report.cells.get((w, "torch"))
-    if cell is None or cell.median is None or ref is None or ref.median is None:
+def ratio(report, w, fw, to="torch", stat="median"):
+    """``fw``'s time over ``to``'s on workload ``w`` (medians, or ``stat="p10"``)."""
+    cell, ref = report.cells.get((w, fw)), report.cells.get((w, to))
+    if cell is None or ref is None:
         return None
-    return cell.median / ref.median
+    a, b = getattr(cell, stat), getattr(ref, stat)
+    return None if a is None or b is None else a / b
+
+
+def threads_words() -> str:
+    if DEFAULT_THREADS:
+        return (
+            f"each framework's default threads ({os.cpu_count()} cores; nothing pinned, as "
+            "users run them)"
+        )
+    return "one thread (`OMP/OPENBLAS/MKL_NUM_THREADS=1`, `torch.set_num_threads(1)`)"
+
+
+def ratios_table(report: Report, workloads) -> list[str]:
+    """gradstack against numpy by hand and against torch, at the median and the p10."""
+    lines = [
+        "| workload | gradstack / numpy by hand (median) | (p10) "
+        "| gradstack / PyTorch (median) | (p10) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for w in workloads:
+        cells = []
+        for to in ("numpy", "torch"):
+            for stat in ("median", "p10"):
+                r = ratio(report, w.name, "gradstack", to=to, stat=stat)
+                cells.append("" if r is None else f"{r:.2f}x")
+        lines.append(f"| {w.title} | " + " | ".join(cells) + " |")
+    return lines
 
 
 HOW_TO_RUN = """\
 ## Running the benchmarks
 
 Three tools, for three questions.  All of them pin numpy's BLAS and the Cython kernels to
-one thread.
+one thread, except `hatch run compare --threads default`, which leaves every framework at
+its default thread settings (as users run them) and writes
+`benchmarks-default-threads.md`/`.png` beside the one-thread table.
 
 ### How does gradstack compare with its peers? `hatch run compare`
 
@@ -1015,9 +1069,8 @@ def markdown(report: Report, workloads, repeat: int) -> str:
     lines = [
         "# gradstack compared with PyTorch, HIPS autograd, MyGrad and numpy",
         "",
-        f"Measured {now} on {cpu_model()}, {os.cpu_count()} cores, one thread "
-        "(`OMP/OPENBLAS/MKL_NUM_THREADS=1`, `torch.set_num_threads(1)`), Python "
-        f"{v['python']}, numpy {v['numpy']}.",
+        f"Measured {now} on {cpu_model()}, {os.cpu_count()} cores, {threads_words()}, "
+        f"Python {v['python']}, numpy {v['numpy']}.",
         "Each cell is the median over "
         f"{repeat} samples of the time per call, and in brackets the ratio to PyTorch "
         "(below 1 is faster than PyTorch).  Every framework ran on the same inputs and its "
@@ -1044,7 +1097,13 @@ def markdown(report: Report, workloads, repeat: int) -> str:
         lines.append("| " + " | ".join(row) + " |")
     lines += [
         "",
-        "![ratio to PyTorch](benchmarks.png)",
+        "gradstack's ratios to numpy by hand (the limit for an autograd on numpy) and to "
+        "PyTorch, at the median and at the 10th percentile of the samples (load moves the "
+        "10th percentile least):",
+        "",
+        *ratios_table(report, workloads),
+        "",
+        f"![ratio to PyTorch]({PLOT_STEM}.png)",
         "",
         "Versions: "
         + ", ".join(f"{k} {val}" for k, val in v.items() if k not in ("python", "numpy"))
@@ -1097,7 +1156,8 @@ def plot(report: Report, workloads, path: Path) -> None:
     ax.set_xticks(range(len(workloads)))
     ax.set_xticklabels([textwrap.fill(w.title, 20) for w in workloads], fontsize=7)
     ax.set_ylabel("time / PyTorch's time (log scale, lower is faster)")
-    ax.set_title(f"Median time relative to PyTorch, one thread, {cpu_model()}")
+    threads = "default threads" if DEFAULT_THREADS else "one thread"
+    ax.set_title(f"Median time relative to PyTorch, {threads}, {cpu_model()}")
     ax.legend(fontsize=8)
     ax.grid(axis="y", which="both", alpha=0.3)
     fig.tight_layout()
@@ -1136,19 +1196,26 @@ def main(argv=None) -> int:
         action="store_true",
         help="write docs/benchmarks.md and .png (the published numbers) instead of build/",
     )
+    parser.add_argument(
+        "--threads",
+        choices=["1", "default"],
+        default="1",
+        help="one thread (default) or every framework's default thread settings",
+    )
     parser.add_argument("--md", type=Path, help="the table (default build/benchmarks/)")
     parser.add_argument("--png", type=Path, help="the plot (default build/benchmarks/)")
     args = parser.parse_args(argv)
     out = ROOT / ("docs" if args.update_docs else "build/benchmarks")
-    args.md = args.md or out / "benchmarks.md"
-    args.png = args.png or out / "benchmarks.png"
+    args.md = args.md or out / f"{PLOT_STEM}.md"
+    args.png = args.png or out / f"{PLOT_STEM}.png"
     if args.quick:
         args.repeat, args.min_sample = 3, 0.01
     workloads = [w for w in WORKLOADS if not args.only or w.name in args.only]
 
-    print(f"{cpu_model()}, {os.cpu_count()} cores, one thread; versions: {versions()}")
+    print(f"{cpu_model()}, {os.cpu_count()} cores, {threads_words()}; versions: {versions()}")
     report = run_all(workloads, args.repeat, args.min_sample)
     print_table(report, workloads)
+    print("\n" + "\n".join(ratios_table(report, workloads)))
     if not args.no_write:
         args.md.parent.mkdir(parents=True, exist_ok=True)
         args.md.write_text(markdown(report, workloads, args.repeat), encoding="utf-8")
