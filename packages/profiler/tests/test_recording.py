@@ -96,3 +96,12 @@ def test_records_are_not_watched_by_the_cyclic_gc():
 
     records = _recorded(lambda: gt.ones(2) * 2)
     assert records and not any(gc.is_tracked(r) for r in records)
+
+
+def test_recorders_are_not_picklable_and_do_not_crash_on_none():
+    """Cython's generated pickle methods, called unbound on None, segfaulted (crash-fuzz)."""
+    import pickle
+
+    assert not hasattr(NodeRecorder, "__reduce_cython__")
+    with pytest.raises(TypeError):
+        pickle.dumps(NodeRecorder([]))

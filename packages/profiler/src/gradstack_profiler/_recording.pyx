@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: language_level=3, boundscheck=False, wraparound=False, auto_pickle=False
 """The profiler's per-event hot path in C: the plain op layer and the engine's node observer.
 
 While a ``profile()`` runs, every op passes through :class:`OpRecorder` and every backward
