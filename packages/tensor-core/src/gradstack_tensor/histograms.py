@@ -34,20 +34,18 @@ Examples
 from __future__ import annotations
 
 import builtins
-from collections import namedtuple
 
 import numpy as np
 
+from . import return_types
 from ._linspace import torch_linspace
 from ._out import check_out_dtype, write_out
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = ["histc", "histogram", "histogramdd"]
 
-_histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
-_histogramdd_result = namedtuple("histogramdd", ["hist", "bin_edges"])
-for _t in (_histogram_result, _histogramdd_result):
-    _t.__module__ = "gradstack.return_types"
+_histogram_result = return_types.histogram
+_histogramdd_result = return_types.histogramdd
 
 _CPP_DTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half"}
 _KIND = {"float16": "Half", "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char"}
