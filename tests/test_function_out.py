@@ -308,6 +308,7 @@ NO_OUT = {
     "transpose": lambda L: L.transpose(L.ones(2, 2), 0, 1, out=L.empty(0)),
     "sum_without_dim": lambda L: L.sum(L.ones(2), out=L.empty(0)),
     "prod_without_dim": lambda L: L.prod(L.ones(2), out=L.empty(0)),
+    "where_scalar_other": lambda L: L.where(L.ones(2) > 0, L.ones(2), 0.0, out=L.empty(0)),
 }
 
 
@@ -322,3 +323,33 @@ def test_out_must_be_a_tensor():
     for L in (torch, gs):
         with pytest.raises(TypeError, match="argument 'out'"):
             L.add(L.ones(2), 1, out=[1.0, 2.0])
+
+
+OVERLAP = {
+    "add_shifted": lambda L, x: L.add(x[1:], 1, out=x[:-1]),
+    "mul_other_shifted": lambda L, x: L.mul(L.ones(4), x[1:], out=x[:-1]),
+    "exp_shifted": lambda L, x: L.exp(x[1:], out=x[:-1]),
+    "clamp_shifted": lambda L, x: L.clamp(x[1:], 0, 2, out=x[:-1]),
+    "where_shifted": lambda L, x: L.where(x[1:] > 1, x[1:], L.zeros(4), out=x[:-1]),
+    "add_same_view": lambda L, x: L.add(x, 1, out=x),
+    "sin_same_view": lambda L, x: L.sin(x, out=x),
+    "addcmul_same_view": lambda L, x: L.addcmul(x, x, x, out=x),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERLAP))
+def test_out_partly_overlapping_an_input_is_refused_as_torch(case):
+    outcomes = []
+    for L in (torch, gs):
+        x = L.arange(5.0)
+        try:
+            OVERLAP[case](L, x)
+            outcomes.append(("ok", x.tolist()))
+        except RuntimeError as e:
+            outcomes.append(("error", str(e)))
+    want, got = outcomes
+    assert got[0] == want[0]
+    if want[0] == "ok":
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+    else:
+        assert got == want

@@ -94,7 +94,14 @@ def resize_into(out: Tensor, shape, warn: bool, stacklevel: int = 4) -> None:
 
 
 def _write_one(
-    name: str, result, out: Tensor, warn: bool, factory: bool, rule=None, input_dtype=None
+    name: str,
+    result,
+    out: Tensor,
+    warn: bool,
+    factory: bool,
+    rule=None,
+    input_dtype=None,
+    inputs=(),
 ) -> Tensor:
     if not isinstance(result, Tensor):
         result = _wrap(np.asarray(result))
@@ -102,6 +109,7 @@ def _write_one(
         raise _no_grad_error(name)
     if out.requires_grad and (out.is_leaf or not factory) and _grad_enabled():
         raise _no_grad_error(f"aten::{name}" if factory else name)
+    _check_no_partial_overlap(out, inputs)
     rd, od = result.dtype, out.dtype
     if rule is not None:
         check_out_dtype(rule, name, rd, out, input_dtype)
@@ -131,6 +139,21 @@ def _write_one(
     return out
 
 
+def _check_no_partial_overlap(out: Tensor, inputs) -> None:
+    """torch's check for elementwise ops: ``out`` may be an input itself (the same view),
+    but not share only part of its memory with one (``add(x[1:], 1, out=x[:-1])``)."""
+    dst = _data(out)
+    for t in inputs:
+        if isinstance(t, Tensor):
+            src = _data(t)
+            if dst.size and src.size and np.shares_memory(dst, src) and not _same_view(dst, src):
+                raise RuntimeError(
+                    "unsupported operation: some elements of the input tensor and the "
+                    "written-to tensor refer to a single memory location. Please clone() the "
+                    "tensor before performing the operation."
+                )
+
+
 def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
     return (
         a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
@@ -158,13 +181,15 @@ def write_out(
     factory: bool = False,
     rule=None,
     input_dtype=None,
+    inputs=(),
 ):
     """Write ``result`` (a tensor, or a tuple of them) into ``out``; returns ``out``.
 
     ``warn``: torch's UserWarning when an ``out`` with elements is resized (factories
     resize silently); ``factory``: the grad rule and error name of torch's factories;
     ``rule``: which dtypes ``out`` may have (:func:`check_out_dtype`; a tuple of rules for
-    a tuple of results), ``input_dtype`` the input's dtype that some rules compare with.
+    a tuple of results), ``input_dtype`` the input's dtype that some rules compare with;
+    ``inputs``: the tensors of an elementwise op, which ``out`` may not partly overlap.
     Every ``out`` is checked before any is written.
     """
     if isinstance(result, tuple):
@@ -179,7 +204,7 @@ def write_out(
         )
         return type(result)(*written) if hasattr(result, "_fields") else written
     check_out(out, name)
-    return _write_one(name, result, out, warn, factory, rule, input_dtype)
+    return _write_one(name, result, out, warn, factory, rule, input_dtype, inputs)
 
 
 # C++'s names of the scalar types, as torch's "Expected out tensor to have dtype ..." says them

@@ -74,7 +74,11 @@ def lerp(input, end, weight, *, out=None) -> Tensor:
     else:
         small = weight.abs() < 0.5
         result = (input + weight * diff).where(small, end - diff * (1 - weight))
-    return result if out is None else write_out("lerp", result, out, rule="cast")
+    return (
+        result
+        if out is None
+        else write_out("lerp", result, out, rule="cast", inputs=(input, end, weight))
+    )
 
 
 def _integral(t: Tensor) -> bool:
@@ -94,7 +98,11 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
         _tensor_arg(t, "addcmul", name)
     value = _scalar_for(input, value)
     prod = tensor1 * tensor2 if value == 1 else value * tensor1 * tensor2
-    return input + prod if out is None else write_out("addcmul", input + prod, out, rule="cast")
+    return (
+        input + prod
+        if out is None
+        else write_out("addcmul", input + prod, out, rule="cast", inputs=(input, tensor1, tensor2))
+    )
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
@@ -114,7 +122,11 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     value = _scalar_for(input, value)
     quotient = tensor1 / tensor2 if value == 1 else value * tensor1 / tensor2
     result = input + quotient
-    return result if out is None else write_out("addcdiv", result, out, rule="cast")
+    return (
+        result
+        if out is None
+        else write_out("addcdiv", result, out, rule="cast", inputs=(input, tensor1, tensor2))
+    )
 
 
 def broadcast_tensors(*tensors) -> tuple:

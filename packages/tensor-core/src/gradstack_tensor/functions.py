@@ -205,7 +205,9 @@ def _make_unary(name, text):
 
     def fn(input, *, out=None):
         result = dispatch(op, (input,))
-        return result if out is None else write_out(name, result, out, rule=rule)
+        if out is None:
+            return result
+        return write_out(name, result, out, rule=rule, inputs=(input,))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {text}."
@@ -235,7 +237,9 @@ def _make_binary(name, text):
                 f"{type(other).__name__}"
             )
         result = dispatch(op, (input, other))
-        return result if out is None else write_out(name, result, out, rule="cast")
+        if out is None:
+            return result
+        return write_out(name, result, out, rule="cast", inputs=(input, other))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {text}, broadcasting ``input`` and ``other``."
@@ -251,20 +255,22 @@ for _name, _text in _BINARY.items():
 multiply = globals()["mul"]
 
 
-def _out(name, result, out, rule="cast", input_dtype=None):
-    return (
-        result if out is None else write_out(name, result, out, rule=rule, input_dtype=input_dtype)
-    )
+def _out(name, result, out, rule="cast", input_dtype=None, inputs=()):
+    """``result``, or ``result`` written into ``out``; ``inputs``: an elementwise op's
+    tensors, which ``out`` may not partly overlap (torch's check)."""
+    if out is None:
+        return result
+    return write_out(name, result, out, rule=rule, input_dtype=input_dtype, inputs=inputs)
 
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``, broadcast."""
-    return _out("add", dispatch(OPS["add"], (input, other, alpha)), out)
+    return _out("add", dispatch(OPS["add"], (input, other, alpha)), out, inputs=(input, other))
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``, broadcast."""
-    return _out("sub", dispatch(OPS["sub"], (input, other, alpha)), out)
+    return _out("sub", dispatch(OPS["sub"], (input, other, alpha)), out, inputs=(input, other))
 
 
 subtract = sub
@@ -282,7 +288,7 @@ def div(input, other, *, rounding_mode=None, out=None):
         result = _tensor(input, "div").div(other, rounding_mode=rounding_mode)
     else:
         result = dispatch(OPS["div"], (input, other))
-    return _out("div", result, out)
+    return _out("div", result, out, inputs=(input, other))
 
 
 divide = true_divide = div
@@ -290,23 +296,27 @@ divide = true_divide = div
 
 def square(input, *, out=None):
     """``input ** 2``."""
-    return _out("square", dispatch(OPS["pow"], (input, 2)), out)
+    return _out("square", dispatch(OPS["pow"], (input, 2)), out, inputs=(input,))
 
 
 def clamp(input, min=None, max=None, *, out=None):  # noqa: A002 - torch's names
     """Elements limited to ``[min, max]`` (either bound may be None)."""
-    return _out("clamp", dispatch(OPS["clamp"], (input, min, max)), out, "same")
+    return _out("clamp", dispatch(OPS["clamp"], (input, min, max)), out, "same", inputs=(input,))
 
 
 clip = clamp
 
 
 def clamp_min(input, min, *, out=None):  # noqa: A002
-    return _out("clamp_min", dispatch(OPS["clamp"], (input, min, None)), out, "same")
+    return _out(
+        "clamp_min", dispatch(OPS["clamp"], (input, min, None)), out, "same", inputs=(input,)
+    )
 
 
 def clamp_max(input, max, *, out=None):  # noqa: A002
-    return _out("clamp_max", dispatch(OPS["clamp"], (input, None, max)), out, "same")
+    return _out(
+        "clamp_max", dispatch(OPS["clamp"], (input, None, max)), out, "same", inputs=(input,)
+    )
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -318,7 +328,20 @@ def where(condition, input=None, other=None, *, out=None):
                 "out=Tensor): the one-argument form takes no out"
             )
         return tuple(_wrap(i.astype("int64")) for i in np.nonzero(_data(condition)))
-    return _out("where", dispatch(OPS["where"], (condition, input, other)), out, "where")
+    if out is not None:  # torch's out= overload takes tensors only
+        for position, (arg, label) in enumerate(((input, "input"), (other, "other")), 2):
+            if not isinstance(arg, Tensor):
+                raise TypeError(
+                    f"where(): argument '{label}' (position {position}) must be Tensor, not "
+                    f"{type(arg).__name__}"
+                )
+    return _out(
+        "where",
+        dispatch(OPS["where"], (condition, input, other)),
+        out,
+        "where",
+        inputs=(condition, input, other),
+    )
 
 
 def masked_fill(input, mask, value):
@@ -549,13 +572,13 @@ def erf(input, *, out=None):
     >>> round(gt.erf(gt.tensor(1.0)).item(), 6)
     0.842701
     """
-    return _out("erf", dispatch(OPS["erf"], (input,)), out)
+    return _out("erf", dispatch(OPS["erf"], (input,)), out, inputs=(input,))
 
 
 def erfinv(input, *, out=None):
     """The inverse error function, elementwise (``ErfinvBackward0``): ``+-inf`` at
     ``+-1``, NaN outside ``[-1, 1]``."""
-    return _out("erfinv", dispatch(OPS["erfinv"], (input,)), out)
+    return _out("erfinv", dispatch(OPS["erfinv"], (input,)), out, inputs=(input,))
 
 
 def count_nonzero(input, dim=None, *, axis=None):
