@@ -77,6 +77,8 @@ from .dtypes import (
 from .dtypes import float as float  # noqa: PLC0414 - torch's alias names shadow builtins here
 from .dtypes import int as int  # noqa: PLC0414
 from .functions import *  # noqa: F403
+from .histograms import *  # noqa: F403
+from .histograms import __all__ as _histograms_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
@@ -87,6 +89,7 @@ __all__ = sorted(
     set(_creation_all)
     | set(_legacy_all)
     | set(_composites_all)
+    | set(_histograms_all)
     | set(_functions.__all__)
     | {
         "Tensor",

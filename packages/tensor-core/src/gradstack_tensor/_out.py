@@ -93,14 +93,26 @@ def resize_into(out: Tensor, shape, warn: bool, stacklevel: int = 4) -> None:
     out.data = _wrap(np.empty(shape, dtype=_data(out).dtype))
 
 
-def _write_one(name: str, result, out: Tensor, warn: bool, factory: bool) -> Tensor:
+def _write_one(
+    name: str,
+    result,
+    out: Tensor,
+    warn: bool,
+    factory: bool,
+    rule=None,
+    input_dtype=None,
+    inputs=(),
+) -> Tensor:
     if not isinstance(result, Tensor):
         result = _wrap(np.asarray(result))
     if result.requires_grad:
         raise _no_grad_error(name)
     if out.requires_grad and (out.is_leaf or not factory) and _grad_enabled():
         raise _no_grad_error(f"aten::{name}" if factory else name)
+    _check_no_partial_overlap(out, inputs)
     rd, od = result.dtype, out.dtype
+    if rule is not None:
+        check_out_dtype(rule, name, rd, out, input_dtype)
     if not can_cast_inplace(rd, od):
         raise RuntimeError(
             f"result type {_SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
@@ -127,6 +139,21 @@ def _write_one(name: str, result, out: Tensor, warn: bool, factory: bool) -> Ten
     return out
 
 
+def _check_no_partial_overlap(out: Tensor, inputs) -> None:
+    """torch's check for elementwise ops: ``out`` may be an input itself (the same view),
+    but not share only part of its memory with one (``add(x[1:], 1, out=x[:-1])``)."""
+    dst = _data(out)
+    for t in inputs:
+        if isinstance(t, Tensor):
+            src = _data(t)
+            if dst.size and src.size and np.shares_memory(dst, src) and not _same_view(dst, src):
+                raise RuntimeError(
+                    "unsupported operation: some elements of the input tensor and the "
+                    "written-to tensor refer to a single memory location. Please clone() the "
+                    "tensor before performing the operation."
+                )
+
+
 def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
     return (
         a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
@@ -145,20 +172,124 @@ def _grad_enabled() -> bool:
     return OPS["neg"](probe).requires_grad
 
 
-def write_out(name: str, result, out, *, warn: bool = True, factory: bool = False):
+def write_out(
+    name: str,
+    result,
+    out,
+    *,
+    warn: bool = True,
+    factory: bool = False,
+    rule=None,
+    input_dtype=None,
+    inputs=(),
+):
     """Write ``result`` (a tensor, or a tuple of them) into ``out``; returns ``out``.
 
     ``warn``: torch's UserWarning when an ``out`` with elements is resized (factories
-    resize silently); ``factory``: the grad rule and error name of torch's factories.
+    resize silently); ``factory``: the grad rule and error name of torch's factories;
+    ``rule``: which dtypes ``out`` may have (:func:`check_out_dtype`; a tuple of rules for
+    a tuple of results), ``input_dtype`` the input's dtype that some rules compare with;
+    ``inputs``: the tensors of an elementwise op, which ``out`` may not partly overlap.
+    Every ``out`` is checked before any is written.
     """
     if isinstance(result, tuple):
         check_out(out, name, len(result))
+        rules = rule if isinstance(rule, tuple) else (rule,) * len(result)
+        for r, o, ru in zip(result, out, rules, strict=True):
+            if ru is not None and not r.requires_grad and not o.requires_grad:
+                check_out_dtype(ru, name, r.dtype, o, input_dtype)
         written = tuple(
-            _write_one(name, r, o, warn, factory) for r, o in zip(result, out, strict=True)
+            _write_one(name, r, o, warn, factory, ru, input_dtype)
+            for r, o, ru in zip(result, out, rules, strict=True)
         )
-        return type(result)(written) if hasattr(result, "_fields") else written
+        return type(result)(*written) if hasattr(result, "_fields") else written
     check_out(out, name)
-    return _write_one(name, result, out, warn, factory)
+    return _write_one(name, result, out, warn, factory, rule, input_dtype, inputs)
+
+
+# C++'s names of the scalar types, as torch's "Expected out tensor to have dtype ..." says them
+_CPP_NAMES = {
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+
+
+def check_out_dtype(rule: str, name: str, result_dtype, out, input_dtype=None) -> None:
+    """torch's check of ``out``'s dtype for an op of kind ``rule``, before anything is
+    written (Note [Which dtypes out= accepts]).
+
+    Note [Which dtypes out= accepts]
+    torch's kernels differ in what ``out`` may be, and their words differ with them:
+    - ``"cast"``: TensorIterator ops with promotion (``add``, ``exp``, ``mean``, ``lerp`` ...):
+      any dtype the result casts to (checked by :func:`write_out`);
+    - ``"same"``: ops without promotion (``neg``, ``abs``, ``floor``, ``clamp`` ...):
+      ``Found dtype Double but expected Float``;
+    - ``"exact"``: structured kernels (``mm``, ``bmm``, ``addmm``, ``softmax``, ``gather``,
+      ``max``/``min`` with dim, ``sort``, ``topk`` ...): ``Expected out tensor to have
+      dtype float, but got double instead``; ``"long"``: the same, for index results;
+    - one wording each for ``max`` of all elements, ``mean`` of all elements,
+      ``amax``/``amin``, ``where``, ``index_select``/``masked_select``, ``dot``,
+      ``all``/``any`` (bool results), ``logsumexp`` (floating results), ``cat``/``stack``
+      (a TypeError) and ``histc``.
+    ``sum``, ``prod`` and ``cumsum`` compute in ``out``'s dtype and accept any.
+    """
+    od = out.dtype
+    o_name, r_name = _SCALAR_NAMES[od.name], _SCALAR_NAMES[result_dtype.name]
+    in_dtype = input_dtype if input_dtype is not None else result_dtype
+    if rule == "cast":
+        return
+    if rule == "same" and od is not result_dtype:
+        raise RuntimeError(f"Found dtype {o_name} but expected {r_name}")
+    if rule in ("exact", "long") and od is not result_dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_CPP_NAMES[result_dtype.name]}, but got "
+            f"{_CPP_NAMES[od.name]} instead"
+        )
+    if rule == "amax" and od is not in_dtype:
+        raise RuntimeError(
+            f"Expected the dtype for input and out to match, but got {_SCALAR_NAMES[in_dtype.name]}"
+            f" for input's dtype and {o_name} for out's dtype."
+        )
+    if rule == "max_all" and not can_cast_inplace(result_dtype, od):
+        raise RuntimeError(
+            "Expected canCast( typeMetaToScalarType(self.dtype()), "
+            "typeMetaToScalarType(out.dtype())) to be true, but got false.  (Could this error "
+            "message be improved?  If so, please report an enhancement request to PyTorch.)"
+        )
+    if rule == "mean" and not can_cast_inplace(in_dtype, od):
+        raise RuntimeError(
+            f"mean.dtype_out(): input types can't be cast to the desired output type {o_name}"
+        )
+    if rule == "where" and od is not result_dtype:
+        raise RuntimeError(f"Expected out type to be {r_name} but got {o_name}")
+    if rule == "same_scalar" and od is not in_dtype:
+        raise RuntimeError(f"{name}(): self and result must have the same scalar type")
+    if rule == "dot" and od is not in_dtype:
+        raise RuntimeError(
+            f"result dtype {o_name} does not match input dtype {_SCALAR_NAMES[in_dtype.name]}"
+        )
+    if rule == "bool" and od.name not in ("bool", "uint8"):
+        raise RuntimeError(f"{name} only supports bool tensor for result, got: {o_name}")
+    if rule == "floating" and od.name not in ("float16", "float32", "float64"):
+        raise RuntimeError(
+            f"{name}(): Expected floating point type for result tensor, but got: {o_name}"
+        )
+    if rule == "cat" and not can_cast_inplace(result_dtype, od):
+        raise TypeError(
+            f"torch.cat(): input types can't be cast to the desired output type {o_name}"
+        )
+    if rule == "histc" and od is not in_dtype:
+        raise RuntimeError(
+            "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+            f"input {_CPP_NAMES[in_dtype.name]} and hist {_CPP_NAMES[od.name]}"
+        )
 
 
 def inputs_require_grad(*args) -> bool:

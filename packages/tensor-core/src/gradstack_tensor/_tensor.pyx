@@ -601,8 +601,14 @@ cdef class Tensor(ShapeMethods):
 
     def histc(self, bins=100, min=0, max=0):
         """A histogram with ``bins`` equal bins; see :func:`gradstack_tensor.histc`."""
-        from .composites import histc
+        from .histograms import histc
         return histc(self, bins, min, max)
+
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):
+        """``(hist, bin_edges)`` of this tensor's values; see
+        :func:`gradstack_tensor.histogram`."""
+        from .histograms import histogram
+        return histogram(self, bins, range=range, weight=weight, density=density)
 
     def equal(self, other):
         """True if ``other`` has the same shape and the same values (``torch.equal``).

@@ -1,9 +1,9 @@
 """Functions torch has as single ops, written here as compositions of gradstack's ops.
 
-``lerp``, ``addcmul``, ``addcdiv``, ``masked_select``, ``broadcast_tensors`` and ``histc``
-compute torch's values (the same formulas, in the same order of operations) from ops that
-already have kernels, derivatives, batching rules and profiler names, so they differentiate
-everywhere autograd is loaded.
+``lerp``, ``addcmul``, ``addcdiv``, ``masked_select`` and ``broadcast_tensors`` compute
+torch's values (the same formulas, in the same order of operations) from ops that already
+have kernels, derivatives, batching rules and profiler names, so they differentiate
+everywhere autograd is loaded.  (``histc`` and ``histogram`` are in ``histograms.py``.)
 
 Note [Composites record their parts]
 A composite records the nodes of its parts (``lerp`` records ``WhereBackward0`` ...)
@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._tensor import Tensor, _data, _wrap
+from ._out import _CPP_NAMES, _SCALAR_NAMES, write_out
+from ._promotion import can_cast_inplace
+from ._tensor import Tensor
 
-__all__ = ["lerp", "addcmul", "addcdiv", "masked_select", "broadcast_tensors", "histc"]
+__all__ = ["lerp", "addcmul", "addcdiv", "masked_select", "broadcast_tensors"]
 
 
 def _tensor_arg(x, fname: str, name: str) -> Tensor:
@@ -36,7 +38,7 @@ def _tensor_arg(x, fname: str, name: str) -> Tensor:
     return x
 
 
-def lerp(input, end, weight) -> Tensor:
+def lerp(input, end, weight, *, out=None) -> Tensor:
     """``input + weight * (end - input)``, with torch's two-sided formula: for
     ``|weight| >= 0.5`` it is ``end - (end - input) * (1 - weight)`` (exact at weight 1).
 
@@ -47,20 +49,36 @@ def lerp(input, end, weight) -> Tensor:
     _tensor_arg(end, "lerp", "end")
     if end.dtype is not input.dtype:
         raise RuntimeError(
-            f"expected dtype {str(input.dtype).split('.')[-1]} for `end` but got dtype "
-            f"{str(end.dtype).split('.')[-1]}"
+            f"expected dtype {_CPP_NAMES[input.dtype.name]} for `end` but got dtype "
+            f"{_CPP_NAMES[end.dtype.name]}"
         )
     if isinstance(weight, Tensor) and weight.dtype is not input.dtype:
         raise RuntimeError(
-            f"expected dtype {str(input.dtype).split('.')[-1]} for `weight` but got dtype "
-            f"{str(weight.dtype).split('.')[-1]}"
+            f"expected dtype {_CPP_NAMES[input.dtype.name]} for `weight` but got dtype "
+            f"{_CPP_NAMES[weight.dtype.name]}"
+        )
+    if isinstance(out, Tensor) and not can_cast_inplace(input.dtype, out.dtype):
+        raise RuntimeError(  # torch checks out before the kernel's dtype
+            f"result type {_SCALAR_NAMES[input.dtype.name]} can't be cast to the desired "
+            f"output type {_SCALAR_NAMES[out.dtype.name]}"
+        )
+    if not input.is_floating_point():
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_SCALAR_NAMES[input.dtype.name]}'"
         )
     diff = end - input
     if not isinstance(weight, Tensor):
         w = float(weight)
-        return input + w * diff if abs(w) < 0.5 else end - diff * (1.0 - w)
-    small = weight.abs() < 0.5
-    return (input + weight * diff).where(small, end - diff * (1 - weight))
+        result = input + w * diff if abs(w) < 0.5 else end - diff * (1.0 - w)
+    else:
+        small = weight.abs() < 0.5
+        result = (input + weight * diff).where(small, end - diff * (1 - weight))
+    return (
+        result
+        if out is None
+        else write_out("lerp", result, out, rule="cast", inputs=(input, end, weight))
+    )
 
 
 def _integral(t: Tensor) -> bool:
@@ -74,16 +92,20 @@ def _scalar_for(input: Tensor, value):
     return value
 
 
-def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
+def addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     """``input + value * tensor1 * tensor2`` (torch's order: ``(value * t1) * t2``)."""
     for t, name in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
         _tensor_arg(t, "addcmul", name)
     value = _scalar_for(input, value)
     prod = tensor1 * tensor2 if value == 1 else value * tensor1 * tensor2
-    return input + prod
+    return (
+        input + prod
+        if out is None
+        else write_out("addcmul", input + prod, out, rule="cast", inputs=(input, tensor1, tensor2))
+    )
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     """``input + value * tensor1 / tensor2`` (torch's order: ``(value * t1) / t2``);
     integer ``tensor1`` and ``tensor2`` are refused, as in torch."""
     for t, name in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
@@ -99,7 +121,12 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
         )
     value = _scalar_for(input, value)
     quotient = tensor1 / tensor2 if value == 1 else value * tensor1 / tensor2
-    return input + quotient
+    result = input + quotient
+    return (
+        result
+        if out is None
+        else write_out("addcdiv", result, out, rule="cast", inputs=(input, tensor1, tensor2))
+    )
 
 
 def broadcast_tensors(*tensors) -> tuple:
@@ -129,7 +156,7 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(t.expand(*shape) for t in tensors)
 
 
-def masked_select(input, mask) -> Tensor:
+def masked_select(input, mask, *, out=None) -> Tensor:
     """The elements of ``input`` where the bool ``mask`` is True, as a 1-d tensor; the two
     broadcast together first."""
     _tensor_arg(input, "masked_select", "input")
@@ -137,42 +164,6 @@ def masked_select(input, mask) -> Tensor:
     if mask.dtype.name != "bool":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     a, m = broadcast_tensors(input, mask)
-    return a[m]
-
-
-def histc(input, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 - torch's names
-    """A histogram of ``input`` with ``bins`` equal bins over ``[min, max]`` (the data's
-    range when both are 0); elements outside are ignored; a float tensor of ``input``'s
-    dtype, as torch's (integer inputs are refused, as there).
-
-    >>> import gradstack_tensor as gt
-    >>> histc(gt.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
-    [0.0, 2.0, 1.0, 0.0]
-    """
-    _tensor_arg(input, "histc", "input")
-    x = _data(input)
-    if x.dtype.kind != "f":
-        kind = {"b": "Bool", "u": "Byte"}.get(x.dtype.kind, "Long" if x.itemsize == 8 else "Int")
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{kind}'")
-    if int(bins) <= 0:
-        raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
-    bins = int(bins)
-    lo, hi = x.dtype.type(min), x.dtype.type(max)
-    if lo == hi and x.size:
-        lo, hi = x.min(), x.max()
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise RuntimeError(
-            f"torch.histc(): range of [{lo}, {hi}] is not finite (pass finite min and max)"
-        )
-    if lo > hi:
-        raise RuntimeError("torch.histc(): max must be larger than min")
-    flat = x.reshape(-1)
-    inside = flat[(flat >= lo) & (flat <= hi)]
-    # torch's linear interpolation: the bin of ``elt`` is (elt - lo) * bins / (hi - lo),
-    # computed in the input's dtype, with elt == hi in the last bin
-    pos = ((inside - lo) * x.dtype.type(bins) / (hi - lo)).astype(np.int64)
-    pos = np.minimum(pos, bins - 1)
-    counts = np.bincount(pos, minlength=bins).astype(x.dtype)
-    return _wrap(counts)
+    if out is None:
+        return a[m]
+    return write_out("masked_select", a[m], out, rule="same_scalar", input_dtype=input.dtype)

@@ -23,6 +23,7 @@ from . import _impl_random as _rand
 from . import _tensor_base as _tensor_module
 from . import dtypes as _dt
 from ._impl_elementwise import scalar_as
+from ._linspace import torch_linspace
 from ._out import factory_dtype, write_out
 from ._tensor import Tensor, _data, _wrap
 from ._tensor_base import _python_data_kind
@@ -652,6 +653,10 @@ def linspace(
     if dtype is not None and _dt.as_dtype(dtype, "linspace") is _dt.bool_:
         raise _not_for("linspace_cpu", _dt.bool_)
     target = _np_dtype(dtype, name="linspace")
+    if np.dtype(target) in (np.dtype(np.float32), np.dtype(np.float64)):
+        # torch's values to the last bit (Note [torch's linspace is fused multiply-adds])
+        values = torch_linspace(float(start), float(end), int(steps), np.dtype(target))
+        return _done(values, requires_grad, out, "linspace")
     values = np.linspace(float(start), float(end), int(steps), dtype=np.float64)
     if np.dtype(target).kind in "iu":
         values = np.trunc(values)  # torch computes in the integer type: truncated steps

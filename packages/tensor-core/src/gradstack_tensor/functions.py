@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._dispatch import OPS, dispatch
-from ._out import _SCALAR_NAMES, write_out
+from ._out import _SCALAR_NAMES, check_out_dtype, write_out
 from ._tensor import Tensor, _data, _wrap
 
 # Ops of one tensor argument: name -> one-line description.
@@ -173,11 +173,41 @@ __all__ = sorted(
 __all__.remove("zeros_like_")
 
 
+# Note [out= on the function forms]
+# torch gives ``out=`` to most function forms (not to the methods, nor to ``relu``,
+# ``rsub``, ``masked_fill``, the views and the is* predicates).  The function computes its
+# result as usual, then ``write_out`` checks ``out`` by the op's dtype rule (``_OUT_RULES``;
+# Note [Which dtypes out= accepts] in _out.py), refuses it when autograd would be needed,
+# resizes it (with torch's warning) and copies the values in.
+_SAME_DTYPE = {"neg", "abs", "sign", "floor", "ceil", "round", "trunc", "bitwise_not"}
+_NO_OUT = {"relu"}
+
+
+def _unary_rule(name):
+    return (
+        None
+        if name in _NO_OUT or name.endswith("_")
+        else ("same" if name in _SAME_DTYPE else "cast")
+    )
+
+
 def _make_unary(name, text):
     op = OPS[name]
+    rule = _unary_rule(name)
+    if rule is None:
 
-    def fn(input):
-        return dispatch(op, (input,))
+        def fn(input):
+            return dispatch(op, (input,))
+
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = f"Elementwise {text}."
+        return fn
+
+    def fn(input, *, out=None):
+        result = dispatch(op, (input,))
+        if out is None:
+            return result
+        return write_out(name, result, out, rule=rule, inputs=(input,))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {text}."
@@ -195,7 +225,7 @@ def _make_binary(name, text):
     both = name in _TENSORS_ONLY
     first = both or name in _TENSOR_FIRST
 
-    def fn(input, other):
+    def fn(input, other, *, out=None):
         if first and not isinstance(input, Tensor):
             raise TypeError(
                 f"{name}(): argument 'input' (position 1) must be Tensor, not "
@@ -206,7 +236,10 @@ def _make_binary(name, text):
                 f"{name}(): argument 'other' (position 2) must be Tensor, not "
                 f"{type(other).__name__}"
             )
-        return dispatch(op, (input, other))
+        result = dispatch(op, (input, other))
+        if out is None:
+            return result
+        return write_out(name, result, out, rule="cast", inputs=(input, other))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {text}, broadcasting ``input`` and ``other``."
@@ -222,14 +255,22 @@ for _name, _text in _BINARY.items():
 multiply = globals()["mul"]
 
 
-def add(input, other, *, alpha=1):
+def _out(name, result, out, rule="cast", input_dtype=None, inputs=()):
+    """``result``, or ``result`` written into ``out``; ``inputs``: an elementwise op's
+    tensors, which ``out`` may not partly overlap (torch's check)."""
+    if out is None:
+        return result
+    return write_out(name, result, out, rule=rule, input_dtype=input_dtype, inputs=inputs)
+
+
+def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``, broadcast."""
-    return dispatch(OPS["add"], (input, other, alpha))
+    return _out("add", dispatch(OPS["add"], (input, other, alpha)), out, inputs=(input, other))
 
 
-def sub(input, other, *, alpha=1):
+def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``, broadcast."""
-    return dispatch(OPS["sub"], (input, other, alpha))
+    return _out("sub", dispatch(OPS["sub"], (input, other, alpha)), out, inputs=(input, other))
 
 
 subtract = sub
@@ -241,42 +282,66 @@ def rsub(input, other, *, alpha=1):
     return dispatch(OPS["rsub"], (input, other, alpha))
 
 
-def div(input, other, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=None, out=None):
     """``input / other`` (true division; integer inputs give floats)."""
     if rounding_mode is not None:
-        return _tensor(input, "div").div(other, rounding_mode=rounding_mode)
-    return dispatch(OPS["div"], (input, other))
+        result = _tensor(input, "div").div(other, rounding_mode=rounding_mode)
+    else:
+        result = dispatch(OPS["div"], (input, other))
+    return _out("div", result, out, inputs=(input, other))
 
 
 divide = true_divide = div
 
 
-def square(input):
+def square(input, *, out=None):
     """``input ** 2``."""
-    return dispatch(OPS["pow"], (input, 2))
+    return _out("square", dispatch(OPS["pow"], (input, 2)), out, inputs=(input,))
 
 
-def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
+def clamp(input, min=None, max=None, *, out=None):  # noqa: A002 - torch's names
     """Elements limited to ``[min, max]`` (either bound may be None)."""
-    return dispatch(OPS["clamp"], (input, min, max))
+    return _out("clamp", dispatch(OPS["clamp"], (input, min, max)), out, "same", inputs=(input,))
 
 
 clip = clamp
 
 
-def clamp_min(input, min):  # noqa: A002
-    return dispatch(OPS["clamp"], (input, min, None))
+def clamp_min(input, min, *, out=None):  # noqa: A002
+    return _out(
+        "clamp_min", dispatch(OPS["clamp"], (input, min, None)), out, "same", inputs=(input,)
+    )
 
 
-def clamp_max(input, max):  # noqa: A002
-    return dispatch(OPS["clamp"], (input, None, max))
+def clamp_max(input, max, *, out=None):  # noqa: A002
+    return _out(
+        "clamp_max", dispatch(OPS["clamp"], (input, None, max)), out, "same", inputs=(input,)
+    )
 
 
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
     """``input`` where ``condition`` holds, else ``other`` (broadcast)."""
     if input is None and other is None:
+        if out is not None:
+            raise TypeError(
+                "where() received an invalid combination of arguments - got (Tensor, "
+                "out=Tensor): the one-argument form takes no out"
+            )
         return tuple(_wrap(i.astype("int64")) for i in np.nonzero(_data(condition)))
-    return dispatch(OPS["where"], (condition, input, other))
+    if out is not None:  # torch's out= overload takes tensors only
+        for position, (arg, label) in enumerate(((input, "input"), (other, "other")), 2):
+            if not isinstance(arg, Tensor):
+                raise TypeError(
+                    f"where(): argument '{label}' (position {position}) must be Tensor, not "
+                    f"{type(arg).__name__}"
+                )
+    return _out(
+        "where",
+        dispatch(OPS["where"], (condition, input, other)),
+        out,
+        "where",
+        inputs=(condition, input, other),
+    )
 
 
 def masked_fill(input, mask, value):
@@ -305,12 +370,102 @@ def _tensor(x, name) -> Tensor:
 
 
 def _method_form(name, doc=None):
-    def fn(input, *args, **kwargs):
-        return getattr(_tensor(input, name), name)(*args, **kwargs)
+    rule = _OUT_RULES.get(name)
+    if rule is None:
+
+        def fn(input, *args, **kwargs):
+            return getattr(_tensor(input, name), name)(*args, **kwargs)
+
+    else:
+
+        def fn(input, *args, out=None, **kwargs):
+            method = getattr(_tensor(input, name), name)
+            if out is None:
+                return method(*args, **kwargs)
+            return _method_out(name, rule, input, method, args, kwargs, out)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc or getattr(Tensor, name).__doc__ or f"See ``Tensor.{name}``."
     return fn
+
+
+# the rule of each method form that takes out= (Note [Which dtypes out= accepts]); "dim"
+# marks reductions whose result is a (values, indices) pair when a dim is given
+_OUT_RULES = {
+    "sum": "in_out_dtype",
+    "prod": "in_out_dtype",
+    "cumsum": "in_out_dtype",
+    "mean": "mean",
+    "max": "dim",
+    "min": "dim",
+    "amax": "amax",
+    "amin": "amax",
+    "argmax": "long",
+    "argmin": "long",
+    "var": "cast",
+    "std": "cast",
+    "norm": "exact",
+    "logsumexp": "logsumexp",
+    "softmax": "exact",
+    "log_softmax": "exact",
+    "matmul": "matmul",
+    "mm": "exact",
+    "bmm": "exact",
+    "dot": "dot",
+    "outer": "cast",
+    "mv": "exact",
+    "all": "bool",
+    "any": "bool",
+    "tril": "exact",
+    "triu": "exact",
+    "index_select": "same_scalar",
+    "gather": "exact",
+    "diag": "exact",
+    "sort": ("exact", "long"),
+    "topk": ("exact", "long"),
+}
+
+
+def _has_dim(args, kwargs) -> bool:
+    return bool(args) or kwargs.get("dim", kwargs.get("axis")) is not None
+
+
+def _method_out(name, rule, input, method, args, kwargs, out):
+    """``method(*args, **kwargs)`` written into ``out`` by torch's rules for ``name``."""
+    in_dtype = input.dtype
+    if rule == "in_out_dtype":
+        # sum/prod/cumsum compute in out's dtype; sum and prod take out= only with a dim
+        if name != "cumsum" and not _has_dim(args, kwargs):
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got (Tensor, "
+                f"out=Tensor): out= needs dim (torch's {name}(input, dim, keepdim=False, *, "
+                "dtype=None, out=None))"
+            )
+        if isinstance(out, Tensor) and kwargs.get("dtype") is None:
+            kwargs = {**kwargs, "dtype": out.dtype}
+        return write_out(name, method(*args, **kwargs), out)
+    if rule == "mean":
+        # over all elements, torch checks that the input casts to out before it refuses an
+        # integral input; over a dim, the result's cast is checked after
+        if isinstance(out, Tensor) and not _has_dim(args, kwargs):
+            check_out_dtype("mean", name, in_dtype, out, in_dtype)
+        result = method(*args, **kwargs)
+        return write_out(name, result, out, rule="cast")
+    if rule == "exact" and name in ("softmax", "log_softmax") and kwargs.get("dtype") is None:
+        if isinstance(out, Tensor) and len(args) < 2:  # the result has the input's dtype
+            check_out_dtype("exact", name, in_dtype, out)
+    if rule == "dim":
+        rule = ("exact", "long") if _has_dim(args, kwargs) else "max_all"
+        if args and isinstance(args[0], Tensor):  # max(input, other): maximum's rule
+            rule = "cast"
+    elif rule == "logsumexp":
+        rule = "floating"
+    elif rule == "matmul":
+        other = args[0] if args else kwargs.get("other")
+        dims = (input.dim(), other.dim() if isinstance(other, Tensor) else -1)
+        rule = "dot" if dims == (1, 1) else "exact"
+    result = method(*args, **kwargs)
+    return write_out(name, result, out, rule=rule, input_dtype=in_dtype)
 
 
 for _name in (
@@ -368,22 +523,22 @@ for _name in (
     globals()[_name] = _method_form(_name)
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``."""
-    return dispatch(OPS["addmm"], (input, mat1, mat2, beta, alpha))
+    return _out("addmm", dispatch(OPS["addmm"], (input, mat1, mat2, beta, alpha)), out, "exact")
 
 
-def cat(tensors, dim=0):
+def cat(tensors, dim=0, *, out=None):
     """Concatenate tensors along an existing dimension."""
-    return dispatch(OPS["cat"], (tuple(tensors), dim))
+    return _out("cat", dispatch(OPS["cat"], (tuple(tensors), dim)), out, "cat")
 
 
 concat = concatenate = cat
 
 
-def stack(tensors, dim=0):
+def stack(tensors, dim=0, *, out=None):
     """Stack equally shaped tensors along a new dimension."""
-    return dispatch(OPS["stack"], (tuple(tensors), dim))
+    return _out("stack", dispatch(OPS["stack"], (tuple(tensors), dim)), out, "cat")
 
 
 def is_tensor(obj) -> bool:
@@ -410,20 +565,20 @@ def isfinite(input):
     return dispatch(OPS["isfinite"], (input,))
 
 
-def erf(input):
+def erf(input, *, out=None):
     """The error function, elementwise (``ErfBackward0``; ``_impl_special.py``).
 
     >>> import gradstack_tensor as gt
     >>> round(gt.erf(gt.tensor(1.0)).item(), 6)
     0.842701
     """
-    return dispatch(OPS["erf"], (input,))
+    return _out("erf", dispatch(OPS["erf"], (input,)), out, inputs=(input,))
 
 
-def erfinv(input):
+def erfinv(input, *, out=None):
     """The inverse error function, elementwise (``ErfinvBackward0``): ``+-inf`` at
     ``+-1``, NaN outside ``[-1, 1]``."""
-    return dispatch(OPS["erfinv"], (input,))
+    return _out("erfinv", dispatch(OPS["erfinv"], (input,)), out, inputs=(input,))
 
 
 def count_nonzero(input, dim=None, *, axis=None):

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-__all__ = ["max", "min", "sort", "topk"]
+__all__ = ["max", "min", "sort", "topk", "histogram", "histogramdd"]
 
 max = namedtuple("max", ["values", "indices"])  # noqa: A001 - torch's names
 min = namedtuple("min", ["values", "indices"])  # noqa: A001
 sort = namedtuple("sort", ["values", "indices"])
 topk = namedtuple("topk", ["values", "indices"])
+histogram = namedtuple("histogram", ["hist", "bin_edges"])
+histogramdd = namedtuple("histogramdd", ["hist", "bin_edges"])
 
-for _t in (max, min, sort, topk):
+for _t in (max, min, sort, topk, histogram, histogramdd):
     _t.__module__ = "gradstack.return_types"
