@@ -60,14 +60,7 @@ from .batched_tensor import flatten_levels, nest
 from .pytree import tree_flatten, tree_unflatten, treespec_pprint
 from .vmap import vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
-
-NESTED_JVP_ERROR = (
-    "{api}: nested forward-mode transforms (jvp or jacfwd inside jvp or jacfwd, such as "
-    "jacfwd(jacfwd(f))) are not supported yet: gradstack's forward AD has one dual level at "
-    "a time. Use jacfwd(jacrev(f)) or jacrev(jacrev(f)) instead."
-)
-
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
 # -------------------------------------------------------------------------------------
 # argnums (torch's checks and messages)
@@ -132,11 +125,17 @@ def _differentiable_alias(phys: Tensor, create: bool) -> Tensor:
     outer levels' dependence (reverse mode: a view; forward mode: the tangent)."""
     if create and phys.requires_grad:
         return phys.view_as(phys)
-    if _levels.any_open("jvp"):
-        primal, tangent = forward_ad.unpack_dual(phys)
+    dual_levels = _levels.dual_levels()
+    if not dual_levels:
+        return phys.detach().requires_grad_(True)
+    # a fresh leaf carrying the tangent of every open jvp level, outermost first (each
+    # inner tangent keeps its own outer tangents: Note [Nested levels] in forward_ad)
+    tangents = [(k, forward_ad.unpack_dual(phys, level=k).tangent) for k in dual_levels]
+    alias = phys.detach().requires_grad_(True)
+    for k, tangent in tangents:
         if tangent is not None:
-            return forward_ad.make_dual(primal.detach().requires_grad_(True), tangent)
-    return phys.detach().requires_grad_(True)
+            alias = forward_ad.make_dual(alias, tangent, level=k)
+    return alias
 
 
 def _enter(flat_inputs, api: str, create: bool):
@@ -468,61 +467,133 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         for x in flat:
             if not isinstance(x, Tensor):
                 raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got {type(x)}")
-    if strict:
-        raise NotImplementedError("jvp(..., strict=True) is not supported yet")
-    if _levels.any_open("jvp"):
-        raise NotImplementedError(NESTED_JVP_ERROR.format(api="jvp"))
     for p, t in zip(flat_p, flat_t):
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(
                 f"{api}: Expected primals and tangents to have the same shape, got a primal of "
                 f"shape {list(p.shape)} and a tangent of shape {list(t.shape)}"
             )
-    with _open_level("jvp"), forward_ad.dual_level():
-        duals = []
-        for p, t in zip(flat_p, flat_t):
-            pphys, pdims = flatten_levels(p)
-            tphys, tdims = flatten_levels(t)
-            sizes = {lv: pphys.shape[d] for lv, d in pdims.items()}
-            sizes.update({lv: tphys.shape[d] for lv, d in tdims.items()})
-            union = sorted(sizes)
-            target = [("L", lv) for lv in union] + [("D", i) for i in range(p.dim())]
-            pp = to_layout(pphys, pdims, target, sizes)
-            tt = to_layout(tphys, tdims, target, sizes)
-            dual = forward_ad.make_dual(pp, tt)
-            duals.append(nest(dual, {lv: k for k, lv in enumerate(union)}))
-        output = func(*tree_unflatten(duals, p_spec))
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
+    # Note [Nested jvp levels]: the outermost jvp opens torch's one public dual level (so a
+    # user's dual_level around or inside it raises torch's error); jvp inside jvp (jacfwd
+    # of jacfwd) opens nested forward-AD levels, whose tangents the outer ones differentiate
+    outer = _levels.any_open("jvp")
+    with _open_level("jvp") as level:
+        dual_ctx = forward_ad.nested_dual_level() if outer else forward_ad.dual_level()
+        with dual_ctx as dual_index:
+            level.dual_level = dual_index
+            return _jvp_inside(func, flat_p, flat_t, p_spec, dual_index, strict, has_aux)
+
+
+def _jvp_inside(func, flat_p, flat_t, p_spec, dual_index, strict, has_aux):
+    """jvp's work inside its open level (forward-AD level ``dual_index``)."""
+    api = "jvp(f, primals, tangents)"
+    duals = []
+    for p, t in zip(flat_p, flat_t):
+        pphys, pdims = flatten_levels(p)
+        tphys, tdims = flatten_levels(t)
+        sizes = {lv: pphys.shape[d] for lv, d in pdims.items()}
+        sizes.update({lv: tphys.shape[d] for lv, d in tdims.items()})
+        union = sorted(sizes)
+        target = [("L", lv) for lv in union] + [("D", i) for i in range(p.dim())]
+        pp = to_layout(pphys, pdims, target, sizes)
+        tt = to_layout(tphys, tdims, target, sizes)
+        dual = forward_ad.make_dual(pp, tt, level=dual_index)
+        duals.append(nest(dual, {lv: k for k, lv in enumerate(union)}))
+    output = func(*tree_unflatten(duals, p_spec))
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError(
+                f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
+            )
+        output, aux = output
+        _check_aux(aux)
+    flat_out, out_spec = tree_flatten(output)
+    _check_outputs(flat_out, api)
+    primals_out, tangents_out = [], []
+    for o in flat_out:
+        ophys, odims = flatten_levels(o)
+        primal, tangent = forward_ad.unpack_dual(ophys, level=dual_index)
+        if tangent is None:
+            if strict:
                 raise RuntimeError(
-                    f"{api}: output of function f should be a tuple: (output, aux) if has_aux "
-                    "is True"
+                    "jvp(f, primals, tangents, strict=True): The output of f is independent "
+                    "of the inputs. This is not allowed with strict=True."
                 )
-            output, aux = output
-            _check_aux(aux)
-        flat_out, out_spec = tree_flatten(output)
-        _check_outputs(flat_out, api)
-        primals_out, tangents_out = [], []
-        for o in flat_out:
-            ophys, odims = flatten_levels(o)
-            primal, tangent = forward_ad.unpack_dual(ophys)
-            if tangent is None:
-                tangent = gt.zeros_like(primal)
-            primals_out.append(nest(primal, odims))
-            tangents_out.append(nest(tangent, odims))
-        if has_aux:
-            aux_leaves, aux_spec = tree_flatten(aux)
-            aux = tree_unflatten([_primal_of(a) for a in aux_leaves], aux_spec)
+            tangent = gt.zeros_like(primal)
+        primals_out.append(nest(primal, odims))
+        tangents_out.append(nest(tangent, odims))
+    if has_aux:
+        aux_leaves, aux_spec = tree_flatten(aux)
+        aux = tree_unflatten([_primal_of(a, dual_index) for a in aux_leaves], aux_spec)
     result = (tree_unflatten(primals_out, out_spec), tree_unflatten(tangents_out, out_spec))
     return result + (aux,) if has_aux else result
 
 
-def _primal_of(x):
+def _primal_of(x, dual_index):
     if not isinstance(x, Tensor):
         return x
     phys, dims = flatten_levels(x)
-    return nest(forward_ad.unpack_dual(phys).primal, dims)
+    return nest(forward_ad.unpack_dual(phys, level=dual_index).primal, dims)
+
+
+# -------------------------------------------------------------------------------------
+# linearize
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian of ``func`` at
+    ``primals`` applied to ``tangents`` (torch.func.linearize).
+
+    Note [linearize without a graph capture]
+    torch traces the tangent computation once (make_fx) and replays the traced graph on
+    every call.  gradstack has no graph capture, so ``jvp_fn`` runs :func:`jvp` at the
+    stored primals on each call: the same numbers (the tangent is linear in ``tangents``),
+    and ``func`` runs once more per call, so a ``func`` with side effects or random draws
+    sees them again.  ``jvp_fn`` checks its tangents as torch's does (structure, shape,
+    dtype) and works under ``vmap``.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> out, jvp_fn = linearize(lambda x: x.sin(), gt.zeros(3))
+    >>> jvp_fn(gt.ones(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    output = func(*primals)
+    flat_p, p_spec = tree_flatten(primals)
+    for p in flat_p:
+        if not isinstance(p, Tensor):
+            raise RuntimeError(
+                f"linearize: Expected primals to only contain Tensors, got {type(p)}"
+            )
+    shapes = [p.shape for p in flat_p]
+    dtypes = [p.dtype for p in flat_p]
+
+    def jvp_fn(*tangents):
+        flat_t, t_spec = tree_flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(
+                f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}"
+            )
+        for idx, t in enumerate(flat_t):
+            if not isinstance(t, Tensor):
+                raise RuntimeError(
+                    f"linearize: Expected tangents to only contain Tensors, got {type(t)}"
+                )
+            if tuple(t.shape) != tuple(shapes[idx]):
+                raise RuntimeError(
+                    f"tangent:{idx} with shape {t.shape} in flattened pytree doesn't match the "
+                    f"shape {shapes[idx]} of the corresponding primal."
+                )
+            if t.dtype != dtypes[idx]:
+                raise RuntimeError(
+                    f"tangent:{idx} with dtype {t.dtype} in flattened pytree doesn't match "
+                    f"the dtype {dtypes[idx]} of the corresponding primal."
+                )
+        return jvp(func, tuple(primals), tuple(tangents))[1]
+
+    return output, jvp_fn
 
 
 # -------------------------------------------------------------------------------------
@@ -606,8 +677,6 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        if _levels.any_open("jvp"):
-            raise NotImplementedError(NESTED_JVP_ERROR.format(api="jacfwd"))
         nums = _check_argnums(argnums, len(args))
         diff = _slice_argnums(args, nums)
         flat_in, in_spec = tree_flatten(diff)
