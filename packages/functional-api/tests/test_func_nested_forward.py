@@ -297,3 +297,56 @@ def test_user_dual_level_and_transforms():
         jvp(lambda x: (fwAD.enter_dual_level(), x)[1], (xg,), (vg,))
     assert str(ours.value) == str(theirs.value)
     assert fwAD._current is None
+
+
+# -------------------------------------------------------------------------------------
+# jacfwd by batched tangents (Note [jacfwd by batched tangents]): torch.func's flags
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_results_require_grad_as_torch(requires_grad):
+    (xg, xt), (vg, vt) = _x(), _x()
+    xg.requires_grad_(requires_grad)
+    xt.requires_grad_(requires_grad)
+
+    def f(L, x):
+        return (x.sin() ** 2).sum()
+
+    def g(L, x):
+        return x.sin() * x
+
+    pairs = [
+        (jvp(lambda x: g(gt, x), (xg,), (vg,))[1], tf.jvp(lambda x: g(torch, x), (xt,), (vt,))[1]),
+        (jacfwd(lambda x: g(gt, x))(xg), tf.jacfwd(lambda x: g(torch, x))(xt)),
+        (hessian(lambda x: f(gt, x))(xg), tf.hessian(lambda x: f(torch, x))(xt)),
+        (jacrev(lambda x: g(gt, x))(xg), tf.jacrev(lambda x: g(torch, x))(xt)),
+    ]
+    for ours, theirs in pairs:
+        assert ours.requires_grad == theirs.requires_grad == requires_grad
+        close(ours, theirs)
+    if requires_grad:  # differentiable through the transform, as torch's
+        (go,) = torch.autograd.grad(pairs[2][1].sum(), xt)
+        import gradstack_autograd as ag
+
+        (gg,) = ag.grad(pairs[2][0].sum(), xg)
+        close(gg, go)
+
+
+def test_jacfwd_randomness():
+    xg, xt = _x()
+    _same_error(
+        lambda: jacfwd(lambda x: x * gt.rand(3, dtype=gt.float64))(xg),
+        lambda: tf.jacfwd(lambda x: x * torch.rand(3, dtype=torch.float64))(xt),
+    )
+    _same_error(
+        lambda: jacfwd(lambda x: x, randomness="bad")(xg),
+        lambda: tf.jacfwd(lambda x: x, randomness="bad")(xt),
+    )
+    # "same": one draw shared by every direction (the Jacobian is diag of that draw)
+    gt.manual_seed(3)
+    jac = jacfwd(lambda x: x * gt.rand(3, dtype=gt.float64), randomness="same")(xg)
+    gt.manual_seed(3)
+    draw = gt.rand(3, dtype=gt.float64)
+    np.testing.assert_array_equal(jac.numpy(), np.diag(draw.numpy()))
+    # draws outside the function are not refused, and nothing stays open afterwards
+    assert gt.rand(2).shape == (2,)

@@ -18,7 +18,7 @@ _numbers = itertools.count(1)
 
 
 class Level:
-    """One open transform: ``kind`` is ``"vmap"``, ``"grad"`` or ``"jvp"``."""
+    """One open transform: ``kind`` is ``"vmap"``, ``"grad"``, ``"jvp"`` or ``"jacfwd"``."""
 
     __slots__ = ("number", "kind", "batch_size", "randomness", "dual_level")
 
@@ -65,6 +65,12 @@ def find(number: int):
         if lv.number == number:
             return lv
     return None
+
+
+def random_levels() -> list:
+    """The open levels whose ``randomness`` flag rules random draws: vmap's, and jacfwd's
+    (Note [jacfwd by batched tangents] in eager_transforms)."""
+    return [lv for lv in stack() if lv.kind == "vmap" or lv.kind == "jacfwd"]
 
 
 def dual_levels() -> list:

@@ -192,7 +192,7 @@ _open = 0
 
 def _on_draw(generator):
     """The draw observer (Note [Random draws under vmap])."""
-    levels = _levels.vmap_levels()
+    levels = _levels.random_levels()
     if not levels:
         return
     if any(lv.randomness == "error" for lv in levels):

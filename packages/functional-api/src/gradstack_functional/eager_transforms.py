@@ -54,11 +54,11 @@ import gradstack_tensor as gt
 from gradstack_autograd import enable_grad, forward_ad, is_grad_enabled
 from gradstack_tensor import Tensor
 
-from . import _levels
+from . import _levels, batching_layer
 from ._physical import expand_levels, layout_of, to_layout
 from .batched_tensor import flatten_levels, nest
 from .pytree import tree_flatten, tree_unflatten, treespec_pprint
-from .vmap import vmap
+from .vmap import _check_randomness, vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
@@ -133,7 +133,11 @@ def _differentiable_alias(phys: Tensor, create: bool) -> Tensor:
     tangents = [(k, forward_ad.unpack_dual(phys, level=k).tangent) for k in dual_levels]
     alias = phys.detach().requires_grad_(True)
     for k, tangent in tangents:
-        if tangent is not None:
+        if tangent is None:
+            continue
+        if tangent.dim() > alias.dim():  # jacfwd's batch of tangents
+            alias = forward_ad.make_batched_dual(alias, tangent, level=k)
+        else:
             alias = forward_ad.make_dual(alias, tangent, level=k)
     return alias
 
@@ -477,11 +481,13 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     # user's dual_level around or inside it raises torch's error); jvp inside jvp (jacfwd
     # of jacfwd) opens nested forward-AD levels, whose tangents the outer ones differentiate
     outer = _levels.any_open("jvp")
+    keep = _outer_wants_graph(flat_p + flat_t)  # Note [When a transform keeps the graph]
     with _open_level("jvp") as level:
         dual_ctx = forward_ad.nested_dual_level() if outer else forward_ad.dual_level()
         with dual_ctx as dual_index:
             level.dual_level = dual_index
-            return _jvp_inside(func, flat_p, flat_t, p_spec, dual_index, strict, has_aux)
+            result = _jvp_inside(func, flat_p, flat_t, p_spec, dual_index, strict, has_aux)
+    return result if keep else _detach_tree(result)
 
 
 def _jvp_inside(func, flat_p, flat_t, p_spec, dual_index, strict, has_aux):
@@ -665,8 +671,20 @@ def _first_dim_last(t: Tensor) -> Tensor:
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian of ``func`` by forward mode: ``vmap(jvp)`` over the identity
-    (torch.func.jacfwd).
+    """The Jacobian of ``func`` by forward mode (torch.func.jacfwd): one forward pass whose
+    inputs carry every row of the identity as a batch of tangents.
+
+    Note [jacfwd by batched tangents]
+    torch computes ``vmap(jvp)`` over the identity; its dual tensors keep the primal
+    unbatched and only the tangent batched.  gradstack's vmap batches a tensor as a whole,
+    so ``vmap(jvp)`` would broadcast the primal to the batch and compute ``func``'s value
+    once per direction.  jacfwd instead attaches the identity as *batched tangents*
+    (``forward_ad.make_batched_dual``, Note [Batched tangents] in forward_ad): the primal
+    is computed once, the tangents carry one extra leading dim.  This is exact because
+    nothing inside ``func`` can be batched over the directions but the tangents (the
+    directions' vmap level belongs to jacfwd).  A level of kind ``"jacfwd"`` stays open
+    for the ``randomness`` flag: random draws inside ``func`` raise under ``"error"`` and
+    are shared by all directions under ``"same"``, as under torch's vmap.
 
     Examples
     --------
@@ -677,6 +695,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        _check_randomness(randomness)
         nums = _check_argnums(argnums, len(args))
         diff = _slice_argnums(args, nums)
         flat_in, in_spec = tree_flatten(diff)
@@ -690,16 +709,20 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             new = _replace_args(args, nums, tree_unflatten(list(flat_primals), in_spec))
             return func(*new, **kwargs)
 
-        def push_jvp(*tangents):
-            res = jvp(flat_func, tuple(flat_in), tuple(tangents), has_aux=has_aux)
-            return (res[1], res[2]) if has_aux else res[1]
-
-        results = vmap(push_jvp, randomness=randomness)(*basis)
-        aux = None
-        if has_aux:
-            results, aux = results
-            leaves, aux_spec = tree_flatten(aux)
-            aux = tree_unflatten([a[0] if isinstance(a, Tensor) else a for a in leaves], aux_spec)
+        outer = _levels.any_open("jvp")
+        keep = _outer_wants_graph(flat_in)  # Note [When a transform keeps the graph]
+        random_level = _levels.Level("jacfwd", n_total, randomness)
+        _levels.push(random_level)
+        try:
+            with batching_layer.active(), _open_level("jvp") as level:
+                dual_ctx = forward_ad.nested_dual_level() if outer else forward_ad.dual_level()
+                with dual_ctx as dual_index:
+                    level.dual_level = dual_index
+                    results, aux = _batched_jvp(flat_func, flat_in, basis, dual_index, has_aux)
+        finally:
+            _levels.pop(random_level)
+        if not keep:
+            results, aux = _detach_tree(results), _detach_tree(aux)
         flat_out, out_spec = tree_flatten(results)
         per_out = []
         for jo in flat_out:  # (N, *out)
@@ -717,6 +740,42 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         return jac
 
     return wrapper
+
+
+def _batched_jvp(flat_func, flat_in, basis, dual_index, has_aux):
+    """``flat_func``'s output tangents for a batch of input tangents (``basis``: one
+    ``(N, *x.shape)`` block per input), each ``(N, *out.shape)``; and the aux."""
+    api = "jvp(f, primals, tangents)"
+    duals = []
+    for x, b in zip(flat_in, basis):
+        phys, dims = flatten_levels(x)
+        t = b
+        for d in sorted(dims.values()):  # the primal's vmap dims, behind the lead dim
+            t = t.unsqueeze(d + 1)
+        t = t.expand((b.shape[0],) + tuple(phys.shape))
+        duals.append(nest(forward_ad.make_batched_dual(phys, t, level=dual_index), dims))
+    output = flat_func(*duals)
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError(
+                f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
+            )
+        output, aux = output
+        _check_aux(aux)
+        aux_leaves, aux_spec = tree_flatten(aux)
+        aux = tree_unflatten([_primal_of(a, dual_index) for a in aux_leaves], aux_spec)
+    flat_out, out_spec = tree_flatten(output)
+    _check_outputs(flat_out, api)
+    n = basis[0].shape[0] if basis else 0
+    tangents_out = []
+    for o in flat_out:
+        ophys, odims = flatten_levels(o)
+        tangent = forward_ad.unpack_dual(ophys, level=dual_index).tangent
+        if tangent is None:
+            tangent = gt.zeros((n,) + tuple(ophys.shape), dtype=ophys.dtype)
+        tangents_out.append(nest(tangent, {lv: d + 1 for lv, d in odims.items()}))
+    return tree_unflatten(tangents_out, out_spec), aux
 
 
 def hessian(func, argnums=0):
