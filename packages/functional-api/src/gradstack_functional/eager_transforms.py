@@ -432,6 +432,24 @@ def vjp(func, *primals, has_aux=False):
             results.append(nest(g, dims))
         return tuple(tree_unflatten(results, spec))
 
+    def pull_identity(blocks):
+        """Note [jacrev without vmap]: ``vmap(vjp_fn)(blocks)`` for unbatched cotangent
+        blocks ``(N, *out.shape)`` (rows of the identity), as one batched backward pass."""
+        n = blocks[0].shape[0]
+        cots = []
+        for b, (ophys, odims) in zip(blocks, outs):
+            for d in sorted(odims.values()):  # the output's vmap dims, behind the lead dim
+                b = b.unsqueeze(d + 1)
+            b = b.expand((n,) + tuple(ophys.shape))
+            cots.append(b if b.dtype == ophys.dtype else b.to(ophys.dtype))
+        with enable_grad():
+            grads = _engine_grad([o for o, _ in outs], cots, inners, create, True, (n,))
+        return [
+            nest(g if create else g.detach(), {lv: d + 1 for lv, d in dims.items()})
+            for g, dims in zip(grads, dims_list)
+        ]
+
+    vjp_fn._pull_identity = pull_identity
     out_value = output if create else _detach_tree(output)
     if has_aux:
         return out_value, vjp_fn, (aux if create else _detach_tree(aux))
@@ -622,6 +640,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     """The Jacobian of ``func`` by reverse mode: ``vmap(vjp_fn)`` over the identity
     (torch.func.jacrev).  ``chunk_size`` bounds how many rows one backward pass computes.
 
+    Note [jacrev without vmap]
+    ``vmap(vjp_fn)`` over the identity ends in one batched backward pass (the cotangents'
+    vmap level becomes the leading dim of ``autograd.grad(is_grads_batched=True)``).
+    Without ``chunk_size``, jacrev builds that pass directly (``vjp_fn._pull_identity``):
+    the same numbers without vmap's wrapping, unwrapping and pytree walks, which cost
+    more than the backward itself on small functions.
+
     Examples
     --------
     >>> import gradstack_tensor as gt
@@ -646,8 +671,12 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         flat_out, out_spec = tree_flatten(output)
         _check_outputs(flat_out, "jacrev(f, ...)(*args)")
         n_total = sum(o.numel() for o in flat_out)
-        basis = tree_unflatten(_basis(flat_out, n_total), out_spec)
-        flat_jac = vmap(vjp_fn, chunk_size=chunk_size)(basis)  # per input: (N, *in)
+        blocks = _basis(flat_out, n_total)
+        if chunk_size is None and n_total > 0:  # Note [jacrev without vmap]
+            flat_jac = vjp_fn._pull_identity(blocks)
+        else:
+            basis = tree_unflatten(blocks, out_spec)
+            flat_jac = vmap(vjp_fn, chunk_size=chunk_size)(basis)  # per input: (N, *in)
         per_out, off = [], 0
         for o in flat_out:
             n = o.numel()
