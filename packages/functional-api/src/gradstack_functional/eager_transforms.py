@@ -438,9 +438,10 @@ def vjp(func, *primals, has_aux=False):
         n = blocks[0].shape[0]
         cots = []
         for b, (ophys, odims) in zip(blocks, outs):
-            for d in sorted(odims.values()):  # the output's vmap dims, behind the lead dim
-                b = b.unsqueeze(d + 1)
-            b = b.expand((n,) + tuple(ophys.shape))
+            if odims:
+                for d in sorted(odims.values()):  # the output's vmap dims, behind the lead
+                    b = b.unsqueeze(d + 1)
+                b = b.expand((n,) + tuple(ophys.shape))
             cots.append(b if b.dtype == ophys.dtype else b.to(ophys.dtype))
         with enable_grad():
             grads = _engine_grad([o for o, _ in outs], cots, inners, create, True, (n,))
@@ -631,9 +632,25 @@ def _basis(flat, n_total: int):
     for t in flat:
         n = t.numel()
         eye = gt.eye(n_total, dtype=t.dtype)
-        rows.append(eye[:, off : off + n].reshape((n_total,) + tuple(t.shape)))
+        block = eye if n == n_total else eye[:, off : off + n]
+        shape = (n_total,) + tuple(t.shape)
+        rows.append(block if tuple(block.shape) == shape else block.reshape(shape))
         off += n
     return rows
+
+
+def _split_last(jo, flat_in, in_spec):
+    """A Jacobian block ``(*out, N)`` split along its last dim into one ``(*out, *x.shape)``
+    block per input ``x`` (the pytree of the inputs)."""
+    lead = tuple(jo.shape[:-1])
+    parts, off = [], 0
+    for x in flat_in:
+        n = x.numel()
+        part = jo if n == jo.shape[-1] else jo.narrow(-1, off, n)
+        shape = lead + tuple(x.shape)
+        parts.append(part if tuple(part.shape) == shape else part.reshape(shape))
+        off += n
+    return tree_unflatten(parts, in_spec)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
@@ -680,10 +697,11 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         per_out, off = [], 0
         for o in flat_out:
             n = o.numel()
-            row = [
-                j.narrow(0, off, n).reshape(tuple(o.shape) + tuple(x.shape))
-                for j, x in zip(flat_jac, flat_in)
-            ]
+            row = []
+            for j, x in zip(flat_jac, flat_in):
+                part = j if n == n_total else j.narrow(0, off, n)
+                shape = tuple(o.shape) + tuple(x.shape)
+                row.append(part if tuple(part.shape) == shape else part.reshape(shape))
             per_out.append(tree_unflatten(row, in_spec))
             off += n
         jac = tree_unflatten(per_out, out_spec)
@@ -743,7 +761,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         random_level = _levels.Level("jacfwd", n_total, randomness)
         _levels.push(random_level)
         try:
-            with batching_layer.active(), _open_level("jvp") as level:
+            with batching_layer.draws_checked(), _open_level("jvp") as level:
                 dual_ctx = forward_ad.nested_dual_level() if outer else forward_ad.dual_level()
                 with dual_ctx as dual_index:
                     level.dual_level = dual_index
@@ -753,16 +771,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         if not keep:
             results, aux = _detach_tree(results), _detach_tree(aux)
         flat_out, out_spec = tree_flatten(results)
-        per_out = []
-        for jo in flat_out:  # (N, *out)
-            moved = _first_dim_last(jo)
-            parts, off = [], 0
-            for x in flat_in:
-                n = x.numel()
-                part = moved.narrow(-1, off, n)
-                parts.append(part.reshape(tuple(moved.shape[:-1]) + tuple(x.shape)))
-                off += n
-            per_out.append(tree_unflatten(parts, in_spec))
+        per_out = [_split_last(_first_dim_last(jo), flat_in, in_spec) for jo in flat_out]
         jac = tree_unflatten(per_out, out_spec)
         if has_aux:
             return jac, aux
@@ -779,9 +788,10 @@ def _batched_jvp(flat_func, flat_in, basis, dual_index, has_aux):
     for x, b in zip(flat_in, basis):
         phys, dims = flatten_levels(x)
         t = b
-        for d in sorted(dims.values()):  # the primal's vmap dims, behind the lead dim
-            t = t.unsqueeze(d + 1)
-        t = t.expand((b.shape[0],) + tuple(phys.shape))
+        if dims:
+            for d in sorted(dims.values()):  # the primal's vmap dims, behind the lead dim
+                t = t.unsqueeze(d + 1)
+            t = t.expand((b.shape[0],) + tuple(phys.shape))
         duals.append(nest(forward_ad.make_batched_dual(phys, t, level=dual_index), dims))
     output = flat_func(*duals)
     aux = None
