@@ -342,6 +342,15 @@ def vjp(func, *primals, has_aux=False):
     >>> vjp_fn(gt.tensor([1.0, 2.0]))[0].tolist()
     [3.0, 6.0]
     """
+    out_value, vjp_fn, aux, _ = _vjp(func, primals, has_aux)
+    if has_aux:
+        return out_value, vjp_fn, aux
+    return out_value, vjp_fn
+
+
+def _vjp(func, primals, has_aux):
+    """vjp's work: ``(output, vjp_fn, aux, pull_identity)``; ``pull_identity`` is jacrev's
+    direct batched pass (Note [jacrev without vmap])."""
     flat, spec = tree_flatten(primals)
     create = _outer_wants_graph([t for t in flat if isinstance(t, Tensor)])
     levels = _open_vmap_levels()
@@ -450,11 +459,8 @@ def vjp(func, *primals, has_aux=False):
             for g, dims in zip(grads, dims_list)
         ]
 
-    vjp_fn._pull_identity = pull_identity
     out_value = output if create else _detach_tree(output)
-    if has_aux:
-        return out_value, vjp_fn, (aux if create else _detach_tree(aux))
-    return out_value, vjp_fn
+    return out_value, vjp_fn, (aux if create else _detach_tree(aux)), pull_identity
 
 
 # -------------------------------------------------------------------------------------
@@ -660,7 +666,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     Note [jacrev without vmap]
     ``vmap(vjp_fn)`` over the identity ends in one batched backward pass (the cotangents'
     vmap level becomes the leading dim of ``autograd.grad(is_grads_batched=True)``).
-    Without ``chunk_size``, jacrev builds that pass directly (``vjp_fn._pull_identity``):
+    Without ``chunk_size``, jacrev builds that pass directly (``_vjp``'s ``pull_identity``):
     the same numbers without vmap's wrapping, unwrapping and pytree walks, which cost
     more than the backward itself on small functions.
 
@@ -683,14 +689,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             new = _replace_args(args, nums, tree_unflatten(list(flat_primals), in_spec))
             return func(*new, **kwargs)
 
-        res = vjp(flat_func, *flat_in, has_aux=has_aux)
-        output, vjp_fn = res[0], res[1]
+        output, vjp_fn, aux, pull_identity = _vjp(flat_func, tuple(flat_in), has_aux)
         flat_out, out_spec = tree_flatten(output)
         _check_outputs(flat_out, "jacrev(f, ...)(*args)")
         n_total = sum(o.numel() for o in flat_out)
         blocks = _basis(flat_out, n_total)
         if chunk_size is None and n_total > 0:  # Note [jacrev without vmap]
-            flat_jac = vjp_fn._pull_identity(blocks)
+            flat_jac = pull_identity(blocks)
         else:
             basis = tree_unflatten(blocks, out_spec)
             flat_jac = vmap(vjp_fn, chunk_size=chunk_size)(basis)  # per input: (N, *in)
@@ -706,7 +711,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             off += n
         jac = tree_unflatten(per_out, out_spec)
         if has_aux:
-            return jac, res[2]
+            return jac, aux
         return jac
 
     return wrapper
