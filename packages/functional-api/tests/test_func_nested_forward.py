@@ -350,3 +350,14 @@ def test_jacfwd_randomness():
     np.testing.assert_array_equal(jac.numpy(), np.diag(draw.numpy()))
     # draws outside the function are not refused, and nothing stays open afterwards
     assert gt.rand(2).shape == (2,)
+
+
+def test_jacfwd_reads_the_primal_as_torch():
+    """torch's duals keep the primal unbatched: .item() and control flow on it work."""
+    xg, xt = _x()
+    for f in (
+        lambda x: x * x.sum().item(),
+        lambda x: x.exp() if x.sum() > 0 else x.sin(),
+        lambda x: x * x.tolist()[0],
+    ):
+        close(jacfwd(f)(xg), tf.jacfwd(f)(xt))
