@@ -20,6 +20,13 @@ per-round ratios to gradstack's default (Note [Interleaved rounds])::
     python benchmarks/functional_vs_peers.py            # 15 rounds
     python benchmarks/functional_vs_peers.py --repeat 31
 
+And torch.func's workloads of issue 15 (``--only func``), gradstack.func against
+torch.func: per-sample gradients of a 784-128-128-10 MLP over a batch of 64
+(``vmap(grad(loss), in_dims=(None, 0, 0))``; goal: no slower), ``jacrev``/``jacfwd``
+of a 100 -> 100 function and ``hessian`` of a 100 -> 1 one (goal: at most 0.5x
+torch.func's time), and ensembling 8 such MLPs with ``stack_module_state`` +
+``vmap(functional_call)`` (goal: no slower).
+
 Only public APIs are used.  This is a benchmark, not a test: goals are reported, never
 asserted.
 """
@@ -106,8 +113,9 @@ def report(title, medians, ratios, goals):
     for name, limit in goals.items():
         if name in ratios:
             verdict = "met" if ratios[name] >= limit else "NOT met"
+            want = "no slower than" if limit == 1.0 else f"at most {1 / limit:.2g}x the time of"
             print(
-                f"  goal: gradstack no slower than {name}: {verdict} "
+                f"  goal: gradstack {want} {name}: {verdict} "
                 f"(it is {ratios[name]:.2f}x gradstack's time)"
             )
 
@@ -236,9 +244,154 @@ def tall_jacobian_case(repeat, n_in=4, n_out=400):
     report(f"Tall jacobian ({n_in} -> {n_out}, float64)", *interleaved(contenders, repeat), {})
 
 
+# -------------------------------------------------------------------------------------
+# torch.func's workloads (issue 15): gradstack.func against torch.func, same weights/data
+
+
+def _mlp(lib, sizes, rng, dtype):
+    """``Linear -> ReLU -> ... -> Linear`` of ``lib`` (gradstack or torch) with weights from
+    ``rng`` (the same numbers for both libraries when the generators start equal)."""
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        lin = lib.nn.Linear(a, b)
+        bound = 1.0 / np.sqrt(a)
+        w = rng.uniform(-bound, bound, (b, a)).astype(dtype)
+        bias = rng.uniform(-bound, bound, b).astype(dtype)
+        lin.load_state_dict({"weight": lib.tensor(w), "bias": lib.tensor(bias)})
+        layers.append(lin)
+        if i < len(sizes) - 2:
+            layers.append(lib.nn.ReLU())
+    return lib.nn.Sequential(*layers)
+
+
+def per_sample_grads_case(repeat, batch=64, sizes=(784, 128, 128, 10)):
+    """``vmap(grad(loss), in_dims=(None, 0, 0))`` over a 3-layer MLP (torch's tutorial)."""
+    import gradstack
+
+    rng = np.random.default_rng(15)
+    xs = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    ys = rng.integers(0, sizes[-1], batch)
+    contenders, results = {}, {}
+    for name, lib in (("gradstack.func", gradstack), ("torch.func", torch)):
+        if lib is None:
+            continue
+        model = _mlp(lib, sizes, np.random.default_rng(16), np.float32)
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        fc, F = lib.func.functional_call, lib.nn.functional
+
+        def loss(params, x, y, model=model, fc=fc, F=F):
+            return F.cross_entropy(fc(model, params, (x.unsqueeze(0),)), y.unsqueeze(0))
+
+        per_sample = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))
+        x, y = lib.tensor(xs), lib.tensor(ys)
+        contenders[f"{name} vmap(grad(loss))"] = (
+            lambda per_sample=per_sample, params=params, x=x, y=y: per_sample(params, x, y)
+        )
+        results[name] = contenders[f"{name} vmap(grad(loss))"]()
+    print(f"\nPer-sample gradients, MLP {'-'.join(map(str, sizes))}, batch {batch}, float32")
+    if torch is not None:
+        for k in results["torch.func"]:
+            agree(
+                f"torch.func {k}",
+                results["torch.func"][k].numpy(),
+                results["gradstack.func"][k].numpy(),
+                1e-4,
+            )
+    goals = {"torch.func vmap(grad(loss))": 1.0} if torch is not None else {}
+    report("Per-sample gradients (float32)", *interleaved(contenders, repeat), goals)
+
+
+def vector_fn(x):
+    """R^n -> R^n with a dense Jacobian: tanh(x) * x.sum() + x ** 2."""
+    return x.tanh() * x.sum() + x**2
+
+
+def scalar_fn(x):
+    return (x.sin() * x.cos()).sum() + (x**3).sum()
+
+
+def func_jacobians_case(repeat, n=100):
+    """``jacrev``, ``jacfwd`` of a 100 -> 100 function and ``hessian`` of a 100 -> 1 one."""
+    import gradstack.func as gf
+
+    xn = np.random.default_rng(17).uniform(-1.0, 1.0, n)
+    x = gt.from_numpy(xn.copy())
+    xt = torch.from_numpy(xn.copy()) if torch is not None else None
+    print(f"\ntorch.func jacobians, {n} inputs, float64")
+    # gradstack's autograd.functional (one batched pass, no vmap) beside each transform:
+    # whether routing it through vmap could pay (issue 15)
+    functional = {
+        "jacrev": lambda: F.jacobian(vector_fn, x, vectorize=True),
+        "jacfwd": lambda: F.jacobian(vector_fn, x, vectorize=True, strategy="forward-mode"),
+        "hessian": lambda: F.hessian(scalar_fn, x, vectorize=True),
+    }
+    for label, ours, theirs, fn in (
+        ("jacrev", gf.jacrev, torch and torch.func.jacrev, vector_fn),
+        ("jacfwd", gf.jacfwd, torch and torch.func.jacfwd, vector_fn),
+        ("hessian", gf.hessian, torch and torch.func.hessian, scalar_fn),
+        ("jacfwd(jacfwd)", lambda f: gf.jacfwd(gf.jacfwd(f)), None, scalar_fn),
+    ):
+        mine = ours(fn)
+        contenders = {f"gradstack.func.{label}": lambda mine=mine: mine(x)}
+        if label in functional:
+            contenders[f"gradstack autograd.functional ({label})"] = functional[label]
+        goals = {}
+        if torch is not None:
+            if theirs is None:
+                other = torch.func.jacfwd(torch.func.jacfwd(fn))
+            else:
+                other = theirs(fn)
+                goals[f"torch.func.{label}"] = 2.0  # goal: at most 0.5x torch.func's time
+            contenders[f"torch.func.{label}"] = lambda other=other: other(xt)
+            agree(f"torch.func.{label}", other(xt).numpy(), mine(x).numpy(), 1e-10)
+        report(
+            f"{label} of a {n}-input function (float64)",
+            *interleaved(contenders, repeat),
+            goals,
+        )
+
+
+def ensembling_case(repeat, num_models=8, batch=64, sizes=(784, 128, 128, 10)):
+    """``stack_module_state`` + ``vmap(functional_call)`` over 8 MLPs, one minibatch."""
+    import copy
+
+    import gradstack
+
+    xs = np.random.default_rng(18).standard_normal((batch, sizes[0])).astype(np.float32)
+    contenders, results = {}, {}
+    for name, lib in (("gradstack.func", gradstack), ("torch.func", torch)):
+        if lib is None:
+            continue
+        rng = np.random.default_rng(19)
+        models = [_mlp(lib, sizes, rng, np.float32) for _ in range(num_models)]
+        params, buffers = lib.func.stack_module_state(models)
+        base = copy.deepcopy(models[0])
+        fc = lib.func.functional_call
+
+        def fmodel(params, buffers, x, base=base, fc=fc):
+            return fc(base, (params, buffers), (x,))
+
+        ensemble = lib.func.vmap(fmodel, in_dims=(0, 0, None))
+        x = lib.tensor(xs)
+        key = f"{name} vmap(functional_call)"
+        contenders[key] = lambda e=ensemble, p=params, b=buffers, x=x: e(p, b, x)
+        results[name] = contenders[key]().detach().numpy()
+    print(f"\nModel ensembling, {num_models} MLPs {'-'.join(map(str, sizes))}, batch {batch}")
+    goals = {}
+    if torch is not None:
+        agree("torch.func", results["torch.func"], results["gradstack.func"], 1e-5)
+        goals["torch.func vmap(functional_call)"] = 1.0
+    report("Model ensembling (float32)", *interleaved(contenders, repeat), goals)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15, help="rounds (default 15)")
+    parser.add_argument(
+        "--only",
+        choices=["autograd-functional", "func"],
+        help="run only the autograd.functional workloads (issue 4) or torch.func's (issue 15)",
+    )
     args = parser.parse_args()
     print(
         f"python {platform.python_version()}, numpy {np.__version__}"
@@ -250,9 +403,14 @@ def main():
         )
         + "; one thread"
     )
-    hessian_case(args.repeat)
-    jacobian_case(args.repeat)
-    tall_jacobian_case(args.repeat)
+    if args.only != "func":
+        hessian_case(args.repeat)
+        jacobian_case(args.repeat)
+        tall_jacobian_case(args.repeat)
+    if args.only != "autograd-functional":
+        per_sample_grads_case(args.repeat)
+        func_jacobians_case(args.repeat)
+        ensembling_case(args.repeat)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,7 @@ and more" (pytorch.org/tutorials/intermediate/*_tutorial), written once as funct
 the library namespace ``torch`` and run by both libraries on the same data and weights;
 their results must agree.  Changes from the tutorials, because gradstack lacks the
 feature (see packages/functional-api/README.md): MLPs stand in for the CNN (no conv
-layers in nn-mini), the ensemble's base model is not moved to the ``meta`` device, and
-``jacfwd(jacfwd(f))`` (nested forward mode) is not run.
+layers in nn-mini) and the ensemble's base model is not moved to the ``meta`` device.
 """
 
 from __future__ import annotations
@@ -166,11 +165,13 @@ def jacobians_hessians(torch, weight, bias, x, x_batch):
     hess_api = hessian(predict, argnums=2)(weight, bias, x)
     hess_revrev = jacrev(jacrev(predict, argnums=2), argnums=2)(weight, bias, x)
     assert torch.allclose(hess_api, hess_revrev, atol=1e-10)
+    hess_fwdfwd = jacfwd(jacfwd(predict, argnums=2), argnums=2)(weight, bias, x)
+    assert torch.allclose(hess_api, hess_fwdfwd, atol=1e-10)
     batch_jacobian0 = vmap(jacrev(predict, argnums=2), in_dims=(None, None, 0))(
         weight, bias, x_batch
     )
     batch_hess = vmap(hessian(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, x_batch)
-    return jacobian, ft_jac_weight, ft_jac_bias, hess_api, batch_jacobian0, batch_hess
+    return jacobian, ft_jac_weight, ft_jac_bias, hess_api, hess_fwdfwd, batch_jacobian0, batch_hess
 
 
 def _close(ours, theirs, atol=1e-9):

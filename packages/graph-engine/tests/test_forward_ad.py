@@ -156,6 +156,55 @@ def test_errors():
     assert fwAD._current is None
 
 
+def test_nested_levels_api():
+    x = gt.tensor([2.0, -1.0], dtype=gt.float64)
+    with fwAD.nested_dual_level() as outer:
+        xo = fwAD.make_dual(x, gt.tensor([1.0, 0.0], dtype=gt.float64), level=outer)
+        with pytest.raises(RuntimeError, match="Nested forward mode AD"):
+            fwAD.enter_dual_level()  # torch's public API: one level at a time
+        with fwAD.nested_dual_level() as inner:
+            assert (outer, inner) == (0, 1) and fwAD._current.index == 1
+            y = fwAD.make_dual(xo, gt.tensor([1.0, 1.0], dtype=gt.float64)) ** 3  # inner
+            p, t = fwAD.unpack_dual(y)  # the innermost level by default
+            assert t.tolist() == [12.0, 3.0]  # 3 x^2 v
+            assert fwAD.unpack_dual(p, level=inner).tangent is None
+            assert fwAD.unpack_dual(p, level=outer).tangent.tolist() == [12.0, 0.0]  # keeps it
+            assert fwAD.unpack_dual(t, level=outer).tangent.tolist() == [12.0, 0.0]  # 6 x u v
+            with pytest.raises(RuntimeError, match="not the last one"):
+                fwAD.exit_dual_level(level=outer)
+            with pytest.raises(RuntimeError, match=r"at level 2, but the open levels are \[0, 1\]"):
+                fwAD.unpack_dual(y, level=2)
+            with pytest.raises(
+                RuntimeError, match="already has a forward gradient at the same level 1"
+            ):
+                fwAD.make_dual(y, gt.ones(2, dtype=gt.float64), level=inner)
+        # the inner level closed: its tangents are gone, the outer ones stay
+        assert fwAD.unpack_dual(y, level=outer).tangent.tolist() == [12.0, 0.0]
+        assert fwAD._current.index == 0 and y._fw_grad is not None and len(y._fw_grad) == 1
+    assert fwAD._current is None and fwAD.unpack_dual(y).tangent is None
+
+
+def test_nested_levels_through_inplace_ops_and_views():
+    """An in-place op on a view with tangents at two levels equals its out-of-place form."""
+
+    def run(inplace):
+        x = gt.tensor([0.5, 1.5, -1.0], dtype=gt.float64)
+        with fwAD.nested_dual_level() as outer:
+            xo = fwAD.make_dual(x, gt.tensor([1.0, -2.0, 0.5], dtype=gt.float64), level=outer)
+            with fwAD.nested_dual_level() as inner:
+                xi = fwAD.make_dual(xo, gt.tensor([0.3, 1.0, 2.0], dtype=gt.float64), level=inner)
+                if inplace:
+                    y = xi * 1.0
+                    y[1:].mul_(xi[:2].exp())
+                else:
+                    y = gt.cat([xi[:1], xi[1:] * xi[:2].exp()])
+                y = (y * y).sum()
+                t = fwAD.unpack_dual(y, level=inner).tangent
+            return fwAD.unpack_dual(t, level=outer).tangent.item(), t.item()
+
+    np.testing.assert_allclose(run(True), run(False), rtol=1e-12)
+
+
 def test_tangent_is_cast_to_the_primal_dtype():
     with fwAD.dual_level():
         d = fwAD.make_dual(gt.zeros(2, dtype=gt.float32), gt.ones(2, dtype=gt.float64))
@@ -347,6 +396,32 @@ def test_forward_over_reverse_is_hvp(op, sample, create_graph):
                 atol=_tol(op) / 10,
                 err_msg=f"input {j}, batched={batched}",
             )
+
+
+@pytest.mark.parametrize("op,sample", _samples(lambda op: op.second_order))
+def test_forward_over_forward_is_uHv(op, sample):
+    """Nested levels (Note [Nested levels]): the outer tangent of the inner tangent of a
+    scalar is the second directional derivative u^T H v (reverse-over-reverse oracle)."""
+    rng = _rng("fof", op.name, sample.desc)
+    xs0 = [db.to_gs(a, gt) for a in sample.inputs]
+    ws = [rng.standard_normal(tuple(o.shape)) for o in _float_outputs(sample.fn(gt, *xs0))]
+    vs = [rng.standard_normal(np.shape(a)) for a in sample.inputs]
+    us = [rng.standard_normal(np.shape(a)) for a in sample.inputs]
+    hv = _hvp_reverse(sample, ws, vs)
+    if hv is None:
+        pytest.skip("the sample's outputs do not depend on its inputs")
+    want = sum(float(np.sum(u * h)) for u, h in zip(us, hv))
+    xs = [db.to_gs(a, gt) for a in sample.inputs]
+    with fwAD.nested_dual_level() as outer:
+        d1 = [fwAD.make_dual(x, gt.from_numpy(u), level=outer) for x, u in zip(xs, us)]
+        with fwAD.nested_dual_level() as inner:
+            assert (outer, inner) == (0, 1)
+            d2 = [fwAD.make_dual(d, gt.from_numpy(v), level=inner) for d, v in zip(d1, vs)]
+            f = _scalar(sample, d2, ws)
+            first = fwAD.unpack_dual(f, level=inner).tangent  # v . grad f, a dual at outer
+        second = None if first is None else fwAD.unpack_dual(first, level=outer).tangent
+    got = 0.0 if second is None else float(second.item())
+    assert math.isclose(got, want, rel_tol=_tol(op) * 10, abs_tol=_tol(op)), (got, want)
 
 
 @pytest.mark.parametrize("op,sample", _samples(lambda op: op.second_order))

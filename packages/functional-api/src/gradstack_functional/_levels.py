@@ -18,15 +18,16 @@ _numbers = itertools.count(1)
 
 
 class Level:
-    """One open transform: ``kind`` is ``"vmap"``, ``"grad"`` or ``"jvp"``."""
+    """One open transform: ``kind`` is ``"vmap"``, ``"grad"``, ``"jvp"`` or ``"jacfwd"``."""
 
-    __slots__ = ("number", "kind", "batch_size", "randomness")
+    __slots__ = ("number", "kind", "batch_size", "randomness", "dual_level")
 
     def __init__(self, kind: str, batch_size: int = -1, randomness: str = "error"):
         self.number = next(_numbers)
         self.kind = kind
         self.batch_size = batch_size
         self.randomness = randomness
+        self.dual_level = None  # a jvp level's forward-AD level index (forward_ad)
 
     def __repr__(self):
         extra = f", batch_size={self.batch_size}" if self.kind == "vmap" else ""
@@ -64,6 +65,17 @@ def find(number: int):
         if lv.number == number:
             return lv
     return None
+
+
+def random_levels() -> list:
+    """The open levels whose ``randomness`` flag rules random draws: vmap's, and jacfwd's
+    (Note [jacfwd by batched tangents] in eager_transforms)."""
+    return [lv for lv in stack() if lv.kind == "vmap" or lv.kind == "jacfwd"]
+
+
+def dual_levels() -> list:
+    """The forward-AD level indices of the open jvp levels, outermost first."""
+    return [lv.dual_level for lv in stack() if lv.kind == "jvp"]
 
 
 def any_open(kind: str) -> bool:

@@ -41,7 +41,7 @@ from . import _levels
 from . import batching_rules as _rules
 from .batched_tensor import BatchedTensor, make_batched
 
-__all__ = ["BatchingLayer", "LAYER_PRIORITY", "active", "warned_ops"]
+__all__ = ["BatchingLayer", "LAYER_PRIORITY", "active", "draws_checked", "warned_ops"]
 
 LAYER_PRIORITY = 2000
 
@@ -192,7 +192,7 @@ _open = 0
 
 def _on_draw(generator):
     """The draw observer (Note [Random draws under vmap])."""
-    levels = _levels.vmap_levels()
+    levels = _levels.random_levels()
     if not levels:
         return
     if any(lv.randomness == "error" for lv in levels):
@@ -206,20 +206,37 @@ def _on_draw(generator):
         )
 
 
+def _observe_draws() -> None:
+    """Install the draw observer for one more user (under ``_lock``)."""
+    global _observers, _saved_observer
+    if _observers == 0:
+        _saved_observer = set_draw_observer(_on_draw)
+    _observers += 1
+
+
+def _unobserve_draws() -> None:
+    """One user fewer; the last one restores the observer found before (under ``_lock``)."""
+    global _observers
+    _observers -= 1
+    if _observers == 0:
+        set_draw_observer(_saved_observer)
+
+
+_observers = 0  # open vmaps and jacfwds (in any thread) that need the draw observer
+_saved_observer = None  # the observer that was installed before the first of them
+
+
 class active:
     """Context manager: the layer and the draw observer are installed while any vmap is
     open (in any thread; an op without batched arguments passes through the layer)."""
-
-    _saved = None  # the draw observer that was installed before the first vmap opened
 
     def __enter__(self):
         global _open
         with _lock:
             if _open == 0:
                 register_layer(_LAYER)
-                self._previous = set_draw_observer(_on_draw)
-                active._saved = self._previous
             _open += 1
+            _observe_draws()
         return self
 
     def __exit__(self, *exc):
@@ -228,4 +245,19 @@ class active:
             _open -= 1
             if _open == 0:
                 unregister_layer(_LAYER)
-                set_draw_observer(active._saved)
+            _unobserve_draws()
+
+
+class draws_checked:
+    """Context manager: only the draw observer, for a transform whose randomness flag
+    rules draws but that batches nothing itself (jacfwd: Note [jacfwd by batched
+    tangents] in eager_transforms)."""
+
+    def __enter__(self):
+        with _lock:
+            _observe_draws()
+        return self
+
+    def __exit__(self, *exc):
+        with _lock:
+            _unobserve_draws()

@@ -54,20 +54,13 @@ import gradstack_tensor as gt
 from gradstack_autograd import enable_grad, forward_ad, is_grad_enabled
 from gradstack_tensor import Tensor
 
-from . import _levels
+from . import _levels, batching_layer
 from ._physical import expand_levels, layout_of, to_layout
 from .batched_tensor import flatten_levels, nest
 from .pytree import tree_flatten, tree_unflatten, treespec_pprint
-from .vmap import vmap
+from .vmap import _check_randomness, vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
-
-NESTED_JVP_ERROR = (
-    "{api}: nested forward-mode transforms (jvp or jacfwd inside jvp or jacfwd, such as "
-    "jacfwd(jacfwd(f))) are not supported yet: gradstack's forward AD has one dual level at "
-    "a time. Use jacfwd(jacrev(f)) or jacrev(jacrev(f)) instead."
-)
-
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
 # -------------------------------------------------------------------------------------
 # argnums (torch's checks and messages)
@@ -132,11 +125,21 @@ def _differentiable_alias(phys: Tensor, create: bool) -> Tensor:
     outer levels' dependence (reverse mode: a view; forward mode: the tangent)."""
     if create and phys.requires_grad:
         return phys.view_as(phys)
-    if _levels.any_open("jvp"):
-        primal, tangent = forward_ad.unpack_dual(phys)
-        if tangent is not None:
-            return forward_ad.make_dual(primal.detach().requires_grad_(True), tangent)
-    return phys.detach().requires_grad_(True)
+    dual_levels = _levels.dual_levels()
+    if not dual_levels:
+        return phys.detach().requires_grad_(True)
+    # a fresh leaf carrying the tangent of every open jvp level, outermost first (each
+    # inner tangent keeps its own outer tangents: Note [Nested levels] in forward_ad)
+    tangents = [(k, forward_ad.unpack_dual(phys, level=k).tangent) for k in dual_levels]
+    alias = phys.detach().requires_grad_(True)
+    for k, tangent in tangents:
+        if tangent is None:
+            continue
+        if tangent.dim() > alias.dim():  # jacfwd's batch of tangents
+            alias = forward_ad.make_batched_dual(alias, tangent, level=k)
+        else:
+            alias = forward_ad.make_dual(alias, tangent, level=k)
+    return alias
 
 
 def _enter(flat_inputs, api: str, create: bool):
@@ -339,6 +342,15 @@ def vjp(func, *primals, has_aux=False):
     >>> vjp_fn(gt.tensor([1.0, 2.0]))[0].tolist()
     [3.0, 6.0]
     """
+    out_value, vjp_fn, aux, _ = _vjp(func, primals, has_aux)
+    if has_aux:
+        return out_value, vjp_fn, aux
+    return out_value, vjp_fn
+
+
+def _vjp(func, primals, has_aux):
+    """vjp's work: ``(output, vjp_fn, aux, pull_identity)``; ``pull_identity`` is jacrev's
+    direct batched pass (Note [jacrev without vmap])."""
     flat, spec = tree_flatten(primals)
     create = _outer_wants_graph([t for t in flat if isinstance(t, Tensor)])
     levels = _open_vmap_levels()
@@ -429,10 +441,26 @@ def vjp(func, *primals, has_aux=False):
             results.append(nest(g, dims))
         return tuple(tree_unflatten(results, spec))
 
+    def pull_identity(blocks):
+        """Note [jacrev without vmap]: ``vmap(vjp_fn)(blocks)`` for unbatched cotangent
+        blocks ``(N, *out.shape)`` (rows of the identity), as one batched backward pass."""
+        n = blocks[0].shape[0]
+        cots = []
+        for b, (ophys, odims) in zip(blocks, outs):
+            if odims:
+                for d in sorted(odims.values()):  # the output's vmap dims, behind the lead
+                    b = b.unsqueeze(d + 1)
+                b = b.expand((n,) + tuple(ophys.shape))
+            cots.append(b if b.dtype == ophys.dtype else b.to(ophys.dtype))
+        with enable_grad():
+            grads = _engine_grad([o for o, _ in outs], cots, inners, create, True, (n,))
+        return [
+            nest(g if create else g.detach(), {lv: d + 1 for lv, d in dims.items()})
+            for g, dims in zip(grads, dims_list)
+        ]
+
     out_value = output if create else _detach_tree(output)
-    if has_aux:
-        return out_value, vjp_fn, (aux if create else _detach_tree(aux))
-    return out_value, vjp_fn
+    return out_value, vjp_fn, (aux if create else _detach_tree(aux)), pull_identity
 
 
 # -------------------------------------------------------------------------------------
@@ -468,61 +496,135 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         for x in flat:
             if not isinstance(x, Tensor):
                 raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got {type(x)}")
-    if strict:
-        raise NotImplementedError("jvp(..., strict=True) is not supported yet")
-    if _levels.any_open("jvp"):
-        raise NotImplementedError(NESTED_JVP_ERROR.format(api="jvp"))
     for p, t in zip(flat_p, flat_t):
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(
                 f"{api}: Expected primals and tangents to have the same shape, got a primal of "
                 f"shape {list(p.shape)} and a tangent of shape {list(t.shape)}"
             )
-    with _open_level("jvp"), forward_ad.dual_level():
-        duals = []
-        for p, t in zip(flat_p, flat_t):
-            pphys, pdims = flatten_levels(p)
-            tphys, tdims = flatten_levels(t)
-            sizes = {lv: pphys.shape[d] for lv, d in pdims.items()}
-            sizes.update({lv: tphys.shape[d] for lv, d in tdims.items()})
-            union = sorted(sizes)
-            target = [("L", lv) for lv in union] + [("D", i) for i in range(p.dim())]
-            pp = to_layout(pphys, pdims, target, sizes)
-            tt = to_layout(tphys, tdims, target, sizes)
-            dual = forward_ad.make_dual(pp, tt)
-            duals.append(nest(dual, {lv: k for k, lv in enumerate(union)}))
-        output = func(*tree_unflatten(duals, p_spec))
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
+    # Note [Nested jvp levels]: the outermost jvp opens torch's one public dual level (so a
+    # user's dual_level around or inside it raises torch's error); jvp inside jvp (jacfwd
+    # of jacfwd) opens nested forward-AD levels, whose tangents the outer ones differentiate
+    outer = _levels.any_open("jvp")
+    keep = _outer_wants_graph(flat_p + flat_t)  # Note [When a transform keeps the graph]
+    with _open_level("jvp") as level:
+        dual_ctx = forward_ad.nested_dual_level() if outer else forward_ad.dual_level()
+        with dual_ctx as dual_index:
+            level.dual_level = dual_index
+            result = _jvp_inside(func, flat_p, flat_t, p_spec, dual_index, strict, has_aux)
+    return result if keep else _detach_tree(result)
+
+
+def _jvp_inside(func, flat_p, flat_t, p_spec, dual_index, strict, has_aux):
+    """jvp's work inside its open level (forward-AD level ``dual_index``)."""
+    api = "jvp(f, primals, tangents)"
+    duals = []
+    for p, t in zip(flat_p, flat_t):
+        pphys, pdims = flatten_levels(p)
+        tphys, tdims = flatten_levels(t)
+        sizes = {lv: pphys.shape[d] for lv, d in pdims.items()}
+        sizes.update({lv: tphys.shape[d] for lv, d in tdims.items()})
+        union = sorted(sizes)
+        target = [("L", lv) for lv in union] + [("D", i) for i in range(p.dim())]
+        pp = to_layout(pphys, pdims, target, sizes)
+        tt = to_layout(tphys, tdims, target, sizes)
+        dual = forward_ad.make_dual(pp, tt, level=dual_index)
+        duals.append(nest(dual, {lv: k for k, lv in enumerate(union)}))
+    output = func(*tree_unflatten(duals, p_spec))
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError(
+                f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
+            )
+        output, aux = output
+        _check_aux(aux)
+    flat_out, out_spec = tree_flatten(output)
+    _check_outputs(flat_out, api)
+    primals_out, tangents_out = [], []
+    for o in flat_out:
+        ophys, odims = flatten_levels(o)
+        primal, tangent = forward_ad.unpack_dual(ophys, level=dual_index)
+        if tangent is None:
+            if strict:
                 raise RuntimeError(
-                    f"{api}: output of function f should be a tuple: (output, aux) if has_aux "
-                    "is True"
+                    "jvp(f, primals, tangents, strict=True): The output of f is independent "
+                    "of the inputs. This is not allowed with strict=True."
                 )
-            output, aux = output
-            _check_aux(aux)
-        flat_out, out_spec = tree_flatten(output)
-        _check_outputs(flat_out, api)
-        primals_out, tangents_out = [], []
-        for o in flat_out:
-            ophys, odims = flatten_levels(o)
-            primal, tangent = forward_ad.unpack_dual(ophys)
-            if tangent is None:
-                tangent = gt.zeros_like(primal)
-            primals_out.append(nest(primal, odims))
-            tangents_out.append(nest(tangent, odims))
-        if has_aux:
-            aux_leaves, aux_spec = tree_flatten(aux)
-            aux = tree_unflatten([_primal_of(a) for a in aux_leaves], aux_spec)
+            tangent = gt.zeros_like(primal)
+        primals_out.append(nest(primal, odims))
+        tangents_out.append(nest(tangent, odims))
+    if has_aux:
+        aux_leaves, aux_spec = tree_flatten(aux)
+        aux = tree_unflatten([_primal_of(a, dual_index) for a in aux_leaves], aux_spec)
     result = (tree_unflatten(primals_out, out_spec), tree_unflatten(tangents_out, out_spec))
     return result + (aux,) if has_aux else result
 
 
-def _primal_of(x):
+def _primal_of(x, dual_index):
     if not isinstance(x, Tensor):
         return x
     phys, dims = flatten_levels(x)
-    return nest(forward_ad.unpack_dual(phys).primal, dims)
+    return nest(forward_ad.unpack_dual(phys, level=dual_index).primal, dims)
+
+
+# -------------------------------------------------------------------------------------
+# linearize
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian of ``func`` at
+    ``primals`` applied to ``tangents`` (torch.func.linearize).
+
+    Note [linearize without a graph capture]
+    torch traces the tangent computation once (make_fx) and replays the traced graph on
+    every call.  gradstack has no graph capture, so ``jvp_fn`` runs :func:`jvp` at the
+    stored primals on each call: the same numbers (the tangent is linear in ``tangents``),
+    and ``func`` runs once more per call, so a ``func`` with side effects or random draws
+    sees them again.  ``jvp_fn`` checks its tangents as torch's does (structure, shape,
+    dtype) and works under ``vmap``.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> out, jvp_fn = linearize(lambda x: x.sin(), gt.zeros(3))
+    >>> jvp_fn(gt.ones(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    output = func(*primals)
+    flat_p, p_spec = tree_flatten(primals)
+    for p in flat_p:
+        if not isinstance(p, Tensor):
+            raise RuntimeError(
+                f"linearize: Expected primals to only contain Tensors, got {type(p)}"
+            )
+    shapes = [p.shape for p in flat_p]
+    dtypes = [p.dtype for p in flat_p]
+
+    def jvp_fn(*tangents):
+        flat_t, t_spec = tree_flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(
+                f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}"
+            )
+        for idx, t in enumerate(flat_t):
+            if not isinstance(t, Tensor):
+                raise RuntimeError(
+                    f"linearize: Expected tangents to only contain Tensors, got {type(t)}"
+                )
+            if tuple(t.shape) != tuple(shapes[idx]):
+                raise RuntimeError(
+                    f"tangent:{idx} with shape {t.shape} in flattened pytree doesn't match the "
+                    f"shape {shapes[idx]} of the corresponding primal."
+                )
+            if t.dtype != dtypes[idx]:
+                raise RuntimeError(
+                    f"tangent:{idx} with dtype {t.dtype} in flattened pytree doesn't match "
+                    f"the dtype {dtypes[idx]} of the corresponding primal."
+                )
+        return jvp(func, tuple(primals), tuple(tangents))[1]
+
+    return output, jvp_fn
 
 
 # -------------------------------------------------------------------------------------
@@ -536,14 +638,37 @@ def _basis(flat, n_total: int):
     for t in flat:
         n = t.numel()
         eye = gt.eye(n_total, dtype=t.dtype)
-        rows.append(eye[:, off : off + n].reshape((n_total,) + tuple(t.shape)))
+        block = eye if n == n_total else eye[:, off : off + n]
+        shape = (n_total,) + tuple(t.shape)
+        rows.append(block if tuple(block.shape) == shape else block.reshape(shape))
         off += n
     return rows
+
+
+def _split_last(jo, flat_in, in_spec):
+    """A Jacobian block ``(*out, N)`` split along its last dim into one ``(*out, *x.shape)``
+    block per input ``x`` (the pytree of the inputs)."""
+    lead = tuple(jo.shape[:-1])
+    parts, off = [], 0
+    for x in flat_in:
+        n = x.numel()
+        part = jo if n == jo.shape[-1] else jo.narrow(-1, off, n)
+        shape = lead + tuple(x.shape)
+        parts.append(part if tuple(part.shape) == shape else part.reshape(shape))
+        off += n
+    return tree_unflatten(parts, in_spec)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """The Jacobian of ``func`` by reverse mode: ``vmap(vjp_fn)`` over the identity
     (torch.func.jacrev).  ``chunk_size`` bounds how many rows one backward pass computes.
+
+    Note [jacrev without vmap]
+    ``vmap(vjp_fn)`` over the identity ends in one batched backward pass (the cotangents'
+    vmap level becomes the leading dim of ``autograd.grad(is_grads_batched=True)``).
+    Without ``chunk_size``, jacrev builds that pass directly (``_vjp``'s ``pull_identity``):
+    the same numbers without vmap's wrapping, unwrapping and pytree walks, which cost
+    more than the backward itself on small functions.
 
     Examples
     --------
@@ -564,25 +689,29 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             new = _replace_args(args, nums, tree_unflatten(list(flat_primals), in_spec))
             return func(*new, **kwargs)
 
-        res = vjp(flat_func, *flat_in, has_aux=has_aux)
-        output, vjp_fn = res[0], res[1]
+        output, vjp_fn, aux, pull_identity = _vjp(flat_func, tuple(flat_in), has_aux)
         flat_out, out_spec = tree_flatten(output)
         _check_outputs(flat_out, "jacrev(f, ...)(*args)")
         n_total = sum(o.numel() for o in flat_out)
-        basis = tree_unflatten(_basis(flat_out, n_total), out_spec)
-        flat_jac = vmap(vjp_fn, chunk_size=chunk_size)(basis)  # per input: (N, *in)
+        blocks = _basis(flat_out, n_total)
+        if chunk_size is None and n_total > 0:  # Note [jacrev without vmap]
+            flat_jac = pull_identity(blocks)
+        else:
+            basis = tree_unflatten(blocks, out_spec)
+            flat_jac = vmap(vjp_fn, chunk_size=chunk_size)(basis)  # per input: (N, *in)
         per_out, off = [], 0
         for o in flat_out:
             n = o.numel()
-            row = [
-                j.narrow(0, off, n).reshape(tuple(o.shape) + tuple(x.shape))
-                for j, x in zip(flat_jac, flat_in)
-            ]
+            row = []
+            for j, x in zip(flat_jac, flat_in):
+                part = j if n == n_total else j.narrow(0, off, n)
+                shape = tuple(o.shape) + tuple(x.shape)
+                row.append(part if tuple(part.shape) == shape else part.reshape(shape))
             per_out.append(tree_unflatten(row, in_spec))
             off += n
         jac = tree_unflatten(per_out, out_spec)
         if has_aux:
-            return jac, res[2]
+            return jac, aux
         return jac
 
     return wrapper
@@ -594,8 +723,20 @@ def _first_dim_last(t: Tensor) -> Tensor:
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian of ``func`` by forward mode: ``vmap(jvp)`` over the identity
-    (torch.func.jacfwd).
+    """The Jacobian of ``func`` by forward mode (torch.func.jacfwd): one forward pass whose
+    inputs carry every row of the identity as a batch of tangents.
+
+    Note [jacfwd by batched tangents]
+    torch computes ``vmap(jvp)`` over the identity; its dual tensors keep the primal
+    unbatched and only the tangent batched.  gradstack's vmap batches a tensor as a whole,
+    so ``vmap(jvp)`` would broadcast the primal to the batch and compute ``func``'s value
+    once per direction.  jacfwd instead attaches the identity as *batched tangents*
+    (``forward_ad.make_batched_dual``, Note [Batched tangents] in forward_ad): the primal
+    is computed once, the tangents carry one extra leading dim.  This is exact because
+    nothing inside ``func`` can be batched over the directions but the tangents (the
+    directions' vmap level belongs to jacfwd).  A level of kind ``"jacfwd"`` stays open
+    for the ``randomness`` flag: random draws inside ``func`` raise under ``"error"`` and
+    are shared by all directions under ``"same"``, as under torch's vmap.
 
     Examples
     --------
@@ -606,8 +747,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        if _levels.any_open("jvp"):
-            raise NotImplementedError(NESTED_JVP_ERROR.format(api="jacfwd"))
+        _check_randomness(randomness)
         nums = _check_argnums(argnums, len(args))
         diff = _slice_argnums(args, nums)
         flat_in, in_spec = tree_flatten(diff)
@@ -621,33 +761,65 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             new = _replace_args(args, nums, tree_unflatten(list(flat_primals), in_spec))
             return func(*new, **kwargs)
 
-        def push_jvp(*tangents):
-            res = jvp(flat_func, tuple(flat_in), tuple(tangents), has_aux=has_aux)
-            return (res[1], res[2]) if has_aux else res[1]
-
-        results = vmap(push_jvp, randomness=randomness)(*basis)
-        aux = None
-        if has_aux:
-            results, aux = results
-            leaves, aux_spec = tree_flatten(aux)
-            aux = tree_unflatten([a[0] if isinstance(a, Tensor) else a for a in leaves], aux_spec)
+        outer = _levels.any_open("jvp")
+        keep = _outer_wants_graph(flat_in)  # Note [When a transform keeps the graph]
+        random_level = _levels.Level("jacfwd", n_total, randomness)
+        _levels.push(random_level)
+        try:
+            with batching_layer.draws_checked(), _open_level("jvp") as level:
+                dual_ctx = forward_ad.nested_dual_level() if outer else forward_ad.dual_level()
+                with dual_ctx as dual_index:
+                    level.dual_level = dual_index
+                    results, aux = _batched_jvp(flat_func, flat_in, basis, dual_index, has_aux)
+        finally:
+            _levels.pop(random_level)
+        if not keep:
+            results, aux = _detach_tree(results), _detach_tree(aux)
         flat_out, out_spec = tree_flatten(results)
-        per_out = []
-        for jo in flat_out:  # (N, *out)
-            moved = _first_dim_last(jo)
-            parts, off = [], 0
-            for x in flat_in:
-                n = x.numel()
-                part = moved.narrow(-1, off, n)
-                parts.append(part.reshape(tuple(moved.shape[:-1]) + tuple(x.shape)))
-                off += n
-            per_out.append(tree_unflatten(parts, in_spec))
+        per_out = [_split_last(_first_dim_last(jo), flat_in, in_spec) for jo in flat_out]
         jac = tree_unflatten(per_out, out_spec)
         if has_aux:
             return jac, aux
         return jac
 
     return wrapper
+
+
+def _batched_jvp(flat_func, flat_in, basis, dual_index, has_aux):
+    """``flat_func``'s output tangents for a batch of input tangents (``basis``: one
+    ``(N, *x.shape)`` block per input), each ``(N, *out.shape)``; and the aux."""
+    api = "jvp(f, primals, tangents)"
+    duals = []
+    for x, b in zip(flat_in, basis):
+        phys, dims = flatten_levels(x)
+        t = b
+        if dims:
+            for d in sorted(dims.values()):  # the primal's vmap dims, behind the lead dim
+                t = t.unsqueeze(d + 1)
+            t = t.expand((b.shape[0],) + tuple(phys.shape))
+        duals.append(nest(forward_ad.make_batched_dual(phys, t, level=dual_index), dims))
+    output = flat_func(*duals)
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError(
+                f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
+            )
+        output, aux = output
+        _check_aux(aux)
+        aux_leaves, aux_spec = tree_flatten(aux)
+        aux = tree_unflatten([_primal_of(a, dual_index) for a in aux_leaves], aux_spec)
+    flat_out, out_spec = tree_flatten(output)
+    _check_outputs(flat_out, api)
+    n = basis[0].shape[0] if basis else 0
+    tangents_out = []
+    for o in flat_out:
+        ophys, odims = flatten_levels(o)
+        tangent = forward_ad.unpack_dual(ophys, level=dual_index).tangent
+        if tangent is None:
+            tangent = gt.zeros((n,) + tuple(ophys.shape), dtype=ophys.dtype)
+        tangents_out.append(nest(tangent, {lv: d + 1 for lv, d in odims.items()}))
+    return tree_unflatten(tangents_out, out_spec), aux
 
 
 def hessian(func, argnums=0):

@@ -12,7 +12,16 @@ Examples
 [[0.0, 2.0], [4.0, 6.0]]
 """
 
-from .eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from .eager_transforms import (
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linearize,
+    vjp,
+)
 from .functional_call import functional_call, stack_module_state
 from .vmap import vmap
 
@@ -22,6 +31,7 @@ __all__ = [
     "grad_and_value",
     "vjp",
     "jvp",
+    "linearize",
     "jacrev",
     "jacfwd",
     "hessian",

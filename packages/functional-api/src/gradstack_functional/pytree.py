@@ -173,6 +173,8 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
       TreeSpec(tuple, None, [*,
         *])]))
     """
+    if is_leaf is None and _node_kind(tree) is None:
+        return [tree], _LEAF  # a single leaf (a tensor): the transforms' common case
     leaves: list = []
 
     def walk(node):
@@ -200,6 +202,8 @@ def tree_unflatten(leaves, spec: TreeSpec):
         When the number of leaves is not the spec's.
     """
     leaves = list(leaves)
+    if spec.is_leaf() and len(leaves) == 1:
+        return leaves[0]
     if len(leaves) != spec.num_leaves:
         raise ValueError(
             f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} but the spec "

@@ -31,7 +31,8 @@ recorded like any computation, so they can be differentiated backward (reverse-o
 forward), and backward formulas running on dual tensors propagate tangents
 (forward-over-reverse: ``hvp``, a forward-mode outer jacobian for ``hessian``).
 
-A tangent is stored on the tensor's ``_fw_grad`` slot as ``(level, tangent)``: a tangent
+A tensor's tangents are stored on its ``_fw_grad`` slot as a tuple of ``(level,
+tangent)`` pairs, one per open level that gave it one (Note [Nested levels]): a tangent
 of a closed level is ignored wherever it is still referenced (a saved output's copy, Note
 [Saved outputs keep their tangents]) and :func:`exit_dual_level` clears the tensors that
 received one.
@@ -43,7 +44,10 @@ extra leading dim: every formula keeps it (the ``lead`` argument), so one forwar
 computes ``J @ V`` for a whole matrix ``V`` of directions.  functional-api's forward-mode
 ``jacobian`` and ``hessian`` use it.
 
-Limitations: one level at a time (as torch); an in-place op on a view updates the base's
+Levels: torch's public API opens one at a time (:func:`enter_dual_level` raises
+torch's error when one is open); :class:`nested_dual_level` (a gradstack extension, used by
+gradstack_functional's ``jvp``/``jacfwd``) opens more, as torch.func nests its jvp levels.
+Limitations: an in-place op on a view updates the base's
 tangent but not the tangents of *other* views of that base; a custom ``Function``'s
 output carries the tangent its ``forward``'s own ops computed (no ``jvp`` method is used).
 """
@@ -67,6 +71,7 @@ __all__ = [
     "dual_level",
     "enter_dual_level",
     "exit_dual_level",
+    "nested_dual_level",
     "make_dual",
     "unpack_dual",
     "make_batched_dual",
@@ -76,14 +81,31 @@ __all__ = [
 class _Level:
     """An open forward-AD level: identity token for stored tangents, and who got one."""
 
-    __slots__ = ("tracked", "prune_at")
+    __slots__ = ("index", "tracked", "prune_at", "open")
 
-    def __init__(self):
+    def __init__(self, index: int):
+        self.index = index  # its position in the stack of open levels (torch's level index)
         self.tracked = []  # weakrefs to tensors that received a tangent in this level
         self.prune_at = 1024
+        self.open = True
+
+    def __repr__(self):
+        return f"<forward AD level {self.index}{'' if self.open else ' (closed)'}>"
 
 
-_current: _Level | None = None
+# Note [Nested levels]
+# The open levels, outermost first.  Only the first ``_visible`` of them propagate
+# tangents: while the formula of level i computes a tangent, ``_visible`` is i, so the
+# formula's own ops carry the tangents of the levels *outside* i (the outer level sees how
+# the inner tangent was computed: jvp of jvp, jacfwd(jacfwd(f))) and ignore the tangents
+# of level i and of the levels inside it.  Levels are handled outermost first, so an
+# output already has its outer tangents when an inner formula reads it (exp's tangent
+# ``out * t`` then carries the mixed term ``out' * t + out * t'``).  torch's public API
+# (enter_dual_level, dual_level) opens one level at a time; nested_dual_level opens more
+# (torch.func's jvp nests the same way through functorch's interpreter levels).
+_stack: list = []
+_visible = 0
+_current: _Level | None = None  # the innermost open level
 _ALIAS = OPS["alias"]
 
 
@@ -98,36 +120,58 @@ class UnpackedDualTensor(NamedTuple):
 # levels
 
 
+def _install(n: int) -> None:
+    """Make the first ``n`` open levels propagate (the hooks are off when ``n`` is 0)."""
+    global _visible
+    _visible = n
+    if n:
+        _core._set_forward_ad_callback(_on_op, _on_inplace_op)
+    else:
+        _core._set_forward_ad_callback(None)
+
+
+def _push() -> int:
+    global _current
+    if _visible != len(_stack):
+        raise RuntimeError(
+            "Cannot open a forward AD level while a forward formula runs (a tangent is being "
+            "computed)."
+        )
+    _current = _Level(len(_stack))
+    _stack.append(_current)
+    _install(len(_stack))
+    return _current.index
+
+
 def enter_dual_level():
     """Open a forward-AD level (only one at a time, as in torch); returns its index, 0.
 
     Raises
     ------
     RuntimeError
-        If a level is already open.
+        If a level is already open (:class:`nested_dual_level` opens more).
     """
-    global _current
-    if _current is not None:
+    if _stack:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    _current = _Level()
-    _core._set_forward_ad_callback(_on_op, _on_inplace_op)
-    return 0
+    return _push()
 
 
 def exit_dual_level(*, level=None):
-    """Close the open level: every tangent attached in it is dropped."""
+    """Close the innermost level: every tangent attached in it is dropped."""
     global _current
-    if _current is None or (level is not None and level != 0):
+    if not _stack or (level is not None and level != _stack[-1].index):
         raise RuntimeError(
             "Trying to exit a forward AD level that was not the last one that was created. "
             "This is not supported."
         )
-    lvl, _current = _current, None
-    _core._set_forward_ad_callback(None)
+    lvl = _stack.pop()
+    lvl.open = False
+    _current = _stack[-1] if _stack else None
+    _install(len(_stack))
     for ref in lvl.tracked:
         t = ref()
-        if t is not None and t._fw_grad is not None and t._fw_grad[0] is lvl:
-            t._fw_grad = None
+        if t is not None and t._fw_grad is not None:
+            t._fw_grad = _without(t._fw_grad, lvl)
     lvl.tracked.clear()
 
 
@@ -135,7 +179,7 @@ class dual_level(_DecoratorContextManager):  # noqa: N801 - torch's name
     """Context manager (and decorator) in which forward-AD computations happen.
 
     ``with dual_level(): ...`` enters a level and exits it (dropping every tangent) at the
-    end.  Only one level may be open at a time, as in torch.
+    end.  Only one level may be open at a time, as in torch (see :class:`nested_dual_level`).
     """
 
     def __enter__(self):
@@ -145,14 +189,50 @@ class dual_level(_DecoratorContextManager):  # noqa: N801 - torch's name
         exit_dual_level()
 
 
-def _check_level(level, what):
-    if _current is None:
+class nested_dual_level(_DecoratorContextManager):  # noqa: N801 - like dual_level
+    """A forward-AD level opened inside the open ones (a gradstack extension; torch.func's
+    ``jvp`` nests levels the same way): ``with nested_dual_level() as level`` gives its
+    index for ``make_dual(..., level=level)`` and ``unpack_dual(..., level=level)``.
+
+    Tangents of this level are computed with ops that the outer levels differentiate
+    (Note [Nested levels]), so a tangent's own tangent is a mixed second derivative.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> x = gt.tensor([2.0])
+    >>> with nested_dual_level() as outer:
+    ...     xo = make_dual(x, gt.ones(1), level=outer)
+    ...     with nested_dual_level() as inner:
+    ...         y = make_dual(xo, gt.ones(1), level=inner) ** 3
+    ...         dy = unpack_dual(y, level=inner).tangent            # 3 x^2, as a dual
+    ...     unpack_dual(dy, level=outer).tangent.tolist()           # 6 x
+    [12.0]
+    """
+
+    def __enter__(self):
+        self.level = _push()
+        return self.level
+
+    def __exit__(self, *exc):
+        exit_dual_level(level=self.level)
+
+
+def _find_level(level, what) -> _Level:
+    """The open level of index ``level`` (the innermost when None); torch's errors."""
+    if not _stack:
         raise RuntimeError(
             f"Trying to {what} for forward AD but no level exists, make sure to "
             "enter_dual_level() first."
         )
-    if level is not None and level != 0:
-        raise RuntimeError(f"Trying to {what} at level {level}, but the only level is 0.")
+    if level is None:
+        return _stack[-1]
+    if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < len(_stack):
+        raise RuntimeError(
+            f"Trying to {what} at level {level}, but the open levels are "
+            f"{list(range(len(_stack)))}."
+        )
+    return _stack[level]
 
 
 # -------------------------------------------------------------------------------------
@@ -161,13 +241,26 @@ def _check_level(level, what):
 
 def _tangent(t, lvl):
     fw = t._fw_grad
-    if fw is not None and fw[0] is lvl:
-        return fw[1]
+    if fw is not None:
+        for pair in fw:
+            if pair[0] is lvl:
+                return pair[1]
     return None
 
 
+def _without(fw, lvl):
+    """The (level, tangent) pairs of ``fw`` without ``lvl``'s and closed levels' (None if
+    none is left)."""
+    kept = tuple(p for p in fw if p[0] is not lvl and p[0].open)
+    return kept or None
+
+
 def _set_tangent(t, tangent, lvl):
-    t._fw_grad = (lvl, tangent)
+    fw = t._fw_grad
+    if fw is None:
+        t._fw_grad = ((lvl, tangent),)
+    else:
+        t._fw_grad = (_without(fw, lvl) or ()) + ((lvl, tangent),)
     tracked = lvl.tracked
     tracked.append(weakref.ref(t))
     if len(tracked) > lvl.prune_at:
@@ -175,16 +268,27 @@ def _set_tangent(t, tangent, lvl):
         lvl.prune_at = max(1024, 2 * len(tracked))
 
 
-def _plain_alias(tensor):
-    """A differentiable alias of ``tensor`` (reverse mode) that gets no tangent."""
-    _core._set_forward_ad_callback(None)
-    try:
-        return gt.dispatch(_ALIAS, (tensor,))
-    finally:
-        _core._set_forward_ad_callback(_on_op, _on_inplace_op)
+def _drop_tangent(t, lvl):
+    if t._fw_grad is not None:
+        t._fw_grad = _without(t._fw_grad, lvl)
 
 
-def _check_dual_args(tensor, tangent, batched):
+def _alias_without(tensor, lvl):
+    """A differentiable alias of ``tensor`` (reverse mode) that carries the tangents of
+    every open level but ``lvl``."""
+    fw = tensor._fw_grad
+    if fw is None or all(p[0] is lvl or not p[0].open for p in fw):
+        _core._set_forward_ad_callback(None)  # nothing to carry: skip propagation
+        try:
+            return gt.dispatch(_ALIAS, (tensor,))
+        finally:
+            _install(_visible)
+    out = gt.dispatch(_ALIAS, (tensor,))
+    _drop_tangent(out, lvl)
+    return out
+
+
+def _check_dual_args(tensor, tangent, batched, lvl):
     if not isinstance(tensor, Tensor):
         raise TypeError(f"make_dual expects a Tensor as primal, got {type(tensor).__name__}")
     if not isinstance(tangent, Tensor):
@@ -210,10 +314,10 @@ def _check_dual_args(tensor, tangent, batched):
             f"original Tensor, this is not supported. Tensor is of size {list(want)} while the "
             f"given forward gradient is of size {list(tangent.shape)}."
         )
-    if _tangent(tensor, _current) is not None:
+    if _tangent(tensor, lvl) is not None:
         raise RuntimeError(
             "Making a dual Tensor based on a Tensor that already has a forward gradient at "
-            "the same level 0 is not supported."
+            f"the same level {lvl.index} is not supported."
         )
 
 
@@ -222,7 +326,8 @@ def make_dual(tensor, tangent, *, level=None):
 
     Differentiable backward with respect to ``tensor`` (the result is a view of it); the
     tangent is attached as is (cast to ``tensor``'s dtype if needed), so its own graph is
-    kept.
+    kept.  ``level`` is the index of an open level (the innermost when None); the
+    tangents ``tensor`` has at other levels are kept.
 
     Parameters
     ----------
@@ -239,9 +344,9 @@ def make_dual(tensor, tangent, *, level=None):
     ...     fwAD.unpack_dual(d * d).tangent.tolist()
     [4.0]
     """
-    _check_level(level, "create a dual Tensor")
-    _check_dual_args(tensor, tangent, batched=False)
-    return _make(tensor, tangent)
+    lvl = _find_level(level, "create a dual Tensor")
+    _check_dual_args(tensor, tangent, False, lvl)
+    return _make(tensor, tangent, lvl)
 
 
 def make_batched_dual(tensor, tangents, *, level=None):
@@ -251,35 +356,33 @@ def make_batched_dual(tensor, tangents, *, level=None):
     :func:`unpack_dual` returns the batch of output tangents.  A gradstack extension
     (torch gets the same with ``vmap``).
     """
-    _check_level(level, "create a dual Tensor")
-    _check_dual_args(tensor, tangents, batched=True)
-    return _make(tensor, tangents)
+    lvl = _find_level(level, "create a dual Tensor")
+    _check_dual_args(tensor, tangents, True, lvl)
+    return _make(tensor, tangents, lvl)
 
 
-def _make(tensor, tangent):
-    out = _plain_alias(tensor)
+def _make(tensor, tangent, lvl):
+    out = _alias_without(tensor, lvl)
     if tangent.dtype != tensor.dtype:
         tangent = tangent.to(tensor.dtype)
-    _set_tangent(out, tangent, _current)
+    _set_tangent(out, tangent, lvl)
     return out
 
 
 def unpack_dual(tensor, *, level=None):
     """``(primal, tangent)`` of a dual tensor; ``(tensor, None)`` for a tensor without one.
 
-    ``primal`` is a view of ``tensor`` without the tangent (differentiable backward),
-    ``tangent`` the tangent as is (None outside a level).
+    ``primal`` is a view of ``tensor`` without the tangent (differentiable backward; it
+    keeps the tangents of other open levels), ``tangent`` the tangent as is (None outside a
+    level).  ``level`` is the index of an open level (the innermost when None).
     """
-    if _current is None or not isinstance(tensor, Tensor):
+    if not _stack or not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
-    if level is not None and level != 0:
-        raise RuntimeError(
-            f"Trying to unpack a dual Tensor at level {level}, but the only level is 0."
-        )
-    t = _tangent(tensor, _current)
+    lvl = _find_level(level, "unpack a dual Tensor")
+    t = _tangent(tensor, lvl)
     if t is None:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(_plain_alias(tensor), t)
+    return UnpackedDualTensor(_alias_without(tensor, lvl), t)
 
 
 # -------------------------------------------------------------------------------------
@@ -289,12 +392,15 @@ def unpack_dual(tensor, *, level=None):
 def _has_tangent(args, lvl):
     for a in args:
         if isinstance(a, Tensor):
-            fw = a._fw_grad
-            if fw is not None and fw[0] is lvl:
+            if a._fw_grad is not None and _tangent(a, lvl) is not None:
                 return True
         elif isinstance(a, (list, tuple)):
             for x in a:
-                if isinstance(x, Tensor) and x._fw_grad is not None and x._fw_grad[0] is lvl:
+                if (
+                    isinstance(x, Tensor)
+                    and x._fw_grad is not None
+                    and _tangent(x, lvl) is not None
+                ):
                     return True
     return False
 
@@ -355,9 +461,15 @@ def _outputs_with_tangents(out, r, lead):
 
 
 def _on_op(op, args, out):
-    lvl = _current
-    if lvl is None or not _has_tangent(args, lvl):
-        return
+    # Note [Nested levels]: the visible levels, outermost first
+    for i in range(_visible):
+        lvl = _stack[i]
+        if _has_tangent(args, lvl):
+            _propagate(op, args, out, i, lvl)
+
+
+def _propagate(op, args, out, i, lvl):
+    """Set the tangent of level ``lvl`` (``_stack[i]``) on the op's outputs."""
     d = op.derivative
     if d is None:
         raise _missing_formula(op, "the op has no derivative-table entry")
@@ -370,18 +482,20 @@ def _on_op(op, args, out):
     fn = d.jvp
     if fn is None:
         raise _missing_formula(op, "it has no forward (jvp) formula")
-    _core._set_forward_ad_callback(None)
+    visible = _visible
+    _install(i)  # the formula's ops carry the outer levels' tangents only
     try:
         pairs = _outputs_with_tangents(out, fn(args, out, tangents, lead), lead)
     finally:
-        _core._set_forward_ad_callback(_on_op, _on_inplace_op)
+        _install(visible)
     for o, t in pairs:
         _set_tangent(o, t, lvl)
 
 
 def _on_inplace_op(op, args, next_index):
-    lvl = _current
-    if lvl is None or not _has_tangent(args, lvl):
+    visible = _visible
+    levels = [(i, _stack[i]) for i in range(visible) if _has_tangent(args, _stack[i])]
+    if not levels:
         return _core._run_inplace(op, args, next_index)
     d = op.derivative
     self_t = args[0]
@@ -394,39 +508,43 @@ def _on_inplace_op(op, args, next_index):
     fn = d.jvp
     if fn is None:
         raise _missing_formula(op, "it has no forward (jvp) formula")
-    tangents, lead = _tangents_of(_inputs_of(d, args), lvl)
+    inputs = _inputs_of(d, args)
+    before = [_tangents_of(inputs, lvl) for _, lvl in levels]  # tangents before the write
     base = self_t._base
-    base_tangent = _tangent(base, lvl) if base is not None else None
-    _core._set_forward_ad_callback(None)
+    # the formulas see self before the write; level i's formula reads its outer tangents
+    # (Note [Nested levels]), so the copy carries them (none for the outermost level)
+    _install(levels[-1][0])
     try:
-        old = self_t.clone()  # the formula sees self before the write
+        old = self_t.clone()
     finally:
-        _core._set_forward_ad_callback(_on_op, _on_inplace_op)
+        _install(visible)
     # with propagation on: the value the backward formula saves (a clone of self before
     # the write) must keep its tangent, for forward-over-reverse
     out = _core._run_inplace(op, args, next_index)
-    _core._set_forward_ad_callback(None)
-    try:
-        if lead is None:  # tangents only on non-differentiable args
-            new = None
+    for (i, lvl), (tangents, lead) in zip(levels, before):
+        base_tangent = _tangent(base, lvl) if base is not None else None
+        _install(i)
+        try:
+            if lead is None:  # tangents only on non-differentiable args
+                new = None
+            else:
+                r = fn((old,) + tuple(args[1:]), self_t, tangents, lead)
+                new = _fit(r, lead, self_t) if r is not None else None
+            if base is not None and (new is not None or base_tangent is not None):
+                new_base = _base_tangent_after_write(
+                    base, self_t, base_tangent, new, lead if lead is not None else ()
+                )
+            else:
+                new_base = None
+        finally:
+            _install(visible)
+        if new is None:
+            _drop_tangent(self_t, lvl)
         else:
-            r = fn((old,) + tuple(args[1:]), self_t, tangents, lead)
-            new = _fit(r, lead, self_t) if r is not None else None
-        if base is not None and (new is not None or base_tangent is not None):
-            new_base = _base_tangent_after_write(
-                base, self_t, base_tangent, new, lead if lead is not None else ()
-            )
-        else:
-            new_base = None
-    finally:
-        _core._set_forward_ad_callback(_on_op, _on_inplace_op)
-    if new is None:
-        self_t._fw_grad = None
-    else:
-        _set_tangent(self_t, new, lvl)
-        _core._share_tangent_py(self_t)  # Note [Saved outputs keep their tangents]
-    if new_base is not None:
-        _set_tangent(base, new_base, lvl)
+            _set_tangent(self_t, new, lvl)
+            _core._share_tangent_py(self_t)  # Note [Saved outputs keep their tangents]
+        if new_base is not None:
+            _set_tangent(base, new_base, lvl)
     return out
 
 
