@@ -1123,6 +1123,19 @@ def markdown(report: Report, workloads, repeat: int) -> str:
     return "\n".join(lines)
 
 
+KEEP_MARKER = (
+    "<!-- tools/compare.py keeps the sections below this line when it rewrites this file. -->"
+)
+
+
+def kept_sections(path: Path) -> str:
+    """What follows ``KEEP_MARKER`` in the file being replaced (sections of other benchmarks, e.g.
+    benchmarks/functional_vs_peers.py's torch.func table), with the marker; else the marker."""
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    at = old.find(KEEP_MARKER)
+    return "\n" + (old[at:] if at >= 0 else KEEP_MARKER + "\n")
+
+
 def plot(report: Report, workloads, path: Path) -> None:
     import matplotlib
 
@@ -1218,7 +1231,8 @@ def main(argv=None) -> int:
     print("\n" + "\n".join(ratios_table(report, workloads)))
     if not args.no_write:
         args.md.parent.mkdir(parents=True, exist_ok=True)
-        args.md.write_text(markdown(report, workloads, args.repeat), encoding="utf-8")
+        text = markdown(report, workloads, args.repeat) + kept_sections(args.md)
+        args.md.write_text(text, encoding="utf-8")
         plot(report, workloads, args.png)
         print(f"\nwrote {args.md} and {args.png}")
     if report.failures:
