@@ -1,0 +1,48 @@
+"""Note [A contraction over one element is a product] (_impl_linalg.py): ``[..., n, 1] @
+[..., 1, m]`` is computed as a broadcast product; the numbers must be matmul's exactly."""
+
+from __future__ import annotations
+
+import gradstack_tensor as gt
+import numpy as np
+import pytest
+
+SHAPES = [
+    ((5, 1), (1, 3)),
+    ((64, 7, 1), (64, 1, 9)),
+    ((2, 3, 4, 1), (3, 1, 2)),  # batch dims broadcast
+    ((1, 4, 1), (6, 1, 2)),
+    ((0, 3, 1), (0, 1, 2)),  # empty batch
+    ((3, 0, 1), (3, 1, 5)),  # empty rows
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16"])
+@pytest.mark.parametrize(("sa", "sb"), SHAPES)
+def test_equals_numpy_matmul_bit_for_bit(sa, sb, dtype):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(sa) * 10).astype(dtype)
+    b = (rng.standard_normal(sb) * 10).astype(dtype)
+    got = gt.matmul(gt.from_numpy(a), gt.from_numpy(b))
+    want = np.matmul(a, b)
+    assert got.numpy().dtype == want.dtype
+    assert got.numpy().shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+    if len(sa) == 3 and len(sb) == 3 and sa[0] == sb[0]:
+        np.testing.assert_array_equal(gt.bmm(gt.from_numpy(a), gt.from_numpy(b)).numpy(), want)
+
+
+def test_shapes_that_do_not_broadcast_still_raise_matmuls_error():
+    with pytest.raises(RuntimeError, match="not compatible"):
+        gt.matmul(gt.ones(2, 3, 4, 1), gt.ones(4, 1, 2))
+    with pytest.raises(RuntimeError, match="expected batch1"):
+        gt.bmm(gt.ones(2, 4, 1), gt.ones(3, 1, 2))
+
+
+def test_against_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((8, 5, 1)).astype(np.float32)
+    b = rng.standard_normal((8, 1, 4)).astype(np.float32)
+    want = torch.matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    np.testing.assert_array_equal(gt.matmul(gt.from_numpy(a), gt.from_numpy(b)).numpy(), want)
