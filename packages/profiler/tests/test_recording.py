@@ -105,3 +105,18 @@ def test_recorders_are_not_picklable_and_do_not_crash_on_none():
     assert not hasattr(NodeRecorder, "__reduce_cython__")
     with pytest.raises(TypeError):
         pickle.dumps(NodeRecorder([]))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: NodeRecorder.end(t, 1),
+        lambda t: NodeRecorder.begin(t, t),
+        lambda t: OpRecorder.handle(t, gt.OPS["add"], (t, t), 0),
+        lambda t: OpRecorder.__init__(t, [], 1),
+    ],
+)
+def test_unbound_methods_check_self(call):
+    """Note [Cython methods check self] (tensor-core): a Tensor as ``self`` segfaulted."""
+    with pytest.raises(TypeError, match="descriptor|requires"):
+        call(gt.ones(2))

@@ -33,6 +33,8 @@ Examples
 import sys
 import time
 
+cimport cython
+
 from cpython.pythread cimport PyThread_get_thread_ident
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -108,6 +110,7 @@ def output_sequence_nr(out):
     return _sequence_nr_of(out)
 
 
+@cython.binding(False)  # Note [Cython methods check self] in tensor-core's _tensor_base.pyx
 cdef class OpRecorder(DispatchLayer):
     """A dispatch layer recording each op's start and end into ``records``.
 
@@ -150,6 +153,7 @@ cdef class OpRecorder(DispatchLayer):
         return out
 
 
+@cython.binding(False)
 cdef class NodeRecorder:
     """The engine's node observer: ``begin(node)`` and ``end(token)`` records."""
 
