@@ -182,3 +182,23 @@ def test_backward_through_a_view_made_under_no_grad_reaches_nothing():
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("targets", ["v", "xv", "vx", "xvw"])
+def test_grad_of_a_hooked_non_leaf_is_captured_where_torch_captures_it(targets):
+    # seed 1 #6451: grad(loss, [x6, v7]) with a hook on v7 returned v7's gradient hooked;
+    # torch captures it before the tensor hooks when v7's node runs anyway (x6 is wanted
+    # through it), after them when v7 is only a capture point
+    def program(lib):
+        x = lib.tensor(1.0, requires_grad=True)
+        v = x * lib.ones(2)
+        v.register_hook(lambda g: g * 2)
+        w = lib.stack([v[0], lib.tensor(3.0)], 0) * 1
+        w.register_hook(lambda g: g * 3)
+        loss = (w * lib.tensor([1.0, 0.5])).sum()
+        ins = [{"v": v, "x": x, "w": w}[c] for c in targets]
+        grad = gradstack_autograd.grad if lib is gt else torch.autograd.grad
+        return list(grad(loss, ins, allow_unused=True))
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
