@@ -202,3 +202,34 @@ def test_grad_of_a_hooked_non_leaf_is_captured_where_torch_captures_it(targets):
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("case", ["unwritten", "written_before", "written_under_no_grad", "unset"])
+def test_a_view_follows_its_base_s_requires_grad_(case):
+    # seed 1 #5020: v7 = v6.view_as(v6); v7.sqrt_(); v6.requires_grad_(): torch's v7
+    # requires grad and (written since it was made) sends its gradient to v6; gradstack's
+    # v7 did not require grad
+    def program(lib):
+        b = lib.tensor([[4.0, 1.0]])
+        v = b[0]
+        w = b.view_as(b)
+        if case == "written_before":
+            v.sqrt_()
+        b.requires_grad_()
+        if case == "written_under_no_grad":
+            with _no_grad(lib):
+                b.mul_(2)
+        if case == "unset":
+            b.requires_grad_(False)
+        out = [lib.tensor([v.requires_grad, w.requires_grad])]
+        if b.requires_grad:
+            ((v * 2).sum() + (w * 3).sum()).backward()
+            out.append(b.grad if b.grad is not None else lib.tensor(-1.0))
+            try:
+                v.add_(1)
+            except RuntimeError as e:
+                out.append(lib.tensor(["a view of a leaf" in str(e)]))
+        return out
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
