@@ -668,6 +668,10 @@ def _prod(ctx, grad):
     if dim is None and zeros > 1 and not _grad_mode():
         # two zeros: every partial product is 0 (torch returns zeros, not grad * 0)
         return (gt.zeros(lead + tuple(shape), dtype=grad.dtype),)
+    if (x.numel() if dim is None else shape[dim % len(shape)]) == 1:
+        # torch's prod_safe_zeros_backward: a slice of one element passes grad through
+        # (no graph to x under create_graph)
+        return (g,)
     # with zeros, no division: d prod / d x_i is the product of the others
     return (g * _prod_of_others(x, dim),)
 
@@ -1485,16 +1489,20 @@ def _copy_(ctx, grad):
     "setitem_",
     lambda a: "CopySlices" if _basic_index(a[1]) else "IndexPutBackward0",
     inputs=(0, 2),
-    extra=lambda args, out: _torch_key(args),
+    extra=lambda args, out: (_torch_key(args), _whole_key(args[1], tuple(args[0].shape))),
     inplace_variant=False,
 )
 def _setitem_(ctx, grad):
-    key = ctx.extra
+    key, whole = ctx.extra
     need_self, need_value = ctx.needs_input_grad
     # the written tensor's shape is grad's (input_shape(0) is None when self needs no grad)
     shape = tuple(grad.shape[len(_lead(grad)) :])
     g_self = None
-    if need_self:
+    if need_self and whole:
+        # torch's ``x[...] = v``, ``x[:] = v`` is ``x.copy_(v)`` (no view): CopyBackwards'
+        # zeros_like, without a graph under create_graph
+        g_self = _zeros(grad)
+    elif need_self:
         overwritten = np.zeros(shape, dtype=bool)
         overwritten[key] = True
         g_self = gt.where(_wrap(overwritten), 0.0, grad)
@@ -1502,6 +1510,29 @@ def _setitem_(ctx, grad):
     if g_value is not None:
         g_value = _widen_to(g_value, ctx.input_shape(1), _lead(grad))
     return g_self, g_value
+
+
+def _whole_key(key, shape):
+    """Whether torch's indexing of ``key`` makes no view (only Ellipsis and slices of whole
+    dims, which torch's applySlicing skips): ``x[key] = v`` is then ``x.copy_(v)``."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not all(k is Ellipsis or type(k) is slice for k in items):
+        return False
+    n_ell = sum(k is Ellipsis for k in items)
+    if n_ell > 1 or len(items) - n_ell > len(shape):
+        return False
+    split = next((i for i, k in enumerate(items) if k is Ellipsis), len(items))
+    dims = list(range(split)) + list(range(len(shape) - (len(items) - split - 1), len(shape)))
+    for k, d in zip((k for k in items if k is not Ellipsis), dims):
+        size = shape[d]
+        start, stop, step = (
+            x if x is None or type(x) is int else "?" for x in (k.start, k.stop, k.step)
+        )
+        if step not in (None, 1) or start not in (None, 0, -size):
+            return False
+        if stop is not None and (stop == "?" or stop < size):
+            return False
+    return True
 
 
 def _widen_to(g, shape, lead):
