@@ -528,8 +528,14 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
         op.derivative is not None and not (<Derivative>op.derivative).differentiable
     )
     if not_differentiable and op.name in _INPLACE_WITHOUT_LEAF_CHECK:
-        # torch: logical_not_ runs even on a leaf that requires grad, and records nothing
-        return call_next(op, args, next_index)
+        # torch: logical_not_ runs even on a leaf that requires grad, and records nothing;
+        # the views of the written base (the target too, if a view) then get a new
+        # AsStridedBackward0 over the base, as torch regenerates them for the new version
+        out = call_next(op, args, next_index)
+        base = self_t._view_base if self_t._view_base is not None else self_t
+        if base._requires_grad:
+            _refresh_views(base, None)
+        return out
     base = self_t._view_base
     _check_view_may_be_written(self_t, op)
     if self_t._grad_fn is None and self_t._requires_grad and base is None:
