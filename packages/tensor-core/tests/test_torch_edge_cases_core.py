@@ -121,6 +121,13 @@ CALLS = {
     "div_floor_int": lambda L: L.full((1, 1), 0).div(2, rounding_mode="floor"),
     "div_trunc_bool": lambda L: L.tensor([True]).div(True, rounding_mode="trunc"),
     "div_bad_mode": lambda L: L.ones(2).div(2, rounding_mode="up"),
+    # seed 1 #29223: uint8 by a negative number wraps it into uint8 first (4 // 255)
+    "div_trunc_uint8_negative": lambda L: L.tensor([4, 200, 255], dtype=L.uint8).div(
+        -1, rounding_mode="trunc"
+    ),
+    "div_trunc_uint8_negative_3": lambda L: L.tensor([4, 200], dtype=L.uint8).div(
+        -3, rounding_mode="trunc"
+    ),
     # TC13: all/any of uint8 stay uint8; a dim tuple
     "all_uint8": lambda L: L.tensor([[8]], dtype=L.uint8).all(-1),
     "any_uint8": lambda L: L.tensor([0, 3], dtype=L.uint8).any(),
