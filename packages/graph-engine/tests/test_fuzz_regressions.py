@@ -16,6 +16,10 @@ def _no_grad(lib):
     return gradstack_autograd.no_grad() if lib is gt else torch.no_grad()
 
 
+def _grad(lib):
+    return gradstack_autograd.grad if lib is gt else torch.autograd.grad
+
+
 def _both(program):
     out = []
     for lib in (gt, torch):
@@ -197,8 +201,7 @@ def test_grad_of_a_hooked_non_leaf_is_captured_where_torch_captures_it(targets):
         w.register_hook(lambda g: g * 3)
         loss = (w * lib.tensor([1.0, 0.5])).sum()
         ins = [{"v": v, "x": x, "w": w}[c] for c in targets]
-        grad = gradstack_autograd.grad if lib is gt else torch.autograd.grad
-        return list(grad(loss, ins, allow_unused=True))
+        return list(_grad(lib)(loss, ins, allow_unused=True))
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
@@ -230,6 +233,57 @@ def test_a_view_follows_its_base_s_requires_grad_(case):
             except RuntimeError as e:
                 out.append(lib.tensor(["a view of a leaf" in str(e)]))
         return out
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_prod_with_a_zero_over_one_element_passes_grad_through(dim):
+    # seed 1 #15350: narrow(0, 1, 1).prod(-2) of a zero under create_graph: torch's
+    # prod_safe_zeros_backward returns grad itself for a slice of one element (no graph)
+    def program(lib):
+        x = lib.tensor([[-2.25], [0.0]], requires_grad=True)
+        v = x.narrow(0, 1, 1)
+        p = v.prod() if dim is None else v.prod(dim)
+        (g,) = _grad(lib)((p * 0.5).sum() + (v * 0.5).sum(), [x], create_graph=True)
+        return [g, lib.tensor([g.requires_grad])]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+def test_setitem_with_an_ellipsis_is_a_copy_whose_self_gradient_is_fresh_zeros():
+    # seed 1 #9954, #27501: torch's x[...] = v is x.copy_(v), whose gradient for the old
+    # x is zeros_like(grad): no graph under create_graph (gradstack's select kept one)
+    def program(lib):
+        x0 = lib.tensor([1.0, 2.0], requires_grad=True)
+        x6 = lib.tensor([0.5, 0.25], dtype=lib.float64, requires_grad=True)
+        v4 = x0.to(dtype=lib.float64)
+        v5 = v4[0::2]
+        v4[...] = x6
+        v5.asin_()
+        w = x0 * 1
+        w[:] = x6.float()
+        loss = (v5 * 0.5).sum() + (w * w).sum()
+        gr = _grad(lib)(loss, [x0, x6], create_graph=True)
+        return list(gr) + [lib.tensor([g.requires_grad for g in gr])]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+def test_logical_not_on_a_view_gives_the_base_s_views_a_new_history():
+    # seed 1 #16016: after v12.logical_not_() (recorded nothing) torch regenerates the
+    # views' grad_fn over the base: the gradient w.r.t. v12 is None, not v12's old one
+    def program(lib):
+        x = lib.tensor([[0.5, 2.0]], requires_grad=True)
+        v10 = x * 2
+        v12 = v10.transpose(-1, -2)
+        v15 = v12[0]
+        v12.logical_not_()
+        gr = _grad(lib)((v15 * 2).sum(), [x, v12, v10], allow_unused=True)
+        return [g if g is not None else lib.tensor(-1.0) for g in gr]
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
