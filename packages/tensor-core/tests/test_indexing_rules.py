@@ -230,3 +230,37 @@ def test_the_issue_11_gather_and_index_select():
     assert gt.gather(gt.arange(6.0).reshape(2, 3), 0, gt.tensor([[0]])).tolist() == [[0.0]]
     with pytest.raises(IndexError, match="index out of range in self"):
         gt.arange(6.0).index_select(0, gt.tensor([-1]))
+
+
+def _shape_or_error(lib, shape, key, value=None):
+    x = lib.zeros(shape)
+    try:
+        if value is None:
+            return list(x[key].shape)
+        x[key] = value
+        return x.tolist()
+    except IndexError as e:
+        return ("IndexError", str(e).split(" (indexing")[0])
+
+
+@pytest.mark.parametrize(
+    "shape,key,value",
+    [
+        # seed 1 #1643, #3249, #5828, #6775, #27502, #7230, #23624: an empty result reads
+        # no index, so an index out of bounds raises nothing (torch's kernel checks reads)
+        ((1, 0, 1, 1, 1, 1), (0, None, [0], []), None),
+        ((1, 1, 1), (slice(None, 0), [1, 1, 1, 2], slice(None)), None),
+        ((1, 1, 1, 1), (None, [2], slice(None, -3, 2)), None),
+        ((1, 0), ([-1, 2], slice(None)), None),
+        ((3, 1), ([0, 3], slice(None, -2, 3), None), 1.0),
+        ((1, 1, 1, 1, 1), ([-1, -1, 0, 2], None, 0, [0], slice(None, 0, 3)), 3.0),
+        # with elements, the same indices raise torch's IndexError
+        ((1, 2), ([-1, 2], slice(None)), None),
+        ((3, 2), ([0, 3], 1), None),
+        ((3, 1), ([0, 3], slice(None)), 3.0),
+    ],
+)
+def test_an_empty_result_checks_no_index(shape, key, value):
+    got = _shape_or_error(gt, shape, key, value)
+    want = _shape_or_error(torch, shape, key, value)
+    assert got == want

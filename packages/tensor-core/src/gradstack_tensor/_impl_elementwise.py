@@ -431,9 +431,21 @@ def index_key(index, shape=None):
         if not any(k is Ellipsis for k in key):
             key.append(Ellipsis)
         return tuple(key), True
-    if mixed and shape is not None and len(shape) > 0:
+    if shape is not None and len(shape) > 0 and (mixed or _may_be_out_of_bounds(key, shape)):
         return _grid_key(key, tuple(shape)), False
     return tuple(key), False
+
+
+def _may_be_out_of_bounds(key, shape):
+    """Whether an index array of ``key`` may hold an index outside its dim (a cheap,
+    conservative test): :func:`_grid_key` then checks it, raising only when the result
+    has elements (Note [Empty results check no index])."""
+    low = min(shape)
+    for k in key:
+        if isinstance(k, np.ndarray) and k.dtype != np.bool_ and k.size:
+            if low == 0 or k.max() >= low or k.min() < -low:
+                return True
+    return False
 
 
 def _index_error(text, shape):
@@ -456,6 +468,7 @@ def _grid_key(items, shape):
     per_dim = []  # per input dim: ("int", i) | ("basic", out_slot, values) | ("adv", array)
     slots = []  # output dims in order: "basic" or "adv" (an advanced index's position)
     adv_arrays = []
+    out_of_bounds = None  # Note [Empty results check no index]
     dim = 0
     for k in items:
         if k is Ellipsis:
@@ -497,9 +510,9 @@ def _grid_key(items, shape):
                 dim += 1
         else:
             n = shape[dim]
-            if k.size and (k.min() < -n or k.max() >= n):
+            if k.size and (k.min() < -n or k.max() >= n) and out_of_bounds is None:
                 bad = int(k.max() if k.max() >= n else k.min())
-                raise _index_error(
+                out_of_bounds = _index_error(
                     f"index {bad} is out of bounds for dimension {dim} with size {n}", shape
                 )
             per_dim.append(("adv", k))
@@ -517,6 +530,14 @@ def _grid_key(items, shape):
         raise IndexError(
             f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
         ) from None
+    if out_of_bounds is not None:
+        # Note [Empty results check no index]
+        # torch's index kernel checks each index it reads: a result without elements
+        # (``x[:0, [5]]``, ``x[0, None, [0], []]``) reads none and raises nothing.  The
+        # grid keys below broadcast to an empty grid then, which numpy checks no more.
+        sizes = [e[2].size for e in per_dim if e[0] == "basic"]
+        if int(np.prod(adv_shape)) * int(np.prod(sizes)) != 0:
+            raise out_of_bounds
     first = slots.index("adv")
     last = len(slots) - 1 - slots[::-1].index("adv")
     adjacent = all(s == "adv" for s in slots[first : last + 1])
