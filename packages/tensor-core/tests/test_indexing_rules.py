@@ -264,3 +264,15 @@ def test_an_empty_result_checks_no_index(shape, key, value):
     got = _shape_or_error(gt, shape, key, value)
     want = _shape_or_error(torch, shape, key, value)
     assert got == want
+
+
+@pytest.mark.parametrize("dim", [-2, 1, 5, 0, -1])
+def test_cat_of_only_legacy_empty_tensors_takes_any_dim(dim):
+    # seed 1 #3774, #9544, #32246: torch skips (0,) tensors, so with nothing else any
+    # dim is accepted; gradstack checked dim against one dimension
+    def run(lib):
+        a = lib.zeros(0, dtype=lib.int16)
+        r = lib.cat([a, lib.zeros(0, dtype=lib.float16), a], dim)
+        return list(r.shape), str(r.dtype).split(".")[-1]
+
+    assert run(gt) == run(torch)
