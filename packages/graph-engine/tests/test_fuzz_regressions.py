@@ -287,3 +287,20 @@ def test_logical_not_on_a_view_gives_the_base_s_views_a_new_history():
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("number", [2, 0.0, True])
+def test_a_number_divided_by_a_tensor_saves_the_reciprocal_not_the_tensor(number):
+    # seed 1 #17589, #17732: ``2 / v6`` then ``v6[:, :] = ...``: torch's __rdiv__ is
+    # v6.reciprocal() * 2, so the write does not touch a saved tensor; gradstack's
+    # DivBackward0 saved v6 and backward raised "modified by an inplace operation"
+    def program(lib):
+        x = lib.tensor([[0.5, -2.0]], requires_grad=True)
+        v = x.clip(min=-0.5, max=2)
+        w = number / v
+        v[:, :] = lib.tensor([[1.0, 3.0]])
+        w.sum().backward()
+        return [w.detach(), x.grad]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"

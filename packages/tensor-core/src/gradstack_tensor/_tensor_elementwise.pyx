@@ -172,6 +172,10 @@ cdef class ElementwiseMethods(TensorBase):
         return dispatch(OP_DIV, (self, other))
 
     def __rtruediv__(self, other):
+        if isinstance(other, (bool, int, float)):
+            # torch's Tensor.__rdiv__ is ``self.reciprocal() * other``: its graph saves
+            # the reciprocal, never ``self`` (writing ``self`` in place later is fine)
+            return dispatch(OP_MUL, (dispatch(OP_RECIPROCAL, (self,)), other))
         return dispatch(OP_DIV, (other, self))
 
     def __itruediv__(self, other):
