@@ -909,21 +909,29 @@ def _matmul_name(args):
     }.get(nd, "UnsafeViewBackward0")
 
 
-@register("matmul", _matmul_name, inputs=(0, 1), save=(0, 1))
+@register(
+    "matmul",
+    _matmul_name,
+    inputs=(0, 1),
+    save=(0, 1),
+    save_for=((1,), (0,)),  # as the mm/bmm/dot it runs: each only for the other's gradient
+    extra=lambda args, out: (args[0].dim(), args[1].dim()),
+)
 def _matmul(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a_dim, b_dim = ctx.extra
     need_a, need_b = ctx.needs_input_grad
     ga = gb = None
-    if a.dim() == 1 and b.dim() == 1:
+    if a_dim == 1 and b_dim == 1:
         g = grad.unsqueeze(-1) if _lead(grad) else grad
         return (g * b if need_a else None), (g * a if need_b else None)
-    if a.dim() == 1:
+    if a_dim == 1:
         if need_a:
             ga = (grad.unsqueeze(-2) @ b.mT).squeeze(-2)
         if need_b:
             gb = a.unsqueeze(-1) @ grad.unsqueeze(-2)
         return ga, gb
-    if b.dim() == 1:
+    if b_dim == 1:
         if need_a:
             ga = grad.unsqueeze(-1) @ b.unsqueeze(-2)
         if need_b:
