@@ -304,3 +304,21 @@ def test_a_number_divided_by_a_tensor_saves_the_reciprocal_not_the_tensor(number
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("shapes", [((1, 4), (4, 2)), ((4,), (4,)), ((2, 3, 4), (4, 2))])
+@pytest.mark.parametrize("wanted", ["a", "b"])
+def test_matmul_saves_each_operand_only_for_the_other_s_gradient(shapes, wanted):
+    # seed 1 #22073: v6 = v1.matmul(x5); v1.sub_(v1) with x5 needing no gradient: torch's
+    # MmBackward0 did not save v1, gradstack's raised "modified by an inplace operation"
+    def program(lib):
+        x = lib.ones(shapes[0], dtype=lib.float64, requires_grad=wanted == "a")
+        y = lib.full(shapes[1], 0.5, dtype=lib.float64, requires_grad=wanted == "b")
+        a, b = x * 2, y * 3
+        out = a.matmul(b)
+        (a if wanted == "a" else b).sub_(1)  # the one whose own gradient reads the other
+        out.sum().backward()
+        return [x.grad if wanted == "a" else y.grad]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
