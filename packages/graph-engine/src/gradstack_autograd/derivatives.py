@@ -996,24 +996,37 @@ def _mv(ctx, grad):
     return (grad.outer(b) if need_a else None), (a.t().mv(grad) if need_b else None)
 
 
-@register("addmm", "AddmmBackward0", inputs=(0, 1, 2), save=(1, 2, 3, 4))
+def _column_major(t):
+    return not t.is_contiguous() and t.t().is_contiguous()
+
+
+@register(
+    "addmm",
+    "AddmmBackward0",
+    inputs=(0, 1, 2),
+    save=(1, 2, 3, 4),
+    # each factor only for the other's gradient (as torch's); the layouts it reads in extra
+    save_for=((2,), (1,), None, None),
+    extra=lambda args, out: (_column_major(args[1]), _column_major(args[2])),
+)
 def _addmm(ctx, grad):
     m1, m2, beta, alpha = (ctx.saved_value(i) for i in range(4))
+    m1_columns, m2_columns = ctx.extra
     need_in, need_1, need_2 = ctx.needs_input_grad
     g_in = (grad if beta == 1 else grad * beta) if need_in else None
     g1 = g2 = None
     batched = bool(_lead(grad))
     if need_1:
-        g1 = grad @ m2.t() if batched else _mm_in_layout_of(m1, grad, m2.t())
+        g1 = grad @ m2.t() if batched else _mm_in_layout_of(m1_columns, grad, m2.t())
         g1 = g1 if alpha == 1 else g1 * alpha
     if need_2:
-        g2 = m1.t() @ grad if batched else _mm_in_layout_of(m2, m1.t(), grad)
+        g2 = m1.t() @ grad if batched else _mm_in_layout_of(m2_columns, m1.t(), grad)
         g2 = g2 if alpha == 1 else g2 * alpha
     return g_in, g1, g2
 
 
-def _mm_in_layout_of(like, a, b):
-    """``a.mm(b)``, computed so that the result has ``like``'s layout.
+def _mm_in_layout_of(column_major, a, b):
+    """``a.mm(b)``, computed so that the result is column-major when the input was.
 
     Note [Matmul gradients in their input's layout]
     ``Linear`` multiplies by ``weight.t()``, a column-major view; the gradient for that
@@ -1023,7 +1036,7 @@ def _mm_in_layout_of(like, a, b):
     ``(b.t() @ a.t()).t()`` for a column-major input gives the same values in the
     input's own layout, as torch's ``mm_mat2_backward`` does.
     """
-    if not like.is_contiguous() and like.t().is_contiguous():
+    if column_major:
         return b.t().mm(a.t()).t()
     return a.mm(b)
 
