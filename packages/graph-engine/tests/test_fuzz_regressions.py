@@ -322,3 +322,22 @@ def test_matmul_saves_each_operand_only_for_the_other_s_gradient(shapes, wanted)
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("wanted", ["mat1", "mat2"])
+def test_addmm_saves_each_factor_only_for_the_other_s_gradient(wanted):
+    # seed 1 #29685: addmm(x7, v3, x5); v3.atan2_(v3) with x5 needing no gradient: torch's
+    # AddmmBackward0 did not save v3, gradstack's raised "modified by an inplace operation"
+    def program(lib):
+        x = lib.arange(4.0, dtype=lib.float64).reshape(1, 4).requires_grad_(wanted == "mat1")
+        y = lib.arange(8.0, dtype=lib.float64).reshape(2, 4).t()
+        y.requires_grad_(wanted == "mat2")
+        a, b = x * 1, y * 1
+        out = lib.addmm(lib.ones(2, dtype=lib.float64), a, b, beta=0.5, alpha=2)
+        (a if wanted == "mat1" else b).atan2_(lib.tensor(2.0, dtype=lib.float64))
+        out.sum().backward()
+        g = x.grad if wanted == "mat1" else y.grad
+        return [g, lib.tensor(list(g.stride()))]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
