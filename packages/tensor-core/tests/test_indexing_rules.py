@@ -258,6 +258,10 @@ def _shape_or_error(lib, shape, key, value=None):
         ((1, 2), ([-1, 2], slice(None)), None),
         ((3, 2), ([0, 3], 1), None),
         ((3, 1), ([0, 3], slice(None)), 3.0),
+        # an index into a dim of size 0 is refused, once broadcast (seed 20261201 #1782)
+        ((0, 1), ([0, 0], slice(None, 0, 2)), None),
+        ((0, 1), ([0, 0], slice(None, 0, 2)), 0.5),
+        ((0, 3), ([0], []), None),
     ],
 )
 def test_an_empty_result_checks_no_index(shape, key, value):

@@ -121,6 +121,9 @@ CALLS = {
     "div_floor_int": lambda L: L.full((1, 1), 0).div(2, rounding_mode="floor"),
     "div_trunc_bool": lambda L: L.tensor([True]).div(True, rounding_mode="trunc"),
     "div_bad_mode": lambda L: L.ones(2).div(2, rounding_mode="up"),
+    # seed 1 #22125: a bool scalar times an int alpha stays bool for a bool tensor
+    "add_bool_scalar_int_alpha": lambda L: L.tensor([True, False]).add(False, alpha=-1),
+    "add__bool_scalar_int_alpha": lambda L: L.tensor([True, False]).add_(True, alpha=2),
     # seed 1 #29223: uint8 by a negative number wraps it into uint8 first (4 // 255)
     "div_trunc_uint8_negative": lambda L: L.tensor([4, 200, 255], dtype=L.uint8).div(
         -1, rounding_mode="trunc"

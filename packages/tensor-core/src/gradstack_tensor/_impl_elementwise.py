@@ -431,8 +431,17 @@ def index_key(index, shape=None):
         if not any(k is Ellipsis for k in key):
             key.append(Ellipsis)
         return tuple(key), True
-    if shape is not None and len(shape) > 0 and (mixed or _may_be_out_of_bounds(key, shape)):
-        return _grid_key(key, tuple(shape)), False
+    if shape is not None and len(shape) > 0:
+        if mixed:
+            try:
+                return _grid_key(key, tuple(shape)), False
+            except _OutOfBounds as e:
+                raise IndexError(str(e)) from None
+        if _may_be_out_of_bounds(key, shape):
+            try:  # an empty result: no bound is checked (Note [Empty results check no index])
+                return _grid_key(key, tuple(shape)), False
+            except _OutOfBounds:
+                pass  # numpy raises it, where setitem raises it: after the value's checks
     return tuple(key), False
 
 
@@ -446,6 +455,10 @@ def _may_be_out_of_bounds(key, shape):
             if low == 0 or k.max() >= low or k.min() < -low:
                 return True
     return False
+
+
+class _OutOfBounds(IndexError):
+    """An index outside its dim, in a result with elements (see :func:`_grid_key`)."""
 
 
 def _index_error(text, shape):
@@ -469,6 +482,7 @@ def _grid_key(items, shape):
     slots = []  # output dims in order: "basic" or "adv" (an advanced index's position)
     adv_arrays = []
     out_of_bounds = None  # Note [Empty results check no index]
+    size_zero_indexed = False
     dim = 0
     for k in items:
         if k is Ellipsis:
@@ -510,10 +524,13 @@ def _grid_key(items, shape):
                 dim += 1
         else:
             n = shape[dim]
+            if k.size and n == 0:
+                size_zero_indexed = True
             if k.size and (k.min() < -n or k.max() >= n) and out_of_bounds is None:
                 bad = int(k.max() if k.max() >= n else k.min())
-                out_of_bounds = _index_error(
-                    f"index {bad} is out of bounds for dimension {dim} with size {n}", shape
+                out_of_bounds = _OutOfBounds(
+                    f"index {bad} is out of bounds for dimension {dim} with size {n} "
+                    f"(indexing a tensor of shape {list(shape)})"
                 )
             per_dim.append(("adv", k))
             adv_arrays.append(k)
@@ -530,11 +547,16 @@ def _grid_key(items, shape):
         raise IndexError(
             f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
         ) from None
+    if size_zero_indexed and int(np.prod(adv_shape)) != 0:
+        # (torch checks this before the kernel, whatever the other dims)
+        raise _index_error("index is out of bounds for dimension with size 0", shape)
     if out_of_bounds is not None:
         # Note [Empty results check no index]
         # torch's index kernel checks each index it reads: a result without elements
         # (``x[:0, [5]]``, ``x[0, None, [0], []]``) reads none and raises nothing.  The
         # grid keys below broadcast to an empty grid then, which numpy checks no more.
+        # Only an index into a dim of size 0 is refused first, once the indices are
+        # broadcast (``x[[0, 0], :0]`` with ``x`` of shape (0, 1)).
         sizes = [e[2].size for e in per_dim if e[0] == "basic"]
         if int(np.prod(adv_shape)) * int(np.prod(sizes)) != 0:
             raise out_of_bounds
