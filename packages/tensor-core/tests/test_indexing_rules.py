@@ -280,3 +280,32 @@ def test_cat_of_only_legacy_empty_tensors_takes_any_dim(dim):
         return list(r.shape), str(r.dtype).split(".")[-1]
 
     assert run(gt) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "op,sa,da,sb,db",
+    [
+        # seed 1 #4187, #24121, #10135: an empty batched product checks no dtype and takes
+        # the second operand's (torch's bmm allocates with batch2's options)
+        ("bmm", (3, 1, 0), "float64", (3, 0, 1), "float32"),
+        ("bmm", (0, 3, 2), "int64", (0, 2, 1), "float32"),
+        ("bmm", (1, 0, 2), "float16", (1, 2, 3), "float64"),
+        ("matmul", (1, 0), "int64", (1, 0, 1), "int16"),
+        ("matmul", (2, 2, 0), "int64", (2, 0, 1), "float32"),
+        # not empty, or folded into mm/mv by torch: the dtype error stays
+        ("bmm", (3, 1, 2), "float64", (3, 2, 1), "float32"),
+        ("matmul", (1, 0), "int32", (0, 3), "float32"),
+        ("matmul", (0,), "int64", (2, 0, 1), "float32"),
+    ],
+)
+def test_an_empty_batched_product_checks_no_dtype(op, sa, da, sb, db):
+    def run(lib):
+        a = lib.zeros(sa, dtype=getattr(lib, da))
+        b = lib.ones(sb, dtype=getattr(lib, db))
+        try:
+            r = getattr(lib, op)(a, b)
+        except RuntimeError:
+            return "RuntimeError"
+        return list(r.shape), str(r.dtype).split(".")[-1], r.tolist()
+
+    assert run(gt) == run(torch)
