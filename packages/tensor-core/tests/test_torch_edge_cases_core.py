@@ -266,6 +266,24 @@ def _result_or_error(fn):
         lambda L: L.zeros(2, 2, dtype=L.int64).__setitem__(
             ([5, 0], slice(0, 1)), L.tensor(0.5, dtype=L.float64)
         ),
+        # seed 1 #7981, #32137: masked_fill_ writes an expanded view (torch warns only)
+        lambda L: (
+            lambda b: (
+                b.expand(2, -1, 2).masked_fill_(L.ones((2, 2, 2), dtype=L.bool), 3),
+                b,
+            )[1]
+        )(L.tensor([[4], [-4]], dtype=L.int8)),
+        lambda L: (
+            lambda b: (
+                b.expand(-1, 2).masked_fill_(
+                    L.tensor([[False, True], [True, True], [False, False], [True, False]]), 9.0
+                ),
+                b,
+            )[1]
+        )(L.arange(4.0).reshape(4, 1)),
+        # seed 1 #12403: copy_ between two views describing the same elements returns early
+        lambda L: (lambda v: (v[1:].copy_(v[:-1]), v)[1])(L.tensor(0.5).expand(3)),
+        lambda L: (lambda b: (b.expand(3).copy_(L.tensor([1.0, 2.0, 3.0])), b)[1])(L.ones(1)),
         # zero_/fill_ write an expanded view (torch allows it; other in-place ops refuse)
         lambda L: (lambda b: (b.expand(2, 3).zero_(), b)[1])(L.arange(3.0)),
         lambda L: (lambda b: (b.expand(2, 3).fill_(2.0), b)[1])(L.arange(3.0)),

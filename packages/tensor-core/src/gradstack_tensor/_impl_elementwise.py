@@ -329,6 +329,11 @@ def fill_(input, value):
 
 @OPS["copy_"].set_kernel
 def copy_(input, src):
+    if isinstance(src, Tensor) and _same_data(_data(input), _data(src)):
+        # torch's copy_ returns early when both describe the same elements (even of an
+        # expanded view, ``v[1:].copy_(v[:-1])`` with ``v`` an expanded 0-d tensor)
+        input._bump_version("copy_")
+        return input
     _check_writable(input, "copy_")
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
@@ -339,6 +344,15 @@ def copy_(input, src):
     np.copyto(dst, s, casting="unsafe")
     input._bump_version("copy_")
     return input
+
+
+def _same_data(a, b):
+    return (
+        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        and a.strides == b.strides
+        and a.shape == b.shape
+        and a.dtype == b.dtype
+    )
 
 
 def _check_broadcasts_to(src_shape, dst_shape):
@@ -883,8 +897,22 @@ def _check_mask_shape(m, x, name):
 
 @OPS["masked_fill_"].set_kernel
 def masked_fill_(input, mask, value):
-    _check_writable(input, "masked_fill_")
     x = _data(input)
+    if not x.flags.writeable and repeats_elements(x) and not input.requires_grad:
+        # torch fills an expanded view (a location is written when one of its elements is
+        # masked), with a deprecation warning; autograd refuses it (the check below)
+        w = writable_alias(x, overlapping=True)
+        if w.flags.writeable:
+            warnings.warn(
+                "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the "
+                "tensor before performing this operation. This also applies to advanced "
+                "indexing e.g. tensor[mask] = scalar",
+                UserWarning,
+                stacklevel=2,
+            )
+            x = w
+    if x is _data(input):
+        _check_writable(input, "masked_fill_")
     m = _mask(mask)
     _check_mask_shape(m, x, "masked_fill_")
     np.copyto(x, scalar_as(value, x.dtype, "masked_fill_"), where=np.broadcast_to(m, x.shape))
