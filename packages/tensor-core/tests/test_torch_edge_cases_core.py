@@ -309,3 +309,16 @@ def _result_or_error(fn):
 )
 def test_fuzz_found_orders_and_values_match_torch(program):
     assert _result_or_error(lambda: program(gt)) == _result_or_error(lambda: program(torch))
+
+
+def test_cumsum_of_a_non_contiguous_input_is_contiguous():
+    # seed 1 #18869: cumsum of an advanced-index result kept numpy's layout, so a reshape
+    # of it copied and a later in-place write through the reshape missed it (torch: a view)
+    def run(lib):
+        x = lib.arange(64.0, dtype=lib.float64).reshape(4, 4, 4).mT
+        v = x[lib.tensor([3, 0, -4]), ...].cumsum(1)
+        w = lib.reshape(v, (3, 16))
+        w.sinh_()
+        return list(v.stride()), v.is_contiguous(), v.sum().item()
+
+    assert run(gt) == run(torch)
