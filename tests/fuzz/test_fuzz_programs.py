@@ -77,11 +77,6 @@ def test_every_program_ran(summary):
 
 # program index -> (category, why it still differs); see Note [The known differences ...]
 KNOWN = {
-    98: (
-        "raise_where_torch_works",
-        "bmm of an empty float64 batch by float32: torch skips its dtype check when the "
-        "result is empty (and returns float32); gradstack checks dtypes first",
-    ),
     178: (
         "wrong_error_type",
         "setitem into a split() output whose base was written: torch raises the stale-view "

@@ -16,6 +16,10 @@ def _no_grad(lib):
     return gradstack_autograd.no_grad() if lib is gt else torch.no_grad()
 
 
+def _grad(lib):
+    return gradstack_autograd.grad if lib is gt else torch.autograd.grad
+
+
 def _both(program):
     out = []
     for lib in (gt, torch):
@@ -179,6 +183,161 @@ def test_backward_through_a_view_made_under_no_grad_reaches_nothing():
             v = x.permute(2, 1, 0)
         v.sum().backward()
         return [lib.tensor([x.grad is None, v.grad is None])]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("targets", ["v", "xv", "vx", "xvw"])
+def test_grad_of_a_hooked_non_leaf_is_captured_where_torch_captures_it(targets):
+    # seed 1 #6451: grad(loss, [x6, v7]) with a hook on v7 returned v7's gradient hooked;
+    # torch captures it before the tensor hooks when v7's node runs anyway (x6 is wanted
+    # through it), after them when v7 is only a capture point
+    def program(lib):
+        x = lib.tensor(1.0, requires_grad=True)
+        v = x * lib.ones(2)
+        v.register_hook(lambda g: g * 2)
+        w = lib.stack([v[0], lib.tensor(3.0)], 0) * 1
+        w.register_hook(lambda g: g * 3)
+        loss = (w * lib.tensor([1.0, 0.5])).sum()
+        ins = [{"v": v, "x": x, "w": w}[c] for c in targets]
+        return list(_grad(lib)(loss, ins, allow_unused=True))
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("case", ["unwritten", "written_before", "written_under_no_grad", "unset"])
+def test_a_view_follows_its_base_s_requires_grad_(case):
+    # seed 1 #5020: v7 = v6.view_as(v6); v7.sqrt_(); v6.requires_grad_(): torch's v7
+    # requires grad and (written since it was made) sends its gradient to v6; gradstack's
+    # v7 did not require grad
+    def program(lib):
+        b = lib.tensor([[4.0, 1.0]])
+        v = b[0]
+        w = b.view_as(b)
+        if case == "written_before":
+            v.sqrt_()
+        b.requires_grad_()
+        if case == "written_under_no_grad":
+            with _no_grad(lib):
+                b.mul_(2)
+        if case == "unset":
+            b.requires_grad_(False)
+        out = [lib.tensor([v.requires_grad, w.requires_grad])]
+        if b.requires_grad:
+            ((v * 2).sum() + (w * 3).sum()).backward()
+            out.append(b.grad if b.grad is not None else lib.tensor(-1.0))
+            try:
+                v.add_(1)
+            except RuntimeError as e:
+                out.append(lib.tensor(["a view of a leaf" in str(e)]))
+        return out
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_prod_with_a_zero_over_one_element_passes_grad_through(dim):
+    # seed 1 #15350: narrow(0, 1, 1).prod(-2) of a zero under create_graph: torch's
+    # prod_safe_zeros_backward returns grad itself for a slice of one element (no graph)
+    def program(lib):
+        x = lib.tensor([[-2.25], [0.0]], requires_grad=True)
+        v = x.narrow(0, 1, 1)
+        p = v.prod() if dim is None else v.prod(dim)
+        (g,) = _grad(lib)((p * 0.5).sum() + (v * 0.5).sum(), [x], create_graph=True)
+        return [g, lib.tensor([g.requires_grad])]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+def test_setitem_with_an_ellipsis_is_a_copy_whose_self_gradient_is_fresh_zeros():
+    # seed 1 #9954, #27501: torch's x[...] = v is x.copy_(v), whose gradient for the old
+    # x is zeros_like(grad): no graph under create_graph (gradstack's select kept one)
+    def program(lib):
+        x0 = lib.tensor([1.0, 2.0], requires_grad=True)
+        x6 = lib.tensor([0.5, 0.25], dtype=lib.float64, requires_grad=True)
+        v4 = x0.to(dtype=lib.float64)
+        v5 = v4[0::2]
+        v4[...] = x6
+        v5.asin_()
+        w = x0 * 1
+        w[:] = x6.float()
+        loss = (v5 * 0.5).sum() + (w * w).sum()
+        gr = _grad(lib)(loss, [x0, x6], create_graph=True)
+        return list(gr) + [lib.tensor([g.requires_grad for g in gr])]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+def test_logical_not_on_a_view_gives_the_base_s_views_a_new_history():
+    # seed 1 #16016: after v12.logical_not_() (recorded nothing) torch regenerates the
+    # views' grad_fn over the base: the gradient w.r.t. v12 is None, not v12's old one
+    def program(lib):
+        x = lib.tensor([[0.5, 2.0]], requires_grad=True)
+        v10 = x * 2
+        v12 = v10.transpose(-1, -2)
+        v15 = v12[0]
+        v12.logical_not_()
+        gr = _grad(lib)((v15 * 2).sum(), [x, v12, v10], allow_unused=True)
+        return [g if g is not None else lib.tensor(-1.0) for g in gr]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("number", [2, 0.0, True])
+def test_a_number_divided_by_a_tensor_saves_the_reciprocal_not_the_tensor(number):
+    # seed 1 #17589, #17732: ``2 / v6`` then ``v6[:, :] = ...``: torch's __rdiv__ is
+    # v6.reciprocal() * 2, so the write does not touch a saved tensor; gradstack's
+    # DivBackward0 saved v6 and backward raised "modified by an inplace operation"
+    def program(lib):
+        x = lib.tensor([[0.5, -2.0]], requires_grad=True)
+        v = x.clip(min=-0.5, max=2)
+        w = number / v
+        v[:, :] = lib.tensor([[1.0, 3.0]])
+        w.sum().backward()
+        return [w.detach(), x.grad]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("shapes", [((1, 4), (4, 2)), ((4,), (4,)), ((2, 3, 4), (4, 2))])
+@pytest.mark.parametrize("wanted", ["a", "b"])
+def test_matmul_saves_each_operand_only_for_the_other_s_gradient(shapes, wanted):
+    # seed 1 #22073: v6 = v1.matmul(x5); v1.sub_(v1) with x5 needing no gradient: torch's
+    # MmBackward0 did not save v1, gradstack's raised "modified by an inplace operation"
+    def program(lib):
+        x = lib.ones(shapes[0], dtype=lib.float64, requires_grad=wanted == "a")
+        y = lib.full(shapes[1], 0.5, dtype=lib.float64, requires_grad=wanted == "b")
+        a, b = x * 2, y * 3
+        out = a.matmul(b)
+        (a if wanted == "a" else b).sub_(1)  # the one whose own gradient reads the other
+        out.sum().backward()
+        return [x.grad if wanted == "a" else y.grad]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+
+
+@pytest.mark.parametrize("wanted", ["mat1", "mat2"])
+def test_addmm_saves_each_factor_only_for_the_other_s_gradient(wanted):
+    # seed 1 #29685: addmm(x7, v3, x5); v3.atan2_(v3) with x5 needing no gradient: torch's
+    # AddmmBackward0 did not save v3, gradstack's raised "modified by an inplace operation"
+    def program(lib):
+        x = lib.arange(4.0, dtype=lib.float64).reshape(1, 4).requires_grad_(wanted == "mat1")
+        y = lib.arange(8.0, dtype=lib.float64).reshape(2, 4).t()
+        y.requires_grad_(wanted == "mat2")
+        a, b = x * 1, y * 1
+        out = lib.addmm(lib.ones(2, dtype=lib.float64), a, b, beta=0.5, alpha=2)
+        (a if wanted == "mat1" else b).atan2_(lib.tensor(2.0, dtype=lib.float64))
+        out.sum().backward()
+        g = x.grad if wanted == "mat1" else y.grad
+        return [g, lib.tensor(list(g.stride()))]
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"

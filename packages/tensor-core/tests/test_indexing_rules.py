@@ -230,3 +230,82 @@ def test_the_issue_11_gather_and_index_select():
     assert gt.gather(gt.arange(6.0).reshape(2, 3), 0, gt.tensor([[0]])).tolist() == [[0.0]]
     with pytest.raises(IndexError, match="index out of range in self"):
         gt.arange(6.0).index_select(0, gt.tensor([-1]))
+
+
+def _shape_or_error(lib, shape, key, value=None):
+    x = lib.zeros(shape)
+    try:
+        if value is None:
+            return list(x[key].shape)
+        x[key] = value
+        return x.tolist()
+    except IndexError as e:
+        return ("IndexError", str(e).split(" (indexing")[0])
+
+
+@pytest.mark.parametrize(
+    "shape,key,value",
+    [
+        # seed 1 #1643, #3249, #5828, #6775, #27502, #7230, #23624: an empty result reads
+        # no index, so an index out of bounds raises nothing (torch's kernel checks reads)
+        ((1, 0, 1, 1, 1, 1), (0, None, [0], []), None),
+        ((1, 1, 1), (slice(None, 0), [1, 1, 1, 2], slice(None)), None),
+        ((1, 1, 1, 1), (None, [2], slice(None, -3, 2)), None),
+        ((1, 0), ([-1, 2], slice(None)), None),
+        ((3, 1), ([0, 3], slice(None, -2, 3), None), 1.0),
+        ((1, 1, 1, 1, 1), ([-1, -1, 0, 2], None, 0, [0], slice(None, 0, 3)), 3.0),
+        # with elements, the same indices raise torch's IndexError
+        ((1, 2), ([-1, 2], slice(None)), None),
+        ((3, 2), ([0, 3], 1), None),
+        ((3, 1), ([0, 3], slice(None)), 3.0),
+        # an index into a dim of size 0 is refused, once broadcast (seed 20261201 #1782)
+        ((0, 1), ([0, 0], slice(None, 0, 2)), None),
+        ((0, 1), ([0, 0], slice(None, 0, 2)), 0.5),
+        ((0, 3), ([0], []), None),
+    ],
+)
+def test_an_empty_result_checks_no_index(shape, key, value):
+    got = _shape_or_error(gt, shape, key, value)
+    want = _shape_or_error(torch, shape, key, value)
+    assert got == want
+
+
+@pytest.mark.parametrize("dim", [-2, 1, 5, 0, -1])
+def test_cat_of_only_legacy_empty_tensors_takes_any_dim(dim):
+    # seed 1 #3774, #9544, #32246: torch skips (0,) tensors, so with nothing else any
+    # dim is accepted; gradstack checked dim against one dimension
+    def run(lib):
+        a = lib.zeros(0, dtype=lib.int16)
+        r = lib.cat([a, lib.zeros(0, dtype=lib.float16), a], dim)
+        return list(r.shape), str(r.dtype).split(".")[-1]
+
+    assert run(gt) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "op,sa,da,sb,db",
+    [
+        # seed 1 #4187, #24121, #10135: an empty batched product checks no dtype and takes
+        # the second operand's (torch's bmm allocates with batch2's options)
+        ("bmm", (3, 1, 0), "float64", (3, 0, 1), "float32"),
+        ("bmm", (0, 3, 2), "int64", (0, 2, 1), "float32"),
+        ("bmm", (1, 0, 2), "float16", (1, 2, 3), "float64"),
+        ("matmul", (1, 0), "int64", (1, 0, 1), "int16"),
+        ("matmul", (2, 2, 0), "int64", (2, 0, 1), "float32"),
+        # not empty, or folded into mm/mv by torch: the dtype error stays
+        ("bmm", (3, 1, 2), "float64", (3, 2, 1), "float32"),
+        ("matmul", (1, 0), "int32", (0, 3), "float32"),
+        ("matmul", (0,), "int64", (2, 0, 1), "float32"),
+    ],
+)
+def test_an_empty_batched_product_checks_no_dtype(op, sa, da, sb, db):
+    def run(lib):
+        a = lib.zeros(sa, dtype=getattr(lib, da))
+        b = lib.ones(sb, dtype=getattr(lib, db))
+        try:
+            r = getattr(lib, op)(a, b)
+        except RuntimeError:
+            return "RuntimeError"
+        return list(r.shape), str(r.dtype).split(".")[-1], r.tolist()
+
+    assert run(gt) == run(torch)

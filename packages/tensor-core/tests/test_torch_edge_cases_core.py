@@ -121,6 +121,16 @@ CALLS = {
     "div_floor_int": lambda L: L.full((1, 1), 0).div(2, rounding_mode="floor"),
     "div_trunc_bool": lambda L: L.tensor([True]).div(True, rounding_mode="trunc"),
     "div_bad_mode": lambda L: L.ones(2).div(2, rounding_mode="up"),
+    # seed 1 #22125: a bool scalar times an int alpha stays bool for a bool tensor
+    "add_bool_scalar_int_alpha": lambda L: L.tensor([True, False]).add(False, alpha=-1),
+    "add__bool_scalar_int_alpha": lambda L: L.tensor([True, False]).add_(True, alpha=2),
+    # seed 1 #29223: uint8 by a negative number wraps it into uint8 first (4 // 255)
+    "div_trunc_uint8_negative": lambda L: L.tensor([4, 200, 255], dtype=L.uint8).div(
+        -1, rounding_mode="trunc"
+    ),
+    "div_trunc_uint8_negative_3": lambda L: L.tensor([4, 200], dtype=L.uint8).div(
+        -3, rounding_mode="trunc"
+    ),
     # TC13: all/any of uint8 stay uint8; a dim tuple
     "all_uint8": lambda L: L.tensor([[8]], dtype=L.uint8).all(-1),
     "any_uint8": lambda L: L.tensor([0, 3], dtype=L.uint8).any(),
@@ -256,6 +266,24 @@ def _result_or_error(fn):
         lambda L: L.zeros(2, 2, dtype=L.int64).__setitem__(
             ([5, 0], slice(0, 1)), L.tensor(0.5, dtype=L.float64)
         ),
+        # seed 1 #7981, #32137: masked_fill_ writes an expanded view (torch warns only)
+        lambda L: (
+            lambda b: (
+                b.expand(2, -1, 2).masked_fill_(L.ones((2, 2, 2), dtype=L.bool), 3),
+                b,
+            )[1]
+        )(L.tensor([[4], [-4]], dtype=L.int8)),
+        lambda L: (
+            lambda b: (
+                b.expand(-1, 2).masked_fill_(
+                    L.tensor([[False, True], [True, True], [False, False], [True, False]]), 9.0
+                ),
+                b,
+            )[1]
+        )(L.arange(4.0).reshape(4, 1)),
+        # seed 1 #12403: copy_ between two views describing the same elements returns early
+        lambda L: (lambda v: (v[1:].copy_(v[:-1]), v)[1])(L.tensor(0.5).expand(3)),
+        lambda L: (lambda b: (b.expand(3).copy_(L.tensor([1.0, 2.0, 3.0])), b)[1])(L.ones(1)),
         # zero_/fill_ write an expanded view (torch allows it; other in-place ops refuse)
         lambda L: (lambda b: (b.expand(2, 3).zero_(), b)[1])(L.arange(3.0)),
         lambda L: (lambda b: (b.expand(2, 3).fill_(2.0), b)[1])(L.arange(3.0)),
@@ -281,3 +309,16 @@ def _result_or_error(fn):
 )
 def test_fuzz_found_orders_and_values_match_torch(program):
     assert _result_or_error(lambda: program(gt)) == _result_or_error(lambda: program(torch))
+
+
+def test_cumsum_of_a_non_contiguous_input_is_contiguous():
+    # seed 1 #18869: cumsum of an advanced-index result kept numpy's layout, so a reshape
+    # of it copied and a later in-place write through the reshape missed it (torch: a view)
+    def run(lib):
+        x = lib.arange(64.0, dtype=lib.float64).reshape(4, 4, 4).mT
+        v = x[lib.tensor([3, 0, -4]), ...].cumsum(1)
+        w = lib.reshape(v, (3, 16))
+        w.sinh_()
+        return list(v.stride()), v.is_contiguous(), v.sum().item()
+
+    assert run(gt) == run(torch)

@@ -9,7 +9,8 @@
 #    order; leaf accumulators first of all), so the order is deterministic.
 # 4. For each node, in this order (written down in the package README and tested):
 #      tensor hooks on each output (may replace the gradient) -> retain_grad stores ->
-#      capture for grad() targets -> node pre-hooks -> the node -> node post-hooks;
+#      capture for grad() targets (Note [Captured gradients and tensor hooks]) -> node
+#      pre-hooks -> the node -> node post-hooks;
 #    then each gradient produced is validated once, here (count, shape with broadcast
 #    reduction, dtype), and added into the buffer of the node it flows to.
 # 5. Unless retain_graph, each node frees its saved tensors as soon as it has run.
@@ -650,6 +651,7 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
     # Note [Input buffers sum in place]
     cdef bint in_place = not gs_get_grad_enabled() and not _forward_ad_active
     cdef bint has_targets = bool(targets)
+    cdef bint runs, early
     while heap or next_node is not None:
         if next_node is not None:
             node = <Node>next_node
@@ -662,23 +664,31 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
         elif in_place:
             _unwrap_owned(grads)
         is_acc = isinstance(node, AccumulateGrad)
+        node_targets = targets.get(node) if has_targets else None
+        # Note [Captured gradients and tensor hooks]
+        # torch's engine captures a grad() target's gradient before the tensor hooks of
+        # the node when that node runs anyway (it leads to another target: the hooks run
+        # as part of the node), and after them when the node is only a capture point (or
+        # a leaf: its AccumulateGrad never runs in grad()).  So ``grad(loss, [x, v])``
+        # with a hook on ``v`` returns v's gradient unhooked, ``grad(loss, [v])`` hooked.
+        runs = is_acc or not has_targets or _has_needed_child(node, needed)
+        early = (node_targets is not None and captured is not None and not accumulate
+                 and not is_acc and runs)
+        if early:
+            _capture(node_targets, captured, grads)
         if is_acc:
             grads = _run_leaf_hooks(<AccumulateGrad>node, grads)
         elif node.tensor_pre_hooks is not None or node.retained is not None:
             _run_tensor_hooks(node, grads)
-        if targets:
-            node_targets = targets.get(node)
-            if node_targets is not None:
-                for nr, idxs in node_targets.items():
-                    for i in idxs:
-                        if captured is not None:
-                            captured[i] = _add_grads(captured[i], grads[nr])
-                if not accumulate and is_acc:
-                    continue                    # grad(): leaves are captured, not updated
-                if accumulate and not is_acc:
-                    _accumulate_nonleaf_targets(node, node_targets, inputs, grads)
-            if not is_acc and not _has_needed_child(node, needed):
-                continue                        # a pure capture point: nothing beyond it
+        if node_targets is not None:
+            if captured is not None and not early:
+                _capture(node_targets, captured, grads)
+            if not accumulate and is_acc:
+                continue                        # grad(): leaves are captured, not updated
+            if accumulate and not is_acc:
+                _accumulate_nonleaf_targets(node, node_targets, inputs, grads)
+        if not runs:
+            continue                            # a pure capture point: nothing beyond it
         observer = _node_observer
         if observer is None:
             gi = _call_node(node, grads)
@@ -730,6 +740,12 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
                 "the desired behavior."
             )
     return tuple(captured)
+
+
+cdef inline void _capture(dict node_targets, list captured, list grads) except *:
+    for nr, idxs in node_targets.items():
+        for i in idxs:
+            captured[i] = _add_grads(captured[i], grads[nr])
 
 
 cdef bint _has_needed_child(Node node, dict needed):

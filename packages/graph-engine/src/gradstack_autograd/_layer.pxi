@@ -182,6 +182,8 @@ cdef inline object _input_edge(object x):
             _raise_stale_view(<Tensor>x, meta)
         if (<Tensor>x)._grad_fn is None and meta.view_creation == VIEW_NO_GRAD:
             return NO_EDGE      # torch: a view made under no_grad requires grad, feeds nothing
+        if meta.requires_grad_from_base and not _regenerate_view(<Tensor>x, meta):
+            return NO_EDGE      # Note [A view follows its base's requires_grad_()]
     return gradient_edge(<Tensor>x)
 
 
@@ -526,8 +528,14 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
         op.derivative is not None and not (<Derivative>op.derivative).differentiable
     )
     if not_differentiable and op.name in _INPLACE_WITHOUT_LEAF_CHECK:
-        # torch: logical_not_ runs even on a leaf that requires grad, and records nothing
-        return call_next(op, args, next_index)
+        # torch: logical_not_ runs even on a leaf that requires grad, and records nothing;
+        # the views of the written base (the target too, if a view) then get a new
+        # AsStridedBackward0 over the base, as torch regenerates them for the new version
+        out = call_next(op, args, next_index)
+        base = self_t._view_base if self_t._view_base is not None else self_t
+        if base._requires_grad:
+            _refresh_views(base, None)
+        return out
     base = self_t._view_base
     _check_view_may_be_written(self_t, op)
     if self_t._grad_fn is None and self_t._requires_grad and base is None:
@@ -603,9 +611,10 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
     if meta.views is None:
         meta.views = []
         meta.views_prune_at = 16
-    meta.views.append(weakref.ref(view))
+    # (with the version it was made at: Note [A view follows its base's requires_grad_()])
+    meta.views.append((weakref.ref(view), base.version_counter().value))
     if len(meta.views) >= meta.views_prune_at:
-        live = [r for r in meta.views if r() is not None]
+        live = [r for r in meta.views if r[0]() is not None]
         meta.views = live
         meta.views_prune_at = 2 * len(live) + 16
     if no_grad:
@@ -700,13 +709,15 @@ cdef void _refresh_views(Tensor base, Tensor written) except *:
     live = []
     edge = None
     for r in meta.views:
-        o = r()
+        o = r[0]()
         if o is None:
             continue
         live.append(r)
         v = <Tensor>o
         if v is written or v._view_base is not base:
             continue
+        if v._autograd_meta is not None:
+            (<AutogradMeta?>v._autograd_meta).requires_grad_from_base = False
         if v._autograd_meta is not None \
                 and (<AutogradMeta?>v._autograd_meta).view_creation != VIEW_DEFAULT:
             # torch gives such a view no new history: using it with grad mode on raises
@@ -719,6 +730,72 @@ cdef void _refresh_views(Tensor base, Tensor written) except *:
         v._requires_grad = True
     meta.views = live
     meta.views_prune_at = 2 * len(live) + 16
+
+
+# Note [A view follows its base's requires_grad_()]
+# In torch a view requires grad when its base does, whenever the base started to
+# (``v = b[0]; b.requires_grad_()``: ``v.requires_grad`` is True).  Such a view has no
+# grad_fn and no gradient edge of its own (gradients through it reach nothing) until its
+# version moves away from the one its grad_fn belongs to: then torch regenerates its
+# grad_fn as AsStridedBackward0 over the base (``v.sqrt_()`` with nothing requiring
+# grad, then ``b.requires_grad_()``: gradients through ``v`` reach ``b``).  gradstack
+# notes each view's creation version on its base; ``requires_grad_()`` on the base gives
+# each view that has no grad_fn either an AsStridedBackward0 (written since) or the flag
+# ``requires_grad_from_base``, whose edge is regenerated the same way when the view is
+# used after a later unrecorded write (under no_grad).
+
+
+def _requires_grad_set(Tensor t not None):
+    """After ``t.requires_grad_(flag)``: the views of ``t`` follow (see the Note above)."""
+    cdef AutogradMeta meta, vm
+    cdef Tensor v
+    cdef Py_ssize_t current
+    if t._autograd_meta is None:
+        return
+    meta = <AutogradMeta?>t._autograd_meta
+    meta.requires_grad_from_base = False    # its own flag now
+    if not meta.views or t._grad_fn is not None:
+        return
+    current = t.version_counter().value
+    for r in meta.views:
+        o = r[0]()
+        if o is None:
+            continue
+        v = <Tensor>o
+        if v is t or v._view_base is not t or v._grad_fn is not None:
+            continue
+        vm = meta_of(v)
+        if t._requires_grad:
+            if v._requires_grad:
+                continue                    # its own flag, or made under no_grad
+            if <Py_ssize_t>r[1] != current and vm.view_creation == VIEW_DEFAULT:
+                _give_view_history(v, t, vm)
+            else:
+                v._requires_grad = True
+                vm.requires_grad_from_base = True
+                vm.base_version = current
+        elif vm.requires_grad_from_base:
+            v._requires_grad = False
+            vm.requires_grad_from_base = False
+
+
+cdef bint _regenerate_view(Tensor v, AutogradMeta vm) except -1:
+    """A view that requires grad through its base: give it a grad_fn if written since."""
+    cdef Tensor base = v._view_base
+    if v._grad_fn is not None or base is None or not base._requires_grad:
+        vm.requires_grad_from_base = False
+        return v._grad_fn is not None
+    if v.version_counter().value == vm.base_version:
+        return False
+    _give_view_history(v, base, vm)
+    return True
+
+
+cdef void _give_view_history(Tensor v, Tensor base, AutogradMeta vm) except *:
+    v._grad_fn = _as_strided_node(base, v, gradient_edge(base))
+    v._output_nr = 0
+    v._requires_grad = True
+    vm.requires_grad_from_base = False
 
 
 cdef AsStridedBackward0 _as_strided_node(Tensor base, Tensor view, tuple edge):

@@ -61,6 +61,9 @@ cdef class AutogradMeta:
     cdef public int view_creation           # on a view: VIEW_DEFAULT, _NO_GRAD or _MULTI_OUTPUT
     cdef public str view_op                 # on a multi-output view: torch's name ("Split")
     cdef public bint view_stale             # such a view whose base was written since
+    # Note [A view follows its base's requires_grad_()], _layer.pxi
+    cdef public bint requires_grad_from_base  # requires grad only because its base does
+    cdef public Py_ssize_t base_version       # the version when it started to
 
 
 cdef AutogradMeta meta_of(Tensor t):

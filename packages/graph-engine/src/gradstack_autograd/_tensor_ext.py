@@ -95,6 +95,11 @@ class AutogradExtension:
             warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=3)
 
     @staticmethod
+    def on_requires_grad_set(tensor):
+        # Note [A view follows its base's requires_grad_()] (_layer.pxi)
+        _core._requires_grad_set(tensor)
+
+    @staticmethod
     def detach_(tensor):
         if tensor._base is not None and tensor._base.requires_grad:
             raise RuntimeError(

@@ -668,6 +668,10 @@ def _prod(ctx, grad):
     if dim is None and zeros > 1 and not _grad_mode():
         # two zeros: every partial product is 0 (torch returns zeros, not grad * 0)
         return (gt.zeros(lead + tuple(shape), dtype=grad.dtype),)
+    if (x.numel() if dim is None else shape[dim % len(shape)]) == 1:
+        # torch's prod_safe_zeros_backward: a slice of one element passes grad through
+        # (no graph to x under create_graph)
+        return (g,)
     # with zeros, no division: d prod / d x_i is the product of the others
     return (g * _prod_of_others(x, dim),)
 
@@ -905,21 +909,29 @@ def _matmul_name(args):
     }.get(nd, "UnsafeViewBackward0")
 
 
-@register("matmul", _matmul_name, inputs=(0, 1), save=(0, 1))
+@register(
+    "matmul",
+    _matmul_name,
+    inputs=(0, 1),
+    save=(0, 1),
+    save_for=((1,), (0,)),  # as the mm/bmm/dot it runs: each only for the other's gradient
+    extra=lambda args, out: (args[0].dim(), args[1].dim()),
+)
 def _matmul(ctx, grad):
     a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a_dim, b_dim = ctx.extra
     need_a, need_b = ctx.needs_input_grad
     ga = gb = None
-    if a.dim() == 1 and b.dim() == 1:
+    if a_dim == 1 and b_dim == 1:
         g = grad.unsqueeze(-1) if _lead(grad) else grad
         return (g * b if need_a else None), (g * a if need_b else None)
-    if a.dim() == 1:
+    if a_dim == 1:
         if need_a:
             ga = (grad.unsqueeze(-2) @ b.mT).squeeze(-2)
         if need_b:
             gb = a.unsqueeze(-1) @ grad.unsqueeze(-2)
         return ga, gb
-    if b.dim() == 1:
+    if b_dim == 1:
         if need_a:
             ga = grad.unsqueeze(-1) @ b.unsqueeze(-2)
         if need_b:
@@ -984,24 +996,37 @@ def _mv(ctx, grad):
     return (grad.outer(b) if need_a else None), (a.t().mv(grad) if need_b else None)
 
 
-@register("addmm", "AddmmBackward0", inputs=(0, 1, 2), save=(1, 2, 3, 4))
+def _column_major(t):
+    return not t.is_contiguous() and t.t().is_contiguous()
+
+
+@register(
+    "addmm",
+    "AddmmBackward0",
+    inputs=(0, 1, 2),
+    save=(1, 2, 3, 4),
+    # each factor only for the other's gradient (as torch's); the layouts it reads in extra
+    save_for=((2,), (1,), None, None),
+    extra=lambda args, out: (_column_major(args[1]), _column_major(args[2])),
+)
 def _addmm(ctx, grad):
     m1, m2, beta, alpha = (ctx.saved_value(i) for i in range(4))
+    m1_columns, m2_columns = ctx.extra
     need_in, need_1, need_2 = ctx.needs_input_grad
     g_in = (grad if beta == 1 else grad * beta) if need_in else None
     g1 = g2 = None
     batched = bool(_lead(grad))
     if need_1:
-        g1 = grad @ m2.t() if batched else _mm_in_layout_of(m1, grad, m2.t())
+        g1 = grad @ m2.t() if batched else _mm_in_layout_of(m1_columns, grad, m2.t())
         g1 = g1 if alpha == 1 else g1 * alpha
     if need_2:
-        g2 = m1.t() @ grad if batched else _mm_in_layout_of(m2, m1.t(), grad)
+        g2 = m1.t() @ grad if batched else _mm_in_layout_of(m2_columns, m1.t(), grad)
         g2 = g2 if alpha == 1 else g2 * alpha
     return g_in, g1, g2
 
 
-def _mm_in_layout_of(like, a, b):
-    """``a.mm(b)``, computed so that the result has ``like``'s layout.
+def _mm_in_layout_of(column_major, a, b):
+    """``a.mm(b)``, computed so that the result is column-major when the input was.
 
     Note [Matmul gradients in their input's layout]
     ``Linear`` multiplies by ``weight.t()``, a column-major view; the gradient for that
@@ -1011,7 +1036,7 @@ def _mm_in_layout_of(like, a, b):
     ``(b.t() @ a.t()).t()`` for a column-major input gives the same values in the
     input's own layout, as torch's ``mm_mat2_backward`` does.
     """
-    if not like.is_contiguous() and like.t().is_contiguous():
+    if column_major:
         return b.t().mm(a.t()).t()
     return a.mm(b)
 
@@ -1485,16 +1510,20 @@ def _copy_(ctx, grad):
     "setitem_",
     lambda a: "CopySlices" if _basic_index(a[1]) else "IndexPutBackward0",
     inputs=(0, 2),
-    extra=lambda args, out: _torch_key(args),
+    extra=lambda args, out: (_torch_key(args), _whole_key(args[1], tuple(args[0].shape))),
     inplace_variant=False,
 )
 def _setitem_(ctx, grad):
-    key = ctx.extra
+    key, whole = ctx.extra
     need_self, need_value = ctx.needs_input_grad
     # the written tensor's shape is grad's (input_shape(0) is None when self needs no grad)
     shape = tuple(grad.shape[len(_lead(grad)) :])
     g_self = None
-    if need_self:
+    if need_self and whole:
+        # torch's ``x[...] = v``, ``x[:] = v`` is ``x.copy_(v)`` (no view): CopyBackwards'
+        # zeros_like, without a graph under create_graph
+        g_self = _zeros(grad)
+    elif need_self:
         overwritten = np.zeros(shape, dtype=bool)
         overwritten[key] = True
         g_self = gt.where(_wrap(overwritten), 0.0, grad)
@@ -1502,6 +1531,29 @@ def _setitem_(ctx, grad):
     if g_value is not None:
         g_value = _widen_to(g_value, ctx.input_shape(1), _lead(grad))
     return g_self, g_value
+
+
+def _whole_key(key, shape):
+    """Whether torch's indexing of ``key`` makes no view (only Ellipsis and slices of whole
+    dims, which torch's applySlicing skips): ``x[key] = v`` is then ``x.copy_(v)``."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not all(k is Ellipsis or type(k) is slice for k in items):
+        return False
+    n_ell = sum(k is Ellipsis for k in items)
+    if n_ell > 1 or len(items) - n_ell > len(shape):
+        return False
+    split = next((i for i, k in enumerate(items) if k is Ellipsis), len(items))
+    dims = list(range(split)) + list(range(len(shape) - (len(items) - split - 1), len(shape)))
+    for k, d in zip((k for k in items if k is not Ellipsis), dims):
+        size = shape[d]
+        start, stop, step = (
+            x if x is None or type(x) is int else "?" for x in (k.start, k.stop, k.step)
+        )
+        if step not in (None, 1) or start not in (None, 0, -size):
+            return False
+        if stop is not None and (stop == "?" or stop < size):
+            return False
+    return True
 
 
 def _widen_to(g, shape, lead):

@@ -75,6 +75,9 @@ cdef object _scaled(object a, object b, object alpha):
     alpha = cast_operand(alpha, res)
     if isinstance(b, Tensor):
         return wrap(as_ndarray(np.multiply(cast_operand(b, res), alpha)))
+    if res is _dt.bool_:
+        # a product of bools stays a bool (Python's False * True is the int 0)
+        return bool(cast_operand(b, res)) and bool(alpha)
     return cast_operand(b, res) * alpha
 
 

@@ -329,6 +329,11 @@ def fill_(input, value):
 
 @OPS["copy_"].set_kernel
 def copy_(input, src):
+    if isinstance(src, Tensor) and _same_data(_data(input), _data(src)):
+        # torch's copy_ returns early when both describe the same elements (even of an
+        # expanded view, ``v[1:].copy_(v[:-1])`` with ``v`` an expanded 0-d tensor)
+        input._bump_version("copy_")
+        return input
     _check_writable(input, "copy_")
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
@@ -339,6 +344,15 @@ def copy_(input, src):
     np.copyto(dst, s, casting="unsafe")
     input._bump_version("copy_")
     return input
+
+
+def _same_data(a, b):
+    return (
+        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        and a.strides == b.strides
+        and a.shape == b.shape
+        and a.dtype == b.dtype
+    )
 
 
 def _check_broadcasts_to(src_shape, dst_shape):
@@ -431,9 +445,34 @@ def index_key(index, shape=None):
         if not any(k is Ellipsis for k in key):
             key.append(Ellipsis)
         return tuple(key), True
-    if mixed and shape is not None and len(shape) > 0:
-        return _grid_key(key, tuple(shape)), False
+    if shape is not None and len(shape) > 0:
+        if mixed:
+            try:
+                return _grid_key(key, tuple(shape)), False
+            except _OutOfBounds as e:
+                raise IndexError(str(e)) from None
+        if _may_be_out_of_bounds(key, shape):
+            try:  # an empty result: no bound is checked (Note [Empty results check no index])
+                return _grid_key(key, tuple(shape)), False
+            except _OutOfBounds:
+                pass  # numpy raises it, where setitem raises it: after the value's checks
     return tuple(key), False
+
+
+def _may_be_out_of_bounds(key, shape):
+    """Whether an index array of ``key`` may hold an index outside its dim (a cheap,
+    conservative test): :func:`_grid_key` then checks it, raising only when the result
+    has elements (Note [Empty results check no index])."""
+    low = min(shape)
+    for k in key:
+        if isinstance(k, np.ndarray) and k.dtype != np.bool_ and k.size:
+            if low == 0 or k.max() >= low or k.min() < -low:
+                return True
+    return False
+
+
+class _OutOfBounds(IndexError):
+    """An index outside its dim, in a result with elements (see :func:`_grid_key`)."""
 
 
 def _index_error(text, shape):
@@ -456,6 +495,8 @@ def _grid_key(items, shape):
     per_dim = []  # per input dim: ("int", i) | ("basic", out_slot, values) | ("adv", array)
     slots = []  # output dims in order: "basic" or "adv" (an advanced index's position)
     adv_arrays = []
+    out_of_bounds = None  # Note [Empty results check no index]
+    size_zero_indexed = False
     dim = 0
     for k in items:
         if k is Ellipsis:
@@ -497,10 +538,13 @@ def _grid_key(items, shape):
                 dim += 1
         else:
             n = shape[dim]
-            if k.size and (k.min() < -n or k.max() >= n):
+            if k.size and n == 0:
+                size_zero_indexed = True
+            if k.size and (k.min() < -n or k.max() >= n) and out_of_bounds is None:
                 bad = int(k.max() if k.max() >= n else k.min())
-                raise _index_error(
-                    f"index {bad} is out of bounds for dimension {dim} with size {n}", shape
+                out_of_bounds = _OutOfBounds(
+                    f"index {bad} is out of bounds for dimension {dim} with size {n} "
+                    f"(indexing a tensor of shape {list(shape)})"
                 )
             per_dim.append(("adv", k))
             adv_arrays.append(k)
@@ -517,6 +561,19 @@ def _grid_key(items, shape):
         raise IndexError(
             f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
         ) from None
+    if size_zero_indexed and int(np.prod(adv_shape)) != 0:
+        # (torch checks this before the kernel, whatever the other dims)
+        raise _index_error("index is out of bounds for dimension with size 0", shape)
+    if out_of_bounds is not None:
+        # Note [Empty results check no index]
+        # torch's index kernel checks each index it reads: a result without elements
+        # (``x[:0, [5]]``, ``x[0, None, [0], []]``) reads none and raises nothing.  The
+        # grid keys below broadcast to an empty grid then, which numpy checks no more.
+        # Only an index into a dim of size 0 is refused first, once the indices are
+        # broadcast (``x[[0, 0], :0]`` with ``x`` of shape (0, 1)).
+        sizes = [e[2].size for e in per_dim if e[0] == "basic"]
+        if int(np.prod(adv_shape)) * int(np.prod(sizes)) != 0:
+            raise out_of_bounds
     first = slots.index("adv")
     last = len(slots) - 1 - slots[::-1].index("adv")
     adjacent = all(s == "adv" for s in slots[first : last + 1])
@@ -840,8 +897,22 @@ def _check_mask_shape(m, x, name):
 
 @OPS["masked_fill_"].set_kernel
 def masked_fill_(input, mask, value):
-    _check_writable(input, "masked_fill_")
     x = _data(input)
+    if not x.flags.writeable and repeats_elements(x) and not input.requires_grad:
+        # torch fills an expanded view (a location is written when one of its elements is
+        # masked), with a deprecation warning; autograd refuses it (the check below)
+        w = writable_alias(x, overlapping=True)
+        if w.flags.writeable:
+            warnings.warn(
+                "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the "
+                "tensor before performing this operation. This also applies to advanced "
+                "indexing e.g. tensor[mask] = scalar",
+                UserWarning,
+                stacklevel=2,
+            )
+            x = w
+    if x is _data(input):
+        _check_writable(input, "masked_fill_")
     m = _mask(mask)
     _check_mask_shape(m, x, "masked_fill_")
     np.copyto(x, scalar_as(value, x.dtype, "masked_fill_"), where=np.broadcast_to(m, x.shape))

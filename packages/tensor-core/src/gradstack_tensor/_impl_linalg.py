@@ -96,8 +96,32 @@ def _outer_product_shaped(x, y) -> bool:
     return x.ndim >= 2 and y.ndim >= 2 and x.shape[-1] == 1 and y.shape[-2] == 1
 
 
+def _empty_batched_product(a, b, batched):
+    """Note [An empty batched product checks no dtype]
+    torch's bmm allocates its result with batch2's dtype and returns (empty result) or
+    zero-fills it (no contraction) before its kernel, whose dtype check is then never
+    reached: ``bmm(float64 (3, 1, 0), float32 (3, 0, 1))`` is float32 zeros.  matmul goes
+    through bmm when the second operand is batched (3-D or more) and the first is not a
+    vector (which torch folds into mv).  Returns the array, or
+    None when the general path applies."""
+    if not (batched and isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return None
+    x, y = _data(a), _data(b)
+    if x.dtype == y.dtype or "b" in (x.dtype.kind, y.dtype.kind) or (x.size and y.size):
+        return None
+    try:
+        return np.asarray(np.matmul(x.astype(y.dtype), y))
+    except ValueError:
+        return None  # the shapes do not match: the general path raises torch's error
+
+
 @OPS["matmul"].set_kernel
 def matmul(a, b):
+    empty = _empty_batched_product(
+        a, b, isinstance(b, Tensor) and b.dim() >= 3 and isinstance(a, Tensor) and a.dim() >= 2
+    )
+    if empty is not None:
+        return _wrap(empty)
     x, y = _operands(_matmul_kernel(a, b), a, b)
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(
@@ -135,6 +159,12 @@ def mm(a, b):
 
 @OPS["bmm"].set_kernel
 def bmm(a, b):
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dim() == 3 and b.dim() == 3:
+        sa, sb = a.shape, b.shape
+        if sa[0] == sb[0] and sa[2] == sb[1]:
+            empty = _empty_batched_product(a, b, True)  # Note [An empty batched product ...]
+            if empty is not None:
+                return _wrap(empty)
     x, y = _operands("bmm", a, b)
     _need_ndim("bmm", "batch1", x, (3,))
     _need_ndim("bmm", "batch2", y, (3,))

@@ -366,7 +366,9 @@ def cumsum(input, dim, dtype=None):
     if x.ndim == 0:
         return _wrap(x.copy())
     r = quiet(np.cumsum, _acc(x), axis=axis)  # inf - inf: silent nan
-    return _wrap(_result(r, x.dtype))
+    # torch's result is contiguous whatever the input's layout (numpy's keeps it): a
+    # reshape of it is then a view, as in torch
+    return _wrap(np.ascontiguousarray(_result(r, x.dtype)))
 
 
 def _argsort(x, axis, descending):

@@ -325,6 +325,9 @@ def cat(tensors, dim=0):
     ref = next((a for a in arrays if a.ndim > 0), arrays[0])
     if ref.ndim == 0:
         raise RuntimeError("zero-dimensional tensor cannot be concatenated")
+    if all(a.ndim == 1 and a.shape[0] == 0 for a in arrays):
+        # only legacy empty (0,) tensors, which torch skips: their dtype, any dim
+        return _wrap(np.concatenate(arrays, axis=0))
     axis = _normalize_dim(dim, ref.ndim)
     arrays = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)] or [arrays[0]]
     for i, a in enumerate(arrays):

@@ -172,6 +172,10 @@ cdef class ElementwiseMethods(TensorBase):
         return dispatch(OP_DIV, (self, other))
 
     def __rtruediv__(self, other):
+        if isinstance(other, (bool, int, float)):
+            # torch's Tensor.__rdiv__ is ``self.reciprocal() * other``: its graph saves
+            # the reciprocal, never ``self`` (writing ``self`` in place later is fine)
+            return dispatch(OP_MUL, (dispatch(OP_RECIPROCAL, (self,)), other))
         return dispatch(OP_DIV, (other, self))
 
     def __itruediv__(self, other):
@@ -960,6 +964,10 @@ def _div_rounding_kernel(a, b, mode):
     """
     if mode == "trunc":
         if isinstance(b, (TensorBase, int, float)) and _integral_result(a, b):
+            if _unsigned_result(a, b):
+                # no negative quotient: trunc is floor, whose kernel wraps a negative
+                # number into the dtype first as torch does (uint8 4 by -1 is 4 // 255)
+                return run_kernel(OP_FLOOR_DIVIDE, (a, b))
             return _trunc_div_integers(a, b)
         return run_kernel(OP_TRUNC, (run_kernel(OP_DIV, (a, b)),))
     return run_kernel(OP_FLOOR_DIVIDE, (a, b))
@@ -971,6 +979,12 @@ cdef bint _integral_result(object a, object b):
     operands = [((<TensorBase>t).dtype, (<TensorBase>t)._data.ndim)
                 if isinstance(t, TensorBase) else t for t in (a, b)]
     return not _dt.result_type(operands).is_floating_point
+
+
+cdef bint _unsigned_result(object a, object b):
+    operands = [((<TensorBase>t).dtype, (<TensorBase>t)._data.ndim)
+                if isinstance(t, TensorBase) else t for t in (a, b)]
+    return _dt.result_type(operands) is _dt.uint8
 
 
 cdef object _trunc_div_integers(object a, object b):
