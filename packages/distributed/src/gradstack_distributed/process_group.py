@@ -23,6 +23,7 @@ import time
 import warnings
 
 from . import faults, mpi
+from ._malloc import keep_freed_memory
 
 __all__ = [
     "Backend",
@@ -263,6 +264,7 @@ def init_process_group(
     if store is not None:
         warnings.warn("init_process_group: store is ignored by the MPI backend", stacklevel=2)
     MPI = mpi.start()
+    keep_freed_memory()  # Note [Freed memory stays in the process]
     comm_world = MPI.COMM_WORLD
     size, me = comm_world.Get_size(), comm_world.Get_rank()
     for name, given, actual in (("world_size", world_size, size), ("rank", rank, me)):
