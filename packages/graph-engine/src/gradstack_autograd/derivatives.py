@@ -1,23 +1,41 @@
-"""The derivative table: one entry per differentiable op of gradstack_tensor.
+"""The derivative table: one entry per op of gradstack_tensor.
 
-Each ``@register(op, node, inputs=..., save=...)`` row says:
+Each ``@register("op(arg, ...)", node, inputs=..., save=...)`` row builds the op's entry
+(a ``Derivative``, ``entry(name)``), by argument name as torch's derivatives.yaml:
 
+- ``"mul(self, other)"``: the op and the names of its positional arguments (tensor-core's
+  canonical order);
 - ``node``: the name of the backward node, as torch names it (``MulBackward0``), or a
   function of the op's arguments for ops whose torch name depends on them;
-- ``inputs``: the positions of the op's differentiable arguments (``next_functions`` has
-  one entry per position, ``(None, 0)`` when that argument needs no gradient);
-- ``save``: argument positions the formula reads (tensors are saved with their version);
-  ``save_output``: the formula reads the op's result;
+- ``inputs``: the differentiable arguments (``next_functions`` has one entry per input,
+  ``(None, 0)`` when that argument needs no gradient);
+- ``save``: the values the formula reads, ``"result"`` (the op's output) last; tensors are
+  saved with their version; ``save_for``/``output_for`` save a value only when a gradient
+  that reads it is wanted (Note [Save what a gradient needs], _layer.pxi);
+- ``fused``: the kernel that may replace the first-order formula (Note [Native
+  first-order formulas], _native.pxi);
 - the function: ``formula(ctx, grad) -> tuple`` with one gradient (or None) per input.
-  ``ctx`` is the node: ``ctx.saved_value(i)`` unpacks the i-th saved value,
-  ``ctx.needs_input_grad``, ``ctx.input_shape(i)`` and ``ctx.extra`` are there too.
+  ``ctx`` is the node: ``ctx.saved_value("self")`` unpacks a saved value,
+  ``ctx.needs_input_grad``, ``ctx.input_shape(i)``, ``ctx.fused(...)`` and ``ctx.extra``
+  are there too.
+
+The same entry holds the op's forward formula (``entry.jvp``, set by ``@jvp``) and vmap's
+batching rule (``entry.batch_rule``, set by ``batching_rules``); the engine, the native
+fast path, forward mode and vmap read nothing else.
+
+Note [Entries by name]
+~~~~~~~~~~~~~~~~~~~~~~
+Rows name arguments, never positions, so that a row reads as torch's derivatives.yaml
+and users find the same names on the nodes (``grad_fn._saved_self``, Note [Saved values
+by name] in _layer.pxi).  ``register`` resolves the names to positions once; recording a
+node (the hot path) works with positions only and costs nothing more.
 
 Note [Formulas are written with gradstack ops]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Formulas use Tensor operations, so with ``create_graph=True`` (grad mode on during the
 backward pass) they are recorded like any other computation and can be differentiated
 again, to any order.  Without it, the engine runs them under no-grad and a few hot
-formulas take a fused Cython kernel instead (``_fused``); the tests check both paths
+formulas take their entry's fused Cython kernel instead (``ctx.fused``); the tests check both paths
 against each other.
 
 Note [Broadcasting is the engine's job]
@@ -50,56 +68,121 @@ except ImportError:  # pragma: no cover
 __all__ = ["register", "entry", "NOT_DIFFERENTIABLE", "NOT_IMPLEMENTED", "ZERO_GRADIENT"]
 
 
+def _names(spec) -> tuple:
+    """``"self, other"`` (or a tuple of names) as a tuple of names."""
+    if spec is None:
+        return ()
+    if isinstance(spec, str):
+        return tuple(n.strip() for n in spec.split(",") if n.strip())
+    return tuple(spec)
+
+
+def _parse_signature(op):
+    """``"mul(self, other)"`` -> ``("mul", ("self", "other"))``; a bare name takes ``self``."""
+    name, paren, rest = op.partition("(")
+    if not paren:
+        return name.strip(), ("self",)
+    if not rest.endswith(")"):
+        raise ValueError(f"register: bad op signature {op!r} (expected 'name(arg, ...)')")
+    return name.strip(), _names(rest[:-1])
+
+
+def _position(op_name, signature, name):
+    if name not in signature:
+        raise ValueError(f"register({op_name!r}): {name!r} is not an argument of {signature}")
+    return signature.index(name)
+
+
 def register(
-    op_name,
+    op,
     node,
     *,
-    inputs=(0,),
+    inputs=None,
     save=(),
-    save_output=False,
     list_input=False,
     extra=None,
     inplace_variant=True,
     save_for=None,
     output_for=None,
+    fused=None,
+    sizes=(),
 ):
-    """Decorator adding a formula to the table (and to the op's in-place variant).
+    """Decorator making ``formula`` the backward formula of ``op``'s entry (and of its
+    in-place variant's); everything is given by argument name (Note [Entries by name]).
 
-    ``save_for``, when given, has one entry per ``save`` position: None (always saved) or
-    the indices into ``inputs`` of the inputs whose gradient reads that value; it is saved
-    only when one of them requires grad (Note [Save what a gradient needs], _layer.pxi);
-    ``output_for``: indices into ``inputs``; the output is saved only when one of those
-    arguments is a tensor (torch's overload decides, not requires_grad).
+    Parameters
+    ----------
+    op : str
+        The op and its positional arguments as torch names them: ``"mul(self, other)"``
+        (the order of the op's canonical signature in tensor-core; a bare name means
+        ``"name(self)"``).
+    node : str or callable
+        torch's node name (``"MulBackward0"``), or ``fn(args) -> str`` for ops whose name
+        depends on the overload.
+    inputs : str or tuple, optional
+        The differentiable arguments (default: the first); ``next_functions`` has one entry
+        per input, in this order.
+    save : str or tuple, optional
+        The saved values, by argument name, with ``"result"`` (the op's output) last when
+        the formula reads it.  Formulas read them as ``ctx.saved_value("self")``, users as
+        ``grad_fn._saved_self`` (torch's attributes).
+    save_for : dict, optional
+        ``{saved name: input names}``: that value is saved only when the gradient of one
+        of those inputs is wanted (Note [Save what a gradient needs], _layer.pxi).
+    output_for : str or tuple, optional
+        Inputs of which one must be a tensor for ``"result"`` to be saved (torch's
+        overloads: ``pow(Tensor, Scalar)`` saves no result).
+    fused : str, optional
+        The kernel that may replace the first-order formula (``ctx.fused(...)`` runs it;
+        Note [Native first-order formulas] in _native.pxi).
+    sizes : str or tuple, optional
+        Inputs whose shapes torch exposes as ``_saved_<name>_sym_sizes``.
     """
+    op_name, signature = _parse_signature(op)
+    input_names = _names(inputs) or signature[:1]
+    save_names = _names(save)
+    save_output = bool(save_names) and save_names[-1] == "result"
+    arg_names = save_names[:-1] if save_output else save_names
+    if "result" in arg_names:
+        raise ValueError(f"register({op!r}): 'result' must be the last saved value")
+    input_pos = tuple(_position(op_name, signature, n) for n in input_names)
+    save_pos = tuple(_position(op_name, signature, n) for n in arg_names)
+    save_for_pos = None
+    if save_for is not None:
+        unknown = set(save_for) - set(arg_names)
+        if unknown:
+            raise ValueError(f"register({op!r}): save_for names unsaved values {unknown}")
+        save_for_pos = tuple(
+            None if n not in save_for else tuple(input_names.index(i) for i in _names(save_for[n]))
+            for n in arg_names
+        )
+    output_for_pos = None
+    if output_for is not None:
+        output_for_pos = tuple(input_names.index(n) for n in _names(output_for))
+    size_of = tuple((n, input_names.index(n)) for n in _names(sizes))
 
-    def deco(formula):
-        d = _core.Derivative(
-            op_name,
+    def make(name, formula):
+        return _core.Derivative(
+            name,
             node,
             formula,
-            inputs=tuple(inputs),
-            save=tuple(save),
+            inputs=input_pos,
+            save=save_pos,
             save_output=save_output,
             list_input=list_input,
             extra=extra,
-            save_for=save_for,
-            output_for=output_for,
+            save_for=save_for_pos,
+            output_for=output_for_pos,
+            signature=signature,
+            fused=fused,
+            sizes=size_of,
         )
-        OPS[op_name].derivative = d
+
+    def deco(formula):
+        OPS[op_name].derivative = make(op_name, formula)
         inplace = op_name + "_"
         if inplace_variant and inplace in OPS and OPS[inplace].inplace:
-            OPS[inplace].derivative = _core.Derivative(
-                inplace,
-                node,
-                formula,
-                inputs=tuple(inputs),
-                save=tuple(save),
-                save_output=save_output,
-                list_input=list_input,
-                extra=extra,
-                save_for=save_for,
-                output_for=output_for,
-            )
+            OPS[inplace].derivative = make(inplace, formula)
         return formula
 
     return deco
@@ -124,17 +207,6 @@ def _not_differentiable(*names):
 
 def _grad_mode() -> bool:
     return _core.is_grad_enabled()
-
-
-def _fused(name, *tensors):
-    """Run fused kernel ``name`` on the tensors' arrays when it applies, else None.
-
-    Never with grad mode on (create_graph) nor while forward-mode AD is active: a kernel
-    on raw arrays would drop the graph or the tangents.
-    """
-    if _kernels is None:
-        return None
-    return _core.run_fused(getattr(_kernels, name), tensors)
 
 
 def _expand_reduced(grad, shape, dim, keepdim, lead=()):
@@ -251,46 +323,72 @@ def _zeros(grad):
 # arithmetic
 
 
-@register("add", "AddBackward0", inputs=(0, 1), save=(2,))
+@register(
+    "add(self, other, alpha)",
+    "AddBackward0",
+    inputs="self, other",
+    save="alpha",
+    fused="add_backward",
+)
 def _add(ctx, grad):
-    alpha = ctx.saved_value(0)
+    alpha = ctx.saved_value("alpha")
     return grad, (grad if alpha == 1 else grad * alpha)
 
 
-@register("sub", "SubBackward0", inputs=(0, 1), save=(2,))
+@register(
+    "sub(self, other, alpha)",
+    "SubBackward0",
+    inputs="self, other",
+    save="alpha",
+    fused="sub_backward",
+)
 def _sub(ctx, grad):
-    alpha = ctx.saved_value(0)
+    alpha = ctx.saved_value("alpha")
     return grad, (-grad if alpha == 1 else grad * -alpha)
 
 
 @register(
-    "rsub",
+    "rsub(self, other, alpha)",
     lambda args: "RsubBackward0" if _is_tensor(args[1]) else "RsubBackward1",
-    inputs=(0, 1),
-    save=(2,),
+    inputs="self, other",
+    save="alpha",
 )
 def _rsub(ctx, grad):
-    alpha = ctx.saved_value(0)
+    alpha = ctx.saved_value("alpha")
     return (-grad if alpha == 1 else grad * -alpha), grad
 
 
-@register("mul", "MulBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
+@register(
+    "mul(self, other)",
+    "MulBackward0",
+    inputs="self, other",
+    save="self, other",
+    save_for={"self": "other", "other": "self"},
+    fused="mul_backward",
+)
 def _mul(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
     if need_a and need_b:
-        fused = _fused("mul_backward", grad, a, b)
+        fused = ctx.fused(grad, a, b)
         if fused is not None:
             return fused
     return (grad * b if need_a else None), (grad * a if need_b else None)
 
 
-@register("div", "DivBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), None))
+@register(
+    "div(self, other)",
+    "DivBackward0",
+    inputs="self, other",
+    save="self, other",
+    save_for={"self": "other"},
+    fused="div_backward",
+)
 def _div(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
     if need_a and need_b:
-        fused = _fused("div_backward", grad, a, b)
+        fused = ctx.fused(grad, a, b)
         if fused is not None:
             return fused
     ga = grad / b if need_a else None
@@ -305,9 +403,15 @@ def _pow_name(args):
     return "PowBackward1" if _is_tensor(args[1]) else "PowBackward0"
 
 
-@register("pow", _pow_name, inputs=(0, 1), save=(0, 1), save_output=True, output_for=(1,))
+@register(
+    "pow(self, exponent)",
+    _pow_name,
+    inputs="self, exponent",
+    save="self, exponent, result",
+    output_for="exponent",
+)
 def _pow(ctx, grad):
-    a, b, out = ctx.saved_value(0), ctx.saved_value(1), ctx.saved_value(2)
+    a, b, out = ctx.saved_value("self"), ctx.saved_value("exponent"), ctx.saved_value("result")
     need_a, need_b = ctx.needs_input_grad
     ga = gb = None
     if need_a:
@@ -324,20 +428,20 @@ def _pow(ctx, grad):
     return ga, gb
 
 
-@register("neg", "NegBackward0")
+@register("neg(self)", "NegBackward0")
 def _neg(ctx, grad):
     return (-grad,)
 
 
-@register("abs", "AbsBackward0", save=(0,))
+@register("abs(self)", "AbsBackward0", save="self")
 def _abs(ctx, grad):
-    return (grad * ctx.saved_value(0).sign(),)
+    return (grad * ctx.saved_value("self").sign(),)
 
 
-@register("relu", "ReluBackward0", save_output=True)
+@register("relu(self)", "ReluBackward0", save="result", fused="relu_backward")
 def _relu(ctx, grad):
-    out = ctx.saved_value(0)
-    fused = _fused("relu_backward", grad, out)
+    out = ctx.saved_value("result")
+    fused = ctx.fused(grad, out)
     if fused is not None:
         return (fused,)
     # torch's threshold_backward: nan passes
@@ -359,117 +463,117 @@ def _depends_on(result, saved):
     return gt.where(gt.zeros_like(saved, dtype=gt.bool), saved, result)
 
 
-@register("exp", "ExpBackward0", save_output=True)
+@register("exp(self)", "ExpBackward0", save="result")
 def _exp(ctx, grad):
-    return (grad * ctx.saved_value(0),)
+    return (grad * ctx.saved_value("result"),)
 
 
-@register("exp2", "Exp2Backward0", save_output=True)
+@register("exp2(self)", "Exp2Backward0", save="result")
 def _exp2(ctx, grad):
-    return (grad * ctx.saved_value(0) * math.log(2.0),)
+    return (grad * ctx.saved_value("result") * math.log(2.0),)
 
 
-@register("expm1", "Expm1Backward0", save_output=True)
+@register("expm1(self)", "Expm1Backward0", save="result")
 def _expm1(ctx, grad):
-    return (grad * (ctx.saved_value(0) + 1),)
+    return (grad * (ctx.saved_value("result") + 1),)
 
 
-@register("log", "LogBackward0", save=(0,))
+@register("log(self)", "LogBackward0", save="self")
 def _log(ctx, grad):
-    return (grad / ctx.saved_value(0),)
+    return (grad / ctx.saved_value("self"),)
 
 
-@register("log2", "Log2Backward0", save=(0,))
+@register("log2(self)", "Log2Backward0", save="self")
 def _log2(ctx, grad):
-    return (grad / (ctx.saved_value(0) * math.log(2.0)),)
+    return (grad / (ctx.saved_value("self") * math.log(2.0)),)
 
 
-@register("log10", "Log10Backward0", save=(0,))
+@register("log10(self)", "Log10Backward0", save="self")
 def _log10(ctx, grad):
-    return (grad / (ctx.saved_value(0) * math.log(10.0)),)
+    return (grad / (ctx.saved_value("self") * math.log(10.0)),)
 
 
-@register("log1p", "Log1PBackward0", save=(0,))
+@register("log1p(self)", "Log1PBackward0", save="self")
 def _log1p(ctx, grad):
-    return (grad / (ctx.saved_value(0) + 1),)
+    return (grad / (ctx.saved_value("self") + 1),)
 
 
-@register("sqrt", "SqrtBackward0", save_output=True)
+@register("sqrt(self)", "SqrtBackward0", save="result")
 def _sqrt(ctx, grad):
-    return (grad / (2 * ctx.saved_value(0)),)
+    return (grad / (2 * ctx.saved_value("result")),)
 
 
-@register("rsqrt", "RsqrtBackward0", save_output=True)
+@register("rsqrt(self)", "RsqrtBackward0", save="result")
 def _rsqrt(ctx, grad):
-    out = ctx.saved_value(0)
+    out = ctx.saved_value("result")
     return (-0.5 * grad * out * out * out,)
 
 
-@register("reciprocal", "ReciprocalBackward0", save_output=True)
+@register("reciprocal(self)", "ReciprocalBackward0", save="result")
 def _reciprocal(ctx, grad):
-    out = ctx.saved_value(0)
+    out = ctx.saved_value("result")
     return (-grad * out * out,)
 
 
-@register("sin", "SinBackward0", save=(0,))
+@register("sin(self)", "SinBackward0", save="self", fused="sin_backward")
 def _sin(ctx, grad):
-    x = ctx.saved_value(0)
-    fused = _fused("sin_backward", grad, x)
+    x = ctx.saved_value("self")
+    fused = ctx.fused(grad, x)
     return (fused if fused is not None else grad * x.cos(),)
 
 
-@register("cos", "CosBackward0", save=(0,))
+@register("cos(self)", "CosBackward0", save="self", fused="cos_backward")
 def _cos(ctx, grad):
-    x = ctx.saved_value(0)
-    fused = _fused("cos_backward", grad, x)
+    x = ctx.saved_value("self")
+    fused = ctx.fused(grad, x)
     return (fused if fused is not None else -grad * x.sin(),)
 
 
-@register("tan", "TanBackward0", save_output=True)
+@register("tan(self)", "TanBackward0", save="result")
 def _tan(ctx, grad):
-    out = ctx.saved_value(0)
+    out = ctx.saved_value("result")
     return (grad * (1 + out * out),)
 
 
-@register("asin", "AsinBackward0", save=(0,))
+@register("asin(self)", "AsinBackward0", save="self")
 def _asin(ctx, grad):
-    x = ctx.saved_value(0)
+    x = ctx.saved_value("self")
     return (grad / (1 - x * x).sqrt(),)
 
 
-@register("acos", "AcosBackward0", save=(0,))
+@register("acos(self)", "AcosBackward0", save="self")
 def _acos(ctx, grad):
-    x = ctx.saved_value(0)
+    x = ctx.saved_value("self")
     return (-grad / (1 - x * x).sqrt(),)
 
 
-@register("atan", "AtanBackward0", save=(0,))
+@register("atan(self)", "AtanBackward0", save="self")
 def _atan(ctx, grad):
-    x = ctx.saved_value(0)
+    x = ctx.saved_value("self")
     return (grad / (1 + x * x),)
 
 
-@register("sinh", "SinhBackward0", save=(0,))
+@register("sinh(self)", "SinhBackward0", save="self")
 def _sinh(ctx, grad):
-    return (grad * ctx.saved_value(0).cosh(),)
+    return (grad * ctx.saved_value("self").cosh(),)
 
 
-@register("cosh", "CoshBackward0", save=(0,))
+@register("cosh(self)", "CoshBackward0", save="self")
 def _cosh(ctx, grad):
-    return (grad * ctx.saved_value(0).sinh(),)
+    return (grad * ctx.saved_value("self").sinh(),)
 
 
-@register("tanh", "TanhBackward0", save_output=True)
+@register("tanh(self)", "TanhBackward0", save="result", fused="tanh_backward")
 def _tanh(ctx, grad):
-    out = ctx.saved_value(0)
-    fused = _fused("tanh_backward", grad, out)
+    out = ctx.saved_value("result")
+    fused = ctx.fused(grad, out)
     return (fused if fused is not None else grad * (1 - out * out),)
 
 
-@register("sigmoid", "SigmoidBackward0", save_output=True)
+@register("sigmoid(self)", "SigmoidBackward0", save="result", fused="sigmoid_backward")
 def _sigmoid(ctx, grad):
-    out = ctx.saved_value(0)
-    fused = _fused("sigmoid_backward", grad, out)
+    out = ctx.saved_value("result")
+    fused = ctx.fused(grad, out)
     return (fused if fused is not None else grad * out * (1 - out),)
 
 
@@ -486,7 +590,7 @@ for _name in ZERO_GRADIENT:
 def _select_extreme(ctx, grad, a_loses, b_loses):
     """maximum/minimum: ties share the gradient equally; a NaN operand gets it whole, and
     so does the other one (neither compares less), exactly as torch's formulas."""
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
     shared = gt.where(a == b, grad / 2, grad)
     return (
@@ -495,12 +599,12 @@ def _select_extreme(ctx, grad, a_loses, b_loses):
     )
 
 
-@register("maximum", "MaximumBackward0", inputs=(0, 1), save=(0, 1))
+@register("maximum(self, other)", "MaximumBackward0", inputs="self, other", save="self, other")
 def _maximum(ctx, grad):
     return _select_extreme(ctx, grad, lambda a, b: a < b, lambda a, b: a > b)
 
 
-@register("minimum", "MinimumBackward0", inputs=(0, 1), save=(0, 1))
+@register("minimum(self, other)", "MinimumBackward0", inputs="self, other", save="self, other")
 def _minimum(ctx, grad):
     return _select_extreme(ctx, grad, lambda a, b: a > b, lambda a, b: a < b)
 
@@ -513,12 +617,18 @@ def _remainder_name(args):
 
 # both values are read only by the divisor's gradient: torch saves them only then, so a
 # later in-place write into the dividend does not fail a backward that never reads it
-@register("remainder", _remainder_name, inputs=(0, 1), save=(0, 1), save_for=((1,), (1,)))
+@register(
+    "remainder(self, other)",
+    _remainder_name,
+    inputs="self, other",
+    save="self, other",
+    save_for={"self": "other", "other": "other"},
+)
 def _remainder(ctx, grad):
     need_a, need_b = ctx.needs_input_grad
     gb = None
     if need_b:
-        a, b = ctx.saved_value(0), ctx.saved_value(1)
+        a, b = ctx.saved_value("self"), ctx.saved_value("other")
         if not _is_tensor(a):
             raise RuntimeError("derivative for aten::remainder is not implemented")
         # torch's -grad * self.div(other, rounding_mode="floor"): the rounded quotient has
@@ -528,7 +638,7 @@ def _remainder(ctx, grad):
 
 
 # torch wraps a number divisor into a tensor here: DivBackward2 either way
-@register("div_rounding", "DivBackward2", inputs=(0, 1))
+@register("div_rounding(self, other, rounding_mode)", "DivBackward2", inputs="self, other")
 def _div_rounding(ctx, grad):
     """``div(a, b, rounding_mode=...)`` is piecewise constant: zero gradients, as torch's
     (``grad.new_zeros``), for each input that wants one."""
@@ -536,21 +646,21 @@ def _div_rounding(ctx, grad):
     return (_zeros(grad) if need_a else None), (_zeros(grad) if need_b else None)
 
 
-@register("erf", "ErfBackward0", save=(0,))
+@register("erf(self)", "ErfBackward0", save="self")
 def _erf(ctx, grad):
-    x = ctx.saved_value(0)  # torch: 2 / sqrt(pi) * exp(-x**2) * grad
+    x = ctx.saved_value("self")  # torch: 2 / sqrt(pi) * exp(-x**2) * grad
     return ((2.0 / math.sqrt(math.pi)) * (-(x.pow(2))).exp() * grad,)
 
 
-@register("erfinv", "ErfinvBackward0", save=(0,))
+@register("erfinv(self)", "ErfinvBackward0", save="self")
 def _erfinv(ctx, grad):
-    x = ctx.saved_value(0)  # torch: 0.5 * sqrt(pi) * exp(erfinv(x)**2) * grad
+    x = ctx.saved_value("self")  # torch: 0.5 * sqrt(pi) * exp(erfinv(x)**2) * grad
     return (0.5 * math.sqrt(math.pi) * x.erfinv().pow(2).exp() * grad,)
 
 
-@register("atan2", "Atan2Backward0", inputs=(0, 1), save=(0, 1))
+@register("atan2(self, other)", "Atan2Backward0", inputs="self, other", save="self, other")
 def _atan2(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("other")
     denom = a * a + b * b
     recip = gt.where(denom == 0, 0.0, denom.reciprocal())  # torch: 0 where both are 0
     need_a, need_b = ctx.needs_input_grad
@@ -562,12 +672,12 @@ def _clamp_name(args):
     return "ClampBackward0" if any(_is_tensor(b) for b in args[1:3]) else "ClampBackward1"
 
 
-@register("clamp", _clamp_name, inputs=(0, 1, 2), save=(0, 1, 2))
+@register("clamp(self, min, max)", _clamp_name, inputs="self, min, max", save="self, min, max")
 def _clamp(ctx, grad):
     """torch's clamp_backward / clamp_backward_min_max: the gradient goes to ``x`` inside
     ``[lo, hi]``, to the bound that decided the value outside it; when ``lo > hi`` the
     result is ``hi`` everywhere, so ``hi`` gets it all.  A NaN ``x`` gets nothing."""
-    x, lo, hi = ctx.saved_value(0), ctx.saved_value(1), ctx.saved_value(2)
+    x, lo, hi = ctx.saved_value("self"), ctx.saved_value("min"), ctx.saved_value("max")
     need_x, need_lo, need_hi = ctx.needs_input_grad
     gx = glo = ghi = None
     if lo is not None and hi is not None:
@@ -586,9 +696,9 @@ def _clamp(ctx, grad):
     return gx, glo, ghi
 
 
-@register("where", "WhereBackward0", inputs=(1, 2), save=(0,))
+@register("where(condition, self, other)", "WhereBackward0", inputs="self, other", save="condition")
 def _where(ctx, grad):
-    cond = ctx.saved_value(0)
+    cond = ctx.saved_value("condition")
     need_a, need_b = ctx.needs_input_grad
     return (
         gt.where(cond, grad, 0.0) if need_a else None,
@@ -600,9 +710,9 @@ def _masked_fill_name(args):
     return "MaskedFillBackward1" if _is_tensor(args[2]) else "MaskedFillBackward0"
 
 
-@register("masked_fill", _masked_fill_name, inputs=(0, 2), save=(1,))
+@register("masked_fill(self, mask, value)", _masked_fill_name, inputs="self, value", save="mask")
 def _masked_fill(ctx, grad):
-    mask = ctx.saved_value(0)
+    mask = ctx.saved_value("mask")
     gv = _sum_all(gt.where(mask, grad, 0.0), _lead(grad)) if ctx.needs_input_grad[1] else None
     return grad.masked_fill(mask, 0.0), gv
 
@@ -631,9 +741,15 @@ def _differentiable_dtype(name, position):
     return check
 
 
-@register("sum", _sum_name, save=(1, 2), extra=_differentiable_dtype("sum", 3))
+@register(
+    "sum(self, dim, keepdim, dtype)",
+    _sum_name,
+    save="dim, keepdim",
+    sizes="self",
+    extra=_differentiable_dtype("sum", 3),
+)
 def _sum(ctx, grad):
-    dim, keepdim = ctx.saved_value(0), ctx.saved_value(1)
+    dim, keepdim = ctx.saved_value("dim"), ctx.saved_value("keepdim")
     return (_expand_reduced(grad, ctx.input_shape(0), dim, keepdim, _lead(grad)),)
 
 
@@ -641,22 +757,21 @@ def _mean_name(args):
     return "MeanBackward0" if args[1] is None or args[1] == () else "MeanBackward1"
 
 
-@register("mean", _mean_name, save=(1, 2))
+@register("mean(self, dim, keepdim, dtype)", _mean_name, save="dim, keepdim", sizes="self")
 def _mean(ctx, grad):
-    dim, keepdim = ctx.saved_value(0), ctx.saved_value(1)
+    dim, keepdim = ctx.saved_value("dim"), ctx.saved_value("keepdim")
     shape = ctx.input_shape(0)
     return (_expand_reduced(grad, shape, dim, keepdim, _lead(grad)) / _reduced_count(shape, dim),)
 
 
 @register(
-    "prod",
+    "prod(self, dim, keepdim, dtype)",
     lambda a: "ProdBackward0" if a[1] is None else "ProdBackward1",
-    save=(0, 1, 2),
-    save_output=True,
+    save="self, dim, keepdim, result",
     extra=_differentiable_dtype("prod", 3),
 )
 def _prod(ctx, grad):
-    x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
+    x, dim, keepdim, out = (ctx.saved_value(k) for k in ("self", "dim", "keepdim", "result"))
     shape = ctx.input_shape(0)
     if not shape:
         return (grad,)
@@ -703,9 +818,9 @@ def _selected_indices(args, out):
 
 
 @register(
-    "max",
+    "max(self, dim, keepdim)",
     lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
-    save=(0, 1, 2),
+    save="self, dim, keepdim",
     extra=_selected_indices,
 )
 def _max(ctx, grad, grad_indices=None):
@@ -713,9 +828,9 @@ def _max(ctx, grad, grad_indices=None):
 
 
 @register(
-    "min",
+    "min(self, dim, keepdim)",
     lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
-    save=(0, 1, 2),
+    save="self, dim, keepdim",
     extra=_selected_indices,
 )
 def _min(ctx, grad, grad_indices=None):
@@ -726,7 +841,7 @@ def _extreme_backward(ctx, grad, extreme):
     """max/min: over everything, the gradient is shared evenly by the elements equal to the
     result (by the NaNs when the result is NaN: torch's evenly_distribute_backward); along
     a dim, it goes to the selected index (a scatter, not a one-hot product)."""
-    x, dim, keepdim = (ctx.saved_value(i) for i in range(3))
+    x, dim, keepdim = (ctx.saved_value(k) for k in ("self", "dim", "keepdim"))
     if grad is None:
         return (None,)
     lead = _lead(grad)
@@ -750,7 +865,7 @@ def _extreme_backward(ctx, grad, extreme):
 def _amax_backward(ctx, grad):
     """torch's scale_grad_by_count: ``(grad / count) * mask``; a mask product, as torch's
     (a NaN result leaves an empty mask and a NaN gradient there, as in torch)."""
-    x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
+    x, dim, keepdim, out = (ctx.saved_value(k) for k in ("self", "dim", "keepdim", "result"))
     shape = ctx.input_shape(0)
     o = _keep(out, shape, dim, keepdim)
     mask = x == o
@@ -758,8 +873,12 @@ def _amax_backward(ctx, grad):
     return ((_keep(grad, shape, dim, keepdim, _lead(grad)) / count) * mask,)
 
 
-register("amax", "AmaxBackward0", save=(0, 1, 2), save_output=True)(_amax_backward)
-register("amin", "AminBackward0", save=(0, 1, 2), save_output=True)(_amax_backward)
+register("amax(self, dim, keepdim)", "AmaxBackward0", save="self, dim, keepdim, result")(
+    _amax_backward
+)
+register("amin(self, dim, keepdim)", "AminBackward0", save="self, dim, keepdim, result")(
+    _amax_backward
+)
 
 
 def _two_over(dof):
@@ -789,17 +908,27 @@ def var_backward(grad, x, dim, correction, keepdim, lead=()):
     return _two_over(dof) * g * (x - x.mean(dim, keepdim=True))
 
 
-@register("var", "VarBackward0", save=(0, 1, 2, 3))
+@register(
+    "var(self, dim, correction, keepdim)", "VarBackward0", save="self, dim, correction, keepdim"
+)
 def _var(ctx, grad):
-    x, dim, correction, keepdim = (ctx.saved_value(i) for i in range(4))
+    x, dim, correction, keepdim = (
+        ctx.saved_value(k) for k in ("self", "dim", "correction", "keepdim")
+    )
     return (var_backward(grad, x, dim, correction, keepdim, _lead(grad)),)
 
 
-@register("std", "StdBackward0", save=(0, 1, 2, 3), save_output=True)
+@register(
+    "std(self, dim, correction, keepdim)",
+    "StdBackward0",
+    save="self, dim, correction, keepdim, result",
+)
 def _std(ctx, grad):
     """torch's std_backward: var's gradient of ``grad / (2 std)``, 0 where std is 0 (a
     constant input has a zero gradient, not 0/0)."""
-    x, dim, correction, keepdim, out = (ctx.saved_value(i) for i in range(5))
+    x, dim, correction, keepdim, out = (
+        ctx.saved_value(k) for k in ("self", "dim", "correction", "keepdim", "result")
+    )
     grad_var = (grad / (out * 2)).masked_fill(out == 0, 0.0)
     return (var_backward(grad_var, x, dim, correction, keepdim, _lead(grad)),)
 
@@ -809,11 +938,17 @@ def norm_order(p):
     return 2.0 if p == "fro" else float(p)
 
 
-@register("norm", "LinalgVectorNormBackward0", save=(0, 1, 2, 3), save_output=True)
+@register(
+    "norm(self, ord, dim, keepdim)",
+    "LinalgVectorNormBackward0",
+    save="self, ord, dim, keepdim, result",
+)
 def _norm(ctx, grad):
     """torch's norm_backward, case by case (its masks select, Note [Masks select, never
     multiply]); order 0 has no gradient at all (None, as torch's undefined gradient)."""
-    x, p, dim, keepdim, out = (ctx.saved_value(i) for i in range(5))
+    x, p, dim, keepdim, out = (
+        ctx.saved_value(k) for k in ("self", "ord", "dim", "keepdim", "result")
+    )
     shape = ctx.input_shape(0)
     p = norm_order(p)
     if p == 0:
@@ -836,9 +971,9 @@ def _norm(ctx, grad):
     return (scaled * (g / o.pow(p - 1)).masked_fill(o == 0, 0.0),)
 
 
-@register("logsumexp", "LogsumexpBackward0", save=(0, 1, 2), save_output=True)
+@register("logsumexp(self, dim, keepdim)", "LogsumexpBackward0", save="self, dim, keepdim, result")
 def _logsumexp(ctx, grad):
-    x, dim, keepdim, out = (ctx.saved_value(i) for i in range(4))
+    x, dim, keepdim, out = (ctx.saved_value(k) for k in ("self", "dim", "keepdim", "result"))
     shape = ctx.input_shape(0)
     return (
         _keep(grad, shape, dim, keepdim, _lead(grad)) * (x - _keep(out, shape, dim, keepdim)).exp(),
@@ -853,9 +988,9 @@ def _in_float32(grad, out, formula):
     return formula(grad.float(), out.float()).to(gt.float16)
 
 
-@register("softmax", "SoftmaxBackward0", save=(1,), save_output=True)
+@register("softmax(self, dim, dtype)", "SoftmaxBackward0", save="dim, result")
 def _softmax(ctx, grad):
-    dim, out = ctx.saved_value(0), ctx.saved_value(1)
+    dim, out = ctx.saved_value("dim"), ctx.saved_value("result")
     return (_in_float32(grad, out, lambda g, o: _softmax_formula(g, o, dim)),)
 
 
@@ -866,9 +1001,9 @@ def _softmax_formula(grad, out, dim):
     return out * (grad - (grad * out).sum(d, keepdim=True))
 
 
-@register("log_softmax", "LogSoftmaxBackward0", save=(1,), save_output=True)
+@register("log_softmax(self, dim, dtype)", "LogSoftmaxBackward0", save="dim, result")
 def _log_softmax(ctx, grad):
-    dim, out = ctx.saved_value(0), ctx.saved_value(1)
+    dim, out = ctx.saved_value("dim"), ctx.saved_value("result")
     return (_in_float32(grad, out, lambda g, o: _log_softmax_formula(g, o, dim)),)
 
 
@@ -878,9 +1013,14 @@ def _log_softmax_formula(grad, out, dim):
     return grad - out.exp() * grad.sum(_dim_after(dim, grad, _lead(grad)), keepdim=True)
 
 
-@register("cumsum", "CumsumBackward0", save=(1,), extra=_differentiable_dtype("cumsum", 2))
+@register(
+    "cumsum(self, dim, dtype)",
+    "CumsumBackward0",
+    save="dim",
+    extra=_differentiable_dtype("cumsum", 2),
+)
 def _cumsum(ctx, grad):
-    dim = ctx.saved_value(0)
+    dim = ctx.saved_value("dim")
     lead = _lead(grad)
     if grad.dim() == len(lead):
         return (grad,)
@@ -905,9 +1045,9 @@ def _matmul_name(args):
     }.get(nd, "UnsafeViewBackward0")
 
 
-@register("matmul", _matmul_name, inputs=(0, 1), save=(0, 1))
+@register("matmul(self, other)", _matmul_name, inputs="self, other", save="self, other")
 def _matmul(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
     ga = gb = None
     if a.dim() == 1 and b.dim() == 1:
@@ -932,18 +1072,31 @@ def _matmul(ctx, grad):
     return ga, gb
 
 
-@register("mm", "MmBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
+@register(
+    "mm(self, mat2)",
+    "MmBackward0",
+    inputs="self, mat2",
+    save="self, mat2",
+    save_for={"self": "mat2", "mat2": "self"},
+    sizes="self, mat2",
+)
 def _mm(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("mat2")
     need_a, need_b = ctx.needs_input_grad
     if _lead(grad):
         return (grad @ b.t() if need_a else None), (a.t() @ grad if need_b else None)
     return (grad.mm(b.t()) if need_a else None), (a.t().mm(grad) if need_b else None)
 
 
-@register("bmm", "BmmBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
+@register(
+    "bmm(self, mat2)",
+    "BmmBackward0",
+    inputs="self, mat2",
+    save="self, mat2",
+    save_for={"self": "mat2", "mat2": "self"},
+)
 def _bmm(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("mat2")
     need_a, need_b = ctx.needs_input_grad
     if _lead(grad):
         return (grad @ b.transpose(1, 2) if need_a else None), (
@@ -954,18 +1107,30 @@ def _bmm(ctx, grad):
     )
 
 
-@register("dot", "DotBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
+@register(
+    "dot(self, tensor)",
+    "DotBackward0",
+    inputs="self, tensor",
+    save="self, tensor",
+    save_for={"self": "tensor", "tensor": "self"},
+)
 def _dot(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("tensor")
     need_a, need_b = ctx.needs_input_grad
     g = grad.unsqueeze(-1) if _lead(grad) else grad
     return (g * b if need_a else None), (g * a if need_b else None)
 
 
 # torch: a[:, None] * b
-@register("outer", "MulBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
+@register(
+    "outer(self, vec2)",
+    "MulBackward0",
+    inputs="self, vec2",
+    save="self, vec2",
+    save_for={"self": "vec2", "vec2": "self"},
+)
 def _outer(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("vec2")
     need_a, need_b = ctx.needs_input_grad
     # torch's outer is a broadcast mul: an integer factor is promoted (mv wants one dtype)
     a = a if a is None or a.dtype is grad.dtype else a.to(grad.dtype)
@@ -975,18 +1140,30 @@ def _outer(ctx, grad):
     return (grad.mv(b) if need_a else None), (grad.t().mv(a) if need_b else None)
 
 
-@register("mv", "MvBackward0", inputs=(0, 1), save=(0, 1), save_for=((1,), (0,)))
+@register(
+    "mv(self, vec)",
+    "MvBackward0",
+    inputs="self, vec",
+    save="self, vec",
+    save_for={"self": "vec", "vec": "self"},
+)
 def _mv(ctx, grad):
-    a, b = ctx.saved_value(0), ctx.saved_value(1)
+    a, b = ctx.saved_value("self"), ctx.saved_value("vec")
     need_a, need_b = ctx.needs_input_grad
     if _lead(grad):
         return (grad.unsqueeze(-1) * b if need_a else None), (grad @ a if need_b else None)
     return (grad.outer(b) if need_a else None), (a.t().mv(grad) if need_b else None)
 
 
-@register("addmm", "AddmmBackward0", inputs=(0, 1, 2), save=(1, 2, 3, 4))
+@register(
+    "addmm(self, mat1, mat2, beta, alpha)",
+    "AddmmBackward0",
+    inputs="self, mat1, mat2",
+    save="mat1, mat2, beta, alpha",
+    sizes="mat1, mat2",
+)
 def _addmm(ctx, grad):
-    m1, m2, beta, alpha = (ctx.saved_value(i) for i in range(4))
+    m1, m2, beta, alpha = (ctx.saved_value(k) for k in ("mat1", "mat2", "beta", "alpha"))
     need_in, need_1, need_2 = ctx.needs_input_grad
     g_in = (grad if beta == 1 else grad * beta) if need_in else None
     g1 = g2 = None
@@ -1016,7 +1193,7 @@ def _mm_in_layout_of(like, a, b):
     return a.mm(b)
 
 
-@register("trace", "TraceBackward0")
+@register("trace(self)", "TraceBackward0")
 def _trace(ctx, grad):
     n, m = ctx.input_shape(0)
     lead = _lead(grad)
@@ -1024,24 +1201,24 @@ def _trace(ctx, grad):
     return (gt.where(gt.eye(n, m, dtype=gt.bool), g, 0.0),)
 
 
-@register("tril", "TrilBackward0", save=(1,))
+@register("tril(self, diagonal)", "TrilBackward0", save="diagonal")
 def _tril(ctx, grad):
-    return (grad.tril(ctx.saved_value(0)),)
+    return (grad.tril(ctx.saved_value("diagonal")),)
 
 
-@register("triu", "TriuBackward0", save=(1,))
+@register("triu(self, diagonal)", "TriuBackward0", save="diagonal")
 def _triu(ctx, grad):
-    return (grad.triu(ctx.saved_value(0)),)
+    return (grad.triu(ctx.saved_value("diagonal")),)
 
 
 # torch 2.x: diag of a vector is diag_embed, of a matrix a diagonal copy
 @register(
-    "diag",
+    "diag(self, diagonal)",
     lambda a: "DiagEmbedBackward0" if a[0].dim() == 1 else "DiagonalBackward0_copy",
-    save=(1,),
+    save="diagonal",
 )
 def _diag(ctx, grad):
-    k = ctx.saved_value(0)
+    k = ctx.saved_value("diagonal")
     shape = ctx.input_shape(0)
     lead = _lead(grad)
     if len(shape) == 1:
@@ -1080,9 +1257,9 @@ def index_scatter(values, key, shape):
     return gt.dispatch(INDEX_SCATTER, (values, key, tuple(shape)))
 
 
-@register("_index_scatter", "IndexScatterBackward0", save=(1,))
+@register("_index_scatter(values, key, shape)", "IndexScatterBackward0", save="key")
 def _index_scatter_backward(ctx, grad):
-    key = ctx.saved_value(0)
+    key = ctx.saved_value("key")
     return (_batch_gather(grad, key, tuple(grad.shape[len(_lead(grad)) :])),)
 
 
@@ -1137,7 +1314,7 @@ def _getitem_name(args):
     return name
 
 
-@register("getitem", _getitem_name, extra=lambda args, out: _torch_key(args))
+@register("getitem(self, indices)", _getitem_name, extra=lambda args, out: _torch_key(args))
 def _getitem(ctx, grad):
     return (_batch_scatter(grad, ctx.extra, ctx.input_shape(0)),)
 
@@ -1163,7 +1340,7 @@ def _reshape_back(ctx, grad):
     return grad.reshape(_lead(grad) + tuple(ctx.input_shape(0)))
 
 
-@register("view", "ViewBackward0")
+@register("view(self, size)", "ViewBackward0", sizes="self")
 def _view(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
@@ -1195,18 +1372,18 @@ def _views(x, args):
     return True
 
 
-@register("reshape", _reshape_name)
+@register("reshape(self, shape)", _reshape_name, sizes="self")
 def _reshape(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
 
-@register("flatten", _reshape_name)
+@register("flatten(self)", _reshape_name, sizes="self")
 def _flatten(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
 
 @register(
-    "squeeze",
+    "squeeze(self, dim)",
     lambda a: (
         "SqueezeBackward0"
         if a[1] is None
@@ -1214,17 +1391,18 @@ def _flatten(ctx, grad):
         if isinstance(a[1], (tuple, list))
         else "SqueezeBackward1"
     ),
+    sizes="self",
 )
 def _squeeze(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
 
-@register("unsqueeze", "UnsqueezeBackward0")
+@register("unsqueeze(self, dim)", "UnsqueezeBackward0", save="dim")
 def _unsqueeze(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
 
-@register("transpose", "TransposeBackward0", save=(1, 2))
+@register("transpose(self, dim0, dim1)", "TransposeBackward0", save="dim0, dim1")
 def _transpose(ctx, grad):
     lead = _lead(grad)
     if lead:
@@ -1232,23 +1410,23 @@ def _transpose(ctx, grad):
             return (grad,)
         return (
             grad.transpose(
-                _dim_after(ctx.saved_value(0), grad, lead),
-                _dim_after(ctx.saved_value(1), grad, lead),
+                _dim_after(ctx.saved_value("dim0"), grad, lead),
+                _dim_after(ctx.saved_value("dim1"), grad, lead),
             ),
         )
-    return (grad.transpose(ctx.saved_value(0), ctx.saved_value(1)),)
+    return (grad.transpose(ctx.saved_value("dim0"), ctx.saved_value("dim1")),)
 
 
-@register("t", "TBackward0")
+@register("t(self)", "TBackward0")
 def _t(ctx, grad):
     if _lead(grad):
         return (grad.transpose(-1, -2) if grad.dim() == 3 else grad,)
     return (grad.t(),)
 
 
-@register("permute", "PermuteBackward0", save=(1,))
+@register("permute(self, dims)", "PermuteBackward0", save="dims")
 def _permute(ctx, grad):
-    dims = ctx.saved_value(0)
+    dims = ctx.saved_value("dims")
     n = len(dims)
     inverse = [0] * n
     for i, d in enumerate(dims):
@@ -1258,24 +1436,26 @@ def _permute(ctx, grad):
     return (grad.permute(tuple(inverse)),)
 
 
-@register("expand", "ExpandBackward0")
+@register("expand(self, size)", "ExpandBackward0", sizes="self")
 def _expand(ctx, grad):
     return (_core.sum_to_py(grad, ctx.input_shape(0)),)
 
 
-@register("expand_as", "ExpandBackward0", inputs=(0,))
+@register("expand_as(self, other)", "ExpandBackward0", inputs="self")
 def _expand_as(ctx, grad):
     return (_core.sum_to_py(grad, ctx.input_shape(0)),)
 
 
-@register("alias", "AliasBackward0")
+@register("alias(self)", "AliasBackward0")
 def _alias(ctx, grad):
     return (grad,)
 
 
-@register("narrow", "SliceBackward0", save=(1, 2, 3))  # torch's narrow is a slice
+@register(
+    "narrow(self, dim, start, length)", "SliceBackward0", save="dim, start, length", sizes="self"
+)  # torch's narrow is a slice
 def _narrow(ctx, grad):
-    dim, start, length = (ctx.saved_value(i) for i in range(3))
+    dim, start, length = (ctx.saved_value(k) for k in ("dim", "start", "length"))
     shape = ctx.input_shape(0)
     key = [slice(None)] * len(shape)
     axis = dim % len(shape)
@@ -1284,9 +1464,9 @@ def _narrow(ctx, grad):
     return (_batch_scatter(grad, tuple(key), shape),)
 
 
-@register("select", "SelectBackward0", save=(1, 2))
+@register("select(self, dim, index)", "SelectBackward0", save="dim, index", sizes="self")
 def _select(ctx, grad):
-    dim, index = ctx.saved_value(0), ctx.saved_value(1)
+    dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
     shape = ctx.input_shape(0)
     key = [slice(None)] * len(shape)
     key[dim % len(shape)] = index
@@ -1315,23 +1495,23 @@ def _piece_sizes(args, out):
 
 
 @register(
-    "split",
+    "split(self, split_size, dim)",
     lambda a: "SplitWithSizesBackward0" if isinstance(a[1], (list, tuple)) else "SplitBackward0",
-    save=(2,),
+    save="dim",
     extra=_piece_sizes,
 )
 def _split(ctx, *grads):
-    return _pieces_backward(ctx, grads, ctx.saved_value(0))
+    return _pieces_backward(ctx, grads, ctx.saved_value("dim"))
 
 
-@register("chunk", "SplitBackward0", save=(2,), extra=_piece_sizes)
+@register("chunk(self, chunks, dim)", "SplitBackward0", save="dim", extra=_piece_sizes)
 def _chunk(ctx, *grads):
-    return _pieces_backward(ctx, grads, ctx.saved_value(0))
+    return _pieces_backward(ctx, grads, ctx.saved_value("dim"))
 
 
-@register("unbind", "UnbindBackward0", save=(1,))
+@register("unbind(self, dim)", "UnbindBackward0", save="dim")
 def _unbind(ctx, *grads):
-    dim = ctx.saved_value(0)
+    dim = ctx.saved_value("dim")
     shape = ctx.input_shape(0)
     axis = dim % len(shape)
     piece = shape[:axis] + shape[axis + 1 :]
@@ -1352,9 +1532,9 @@ def _cat_sizes(args, out):
     return tuple(0 if t.dim() <= axis and t.numel() == 0 else t.shape[axis] for t in args[0])
 
 
-@register("cat", "CatBackward0", list_input=True, save=(1,), extra=_cat_sizes)
+@register("cat(tensors, dim)", "CatBackward0", list_input=True, save="dim", extra=_cat_sizes)
 def _cat(ctx, grad):
-    dim = ctx.saved_value(0)
+    dim = ctx.saved_value("dim")
     lead = _lead(grad)
     axis = _dim_after(dim, grad, lead)
     out, start = [], 0
@@ -1372,30 +1552,30 @@ def _cat(ctx, grad):
     return tuple(out)
 
 
-@register("stack", "StackBackward0", list_input=True, save=(1,))
+@register("stack(tensors, dim)", "StackBackward0", list_input=True, save="dim")
 def _stack(ctx, grad):
-    dim = ctx.saved_value(0)
+    dim = ctx.saved_value("dim")
     return tuple(grad.unbind(_dim_after(dim, grad, _lead(grad))))
 
 
-@register("clone", "CloneBackward0")
+@register("clone(self)", "CloneBackward0")
 def _clone(ctx, grad):
     return (grad,)
 
 
-@register("contiguous", "CloneBackward0")
+@register("contiguous(self)", "CloneBackward0")
 def _contiguous(ctx, grad):
     return (grad,)
 
 
-@register("to_dtype", "ToCopyBackward0")
+@register("to_dtype(self, dtype)", "ToCopyBackward0")
 def _to_dtype(ctx, grad):
     return (grad,)  # the engine casts to the input's dtype
 
 
-@register("repeat", "RepeatBackward0", save=(1,))
+@register("repeat(self, repeats)", "RepeatBackward0", save="repeats", sizes="self")
 def _repeat(ctx, grad):
-    sizes = ctx.saved_value(0)
+    sizes = ctx.saved_value("repeats")
     shape = (1,) * (len(sizes) - len(ctx.input_shape(0))) + tuple(ctx.input_shape(0))
     interleaved = []
     for s, d in zip(sizes, shape):
@@ -1407,17 +1587,17 @@ def _repeat(ctx, grad):
     return (g.reshape(lead + tuple(ctx.input_shape(0))),)
 
 
-@register("flip", "FlipBackward0", save=(1,))
+@register("flip(self, dims)", "FlipBackward0", save="dims")
 def _flip(ctx, grad):
     lead = _lead(grad)
     if lead:
-        return (grad.flip(*(_dim_after(d, grad, lead) for d in ctx.saved_value(0))),)
-    return (grad.flip(*ctx.saved_value(0)),)
+        return (grad.flip(*(_dim_after(d, grad, lead) for d in ctx.saved_value("dims"))),)
+    return (grad.flip(*ctx.saved_value("dims")),)
 
 
-@register("index_select", "IndexSelectBackward0", save=(1, 2))
+@register("index_select(self, dim, index)", "IndexSelectBackward0", save="dim, index", sizes="self")
 def _index_select(ctx, grad):
-    dim, index = ctx.saved_value(0), ctx.saved_value(1)
+    dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
     shape = ctx.input_shape(0)
     if not shape:
         return (grad,)  # a 0-d input: the result is that element
@@ -1433,9 +1613,9 @@ def _along_axis_key(idx, axis):
     return tuple(key)
 
 
-@register("gather", "GatherBackward0", save=(1, 2))
+@register("gather(self, dim, index)", "GatherBackward0", save="dim, index")
 def _gather(ctx, grad):
-    dim, index = ctx.saved_value(0), ctx.saved_value(1)
+    dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
     shape = ctx.input_shape(0)
     if not shape:  # every element of the result is the 0-d input
         return (_sum_all(grad, _lead(grad)),)
@@ -1443,7 +1623,7 @@ def _gather(ctx, grad):
 
 
 def _sorted_backward(ctx, grad, grad_indices=None):
-    dim = ctx.saved_value(0)
+    dim = ctx.saved_value("dim")
     shape = ctx.input_shape(0)
     if grad is None:
         return (None,)
@@ -1453,38 +1633,42 @@ def _sorted_backward(ctx, grad, grad_indices=None):
 
 
 # Note [Selections keep their indices, not their values]
-register("sort", "SortBackward0", save=(1,), extra=_selected_indices)(_sorted_backward)
-register("topk", "TopkBackward0", save=(2,), extra=_selected_indices)(_sorted_backward)
+register("sort(self, dim, descending)", "SortBackward0", save="dim", extra=_selected_indices)(
+    _sorted_backward
+)
+register(
+    "topk(self, k, dim, largest, sorted)", "TopkBackward0", save="dim", extra=_selected_indices
+)(_sorted_backward)
 
 
 # -------------------------------------------------------------------------------------
 # in-place ops without an out-of-place twin
 
 
-@register("zero_", "ZeroBackward0", inplace_variant=False)
+@register("zero_(self)", "ZeroBackward0", inplace_variant=False)
 def _zero_(ctx, grad):
     return (_zeros(grad),)
 
 
 @register(
-    "fill_",
+    "fill_(self, value)",
     lambda a: "FillBackward3" if _is_tensor(a[1]) else "FillBackward2",
-    inputs=(0, 1),
+    inputs="self, value",
     inplace_variant=False,
 )
 def _fill_(ctx, grad):
     return _zeros(grad), (_sum_all(grad, _lead(grad)) if ctx.needs_input_grad[1] else None)
 
 
-@register("copy_", "CopyBackwards", inputs=(0, 1), inplace_variant=False)
+@register("copy_(self, src)", "CopyBackwards", inputs="self, src", inplace_variant=False)
 def _copy_(ctx, grad):
     return _zeros(grad), grad
 
 
 @register(
-    "setitem_",
+    "setitem_(self, indices, values)",
     lambda a: "CopySlices" if _basic_index(a[1]) else "IndexPutBackward0",
-    inputs=(0, 2),
+    inputs="self, values",
     extra=lambda args, out: _torch_key(args),
     inplace_variant=False,
 )
@@ -1519,12 +1703,24 @@ def _widen_to(g, shape, lead):
     return g.reshape(tuple(lead) + tuple(shape))
 
 
-@register("masked_fill_", _masked_fill_name, inputs=(0, 2), save=(1,), inplace_variant=False)
+@register(
+    "masked_fill_(self, mask, value)",
+    _masked_fill_name,
+    inputs="self, value",
+    save="mask",
+    inplace_variant=False,
+)
 def _masked_fill_(ctx, grad):
     return _masked_fill(ctx, grad)
 
 
-@register("clamp_", _clamp_name, inputs=(0, 1, 2), save=(0, 1, 2), inplace_variant=False)
+@register(
+    "clamp_(self, min, max)",
+    _clamp_name,
+    inputs="self, min, max",
+    save="self, min, max",
+    inplace_variant=False,
+)
 def _clamp_(ctx, grad):
     return _clamp(ctx, grad)
 
@@ -1577,7 +1773,9 @@ def _floor_divide_not_implemented(ctx, grad):
 # torch 2.13 records a ``NotImplemented`` node for floor_divide of a tensor that requires
 # grad: the result requires grad, and backward through it raises.  (``div(...,
 # rounding_mode="floor")`` is a different op in torch, with zero gradients.)
-register("floor_divide", "NotImplemented", inputs=(0, 1))(_floor_divide_not_implemented)
+register("floor_divide(self, other)", "NotImplemented", inputs="self, other")(
+    _floor_divide_not_implemented
+)
 
 # ops whose node exists but whose backward raises, as torch's NotImplemented nodes
 NOT_IMPLEMENTED = ("floor_divide", "floor_divide_")
