@@ -17,7 +17,6 @@ from gradstack_autograd import (
     Function,
     GradcheckError,
     derivatives,
-    forward_derivatives,
     gradcheck,
     gradgradcheck,
 )
@@ -80,7 +79,7 @@ def sin_op():
         def tangent(args, out, tangents, lead):
             return (jvp or (lambda t, x: t * x.cos()))(tangents[0], args[0])
 
-        forward_derivatives.jvp(name)(tangent)
+        derivatives.jvp(name)(tangent)
         return lambda x: gt.dispatch(op, (x,))
 
     yield make

@@ -46,6 +46,39 @@ reduces it to the input's shape (and casts it to the input's dtype) in one place
 
 Ops that are not differentiable (comparisons, argmax ...) are listed in
 ``NOT_DIFFERENTIABLE``; a test fails if an op of the registry is in neither place.
+
+Note [Forward formulas sit with their backward formulas]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Each op's forward-mode (JVP) formula follows its backward formula: ``@jvp("mul")`` right
+after the ``mul`` row sets the entry's ``jvp`` (and its in-place variant's), so that one
+op is read and changed in one place, as torch's derivatives.yaml keeps ``self:`` and
+``result:`` formulas together.  A formula shared by several ops follows the last of
+their rows (the entries must exist when ``@jvp`` runs).  forward_ad calls it as
+``formula(args, out, tangents, lead)``:
+
+- ``args``: the op's arguments (for an in-place op, ``args[0]`` is ``self`` *before* the
+  write);
+- ``out``: the op's result (a tuple for ops with several outputs);
+- ``tangents``: one per differentiable input of the entry (per element of the list for
+  ``cat``/``stack``), None for a zero tangent;
+- ``lead``: the batch prefix every tangent carries, ``()`` normally, ``(batch,)`` for
+  batched tangents (Note [Batched tangents] in ``forward_ad``).
+
+It returns the output's tangent (broadcastable to ``lead + out.shape``; forward_ad expands
+and casts it), None for a zero tangent, or a tuple with one entry per output.  Tangents
+are computed with gradstack ops, as the backward formulas, so that a tangent computed with
+grad mode on is part of the graph and can be differentiated backward again; many are the
+backward formula's transpose (``t * cos(x)`` for sin, ``t @ b + a @ t_b`` for matmul).
+Every differentiable op has a forward formula or a reason in ``NO_JVP``; a test fails
+otherwise.
+
+Note [Aligning a batch of tangents]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A tangent has its input's shape, which for broadcasting ops may have fewer dims than the
+output: unbatched that broadcasts as numpy does, but with a batch prefix ``(B,) + (3,)``
+against ``(2, 3)`` would pair B with 2.  ``_pad`` inserts the missing unit dims after the
+prefix first.  Dims given to an op (sum's ``dim``, transpose's ...) are shifted past the
+prefix with ``_shift``.
 """
 
 from __future__ import annotations
@@ -65,7 +98,15 @@ try:
 except ImportError:  # pragma: no cover
     _kernels = None
 
-__all__ = ["register", "entry", "NOT_DIFFERENTIABLE", "NOT_IMPLEMENTED", "ZERO_GRADIENT"]
+__all__ = [
+    "register",
+    "entry",
+    "jvp",
+    "NO_JVP",
+    "NOT_DIFFERENTIABLE",
+    "NOT_IMPLEMENTED",
+    "ZERO_GRADIENT",
+]
 
 
 def _names(spec) -> tuple:
@@ -320,6 +361,248 @@ def _zeros(grad):
 
 
 # -------------------------------------------------------------------------------------
+# forward-mode helpers (Note [Forward formulas sit with their backward formulas])
+
+
+# ops that are differentiable backward but have no forward formula, with the reason
+NO_JVP: dict[str, str] = {
+    name: "torch has no derivative for floor_divide (Note [floor_divide has no derivative] "
+    "in derivatives.py)"
+    for name in ("floor_divide", "floor_divide_")
+}
+
+
+def jvp(*op_names, inplace_variant=True):
+    """Decorator setting the forward formula of ``op_names`` (and of their ``_`` variants)."""
+
+    def deco(formula):
+        for name in op_names:
+            op = OPS.get(name)
+            if op is None or op.derivative is None:
+                continue  # not in this build's registry: the coverage test tells
+            op.derivative.jvp = formula
+            inplace = OPS.get(name + "_")
+            if (
+                inplace_variant
+                and inplace is not None
+                and inplace.inplace
+                and inplace.derivative is not None
+            ):
+                inplace.derivative.jvp = formula
+        return formula
+
+    return deco
+
+
+def _pad(t, x, out, lead):
+    """Tangent ``t`` of ``x`` aligned against ``out`` (Note [Aligning a batch of tangents])."""
+    if t is None or not lead:
+        return t
+    missing = out.dim() - x.dim()
+    if missing <= 0:
+        return t
+    return t.reshape(tuple(lead) + (1,) * missing + tuple(x.shape))
+
+
+def _shift(dim, x, lead):
+    """Dim ``dim`` of ``x`` as a dim of its (batched) tangent."""
+    return dim % max(x.dim(), 1) + len(lead)
+
+
+def _tangent_sum(a, b):
+    """``a + b`` where None is a zero tangent."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _reduced(dim, x, lead):
+    """The dims of the tangent that a reduction of ``x`` over ``dim`` sums over."""
+    n = x.dim()
+    if dim is None or dim == ():
+        return tuple(range(len(lead), len(lead) + n))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return tuple(sorted(d % n + len(lead) for d in dims)) if n else ()
+
+
+def _sum_over(t, dims, keepdim):
+    return t.sum(dims, keepdim=keepdim) if dims else t
+
+
+def _keepdims(r, x, dim, keepdim):
+    """A reduction's result of ``x`` (no batch) in keepdim form, to broadcast against ``x``."""
+    if x.dim() == 0 or keepdim:
+        return r
+    if dim is None or dim == ():
+        return r.reshape((1,) * x.dim())
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    for d in sorted(d % x.dim() for d in dims):
+        r = r.unsqueeze(d)
+    return r
+
+
+def _take(t, key, shape, lead):
+    """``t[key]`` for the tangent ``t`` of a tensor of ``shape`` (numpy-style ``key``)."""
+    if not lead:
+        return _getitem_np(t, key)
+    b = math.prod(lead)
+    pos = _positions(tuple(shape), key)
+    r = _getitem_np(t.reshape(b, -1), (slice(None), pos.reshape(-1)))
+    return r.reshape(tuple(lead) + pos.shape)
+
+
+def _put(t, key, shape, lead):
+    """zeros(lead + shape) with the tangent ``t`` added at ``key`` (getitem's adjoint)."""
+    if not lead:
+        return index_scatter(t, key, tuple(shape))
+    b = math.prod(lead)
+    pos = _positions(tuple(shape), key).reshape(-1)
+    flat = index_scatter(t.reshape(b, -1), (slice(None), pos), (b, math.prod(shape)))
+    return flat.reshape(tuple(lead) + tuple(shape))
+
+
+def _zero_tangents(lead, like):
+    return gt.zeros(tuple(lead) + tuple(like.shape), dtype=like.dtype)
+
+
+def _mask(cond, dtype):
+    return cond.to(dtype)
+
+
+def _binary(args, out, tangents, lead, da, db):
+    """``t_a * da + t_b * db`` for an elementwise op of two (broadcast) arguments."""
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = None
+    if ta is not None:
+        ta = _pad(ta, a, out, lead)
+        r = ta if da is None else ta * da(a, b, out)
+    if tb is not None:
+        tb = _pad(tb, b, out, lead)
+        r = _tangent_sum(r, tb if db is None else tb * db(a, b, out))
+    return r
+
+
+def _unary(name, coefficient):
+    """The forward formula ``t * coefficient(x, out)`` of an elementwise op of one argument."""
+
+    def formula(args, out, tangents, lead):
+        (t,) = tangents
+        return t * coefficient(args[0], out)
+
+    formula.__name__ = f"_jvp_{name}"
+    return formula
+
+
+def _extreme_jvp_of(args, out, tangents, lead, wins):
+    """torch's ``other_t + where(a == b, 0.5, wins(a, b)) * (self_t - other_t)``, with a
+    missing tangent as torch's zero tensor (it contributes exactly nothing)."""
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    w = gt.where(a == b, 0.5, _mask(wins(a, b), out.dtype))
+    ta = _pad(ta, a, out, lead) if ta is not None else None
+    tb = _pad(tb, b, out, lead) if tb is not None else None
+    if tb is None:
+        return w * ta
+    return tb + w * (-tb if ta is None else ta - tb)
+
+
+def _along(t, x, indices, dim, keepdim, lead):
+    """The tangent at ``indices`` along ``dim`` (max/min/sort/topk's selected elements)."""
+    axis = dim % x.dim()
+    idx = _data(indices)
+    if not keepdim and idx.ndim < x.dim():
+        idx = np.expand_dims(idx, axis)
+    r = _take(t, _along_axis_key(idx, axis), tuple(x.shape), lead)
+    if not keepdim and _data(indices).ndim < x.dim():
+        r = r.squeeze(axis + len(lead))
+    return r
+
+
+def _extreme_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[1] if len(args) > 1 else None
+    keepdim = args[2] if len(args) > 2 else False
+    (t,) = tangents
+    if dim is None:
+        # ties share the tangent evenly, as the backward formula shares the gradient
+        mask = _mask(x == out, out.dtype)
+        return _sum_over(t * mask, _reduced(None, x, lead), False) / mask.sum()
+    if x.dim() == 0:
+        return (t, None)
+    return (_along(t, x, out[1], dim, keepdim, lead), None)
+
+
+def _var_tangent(args, t, lead):
+    """torch's var_jvp: var's backward formula of the tangent (keepdim), summed over the
+    reduced dims (so ``n <= correction`` gives torch's inf/nan, not a Python error)."""
+    x, dim, correction, keepdim = args[0], args[1], args[2], args[3]
+    per_element = var_backward(t, x, dim, correction, True, lead)
+    return _sum_over(per_element, _reduced(dim, x, lead), keepdim)
+
+
+def _matmul_left(ta, a, b, lead):
+    """``ta @ b`` where ``ta`` is the (batched) tangent of ``a``: torch's matmul shapes."""
+    if not lead:
+        return ta @ b
+    row = a.dim() == 1
+    col = b.dim() == 1
+    ta = ta.unsqueeze(-2) if row else ta
+    bb = b.unsqueeze(-1) if col else b
+    a_batch, b_batch = max(a.dim(), 2) - 2, bb.dim() - 2
+    if b_batch > a_batch:
+        shape = tuple(ta.shape)
+        ta = ta.reshape(shape[: len(lead)] + (1,) * (b_batch - a_batch) + shape[len(lead) :])
+    r = ta @ bb
+    if row:
+        r = r.squeeze(-2)
+    return r.squeeze(-1) if col else r
+
+
+def _matmul_right(a, tb, b, lead):
+    """``a @ tb`` where ``tb`` is the (batched) tangent of ``b``: torch's matmul shapes."""
+    if not lead:
+        return a @ tb
+    row = a.dim() == 1
+    col = b.dim() == 1
+    aa = a.unsqueeze(-2) if row else a
+    tb = tb.unsqueeze(-1) if col else tb
+    a_batch, b_batch = aa.dim() - 2, max(b.dim(), 2) - 2
+    if a_batch > b_batch:
+        shape = tuple(tb.shape)
+        tb = tb.reshape(shape[: len(lead)] + (1,) * (a_batch - b_batch) + shape[len(lead) :])
+    r = aa @ tb
+    if row:
+        r = r.squeeze(-2)
+    return r.squeeze(-1) if col else r
+
+
+def _sorted_jvp(dim_position):
+    def formula(args, out, tangents, lead):
+        x = args[0]
+        dim = args[dim_position] if len(args) > dim_position else -1
+        (t,) = tangents
+        if x.dim() == 0:
+            return (t, None)
+        return (_along(t, x, out[1], dim, True, lead), None)
+
+    return formula
+
+
+def _pieces_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[2] if len(args) > 2 else 0
+    (t,) = tangents
+    d = _shift(dim, x, lead)
+    pieces, start = [], 0
+    for o in out:
+        size = o.shape[dim % x.dim()]
+        pieces.append(t.narrow(d, start, size))
+        start += size
+    return tuple(pieces)
+
+
+# -------------------------------------------------------------------------------------
 # arithmetic
 
 
@@ -335,6 +618,12 @@ def _add(ctx, grad):
     return grad, (grad if alpha == 1 else grad * alpha)
 
 
+@jvp("add")
+def _add_jvp(args, out, tangents, lead):
+    alpha = args[2] if len(args) > 2 else 1
+    return _binary(args, out, tangents, lead, None, None if alpha == 1 else (lambda a, b, o: alpha))
+
+
 @register(
     "sub(self, other, alpha)",
     "SubBackward0",
@@ -347,6 +636,12 @@ def _sub(ctx, grad):
     return grad, (-grad if alpha == 1 else grad * -alpha)
 
 
+@jvp("sub")
+def _sub_jvp(args, out, tangents, lead):
+    alpha = args[2] if len(args) > 2 else 1
+    return _binary(args, out, tangents, lead, None, lambda a, b, o: -alpha)
+
+
 @register(
     "rsub(self, other, alpha)",
     lambda args: "RsubBackward0" if _is_tensor(args[1]) else "RsubBackward1",
@@ -356,6 +651,12 @@ def _sub(ctx, grad):
 def _rsub(ctx, grad):
     alpha = ctx.saved_value("alpha")
     return (-grad if alpha == 1 else grad * -alpha), grad
+
+
+@jvp("rsub")
+def _rsub_jvp(args, out, tangents, lead):
+    alpha = args[2] if len(args) > 2 else 1  # out = other - alpha * input
+    return _binary(args, out, tangents, lead, lambda a, b, o: -alpha, None)
 
 
 @register(
@@ -374,6 +675,11 @@ def _mul(ctx, grad):
         if fused is not None:
             return fused
     return (grad * b if need_a else None), (grad * a if need_b else None)
+
+
+@jvp("mul")
+def _mul_jvp(args, out, tangents, lead):
+    return _binary(args, out, tangents, lead, lambda a, b, o: b, lambda a, b, o: a)
 
 
 @register(
@@ -395,6 +701,19 @@ def _div(ctx, grad):
     # torch's div_tensor_other_backward: (a / b) / b, never b * b (which overflows float16)
     gb = -grad * ((a / b) / b) if need_b else None
     return ga, gb
+
+
+@jvp("div")
+def _div_jvp(args, out, tangents, lead):
+    # d(a/b) = t_a / b - t_b * (a/b) / b
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = None
+    if ta is not None:
+        r = _pad(ta, a, out, lead) / b
+    if tb is not None:
+        r = _tangent_sum(r, -_pad(tb, b, out, lead) * out / b)
+    return r
 
 
 def _pow_name(args):
@@ -428,14 +747,43 @@ def _pow(ctx, grad):
     return ga, gb
 
 
+@jvp("pow")
+def _pow_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = None
+    if ta is not None:
+        ta = _pad(ta, a, out, lead)
+        if isinstance(b, Tensor):
+            r = gt.where(b == 0, 0.0, ta * (b * a.pow(b - 1)))
+        elif b == 0:
+            r = gt.zeros_like(ta)  # torch's zeros, not ta * 0 (Note [Masks select, never multiply])
+        else:
+            r = ta * (b * a.pow(b - 1))
+    if tb is not None:
+        tb = _pad(tb, b, out, lead)
+        base = a if isinstance(a, Tensor) else gt.full((), float(a), dtype=out.dtype)
+        # d/db a**b = a**b log(a); torch masks a == 0 (with b >= 0) to 0, then multiplies
+        r = _tangent_sum(r, tb * gt.where((base == 0) & (b >= 0), 0.0, out * base.log()))
+    return r
+
+
 @register("neg(self)", "NegBackward0")
 def _neg(ctx, grad):
     return (-grad,)
 
 
+@jvp("neg")
+def _neg_jvp(args, out, tangents, lead):
+    return -tangents[0]
+
+
 @register("abs(self)", "AbsBackward0", save="self")
 def _abs(ctx, grad):
     return (grad * ctx.saved_value("self").sign(),)
+
+
+jvp("abs")(_unary("abs", lambda x, o: x.sign()))
 
 
 @register("relu(self)", "ReluBackward0", save="result", fused="relu_backward")
@@ -446,6 +794,11 @@ def _relu(ctx, grad):
         return (fused,)
     # torch's threshold_backward: nan passes
     return (_depends_on(gt.where(out <= 0, 0.0, grad), out),)
+
+
+@jvp("relu")
+def _relu_jvp(args, out, tangents, lead):
+    return gt.where(out <= 0, 0.0, tangents[0])  # torch's threshold_backward of the tangent
 
 
 def _depends_on(result, saved):
@@ -468,9 +821,15 @@ def _exp(ctx, grad):
     return (grad * ctx.saved_value("result"),)
 
 
+jvp("exp")(_unary("exp", lambda x, o: o))
+
+
 @register("exp2(self)", "Exp2Backward0", save="result")
 def _exp2(ctx, grad):
     return (grad * ctx.saved_value("result") * math.log(2.0),)
+
+
+jvp("exp2")(_unary("exp2", lambda x, o: o * math.log(2.0)))
 
 
 @register("expm1(self)", "Expm1Backward0", save="result")
@@ -478,9 +837,15 @@ def _expm1(ctx, grad):
     return (grad * (ctx.saved_value("result") + 1),)
 
 
+jvp("expm1")(_unary("expm1", lambda x, o: o + 1))
+
+
 @register("log(self)", "LogBackward0", save="self")
 def _log(ctx, grad):
     return (grad / ctx.saved_value("self"),)
+
+
+jvp("log")(_unary("log", lambda x, o: x.reciprocal()))
 
 
 @register("log2(self)", "Log2Backward0", save="self")
@@ -488,9 +853,15 @@ def _log2(ctx, grad):
     return (grad / (ctx.saved_value("self") * math.log(2.0)),)
 
 
+jvp("log2")(_unary("log2", lambda x, o: (x * math.log(2.0)).reciprocal()))
+
+
 @register("log10(self)", "Log10Backward0", save="self")
 def _log10(ctx, grad):
     return (grad / (ctx.saved_value("self") * math.log(10.0)),)
+
+
+jvp("log10")(_unary("log10", lambda x, o: (x * math.log(10.0)).reciprocal()))
 
 
 @register("log1p(self)", "Log1PBackward0", save="self")
@@ -498,9 +869,15 @@ def _log1p(ctx, grad):
     return (grad / (ctx.saved_value("self") + 1),)
 
 
+jvp("log1p")(_unary("log1p", lambda x, o: (x + 1).reciprocal()))
+
+
 @register("sqrt(self)", "SqrtBackward0", save="result")
 def _sqrt(ctx, grad):
     return (grad / (2 * ctx.saved_value("result")),)
+
+
+jvp("sqrt")(_unary("sqrt", lambda x, o: (2 * o).reciprocal()))
 
 
 @register("rsqrt(self)", "RsqrtBackward0", save="result")
@@ -509,10 +886,16 @@ def _rsqrt(ctx, grad):
     return (-0.5 * grad * out * out * out,)
 
 
+jvp("rsqrt")(_unary("rsqrt", lambda x, o: -0.5 * o * o * o))
+
+
 @register("reciprocal(self)", "ReciprocalBackward0", save="result")
 def _reciprocal(ctx, grad):
     out = ctx.saved_value("result")
     return (-grad * out * out,)
+
+
+jvp("reciprocal")(_unary("reciprocal", lambda x, o: -(o * o)))
 
 
 @register("sin(self)", "SinBackward0", save="self", fused="sin_backward")
@@ -522,11 +905,17 @@ def _sin(ctx, grad):
     return (fused if fused is not None else grad * x.cos(),)
 
 
+jvp("sin")(_unary("sin", lambda x, o: x.cos()))
+
+
 @register("cos(self)", "CosBackward0", save="self", fused="cos_backward")
 def _cos(ctx, grad):
     x = ctx.saved_value("self")
     fused = ctx.fused(grad, x)
     return (fused if fused is not None else -grad * x.sin(),)
+
+
+jvp("cos")(_unary("cos", lambda x, o: -x.sin()))
 
 
 @register("tan(self)", "TanBackward0", save="result")
@@ -535,10 +924,16 @@ def _tan(ctx, grad):
     return (grad * (1 + out * out),)
 
 
+jvp("tan")(_unary("tan", lambda x, o: 1 + o * o))
+
+
 @register("asin(self)", "AsinBackward0", save="self")
 def _asin(ctx, grad):
     x = ctx.saved_value("self")
     return (grad / (1 - x * x).sqrt(),)
+
+
+jvp("asin")(_unary("asin", lambda x, o: (1 - x * x).rsqrt()))
 
 
 @register("acos(self)", "AcosBackward0", save="self")
@@ -547,10 +942,16 @@ def _acos(ctx, grad):
     return (-grad / (1 - x * x).sqrt(),)
 
 
+jvp("acos")(_unary("acos", lambda x, o: -(1 - x * x).rsqrt()))
+
+
 @register("atan(self)", "AtanBackward0", save="self")
 def _atan(ctx, grad):
     x = ctx.saved_value("self")
     return (grad / (1 + x * x),)
+
+
+jvp("atan")(_unary("atan", lambda x, o: (1 + x * x).reciprocal()))
 
 
 @register("sinh(self)", "SinhBackward0", save="self")
@@ -558,9 +959,15 @@ def _sinh(ctx, grad):
     return (grad * ctx.saved_value("self").cosh(),)
 
 
+jvp("sinh")(_unary("sinh", lambda x, o: x.cosh()))
+
+
 @register("cosh(self)", "CoshBackward0", save="self")
 def _cosh(ctx, grad):
     return (grad * ctx.saved_value("self").sinh(),)
+
+
+jvp("cosh")(_unary("cosh", lambda x, o: x.sinh()))
 
 
 @register("tanh(self)", "TanhBackward0", save="result", fused="tanh_backward")
@@ -570,11 +977,17 @@ def _tanh(ctx, grad):
     return (fused if fused is not None else grad * (1 - out * out),)
 
 
+jvp("tanh")(_unary("tanh", lambda x, o: 1 - o * o))
+
+
 @register("sigmoid(self)", "SigmoidBackward0", save="result", fused="sigmoid_backward")
 def _sigmoid(ctx, grad):
     out = ctx.saved_value("result")
     fused = ctx.fused(grad, out)
     return (fused if fused is not None else grad * out * (1 - out),)
+
+
+jvp("sigmoid")(_unary("sigmoid", lambda x, o: o * (1 - o)))
 
 
 def _zero_grad_formula(ctx, grad):
@@ -585,6 +998,13 @@ def _zero_grad_formula(ctx, grad):
 ZERO_GRADIENT = ("sign", "floor", "ceil", "round", "trunc")
 for _name in ZERO_GRADIENT:
     register(_name, _name.capitalize() + "Backward0")(_zero_grad_formula)
+
+
+@jvp("sign", "floor", "ceil", "round", "trunc")
+def _zero_jvp(args, out, tangents, lead):
+    """Piecewise-constant ops: a tangent of zeros (as torch's zeros_like, not None, so that
+    later ops see zeros: derivatives.ZERO_GRADIENT)."""
+    return gt.zeros_like(tangents[0])
 
 
 def _select_extreme(ctx, grad, a_loses, b_loses):
@@ -604,9 +1024,19 @@ def _maximum(ctx, grad):
     return _select_extreme(ctx, grad, lambda a, b: a < b, lambda a, b: a > b)
 
 
+@jvp("maximum")
+def _maximum_jvp(args, out, tangents, lead):
+    return _extreme_jvp_of(args, out, tangents, lead, lambda a, b: a > b)
+
+
 @register("minimum(self, other)", "MinimumBackward0", inputs="self, other", save="self, other")
 def _minimum(ctx, grad):
     return _select_extreme(ctx, grad, lambda a, b: a > b, lambda a, b: a < b)
+
+
+@jvp("minimum")
+def _minimum_jvp(args, out, tangents, lead):
+    return _extreme_jvp_of(args, out, tangents, lead, lambda a, b: a < b)
 
 
 def _remainder_name(args):
@@ -637,6 +1067,18 @@ def _remainder(ctx, grad):
     return (grad if need_a else None), gb
 
 
+@jvp("remainder")
+def _remainder_jvp(args, out, tangents, lead):
+    return _binary(
+        args,
+        out,
+        tangents,
+        lead,
+        None,
+        lambda a, b, o: -gt.floor_divide(_detached(a), _detached(b)),
+    )
+
+
 # torch wraps a number divisor into a tensor here: DivBackward2 either way
 @register("div_rounding(self, other, rounding_mode)", "DivBackward2", inputs="self, other")
 def _div_rounding(ctx, grad):
@@ -646,16 +1088,40 @@ def _div_rounding(ctx, grad):
     return (_zeros(grad) if need_a else None), (_zeros(grad) if need_b else None)
 
 
+@jvp("div_rounding")
+def _div_rounding_jvp(args, out, tangents, lead):
+    """``div(a, b, rounding_mode=...)``: a tangent of zeros, as its zero gradients."""
+    return _binary(
+        args,
+        out,
+        tangents,
+        lead,
+        lambda a, b, o: gt.zeros_like(o),
+        lambda a, b, o: gt.zeros_like(o),
+    )
+
+
 @register("erf(self)", "ErfBackward0", save="self")
 def _erf(ctx, grad):
     x = ctx.saved_value("self")  # torch: 2 / sqrt(pi) * exp(-x**2) * grad
     return ((2.0 / math.sqrt(math.pi)) * (-(x.pow(2))).exp() * grad,)
 
 
+@jvp("erf")
+def _erf_jvp(args, out, tangents, lead):
+    x = args[0]
+    return tangents[0] * ((2.0 / math.sqrt(math.pi)) * (-(x.pow(2))).exp())
+
+
 @register("erfinv(self)", "ErfinvBackward0", save="self")
 def _erfinv(ctx, grad):
     x = ctx.saved_value("self")  # torch: 0.5 * sqrt(pi) * exp(erfinv(x)**2) * grad
     return (0.5 * math.sqrt(math.pi) * x.erfinv().pow(2).exp() * grad,)
+
+
+@jvp("erfinv")
+def _erfinv_jvp(args, out, tangents, lead):
+    return tangents[0] * (0.5 * math.sqrt(math.pi) * out.pow(2).exp())
 
 
 @register("atan2(self, other)", "Atan2Backward0", inputs="self, other", save="self, other")
@@ -665,6 +1131,18 @@ def _atan2(ctx, grad):
     recip = gt.where(denom == 0, 0.0, denom.reciprocal())  # torch: 0 where both are 0
     need_a, need_b = ctx.needs_input_grad
     return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
+
+
+@jvp("atan2")
+def _atan2_jvp(args, out, tangents, lead):
+    return _binary(
+        args,
+        out,
+        tangents,
+        lead,
+        lambda a, b, o: b / (a * a + b * b),
+        lambda a, b, o: -a / (a * a + b * b),
+    )
 
 
 def _clamp_name(args):
@@ -696,6 +1174,39 @@ def _clamp(ctx, grad):
     return gx, glo, ghi
 
 
+@jvp("clamp")
+def _clamp_jvp(args, out, tangents, lead):
+    """Number bounds: torch's clamp_backward of the tangent (``where`` on ``[lo, hi]``).
+    Tensor bounds: torch's clamp_jvp, which picks one tangent per element (note: at a tie
+    ``x == lo`` it picks ``lo``'s, unlike the backward formula; torch does the same)."""
+    x = args[0]
+    lo = args[1] if len(args) > 1 else None
+    hi = args[2] if len(args) > 2 else None
+    tx, tlo, thi = (tuple(tangents) + (None, None, None))[:3]
+    if not (isinstance(lo, Tensor) or isinstance(hi, Tensor)):
+        if tx is None:
+            return None
+        keep = gt.ones_like(x, dtype=gt.bool)
+        if lo is not None:
+            keep = keep & (x >= lo)
+        if hi is not None:
+            keep = keep & (x <= hi)
+        return gt.where(keep, _pad(tx, x, out, lead), 0.0)
+    if tx is None and tlo is None and thi is None:
+        return None
+
+    def tangent(t, primal):
+        return _pad(t, primal, out, lead) if t is not None else 0.0
+
+    t_x, t_lo, t_hi = tangent(tx, x), tangent(tlo, lo), tangent(thi, hi)
+    if lo is not None and hi is not None:
+        inner = gt.where(x < lo, t_lo, gt.where(x > hi, t_hi, t_x))
+        return gt.where(lo > hi, t_hi, inner)
+    if lo is not None:
+        return gt.where(x > lo, t_x, t_lo)
+    return gt.where(x < hi, t_x, t_hi)
+
+
 @register("where(condition, self, other)", "WhereBackward0", inputs="self, other", save="condition")
 def _where(ctx, grad):
     cond = ctx.saved_value("condition")
@@ -704,6 +1215,15 @@ def _where(ctx, grad):
         gt.where(cond, grad, 0.0) if need_a else None,
         gt.where(cond, 0.0, grad) if need_b else None,
     )
+
+
+@jvp("where")
+def _where_jvp(args, out, tangents, lead):
+    cond, a, b = args[0], args[1], args[2]
+    ta, tb = tangents
+    ta = _pad(ta, a, out, lead) if ta is not None else 0.0
+    tb = _pad(tb, b, out, lead) if tb is not None else 0.0
+    return gt.where(cond, ta, tb)
 
 
 def _masked_fill_name(args):
@@ -715,6 +1235,18 @@ def _masked_fill(ctx, grad):
     mask = ctx.saved_value("mask")
     gv = _sum_all(gt.where(mask, grad, 0.0), _lead(grad)) if ctx.needs_input_grad[1] else None
     return grad.masked_fill(mask, 0.0), gv
+
+
+@jvp("masked_fill")
+def _masked_fill_jvp(args, out, tangents, lead):
+    x, mask, value = args[0], args[1], args[2]
+    tx, tv = tangents
+    r = None
+    if tx is not None:
+        r = _pad(tx, x, out, lead).masked_fill(mask, 0.0)
+    if tv is not None:
+        r = _tangent_sum(r, gt.where(mask, _pad(tv, value, out, lead), 0.0))
+    return r
 
 
 # -------------------------------------------------------------------------------------
@@ -753,6 +1285,13 @@ def _sum(ctx, grad):
     return (_expand_reduced(grad, ctx.input_shape(0), dim, keepdim, _lead(grad)),)
 
 
+@jvp("sum")
+def _sum_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[1] if len(args) > 1 else None
+    keepdim = args[2] if len(args) > 2 else False
+    return _sum_over(tangents[0], _reduced(dim, x, lead), keepdim)
+
+
 def _mean_name(args):
     return "MeanBackward0" if args[1] is None or args[1] == () else "MeanBackward1"
 
@@ -762,6 +1301,18 @@ def _mean(ctx, grad):
     dim, keepdim = ctx.saved_value("dim"), ctx.saved_value("keepdim")
     shape = ctx.input_shape(0)
     return (_expand_reduced(grad, shape, dim, keepdim, _lead(grad)) / _reduced_count(shape, dim),)
+
+
+@jvp("mean")
+def _mean_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[1] if len(args) > 1 else None
+    keepdim = args[2] if len(args) > 2 else False
+    dims = _reduced(dim, x, lead)
+    return (
+        _sum_over(tangents[0], dims, keepdim) / max(_reduced_count(tuple(x.shape), dim), 1)
+        if dims
+        else tangents[0]
+    )
 
 
 @register(
@@ -785,6 +1336,20 @@ def _prod(ctx, grad):
         return (gt.zeros(lead + tuple(shape), dtype=grad.dtype),)
     # with zeros, no division: d prod / d x_i is the product of the others
     return (g * _prod_of_others(x, dim),)
+
+
+@jvp("prod")
+def _prod_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[1] if len(args) > 1 else None
+    keepdim = args[2] if len(args) > 2 else False
+    (t,) = tangents
+    if x.dim() == 0:
+        return t
+    if not bool((x == 0).any()):
+        partial = _keepdims(out, x, dim, keepdim) / x
+    else:
+        partial = _prod_of_others(x, dim)  # Note [prod's gradient with zeros]
+    return _sum_over(t * partial, _reduced(dim, x, lead), keepdim)
 
 
 def _prod_of_others(x, dim):
@@ -837,6 +1402,9 @@ def _min(ctx, grad, grad_indices=None):
     return _extreme_backward(ctx, grad, lambda x: x.amin())
 
 
+jvp("max", "min")(_extreme_jvp)
+
+
 def _extreme_backward(ctx, grad, extreme):
     """max/min: over everything, the gradient is shared evenly by the elements equal to the
     result (by the NaNs when the result is NaN: torch's evenly_distribute_backward); along
@@ -881,6 +1449,17 @@ register("amin(self, dim, keepdim)", "AminBackward0", save="self, dim, keepdim, 
 )
 
 
+@jvp("amax", "amin")
+def _amax_jvp(args, out, tangents, lead):
+    """torch's amaxamin_jvp: ``where(mask, t, 0).sum(dim) / mask.sum(dim)``."""
+    x, dim = args[0], args[1] if len(args) > 1 else ()
+    keepdim = args[2] if len(args) > 2 else False
+    mask = x == _keepdims(out, x, dim, keepdim)
+    dims = _reduced(dim, x, lead)
+    count = mask.sum(_reduced(dim, x, ()), keepdim=keepdim) if dims else mask
+    return _sum_over(gt.where(mask, tangents[0], 0.0), dims, keepdim) / count
+
+
 def _two_over(dof):
     """``2 / dof`` as C++ divides doubles: ``inf`` at 0 (Python would raise)."""
     return 2.0 / dof if dof != 0 else math.inf
@@ -918,6 +1497,11 @@ def _var(ctx, grad):
     return (var_backward(grad, x, dim, correction, keepdim, _lead(grad)),)
 
 
+@jvp("var")
+def _var_jvp(args, out, tangents, lead):
+    return _var_tangent(args, tangents[0], lead)
+
+
 @register(
     "std(self, dim, correction, keepdim)",
     "StdBackward0",
@@ -931,6 +1515,12 @@ def _std(ctx, grad):
     )
     grad_var = (grad / (out * 2)).masked_fill(out == 0, 0.0)
     return (var_backward(grad_var, x, dim, correction, keepdim, _lead(grad)),)
+
+
+@jvp("std")
+def _std_jvp(args, out, tangents, lead):
+    # torch: var_jvp / (2 std), 0 where std is 0
+    return (_var_tangent(args, tangents[0], lead) / (out * 2)).masked_fill(out == 0, 0.0)
 
 
 def norm_order(p):
@@ -971,6 +1561,34 @@ def _norm(ctx, grad):
     return (scaled * (g / o.pow(p - 1)).masked_fill(o == 0, 0.0),)
 
 
+@jvp("norm")
+def _norm_jvp(args, out, tangents, lead):
+    x, p = args[0], args[1] if len(args) > 1 else "fro"
+    dim = args[2] if len(args) > 2 else None
+    keepdim = args[3] if len(args) > 3 else False
+    (t,) = tangents
+    p = norm_order(p)
+    dims = _reduced(dim, x, lead)
+    if p == 0:
+        return gt.zeros(tuple(lead) + tuple(out.shape), dtype=out.dtype)  # torch's zeros
+    if p == 1:
+        return _sum_over(x.sign() * t, dims, keepdim)
+    if p == 2:
+        return (_sum_over(x * t, dims, keepdim) / out).masked_fill(out == 0, 0.0)
+    if math.isinf(p):
+        # torch's norm_jvp: the elements at the norm share the tangent (NaNs with a NaN norm)
+        o = _keepdims(out, x, dim, keepdim)
+        a = x.abs()
+        at_norm = _mask((a == o) | ((x != x) & (o != o)), out.dtype)
+        count = at_norm.sum(_reduced(dim, x, ()), keepdim=True) if dims else at_norm
+        return _sum_over(x.sign() * t * at_norm / count, dims, keepdim)
+    if p < 1:
+        weight = x.abs().pow(p - 1).masked_fill(x == 0, 0.0)
+        return _sum_over(weight * (x.sign() * t), dims, keepdim) * out.pow(1 - p)
+    weight = x.abs().pow(p - 1) * x.sign() if p < 2 else x.abs().pow(p - 2) * x
+    return (_sum_over(weight * t, dims, keepdim) / out.pow(p - 1)).masked_fill(out == 0, 0.0)
+
+
 @register("logsumexp(self, dim, keepdim)", "LogsumexpBackward0", save="self, dim, keepdim, result")
 def _logsumexp(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(k) for k in ("self", "dim", "keepdim", "result"))
@@ -978,6 +1596,14 @@ def _logsumexp(ctx, grad):
     return (
         _keep(grad, shape, dim, keepdim, _lead(grad)) * (x - _keep(out, shape, dim, keepdim)).exp(),
     )
+
+
+@jvp("logsumexp")
+def _logsumexp_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[1]
+    keepdim = args[2] if len(args) > 2 else False
+    weights = (x - _keepdims(out, x, dim, keepdim)).exp()
+    return _sum_over(tangents[0] * weights, _reduced(dim, x, lead), keepdim)
 
 
 def _in_float32(grad, out, formula):
@@ -994,6 +1620,16 @@ def _softmax(ctx, grad):
     return (_in_float32(grad, out, lambda g, o: _softmax_formula(g, o, dim)),)
 
 
+@jvp("softmax")
+def _softmax_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[1]
+    (t,) = tangents
+    if x.dim() == 0:
+        return None
+    d = _shift(dim, x, lead)
+    return out * (t - (t * out).sum(d, keepdim=True))
+
+
 def _softmax_formula(grad, out, dim):
     if out.dim() == 0:  # the sum over the one element is the element (torch's formula,
         return out * (grad - grad * out)  # which stays attached to out: create_graph)
@@ -1005,6 +1641,16 @@ def _softmax_formula(grad, out, dim):
 def _log_softmax(ctx, grad):
     dim, out = ctx.saved_value("dim"), ctx.saved_value("result")
     return (_in_float32(grad, out, lambda g, o: _log_softmax_formula(g, o, dim)),)
+
+
+@jvp("log_softmax")
+def _log_softmax_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[1]
+    (t,) = tangents
+    if x.dim() == 0:
+        return None
+    d = _shift(dim, x, lead)
+    return t - (t * out.exp()).sum(d, keepdim=True)
 
 
 def _log_softmax_formula(grad, out, dim):
@@ -1026,6 +1672,13 @@ def _cumsum(ctx, grad):
         return (grad,)
     d = _dim_after(dim, grad, lead)
     return (grad.flip(d).cumsum(d).flip(d),)
+
+
+@jvp("cumsum")
+def _cumsum_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[1]
+    (t,) = tangents
+    return t if x.dim() == 0 else t.cumsum(_shift(dim, x, lead))
 
 
 # -------------------------------------------------------------------------------------
@@ -1107,6 +1760,14 @@ def _bmm(ctx, grad):
     )
 
 
+@jvp("matmul", "mm", "bmm")
+def _matmul_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = _matmul_left(ta, a, b, lead) if ta is not None else None
+    return _tangent_sum(r, _matmul_right(a, tb, b, lead) if tb is not None else None)
+
+
 @register(
     "dot(self, tensor)",
     "DotBackward0",
@@ -1119,6 +1780,14 @@ def _dot(ctx, grad):
     need_a, need_b = ctx.needs_input_grad
     g = grad.unsqueeze(-1) if _lead(grad) else grad
     return (g * b if need_a else None), (g * a if need_b else None)
+
+
+@jvp("dot")
+def _dot_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = (ta * b).sum(-1) if ta is not None else None
+    return _tangent_sum(r, (a * tb).sum(-1) if tb is not None else None)
 
 
 # torch: a[:, None] * b
@@ -1140,6 +1809,14 @@ def _outer(ctx, grad):
     return (grad.mv(b) if need_a else None), (grad.t().mv(a) if need_b else None)
 
 
+@jvp("outer")
+def _outer_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = ta.unsqueeze(-1) * b if ta is not None else None
+    return _tangent_sum(r, a.unsqueeze(-1) * tb.unsqueeze(-2) if tb is not None else None)
+
+
 @register(
     "mv(self, vec)",
     "MvBackward0",
@@ -1153,6 +1830,16 @@ def _mv(ctx, grad):
     if _lead(grad):
         return (grad.unsqueeze(-1) * b if need_a else None), (grad @ a if need_b else None)
     return (grad.outer(b) if need_a else None), (a.t().mv(grad) if need_b else None)
+
+
+@jvp("mv")
+def _mv_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = ta @ b if ta is not None else None
+    if tb is not None:
+        r = _tangent_sum(r, tb @ a.t() if lead else a.mv(tb))
+    return r
 
 
 @register(
@@ -1175,6 +1862,22 @@ def _addmm(ctx, grad):
         g2 = m1.t() @ grad if batched else _mm_in_layout_of(m2, m1.t(), grad)
         g2 = g2 if alpha == 1 else g2 * alpha
     return g_in, g1, g2
+
+
+@jvp("addmm")
+def _addmm_jvp(args, out, tangents, lead):
+    inp, m1, m2 = args[0], args[1], args[2]
+    beta = args[3] if len(args) > 3 else 1
+    alpha = args[4] if len(args) > 4 else 1
+    t_in, t1, t2 = tangents
+    r = None
+    if t_in is not None:
+        t_in = _pad(t_in, inp, out, lead)
+        r = t_in if beta == 1 else t_in * beta
+    prod = _tangent_sum(t1 @ m2 if t1 is not None else None, m1 @ t2 if t2 is not None else None)
+    if prod is not None:
+        r = _tangent_sum(r, prod if alpha == 1 else prod * alpha)
+    return r
 
 
 def _mm_in_layout_of(like, a, b):
@@ -1201,14 +1904,31 @@ def _trace(ctx, grad):
     return (gt.where(gt.eye(n, m, dtype=gt.bool), g, 0.0),)
 
 
+@jvp("trace")
+def _trace_jvp(args, out, tangents, lead):
+    x = args[0]
+    rows = np.arange(min(x.shape))
+    return _take(tangents[0], (rows, rows), tuple(x.shape), lead).sum(-1)  # the diagonal
+
+
 @register("tril(self, diagonal)", "TrilBackward0", save="diagonal")
 def _tril(ctx, grad):
     return (grad.tril(ctx.saved_value("diagonal")),)
 
 
+@jvp("tril")
+def _tril_jvp(args, out, tangents, lead):
+    return tangents[0].tril(args[1] if len(args) > 1 else 0)
+
+
 @register("triu(self, diagonal)", "TriuBackward0", save="diagonal")
 def _triu(ctx, grad):
     return (grad.triu(ctx.saved_value("diagonal")),)
+
+
+@jvp("triu")
+def _triu_jvp(args, out, tangents, lead):
+    return tangents[0].triu(args[1] if len(args) > 1 else 0)
 
 
 # torch 2.x: diag of a vector is diag_embed, of a matrix a diagonal copy
@@ -1231,6 +1951,19 @@ def _diag(ctx, grad):
     rows = np.arange(max(0, -k), max(0, -k) + grad.shape[len(lead)])
     cols = rows + k
     return (_batch_scatter(grad, (rows, cols), shape),)
+
+
+@jvp("diag")
+def _diag_jvp(args, out, tangents, lead):
+    x, k = args[0], args[1] if len(args) > 1 else 0
+    (t,) = tangents
+    if x.dim() == 1:
+        if not lead:
+            return t.diag(k)
+        rows = np.arange(x.shape[0]) + max(0, -k)
+        return _put(t, (rows, rows + k), tuple(out.shape), lead)
+    rows = np.arange(out.shape[0]) + max(0, -k)
+    return _take(t, (rows, rows + k), tuple(x.shape), lead)
 
 
 # -------------------------------------------------------------------------------------
@@ -1261,6 +1994,11 @@ def index_scatter(values, key, shape):
 def _index_scatter_backward(ctx, grad):
     key = ctx.saved_value("key")
     return (_batch_gather(grad, key, tuple(grad.shape[len(_lead(grad)) :])),)
+
+
+@jvp("_index_scatter")
+def _index_scatter_jvp(args, out, tangents, lead):
+    return _put(tangents[0], args[1], args[2], lead)
 
 
 def _getitem_np(t, key):
@@ -1317,6 +2055,14 @@ def _getitem_name(args):
 @register("getitem(self, indices)", _getitem_name, extra=lambda args, out: _torch_key(args))
 def _getitem(ctx, grad):
     return (_batch_scatter(grad, ctx.extra, ctx.input_shape(0)),)
+
+
+@jvp("getitem")
+def _getitem_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    if not lead:
+        return gt.dispatch(OPS["getitem"], (t, args[1]))
+    return _take(t, _torch_key(args), tuple(args[0].shape), lead)
 
 
 def _int_scalar_tensor(i):
@@ -1402,6 +2148,11 @@ def _unsqueeze(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
 
+@jvp("view", "reshape", "flatten", "squeeze", "unsqueeze")
+def _reshape_jvp(args, out, tangents, lead):
+    return tangents[0].reshape(tuple(lead) + tuple(out.shape))
+
+
 @register("transpose(self, dim0, dim1)", "TransposeBackward0", save="dim0, dim1")
 def _transpose(ctx, grad):
     lead = _lead(grad)
@@ -1417,11 +2168,25 @@ def _transpose(ctx, grad):
     return (grad.transpose(ctx.saved_value("dim0"), ctx.saved_value("dim1")),)
 
 
+@jvp("transpose")
+def _transpose_jvp(args, out, tangents, lead):
+    x, (t,) = args[0], tangents
+    if x.dim() == 0:
+        return t
+    return t.transpose(_shift(args[1], x, lead), _shift(args[2], x, lead))
+
+
 @register("t(self)", "TBackward0")
 def _t(ctx, grad):
     if _lead(grad):
         return (grad.transpose(-1, -2) if grad.dim() == 3 else grad,)
     return (grad.t(),)
+
+
+@jvp("t")
+def _t_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    return t.transpose(-1, -2) if args[0].dim() == 2 else t
 
 
 @register("permute(self, dims)", "PermuteBackward0", save="dims")
@@ -1436,6 +2201,13 @@ def _permute(ctx, grad):
     return (grad.permute(tuple(inverse)),)
 
 
+@jvp("permute")
+def _permute_jvp(args, out, tangents, lead):
+    x, dims = args[0], args[1]
+    nl = len(lead)
+    return tangents[0].permute((*range(nl), *(d % x.dim() + nl for d in dims)))
+
+
 @register("expand(self, size)", "ExpandBackward0", sizes="self")
 def _expand(ctx, grad):
     return (_core.sum_to_py(grad, ctx.input_shape(0)),)
@@ -1444,6 +2216,11 @@ def _expand(ctx, grad):
 @register("expand_as(self, other)", "ExpandBackward0", inputs="self")
 def _expand_as(ctx, grad):
     return (_core.sum_to_py(grad, ctx.input_shape(0)),)
+
+
+@jvp("expand", "expand_as")
+def _expand_jvp(args, out, tangents, lead):
+    return _pad(tangents[0], args[0], out, lead).expand(tuple(lead) + tuple(out.shape))
 
 
 @register("alias(self)", "AliasBackward0")
@@ -1464,6 +2241,12 @@ def _narrow(ctx, grad):
     return (_batch_scatter(grad, tuple(key), shape),)
 
 
+@jvp("narrow")
+def _narrow_jvp(args, out, tangents, lead):
+    x, dim, start, length = args[0], args[1], args[2], args[3]
+    return tangents[0].narrow(_shift(dim, x, lead), start, length)
+
+
 @register("select(self, dim, index)", "SelectBackward0", save="dim, index", sizes="self")
 def _select(ctx, grad):
     dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
@@ -1471,6 +2254,12 @@ def _select(ctx, grad):
     key = [slice(None)] * len(shape)
     key[dim % len(shape)] = index
     return (_batch_scatter(grad, tuple(key), shape),)
+
+
+@jvp("select")
+def _select_jvp(args, out, tangents, lead):
+    x, dim, index = args[0], args[1], args[2]
+    return tangents[0].select(_shift(dim, x, lead), index)
 
 
 def _pieces_backward(ctx, grads, dim):
@@ -1509,6 +2298,9 @@ def _chunk(ctx, *grads):
     return _pieces_backward(ctx, grads, ctx.saved_value("dim"))
 
 
+jvp("split", "chunk")(_pieces_jvp)
+
+
 @register("unbind(self, dim)", "UnbindBackward0", save="dim")
 def _unbind(ctx, *grads):
     dim = ctx.saved_value("dim")
@@ -1523,6 +2315,12 @@ def _unbind(ctx, *grads):
             axis + len(lead),
         ),
     )
+
+
+@jvp("unbind")
+def _unbind_jvp(args, out, tangents, lead):
+    x, dim = args[0], args[1] if len(args) > 1 else 0
+    return tuple(tangents[0].unbind(_shift(dim, x, lead)))
 
 
 def _cat_sizes(args, out):
@@ -1552,10 +2350,30 @@ def _cat(ctx, grad):
     return tuple(out)
 
 
+@jvp("cat")
+def _cat_jvp(args, out, tangents, lead):
+    seq, dim = args[0], args[1] if len(args) > 1 else 0
+    parts = []
+    for x, t in zip(seq, tangents):
+        if x.dim() == 1 and x.shape[0] == 0 and out.dim() > 1:
+            continue  # cat skips legacy empty 1-D tensors
+        parts.append(t if t is not None else _zero_tangents(lead, x).to(out.dtype))
+    return gt.cat(parts, dim % out.dim() + len(lead))
+
+
 @register("stack(tensors, dim)", "StackBackward0", list_input=True, save="dim")
 def _stack(ctx, grad):
     dim = ctx.saved_value("dim")
     return tuple(grad.unbind(_dim_after(dim, grad, _lead(grad))))
+
+
+@jvp("stack")
+def _stack_jvp(args, out, tangents, lead):
+    seq, dim = args[0], args[1] if len(args) > 1 else 0
+    parts = [
+        t if t is not None else _zero_tangents(lead, x).to(out.dtype) for x, t in zip(seq, tangents)
+    ]
+    return gt.stack(parts, dim % out.dim() + len(lead))
 
 
 @register("clone(self)", "CloneBackward0")
@@ -1573,6 +2391,11 @@ def _to_dtype(ctx, grad):
     return (grad,)  # the engine casts to the input's dtype
 
 
+@jvp("alias", "clone", "contiguous", "to_dtype")
+def _identity_jvp(args, out, tangents, lead):
+    return tangents[0]  # to_dtype: forward_ad casts the tangent to the output's dtype
+
+
 @register("repeat(self, repeats)", "RepeatBackward0", save="repeats", sizes="self")
 def _repeat(ctx, grad):
     sizes = ctx.saved_value("repeats")
@@ -1587,12 +2410,27 @@ def _repeat(ctx, grad):
     return (g.reshape(lead + tuple(ctx.input_shape(0))),)
 
 
+@jvp("repeat")
+def _repeat_jvp(args, out, tangents, lead):
+    x, sizes = args[0], tuple(args[1])
+    t = tangents[0]
+    if lead:
+        t = t.reshape(tuple(lead) + (1,) * (len(sizes) - x.dim()) + tuple(x.shape))
+    return t.repeat(*((1,) * len(lead) + sizes))
+
+
 @register("flip(self, dims)", "FlipBackward0", save="dims")
 def _flip(ctx, grad):
     lead = _lead(grad)
     if lead:
         return (grad.flip(*(_dim_after(d, grad, lead) for d in ctx.saved_value("dims"))),)
     return (grad.flip(*ctx.saved_value("dims")),)
+
+
+@jvp("flip")
+def _flip_jvp(args, out, tangents, lead):
+    x, dims = args[0], args[1]
+    return tangents[0].flip(*(_shift(d, x, lead) for d in dims))
 
 
 @register("index_select(self, dim, index)", "IndexSelectBackward0", save="dim, index", sizes="self")
@@ -1604,6 +2442,14 @@ def _index_select(ctx, grad):
     key = [slice(None)] * len(shape)
     key[dim % len(shape)] = _data(index).reshape(-1)
     return (_batch_scatter(grad, tuple(key), shape),)
+
+
+@jvp("index_select")
+def _index_select_jvp(args, out, tangents, lead):
+    x, dim, index = args[0], args[1], args[2]
+    if x.dim() == 0:
+        return tangents[0]
+    return tangents[0].index_select(_shift(dim, x, lead), index)
 
 
 def _along_axis_key(idx, axis):
@@ -1622,6 +2468,17 @@ def _gather(ctx, grad):
     return (_batch_scatter(grad, _along_axis_key(_data(index), dim % len(shape)), shape),)
 
 
+@jvp("gather")
+def _gather_jvp(args, out, tangents, lead):
+    x, dim, index = args[0], args[1], args[2]
+    if x.dim() == 0:
+        t = tangents[0].reshape(tuple(lead) + (1,) * index.dim())
+        return t.expand(tuple(lead) + tuple(index.shape))
+    if not lead:
+        return tangents[0].gather(dim, index)
+    return _take(tangents[0], _along_axis_key(_data(index), dim % x.dim()), tuple(x.shape), lead)
+
+
 def _sorted_backward(ctx, grad, grad_indices=None):
     dim = ctx.saved_value("dim")
     shape = ctx.input_shape(0)
@@ -1636,9 +2493,15 @@ def _sorted_backward(ctx, grad, grad_indices=None):
 register("sort(self, dim, descending)", "SortBackward0", save="dim", extra=_selected_indices)(
     _sorted_backward
 )
+
+
+jvp("sort")(_sorted_jvp(1))
 register(
     "topk(self, k, dim, largest, sorted)", "TopkBackward0", save="dim", extra=_selected_indices
 )(_sorted_backward)
+
+
+jvp("topk")(_sorted_jvp(2))
 
 
 # -------------------------------------------------------------------------------------
@@ -1660,9 +2523,21 @@ def _fill_(ctx, grad):
     return _zeros(grad), (_sum_all(grad, _lead(grad)) if ctx.needs_input_grad[1] else None)
 
 
+@jvp("fill_", inplace_variant=False)
+def _fill_jvp(args, out, tangents, lead):
+    tv = tangents[1] if len(tangents) > 1 else None
+    return _pad(tv, args[1], out, lead) if tv is not None else None
+
+
 @register("copy_(self, src)", "CopyBackwards", inputs="self, src", inplace_variant=False)
 def _copy_(ctx, grad):
     return _zeros(grad), grad
+
+
+@jvp("copy_", inplace_variant=False)
+def _copy_jvp(args, out, tangents, lead):
+    ts = tangents[1]
+    return _pad(ts, args[1], out, lead) if ts is not None else None
 
 
 @register(
@@ -1686,6 +2561,26 @@ def _setitem_(ctx, grad):
     if g_value is not None:
         g_value = _widen_to(g_value, ctx.input_shape(1), _lead(grad))
     return g_self, g_value
+
+
+@jvp("setitem_", inplace_variant=False)
+def _setitem_jvp(args, out, tangents, lead):
+    x, value = args[0], args[2]
+    t_self, t_value = tangents
+    key = _torch_key(args)
+    shape = tuple(x.shape)
+    overwritten = np.zeros(shape, dtype=bool)
+    overwritten[key] = True
+    r = gt.where(_wrap(overwritten), 0.0, t_self) if t_self is not None else None
+    if t_value is not None:
+        pos = _positions(shape, key)
+        if lead and value.dim() < pos.ndim:  # Note [Aligning a batch of tangents]
+            t_value = t_value.reshape(
+                tuple(lead) + (1,) * (pos.ndim - value.dim()) + tuple(value.shape)
+            )
+        t_value = t_value.expand(tuple(lead) + pos.shape)
+        r = _tangent_sum(r, _put(t_value, key, shape, lead))
+    return r
 
 
 def _widen_to(g, shape, lead):
@@ -1714,6 +2609,9 @@ def _masked_fill_(ctx, grad):
     return _masked_fill(ctx, grad)
 
 
+jvp("masked_fill_", inplace_variant=False)(_masked_fill_jvp)
+
+
 @register(
     "clamp_(self, min, max)",
     _clamp_name,
@@ -1725,10 +2623,19 @@ def _clamp_(ctx, grad):
     return _clamp(ctx, grad)
 
 
+jvp("clamp_", inplace_variant=False)(_clamp_jvp)
+
+
 for _name in ("uniform_", "normal_"):
     register(_name, _name.rstrip("_").capitalize() + "Backward0", inplace_variant=False)(
         _zero_grad_formula
     )
+
+
+@jvp("zero_", "uniform_", "normal_", inplace_variant=False)
+def _overwritten_jvp(args, out, tangents, lead):
+    """The result does not depend on any input: a tangent of zeros (torch's ``self_t.zero_()``)."""
+    return gt.zeros(tuple(lead) + tuple(out.shape), dtype=out.dtype)
 
 
 # -------------------------------------------------------------------------------------

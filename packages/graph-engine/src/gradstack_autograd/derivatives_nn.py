@@ -6,7 +6,7 @@ naming torch's node (``NllLossBackward0``, ``NativeLayerNormBackward0`` ...), fo
 written with gradstack ops so that ``create_graph=True`` differentiates them again,
 gradients of the broadcast output shape left to the engine to reduce, and an extra
 leading batch dim in a batched backward (Note [Batched formulas]).  The forward formulas
-follow ``forward_derivatives.py``'s conventions.
+follow the conventions of ``derivatives.py``'s forward formulas (``@jvp``).
 
 Note [Loss formulas as partial derivatives]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -40,8 +40,7 @@ import numpy as np
 from gradstack_tensor import OPS
 
 from . import _core
-from .derivatives import _batch_scatter, _lead, _sum_all, register
-from .forward_derivatives import _take, jvp
+from .derivatives import _batch_scatter, _lead, _sum_all, _take, jvp, register
 
 __all__: list[str] = []
 

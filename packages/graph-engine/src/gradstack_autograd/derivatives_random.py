@@ -4,7 +4,7 @@ Same rules as ``derivatives.py`` (read its notes first): one ``@register`` row p
 naming torch's node, formulas written with gradstack ops so that ``create_graph=True``
 differentiates them again, gradients of the broadcast output shape left to the engine to
 reduce.  The forward (JVP) formulas sit next to each row and follow
-``forward_derivatives.py``'s conventions.
+the conventions of ``derivatives.py``'s forward formulas (``@jvp``).
 
 Note [Random draws have zero gradients]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -31,8 +31,7 @@ from __future__ import annotations
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-from .derivatives import _lead, _not_differentiable, _zeros, register
-from .forward_derivatives import jvp
+from .derivatives import _lead, _not_differentiable, _zeros, jvp, register
 
 __all__: list[str] = []
 

@@ -574,4 +574,4 @@ def _base_tangent_after_write(base, view, base_tangent, view_tangent, lead):
     return r.reshape(lead + tuple(base.shape))
 
 
-from . import forward_derivatives as _forward_derivatives  # noqa: E402, F401 - fills Derivative.jvp
+from . import derivatives as _derivatives  # noqa: E402, F401 - fills Derivative.jvp
