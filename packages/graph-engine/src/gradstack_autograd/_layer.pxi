@@ -93,6 +93,7 @@ cdef class Derivative:
         cls = self._classes.get(name)
         if cls is None:
             cls = _node_class(name)
+            _add_saved_properties(cls, self)
             self._classes[name] = cls
             if isinstance(self.node_name, str):
                 self._fixed_class = cls         # one name: no lookup next time
@@ -103,6 +104,34 @@ cdef class Derivative:
 
 
 cdef dict _NODE_CLASSES = {}
+
+
+# Note [Saved values by name]
+# torch exposes what each built-in node saved as ``grad_fn._saved_<name>``, named as
+# the argument in derivatives.yaml (``_saved_self``, ``_saved_other``, ``_saved_dim``,
+# ``_saved_result`` for the output, ``_saved_self_sym_sizes`` for an input's shape).
+# The entry knows each saved value's name (``slots``); the node class gets one property
+# per name when an entry first uses it (a class may be shared by several entries: the
+# property reads the node's own entry), so these attributes read the node's saved tuple
+# through the same unpacking as the formula: a tensor saved and freed by a backward
+# raises torch's "Trying to backward through the graph a second time" error, a tensor
+# modified in place since raises the version error, and values that are not tensors come
+# back as saved (ints, tuples, None).  Properties, not ``__getattr__``: a ``__getattr__``
+# on the node type made every failed attribute lookup on a node cost more.
+
+
+def _saved_property(str name):
+    def read(OpNode node):
+        return node._saved_attribute(name)
+    return property(read, doc=f"torch's ``{name}``: a value the node saved (None if not saved)")
+
+
+cdef void _add_saved_properties(object cls, Derivative d) except *:
+    names = ["_saved_" + k for k in d.slots] + [
+        "_saved_" + n + "_sym_sizes" for n, _ in d.sizes]
+    for name in names:
+        if name not in cls.__dict__:
+            setattr(cls, name, _saved_property(name))
 
 
 def _node_class(str name):
@@ -157,23 +186,15 @@ cdef class OpNode(Node):
         return names
 
     def __dir__(self):
-        names = set(object.__dir__(self)) | set(self._saved_names())
-        names.discard("_saved_tensors")     # built-in nodes have none (see the property)
-        return sorted(names)
+        # the class's _saved_* properties may belong to another entry sharing the class
+        names = {n for n in object.__dir__(self) if not n.startswith("_saved_")}
+        return sorted(names | set(self._saved_names()))
 
-    # Note [Saved values by name]
-    # torch exposes what each built-in node saved as ``grad_fn._saved_<name>``, named as
-    # the argument in derivatives.yaml (``_saved_self``, ``_saved_other``, ``_saved_dim``,
-    # ``_saved_result`` for the output, ``_saved_self_sym_sizes`` for an input's shape).
-    # The entry knows each saved value's name (``slots``), so these attributes read the
-    # node's saved tuple through the same unpacking as the formula: a tensor saved and
-    # freed by a backward raises torch's "Trying to backward through the graph a second
-    # time" error, a tensor modified in place since raises the version error, and values
-    # that are not tensors come back as saved (ints, tuples, None).
-    def __getattr__(self, str name):
+    cdef object _saved_attribute(self, str name):
+        """``grad_fn._saved_<key>`` (Note [Saved values by name])."""
         cdef Derivative d
         cdef object k
-        if name.startswith("_saved_") and isinstance(self.entry, Derivative):
+        if isinstance(self.entry, Derivative):
             d = <Derivative>self.entry
             key = name[7:]
             k = d.slots.get(key)
@@ -185,6 +206,7 @@ cdef class OpNode(Node):
                 if key == size_name + "_sym_sizes":
                     return (<tuple>self.next_edges[<Py_ssize_t>index])[2]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
 
     def fused(self, *tensors):
         """Run the entry's ``fused`` kernel on the tensors' arrays, or None when it must not
