@@ -14,7 +14,6 @@ MODULES = [
     "gradstack_functional.functional_call",
     "gradstack_functional.pytree",
     "gradstack_functional.batched_tensor",
-    "gradstack_functional.batching_rules",
 ]
 
 

@@ -337,3 +337,29 @@ def test_leaf_accumulation_kernel_matches_numpy():
         (w * gt.from_numpy(c)).sum().backward()
         total += c
     np.testing.assert_allclose(w.grad.numpy(), total, rtol=0, atol=1e-15)
+
+
+def test_rows_name_their_arguments():
+    d = derivatives.entry("sum")
+    assert d.signature == ("self", "dim", "keepdim", "dtype")
+    assert d.slots == {"dim": 0, "keepdim": 1}
+    assert derivatives.entry("pow").slots == {"self": 0, "exponent": 1, "result": 2}
+    assert derivatives.entry("where").inputs == (1, 2)  # "self, other" of where(condition, ...)
+
+
+def test_a_row_naming_an_unknown_argument_fails_at_once():
+    with pytest.raises(ValueError, match="'others' is not an argument"):
+        derivatives.register("mul(self, other)", "X", inputs="self, others")
+    with pytest.raises(ValueError, match="'result' must be the last"):
+        derivatives.register("mul(self, other)", "X", save="result, self")
+    with pytest.raises(ValueError, match="save_for names unsaved values"):
+        derivatives.register("mul(self, other)", "X", save="self", save_for={"other": "self"})
+
+
+def test_a_formula_reads_saved_values_by_name():
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    node = (x * gt.tensor([3.0, 4.0])).grad_fn
+    assert node.saved_value("other").tolist() == [3.0, 4.0]
+    assert node.saved_value("self") is None  # only other's gradient would read it
+    with pytest.raises(KeyError, match="saves no value named 'dim'"):
+        node.saved_value("dim")

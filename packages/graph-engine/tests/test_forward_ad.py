@@ -24,7 +24,7 @@ import gradstack_autograd.forward_ad as fwAD
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_autograd import forward_derivatives
+from gradstack_autograd import derivatives
 from gradstack_tensor import OPS
 
 
@@ -252,7 +252,7 @@ def test_every_differentiable_op_has_a_forward_formula_or_a_reason():
         if op.derivative is not None
         and op.derivative.differentiable
         and op.derivative.jvp is None
-        and name not in forward_derivatives.NO_JVP
+        and name not in derivatives.NO_JVP
     )
     assert not missing, f"ops without a forward (jvp) formula nor a reason in NO_JVP: {missing}"
 

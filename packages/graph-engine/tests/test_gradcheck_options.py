@@ -17,7 +17,6 @@ from gradstack_autograd import (
     Function,
     GradcheckError,
     derivatives,
-    forward_derivatives,
     gradcheck,
     gradgradcheck,
 )
@@ -72,15 +71,15 @@ def sin_op():
         made.append(name)
 
         def formula(ctx, grad):
-            x = ctx.saved_value(0)
+            x = ctx.saved_value("self")
             return ((backward or (lambda c, g, x: g * x.cos()))(ctx, grad, x),)
 
-        derivatives.register(name, "TestSinBackward", save=(0,))(formula)
+        derivatives.register(name, "TestSinBackward", save="self")(formula)
 
         def tangent(args, out, tangents, lead):
             return (jvp or (lambda t, x: t * x.cos()))(tangents[0], args[0])
 
-        forward_derivatives.jvp(name)(tangent)
+        derivatives.jvp(name)(tangent)
         return lambda x: gt.dispatch(op, (x,))
 
     yield make

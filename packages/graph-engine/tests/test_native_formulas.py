@@ -54,6 +54,36 @@ def test_the_hot_ops_have_native_formulas():
     assert derivatives.entry("mul").native == _core.native_formula_of("mul") != 0
 
 
+def test_the_native_path_is_chosen_by_the_entrys_fused_field():
+    # no list of op names: an entry naming a native kernel gets its native code
+    from gradstack_tensor import kernels
+
+    for name, op in gt.OPS.items():
+        d = op.derivative
+        if d.fused is not None:  # every named kernel exists (in tensor-core or natively)
+            assert hasattr(kernels, d.fused) or d.native != 0, name
+        assert (d.native != 0) == (
+            d.fused in ("add_backward", "sub_backward", "mul_backward", "div_backward")
+        ), name
+    assert derivatives.entry("mul").fused == "mul_backward"
+    assert derivatives.entry("mul_").native == derivatives.entry("mul").native
+    assert (
+        derivatives.entry("relu").fused == "relu_backward" and _core.native_formula_of("relu") == 0
+    )
+
+
+def test_a_formula_runs_its_entrys_fused_kernel():
+    x = gt.tensor([[0.5, -1.0], [2.0, 3.0]], requires_grad=True)
+    node = x.sin().grad_fn
+    g = gt.ones(2, 2)
+    with ag.no_grad():  # as the engine runs first-order formulas
+        fused = node.fused(g, x.detach())
+    np.testing.assert_allclose(fused.numpy(), np.cos(x.detach().numpy()), rtol=1e-6)
+    assert node.fused(g, x.detach()) is None  # grad mode on (create_graph): no raw kernel
+    with pytest.raises(RuntimeError, match="names no fused kernel"):
+        x.exp().grad_fn.fused(g)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", [(), (1,), (2, 3), (4, 5, 6), (1000,)])
 @pytest.mark.parametrize("op", sorted(BINARY))

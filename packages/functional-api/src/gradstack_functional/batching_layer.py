@@ -4,8 +4,10 @@ While a ``vmap`` runs, :class:`BatchingLayer` sits on tensor-core's dispatch poi
 every other layer (autograd at 100, the profiler at 1000).  An op whose arguments hold no
 :class:`~gradstack_functional.batched_tensor.BatchedTensor` passes straight through.
 Otherwise the layer takes the highest vmap level among the arguments, replaces each
-tensor batched at that level by its physical value, and runs the op's rule from
-``batching_rules.RULES`` on them; the rule's ops go through the dispatch point again, so
+tensor batched at that level by its physical value, and runs the op's rule (the
+``batch_rule`` of its entry in graph-engine's derivative table, written in
+``gradstack_autograd.batching_rules``) on them; the rule's ops go through the dispatch
+point again, so
 lower levels, autograd and the profiler see physical tensors.  The result is wrapped at
 the same level.  An op without a rule (or whose rule declines the arguments) runs once
 per sample: a loop over the batch that stacks the results, with a one-time performance
@@ -34,11 +36,11 @@ from __future__ import annotations
 import threading
 import warnings
 
+from gradstack_autograd import batching_rules as _rules
 from gradstack_tensor import DispatchLayer, register_layer, unregister_layer
 from gradstack_tensor.extension import dispatch, set_draw_observer
 
 from . import _levels
-from . import batching_rules as _rules
 from .batched_tensor import BatchedTensor, make_batched
 
 __all__ = ["BatchingLayer", "LAYER_PRIORITY", "active", "draws_checked", "warned_ops"]
@@ -118,9 +120,10 @@ class BatchingLayer(DispatchLayer):
 def batched_call(op, args, level):
     """Run ``op`` on ``args`` whose highest vmap level is ``level``."""
     values, bdims = _unwrap_args(args, level)
-    rule = _rules.RULES.get(op.name)
+    d = op.derivative  # the op's entry in graph-engine's table holds its batching rule
+    rule = None if d is None else d.batch_rule
     lv = _levels.find(level)
-    _rules._CURRENT.append(lv)
+    _rules.LEVELS.append(lv)
     try:
         result = NotImplemented if rule is None else rule(values, bdims)
         if result is NotImplemented:
@@ -137,7 +140,7 @@ def batched_call(op, args, level):
                 )
             result = _loop(op, values, bdims)
     finally:
-        _rules._CURRENT.pop()
+        _rules.LEVELS.pop()
     out, out_bdims = result
     if op.inplace:
         return args[0]

@@ -23,6 +23,7 @@ from gradstack_tensor.extension import set_autograd_extension as _set_autograd_e
 
 from . import (  # noqa: F401 - the table binds itself to the ops  # noqa: F401 - public submodules, as in torch.autograd
     _core,
+    batching_rules,  # vmap's rules, stored in the ops' entries (it imports the rows first)
     derivatives,
     derivatives_nn,  # the rows of the nn ops (losses, normalisation, activations)
     derivatives_random,  # the rows of the random ops (bernoulli, normal, random_ ...)

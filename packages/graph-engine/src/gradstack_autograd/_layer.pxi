@@ -8,12 +8,15 @@ cdef enum ViewCreation:
 
 @cython.binding(False)
 cdef class Derivative:
-    """One row of the derivative table: how to differentiate one op.
+    """One op's entry in the derivative table: everything about differentiating it.
 
-    Built by ``derivatives.register`` (read that module for the table itself).  The layer
-    uses the row to record a node when the op runs on tensors that require grad.
+    Built by ``derivatives.register`` from names (read that module for the table itself);
+    the engine, the native fast path (``fused``), forward mode (``jvp``) and vmap
+    (``batch_rule``) all read this one object.  Names are resolved to argument positions
+    once, here, so that recording a node costs no lookup by name (Note [Entries by name]).
     """
     cdef readonly str op_name
+    cdef readonly tuple signature       # the names of the op's positional arguments
     cdef readonly tuple inputs          # arg positions of the differentiable inputs
     cdef readonly bint list_input       # args[inputs[0]] is a sequence of tensors (cat, stack)
     cdef readonly tuple save            # arg positions whose values the formula needs
@@ -25,23 +28,30 @@ cdef class Derivative:
     # arguments is a tensor (torch's overloads: pow(Tensor, Scalar) saves no result,
     # pow(Tensor, Tensor) saves it whether or not the exponent requires grad)
     cdef readonly tuple output_for
+    cdef readonly dict slots            # saved name -> index into node.saved ("result" last)
+    cdef readonly tuple sizes           # (name, input index): torch's ``_saved_<name>_sym_sizes``
     cdef readonly object backward       # fn(ctx, *grads) -> tuple with one grad per input
-    cdef public object jvp              # forward-mode formula (set by forward_ad), or None
+    cdef public object jvp              # forward-mode formula, or None
+    cdef public object batch_rule       # vmap's rule(args, batch_dims), or None
     cdef public bint batchable          # keeps a leading batch dim (Note [Batched backward])
     cdef readonly bint differentiable   # False: outputs never require grad (comparisons ...)
     cdef readonly object extra          # fn(args, out) -> anything else the formula needs
     cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
-    cdef readonly int native            # a NativeFormula code (Note [Native first-order formulas])
+    cdef readonly str fused             # the kernel that may replace the formula, or None
+    cdef readonly int native            # its NativeFormula code (Note [Native first-order formulas])
     cdef dict _classes
     cdef object _fixed_class            # the node class when node_name is a plain str
 
     def __init__(self, str op_name, node_name, backward, tuple inputs=(0,), tuple save=(),
                  bint save_output=False, bint list_input=False, bint differentiable=True,
                  extra=None, jvp=None, bint batchable=True, tuple save_for=None,
-                 tuple output_for=None):
+                 tuple output_for=None, tuple signature=(), str fused=None,
+                 tuple sizes=(), batch_rule=None):
+        cdef Py_ssize_t i
         if save_for is not None and len(save_for) != len(save):
             raise ValueError(f"{op_name}: save_for needs one entry per save position")
         self.op_name = op_name
+        self.signature = signature
         self.save_for = save_for
         self.output_for = output_for
         self.node_name = node_name
@@ -53,9 +63,28 @@ cdef class Derivative:
         self.differentiable = differentiable
         self.extra = extra
         self.jvp = jvp
+        self.batch_rule = batch_rule
         self.batchable = batchable
-        self.native = _NATIVE_FORMULAS.get(op_name, NATIVE_NONE)
+        self.fused = fused
+        self.native = _NATIVE_FORMULAS.get(fused, NATIVE_NONE) if fused is not None else NATIVE_NONE
+        self.sizes = sizes
+        self.slots = {}
+        for i in range(len(save)):
+            pos = <Py_ssize_t>save[i]
+            self.slots[signature[pos] if pos < len(signature) else f"arg{pos}"] = i
+        if save_output:
+            self.slots["result"] = len(save)
         self._classes = {}
+
+    cpdef Py_ssize_t slot(self, str name) except -2:
+        """The index in ``node.saved`` of the saved value ``name`` (KeyError if not saved)."""
+        cdef object i = self.slots.get(name)
+        if i is None:
+            raise KeyError(
+                f"{self.op_name}'s entry saves no value named {name!r} "
+                f"(it saves {', '.join(self.slots) or 'nothing'})"
+            )
+        return <Py_ssize_t>i
 
     cdef object node_class(self, tuple args):
         if self._fixed_class is not None:
@@ -64,6 +93,7 @@ cdef class Derivative:
         cls = self._classes.get(name)
         if cls is None:
             cls = _node_class(name)
+            _add_saved_properties(cls, self)
             self._classes[name] = cls
             if isinstance(self.node_name, str):
                 self._fixed_class = cls         # one name: no lookup next time
@@ -74,6 +104,34 @@ cdef class Derivative:
 
 
 cdef dict _NODE_CLASSES = {}
+
+
+# Note [Saved values by name]
+# torch exposes what each built-in node saved as ``grad_fn._saved_<name>``, named as
+# the argument in derivatives.yaml (``_saved_self``, ``_saved_other``, ``_saved_dim``,
+# ``_saved_result`` for the output, ``_saved_self_sym_sizes`` for an input's shape).
+# The entry knows each saved value's name (``slots``); the node class gets one property
+# per name when an entry first uses it (a class may be shared by several entries: the
+# property reads the node's own entry), so these attributes read the node's saved tuple
+# through the same unpacking as the formula: a tensor saved and freed by a backward
+# raises torch's "Trying to backward through the graph a second time" error, a tensor
+# modified in place since raises the version error, and values that are not tensors come
+# back as saved (ints, tuples, None).  Properties, not ``__getattr__``: a ``__getattr__``
+# on the node type made every failed attribute lookup on a node cost more.
+
+
+def _saved_property(str name):
+    def read(OpNode node):
+        return node._saved_attribute(name)
+    return property(read, doc=f"torch's ``{name}``: a value the node saved (None if not saved)")
+
+
+cdef void _add_saved_properties(object cls, Derivative d) except *:
+    names = ["_saved_" + k for k in d.slots] + [
+        "_saved_" + n + "_sym_sizes" for n, _ in d.sizes]
+    for name in names:
+        if name not in cls.__dict__:
+            setattr(cls, name, _saved_property(name))
 
 
 def _node_class(str name):
@@ -100,8 +158,66 @@ cdef class OpNode(Node):
         return tuple(out)
 
     @property
-    def saved_tensors(self):
-        return self._saved_tensors
+    def _saved_tensors(self):
+        # torch's built-in nodes have no saved_tensors: their saved values are the
+        # ``_saved_<name>`` attributes (a tuple mixing tensors and ints misled users)
+        raise AttributeError(
+            f"'{type(self).__name__}' object has no attribute '_saved_tensors' (its saved "
+            f"values are the attributes {', '.join(self._saved_names()) or '(none)'})"
+        )
+
+    cdef Py_ssize_t _slot(self, str name) except -2:
+        return (<Derivative?>self.entry).slot(name)
+
+    cdef list _saved_names(self):
+        """torch's ``_saved_*`` attribute names of this node (Note [Saved values by name])."""
+        cdef Derivative d
+        cdef list names = []
+        if not isinstance(self.entry, Derivative):
+            return names
+        d = <Derivative>self.entry
+        for k, i in d.slots.items():
+            if (k == "result" and d.output_for is not None and self.saved is not None
+                    and self.saved[<Py_ssize_t>i] is None):
+                continue    # this overload saves no result (pow by a number)
+            names.append("_saved_" + k)
+        for name, _ in d.sizes:
+            names.append("_saved_" + name + "_sym_sizes")
+        return names
+
+    def __dir__(self):
+        # the class's _saved_* properties may belong to another entry sharing the class
+        names = {n for n in object.__dir__(self) if not n.startswith("_saved_")}
+        return sorted(names | set(self._saved_names()))
+
+    cdef object _saved_attribute(self, str name):
+        """``grad_fn._saved_<key>`` (Note [Saved values by name])."""
+        cdef Derivative d
+        cdef object k
+        if isinstance(self.entry, Derivative):
+            d = <Derivative>self.entry
+            key = name[7:]
+            k = d.slots.get(key)
+            if k is not None:
+                if self.saved is None:
+                    return None
+                return self.saved_value(<Py_ssize_t>k)
+            for size_name, index in d.sizes:
+                if key == size_name + "_sym_sizes":
+                    return (<tuple>self.next_edges[<Py_ssize_t>index])[2]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+    def fused(self, *tensors):
+        """Run the entry's ``fused`` kernel on the tensors' arrays, or None when it must not
+        or cannot run (create_graph, forward AD, arrays the kernel does not take): the
+        formula then computes with gradstack ops (Note [Native first-order formulas])."""
+        cdef Derivative d = <Derivative?>self.entry
+        if d.fused is None:
+            raise RuntimeError(f"{d.op_name}'s entry names no fused kernel")
+        if _kernels is None:
+            return None
+        return run_fused(getattr(_kernels, d.fused), tensors)
 
     def input_shape(self, Py_ssize_t i):
         """The shape of differentiable input ``i`` when the op ran (None if it needs no grad)."""

@@ -1,12 +1,15 @@
 # Included by _core.pyx: C copies of the hottest first-order backward formulas.
 #
 # Note [Native first-order formulas]
-# The derivative table (derivatives.py) is the one definition of every backward formula,
-# written with gradstack ops so that create_graph can differentiate it again.  For the
-# hottest binary ops (add, sub, mul, div: the tutorial's loop and most model code) the
-# first-order case also has a copy here that computes the same numbers with the fused
-# kernels and no Python frame: a backward node of a tiny op costs about 0.5 us instead of
-# 1.3 us.  It runs only when nothing can be lost or reported differently:
+# An op's entry in the derivative table is the one definition of its backward formula,
+# written with gradstack ops so that create_graph can differentiate it again.  An entry
+# may also name, in its ``fused`` field, a kernel that computes the same first-order
+# numbers in one pass (``mul_backward``, ``relu_backward`` ...): the Python formula calls it
+# through ``ctx.fused(...)``, and for the kernels listed below (the tutorial's loop and most
+# model code: add, sub, mul, div) this module runs it with no Python frame at all: a
+# backward node of a tiny op costs about 0.5 us instead of 1.3 us.  Which ops take this
+# path is decided by their entries' ``fused`` field alone, never by a list of ops here.
+# It runs only when nothing can be lost or reported differently:
 #   - grad mode is off (no create_graph), forward-mode AD is off, the pass is not batched;
 #   - the saved inputs are intact (not freed, not hooked, at their saved version);
 #   - both inputs need a gradient and every array is a kernel operand of the gradient's
@@ -24,8 +27,10 @@ cdef enum NativeFormula:
     NATIVE_DIV = 3
     NATIVE_SUB = 4
 
-cdef dict _NATIVE_FORMULAS = {"add": NATIVE_ADD, "sub": NATIVE_SUB, "mul": NATIVE_MUL,
-                              "div": NATIVE_DIV}
+# the fused kernels this module runs natively, by the name an entry's ``fused`` gives
+# (add's and sub's "kernels" pass the gradient through: no array kernel is needed)
+cdef dict _NATIVE_FORMULAS = {"add_backward": NATIVE_ADD, "sub_backward": NATIVE_SUB,
+                              "mul_backward": NATIVE_MUL, "div_backward": NATIVE_DIV}
 
 # (the kernels are looked up on the module at each call, so tests can wrap them)
 
@@ -45,8 +50,15 @@ def set_native_formulas_enabled(bint enabled):
 
 
 def native_formula_of(str op_name):
-    """The native first-order formula code of ``op_name`` (0 when it has none)."""
-    return _NATIVE_FORMULAS.get(op_name, NATIVE_NONE)
+    """The native first-order formula code of ``op_name``'s entry (0 when it has none).
+
+    Read from the entry's ``fused`` field (Note [Native first-order formulas]).
+    """
+    from gradstack_tensor import OPS
+    op = OPS.get(op_name)
+    if op is None or not isinstance(op.derivative, Derivative):
+        return NATIVE_NONE
+    return (<Derivative>op.derivative).native
 
 
 cdef inline bint _kernel_operand(cnp.ndarray a, int typenum, cnp.ndarray like):

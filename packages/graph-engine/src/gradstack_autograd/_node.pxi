@@ -410,14 +410,22 @@ cdef class Node:
         """The unpacked saved values (raises after they were freed)."""
         return tuple(self.saved_value(i) for i in range(len(self.saved or ())))
 
-    cpdef object saved_value(self, Py_ssize_t i):
-        """The i-th saved value, unpacked (checks versions; raises once freed)."""
+    cpdef object saved_value(self, object key):
+        """A saved value, unpacked (checks versions; raises once freed).
+
+        ``key`` is its index in ``saved``, or for a node of the derivative table its name
+        in the op's entry (``"self"``, ``"other"``, ``"dim"``, ``"result"`` ...).
+        """
+        cdef Py_ssize_t i = self._slot(<str>key) if type(key) is str else key
         v = self.saved[i]
         if isinstance(v, SavedTensor):
             return unpack_saved(<SavedTensor>v, self, i)
         if type(v) is tuple:
             return self._unpack_tuple(<tuple>v, i)
         return v
+
+    cdef Py_ssize_t _slot(self, str name) except -2:
+        raise TypeError(f"{self.name()} saves values by position only, not by name ({name!r})")
 
     cdef tuple _unpack_tuple(self, tuple values, Py_ssize_t i):
         cdef list out = []

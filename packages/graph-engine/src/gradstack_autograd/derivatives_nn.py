@@ -6,7 +6,7 @@ naming torch's node (``NllLossBackward0``, ``NativeLayerNormBackward0`` ...), fo
 written with gradstack ops so that ``create_graph=True`` differentiates them again,
 gradients of the broadcast output shape left to the engine to reduce, and an extra
 leading batch dim in a batched backward (Note [Batched formulas]).  The forward formulas
-follow ``forward_derivatives.py``'s conventions.
+follow the conventions of ``derivatives.py``'s forward formulas (``@jvp``).
 
 Note [Loss formulas as partial derivatives]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -40,8 +40,7 @@ import numpy as np
 from gradstack_tensor import OPS
 
 from . import _core
-from .derivatives import _batch_scatter, _lead, _sum_all, register
-from .forward_derivatives import _take, jvp
+from .derivatives import _batch_scatter, _lead, _sum_all, _take, jvp, register
 
 __all__: list[str] = []
 
@@ -90,12 +89,15 @@ def _aligned(t, x_dim, nd, lead):
     return t.reshape(tuple(lead) + (1,) * (nd - x_dim) + tuple(t.shape[len(lead) :]))
 
 
-def _loss_backward(partials, n_saved):
+def _loss_backward(partials, *names):
     """The backward formula of an elementwise loss from its partials (Note [Loss formulas
-    as partial derivatives]); its row saves ``n_saved`` values, the reduction last."""
+    as partial derivatives]); ``names``: the saved values ``partials`` takes after the
+    input and the target (the reduction is read by name too)."""
+    saved = ("self", "target") + names
 
     def backward(ctx, grad):
-        *values, reduction = (ctx.saved_value(i) for i in range(n_saved))
+        values = [ctx.saved_value(k) for k in saved]
+        reduction = ctx.saved_value("reduction")
         need_x, need_y = ctx.needs_input_grad
         cx, cy = partials(*values, needs=(need_x, need_y))
         shape = _elementwise_shape(values[0], values[1])
@@ -163,7 +165,9 @@ def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype):
 
 
 def _nll_backward(ctx, grad):
-    target, weight, reduction, ignore_index = (ctx.saved_value(i) for i in range(4))
+    target, weight, reduction, ignore_index = (
+        ctx.saved_value(k) for k in ("target", "weight", "reduction", "ignore_index")
+    )
     shape = tuple(ctx.input_shape(0))
     lead = _lead(grad)
     coef = gt.from_numpy(
@@ -177,8 +181,16 @@ def _nll_backward(ctx, grad):
     return (g * coef,)
 
 
-register("nll_loss", "NllLossBackward0", save=(1, 2, 3, 4))(_nll_backward)
-register("nll_loss2d", "NllLoss2DBackward0", save=(1, 2, 3, 4))(_nll_backward)
+register(
+    "nll_loss(self, target, weight, reduction, ignore_index)",
+    "NllLossBackward0",
+    save="target, weight, reduction, ignore_index",
+)(_nll_backward)
+register(
+    "nll_loss2d(self, target, weight, reduction, ignore_index)",
+    "NllLoss2DBackward0",
+    save="target, weight, reduction, ignore_index",
+)(_nll_backward)
 
 
 @jvp("nll_loss", "nll_loss2d")
@@ -221,15 +233,24 @@ def _huber_partials(x, y, delta, needs):
     return cx, -cx
 
 
-register("mse_loss", "MseLossBackward0", inputs=(0, 1), save=(0, 1, 2))(
-    _loss_backward(_mse_partials, 3)
-)
-register("smooth_l1_loss", "SmoothL1LossBackward0", inputs=(0, 1), save=(0, 1, 3, 2))(
-    _loss_backward(_smooth_l1_partials, 4)
-)
-register("huber_loss", "HuberLossBackward0", inputs=(0, 1), save=(0, 1, 3, 2))(
-    _loss_backward(_huber_partials, 4)
-)
+register(
+    "mse_loss(self, target, reduction)",
+    "MseLossBackward0",
+    inputs="self, target",
+    save="self, target, reduction",
+)(_loss_backward(_mse_partials))
+register(
+    "smooth_l1_loss(self, target, reduction, beta)",
+    "SmoothL1LossBackward0",
+    inputs="self, target",
+    save="self, target, beta, reduction",
+)(_loss_backward(_smooth_l1_partials, "beta"))
+register(
+    "huber_loss(self, target, reduction, delta)",
+    "HuberLossBackward0",
+    inputs="self, target",
+    save="self, target, delta, reduction",
+)(_loss_backward(_huber_partials, "delta"))
 
 
 def _reorder(forward, order):
@@ -291,15 +312,18 @@ def _bce_logits_partials(x, y, weight, pos_weight, needs):
     return cx, cy
 
 
-register("binary_cross_entropy", "BinaryCrossEntropyBackward0", inputs=(0, 1), save=(0, 1, 2, 3))(
-    _loss_backward(_bce_partials, 4)
-)
 register(
-    "binary_cross_entropy_with_logits",
+    "binary_cross_entropy(self, target, weight, reduction)",
+    "BinaryCrossEntropyBackward0",
+    inputs="self, target",
+    save="self, target, weight, reduction",
+)(_loss_backward(_bce_partials, "weight"))
+register(
+    "binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction)",
     "BinaryCrossEntropyWithLogitsBackward0",
-    inputs=(0, 1),
-    save=(0, 1, 2, 3, 4),
-)(_loss_backward(_bce_logits_partials, 5))
+    inputs="self, target",
+    save="self, target, weight, pos_weight, reduction",
+)(_loss_backward(_bce_logits_partials, "weight", "pos_weight"))
 jvp("binary_cross_entropy")(_loss_jvp(_bce_partials))
 jvp("binary_cross_entropy_with_logits")(_loss_jvp(_bce_logits_partials))
 
@@ -338,9 +362,16 @@ def _shifted(axes, lead):
     return tuple(a + len(lead) for a in axes)
 
 
-@register("layer_norm", "NativeLayerNormBackward0", inputs=(0, 2, 3), save=(0, 1, 2, 4))
+@register(
+    "layer_norm(input, normalized_shape, weight, bias, eps)",
+    "NativeLayerNormBackward0",
+    inputs="input, weight, bias",
+    save="input, normalized_shape, weight, eps",
+)
 def _layer_norm_backward(ctx, grad):
-    x, normalized_shape, weight, eps = (ctx.saved_value(i) for i in range(4))
+    x, normalized_shape, weight, eps = (
+        ctx.saved_value(k) for k in ("input", "normalized_shape", "weight", "eps")
+    )
     need_x, need_w, need_b = ctx.needs_input_grad
     lead = _lead(grad)
     axes = _ln_axes(x, normalized_shape)
@@ -403,14 +434,14 @@ def _bn_eval_normalize(x, running, eps):
 
 
 @register(
-    "batch_norm",
+    "batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)",
     "NativeBatchNormBackward0",
-    inputs=(0, 1, 2),
-    save=(0, 1, 7),
+    inputs="input, weight, bias",
+    save="input, weight, eps",
     extra=_bn_running,
 )
 def _batch_norm_backward(ctx, grad):
-    x, weight, eps = (ctx.saved_value(i) for i in range(3))
+    x, weight, eps = (ctx.saved_value(k) for k in ("input", "weight", "eps"))
     need_x, need_w, need_b = ctx.needs_input_grad
     lead = _lead(grad)
     axes = _bn_stats_axes(x)
@@ -463,9 +494,16 @@ def _batch_norm_jvp(args, out, tangents, lead):
 # embedding
 
 
-@register("embedding", "EmbeddingBackward0", inputs=(0,), save=(1, 2, 3))
+@register(
+    "embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)",
+    "EmbeddingBackward0",
+    inputs="weight",
+    save="indices, padding_idx, scale_grad_by_freq",
+)
 def _embedding_backward(ctx, grad):
-    indices, padding_idx, scale_grad_by_freq = (ctx.saved_value(i) for i in range(3))
+    indices, padding_idx, scale_grad_by_freq = (
+        ctx.saved_value(k) for k in ("indices", "padding_idx", "scale_grad_by_freq")
+    )
     shape = tuple(ctx.input_shape(0))
     idx = _array(indices).astype(np.intp, copy=False)
     scale = None
@@ -518,9 +556,9 @@ def _gelu_backward_op(grad, x, approximate):
     return gt.dispatch(OPS["gelu_backward"], (grad, x, approximate))
 
 
-@register("gelu", "GeluBackward0", save=(0, 1))
+@register("gelu(self, approximate)", "GeluBackward0", save="self, approximate")
 def _gelu(ctx, grad):
-    x, approximate = ctx.saved_value(0), ctx.saved_value(1)
+    x, approximate = ctx.saved_value("self"), ctx.saved_value("approximate")
     return (_gelu_backward_op(grad, x, approximate),)
 
 
@@ -530,9 +568,14 @@ def _gelu_jvp(args, out, tangents, lead):
     return None if t is None else _gelu_backward_op(t, args[0], args[1])
 
 
-@register("gelu_backward", "GeluBackwardBackward0", inputs=(0, 1), save=(0, 1, 2))
+@register(
+    "gelu_backward(grad_output, self, approximate)",
+    "GeluBackwardBackward0",
+    inputs="grad_output, self",
+    save="grad_output, self, approximate",
+)
 def _gelu_backward_backward(ctx, grad):
-    g, x, approximate = (ctx.saved_value(i) for i in range(3))
+    g, x, approximate = (ctx.saved_value(k) for k in ("grad_output", "self", "approximate"))
     need_g, need_x = ctx.needs_input_grad
     return (
         _gelu_backward_op(grad, x, approximate) if need_g else None,
@@ -558,9 +601,9 @@ def _silu_derivative(x):
     return s * (1 + x * (1 - s))
 
 
-@register("silu", "SiluBackward0", save=(0,))
+@register("silu(self)", "SiluBackward0", save="self")
 def _silu(ctx, grad):
-    return (grad * _silu_derivative(ctx.saved_value(0)),)
+    return (grad * _silu_derivative(ctx.saved_value("self")),)
 
 
 @jvp("silu")
@@ -569,9 +612,9 @@ def _silu_jvp(args, out, tangents, lead):
     return None if t is None else t * _silu_derivative(args[0])
 
 
-@register("log_sigmoid", "LogSigmoidBackward0", save=(0,))
+@register("log_sigmoid(self)", "LogSigmoidBackward0", save="self")
 def _log_sigmoid_backward(ctx, grad):
-    return (grad * (-ctx.saved_value(0)).sigmoid(),)
+    return (grad * (-ctx.saved_value("self")).sigmoid(),)
 
 
 @jvp("log_sigmoid")
@@ -582,9 +625,9 @@ def _log_sigmoid_jvp(args, out, tangents, lead):
 
 # torch names the in-place variant's node LeakyReluBackward1; the registry's rule is one
 # node name per op and its in-place twin (test_inplace_variants_have_the_node_name_of_their_twin)
-@register("leaky_relu", "LeakyReluBackward0", save=(0, 1))
+@register("leaky_relu(self, negative_slope)", "LeakyReluBackward0", save="self, negative_slope")
 def _leaky_relu(ctx, grad):
-    x, slope = ctx.saved_value(0), ctx.saved_value(1)
+    x, slope = ctx.saved_value("self"), ctx.saved_value("negative_slope")
     return (gt.where(x > 0, grad, grad * slope),)
 
 

@@ -4,7 +4,7 @@ Same rules as ``derivatives.py`` (read its notes first): one ``@register`` row p
 naming torch's node, formulas written with gradstack ops so that ``create_graph=True``
 differentiates them again, gradients of the broadcast output shape left to the engine to
 reduce.  The forward (JVP) formulas sit next to each row and follow
-``forward_derivatives.py``'s conventions.
+the conventions of ``derivatives.py``'s forward formulas (``@jvp``).
 
 Note [Random draws have zero gradients]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -31,8 +31,7 @@ from __future__ import annotations
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-from .derivatives import _lead, _not_differentiable, _zeros, register
-from .forward_derivatives import jvp
+from .derivatives import _lead, _not_differentiable, _zeros, jvp, register
 
 __all__: list[str] = []
 
@@ -51,15 +50,15 @@ def _zero_tangent(args, out, tangents, lead):
     return gt.zeros(tuple(lead) + tuple(out.shape), dtype=out.dtype)
 
 
-@register("bernoulli", "BernoulliBackward0", inplace_variant=False)
+@register("bernoulli(self, p, generator)", "BernoulliBackward0", inplace_variant=False)
 def _bernoulli(ctx, grad):
     return (_zeros(grad),)
 
 
 @register(
-    "bernoulli_",
+    "bernoulli_(self, p, generator)",
     lambda args: "BernoulliBackward1" if _is_tensor(args[1]) else "BernoulliBackward2",
-    inputs=(0, 1),
+    inputs="self, p",
     inplace_variant=False,
 )
 def _bernoulli_(ctx, grad):
@@ -67,7 +66,7 @@ def _bernoulli_(ctx, grad):
     return (_zeros(grad) if need_self else None), (_zeros_shaped(ctx, 1, grad) if need_p else None)
 
 
-@register("exponential_", "ExponentialBackward0", inplace_variant=False)
+@register("exponential_(self)", "ExponentialBackward0", inplace_variant=False)
 def _exponential_(ctx, grad):
     return (_zeros(grad),)
 
@@ -78,7 +77,7 @@ def _random_name(args):
     return ("RandomBackward2", "RandomBackward1", "RandomBackward0")[given]
 
 
-@register("random_", _random_name, inplace_variant=False)
+@register("random_(self)", _random_name, inplace_variant=False)
 def _random_(ctx, grad):
     return (_zeros(grad),)
 
@@ -90,7 +89,7 @@ def _normal_name(args):
     return "NormalBackward1" if mean_t else "NormalBackward2"
 
 
-@register("normal", _normal_name, inputs=(0, 1), inplace_variant=False)
+@register("normal(mean, std, generator)", _normal_name, inputs="mean, std", inplace_variant=False)
 def _normal(ctx, grad):
     need_mean, need_std = ctx.needs_input_grad
     return (

@@ -2,9 +2,9 @@
 
 The API of ``torch.autograd.forward_ad``: inside a :class:`dual_level`, :func:`make_dual`
 attaches a tangent (a direction ``v``) to a tensor; every op on it computes the tangent of
-its result with the op's forward formula (``forward_derivatives``), so after ``out =
-f(make_dual(x, v))``, :func:`unpack_dual` gives ``(f(x), J_f(x) @ v)``: a Jacobian-vector
-product in one forward pass.
+its result with the op's forward formula (its ``@jvp`` row in ``derivatives.py``), so
+after ``out = f(make_dual(x, v))``, :func:`unpack_dual` gives ``(f(x), J_f(x) @ v)``: a
+Jacobian-vector product in one forward pass.
 
 Examples
 --------
@@ -428,7 +428,7 @@ def _tangents_of(primals, lvl):
 def _missing_formula(op, why):
     return NotImplementedError(
         f"Trying to use forward AD with {op.name} that does not support it: {why}. Add a "
-        "formula in gradstack_autograd.forward_derivatives, or compute this part outside "
+        "formula (a @jvp row in gradstack_autograd.derivatives), or compute this part outside "
         "the dual level."
     )
 
@@ -574,4 +574,4 @@ def _base_tangent_after_write(base, view, base_tangent, view_tangent, lead):
     return r.reshape(lead + tuple(base.shape))
 
 
-from . import forward_derivatives as _forward_derivatives  # noqa: E402, F401 - fills Derivative.jvp
+from . import derivatives as _derivatives  # noqa: E402, F401 - fills Derivative.jvp

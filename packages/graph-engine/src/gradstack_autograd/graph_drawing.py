@@ -75,16 +75,12 @@ def _shape(t) -> str:
 
 
 def _saved_name(node: Node, index: int) -> str:
-    """A name for the ``index``-th saved value: torch's ``self``/``other`` for the operands of
-    a binary op and ``result`` for the output, else the argument's position (``arg2``)."""
-    entry = getattr(node, "entry", None)
-    positions = tuple(getattr(entry, "save", ()) or ())
-    if index < len(positions):
-        if set(positions) <= {0, 1}:
-            return ("self", "other")[positions[index]]
-        return f"arg{positions[index]}"
-    if entry is not None and getattr(entry, "save_output", False):
-        return "result"
+    """The name of the ``index``-th saved value: its argument's name in the op's table
+    entry (``self``, ``other``, ``dim`` ... and ``result``), as torch's ``_saved_*``."""
+    slots = getattr(getattr(node, "entry", None), "slots", None) or {}
+    for name, i in slots.items():
+        if i == index:
+            return name
     return f"saved{index}"
 
 

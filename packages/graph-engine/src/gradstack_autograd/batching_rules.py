@@ -1,9 +1,13 @@
 """vmap's batching rules: how each op of the tensor library runs on a whole batch at once.
 
-One rule per op name in :data:`RULES`; ops that run once per sample instead (a loop over
-the batch, with a one-time performance warning naming the op, as torch) are listed in
-:data:`FALLBACK` with the reason.  ``tests/test_batching_rules.py`` fails when an op of
-``gradstack_tensor.OPS`` is in neither.
+Each rule is stored in its op's entry of the derivative table (``entry(name).batch_rule``,
+Note [Entries by name] in ``derivatives``), beside the backward and forward formulas:
+functional-api's vmap reads it from there.  The rules live in graph-engine because they
+only use tensor ops and the dispatch point, never vmap's machinery (levels, batched
+tensors, the per-sample fallback loop: functional-api).  Ops that run once per sample
+instead (a loop over the batch, with a one-time performance warning naming the op, as
+torch) are listed in :data:`FALLBACK` with the reason; ``tests/test_batching_rules.py``
+fails when an op of ``gradstack_tensor.OPS`` has neither.
 
 The shape of a rule
 -------------------
@@ -45,7 +49,7 @@ Examples
 --------
 >>> import gradstack_tensor as gt
 >>> x = gt.arange(6.0).reshape(2, 3)            # a batch of 2 samples of shape (3,)
->>> out, bdim = RULES["sum"]((x, (0,), False, None), (0, None, None, None))
+>>> out, bdim = rule_of("sum")((x, (0,), False, None), (0, None, None, None))
 >>> out.tolist(), bdim                            # sample-wise sums of dim 0
 ([3.0, 12.0], 0)
 """
@@ -56,13 +60,24 @@ import math
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_autograd import no_grad
 from gradstack_tensor import OPS, Tensor, dtypes
 from gradstack_tensor.extension import dispatch
 
-__all__ = ["RULES", "FALLBACK", "INPLACE_ERROR", "RANDOM_ERROR", "inplace_error"]
+# the rules are stored in the ops' entries: every row must exist first
+from . import derivatives, derivatives_nn, derivatives_random  # noqa: F401
+from .grad_mode import no_grad
 
-RULES: dict = {}
+__all__ = [
+    "FALLBACK",
+    "INPLACE_ERROR",
+    "RANDOM_ERROR",
+    "LEVELS",
+    "drawing",
+    "batch_size",
+    "inplace_error",
+    "rule_of",
+]
+
 FALLBACK: dict = {}
 
 INPLACE_ERROR = (
@@ -161,12 +176,19 @@ def _rank(x, bdim) -> int:
 
 
 def _current_level():
-    return _CURRENT[-1] if _CURRENT else None
+    return LEVELS[-1] if LEVELS else None
 
 
-# the vmap level a rule is running for (set by the batching layer; random rules read its
-# randomness flag)
-_CURRENT: list = []
+# The vmap levels the rules are running for, innermost last: the batching layer pushes
+# the level it handles around each rule.  Random rules read its ``randomness`` flag
+# ("error", "same" or "different"); nothing else of the level is read here.
+LEVELS: list = []
+
+
+def rule_of(op_name: str):
+    """The batching rule of ``op_name`` (from its entry), or None when it has none."""
+    d = OPS[op_name].derivative
+    return None if d is None else d.batch_rule
 
 
 # -------------------------------------------------------------------------------------
@@ -1038,85 +1060,86 @@ def _contiguous(args, bdims):
 
 
 def _build():
+    rules: dict = {}
     for name in _UNARY:
-        RULES[name] = unary(name)
+        rules[name] = unary(name)
     for name in _BINARY:
-        RULES[name] = pointwise(name)
+        rules[name] = pointwise(name)
     for name in _INPLACE:
-        RULES[name] = inplace(name)
-    RULES["where"] = pointwise("where", (1, 2))
-    RULES["clamp"] = pointwise("clamp")
-    RULES["masked_fill"] = _masked_fill
-    RULES["masked_fill_"] = _masked_fill_inplace
-    RULES["fill_"] = _fill
-    RULES["setitem_"] = _setitem
-    RULES["contiguous"] = _contiguous
+        rules[name] = inplace(name)
+    rules["where"] = pointwise("where", (1, 2))
+    rules["clamp"] = pointwise("clamp")
+    rules["masked_fill"] = _masked_fill
+    rules["masked_fill_"] = _masked_fill_inplace
+    rules["fill_"] = _fill
+    rules["setitem_"] = _setitem
+    rules["contiguous"] = _contiguous
     # reductions
     for name in ("sum", "mean", "prod", "amax", "amin", "logsumexp"):
-        RULES[name] = reduction(name)
-    RULES["count_nonzero"] = reduction("count_nonzero", keepdim_pos=None)
-    RULES["var"] = _var_std("var")
-    RULES["std"] = _var_std("std")
-    RULES["norm"] = _norm
-    RULES["max"] = _max_min("max")
-    RULES["min"] = _max_min("min")
-    RULES["argmax"] = _arg_extreme("argmax")
-    RULES["argmin"] = _arg_extreme("argmin")
+        rules[name] = reduction(name)
+    rules["count_nonzero"] = reduction("count_nonzero", keepdim_pos=None)
+    rules["var"] = _var_std("var")
+    rules["std"] = _var_std("std")
+    rules["norm"] = _norm
+    rules["max"] = _max_min("max")
+    rules["min"] = _max_min("min")
+    rules["argmax"] = _arg_extreme("argmax")
+    rules["argmin"] = _arg_extreme("argmin")
     for name in ("softmax", "log_softmax", "cumsum"):
-        RULES[name] = along_dim(name)
-    RULES["sort"] = along_dim("sort", default=-1)
-    RULES["topk"] = along_dim("topk", dim_pos=2, default=-1)
+        rules[name] = along_dim(name)
+    rules["sort"] = along_dim("sort", default=-1)
+    rules["topk"] = along_dim("topk", dim_pos=2, default=-1)
     # shape ops
-    RULES["view"] = _view_like("view")
-    RULES["reshape"] = _view_like("reshape")
-    RULES["flatten"] = _flatten
-    RULES["permute"] = _permute
-    RULES["transpose"] = _transpose
-    RULES["t"] = _t
-    RULES["squeeze"] = _squeeze
-    RULES["unsqueeze"] = _unsqueeze
-    RULES["expand"] = _expand
-    RULES["expand_as"] = _expand_as
-    RULES["narrow"] = _dim_then("narrow")
-    RULES["select"] = _dim_then("select")
-    RULES["split"] = _dim_then("split", dim_pos=2)
-    RULES["chunk"] = _dim_then("chunk", dim_pos=2)
-    RULES["unbind"] = _dim_then("unbind")
-    RULES["index_select"] = _dim_then("index_select")
-    RULES["flip"] = _flip
-    RULES["repeat"] = _repeat
-    RULES["tril"] = _last_two("tril")
-    RULES["triu"] = _last_two("triu")
-    RULES["trace"] = _trace
-    RULES["cat"] = _cat
-    RULES["stack"] = _stack
-    RULES["gather"] = _gather
-    RULES["getitem"] = _getitem
+    rules["view"] = _view_like("view")
+    rules["reshape"] = _view_like("reshape")
+    rules["flatten"] = _flatten
+    rules["permute"] = _permute
+    rules["transpose"] = _transpose
+    rules["t"] = _t
+    rules["squeeze"] = _squeeze
+    rules["unsqueeze"] = _unsqueeze
+    rules["expand"] = _expand
+    rules["expand_as"] = _expand_as
+    rules["narrow"] = _dim_then("narrow")
+    rules["select"] = _dim_then("select")
+    rules["split"] = _dim_then("split", dim_pos=2)
+    rules["chunk"] = _dim_then("chunk", dim_pos=2)
+    rules["unbind"] = _dim_then("unbind")
+    rules["index_select"] = _dim_then("index_select")
+    rules["flip"] = _flip
+    rules["repeat"] = _repeat
+    rules["tril"] = _last_two("tril")
+    rules["triu"] = _last_two("triu")
+    rules["trace"] = _trace
+    rules["cat"] = _cat
+    rules["stack"] = _stack
+    rules["gather"] = _gather
+    rules["getitem"] = _getitem
     # matmul family
     for name in ("matmul", "mm", "bmm", "mv", "dot"):
-        RULES[name] = _matmul_rule
-    RULES["outer"] = _outer
-    RULES["addmm"] = _addmm
+        rules[name] = _matmul_rule
+    rules["outer"] = _outer
+    rules["addmm"] = _addmm
     # random
-    RULES["uniform_"] = _random_inplace("uniform_")
-    RULES["normal_"] = _random_inplace("normal_")
-    RULES["exponential_"] = _random_inplace("exponential_")
-    RULES["random_"] = _random_inplace("random_")
-    RULES["bernoulli_"] = _random_tensor_params("bernoulli_", inplace=True)
+    rules["uniform_"] = _random_inplace("uniform_")
+    rules["normal_"] = _random_inplace("normal_")
+    rules["exponential_"] = _random_inplace("exponential_")
+    rules["random_"] = _random_inplace("random_")
+    rules["bernoulli_"] = _random_tensor_params("bernoulli_", inplace=True)
     for name in ("bernoulli", "multinomial", "normal"):
-        RULES[name] = _random_tensor_params(name, inplace=False)
+        rules[name] = _random_tensor_params(name, inplace=False)
     # nn
-    RULES["mse_loss"] = loss("mse_loss", (0, 1), 2)
-    RULES["huber_loss"] = loss("huber_loss", (0, 1), 2)
-    RULES["smooth_l1_loss"] = loss("smooth_l1_loss", (0, 1), 2)
-    RULES["binary_cross_entropy"] = loss("binary_cross_entropy", (0, 1, 2), 3)
-    RULES["binary_cross_entropy_with_logits"] = loss(
+    rules["mse_loss"] = loss("mse_loss", (0, 1), 2)
+    rules["huber_loss"] = loss("huber_loss", (0, 1), 2)
+    rules["smooth_l1_loss"] = loss("smooth_l1_loss", (0, 1), 2)
+    rules["binary_cross_entropy"] = loss("binary_cross_entropy", (0, 1, 2), 3)
+    rules["binary_cross_entropy_with_logits"] = loss(
         "binary_cross_entropy_with_logits", (0, 1, 2, 3), 4
     )
-    RULES["nll_loss"] = _nll_loss
-    RULES["layer_norm"] = _layer_norm
-    RULES["batch_norm"] = _batch_norm
-    RULES["embedding"] = _embedding
+    rules["nll_loss"] = _nll_loss
+    rules["layer_norm"] = _layer_norm
+    rules["batch_norm"] = _batch_norm
+    rules["embedding"] = _embedding
 
     FALLBACK.update(
         {
@@ -1128,6 +1151,8 @@ def _build():
             "run on physical tensors (below vmap's layer)",
         }
     )
+    for name, rule in rules.items():
+        OPS[name].derivative.batch_rule = rule  # the op's one entry holds its rule
 
 
 _build()
