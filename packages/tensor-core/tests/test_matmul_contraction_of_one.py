@@ -46,3 +46,15 @@ def test_against_torch():
     b = rng.standard_normal((8, 1, 4)).astype(np.float32)
     want = torch.matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
     np.testing.assert_array_equal(gt.matmul(gt.from_numpy(a), gt.from_numpy(b)).numpy(), want)
+
+
+@pytest.mark.parametrize("op", ["matmul", "bmm"])
+def test_a_zero_product_is_positive_zero_as_in_a_sum(op):
+    """fuzz seed 1 #5370: 0.0 * -2.5 is -0.0, but matmul sums from +0 and gives +0.0."""
+    a = gt.tensor([[[0.0], [-0.0], [1.25]]], dtype=gt.float64)
+    b = gt.tensor([[[-2.5, 2.5]]], dtype=gt.float64)
+    got = getattr(gt, op)(a, b).numpy()
+    want = np.matmul(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    assert not np.signbit(got[0, :2]).any()
+    np.testing.assert_array_equal(got, want)

@@ -91,7 +91,9 @@ def _outer_product_shaped(x, y) -> bool:
     Batched outer products are what a per-sample weight gradient is (``vmap(grad)`` of a
     linear layer: ``(B, n, 1) @ (B, 1, m)``).  numpy's matmul does not hand a contraction of
     length 1 to BLAS and takes a generic loop, 2.5x slower than the broadcast product,
-    which gives the same numbers: each output element is one product, with no sum.
+    which gives the same numbers: each output element is one product, with no sum, except
+    for the sign of zero: a sum starts from +0, so a product of -0 comes out +0
+    (:func:`_product_as_matmul` adds that +0).
     """
     return x.ndim >= 2 and y.ndim >= 2 and x.shape[-1] == 1 and y.shape[-2] == 1
 
@@ -115,6 +117,15 @@ def _empty_batched_product(a, b, batched):
         return None  # the shapes do not match: the general path raises torch's error
 
 
+def _product_as_matmul(x, y):
+    """``x @ y`` for :func:`_outer_product_shaped` operands (Note [A contraction over one
+    element is a product]): the broadcast product, plus the sum's starting +0."""
+    out = np.multiply(x, y)
+    if out.dtype.kind in "fc":
+        np.add(out, 0.0, out=out)  # -0.0 + 0.0 is +0.0, as every matmul sum gives
+    return out
+
+
 @OPS["matmul"].set_kernel
 def matmul(a, b):
     empty = _empty_batched_product(
@@ -129,7 +140,7 @@ def matmul(a, b):
         )
     try:
         if _outer_product_shaped(x, y):
-            return _wrap(np.multiply(x, y))
+            return _wrap(_product_as_matmul(x, y))
         return _wrap(np.asarray(np.matmul(x, y)))
     except ValueError:
         if x.ndim == 1 and y.ndim == 1:
@@ -174,7 +185,7 @@ def bmm(a, b):
             f"{list(y.shape)}"
         )
     if _outer_product_shaped(x, y):
-        return _wrap(np.multiply(x, y))
+        return _wrap(_product_as_matmul(x, y))
     return _wrap(np.matmul(x, y))
 
 
