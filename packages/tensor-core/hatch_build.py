@@ -291,10 +291,7 @@ class CythonPackage:
             return False
         target = self.output(ext)
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        shutil.copyfile(entry, tmp)
-        shutil.copymode(entry, tmp)
-        os.replace(tmp, target)  # a new mtime: newer than its C, as a compile leaves it
+        _replace_file(entry, target)  # a new mtime: newer than its C, as a compile leaves it
         os.utime(entry)  # recently used: kept by the pruning
         return True
 
