@@ -26,9 +26,13 @@ Note [Random draws under vmap]
 tensor-core tells an observer of every random draw (``extension.set_draw_observer``).
 While a vmap with ``randomness="error"`` is open, a draw raises torch's error.  The rules
 of ``uniform_``/``normal_`` draw per sample ("different") or once for all samples
-("same") themselves.  Any other draw (``randn(3)``, ``rand_like(x)``, dropout's mask)
-makes a tensor without a batch dim, the same for every sample: right for "same", and
-refused for "different", which would need the factory functions to know about vmap.
+("same") themselves.  The factories ask :class:`FactoryBatcher` (tensor-core's Note
+[Factories under vmap]): under "different", ``randn(3)`` draws ``randn(B, 3)`` (one batch
+dim per such vmap level, outermost first) and returns it batched, and ``rand_like(x)`` of
+a batched ``x`` draws on ``x``'s physical tensor, torch's numbers in both cases.  Under
+"same" a factory draws one sample's values, unbatched.  ``zeros_like(x)`` and the other
+``*_like`` factories of a batched ``x`` are batched like ``x`` in every mode (so that
+``zeros_like(x).copy_(x)`` works, as in torch).
 """
 
 from __future__ import annotations
@@ -38,12 +42,19 @@ import warnings
 
 from gradstack_autograd import batching_rules as _rules
 from gradstack_tensor import DispatchLayer, register_layer, unregister_layer
-from gradstack_tensor.extension import dispatch, set_draw_observer
+from gradstack_tensor.extension import dispatch, set_draw_observer, set_factory_batcher
 
 from . import _levels
-from .batched_tensor import BatchedTensor, make_batched
+from .batched_tensor import BatchedTensor, flatten_levels, make_batched, nest
 
-__all__ = ["BatchingLayer", "LAYER_PRIORITY", "active", "draws_checked", "warned_ops"]
+__all__ = [
+    "BatchingLayer",
+    "FactoryBatcher",
+    "LAYER_PRIORITY",
+    "active",
+    "draws_checked",
+    "warned_ops",
+]
 
 LAYER_PRIORITY = 2000
 
@@ -202,11 +213,75 @@ def _on_draw(generator):
         raise RuntimeError(_rules.RANDOM_ERROR)
     if _rules.drawing.depth == 0 and any(lv.randomness == "different" for lv in levels):
         raise RuntimeError(
-            "vmap(randomness='different'): this random function makes a new tensor without "
-            "a batch dim, which would be the same for every sample. gradstack batches only "
-            "in-place random fills of batched tensors (x.uniform_(), x.normal_()); draw "
-            "the batch outside vmap and pass it in, or use randomness='same'."
+            "vmap(randomness='different'): this random call would make a tensor without a "
+            "batch dim, the same for every sample (a factory with out=, or a random draw "
+            "under jacfwd(randomness='different')); draw the batch outside and pass it "
+            "in, or use randomness='same'."
         )
+
+
+_RANDOM_LIKE = frozenset({"rand_like", "randn_like", "randint_like"})
+
+
+class FactoryBatcher:
+    """Batches tensor-core's factory calls under vmap (Note [Random draws under vmap]).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> from gradstack_functional import vmap
+    >>> _ = gt.manual_seed(0)
+    >>> vmap(lambda x: x + gt.randn(2), randomness="different")(gt.zeros(3, 2)).shape
+    gradstack.Size([3, 2])
+    """
+
+    def draw_sizes(self, name):
+        """``(sizes, wrap)`` for a factory's draw under vmap(randomness="different"), or None
+        (no such vmap here, or a level that refuses draws: the draw observer raises)."""
+        levels = _levels.random_levels()
+        if not levels or any(lv.randomness == "error" for lv in levels):
+            return None
+        if any(lv.kind != "vmap" and lv.randomness == "different" for lv in levels):
+            return None
+        different = [lv for lv in levels if lv.randomness == "different"]
+        if not different:
+            return None
+        dims = {lv.number: i for i, lv in enumerate(different)}  # outermost first
+        return tuple(lv.batch_size for lv in different), lambda t: nest(t, dims)
+
+    def like(self, fn, input, args, kwargs):
+        """``fn(input, ...)``, a ``*_like`` factory, on a batched ``input``: run on the
+        physical tensor (its layout, so random values land as torch's do) and batched like
+        ``input``; NotImplemented for a plain ``input`` or a "same"/"error" draw."""
+        if type(input) is not BatchedTensor:
+            return NotImplemented
+        phys, dims = flatten_levels(input)
+        if fn.__name__ not in _RANDOM_LIKE:
+            return nest(fn(phys, *args, **kwargs), dims)
+        levels = _levels.random_levels()
+        different = {lv.number for lv in levels if lv.randomness == "different"}
+        if any(lv.randomness == "error" for lv in levels):
+            return NotImplemented  # the draw observer refuses the draw
+        if any(lv.kind != "vmap" for lv in levels if lv.number in different):
+            return NotImplemented  # jacfwd(randomness="different"): the observer refuses it
+        if not different:
+            # "same": one sample's draw, unbatched, laid out as a sample of the physical
+            # tensor (torch fills a logical tensor's memory order)
+            if any(phys.shape[d] == 0 for d in dims.values()):
+                return NotImplemented  # no sample to take the layout of: the logical one
+            sample = phys
+            for d in sorted(dims.values(), reverse=True):
+                sample = sample.select(d, 0)
+            return fn(sample, *args, **kwargs)
+        if different != set(dims):
+            raise RuntimeError(
+                f"vmap(randomness='different'): {fn.__name__} of a tensor that is not batched "
+                "at exactly the vmap levels with randomness='different' is not supported; "
+                "use the factory without _like (it is batched at every such level), e.g. "
+                "torch.rand(x.shape)"
+            )
+        with _rules.drawing():
+            return nest(fn(phys, *args, **kwargs), dims)
 
 
 def _observe_draws() -> None:
@@ -230,14 +305,16 @@ _saved_observer = None  # the observer that was installed before the first of th
 
 
 class active:
-    """Context manager: the layer and the draw observer are installed while any vmap is
-    open (in any thread; an op without batched arguments passes through the layer)."""
+    """Context manager: the layer, the draw observer and the factory batcher are installed
+    while any vmap is open (in any thread; an op without batched arguments passes through
+    the layer, a factory outside a vmap of its own thread is not batched)."""
 
     def __enter__(self):
-        global _open
+        global _open, _saved_batcher
         with _lock:
             if _open == 0:
                 register_layer(_LAYER)
+                _saved_batcher = set_factory_batcher(_BATCHER)
             _open += 1
             _observe_draws()
         return self
@@ -248,7 +325,12 @@ class active:
             _open -= 1
             if _open == 0:
                 unregister_layer(_LAYER)
+                set_factory_batcher(_saved_batcher)
             _unobserve_draws()
+
+
+_BATCHER = FactoryBatcher()
+_saved_batcher = None  # the batcher that was installed before the first open vmap
 
 
 class draws_checked:

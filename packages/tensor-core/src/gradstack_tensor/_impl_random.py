@@ -409,8 +409,13 @@ def _random_inplace(input, low=None, high=None, generator=None):
     """Integers drawn uniformly: ``random_()`` over the dtype's range, ``random_(to)`` over
     [0, to), ``random_(from, to)`` over [from, to)."""
     _check_writable(input, "random_")
+    return random_fill(input, low, high, generator_or_default(generator, "random_"))
+
+
+def random_fill(input, low, high, gen):
+    """:func:`_random_inplace` drawing from ``gen`` (a :class:`Generator`), without telling
+    the draw observer (for a factory whose draw vmap batches: Note [Factories under vmap])."""
     name = input.dtype.name
-    gen = generator_or_default(generator, "random_")
     if (low is None) != (high is None):  # random_(to)
         low, high = 0, (high if low is None else low)
     if low is not None:

@@ -22,13 +22,14 @@ import numpy as np
 from . import _impl_random as _rand
 from . import _tensor_base as _tensor_module
 from . import dtypes as _dt
+from . import random as _random
 from ._impl_elementwise import scalar_as
 from ._linspace import torch_linspace
 from ._out import factory_dtype, write_out
 from ._tensor import Tensor, _data, _wrap
 from ._tensor_base import _python_data_kind
 from .device import check_device
-from .random import generator_or_default
+from .random import factory_generator
 
 __all__ = [
     "tensor",
@@ -433,6 +434,26 @@ def full(
     return _done(arr, requires_grad, out, "full")
 
 
+def _batched_like(fn):
+    """``fn``, a ``*_like`` factory, also on a tensor batched by vmap: the factory batcher
+    runs it on the physical tensor and batches the result like the input (Note [Factories
+    under vmap] in random.py); one check when no vmap runs."""
+
+    def like(input, *args, **kwargs):
+        batcher = _random._factory_batcher
+        if batcher is not None:
+            result = batcher.like(fn, input, args, kwargs)
+            if result is not NotImplemented:
+                return result
+        return fn(input, *args, **kwargs)
+
+    like.__name__ = like.__qualname__ = fn.__name__
+    like.__doc__ = fn.__doc__
+    like.__module__ = fn.__module__
+    like.__wrapped__ = fn
+    return like
+
+
 def _like(input, dtype, name):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
@@ -451,6 +472,7 @@ def _empty_like_array(input: Tensor, dtype) -> np.ndarray:
     return np.empty(x.shape, dtype=target)
 
 
+@_batched_like
 def zeros_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ):
@@ -462,6 +484,7 @@ def zeros_like(
     return _finish(arr, requires_grad)
 
 
+@_batched_like
 def ones_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ):
@@ -473,6 +496,7 @@ def ones_like(
     return _finish(arr, requires_grad)
 
 
+@_batched_like
 def empty_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ):
@@ -482,6 +506,7 @@ def empty_like(
     return _finish(_empty_like_array(input, d), requires_grad)
 
 
+@_batched_like
 def full_like(
     input,
     fill_value,
@@ -502,6 +527,7 @@ def full_like(
     return _finish(arr, requires_grad)
 
 
+@_batched_like
 def rand_like(
     input,
     *,
@@ -521,6 +547,7 @@ def rand_like(
     return t.requires_grad_(True) if requires_grad else t
 
 
+@_batched_like
 def randn_like(
     input,
     *,
@@ -540,6 +567,7 @@ def randn_like(
     return t.requires_grad_(True) if requires_grad else t
 
 
+@_batched_like
 def randint_like(
     input,
     low=0,
@@ -701,6 +729,11 @@ def eye(
 # random factories: torch's stream (Note [torch's random stream] in random.py)
 
 
+def _batched(t: Tensor, wrap) -> Tensor:
+    """A factory's result, batched by vmap when its draw was (Note [Factories under vmap])."""
+    return t if wrap is None else wrap(t)
+
+
 def _random_dtype(d, kernel):
     if not d.is_floating_point:
         raise _not_for(kernel, d)
@@ -728,9 +761,10 @@ def rand(
     shape = _size(size, "rand", _size_keyword(size_kw, "rand"))
     d = _factory_dtype(dtype, out, "rand")
     _random_dtype(d, "check_uniform_bounds")
-    gen = generator_or_default(generator, "rand")
+    gen, batch, wrap = factory_generator(generator, "rand", out is None)
+    shape = batch + shape
     arr = _rand.uniform_values(gen, math.prod(shape), d.numpy).reshape(shape)
-    return _done(arr, requires_grad, out, "rand")
+    return _batched(_done(arr, requires_grad, out, "rand"), wrap)
 
 
 def randn(
@@ -751,9 +785,11 @@ def randn(
     shape = _size(size, "randn", _size_keyword(size_kw, "randn"))
     d = _factory_dtype(dtype, out, "randn")
     _random_dtype(d, "normal_kernel_cpu")
-    gen = generator_or_default(generator, "randn")
+    gen, batch, wrap = factory_generator(generator, "randn", out is None)
+    shape = batch + shape
     values = _rand.normal_values(gen, math.prod(shape), d.numpy, 0.0, 1.0, True)
-    return _done(values.astype(d.numpy, copy=False).reshape(shape), requires_grad, out, "randn")
+    arr = values.astype(d.numpy, copy=False).reshape(shape)
+    return _batched(_done(arr, requires_grad, out, "randn"), wrap)
 
 
 def _randint_fill(t: Tensor, low, high, generator) -> None:
@@ -790,9 +826,15 @@ def randint(
     d = _factory_dtype(dtype, out, "randint", _dt.int64)
     if requires_grad and not d.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    t = _finish(np.empty(shape, dtype=d.numpy), False)
-    _randint_fill(t, low, high, generator)
-    return _done(_data(t), requires_grad, out, "randint")
+    gen, batch, wrap = factory_generator(generator, "randint", out is None)
+    t = _finish(np.empty(batch + shape, dtype=d.numpy), False)
+    if wrap is None:
+        _randint_fill(t, low, high, generator)  # the op random_, as torch records it
+    else:
+        low = low.item() if isinstance(low, Tensor) else low
+        high = high.item() if isinstance(high, Tensor) else high
+        _rand.random_fill(t, int(low), int(high), gen)
+    return _batched(_done(_data(t), requires_grad, out, "randint"), wrap)
 
 
 def randperm(
@@ -809,7 +851,7 @@ def randperm(
     """A random permutation of ``0 .. n-1`` (torch's Fisher-Yates shuffle over its
     stream: torch's permutation after the same ``manual_seed``)."""
     check_device(device)
-    gen = generator_or_default(generator, "randperm")
+    gen, batch, wrap = factory_generator(generator, "randperm", out is None)
     d = _factory_dtype(dtype, out, "randperm", _dt.int64)
     if d is _dt.bool_:
         raise _not_for("randperm", _dt.bool_)
@@ -819,8 +861,20 @@ def randperm(
         raise TypeError(f"randperm(): argument 'n' must be int, not {type(n).__name__}")
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    values = _rand.randperm_values(gen, int(n))
-    return _done(values.astype(d.numpy), requires_grad, out, "randperm")
+    if wrap is None:
+        values = _rand.randperm_values(gen, int(n))
+    else:  # one permutation per sample, drawn one after another (as torch's loop)
+        values = _batched_randperm(gen, int(n), batch)
+    return _batched(_done(values.astype(d.numpy), requires_grad, out, "randperm"), wrap)
+
+
+def _batched_randperm(gen, n: int, batch: tuple) -> np.ndarray:
+    """``prod(batch)`` permutations of ``0 .. n-1`` in the order torch's nested loops draw
+    them: each vmap level's rule loops over its own samples and calls the op again, so
+    the innermost level's index varies slowest."""
+    order = batch[::-1]
+    draws = np.stack([_rand.randperm_values(gen, n) for _ in range(math.prod(batch))])
+    return np.moveaxis(draws.reshape(order + (n,)), range(len(batch)), range(len(batch))[::-1])
 
 
 def normal(
@@ -861,6 +915,8 @@ def normal(
     std = float(std)
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    gen = generator_or_default(generator, "normal")
+    gen, batch, wrap = factory_generator(generator, "normal", out is None)
+    shape = batch + shape
     values = _rand.normal_values(gen, math.prod(shape), d.numpy, float(mean), std, True)
-    return _done(values.astype(d.numpy, copy=False).reshape(shape), requires_grad, out, "normal")
+    arr = values.astype(d.numpy, copy=False).reshape(shape)
+    return _batched(_done(arr, requires_grad, out, "normal"), wrap)

@@ -16,7 +16,9 @@ Layers
     installs the object behind ``Tensor.backward``, ``register_hook`` ...
 Random numbers
     :func:`set_draw_observer` installs a callback told of every random draw (vmap's
-    ``randomness`` checks).
+    ``randomness`` checks); :func:`set_factory_batcher` installs the object that batches
+    factory calls under vmap (``randn(3)``, ``zeros_like(x)``: Note [Factories under vmap]
+    in ``random.py``).
 Indexing
     :func:`index_key` turns a torch index (tensors, lists, slices ...) into the key numpy
     takes, and says whether it is basic indexing (a view), as ``t[index]`` does.
@@ -49,7 +51,7 @@ from ._tensor import _wrap as wrap
 from ._tensor import _wrap_detached as wrap_detached
 from ._tensor import _wrap_view as wrap_view
 from ._tensor_base import VersionCounter, caller_location, library_dirs, set_autograd_extension
-from .random import set_draw_observer
+from .random import set_draw_observer, set_factory_batcher
 
 __all__ = [
     "DispatchLayer",
@@ -63,6 +65,7 @@ __all__ = [
     "register_layer",
     "set_autograd_extension",
     "set_draw_observer",
+    "set_factory_batcher",
     "unregister_layer",
     "wrap",
     "wrap_detached",

@@ -233,6 +233,51 @@ def generator_or_default(generator, name: str = "generator") -> Generator:
     Every random op calls it once before drawing (Note [Draw observer])."""
     if _draw_observer is not None:
         _draw_observer(generator)
+    return _checked_generator(generator, name)
+
+
+# Note [Factories under vmap]
+# Under ``vmap(randomness="different")`` torch gives every sample its own draw, also from
+# functions that take no batched tensor: ``randn(3)`` inside the mapped function returns a
+# batched tensor, drawn as ``randn(B, 3)`` (one batch dim per such vmap level, outermost
+# first), and ``zeros_like(x)`` of a batched ``x`` is batched like ``x``.  tensor-core does
+# not know vmap's batched tensors (functional-api, a higher layer), so the factories ask an
+# optional *factory batcher* that vmap installs while it runs:
+#
+# - ``batcher.draw_sizes(name)``: the batch sizes a factory's draw gets in front of its
+#   shape, and a function that wraps the drawn tensor as a batched one; or None, and the
+#   factory draws as usual (the draw observer then rules: "error" refuses the draw).
+# - ``batcher.like(fn, input, args, kwargs)``: a ``*_like`` factory on a batched input
+#   (run on the physical tensor and batched again), or NotImplemented for a plain input.
+#
+# None (the default, and always outside vmap) costs the factories one check.
+_factory_batcher = None
+
+
+def set_factory_batcher(batcher):
+    """Install the factory batcher (Note [Factories under vmap]; None removes it); returns
+    the previous one."""
+    global _factory_batcher
+    previous, _factory_batcher = _factory_batcher, batcher
+    return previous
+
+
+def factory_generator(generator, name: str, batchable: bool = True):
+    """The generator a factory draws from, and how its draw is batched.
+
+    Returns ``(generator, sizes, wrap)``: outside a batching vmap (or when
+    ``batchable`` is false, e.g. with ``out=``) ``sizes`` is ``()`` and ``wrap`` None, and
+    this is :func:`generator_or_default`; otherwise the factory draws ``sizes + shape``
+    and returns ``wrap(result)`` (Note [Factories under vmap])."""
+    batcher = _factory_batcher
+    if batcher is not None and batchable:
+        batch = batcher.draw_sizes(name)
+        if batch is not None:
+            return _checked_generator(generator, name), batch[0], batch[1]
+    return generator_or_default(generator, name), (), None
+
+
+def _checked_generator(generator, name: str) -> Generator:
     if generator is None:
         return default_generator
     if not isinstance(generator, Generator):
