@@ -535,34 +535,34 @@ def test_inplace_ops_check_their_target(call):
 
 def test_autograd_core_functions_check_their_arguments():
     import gradstack as gs
-    from gradstack_autograd import _core
+    from gradstack_autograd import _layer, _native, _node
 
     t = gs.rand(2, 3)
     with pytest.raises(TypeError):
-        _core.alias_of(None)
+        _layer.alias_of(None)
     with pytest.raises(TypeError):
-        _core.sum_to_py(None, t)
+        _native.sum_to_py(None, t)
     with gs.no_grad():  # run_fused runs only without grad mode
         with pytest.raises(TypeError):
-            _core.run_fused(lambda *a: a, (None,))
+            _layer.run_fused(lambda *a: a, (None,))
         with pytest.raises(TypeError):
-            _core.run_fused(lambda a: 5, (t,))
-    node = _core.OpNode.__new__(_core.OpNode)
+            _layer.run_fused(lambda a: 5, (t,))
+    node = _layer.OpNode.__new__(_layer.OpNode)
     with pytest.raises(TypeError):
         node.apply((t,))
     # nodes made without a graph (found by the long run): no leaf, no geometry, no formula
-    for cls in (_core.AccumulateGrad, _core.AsStridedBackward0, _core.CopySlices):
+    for cls in (_node.AccumulateGrad, _layer.AsStridedBackward0, _layer.CopySlices):
         raw = cls.__new__(cls)
         with pytest.raises((TypeError, RuntimeError)):
             raw.apply((2, 3))
         with pytest.raises((TypeError, RuntimeError)):
             raw.apply((t,))
     with pytest.raises(TypeError):
-        _core.AutogradLayer(0).handle(None, (), 0)
+        _layer.AutogradLayer(0).handle(None, (), 0)
     # the functions still work on good arguments
-    a = _core.alias_of(t)
+    a = _layer.alias_of(t)
     assert a.data_ptr() == t.data_ptr() and a is not t
-    assert _core.sum_to_py(t, (1, 3)).tolist() == [t.sum(0).tolist()]
+    assert _native.sum_to_py(t, (1, 3)).tolist() == [t.sum(0).tolist()]
 
 
 def main(argv=None) -> int:

@@ -18,7 +18,7 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_autograd import _core
+from gradstack_autograd import _engine
 
 
 def _load(name):
@@ -70,7 +70,7 @@ def test_batched_grad_equals_the_row_loop(op, sample, create_graph):
     if not roots:
         pytest.skip("no differentiable output")
     gos = [gt.from_numpy(rng.standard_normal((B,) + tuple(o.shape))) for o in roots]
-    assert _core.unbatchable_reason(tuple(roots), tuple(xs)) is None
+    assert _engine.unbatchable_reason(tuple(roots), tuple(xs)) is None
     got = ag.grad(
         roots,
         xs,
@@ -148,7 +148,7 @@ class _Double(ag.Function):
 def _check_fallback(build, reason_part):
     x = gt.tensor([1.0, 2.0, 3.0], dtype=gt.float64, requires_grad=True)
     out = build(x)
-    reason = _core.unbatchable_reason((out,), (x,))
+    reason = _engine.unbatchable_reason((out,), (x,))
     assert reason is not None and reason_part in reason, reason
     (g,) = ag.grad(out, x, gt.eye(3, dtype=gt.float64), is_grads_batched=True, retain_graph=True)
     rows = [ag.grad(out, x, gt.eye(3, dtype=gt.float64)[b], retain_graph=True)[0] for b in range(3)]

@@ -18,7 +18,7 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_autograd import _core
+from gradstack_autograd import _engine
 
 # ---------------------------------------------------------------------------------------
 # argument checking
@@ -223,13 +223,13 @@ def _executed_nodes_of_chain(n):
     observer = types.SimpleNamespace(begin=functools.partial(next, counter), end=id)
     depth = len(inspect.stack(0))
     limit = sys.getrecursionlimit()
-    _core.set_node_observer(observer)
+    _engine.set_node_observer(observer)
     sys.setrecursionlimit(depth + 60)  # any recursion per node would blow this
     try:
         y.backward()
     finally:
         sys.setrecursionlimit(limit)
-        _core.set_node_observer(None)
+        _engine.set_node_observer(None)
     del y
     return next(counter), x.grad.item()
 

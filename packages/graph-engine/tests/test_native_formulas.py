@@ -1,10 +1,10 @@
 """The C copies of the hottest formulas, and the engine's in-place input buffers.
 
-* Note [Native first-order formulas] (_native.pxi): add, mul and div run in C when nothing
+* Note [Native first-order formulas] (_native.pyx): add, mul and div run in C when nothing
   can differ; their gradients must equal the Python formulas' bit for bit, and every case
   they do not take (broadcasting, promotion, one input without grad, create_graph, saved
   tensors modified or hooked) must still reach the Python formula;
-* Note [Input buffers sum in place] (_engine.pxi): a gradient handed to the engine (by the
+* Note [Input buffers sum in place] (_engine.pyx): a gradient handed to the engine (by the
   user, by a formula, to a hook) is never modified afterwards;
 * Note [No cyclic GC during backward]: the collector is paused during a pass and restored.
 """
@@ -17,41 +17,41 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_autograd import _core, derivatives
+from gradstack_autograd import _layer, _native, derivatives
 
 
 @pytest.fixture
 def python_formulas():
     """Run the body with the native formulas off (the Python table only)."""
-    old = _core.set_native_formulas_enabled(False)
+    old = _native.set_native_formulas_enabled(False)
     try:
         yield
     finally:
-        _core.set_native_formulas_enabled(old)
+        _native.set_native_formulas_enabled(old)
 
 
 def _grads(fn, arrays, v, native):
-    old = _core.set_native_formulas_enabled(native)
+    old = _native.set_native_formulas_enabled(native)
     try:
         xs = [gt.from_numpy(a.copy()).requires_grad_() for a in arrays]
         gs = ag.grad(fn(*xs), xs, gt.from_numpy(v.copy()))
         return [g.numpy() for g in gs]
     finally:
-        _core.set_native_formulas_enabled(old)
+        _native.set_native_formulas_enabled(old)
 
 
 BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b}
 
 
 def test_the_hot_ops_have_native_formulas():
-    assert {name for name in ("add", "sub", "mul", "div") if _core.native_formula_of(name)} == {
+    assert {name for name in ("add", "sub", "mul", "div") if _layer.native_formula_of(name)} == {
         "add",
         "sub",
         "mul",
         "div",
     }
-    assert _core.native_formula_of("pow") == 0
-    assert derivatives.entry("mul").native == _core.native_formula_of("mul") != 0
+    assert _layer.native_formula_of("pow") == 0
+    assert derivatives.entry("mul").native == _layer.native_formula_of("mul") != 0
 
 
 def test_the_native_path_is_chosen_by_the_entrys_fused_field():
@@ -68,7 +68,7 @@ def test_the_native_path_is_chosen_by_the_entrys_fused_field():
     assert derivatives.entry("mul").fused == "mul_backward"
     assert derivatives.entry("mul_").native == derivatives.entry("mul").native
     assert (
-        derivatives.entry("relu").fused == "relu_backward" and _core.native_formula_of("relu") == 0
+        derivatives.entry("relu").fused == "relu_backward" and _layer.native_formula_of("relu") == 0
     )
 
 
@@ -157,13 +157,13 @@ def test_cases_the_native_path_leaves_to_python(case):
     out = fn()
     v = gt.from_numpy(rng.standard_normal(out.shape)).to(out.dtype)
     native = [g if g is None else g.numpy() for g in ag.grad(out, (a, b), v, allow_unused=True)]
-    old = _core.set_native_formulas_enabled(False)
+    old = _native.set_native_formulas_enabled(False)
     try:
         python = [
             g if g is None else g.numpy() for g in ag.grad(fn(), (a, b), v, allow_unused=True)
         ]
     finally:
-        _core.set_native_formulas_enabled(old)
+        _native.set_native_formulas_enabled(old)
     assert [n is None for n in native] == [p is None for p in python]
     for n, p in zip(native, python):
         if n is not None:
@@ -262,11 +262,11 @@ def test_scalar_formulas_give_the_python_bits(dtype):
         return ag.grad(((a * 1.0001 + 0.0001) / 3 - 0.25) * 7, (a,), v)[0].numpy()
 
     native = run()
-    old = _core.set_native_formulas_enabled(False)
+    old = _native.set_native_formulas_enabled(False)
     try:
         python = run()
     finally:
-        _core.set_native_formulas_enabled(old)
+        _native.set_native_formulas_enabled(old)
     assert native.dtype == python.dtype == np.dtype(str(dtype).split(".")[-1])
     np.testing.assert_array_equal(native, python)
     expected = v.numpy().astype(np.float64) * 1.0001 / 3 * 7

@@ -10,16 +10,16 @@ from __future__ import annotations
 import gradstack_autograd  # noqa: F401 - the autograd layer
 import gradstack_tensor as gt
 import pytest
-from gradstack_autograd import _core
+from gradstack_autograd import _engine
 
 
 @pytest.fixture(autouse=True)
 def _nothing_left_registered():
     before = gt.registered_layers()
-    assert _core._node_observer is None
+    assert _engine._node_observer is None
     yield
     assert gt.registered_layers() == before, "a profiler layer is still registered"
-    assert _core._node_observer is None, "a node observer is still installed"
+    assert _engine._node_observer is None, "a node observer is still installed"
 
 
 @pytest.fixture

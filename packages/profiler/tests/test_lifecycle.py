@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 import pytest
-from gradstack_autograd import _core
+from gradstack_autograd import _engine
 from gradstack_profiler import LAYER_PRIORITY, emit_nvtx, profile, record_function
 
 
@@ -12,20 +12,20 @@ def test_registered_only_while_active():
     before = gt.registered_layers()
     assert len(before) == 1 and before[0].priority == 100  # autograd alone
     prof = profile()
-    assert gt.registered_layers() == before and _core._node_observer is None
+    assert gt.registered_layers() == before and _engine._node_observer is None
     with prof:
         layers = gt.registered_layers()
         assert len(layers) == 2
         assert layers[0].priority == LAYER_PRIORITY > layers[1].priority  # outermost
-        assert _core._node_observer is not None
-    assert gt.registered_layers() == before and _core._node_observer is None
+        assert _engine._node_observer is not None
+    assert gt.registered_layers() == before and _engine._node_observer is None
 
 
 def test_disabled_profile_registers_nothing():
     before = gt.registered_layers()
     with profile(enabled=False) as prof:
         assert gt.registered_layers() == before
-        assert _core._node_observer is None
+        assert _engine._node_observer is None
         gt.ones(2) * 2
     assert len(prof.events()) == 0
     assert prof.key_averages() == []
@@ -39,7 +39,7 @@ def test_exception_inside_unregisters():
         with profile() as prof:
             gt.ones(2) * 2
             raise ZeroDivisionError("inside the profile")
-    assert gt.registered_layers() == before and _core._node_observer is None
+    assert gt.registered_layers() == before and _engine._node_observer is None
     assert [e.name for e in prof.events()] == ["aten::mul"]
 
 

@@ -22,7 +22,7 @@ from gradstack_tensor import register_layer as _register_layer
 from gradstack_tensor.extension import set_autograd_extension as _set_autograd_extension
 
 from . import (  # noqa: F401 - the table binds itself to the ops  # noqa: F401 - public submodules, as in torch.autograd
-    _core,
+    _layer,
     batching_rules,  # vmap's rules, stored in the ops' entries (it imports the rows first)
     derivatives,
     derivatives_nn,  # the rows of the nn ops (losses, normalisation, activations)
@@ -32,7 +32,7 @@ from . import (  # noqa: F401 - the table binds itself to the ops  # noqa: F401 
     graph,
 )
 from .__about__ import __version__
-from ._core import AccumulateGrad, Node
+from ._node import AccumulateGrad, Node
 from ._tensor_ext import AutogradExtension as _AutogradExtension
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
@@ -48,7 +48,7 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph_api import backward, grad
 from .variable import Variable
 
-_LAYER = _core.AutogradLayer(100)
+_LAYER = _layer.AutogradLayer(100)
 _register_layer(_LAYER)
 _set_autograd_extension(_AutogradExtension())
 

@@ -11,7 +11,7 @@ import weakref
 
 from gradstack_tensor import Tensor
 
-from . import _core
+from . import _grad_mode, _layer, _node
 
 __all__: list[str] = []
 
@@ -26,7 +26,7 @@ _NONLEAF_GRAD_WARNING = (
 
 def _meta(t: Tensor):
     if t._autograd_meta is None:
-        t._autograd_meta = _core.AutogradMeta()
+        t._autograd_meta = _node.AutogradMeta()
     return t._autograd_meta
 
 
@@ -56,7 +56,7 @@ class AutogradExtension:
         meta = _meta(tensor)
         if meta.hooks is None:
             meta.hooks = {}
-        return _core._add_hook_py(meta.hooks, hook)
+        return _node._add_hook_py(meta.hooks, hook)
 
     @staticmethod
     def register_post_accumulate_grad_hook(tensor, hook):
@@ -69,7 +69,7 @@ class AutogradExtension:
         meta = _meta(tensor)
         if meta.post_accumulate_hooks is None:
             meta.post_accumulate_hooks = {}
-        return _core._add_hook_py(meta.post_accumulate_hooks, hook)
+        return _node._add_hook_py(meta.post_accumulate_hooks, hook)
 
     @staticmethod
     def retain_grad(tensor):
@@ -96,8 +96,8 @@ class AutogradExtension:
 
     @staticmethod
     def on_requires_grad_set(tensor):
-        # Note [A view follows its base's requires_grad_()] (_layer.pxi)
-        _core._requires_grad_set(tensor)
+        # Note [A view follows its base's requires_grad_()] (_layer.pyx)
+        _layer._requires_grad_set(tensor)
 
     @staticmethod
     def detach_(tensor):
@@ -113,4 +113,4 @@ class AutogradExtension:
 
     @staticmethod
     def is_inference_mode_enabled():
-        return _core.is_inference_mode_enabled()
+        return _grad_mode.is_inference_mode_enabled()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import _core
+from . import _grad_mode
 from .grad_mode import _DecoratorContextManager
 
 __all__ = [
@@ -33,8 +33,8 @@ __all__ = [
     "is_anomaly_check_nan_enabled",
 ]
 
-is_anomaly_enabled = _core.is_anomaly_enabled
-is_anomaly_check_nan_enabled = _core.is_anomaly_check_nan_enabled
+is_anomaly_enabled = _grad_mode.is_anomaly_enabled
+is_anomaly_check_nan_enabled = _grad_mode.is_anomaly_check_nan_enabled
 
 
 class detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
@@ -50,11 +50,11 @@ class detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
         )
 
     def __enter__(self) -> None:
-        self._prev.append(_core._set_anomaly_enabled(True, self.check_nan))
+        self._prev.append(_grad_mode._set_anomaly_enabled(True, self.check_nan))
 
     def __exit__(self, *exc) -> None:
         mode, check_nan = self._prev.pop()
-        _core._set_anomaly_enabled(mode, check_nan)
+        _grad_mode._set_anomaly_enabled(mode, check_nan)
 
     def clone(self):
         with warnings.catch_warnings():
@@ -66,10 +66,10 @@ class set_detect_anomaly:  # noqa: N801
     """Turn anomaly detection on or off: at once, or for a ``with`` block."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        self.prev = _core._set_anomaly_enabled(bool(mode), check_nan)
+        self.prev = _grad_mode._set_anomaly_enabled(bool(mode), check_nan)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
-        _core._set_anomaly_enabled(*self.prev)
+        _grad_mode._set_anomaly_enabled(*self.prev)

@@ -11,9 +11,9 @@ Each ``@register("op(arg, ...)", node, inputs=..., save=...)`` row builds the op
   ``(None, 0)`` when that argument needs no gradient);
 - ``save``: the values the formula reads, ``"result"`` (the op's output) last; tensors are
   saved with their version; ``save_for``/``output_for`` save a value only when a gradient
-  that reads it is wanted (Note [Save what a gradient needs], _layer.pxi);
+  that reads it is wanted (Note [Save what a gradient needs], _layer.pyx);
 - ``fused``: the kernel that may replace the first-order formula (Note [Native
-  first-order formulas], _native.pxi);
+  first-order formulas], _native.pyx);
 - the function: ``formula(ctx, grad) -> tuple`` with one gradient (or None) per input.
   ``ctx`` is the node: ``ctx.saved_value("self")`` unpacks a saved value,
   ``ctx.needs_input_grad``, ``ctx.input_shape(i)``, ``ctx.fused(...)`` and ``ctx.extra``
@@ -27,7 +27,7 @@ Note [Entries by name]
 ~~~~~~~~~~~~~~~~~~~~~~
 Rows name arguments, never positions, so that a row reads as torch's derivatives.yaml
 and users find the same names on the nodes (``grad_fn._saved_self``, Note [Saved values
-by name] in _layer.pxi).  ``register`` resolves the names to positions once; recording a
+by name] in _layer.pyx).  ``register`` resolves the names to positions once; recording a
 node (the hot path) works with positions only and costs nothing more.
 
 Note [Formulas are written with gradstack ops]
@@ -91,7 +91,8 @@ from gradstack_tensor import OPS, Tensor, register_op
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import wrap as _wrap
 
-from . import _core
+from . import _grad_mode as _modes  # (this module has a function named _grad_mode)
+from . import _layer, _native
 
 try:
     from gradstack_tensor import kernels as _kernels
@@ -169,13 +170,13 @@ def register(
         ``grad_fn._saved_self`` (torch's attributes).
     save_for : dict, optional
         ``{saved name: input names}``: that value is saved only when the gradient of one
-        of those inputs is wanted (Note [Save what a gradient needs], _layer.pxi).
+        of those inputs is wanted (Note [Save what a gradient needs], _layer.pyx).
     output_for : str or tuple, optional
         Inputs of which one must be a tensor for ``"result"`` to be saved (torch's
         overloads: ``pow(Tensor, Scalar)`` saves no result).
     fused : str, optional
         The kernel that may replace the first-order formula (``ctx.fused(...)`` runs it;
-        Note [Native first-order formulas] in _native.pxi).
+        Note [Native first-order formulas] in _native.pyx).
     sizes : str or tuple, optional
         Inputs whose shapes torch exposes as ``_saved_<name>_sym_sizes``.
     """
@@ -203,7 +204,7 @@ def register(
     size_of = tuple((n, input_names.index(n)) for n in _names(sizes))
 
     def make(name, formula):
-        return _core.Derivative(
+        return _layer.Derivative(
             name,
             node,
             formula,
@@ -236,7 +237,7 @@ def entry(op_name):
 
 def _not_differentiable(*names):
     for name in names:
-        OPS[name].derivative = _core.Derivative(
+        OPS[name].derivative = _layer.Derivative(
             name, "NotDifferentiable", None, differentiable=False
         )
     return names
@@ -247,7 +248,7 @@ def _not_differentiable(*names):
 
 
 def _grad_mode() -> bool:
-    return _core.is_grad_enabled()
+    return _modes.is_grad_enabled()
 
 
 def _expand_reduced(grad, shape, dim, keepdim, lead=()):
@@ -288,7 +289,7 @@ def _expand_dims(t, shape, dim, nl=0):
 
 
 # Note [Batched formulas]
-# In a batched backward (Note [Batched backward] in _engine.pxi) every incoming gradient
+# In a batched backward (Note [Batched backward] in _engine.pyx) every incoming gradient
 # has one extra leading dim, the batch.  Elementwise and matmul formulas broadcast over it
 # as written; formulas that use shapes or dims take the prefix from ``_lead(grad)`` (``()``
 # outside a batched pass, so the ordinary path is unchanged) and index-like ones go
@@ -297,7 +298,7 @@ def _expand_dims(t, shape, dim, nl=0):
 
 def _lead(grad):
     """``(batch,)`` in a batched backward, else ``()`` (Note [Batched formulas])."""
-    return (grad.shape[0],) if _core.grads_batched() else ()
+    return (grad.shape[0],) if _modes.grads_batched() else ()
 
 
 def _sum_all(t, lead):
@@ -319,7 +320,7 @@ def _positions(shape, key):
 
 def _batch_scatter(grad, key, shape):
     """``index_scatter(grad, key, shape)``, keeping the batch dim of a batched backward."""
-    if not _core.grads_batched():
+    if not _modes.grads_batched():
         return index_scatter(grad, key, shape)
     b = grad.shape[0]
     pos = _positions(tuple(shape), key).reshape(-1)
@@ -329,7 +330,7 @@ def _batch_scatter(grad, key, shape):
 
 def _batch_gather(grad, key, shape):
     """``grad[key]`` (``grad`` of shape ``shape``), keeping the batch dim of a batched backward."""
-    if not _core.grads_batched():
+    if not _modes.grads_batched():
         return _getitem_np(grad, key)
     b = grad.shape[0]
     pos = _positions(tuple(shape), key)
@@ -2230,12 +2231,12 @@ def _permute_jvp(args, out, tangents, lead):
 
 @register("expand(self, size)", "ExpandBackward0", sizes="self")
 def _expand(ctx, grad):
-    return (_core.sum_to_py(grad, ctx.input_shape(0)),)
+    return (_native.sum_to_py(grad, ctx.input_shape(0)),)
 
 
 @register("expand_as(self, other)", "ExpandBackward0", inputs="self")
 def _expand_as(ctx, grad):
-    return (_core.sum_to_py(grad, ctx.input_shape(0)),)
+    return (_native.sum_to_py(grad, ctx.input_shape(0)),)
 
 
 @jvp("expand", "expand_as")
@@ -2641,7 +2642,7 @@ def _widen_to(g, shape, lead):
         return g
     inner = tuple(shape[k:])
     if tuple(g.shape[len(lead) :]) != inner:
-        g = _core.sum_to_py(g, inner)
+        g = _native.sum_to_py(g, inner)
     return g.reshape(tuple(lead) + tuple(shape))
 
 

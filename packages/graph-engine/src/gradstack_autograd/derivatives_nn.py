@@ -39,7 +39,7 @@ import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import OPS
 
-from . import _core
+from . import _layer
 from .derivatives import _batch_scatter, _lead, _sum_all, _take, jvp, register
 
 __all__: list[str] = []
@@ -530,7 +530,7 @@ def _embedding_jvp(args, out, tangents, lead):
 
 
 # rescaling the rows of an embedding's weight is an update, not a function to differentiate
-OPS["embedding_renorm_"].derivative = _core.Derivative(
+OPS["embedding_renorm_"].derivative = _layer.Derivative(
     "embedding_renorm_", "NotDifferentiable", None, differentiable=False
 )
 

@@ -3,7 +3,8 @@
 ``gradstack_autograd``'s public API (``backward``, ``grad``, grad modes ...) is for users;
 this module is for the packages of the stack above graph-engine and for tools that watch
 or drive the engine.  It is public and versioned with graph-engine: what is here stays,
-what is in the private ``_core`` module may move.
+what is in the private modules of the core (``_node``, ``_layer``, ``_engine`` ...) may
+move.
 
 Graph edges
     :func:`edge_of` says where the gradient of a tensor goes (its ``grad_fn`` and output
@@ -35,7 +36,7 @@ True
 
 from __future__ import annotations
 
-from . import _core
+from . import _engine, _layer, _node
 
 __all__ = [
     "current_sequence_nr",
@@ -52,7 +53,7 @@ def edge_of(x):
     """The edge of ``x``: ``(node, input_nr, shape, dtype_num)`` where its gradient goes
     (``x.grad_fn``, or the accumulator of a leaf that requires grad), or ``(None, 0, ...)``
     when ``x`` needs no gradient (or is not a tensor)."""
-    return _core.edge_of(x)
+    return _layer.edge_of(x)
 
 
 def run_backward(
@@ -72,7 +73,7 @@ def run_backward(
     ``batch_size >= 0`` runs one pass for a batch: every gradient has a leading dim of that
     size (check :func:`unbatchable_reason` first).  ``keep_graph`` is ``retain_graph``.
     """
-    return _core.run_backward(
+    return _engine.run_backward(
         tuple(roots),
         tuple(grad_roots),
         keep_graph,
@@ -87,25 +88,25 @@ def run_backward(
 def unbatchable_reason(roots, inputs):
     """Why a batched backward pass from ``roots`` to ``inputs`` cannot run (a str), or
     None when it can."""
-    return _core.unbatchable_reason(tuple(roots), tuple(inputs))
+    return _engine.unbatchable_reason(tuple(roots), tuple(inputs))
 
 
 def set_node_observer(observer):
     """Install (or remove, with None) the object told when each backward node runs:
     ``observer.begin(node)`` returns a token, ``observer.end(token)`` follows the node."""
-    _core.set_node_observer(observer)
+    _engine.set_node_observer(observer)
 
 
 def node_observer():
     """The installed node observer, or None."""
-    return _core._node_observer
+    return _engine._node_observer
 
 
 def current_sequence_nr():
     """The sequence number of the newest node (the next node gets one more)."""
-    return _core.current_sequence_nr()
+    return _node.current_sequence_nr()
 
 
 def new_sequence_nr():
     """Take a new sequence number (for nodes made outside the autograd layer)."""
-    return _core.new_sequence_nr()
+    return _node.new_sequence_nr()

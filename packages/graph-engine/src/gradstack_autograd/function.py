@@ -39,7 +39,7 @@ import traceback
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-from . import _core
+from . import _grad_mode, _layer, _node
 from .grad_mode import no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
@@ -78,7 +78,7 @@ class FunctionCtx:
         self._materialize_grads = bool(value)
 
 
-class BackwardCFunction(_core.Node, FunctionCtx):
+class BackwardCFunction(_node.Node, FunctionCtx):
     """The node of a custom Function: it is also the ``ctx`` its methods receive."""
 
     _forward_cls = None
@@ -186,7 +186,7 @@ class Function(metaclass=_FunctionMeta):
             else:
                 output = cls.forward(ctx, *args, **kwargs)
         tensor_args = [a for a in args if isinstance(a, Tensor)]
-        record = _core.is_grad_enabled() and any(t.requires_grad for t in tensor_args)
+        record = _grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensor_args)
         return _wrap_outputs(cls, ctx, args, output, record)
 
 
@@ -209,9 +209,9 @@ def _wrap_outputs(cls, ctx, args, output, record):
             t._bump_version(f"{cls.__name__}.forward")
         return output
     ctx._needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-    ctx.next_edges = tuple(_core.edge_of(a) for a in args)
-    ctx.sequence_nr = _core.new_sequence_nr()
-    if _core.is_anomaly_enabled():
+    ctx.next_edges = tuple(_layer.edge_of(a) for a in args)
+    ctx.sequence_nr = _node.new_sequence_nr()
+    if _grad_mode.is_anomaly_enabled():
         # the forward stack for anomaly mode, without apply() and this function
         ctx.anomaly_trace = "".join(traceback.format_stack()[:-2])
     wrapped = []
@@ -222,7 +222,7 @@ def _wrap_outputs(cls, ctx, args, output, record):
             meta.append(((), None))
             continue
         if id(out) in input_ids and not any(out is d for d in dirty):
-            out = _core.alias_of(out)  # an input returned as is becomes a new view of it
+            out = _layer.alias_of(out)  # an input returned as is becomes a new view of it
         elif any(out is d for d in dirty):
             if out.is_leaf and out.requires_grad:
                 raise RuntimeError(
@@ -232,7 +232,7 @@ def _wrap_outputs(cls, ctx, args, output, record):
             out._bump_version(f"{cls.__name__}.forward")
         meta.append((tuple(out.shape), out.dtype))
         if not any(out is n for n in non_diff) and out.is_floating_point():
-            _core.attach_output(out, ctx, i)
+            _layer.attach_output(out, ctx, i)
         wrapped.append(out)
     ctx.num_outputs = len(outputs)
     ctx._output_meta = tuple(meta)
@@ -244,7 +244,8 @@ def _save_ctx_tensors(ctx, args, outputs):
     to_save = ctx.__dict__.pop("_to_save", ())
     output_ids = {id(o) for o in outputs if isinstance(o, Tensor)}
     ctx.saved = tuple(
-        None if t is None else _core.save_for_function(t, id(t) in output_ids, ctx) for t in to_save
+        None if t is None else _layer.save_for_function(t, id(t) in output_ids, ctx)
+        for t in to_save
     )
     # Note [Tensors kept on ctx are constants of the backward graph]
     # A tensor that forward keeps as a ctx attribute (``ctx.square = x * x``) instead of
@@ -264,7 +265,7 @@ def once_differentiable(fn):
     def wrapper(ctx, *args):
         with no_grad():
             outputs = fn(ctx, *args)
-        if not _core.is_grad_enabled():
+        if not _grad_mode.is_grad_enabled():
             return outputs
         requires_grad = any(isinstance(a, Tensor) and a.requires_grad for a in args)
         if not requires_grad:
@@ -283,7 +284,7 @@ def once_differentiable(fn):
     return wrapper
 
 
-class DelayedError(_core.Node):
+class DelayedError(_node.Node):
     """A node that raises its message if a backward pass ever reaches it."""
 
     def apply(self, grads):
@@ -293,10 +294,10 @@ class DelayedError(_core.Node):
 def _delayed_error(t, message):
     node = DelayedError()
     node.message = message
-    node.next_edges = (_core.edge_of(t),)
-    node.sequence_nr = _core.new_sequence_nr()
-    out = _core.alias_of(t)
-    _core.attach_output(out, node, 0)
+    node.next_edges = (_layer.edge_of(t),)
+    node.sequence_nr = _node.new_sequence_nr()
+    out = _layer.alias_of(t)
+    _layer.attach_output(out, node, 0)
     return out
 
 

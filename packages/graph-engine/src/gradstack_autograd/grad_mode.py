@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from . import _core
+from . import _grad_mode
 
 __all__ = [
     "no_grad",
@@ -34,8 +34,8 @@ __all__ = [
     "is_inference_mode_enabled",
 ]
 
-is_grad_enabled = _core.is_grad_enabled
-is_inference_mode_enabled = _core.is_inference_mode_enabled
+is_grad_enabled = _grad_mode.is_grad_enabled
+is_inference_mode_enabled = _grad_mode.is_inference_mode_enabled
 
 
 class _DecoratorContextManager:
@@ -100,10 +100,10 @@ class no_grad(_NoParamDecoratorContextManager):  # noqa: N801 - torch's name
         self._prev = []
 
     def __enter__(self) -> None:
-        self._prev.append(_core._set_grad_enabled(False))
+        self._prev.append(_grad_mode._set_grad_enabled(False))
 
     def __exit__(self, *exc) -> None:
-        _core._set_grad_enabled(self._prev.pop())
+        _grad_mode._set_grad_enabled(self._prev.pop())
 
 
 class enable_grad(_NoParamDecoratorContextManager):  # noqa: N801
@@ -113,10 +113,10 @@ class enable_grad(_NoParamDecoratorContextManager):  # noqa: N801
         self._prev = []
 
     def __enter__(self) -> None:
-        self._prev.append(_core._set_grad_enabled(True))
+        self._prev.append(_grad_mode._set_grad_enabled(True))
 
     def __exit__(self, *exc) -> None:
-        _core._set_grad_enabled(self._prev.pop())
+        _grad_mode._set_grad_enabled(self._prev.pop())
 
 
 class set_grad_enabled(_DecoratorContextManager):  # noqa: N801
@@ -133,18 +133,18 @@ class set_grad_enabled(_DecoratorContextManager):  # noqa: N801
         if not isinstance(mode, bool):
             raise TypeError(f"set_grad_enabled(): mode must be a bool, got {type(mode).__name__}")
         self.mode = mode
-        self.prev = _core._set_grad_enabled(mode)
+        self.prev = _grad_mode._set_grad_enabled(mode)
 
     def __call__(self, func):
         # used as a decorator: undo the immediate effect of __init__
-        _core._set_grad_enabled(self.prev)
+        _grad_mode._set_grad_enabled(self.prev)
         return super().__call__(func)
 
     def __enter__(self) -> None:
-        _core._set_grad_enabled(self.mode)
+        _grad_mode._set_grad_enabled(self.mode)
 
     def __exit__(self, *exc) -> None:
-        _core._set_grad_enabled(self.prev)
+        _grad_mode._set_grad_enabled(self.prev)
 
     def clone(self):
         return self.__class__(self.mode)
@@ -172,13 +172,13 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801
 
     def __enter__(self) -> None:
         self._prev.append(
-            (_core._set_inference_mode(self.mode), _core._set_grad_enabled(not self.mode))
+            (_grad_mode._set_inference_mode(self.mode), _grad_mode._set_grad_enabled(not self.mode))
         )
 
     def __exit__(self, *exc) -> None:
         inference, grad = self._prev.pop()
-        _core._set_inference_mode(inference)
-        _core._set_grad_enabled(grad)
+        _grad_mode._set_inference_mode(inference)
+        _grad_mode._set_grad_enabled(grad)
 
     def clone(self):
         return self.__class__(self.mode)

@@ -29,8 +29,8 @@ import weakref
 import gradstack_tensor as gt
 import numpy as np
 
-from . import _core
-from ._core import Node, RemovableHandle
+from . import _engine, _layer, _node
+from ._node import Node, RemovableHandle
 
 __all__ = [
     "Node",
@@ -63,11 +63,11 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
     def __enter__(self):
         if _disabled_message is not None:
             raise RuntimeError(_disabled_message)
-        _core._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+        _node._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
         return self
 
     def __exit__(self, *exc):
-        _core._pop_saved_tensors_hooks()
+        _node._pop_saved_tensors_hooks()
 
 
 _disabled_message = None
@@ -189,7 +189,7 @@ def get_gradient_edge(tensor):
             "It is not possible to get the gradient edge for a Tensor that "
             "does not require gradients"
         )
-    e = _core.edge_of(tensor)
+    e = _layer.edge_of(tensor)
     return GradientEdge(e[0], e[1])
 
 
@@ -199,20 +199,20 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     With ``mode="all"``, ``fn(grads)`` runs after every tensor that takes part in the pass
     got its gradient; ``grads`` has one entry per tensor (None for those the pass does not
     reach).  With ``mode="any"``, ``fn(grad)`` runs on the first gradient computed.  State
-    is kept per backward pass (Note [Graph tasks] in _engine.pxi), so a pass that reaches
+    is kept per backward pass (Note [Graph tasks] in _engine.pyx), so a pass that reaches
     only some of the tensors still fires, and nothing leaks into the next pass.
     """
     tensors = tuple(tensors)
     if mode not in ("all", "any"):
         raise ValueError(f"register_multi_grad_hook: mode must be 'all' or 'any', got {mode!r}")
-    nodes = [_core.edge_of(t)[0] if t.requires_grad else None for t in tensors]
+    nodes = [_layer.edge_of(t)[0] if t.requires_grad else None for t in tensors]
     lock = threading.Lock()
     count, buffer, expected, ran = {}, {}, {}, set()
     handles = []
 
     def make_hook(i):
         def hook(grad):
-            task = _core.current_graph_task_id()
+            task = _engine.current_graph_task_id()
             if mode == "any":
                 with lock:
                     if task in ran:
@@ -225,7 +225,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                     count[task] = 0
                     buffer[task] = [None] * len(tensors)
                     expected[task] = sum(
-                        1 for n in nodes if n is not None and _core.will_engine_execute_node(n)
+                        1 for n in nodes if n is not None and _engine.will_engine_execute_node(n)
                     )
                 count[task] += 1
                 buffer[task][i] = grad

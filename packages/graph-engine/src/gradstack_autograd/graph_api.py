@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-from . import _core
+from . import _engine
 
 __all__ = ["backward", "grad"]
 
@@ -138,7 +138,7 @@ def backward(
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         _check_inputs(inputs)
-    _core.run_backward(
+    _engine.run_backward(
         outputs,
         grads,
         bool(retain_graph),
@@ -201,7 +201,7 @@ def grad(
         result = _batched_grad(out_t, in_t, g_out, retain_graph, create_graph, allow_unused)
     else:
         grads = _make_grads(out_t, g_out)
-        result = _core.run_backward(
+        result = _engine.run_backward(
             out_t,
             grads,
             bool(retain_graph),
@@ -227,7 +227,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
 
     Note [Batched gradients]
     The engine runs a single pass in which every gradient carries the batch as an extra
-    leading dim (Note [Batched backward] in _engine.pxi): a jacobian costs one backward,
+    leading dim (Note [Batched backward] in _engine.pyx): a jacobian costs one backward,
     not one per row (pytorch#50584).  When a node on the way cannot take a batch (a custom
     Function, an in-place op on a view, a hook), it runs one pass per row of the batch with
     the graph retained and stacks the results: the same numbers, only slower.
@@ -241,8 +241,8 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
             f"is_grads_batched=True: grad_outputs have different batch sizes {sorted(batch)}"
         )
     (n,) = batch
-    if _core.unbatchable_reason(outputs, inputs) is None:
-        return _core.run_backward(
+    if _engine.unbatchable_reason(outputs, inputs) is None:
+        return _engine.run_backward(
             outputs,
             grads,
             bool(retain_graph),
@@ -261,7 +261,7 @@ def _row_by_row_grad(outputs, inputs, grads, n, retain_graph, create_graph, allo
     for b in range(n):
         keep = True if b < n - 1 else bool(retain_graph)
         rows.append(
-            _core.run_backward(
+            _engine.run_backward(
                 outputs,
                 tuple(g[b] for g in grads),
                 keep,

@@ -35,7 +35,7 @@ from typing import Any
 
 import gradstack_tensor as gt
 
-from ._core import AccumulateGrad, Node
+from ._node import AccumulateGrad, Node
 
 __all__ = ["make_dot", "render_dot", "dot_available", "GraphvizMissingError"]
 

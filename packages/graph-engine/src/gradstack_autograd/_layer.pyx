@@ -1,4 +1,40 @@
-# Included by _core.pyx: derivative entries, the autograd dispatch layer, in-place rules.
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
+"""The autograd dispatch layer: derivative-table rows (``Derivative``), recording nodes
+(``OpNode``), in-place ops and views (``CopySlices``, ``AsStridedBackward0``), forward-mode
+AD's hooks.
+
+``Derivative`` and ``OpNode`` are declared for the engine in ``_layer.pxd``.
+"""
+cimport cython
+cimport numpy as cnp
+from gradstack_tensor.extension cimport DispatchLayer, Op, Tensor, call_next, data_of, wrap, wrap_view
+
+from gradstack_autograd._grad_mode cimport (
+    anomaly_enabled, forward_ad_active, gs_get_grad_enabled, gs_get_inference_mode,
+    gs_set_grad_enabled, set_forward_ad_active,
+)
+from gradstack_autograd._inline cimport untrack
+from gradstack_autograd._native cimport (
+    NATIVE_NONE, broadcastable_to, native_apply, native_code, np_sum_to, sum_to,
+)
+from gradstack_autograd._node cimport (
+    AutogradMeta, Node, SavedTensor, _check_node_grads, gradient_edge, meta_of,
+    next_sequence_nr, save_tensor,
+)
+
+import traceback
+import weakref
+
+import numpy as np
+
+from gradstack_autograd._node import NO_EDGE
+
+try:
+    from gradstack_tensor import kernels as _kernels
+except ImportError:  # pragma: no cover - a tensor-core build without the fused kernels
+    _kernels = None
+
+cnp.import_array()
 
 # how a view was made (Note [Views follow in-place writes on their base])
 cdef enum ViewCreation:
@@ -14,33 +50,9 @@ cdef class Derivative:
     the engine, the native fast path (``fused``), forward mode (``jvp``) and vmap
     (``batch_rule``) all read this one object.  Names are resolved to argument positions
     once, here, so that recording a node costs no lookup by name (Note [Entries by name]).
+
+    Its fields are declared in ``_layer.pxd`` (the engine reads ``batchable``).
     """
-    cdef readonly str op_name
-    cdef readonly tuple signature       # the names of the op's positional arguments
-    cdef readonly tuple inputs          # arg positions of the differentiable inputs
-    cdef readonly bint list_input       # args[inputs[0]] is a sequence of tensors (cat, stack)
-    cdef readonly tuple save            # arg positions whose values the formula needs
-    # None, or one entry per ``save`` position: None (always saved) or the indices (into
-    # ``inputs``) of the inputs whose gradient reads it (Note [Save what a gradient needs])
-    cdef readonly tuple save_for
-    cdef readonly bint save_output      # the formula needs the op's output(s)
-    # None, or indices (into ``inputs``): the output is saved only when one of these
-    # arguments is a tensor (torch's overloads: pow(Tensor, Scalar) saves no result,
-    # pow(Tensor, Tensor) saves it whether or not the exponent requires grad)
-    cdef readonly tuple output_for
-    cdef readonly dict slots            # saved name -> index into node.saved ("result" last)
-    cdef readonly tuple sizes           # (name, input index): torch's ``_saved_<name>_sym_sizes``
-    cdef readonly object backward       # fn(ctx, *grads) -> tuple with one grad per input
-    cdef public object jvp              # forward-mode formula, or None
-    cdef public object batch_rule       # vmap's rule(args, batch_dims), or None
-    cdef public bint batchable          # keeps a leading batch dim (Note [Batched backward])
-    cdef readonly bint differentiable   # False: outputs never require grad (comparisons ...)
-    cdef readonly object extra          # fn(args, out) -> anything else the formula needs
-    cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
-    cdef readonly str fused             # the kernel that may replace the formula, or None
-    cdef readonly int native            # its NativeFormula code (Note [Native first-order formulas])
-    cdef dict _classes
-    cdef object _fixed_class            # the node class when node_name is a plain str
 
     def __init__(self, str op_name, node_name, backward, tuple inputs=(0,), tuple save=(),
                  bint save_output=False, bint list_input=False, bint differentiable=True,
@@ -66,7 +78,7 @@ cdef class Derivative:
         self.batch_rule = batch_rule
         self.batchable = batchable
         self.fused = fused
-        self.native = _NATIVE_FORMULAS.get(fused, NATIVE_NONE) if fused is not None else NATIVE_NONE
+        self.native = native_code(fused)
         self.sizes = sizes
         self.slots = {}
         for i in range(len(save)):
@@ -353,7 +365,7 @@ cdef OpNode _make_node(Derivative d, tuple args):
                 edges[i] = _edge_at(args, <Py_ssize_t>positions[i], nargs)
             node.next_edges = tuple(edges)
         untrack(node.next_edges)
-    if _anomaly_enabled:
+    if anomaly_enabled():
         # called from C, format_stack() starts at the Python frame that ran the op: keep it
         node.anomaly_trace = "".join(traceback.format_stack())
     return node
@@ -496,7 +508,7 @@ cdef class AutogradLayer(DispatchLayer):
                     _note_view(<Tensor>out, not gs_get_grad_enabled(), None)
             elif type(out) is tuple:
                 _note_views(<tuple>out, not gs_get_grad_enabled(), None)
-            if _forward_ad_active:
+            if forward_ad_active():
                 _forward_ad_hook(op, args, out)
             return out
         if op.derivative is None:
@@ -514,13 +526,13 @@ cdef class AutogradLayer(DispatchLayer):
                 _note_view(<Tensor>out, False, None)
         elif type(out) is tuple:
             _note_views(<tuple>out, False, d if d.differentiable else None)
-        if _forward_ad_active:
+        if forward_ad_active():
             _forward_ad_hook(op, args, out)
         return out
 
 
-# forward-mode AD registers itself here (gradstack_autograd.forward_ad)
-cdef bint _forward_ad_active = False
+# forward-mode AD registers itself here (gradstack_autograd.forward_ad); the flag that the
+# other modules read lives in _grad_mode.pyx
 _forward_ad_callback = None
 _forward_ad_inplace_callback = None
 
@@ -532,15 +544,10 @@ def _set_forward_ad_callback(fn, inplace_fn=None):
     next_index)`` runs *instead of* every in-place op and must call
     ``_run_inplace(op, args, next_index)`` itself (it needs the values before the write).
     """
-    global _forward_ad_active, _forward_ad_callback, _forward_ad_inplace_callback
+    global _forward_ad_callback, _forward_ad_inplace_callback
     _forward_ad_callback = fn
     _forward_ad_inplace_callback = inplace_fn
-    _forward_ad_active = fn is not None
-
-
-def forward_ad_enabled():
-    """Whether forward-mode AD hooks are installed (a dual level is open)."""
-    return _forward_ad_active
+    set_forward_ad_active(fn is not None)
 
 
 cdef void _forward_ad_hook(Op op, tuple args, object out) except *:
@@ -598,7 +605,7 @@ cdef inline void _share_into(SavedTensor s, Tensor t):
 
 
 cdef object _inplace_call(Op op, tuple args, Py_ssize_t next_index):
-    if _forward_ad_active and _forward_ad_inplace_callback is not None:
+    if forward_ad_active() and _forward_ad_inplace_callback is not None:
         return _forward_ad_inplace_callback(op, args, next_index)
     return _inplace_call_impl(op, args, next_index)
 
@@ -1016,7 +1023,7 @@ cdef class CopySlices(Node):
         if self.fn is None or self.base_shape is None or grads[0] is None:
             raise RuntimeError(f"{type(self).__name__}.apply() needs a node recorded by an "
                                "in-place op on a view and a gradient")
-        if gs_get_grad_enabled() or _forward_ad_active:   # ops: a graph, or tangents, flow
+        if gs_get_grad_enabled() or forward_ad_active():   # ops: a graph, or tangents, flow
             return self._apply_differentiable(<Tensor>grads[0])
         cdef cnp.ndarray result = np.array(data_of(<Tensor>grads[0]), order="C", copy=True)
         pos = self.positions()
@@ -1049,7 +1056,7 @@ cdef class CopySlices(Node):
             gshape = (<object>data_of(<Tensor>g)).shape
             lead = len(shape) - len(gshape)
             if lead > 0 and all(s == 1 for s in shape[:lead]) \
-                    and _broadcastable_to(shape[lead:], gshape):
+                    and broadcastable_to(shape[lead:], gshape):
                 if gshape != shape[lead:]:
                     g = sum_to(<Tensor>g, shape[lead:])
                 out[k] = g.reshape(shape)
@@ -1093,7 +1100,7 @@ cdef class AsStridedBackward0(Node):
             raise RuntimeError(f"{type(self).__name__}.apply() needs a node recorded by an "
                                "in-place op and a gradient")
         cdef Tensor g = <Tensor>grads[0]
-        if gs_get_grad_enabled() or _forward_ad_active:   # ops: double backward, tangents
+        if gs_get_grad_enabled() or forward_ad_active():   # ops: double backward, tangents
             from gradstack_autograd.derivatives import index_scatter
             numel = int(np.prod(self.base_shape))
             return (index_scatter(g, (self.positions(),), (numel,))
@@ -1106,7 +1113,7 @@ cdef class AsStridedBackward0(Node):
 cdef object _sum_to_meta(object g, tuple shape):
     if (<object>data_of(<Tensor>g)).shape == shape:
         return g
-    return wrap(np.asarray(_np_sum_to(data_of(<Tensor>g), shape)))
+    return wrap(np.asarray(np_sum_to(data_of(<Tensor>g), shape)))
 
 
 # ----------------------------------------------------------------------------------------
@@ -1116,15 +1123,6 @@ cdef object _sum_to_meta(object g, tuple shape):
 def edge_of(x):
     """The edge for argument ``x``: where its gradient goes, or NO_EDGE."""
     return _input_edge(x)
-
-
-def new_sequence_nr():
-    return next_sequence_nr()
-
-
-def current_sequence_nr():
-    """The newest node's sequence number (the next node gets one more); read by the profiler."""
-    return _sequence_nr
 
 
 def attach_output(Tensor t not None, Node node not None, Py_ssize_t output_nr):
@@ -1153,7 +1151,7 @@ def run_fused(kernel, tuple tensors not None):
     """
     cdef Py_ssize_t i, n = len(tensors)
     cdef list arrays
-    if _kernels is None or gs_get_grad_enabled() or _forward_ad_active:
+    if _kernels is None or gs_get_grad_enabled() or forward_ad_active():
         return None
     arrays = [None] * n
     for i in range(n):
@@ -1169,3 +1167,15 @@ def run_fused(kernel, tuple tensors not None):
     if type(r) is tuple:
         return tuple([wrap(<cnp.ndarray?>a) for a in <tuple>r])
     return wrap(<cnp.ndarray?>r)
+
+
+def native_formula_of(str op_name):
+    """The native first-order formula code of ``op_name``'s entry (0 when it has none).
+
+    Read from the entry's ``fused`` field (Note [Native first-order formulas], _native.pyx).
+    """
+    from gradstack_tensor import OPS
+    op = OPS.get(op_name)
+    if op is None or not isinstance(op.derivative, Derivative):
+        return NATIVE_NONE
+    return (<Derivative>op.derivative).native

@@ -1,4 +1,33 @@
-# Included by _core.pyx: graph nodes, saved tensors, hook handles, per-tensor autograd state.
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
+"""Graph nodes, saved tensors, hook handles, per-tensor autograd state, ``.grad`` layout.
+
+The cdef classes and functions that the layer and the engine use are declared in
+``_node.pxd``.
+"""
+cimport cython
+cimport numpy as cnp
+from cpython.object cimport PyObject
+from gradstack_tensor.extension cimport Tensor, VersionCounter, data_of, wrap
+
+from gradstack_autograd._grad_mode cimport (
+    gs_get_grad_enabled, gs_get_inference_mode, gs_set_grad_enabled,
+)
+from gradstack_autograd._inline cimport kernel_operand, retrack, untrack
+
+import threading as _threading
+import weakref
+
+import numpy as np
+
+try:
+    from gradstack_tensor import kernels as _kernels
+except ImportError:  # pragma: no cover - a tensor-core build without the fused kernels
+    _kernels = None
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
 
 # ----------------------------------------------------------------------------------------
 # Hook handles
@@ -49,21 +78,6 @@ cdef object _add_hook(dict hooks, object fn):
 @cython.binding(False)
 cdef class AutogradMeta:
     """What autograd keeps on a tensor besides ``requires_grad``/``grad``/``grad_fn``."""
-    cdef public object grad_accumulator     # weakref to the leaf's AccumulateGrad node
-    cdef public dict hooks                  # leaf tensor hooks: id -> fn(grad)
-    cdef public dict post_accumulate_hooks  # id -> fn(tensor)
-    cdef public bint retains_grad
-    cdef public object view_of              # (base tensor, view op, view args) for CopySlices
-    cdef public object name
-    # Note [Views follow in-place writes on their base], _layer.pxi
-    cdef public list views                  # on a base: weakrefs of its views made by ops
-    cdef public Py_ssize_t views_prune_at   # prune dead weakrefs when the list reaches this
-    cdef public int view_creation           # on a view: VIEW_DEFAULT, _NO_GRAD or _MULTI_OUTPUT
-    cdef public str view_op                 # on a multi-output view: torch's name ("Split")
-    cdef public bint view_stale             # such a view whose base was written since
-    # Note [A view follows its base's requires_grad_()], _layer.pxi
-    cdef public bint requires_grad_from_base  # requires grad only because its base does
-    cdef public Py_ssize_t base_version       # the version when it started to
 
 
 cdef AutogradMeta meta_of(Tensor t):
@@ -95,7 +109,6 @@ cdef extern from *:
     int gs_get_n_saved_hooks() nogil
     void gs_set_n_saved_hooks(int v) nogil
 
-import threading as _threading
 _saved_hooks_local = _threading.local()
 
 
@@ -122,18 +135,6 @@ def _pop_saved_tensors_hooks():
 @cython.binding(False)
 cdef class SavedTensor:
     """A tensor saved for backward, with the version it had when it was saved."""
-    cdef Tensor tensor             # a saved input (strong reference), else None
-    cdef cnp.ndarray data          # a saved output's storage, else None
-    cdef VersionCounter vc
-    cdef Py_ssize_t version
-    cdef Py_ssize_t output_nr
-    cdef bint is_output
-    cdef bint output_requires_grad
-    cdef object packed             # what a pack hook returned
-    cdef object unpack_hook
-    cdef bint hooked
-    cdef bint freed
-    cdef object fw_grad            # a saved output's tangent (forward-over-reverse, _layer.pxi)
 
     def __repr__(self):
         return f"<SavedTensor version={self.version} output={self.is_output}>"
@@ -292,7 +293,7 @@ cdef object _dtype_of(cnp.ndarray a):
     return from_numpy_dtype(a.dtype)
 
 
-cdef void free_saved(Node node):
+cdef void free_saved(Node node) noexcept:
     cdef object v
     if node.saved is None:
         return
@@ -332,24 +333,6 @@ cdef class Node:
     subclass, named as torch names it (``MulBackward0``), so that ``print(t.grad_fn)``
     reads as it does in torch.
     """
-
-    # one edge per differentiable input: (node, input_nr, shape, dtype number), or NO_EDGE
-    # when that input needs no gradient.  The input's shape and dtype ride on the edge
-    # (one allocation instead of two) for the engine's validation.
-    cdef public tuple next_edges
-    cdef public object entry            # the op's Derivative (None for custom nodes)
-    cdef public tuple saved             # SavedTensor or plain values, as the entry's save spec
-    cdef public Py_ssize_t sequence_nr  # creation order: the engine runs later nodes first
-    cdef public Py_ssize_t num_outputs  # how many forward outputs (gradients coming in)
-    cdef public bint released           # saved tensors were freed by a backward
-    cdef public dict pre_hooks          # id -> fn(grad_outputs)
-    cdef public dict post_hooks         # id -> fn(grad_inputs, grad_outputs)
-    cdef public dict tensor_pre_hooks   # output_nr -> {id -> fn(grad)}
-    cdef public dict retained           # output_nr -> weakref of a tensor that retains grad
-    cdef public dict _metadata
-    cdef public object anomaly_trace    # the forward stack, when anomaly mode recorded it
-    cdef public object extra            # whatever else the formula needs
-    cdef object __weakref__
 
     def __cinit__(self):
         self.saved = None
@@ -444,7 +427,7 @@ cdef class Node:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
-cdef Py_ssize_t next_sequence_nr():
+cdef Py_ssize_t next_sequence_nr() noexcept:
     global _sequence_nr
     _sequence_nr += 1
     return _sequence_nr
@@ -454,8 +437,6 @@ cdef Py_ssize_t next_sequence_nr():
 @cython.binding(False)
 cdef class AccumulateGrad(Node):
     """The node that adds a leaf's gradient into ``leaf.grad`` (torch's layout rules 1-4)."""
-
-    cdef readonly Tensor variable       # the leaf tensor this node accumulates into
 
     cpdef tuple apply(self, tuple grads):
         _check_node_grads(self, grads)
@@ -624,8 +605,8 @@ cdef void add_into_array(cnp.ndarray dst, cnp.ndarray src) except *:
     """``dst += src``: the fused kernel when both qualify, else numpy (any layout, casting)."""
     cdef int num = cnp.PyArray_TYPE(dst)
     if (_kernels is not None and (num == cnp.NPY_FLOAT or num == cnp.NPY_DOUBLE)
-            and cnp.PyArray_ISWRITEABLE(dst) and _kernel_operand(dst, num, dst)
-            and _kernel_operand(src, num, dst)):      # (what _kernels.fusable checks, in C)
+            and cnp.PyArray_ISWRITEABLE(dst) and kernel_operand(dst, num, dst)
+            and kernel_operand(src, num, dst)):      # (what _kernels.fusable checks, in C)
         _kernels.accumulate_(dst, src)
     else:
         np.add(dst, src, out=dst, casting="unsafe")
@@ -644,3 +625,13 @@ cdef void _run_post_accumulate_hooks(Tensor var) except *:
 def _add_hook_py(dict hooks not None, fn):
     """Register ``fn`` in ``hooks``; returns its RemovableHandle (for Python modules)."""
     return _add_hook(hooks, fn)
+
+
+def new_sequence_nr():
+    """A new node's sequence number (custom Function nodes take theirs here)."""
+    return next_sequence_nr()
+
+
+def current_sequence_nr():
+    """The newest node's sequence number (the next node gets one more); read by the profiler."""
+    return _sequence_nr

@@ -1,5 +1,29 @@
-# Included by _core.pyx: the backward engine.
-#
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
+"""The backward engine: ``run_backward`` (shared by ``backward`` and ``grad``), graph tasks,
+the node observer (the profiler).
+"""
+cimport cython
+cimport numpy as cnp
+from gradstack_tensor.extension cimport Tensor, data_of, wrap
+
+from gradstack_autograd._grad_mode cimport (
+    anomaly_check_nan, anomaly_enabled, forward_ad_active, gs_get_grad_enabled,
+    gs_get_grads_batch, gs_set_grad_enabled, gs_set_grads_batch,
+)
+from gradstack_autograd._layer cimport Derivative, OpNode
+from gradstack_autograd._native cimport broadcastable_to, sum_to
+from gradstack_autograd._node cimport (
+    AccumulateGrad, AutogradMeta, Node, add_into_array, free_saved, gradient_edge,
+)
+
+import heapq
+import threading as _threading
+
+import numpy as np
+
+cnp.import_array()
+
+
 # Note [How the engine runs a backward pass]
 # 1. Find the nodes to run: walk the graph from the roots with an explicit stack (never
 #    recursion: chains of millions of nodes are fine).  When targets are given (grad(), or
@@ -19,87 +43,13 @@
 # ``grad(..., is_grads_batched=True)`` (and functional-api's jacobian/hessian) run ONE pass
 # in which every gradient carries one extra leading dim, the batch (pytorch#50584 loops one
 # pass per row instead).  The run is marked in a C thread-local (the batch size, -1 when
-# not batched).  Formulas that use shapes read it through ``grads_batched()`` and keep the
-# leading dim (derivatives.py's ``_lead``); elementwise and matmul formulas broadcast over
+# not batched; it lives in _grad_mode.pyx).  Formulas that use shapes read it through
+# ``grads_batched()`` and keep the leading dim (derivatives.py's ``_lead``); elementwise and matmul formulas broadcast over
 # it as they are.  ``validate_grad``/``sum_to`` compare shapes ignoring the leading dim and
 # reduce broadcasts while keeping it.  A graph holding a node that cannot take a batch
 # (custom Function, in-place on a view, a Derivative marked ``batchable=False``, any
 # hook) is run row by row instead: ``unbatchable_reason`` says which node, and
 # graph_api._batched_grad falls back to the loop.
-
-cdef extern from *:
-    """
-    static __thread Py_ssize_t gs_grads_batch = -1;
-    static inline Py_ssize_t gs_get_grads_batch(void) { return gs_grads_batch; }
-    static inline void gs_set_grads_batch(Py_ssize_t v) { gs_grads_batch = v; }
-    """
-    Py_ssize_t gs_get_grads_batch() nogil
-    void gs_set_grads_batch(Py_ssize_t v) nogil
-
-
-def grads_batched():
-    """Whether the backward pass running in this thread is batched (Note [Batched backward])."""
-    return gs_get_grads_batch() >= 0
-
-
-def grads_batch_size():
-    """The batch size of the batched backward running in this thread, or -1."""
-    return gs_get_grads_batch()
-
-cdef object _np_sum_to(cnp.ndarray g, tuple shape):
-    """Sum a broadcast gradient ``g`` back to ``shape`` (numpy, no graph)."""
-    if _kernels is not None and g.dtype.kind == "f" and g.dtype.itemsize >= 4:
-        return _kernels.sum_to_shape(g, shape)
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                      if s == 1 and g.shape[i + lead] != 1)
-    r = np.add.reduce(g, axis=axes, keepdims=True) if axes else g
-    return np.reshape(r[(0,) * lead] if lead else r, shape)
-
-
-cdef bint _broadcastable_to(tuple shape, tuple target):
-    cdef Py_ssize_t i, n = len(shape), m = len(target)
-    if n > m:
-        return False
-    for i in range(n):
-        if shape[n - 1 - i] != 1 and shape[n - 1 - i] != target[m - 1 - i]:
-            return False
-    return True
-
-
-cdef object sum_to(Tensor g, tuple shape):
-    """Reduce ``g`` to ``shape``: differentiably when grad mode is on (create_graph).
-
-    In a batched backward the leading (batch) dim of ``g`` is kept: the result has shape
-    ``(batch,) + shape`` (Note [Batched backward]).  With forward-mode AD active the ops
-    path is taken too, so that tangents flow through the reduction.
-    """
-    cdef tuple gshape = (<object>data_of(g)).shape
-    cdef Py_ssize_t lead, nb = 1 if gs_get_grads_batch() >= 0 else 0
-    if not gs_get_grad_enabled() and not _forward_ad_active:
-        if nb == 0:
-            return wrap(np.asarray(_np_sum_to(data_of(g), shape)))
-        return wrap(np.asarray(_np_sum_to_batched(data_of(g), shape)))
-    lead = len(gshape) - nb - len(shape)
-    dims = tuple(range(nb, nb + lead)) + tuple(i + nb + lead for i, s in enumerate(shape)
-                                               if s == 1 and gshape[i + nb + lead] != 1)
-    r = g.sum(dims, keepdim=True) if dims else g
-    return r.reshape(gshape[:nb] + shape)
-
-
-cdef object _np_sum_to_batched(cnp.ndarray g, tuple shape):
-    """``_np_sum_to`` keeping the leading (batch) dim of ``g``."""
-    lead = g.ndim - 1 - len(shape)
-    axes = tuple(range(1, 1 + lead)) + tuple(i + 1 + lead for i, s in enumerate(shape)
-                                             if s == 1 and g.shape[i + 1 + lead] != 1)
-    r = np.add.reduce(g, axis=axes, keepdims=True) if axes else g
-    return np.reshape(r, (g.shape[0],) + shape)
-
-
-def sum_to_py(Tensor g not None, shape):
-    """Reduce a broadcast gradient ``g`` to ``shape`` (differentiably under create_graph)."""
-    return sum_to(g, tuple(shape))
-
 
 cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
     """Check gradient ``i`` produced by ``node`` against its input's shape and dtype (one place)."""
@@ -124,7 +74,7 @@ cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
         return g.to(_dtype_of_num(dtype))
     gshape = (<object>gd).shape
     if gshape != shape:
-        if not _broadcastable_to(shape, gshape):
+        if not broadcastable_to(shape, gshape):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
                 f"{list(gshape)} but expected shape compatible with {list(shape)}"
@@ -147,7 +97,7 @@ cdef object _validate_batched_grad(Tensor g, Node node, tuple shape, int dtype, 
             "the batch dim (see Note [Batched backward]), or be marked batchable=False."
         )
     if gshape[1:] != shape:
-        if not _broadcastable_to(shape, gshape[1:]):
+        if not broadcastable_to(shape, gshape[1:]):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
                 f"{list(gshape)} but expected shape compatible with {[batch] + list(shape)} "
@@ -649,7 +599,7 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
     cdef bint is_acc
     cdef dict node_targets
     # Note [Input buffers sum in place]
-    cdef bint in_place = not gs_get_grad_enabled() and not _forward_ad_active
+    cdef bint in_place = not gs_get_grad_enabled() and not forward_ad_active()
     cdef bint has_targets = bool(targets)
     cdef bint runs, early
     while heap or next_node is not None:
@@ -708,7 +658,7 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
             g = gi[i]
             if g is not None:
                 g = validate_grad(g, node, <tuple>edge, i)
-                if _anomaly_enabled and _anomaly_check_nan:
+                if anomaly_enabled() and anomaly_check_nan():
                     _check_nan(g, node, i)
             nr = (<tuple>edge)[1]
             cgrads = buffers.get(child)

@@ -1,5 +1,27 @@
-# Included by _core.pyx: C copies of the hottest first-order backward formulas.
-#
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
+"""Gradient arithmetic in C: the native first-order formulas (add, sub, mul, div) and the
+reduction of a broadcast gradient to its input's shape (``sum_to``).
+
+Declared for the layer and the engine in ``_native.pxd``.
+"""
+cimport numpy as cnp
+from gradstack_tensor.extension cimport Tensor, data_of, wrap
+
+from gradstack_autograd._grad_mode cimport (
+    forward_ad_active, gs_get_grad_enabled, gs_get_grads_batch,
+)
+from gradstack_autograd._inline cimport kernel_operand
+from gradstack_autograd._node cimport Node, SavedTensor
+
+import numpy as np
+
+try:
+    from gradstack_tensor import kernels as _kernels
+except ImportError:  # pragma: no cover - a tensor-core build without the fused kernels
+    _kernels = None
+
+cnp.import_array()
+
 # Note [Native first-order formulas]
 # An op's entry in the derivative table is the one definition of its backward formula,
 # written with gradstack ops so that create_graph can differentiate it again.  An entry
@@ -20,19 +42,19 @@
 # place.  The tests run each op both ways and compare the results bit for bit
 # (tests/test_native_formulas.py).
 
-cdef enum NativeFormula:
-    NATIVE_NONE = 0
-    NATIVE_ADD = 1
-    NATIVE_MUL = 2
-    NATIVE_DIV = 3
-    NATIVE_SUB = 4
-
 # the fused kernels this module runs natively, by the name an entry's ``fused`` gives
 # (add's and sub's "kernels" pass the gradient through: no array kernel is needed)
 cdef dict _NATIVE_FORMULAS = {"add_backward": NATIVE_ADD, "sub_backward": NATIVE_SUB,
                               "mul_backward": NATIVE_MUL, "div_backward": NATIVE_DIV}
 
 # (the kernels are looked up on the module at each call, so tests can wrap them)
+
+
+cdef int native_code(str fused) except -1:
+    """The NativeFormula code of an entry's ``fused`` kernel name (NATIVE_NONE if none)."""
+    if fused is None:
+        return NATIVE_NONE
+    return _NATIVE_FORMULAS.get(fused, NATIVE_NONE)
 
 
 cdef bint _native_enabled = True
@@ -49,24 +71,6 @@ def set_native_formulas_enabled(bint enabled):
     return old
 
 
-def native_formula_of(str op_name):
-    """The native first-order formula code of ``op_name``'s entry (0 when it has none).
-
-    Read from the entry's ``fused`` field (Note [Native first-order formulas]).
-    """
-    from gradstack_tensor import OPS
-    op = OPS.get(op_name)
-    if op is None or not isinstance(op.derivative, Derivative):
-        return NATIVE_NONE
-    return (<Derivative>op.derivative).native
-
-
-cdef inline bint _kernel_operand(cnp.ndarray a, int typenum, cnp.ndarray like):
-    """``a`` is a C-contiguous, aligned, native-order array of ``like``'s shape and dtype."""
-    return (cnp.PyArray_TYPE(a) == typenum and cnp.PyArray_ISCARRAY_RO(a)
-            and cnp.PyArray_ISNOTSWAPPED(a) and cnp.PyArray_SAMESHAPE(a, like))
-
-
 cdef inline object _intact_saved_input(tuple saved, Py_ssize_t i):
     """``saved[i]``'s tensor when it is a saved input that unpacks as is, else None."""
     cdef object v = saved[i]
@@ -79,13 +83,13 @@ cdef inline object _intact_saved_input(tuple saved, Py_ssize_t i):
     return s.tensor
 
 
-cdef object native_apply(OpNode node, int formula, tuple grads):
+cdef object native_apply(Node node, int formula, tuple grads):
     """The node's input gradients computed in C, or None to take the Python formula."""
     cdef object g, a, b, alpha
     cdef cnp.ndarray gd, ad, bd
     cdef int typenum
     cdef tuple r
-    if (not _native_enabled or gs_get_grad_enabled() or _forward_ad_active
+    if (not _native_enabled or gs_get_grad_enabled() or forward_ad_active()
             or gs_get_grads_batch() >= 0 or len(grads) != 1 or node.saved is None):
         return None
     g = grads[0]
@@ -125,8 +129,8 @@ cdef object native_apply(OpNode node, int formula, tuple grads):
         return None
     ad = data_of(<Tensor>a)
     bd = data_of(<Tensor>b)
-    if not (_kernel_operand(gd, typenum, gd) and _kernel_operand(ad, typenum, gd)
-            and _kernel_operand(bd, typenum, gd)):
+    if not (kernel_operand(gd, typenum, gd) and kernel_operand(ad, typenum, gd)
+            and kernel_operand(bd, typenum, gd)):
         return None
     if formula == NATIVE_MUL:
         r = <tuple>_kernels.mul_backward(gd, ad, bd)
@@ -135,3 +139,62 @@ cdef object native_apply(OpNode node, int formula, tuple grads):
     else:
         return None
     return (wrap(<cnp.ndarray>r[0]), wrap(<cnp.ndarray>r[1]))
+
+
+# ----------------------------------------------------------------------------------------
+# Reducing a broadcast gradient to its input's shape (the engine's validation, CopySlices,
+# the derivative table's formulas through sum_to_py)
+
+cdef object np_sum_to(cnp.ndarray g, tuple shape):
+    """Sum a broadcast gradient ``g`` back to ``shape`` (numpy, no graph)."""
+    if _kernels is not None and g.dtype.kind == "f" and g.dtype.itemsize >= 4:
+        return _kernels.sum_to_shape(g, shape)
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and g.shape[i + lead] != 1)
+    r = np.add.reduce(g, axis=axes, keepdims=True) if axes else g
+    return np.reshape(r[(0,) * lead] if lead else r, shape)
+
+
+cdef bint broadcastable_to(tuple shape, tuple target) except -1:
+    cdef Py_ssize_t i, n = len(shape), m = len(target)
+    if n > m:
+        return False
+    for i in range(n):
+        if shape[n - 1 - i] != 1 and shape[n - 1 - i] != target[m - 1 - i]:
+            return False
+    return True
+
+
+cdef object sum_to(Tensor g, tuple shape):
+    """Reduce ``g`` to ``shape``: differentiably when grad mode is on (create_graph).
+
+    In a batched backward the leading (batch) dim of ``g`` is kept: the result has shape
+    ``(batch,) + shape`` (Note [Batched backward]).  With forward-mode AD active the ops
+    path is taken too, so that tangents flow through the reduction.
+    """
+    cdef tuple gshape = (<object>data_of(g)).shape
+    cdef Py_ssize_t lead, nb = 1 if gs_get_grads_batch() >= 0 else 0
+    if not gs_get_grad_enabled() and not forward_ad_active():
+        if nb == 0:
+            return wrap(np.asarray(np_sum_to(data_of(g), shape)))
+        return wrap(np.asarray(_np_sum_to_batched(data_of(g), shape)))
+    lead = len(gshape) - nb - len(shape)
+    dims = tuple(range(nb, nb + lead)) + tuple(i + nb + lead for i, s in enumerate(shape)
+                                               if s == 1 and gshape[i + nb + lead] != 1)
+    r = g.sum(dims, keepdim=True) if dims else g
+    return r.reshape(gshape[:nb] + shape)
+
+
+cdef object _np_sum_to_batched(cnp.ndarray g, tuple shape):
+    """``np_sum_to`` keeping the leading (batch) dim of ``g``."""
+    lead = g.ndim - 1 - len(shape)
+    axes = tuple(range(1, 1 + lead)) + tuple(i + 1 + lead for i, s in enumerate(shape)
+                                             if s == 1 and g.shape[i + 1 + lead] != 1)
+    r = np.add.reduce(g, axis=axes, keepdims=True) if axes else g
+    return np.reshape(r, (g.shape[0],) + shape)
+
+
+def sum_to_py(Tensor g not None, shape):
+    """Reduce a broadcast gradient ``g`` to ``shape`` (differentiably under create_graph)."""
+    return sum_to(g, tuple(shape))

@@ -1,0 +1,43 @@
+# The derivative table's row type and the nodes recorded from it: what the engine cimports
+# from _layer.pyx.
+cimport cython
+
+from gradstack_autograd._node cimport Node
+
+
+cdef class Derivative:
+    cdef readonly str op_name
+    cdef readonly tuple signature       # the names of the op's positional arguments
+    cdef readonly tuple inputs          # arg positions of the differentiable inputs
+    cdef readonly bint list_input       # args[inputs[0]] is a sequence of tensors (cat, stack)
+    cdef readonly tuple save            # arg positions whose values the formula needs
+    # None, or one entry per ``save`` position: None (always saved) or the indices (into
+    # ``inputs``) of the inputs whose gradient reads it (Note [Save what a gradient needs])
+    cdef readonly tuple save_for
+    cdef readonly bint save_output      # the formula needs the op's output(s)
+    # None, or indices (into ``inputs``): the output is saved only when one of these
+    # arguments is a tensor (torch's overloads: pow(Tensor, Scalar) saves no result,
+    # pow(Tensor, Tensor) saves it whether or not the exponent requires grad)
+    cdef readonly tuple output_for
+    cdef readonly dict slots            # saved name -> index into node.saved ("result" last)
+    cdef readonly tuple sizes           # (name, input index): torch's ``_saved_<name>_sym_sizes``
+    cdef readonly object backward       # fn(ctx, *grads) -> tuple with one grad per input
+    cdef public object jvp              # forward-mode formula, or None
+    cdef public object batch_rule       # vmap's rule(args, batch_dims), or None
+    cdef public bint batchable          # keeps a leading batch dim (Note [Batched backward])
+    cdef readonly bint differentiable   # False: outputs never require grad (comparisons ...)
+    cdef readonly object extra          # fn(args, out) -> anything else the formula needs
+    cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
+    cdef readonly str fused             # the kernel that may replace the formula, or None
+    cdef readonly int native            # its NativeFormula code (Note [Native first-order formulas])
+    cdef dict _classes
+    cdef object _fixed_class            # the node class when node_name is a plain str
+
+    cpdef Py_ssize_t slot(self, str name) except -2
+    cdef object node_class(self, tuple args)
+
+
+@cython.no_gc  # Note [no_gc is declared in the .pxd], _node.pxd
+cdef class OpNode(Node):
+    cdef list _saved_names(self)
+    cdef object _saved_attribute(self, str name)
