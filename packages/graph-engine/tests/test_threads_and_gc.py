@@ -1,5 +1,5 @@
 """Issue 11's probes as tests: backward passes from several threads into one leaf lose no
-update (Note [Accumulation into .grad is atomic] in _node.pxi), and a saved tensor that
+update (Note [Accumulation into .grad is atomic] in _node.pyx), and a saved tensor that
 joins a reference cycle is collected (Note [Saved intermediates are invisible ...])."""
 
 from __future__ import annotations
@@ -60,3 +60,32 @@ def test_a_saved_tensor_that_joins_a_cycle_is_collected():
         del t, y
         gc.collect()
         assert ref() is None, run_backward
+
+
+def test_node_types_stay_out_of_the_cyclic_gc_across_modules():
+    # Note [no_gc is declared in the .pxd]: OpNode, CopySlices and AsStridedBackward0 are
+    # compiled in _layer, their base Node in _node; without no_gc in _node.pxd they became
+    # GC types (their instances then carry a GC header until untracked)
+    import gc
+
+    from gradstack_autograd import _engine, _layer, _node
+
+    have_gc = 1 << 14  # Py_TPFLAGS_HAVE_GC
+    for cls in (
+        _node.Node,
+        _node.AccumulateGrad,
+        _node.SavedTensor,
+        _layer.OpNode,
+        _layer.CopySlices,
+        _layer.AsStridedBackward0,
+        _engine._OwnedGrad,
+    ):
+        assert not cls.__flags__ & have_gc, cls.__name__
+    # and the nodes a graph is made of are invisible to the collector
+    x = gt.ones(3, requires_grad=True)
+    y = x * 2
+    z = gt.ones(3, requires_grad=True) * 1
+    z[0:2].mul_(y[0:2])  # an in-place op on a view: CopySlices on z, AsStridedBackward0
+    for node in (y.grad_fn, y.grad_fn.next_functions[0][0], z.grad_fn):
+        assert not gc.is_tracked(node), type(node).__name__
+    assert type(z.grad_fn).__name__ == "CopySlices"
