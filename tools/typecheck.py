@@ -1,10 +1,11 @@
 """Type-check every typed package of the workspace with mypy (``hatch run lint``).
 
 A package is typed when each of its compiled modules (``.pyx``) has a stub (``.pyi``)
-beside it: the pure-Python packages, and the profiler, whose one extension is small enough
-to describe.  tensor-core and graph-engine are not: their public ``Tensor`` is described by
-the stub that tests/test_tensor_stub.py keeps true.  Each typed package must ship a ``py.typed``
-marker (PEP 561), so that its users' type checkers read its annotations too.  mypy's
+beside it: the pure-Python packages, the profiler, whose one extension is small enough
+to describe, and graph-engine (a stub per module of its core).  tensor-core is not: its
+public ``Tensor`` is described by the stub that tests/test_tensor_stub.py keeps true.  Each
+typed package must ship a ``py.typed`` marker (PEP 561), so that its users' type checkers
+read its annotations too.  mypy's
 settings, and what they relax and why, are in the root ``pyproject.toml``
 (Note [What the type check relaxes]).
 

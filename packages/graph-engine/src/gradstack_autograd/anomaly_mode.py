@@ -42,7 +42,7 @@ class detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
 
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = check_nan
-        self._prev = []
+        self._prev: list[tuple[bool, bool]] = []
         warnings.warn(
             "Anomaly Detection has been enabled. This mode will increase the runtime and "
             "should only be enabled for debugging.",

@@ -2356,7 +2356,7 @@ def _cat(ctx, grad):
     dim = ctx.saved_value("dim")
     lead = _lead(grad)
     axis = _dim_after(dim, grad, lead)
-    out, start = [], 0
+    out, start = [], 0  # type: ignore[var-annotated]
     for i, size in enumerate(ctx.extra):
         shape = ctx.input_shape(i)
         if shape is None:

@@ -85,7 +85,8 @@ class _Level:
 
     def __init__(self, index: int):
         self.index = index  # its position in the stack of open levels (torch's level index)
-        self.tracked = []  # weakrefs to tensors that received a tangent in this level
+        # weakrefs to tensors that received a tangent in this level
+        self.tracked: list[weakref.ref] = []
         self.prune_at = 1024
         self.open = True
 

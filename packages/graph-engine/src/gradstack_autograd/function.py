@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import traceback
+from typing import Any
 
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
@@ -81,7 +82,7 @@ class FunctionCtx:
 class BackwardCFunction(_node.Node, FunctionCtx):
     """The node of a custom Function: it is also the ``ctx`` its methods receive."""
 
-    _forward_cls = None
+    _forward_cls: Any = None  # the Function subclass (its backward), set per subclass
 
     @property
     def saved_tensors(self):
@@ -280,12 +281,14 @@ def once_differentiable(fn):
         wrapped = tuple(_delayed_error(o, message) if isinstance(o, Tensor) else o for o in outs)
         return wrapped[0] if single else wrapped
 
-    wrapper._once_differentiable = True
+    wrapper._once_differentiable = True  # type: ignore[attr-defined]
     return wrapper
 
 
 class DelayedError(_node.Node):
     """A node that raises its message if a backward pass ever reaches it."""
+
+    message: str
 
     def apply(self, grads):
         raise RuntimeError(self.message)

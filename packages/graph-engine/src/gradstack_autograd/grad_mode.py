@@ -97,7 +97,7 @@ class no_grad(_NoParamDecoratorContextManager):  # noqa: N801 - torch's name
     """Disable gradient recording: ops inside produce tensors with ``requires_grad=False``."""
 
     def __init__(self) -> None:
-        self._prev = []
+        self._prev: list[bool] = []
 
     def __enter__(self) -> None:
         self._prev.append(_grad_mode._set_grad_enabled(False))
@@ -110,7 +110,7 @@ class enable_grad(_NoParamDecoratorContextManager):  # noqa: N801
     """Enable gradient recording (inside a ``no_grad`` block, for example)."""
 
     def __init__(self) -> None:
-        self._prev = []
+        self._prev: list[bool] = []
 
     def __enter__(self) -> None:
         self._prev.append(_grad_mode._set_grad_enabled(True))
@@ -168,7 +168,7 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801
         if not isinstance(mode, bool):
             return  # __new__ returned the decorated function
         self.mode = mode
-        self._prev = []
+        self._prev: list[tuple[bool, bool]] = []  # (inference mode, grad mode)
 
     def __enter__(self) -> None:
         self._prev.append(

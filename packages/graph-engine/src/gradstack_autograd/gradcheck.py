@@ -104,7 +104,7 @@ def get_numerical_jacobian(fn, inputs, eps=1e-6):
     """
     inputs = _as_tuple(inputs)
     outs = _outputs(fn, inputs)
-    jac = []
+    jac: list[list[np.ndarray] | None] = []
     for x in inputs:
         if not isinstance(x, Tensor) or not x.requires_grad:
             jac.append(None)
@@ -303,7 +303,7 @@ def _fast_check(func, inputs, outputs, eps, rtol, atol, nondet_tol, check_grad_d
         if forward
         else [
             _analytical_checked(o, diff, [v], nondet_tol, check_grad_dtypes)
-            for o, v in zip(outputs, all_v)
+            for o, v in zip(outputs, all_v or ())
         ]
     )
     for pos, (i, u) in enumerate(zip(diff_idx, all_u)):
@@ -315,6 +315,7 @@ def _fast_check(func, inputs, outputs, eps, rtol, atol, nondet_tol, check_grad_d
                 if not _allclose(a, n, rtol, atol * float(u.sum())):
                     raise _mismatch(a, n, o, pos, True, True)
             continue
+        assert all_v is not None and vjps is not None  # (made when not forward)
         for o, k in enumerate(keep):
             n = np.array([all_v[o] @ ju[k]])
             a = np.array([vjps[o][pos][0] @ u])

@@ -271,7 +271,7 @@ def _row_by_row_grad(outputs, inputs, grads, n, retain_graph, create_graph, allo
                 allow_unused=bool(allow_unused),
             )
         )
-    result = []
+    result: list[Tensor | None] = []
     for i, inp in enumerate(inputs):
         col = [r[i] for r in rows]
         if all(c is None for c in col):

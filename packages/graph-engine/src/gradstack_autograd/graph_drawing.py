@@ -62,7 +62,7 @@ def dot_available() -> bool:
 
 def _graphviz():
     try:
-        import graphviz
+        import graphviz  # type: ignore[import-untyped]
     except ImportError as exc:
         raise GraphvizMissingError(
             f"drawing a graph needs the Python package `graphviz`: {_INSTALL_PY}"
