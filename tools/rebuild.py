@@ -14,6 +14,10 @@ says what is compiling::
 
 Nothing changed: about a second, and one line per package.  ``GRADSTACK_BUILD_JOBS=N``
 sets how many compile at once (default: every CPU).
+
+A compiled extension whose ``.pyx`` is gone (a module that was renamed or split, such as
+graph-engine's old ``_core``) is removed, with a line saying so: left in place, it would
+still be importable and hide the change.
 """
 
 from __future__ import annotations
@@ -45,6 +49,20 @@ def cython_packages() -> list[Path]:
     return sorted(found, key=lambda p: (LAYERS.index(p.name) if p.name in LAYERS else 99, p.name))
 
 
+def remove_orphans(package: Path, log) -> None:
+    """Delete the compiled extensions (and generated C) under ``package/src`` whose
+    ``.pyx`` no longer exists."""
+    for ext in sorted((package / "src").rglob("*.so")):
+        stem = ext.name.split(".", 1)[0]
+        pyx = ext.with_name(stem + ".pyx")
+        if not pyx.exists():
+            ext.unlink()
+            c_file = ext.with_name(stem + ".c")
+            if c_file.exists():
+                c_file.unlink()
+            log(f"removed {ext.relative_to(ROOT)} (its .pyx is gone)")
+
+
 def main(argv: list[str]) -> int:
     hook = load_hook()
     packages = [
@@ -60,6 +78,8 @@ def main(argv: list[str]) -> int:
             sys.stdout.write(f"rebuild: {line}\n")
             sys.stdout.flush()
 
+    for path in cython_packages():
+        remove_orphans(path, log)
     try:
         hook.build(packages, log=log)
     except Exception as exc:  # a Cython or C compiler error: its output is above
