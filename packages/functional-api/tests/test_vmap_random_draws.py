@@ -1,7 +1,7 @@
 """vmap's randomness flag on the random fills added with torch's generator (bernoulli_,
 exponential_, random_) and on the random ops with tensor parameters, compared with
 torch.func.vmap: the same values after the same seed, or a RuntimeError where gradstack
-does not batch (bernoulli/multinomial/normal with tensor parameters)."""
+refuses (torch's errors)."""
 
 from __future__ import annotations
 
@@ -45,17 +45,56 @@ def test_error_mode_refuses_with_torchs_words(name):
     assert str(got.value) == str(expected.value)
 
 
+# f(L, x) with the mapped input x, its in_dims, and the shape of x
 TENSOR_PARAMS = {
-    "bernoulli": lambda t: (t + 0.5).bernoulli(),
-    "bernoulli_": lambda t: t.clone().bernoulli_(t + 0.5),
-    "multinomial": lambda t: (t + 1).multinomial(2),
-    "normal": lambda t: gt.normal(t, 1.0),
+    "bernoulli": (lambda L, x: L.bernoulli(x), 0, (3, 2)),
+    "bernoulli_dim1": (lambda L, x: L.bernoulli(x), 1, (2, 3)),
+    "bernoulli_3d": (lambda L, x: L.bernoulli(x), 1, (2, 3, 4)),
+    "normal_mean": (lambda L, x: L.normal(x, 1.0), 0, (3, 2)),
+    "normal_mean_tensor_std": (lambda L, x: L.normal(x, L.ones(2)), 0, (3, 2)),
+    "normal_std_broadcast": (lambda L, x: L.normal(L.zeros(4, 2), x + 1), 0, (3, 2)),
+    "normal_std_dim1": (lambda L, x: L.normal(L.zeros(4, 2), x + 1), 1, (2, 3)),
+    "multinomial": (lambda L, x: L.multinomial(x + 1, 2), 0, (3, 4)),
+    "multinomial_replacement": (lambda L, x: L.multinomial(x + 1, 5, replacement=True), 0, (3, 4)),
+    "multinomial_rows": (lambda L, x: L.multinomial(x + 1, 2), 0, (3, 2, 4)),
+    "multinomial_rows_dim1": (lambda L, x: L.multinomial(x + 1, 2), 1, (2, 3, 4)),
+    "bernoulli_p_": (lambda L, x: L.zeros_like(x).bernoulli_(x), 0, (3, 2)),
+    "bernoulli_p_dim1": (lambda L, x: L.zeros_like(x).bernoulli_(x), 1, (2, 3)),
+    "bernoulli_unbatched_p_": (lambda L, x: (x * 0).bernoulli_(L.full((2,), 0.5)), 0, (3, 2)),
 }
 
 
-@pytest.mark.parametrize("mode", ["same", "different"])
+def _run_params(L, name, mode):
+    f, in_dims, shape = TENSOR_PARAMS[name]
+    L.manual_seed(0)
+    x = (L.arange(float(np.prod(shape))).reshape(shape) % 5) / 5
+    return L.func.vmap(lambda x: f(L, x), in_dims=in_dims, randomness=mode)(x)
+
+
 @pytest.mark.parametrize("name", sorted(TENSOR_PARAMS))
-def test_tensor_parameters_are_refused_not_drawn_per_sample(name, mode):
-    # a per-sample loop would give every sample its own draws under randomness="same"
-    with pytest.raises(RuntimeError, match=f"does not batch {name} with tensor parameters"):
-        _run(gt, vmap, mode, TENSOR_PARAMS[name])
+def test_tensor_parameters_draw_torchs_values_under_different(name):
+    import gradstack
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a rule, not the per-sample fallback
+        got = _run_params(gradstack, name, "different")
+    expected = _run_params(torch, name, "different")
+    assert tuple(got.shape) == tuple(expected.shape)
+    np.testing.assert_array_equal(np.asarray(got.tolist()), np.asarray(expected.tolist()))
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_PARAMS))
+def test_tensor_parameters_under_same_as_torch(name):
+    # a batched parameter is refused with torch's words (one draw cannot follow per-sample
+    # parameters); a batched self with unbatched parameters gets one sample's draw
+    import gradstack
+
+    try:
+        expected = _run_params(torch, name, "same")
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as got:
+            _run_params(gradstack, name, "same")
+        assert str(got.value) == str(e)
+        return
+    got = _run_params(gradstack, name, "same")
+    np.testing.assert_array_equal(np.asarray(got.tolist()), np.asarray(expected.tolist()))

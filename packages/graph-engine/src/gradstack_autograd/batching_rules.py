@@ -71,6 +71,7 @@ __all__ = [
     "FALLBACK",
     "INPLACE_ERROR",
     "RANDOM_ERROR",
+    "SAME_RANDOMNESS_ERROR",
     "LEVELS",
     "drawing",
     "batch_size",
@@ -849,13 +850,22 @@ def _random_inplace(name: str):
     return rule
 
 
+SAME_RANDOMNESS_ERROR = (
+    "Vmap does not currently support same randomness with a batched tensor input. Please "
+    "file an issue with functorch"
+)
+
+
 def _random_tensor_params(name: str, inplace: bool):
     """The random ops with tensor parameters (``bernoulli(p)``, ``bernoulli_(p_tensor)``,
-    ``multinomial``, ``normal(mean, std)``): "error" refuses; otherwise they are refused
-    too, since running them once per sample would break randomness="same" (every sample
-    would draw its own values).  In-place fills with number parameters use
+    ``multinomial``, ``normal(mean, std)``): "error" refuses; "same" refuses a batched
+    parameter (torch's error: one draw cannot follow per-sample parameters) and fills a
+    batched ``self`` with one sample's draw; "different"
+    runs the op once on the whole batch, batch dim first and contiguous, which draws
+    torch's values after the same seed.  In-place fills with number parameters use
     :func:`_random_inplace`."""
     fill = _random_inplace(name) if inplace else None
+    op = OPS[name]
 
     def rule(args, bdims):
         level = _current_level()
@@ -864,10 +874,34 @@ def _random_tensor_params(name: str, inplace: bool):
             raise RuntimeError(RANDOM_ERROR)
         if fill is not None and not any(isinstance(a, Tensor) for a in args[1:]):
             return fill(args, bdims)
-        raise RuntimeError(
-            f"vmap(randomness={mode!r}): gradstack does not batch {name} with tensor "
-            "parameters; draw the values outside vmap and pass them in"
-        )
+        if inplace and bdims[0] is None:
+            raise inplace_error(name, args[0].shape)
+        if mode == "same":
+            if any(b is not None for b in bdims[1:]) or not inplace:
+                raise RuntimeError(SAME_RANDOMNESS_ERROR)
+            # only ``self`` is batched: one sample's draw, written into every sample
+            x = front(args[0], bdims[0])
+            sample = x[0].clone()
+            with drawing():
+                dispatch(op, (sample,) + tuple(args[1:]))
+            dispatch(OPS["copy_"], (x, sample))
+            return args[0], bdims[0]
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ranks = {i: _rank(args[i], bdims[i]) for i in positions}
+        target = max(ranks.values())
+        new = list(args)
+        for i in positions:
+            if bdims[i] is not None:
+                x = pad(front(args[i], bdims[i]), ranks[i], target)
+                new[i] = x if inplace and i == 0 else x.contiguous()
+        with drawing():
+            if name == "multinomial" and ranks[0] == 2:
+                # the op takes one or two dims: the samples' rows one after another
+                x = new[0]
+                rows = dispatch(op, (x.reshape(-1, x.shape[-1]),) + tuple(new[1:]))
+                return rows.reshape(tuple(x.shape[:2]) + tuple(rows.shape[-1:])), 0
+            out = dispatch(op, tuple(new))
+        return (args[0], bdims[0]) if inplace else (out, 0)
 
     return rule
 
