@@ -34,8 +34,10 @@ cimport cython
 cdef extern from *:
     """
     /* Note [Inside a gradstack op]: this thread's depth of kernel calls (one C int per
-       thread: the block cache reads it for large allocations only) */
-    static __thread int gs_op_depth = 0;
+       thread: the block cache reads it for large allocations only).  initial-exec: an
+       offset from the thread pointer, no __tls_get_addr call (4 bytes of the static TLS
+       that glibc reserves for libraries loaded later) */
+    static __thread int gs_op_depth __attribute__((tls_model("initial-exec"))) = 0;
     """
     int gs_op_depth
 
