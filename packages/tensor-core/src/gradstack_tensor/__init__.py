@@ -141,8 +141,10 @@ __all__ = sorted(
 
 
 def _install_allocator() -> None:
-    """numpy's data allocator keeps large freed blocks (Note [Large blocks are reused, not
-    returned to the kernel] in _allocator.pyx); ``GRADSTACK_ALLOCATOR_CACHE_MB=0`` opts out."""
+    """numpy's data allocator keeps the large blocks gradstack's ops freed (Note [Large blocks
+    are reused, not returned to the kernel] in _allocator.pyx; the user's own arrays get
+    numpy's default allocator, Note [Only gradstack's own blocks are cached]);
+    ``GRADSTACK_ALLOCATOR_CACHE_MB`` sets the limit in MiB (256), 0 opts out."""
     import builtins  # (this module's ``int`` is the dtype alias)
     import os
     import warnings

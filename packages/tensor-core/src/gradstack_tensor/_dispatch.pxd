@@ -35,6 +35,12 @@ cdef object call_next(Op op, tuple args, Py_ssize_t index)
 cpdef object dispatch(Op op, tuple args)
 cdef object arity_error(Op op, Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi)
 
+# Note [Inside a gradstack op] (_dispatch.pyx): this thread's count of running kernels, read
+# by the block cache; enter_op/exit_op mark gradstack's allocations made outside a kernel.
+cdef int op_depth() noexcept nogil
+cdef void enter_op() noexcept nogil
+cdef void exit_op() noexcept nogil
+
 
 # The two helpers every op runs are inline here, so that the kernel modules, which are
 # compiled separately, call them without a call through a function pointer.

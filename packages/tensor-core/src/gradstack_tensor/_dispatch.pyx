@@ -30,6 +30,18 @@ Examples
 """
 cimport cython
 
+
+cdef extern from *:
+    """
+    /* Note [Inside a gradstack op]: this thread's depth of kernel calls (one C int per
+       thread: the block cache reads it for large allocations only).  initial-exec: an
+       offset from the thread pointer, no __tls_get_addr call (4 bytes of the static TLS
+       that glibc reserves for libraries loaded later) */
+    static __thread int gs_op_depth __attribute__((tls_model("initial-exec"))) = 0;
+    """
+    int gs_op_depth
+
+
 KIND_OTHER = K_OTHER
 KIND_BINARY = K_BINARY
 KIND_BINARY_FLOAT = K_BINARY_FLOAT
@@ -94,7 +106,7 @@ cdef class Op:
 
     def run_kernel(self, *args):
         """Run the kernel directly, below every dispatch layer."""
-        return run_kernel(self, args)
+        return _run_marked(self, args)
 
     def __call__(self, *args):
         return dispatch(self, args)
@@ -190,16 +202,57 @@ def registered_layers():
     return _layers
 
 
+cdef int op_depth() noexcept nogil:
+    """How many kernels this thread is running (nested), 0 outside every op.
+
+    Note [Inside a gradstack op]
+    The block cache of ``_allocator.pyx`` keeps only the large blocks gradstack allocated,
+    never a block of the user's own numpy code (Note [Large blocks are reused, not returned
+    to the kernel]).  What tells them apart is where the allocation happens: every op's
+    result is made by its kernel, and every kernel runs here (``dispatch``, ``call_next``,
+    ``Op.run_kernel``; the helpers that call ``run_kernel`` of ``_dispatch.pxd`` directly do
+    so inside another op's kernel).  So the dispatch point counts, per thread, the kernels
+    running (a C ``__thread`` int: two instructions around each kernel, where a
+    ``threading.local`` or a context variable would cost a dict lookup), and the allocator
+    asks for the count only for blocks of at least 1 MiB.  Another thread's count is its
+    own: user code running while a kernel released the GIL is not inside an op.
+    """
+    return gs_op_depth
+
+
+cdef void enter_op() noexcept nogil:
+    """Count this thread into an op (for allocations made outside ``dispatch``, such as the
+    gradients the autograd engine makes itself); pair each call with ``exit_op``."""
+    global gs_op_depth
+    gs_op_depth += 1
+
+
+cdef void exit_op() noexcept nogil:
+    """Count this thread out of the op entered with ``enter_op``."""
+    global gs_op_depth
+    gs_op_depth -= 1
+
+
+cdef inline object _run_marked(Op op, tuple args):
+    """``run_kernel`` with this thread counted inside an op (Note [Inside a gradstack op])."""
+    global gs_op_depth
+    gs_op_depth += 1
+    try:
+        return run_kernel(op, args)
+    finally:
+        gs_op_depth -= 1
+
+
 cdef object call_next(Op op, tuple args, Py_ssize_t index):
     if index < _n_layers:
         return (<DispatchLayer>_layers[index]).handle(op, args, index + 1)
-    return run_kernel(op, args)
+    return _run_marked(op, args)
 
 
 cpdef object dispatch(Op op, tuple args):
     """Call ``op`` on ``args`` through every registered layer, outermost first."""
     if _n_layers == 0:
-        return run_kernel(op, args)
+        return _run_marked(op, args)
     return (<DispatchLayer>_layers[0]).handle(op, args, 1)
 
 
