@@ -7,7 +7,9 @@ AD's hooks.
 """
 cimport cython
 cimport numpy as cnp
-from gradstack_tensor.extension cimport DispatchLayer, Op, Tensor, call_next, data_of, wrap, wrap_view
+from gradstack_tensor.extension cimport (
+    DispatchLayer, Op, Tensor, call_next, data_of, enter_op, exit_op, wrap, wrap_view,
+)
 
 from gradstack_autograd._grad_mode cimport (
     anomaly_enabled, forward_ad_active, gs_get_grad_enabled, gs_get_inference_mode,
@@ -1163,7 +1165,11 @@ def run_fused(kernel, tuple tensors not None):
         arrays[i] = data_of(<Tensor>tensors[i])
     if not _kernels.fusable(*arrays):
         return None
-    r = kernel(*arrays)
+    enter_op()  # the result is gradstack's, for the block cache (Note [Inside a gradstack op])
+    try:
+        r = kernel(*arrays)
+    finally:
+        exit_op()
     if type(r) is tuple:
         return tuple([wrap(<cnp.ndarray?>a) for a in <tuple>r])
     return wrap(<cnp.ndarray?>r)

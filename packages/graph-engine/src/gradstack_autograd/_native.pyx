@@ -5,7 +5,7 @@ reduction of a broadcast gradient to its input's shape (``sum_to``).
 Declared for the layer and the engine in ``_native.pxd``.
 """
 cimport numpy as cnp
-from gradstack_tensor.extension cimport Tensor, data_of, wrap
+from gradstack_tensor.extension cimport Tensor, data_of, enter_op, exit_op, wrap
 
 from gradstack_autograd._grad_mode cimport (
     forward_ad_active, gs_get_grad_enabled, gs_get_grads_batch,
@@ -132,12 +132,16 @@ cdef object native_apply(Node node, int formula, tuple grads):
     if not (kernel_operand(gd, typenum, gd) and kernel_operand(ad, typenum, gd)
             and kernel_operand(bd, typenum, gd)):
         return None
-    if formula == NATIVE_MUL:
-        r = <tuple>_kernels.mul_backward(gd, ad, bd)
-    elif formula == NATIVE_DIV:
-        r = <tuple>_kernels.div_backward(gd, ad, bd)
-    else:
+    if formula != NATIVE_MUL and formula != NATIVE_DIV:
         return None
+    enter_op()  # the results are gradstack's: the block cache may keep them
+    try:
+        if formula == NATIVE_MUL:
+            r = <tuple>_kernels.mul_backward(gd, ad, bd)
+        else:
+            r = <tuple>_kernels.div_backward(gd, ad, bd)
+    finally:
+        exit_op()
     return (wrap(<cnp.ndarray>r[0]), wrap(<cnp.ndarray>r[1]))
 
 

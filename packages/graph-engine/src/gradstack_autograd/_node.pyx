@@ -7,7 +7,7 @@ The cdef classes and functions that the layer and the engine use are declared in
 cimport cython
 cimport numpy as cnp
 from cpython.object cimport PyObject
-from gradstack_tensor.extension cimport Tensor, VersionCounter, data_of, wrap
+from gradstack_tensor.extension cimport Tensor, VersionCounter, data_of, enter_op, exit_op, wrap
 
 from gradstack_autograd._grad_mode cimport (
     gs_get_grad_enabled, gs_get_inference_mode, gs_set_grad_enabled,
@@ -514,10 +514,16 @@ cdef bint _non_overlapping_and_dense(cnp.ndarray a):
 
 
 cdef cnp.ndarray _grad_buffer_like(cnp.ndarray param):
-    """An empty array for a new ``.grad``: rule 1 (param's strides) or rule 2 (row-major)."""
-    if param.flags.c_contiguous or not _non_overlapping_and_dense(param):
-        return np.empty((<object>param).shape, dtype=param.dtype)
-    return np.empty_like(param, order="K")
+    """An empty array for a new ``.grad``: rule 1 (param's strides) or rule 2 (row-major).
+    Allocated as inside an op, so that the block cache may keep it (Note [Inside a
+    gradstack op] in tensor-core's _dispatch.pyx)."""
+    enter_op()
+    try:
+        if param.flags.c_contiguous or not _non_overlapping_and_dense(param):
+            return np.empty((<object>param).shape, dtype=param.dtype)
+        return np.empty_like(param, order="K")
+    finally:
+        exit_op()
 
 
 # Note [Accumulation into .grad is atomic]

@@ -10,7 +10,12 @@
 #   wrap(array)     a new leaf Tensor over an ndarray;  wrap_view(array, base): a view of base
 #   data_of(t)      the ndarray of a tensor (inline)
 #   Op, DispatchLayer, call_next(op, args, index), dispatch(op, args): the dispatch point
+#   enter_op(), exit_op(): count an allocation gradstack makes outside a kernel (a fused
+#                   backward kernel's result, a new .grad) as inside an op, so the block
+#                   cache keeps it (Note [Inside a gradstack op], _dispatch.pyx)
 
-from gradstack_tensor._dispatch cimport DispatchLayer, Op, call_next, dispatch
+from gradstack_tensor._dispatch cimport (
+    DispatchLayer, Op, call_next, dispatch, enter_op, exit_op,
+)
 from gradstack_tensor._tensor cimport Tensor, wrap, wrap_view
 from gradstack_tensor._tensor_base cimport TensorBase, VersionCounter, data_of
