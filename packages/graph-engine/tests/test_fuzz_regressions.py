@@ -341,3 +341,21 @@ def test_addmm_saves_each_factor_only_for_the_other_s_gradient(wanted):
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
+
+
+def test_a_view_with_no_elements_gives_its_base_fresh_zeros_under_create_graph():
+    # seed 1 #29405: ``v3[...] += x4`` on an empty advanced-index result, then a matmul:
+    # torch's as_strided_backward returns zeros with no graph for an empty view, so the
+    # gradients of x2 and x4 do not require grad; gradstack's scatter kept the graph
+    def program(lib):
+        x2 = lib.tensor([[[[1.0]]]], requires_grad=True)
+        v3 = x2[lib.tensor([0, 0, 0]), :-2:2]
+        x4 = lib.full((1, 0, 1, 1), 1.0, requires_grad=True)
+        v3[...] += x4
+        x21 = lib.tensor([[1.0]], requires_grad=True)
+        gr = _grad(lib)(lib.matmul(v3, x21).sum(), [x2, x4, x21], create_graph=True)
+        return list(gr) + [lib.tensor([g.requires_grad for g in gr])]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+    assert got[1][-1] == [False, False, True]

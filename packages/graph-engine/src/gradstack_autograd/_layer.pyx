@@ -1100,6 +1100,8 @@ cdef class AsStridedBackward0(Node):
             raise RuntimeError(f"{type(self).__name__}.apply() needs a node recorded by an "
                                "in-place op and a gradient")
         cdef Tensor g = <Tensor>grads[0]
+        if 0 in self.view_shape:   # torch's as_strided_backward: an empty view gives fresh
+            return (wrap(np.zeros(self.base_shape, dtype=data_of(g).dtype)),)   # zeros, no graph
         if gs_get_grad_enabled() or forward_ad_active():   # ops: double backward, tangents
             from gradstack_autograd.derivatives import index_scatter
             numel = int(np.prod(self.base_shape))
