@@ -192,6 +192,14 @@ CALLS = {
     "setitem_true": lambda L: (
         lambda x: _then(lambda: x.__setitem__(True, L.tensor(7)), lambda: x)
     )(L.zeros(2)),
+    # seed 1 #13383: a None dim's stride (numpy 0, torch's unsqueeze 1) made the same
+    # memory look like a partial overlap; a different rank is still torch's partial overlap
+    "mul_same_memory_new_axis": lambda L: (
+        lambda x: _then(lambda: x[L.tensor(0), None, ...].mul_(x), lambda: x)
+    )(L.full((1, 1, 2), 0.5)),
+    "mul_same_memory_other_rank": lambda L: (lambda x: x[L.tensor(0), None, ...].mul_(x[0]))(
+        L.full((1, 1, 2), 0.5)
+    ),
 }
 
 
