@@ -330,3 +330,31 @@ def test_cumsum_of_a_non_contiguous_input_is_contiguous():
         return list(v.stride()), v.is_contiguous(), v.sum().item()
 
     assert run(gt) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "reduce",
+    [
+        lambda x: x.sum(1, keepdim=True),
+        lambda x: x.sum(1),
+        lambda x: x.mean(1, keepdim=True),
+        lambda x: x.std(1, keepdim=True),
+        lambda x: x.norm(dim=1, keepdim=True),
+        lambda x: x.amax(1, keepdim=True),
+        lambda x: x.max(1, keepdim=True).values,
+        lambda x: x.max(1, keepdim=True).indices,
+        lambda x: x.argmin(1, keepdim=True),
+        lambda x: x.logsumexp(1, keepdim=True),
+        lambda x: x.prod(1, keepdim=True),
+    ],
+)
+def test_a_reduction_of_a_permuted_tensor_is_contiguous(reduce):
+    """seed 1 #18104: torch allocates a reduction's result contiguous, numpy kept the
+    input's order, and ``.view(-1)`` of it raised (Note [A reduction's result is
+    contiguous])."""
+    got = [
+        (r.stride(), r.view(-1).tolist())
+        for L in (gt, torch)
+        for r in [reduce(L.arange(8.0).reshape(2, 2, 2).permute(2, 1, 0))]
+    ]
+    assert got[0] == got[1]
