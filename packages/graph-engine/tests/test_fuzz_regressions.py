@@ -359,3 +359,24 @@ def test_a_view_with_no_elements_gives_its_base_fresh_zeros_under_create_graph()
     got, want = _both(program)
     assert got == want and got[0] == "ok"
     assert got[1][-1] == [False, False, True]
+
+
+@pytest.mark.parametrize("view", ["narrow", "slice", "whole"])
+def test_floor_divide_into_a_view_does_not_connect_the_divisor(view):
+    # seed 1 #45403: v6 = v3.narrow(0, 0, 1); v6.floor_divide_(w): torch's NotImplemented
+    # node has an edge only for w, which CopySlices drops as self's: w's gradient is None
+    # and grad() works; gradstack ran the NotImplemented formula and raised.  On the tensor
+    # itself (no view) both raise.
+    def program(lib):
+        w = lib.tensor([[0.5]], requires_grad=True)
+        x = lib.tensor([[0.5]], requires_grad=True)
+        v3 = lib.tensor([[1.0]]).clone()
+        v6 = {"narrow": lambda: v3.narrow(0, 0, 1), "slice": lambda: v3[0:1], "whole": lambda: v3}
+        v6 = v6[view]()
+        v6.floor_divide_(w)
+        gr = _grad(lib)((v6 * 0.5).sum() + x.sum(), [w, x], allow_unused=True)
+        return [lib.tensor([gr[0] is None]), gr[1]]
+
+    got, want = _both(program)
+    assert got == want
+    assert got[0] == ("raises" if view == "whole" else "ok")

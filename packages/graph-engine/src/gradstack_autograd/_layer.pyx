@@ -968,8 +968,14 @@ cdef void _rebase_view_history(Tensor view, Tensor base, OpNode fn) except *:
     cs.view_shape = (<object>vdata).shape
     cs.view_strides = (<object>vdata).strides
     cs.view_offset = vdata.__array_interface__["data"][0] - bdata.__array_interface__["data"][0]
-    cs.next_edges = ((gradient_edge(base) if base._requires_grad else NO_EDGE),) \
-        + fn.next_edges[1:]
+    cdef tuple tail = fn.next_edges[1:]
+    if fn.name() == "NotImplemented":
+        # torch's NotImplemented node has edges for the inputs that require grad only, and
+        # CopySlices drops its first edge as self's, whichever input that is: in
+        # ``view.floor_divide_(w)`` with ``view`` not requiring grad, ``w`` loses its edge
+        # (its gradient is None, no error; fuzz seed 1 #45403)
+        tail = tuple(e for e in fn.next_edges if (<tuple>e)[0] is not None)[1:]
+    cs.next_edges = ((gradient_edge(base) if base._requires_grad else NO_EDGE),) + tail
     base._grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True
