@@ -380,3 +380,32 @@ def test_floor_divide_into_a_view_does_not_connect_the_divisor(view):
     got, want = _both(program)
     assert got == want
     assert got[0] == ("raises" if view == "whole" else "ok")
+
+
+@pytest.mark.parametrize(
+    ("shape", "other", "view", "works"),
+    [
+        ((2, 2, 1, 2, 2), (2, 1), "mT", True),  # folded to 2-d: reshape(-1, n) copies
+        ((2, 2, 1, 2, 2), (2,), "mT", True),  # folded to an mv
+        ((3, 2, 2, 3), (2, 3, 3, 1), "t01", True),  # batched: the reshape copies
+        ((2, 3, 2), (2, 3, 1), "mT", False),  # batched, the reshape views: torch raises
+        ((2, 3, 2), (2, 1), "none", False),  # folded as a view: torch raises
+    ],
+)
+def test_matmul_saves_the_folded_copy_torch_makes(shape, other, view, works):
+    # seed 1 #49746: v6 = v1.mT; v8 = v6.matmul(x7); v6[...] = ...; torch's matmul saved
+    # v6.reshape(-1, n), a copy for a transposed v6, so the write did not touch it;
+    # gradstack saved v6 and raised "modified by an inplace operation"
+    def program(lib):
+        v1 = lib.arange(float(np.prod(shape)), dtype=lib.float64).reshape(shape)
+        v6 = {"mT": lambda: v1.mT, "t01": lambda: v1.transpose(0, 1), "none": lambda: v1}[view]()
+        x7 = lib.full(other, 0.5, dtype=lib.float64, requires_grad=True)
+        v8 = v6.matmul(x7)
+        v6[:1] = 3.0
+        gr = _grad(lib)((v8 * v8).sum(), [x7], create_graph=True)
+        gg = _grad(lib)(gr[0].sum(), [x7])
+        return [gr[0], gg[0]]
+
+    got, want = _both(program)
+    assert got == want
+    assert got[0] == ("ok" if works else "raises")
