@@ -358,3 +358,47 @@ def test_a_reduction_of_a_permuted_tensor_is_contiguous(reduce):
         for r in [reduce(L.arange(8.0).reshape(2, 2, 2).permute(2, 1, 0))]
     ]
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim", "index_shape"),
+    [((0, 2), 1, (3, 0)), ((2, 2), 0, (3, 0, 1)), ((0, 1, 2), 1, (1, 2, 0, 2))],
+)
+def test_gather_with_an_empty_index_checks_no_sizes(shape, dim, index_shape):
+    """seed 2 #4240: torch checks neither the ranks nor the sizes of an empty index."""
+    got = [
+        _outcome(lambda L=L: L.zeros(shape).gather(dim, L.zeros(index_shape, dtype=L.int64)))
+        for L in (gt, torch)
+    ]
+    assert got[0] == got[1] and got[0][0] is None
+
+
+def test_relu_keeps_the_sign_of_a_negative_zero():
+    """seed 2 #9335: torch's relu is ``x < 0 ? 0 : x``: relu(-0.0) is -0.0 (its rsqrt
+    -inf), relu(-1.0) is +0.0; both the small-array loop and the ufunc path."""
+    for n in (4, 4000):
+        values = np.array([-0.0, -1.0, np.nan, 2.0] * (n // 4), dtype=np.float32)
+        for fn in (lambda L, x: L.relu(x), lambda L, x: x.clone().relu_()):
+            got = fn(gt, gt.from_numpy(values)).numpy()
+            want = fn(torch, torch.from_numpy(values)).numpy()
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("join", ["cat0", "cat1", "stack"])
+def test_a_join_of_transposed_tensors_is_contiguous(join):
+    """seed 2 #17603: numpy's concatenate of F-ordered inputs is F-ordered; torch's result
+    is contiguous, so its flatten() is a view that sees a later write."""
+
+    def program(L):
+        x = L.arange(4).reshape(2, 2).t()
+        r = {
+            "cat0": lambda: L.cat([x, x * 2], 0),
+            "cat1": lambda: L.cat([x, x * 2], 1),
+            "stack": lambda: L.stack([x, x * 2]),
+        }[join]()
+        flat = r.flatten()
+        r[-1] = -4
+        return r.stride(), flat.tolist()
+
+    assert program(gt) == program(torch)
