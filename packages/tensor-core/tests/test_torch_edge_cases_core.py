@@ -402,3 +402,30 @@ def test_a_join_of_transposed_tensors_is_contiguous(join):
         return r.stride(), flat.tolist()
 
     assert program(gt) == program(torch)
+
+
+_FILLS = {
+    "fill_": lambda L, x, v: x.fill_(v),
+    "setitem": lambda L, x, v: x.__setitem__(0, v),
+    "masked_fill": lambda L, x, v: x.masked_fill(L.tensor([True, False]), v),
+    "masked_fill_tensor": lambda L, x, v: x.masked_fill_(L.tensor([True, False]), L.tensor(v)),
+    "full": lambda L, x, v: L.full((2,), v, dtype=x.dtype),
+    "full_like": lambda L, x, v: L.full_like(x, v),
+}
+
+
+@pytest.mark.parametrize("op", list(_FILLS))
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "bool"])
+def test_a_fill_value_must_fit_the_dtype(op, dtype):
+    """seed 1 #12741, #4340, #7149, #48402: torch's fill ops refuse a number that does not
+    fit (Note [A fill value must fit the dtype]) with its RuntimeError; gradstack wrapped."""
+    for v in [-0.75, -2.5, 255.5, 256.0, -1, -255, -256, 200, 32768, 2**31, float("nan")]:
+        got = []
+        for L in (gt, torch):
+            x = L.zeros(2, dtype=getattr(L, dtype))
+            try:
+                r = _FILLS[op](L, x, v)
+                got.append(((r if r is not None else x).tolist(), None))
+            except RuntimeError as e:
+                got.append((None, str(e)))
+        assert got[0] == got[1], (v, got)
