@@ -406,7 +406,10 @@ def test_a_join_of_transposed_tensors_is_contiguous(join):
 
 _FILLS = {
     "fill_": lambda L, x, v: x.fill_(v),
+    "fill_tensor": lambda L, x, v: x.fill_(L.tensor(v)),  # cast, not checked (seed 1 #11461)
+    "fill_empty": lambda L, x, v: x[:0].fill_(v),  # checked though nothing is written
     "setitem": lambda L, x, v: x.__setitem__(0, v),
+    "setitem_tensor": lambda L, x, v: x.__setitem__(0, L.tensor(v)),
     "masked_fill": lambda L, x, v: x.masked_fill(L.tensor([True, False]), v),
     "masked_fill_tensor": lambda L, x, v: x.masked_fill_(L.tensor([True, False]), L.tensor(v)),
     "full": lambda L, x, v: L.full((2,), v, dtype=x.dtype),

@@ -349,6 +349,9 @@ def _fill_target(t, name):
 @OPS["fill_"].set_kernel
 def fill_(input, value):
     target = _fill_target(input, "fill_")
+    # torch's fill_ casts a tensor value and checks only a number (Note [A fill value must
+    # fit the dtype]): ``uint8.fill_(tensor(-2.5))`` is 254, ``uint8.fill_(-2.5)`` raises
+    checked = not isinstance(value, Tensor)
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise RuntimeError(
@@ -356,7 +359,7 @@ def fill_(input, value):
                 f"{value.dim()} dimensions."
             )
         value = value.item()
-    target.fill(scalar_as(value, target.dtype, "fill_", checked=True))
+    target.fill(scalar_as(value, target.dtype, "fill_", checked=checked))
     input._bump_version("fill_")
     return input
 
