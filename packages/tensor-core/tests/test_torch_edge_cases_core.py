@@ -432,3 +432,13 @@ def test_a_fill_value_must_fit_the_dtype(op, dtype):
             except RuntimeError as e:
                 got.append((None, str(e)))
         assert got[0] == got[1], (v, got)
+
+
+def test_a_transposed_one_by_one_view_is_a_partial_overlap():
+    """seed 20261201 #1391: torch compares a size-1 dim's stride too: ``v.sub_(v.t())`` of a
+    1x1 view with strides (6, 1) is refused; only numpy's stride-0 new axes are skipped."""
+    got = [
+        _outcome(lambda L=L: (lambda v: v.sub_(v.t()))(L.ones(1, 2, 1).neg()[:1:3, -2]))
+        for L in (gt, torch)
+    ]
+    assert got[0][0] is got[1][0] is RuntimeError
