@@ -1718,12 +1718,12 @@ def _matmul_folded_copy(a, b):
     if not (_is_tensor(a) and _is_tensor(b)) or a.dim() < 3 or not b.requires_grad:
         return None
     x = _data(a)
-    if b.dim() <= 2:
-        shape = (-1, x.shape[-1])
+    if b.dim() <= 2:  # (sizes given in full: -1 is ambiguous for an empty tensor)
+        shape = (math.prod(x.shape[:-1]), x.shape[-1])
     else:
         batch = np.broadcast_shapes(x.shape[:-2], _data(b).shape[:-2])
         x = np.broadcast_to(x, batch + x.shape[-2:])
-        shape = (-1,) + x.shape[-2:]
+        shape = (math.prod(batch),) + x.shape[-2:]
     try:
         np.reshape(x, shape, copy=False)  # numpy refuses exactly when a copy is needed
     except ValueError:
