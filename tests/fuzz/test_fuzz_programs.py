@@ -114,7 +114,8 @@ def test_no_failures(summary, category):
 
 
 def test_error_differences_are_only_the_known_ones(summary):
-    not_compared = ("oracle_crash", "torch_bug")  # torch itself failed: nothing to compare
+    # torch itself failed, or disagreed with itself (Note [Torch disagrees with itself])
+    not_compared = ("oracle_crash", "torch_bug", "oracle_divergence")
     seen = {
         r["i"]: r["cat"]
         for r in summary.failures

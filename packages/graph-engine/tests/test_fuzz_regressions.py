@@ -341,3 +341,88 @@ def test_addmm_saves_each_factor_only_for_the_other_s_gradient(wanted):
 
     got, want = _both(program)
     assert got == want and got[0] == "ok"
+
+
+def test_a_view_with_no_elements_gives_its_base_fresh_zeros_under_create_graph():
+    # seed 1 #29405: ``v3[...] += x4`` on an empty advanced-index result, then a matmul:
+    # torch's as_strided_backward returns zeros with no graph for an empty view, so the
+    # gradients of x2 and x4 do not require grad; gradstack's scatter kept the graph
+    def program(lib):
+        x2 = lib.tensor([[[[1.0]]]], requires_grad=True)
+        v3 = x2[lib.tensor([0, 0, 0]), :-2:2]
+        x4 = lib.full((1, 0, 1, 1), 1.0, requires_grad=True)
+        v3[...] += x4
+        x21 = lib.tensor([[1.0]], requires_grad=True)
+        gr = _grad(lib)(lib.matmul(v3, x21).sum(), [x2, x4, x21], create_graph=True)
+        return list(gr) + [lib.tensor([g.requires_grad for g in gr])]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "ok"
+    assert got[1][-1] == [False, False, True]
+
+
+@pytest.mark.parametrize("view", ["narrow", "slice", "whole"])
+def test_floor_divide_into_a_view_does_not_connect_the_divisor(view):
+    # seed 1 #45403: v6 = v3.narrow(0, 0, 1); v6.floor_divide_(w): torch's NotImplemented
+    # node has an edge only for w, which CopySlices drops as self's: w's gradient is None
+    # and grad() works; gradstack ran the NotImplemented formula and raised.  On the tensor
+    # itself (no view) both raise.
+    def program(lib):
+        w = lib.tensor([[0.5]], requires_grad=True)
+        x = lib.tensor([[0.5]], requires_grad=True)
+        v3 = lib.tensor([[1.0]]).clone()
+        v6 = {"narrow": lambda: v3.narrow(0, 0, 1), "slice": lambda: v3[0:1], "whole": lambda: v3}
+        v6 = v6[view]()
+        v6.floor_divide_(w)
+        gr = _grad(lib)((v6 * 0.5).sum() + x.sum(), [w, x], allow_unused=True)
+        return [lib.tensor([gr[0] is None]), gr[1]]
+
+    got, want = _both(program)
+    assert got == want
+    assert got[0] == ("raises" if view == "whole" else "ok")
+
+
+@pytest.mark.parametrize(
+    ("shape", "other", "view", "works"),
+    [
+        ((2, 2, 1, 2, 2), (2, 1), "mT", True),  # folded to 2-d: reshape(-1, n) copies
+        ((2, 2, 1, 2, 2), (2,), "mT", True),  # folded to an mv
+        ((3, 2, 2, 3), (2, 3, 3, 1), "t01", True),  # batched: the reshape copies
+        ((2, 3, 2), (2, 3, 1), "mT", False),  # batched, the reshape views: torch raises
+        ((2, 3, 2), (2, 1), "none", False),  # folded as a view: torch raises
+    ],
+)
+def test_matmul_saves_the_folded_copy_torch_makes(shape, other, view, works):
+    # seed 1 #49746: v6 = v1.mT; v8 = v6.matmul(x7); v6[...] = ...; torch's matmul saved
+    # v6.reshape(-1, n), a copy for a transposed v6, so the write did not touch it;
+    # gradstack saved v6 and raised "modified by an inplace operation"
+    def program(lib):
+        v1 = lib.arange(float(np.prod(shape)), dtype=lib.float64).reshape(shape)
+        v6 = {"mT": lambda: v1.mT, "t01": lambda: v1.transpose(0, 1), "none": lambda: v1}[view]()
+        x7 = lib.full(other, 0.5, dtype=lib.float64, requires_grad=True)
+        v8 = v6.matmul(x7)
+        v6[:1] = 3.0
+        gr = _grad(lib)((v8 * v8).sum(), [x7], create_graph=True)
+        gg = _grad(lib)(gr[0].sum(), [x7])
+        return [gr[0], gg[0]]
+
+    got, want = _both(program)
+    assert got == want
+    assert got[0] == ("ok" if works else "raises")
+
+
+def test_matmul_of_an_empty_batched_operand_saves_a_view_of_it():
+    # seed 20261201 #566: torch folds an empty operand with a view (reshape(16, 0)), so a
+    # later write into it fails backward's version check; gradstack's fold test asked numpy
+    # for reshape(-1, 0), which is ambiguous, and saved a copy
+    def program(lib):
+        v5 = lib.ones(2, 1, 4, 1, 2, 0)
+        x7 = lib.ones((0, 1), requires_grad=True)
+        v8 = v5.matmul(x7)
+        with _no_grad(lib):
+            v5.expm1_()
+        v8.sum().backward()
+        return [x7.grad]
+
+    got, want = _both(program)
+    assert got == want and got[0] == "raises"

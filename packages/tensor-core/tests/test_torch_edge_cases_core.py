@@ -192,6 +192,14 @@ CALLS = {
     "setitem_true": lambda L: (
         lambda x: _then(lambda: x.__setitem__(True, L.tensor(7)), lambda: x)
     )(L.zeros(2)),
+    # seed 1 #13383: a None dim's stride (numpy 0, torch's unsqueeze 1) made the same
+    # memory look like a partial overlap; a different rank is still torch's partial overlap
+    "mul_same_memory_new_axis": lambda L: (
+        lambda x: _then(lambda: x[L.tensor(0), None, ...].mul_(x), lambda: x)
+    )(L.full((1, 1, 2), 0.5)),
+    "mul_same_memory_other_rank": lambda L: (lambda x: x[L.tensor(0), None, ...].mul_(x[0]))(
+        L.full((1, 1, 2), 0.5)
+    ),
 }
 
 
@@ -322,3 +330,115 @@ def test_cumsum_of_a_non_contiguous_input_is_contiguous():
         return list(v.stride()), v.is_contiguous(), v.sum().item()
 
     assert run(gt) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "reduce",
+    [
+        lambda x: x.sum(1, keepdim=True),
+        lambda x: x.sum(1),
+        lambda x: x.mean(1, keepdim=True),
+        lambda x: x.std(1, keepdim=True),
+        lambda x: x.norm(dim=1, keepdim=True),
+        lambda x: x.amax(1, keepdim=True),
+        lambda x: x.max(1, keepdim=True).values,
+        lambda x: x.max(1, keepdim=True).indices,
+        lambda x: x.argmin(1, keepdim=True),
+        lambda x: x.logsumexp(1, keepdim=True),
+        lambda x: x.prod(1, keepdim=True),
+    ],
+)
+def test_a_reduction_of_a_permuted_tensor_is_contiguous(reduce):
+    """seed 1 #18104: torch allocates a reduction's result contiguous, numpy kept the
+    input's order, and ``.view(-1)`` of it raised (Note [A reduction's result is
+    contiguous])."""
+    got = [
+        (r.stride(), r.view(-1).tolist())
+        for L in (gt, torch)
+        for r in [reduce(L.arange(8.0).reshape(2, 2, 2).permute(2, 1, 0))]
+    ]
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim", "index_shape"),
+    [((0, 2), 1, (3, 0)), ((2, 2), 0, (3, 0, 1)), ((0, 1, 2), 1, (1, 2, 0, 2))],
+)
+def test_gather_with_an_empty_index_checks_no_sizes(shape, dim, index_shape):
+    """seed 2 #4240: torch checks neither the ranks nor the sizes of an empty index."""
+    got = [
+        _outcome(lambda L=L: L.zeros(shape).gather(dim, L.zeros(index_shape, dtype=L.int64)))
+        for L in (gt, torch)
+    ]
+    assert got[0] == got[1] and got[0][0] is None
+
+
+def test_relu_keeps_the_sign_of_a_negative_zero():
+    """seed 2 #9335: torch's relu is ``x < 0 ? 0 : x``: relu(-0.0) is -0.0 (its rsqrt
+    -inf), relu(-1.0) is +0.0; both the small-array loop and the ufunc path."""
+    for n in (4, 4000):
+        values = np.array([-0.0, -1.0, np.nan, 2.0] * (n // 4), dtype=np.float32)
+        for fn in (lambda L, x: L.relu(x), lambda L, x: x.clone().relu_()):
+            got = fn(gt, gt.from_numpy(values)).numpy()
+            want = fn(torch, torch.from_numpy(values)).numpy()
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("join", ["cat0", "cat1", "stack"])
+def test_a_join_of_transposed_tensors_is_contiguous(join):
+    """seed 2 #17603: numpy's concatenate of F-ordered inputs is F-ordered; torch's result
+    is contiguous, so its flatten() is a view that sees a later write."""
+
+    def program(L):
+        x = L.arange(4).reshape(2, 2).t()
+        r = {
+            "cat0": lambda: L.cat([x, x * 2], 0),
+            "cat1": lambda: L.cat([x, x * 2], 1),
+            "stack": lambda: L.stack([x, x * 2]),
+        }[join]()
+        flat = r.flatten()
+        r[-1] = -4
+        return r.stride(), flat.tolist()
+
+    assert program(gt) == program(torch)
+
+
+_FILLS = {
+    "fill_": lambda L, x, v: x.fill_(v),
+    "fill_tensor": lambda L, x, v: x.fill_(L.tensor(v)),  # cast, not checked (seed 1 #11461)
+    "fill_empty": lambda L, x, v: x[:0].fill_(v),  # checked though nothing is written
+    "setitem": lambda L, x, v: x.__setitem__(0, v),
+    "setitem_tensor": lambda L, x, v: x.__setitem__(0, L.tensor(v)),
+    "masked_fill": lambda L, x, v: x.masked_fill(L.tensor([True, False]), v),
+    "masked_fill_tensor": lambda L, x, v: x.masked_fill_(L.tensor([True, False]), L.tensor(v)),
+    "full": lambda L, x, v: L.full((2,), v, dtype=x.dtype),
+    "full_like": lambda L, x, v: L.full_like(x, v),
+}
+
+
+@pytest.mark.parametrize("op", list(_FILLS))
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "bool"])
+def test_a_fill_value_must_fit_the_dtype(op, dtype):
+    """seed 1 #12741, #4340, #7149, #48402: torch's fill ops refuse a number that does not
+    fit (Note [A fill value must fit the dtype]) with its RuntimeError; gradstack wrapped."""
+    for v in [-0.75, -2.5, 255.5, 256.0, -1, -255, -256, 200, 32768, 2**31, float("nan")]:
+        got = []
+        for L in (gt, torch):
+            x = L.zeros(2, dtype=getattr(L, dtype))
+            try:
+                r = _FILLS[op](L, x, v)
+                got.append(((r if r is not None else x).tolist(), None))
+            except RuntimeError as e:
+                got.append((None, str(e)))
+        assert got[0] == got[1], (v, got)
+
+
+def test_a_transposed_one_by_one_view_is_a_partial_overlap():
+    """seed 20261201 #1391: torch compares a size-1 dim's stride too: ``v.sub_(v.t())`` of a
+    1x1 view with strides (6, 1) is refused; only numpy's stride-0 new axes are skipped."""
+    got = [
+        _outcome(lambda L=L: (lambda v: v.sub_(v.t()))(L.ones(1, 2, 1).neg()[:1:3, -2]))
+        for L in (gt, torch)
+    ]
+    assert got[0][0] is got[1][0] is RuntimeError

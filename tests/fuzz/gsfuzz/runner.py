@@ -103,6 +103,7 @@ class Summary:
             "harness_error": "harness errors",
             "oracle_crash": "torch crashed (not compared)",
             "torch_bug": "torch's own bug (not compared)",
+            "oracle_divergence": "torch vs itself (not compared on)",
         }
         for cat in CATEGORIES + ("oracle_crash",):
             rows.append(f"{names[cat]:<32}{self.counts[cat]:>8}")

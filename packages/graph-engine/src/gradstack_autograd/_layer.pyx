@@ -970,8 +970,14 @@ cdef void _rebase_view_history(Tensor view, Tensor base, OpNode fn) except *:
     cs.view_shape = (<object>vdata).shape
     cs.view_strides = (<object>vdata).strides
     cs.view_offset = vdata.__array_interface__["data"][0] - bdata.__array_interface__["data"][0]
-    cs.next_edges = ((gradient_edge(base) if base._requires_grad else NO_EDGE),) \
-        + fn.next_edges[1:]
+    cdef tuple tail = fn.next_edges[1:]
+    if fn.name() == "NotImplemented":
+        # torch's NotImplemented node has edges for the inputs that require grad only, and
+        # CopySlices drops its first edge as self's, whichever input that is: in
+        # ``view.floor_divide_(w)`` with ``view`` not requiring grad, ``w`` loses its edge
+        # (its gradient is None, no error; fuzz seed 1 #45403)
+        tail = tuple(e for e in fn.next_edges if (<tuple>e)[0] is not None)[1:]
+    cs.next_edges = ((gradient_edge(base) if base._requires_grad else NO_EDGE),) + tail
     base._grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True
@@ -1102,6 +1108,8 @@ cdef class AsStridedBackward0(Node):
             raise RuntimeError(f"{type(self).__name__}.apply() needs a node recorded by an "
                                "in-place op and a gradient")
         cdef Tensor g = <Tensor>grads[0]
+        if 0 in self.view_shape:   # torch's as_strided_backward: an empty view gives fresh
+            return (wrap(np.zeros(self.base_shape, dtype=data_of(g).dtype)),)   # zeros, no graph
         if gs_get_grad_enabled() or forward_ad_active():   # ops: double backward, tangents
             from gradstack_autograd.derivatives import index_scatter
             numel = int(np.prod(self.base_shape))

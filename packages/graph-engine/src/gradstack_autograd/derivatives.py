@@ -1703,17 +1703,46 @@ def _matmul_name(args):
     }.get(nd, "UnsafeViewBackward0")
 
 
+def _matmul_folded_copy(a, b):
+    """The copy of ``a`` that torch's matmul saves for ``b``'s gradient, or None.
+
+    Note [matmul saves its folded operand]
+    torch's matmul of a batched ``a`` (3 or more dims) runs mm on ``a.reshape(-1, n)``
+    (folded, when ``b`` has at most 2 dims and requires grad) or bmm on ``a`` expanded to
+    the broadcast batch and reshaped to 3 dims, and that mm/bmm saves the reshaped ``a``.
+    When the reshape cannot view ``a`` (a transposed ``a``), it is a copy: a later in-place
+    write into ``a`` does not touch it and backward works (fuzz seed 1 #49746), where
+    saving ``a`` itself raised "modified by an inplace operation".  The copy is made with
+    the graph (a clone), so that double backward still reaches ``a``.
+    """
+    if not (_is_tensor(a) and _is_tensor(b)) or a.dim() < 3 or not b.requires_grad:
+        return None
+    x = _data(a)
+    if b.dim() <= 2:  # (sizes given in full: -1 is ambiguous for an empty tensor)
+        shape = (math.prod(x.shape[:-1]), x.shape[-1])
+    else:
+        batch = np.broadcast_shapes(x.shape[:-2], _data(b).shape[:-2])
+        x = np.broadcast_to(x, batch + x.shape[-2:])
+        shape = (math.prod(batch),) + x.shape[-2:]
+    try:
+        np.reshape(x, shape, copy=False)  # numpy refuses exactly when a copy is needed
+    except ValueError:
+        return a.clone()
+    return None
+
+
 @register(
     "matmul(self, other)",
     _matmul_name,
     inputs="self, other",
     save="self, other",
     save_for={"self": "other", "other": "self"},  # as the mm/bmm/dot it runs
-    extra=lambda args, out: (args[0].dim(), args[1].dim()),
+    extra=lambda args, out: (args[0].dim(), args[1].dim(), _matmul_folded_copy(*args[:2])),
 )
 def _matmul(ctx, grad):
-    a, b = ctx.saved_value("self"), ctx.saved_value("other")
-    a_dim, b_dim = ctx.extra
+    a_dim, b_dim, folded = ctx.extra
+    a = folded if folded is not None else ctx.saved_value("self")
+    b = ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
     ga = gb = None
     if a_dim == 1 and b_dim == 1:

@@ -263,11 +263,19 @@ cdef object _sum_kernel(Op op, tuple args):
         axis = normalize_dims(dim, x.ndim)
     if num == cnp.NPY_FLOAT16:
         r = quiet_sum(x, axis, keepdim, np.float32)
-        return wrap(as_ndarray(quiet_cast(r, np.float16)))
+        return wrap(_c_order(as_ndarray(quiet_cast(r, np.float16))))
     if num == cnp.NPY_BOOL:
-        return wrap(as_ndarray(np.logical_or.reduce(x, axis=axis, keepdims=keepdim)))
+        return wrap(_c_order(as_ndarray(np.logical_or.reduce(x, axis=axis, keepdims=keepdim))))
     # in x's dtype: numpy's add.reduce would widen an int32 (``dtype=int32``) to int64
-    return wrap(as_ndarray(quiet_sum(x, axis, keepdim, x.dtype)))
+    return wrap(_c_order(as_ndarray(quiet_sum(x, axis, keepdim, x.dtype))))
+
+
+cdef inline cnp.ndarray _c_order(cnp.ndarray r):
+    """Note [A reduction's result is contiguous] (_impl_reduce.py): torch's sum allocates
+    a contiguous result, numpy's keeps a permuted input's order."""
+    if cnp.PyArray_IS_C_CONTIGUOUS(r):
+        return r
+    return r.copy(order="C")
 
 
 # ----------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ Tensor; in-place kernels write into their first argument and bump its version.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 import warnings
@@ -84,11 +85,42 @@ def _array(x):
     return _data(x) if isinstance(x, Tensor) else x
 
 
-def scalar_as(value, dtype, name):
+_C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                 "int64": "int64_t"}  # fmt: skip
+
+
+def _check_fits(value, dtype: np.dtype) -> None:
+    """torch's ``Scalar::to<T>`` (``c10::checked_convert``) for a fill value.
+
+    Note [A fill value must fit the dtype]
+    fill_, setitem, masked_fill, full and full_like convert their number with torch's
+    overflow check: a float must be finite and within the integer dtype's range before
+    truncation (``uint8.fill_(-0.75)`` and ``fill_(255.5)`` raise, ``int8.fill_(-0.75)``
+    gives 0); an int must be within the range, except that an unsigned dtype takes
+    negatives down to ``-max``, which wrap (``uint8.fill_(-1)`` is 255).  Any number fits
+    bool.  Arithmetic with a number (``x + 300``) wraps without a check, as torch's.
+    """
+    if dtype.kind not in "iu" or isinstance(value, bool):
+        return
+    info = np.iinfo(dtype)
+    if isinstance(value, float):
+        fits = math.isfinite(value) and info.min <= value <= info.max
+    else:
+        low = -int(info.max) if info.min == 0 else int(info.min)
+        fits = low <= value <= int(info.max)
+    if not fits:
+        raise RuntimeError(
+            f"value cannot be converted to type {_C_TYPE_NAMES[dtype.name]} without overflow"
+        )
+
+
+def scalar_as(value, dtype, name, *, checked=False):
     """A Python number (or one-element tensor) as a 0-d array of numpy ``dtype``.
 
     Integers wrap around as torch casts them (``-1`` as uint8 is 255); numpy 2 raises
-    OverflowError instead.  Anything but a number raises TypeError.
+    OverflowError instead.  ``checked``: a fill value, refused as torch refuses it when it
+    does not fit (Note [A fill value must fit the dtype]).  Anything but a number raises
+    TypeError.
     """
     if isinstance(value, Tensor):
         value = value.item()
@@ -97,6 +129,8 @@ def scalar_as(value, dtype, name):
     if not isinstance(value, (bool, int, float)):
         raise TypeError(f"{name}(): expected a number or a Tensor, got {type(value).__name__}")
     dtype = np.dtype(dtype)
+    if checked:
+        _check_fits(value, dtype)
     if isinstance(value, int) and not isinstance(value, bool):
         if dtype.kind in "iub":
             if not -(2**63) <= value < 2**64:
@@ -315,6 +349,9 @@ def _fill_target(t, name):
 @OPS["fill_"].set_kernel
 def fill_(input, value):
     target = _fill_target(input, "fill_")
+    # torch's fill_ casts a tensor value and checks only a number (Note [A fill value must
+    # fit the dtype]): ``uint8.fill_(tensor(-2.5))`` is 254, ``uint8.fill_(-2.5)`` raises
+    checked = not isinstance(value, Tensor)
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise RuntimeError(
@@ -322,7 +359,7 @@ def fill_(input, value):
                 f"{value.dim()} dimensions."
             )
         value = value.item()
-    target.fill(scalar_as(value, target.dtype, "fill_"))
+    target.fill(scalar_as(value, target.dtype, "fill_", checked=checked))
     input._bump_version("fill_")
     return input
 
@@ -681,7 +718,7 @@ def setitem_(input, index, value):
     key, basic = index_key(index, dst.shape)
     src = _array(value)
     if isinstance(src, (int, float, np.generic)):  # bool is an int
-        src = scalar_as(src, dst.dtype, "__setitem__")
+        src = scalar_as(src, dst.dtype, "__setitem__", checked=True)
     elif not isinstance(src, np.ndarray):
         raise TypeError(
             f"can't assign a {type(value).__name__} to a {input.dtype} tensor; assign a number "
@@ -877,7 +914,7 @@ def _mask(mask):
 def masked_fill(input, mask, value):
     x = _data(input)
     m = _mask(mask)
-    v = scalar_as(value, x.dtype, "masked_fill")
+    v = scalar_as(value, x.dtype, "masked_fill", checked=True)
     try:
         return _wrap(np.where(m, v, x))  # out of place, the two broadcast (as torch)
     except ValueError:
@@ -915,6 +952,10 @@ def masked_fill_(input, mask, value):
         _check_writable(input, "masked_fill_")
     m = _mask(mask)
     _check_mask_shape(m, x, "masked_fill_")
-    np.copyto(x, scalar_as(value, x.dtype, "masked_fill_"), where=np.broadcast_to(m, x.shape))
+    np.copyto(
+        x,
+        scalar_as(value, x.dtype, "masked_fill_", checked=True),
+        where=np.broadcast_to(m, x.shape),
+    )
     input._bump_version("masked_fill_")
     return input

@@ -41,6 +41,20 @@ def _result(r, dtype):
     return r if r.dtype == dtype else quiet(r.astype, dtype)
 
 
+def _c_order(r):
+    """A reduction's result in C order.
+
+    Note [A reduction's result is contiguous]
+    torch allocates every reduction's result (sum, mean, std, norm, max with dim...) as a
+    new contiguous tensor; numpy keeps the input's memory order (``keepdims`` over a
+    permuted input gives permuted strides), so ``x.permute(...).sum(d, keepdim=True)
+    .view(-1)`` failed where torch's view works (fuzz seed 1 #18104).  A C-ordered result
+    is returned as it is; only a reordered one is copied.
+    """
+    r = np.asarray(r)
+    return r if r.flags.c_contiguous else r.copy(order="C")
+
+
 def _axes(dim, ndim):
     if dim is None or (isinstance(dim, tuple) and len(dim) == 0):
         return None
@@ -91,7 +105,7 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     # (0 / 0), as torch's, without numpy's "Mean of empty slice" warning.
     count = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
     total = np.add.reduce(_acc(x), axis=axes, keepdims=keepdim)
-    return _wrap(_result(quiet(np.true_divide, total, count), x.dtype))
+    return _wrap(_c_order(_result(quiet(np.true_divide, total, count), x.dtype)))
 
 
 @OPS["prod"].set_kernel
@@ -105,7 +119,7 @@ def prod(input, dim=None, keepdim=False, dtype=None):
         raise TypeError(f"prod(): argument 'dim' must be an int, not {type(dim).__name__}")
     axis = None if dim is None else normalize_dims(dim, x.ndim)
     r = quiet(np.prod, _acc(x), axis=axis, keepdims=keepdim and axis is not None)
-    return _wrap(_result(r, x.dtype))
+    return _wrap(_c_order(_result(r, x.dtype)))
 
 
 def _extreme(input, dim, keepdim, name, arg_fn, red_fn, result_type):
@@ -123,7 +137,7 @@ def _extreme(input, dim, keepdim, name, arg_fn, red_fn, result_type):
     values = np.take_along_axis(x, idx, axis=axis)
     if not keepdim:
         values, idx = values.squeeze(axis), idx.squeeze(axis)
-    return result_type(_wrap(values), _wrap(idx.astype(np.int64)))
+    return result_type(_wrap(_c_order(values)), _wrap(_c_order(idx.astype(np.int64))))
 
 
 def _nan_argmax(x, axis, keepdims):
@@ -166,7 +180,7 @@ def amax(input, dim=(), keepdim=False):
     x = _data(input)
     axes = _axes(dim, x.ndim)
     _check_nonempty(x, axes, "amax")
-    return _wrap(np.asarray(np.max(x, axis=axes, keepdims=keepdim)))
+    return _wrap(_c_order(np.max(x, axis=axes, keepdims=keepdim)))
 
 
 @OPS["amin"].set_kernel
@@ -174,7 +188,7 @@ def amin(input, dim=(), keepdim=False):
     x = _data(input)
     axes = _axes(dim, x.ndim)
     _check_nonempty(x, axes, "amin")
-    return _wrap(np.asarray(np.min(x, axis=axes, keepdims=keepdim)))
+    return _wrap(_c_order(np.min(x, axis=axes, keepdims=keepdim)))
 
 
 def _arg(input, dim, keepdim, name, fn):
@@ -192,7 +206,7 @@ def _arg(input, dim, keepdim, name, fn):
         return _wrap(np.zeros((), np.int64))
     _check_nonempty(x, (axis,), name)
     r = fn(x, axis=axis, keepdims=True)
-    return _wrap(np.asarray(r if keepdim else r.squeeze(axis), dtype=np.int64))
+    return _wrap(_c_order(np.asarray(r if keepdim else r.squeeze(axis), dtype=np.int64)))
 
 
 @OPS["argmax"].set_kernel
@@ -217,7 +231,7 @@ def _moment(input, dim, correction, keepdim, name, fn):
     with warnings.catch_warnings():  # numpy's own RuntimeWarning says the same
         warnings.simplefilter("ignore", RuntimeWarning)
         r = quiet(fn, _acc(x), axis=axes, ddof=correction, keepdims=keepdim)
-    return _wrap(_result(r, x.dtype))
+    return _wrap(_c_order(_result(r, x.dtype)))
 
 
 @OPS["var"].set_kernel
@@ -249,7 +263,7 @@ def norm(input, p="fro", dim=None, keepdim=False):
         r = quiet(lambda: np.sum(a**p, axis=axes, keepdims=keepdim) ** (1.0 / p))
     else:
         raise ValueError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
-    return _wrap(_result(r, x.dtype))
+    return _wrap(_c_order(_result(r, x.dtype)))
 
 
 def _check_max_norm_identity(x, axes, name):
@@ -279,7 +293,7 @@ def logsumexp(input, dim, keepdim=False):
     axes = torch_dims(dim, x.ndim)  # checked even for a 0-d tensor, which reduces nothing
     if not x.ndim:
         axes = None
-    return _wrap(_result(quiet(_logsumexp, _acc(x), axes, keepdim), x.dtype))
+    return _wrap(_c_order(_result(quiet(_logsumexp, _acc(x), axes, keepdim), x.dtype)))
 
 
 def _logsumexp(x, axes, keepdim):

@@ -319,6 +319,14 @@ def _tensors(seq, name):
     return [_data(t).astype(res.numpy, copy=False) for t in seq]
 
 
+def _c_order(r):
+    """A join's result in C order: torch's cat and stack allocate a contiguous result,
+    numpy's keep the inputs' order when they are all transposed (``torch.cat([x.t(),
+    x.t()])`` was F-ordered, so a later ``flatten()`` copied where torch's views and
+    sees writes into the result: fuzz seed 2 #17603)."""
+    return r if r.flags.c_contiguous else r.copy(order="C")
+
+
 @OPS["cat"].set_kernel
 def cat(tensors, dim=0):
     arrays = _tensors(tensors, "cat")
@@ -327,7 +335,7 @@ def cat(tensors, dim=0):
         raise RuntimeError("zero-dimensional tensor cannot be concatenated")
     if all(a.ndim == 1 and a.shape[0] == 0 for a in arrays):
         # only legacy empty (0,) tensors, which torch skips: their dtype, any dim
-        return _wrap(np.concatenate(arrays, axis=0))
+        return _wrap(_c_order(np.concatenate(arrays, axis=0)))
     axis = _normalize_dim(dim, ref.ndim)
     arrays = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)] or [arrays[0]]
     for i, a in enumerate(arrays):
@@ -341,7 +349,7 @@ def cat(tensors, dim=0):
                     f"Sizes of tensors must match except in dimension {axis}. Expected size "
                     f"{ref.shape[d]} but got size {a.shape[d]} for tensor number {i} in the list."
                 )
-    return _wrap(np.concatenate(arrays, axis=axis))
+    return _wrap(_c_order(np.concatenate(arrays, axis=axis)))
 
 
 @OPS["stack"].set_kernel
@@ -354,7 +362,7 @@ def stack(tensors, dim=0):
                 f"at entry 0 and {list(a.shape)} at entry {i}"
             )
     axis = _normalize_dim(dim, arrays[0].ndim + 1)
-    return _wrap(np.stack(arrays, axis=axis))
+    return _wrap(_c_order(np.stack(arrays, axis=axis)))
 
 
 @OPS["clone"].set_kernel
@@ -450,6 +458,9 @@ def gather(input, dim, index):
     x = _data(input)
     idx = _index_array(index, "gather", "int32/int64")
     axis = _normalize_dim(dim, x.ndim)
+    if idx.size == 0:
+        # torch checks neither the ranks nor the sizes of an empty index (fuzz seed 2 #4240)
+        return _wrap(np.empty(idx.shape, dtype=x.dtype))
     if x.ndim == 0:
         # torch: a 0-d input gathers as a vector of one element
         if idx.ndim > 1:

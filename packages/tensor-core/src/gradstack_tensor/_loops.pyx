@@ -130,8 +130,8 @@ cdef inline void _un_loop(real* out, real* x, Py_ssize_t n, int code) noexcept n
     elif code == U_RELU:
         for i in range(n):
             v = x[i]
-            # relu(nan) is nan, as in torch
-            out[i] = v if (v > 0 or v != v) else <real>0
+            # as torch's ``x < 0 ? 0 : x``: relu(nan) is nan, relu(-0.0) is -0.0
+            out[i] = <real>0 if v < 0 else v
     elif code == U_ABS:
         for i in range(n):
             out[i] = <real>fabs(x[i])

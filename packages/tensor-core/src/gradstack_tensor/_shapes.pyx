@@ -152,10 +152,20 @@ cdef char* _lowest_address(cnp.ndarray a):
 
 
 cdef bint _same_strides(cnp.ndarray a, cnp.ndarray b):
+    """Whether ``a`` and ``b`` (of one size) have torch's equal strides.  torch compares
+    every stride, a size-1 dim's too (``v.sub_(v.t())`` of a 1x1 view is refused), but a
+    new axis has stride 0 in numpy where torch's unsqueeze gives it size * stride of the
+    next dim: a size-1 dim of stride 0 is not compared (``x[t0, None].mul_(x)`` runs, as
+    in torch: fuzz seed 1 #13383)."""
     cdef int i
     if cnp.PyArray_NDIM(a) != cnp.PyArray_NDIM(b):
         return False
     for i in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_DIMS(a)[i] != cnp.PyArray_DIMS(b)[i]:
+            return False
+        if cnp.PyArray_DIMS(a)[i] == 1 and (cnp.PyArray_STRIDES(a)[i] == 0
+                                            or cnp.PyArray_STRIDES(b)[i] == 0):
+            continue
         if cnp.PyArray_STRIDES(a)[i] != cnp.PyArray_STRIDES(b)[i]:
             return False
     return True

@@ -158,9 +158,11 @@ def _tanh_ufunc(x):
 def _relu_ufunc(x):
     if x.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu (cast with .float() first)")
-    # np.maximum propagates NaN (as torch's relu does) and maps -0.0 to +0.0, like the
-    # np.where(isnan(x) | (x > 0), x, 0) it replaces, in one pass instead of four.
-    return np.maximum(x, np.zeros((), x.dtype))
+    if x.dtype.kind != "f":
+        return np.maximum(x, np.zeros((), x.dtype))
+    # torch's ``x < 0 ? 0 : x``: NaN passes, and -0.0 stays -0.0 (np.maximum made it +0.0,
+    # so ``relu(-0.0).rsqrt()`` was inf where torch's is -inf: fuzz seed 2 #9335)
+    return np.where(x < 0, np.zeros((), x.dtype), x)
 
 
 def _sign_ufunc(x):

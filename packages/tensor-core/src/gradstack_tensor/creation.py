@@ -430,7 +430,7 @@ def full(
         if dtype is None:
             dtype = _dt.scalar_dtype(fill_value)
         d = _np_dtype(dtype, name="full")
-    arr = np.full(_size((size,), "full"), scalar_as(fill_value, d, "full"), dtype=d)
+    arr = np.full(_size((size,), "full"), scalar_as(fill_value, d, "full", checked=True), dtype=d)
     return _done(arr, requires_grad, out, "full")
 
 
@@ -523,7 +523,7 @@ def full_like(
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     arr = _empty_like_array(input, d)
-    arr[...] = scalar_as(fill_value, arr.dtype, "full_like")
+    arr[...] = scalar_as(fill_value, arr.dtype, "full_like", checked=True)
     return _finish(arr, requires_grad)
 
 
