@@ -13,10 +13,19 @@ gradstack.utils.data import X``, ``import torch.nn.functional`` -> ``import grad
 torch; import gradstack.nn.functional``.  A program's header may list import lines to drop
 under both libraries (``# drop-import: from torchvision import datasets``): lines that
 import a package neither library provides and that the program imports without using.
+
+Note [Notebooks run cell by cell]
+A program whose header says ``# notebook: <path of the .ipynb>`` is a notebook's code
+cells, in order, each below a ``# %%`` line (jupytext's percent format).  It runs as
+Jupyter runs it: cell by cell in one namespace, and a cell whose last statement is an
+expression shows that value, here through Python's own ``sys.displayhook`` (``repr``,
+nothing for ``None``), as the notebook's ``Out[n]`` does.  A cell that raises stops the
+run, as "Run All" does.
 """
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 import sys
@@ -54,6 +63,20 @@ def program_text(path: Path, library: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_cells(text: str, filename: str, namespace: dict) -> None:
+    """Run ``text``'s ``# %%`` cells in ``namespace`` (Note [Notebooks run cell by cell])."""
+    for cell in re.split(r"^# %%.*\n", text, flags=re.M):
+        tree = ast.parse(cell, filename)
+        last = tree.body[-1] if tree.body else None
+        if isinstance(last, ast.Expr):
+            body = ast.Module(body=tree.body[:-1], type_ignores=[])
+            exec(compile(body, filename, "exec"), namespace)
+            shown = ast.Interactive(body=[last])
+            exec(compile(shown, filename, "single"), namespace)
+        else:
+            exec(compile(tree, filename, "exec"), namespace)
+
+
 def main() -> None:
     library, path = sys.argv[1], Path(sys.argv[2]).resolve()
     lib = __import__(library)
@@ -62,9 +85,13 @@ def main() -> None:
     lib.manual_seed(0)
     random.seed(0)
     np.random.seed(0)  # noqa: NPY002 - the programs may draw from numpy's global state
-    code = compile(program_text(path, library), str(path), "exec")
+    text = program_text(path, library)
     sys.argv = [str(path)]
-    exec(code, {"__name__": "__main__", "__file__": str(path)})
+    namespace = {"__name__": "__main__", "__file__": str(path)}
+    if re.search(r"^# notebook: ", text, re.M):
+        run_cells(text, str(path), namespace)
+    else:
+        exec(compile(text, str(path), "exec"), namespace)
 
 
 if __name__ == "__main__":

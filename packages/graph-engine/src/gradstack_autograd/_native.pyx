@@ -149,14 +149,21 @@ cdef object native_apply(Node node, int formula, tuple grads):
 # Reducing a broadcast gradient to its input's shape (the engine's validation, CopySlices,
 # the derivative table's formulas through sum_to_py)
 
+# Note [sum_to adds as sum does]
+# A broadcast input's gradient is ``grad.sum(dims, keepdim=True)`` (torch's sum_to calls
+# sum), so it has the same bits as that sum written by hand: makemore's backprop notebook
+# checks ``torch.all(dlogit_maxes == logit_maxes.grad)``.  The no-graph path therefore
+# reduces with numpy's add, as the forward ``sum`` and the create_graph path below do, not
+# with tensor-core's float64-accumulating ``sum_to_shape`` (other bits for float32).
 cdef object np_sum_to(cnp.ndarray g, tuple shape):
     """Sum a broadcast gradient ``g`` back to ``shape`` (numpy, no graph)."""
-    if _kernels is not None and g.dtype.kind == "f" and g.dtype.itemsize >= 4:
-        return _kernels.sum_to_shape(g, shape)
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and g.shape[i + lead] != 1)
-    r = np.add.reduce(g, axis=axes, keepdims=True) if axes else g
+    if not axes:
+        return np.reshape(g, shape)
+    with np.errstate(all="ignore"):  # inf - inf is nan, silently, as in the forward sum
+        r = np.add.reduce(g, axis=axes, keepdims=True)
     return np.reshape(r[(0,) * lead] if lead else r, shape)
 
 

@@ -631,9 +631,8 @@ def gradgradcheck(
         )
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        rng = np.random.default_rng(1)
         outs = [o for o in _outputs(func, inputs) if o.requires_grad]
-        grad_outputs = tuple(_random_grad_output(rng, o, gen_non_contig_grad_outputs) for o in outs)
+        grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs) for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     n_in, n_out = len(inputs), len(grad_outputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
@@ -678,14 +677,19 @@ def gradgradcheck(
     )
 
 
-def _random_grad_output(rng, like, noncontiguous):
+def _random_grad_output(like, noncontiguous):
     """A random ``[-1, 1)`` tensor shaped like ``like`` (float64 for non-float outputs),
-    requiring grad; with ``noncontiguous``, a strided view into a larger array."""
-    dtype = like.detach().numpy().dtype if like.is_floating_point() else np.float64
+    requiring grad; with ``noncontiguous``, every other element of one twice as wide.
+
+    Drawn as torch's ``make_tensor(..., low=-1, high=1)`` draws it, from the global
+    generator with ``uniform_``: a program that seeds, calls gradgradcheck and then draws
+    again gets torch's numbers (the "Extending PyTorch" page's examples do).
+    """
+    dtype = like.dtype if like.is_floating_point() else gt.float64
     shape = tuple(like.shape)
-    values = rng.uniform(-1.0, 1.0, shape).astype(dtype)
-    if noncontiguous and math.prod(shape) > 1:
-        wide = np.zeros(shape[:-1] + (2 * shape[-1],), dtype=dtype) if shape else values
-        wide[..., ::2] = values
-        values = wide[..., ::2]
-    return gt.from_numpy(values).requires_grad_(True)
+    noncontiguous = noncontiguous and math.prod(shape) > 1
+    drawn = shape[:-1] + (2 * shape[-1],) if noncontiguous else shape
+    values = gt.empty(drawn, dtype=dtype).uniform_(-1.0, 1.0)
+    if noncontiguous:
+        values = values[..., 1::2]
+    return values.requires_grad_(True)
