@@ -1718,6 +1718,7 @@ def _matmul_folded_copy(a, b):
     if not (_is_tensor(a) and _is_tensor(b)) or a.dim() < 3 or not b.requires_grad:
         return None
     x = _data(a)
+    shape: tuple[int, ...]
     if b.dim() <= 2:  # (sizes given in full: -1 is ambiguous for an empty tensor)
         shape = (math.prod(x.shape[:-1]), x.shape[-1])
     else:
