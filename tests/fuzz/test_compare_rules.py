@@ -144,6 +144,45 @@ def test_atan2_two_ulps_apart_notes_nothing():
     assert v.category == "wrong_value" and v.stmt == 1
 
 
+MIN_OF_MATMUL = _program(
+    ("v0 = torch.matmul(a, b)", "linalg.matmul", "fwd"),
+    ("v1 = v0.abs().argmin()", "reduce.argmin", "fwd"),
+)
+
+
+def test_a_contraction_one_ulp_apart_excuses_a_later_index():
+    # torch's blocked kernel: the same products summed to two values one ulp apart
+    # (fuzz seed 2 #2978), numpy's BLAS: one value; argmin then picks another tie
+    v = _verdict(
+        MIN_OF_MATMUL,
+        [_snap([ONE, ONE]), _snap(0, "int64")],
+        [_snap([NEXT, ONE]), _snap(1, "int64")],
+    )
+    assert v.category == "oracle_divergence"
+    assert "last bits of linalg.matmul" in v.detail
+
+
+def test_a_contraction_five_ulps_apart_notes_nothing():
+    five = ONE
+    for _ in range(5):
+        five = np.nextafter(five, np.float32(1))
+    v = _verdict(
+        MIN_OF_MATMUL,
+        [_snap([ONE, ONE]), _snap(0, "int64")],
+        [_snap([five, ONE]), _snap(1, "int64")],
+    )
+    assert v.category == "wrong_value" and v.stmt == 1
+
+
+def test_a_contraction_last_bit_does_not_excuse_a_float_value():
+    v = _verdict(
+        MIN_OF_MATMUL,
+        [_snap([ONE, ONE]), _snap(0.5)],
+        [_snap([NEXT, ONE]), _snap(0.25)],
+    )
+    assert v.category == "wrong_value" and v.stmt == 1
+
+
 # --- torch's gradient of x ** False ----------------------------------------------------
 
 
