@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+import gradstack_functional
 import gradstack_tensor as gt
 import numpy as np
 import pytest
@@ -45,6 +46,18 @@ def test_error_mode_refuses_with_torchs_words(name):
     assert str(got.value) == str(expected.value)
 
 
+class _Gradstack:
+    """tensor-core's functions and functional-api's ``func``, torch-shaped (this package's
+    tests may not import the facade, a higher layer)."""
+
+    func = gradstack_functional.func
+
+    def __getattr__(self, name):
+        return getattr(gt, name)
+
+
+GRADSTACK = _Gradstack()
+
 # f(L, x) with the mapped input x, its in_dims, and the shape of x
 TENSOR_PARAMS = {
     "bernoulli": (lambda L, x: L.bernoulli(x), 0, (3, 2)),
@@ -73,11 +86,9 @@ def _run_params(L, name, mode):
 
 @pytest.mark.parametrize("name", sorted(TENSOR_PARAMS))
 def test_tensor_parameters_draw_torchs_values_under_different(name):
-    import gradstack
-
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a rule, not the per-sample fallback
-        got = _run_params(gradstack, name, "different")
+        got = _run_params(GRADSTACK, name, "different")
     expected = _run_params(torch, name, "different")
     assert tuple(got.shape) == tuple(expected.shape)
     np.testing.assert_array_equal(np.asarray(got.tolist()), np.asarray(expected.tolist()))
@@ -87,14 +98,12 @@ def test_tensor_parameters_draw_torchs_values_under_different(name):
 def test_tensor_parameters_under_same_as_torch(name):
     # a batched parameter is refused with torch's words (one draw cannot follow per-sample
     # parameters); a batched self with unbatched parameters gets one sample's draw
-    import gradstack
-
     try:
         expected = _run_params(torch, name, "same")
     except RuntimeError as e:
         with pytest.raises(RuntimeError) as got:
-            _run_params(gradstack, name, "same")
+            _run_params(GRADSTACK, name, "same")
         assert str(got.value) == str(e)
         return
-    got = _run_params(gradstack, name, "same")
+    got = _run_params(GRADSTACK, name, "same")
     np.testing.assert_array_equal(np.asarray(got.tolist()), np.asarray(expected.tolist()))
