@@ -1091,7 +1091,7 @@ def _index_scatter_samples(rng):
 _add(GradOp("_index_scatter", _index_scatter_samples, torch=False))
 
 
-# the nn ops of derivatives_nn.py (losses, normalisation, activations): autograd_op_db_nn.py
+# the nn ops of derivatives/nn.py (losses, normalisation, activations): autograd_op_db_nn.py
 def _extend_with(name):
     import importlib.util
     import sys

@@ -1,4 +1,4 @@
-"""Samples of the nn ops (``derivatives_nn.py``) for graph-engine's op database.
+"""Samples of the nn ops (``gradstack_autograd.derivatives.nn``) for graph-engine's op database.
 
 ``autograd_op_db.py`` calls :func:`extend` with itself at import, so every generic test
 over the database runs on these ops too: gradcheck and gradgradcheck in float64, values,

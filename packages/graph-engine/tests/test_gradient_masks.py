@@ -1,6 +1,6 @@
 """Gradients that are zero on part of the input are *selected* to zero, as torch's are.
 
-Note [Masks select, never multiply] in derivatives.py: a formula that multiplies an
+Note [Masks select, never multiply] in derivatives/_formulas.py: a formula that multiplies an
 incoming gradient by a 0/1 mask turns an inf or nan gradient into nan where torch gives 0
 (``x.clamp(min=0).sqrt()`` at x = -1).  Every formula with a mask, a tie rule or a
 degenerate case (constant input, n <= correction, 0-d input reduced over dim 0) runs here

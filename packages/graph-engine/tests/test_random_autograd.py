@@ -1,5 +1,5 @@
 """Random ops under autograd, compared with torch 2.13: the nodes they record
-(derivatives_random.py), their zero gradients (Note [Random draws have zero gradients]),
+(derivatives/random_ops.py), their zero gradients (Note [Random draws have zero gradients]),
 forward-mode tangents, and ``out=`` refusing tensors that require grad.  The gradchecks of
 these ops run with the others in test_derivatives.py (autograd_op_db.py's entries)."""
 

@@ -5,8 +5,8 @@ every other layer (autograd at 100, the profiler at 1000).  An op whose argument
 :class:`~gradstack_functional.batched_tensor.BatchedTensor` passes straight through.
 Otherwise the layer takes the highest vmap level among the arguments, replaces each
 tensor batched at that level by its physical value, and runs the op's rule (the
-``batch_rule`` of its entry in graph-engine's derivative table, written in
-``gradstack_autograd.batching_rules``) on them; the rule's ops go through the dispatch
+``batch_rule`` of its entry in graph-engine's derivative table, given by the op's row;
+``gradstack_autograd.derivatives.batching``) on them; the rule's ops go through the dispatch
 point again, so
 lower levels, autograd and the profiler see physical tensors.  The result is wrapped at
 the same level.  An op without a rule (or whose rule declines the arguments) runs once
@@ -40,7 +40,7 @@ from __future__ import annotations
 import threading
 import warnings
 
-from gradstack_autograd import batching_rules as _rules
+from gradstack_autograd.derivatives import batching as _rules
 from gradstack_tensor import DispatchLayer, register_layer, unregister_layer
 from gradstack_tensor.extension import dispatch, set_draw_observer, set_factory_batcher
 
@@ -82,7 +82,7 @@ def _max_level(args) -> int:
 
 def _unwrap_args(args, level):
     """The arguments with tensors batched at ``level`` replaced by their values, and the
-    batch dims (Note in ``batching_rules``: the shape of a rule)."""
+    batch dims (``gradstack_autograd.derivatives.batching``: the shape of a rule)."""
     values, bdims = [], []
     for a in args:
         if type(a) is BatchedTensor and a._gs_level == level:

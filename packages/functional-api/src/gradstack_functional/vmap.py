@@ -5,7 +5,7 @@ level, wraps each input mapped by ``in_dims`` in a batched tensor of that level 
 sample, as ``f`` sees it), runs ``f`` once, and turns every output back into a plain
 tensor with the batch dim at its ``out_dims`` position.  The ops ``f`` calls run on the
 whole batch through their batching rules (``batching_layer``; the rules are in the ops'
-entries of graph-engine's derivative table, ``gradstack_autograd.batching_rules``).
+entries of graph-engine's derivative table, ``gradstack_autograd.derivatives``).
 Arguments, ``in_dims`` and ``out_dims`` follow torch's pytree rules (``pytree``);
 keyword arguments are passed through unbatched.  The checks and error messages are
 torch's (``torch/_functorch/vmap.py``).

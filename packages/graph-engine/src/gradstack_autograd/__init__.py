@@ -21,13 +21,10 @@ Examples
 from gradstack_tensor import register_layer as _register_layer
 from gradstack_tensor.extension import set_autograd_extension as _set_autograd_extension
 
-from . import (  # noqa: F401 - the table binds itself to the ops  # noqa: F401 - public submodules, as in torch.autograd
+from . import (  # noqa: F401 - public submodules, as in torch.autograd; the table binds itself
     _layer,
-    batching_rules,  # vmap's rules, stored in the ops' entries (it imports the rows first)
-    derivatives,
-    derivatives_nn,  # the rows of the nn ops (losses, normalisation, activations)
-    derivatives_random,  # the rows of the random ops (bernoulli, normal, random_ ...)
-    forward_ad,  # noqa: F401 - torch.autograd.forward_ad
+    derivatives,  # the derivative table: each op's VJP, JVP and batching rule, by family
+    forward_ad,  # torch.autograd.forward_ad
     function,
     graph,
 )

@@ -44,8 +44,8 @@ cnp.import_array()
 # in which every gradient carries one extra leading dim, the batch (pytorch#50584 loops one
 # pass per row instead).  The run is marked in a C thread-local (the batch size, -1 when
 # not batched; it lives in _grad_mode.pyx).  Formulas that use shapes read it through
-# ``grads_batched()`` and keep the leading dim (derivatives.py's ``_lead``); elementwise and matmul formulas broadcast over
-# it as they are.  ``validate_grad``/``sum_to`` compare shapes ignoring the leading dim and
+# ``grads_batched()`` and keep the leading dim (``_lead`` in derivatives._formulas);
+# elementwise and matmul formulas broadcast over it as they are.  ``validate_grad``/``sum_to`` compare shapes ignoring the leading dim and
 # reduce broadcasts while keeping it.  A graph holding a node that cannot take a batch
 # (custom Function, in-place on a view, a Derivative marked ``batchable=False``, any
 # hook) is run row by row instead: ``unbatchable_reason`` says which node, and

@@ -63,7 +63,7 @@ cdef bint _native_enabled = True
 def set_native_formulas_enabled(bint enabled):
     """Turn the native formulas on or off (for tests and debugging); returns the old state.
 
-    Off, every node runs its Python formula from derivatives.py.
+    Off, every node runs its Python formula from the derivative table.
     """
     global _native_enabled
     old = _native_enabled

@@ -2,7 +2,7 @@
 
 The API of ``torch.autograd.forward_ad``: inside a :class:`dual_level`, :func:`make_dual`
 attaches a tangent (a direction ``v``) to a tensor; every op on it computes the tangent of
-its result with the op's forward formula (its ``@jvp`` row in ``derivatives.py``), so
+its result with the op's forward formula (its ``@jvp`` row in ``derivatives``), so
 after ``out = f(make_dual(x, v))``, :func:`unpack_dual` gives ``(f(x), J_f(x) @ v)``: a
 Jacobian-vector product in one forward pass.
 

@@ -61,7 +61,7 @@ class GradcheckError(RuntimeError):
 _FAILED_BATCHED_GRAD_MSG = (
     "gradcheck or gradgradcheck failed while testing batched gradient computation: a "
     "backward formula is wrong (or unsupported) when the incoming gradients carry a batch "
-    "dimension (Note [Batched formulas] in derivatives.py). Pass check_batched_grad=False "
+    "dimension (Note [Batched formulas] in derivatives._formulas). Pass check_batched_grad=False "
     "to skip this check."
 )
 _FAILED_BATCHED_FWD_MSG = (

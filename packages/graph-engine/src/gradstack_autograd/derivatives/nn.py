@@ -1,12 +1,13 @@
 """The derivative table's rows for the neural-network ops of tensor-core (``_impl_nn``):
 losses, normalisation, embedding and activations, backward and forward (JVP) formulas.
 
-Same rules as ``derivatives.py`` (read its notes first): one ``@register`` row per op
-naming torch's node (``NllLossBackward0``, ``NativeLayerNormBackward0`` ...), formulas
-written with gradstack ops so that ``create_graph=True`` differentiates them again,
-gradients of the broadcast output shape left to the engine to reduce, and an extra
-leading batch dim in a batched backward (Note [Batched formulas]).  The forward formulas
-follow the conventions of ``derivatives.py``'s forward formulas (``@jvp``).
+Same rules as the other families (read the package's notes first): one ``@register`` row
+per op naming torch's node (``NllLossBackward0``, ``NativeLayerNormBackward0`` ...),
+formulas written with gradstack ops so that ``create_graph=True`` differentiates them
+again, gradients of the broadcast output shape left to the engine to reduce, an extra
+leading batch dim in a batched backward (Note [Batched formulas]), the forward formula
+(``@jvp``) after the row and vmap's rule (``batch=``) in it: ``loss`` is the kind of rule
+the elementwise losses share.
 
 Note [Loss formulas as partial derivatives]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -37,12 +38,66 @@ import math
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import OPS
+from gradstack_tensor import OPS, Tensor
+from gradstack_tensor.extension import dispatch
 
-from . import _layer
-from .derivatives import _batch_scatter, _lead, _sum_all, _take, jvp, register
+from ..grad_mode import no_grad
+from ._formulas import _batch_scatter, _lead, _sum_all
+from ._table import _not_differentiable, jvp, register
+from ._tangents import _take
+from .batching import (
+    _all_batched,
+    _arg,
+    _rank,
+    aligned,
+    batch_size,
+    front,
+    inplace_error,
+    kind,
+    pad,
+    per_sample,
+    pointwise,
+    unary,
+)
 
 __all__: list[str] = []
+
+
+def _reduce_loss(loss, reduction, rank):
+    """Per-sample ``mean``/``sum`` of an elementwise loss (batch first)."""
+    if reduction == "none" or rank == 0:
+        return loss
+    dims = tuple(range(1, rank + 1))
+    return loss.mean(dims) if reduction == "mean" else loss.sum(dims)
+
+
+@kind
+def loss(name: str, tensor_positions: tuple, reduction_pos: int):
+    """Rule of an elementwise loss with ``reduction``: the loss with ``reduction='none'``
+    on the operands aligned and expanded to the batch, then each sample reduced alone."""
+    op = OPS[name]
+
+    def rule(args, bdims):
+        new = list(args) + [None] * (reduction_pos + 1 - len(args))
+        reduction = _arg(args, reduction_pos, "mean")
+        if reduction not in ("none", "mean", "sum"):
+            return NotImplemented  # the kernel's own error, per sample
+        positions = [i for i in tensor_positions if isinstance(_arg(args, i), Tensor)]
+        ranks = {i: _rank(args[i], bdims[i]) for i in positions}
+        target = max(ranks.values())
+        for i in positions:
+            if bdims[i] is not None:
+                new[i] = pad(front(args[i], bdims[i]), ranks[i], target)
+        shape = tuple(np.broadcast_shapes(*(tuple(new[i].shape) for i in positions)))
+        for i in tensor_positions[:2]:  # input and target: the full batch, exactly
+            if tuple(new[i].shape) != shape:
+                new[i] = new[i].expand(shape)
+        new[reduction_pos] = "none"
+        return _reduce_loss(dispatch(op, tuple(new)), reduction, target), 0
+
+    rule.__name__ = f"loss_{name}"
+    return rule
+
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _GELU_TANH_COEF = 0.044715
@@ -181,15 +236,51 @@ def _nll_backward(ctx, grad):
     return (g * coef,)
 
 
+def _nll_loss_rule(args, bdims):
+    """``nll_loss(input, target, weight, reduction, ignore_index)``: the batch folded into
+    the loss's own batch dim N, then each sample reduced with torch's weighted mean."""
+    inp, ib, target, tb = args[0], bdims[0], args[1], bdims[1]
+    weight, wb = _arg(args, 2), _arg(bdims, 2)
+    reduction = _arg(args, 3, "mean")
+    ignore_index = _arg(args, 4, -100)
+    if wb is not None or reduction not in ("none", "mean", "sum"):
+        return NotImplemented
+    size = batch_size(args, bdims)
+    rank = _rank(inp, ib)
+    if rank not in (1, 2):
+        return NotImplemented  # K-dim losses run per sample
+    x, t = _all_batched((inp, target), (ib, tb), size)
+    if rank == 1:  # input (C,), target (): one row per sample
+        n = 1
+        x2, t2 = x, t.reshape(size)
+    else:
+        n = x.shape[1]
+        x2, t2 = x.reshape(size * n, x.shape[2]), t.reshape(size * n)
+    per = dispatch(OPS["nll_loss"], (x2, t2, weight, "none", ignore_index)).reshape(size, n)
+    if reduction == "none":
+        return per.reshape(size) if rank == 1 else per, 0
+    if reduction == "sum":
+        return per.sum(1), 0
+    keep = (t2 != ignore_index).reshape(size, n)
+    if weight is None:
+        w = keep.to(per.dtype)
+    else:
+        safe = t2.masked_fill(t2 == ignore_index, 0)
+        w = weight.index_select(0, safe).reshape(size, n) * keep.to(per.dtype)
+    return per.sum(1) / w.sum(1), 0
+
+
 register(
     "nll_loss(self, target, weight, reduction, ignore_index)",
     "NllLossBackward0",
     save="target, weight, reduction, ignore_index",
+    batch=_nll_loss_rule,
 )(_nll_backward)
 register(
     "nll_loss2d(self, target, weight, reduction, ignore_index)",
     "NllLoss2DBackward0",
     save="target, weight, reduction, ignore_index",
+    batch=per_sample("the K-dim loss's weighted mean per sample; rare inside vmap"),
 )(_nll_backward)
 
 
@@ -238,18 +329,21 @@ register(
     "MseLossBackward0",
     inputs="self, target",
     save="self, target, reduction",
+    batch=loss(tensor_positions=(0, 1), reduction_pos=2),
 )(_loss_backward(_mse_partials))
 register(
     "smooth_l1_loss(self, target, reduction, beta)",
     "SmoothL1LossBackward0",
     inputs="self, target",
     save="self, target, beta, reduction",
+    batch=loss(tensor_positions=(0, 1), reduction_pos=2),
 )(_loss_backward(_smooth_l1_partials, "beta"))
 register(
     "huber_loss(self, target, reduction, delta)",
     "HuberLossBackward0",
     inputs="self, target",
     save="self, target, delta, reduction",
+    batch=loss(tensor_positions=(0, 1), reduction_pos=2),
 )(_loss_backward(_huber_partials, "delta"))
 
 
@@ -317,12 +411,14 @@ register(
     "BinaryCrossEntropyBackward0",
     inputs="self, target",
     save="self, target, weight, reduction",
+    batch=loss(tensor_positions=(0, 1, 2), reduction_pos=3),
 )(_loss_backward(_bce_partials, "weight"))
 register(
     "binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction)",
     "BinaryCrossEntropyWithLogitsBackward0",
     inputs="self, target",
     save="self, target, weight, pos_weight, reduction",
+    batch=loss(tensor_positions=(0, 1, 2, 3), reduction_pos=4),
 )(_loss_backward(_bce_logits_partials, "weight", "pos_weight"))
 jvp("binary_cross_entropy")(_loss_jvp(_bce_partials))
 jvp("binary_cross_entropy_with_logits")(_loss_jvp(_bce_logits_partials))
@@ -362,11 +458,31 @@ def _shifted(axes, lead):
     return tuple(a + len(lead) for a in axes)
 
 
+def _layer_norm_rule(args, bdims):
+    inp, ib = args[0], bdims[0]
+    shape = args[1]
+    weight, wb, bias, bb = _arg(args, 2), _arg(bdims, 2), _arg(args, 3), _arg(bdims, 3)
+    eps = _arg(args, 4, 1e-5)
+    if ib is None:
+        return NotImplemented
+    x = front(inp, ib)
+    rank = x.dim() - 1
+    if wb is None and bb is None:
+        return dispatch(OPS["layer_norm"], (x, shape, weight, bias, eps)), 0
+    out = dispatch(OPS["layer_norm"], (x, shape, None, None, eps))
+    if weight is not None:
+        out = out * aligned(weight, wb, _rank(weight, wb), rank)
+    if bias is not None:
+        out = out + aligned(bias, bb, _rank(bias, bb), rank)
+    return out, 0
+
+
 @register(
     "layer_norm(input, normalized_shape, weight, bias, eps)",
     "NativeLayerNormBackward0",
     inputs="input, weight, bias",
     save="input, normalized_shape, weight, eps",
+    batch=_layer_norm_rule,
 )
 def _layer_norm_backward(ctx, grad):
     x, normalized_shape, weight, eps = (
@@ -433,12 +549,60 @@ def _bn_eval_normalize(x, running, eps):
     return (x - mean.reshape(shape)) * rstd, rstd
 
 
+def _batch_norm_rule(args, bdims):
+    """``batch_norm`` of a batched sample ``(N, C, *S)``: statistics per sample (over N and
+    S), running statistics updated in place per sample when they are batched (ensembles);
+    unbatched running statistics cannot take per-sample updates (torch's in-place error)."""
+    inp, ib = args[0], bdims[0]
+    weight, bias, rmean, rvar = args[1], args[2], args[3], args[4]
+    wb, bb, mb, vb = bdims[1], bdims[2], bdims[3], bdims[4]
+    training, momentum, eps = args[5], args[6], args[7]
+    if ib is None:
+        return NotImplemented
+    x = front(inp, ib)
+    rank = x.dim() - 1
+    if rank < 2:
+        return NotImplemented
+
+    def per_channel(t, b):  # a (C,) statistic or parameter, aligned with (B, N, C, *S)
+        if t is None:
+            return None
+        if b is None:
+            return t.reshape((t.shape[0],) + (1,) * (rank - 2))
+        return front(t, b).reshape((t.shape[b], 1, t.shape[1 - b]) + (1,) * (rank - 2))
+
+    if training or rmean is None:
+        if training and rmean is not None and (mb is None or vb is None):
+            raise inplace_error("batch_norm (running_mean/running_var update)", rmean.shape)
+        dims = (1,) + tuple(range(3, rank + 1))
+        mean = x.mean(dims, keepdim=True)
+        var = dispatch(OPS["var"], (x, dims, 0, True))
+        if training and rmean is not None:
+            count = math.prod(x.shape[i] for i in dims)
+            size = x.shape[0]
+            with no_grad():
+                m = mean.reshape(size, -1)
+                v = var.reshape(size, -1) * (count / max(count - 1, 1))
+                rm, rv = front(rmean, mb), front(rvar, vb)
+                rm.mul_(1 - momentum).add_(m * momentum)
+                rv.mul_(1 - momentum).add_(v * momentum)
+    else:
+        mean, var = per_channel(rmean, mb), per_channel(rvar, vb)
+    out = (x - mean) * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * per_channel(weight, wb)
+    if bias is not None:
+        out = out + per_channel(bias, bb)
+    return out, 0
+
+
 @register(
     "batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)",
     "NativeBatchNormBackward0",
     inputs="input, weight, bias",
     save="input, weight, eps",
     extra=_bn_running,
+    batch=_batch_norm_rule,
 )
 def _batch_norm_backward(ctx, grad):
     x, weight, eps = (ctx.saved_value(k) for k in ("input", "weight", "eps"))
@@ -494,11 +658,18 @@ def _batch_norm_jvp(args, out, tangents, lead):
 # embedding
 
 
+def _embedding_rule(args, bdims):
+    if bdims[0] is not None:
+        return NotImplemented  # a batched table: per sample
+    return dispatch(OPS["embedding"], (args[0], front(args[1], bdims[1])) + tuple(args[2:])), 0
+
+
 @register(
     "embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)",
     "EmbeddingBackward0",
     inputs="weight",
     save="indices, padding_idx, scale_grad_by_freq",
+    batch=_embedding_rule,
 )
 def _embedding_backward(ctx, grad):
     indices, padding_idx, scale_grad_by_freq = (
@@ -530,8 +701,8 @@ def _embedding_jvp(args, out, tangents, lead):
 
 
 # rescaling the rows of an embedding's weight is an update, not a function to differentiate
-OPS["embedding_renorm_"].derivative = _layer.Derivative(
-    "embedding_renorm_", "NotDifferentiable", None, differentiable=False
+_not_differentiable(
+    "embedding_renorm_", batch=per_sample("it rewrites rows of the table in place, per sample")
 )
 
 
@@ -556,7 +727,7 @@ def _gelu_backward_op(grad, x, approximate):
     return gt.dispatch(OPS["gelu_backward"], (grad, x, approximate))
 
 
-@register("gelu(self, approximate)", "GeluBackward0", save="self, approximate")
+@register("gelu(self, approximate)", "GeluBackward0", save="self, approximate", batch=unary)
 def _gelu(ctx, grad):
     x, approximate = ctx.saved_value("self"), ctx.saved_value("approximate")
     return (_gelu_backward_op(grad, x, approximate),)
@@ -573,6 +744,7 @@ def _gelu_jvp(args, out, tangents, lead):
     "GeluBackwardBackward0",
     inputs="grad_output, self",
     save="grad_output, self, approximate",
+    batch=pointwise,
 )
 def _gelu_backward_backward(ctx, grad):
     g, x, approximate = (ctx.saved_value(k) for k in ("grad_output", "self", "approximate"))
@@ -601,7 +773,7 @@ def _silu_derivative(x):
     return s * (1 + x * (1 - s))
 
 
-@register("silu(self)", "SiluBackward0", save="self")
+@register("silu(self)", "SiluBackward0", save="self", batch=unary)
 def _silu(ctx, grad):
     return (grad * _silu_derivative(ctx.saved_value("self")),)
 
@@ -612,7 +784,7 @@ def _silu_jvp(args, out, tangents, lead):
     return None if t is None else t * _silu_derivative(args[0])
 
 
-@register("log_sigmoid(self)", "LogSigmoidBackward0", save="self")
+@register("log_sigmoid(self)", "LogSigmoidBackward0", save="self", batch=unary)
 def _log_sigmoid_backward(ctx, grad):
     return (grad * (-ctx.saved_value("self")).sigmoid(),)
 
@@ -625,7 +797,12 @@ def _log_sigmoid_jvp(args, out, tangents, lead):
 
 # torch names the in-place variant's node LeakyReluBackward1; the registry's rule is one
 # node name per op and its in-place twin (test_inplace_variants_have_the_node_name_of_their_twin)
-@register("leaky_relu(self, negative_slope)", "LeakyReluBackward0", save="self, negative_slope")
+@register(
+    "leaky_relu(self, negative_slope)",
+    "LeakyReluBackward0",
+    save="self, negative_slope",
+    batch=unary,
+)
 def _leaky_relu(ctx, grad):
     x, slope = ctx.saved_value("self"), ctx.saved_value("negative_slope")
     return (gt.where(x > 0, grad, grad * slope),)

@@ -1,10 +1,11 @@
 """The derivative table's rows for the random ops (tensor-core's ``_impl_random.py``).
 
-Same rules as ``derivatives.py`` (read its notes first): one ``@register`` row per op
-naming torch's node, formulas written with gradstack ops so that ``create_graph=True``
-differentiates them again, gradients of the broadcast output shape left to the engine to
-reduce.  The forward (JVP) formulas sit next to each row and follow
-the conventions of ``derivatives.py``'s forward formulas (``@jvp``).
+Same rules as the other families (read the package's notes first): one ``@register`` row
+per op naming torch's node, formulas written with gradstack ops so that
+``create_graph=True`` differentiates them again, gradients of the broadcast output shape
+left to the engine to reduce, the forward (JVP) formula after each row and vmap's rule
+(``batch=``, the ``random_*`` kinds of ``batching``, which follow vmap's ``randomness``
+flag) in it.
 
 Note [Random draws have zero gradients]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -31,7 +32,9 @@ from __future__ import annotations
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-from .derivatives import _lead, _not_differentiable, _zeros, jvp, register
+from ._formulas import _lead, _zeros
+from ._table import _not_differentiable, jvp, register
+from .batching import random_inplace, random_tensor_params
 
 __all__: list[str] = []
 
@@ -50,7 +53,12 @@ def _zero_tangent(args, out, tangents, lead):
     return gt.zeros(tuple(lead) + tuple(out.shape), dtype=out.dtype)
 
 
-@register("bernoulli(self, p, generator)", "BernoulliBackward0", inplace_variant=False)
+@register(
+    "bernoulli(self, p, generator)",
+    "BernoulliBackward0",
+    inplace_variant=False,
+    batch=random_tensor_params(inplace=False),
+)
 def _bernoulli(ctx, grad):
     return (_zeros(grad),)
 
@@ -60,13 +68,14 @@ def _bernoulli(ctx, grad):
     lambda args: "BernoulliBackward1" if _is_tensor(args[1]) else "BernoulliBackward2",
     inputs="self, p",
     inplace_variant=False,
+    batch=random_tensor_params(inplace=True),
 )
 def _bernoulli_(ctx, grad):
     need_self, need_p = ctx.needs_input_grad
     return (_zeros(grad) if need_self else None), (_zeros_shaped(ctx, 1, grad) if need_p else None)
 
 
-@register("exponential_(self)", "ExponentialBackward0", inplace_variant=False)
+@register("exponential_(self)", "ExponentialBackward0", inplace_variant=False, batch=random_inplace)
 def _exponential_(ctx, grad):
     return (_zeros(grad),)
 
@@ -77,7 +86,7 @@ def _random_name(args):
     return ("RandomBackward2", "RandomBackward1", "RandomBackward0")[given]
 
 
-@register("random_(self)", _random_name, inplace_variant=False)
+@register("random_(self)", _random_name, inplace_variant=False, batch=random_inplace)
 def _random_(ctx, grad):
     return (_zeros(grad),)
 
@@ -89,7 +98,13 @@ def _normal_name(args):
     return "NormalBackward1" if mean_t else "NormalBackward2"
 
 
-@register("normal(mean, std, generator)", _normal_name, inputs="mean, std", inplace_variant=False)
+@register(
+    "normal(mean, std, generator)",
+    _normal_name,
+    inputs="mean, std",
+    inplace_variant=False,
+    batch=random_tensor_params(inplace=False),
+)
 def _normal(ctx, grad):
     need_mean, need_std = ctx.needs_input_grad
     return (
@@ -102,4 +117,4 @@ jvp("bernoulli", "bernoulli_", "exponential_", "random_", "normal", inplace_vari
     _zero_tangent
 )
 
-NOT_DIFFERENTIABLE = _not_differentiable("multinomial")
+_not_differentiable("multinomial", batch=random_tensor_params(inplace=False))

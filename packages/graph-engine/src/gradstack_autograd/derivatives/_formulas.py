@@ -1,0 +1,197 @@
+"""Helpers of the backward formulas (shapes of reductions, batched backward, scatter)."""
+
+from __future__ import annotations
+
+import math
+
+import gradstack_tensor as gt
+import numpy as np
+from gradstack_tensor import OPS, Tensor, register_op
+from gradstack_tensor.extension import data_of as _data
+from gradstack_tensor.extension import wrap as _wrap
+
+from .. import _grad_mode as _modes
+
+__all__: list[str] = []
+
+
+def _grad_mode() -> bool:
+    return _modes.is_grad_enabled()
+
+
+def _expand_reduced(grad, shape, dim, keepdim, lead=()):
+    """Broadcast the gradient of a reduction back to the input's ``shape`` (after ``lead``)."""
+    if lead and (dim is None or dim == ()) and grad.dim() == len(lead):
+        return grad.reshape(tuple(lead) + (1,) * len(shape)).expand(tuple(lead) + tuple(shape))
+    if dim is not None and not keepdim and len(shape) > 0:
+        dims = dim if isinstance(dim, tuple) else (dim,)
+        for d in sorted(d % len(shape) for d in dims):
+            grad = grad.unsqueeze(d + len(lead))
+    return grad.expand(tuple(lead) + tuple(shape))
+
+
+def _reduced_count(shape, dim):
+    if dim is None or dim == ():
+        return math.prod(shape)
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    return math.prod(shape[d % len(shape)] for d in dims) if shape else 1
+
+
+def _keep(t, shape, dim, keepdim, lead=()):
+    """A reduction's result reshaped to broadcast against its input (keepdim=True form).
+
+    ``lead`` is the batch prefix ``t`` carries in a batched backward (see ``_lead``).
+    """
+    if dim is None or dim == ():
+        return t.reshape(tuple(lead) + (1,) * len(shape)) if shape else t
+    return t if keepdim else _expand_dims(t, shape, dim, len(lead))
+
+
+def _expand_dims(t, shape, dim, nl=0):
+    if not shape:
+        return t  # Note [Dims of a 0-d tensor]: reducing a 0-d tensor over dim 0 keeps it 0-d
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    for d in sorted(d % len(shape) for d in dims):
+        t = t.unsqueeze(d + nl)
+    return t
+
+
+# Note [Batched formulas]
+# In a batched backward (Note [Batched backward] in _engine.pyx) every incoming gradient
+# has one extra leading dim, the batch.  Elementwise and matmul formulas broadcast over it
+# as written; formulas that use shapes or dims take the prefix from ``_lead(grad)`` (``()``
+# outside a batched pass, so the ordinary path is unchanged) and index-like ones go
+# through ``_batch_scatter``/``_batch_gather``, which index flat positions so that any key works.
+
+
+def _lead(grad):
+    """``(batch,)`` in a batched backward, else ``()`` (Note [Batched formulas])."""
+    return (grad.shape[0],) if _modes.grads_batched() else ()
+
+
+def _sum_all(t, lead):
+    """``t.sum()`` over everything but the batch prefix ``lead``."""
+    if not lead:
+        return t.sum()
+    return t.sum(tuple(range(len(lead), t.dim()))) if t.dim() > len(lead) else t
+
+
+def _dim_after(dim, grad, lead):
+    """``dim`` of the unbatched tensor, as a dim of the batched ``grad``."""
+    return dim % (grad.dim() - len(lead)) + len(lead)
+
+
+def _positions(shape, key):
+    """The flat (row-major) position in ``shape`` of each element of ``x[key]``."""
+    return np.asarray(np.arange(math.prod(shape), dtype=np.intp).reshape(shape)[key])
+
+
+def _batch_scatter(grad, key, shape):
+    """``index_scatter(grad, key, shape)``, keeping the batch dim of a batched backward."""
+    if not _modes.grads_batched():
+        return index_scatter(grad, key, shape)
+    b = grad.shape[0]
+    pos = _positions(tuple(shape), key).reshape(-1)
+    flat = index_scatter(grad.reshape(b, -1), (slice(None), pos), (b, math.prod(shape)))
+    return flat.reshape((b,) + tuple(shape))
+
+
+def _batch_gather(grad, key, shape):
+    """``grad[key]`` (``grad`` of shape ``shape``), keeping the batch dim of a batched backward."""
+    if not _modes.grads_batched():
+        return _getitem_np(grad, key)
+    b = grad.shape[0]
+    pos = _positions(tuple(shape), key)
+    r = _getitem_np(grad.reshape(b, -1), (slice(None), pos.reshape(-1)))
+    return r.reshape((b,) + pos.shape)
+
+
+def _is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def _detached(x):
+    """``x`` outside the graph (numbers pass through): for values a formula uses as constants."""
+    return x.detach() if isinstance(x, Tensor) else x
+
+
+def _zeros(grad):
+    """Zeros shaped like ``grad``, not ``grad * 0`` (Note [Masks select, never multiply])."""
+    return gt.zeros_like(grad)
+
+
+# Note [Masks select, never multiply]
+# A gradient that is zero on part of the input must be *selected* to zero
+# (``where(mask, grad, 0)``, ``masked_fill``), never multiplied by a 0/1 mask: an incoming
+# gradient of inf or nan times 0 is nan, so ``x.clamp(min=0).sqrt()`` at x = -1 (sqrt's
+# gradient at 0 is inf) would give nan where torch gives 0.  Formulas follow torch's own
+# choice per op: where torch multiplies by a mask (``abs``'s sign, ``amax``'s count-scaled
+# mask), so do we, so that both give the same nan in the same place.
+
+
+# Note [Scatter is getitem's adjoint]
+# Every indexing-like op (getitem, select, narrow, index_select, gather, sort, max along a
+# dim ...) has a backward that adds the gradient into zeros at the indexed positions.
+# That is one linear op, `_index_scatter`, whose own derivative is plain indexing, so both
+# are differentiable to any order.
+
+
+def _index_scatter_kernel(values, key, shape):
+    out = np.zeros(shape, dtype=_data(values).dtype)
+    np.add.at(out, key, _data(values))
+    return _wrap(out)
+
+
+INDEX_SCATTER = register_op("_index_scatter", _index_scatter_kernel)
+
+
+def index_scatter(values, key, shape):
+    """zeros(shape) with ``values`` added at ``key`` (a numpy index): getitem's adjoint."""
+    return gt.dispatch(INDEX_SCATTER, (values, key, tuple(shape)))
+
+
+def _getitem_np(t, key):
+    """``t[key]`` for a numpy-style key, differentiable (through the getitem op)."""
+    return gt.dispatch(OPS["getitem"], (t, _key_for_tensor(key)))
+
+
+def _key_for_tensor(key):
+    return (
+        tuple(_wrap(np.asarray(k)) if isinstance(k, np.ndarray) else k for k in key)
+        if isinstance(key, tuple)
+        else key
+    )
+
+
+def _two_over(dof):
+    """``2 / dof`` as C++ divides doubles: ``inf`` at 0 (Python would raise)."""
+    return 2.0 / dof if dof != 0 else math.inf
+
+
+def var_backward(grad, x, dim, correction, keepdim, lead=()):
+    """torch's var_backward: ``2 / (n - correction) * grad * (x - mean)``.
+
+    Over everything (or a 0-d ``x``) with ``n <= correction`` the result is ``grad`` times
+    nan where ``x`` equals its mean and inf elsewhere, as torch's; along dims the factor is
+    ``2 / (n - correction)`` as a double division (inf at 0, negative below).  Also the
+    forward formula: ``var_jvp`` is this with the tangent as ``grad`` and ``keepdim=True``.
+    """
+    shape = tuple(x.shape)
+    if not shape or dim is None or dim == ():
+        # a batched gradient of the result (lead only) broadcasts after the batch dims
+        reduced = lead and grad.dim() == len(lead)
+        g = grad.reshape(tuple(lead) + (1,) * len(shape)) if reduced else grad
+        dof = math.prod(shape) - correction
+        if dof <= 0:
+            return g * gt.where(x == x.mean(), math.nan, math.inf)
+        return _two_over(dof) * g * (x - x.mean())
+    g = _keep(grad, shape, dim, keepdim, lead)
+    dof = _reduced_count(shape, dim) - correction
+    return _two_over(dof) * g * (x - x.mean(dim, keepdim=True))
+
+
+def _along_axis_key(idx, axis):
+    grids = np.indices(idx.shape, sparse=True)
+    key = list(grids)
+    key[axis] = idx
+    return tuple(key)

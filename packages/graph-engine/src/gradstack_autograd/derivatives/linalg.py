@@ -1,0 +1,430 @@
+"""Linear algebra: matmul, mm, bmm, dot, outer, mv, addmm, trace, tril/triu, diag."""
+
+from __future__ import annotations
+
+import math
+
+import gradstack_tensor as gt
+import numpy as np
+from gradstack_tensor import OPS, Tensor
+from gradstack_tensor.extension import data_of as _data
+from gradstack_tensor.extension import dispatch
+
+from ._formulas import _batch_gather, _batch_scatter, _is_tensor, _lead
+from ._table import jvp, register
+from ._tangents import _matmul_left, _matmul_right, _pad, _put, _take, _tangent_sum
+from .batching import _arg, _rank, front, last_two, pad, per_sample
+
+__all__: list[str] = []
+
+
+def _matmul_name(args):
+    # torch's matmul is a composite: its node is the one its last step records (a batched
+    # product ends in an _unsafe_view); a few broadcast cases end in a clone instead
+    a, b = args[0], args[1]
+    nd = (a.dim() if _is_tensor(a) else 0, b.dim() if _is_tensor(b) else 0)
+    return {
+        (1, 1): "DotBackward0",
+        (2, 2): "MmBackward0",
+        (2, 1): "MvBackward0",
+        (1, 2): "SqueezeBackward4",
+    }.get(nd, "UnsafeViewBackward0")
+
+
+def _matmul_folded_copy(a, b):
+    """The copy of ``a`` that torch's matmul saves for ``b``'s gradient, or None.
+
+    Note [matmul saves its folded operand]
+    torch's matmul of a batched ``a`` (3 or more dims) runs mm on ``a.reshape(-1, n)``
+    (folded, when ``b`` has at most 2 dims and requires grad) or bmm on ``a`` expanded to
+    the broadcast batch and reshaped to 3 dims, and that mm/bmm saves the reshaped ``a``.
+    When the reshape cannot view ``a`` (a transposed ``a``), it is a copy: a later in-place
+    write into ``a`` does not touch it and backward works (fuzz seed 1 #49746), where
+    saving ``a`` itself raised "modified by an inplace operation".  The copy is made with
+    the graph (a clone), so that double backward still reaches ``a``.
+    """
+    if not (_is_tensor(a) and _is_tensor(b)) or a.dim() < 3 or not b.requires_grad:
+        return None
+    x = _data(a)
+    shape: tuple[int, ...]
+    if b.dim() <= 2:  # (sizes given in full: -1 is ambiguous for an empty tensor)
+        shape = (math.prod(x.shape[:-1]), x.shape[-1])
+    else:
+        batch = np.broadcast_shapes(x.shape[:-2], _data(b).shape[:-2])
+        x = np.broadcast_to(x, batch + x.shape[-2:])
+        shape = (math.prod(batch),) + x.shape[-2:]
+    try:
+        np.reshape(x, shape, copy=False)  # numpy refuses exactly when a copy is needed
+    except ValueError:
+        return a.clone()
+    return None
+
+
+def _matmul_batched(a, ab, b, bb):
+    """``a @ b`` of two samples (torch's matmul rules, 1-d operands included), batch
+    first.  Batched operands get their logical batch dims padded to a common rank so
+    that the sample's batch dim never meets an unbatched operand's leading dims."""
+    ra, rb = _rank(a, ab), _rank(b, bb)
+    if ra == 0 or rb == 0:
+        return NotImplemented  # matmul refuses 0-d operands, per sample
+    if ab is not None:
+        a = front(a, ab)
+    if bb is not None:
+        b = front(b, bb)
+    squeeze_row = squeeze_col = False
+    if ra == 1:  # a row vector
+        a = a.unsqueeze(1 if ab is not None else 0)
+        ra, squeeze_row = 2, True
+    if rb == 1:  # a column vector
+        b = b.unsqueeze(-1)
+        rb, squeeze_col = 2, True
+    k = max(ra, rb) - 2
+    if ab is not None:
+        a = pad(a, ra, k + 2)
+    if bb is not None:
+        b = pad(b, rb, k + 2)
+    out = dispatch(OPS["matmul"], (a, b))
+    if squeeze_col:
+        out = out.squeeze(-1)
+    if squeeze_row:
+        out = out.squeeze(-2 if not squeeze_col else -1)
+    return out, 0
+
+
+def _matmul_rule(args, bdims):
+    return _matmul_batched(args[0], bdims[0], args[1], bdims[1])
+
+
+@register(
+    "matmul(self, other)",
+    _matmul_name,
+    inputs="self, other",
+    save="self, other",
+    save_for={"self": "other", "other": "self"},  # as the mm/bmm/dot it runs
+    extra=lambda args, out: (args[0].dim(), args[1].dim(), _matmul_folded_copy(*args[:2])),
+    batch=_matmul_rule,
+)
+def _matmul(ctx, grad):
+    a_dim, b_dim, folded = ctx.extra
+    a = folded if folded is not None else ctx.saved_value("self")
+    b = ctx.saved_value("other")
+    need_a, need_b = ctx.needs_input_grad
+    ga = gb = None
+    if a_dim == 1 and b_dim == 1:
+        g = grad.unsqueeze(-1) if _lead(grad) else grad
+        return (g * b if need_a else None), (g * a if need_b else None)
+    if a_dim == 1:
+        if need_a:
+            ga = (grad.unsqueeze(-2) @ b.mT).squeeze(-2)
+        if need_b:
+            gb = a.unsqueeze(-1) @ grad.unsqueeze(-2)
+        return ga, gb
+    if b_dim == 1:
+        if need_a:
+            ga = grad.unsqueeze(-1) @ b.unsqueeze(-2)
+        if need_b:
+            gb = (a.mT @ grad.unsqueeze(-1)).squeeze(-1)
+        return ga, gb
+    if need_a:
+        ga = grad @ b.mT
+    if need_b:
+        gb = a.mT @ grad
+    return ga, gb
+
+
+@register(
+    "mm(self, mat2)",
+    "MmBackward0",
+    inputs="self, mat2",
+    save="self, mat2",
+    save_for={"self": "mat2", "mat2": "self"},
+    sizes="self, mat2",
+    batch=_matmul_rule,
+)
+def _mm(ctx, grad):
+    a, b = ctx.saved_value("self"), ctx.saved_value("mat2")
+    need_a, need_b = ctx.needs_input_grad
+    if _lead(grad):
+        return (grad @ b.t() if need_a else None), (a.t() @ grad if need_b else None)
+    return (grad.mm(b.t()) if need_a else None), (a.t().mm(grad) if need_b else None)
+
+
+@register(
+    "bmm(self, mat2)",
+    "BmmBackward0",
+    inputs="self, mat2",
+    save="self, mat2",
+    save_for={"self": "mat2", "mat2": "self"},
+    batch=_matmul_rule,
+)
+def _bmm(ctx, grad):
+    a, b = ctx.saved_value("self"), ctx.saved_value("mat2")
+    need_a, need_b = ctx.needs_input_grad
+    if _lead(grad):
+        return (grad @ b.transpose(1, 2) if need_a else None), (
+            a.transpose(1, 2) @ grad if need_b else None
+        )
+    return (grad.bmm(b.transpose(1, 2)) if need_a else None), (
+        a.transpose(1, 2).bmm(grad) if need_b else None
+    )
+
+
+@jvp("matmul", "mm", "bmm")
+def _matmul_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = _matmul_left(ta, a, b, lead) if ta is not None else None
+    return _tangent_sum(r, _matmul_right(a, tb, b, lead) if tb is not None else None)
+
+
+@register(
+    "dot(self, tensor)",
+    "DotBackward0",
+    inputs="self, tensor",
+    save="self, tensor",
+    save_for={"self": "tensor", "tensor": "self"},
+    batch=_matmul_rule,
+)
+def _dot(ctx, grad):
+    a, b = ctx.saved_value("self"), ctx.saved_value("tensor")
+    need_a, need_b = ctx.needs_input_grad
+    g = grad.unsqueeze(-1) if _lead(grad) else grad
+    return (g * b if need_a else None), (g * a if need_b else None)
+
+
+@jvp("dot")
+def _dot_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = (ta * b).sum(-1) if ta is not None else None
+    return _tangent_sum(r, (a * tb).sum(-1) if tb is not None else None)
+
+
+# torch: a[:, None] * b
+def _outer_rule(args, bdims):
+    a, ab, b, bb = args[0], bdims[0], args[1], bdims[1]
+    if _rank(a, ab) != 1 or _rank(b, bb) != 1:
+        return NotImplemented
+    a = (front(a, ab) if ab is not None else a).unsqueeze(-1)
+    b = (front(b, bb) if bb is not None else b).unsqueeze(-2)
+    if ab is None:  # (n, 1) * (B, 1, m): the batch leads anyway
+        return a * b, 0
+    return a * b, 0
+
+
+@register(
+    "outer(self, vec2)",
+    "MulBackward0",
+    inputs="self, vec2",
+    save="self, vec2",
+    save_for={"self": "vec2", "vec2": "self"},
+    batch=_outer_rule,
+)
+def _outer(ctx, grad):
+    a, b = ctx.saved_value("self"), ctx.saved_value("vec2")
+    need_a, need_b = ctx.needs_input_grad
+    # torch's outer is a broadcast mul: an integer factor is promoted (mv wants one dtype)
+    a = a if a is None or a.dtype is grad.dtype else a.to(grad.dtype)
+    b = b if b is None or b.dtype is grad.dtype else b.to(grad.dtype)
+    if _lead(grad):
+        return (grad @ b if need_a else None), (grad.mT @ a if need_b else None)
+    return (grad.mv(b) if need_a else None), (grad.t().mv(a) if need_b else None)
+
+
+@jvp("outer")
+def _outer_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = ta.unsqueeze(-1) * b if ta is not None else None
+    return _tangent_sum(r, a.unsqueeze(-1) * tb.unsqueeze(-2) if tb is not None else None)
+
+
+@register(
+    "mv(self, vec)",
+    "MvBackward0",
+    inputs="self, vec",
+    save="self, vec",
+    save_for={"self": "vec", "vec": "self"},
+    batch=_matmul_rule,
+)
+def _mv(ctx, grad):
+    a, b = ctx.saved_value("self"), ctx.saved_value("vec")
+    need_a, need_b = ctx.needs_input_grad
+    if _lead(grad):
+        return (grad.unsqueeze(-1) * b if need_a else None), (grad @ a if need_b else None)
+    return (grad.outer(b) if need_a else None), (a.t().mv(grad) if need_b else None)
+
+
+@jvp("mv")
+def _mv_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = ta @ b if ta is not None else None
+    if tb is not None:
+        r = _tangent_sum(r, tb @ a.t() if lead else a.mv(tb))
+    return r
+
+
+def _column_major(t):
+    return not t.is_contiguous() and t.t().is_contiguous()
+
+
+def _addmm_rule(args, bdims):
+    inp, ib = args[0], bdims[0]
+    beta, alpha = _arg(args, 3, 1), _arg(args, 4, 1)
+    for v in (beta, alpha):
+        if isinstance(v, Tensor):
+            return NotImplemented
+    prod, _ = _matmul_batched(args[1], bdims[1], args[2], bdims[2])
+    if prod is NotImplemented:
+        return NotImplemented
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return prod, 0
+    if ib is not None:
+        inp = pad(front(inp, ib), _rank(inp, ib), 2)
+    if beta != 1:
+        inp = inp * beta
+    return inp + prod, 0
+
+
+@register(
+    "addmm(self, mat1, mat2, beta, alpha)",
+    "AddmmBackward0",
+    inputs="self, mat1, mat2",
+    save="mat1, mat2, beta, alpha",
+    # each factor only for the other's gradient (as torch's); the layouts it reads in extra
+    save_for={"mat1": "mat2", "mat2": "mat1"},
+    sizes="mat1, mat2",
+    extra=lambda args, out: (_column_major(args[1]), _column_major(args[2])),
+    batch=_addmm_rule,
+)
+def _addmm(ctx, grad):
+    m1, m2, beta, alpha = (ctx.saved_value(k) for k in ("mat1", "mat2", "beta", "alpha"))
+    m1_columns, m2_columns = ctx.extra
+    need_in, need_1, need_2 = ctx.needs_input_grad
+    g_in = (grad if beta == 1 else grad * beta) if need_in else None
+    g1 = g2 = None
+    batched = bool(_lead(grad))
+    if need_1:
+        g1 = grad @ m2.t() if batched else _mm_in_layout_of(m1_columns, grad, m2.t())
+        g1 = g1 if alpha == 1 else g1 * alpha
+    if need_2:
+        g2 = m1.t() @ grad if batched else _mm_in_layout_of(m2_columns, m1.t(), grad)
+        g2 = g2 if alpha == 1 else g2 * alpha
+    return g_in, g1, g2
+
+
+@jvp("addmm")
+def _addmm_jvp(args, out, tangents, lead):
+    inp, m1, m2 = args[0], args[1], args[2]
+    beta = args[3] if len(args) > 3 else 1
+    alpha = args[4] if len(args) > 4 else 1
+    t_in, t1, t2 = tangents
+    r = None
+    if t_in is not None:
+        t_in = _pad(t_in, inp, out, lead)
+        r = t_in if beta == 1 else t_in * beta
+    prod = _tangent_sum(t1 @ m2 if t1 is not None else None, m1 @ t2 if t2 is not None else None)
+    if prod is not None:
+        r = _tangent_sum(r, prod if alpha == 1 else prod * alpha)
+    return r
+
+
+def _mm_in_layout_of(column_major, a, b):
+    """``a.mm(b)``, computed so that the result is column-major when the input was.
+
+    Note [Matmul gradients in their input's layout]
+    ``Linear`` multiplies by ``weight.t()``, a column-major view; the gradient for that
+    view, ``m1.t() @ grad``, is row-major, so after TBackward0 it is column-major for the
+    row-major weight, and accumulating it into ``weight.grad`` is a transposing add (about
+    30x slower than a contiguous one for a 512x784 float32 weight).  Computing it as
+    ``(b.t() @ a.t()).t()`` for a column-major input gives the same values in the
+    input's own layout, as torch's ``mm_mat2_backward`` does.
+    """
+    if column_major:
+        return b.t().mm(a.t()).t()
+    return a.mm(b)
+
+
+def _trace_rule(args, bdims):
+    x = front(args[0], bdims[0])
+    if x.dim() != 3:
+        return NotImplemented
+    eye = gt.from_numpy(np.eye(x.shape[1], x.shape[2], dtype=x.dtype.numpy))
+    return (x * eye).sum((1, 2)), 0
+
+
+@register("trace(self)", "TraceBackward0", batch=_trace_rule)
+def _trace(ctx, grad):
+    n, m = ctx.input_shape(0)
+    lead = _lead(grad)
+    g = grad.reshape(lead + (1, 1)) if lead else grad
+    return (gt.where(gt.eye(n, m, dtype=gt.bool), g, 0.0),)
+
+
+@jvp("trace")
+def _trace_jvp(args, out, tangents, lead):
+    x = args[0]
+    rows = np.arange(min(x.shape))
+    return _take(tangents[0], (rows, rows), tuple(x.shape), lead).sum(-1)  # the diagonal
+
+
+@register("tril(self, diagonal)", "TrilBackward0", save="diagonal", batch=last_two)
+def _tril(ctx, grad):
+    return (grad.tril(ctx.saved_value("diagonal")),)
+
+
+@jvp("tril")
+def _tril_jvp(args, out, tangents, lead):
+    return tangents[0].tril(args[1] if len(args) > 1 else 0)
+
+
+@register("triu(self, diagonal)", "TriuBackward0", save="diagonal", batch=last_two)
+def _triu(ctx, grad):
+    return (grad.triu(ctx.saved_value("diagonal")),)
+
+
+@jvp("triu")
+def _triu_jvp(args, out, tangents, lead):
+    return tangents[0].triu(args[1] if len(args) > 1 else 0)
+
+
+# torch 2.x: diag of a vector is diag_embed, of a matrix a diagonal copy
+@register(
+    "diag(self, diagonal)",
+    lambda a: "DiagEmbedBackward0" if a[0].dim() == 1 else "DiagonalBackward0_copy",
+    save="diagonal",
+    batch=per_sample(
+        "it builds or reads a diagonal whose layout depends on the sample's rank and "
+        "offset; rare inside vmap"
+    ),
+)
+def _diag(ctx, grad):
+    k = ctx.saved_value("diagonal")
+    shape = ctx.input_shape(0)
+    lead = _lead(grad)
+    if len(shape) == 1:
+        if not lead:
+            return (grad.diag(k),)
+        rows = np.arange(shape[0]) + max(0, -k)
+        return (_batch_gather(grad, (rows, rows + k), tuple(grad.shape[1:])),)
+    # 2-D input: scatter the diagonal's gradient back with the index op (linear in grad)
+    n, m = shape
+    rows = np.arange(max(0, -k), max(0, -k) + grad.shape[len(lead)])
+    cols = rows + k
+    return (_batch_scatter(grad, (rows, cols), shape),)
+
+
+@jvp("diag")
+def _diag_jvp(args, out, tangents, lead):
+    x, k = args[0], args[1] if len(args) > 1 else 0
+    (t,) = tangents
+    if x.dim() == 1:
+        if not lead:
+            return t.diag(k)
+        rows = np.arange(x.shape[0]) + max(0, -k)
+        return _put(t, (rows, rows + k), tuple(out.shape), lead)
+    rows = np.arange(out.shape[0]) + max(0, -k)
+    return _take(t, (rows, rows + k), tuple(x.shape), lead)

@@ -1,0 +1,43 @@
+"""Ops whose outputs never require grad, and floor_divide's NotImplemented node."""
+
+from __future__ import annotations
+
+from ._table import _not_differentiable, register
+from .batching import arg_extreme, inplace, pointwise, reduction, unary
+
+__all__: list[str] = []
+
+
+# comparisons, logical and bitwise ops: booleans and integers carry no gradient
+_not_differentiable("eq", "ne", "lt", "le", "gt", "ge", batch=pointwise)
+_not_differentiable("logical_and", "logical_or", "logical_xor", batch=pointwise)
+_not_differentiable("logical_not", batch=unary)
+_not_differentiable("bitwise_and", "bitwise_or", "bitwise_xor", batch=pointwise)
+_not_differentiable("bitwise_not", batch=unary)
+_not_differentiable("bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", batch=inplace)
+_not_differentiable("logical_not_", batch=inplace)
+_not_differentiable("isnan", "isinf", "isfinite", batch=unary)
+
+# indices and counts
+_not_differentiable("argmax", "argmin", batch=arg_extreme)
+_not_differentiable("count_nonzero", batch=reduction(keepdim_pos=None))
+
+# detach: a new tensor that shares storage but leaves the graph
+_not_differentiable("detach", batch=unary)
+
+
+def _floor_divide_not_implemented(ctx, grad):
+    # (the in-place variant shares the row: torch names the op that ran, floor_divide_)
+    raise RuntimeError(f"derivative for aten::{ctx.entry.op_name} is not implemented")
+
+
+# Note [floor_divide has no derivative]
+# torch 2.13 records a ``NotImplemented`` node for floor_divide of a tensor that requires
+# grad: the result requires grad, and backward through it raises.  (``div(...,
+# rounding_mode="floor")`` is a different op in torch, with zero gradients.)
+register("floor_divide(self, other)", "NotImplemented", inputs="self, other", batch=pointwise)(
+    _floor_divide_not_implemented
+)
+
+# ops whose node exists but whose backward raises, as torch's NotImplemented nodes
+NOT_IMPLEMENTED = ("floor_divide", "floor_divide_")
