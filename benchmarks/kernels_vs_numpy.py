@@ -1,4 +1,4 @@
-"""Time gradstack_tensor._kernels against the numpy expressions they replace.
+"""Time the fused kernels (tensor-core's _kernels, graph-engine's _backward_kernels) against numpy.
 
 For every kernel, on float32 arrays of 6 and of 1M (2**20) elements by default, this prints
 the median time of the numpy expression, of the kernel on one thread and on two threads,
@@ -21,6 +21,7 @@ import statistics
 import time
 
 import numpy as np
+from gradstack_autograd import _backward_kernels as B
 from gradstack_tensor import _kernels as K
 
 TARGET_SAMPLE_SECONDS = 0.01  # each sample runs the call enough times to take ~10 ms
@@ -81,13 +82,13 @@ def cases(n, dtype):
         dst.__iadd__(-0.5 * src)
 
     return [
-        ("sin_backward", lambda: K.sin_backward(g, x), lambda: g * np.cos(x)),
-        ("cos_backward", lambda: K.cos_backward(g, x), lambda: -g * np.sin(x)),
-        ("relu_backward", lambda: K.relu_backward(g, out), lambda: g * (out > 0)),
-        ("sigmoid_backward", lambda: K.sigmoid_backward(g, s), lambda: g * s * (1 - s)),
-        ("tanh_backward", lambda: K.tanh_backward(g, t), lambda: g * (1 - t * t)),
-        ("mul_backward", lambda: K.mul_backward(g, a, b), lambda: (g * b, g * a)),
-        ("div_backward", lambda: K.div_backward(g, a, b), lambda: (g / b, -g * a / (b * b))),
+        ("sin_backward", lambda: B.sin_backward(g, x), lambda: g * np.cos(x)),
+        ("cos_backward", lambda: B.cos_backward(g, x), lambda: -g * np.sin(x)),
+        ("relu_backward", lambda: B.relu_backward(g, out), lambda: g * (out > 0)),
+        ("sigmoid_backward", lambda: B.sigmoid_backward(g, s), lambda: g * s * (1 - s)),
+        ("tanh_backward", lambda: B.tanh_backward(g, t), lambda: g * (1 - t * t)),
+        ("mul_backward", lambda: B.mul_backward(g, a, b), lambda: (g * b, g * a)),
+        ("div_backward", lambda: B.div_backward(g, a, b), lambda: (g / b, -g * a / (b * b))),
         (
             f"sum_to_shape {rows.shape}->{bias}",
             lambda: K.sum_to_shape(rows, bias),
@@ -133,7 +134,7 @@ def main(argv=None):
     print(
         f"numpy {np.__version__}, {platform.machine()}, {os.cpu_count()} cores, "
         f"dtype {args.dtype}, PARALLEL_THRESHOLD {K.PARALLEL_THRESHOLD}, "
-        f"TRANSCENDENTAL_THRESHOLD {K.TRANSCENDENTAL_THRESHOLD}; "
+        f"TRANSCENDENTAL_THRESHOLD {B.TRANSCENDENTAL_THRESHOLD}; "
         f"median of {args.repeat} samples; speed-up = numpy / kernel"
     )
     if hasattr(os, "getloadavg"):

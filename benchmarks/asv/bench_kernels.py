@@ -1,6 +1,8 @@
-"""tensor-core's fused Cython kernels (``gradstack_tensor._kernels``), each next to the numpy
-expression it replaces, on one and on two threads (same workloads as the standalone script
-``benchmarks/kernels_vs_numpy.py``).
+"""The fused Cython kernels, each next to the numpy expression it replaces, on one and on two
+threads (same workloads as the standalone script ``benchmarks/kernels_vs_numpy.py``):
+tensor-core's (``gradstack_tensor._kernels``: accumulation, the SGD update, sum_to_shape)
+and graph-engine's fused backward formulas (``gradstack_autograd._backward_kernels``; in
+tensor-core's module before they moved, which older commits measure there).
 
 The kernels are what the backward formulas and the optimiser call, so this module measures
 them directly; commits before the kernels existed skip it.  No ``setup``: see
@@ -18,6 +20,8 @@ from ._common import optional, require, rng
 rounds = 1  # see Note [One round] in _common.py
 
 K = optional("gradstack_tensor._kernels")
+# the fused backward formulas: graph-engine's since they moved, tensor-core's before
+B = optional("gradstack_autograd._backward_kernels") or K
 
 KERNELS = [
     "sin_backward",
@@ -60,13 +64,13 @@ def _cases(n, dtype=np.float32):
         np_param.__isub__(lr * np_buf)
 
     return {
-        "sin_backward": (lambda: K.sin_backward(g, x), lambda: g * np.cos(x)),
-        "cos_backward": (lambda: K.cos_backward(g, x), lambda: -g * np.sin(x)),
-        "relu_backward": (lambda: K.relu_backward(g, out), lambda: g * (out > 0)),
-        "sigmoid_backward": (lambda: K.sigmoid_backward(g, s), lambda: g * s * (1 - s)),
-        "tanh_backward": (lambda: K.tanh_backward(g, t), lambda: g * (1 - t * t)),
-        "mul_backward": (lambda: K.mul_backward(g, a, b), lambda: (g * b, g * a)),
-        "div_backward": (lambda: K.div_backward(g, a, b), lambda: (g / b, -g * a / (b * b))),
+        "sin_backward": (lambda: B.sin_backward(g, x), lambda: g * np.cos(x)),
+        "cos_backward": (lambda: B.cos_backward(g, x), lambda: -g * np.sin(x)),
+        "relu_backward": (lambda: B.relu_backward(g, out), lambda: g * (out > 0)),
+        "sigmoid_backward": (lambda: B.sigmoid_backward(g, s), lambda: g * s * (1 - s)),
+        "tanh_backward": (lambda: B.tanh_backward(g, t), lambda: g * (1 - t * t)),
+        "mul_backward": (lambda: B.mul_backward(g, a, b), lambda: (g * b, g * a)),
+        "div_backward": (lambda: B.div_backward(g, a, b), lambda: (g / b, -g * a / (b * b))),
         "sum_to_shape_rows": (
             lambda: K.sum_to_shape(rows, (cols,)),
             lambda: rows.sum(axis=0, keepdims=True).reshape(cols),

@@ -20,9 +20,9 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
 import pytest
+from gradstack_autograd import _backward_kernels as _kernels
 from gradstack_autograd import derivatives
 from gradstack_tensor import OPS
-from gradstack_tensor import kernels as _kernels
 
 
 def _load(name):

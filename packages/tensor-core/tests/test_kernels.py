@@ -1,7 +1,8 @@
 """Tests for ``gradstack_tensor._kernels``: each kernel against the numpy it replaces.
 
-* element-wise kernels vs their numpy expressions, float32 and float64, at sizes from
-  0 to above the parallel threshold, and bit-identical results on 1 and 2 threads;
+* ``accumulate_``/``add_scaled_`` vs numpy, float32 and float64, at sizes from 0 to above
+  the parallel threshold, and bit-identical results on 1 and 2 threads (the fused
+  backward formulas are graph-engine's: its ``tests/test_backward_kernels.py``);
 * ``sum_to_shape`` on hand-picked layouts (every fast path, the numpy fallback, empty
   arrays) and on hypothesis-generated broadcast pairs with contiguous, strided,
   transposed, flipped and expanded (stride-0) gradients;
@@ -14,9 +15,7 @@
 from __future__ import annotations
 
 import doctest
-import functools
 import itertools
-import time
 
 import numpy as np
 import pytest
@@ -91,7 +90,6 @@ def test_thread_count_settings(threads):
         K.set_num_threads(2.0)
     assert K.get_num_threads() == 3  # failed calls change nothing
     assert isinstance(K.PARALLEL_THRESHOLD, int) and K.PARALLEL_THRESHOLD < BIG
-    assert K.TRANSCENDENTAL_THRESHOLD <= K.PARALLEL_THRESHOLD
 
 
 @pytest.mark.parametrize(
@@ -126,140 +124,6 @@ def test_gradstack_num_threads_takes_precedence(monkeypatch):
 # Element-wise kernels
 
 
-def relu_reference(grad, out):
-    """torch's threshold_backward(grad, out, 0)."""
-    return np.where(out <= 0, np.zeros_like(grad), grad)
-
-
-POINTWISE = {
-    # name: (kernel, numpy expression, inputs' range for the second operand)
-    "sin_backward": (K.sin_backward, lambda g, x: g * np.cos(x), (-10.0, 10.0)),
-    "cos_backward": (K.cos_backward, lambda g, x: -g * np.sin(x), (-10.0, 10.0)),
-    "relu_backward": (K.relu_backward, relu_reference, (-1.0, 1.0)),
-    "sigmoid_backward": (K.sigmoid_backward, lambda g, s: g * s * (1 - s), (0.0, 1.0)),
-    "tanh_backward": (K.tanh_backward, lambda g, t: g * (1 - t * t), (-1.0, 1.0)),
-}
-BINARY = {
-    "mul_backward": (K.mul_backward, lambda g, a, b: (g * b, g * a)),
-    "div_backward": (K.div_backward, lambda g, a, b: (g / b, -g * a / (b * b))),
-}
-
-
-def pointwise_inputs(name, n, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    low, high = POINTWISE[name][2]
-    second = uniform(rng, n, dtype, low, high)
-    if name == "relu_backward":
-        second = np.maximum(second, 0)  # relu outputs: exact zeros included
-    return uniform(rng, n, dtype), second
-
-
-def binary_inputs(n, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    b = uniform(rng, n, dtype, 0.5, 3.0) * rng.choice([-1, 1], n).astype(dtype)
-    return uniform(rng, n, dtype), uniform(rng, n, dtype), b
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("name", POINTWISE)
-def test_pointwise_matches_numpy(name, n, dtype):
-    kernel, expression, _ = POINTWISE[name]
-    grad, v = pointwise_inputs(name, n, dtype)
-    out = kernel(grad, v)
-    assert out.dtype == dtype and out.shape == (n,) and out.flags.c_contiguous
-    assert not np.shares_memory(out, grad) and not np.shares_memory(out, v)
-    if name in ("sin_backward", "cos_backward"):
-        # float32: the kernel rounds the exact cos once; numpy's SIMD cos is within ~1 ulp.
-        tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-15, atol=1e-15)
-    else:
-        tol = TIGHT[dtype]
-    np.testing.assert_allclose(out, expression(grad, v), **tol)
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("name", BINARY)
-def test_binary_matches_numpy(name, n, dtype):
-    kernel, expression = BINARY[name]
-    g, a, b = binary_inputs(n, dtype)
-    grad_a, grad_b = kernel(g, a, b)
-    want_a, want_b = expression(g, a, b)
-    for got, want in ((grad_a, want_a), (grad_b, want_b)):
-        assert got.dtype == dtype and got.flags.c_contiguous
-        np.testing.assert_allclose(got, want, **TIGHT[dtype])
-    assert not np.shares_memory(grad_a, grad_b)
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_pointwise_keeps_shape_including_0d(dtype):
-    rng = np.random.default_rng(1)
-    for shape in [(), (1,), (2, 3), (2, 1, 4), (0, 5)]:
-        g, x = uniform(rng, shape, dtype), uniform(rng, shape, dtype)
-        for name, (kernel, expression, _) in POINTWISE.items():
-            out = kernel(g, x)
-            assert out.shape == shape and isinstance(out, np.ndarray), name
-            np.testing.assert_allclose(out, expression(g, x), rtol=1e-6, atol=1e-6)
-        grad_a, grad_b = K.mul_backward(g, x, g)
-        assert grad_a.shape == grad_b.shape == shape
-
-
-@pytest.mark.parametrize("name", ["sin_backward", "cos_backward"])
-def test_float32_trig_is_within_one_ulp_of_exact(name):
-    rng = np.random.default_rng(2)
-    x = np.concatenate(
-        [
-            uniform(rng, 20000, np.float32, -4.0, 4.0),
-            uniform(rng, 20000, np.float32, -3e5, 3e5),  # beyond TRIG_LIMIT: the libm pass
-            np.float32(
-                [
-                    0.0,
-                    -0.0,
-                    1e-30,
-                    -1e-30,
-                    1.5707964,
-                    3.1415927,
-                    262144.0,
-                    262145.0,
-                    1e30,
-                    -1e30,
-                    np.finfo(np.float32).max,
-                ]
-            ),
-        ]
-    )
-    ones = np.ones_like(x)
-    x64 = x.astype(np.float64)
-    exact = np.cos(x64) if name == "sin_backward" else -np.sin(x64)
-    np.testing.assert_array_max_ulp(getattr(K, name)(ones, x), exact.astype(np.float32), maxulp=1)
-
-
-@pytest.mark.parametrize("name", ["sin_backward", "cos_backward"])
-def test_float32_trig_non_finite(name):
-    x = np.float32([np.inf, -np.inf, np.nan, 1.0])
-    g = np.float32([1.0, 1.0, 1.0, np.inf])
-    out = getattr(K, name)(g, x)
-    assert np.isnan(out[:3]).all() and np.isinf(out[3])
-
-
-def test_relu_backward_follows_torch_in_corner_cases():
-    grad = np.array([np.inf, np.nan, 2.0, 3.0, -1.0])
-    out = np.array([0.0, -1.0, np.nan, 0.5, 0.0])
-    # numpy's grad * (out > 0) gives [nan, nan, 0, 3, -0]; torch gives:
-    np.testing.assert_array_equal(K.relu_backward(grad, out), [0.0, 0.0, 2.0, 3.0, 0.0])
-
-
-def test_div_backward_by_zero_is_ieee_without_warnings():
-    import warnings
-
-    g, a, b = np.ones(3), np.array([1.0, 0.0, -1.0]), np.zeros(3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        grad_a, grad_b = K.div_backward(g, a, b)
-    assert np.isinf(grad_a).all()
-    assert np.isneginf(grad_b[0]) and np.isnan(grad_b[1]) and np.isposinf(grad_b[2])
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", SIZES)
 def test_accumulate_and_add_scaled(n, dtype):
@@ -286,12 +150,8 @@ def test_in_place_kernels_accept_the_very_same_array():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_results_do_not_depend_on_thread_count(threads, dtype):
     n = BIG + 3  # uneven split
-    for name, (kernel, _, _) in POINTWISE.items():
-        grad, v = pointwise_inputs(name, n, dtype, seed=4)
-        assert_bitwise_equal(run_on_threads(threads, functools.partial(kernel, grad, v)))
-    g, a, b = binary_inputs(n, dtype, seed=5)
-    for kernel, _ in BINARY.values():
-        assert_bitwise_equal(run_on_threads(threads, functools.partial(kernel, g, a, b)))
+    rng = np.random.default_rng(5)
+    g, a, b = (uniform(rng, n, dtype) for _ in range(3))
 
     def accumulated():
         dst = a.copy()
@@ -663,47 +523,47 @@ def test_error_messages_say_what_and_how():
     f32, f64 = np.ones((2, 3), np.float32), np.ones((2, 3))
     cases = [
         (
-            lambda: K.sin_backward(f32, np.ones((2, 3), np.int64)),
+            lambda: K.accumulate_(f32, np.ones((2, 3), np.int64)),
             TypeError,
-            r"sin_backward: x must be float32 or float64, got int64; cast it with "
-            r"x\.astype\(np\.float32\)",
+            r"accumulate_: src must be float32 or float64, got int64; cast it with "
+            r"src\.astype\(np\.float32\)",
         ),
         (
-            lambda: K.sin_backward(f32.astype(np.float16), f32),
+            lambda: K.accumulate_(f32.astype(np.float16), f32),
             TypeError,
-            r"grad is float16, which the kernels do not support",
+            r"dst is float16, which the kernels do not support",
         ),
         (
-            lambda: K.tanh_backward(f32, f64),
+            lambda: K.add_scaled_(f32, f64, 2.0),
             TypeError,
-            r"grad and t must have the same dtype, got float32 \(grad\) and float64 \(t\)",
+            r"dst and src must have the same dtype, got float32 \(dst\) and float64 \(src\)",
         ),
         (
-            lambda: K.relu_backward(f32, np.ones((2, 4), np.float32)),
+            lambda: K.accumulate_(f32, np.ones((2, 4), np.float32)),
             ValueError,
-            r"grad and out must have the same shape, got \(2, 3\) and \(2, 4\): the size of "
-            r"grad \(3\) must match the size of out \(4\) at dimension 1",
+            r"dst and src must have the same shape, got \(2, 3\) and \(2, 4\): the size of "
+            r"dst \(3\) must match the size of src \(4\) at dimension 1",
         ),
         (
-            lambda: K.mul_backward(f32, f32, np.ones((1, 2, 3), np.float32)),
+            lambda: K.accumulate_(f32, np.ones((1, 2, 3), np.float32)),
             ValueError,
-            r"grad has 2 dimension\(s\) and b has 3",
+            r"dst has 2 dimension\(s\) and src has 3",
         ),
         (
-            lambda: K.sigmoid_backward(f32, np.ones((3, 2), np.float32).T),
+            lambda: K.accumulate_(f32, np.ones((3, 2), np.float32).T),
             ValueError,
-            r"s must be C-contiguous and aligned, got shape \(2, 3\) with strides \(4, 8\); "
-            r"pass np\.ascontiguousarray\(s\)",
+            r"src must be C-contiguous and aligned, got shape \(2, 3\) with strides \(4, 8\); "
+            r"pass np\.ascontiguousarray\(src\)",
         ),
         (
-            lambda: K.cos_backward([1.0], f32),
+            lambda: K.accumulate_([1.0], f32),
             TypeError,
-            r"cos_backward: grad must be a numpy\.ndarray, got list",
+            r"accumulate_: dst must be a numpy\.ndarray, got list",
         ),
         (
-            lambda: K.div_backward(f32, None, f32),
+            lambda: K.add_scaled_(f32, None, 1.0),
             TypeError,
-            r"a must be a numpy\.ndarray, got NoneType",
+            r"src must be a numpy\.ndarray, got NoneType",
         ),
         (
             lambda: K.accumulate_(f32.astype(">f4"), f32),
@@ -800,19 +660,12 @@ def test_unaligned_input_is_a_layout_error():
     unaligned = np.frombuffer(raw.tobytes(), np.float64, count=12, offset=1)
     assert not unaligned.flags.aligned
     with pytest.raises(ValueError, match="C-contiguous and aligned"):
-        K.tanh_backward(np.ones(12), unaligned)
+        K.accumulate_(np.ones(12), unaligned)
     np.testing.assert_allclose(K.sum_to_shape(unaligned.reshape(3, 4), (4,)), 0.0)
 
 
 ENTRY_POINTS = {
     # name: (call with a list of operands, number of array operands)
-    "sin_backward": (lambda a: K.sin_backward(*a), 2),
-    "cos_backward": (lambda a: K.cos_backward(*a), 2),
-    "relu_backward": (lambda a: K.relu_backward(*a), 2),
-    "sigmoid_backward": (lambda a: K.sigmoid_backward(*a), 2),
-    "tanh_backward": (lambda a: K.tanh_backward(*a), 2),
-    "mul_backward": (lambda a: K.mul_backward(*a), 3),
-    "div_backward": (lambda a: K.div_backward(*a), 3),
     "accumulate_": (lambda a: K.accumulate_(*a), 2),
     "add_scaled_": (lambda a: K.add_scaled_(*a, 0.5), 2),
     "sgd_update_": (lambda a: K.sgd_update_(*a, 0.1, momentum=0.9), 3),
@@ -822,9 +675,8 @@ ENTRY_POINTS = {
 def test_fuzz_bad_inputs_raise_cleanly():
     """Random bad operands in random positions: always TypeError/ValueError, never a crash."""
     rng = np.random.default_rng(12345)
-    started = time.perf_counter()
     checked = 0
-    for _ in range(300):
+    for _ in range(500):
         pool = bad_operands(rng)
         for call, count in ENTRY_POINTS.values():
             operands = [rng.uniform(size=(3, 4)) for _ in range(count)]
@@ -867,8 +719,7 @@ def test_fuzz_bad_inputs_raise_cleanly():
             checked += 1
         else:  # a random shape may happen to broadcast
             assert_sums_to(grad, tuple(out.shape))
-    assert checked > 2000
-    assert time.perf_counter() - started < 10.0
+    assert checked > 1000
 
 
 def test_fuzz_random_operands_never_misbehave():
@@ -888,10 +739,14 @@ def test_fuzz_random_operands_never_misbehave():
             else:
                 dtype = dtypes[0] if kind < 6 else dtypes[rng.integers(len(dtypes))]
                 operands.append(np.asarray(rng.uniform(-2, 2, size=shape)).astype(dtype))
+        before = operands[0].copy() if isinstance(operands[0], np.ndarray) else None
         try:
-            out = K.tanh_backward(*operands)
+            K.add_scaled_(*operands, 0.5)
         except (TypeError, ValueError):
-            assert not K.fusable(*operands)
+            assert not K.fusable(*operands) or not operands[0].flags.writeable
+            if before is not None:  # a refused call writes nothing
+                np.testing.assert_array_equal(operands[0], before)
         else:
             assert K.fusable(*operands)
-            np.testing.assert_allclose(out, operands[0] * (1 - operands[1] ** 2), rtol=1e-6)
+            want = before + before.dtype.type(0.5) * operands[1]
+            np.testing.assert_allclose(operands[0], want, rtol=1e-6)

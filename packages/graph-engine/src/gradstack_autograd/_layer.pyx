@@ -29,6 +29,7 @@ import weakref
 
 import numpy as np
 
+from gradstack_autograd import _backward_kernels
 from gradstack_autograd._node import NO_EDGE
 
 try:
@@ -231,7 +232,7 @@ cdef class OpNode(Node):
             raise RuntimeError(f"{d.op_name}'s entry names no fused kernel")
         if _kernels is None:
             return None
-        return run_fused(getattr(_kernels, d.fused), tensors)
+        return run_fused(getattr(_backward_kernels, d.fused), tensors)
 
     def input_shape(self, Py_ssize_t i):
         """The shape of differentiable input ``i`` when the op ran (None if it needs no grad)."""

@@ -15,10 +15,7 @@ from gradstack_autograd._node cimport Node, SavedTensor
 
 import numpy as np
 
-try:
-    from gradstack_tensor import kernels as _kernels
-except ImportError:  # pragma: no cover - a tensor-core build without the fused kernels
-    _kernels = None
+from gradstack_autograd import _backward_kernels
 
 cnp.import_array()
 
@@ -47,7 +44,7 @@ cnp.import_array()
 cdef dict _NATIVE_FORMULAS = {"add_backward": NATIVE_ADD, "sub_backward": NATIVE_SUB,
                               "mul_backward": NATIVE_MUL, "div_backward": NATIVE_DIV}
 
-# (the kernels are looked up on the module at each call, so tests can wrap them)
+# (the kernels are looked up on _backward_kernels at each call, so tests can wrap them)
 
 
 cdef int native_code(str fused) except -1:
@@ -115,8 +112,6 @@ cdef object native_apply(Node node, int formula, tuple grads):
             return None     # (saved only if an older table saves it: its check must raise)
         return (g * b, None) if formula == NATIVE_MUL else (g / b, None)
     # mul and div of two tensors: both needing a gradient, one shape and dtype
-    if _kernels is None:
-        return None
     if (<tuple>node.next_edges[0])[0] is None or (<tuple>node.next_edges[1])[0] is None:
         return None
     a = _intact_saved_input(node.saved, 0)
@@ -137,9 +132,9 @@ cdef object native_apply(Node node, int formula, tuple grads):
     enter_op()  # the results are gradstack's: the block cache may keep them
     try:
         if formula == NATIVE_MUL:
-            r = <tuple>_kernels.mul_backward(gd, ad, bd)
+            r = <tuple>_backward_kernels.mul_backward(gd, ad, bd)
         else:
-            r = <tuple>_kernels.div_backward(gd, ad, bd)
+            r = <tuple>_backward_kernels.div_backward(gd, ad, bd)
     finally:
         exit_op()
     return (wrap(<cnp.ndarray>r[0]), wrap(<cnp.ndarray>r[1]))

@@ -13,9 +13,22 @@
 #   enter_op(), exit_op(): count an allocation gradstack makes outside a kernel (a fused
 #                   backward kernel's result, a new .grad) as inside an op, so the block
 #                   cache keeps it (Note [Inside a gradstack op], _dispatch.pyx)
+#   kernel_threads(n, threshold), kernel_parallel_threshold(), kernel_block_size(n, k),
+#   kernel_avx2(), check_kernel_input(func, name, array), check_kernel_same(func, ...):
+#                   the thread settings, AVX2 switch and argument checks of
+#                   gradstack_tensor.kernels, for kernels compiled by the layers above
+#                   (Note [Kernels of the layers above], _kernels.pyx)
 
 from gradstack_tensor._dispatch cimport (
     DispatchLayer, Op, call_next, dispatch, enter_op, exit_op,
 )
 from gradstack_tensor._tensor cimport Tensor, wrap, wrap_view
 from gradstack_tensor._tensor_base cimport TensorBase, VersionCounter, data_of
+from gradstack_tensor._kernels cimport (
+    _check_input as check_kernel_input,
+    _check_same as check_kernel_same,
+    kernel_avx2,
+    kernel_block_size,
+    kernel_parallel_threshold,
+    kernel_threads,
+)

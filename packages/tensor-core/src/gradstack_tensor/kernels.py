@@ -1,12 +1,12 @@
 """Fused array kernels (Cython, OpenMP) for the layers built on tensor-core.
 
-The backward formulas of the hottest ops (``mul_backward``, ``sin_backward`` ...),
-in-place accumulation of gradients (``accumulate_``, ``add_scaled_``), the SGD update
+In-place accumulation of gradients (``accumulate_``, ``add_scaled_``), the SGD update
 (``sgd_update_``) and broadcast reduction (``sum_to_shape``) work on numpy arrays
 (float32/float64, C-contiguous; :func:`fusable` says whether arrays qualify) and check
 their arguments before touching memory.  ``get_num_threads``/``set_num_threads`` control
 their OpenMP threads.  Public and versioned with tensor-core; each function's docstring
-has its contract and an example.
+has its contract and an example.  (The fused backward formulas, ``sin_backward``,
+``mul_backward`` ..., are graph-engine's: ``gradstack_autograd._backward_kernels``.)
 
 Examples
 --------

@@ -1,0 +1,34 @@
+"""Type stub for the Cython module ``gradstack_autograd._backward_kernels``."""
+
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "TRANSCENDENTAL_THRESHOLD",
+    "cos_backward",
+    "div_backward",
+    "mul_backward",
+    "relu_backward",
+    "sigmoid_backward",
+    "sin_backward",
+    "tanh_backward",
+]
+
+_Float = TypeVar("_Float", np.float32, np.float64)
+_Array = npt.NDArray[_Float]
+
+TRANSCENDENTAL_THRESHOLD: int
+
+def sin_backward(grad: _Array[_Float], x: _Array[_Float]) -> _Array[_Float]: ...
+def cos_backward(grad: _Array[_Float], x: _Array[_Float]) -> _Array[_Float]: ...
+def relu_backward(grad: _Array[_Float], out: _Array[_Float]) -> _Array[_Float]: ...
+def sigmoid_backward(grad: _Array[_Float], s: _Array[_Float]) -> _Array[_Float]: ...
+def tanh_backward(grad: _Array[_Float], t: _Array[_Float]) -> _Array[_Float]: ...
+def mul_backward(
+    grad: _Array[_Float], a: _Array[_Float], b: _Array[_Float]
+) -> tuple[_Array[_Float], _Array[_Float]]: ...
+def div_backward(
+    grad: _Array[_Float], a: _Array[_Float], b: _Array[_Float]
+) -> tuple[_Array[_Float], _Array[_Float]]: ...
