@@ -385,6 +385,30 @@ def test_relu_keeps_the_sign_of_a_negative_zero():
             np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+def test_relu_of_any_size_and_layout_matches_torch(dtype, layout):
+    """Large arrays take the C loop too (Note [relu takes its C loop at every size]): the
+    same values, signed zeros and nans as torch, and torch's strides (a transposed input
+    keeps its layout; a strided one gives a contiguous result)."""
+    rng = np.random.default_rng(8)
+    values = rng.standard_normal((300, 90)).astype(dtype)
+    values[rng.random(values.shape) < 0.05] = -0.0
+    values[rng.random(values.shape) < 0.01] = np.nan
+    pick = {
+        "contiguous": lambda L, t: t,
+        "transposed": lambda L, t: t.t(),
+        "strided": lambda L, t: t[:, ::3],
+    }[layout]
+    got = pick(gt, gt.from_numpy(values)).relu()
+    want = pick(torch, torch.from_numpy(values)).relu()
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))
+    assert got.stride() == want.stride()
+    inplace = pick(gt, gt.from_numpy(values.copy())).relu_()
+    np.testing.assert_array_equal(inplace.numpy(), want.numpy())
+
+
 @pytest.mark.parametrize("join", ["cat0", "cat1", "stack"])
 def test_a_join_of_transposed_tensors_is_contiguous(join):
     """seed 2 #17603: numpy's concatenate of F-ordered inputs is F-ordered; torch's result

@@ -35,6 +35,7 @@ cdef inline bint small_float(cnp.ndarray a):
 cdef object small_binary(int code, object x, object y)
 cdef object small_unary(int code, cnp.ndarray ax)
 cdef object small_sum(cnp.ndarray x)
+cdef object relu_float(cnp.ndarray x)
 cdef Py_ssize_t unary_limit(int code, int num) noexcept
 cdef bint has_zero(cnp.ndarray a)
 cdef bint sigmoid_tail(cnp.ndarray x, cnp.ndarray out)

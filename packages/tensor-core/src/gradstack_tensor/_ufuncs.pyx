@@ -32,7 +32,7 @@ cimport numpy as cnp
 
 import numpy as np
 
-from ._loops cimport has_zero, sigmoid_tail
+from ._loops cimport has_zero, relu_float, sigmoid_tail
 
 cnp.import_array()
 
@@ -161,7 +161,11 @@ def _relu_ufunc(x):
     if x.dtype.kind != "f":
         return np.maximum(x, np.zeros((), x.dtype))
     # torch's ``x < 0 ? 0 : x``: NaN passes, and -0.0 stays -0.0 (np.maximum made it +0.0,
-    # so ``relu(-0.0).rsqrt()`` was inf where torch's is -inf: fuzz seed 2 #9335)
+    # so ``relu(-0.0).rsqrt()`` was inf where torch's is -inf: fuzz seed 2 #9335); float32
+    # and float64 take the C loop (Note [relu takes its C loop at every size], _loops.pyx)
+    r = relu_float(x)
+    if r is not None:
+        return r
     return np.where(x < 0, np.zeros((), x.dtype), x)
 
 
