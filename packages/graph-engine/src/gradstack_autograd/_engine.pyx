@@ -306,25 +306,28 @@ cdef dict _discover_counting(list roots, dict deps):
     """Every node reachable from ``roots``, counting incoming edges into ``deps`` on the way.
 
     Without targets every reachable node runs: one traversal finds them and counts their
-    dependencies (each node is expanded once, so each edge is counted once).
+    dependencies (each node is expanded once, so each edge is counted once).  ``deps``
+    holds every reachable node (roots with 0), so it is also the set of nodes found:
+    one lookup per edge.
     """
-    cdef dict needed = {}
     cdef list stack = list(roots)
     cdef Node node
-    cdef object child
+    cdef object child, count
     for node in roots:
-        needed[node] = True
+        deps[node] = 0
     while stack:
         node = <Node>stack.pop()
         for edge in node.next_edges:
             child = (<tuple>edge)[0]
             if child is None:
                 continue
-            deps[child] = deps.get(child, 0) + 1
-            if child not in needed:
-                needed[child] = True
+            count = deps.get(child)
+            if count is None:
+                deps[child] = 1
                 stack.append(child)
-    return needed
+            else:
+                deps[child] = <Py_ssize_t>count + 1
+    return deps
 
 
 cdef dict _find_needed(list roots, dict targets):
@@ -595,7 +598,12 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
             heapq.heappush(heap, (-node.sequence_nr, counter, node))
 
     cdef object next_node = None
+    cdef list next_grads = None
     cdef list ready = []
+    cdef list ready_grads = []
+    cdef Py_ssize_t remaining, n_ready = 0
+    cdef object first_ready = None
+    cdef list first_grads = None
     cdef bint is_acc
     cdef dict node_targets
     # Note [Input buffers sum in place]
@@ -605,10 +613,12 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
     while heap or next_node is not None:
         if next_node is not None:
             node = <Node>next_node
+            grads = next_grads          # (handed on with it: Note [A chain skips the buffers])
             next_node = None
+            next_grads = None
         else:
             node = <Node>heapq.heappop(heap)[2]
-        grads = buffers.pop(node, None)
+            grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
         elif in_place:
@@ -661,24 +671,51 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
                 if anomaly_enabled() and anomaly_check_nan():
                     _check_nan(g, node, i)
             nr = (<tuple>edge)[1]
-            cgrads = buffers.get(child)
-            if cgrads is None:
-                cgrads = buffers[child] = [None] * (<Node>child).num_outputs
-            cgrads[nr] = _buffer_add(cgrads[nr], g, in_place)
-            deps[child] -= 1
-            if deps[child] == 0:
-                ready.append(child)
+            remaining = <Py_ssize_t>deps[child] - 1
+            if remaining == 0:
+                # the last gradient into child: its buffer leaves the dict (or never enters)
+                cgrads = buffers.pop(child, None)
+                if cgrads is None:
+                    cgrads = [None] * (<Node>child).num_outputs
+                cgrads[nr] = _buffer_add(cgrads[nr], g, in_place)
+                if n_ready == 0:
+                    first_ready = child
+                    first_grads = cgrads
+                else:
+                    ready.append(child)
+                    ready_grads.append(cgrads)
+                n_ready += 1
+            else:
+                deps[child] = remaining
+                cgrads = buffers.get(child)
+                if cgrads is None:
+                    cgrads = buffers[child] = [None] * (<Node>child).num_outputs
+                cgrads[nr] = _buffer_add(cgrads[nr], g, in_place)
         if not keep_graph:
             free_saved(node)
             node.released = True
-        # a chain hands its single ready node straight on; otherwise the heap orders them
-        if len(ready) == 1 and not heap:
-            next_node = ready[0]
-        else:
-            for child in ready:
+        # Note [A chain skips the buffers]
+        # A node whose last input gradient has arrived is ready; its buffer is taken out of
+        # ``buffers`` then (a one-input node's never goes in).  A chain hands its single
+        # ready node straight on with its gradients; otherwise the ready nodes' buffers go
+        # back into ``buffers`` and the heap orders the nodes.  On a 20,000-op chain this
+        # leaves two dict operations per node instead of six.
+        if n_ready == 1 and not heap:
+            next_node = first_ready
+            next_grads = first_grads
+        elif n_ready:
+            buffers[first_ready] = first_grads
+            counter += 1
+            heapq.heappush(heap, (-(<Node>first_ready).sequence_nr, counter, first_ready))
+            for i in range(len(ready)):
+                child = ready[i]
+                buffers[child] = ready_grads[i]
                 counter += 1
                 heapq.heappush(heap, (-(<Node>child).sequence_nr, counter, child))
-        ready.clear()
+            ready.clear()
+            ready_grads.clear()
+        n_ready = 0
+        first_ready = first_grads = None
 
     if captured is None:
         return None
