@@ -62,3 +62,34 @@ def test_makemore_logit_maxes_check():
         (norm_logits.exp().sum(1).log().mean()).backward()
         dlogit_maxes = (-norm_logits.grad).sum(1, keepdim=True)
         assert lib.all(dlogit_maxes == logit_maxes.grad).item(), lib.__name__
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    ("shape", "full"),
+    [
+        ((100,), (16, 100)),  # a bias: the C loop (Note [Summing leading rows in C])
+        ((1, 100), (16, 100)),
+        ((9, 4), (3, 50, 9, 4)),  # two leading dims
+        ((2,), (4097, 2)),  # many rows, the narrowest width the loop takes
+        ((1,), (1000, 1)),  # width 1: numpy's pairwise sum, not the loop
+        ((3, 1), (3, 700)),  # a trailing sum: numpy
+        ((5,), (0, 5)),  # no rows: numpy's zeros
+    ],
+)
+def test_broadcast_grad_has_numpys_bits_for_every_layout(shape, full, dtype):
+    """The no-graph reduction of a broadcast gradient is numpy's ``add.reduce`` bit for bit,
+    nans and infs included, whichever path (C loop or numpy) takes it."""
+    rng = np.random.default_rng(len(full))
+    up = rng.standard_normal(full) * 10.0 ** rng.integers(-4, 5, size=full)
+    if up.size > 3:
+        up.flat[0], up.flat[1], up.flat[2] = np.inf, -np.inf, np.nan
+    up = up.astype(dtype)
+    x = gs.zeros(shape, dtype=getattr(gs, dtype), requires_grad=True)
+    (g,) = gs.autograd.grad(x + gs.zeros(full, dtype=getattr(gs, dtype)), x, gs.tensor(up))
+    lead = len(full) - len(shape)
+    padded = (1,) * lead + shape
+    axes = tuple(i for i, (s, f) in enumerate(zip(padded, full)) if s == 1 and f != 1)
+    with np.errstate(all="ignore"):
+        want = np.add.reduce(up, axis=axes, keepdims=True).reshape(shape)
+    assert g.numpy().tobytes() == want.tobytes()
