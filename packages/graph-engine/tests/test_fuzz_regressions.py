@@ -426,3 +426,62 @@ def test_matmul_of_an_empty_batched_operand_saves_a_view_of_it():
 
     got, want = _both(program)
     assert got == want and got[0] == "raises"
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_write_through_an_expanded_view_overwrites_every_alias(create_graph):
+    """seed 2 #18356 (and seed 1 #37787): ``v[0, ..., -1] = 2`` on ``v = b.expand(...)``
+    overwrites the base elements themselves, so none of their aliases passes the old
+    gradient on (Note [Writing through a view that repeats elements]); a partial write
+    leaves the other base elements' gradients alone, and the written value gets the
+    gradient of the one position it was written to."""
+
+    def program(lib):
+        x = lib.ones((2, 1, 2, 2, 1), requires_grad=True)
+        v = lib.neg((-0.75 - x).swapaxes(1, 0)).expand(2, 2, 2, 2, 2)
+        w = lib.arange(32.0).reshape(2, 2, 2, 2, 2)
+        v[0, ..., -1] = 2
+        (gx,) = lib.autograd.grad((v * w).sum(), x, create_graph=create_graph)
+        x2 = lib.ones((2, 1, 2, 2, 1), requires_grad=True)
+        v2 = lib.neg((-0.75 - x2).swapaxes(1, 0)).expand(2, 2, 2, 2, 2)
+        y = lib.full((2, 2), 3.0, requires_grad=True)
+        v2[1, 0, :, :, 1] = y
+        gx2, gy = lib.autograd.grad((v2 * w).sum(), (x2, y), create_graph=create_graph)
+        return [t.detach().numpy() for t in (gx, gx2, gy)]
+
+    got = program(_TensorCoreAndAutograd)
+    for mine, want in zip(got, program(torch), strict=True):
+        np.testing.assert_array_equal(mine, want)
+    assert not got[0].any()  # every alias overwritten: no gradient
+
+
+class _TensorCoreAndAutograd:
+    """The torch names the program above uses, from tensor-core and graph-engine."""
+
+    ones, neg, arange, full = gt.ones, gt.neg, gt.arange, gt.full
+
+    class autograd:
+        grad = staticmethod(gradstack_autograd.grad)
+
+
+@pytest.mark.parametrize("base_requires_grad", [False, True])
+def test_an_in_place_op_on_a_view_saves_an_output_that_requires_grad(base_requires_grad):
+    """seed 2 #10361: ``x[:].pow_(e)`` saved its output before the view's history was
+    rebased, as a tensor without grad, so under create_graph the exponent's gradient
+    (``grad * out * log(x)``) did not require grad; torch's does, and its second
+    derivative is ``grad * out * log(x) ** 2``."""
+
+    def program(lib, tensor, grad):
+        e = tensor([0.5, 2.0], requires_grad=True)
+        x = tensor([0.5, 3.0], requires_grad=base_requires_grad)
+        b = x * 1.0
+        b[:].pow_(e)
+        (g,) = grad(b.sum(), e, create_graph=True)
+        (gg,) = grad(g.sum(), e)
+        return g.requires_grad, g.detach().numpy(), gg.numpy()
+
+    mine = program(gt, gt.tensor, gradstack_autograd.grad)
+    want = program(torch, torch.tensor, torch.autograd.grad)
+    assert mine[0] is want[0] is True
+    np.testing.assert_allclose(mine[1], want[1], rtol=1e-6)
+    np.testing.assert_allclose(mine[2], want[2], rtol=1e-6)

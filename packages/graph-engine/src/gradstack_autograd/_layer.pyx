@@ -463,6 +463,16 @@ cdef void _save_output(Derivative d, OpNode node, list saved, object out,
     untrack(node.saved)     # it holds SavedTensors and values: no cycle through it
 
 
+cdef void _saved_output_follows(OpNode node, Tensor out) except *:
+    """An in-place op on a view saved its output before the view's history was rebased,
+    when the view may not have required grad yet (its base did not); torch unpacks that
+    output with grad, so that under create_graph a formula reading it (``pow_``'s exponent
+    gradient, ``out * log(self)``) records a graph (fuzz seed 2 #10361)."""
+    v = node.saved[len(node.saved) - 1]
+    if type(v) is SavedTensor:
+        (<SavedTensor>v).output_requires_grad = out._requires_grad
+
+
 cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) except *:
     cdef tuple positions = d.save
     cdef Py_ssize_t nargs = len(args)
@@ -715,6 +725,8 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
         node.extra = d.extra(saved_args, self_t)
     if base is not None:
         _rebase_view_history(self_t, base, node)
+        if saved is not None and d.save_output:
+            _saved_output_follows(node, self_t)
         _move_retained(base, base_fn, 0)
     _move_retained(self_t, old_fn, old_nr)
     _refresh_views(base if base is not None else self_t, self_t)
@@ -1029,12 +1041,40 @@ cdef class CopySlices(Node):
     cdef public tuple base_shape, base_strides, view_shape, view_strides
     cdef public Py_ssize_t view_offset
     cdef object _positions
+    cdef object _repeats
 
     cdef object positions(self):
         if self._positions is None:
             self._positions = view_positions(self.base_shape, self.base_strides,
                                              self.view_shape, self.view_strides, self.view_offset)
         return self._positions
+
+    # Note [Writing through a view that repeats elements]
+    # An expanded view shows one base element at several positions.  ``v[0, ..., -1] = 2``
+    # on ``v = b.expand(...)`` writes only some of them (in-place ops on all of a view
+    # that repeats elements are refused in the forward pass), yet it overwrites the base
+    # element itself, and every alias shows the new value.  So the base element's gradient
+    # is the op's gradient at the written position, whatever its other aliases say; it is
+    # neither the last alias's value (numpy's assignment with repeated indices) nor their
+    # sum.  torch's CopySlices, which copies the op's gradient back in storage geometry,
+    # gives zeros there too (fuzz seed 2 #18356).
+    cdef object written_positions(self):
+        """The view's positions the op wrote (a bool mask of the view's shape), or None when
+        it wrote all of them or no base element repeats in the view."""
+        pos = self.positions()
+        if self._repeats is None:
+            self._repeats = bool(pos.size != np.unique(pos).size)
+        if not self._repeats:
+            return None
+        entry = self.fn.entry
+        if not isinstance(entry, Derivative) or (<Derivative>entry).op_name != "setitem_":
+            return None
+        key, whole = self.fn.extra
+        if whole:
+            return None
+        mask = np.zeros(self.view_shape, dtype=np.bool_)
+        mask[key] = True
+        return mask
 
     cpdef tuple apply(self, tuple grads):
         _check_node_grads(self, grads)
@@ -1048,10 +1088,14 @@ cdef class CopySlices(Node):
         flat = result.reshape(-1)
         # (np.asarray: a 0-d view's element comes out of numpy as a scalar)
         res = self.fn.apply((wrap(np.asarray(flat[pos])),))
+        written = self.written_positions()   # Note [Writing through a view that repeats ...]
+        if written is not None:
+            pos = pos[written]
         if res[0] is None:
             flat[pos] = 0
         else:
-            flat[pos] = data_of(<Tensor>_sum_to_meta(res[0], self.view_shape))
+            values = data_of(<Tensor>_sum_to_meta(res[0], self.view_shape))
+            flat[pos] = values[written] if written is not None else values
         return (wrap(result),) + self._fit_values(res)
 
     cdef tuple _fit_values(self, tuple res):
@@ -1089,12 +1133,18 @@ cdef class CopySlices(Node):
         numel = int(np.prod(self.base_shape))
         flat = g.reshape(-1)
         res = self.fn.apply((flat[wrap(np.asarray(pos))],))
+        view_written = self.written_positions()   # Note [Writing through a view that ...]
+        if view_written is not None:
+            pos = pos[view_written]
         written = np.zeros(numel, dtype=np.bool_)
         written[pos.reshape(-1)] = True
         # select, never multiply by a 0/1 mask: inf * 0 would be nan (torch writes zeros)
         out = flat.masked_fill(wrap(written), 0.0)
         if res[0] is not None:
-            out = out + index_scatter(sum_to(<Tensor>res[0], self.view_shape), (pos,), (numel,))
+            g_view = sum_to(<Tensor>res[0], self.view_shape)
+            if view_written is not None:
+                g_view = g_view[wrap(view_written)]
+            out = out + index_scatter(g_view, (pos,), (numel,))
         return (out.reshape(self.base_shape),) + self._fit_values(res)
 
 
