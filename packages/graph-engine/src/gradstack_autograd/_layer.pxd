@@ -14,6 +14,7 @@ cdef class Derivative:
     # None, or one entry per ``save`` position: None (always saved) or the indices (into
     # ``inputs``) of the inputs whose gradient reads it (Note [Save what a gradient needs])
     cdef readonly tuple save_for
+    cdef readonly tuple save_if         # per save position: None, or fn(args) -> save it?
     cdef readonly bint save_output      # the formula needs the op's output(s)
     # None, or indices (into ``inputs``): the output is saved only when one of these
     # arguments is a tensor (torch's overloads: pow(Tensor, Scalar) saves no result,

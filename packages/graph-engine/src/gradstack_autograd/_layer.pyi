@@ -16,6 +16,7 @@ class Derivative:
     list_input: bool
     save: tuple[int, ...]
     save_for: tuple[Any, ...] | None
+    save_if: tuple[Any, ...] | None
     save_output: bool
     output_for: tuple[int, ...] | None
     slots: dict[str, int]
@@ -48,6 +49,7 @@ class Derivative:
         fused: str | None = ...,
         sizes: tuple[tuple[str, int], ...] = ...,
         batch_rule: Callable[..., Any] | None = ...,
+        save_if: tuple[Any, ...] | None = ...,
     ) -> None: ...
     def slot(self, name: str) -> int: ...
 

@@ -63,13 +63,16 @@ cdef class Derivative:
                  bint save_output=False, bint list_input=False, bint differentiable=True,
                  extra=None, jvp=None, bint batchable=True, tuple save_for=None,
                  tuple output_for=None, tuple signature=(), str fused=None,
-                 tuple sizes=(), batch_rule=None):
+                 tuple sizes=(), batch_rule=None, tuple save_if=None):
         cdef Py_ssize_t i
         if save_for is not None and len(save_for) != len(save):
             raise ValueError(f"{op_name}: save_for needs one entry per save position")
         self.op_name = op_name
         self.signature = signature
         self.save_for = save_for
+        if save_if is not None and len(save_if) != len(save):
+            raise ValueError(f"{op_name}: save_if needs one entry per save position")
+        self.save_if = save_if
         self.output_for = output_for
         self.node_name = node_name
         self.backward = backward
@@ -432,7 +435,8 @@ cdef list _saved_args(Derivative d, OpNode node, tuple args):
     cdef list saved = [None] * len(positions)
     for i in range(len(positions)):
         pos = positions[i]
-        if pos < nargs and _wanted(d, node, i):
+        if pos < nargs and _wanted(d, node, i) and (
+                d.save_if is None or d.save_if[i] is None or d.save_if[i](args)):
             saved[i] = _save_value(args[pos], node)
     return saved
 
@@ -478,7 +482,8 @@ cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) 
     cdef Py_ssize_t nargs = len(args)
     if not positions and not d.save_output:
         return
-    if len(positions) == 2 and not d.save_output and <Py_ssize_t>positions[1] < nargs:
+    if (len(positions) == 2 and not d.save_output and d.save_if is None
+            and <Py_ssize_t>positions[1] < nargs):
         # the common binary case (mul, div ...), without a temporary list
         node.saved = (
             _save_value(args[<Py_ssize_t>positions[0]], node) if _wanted(d, node, 0) else None,

@@ -45,6 +45,7 @@ def register(
     extra=None,
     inplace_variant=True,
     save_for=None,
+    save_if=None,
     output_for=None,
     fused=None,
     sizes=(),
@@ -73,6 +74,10 @@ def register(
     save_for : dict, optional
         ``{saved name: input names}``: that value is saved only when the gradient of one
         of those inputs is wanted (Note [Save what a gradient needs], _layer.pyx).
+    save_if : dict, optional
+        ``{saved name: predicate(args)}``: that value is saved only for the calls where the
+        predicate holds, as torch's overloads save different values (``max(x)`` saves
+        ``self``, ``max(x, dim)`` only the indices it chose).
     output_for : str or tuple, optional
         Inputs of which one must be a tensor for ``"result"`` to be saved (torch's
         overloads: ``pow(Tensor, Scalar)`` saves no result).
@@ -108,6 +113,12 @@ def register(
             None if n not in save_for else tuple(input_names.index(i) for i in _names(save_for[n]))
             for n in arg_names
         )
+    save_if_pos = None
+    if save_if is not None:
+        unknown = set(save_if) - set(arg_names)
+        if unknown:
+            raise ValueError(f"register({op!r}): save_if names unsaved values {unknown}")
+        save_if_pos = tuple(save_if.get(n) for n in arg_names)
     output_for_pos = None
     if output_for is not None:
         output_for_pos = tuple(input_names.index(n) for n in _names(output_for))
@@ -124,6 +135,7 @@ def register(
             list_input=list_input,
             extra=extra,
             save_for=save_for_pos,
+            save_if=save_if_pos,
             output_for=output_for_pos,
             signature=signature,
             fused=fused,

@@ -169,10 +169,17 @@ def _selected_indices(args, out):
     return _data(out[1]).copy() if isinstance(out, tuple) else None
 
 
+def _over_everything(args):
+    """max/min without ``dim`` (torch's MaxBackward1 saves ``self``; with a dim, the node
+    keeps the indices only, so writing the input in place afterwards is fine)."""
+    return len(args) < 2 or args[1] is None
+
+
 @register(
     "max(self, dim, keepdim)",
     lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
     save="self, dim, keepdim",
+    save_if={"self": _over_everything},  # Note [Selections keep their indices, not their values]
     extra=_selected_indices,
     batch=max_min,
 )
@@ -184,6 +191,7 @@ def _max(ctx, grad, grad_indices=None):
     "min(self, dim, keepdim)",
     lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
     save="self, dim, keepdim",
+    save_if={"self": _over_everything},  # Note [Selections keep their indices, not their values]
     extra=_selected_indices,
     batch=max_min,
 )

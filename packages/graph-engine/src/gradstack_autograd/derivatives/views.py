@@ -707,8 +707,13 @@ def _gather_rule(args, bdims):
     return dispatch(OPS["gather"], (xv, phys(args[1], rank), iv)), 0
 
 
-@register("gather(self, dim, index)", "GatherBackward0", save="dim, index", batch=_gather_rule)
+# torch's GatherBackward0 saves ``self`` too and its formula reads it (for the sizes):
+# writing the input in place before backward raises there, so it does here
+@register(
+    "gather(self, dim, index)", "GatherBackward0", save="self, dim, index", batch=_gather_rule
+)
 def _gather(ctx, grad):
+    ctx.saved_value("self")  # unpacked as torch's formula does: its version check
     dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
     shape = ctx.input_shape(0)
     if not shape:  # every element of the result is the 0-d input
