@@ -520,3 +520,27 @@ def test_writing_the_input_after_a_selection_fails_backward_as_torch(op):
 
 def _index(y):
     return (gt if isinstance(y, gt.Tensor) else torch).tensor([[0], [2]])
+
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+def test_writing_the_result_of_a_full_max_fails_backward_as_torch(reduce):
+    """seed 2 #3112, #5870: torch's MaxBackward1 reads its saved result (its gradient goes
+    to the elements equal to it), so ``v = y.max(); v.relu_()`` then backward raises the
+    version error; along a dim the values may be written (only the indices are kept)."""
+
+    def program(lib, grad):
+        x = lib.tensor([[1.0, 3.0], [4.0, 0.5]], requires_grad=True)
+        out = []
+        for full in (True, False):
+            v = getattr(x * 1, reduce)() if full else getattr(x * 1, reduce)(1).values
+            v.relu_()
+            try:
+                (g,) = grad(v.sum(), x)
+                out.append(g.numpy().tolist())
+            except RuntimeError as e:
+                out.append("modified by an inplace operation" in str(e))
+        return out
+
+    got = program(gt, gradstack_autograd.grad)
+    assert got == program(torch, torch.autograd.grad)
+    assert got[0] is True and isinstance(got[1], list)

@@ -15,6 +15,7 @@ cdef class Derivative:
     # ``inputs``) of the inputs whose gradient reads it (Note [Save what a gradient needs])
     cdef readonly tuple save_for
     cdef readonly tuple save_if         # per save position: None, or fn(args) -> save it?
+    cdef readonly object output_if      # None, or fn(args) -> save the output?
     cdef readonly bint save_output      # the formula needs the op's output(s)
     # None, or indices (into ``inputs``): the output is saved only when one of these
     # arguments is a tensor (torch's overloads: pow(Tensor, Scalar) saves no result,

@@ -17,6 +17,7 @@ class Derivative:
     save: tuple[int, ...]
     save_for: tuple[Any, ...] | None
     save_if: tuple[Any, ...] | None
+    output_if: Callable[..., Any] | None
     save_output: bool
     output_for: tuple[int, ...] | None
     slots: dict[str, int]
@@ -50,6 +51,7 @@ class Derivative:
         sizes: tuple[tuple[str, int], ...] = ...,
         batch_rule: Callable[..., Any] | None = ...,
         save_if: tuple[Any, ...] | None = ...,
+        output_if: Callable[..., Any] | None = ...,
     ) -> None: ...
     def slot(self, name: str) -> int: ...
 

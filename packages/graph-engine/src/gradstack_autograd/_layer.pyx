@@ -63,7 +63,7 @@ cdef class Derivative:
                  bint save_output=False, bint list_input=False, bint differentiable=True,
                  extra=None, jvp=None, bint batchable=True, tuple save_for=None,
                  tuple output_for=None, tuple signature=(), str fused=None,
-                 tuple sizes=(), batch_rule=None, tuple save_if=None):
+                 tuple sizes=(), batch_rule=None, tuple save_if=None, output_if=None):
         cdef Py_ssize_t i
         if save_for is not None and len(save_for) != len(save):
             raise ValueError(f"{op_name}: save_for needs one entry per save position")
@@ -73,6 +73,7 @@ cdef class Derivative:
         if save_if is not None and len(save_if) != len(save):
             raise ValueError(f"{op_name}: save_if needs one entry per save position")
         self.save_if = save_if
+        self.output_if = output_if
         self.output_for = output_for
         self.node_name = node_name
         self.backward = backward
@@ -444,6 +445,8 @@ cdef list _saved_args(Derivative d, OpNode node, tuple args):
 cdef inline bint _output_wanted(Derivative d, tuple args):
     """Whether torch's overload of this call saves the output (``output_for``)."""
     cdef Py_ssize_t pos
+    if d.output_if is not None and not d.output_if(args):
+        return False
     if d.output_for is None:
         return True
     for k in d.output_for:

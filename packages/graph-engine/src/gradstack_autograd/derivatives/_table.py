@@ -75,9 +75,9 @@ def register(
         ``{saved name: input names}``: that value is saved only when the gradient of one
         of those inputs is wanted (Note [Save what a gradient needs], _layer.pyx).
     save_if : dict, optional
-        ``{saved name: predicate(args)}``: that value is saved only for the calls where the
-        predicate holds, as torch's overloads save different values (``max(x)`` saves
-        ``self``, ``max(x, dim)`` only the indices it chose).
+        ``{saved name: predicate(args)}``: that value (``"result"`` included) is saved only
+        for the calls where the predicate holds, as torch's overloads save different values
+        (``max(x)`` saves ``self`` and its result, ``max(x, dim)`` only the indices it chose).
     output_for : str or tuple, optional
         Inputs of which one must be a tensor for ``"result"`` to be saved (torch's
         overloads: ``pow(Tensor, Scalar)`` saves no result).
@@ -113,8 +113,12 @@ def register(
             None if n not in save_for else tuple(input_names.index(i) for i in _names(save_for[n]))
             for n in arg_names
         )
-    save_if_pos = None
+    save_if_pos = output_if = None
     if save_if is not None:
+        output_if = save_if.get("result")
+        if output_if is not None and not save_output:
+            raise ValueError(f"register({op!r}): save_if names 'result', which is not saved")
+        save_if = {k: v for k, v in save_if.items() if k != "result"}
         unknown = set(save_if) - set(arg_names)
         if unknown:
             raise ValueError(f"register({op!r}): save_if names unsaved values {unknown}")
@@ -136,6 +140,7 @@ def register(
             extra=extra,
             save_for=save_for_pos,
             save_if=save_if_pos,
+            output_if=output_if,
             output_for=output_for_pos,
             signature=signature,
             fused=fused,

@@ -178,31 +178,31 @@ def _over_everything(args):
 @register(
     "max(self, dim, keepdim)",
     lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
-    save="self, dim, keepdim",
-    save_if={"self": _over_everything},  # Note [Selections keep their indices, not their values]
+    save="self, dim, keepdim, result",
+    save_if={"self": _over_everything, "result": _over_everything},  # Note [Selections ...]
     extra=_selected_indices,
     batch=max_min,
 )
 def _max(ctx, grad, grad_indices=None):
-    return _extreme_backward(ctx, grad, lambda x: x.amax())
+    return _extreme_backward(ctx, grad)
 
 
 @register(
     "min(self, dim, keepdim)",
     lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
-    save="self, dim, keepdim",
-    save_if={"self": _over_everything},  # Note [Selections keep their indices, not their values]
+    save="self, dim, keepdim, result",
+    save_if={"self": _over_everything, "result": _over_everything},  # Note [Selections ...]
     extra=_selected_indices,
     batch=max_min,
 )
 def _min(ctx, grad, grad_indices=None):
-    return _extreme_backward(ctx, grad, lambda x: x.amin())
+    return _extreme_backward(ctx, grad)
 
 
 jvp("max", "min")(_extreme_jvp)
 
 
-def _extreme_backward(ctx, grad, extreme):
+def _extreme_backward(ctx, grad):
     """max/min: over everything, the gradient is shared evenly by the elements equal to the
     result (by the NaNs when the result is NaN: torch's evenly_distribute_backward); along
     a dim, it goes to the selected index (a scatter, not a one-hot product)."""
@@ -211,8 +211,11 @@ def _extreme_backward(ctx, grad, extreme):
         return (None,)
     lead = _lead(grad)
     if dim is None:
+        # torch's evenly_distribute_backward(grad, self, result) reads the saved result:
+        # writing it in place before backward raises the version error there too
+        result = ctx.saved_value("result")
         nan = x != x
-        mask = nan if bool(nan.any()) else (x == extreme(x.detach()))
+        mask = nan if bool(nan.any()) else (x == result.detach())
         g = _keep(grad, tuple(x.shape), None, False, lead) if lead else grad
         return (gt.where(mask, g / mask.sum(), 0.0),)
     shape = ctx.input_shape(0)
