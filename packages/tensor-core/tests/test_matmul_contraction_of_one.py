@@ -1,11 +1,13 @@
 """Note [A contraction over one element is a product] (_impl_linalg.py): ``[..., n, 1] @
-[..., 1, m]`` is computed as a broadcast product; the numbers must be matmul's exactly."""
+[..., 1, m]`` is computed as a broadcast product; the numbers must be matmul's exactly.
+float32/float64 take one C pass (Note [A batched outer product in one pass], _loops.pyx)."""
 
 from __future__ import annotations
 
 import gradstack_tensor as gt
 import numpy as np
 import pytest
+from gradstack_tensor._loops import batched_outer_product
 
 SHAPES = [
     ((5, 1), (1, 3)),
@@ -58,3 +60,33 @@ def test_a_zero_product_is_positive_zero_as_in_a_sum(op):
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     assert not np.signbit(got[0, :2]).any()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_c_pass_reads_strided_and_reversed_operands(dtype):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((6, 10, 2)).astype(dtype)[:, ::2, 1:]  # rows strided
+    b = rng.standard_normal((6, 3, 9)).astype(dtype)[:, 1:2, ::-1]  # negative stride
+    a[0, 0, 0] = -0.0
+    got = batched_outer_product(a, b)
+    want = np.matmul(a, b)
+    assert got.flags.c_contiguous
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_the_c_pass_declines_what_it_does_not_compute():
+    """None hands the operands back to numpy's path (which raises for bad shapes)."""
+    f32, f64 = np.ones((2, 3, 1), np.float32), np.ones((2, 1, 4))
+    assert batched_outer_product(f32, f64) is None  # mixed dtypes: numpy promotes
+    assert batched_outer_product(f32.astype(np.int64), f64.astype(np.int64)) is None
+    assert batched_outer_product(np.ones((2, 3, 2)), f64) is None  # contraction of 2
+    assert batched_outer_product(np.ones((2, 3, 1)), np.ones((3, 1, 4))) is None  # batch
+    assert batched_outer_product(np.ones(3), f64) is None  # 1-D
+
+
+def test_the_c_pass_rejects_non_arrays_with_a_type_error():
+    with pytest.raises(TypeError):
+        batched_outer_product(None, np.ones((1, 2)))
+    with pytest.raises(TypeError):
+        batched_outer_product(np.ones((2, 1)), [[1.0, 2.0]])

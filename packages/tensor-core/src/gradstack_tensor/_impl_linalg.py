@@ -11,6 +11,7 @@ import numpy as np
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import CPP_TYPE, SCALAR_TYPE, expand_error, expands_to
+from ._loops import batched_outer_product
 from ._tensor import Tensor, _data, _wrap
 from .creation import _python_values_as
 
@@ -120,6 +121,9 @@ def _empty_batched_product(a, b, batched):
 def _product_as_matmul(x, y):
     """``x @ y`` for :func:`_outer_product_shaped` operands (Note [A contraction over one
     element is a product]): the broadcast product, plus the sum's starting +0."""
+    out = batched_outer_product(x, y)  # float32/float64 in one pass
+    if out is not None:
+        return out
     out = np.multiply(x, y)
     if out.dtype.kind in "fc":
         np.add(out, 0.0, out=out)  # -0.0 + 0.0 is +0.0, as every matmul sum gives
