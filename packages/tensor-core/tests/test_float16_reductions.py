@@ -4,6 +4,8 @@ Note [float16 accumulates in float32] in ``_impl_reduce.py``: a float16 running 
 overflows past 65504 (the mean of 1000 x 100.0 was inf) and loses every addend smaller
 than half an ulp of the sum (a cumsum of 0.1s stalled at 256).  Each reduction is compared
 with torch 2.13's float16 result, to 2 ulps (the two libraries sum in different orders).
+The product is the exception: torch multiplies in half, and so does ``prod`` (compared bit
+for bit at the end).
 """
 
 from __future__ import annotations
@@ -91,3 +93,32 @@ def test_float16_sum_along_a_dim_accumulates_in_float32():
     ours = gt.from_numpy(a).sum(0)
     theirs = torch.from_numpy(a).sum(0)
     _assert_half_close(ours.numpy(), theirs.numpy(), "sum(0)")
+
+
+PROD_SHAPES = [(), (3,), (63,), (64,), (65,), (129,), (1000,), (8, 33), (4, 70), (3, 5, 66), (0,)]
+
+
+@pytest.mark.parametrize("shape", PROD_SHAPES, ids=str)
+def test_a_float16_product_rounds_at_every_step_in_torchs_order(shape):
+    """Note [A float16 product rounds at every step]: bit for bit against torch, over
+    every dim, contiguous and transposed (memory order), n below and above 64."""
+    rng = np.random.default_rng(len(shape) * 100 + sum(shape))
+    a = rng.uniform(0.5, 1.6, shape).astype(np.float16)
+    for transposed in (False, True):
+        b = np.ascontiguousarray(a.T) if transposed else a
+        tt, g = torch.from_numpy(b), gt.from_numpy(b)
+        if transposed:
+            tt, g = tt.permute(*reversed(range(b.ndim))), g.permute(*reversed(range(b.ndim)))
+        for d in [None, *range(len(shape))]:
+            want = (tt.prod() if d is None else tt.prod(d)).numpy()
+            got = (g.prod() if d is None else g.prod(d)).numpy()
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+
+
+def test_a_float16_product_overflows_as_torchs():
+    """fuzz seed 3 #9464: 300 * 300 is inf in half, times 0 is NaN (float32 gives 0)."""
+    for vals in ([300.0, 300.0, 0.0], [0.0, 300.0, 300.0], [300.0] * 3 + [0.1] * 3):
+        want = torch.tensor(vals, dtype=torch.float16).prod().item()
+        got = gt.tensor(vals, dtype=gt.float16).prod().item()
+        assert got == want or (np.isnan(got) and np.isnan(want))

@@ -118,8 +118,60 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"prod(): argument 'dim' must be an int, not {type(dim).__name__}")
     axis = None if dim is None else normalize_dims(dim, x.ndim)
+    if x.dtype == np.float16:
+        r = _prod_float16(x, axis[0] if axis else None)
+        if keepdim and axis is not None:
+            r = np.expand_dims(r, axis)
+        return _wrap(_c_order(r))
     r = quiet(np.prod, _acc(x), axis=axis, keepdims=keepdim and axis is not None)
     return _wrap(_c_order(_result(r, x.dtype)))
+
+
+# Note [A float16 product rounds at every step]
+# Unlike its sums (Note [float16 accumulates in float32]), torch's CPU prod multiplies
+# float16 in float16: each product is rounded to half, so 300 * 300 overflows to inf and
+# ``[300, 300, 0].prod()`` is NaN (a float32 product would give 0).  Along a dim that is
+# not contiguous the product runs element after element; along a contiguous one of n >=
+# 64 elements it runs in torch's AVX2 vector order (``vectorized_inner_reduction`` in
+# ATen's Reduce.h): four accumulators of 16 lanes start from the first 64 elements and
+# multiply each next block of 64 in, then combine as ``(a0 * a1) * (a2 * a3)``, then the
+# 16 lanes left to right, then the n % 64 elements of the tail one by one.  numpy's
+# float16 multiply computes in float32 and rounds once, as torch's half vectors do (the
+# product of two halves is exact in float32).
+
+_F16_LANES = 16  # Vectorized<Half>::size() on AVX2
+
+
+def _prod_float16(x: np.ndarray, axis) -> np.ndarray:
+    """torch's float16 product of ``x`` over ``axis`` (None: all elements), rounding to
+    half at every step in torch's order (Note [A float16 product rounds at every step])."""
+    if x.ndim == 0:
+        return x.copy()
+    if axis is None:
+        rows = x.ravel(order="K").reshape(1, -1)  # memory order, as TensorIterator's
+        contiguous = True
+    else:
+        contiguous = x.strides[axis] == x.itemsize or x.shape[axis] <= 1
+        rows = np.moveaxis(x, axis, -1)
+        out_shape = rows.shape[:-1]
+        rows = rows.reshape(math.prod(out_shape), rows.shape[-1])
+    n = rows.shape[1]
+    block = 4 * _F16_LANES
+    count = n // block if contiguous else 0
+    with np.errstate(all="ignore"):
+        out = np.ones(rows.shape[0], np.float16)
+        if count:
+            blocks = rows[:, : count * block].reshape(rows.shape[0], count, 4, _F16_LANES)
+            acc = blocks[:, 0].copy()
+            for i in range(1, count):
+                acc = acc * blocks[:, i]
+            lanes = (acc[:, 0] * acc[:, 1]) * (acc[:, 2] * acc[:, 3])
+            out = lanes[:, 0]
+            for j in range(1, _F16_LANES):
+                out = out * lanes[:, j]
+        for k in range(count * block, n):
+            out = out * rows[:, k]
+    return out.reshape(()) if axis is None else out.reshape(out_shape)
 
 
 def _extreme(input, dim, keepdim, name, arg_fn, red_fn, result_type):
