@@ -89,7 +89,7 @@ _C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int3
                  "int64": "int64_t"}  # fmt: skip
 
 
-def _check_fits(value, dtype: np.dtype) -> None:
+def _check_fits(value, dtype: np.dtype, float_checks: bool = True) -> None:
     """torch's ``Scalar::to<T>`` (``c10::checked_convert``) for a fill value.
 
     Note [A fill value must fit the dtype]
@@ -98,9 +98,29 @@ def _check_fits(value, dtype: np.dtype) -> None:
     truncation (``uint8.fill_(-0.75)`` and ``fill_(255.5)`` raise, ``int8.fill_(-0.75)``
     gives 0); an int must be within the range, except that an unsigned dtype takes
     negatives down to ``-max``, which wrap (``uint8.fill_(-1)`` is 255).  Any number fits
-    bool.  Arithmetic with a number (``x + 300``) wraps without a check, as torch's.
+    bool.  Arithmetic with a number (``x + 300``) wraps without a check, as torch's.  For
+    float16 and float32, full, full_like, new_full and masked_fill refuse a finite number
+    beyond the dtype's largest (``full((2,), 1e10, dtype=float16)``; 65519, which would
+    round down to 65504, too); inf and nan fit; an int beyond a double's range raises
+    OverflowError, as torch's argument parser.  setitem checks float32 only: torch's
+    float16 ``t[0] = 1e10`` stores inf, its float32 ``t[0] = 1e300`` raises.
     """
-    if dtype.kind not in "iu" or isinstance(value, bool):
+    if isinstance(value, bool):
+        return
+    if dtype.kind == "f":
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise OverflowError("int too big to convert")
+        if float_checks and dtype.itemsize < 8:
+            big = float(np.finfo(dtype).max)
+            try:
+                over = math.isfinite(float(value)) and abs(float(value)) > big
+            except OverflowError:  # an int too large even for a double, as torch's
+                raise OverflowError("int too big to convert") from None
+            if over:
+                name = "c10::Half" if dtype.itemsize == 2 else "float"
+                raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        return
+    if dtype.kind not in "iu":
         return
     info = np.iinfo(dtype)
     if isinstance(value, float):
@@ -114,7 +134,7 @@ def _check_fits(value, dtype: np.dtype) -> None:
         )
 
 
-def scalar_as(value, dtype, name, *, checked=False):
+def scalar_as(value, dtype, name, *, checked=False, float_checks=True):
     """A Python number (or one-element tensor) as a 0-d array of numpy ``dtype``.
 
     Integers wrap around as torch casts them (``-1`` as uint8 is 255); numpy 2 raises
@@ -130,7 +150,7 @@ def scalar_as(value, dtype, name, *, checked=False):
         raise TypeError(f"{name}(): expected a number or a Tensor, got {type(value).__name__}")
     dtype = np.dtype(dtype)
     if checked:
-        _check_fits(value, dtype)
+        _check_fits(value, dtype, float_checks)
     if isinstance(value, int) and not isinstance(value, bool):
         if dtype.kind in "iub":
             if not -(2**63) <= value < 2**64:
@@ -718,7 +738,10 @@ def setitem_(input, index, value):
     key, basic = index_key(index, dst.shape)
     src = _array(value)
     if isinstance(src, (int, float, np.generic)):  # bool is an int
-        src = scalar_as(src, dst.dtype, "__setitem__", checked=True)
+        # (torch checks a float stored into float32, not into float16: Note [A fill ...])
+        src = scalar_as(
+            src, dst.dtype, "__setitem__", checked=True, float_checks=dst.dtype == np.float32
+        )
     elif not isinstance(src, np.ndarray):
         raise TypeError(
             f"can't assign a {type(value).__name__} to a {input.dtype} tensor; assign a number "
