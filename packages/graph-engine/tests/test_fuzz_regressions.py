@@ -3,6 +3,8 @@ each run by gradstack and torch: gradients (or the error) must agree."""
 
 from __future__ import annotations
 
+import math
+
 import gradstack_autograd  # noqa: F401 - registers the autograd layer
 import gradstack_tensor as gt
 import numpy as np
@@ -544,3 +546,124 @@ def test_writing_the_result_of_a_full_max_fails_backward_as_torch(reduce):
     got = program(gt, gradstack_autograd.grad)
     assert got == program(torch, torch.autograd.grad)
     assert got[0] is True and isinstance(got[1], list)
+
+
+def test_a_bool_exponent_is_not_zero_for_the_gradient():
+    """fuzz seed 3 #8483: torch's pow_backward tests its Scalar exponent with equal(0.0),
+    false for ``False``, so ``pow(False)`` differentiates as ``0 * x**-1`` (NaN at 0, a graph
+    under create_graph) where ``pow(0)`` gives zeros (Note [A bool exponent is not zero])."""
+
+    def program(lib, grad):
+        out = []
+        for e in (False, 0, 0.0, True):
+            x = lib.tensor([0.0, 2.0], requires_grad=True)
+            for inplace in (False, True):
+                y = x * 1
+                y = y.pow_(e) if inplace else y.pow(e)
+                (g,) = grad(y.sum(), x, create_graph=True)
+                out.append((str(g.tolist()), g.requires_grad))
+        return out
+
+    got = program(gt, gradstack_autograd.grad)
+    assert got[0] == ("[nan, 0.0]", True) and got[2] == ("[0.0, 0.0]", False)
+    assert got == program(torch, torch.autograd.grad)
+
+
+@pytest.mark.parametrize(
+    ("sa", "sb", "transposed", "a_grad"),
+    [
+        ((1, 2), (2, 2, 3), False, True),  # seed 3 #17680: b.mT folded is a copy
+        ((2,), (2, 2, 3), False, True),
+        ((1, 2), (2, 2, 3), True, True),  # b.mT is contiguous: folded is a view
+        ((3, 2), (2, 2, 4), False, True),  # a copy, and torch's CloneBackward0
+        ((3, 2), (2, 2, 4), False, False),  # b's gradient: not folded (bmm)
+        ((2, 2), (0, 2, 3), False, True),
+    ],
+)
+def test_matmul_of_a_matrix_by_a_batch_saves_torchs_folded_copy(sa, sb, transposed, a_grad):
+    """Note [matmul saves its folded operand], the mirror case: ``a @ b`` with a 1-d/2-d
+    ``a`` that requires grad folds ``b.mT`` into a matrix, a copy unless ``b.mT`` is
+    contiguous, so writing ``b`` in place afterwards fails backward exactly when torch's."""
+
+    def program(lib, no_grad):
+        a = lib.tensor(np.full(sa, 0.5), requires_grad=a_grad)
+        shape = sb[:-2] + (sb[-1], sb[-2]) if transposed else sb
+        b0 = lib.tensor(np.arange(math.prod(sb), dtype=float).reshape(shape))
+        b0.requires_grad_(not a_grad)
+        b = b0.mT if transposed else b0
+        out = lib.matmul(a, b)
+        with no_grad():
+            b0.neg_()
+        try:
+            out.sum().backward()
+        except RuntimeError as e:
+            return type(out.grad_fn).__name__, "modified by an inplace operation" in str(e)
+        return type(out.grad_fn).__name__, (a.grad if a_grad else b0.grad).tolist()
+
+    assert program(gt, gradstack_autograd.no_grad) == program(torch, torch.no_grad)
+
+
+def test_a_view_made_under_no_grad_is_no_root_for_backward():
+    """fuzz seed 3 #2988: a view of a leaf made under no_grad reports requires_grad (through
+    its base) but feeds no gradient: torch's backward from it raises, it does not fill the
+    view's .grad; ops on it still run and send nothing."""
+
+    def program(lib, no_grad):
+        x = lib.ones(2, requires_grad=True)
+        with no_grad():
+            v = x.view_as(x)
+        out = [v.requires_grad, v.grad_fn is None]
+        try:
+            v.backward(lib.ones(2))
+        except RuntimeError as e:
+            out.append(str(e))
+        (v * 2 + x).sum().backward()
+        out.append((x.grad.tolist(), v.grad))
+        return out
+
+    got = program(gt, gradstack_autograd.no_grad)
+    assert got == program(torch, torch.no_grad)
+    assert "does not require grad and does not have a grad_fn" in got[2]
+
+
+def _setitem_cases(lib):
+    def c1():
+        x = lib.tensor([[[[[0.5, 0.5]]]]], requires_grad=True)
+        v = x[..., 2::3, 1]
+        v[lib.tensor([[-1, 1]]), -1, [0], lib.tensor([0, 0, 0])] = 3.0
+
+    def c2():
+        x = lib.tensor([[[[[[0.5], [0.5]]]]]], dtype=lib.float64, requires_grad=True)
+        v = x[:0, 0::3, 2:-3]
+        v[lib.tensor([0, 0]), 0, 0:, ::3, -2] = v.sum()
+
+    def c3():
+        lib.ones(2, 3, requires_grad=True)[lib.tensor([0]), 5] = 1.0
+
+    def c4():
+        lib.ones(2, 3, requires_grad=True)[lib.tensor([7]), 1] = 1.0
+
+    def c5():
+        lib.ones(2, 3, requires_grad=True)[5] = 1.0
+
+    return [c1, c2, c3, c4, c5]
+
+
+def test_an_advanced_index_error_comes_after_the_leaf_error_as_in_torch():
+    """Note [Which index errors come before the leaf error] (fuzz seed 3 #5788, #191):
+    a basic index out of range is an IndexError before the leaf check, advanced indices
+    that do not broadcast or are out of bounds come after it (the leaf's RuntimeError)."""
+
+    def kinds(lib):
+        out = []
+        for case in _setitem_cases(lib):
+            try:
+                case()
+                out.append(None)
+            except (RuntimeError, IndexError) as e:
+                out.append(type(e).__name__)
+        return out
+
+    got = kinds(gt)
+    assert got == kinds(torch)
+    assert got == ["RuntimeError", "RuntimeError", "IndexError", "RuntimeError", "IndexError"]

@@ -834,21 +834,68 @@ cdef void _validate_arguments_first(Op op, tuple args, Py_ssize_t next_index) ex
     argument torch's parser refuses) or an IndexError (an index torch resolves before the
     write: ``x0[-2:] = v`` on a 0-d tensor) comes first: the kernel's own errors (a dtype
     without a kernel: ``leaf.bitwise_or_(leaf)``) come after the leaf error in torch.
+
+    Note [Which index errors come before the leaf error]
+    For setitem with advanced components (integer or bool tensors, lists), only the
+    basic part's IndexError comes first: torch applies ints, slices and ellipsis in
+    Python (views) before calling index_put_, and index_put_'s own checks (indices that
+    do not broadcast together, an index out of bounds) run after autograd's leaf check
+    (fuzz seed 3 #5788, #191).  The basic part is probed with each advanced component
+    replaced by full slices (``_basic_index_part``), then the whole index for TypeErrors.
     """
     cdef bint prev
+    cdef object basic = None
     if op.name in _RANDOM_INPLACE:
         return
+    if op.name == "setitem_" and len(args) == 3:
+        basic = _basic_index_part(args[1])
     prev = gs_get_grad_enabled() != 0
     gs_set_grad_enabled(False)
     try:
-        probe = wrap(np.array(data_of(<Tensor>args[0]), copy=True))
-        call_next(op, (probe,) + args[1:], next_index)
-    except (TypeError, IndexError):
-        raise
-    except Exception:
-        pass  # the leaf error is raised next
+        if basic is not None:
+            # Note [Which index errors come before the leaf error]: torch resolves the basic
+            # part of an index (ints, slices, ellipsis) in Python before index_put_, whose
+            # own checks of the advanced part (broadcasting, bounds) come after autograd's
+            _probe(op, args[0], (basic, args[2]), next_index, (IndexError, TypeError))
+            _probe(op, args[0], args[1:], next_index, (TypeError,))
+        else:
+            _probe(op, args[0], args[1:], next_index, (TypeError, IndexError))
     finally:
         gs_set_grad_enabled(prev)
+
+
+cdef void _probe(Op op, object target, tuple rest, Py_ssize_t next_index, tuple first) except *:
+    """Run the op's kernel on a copy of ``target`` and raise its error if of a ``first``
+    type (the leaf error is raised after, by the caller's caller, otherwise)."""
+    try:
+        probe = wrap(np.array(data_of(<Tensor>target), copy=True))
+        call_next(op, (probe,) + rest, next_index)
+    except first:
+        raise
+    except Exception:
+        pass
+
+
+def _basic_index_part(index):
+    """``index`` with each advanced component (an integer or bool tensor, array or list)
+    replaced by the full slices of the dims it indexes, or None if it has none."""
+    parts = index if type(index) is tuple else (index,)
+    out = []
+    found = False
+    for p in parts:
+        if isinstance(p, (Tensor, np.ndarray, list)):
+            a = np.asarray(data_of(<Tensor>p) if isinstance(p, Tensor) else p)
+            if a.ndim == 0 and a.dtype.kind in "iu":
+                out.append(p)   # a 0-d integer index is an int
+                continue
+            found = True
+            if a.dtype.kind == "b":
+                out.extend([None] if a.ndim == 0 else [slice(None)] * a.ndim)
+            else:
+                out.append(slice(None))
+        else:
+            out.append(p)
+    return tuple(out) if found else None
 
 
 cdef void _refresh_views(Tensor base, Tensor written) except *:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-from . import _engine
+from . import _engine, _layer
 
 __all__ = ["backward", "grad"]
 
@@ -79,7 +79,9 @@ def _check_roots(outputs):
     for i, o in enumerate(outputs):
         if not isinstance(o, Tensor):
             raise TypeError(f"element {i} of tensors is a {type(o).__name__}, not a Tensor")
-        if not o.requires_grad:
+        # a view made under no_grad of a tensor that requires grad reports requires_grad,
+        # yet feeds no gradient anywhere: torch refuses it as a root too
+        if not o.requires_grad or (o.grad_fn is None and _layer.edge_of(o)[0] is None):
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )

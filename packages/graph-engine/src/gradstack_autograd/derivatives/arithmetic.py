@@ -151,9 +151,13 @@ def _pow(ctx, grad):
     if need_a:
         if _is_tensor(b):
             ga = gt.where(b == 0, 0.0, grad * (b * a.pow(b - 1)))
-        elif b == 0:
+        elif b == 0 and type(b) is not bool:
             ga = _zeros(grad)
         else:
+            # Note [A bool exponent is not zero]: torch's pow_backward tests the Scalar
+            # with equal(0.0), which is false for a bool, then computes in double:
+            # pow(False) gives 0 * a**-1, NaN where a is 0, and a graph under create_graph
+            b = float(b) if type(b) is bool else b
             ga = grad * (b * a.pow(b - 1))
     if need_b:
         base = a if _is_tensor(a) else gt.full((), float(a), dtype=out.dtype)
@@ -171,9 +175,10 @@ def _pow_jvp(args, out, tangents, lead):
         ta = _pad(ta, a, out, lead)
         if isinstance(b, Tensor):
             r = gt.where(b == 0, 0.0, ta * (b * a.pow(b - 1)))
-        elif b == 0:
+        elif b == 0 and type(b) is not bool:
             r = gt.zeros_like(ta)  # torch's zeros, not ta * 0 (Note [Masks select, never multiply])
         else:
+            b = float(b) if type(b) is bool else b  # Note [A bool exponent is not zero]
             r = ta * (b * a.pow(b - 1))
     if tb is not None:
         tb = _pad(tb, b, out, lead)

@@ -23,6 +23,11 @@ def _matmul_name(args):
     # product ends in an _unsafe_view); a few broadcast cases end in a clone instead
     a, b = args[0], args[1]
     nd = (a.dim() if _is_tensor(a) else 0, b.dim() if _is_tensor(b) else 0)
+    if nd[0] == 2 and nd[1] >= 3 and a.requires_grad:
+        # folded by transposing (Note [matmul saves its folded operand]): torch returns
+        # ``mm(b.mT folded, a.t()).mT.contiguous()``, a copy unless a side has one element
+        m, p = a.shape[0], b.shape[-1]
+        return "TransposeBackward0" if m == 1 or p == 1 or b.numel() == 0 else "CloneBackward0"
     return {
         (1, 1): "DotBackward0",
         (2, 2): "MmBackward0",
@@ -41,7 +46,10 @@ def _matmul_folded_copy(a, b):
     When the reshape cannot view ``a`` (a transposed ``a``), it is a copy: a later in-place
     write into ``a`` does not touch it and backward works (fuzz seed 1 #49746), where
     saving ``a`` itself raised "modified by an inplace operation".  The copy is made with
-    the graph (a clone), so that double backward still reaches ``a``.
+    the graph (a clone), so that double backward still reaches ``a``.  The mirror case, a
+    1-d or 2-d ``a`` that requires grad times a batched ``b``, folds ``b.mT`` (torch's
+    ``should_fold(tensor2, tensor1)``), a copy for a contiguous ``b`` (fuzz seed 3 #17680):
+    :func:`_matmul_folded_other`.
     """
     if not (_is_tensor(a) and _is_tensor(b)) or a.dim() < 3 or not b.requires_grad:
         return None
@@ -57,6 +65,19 @@ def _matmul_folded_copy(a, b):
         np.reshape(x, shape, copy=False)  # numpy refuses exactly when a copy is needed
     except ValueError:
         return a.clone()
+    return None
+
+
+def _matmul_folded_other(a, b):
+    """The copy of ``b`` that torch's matmul saves for ``a``'s gradient when it folds
+    ``b.mT`` (Note [matmul saves its folded operand]), or None."""
+    if not (_is_tensor(a) and _is_tensor(b)) or a.dim() > 2 or b.dim() < 3 or not a.requires_grad:
+        return None
+    x = np.swapaxes(_data(b), -1, -2)
+    try:
+        np.reshape(x, (math.prod(x.shape[:-1]), x.shape[-1]), copy=False)
+    except ValueError:
+        return b.clone()
     return None
 
 
@@ -101,13 +122,18 @@ def _matmul_rule(args, bdims):
     inputs="self, other",
     save="self, other",
     save_for={"self": "other", "other": "self"},  # as the mm/bmm/dot it runs
-    extra=lambda args, out: (args[0].dim(), args[1].dim(), _matmul_folded_copy(*args[:2])),
+    extra=lambda args, out: (
+        args[0].dim(),
+        args[1].dim(),
+        _matmul_folded_copy(*args[:2]),
+        _matmul_folded_other(*args[:2]),
+    ),
     batch=_matmul_rule,
 )
 def _matmul(ctx, grad):
-    a_dim, b_dim, folded = ctx.extra
+    a_dim, b_dim, folded, folded_other = ctx.extra
     a = folded if folded is not None else ctx.saved_value("self")
-    b = ctx.saved_value("other")
+    b = folded_other if folded_other is not None else ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
     ga = gb = None
     if a_dim == 1 and b_dim == 1:
