@@ -184,3 +184,52 @@ def test_unsaved_values_read_none_as_in_torch():
     assert node._saved_self is None and node._saved_other is not None
     tnode = (torch.tensor(A, requires_grad=True) * torch.tensor(B)).grad_fn
     assert tnode._saved_self is None and tnode._saved_other is not None
+
+
+def _raw_saved_hooks_program(L):
+    """The saved-tensor-hooks tutorial's ``_raw_saved_*`` part, with the errors around it."""
+    out = []
+    x = L.arange(1.0, 6.0, requires_grad=True)
+    y = x.pow(2)
+    calls = []
+
+    def pack(t):
+        calls.append("pack")
+        return t * 4
+
+    def unpack(p):
+        calls.append("unpack")
+        return p / 4
+
+    y.grad_fn._raw_saved_self.register_hooks(pack, unpack)
+    out.append(list(calls))  # packed at once
+    out.append((y.grad_fn._saved_self.tolist(), list(calls)))  # unpacked at every read
+    y.sum().backward(retain_graph=True)
+    out.append((x.grad.tolist(), list(calls)))
+    for freed in (False, True):  # a second pair, then after the graph was freed
+        try:
+            y.grad_fn._raw_saved_self.register_hooks(pack, unpack)
+        except RuntimeError as e:
+            out.append(str(e)[:60])
+        if not freed:
+            y.sum().backward()
+    z = x.exp()
+    z.grad_fn._raw_saved_result.register_hooks(lambda t: t.tolist(), lambda p: L.tensor(p))
+    x.grad = None
+    z.sum().backward()
+    out.append(np.round(x.grad.numpy(), 5).tolist())
+    out.append(
+        (
+            hasattr(x.sum(dim=0).grad_fn, "_raw_saved_dim"),
+            "_raw_saved_self" in dir(x.mul(x).grad_fn),
+        )
+    )
+    try:  # mul by a number saves no self: torch's SavedTensor of None
+        (x * 3).grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    except RuntimeError as e:
+        out.append(str(e)[:55])
+    return out
+
+
+def test_raw_saved_tensors_take_hooks_as_in_torch():
+    assert _raw_saved_hooks_program(gs) == _raw_saved_hooks_program(torch)

@@ -137,8 +137,11 @@ cdef dict _NODE_CLASSES = {}
 # through the same unpacking as the formula: a tensor saved and freed by a backward
 # raises torch's "Trying to backward through the graph a second time" error, a tensor
 # modified in place since raises the version error, and values that are not tensors come
-# back as saved (ints, tuples, None).  Properties, not ``__getattr__``: a ``__getattr__``
-# on the node type made every failed attribute lookup on a node cost more.
+# back as saved (ints, tuples, None).  ``grad_fn._raw_saved_<name>`` is the SavedTensor
+# itself (a list of them for a saved tensor list), whose ``register_hooks(pack, unpack)``
+# packs it at once and unpacks it at every read, as torch's.  Properties, not
+# ``__getattr__``: a ``__getattr__`` on the node type made every failed attribute lookup
+# on a node cost more.
 
 
 def _saved_property(str name):
@@ -148,7 +151,7 @@ def _saved_property(str name):
 
 
 cdef void _add_saved_properties(object cls, Derivative d) except *:
-    names = ["_saved_" + k for k in d.slots] + [
+    names = ["_saved_" + k for k in d.slots] + ["_raw_saved_" + k for k in d.slots] + [
         "_saved_" + n + "_sym_sizes" for n, _ in d.sizes]
     for name in names:
         if name not in cls.__dict__:
@@ -198,10 +201,13 @@ cdef class OpNode(Node):
             return names
         d = <Derivative>self.entry
         for k, i in d.slots.items():
-            if (k == "result" and d.output_for is not None and self.saved is not None
-                    and self.saved[<Py_ssize_t>i] is None):
+            v = self.saved[<Py_ssize_t>i] if self.saved is not None else None
+            if k == "result" and d.output_for is not None and self.saved is not None and v is None:
                 continue    # this overload saves no result (pow by a number)
             names.append("_saved_" + k)
+            if isinstance(v, SavedTensor) or (type(v) is tuple and v
+                                               and isinstance((<tuple>v)[0], SavedTensor)):
+                names.append("_raw_saved_" + k)
         for name, _ in d.sizes:
             names.append("_saved_" + name + "_sym_sizes")
         return names
@@ -217,6 +223,20 @@ cdef class OpNode(Node):
         cdef object k
         if isinstance(self.entry, Derivative):
             d = <Derivative>self.entry
+            if name.startswith("_raw_saved_"):
+                k = d.slots.get(name[11:])
+                if k is not None and self.saved is not None:
+                    v = self.saved[<Py_ssize_t>k]
+                    if isinstance(v, SavedTensor):
+                        return v
+                    if type(v) is tuple and all(isinstance(x, SavedTensor) for x in <tuple>v):
+                        return list(<tuple>v)
+                    if v is None:   # not saved by this call: torch's SavedTensor of None
+                        return SavedTensor.__new__(SavedTensor)
+                raise AttributeError(
+                    f"'{type(self).__name__}' object has no attribute '{name}' (only a saved "
+                    "tensor has a raw SavedTensor)"
+                )
             key = name[7:]
             k = d.slots.get(key)
             if k is not None:

@@ -139,6 +139,66 @@ cdef class SavedTensor:
     def __repr__(self):
         return f"<SavedTensor version={self.version} output={self.is_output}>"
 
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Pack this saved tensor now with ``pack_hook`` and unpack it with ``unpack_hook``
+        whenever it is read (by backward or ``grad_fn._saved_<name>``): torch's
+        ``SavedTensor.register_hooks``, reached as ``grad_fn._raw_saved_<name>``.
+
+        One pair per saved tensor; a tensor saved under ``saved_tensors_hooks`` has its pair
+        already.  The pack hook runs without grad (Note [Pack hooks run without grad]) and
+        its result replaces the saved tensor.
+
+        Examples
+        --------
+        >>> import gradstack_tensor as gt
+        >>> x = gt.ones(3, requires_grad=True)
+        >>> y = x.pow(2)
+        >>> y.grad_fn._raw_saved_self.register_hooks(lambda t: t * 2, lambda p: p / 2)
+        >>> y.grad_fn._saved_self.tolist()
+        [1.0, 1.0, 1.0]
+        """
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError(
+                "register_hooks(pack_hook, unpack_hook) takes two callables, got "
+                f"{type(pack_hook).__name__} and {type(unpack_hook).__name__}"
+            )
+        if self.freed:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                "the graph a second time or if you need to access saved variables after "
+                "calling backward."
+            )
+        if self.hooked:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                "Hint: only one pair of hooks is allowed at a time."
+            )
+        if self.tensor is None and self.data is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden (the "
+                "node did not save this value: no gradient that reads it was wanted)"
+            )
+        cdef Tensor t
+        if self.is_output:
+            t = wrap(self.data)
+            t._vc = self.vc
+        else:
+            t = self.tensor
+        prev = gs_get_grad_enabled()
+        gs_set_grad_enabled(0)
+        try:
+            packed = pack_hook(t)
+        finally:
+            gs_set_grad_enabled(prev)
+        self.packed = packed
+        self.unpack_hook = unpack_hook
+        self.hooked = True
+        retrack(self.tensor)
+        self.tensor = None   # the packed value stands for it now, as in torch
+        self.data = None
+
     def __dealloc__(self):
         retrack(self.tensor)  # (untracked while saved: the GC may need it again)
 
