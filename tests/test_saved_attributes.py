@@ -81,35 +81,53 @@ CASES = {
     "stack": (lambda L, x, y, m: L.stack([x, y]), 1),
     "clone": (lambda L, x, y, m: x.clone(), 1),
     "mse_loss": (lambda L, x, y, m: L.nn.functional.mse_loss(x, y), 1),
+    "sum_all": (lambda L, x, y, m: x.sum(), 1),
+    "sum_empty_dims": (lambda L, x, y, m: x.sum(()), 1),
+    "sum_negative_dim": (lambda L, x, y, m: x.sum(-1, keepdim=True), 1),
+    "mean_all": (lambda L, x, y, m: x.mean(), 1),
+    "mean_dim": (lambda L, x, y, m: x.mean((0, -1)), 1),
+    "prod_all": (lambda L, x, y, m: x.prod(), 1),
+    "max_all": (lambda L, x, y, m: x.max(), 1),
+    "norm": (lambda L, x, y, m: x.norm(), 1),
+    "norm_p3_dim": (lambda L, x, y, m: x.norm(p=3, dim=-1), 1),
+    "amin_negative": (lambda L, x, y, m: x.amin(-1), 1),
+    "softmax_negative": (lambda L, x, y, m: x.softmax(-1), 1),
+    "cumsum_negative": (lambda L, x, y, m: x.cumsum(-1), 1),
+    "unsqueeze_negative": (lambda L, x, y, m: x.unsqueeze(-1), 1),
+    "transpose_negative": (lambda L, x, y, m: x.transpose(-1, 0), 1),
+    "select_negative": (lambda L, x, y, m: x.select(-1, 0), 1),
+    "squeeze_all": (lambda L, x, y, m: x[None].squeeze(), 1),
+    "squeeze_dim": (lambda L, x, y, m: x[None].squeeze(-3), 1),
+    "squeeze_dims": (lambda L, x, y, m: x[None, :, None].squeeze((0, 2)), 1),
+    "narrow": (lambda L, x, y, m: x.narrow(1, -2, 2), 1),
+    "split": (lambda L, x, y, m: x.split(2, 1)[0], 1),
+    "split_sizes": (lambda L, x, y, m: x.split([1, 2], -1)[1], 1),
+    "trace": (lambda L, x, y, m: x.trace(), 1),
+    "smooth_l1_loss": (lambda L, x, y, m: L.nn.functional.smooth_l1_loss(x, y), 1),
+    "huber_loss": (lambda L, x, y, m: L.nn.functional.huber_loss(x, y, reduction="sum"), 1),
+    "bce": (
+        lambda L, x, y, m: L.nn.functional.binary_cross_entropy(x.sigmoid(), y.sigmoid()),
+        1,
+    ),
     "cross_entropy": (
         lambda L, x, y, m: L.nn.functional.cross_entropy(x, L.tensor([0, 2])),
         2,  # NllLossBackward0, LogSoftmaxBackward0
     ),
 }
 
-# values gradstack keeps in another form than torch (the names are the same)
-FORM = {
-    # torch stores reduction dims as an int list (``(1,)``) and the reduction as its enum;
-    # gradstack keeps the argument the formula reads, as the user gave it
-    ("sum_dim", "_saved_dim"): (1, (1,)),
-    ("amax", "_saved_dim"): (1, (1,)),
-    ("var", "_saved_dim"): (1, (1,)),
-    ("std", "_saved_dim"): (1, (1,)),
-    ("logsumexp", "_saved_dim"): (1, (1,)),
-    ("mse_loss", "_saved_reduction"): ("mean", 1),
-}
+# values gradstack shows in another form than torch (the names are the same): none since
+# the entries say how torch shows them (Note [Saved values as torch shows them])
+FORM: dict = {}
 
 # Nodes whose saved *names* differ from torch's (not compared above), and why:
 # - mul/div by a number: torch wraps the number in a 0-d tensor (_saved_other is a tensor);
-# - sum/mean over everything: one gradstack op for torch's two overloads (_saved_dim is
-#   None where torch's SumBackward0 has none); mean has no _saved_self_sym_numel;
 # - matmul saves self/other where torch decomposes it into mm (mat2);
 # - mm/addmm have no _saved_*_sym_strides (no formula reads strides): compared without;
 # - getitem: torch records select/slice/index nodes with their own arguments;
-# - gather: torch also saves self and sparse_grad;
-# - squeeze(dim)/narrow(start, length) where torch saves slice(start, end, step);
-# - nll_loss: torch saves self and total_weight, and ignore_index as an unsigned int;
-# - norm: the order is 'fro' where torch's linalg_vector_norm has 2.
+# - gather: torch also saves sparse_grad;
+# - max/min along a dim: torch also shows the indices it chose (_saved_indices);
+# - nll_loss: torch also saves self and total_weight;
+# - var()/std() without a dim: torch shows correction None, gradstack the 1 it applies.
 
 _MM_STRIDES = {"_saved_self_sym_strides", "_saved_mat2_sym_strides", "_saved_mat1_sym_strides"}
 
@@ -152,7 +170,7 @@ def test_a_freed_saved_tensor_raises_torchs_error():
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         _ = out.grad_fn._saved_result
     # values that are not tensors stay readable, as in torch
-    assert x.sum(1).grad_fn._saved_dim == 1
+    assert x.sum(1).grad_fn._saved_dim == (1,)
     s = x.sum(1)
     s.sum().backward()
     assert s.grad_fn._saved_keepdim is False and s.grad_fn._saved_self_sym_sizes == (2, 3)

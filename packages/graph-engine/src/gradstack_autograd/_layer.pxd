@@ -32,6 +32,10 @@ cdef class Derivative:
     cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
     cdef readonly str fused             # the kernel that may replace the formula, or None
     cdef readonly int native            # its NativeFormula code (Note [Native first-order formulas])
+    # None, or fn(values) -> values: the saved values as torch shows them (Note [Saved
+    # values by name]); ``shown_names`` are the names it may add
+    cdef public object shown
+    cdef public tuple shown_names
     cdef dict _classes
     cdef object _fixed_class            # the node class when node_name is a plain str
 
@@ -41,5 +45,6 @@ cdef class Derivative:
 
 @cython.no_gc  # Note [no_gc is declared in the .pxd], _node.pxd
 cdef class OpNode(Node):
+    cdef dict _shown(self, Derivative d)
     cdef list _saved_names(self)
     cdef object _saved_attribute(self, str name)

@@ -89,6 +89,8 @@ cdef class Derivative:
         self.fused = fused
         self.native = native_code(fused)
         self.sizes = sizes
+        self.shown = None
+        self.shown_names = ()
         self.slots = {}
         for i in range(len(save)):
             pos = <Py_ssize_t>save[i]
@@ -137,11 +139,17 @@ cdef dict _NODE_CLASSES = {}
 # through the same unpacking as the formula: a tensor saved and freed by a backward
 # raises torch's "Trying to backward through the graph a second time" error, a tensor
 # modified in place since raises the version error, and values that are not tensors come
-# back as saved (ints, tuples, None).  ``grad_fn._raw_saved_<name>`` is the SavedTensor
+# back as saved (ints, tuples, None), or as torch shows them where the entry says how
+# (``shown``: a reduction's dims as a tuple of torch's uint64 values, a loss's reduction as
+# its enum, narrow's start/end/step, sum over everything without dim and keepdim ...;
+# the formulas still read the values as saved).  ``grad_fn._raw_saved_<name>`` is the SavedTensor
 # itself (a list of them for a saved tensor list), whose ``register_hooks(pack, unpack)``
 # packs it at once and unpacks it at every read, as torch's.  Properties, not
 # ``__getattr__``: a ``__getattr__`` on the node type made every failed attribute lookup
 # on a node cost more.
+
+
+_A_TENSOR = object()     # a saved tensor, in a ``shown`` dict (Note [Saved values by name])
 
 
 def _saved_property(str name):
@@ -152,7 +160,8 @@ def _saved_property(str name):
 
 cdef void _add_saved_properties(object cls, Derivative d) except *:
     names = ["_saved_" + k for k in d.slots] + ["_raw_saved_" + k for k in d.slots] + [
-        "_saved_" + n + "_sym_sizes" for n, _ in d.sizes]
+        "_saved_" + n + "_sym_sizes" for n, _ in d.sizes] + [
+        "_saved_" + n for n in d.shown_names]
     for name in names:
         if name not in cls.__dict__:
             setattr(cls, name, _saved_property(name))
@@ -193,6 +202,22 @@ cdef class OpNode(Node):
     cdef Py_ssize_t _slot(self, str name) except -2:
         return (<Derivative?>self.entry).slot(name)
 
+    cdef dict _shown(self, Derivative d):
+        """The entry's ``shown`` view of the saved values: name -> value, a saved tensor
+        standing as ``_A_TENSOR`` (read through the unpacking when asked for)."""
+        cdef dict values = {}
+        for k, i in d.slots.items():
+            v = self.saved[<Py_ssize_t>i] if self.saved is not None else None
+            if isinstance(v, SavedTensor) or (type(v) is tuple and v
+                                               and isinstance((<tuple>v)[0], SavedTensor)):
+                v = _A_TENSOR
+            elif k == "result" and v is None and d.output_for is not None:
+                continue    # this overload saves no result (pow by a number)
+            values[k] = v
+        for name, index in d.sizes:
+            values[name + "_sym_sizes"] = (<tuple>self.next_edges[<Py_ssize_t>index])[2]
+        return d.shown(values)
+
     cdef list _saved_names(self):
         """torch's ``_saved_*`` attribute names of this node (Note [Saved values by name])."""
         cdef Derivative d
@@ -200,6 +225,12 @@ cdef class OpNode(Node):
         if not isinstance(self.entry, Derivative):
             return names
         d = <Derivative>self.entry
+        if d.shown is not None:
+            for k, v in self._shown(d).items():
+                names.append("_saved_" + k)
+                if v is _A_TENSOR:
+                    names.append("_raw_saved_" + k)
+            return names
         for k, i in d.slots.items():
             v = self.saved[<Py_ssize_t>i] if self.saved is not None else None
             if k == "result" and d.output_for is not None and self.saved is not None and v is None:
@@ -214,7 +245,7 @@ cdef class OpNode(Node):
 
     def __dir__(self):
         # the class's _saved_* properties may belong to another entry sharing the class
-        names = {n for n in object.__dir__(self) if not n.startswith("_saved_")}
+        names = {n for n in object.__dir__(self) if not n.startswith(("_saved_", "_raw_saved_"))}
         return sorted(names | set(self._saved_names()))
 
     cdef object _saved_attribute(self, str name):
@@ -238,6 +269,14 @@ cdef class OpNode(Node):
                     "tensor has a raw SavedTensor)"
                 )
             key = name[7:]
+            if d.shown is not None:
+                shown = self._shown(d)
+                if key not in shown:
+                    raise AttributeError(
+                        f"'{type(self).__name__}' object has no attribute '{name}'"
+                    )
+                if shown[key] is not _A_TENSOR:
+                    return shown[key]
             k = d.slots.get(key)
             if k is not None:
                 if self.saved is None:

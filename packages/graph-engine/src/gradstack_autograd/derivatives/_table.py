@@ -51,6 +51,7 @@ def register(
     sizes=(),
     batch=None,
     batch_inplace=None,
+    shown=None,
 ):
     """Decorator making ``formula`` the backward formula of ``op``'s entry (and of its
     in-place variant's); everything is given by argument name (Note [Entries by name]).
@@ -94,6 +95,10 @@ def register(
     batch_inplace : optional
         The in-place variant's rule, as ``batch``; by default the ``inplace`` kind when the
         op has a rule.
+    shown : Shown, optional
+        How torch shows the saved values that are not tensors, as ``grad_fn._saved_<name>``
+        (a ``Shown`` from ``derivatives._shown``: dims as torch's uint64 tuple, a loss's
+        reduction as its enum ...); the formula still reads them as saved.
     """
     op_name, signature = _parse_signature(op)
     input_names = _names(inputs) or signature[:1]
@@ -129,7 +134,7 @@ def register(
     size_of = tuple((n, input_names.index(n)) for n in _names(sizes))
 
     def make(name, formula):
-        return _layer.Derivative(
+        d = _layer.Derivative(
             name,
             node,
             formula,
@@ -146,6 +151,9 @@ def register(
             fused=fused,
             sizes=size_of,
         )
+        if shown is not None:
+            d.shown, d.shown_names = shown.fn, shown.names
+        return d
 
     def deco(formula):
         OPS[op_name].derivative = make(op_name, formula)

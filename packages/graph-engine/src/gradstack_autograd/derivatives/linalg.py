@@ -382,7 +382,7 @@ def _trace_rule(args, bdims):
     return (x * eye).sum((1, 2)), 0
 
 
-@register("trace(self)", "TraceBackward0", batch=_trace_rule)
+@register("trace(self)", "TraceBackward0", sizes="self", batch=_trace_rule)
 def _trace(ctx, grad):
     n, m = ctx.input_shape(0)
     lead = _lead(grad)

@@ -43,6 +43,7 @@ from gradstack_tensor.extension import dispatch
 
 from ..grad_mode import no_grad
 from ._formulas import _batch_scatter, _lead, _sum_all
+from ._shown import loss_enums
 from ._table import _not_differentiable, jvp, register
 from ._tangents import _take
 from .batching import (
@@ -274,12 +275,14 @@ register(
     "nll_loss(self, target, weight, reduction, ignore_index)",
     "NllLossBackward0",
     save="target, weight, reduction, ignore_index",
+    shown=loss_enums,
     batch=_nll_loss_rule,
 )(_nll_backward)
 register(
     "nll_loss2d(self, target, weight, reduction, ignore_index)",
     "NllLoss2DBackward0",
     save="target, weight, reduction, ignore_index",
+    shown=loss_enums,
     batch=per_sample("the K-dim loss's weighted mean per sample; rare inside vmap"),
 )(_nll_backward)
 
@@ -329,6 +332,7 @@ register(
     "MseLossBackward0",
     inputs="self, target",
     save="self, target, reduction",
+    shown=loss_enums,
     batch=loss(tensor_positions=(0, 1), reduction_pos=2),
 )(_loss_backward(_mse_partials))
 register(
@@ -336,6 +340,7 @@ register(
     "SmoothL1LossBackward0",
     inputs="self, target",
     save="self, target, beta, reduction",
+    shown=loss_enums,
     batch=loss(tensor_positions=(0, 1), reduction_pos=2),
 )(_loss_backward(_smooth_l1_partials, "beta"))
 register(
@@ -343,6 +348,7 @@ register(
     "HuberLossBackward0",
     inputs="self, target",
     save="self, target, delta, reduction",
+    shown=loss_enums,
     batch=loss(tensor_positions=(0, 1), reduction_pos=2),
 )(_loss_backward(_huber_partials, "delta"))
 
@@ -411,6 +417,7 @@ register(
     "BinaryCrossEntropyBackward0",
     inputs="self, target",
     save="self, target, weight, reduction",
+    shown=loss_enums,
     batch=loss(tensor_positions=(0, 1, 2), reduction_pos=3),
 )(_loss_backward(_bce_partials, "weight"))
 register(
@@ -418,6 +425,7 @@ register(
     "BinaryCrossEntropyWithLogitsBackward0",
     inputs="self, target",
     save="self, target, weight, pos_weight, reduction",
+    shown=loss_enums,
     batch=loss(tensor_positions=(0, 1, 2, 3), reduction_pos=4),
 )(_loss_backward(_bce_logits_partials, "weight", "pos_weight"))
 jvp("binary_cross_entropy")(_loss_jvp(_bce_partials))

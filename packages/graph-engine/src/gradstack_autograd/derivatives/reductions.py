@@ -21,6 +21,15 @@ from ._formulas import (
     _reduced_count,
     var_backward,
 )
+from ._shown import (
+    compose,
+    dim_list,
+    selection,
+    uint_dims,
+    vector_norm,
+    whole_or_dim,
+    whole_or_dim_list,
+)
 from ._table import jvp, register
 from ._tangents import _extreme_jvp, _keepdims, _mask, _reduced, _shift, _sum_over, _var_tangent
 from .batching import _arg, _dims_arg, along_dim, front, max_min, reduction, var_std
@@ -29,7 +38,7 @@ __all__: list[str] = []
 
 
 def _sum_name(args):
-    return "SumBackward0" if args[1] is None or args[1] == () else "SumBackward1"
+    return "SumBackward0" if args[1] is None else "SumBackward1"  # sum(x, ()): Backward1
 
 
 def _differentiable_dtype(name, position):
@@ -55,6 +64,7 @@ def _differentiable_dtype(name, position):
     sizes="self",
     extra=_differentiable_dtype("sum", 3),
     batch=reduction,
+    shown=whole_or_dim_list(),
 )
 def _sum(ctx, grad):
     dim, keepdim = ctx.saved_value("dim"), ctx.saved_value("keepdim")
@@ -69,7 +79,7 @@ def _sum_jvp(args, out, tangents, lead):
 
 
 def _mean_name(args):
-    return "MeanBackward0" if args[1] is None or args[1] == () else "MeanBackward1"
+    return "MeanBackward0" if args[1] is None else "MeanBackward1"
 
 
 @register(
@@ -78,6 +88,7 @@ def _mean_name(args):
     save="dim, keepdim",
     sizes="self",
     batch=reduction,
+    shown=whole_or_dim_list(numel=True),
 )
 def _mean(ctx, grad):
     dim, keepdim = ctx.saved_value("dim"), ctx.saved_value("keepdim")
@@ -103,6 +114,7 @@ def _mean_jvp(args, out, tangents, lead):
     save="self, dim, keepdim, result",
     extra=_differentiable_dtype("prod", 3),
     batch=reduction,
+    shown=compose(whole_or_dim(), uint_dims("dim")),
 )
 def _prod(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(k) for k in ("self", "dim", "keepdim", "result"))
@@ -179,6 +191,8 @@ def _over_everything(args):
     "max(self, dim, keepdim)",
     lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
     save="self, dim, keepdim, result",
+    sizes="self",
+    shown=selection,
     save_if={"self": _over_everything, "result": _over_everything},  # Note [Selections ...]
     extra=_selected_indices,
     batch=max_min,
@@ -191,6 +205,8 @@ def _max(ctx, grad, grad_indices=None):
     "min(self, dim, keepdim)",
     lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
     save="self, dim, keepdim, result",
+    sizes="self",
+    shown=selection,
     save_if={"self": _over_everything, "result": _over_everything},  # Note [Selections ...]
     extra=_selected_indices,
     batch=max_min,
@@ -242,10 +258,18 @@ def _amax_backward(ctx, grad):
 
 
 register(
-    "amax(self, dim, keepdim)", "AmaxBackward0", save="self, dim, keepdim, result", batch=reduction
+    "amax(self, dim, keepdim)",
+    "AmaxBackward0",
+    save="self, dim, keepdim, result",
+    batch=reduction,
+    shown=dim_list,
 )(_amax_backward)
 register(
-    "amin(self, dim, keepdim)", "AminBackward0", save="self, dim, keepdim, result", batch=reduction
+    "amin(self, dim, keepdim)",
+    "AminBackward0",
+    save="self, dim, keepdim, result",
+    batch=reduction,
+    shown=dim_list,
 )(_amax_backward)
 
 
@@ -265,6 +289,7 @@ def _amax_jvp(args, out, tangents, lead):
     "VarBackward0",
     save="self, dim, correction, keepdim",
     batch=var_std,
+    shown=dim_list,
 )
 def _var(ctx, grad):
     x, dim, correction, keepdim = (
@@ -283,6 +308,7 @@ def _var_jvp(args, out, tangents, lead):
     "StdBackward0",
     save="self, dim, correction, keepdim, result",
     batch=var_std,
+    shown=dim_list,
 )
 def _std(ctx, grad):
     """torch's std_backward: var's gradient of ``grad / (2 std)``, 0 where std is 0 (a
@@ -331,6 +357,7 @@ def _norm_rule(args, bdims):
     "LinalgVectorNormBackward0",
     save="self, ord, dim, keepdim, result",
     batch=_norm_rule,
+    shown=vector_norm,
 )
 def _norm(ctx, grad):
     """torch's norm_backward, case by case (its masks select, Note [Masks select, never
@@ -393,6 +420,7 @@ def _norm_jvp(args, out, tangents, lead):
     "LogsumexpBackward0",
     save="self, dim, keepdim, result",
     batch=reduction,
+    shown=dim_list,
 )
 def _logsumexp(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(k) for k in ("self", "dim", "keepdim", "result"))
@@ -418,7 +446,13 @@ def _in_float32(grad, out, formula):
     return formula(grad.float(), out.float()).to(gt.float16)
 
 
-@register("softmax(self, dim, dtype)", "SoftmaxBackward0", save="dim, result", batch=along_dim)
+@register(
+    "softmax(self, dim, dtype)",
+    "SoftmaxBackward0",
+    save="dim, result",
+    batch=along_dim,
+    shown=uint_dims("dim"),
+)
 def _softmax(ctx, grad):
     dim, out = ctx.saved_value("dim"), ctx.saved_value("result")
     return (_in_float32(grad, out, lambda g, o: _softmax_formula(g, o, dim)),)
@@ -442,7 +476,11 @@ def _softmax_formula(grad, out, dim):
 
 
 @register(
-    "log_softmax(self, dim, dtype)", "LogSoftmaxBackward0", save="dim, result", batch=along_dim
+    "log_softmax(self, dim, dtype)",
+    "LogSoftmaxBackward0",
+    save="dim, result",
+    batch=along_dim,
+    shown=uint_dims("dim"),
 )
 def _log_softmax(ctx, grad):
     dim, out = ctx.saved_value("dim"), ctx.saved_value("result")
@@ -471,6 +509,7 @@ def _log_softmax_formula(grad, out, dim):
     save="dim",
     extra=_differentiable_dtype("cumsum", 2),
     batch=along_dim,
+    shown=uint_dims("dim"),
 )
 def _cumsum(ctx, grad):
     dim = ctx.saved_value("dim")

@@ -10,6 +10,7 @@ from gradstack_tensor.extension import dispatch
 
 from .. import _native
 from ._formulas import _along_axis_key, _batch_gather, _batch_scatter, _dim_after, _lead, _sum_all
+from ._shown import narrow_as_slice, split_sizes, squeeze_dims, uint_dims
 from ._table import jvp, register
 from ._tangents import _pad, _pieces_jvp, _put, _shift, _sorted_jvp, _take, _zero_tangents
 from .batching import (
@@ -235,8 +236,10 @@ def _squeeze_rule(args, bdims):
         if isinstance(a[1], (tuple, list))
         else "SqueezeBackward1"
     ),
+    save="dim",
     sizes="self",
     batch=_squeeze_rule,
+    shown=squeeze_dims,
 )
 def _squeeze(ctx, grad):
     return (_reshape_back(ctx, grad),)
@@ -252,7 +255,13 @@ def _unsqueeze_rule(args, bdims):
     return dispatch(OPS["unsqueeze"], (x, d + 1)), 0
 
 
-@register("unsqueeze(self, dim)", "UnsqueezeBackward0", save="dim", batch=_unsqueeze_rule)
+@register(
+    "unsqueeze(self, dim)",
+    "UnsqueezeBackward0",
+    save="dim",
+    batch=_unsqueeze_rule,
+    shown=uint_dims("dim"),
+)
 def _unsqueeze(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
@@ -269,7 +278,11 @@ def _transpose_rule(args, bdims):
 
 
 @register(
-    "transpose(self, dim0, dim1)", "TransposeBackward0", save="dim0, dim1", batch=_transpose_rule
+    "transpose(self, dim0, dim1)",
+    "TransposeBackward0",
+    save="dim0, dim1",
+    batch=_transpose_rule,
+    shown=uint_dims("dim0", "dim1"),
 )
 def _transpose(ctx, grad):
     lead = _lead(grad)
@@ -398,6 +411,7 @@ def _alias(ctx, grad):
     save="dim, start, length",
     sizes="self",
     batch=dim_then,
+    shown=narrow_as_slice,
 )  # torch's narrow is a slice
 def _narrow(ctx, grad):
     dim, start, length = (ctx.saved_value(k) for k in ("dim", "start", "length"))
@@ -416,7 +430,12 @@ def _narrow_jvp(args, out, tangents, lead):
 
 
 @register(
-    "select(self, dim, index)", "SelectBackward0", save="dim, index", sizes="self", batch=dim_then
+    "select(self, dim, index)",
+    "SelectBackward0",
+    save="dim, index",
+    sizes="self",
+    batch=dim_then,
+    shown=uint_dims("dim"),
 )
 def _select(ctx, grad):
     dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
@@ -456,8 +475,10 @@ def _piece_sizes(args, out):
 @register(
     "split(self, split_size, dim)",
     lambda a: "SplitWithSizesBackward0" if isinstance(a[1], (list, tuple)) else "SplitBackward0",
-    save="dim",
+    save="split_size, dim",
+    sizes="self",
     extra=_piece_sizes,
+    shown=split_sizes,
     batch=dim_then(dim_pos=2),
 )
 def _split(ctx, *grads):
