@@ -88,7 +88,8 @@ dim_list = Shown(_dim_list)
 
 def whole_or_dim_list(numel: bool = False) -> Shown:
     """sum/mean: over everything (no dim) torch's ``...Backward0`` saves neither dim nor
-    keepdim; with dims (``()`` included: ``SumBackward1``), a tuple.  ``numel``: mean's ``self_sym_numel`` too.
+    keepdim; with dims (``()`` included: ``SumBackward1``), a tuple.  ``numel``: mean's
+    ``self_sym_numel`` too.
 
     >>> whole_or_dim_list().fn({"dim": None, "keepdim": False, "self_sym_sizes": (2,)})
     {'self_sym_sizes': (2,)}
