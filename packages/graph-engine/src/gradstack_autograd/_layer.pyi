@@ -31,6 +31,8 @@ class Derivative:
     node_name: str | Callable[..., str]
     fused: str | None
     native: int
+    shown: Callable[[dict[str, Any]], dict[str, Any]] | None
+    shown_names: tuple[str, ...]
     def __init__(
         self,
         op_name: str,
