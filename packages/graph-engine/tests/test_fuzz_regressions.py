@@ -4,6 +4,7 @@ each run by gradstack and torch: gradients (or the error) must agree."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import gradstack_autograd  # noqa: F401 - registers the autograd layer
 import gradstack_tensor as gt
@@ -667,3 +668,39 @@ def test_an_advanced_index_error_comes_after_the_leaf_error_as_in_torch():
     got = kinds(gt)
     assert got == kinds(torch)
     assert got == ["RuntimeError", "RuntimeError", "IndexError", "RuntimeError", "IndexError"]
+
+
+@pytest.mark.parametrize(
+    "write",
+    ["setitem_elem", "setitem_col", "setitem_mask", "fill_", "masked_fill_", "col_fill_"],
+)
+def test_backward_through_a_write_into_overlapping_memory_raises_as_torch(write):
+    """Note [Backward through a write into overlapping memory] (fuzz seed 4 #2183): torch
+    runs fill_/masked_fill_ on an expanded view that requires grad, and its backward
+    refuses the overlapping write; one element written through it (``v[0, 0] = 2``) is
+    fine, a whole column is refused at once."""
+
+    def program(lib):
+        x = lib.ones(1, 1, dtype=lib.float64, requires_grad=True)
+        v = (x * 1).expand(2, 3)
+        writes = {
+            "setitem_elem": lambda: v.__setitem__((0, 0), 2.0),
+            "setitem_col": lambda: v.__setitem__((slice(None), 0), 2.0),
+            "setitem_mask": lambda: v.__setitem__(v > 100, 2.0),
+            "fill_": lambda: v.fill_(2.0),
+            "masked_fill_": lambda: v.masked_fill_(v > 0, 2.0),
+            "col_fill_": lambda: v[:, 0].fill_(2.0),
+        }
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # masked_fill_'s deprecation warning
+                writes[write]()
+        except RuntimeError as e:
+            return "forward", "single memory location" in str(e)
+        try:
+            v.sum().backward()
+        except RuntimeError as e:
+            return "backward", "single memory location" in str(e)
+        return "ok", x.grad.tolist()
+
+    assert program(gt) == program(torch)

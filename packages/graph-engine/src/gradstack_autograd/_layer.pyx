@@ -1147,6 +1147,15 @@ def view_positions(base_shape, base_strides, view_shape, view_strides, Py_ssize_
     return order[np.searchsorted(flat[order], view_addr)]
 
 
+def _basic_key(key):
+    """Whether a numpy index is basic (ints, slices, ellipsis, None: a view)."""
+    parts = key if type(key) is tuple else (key,)
+    for p in parts:
+        if not (p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))):
+            return False
+    return True
+
+
 @cython.no_gc
 @cython.binding(False)
 cdef class CopySlices(Node):
@@ -1190,11 +1199,39 @@ cdef class CopySlices(Node):
         mask[key] = True
         return mask
 
+    # Note [Backward through a write into overlapping memory]
+    # torch's forward lets a few in-place ops write into a view whose elements share memory
+    # (fill_, zero_, masked_fill_ with its deprecation warning, index_put_ with a mask), but
+    # its CopySlices copies the op's gradient back through that view, a write into
+    # overlapping memory, and backward raises there.  So does this node, when the view the
+    # op wrote repeats base elements: the whole view, or for setitem_ with a basic index the
+    # sub-view it selects (torch applies ints and slices as views first: ``v[0, 0] = x``
+    # writes one element, no overlap).  Before, backward gave a gradient (fuzz seed 4 #2183).
+    cdef void _check_overlapping_write(self) except *:
+        pos = self.positions()
+        if self._repeats is None:
+            self._repeats = bool(pos.size != np.unique(pos).size)
+        if not self._repeats:
+            return
+        entry = self.fn.entry
+        if isinstance(entry, Derivative) and (<Derivative>entry).op_name == "setitem_":
+            key, whole = self.fn.extra
+            if not whole and _basic_key(key):
+                sub = pos[key]
+                if np.size(sub) == np.unique(sub).size:
+                    return
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to "
+            "a single memory location. Please clone() the tensor before performing the "
+            "operation."
+        )
+
     cpdef tuple apply(self, tuple grads):
         _check_node_grads(self, grads)
         if self.fn is None or self.base_shape is None or grads[0] is None:
             raise RuntimeError(f"{type(self).__name__}.apply() needs a node recorded by an "
                                "in-place op on a view and a gradient")
+        self._check_overlapping_write()    # Note [Backward through a write into overlapping ...]
         if gs_get_grad_enabled() or forward_ad_active():   # ops: a graph, or tangents, flow
             return self._apply_differentiable(<Tensor>grads[0])
         cdef cnp.ndarray result = np.array(data_of(<Tensor>grads[0]), order="C", copy=True)

@@ -958,9 +958,10 @@ def _check_mask_shape(m, x, name):
 @OPS["masked_fill_"].set_kernel
 def masked_fill_(input, mask, value):
     x = _data(input)
-    if not x.flags.writeable and repeats_elements(x) and not input.requires_grad:
+    if not x.flags.writeable and repeats_elements(x):
         # torch fills an expanded view (a location is written when one of its elements is
-        # masked), with a deprecation warning; autograd refuses it (the check below)
+        # masked), with a deprecation warning; with autograd, backward then refuses the
+        # overlapping write (Note [Backward through a write into overlapping memory])
         w = writable_alias(x, overlapping=True)
         if w.flags.writeable:
             warnings.warn(
