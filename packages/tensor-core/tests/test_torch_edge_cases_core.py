@@ -466,3 +466,39 @@ def test_a_transposed_one_by_one_view_is_a_partial_overlap():
         for L in (gt, torch)
     ]
     assert got[0][0] is got[1][0] is RuntimeError
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_a_prefix_sum_of_negative_zeros_is_positive_zero_as_in_torch(dtype):
+    """fuzz seed 4 #350: torch's cumsum starts from +0, so ``[-0.0, -0.0, 1.0]`` sums to
+    ``[0, 0, 1]`` with no negative zero (numpy's starts from the first element); a 0-d
+    input is copied, sign kept."""
+    for values in ([-0.0, -0.0, 1.0], [[-0.0], [-0.0]], -0.0):
+        want = torch.tensor(values, dtype=getattr(torch, dtype))
+        got = gt.tensor(values, dtype=getattr(gt, dtype))
+        for dim in range(max(want.dim(), 1)):
+            w, g = want.cumsum(dim).numpy(), got.cumsum(dim).numpy()
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("exponent", [0.5, -0.5, 1.5, 2.0, -1.0, 1 / 3])
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_a_number_exponent_and_a_tensor_exponent_as_torch(exponent, as_tensor):
+    """Note [A number exponent and a tensor exponent] (fuzz seed 4 #1722): torch's pow by
+    a number takes sqrt for 0.5 and 1 / sqrt for -0.5; by a tensor (0-d too) it is
+    std::pow, so (-inf) ** tensor(0.5) is inf and (-0.0) ** tensor(0.5) is +0."""
+    values = [float("-inf"), -4.0, float("inf"), -0.0, 0.0, 2.0]
+    for dtype in ("float32", "float64"):
+        want_x = torch.tensor(values, dtype=getattr(torch, dtype))
+        got_x = gt.tensor(values, dtype=getattr(gt, dtype))
+        if as_tensor:
+            want = want_x.pow(torch.tensor(exponent, dtype=getattr(torch, dtype)))
+            got = got_x.pow(gt.tensor(exponent, dtype=getattr(gt, dtype)))
+        else:
+            want, got = want_x.pow(exponent), got_x.pow(exponent)
+        w, g = want.numpy(), got.numpy()
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        real = ~np.isnan(w)  # (a NaN's sign bit is not compared)
+        np.testing.assert_array_equal(np.signbit(g[real]), np.signbit(w[real]))
+        np.testing.assert_allclose(g, w, rtol=1e-6)

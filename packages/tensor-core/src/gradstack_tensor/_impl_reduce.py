@@ -432,6 +432,10 @@ def cumsum(input, dim, dtype=None):
     if x.ndim == 0:
         return _wrap(x.copy())
     r = quiet(np.cumsum, _acc(x), axis=axis)  # inf - inf: silent nan
+    if r.dtype.kind in "fc":
+        # torch's running sum starts from +0, so no prefix sum is -0 (fuzz seed 4 #350);
+        # numpy's starts from the first element: x + 0 changes exactly the -0s
+        np.add(r, 0.0, out=r)
     # torch's result is contiguous whatever the input's layout (numpy's keeps it): a
     # reshape of it is then a view, as in torch
     return _wrap(np.ascontiguousarray(_result(r, x.dtype)))

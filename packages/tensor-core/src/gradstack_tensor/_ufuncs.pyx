@@ -274,7 +274,7 @@ def _pow_ufunc(x, y, **kwargs):
             return out
         raise not_implemented("pow", np.bool_, "cast with .int() or .float() first")
     if kind not in "iu":
-        return np.power(x, y, **kwargs)
+        return _float_pow(x, y, kwargs)
     if not cnp.PyArray_Check(y):
         if y < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -290,6 +290,35 @@ def _pow_ufunc(x, y, **kwargs):
         np.where(base == 1, r.dtype.type(1), np.where(base == -1, at_minus_one, r.dtype.type(0))),
         r,
     )
+    out = kwargs.get("out")
+    if out is None:
+        return r
+    np.copyto(out, r, casting="unsafe")
+    return out
+
+
+cdef object _float_pow(object x, object y, dict kwargs):
+    """Float ``x ** y`` with torch's two kernels.
+
+    Note [A number exponent and a tensor exponent]
+    torch's pow by a Python number takes shortcuts (``0.5`` is sqrt, ``-0.5`` is
+    ``1 / sqrt``, as numpy's for 0.5 but not for -0.5), while a tensor exponent, even a
+    0-d one, is ``std::pow`` element by element: ``(-inf) ** tensor(0.5)`` is inf and
+    ``(-0.0) ** tensor(0.5)`` is +0, where sqrt gives nan and -0.  numpy takes its sqrt
+    shortcut for any exponent array that holds one 0.5 (0-d, one element or broadcast),
+    so those two values are set as ``std::pow`` gives them (its other shortcuts, for 2,
+    -1, 0 and 1, are exact and agree with ``std::pow``; fuzz seed 4 #1722).
+    """
+    cdef object r
+    if (cnp.PyArray_Check(y) and cnp.PyArray_Check(x) and (<cnp.ndarray>y).size == 1
+            and (<cnp.ndarray>y).dtype.kind == "f" and (<cnp.ndarray>x).dtype.kind == "f"
+            and float(y.reshape(-1)[0]) == 0.5):
+        r = np.asarray(np.power(x, y))
+        r = np.where(np.isneginf(x), r.dtype.type(np.inf), np.where(x == 0, r.dtype.type(0), r))
+    elif type(y) is float and y == -0.5 and cnp.PyArray_Check(x) and x.dtype.kind == "f":
+        r = np.reciprocal(np.sqrt(x))
+    else:
+        return np.power(x, y, **kwargs)
     out = kwargs.get("out")
     if out is None:
         return r
