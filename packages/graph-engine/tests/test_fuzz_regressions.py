@@ -704,3 +704,31 @@ def test_backward_through_a_write_into_overlapping_memory_raises_as_torch(write)
         return "ok", x.grad.tolist()
 
     assert program(gt) == program(torch)
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_a_rounding_division_checks_its_saved_operands_as_torch(mode):
+    """fuzz seed 4 #2573: torch's DivBackward2 saves self (for other's gradient) and other
+    (for either) as div does, and reads them in backward, so an operand written in place
+    after the division fails backward, though both gradients are zeros."""
+
+    def program(lib, grad, no_grad):
+        out = []
+        for other_requires_grad in (False, True):
+            for written in ("self", "other"):
+                x = lib.tensor([3.0, 5.0], requires_grad=True)
+                o = lib.tensor([2.0, 2.0], requires_grad=other_requires_grad)
+                a, b = x * 1, o * 1
+                r = a.div(b, rounding_mode=mode)
+                with no_grad():
+                    (a if written == "self" else b).add_(1)
+                try:
+                    g = grad(r.sum(), [x] + ([o] if other_requires_grad else []))
+                    out.append([t.tolist() for t in g])
+                except RuntimeError as e:
+                    out.append("modified by an inplace operation" in str(e))
+        return out
+
+    got = program(gt, gradstack_autograd.grad, gradstack_autograd.no_grad)
+    assert got == program(torch, torch.autograd.grad, torch.no_grad)
+    assert got == [[[0.0, 0.0]], True, True, True]

@@ -517,12 +517,21 @@ def _remainder_jvp(args, out, tangents, lead):
     "div_rounding(self, other, rounding_mode)",
     "DivBackward2",
     inputs="self, other",
+    save="self, other",
+    save_for={"self": "other", "other": ("self", "other")},
     batch=pointwise,
 )
 def _div_rounding(ctx, grad):
     """``div(a, b, rounding_mode=...)`` is piecewise constant: zero gradients, as torch's
-    (``grad.new_zeros``), for each input that wants one."""
+    (``grad.new_zeros``), for each input that wants one.
+
+    torch's entry names ``self`` and ``other`` in its formulas (the rounding mode picks
+    zeros at run time), so it saves them as div's would and reads them in backward: an
+    operand written in place since fails backward with the version error, as in torch
+    (fuzz seed 4 #2573)."""
     need_a, need_b = ctx.needs_input_grad
+    ctx.saved_value("self")  # (the reads check the versions; None when not saved)
+    ctx.saved_value("other")
     return (_zeros(grad) if need_a else None), (_zeros(grad) if need_b else None)
 
 
