@@ -732,3 +732,31 @@ def test_a_rounding_division_checks_its_saved_operands_as_torch(mode):
     got = program(gt, gradstack_autograd.grad, gradstack_autograd.no_grad)
     assert got == program(torch, torch.autograd.grad, torch.no_grad)
     assert got == [[[0.0, 0.0]], True, True, True]
+
+
+def test_a_multi_output_view_written_through_a_detached_alias_raises_as_torch():
+    """fuzz seed 4 #11584: ``v = x.unbind(0)[0]; v.detach().mul_(2)`` moves the version the
+    view shares with its base; torch then refuses to use ``v`` with grad mode on (it cannot
+    rebuild a multi-output view's grad_fn), as after a write through the base."""
+
+    def program(lib, no_grad):
+        out = []
+        for case in range(4):
+            x = lib.tensor([0.5, 1.0], requires_grad=True)
+            v, w = x.unbind(0) if case != 2 else (x * 1).split(1)
+            if case == 1:
+                with no_grad():
+                    v.mul_(2)
+            else:
+                (w if case == 3 else v).detach().mul_(2)
+            try:
+                out.append((v * 2).tolist())
+            except RuntimeError as e:
+                out.append("is a view and its base or another view" in str(e))
+        with no_grad():
+            out.append((v * 2).tolist())  # without grad it is a plain tensor
+        return out
+
+    got = program(gt, gradstack_autograd.no_grad)
+    assert got == program(torch, torch.no_grad)
+    assert got[:4] == [True] * 4

@@ -502,3 +502,18 @@ def test_a_number_exponent_and_a_tensor_exponent_as_torch(exponent, as_tensor):
         real = ~np.isnan(w)  # (a NaN's sign bit is not compared)
         np.testing.assert_array_equal(np.signbit(g[real]), np.signbit(w[real]))
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dim", [(2, 1, 0), [2, 1, 0], (0,), 0, (0, 1), ()])
+def test_a_frobenius_norm_over_more_than_two_dims_raises_as_torch(dim):
+    """fuzz seed 4 #10669: ``norm(p='fro', dim=(2, 1, 0))`` is torch's matrix norm, which
+    wants two dims; over one or two dims it is the vector norm."""
+
+    def run(L):
+        try:
+            r = L.ones(2, 3, 4).norm(p="fro", dim=dim)
+            return list(r.shape), round(float(r.sum()), 4)
+        except RuntimeError as e:
+            return str(e)
+
+    assert run(gt) == run(torch)

@@ -376,6 +376,13 @@ cdef inline object _input_edge(object x):
         meta = <AutogradMeta?>(<Tensor>x)._autograd_meta
         if meta.view_stale:
             _raise_stale_view(<Tensor>x, meta)
+        if (meta.view_creation == VIEW_MULTI_OUTPUT and (<Tensor>x)._grad_fn is not None
+                and (<Tensor>x).version_counter().value != meta.base_version):
+            # written since through an alias autograd does not see (``v.detach()``, whose
+            # writes move the shared version): torch finds the version moved and refuses
+            # to rebuild the grad_fn of such a view (fuzz seed 4 #11584)
+            meta.view_stale = True
+            _raise_stale_view(<Tensor>x, meta)
         if (<Tensor>x)._grad_fn is None and meta.view_creation == VIEW_NO_GRAD:
             return NO_EDGE      # torch: a view made under no_grad requires grad, feeds nothing
         if meta.requires_grad_from_base and not _regenerate_view(<Tensor>x, meta):
@@ -839,6 +846,7 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
         meta = meta_of(view)
         meta.view_creation = VIEW_MULTI_OUTPUT
         meta.view_op = multi_name
+        meta.base_version = view.version_counter().value
 
 
 cdef void _note_views(tuple outs, bint no_grad, Derivative d) except *:

@@ -21,6 +21,7 @@ cdef class AutogradMeta:
     # Note [A view follows its base's requires_grad_()], _layer.pyx
     cdef public bint requires_grad_from_base  # requires grad only because its base does
     cdef public Py_ssize_t base_version       # the version when it started to
+    # (on a multi-output view: the version its grad_fn was made at)
 
 
 # Note [no_gc is declared in the .pxd]
