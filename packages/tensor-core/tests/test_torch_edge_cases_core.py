@@ -517,3 +517,24 @@ def test_a_frobenius_norm_over_more_than_two_dims_raises_as_torch(dim):
             return str(e)
 
     assert run(gt) == run(torch)
+
+
+@pytest.mark.parametrize("exponent", [16777217, 1099511627775, 1.1, -2.2, 3, -2, 7])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_a_number_exponent_is_a_double_as_in_torch(exponent, dtype):
+    """Note [A number exponent is a double] (fuzz seed 5 #7142): torch's pow by a Python
+    number other than its shortcuts is std::pow in double, rounded once to the tensor's
+    dtype (3 and -2 are x * x * x and 1 / (x * x)); bit for bit."""
+    values = [-1.0, 1.1, 0.9, 2.0, -0.5]
+
+    def run(L):
+        try:
+            return L.tensor(values, dtype=getattr(L, dtype)).pow(exponent).numpy()
+        except RuntimeError as e:  # float16: an exponent beyond half's range
+            return str(e)
+
+    got, want = run(gt), run(torch)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(got, want)
