@@ -87,15 +87,6 @@ KNOWN = {
         "a masked write into a view of a leaf after another view of it got a graph: torch's "
         "leaf check sees the shared base, gradstack's view does not",
     ),
-    971: (
-        "works_where_torch_raises",
-        "zero_ on an expanded view of a tensor that requires grad: torch's backward then "
-        "refuses the expanded write; gradstack differentiates it",
-    ),
-    1108: (
-        "works_where_torch_raises",
-        "create_graph through a write into an expanded view: as #971",
-    ),
 }
 
 STRICT = [
