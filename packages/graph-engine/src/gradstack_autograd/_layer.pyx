@@ -152,6 +152,12 @@ cdef dict _NODE_CLASSES = {}
 _A_TENSOR = object()     # a saved tensor, in a ``shown`` dict (Note [Saved values by name])
 
 
+cdef inline bint _holds_saved_tensors(object v):
+    """Whether a saved slot holds a tensor (or a list of them: cat's ``tensors``)."""
+    return isinstance(v, SavedTensor) or (
+        type(v) is tuple and len(<tuple>v) > 0 and isinstance((<tuple>v)[0], SavedTensor))
+
+
 def _saved_property(str name):
     def read(OpNode node):
         return node._saved_attribute(name)
@@ -208,8 +214,7 @@ cdef class OpNode(Node):
         cdef dict values = {}
         for k, i in d.slots.items():
             v = self.saved[<Py_ssize_t>i] if self.saved is not None else None
-            if isinstance(v, SavedTensor) or (type(v) is tuple and v
-                                               and isinstance((<tuple>v)[0], SavedTensor)):
+            if _holds_saved_tensors(v):
                 v = _A_TENSOR
             elif k == "result" and v is None and d.output_for is not None:
                 continue    # this overload saves no result (pow by a number)
@@ -236,8 +241,7 @@ cdef class OpNode(Node):
             if k == "result" and d.output_for is not None and self.saved is not None and v is None:
                 continue    # this overload saves no result (pow by a number)
             names.append("_saved_" + k)
-            if isinstance(v, SavedTensor) or (type(v) is tuple and v
-                                               and isinstance((<tuple>v)[0], SavedTensor)):
+            if _holds_saved_tensors(v):
                 names.append("_raw_saved_" + k)
         for name, _ in d.sizes:
             names.append("_saved_" + name + "_sym_sizes")
@@ -258,10 +262,8 @@ cdef class OpNode(Node):
                 k = d.slots.get(name[11:])
                 if k is not None and self.saved is not None:
                     v = self.saved[<Py_ssize_t>k]
-                    if isinstance(v, SavedTensor):
-                        return v
-                    if type(v) is tuple and all(isinstance(x, SavedTensor) for x in <tuple>v):
-                        return list(<tuple>v)
+                    if _holds_saved_tensors(v):
+                        return v if isinstance(v, SavedTensor) else list(<tuple>v)
                     if v is None:   # not saved by this call: torch's SavedTensor of None
                         return SavedTensor.__new__(SavedTensor)
                 raise AttributeError(

@@ -96,11 +96,7 @@ def whole_or_dim_list(numel: bool = False) -> Shown:
     """
 
     def fn(values):
-        if values.get("dim") is None:
-            values.pop("dim", None)
-            values.pop("keepdim", None)
-        else:
-            _dim_list(values)
+        _dim_list(_whole_or_dim(values))
         if numel and "self_sym_sizes" in values:
             values["self_sym_numel"] = math.prod(values["self_sym_sizes"])
         return values
@@ -207,8 +203,7 @@ def whole_or_dim() -> Shown:
 
 def _selection(values):
     if values.get("dim") is None:  # MaxBackward1: self and its result
-        values.pop("dim", None)
-        values.pop("keepdim", None)
+        _whole_or_dim(values)
         values.pop("self_sym_sizes", None)
     else:  # MaxBackward0: the dim, keepdim and the input's sizes (torch's indices too)
         values.pop("self", None)
