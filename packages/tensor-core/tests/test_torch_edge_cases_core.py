@@ -538,3 +538,59 @@ def test_a_number_exponent_is_a_double_as_in_torch(exponent, dtype):
         assert got == want
     else:
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_negative_step_into_a_0d_tensor_is_first_a_count_error():
+    # fuzz seed 6 #16582: torch counts the indexed dims before it reads a slice's step
+    x = gt.tensor(-3)
+    with pytest.raises(IndexError, match="too many indices for tensor of dimension 0"):
+        x[0::-1,] = gt.tensor(-4)
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        gt.zeros(3)[::-1]
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        x[::-1]  # a lone slice: torch reads its step first (fuzz seed 20261201 #1447)
+    with pytest.raises(IndexError, match="too many indices"):
+        x[::-1, None]
+
+
+def test_fill_with_a_tensor_value_refuses_an_expanded_target():
+    # fuzz seed 6 #19421: a number fills an expanded view; a 0-d tensor value is copied in
+    # and torch's internal-overlap check refuses the target; a 1-d value is refused first
+    v = gt.tensor([[[1.0]]]).expand(2, -1, 2, 2)
+    v.fill_(3.0)
+    assert v.tolist() == [[[[3.0, 3.0], [3.0, 3.0]]]] * 2
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        v.fill_(gt.tensor(2.0))
+    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor"):
+        gt.zeros(3).fill_(gt.tensor([3.0]))
+    x = gt.zeros(3)
+    x.fill_(gt.tensor(2.5, dtype=gt.float64))
+    assert x.tolist() == [2.5, 2.5, 2.5]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (slice(None), [0, 1]),
+        (Ellipsis, [0, 1]),
+        (slice(None), slice(None), [[0, 1]]),
+        (Ellipsis, [0, 1, -3], slice(-2, None)),
+        ([0, 1], slice(None), [1, 2]),
+    ],
+)
+def test_an_advanced_index_of_a_c_ordered_tensor_is_contiguous(key):
+    # fuzz seed 6 #18922: numpy puts x[:, idx]'s index dims outermost in memory; torch's
+    # result is contiguous, so .view(-1) works and v[1:].copy_(v[:-1]) is a partial overlap
+    x = gt.arange(81.0).reshape(3, 3, 3, 3)
+    for source in (x, x[:, ::2], gt.arange(3.0).expand(3, 3, 3, 3)):
+        k = tuple(gt.tensor(i) if isinstance(i, list) else i for i in key)
+        v = source[k]
+        want = np.asarray(
+            source.numpy()[tuple(np.asarray(i) if isinstance(i, list) else i for i in key)]
+        )
+        assert v.is_contiguous()
+        np.testing.assert_array_equal(v.numpy(), want)
+        assert v.view(-1).tolist() == want.ravel().tolist()
+    v = x[(slice(None), gt.tensor([0, 1]))] * 1.0
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to"):
+        v[1:].copy_(v[:-1])

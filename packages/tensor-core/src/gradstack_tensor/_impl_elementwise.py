@@ -368,17 +368,21 @@ def _fill_target(t, name):
 
 @OPS["fill_"].set_kernel
 def fill_(input, value):
-    target = _fill_target(input, "fill_")
     # torch's fill_ casts a tensor value and checks only a number (Note [A fill value must
     # fit the dtype]): ``uint8.fill_(tensor(-2.5))`` is 254, ``uint8.fill_(-2.5)`` raises
     checked = not isinstance(value, Tensor)
     if isinstance(value, Tensor):
-        if value.numel() != 1:
+        if value.dim() != 0:
             raise RuntimeError(
                 f"fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.dim()} dimensions."
             )
+        # a tensor value is copied in as an operand: torch's internal-overlap check of the
+        # target applies (an expanded view raises), where a number fills it (fuzz seed 6
+        # #19421)
+        _check_writable(input, "fill_")
         value = value.item()
+    target = _fill_target(input, "fill_")
     target.fill(scalar_as(value, target.dtype, "fill_", checked=checked))
     input._bump_version("fill_")
     return input
@@ -446,6 +450,7 @@ def index_key(index, shape=None):
     """
     items = index if isinstance(index, tuple) else (index,)
     key, basic, mixed = [], True, False
+    bad_step = False
     for item in items:
         if isinstance(item, Tensor):
             arr = _data(item)
@@ -487,7 +492,7 @@ def index_key(index, shape=None):
             mixed = True
         elif item is None or item is Ellipsis or isinstance(item, (int, np.integer, slice)):
             if isinstance(item, slice) and item.step is not None and item.step <= 0:
-                raise ValueError("step must be greater than zero")
+                bad_step = True  # raised below, after the count of dims (torch's order)
             if isinstance(item, (int, np.integer)):
                 key.append(int(item))
                 mixed = True
@@ -498,6 +503,12 @@ def index_key(index, shape=None):
                 f"only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors "
                 f"are valid indices (got {type(item).__name__})"
             )
+    if bad_step:
+        # torch reads a lone slice's step first (``x0d[::-1]``: ValueError), and a tuple's
+        # count of dims first (``x0d[::-1,]``: IndexError)
+        if shape is not None and isinstance(index, tuple):
+            _check_dim_count(key, shape)
+        raise ValueError("step must be greater than zero")
     if basic:
         if not any(k is Ellipsis for k in key):
             key.append(Ellipsis)
@@ -514,6 +525,22 @@ def index_key(index, shape=None):
             except _OutOfBounds:
                 pass  # numpy raises it, where setitem raises it: after the value's checks
     return tuple(key), False
+
+
+def _check_dim_count(key, shape):
+    """torch's first check of an index: it names no more dims than the tensor has (an int,
+    a slice, an integer index count one dim; a mask its own dims; None, ``...`` and a bool
+    none)."""
+    named = sum(
+        0
+        if (k is None or k is Ellipsis or isinstance(k, bool))
+        else (k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1)
+        for k in key
+    )
+    if named > len(shape):
+        raise _index_error(
+            f"too many indices for tensor of dimension {len(shape)} (got {named})", shape
+        )
 
 
 def _may_be_out_of_bounds(key, shape):

@@ -226,7 +226,33 @@ def getitem(input, index):
         raise describe_index_error(x.shape, e) from None
     if basic:
         return _view(r, input)
-    return _wrap(np.asarray(r))
+    r = np.asarray(r)
+    if not r.flags.c_contiguous and _c_ordered(x):
+        r = np.ascontiguousarray(r)  # Note [The layout of an advanced index's result]
+    return _wrap(r)
+
+
+def _c_ordered(x):
+    """Whether ``x``'s strides run in C order (sizes 1 and stride-0 dims aside): a
+    contiguous tensor, a slice of one or an expanded one.
+
+    Note [The layout of an advanced index's result]
+    numpy lays out ``x[:, idx]`` with the index's dims outermost (strides (9, 27, 3, 1)
+    for a (3, 3, 3, 3) ``x``), a non-contiguous result.  torch's index kernel allocates its
+    result as its TensorIterator orders the dims: by the strides of the source (0 along the
+    indexed dims) and of the index tensors (0 along the other dims), where a source whose
+    strides run in C order never reorders anything, so the result is contiguous, and
+    ``x[:, idx].view(-1)`` works.  A source in another order (``x.mT[:, idx]``) keeps
+    numpy's layout, which is not always torch's.
+    """
+    last = None
+    for n, s in zip(x.shape, x.strides):
+        if n == 1 or s == 0:
+            continue
+        if last is not None and abs(s) > last:
+            return False
+        last = abs(s)
+    return True
 
 
 def _split_sizes(n, split_size_or_sections):
