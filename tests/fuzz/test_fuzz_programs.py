@@ -82,11 +82,6 @@ KNOWN = {
         "setitem into a split() output whose base was written: torch raises the stale-view "
         "RuntimeError before resolving the index, gradstack the IndexError first",
     ),
-    567: (
-        "works_where_torch_raises",
-        "a masked write into a view of a leaf after another view of it got a graph: torch's "
-        "leaf check sees the shared base, gradstack's view does not",
-    ),
 }
 
 STRICT = [

@@ -378,6 +378,7 @@ cdef inline object _input_edge(object x):
         meta = <AutogradMeta?>(<Tensor>x)._autograd_meta
         if meta.view_stale:
             _raise_stale_view(<Tensor>x, meta)
+        meta.grad_fn_unread = False     # torch regenerates it here (collect_next_edges)
         if (meta.view_creation == VIEW_MULTI_OUTPUT and (<Tensor>x)._grad_fn is not None
                 and (<Tensor>x).version_counter().value != meta.base_version):
             # written since through an alias autograd does not see (``v.detach()``, whose
@@ -392,8 +393,20 @@ cdef inline object _input_edge(object x):
     return gradient_edge(<Tensor>x)
 
 
+cdef str _MULTI_OUTPUT_ADVICE = (
+    " This view is the output of a function that returns multiple views. Such functions do "
+    "not allow the output views to be modified inplace. You should replace the inplace "
+    "operation by an out-of-place one."
+)
+
+
 cdef void _raise_stale_view(Tensor t, AutogradMeta meta) except *:
     """torch's refusal to use a no_grad or multi-output view whose base was written since."""
+    if meta.view_creation == VIEW_MULTI_OUTPUT and t._grad_fn is None:
+        raise RuntimeError(
+            "A view was created in no_grad mode and its base or another view of its base has "
+            "been modified inplace with grad mode enabled." + _MULTI_OUTPUT_ADVICE
+        )
     if meta.view_creation == VIEW_MULTI_OUTPUT:
         raise RuntimeError(
             f"Output {t._output_nr} of {meta.view_op} is a view and its base or another view "
@@ -605,7 +618,11 @@ cdef class AutogradLayer(DispatchLayer):
                 if (<Tensor>out)._view_base is not None:
                     _note_view(<Tensor>out, not gs_get_grad_enabled(), None)
             elif type(out) is tuple:
-                _note_views(<tuple>out, not gs_get_grad_enabled(), None)
+                # (with grad mode on, split/chunk/unbind outputs are multi-output views
+                # even of a base that does not require grad: Note [Views follow in-place
+                # writes on their base])
+                _note_views(<tuple>out, not gs_get_grad_enabled(),
+                            op.derivative if gs_get_grad_enabled() else None)
             if forward_ad_active():
                 _forward_ad_hook(op, args, out)
             return out
@@ -758,7 +775,7 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
             _refresh_views(base, None)
         return out
     base = self_t._view_base
-    _check_view_may_be_written(self_t, op)
+    _check_view_may_be_written(self_t, op, args, next_index)
     if self_t._grad_fn is None and self_t._requires_grad and base is None:
         _validate_arguments_first(op, args, next_index)
         raise RuntimeError(
@@ -770,6 +787,18 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
         raise RuntimeError(
             f"a view of a leaf Variable that requires grad is being used in an in-place "
             f"operation ({op.name}). Do it under `with no_grad():`, or on a clone."
+        )
+    if base is not None and self_t._autograd_meta is not None \
+            and (<AutogradMeta?>self_t._autograd_meta).grad_fn_unread \
+            and not _setitem_of_a_subview(op, args, self_t):
+        # Note [A view whose grad_fn torch has not regenerated yet] (``v[1:] = w`` writes
+        # a view made now, which has a grad_fn: no error)
+        _validate_arguments_first(op, args, next_index)
+        raise RuntimeError(
+            f"a leaf Variable that requires grad is being used in an in-place operation "
+            f"({op.name}): this view's base started to require grad through a write into "
+            "another view of it, and the view has no history of its own yet. Use the view "
+            "in an out-of-place op first, or write through its base."
         )
     if not_differentiable:  # bitwise_or_ ... of a float: the kernel raises torch's error
         return call_next(op, args, next_index)
@@ -795,6 +824,8 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
     out = call_next(op, args, next_index)
     if base is None:
         _attach_outputs(node, self_t)
+    elif self_t._autograd_meta is not None:
+        (<AutogradMeta?>self_t._autograd_meta).grad_fn_unread = False
     if saved is not None:
         _save_output(d, node, saved, self_t, saved_args)
     if d.extra is not None:
@@ -806,6 +837,9 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
         _move_retained(base, base_fn, 0)
     _move_retained(self_t, old_fn, old_nr)
     _refresh_views(base if base is not None else self_t, self_t)
+    if base is not None and old_fn is None and _setitem_of_a_subview(op, args, self_t):
+        # torch wrote a view of ``self_t``, whose own grad_fn stays unset
+        meta_of(self_t).grad_fn_unread = True
     return out
 
 
@@ -822,6 +856,10 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
 # (split, chunk, unbind, even with one output: they may not be written in place).  Such
 # views get no new history when their base is written: they are marked stale, and using
 # one in an op recorded by autograd raises torch's error (torch raises reading grad_fn).
+# A multi-output view is one even when its base did not require grad (made with grad
+# mode on): written in place by an op recorded by autograd, or used after its base
+# started to require grad with a write in between, it raises torch's "A view was created
+# in no_grad mode ..." (fuzz seed 6 #5342, #18273).
 
 
 cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
@@ -844,7 +882,7 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
         if base._requires_grad and not view._requires_grad:
             view._requires_grad = True
             meta_of(view).view_creation = VIEW_NO_GRAD
-    elif multi_name is not None and view._grad_fn is not None:
+    elif multi_name is not None:
         meta = meta_of(view)
         meta.view_creation = VIEW_MULTI_OUTPUT
         meta.view_op = multi_name
@@ -864,12 +902,21 @@ cdef void _note_views(tuple outs, bint no_grad, Derivative d) except *:
             _note_view(<Tensor>o, no_grad, name)
 
 
-cdef void _check_view_may_be_written(Tensor t, Op op) except *:
-    """torch's refusals of in-place writes into some views (with grad mode on)."""
+cdef void _check_view_may_be_written(Tensor t, Op op, tuple args, Py_ssize_t next_index) except *:
+    """torch's refusals of in-place writes into some views (with grad mode on), after the
+    argument errors torch raises first (``_validate_arguments_first``: an index with too
+    many dims into a multi-output view is an IndexError, fuzz seed 6 #7057)."""
     cdef AutogradMeta meta
     if t._autograd_meta is None or t._view_base is None:
         return
     meta = <AutogradMeta?>t._autograd_meta
+    if meta.view_creation == VIEW_MULTI_OUTPUT or meta.view_creation == VIEW_NO_GRAD:
+        _validate_arguments_first(op, args, next_index)
+    if meta.view_creation == VIEW_MULTI_OUTPUT and t._grad_fn is None:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled." + _MULTI_OUTPUT_ADVICE
+        )
     if meta.view_creation == VIEW_MULTI_OUTPUT:
         raise RuntimeError(
             f"Output {t._output_nr} of {meta.view_op} is a view and is being modified "
@@ -992,15 +1039,84 @@ cdef void _refresh_views(Tensor base, Tensor written) except *:
         if v._autograd_meta is not None \
                 and (<AutogradMeta?>v._autograd_meta).view_creation != VIEW_DEFAULT:
             # torch gives such a view no new history: using it with grad mode on raises
+            # (it requires grad through its base, which now does)
             (<AutogradMeta?>v._autograd_meta).view_stale = True
+            v._requires_grad = True
             continue
         if edge is None:
             edge = gradient_edge(base)
+        if v._grad_fn is None:
+            # Note [A view whose grad_fn torch has not regenerated yet]
+            meta_of(v).grad_fn_unread = True
         v._grad_fn = _as_strided_node(base, v, edge)
         v._output_nr = 0
         v._requires_grad = True
     meta.views = live
     meta.views_prune_at = 2 * len(live) + 16
+
+
+# Note [A view whose grad_fn torch has not regenerated yet]
+# torch regenerates a view's grad_fn lazily, when it is read (``v.grad_fn``, or ``v`` used
+# as an op's input), while its in-place check reads the stored field: a view made while
+# its base did not require grad, whose base then started to through a write into another
+# view (``v = b[:2]; b[2:].copy_(w)``, or ``v[:1] = w``, which writes a view of ``v``),
+# still has no grad_fn stored, so ``v.zero_()`` is torch's "a leaf Variable that requires
+# grad is being used in an in-place operation" until ``v`` is read or used (fuzz seed 6
+# #12499, #3248, #1958, #6433, #16318).  gradstack gives such views their grad_fn at the
+# write (Note [Views follow in-place writes on their base]) and notes ``grad_fn_unread``,
+# cleared where torch would regenerate it.
+
+
+def _grad_fn_read(Tensor t not None):
+    """``t.grad_fn`` was read: torch has regenerated it (Note [A view whose grad_fn torch
+    has not regenerated yet])."""
+    if t._autograd_meta is not None:
+        (<AutogradMeta?>t._autograd_meta).grad_fn_unread = False
+
+
+cdef bint _setitem_of_a_subview(Op op, tuple args, Tensor target) except -1:
+    """Whether ``op`` is ``target[key] = v`` writing a view of ``target`` (torch's
+    ``__setitem__`` makes that view first, then writes it)."""
+    return (op.name == "setitem_" and len(args) == 3
+            and _writes_a_subview(args[1], (<object>data_of(target)).shape))
+
+
+def _writes_a_subview(key, tuple shape):
+    """Whether torch's ``t[key] = v`` writes a view of ``t`` rather than ``t`` itself: its
+    basic part (ints, None, bools, slices that are not the whole dim) makes a new view."""
+    items = key if type(key) is tuple else (key,)
+    widths = []
+    for k in items:
+        if k is None or k is Ellipsis or isinstance(k, bool):
+            widths.append(0)
+        elif isinstance(k, (Tensor, np.ndarray, list)):
+            a = np.asarray(data_of(<Tensor>k) if isinstance(k, Tensor) else k)
+            if a.ndim == 0 and a.dtype.kind in "iu":
+                return True     # a 0-d integer index selects
+            widths.append(a.ndim if a.dtype.kind == "b" else 1)
+        else:
+            widths.append(1)
+    after = 0
+    seen_ellipsis = False
+    for k, w in zip(items, widths):
+        if seen_ellipsis:
+            after += w
+        elif k is Ellipsis:
+            seen_ellipsis = True
+    dim = 0
+    for k, w in zip(items, widths):
+        if k is Ellipsis:
+            dim = len(shape) - after
+            continue
+        if k is None or isinstance(k, (bool, int, np.integer)):
+            return True
+        if isinstance(k, slice):
+            if dim >= len(shape):
+                return True
+            if k.indices(shape[dim]) != (0, shape[dim], 1):
+                return True
+        dim += w
+    return False
 
 
 # Note [A view follows its base's requires_grad_()]
@@ -1041,6 +1157,9 @@ def _requires_grad_set(Tensor t not None):
                 continue                    # its own flag, or made under no_grad
             if <Py_ssize_t>r[1] != current and vm.view_creation == VIEW_DEFAULT:
                 _give_view_history(v, t, vm)
+            elif <Py_ssize_t>r[1] != current and vm.view_creation == VIEW_MULTI_OUTPUT:
+                v._requires_grad = True     # written since: torch refuses its history
+                vm.view_stale = True
             else:
                 v._requires_grad = True
                 vm.requires_grad_from_base = True
@@ -1058,6 +1177,9 @@ cdef bint _regenerate_view(Tensor v, AutogradMeta vm) except -1:
         return v._grad_fn is not None
     if v.version_counter().value == vm.base_version:
         return False
+    if vm.view_creation == VIEW_MULTI_OUTPUT:
+        vm.view_stale = True
+        _raise_stale_view(v, vm)
     _give_view_history(v, base, vm)
     return True
 
@@ -1241,7 +1363,11 @@ cdef class CopySlices(Node):
         if self.fn is None or self.base_shape is None or grads[0] is None:
             raise RuntimeError(f"{type(self).__name__}.apply() needs a node recorded by an "
                                "in-place op on a view and a gradient")
-        self._check_overlapping_write()    # Note [Backward through a write into overlapping ...]
+        if (<tuple>self.next_edges[0])[0] is not None:
+            # Note [Backward through a write into overlapping memory]: the copy back runs
+            # only for the base's gradient (torch's should_compute_output(0)); a base that
+            # did not require grad has no edge, and backward works (fuzz seed 7 #6117)
+            self._check_overlapping_write()
         if gs_get_grad_enabled() or forward_ad_active():   # ops: a graph, or tangents, flow
             return self._apply_differentiable(<Tensor>grads[0])
         cdef cnp.ndarray result = np.array(data_of(<Tensor>grads[0]), order="C", copy=True)

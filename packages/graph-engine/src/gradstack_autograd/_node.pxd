@@ -18,6 +18,8 @@ cdef class AutogradMeta:
     cdef public int view_creation           # on a view: VIEW_DEFAULT, _NO_GRAD or _MULTI_OUTPUT
     cdef public str view_op                 # on a multi-output view: torch's name ("Split")
     cdef public bint view_stale             # such a view whose base was written since
+    # Note [A view whose grad_fn torch has not regenerated yet], _layer.pyx
+    cdef public bint grad_fn_unread
     # Note [A view follows its base's requires_grad_()], _layer.pyx
     cdef public bint requires_grad_from_base  # requires grad only because its base does
     cdef public Py_ssize_t base_version       # the version when it started to

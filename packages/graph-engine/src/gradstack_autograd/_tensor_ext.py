@@ -95,6 +95,11 @@ class AutogradExtension:
             warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=3)
 
     @staticmethod
+    def on_grad_fn_read(tensor):
+        # Note [A view whose grad_fn torch has not regenerated yet] (_layer.pyx)
+        _layer._grad_fn_read(tensor)
+
+    @staticmethod
     def on_requires_grad_set(tensor):
         # Note [A view follows its base's requires_grad_()] (_layer.pyx)
         _layer._requires_grad_set(tensor)

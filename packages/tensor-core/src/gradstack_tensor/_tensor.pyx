@@ -275,6 +275,11 @@ cdef class Tensor(ShapeMethods):
     @property
     def grad_fn(self):
         """The node that produced this tensor, or None for leaves."""
+        if self._view_base is not None and self._autograd_meta is not None \
+                and autograd_extension() is not None:
+            # torch regenerates a view's grad_fn when it is read (the autograd layer's
+            # Note [A view whose grad_fn torch has not regenerated yet])
+            autograd_extension().on_grad_fn_read(self)
         return self._grad_fn
 
     @property

@@ -81,6 +81,118 @@ def _matmul_folded_other(a, b):
     return None
 
 
+def _folds(a, b):
+    """torch's ``should_fold(a, b)``: whether matmul runs mm/mv on the larger operand
+    folded into a matrix (``b.mT`` when ``b`` is the larger), rather than bmm."""
+    da, db = a.dim(), b.dim()
+    larger_a = da >= db
+    if not (max(da, db) >= 3 and min(da, db) <= 2):
+        return False
+    if (b if larger_a else a).requires_grad:
+        return True
+    if da == 2:
+        return False
+    x = _data(a if larger_a else b)
+    if x.size == 0:
+        return True
+    shape, strides = list(x.shape), [s // x.itemsize for s in x.strides]
+    if not larger_a:
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+_ITSELF, _VIEW, _COPY = 0, 1, 2
+
+
+def _reshape_copies(x, shape):
+    """Whether reshaping the array ``x`` to ``shape`` copies (numpy refuses a view exactly
+    then, as torch's reshape)."""
+    try:
+        np.reshape(x, shape, copy=False)
+    except ValueError:
+        return True
+    return False
+
+
+def _bmm_operand(x, batch, rows, cols):
+    """What torch's bmm path saves of a batched-side operand ``x``: ``x`` expanded to
+    ``batch + (rows, cols)`` and reshaped to 3 dims, a view unless the reshape copies."""
+    if x.ndim < 3:
+        return _VIEW  # a broadcast 1-d or 2-d operand folds its stride-0 batch in a view
+    full = np.broadcast_to(x, batch + (rows, cols))
+    return _COPY if _reshape_copies(full, (math.prod(batch), rows, cols)) else _VIEW
+
+
+def _matmul_saved_kinds(a, b):
+    """What torch's matmul saves of ``a`` and of ``b``: the operand itself, a view of it,
+    or a copy (``_ITSELF``, ``_VIEW``, ``_COPY``); see Note [What matmul saves of an operand
+    that gains requires_grad later]."""
+    da, db = a.dim(), b.dim()
+    if (da, db) in ((1, 1), (2, 2), (2, 1)):
+        return _ITSELF, _ITSELF
+    if (da, db) == (1, 2):
+        return _VIEW, _ITSELF  # unsqueeze(a).mm(b)
+    x, y = _data(a), _data(b)
+    if _folds(a, b):
+        if da >= db:  # mm/mv of a.reshape(-1, m) and b
+            return (_COPY if _reshape_copies(x, (-1, x.shape[-1])) else _VIEW), _ITSELF
+        yt = np.swapaxes(y, -1, -2)  # mm/mv of b.mT.reshape(-1, k) and a (a.t() if 2-d)
+        folded = _COPY if _reshape_copies(yt, (-1, yt.shape[-1])) else _VIEW
+        return (_ITSELF if da == 1 else _VIEW), folded
+    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    a_rows = x.shape[-2] if da > 1 else 1
+    b_cols = y.shape[-1] if db > 1 else 1
+    return (
+        _bmm_operand(x, batch, a_rows, x.shape[-1]),
+        _bmm_operand(y, batch, y.shape[-2] if db > 1 else y.shape[0], b_cols),
+    )
+
+
+def _late_operand(x, kind):
+    """The saved operand ``x`` as torch's double backward reads it, when ``x`` did not
+    require grad at the forward (``kind`` as :func:`_matmul_saved_kinds`)."""
+    if kind == _COPY or not x.requires_grad:
+        return x.detach()
+    # a view made before ``x.requires_grad_()`` requires grad through its base, yet has no
+    # history: torch's graph then ends at the view, as at a leaf of its own
+    return x.detach().requires_grad_()
+
+
+def _matmul_cuts(a, b):
+    """How backward must read ``a`` and ``b`` when one did not require grad at the forward:
+    None to read it as saved, else its kind (see :func:`_late_operand`).
+
+    Note [What matmul saves of an operand that gains requires_grad later]
+    Double backward reads the saved operands with their graphs.  When ``x.requires_grad_()``
+    comes after ``x @ w``, torch's saved value is ``x`` itself only where the mm, mv or dot
+    it ran takes ``x`` as given (``x`` 1-d or 2-d, ``w`` at most 2-d, or ``x`` the small
+    side of a folded product); elsewhere it saved a view or a copy made while ``x`` did not
+    require grad.  A copy never requires grad; the view does, through its base, but as a
+    leaf of its own: the double-backward graph stops there and ``x`` gets no gradient
+    (fuzz seed 6 #781: ``vec @ batch`` run as bmm).
+    """
+    if a.requires_grad and b.requires_grad:
+        return None, None
+    ka, kb = _matmul_saved_kinds(a, b)
+    return (
+        None if a.requires_grad or ka == _ITSELF else ka,
+        None if b.requires_grad or kb == _ITSELF else kb,
+    )
+
+
+def _matmul_extra(args, out):
+    a, b = args[0], args[1]
+    cut_a, cut_b = _matmul_cuts(a, b)
+    return (
+        a.dim(),
+        b.dim(),
+        _matmul_folded_copy(a, b),
+        _matmul_folded_other(a, b),
+        cut_a,
+        cut_b,
+    )
+
+
 def _matmul_batched(a, ab, b, bb):
     """``a @ b`` of two samples (torch's matmul rules, 1-d operands included), batch
     first.  Batched operands get their logical batch dims padded to a common rank so
@@ -122,18 +234,18 @@ def _matmul_rule(args, bdims):
     inputs="self, other",
     save="self, other",
     save_for={"self": "other", "other": "self"},  # as the mm/bmm/dot it runs
-    extra=lambda args, out: (
-        args[0].dim(),
-        args[1].dim(),
-        _matmul_folded_copy(*args[:2]),
-        _matmul_folded_other(*args[:2]),
-    ),
+    extra=_matmul_extra,
     batch=_matmul_rule,
 )
 def _matmul(ctx, grad):
-    a_dim, b_dim, folded, folded_other = ctx.extra
+    a_dim, b_dim, folded, folded_other, cut_a, cut_b = ctx.extra
     a = folded if folded is not None else ctx.saved_value("self")
     b = folded_other if folded_other is not None else ctx.saved_value("other")
+    # Note [What matmul saves of an operand that gains requires_grad later]
+    if cut_a is not None:
+        a = _late_operand(a, cut_a)
+    if cut_b is not None:
+        b = _late_operand(b, cut_b)
     need_a, need_b = ctx.needs_input_grad
     ga = gb = None
     if a_dim == 1 and b_dim == 1:
