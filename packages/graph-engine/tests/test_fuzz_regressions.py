@@ -998,3 +998,60 @@ def test_an_advanced_write_into_an_expanded_view_of_a_base_without_grad_backprop
         return [b0.grad]
 
     assert _both(base_requires_grad) == [("raises", "RuntimeError")] * 2
+
+
+def _view_creation_programs():
+    def leaf_view_written(lib):  # seed 7 #10057
+        v = lib.tensor([[[1.0]]]).transpose(1, -1)
+        v.requires_grad_()
+        v.zero_()
+        return [v]
+
+    def view_of_a_no_grad_view_written(lib):  # seed 7 #3213
+        x0 = lib.full((1,), 0.5, requires_grad=True)
+        v1 = lib.acos(x0)
+        with _no_grad(lib):
+            v2 = v1.t()
+        v6 = v2.t()
+        v6.floor_divide_(lib.tensor(2.0, dtype=lib.float64))
+        return [v6]
+
+    def view_of_a_split_output_written(lib):
+        x = lib.ones(4, requires_grad=True) * 1
+        s = x.split(2)[0][1:]
+        s.mul_(2.0)
+        return [s]
+
+    def stale_split_output_retains_grad(lib):  # seed 7 #8873
+        x2 = lib.zeros((1, 1), requires_grad=True)
+        v3 = lib.clone(x2)
+        v6 = v3.chunk(4, 1)[0]
+        v3 -= x2
+        v6.retain_grad()
+        return [v6]
+
+    def view_of_a_no_grad_view_read(lib):  # fine: only writing it is refused
+        x0 = lib.full((2,), 0.5, requires_grad=True)
+        with _no_grad(lib):
+            v2 = (x0 * 1)[:1]
+        return [(v2.t() * 2).sum()]
+
+    return [
+        (leaf_view_written, "raises"),
+        (view_of_a_no_grad_view_written, "raises"),
+        (view_of_a_split_output_written, "raises"),
+        (stale_split_output_retains_grad, "raises"),
+        (view_of_a_no_grad_view_read, "ok"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "program, outcome", _view_creation_programs(), ids=lambda p: getattr(p, "__name__", p)
+)
+def test_views_of_special_views_inherit_their_creation_as_in_torch(program, outcome):
+    # torch's propagate_creation_meta: a view of a no_grad or multi-output view is one too;
+    # a view with requires_grad of its own over a leaf base is a view of a leaf; reading
+    # the grad_fn of a stale multi-output view raises
+    ours, theirs = _both(program)
+    assert ours == theirs
+    assert ours[0] == outcome

@@ -594,3 +594,52 @@ def test_an_advanced_index_of_a_c_ordered_tensor_is_contiguous(key):
     v = x[(slice(None), gt.tensor([0, 1]))] * 1.0
     with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to"):
         v[1:].copy_(v[:-1])
+
+
+def _error_of(fn):
+    try:
+        fn()
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return type(e).__name__, str(e).split(" (")[0]
+    return "ok", ""
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda L, v: v.__setitem__(([1, 0], -1), L.tensor(0.5)),
+        lambda L, v: v.__setitem__(([1, 2], -1), L.tensor(0.5)),  # fuzz seed 7 #899
+        lambda L, v: v.__setitem__(([1, 2], -1), 0.5),
+        lambda L, v: v.__setitem__(([1, 2], -1), L.tensor(True)),
+    ],
+)
+def test_an_advanced_setitem_checks_the_dtype_before_the_bounds(write):
+    # torch's index_put_ refuses a value of another dtype before its kernel finds an index
+    # out of range; an int index in the key used to make gradstack check the bounds first
+    ours = _error_of(lambda: write(gt, gt.zeros(2, 2, dtype=gt.bool)))
+    theirs = _error_of(lambda: write(torch, torch.zeros(2, 2, dtype=torch.bool)))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "shape, dim, idx",
+    [
+        ((1, 1, 0), -1, [-1]),
+        ((1, 1, 0), -1, [0]),
+        ((0,), 0, [0]),
+        ((2, 0), 1, [0]),
+        ((0, 2), 0, [0]),
+        ((0, 2), 1, [0]),
+        ((0, 2), 1, [5]),
+        ((1, 1, 0), 2, []),
+    ],
+)
+def test_index_select_of_an_empty_input_raises_as_torch(shape, dim, idx):
+    # fuzz seed 7 #4181: torch checks the indexed dim of an empty input (2-d or more) first
+    def run(L):
+        return L.index_select(L.ones(shape), dim, L.tensor(idx, dtype=L.int64))
+
+    ours, theirs = _error_of(lambda: run(gt)), _error_of(lambda: run(torch))
+    assert ours[0] == theirs[0]
+    if theirs[0] == "RuntimeError":
+        assert ours[1] == theirs[1]

@@ -409,7 +409,7 @@ cdef void _raise_stale_view(Tensor t, AutogradMeta meta) except *:
         )
     if meta.view_creation == VIEW_MULTI_OUTPUT:
         raise RuntimeError(
-            f"Output {t._output_nr} of {meta.view_op} is a view and its base or another view "
+            f"Output {t._output_nr} of {_node_op_name(t)} is a view and its base or another view "
             "of its base has been modified inplace. This view is the output of a function "
             "that returns multiple views. Such functions do not allow the output views to be "
             "modified inplace. You should replace the inplace operation by an out-of-place one."
@@ -617,6 +617,8 @@ cdef class AutogradLayer(DispatchLayer):
             if isinstance(out, Tensor):
                 if (<Tensor>out)._view_base is not None:
                     _note_view(<Tensor>out, not gs_get_grad_enabled(), None)
+                    if gs_get_grad_enabled():
+                        _inherit_view_creation(<Tensor>out, args)
             elif type(out) is tuple:
                 # (with grad mode on, split/chunk/unbind outputs are multi-output views
                 # even of a base that does not require grad: Note [Views follow in-place
@@ -639,6 +641,7 @@ cdef class AutogradLayer(DispatchLayer):
         if isinstance(out, Tensor):
             if (<Tensor>out)._view_base is not None:
                 _note_view(<Tensor>out, False, None)
+                _inherit_view_creation(<Tensor>out, args)
         elif type(out) is tuple:
             _note_views(<tuple>out, False, d if d.differentiable else None)
         if forward_ad_active():
@@ -782,7 +785,10 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
             f"a leaf Variable that requires grad is being used in an in-place operation "
             f"({op.name}). Do it under `with no_grad():`, or on a clone."
         )
-    if base is not None and base._grad_fn is None and base._requires_grad:
+    if base is not None and base._grad_fn is None and (base._requires_grad
+                                                       or self_t._requires_grad):
+        # (torch checks the view's requires_grad and that its base is a leaf: a view
+        # given requires_grad_() of its own counts, fuzz seed 7 #10057)
         _validate_arguments_first(op, args, next_index)
         raise RuntimeError(
             f"a view of a leaf Variable that requires grad is being used in an in-place "
@@ -889,6 +895,33 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
         meta.base_version = view.version_counter().value
 
 
+cdef void _inherit_view_creation(Tensor view, tuple args) except *:
+    """A view of a no_grad or multi-output view, made with grad mode on, is one too (torch's
+    propagate_creation_meta): ``(v_no_grad.t()).floor_divide_(x)`` raises (fuzz seed 7
+    #3213)."""
+    cdef AutogradMeta parent, meta
+    if not args or not isinstance(args[0], Tensor) or args[0] is view:
+        return
+    if (<Tensor>args[0])._autograd_meta is None or view._view_base is None:
+        return
+    parent = <AutogradMeta?>(<Tensor>args[0])._autograd_meta
+    if parent.view_creation == VIEW_DEFAULT:
+        return
+    meta = meta_of(view)
+    if meta.view_creation != VIEW_DEFAULT:
+        return
+    meta.view_creation = parent.view_creation
+    meta.view_op = parent.view_op
+    meta.base_version = view.version_counter().value
+
+
+cdef str _node_op_name(Tensor t):
+    """torch's name of a view's op in its errors: its node's class without ``Backward<N>``."""
+    name = type(t._grad_fn).__name__
+    cut = name.rfind("Backward")
+    return name[:cut] if cut > 0 else name
+
+
 cdef void _note_views(tuple outs, bint no_grad, Derivative d) except *:
     cdef str name = None
     cdef object fn
@@ -919,10 +952,19 @@ cdef void _check_view_may_be_written(Tensor t, Op op, tuple args, Py_ssize_t nex
         )
     if meta.view_creation == VIEW_MULTI_OUTPUT:
         raise RuntimeError(
-            f"Output {t._output_nr} of {meta.view_op} is a view and is being modified "
+            f"Output {t._output_nr} of {_node_op_name(t)} is a view and is being modified "
             "inplace. This view is the output of a function that returns multiple views. "
             "Such functions do not allow the output views to be modified inplace. You "
             "should replace the inplace operation by an out-of-place one."
+        )
+    if meta.view_creation == VIEW_NO_GRAD and t._grad_fn is not None:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {_node_op_name(t)} is a view of a view which was "
+            "created in no_grad mode and is being modified inplace with grad mode enabled. "
+            "Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+            "clarify your code by moving both the view and the inplace either both inside "
+            "the no_grad block (if you don't want the inplace to be tracked) or both outside "
+            "(if you want the inplace to be tracked)."
         )
     if meta.view_creation == VIEW_NO_GRAD:
         raise RuntimeError(
@@ -1070,8 +1112,14 @@ cdef void _refresh_views(Tensor base, Tensor written) except *:
 def _grad_fn_read(Tensor t not None):
     """``t.grad_fn`` was read: torch has regenerated it (Note [A view whose grad_fn torch
     has not regenerated yet])."""
+    cdef AutogradMeta meta
     if t._autograd_meta is not None:
-        (<AutogradMeta?>t._autograd_meta).grad_fn_unread = False
+        meta = <AutogradMeta?>t._autograd_meta
+        if meta.view_stale:
+            # torch's regeneration refuses such a view (``v.retain_grad()``, ``print(v)``:
+            # fuzz seed 7 #8873)
+            _raise_stale_view(t, meta)
+        meta.grad_fn_unread = False
 
 
 cdef bint _setitem_of_a_subview(Op op, tuple args, Tensor target) except -1:

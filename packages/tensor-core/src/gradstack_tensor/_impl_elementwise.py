@@ -517,8 +517,11 @@ def index_key(index, shape=None):
         if mixed:
             try:
                 return _grid_key(key, tuple(shape)), False
-            except _OutOfBounds as e:
-                raise IndexError(str(e)) from None
+            except _OutOfBounds:
+                # numpy raises it on use, where setitem raises it: after the value's dtype
+                # and shape checks (Note [setitem's checks, in torch's order]; fuzz seed 7
+                # #899)
+                return _grid_key(key, tuple(shape), check_bounds=False), False
         if _may_be_out_of_bounds(key, shape):
             try:  # an empty result: no bound is checked (Note [Empty results check no index])
                 return _grid_key(key, tuple(shape)), False
@@ -563,9 +566,10 @@ def _index_error(text, shape):
     return IndexError(f"{text} (indexing a tensor of shape {list(shape)})")
 
 
-def _grid_key(items, shape):
+def _grid_key(items, shape, check_bounds=True):
     """torch's advanced indexing of ``shape`` by ``items`` as one index array per dim
-    (Note [torch selects ints first]); ``items`` come from :func:`index_key`."""
+    (Note [torch selects ints first]); ``items`` come from :func:`index_key`.  Without
+    ``check_bounds`` an index out of range stays in the key, for numpy to refuse."""
     consumed = sum(
         0 if (k is None or k is Ellipsis or isinstance(k, bool)) else (k.ndim if _is_mask(k) else 1)
         for k in items
@@ -648,7 +652,7 @@ def _grid_key(items, shape):
     if size_zero_indexed and int(np.prod(adv_shape)) != 0:
         # (torch checks this before the kernel, whatever the other dims)
         raise _index_error("index is out of bounds for dimension with size 0", shape)
-    if out_of_bounds is not None:
+    if out_of_bounds is not None and check_bounds:
         # Note [Empty results check no index]
         # torch's index kernel checks each index it reads: a result without elements
         # (``x[:0, [5]]``, ``x[0, None, [0], []]``) reads none and raises nothing.  The

@@ -453,6 +453,9 @@ def index_select(input, dim, index):
         raise RuntimeError(
             f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
         )
+    if x.ndim > 1 and idx.size and n == 0:
+        # torch's CPU kernel checks this dim of an empty input first (fuzz seed 7 #4181)
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx[(idx < 0) | (idx >= n)].reshape(-1)[0])
         if axis == 1 and x.flags.c_contiguous:
