@@ -1055,3 +1055,35 @@ def test_views_of_special_views_inherit_their_creation_as_in_torch(program, outc
     ours, theirs = _both(program)
     assert ours == theirs
     assert ours[0] == outcome
+
+
+def test_a_no_grad_view_written_since_refuses_use_as_in_torch():
+    # fuzz seed 8 #12458: a view made under no_grad, whose base was then written through a
+    # detached alias, raises when used with grad mode on (torch refuses to regenerate it)
+    def written(lib):
+        x0 = lib.tensor([[0.5]], requires_grad=True)
+        v1 = x0.detach()
+        with _no_grad(lib):
+            v2 = x0.squeeze(-2)
+        v1.zero_()
+        return [(v2 * 2).sum()]
+
+    def unwritten(lib):
+        x0 = lib.tensor([[0.5]], requires_grad=True)
+        with _no_grad(lib):
+            v2 = x0.squeeze(-2)
+        return [(v2 * 2).sum()]
+
+    assert _both(written) == [("raises", "RuntimeError")] * 2
+    assert _both(unwritten) == [("ok", [1.0])] * 2
+
+
+def test_a_slice_step_error_comes_before_the_leaf_view_error():
+    # fuzz seed 8 #7676: v[-3:0:-1] = x on a view of a leaf is torch's ValueError first
+    def program(lib):
+        x0 = lib.tensor([0.5, 0.5], requires_grad=True)
+        v2 = lib.reshape(x0, (2,))
+        v2[-3:0:-1] = lib.tensor(1.0)
+        return [v2]
+
+    assert _both(program) == [("raises", "ValueError")] * 2

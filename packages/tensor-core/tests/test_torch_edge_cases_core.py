@@ -632,6 +632,7 @@ def test_an_advanced_setitem_checks_the_dtype_before_the_bounds(write):
         ((0, 2), 1, [0]),
         ((0, 2), 1, [5]),
         ((1, 1, 0), 2, []),
+        ((1, 1, 1, 0, 1, 1, 1, 1), 5, [0, 0, 0, -1]),  # fuzz seed 8 #2479
     ],
 )
 def test_index_select_of_an_empty_input_raises_as_torch(shape, dim, idx):
@@ -643,3 +644,52 @@ def test_index_select_of_an_empty_input_raises_as_torch(shape, dim, idx):
     assert ours[0] == theirs[0]
     if theirs[0] == "RuntimeError":
         assert ours[1] == theirs[1]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (slice(None, 3), [], Ellipsis, [0], slice(None, 1)),  # fuzz seed 8 #8077
+        (slice(None), [1], Ellipsis, [0], slice(None)),
+        ([0, 1], Ellipsis, [0]),
+        (Ellipsis, [0], slice(None), [0, 0]),
+    ],
+)
+def test_an_ellipsis_standing_for_no_dim_separates_no_advanced_indices(key):
+    # torch keeps an advanced block in place when only an empty Ellipsis lies between its
+    # indices; numpy counted them as separated and moved the block first
+    x = np.arange(24.0).reshape(2, 3, 4, 1)
+    ours = gt.tensor(x)[key]
+    theirs = torch.tensor(x)[key]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize(
+    "dtype, exponent",
+    [
+        ("int32", 2**40),
+        ("int32", 2**31),
+        ("int32", 2**31 - 1),
+        ("int32", -(2**31) - 1),
+        ("int8", 300),
+        ("int8", 127),
+        ("uint8", 256),
+        ("int64", 2**63),
+        ("int16", 70000),
+    ],
+)
+def test_an_integer_tensor_to_a_large_int_power_raises_as_torch(dtype, exponent):
+    # fuzz seed 8 #520: the exponent was wrapped to the tensor's type before the kernel
+    # (int32 ** 2**40 gave 1); torch refuses an exponent its type cannot hold
+    base = np.array([-5, 2], dtype=dtype) if dtype != "uint8" else np.array([2], dtype=dtype)
+
+    def run(L, inplace):
+        t = L.tensor(base)
+        return t.pow_(exponent) if inplace else t**exponent
+
+    for inplace in (False, True):
+        ours, theirs = _error_of(lambda: run(gt, inplace)), _error_of(lambda: run(torch, inplace))
+        assert ours == theirs
+        if ours[0] == "ok":
+            assert run(gt, inplace).tolist() == run(torch, inplace).tolist()

@@ -387,6 +387,11 @@ cdef inline object _input_edge(object x):
             meta.view_stale = True
             _raise_stale_view(<Tensor>x, meta)
         if (<Tensor>x)._grad_fn is None and meta.view_creation == VIEW_NO_GRAD:
+            if (<Tensor>x).version_counter().value != meta.base_version:
+                # written since (through any alias): torch's regeneration of its grad_fn
+                # refuses it (fuzz seed 8 #12458)
+                meta.view_stale = True
+                _raise_stale_view(<Tensor>x, meta)
             return NO_EDGE      # torch: a view made under no_grad requires grad, feeds nothing
         if meta.requires_grad_from_base and not _regenerate_view(<Tensor>x, meta):
             return NO_EDGE      # Note [A view follows its base's requires_grad_()]
@@ -887,7 +892,9 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
     if no_grad:
         if base._requires_grad and not view._requires_grad:
             view._requires_grad = True
-            meta_of(view).view_creation = VIEW_NO_GRAD
+            meta = meta_of(view)
+            meta.view_creation = VIEW_NO_GRAD
+            meta.base_version = view.version_counter().value
     elif multi_name is not None:
         meta = meta_of(view)
         meta.view_creation = VIEW_MULTI_OUTPUT
@@ -1003,6 +1010,10 @@ cdef void _validate_arguments_first(Op op, tuple args, Py_ssize_t next_index) ex
     """
     cdef bint prev
     cdef object basic = None
+    # (a slice's step is checked as Python slices the tensor: ``v[::-1] = x`` on a leaf's
+    # view is torch's ValueError, fuzz seed 8 #7676)
+    cdef tuple first = (TypeError, IndexError, ValueError) if op.name == "setitem_" \
+        else (TypeError, IndexError)
     if op.name in _RANDOM_INPLACE:
         return
     if op.name == "setitem_" and len(args) == 3:
@@ -1014,10 +1025,10 @@ cdef void _validate_arguments_first(Op op, tuple args, Py_ssize_t next_index) ex
             # Note [Which index errors come before the leaf error]: torch resolves the basic
             # part of an index (ints, slices, ellipsis) in Python before index_put_, whose
             # own checks of the advanced part (broadcasting, bounds) come after autograd's
-            _probe(op, args[0], (basic, args[2]), next_index, (IndexError, TypeError))
+            _probe(op, args[0], (basic, args[2]), next_index, first)
             _probe(op, args[0], args[1:], next_index, (TypeError,))
         else:
-            _probe(op, args[0], args[1:], next_index, (TypeError, IndexError))
+            _probe(op, args[0], args[1:], next_index, first)
     finally:
         gs_set_grad_enabled(prev)
 

@@ -44,6 +44,8 @@ cdef object _binary_kernel(Op op, tuple args):
     if len(args) > 2 and args[2] is not None and (args[2] != 1 or type(args[2]) is bool):
         # add/sub alpha (True == 1, but a bool alpha has its own rule)
         b = _scaled(a, b, args[2])
+    if type(b) is int and op.name == "pow" and isinstance(a, TensorBase):
+        _check_int_exponent(<TensorBase>a, b)
     prep = promote_binary(a, b, op.kind)
     x = prep[0]
     y = prep[1]
@@ -60,6 +62,25 @@ cdef object _binary_kernel(Op op, tuple args):
     except OverflowError as e:      # a Python number too large for the tensor's dtype
         raise RuntimeError(f"{op.name}: value cannot be converted without overflow ({e})") from None
     return wrap(as_ndarray(r))
+
+
+cdef dict _INT_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
+                          "int32": "int", "int64": "int64_t"}
+
+
+cdef void _check_int_exponent(TensorBase t, object b) except *:
+    """torch's checks of an integer tensor's Python-int exponent, before the number is
+    converted to the tensor's type (which would wrap it: ``int32 ** 2**40`` gave 1, and
+    ``int32 ** 2**31`` a false "negative powers" error; fuzz seed 8 #520)."""
+    cdef cnp.ndarray d = t._data
+    if d.dtype.kind not in "iu":
+        return
+    if b < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if b > np.iinfo(d.dtype).max:
+        raise RuntimeError(
+            f"value cannot be converted to type {_INT_C_NAMES[d.dtype.name]} without overflow"
+        )
 
 
 cdef object _scaled(object a, object b, object alpha):
@@ -182,9 +203,8 @@ cdef object _inplace_binary_kernel(Op op, tuple args):
     cdef object res
     if op.name == "sub_" and (_is_bool_operand(t) or _is_bool_operand(b)):
         raise _bool_sub_error()
-    if op.name == "pow_" and type(b) is int and b < 0 and not is_float_num(
-            cnp.PyArray_TYPE(t._data)):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if op.name == "pow_" and type(b) is int:
+        _check_int_exponent(t, b)
     _check_inplace_target(t, op.name)
     if isinstance(b, Tensor):
         check_no_partial_overlap(t._data, (<TensorBase>b)._data)

@@ -527,19 +527,28 @@ def index_key(index, shape=None):
                 return _grid_key(key, tuple(shape)), False
             except _OutOfBounds:
                 pass  # numpy raises it, where setitem raises it: after the value's checks
+        if any(k is Ellipsis for k in key) and _named_dims(key) == len(shape):
+            # an Ellipsis that stands for no dim separates nothing: ``x[:, [0], ..., [0]]``
+            # of a 3-d x keeps its advanced block in place in torch, where numpy counts the
+            # indices as separated and moves the block first (fuzz seed 8 #8077)
+            key = [k for k in key if k is not Ellipsis]
     return tuple(key), False
 
 
-def _check_dim_count(key, shape):
-    """torch's first check of an index: it names no more dims than the tensor has (an int,
-    a slice, an integer index count one dim; a mask its own dims; None, ``...`` and a bool
-    none)."""
-    named = sum(
+def _named_dims(key):
+    """How many of the tensor's dims ``key`` names: an int, a slice, an integer index one;
+    a mask its own dims; None, ``...`` and a bool none."""
+    return sum(
         0
         if (k is None or k is Ellipsis or isinstance(k, bool))
         else (k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1)
         for k in key
     )
+
+
+def _check_dim_count(key, shape):
+    """torch's first check of an index: it names no more dims than the tensor has."""
+    named = _named_dims(key)
     if named > len(shape):
         raise _index_error(
             f"too many indices for tensor of dimension {len(shape)} (got {named})", shape

@@ -458,8 +458,9 @@ def index_select(input, dim, index):
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx[(idx < 0) | (idx >= n)].reshape(-1)[0])
-        if axis == 1 and x.flags.c_contiguous:
-            # torch's CPU kernel for dim 1 of a contiguous tensor raises this instead
+        if (axis == 1 and x.flags.c_contiguous) or (x.ndim > 1 and x.size == 0):
+            # torch's CPU kernel for dim 1 of a contiguous tensor raises this instead, and
+            # so does its range check of an empty input (fuzz seed 8 #2479)
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
         raise IndexError(
             f"index out of range in self (index {bad} for dimension {axis} of size {n})"
