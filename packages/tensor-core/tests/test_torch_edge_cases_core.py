@@ -689,7 +689,8 @@ def test_an_integer_tensor_to_a_large_int_power_raises_as_torch(dtype, exponent)
         return t.pow_(exponent) if inplace else t**exponent
 
     for inplace in (False, True):
-        ours, theirs = _error_of(lambda: run(gt, inplace)), _error_of(lambda: run(torch, inplace))
+        ours = _error_of(lambda i=inplace: run(gt, i))
+        theirs = _error_of(lambda i=inplace: run(torch, i))
         assert ours == theirs
         if ours[0] == "ok":
             assert run(gt, inplace).tolist() == run(torch, inplace).tolist()
