@@ -113,6 +113,14 @@ CASES = {
         lambda L, x, y, m: L.nn.functional.cross_entropy(x, L.tensor([0, 2])),
         2,  # NllLossBackward0, LogSoftmaxBackward0
     ),
+    "cross_entropy_label_smoothing": (
+        lambda L, x, y, m: L.nn.functional.cross_entropy(x, L.tensor([0, 2]), label_smoothing=0.1),
+        2,  # AddBackward0, MulBackward1 (a C++ Scalar product in torch)
+    ),
+    "cross_entropy_probabilities": (
+        lambda L, x, y, m: L.nn.functional.cross_entropy(x, y.detach().softmax(1)),
+        3,  # DivBackward1 (a C++ Scalar quotient in torch), NegBackward0, SumBackward0
+    ),
 }
 
 # values gradstack shows in another form than torch (the names are the same): none since

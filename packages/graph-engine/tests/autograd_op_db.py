@@ -1105,3 +1105,24 @@ def _extend_with(name):
 
 
 _extend_with("autograd_op_db_nn")
+
+
+def _scalar_overload_samples(name, aten, number):
+    """torch's mul.Scalar/div.Scalar (Note [Scalar overloads]): a tensor by a number."""
+
+    def gen(rng):
+        return [
+            _S(
+                (arr(rng, shape, transposed=tr),),
+                lambda L, t: L.OPS[name](t, number),
+                f"OPS[{name!r}] {list(shape)}",
+                torch_fn=lambda L, t: getattr(L.ops.aten, aten).Scalar(t, number),
+            )
+            for shape, tr in (((), False), ((4,), False), ((2, 3), True))
+        ]
+
+    return gen
+
+
+_add(GradOp("mul_scalar", _scalar_overload_samples("mul_scalar", "mul", 0.75)))
+_add(GradOp("div_scalar", _scalar_overload_samples("div_scalar", "div", 3)))

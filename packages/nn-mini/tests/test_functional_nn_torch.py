@@ -18,19 +18,12 @@ TF = torch.nn.functional
 RNG = np.random.default_rng(0)
 
 
-# torch's C++ composites (cross_entropy with label smoothing or class probabilities)
-# multiply and divide by C++ Scalars, nodes MulBackward1/DivBackward1; gradstack's Python
-# composites multiply by Python numbers, which torch too records as MulBackward0/
-# DivBackward0 (the README lists this difference)
-_SCALAR_OP_NODES = {"MulBackward1": "MulBackward0", "DivBackward1": "DivBackward0"}
-
-
 def _chain(out, depth=3):
     """The first ``depth`` node names of the graph, following the first input each time."""
     names, fn = [], out.grad_fn
     while fn is not None and len(names) < depth:
         name = type(fn).__name__
-        names.append(_SCALAR_OP_NODES.get(name, name))
+        names.append(name)
         nxt = [f for f, _ in fn.next_functions if f is not None]
         nxt = [f for f in nxt if type(f).__name__ != "AccumulateGrad"]
         fn = nxt[0] if nxt else None

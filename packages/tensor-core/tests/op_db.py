@@ -159,6 +159,10 @@ _RANDOM = "a random draw: compared value for value with torch after the same see
 SKIPS: dict[str, str] = {  # op name -> why it has no entry
     "div_rounding": "no function of its own: div(a, b, rounding_mode=...) calls it; its values, "
     "dtypes and gradients are compared with torch in graph-engine's test_div_rounding_mode.py",
+    "mul_scalar": "torch's mul.Scalar, no public function: compared with torch.ops.aten.mul.Scalar "
+    "(values, gradients, node names) in graph-engine's autograd_op_db.py",
+    "div_scalar": "torch's div.Scalar, no public function: compared with torch.ops.aten.div.Scalar "
+    "(values, gradients, node names) in graph-engine's autograd_op_db.py",
     "erf": "compared with torch (values, dtypes, gradients) in graph-engine's "
     "test_special_functions.py",
     "erfinv": "compared with torch (values, dtypes, gradients) in graph-engine's "

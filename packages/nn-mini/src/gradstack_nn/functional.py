@@ -577,7 +577,8 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, ls, 
         ret = smooth.sum()
     else:
         ret = smooth
-    return (1 - ls) * nll + ret * (ls / n_classes)
+    # (torch's C++ multiplies by Scalars: MulBackward1, Note [Scalar overloads])
+    return _OP("mul_scalar")(nll, 1 - ls) + _OP("mul_scalar")(ret, ls / n_classes)
 
 
 def _cross_entropy_probs(input, target, weight, reduction, ignore_index, ls, class_dim):
@@ -595,18 +596,18 @@ def _cross_entropy_probs(input, target, weight, reduction, ignore_index, ls, cla
     logp = input.log_softmax(class_dim)
     n_classes = input.shape[class_dim]
     if ls > 0.0:
-        target = target * (1 - ls) + (ls / n_classes)
+        target = _OP("mul_scalar")(target, 1 - ls) + (ls / n_classes)
     prod = logp * target
     if weight is not None:
         prod = prod * weight.view(*_class_shape(input, class_dim))
     if reduction == "none":
         return -prod.sum(class_dim)
-    total = -prod.sum()
     if reduction == "sum":
-        return total
-    if input.numel() == 0:
-        return total / 0.0
-    return total / (input.numel() // n_classes)
+        return -prod.sum()
+    if input.numel() == 0:  # torch: -(...).sum().fill_(NAN)
+        return -(prod.sum().fill_(float("nan")))
+    # (a division by a Scalar in torch's C++, DivBackward1: Note [Scalar overloads])
+    return _OP("div_scalar")(-prod.sum(), input.numel() // n_classes)
 
 
 def binary_cross_entropy(

@@ -51,7 +51,12 @@ erf erfinv
 )
 
 # gradstack ops that torch calls by another aten name
-RENAMED = {"to_dtype": "aten::to", "div_rounding": "aten::div"}
+RENAMED = {
+    "to_dtype": "aten::to",
+    "div_rounding": "aten::div",
+    "mul_scalar": "aten::mul",
+    "div_scalar": "aten::div",
+}
 
 _cache: dict[str, str] = {}
 

@@ -223,6 +223,37 @@ def _check_writable(t: Tensor, name: str) -> None:
         )
 
 
+def _scalar_operand(other, name):
+    if isinstance(other, (bool, int, float)):
+        return other
+    raise TypeError(
+        f"{name}(): argument 'other' must be a Python number, not {type(other).__name__} "
+        "(multiply or divide by a tensor with mul/div)"
+    )
+
+
+@OPS["mul_scalar"].set_kernel
+def mul_scalar(input, other):
+    """``input * other`` for a Python number ``other``: torch's ``mul.Scalar``.
+
+    Note [Scalar overloads]
+    From Python, ``t * 0.5`` wraps the number in a 0-d tensor and runs ``mul.Tensor``
+    (MulBackward0, whose ``_saved_other`` is a tensor); torch's C++ library code, such as
+    cross_entropy's label smoothing, multiplies by a ``Scalar``: ``mul.Scalar``, recorded
+    as MulBackward1 with the number saved.  Library code of gradstack that mirrors such C++
+    calls ``mul_scalar``/``div_scalar``, so that its graphs read as torch's; the values are
+    ``mul``'s and ``div``'s.
+    """
+    return OPS["mul"].run_kernel(input, _scalar_operand(other, "mul_scalar"))
+
+
+@OPS["div_scalar"].set_kernel
+def div_scalar(input, other):
+    """``input / other`` for a Python number ``other``: torch's ``div.Scalar`` (Note
+    [Scalar overloads])."""
+    return OPS["div"].run_kernel(input, _scalar_operand(other, "div_scalar"))
+
+
 @OPS["rsub"].set_kernel
 def rsub(input, other, alpha=1):
     """``other - alpha * input`` (Python's reflected ``other - tensor``)."""

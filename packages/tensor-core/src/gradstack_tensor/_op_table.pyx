@@ -151,6 +151,9 @@ _PYTHON_OPS = (
     ("topk", False, False), ("isnan", False, False), ("isinf", False, False),
     ("isfinite", False, False), ("count_nonzero", False, False),
     ("div_rounding", False, False),  # torch's div(a, b, rounding_mode=...): aten::div
+    # torch's mul.Scalar and div.Scalar (aten::mul, aten::div): the product and quotient by
+    # a number that library code makes where torch's C++ does (MulBackward1, DivBackward1)
+    ("mul_scalar", False, False), ("div_scalar", False, False),
 )
 for _name, _inplace, _view in _PYTHON_OPS:
     new_op(_name, K_OTHER, None, _inplace, _view)

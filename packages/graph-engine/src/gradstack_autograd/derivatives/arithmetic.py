@@ -512,6 +512,40 @@ def _remainder_jvp(args, out, tangents, lead):
     )
 
 
+# torch's Scalar overloads, which its C++ library code calls (Note [Scalar overloads] in
+# gradstack_tensor/_impl_elementwise.py): the number is saved as it is
+@register(
+    "mul_scalar(self, other)",
+    "MulBackward1",
+    inputs="self",
+    save="other",
+    batch=pointwise,
+)
+def _mul_scalar(ctx, grad):
+    return (grad * ctx.saved_value("other"),)
+
+
+@jvp("mul_scalar")
+def _mul_scalar_jvp(args, out, tangents, lead):
+    return tangents[0] * args[1]
+
+
+@register(
+    "div_scalar(self, other)",
+    "DivBackward1",
+    inputs="self",
+    save="other",
+    batch=pointwise,
+)
+def _div_scalar(ctx, grad):
+    return (grad / ctx.saved_value("other"),)
+
+
+@jvp("div_scalar")
+def _div_scalar_jvp(args, out, tangents, lead):
+    return tangents[0] / args[1]
+
+
 # torch wraps a number divisor into a tensor here: DivBackward2 either way
 @register(
     "div_rounding(self, other, rounding_mode)",
