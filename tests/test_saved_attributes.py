@@ -88,6 +88,8 @@ CASES = {
     "mean_dim": (lambda L, x, y, m: x.mean((0, -1)), 1),
     "prod_all": (lambda L, x, y, m: x.prod(), 1),
     "max_all": (lambda L, x, y, m: x.max(), 1),
+    "max_dim": (lambda L, x, y, m: x.max(1).values, 1),
+    "min_dim_keepdim": (lambda L, x, y, m: x.min(-1, keepdim=True).values, 1),
     "norm": (lambda L, x, y, m: x.norm(), 1),
     "norm_p3_dim": (lambda L, x, y, m: x.norm(p=3, dim=-1), 1),
     "amin_negative": (lambda L, x, y, m: x.amin(-1), 1),
@@ -133,7 +135,6 @@ FORM: dict = {}
 # - mm/addmm have no _saved_*_sym_strides (no formula reads strides): compared without;
 # - getitem: torch records select/slice/index nodes with their own arguments;
 # - gather: torch also saves sparse_grad;
-# - max/min along a dim: torch also shows the indices it chose (_saved_indices);
 # - nll_loss: torch also saves self and total_weight;
 # - var()/std() without a dim: torch shows correction None, gradstack the 1 it applies.
 

@@ -150,6 +150,7 @@ cdef dict _NODE_CLASSES = {}
 
 
 _A_TENSOR = object()     # a saved tensor, in a ``shown`` dict (Note [Saved values by name])
+cdef str _EXTRA = "__extra__"  # the node's ``extra``, in a ``shown`` dict
 
 
 cdef inline bint _holds_saved_tensors(object v):
@@ -221,7 +222,10 @@ cdef class OpNode(Node):
             values[k] = v
         for name, index in d.sizes:
             values[name + "_sym_sizes"] = (<tuple>self.next_edges[<Py_ssize_t>index])[2]
-        return d.shown(values)
+        values[_EXTRA] = self.extra     # (for a presenter that shows what extra holds)
+        values = d.shown(values)
+        values.pop(_EXTRA, None)
+        return values
 
     cdef list _saved_names(self):
         """torch's ``_saved_*`` attribute names of this node (Note [Saved values by name])."""

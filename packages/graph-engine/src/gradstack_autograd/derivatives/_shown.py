@@ -21,6 +21,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import gradstack_tensor as gt
+
 __all__ = [
     "Shown",
     "uint_dims",
@@ -205,12 +207,16 @@ def _selection(values):
     if values.get("dim") is None:  # MaxBackward1: self and its result
         _whole_or_dim(values)
         values.pop("self_sym_sizes", None)
-    else:  # MaxBackward0: the dim, keepdim and the input's sizes (torch's indices too)
+    else:  # MaxBackward0: the dim, keepdim, the input's sizes and the indices it chose
         values.pop("self", None)
         values.pop("result", None)
         values["dim"] = _uint(values["dim"])
+        indices = values.get("__extra__")  # (the entry's extra: the indices, an array)
+        if indices is not None:
+            values["indices"] = gt.tensor(indices)
     return values
 
 
-selection = Shown(_selection)
-"""max/min: over everything (``...Backward1``) or along a dim (``...Backward0``)."""
+selection = Shown(_selection, ("indices",))
+"""max/min: over everything (``...Backward1``) or along a dim (``...Backward0``, which
+shows the indices it chose as torch's ``_saved_indices``)."""
