@@ -55,6 +55,9 @@ CASES = {
     "amax": (lambda L, x, y, m: x.amax(1), 1),
     "var": (lambda L, x, y, m: x.var(1), 1),
     "std": (lambda L, x, y, m: x.std(1), 1),
+    "var_all": (lambda L, x, y, m: x.var(), 1),  # correction None: torch's var.correction
+    "std_all_unbiased": (lambda L, x, y, m: x.std(unbiased=False), 1),
+    "var_correction_2": (lambda L, x, y, m: L.var(x, 0, correction=2), 1),
     "logsumexp": (lambda L, x, y, m: x.logsumexp(1), 1),
     "prod_dim": (lambda L, x, y, m: x.prod(1), 1),
     "softmax": (lambda L, x, y, m: x.softmax(1), 1),
@@ -136,7 +139,8 @@ FORM: dict = {}
 # - getitem: torch records select/slice/index nodes with their own arguments;
 # - gather: torch also saves sparse_grad;
 # - nll_loss: torch also saves self and total_weight;
-# - var()/std() without a dim: torch shows correction None, gradstack the 1 it applies.
+# - var(None)/std(None), the dim given as None: torch's ``unbiased`` overload shows
+#   correction 1, gradstack None (it cannot tell the call from ``var()``).
 
 _MM_STRIDES = {"_saved_self_sym_strides", "_saved_mat2_sym_strides", "_saved_mat1_sym_strides"}
 

@@ -272,6 +272,8 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def _moment(input, dim, correction, keepdim, name, fn):
+    if correction is None:  # torch's default: Bessel's correction
+        correction = 1
     x = _float_input(input, name)
     axes = _axes(dim, x.ndim)
     n = x.size if axes is None else math.prod(x.shape[a] for a in axes)

@@ -183,7 +183,9 @@ cdef class ReductionMethods(ElementwiseMethods):
             dim = numpy_alias(dim, None, axis, "var", "dim", "axis")
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "var", "keepdim", "keepdims")
-        return dispatch(OP_VAR, (self, dim_arg(dim), _correction(unbiased, correction), keepdim))
+        return dispatch(
+            OP_VAR, (self, dim_arg(dim), _correction(unbiased, correction, dim, keepdim), keepdim)
+        )
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """The standard deviation over ``dim`` (see :meth:`var` for the correction)."""
@@ -191,7 +193,9 @@ cdef class ReductionMethods(ElementwiseMethods):
             dim = numpy_alias(dim, None, axis, "std", "dim", "axis")
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "std", "keepdim", "keepdims")
-        return dispatch(OP_STD, (self, dim_arg(dim), _correction(unbiased, correction), keepdim))
+        return dispatch(
+            OP_STD, (self, dim_arg(dim), _correction(unbiased, correction, dim, keepdim), keepdim)
+        )
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """The ``p``-norm over ``dim`` (the Frobenius norm of all elements by default).
@@ -355,12 +359,17 @@ cdef cnp.ndarray _truth_reduce(cnp.ndarray x, object ufunc, object dim, bint kee
     return r
 
 
-cdef object _correction(object unbiased, object correction):
-    """var/std's correction from torch's two spellings (``unbiased`` or ``correction``)."""
+cdef object _correction(object unbiased, object correction, object dim, object keepdim):
+    """var/std's correction from torch's two spellings (``unbiased`` or ``correction``).
+
+    None (read as 1) when nothing names it and no dim or keepdim is given: torch's
+    ``x.var()`` runs ``var.correction`` with ``correction=None`` (its ``_saved_correction``
+    reads None), where ``x.var(0)`` runs the ``unbiased`` overload (1).
+    """
     if correction is not None:
         if unbiased is not None:
             raise TypeError("var/std: pass either unbiased or correction, not both")
         return correction
     if unbiased is None:
-        return 1
+        return None if dim is None and keepdim is False else 1
     return 1 if unbiased else 0

@@ -177,6 +177,8 @@ def var_backward(grad, x, dim, correction, keepdim, lead=()):
     forward formula: ``var_jvp`` is this with the tangent as ``grad`` and ``keepdim=True``.
     """
     shape = tuple(x.shape)
+    if correction is None:  # torch's var() saves None: Bessel's correction
+        correction = 1
     if not shape or dim is None or dim == ():
         # a batched gradient of the result (lead only) broadcasts after the batch dims
         reduced = lead and grad.dim() == len(lead)
