@@ -118,6 +118,24 @@ CASES = {
         lambda L, x, y, m: L.nn.functional.cross_entropy(x, L.tensor([0, 2])),
         2,  # NllLossBackward0, LogSoftmaxBackward0
     ),
+    "nll_loss_weighted": (
+        lambda L, x, y, m: L.nn.functional.nll_loss(
+            x.log_softmax(1), L.tensor([0, 2]), weight=L.tensor([1.0, 2.0, 3.0], dtype=L.float64)
+        ),
+        1,
+    ),
+    "nll_loss_ignored_sum": (
+        lambda L, x, y, m: L.nn.functional.nll_loss(
+            x.log_softmax(1), L.tensor([0, 2]), ignore_index=2, reduction="sum"
+        ),
+        1,
+    ),
+    "nll_loss_none": (
+        lambda L, x, y, m: L.nn.functional.nll_loss(
+            x.log_softmax(1), L.tensor([1, 2]), reduction="none"
+        ),
+        1,
+    ),
     "cross_entropy_label_smoothing": (
         lambda L, x, y, m: L.nn.functional.cross_entropy(x, L.tensor([0, 2]), label_smoothing=0.1),
         2,  # AddBackward0, MulBackward1 (a C++ Scalar product in torch)
@@ -138,7 +156,6 @@ FORM: dict = {}
 # - mm/addmm have no _saved_*_sym_strides (no formula reads strides): compared without;
 # - getitem: torch records select/slice/index nodes with their own arguments;
 # - gather: torch also saves sparse_grad;
-# - nll_loss: torch also saves self and total_weight;
 # - var(None)/std(None), the dim given as None: torch's ``unbiased`` overload shows
 #   correction 1, gradstack None (it cannot tell the call from ``var()``).
 
@@ -162,8 +179,6 @@ def test_saved_attributes_match_torch(case):
         got, want = _saved(ours), _saved(theirs)
         if case in ("mm", "addmm"):
             want = {k: v for k, v in want.items() if k not in _MM_STRIDES}
-        if type(ours).__name__ == "NllLossBackward0":
-            continue  # NAMES_DIFFER["nll_loss"]; its LogSoftmax node is compared
         assert sorted(got) == sorted(want), type(ours).__name__
         for name, value in want.items():
             mine = got[name]

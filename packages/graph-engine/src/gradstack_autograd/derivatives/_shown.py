@@ -29,6 +29,8 @@ __all__ = [
     "dim_list",
     "whole_or_dim_list",
     "loss_enums",
+    "nll_enums",
+    "TotalWeight",
     "vector_norm",
     "narrow_as_slice",
     "split_sizes",
@@ -120,6 +122,44 @@ loss_enums = Shown(_loss_enums)
 >>> loss_enums.fn({"reduction": "sum"})
 {'reduction': 2}
 """
+
+
+def _nll_enums(values):
+    _loss_enums(values)
+    total = values.get("__extra__")  # (the entry's extra: a TotalWeight)
+    if total is not None:
+        values["total_weight"] = total.tensor()
+    return values
+
+
+nll_enums = Shown(_nll_enums, ("total_weight",))
+"""nll_loss: :data:`loss_enums`, and torch's ``total_weight`` (the weight of the targets
+that count, a 0-d tensor; 0 for ``'none'``)."""
+
+
+class TotalWeight:
+    """torch's ``total_weight`` of an ``nll_loss`` call, computed when read: the summed
+    weight (or count) of the targets that are not ``ignore_index``, 0 for ``'none'``."""
+
+    __slots__ = ("target", "weight", "reduction", "ignore_index", "dtype")
+
+    def __init__(self, args):
+        self.target, self.weight = args[1], args[2] if len(args) > 2 else None
+        self.reduction = args[3] if len(args) > 3 else "mean"
+        self.ignore_index = args[4] if len(args) > 4 else -100
+        self.dtype = args[0].dtype
+
+    def tensor(self):
+        if self.reduction == "none":
+            return gt.zeros((), dtype=self.dtype)
+        t = self.target.detach().numpy()
+        keep = t != self.ignore_index
+        if self.weight is None:
+            total = float(keep.sum())
+        else:
+            w = self.weight.detach().numpy()
+            total = float(w[t[keep]].sum())
+        return gt.tensor(total, dtype=self.dtype)
 
 
 def _vector_norm(values):

@@ -43,7 +43,7 @@ from gradstack_tensor.extension import dispatch
 
 from ..grad_mode import no_grad
 from ._formulas import _batch_scatter, _lead, _sum_all
-from ._shown import loss_enums
+from ._shown import TotalWeight, loss_enums, nll_enums
 from ._table import _not_differentiable, jvp, register
 from ._tangents import _take
 from .batching import (
@@ -221,6 +221,7 @@ def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype):
 
 
 def _nll_backward(ctx, grad):
+    ctx.saved_value("self")  # (read as torch's formula does: the version check)
     target, weight, reduction, ignore_index = (
         ctx.saved_value(k) for k in ("target", "weight", "reduction", "ignore_index")
     )
@@ -271,18 +272,22 @@ def _nll_loss_rule(args, bdims):
     return per.sum(1) / w.sum(1), 0
 
 
+# (torch's formula reads ``self`` and ``total_weight`` too: both are saved and shown, and
+# writing ``self`` in place before backward fails it, as in torch)
 register(
     "nll_loss(self, target, weight, reduction, ignore_index)",
     "NllLossBackward0",
-    save="target, weight, reduction, ignore_index",
-    shown=loss_enums,
+    save="self, target, weight, reduction, ignore_index",
+    shown=nll_enums,
+    extra=lambda args, out: TotalWeight(args),
     batch=_nll_loss_rule,
 )(_nll_backward)
 register(
     "nll_loss2d(self, target, weight, reduction, ignore_index)",
     "NllLoss2DBackward0",
-    save="target, weight, reduction, ignore_index",
-    shown=loss_enums,
+    save="self, target, weight, reduction, ignore_index",
+    shown=nll_enums,
+    extra=lambda args, out: TotalWeight(args),
     batch=per_sample("the K-dim loss's weighted mean per sample; rare inside vmap"),
 )(_nll_backward)
 
