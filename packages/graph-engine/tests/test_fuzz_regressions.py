@@ -1087,3 +1087,18 @@ def test_a_slice_step_error_comes_before_the_leaf_view_error():
         return [v2]
 
     assert _both(program) == [("raises", "ValueError")] * 2
+
+
+def test_the_gradient_of_a_product_with_a_zero_is_computed_in_the_products_dtype():
+    # fuzz seed 8 #6205: prod(dtype=float32) of a float16 input with one zero: the product
+    # of the others overflowed in half (inf * 0 = NaN) where torch computes it in float32
+    values = np.array([0.0] + [2.75, -3.0, 2.25, -1.5] * 6, dtype=np.float16)
+
+    def program(lib):
+        x = lib.tensor(values, requires_grad=True)
+        (g,) = _grad(lib)(x.prod(dtype=lib.float32) * 0.5, [x], create_graph=True)
+        return [g]
+
+    ours, theirs = _both(program)
+    assert ours == theirs
+    assert not np.isnan(np.asarray(ours[1][0], dtype=float)).any()

@@ -407,7 +407,8 @@ def to_dtype(input, dtype, copy=False):
     target = _dt.as_dtype(dtype).numpy
     if x.dtype == target and not copy:
         return _view(x.view(), input)
-    return _wrap(x.astype(target))
+    with np.errstate(over="ignore", invalid="ignore"):  # torch casts silently (inf, wraps)
+        return _wrap(x.astype(target))
 
 
 @OPS["repeat"].set_kernel

@@ -133,7 +133,11 @@ def _prod(ctx, grad):
         # torch's prod_safe_zeros_backward: a slice of one element passes grad through
         # (no graph to x under create_graph)
         return (g,)
-    # with zeros, no division: d prod / d x_i is the product of the others
+    # with zeros, no division: d prod / d x_i is the product of the others, in the
+    # product's dtype (torch casts the input first: a float16 input of prod(dtype=float32)
+    # overflowed to inf * 0 = NaN in half; fuzz seed 8 #6205)
+    if x.dtype != out.dtype:
+        x = x.to(out.dtype)
     return (g * _prod_of_others(x, dim),)
 
 
