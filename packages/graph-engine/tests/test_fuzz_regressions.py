@@ -1102,3 +1102,35 @@ def test_the_gradient_of_a_product_with_a_zero_is_computed_in_the_products_dtype
     ours, theirs = _both(program)
     assert ours == theirs
     assert not np.isnan(np.asarray(ours[1][0], dtype=float)).any()
+
+
+def test_a_product_with_zeros_backpropagates_in_linear_memory_with_torchs_overflows():
+    # fuzz seed 9 #7329: the first-order gradient with a zero is torch's exclusive
+    # cumprods, O(n) memory (the (n, n) product asked for 4e10 elements here) and the same
+    # order of products: a float16 run of 300s overflows where torch's does
+    big = np.ones(200_001)
+    big[7] = 0.0
+    x = gt.tensor(big, requires_grad=True)
+    x.prod().backward()
+    assert x.grad[7].item() == 1.0 and x.grad.sum().item() == 1.0
+
+    def program(lib):
+        v1 = lib.full((300,), 300.0, dtype=lib.float16, requires_grad=True)
+        v3 = lib.cat((v1, lib.tensor([0.0], dtype=lib.float16)))
+        lib.prod(v3, 0, keepdim=True).sum().backward()
+        return [v1.grad]
+
+    ours, theirs = _both(program)
+    np.testing.assert_array_equal(np.asarray(ours[1]), np.asarray(theirs[1]))
+
+
+def test_an_integer_result_of_a_stale_multi_output_view_is_fine_as_in_torch():
+    # fuzz seed 9 #1028: ``v.long()`` of a stale multi-output view records nothing (no
+    # float output), so torch queries no grad_fn and raises nothing
+    def program(lib):
+        v1 = lib.ones((1, 1), dtype=lib.float64) + 0
+        v3 = v1.chunk(1, -1)[0]
+        v1[[0, 0], 0:1] = lib.tensor([1.0], dtype=lib.float64, requires_grad=True)
+        return [v3.long()]
+
+    assert _both(program) == [("ok", [[[1]]])] * 2

@@ -586,9 +586,26 @@ cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) 
     _save_output(d, node, _saved_args(d, node, args), out, args)
 
 
+cdef bint _any_float_output(object out):
+    if isinstance(out, Tensor):
+        return _is_float_tensor(out)
+    if isinstance(out, tuple):
+        for o in out:
+            if _is_float_tensor(o):
+                return True
+    return False
+
+
 cdef object record(Derivative d, tuple args, object out):
-    """Record the node of an op that ran on tensors requiring grad; returns ``out``."""
-    cdef OpNode node = _make_node(d, args)
+    """Record the node of an op that ran on tensors requiring grad; returns ``out``.
+
+    An op whose outputs are all integers or bools (``v.long()``) records nothing: nothing
+    could receive its gradient, and torch collects no edges for it, so a stale view as its
+    input raises nothing (fuzz seed 9 #1028)."""
+    cdef OpNode node
+    if d.extra is None and not _any_float_output(out):
+        return out      # (an entry with an extra may refuse the call there: prod(dtype=int))
+    node = _make_node(d, args)
     _attach_outputs(node, out)
     _save_for_backward(d, node, args, out)
     if d.extra is not None:

@@ -10,6 +10,8 @@ from gradstack_tensor import OPS
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
 
+from .. import _grad_mode as _modes
+
 from ._formulas import (
     _along_axis_key,
     _batch_scatter,
@@ -138,6 +140,9 @@ def _prod(ctx, grad):
     # overflowed to inf * 0 = NaN in half; fuzz seed 8 #6205)
     if x.dtype != out.dtype:
         x = x.to(out.dtype)
+    if not _grad_mode() and not _modes.forward_ad_enabled():
+        # first order, no tangents through backward: torch's exclusive cumprods, O(n)
+        return (g * gt.from_numpy(_prod_of_others_array(_data(x), dim)),)
     return (g * _prod_of_others(x, dim),)
 
 
@@ -153,6 +158,36 @@ def _prod_jvp(args, out, tangents, lead):
     else:
         partial = _prod_of_others(x, dim)  # Note [prod's gradient with zeros]
     return _sum_over(t * partial, _reduced(dim, x, lead), keepdim)
+
+
+# torch's cumprod accumulates in its CPU acc_type (float for half, double for float)
+_CUMPROD_ACC = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float64}
+
+
+def _prod_of_others_array(x, dim):
+    """For each element, the product of the others of its slice along ``dim`` (all of
+    ``x`` for None), as torch's ``prod_safe_zeros_backward`` computes it: the product of
+    the exclusive cumulative products from the left and from the right.
+
+    Note [prod's first-order gradient with zeros]
+    The exclusive cumprods take O(n) memory, where the (n, n) product of
+    :func:`_prod_of_others` (kept for ``create_graph``, which needs ops that differentiate
+    again) takes O(n^2): a slice of 10^5 elements with a zero asked for 10^10.  The
+    order of the products is torch's too, so an overflow lands where torch's does: with
+    a float16 slice ``[300] * 300 + [0]`` the elements before the zero see the zero first
+    from the right, 0, not inf * 0 (fuzz seed 9 #7329).
+    """
+    if dim is None:
+        return _prod_of_others_array(x.reshape(-1), 0).reshape(x.shape)
+    xa = np.moveaxis(x, dim % x.ndim, -1)
+    acc = _CUMPROD_ACC.get(xa.dtype, xa.dtype)
+    ones = np.ones(xa.shape[:-1] + (1,), dtype=acc)
+    left = np.concatenate([ones, xa[..., :-1].astype(acc)], -1)
+    right = np.concatenate([ones, xa[..., :0:-1].astype(acc)], -1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        left = np.cumprod(left, -1).astype(xa.dtype)
+        right = np.cumprod(right, -1)[..., ::-1].astype(xa.dtype)
+        return np.ascontiguousarray(np.moveaxis(left * right, -1, dim % x.ndim))
 
 
 def _prod_of_others(x, dim):
