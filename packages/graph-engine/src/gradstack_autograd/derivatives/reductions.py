@@ -11,7 +11,6 @@ from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
 
 from .. import _grad_mode as _modes
-
 from ._formulas import (
     _along_axis_key,
     _batch_scatter,
