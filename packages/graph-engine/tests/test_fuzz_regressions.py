@@ -820,6 +820,17 @@ def test_an_index_error_comes_before_the_multi_output_view_error():
     assert _both(valid_index) == [("raises", "RuntimeError")] * 2
 
 
+def _agrees_with_torch(program, outcome, message=None):
+    """``program`` runs (``"ok"``) or raises (``"raises"``) in both libraries, with the same
+    values or error type, and gradstack's RuntimeError says ``message``."""
+    ours, theirs = _both(program)
+    assert ours == theirs
+    assert ours[0] == outcome
+    if outcome == "raises" and message is not None:
+        with pytest.raises(RuntimeError, match=message):
+            program(gt)
+
+
 def _split_view_programs():
     def write_with_grad(lib):  # seed 6 #5342
         x, w = lib.zeros(4), lib.ones(2, requires_grad=True)
@@ -876,12 +887,7 @@ def test_a_multi_output_view_of_a_base_without_grad_is_one_as_in_torch(program, 
     # torch marks split/chunk/unbind outputs made with grad mode on as multi-output views
     # whether or not the base requires grad: writing one in place with a value that
     # requires grad raises, and so does using one whose base gained grad after a write
-    ours, theirs = _both(program)
-    assert ours == theirs
-    assert ours[0] == outcome
-    if outcome == "raises":
-        with pytest.raises(RuntimeError, match="A view was created in no_grad mode and"):
-            program(gt)
+    _agrees_with_torch(program, outcome, "A view was created in no_grad mode and")
 
 
 def _unregenerated_view_programs():
@@ -953,12 +959,7 @@ def _unregenerated_view_programs():
 def test_a_view_whose_base_gained_grad_through_another_view_as_in_torch(program, outcome):
     # torch stores a view's grad_fn lazily: until the view is read or used, an in-place op
     # on it is "a leaf Variable that requires grad is being used in an in-place operation"
-    ours, theirs = _both(program)
-    assert ours == theirs
-    assert ours[0] == outcome
-    if outcome == "raises":
-        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
-            program(gt)
+    _agrees_with_torch(program, outcome, "a leaf Variable that requires grad")
 
 
 def test_gradients_through_a_view_used_after_a_sibling_write_reach_the_writer():
@@ -1052,9 +1053,7 @@ def test_views_of_special_views_inherit_their_creation_as_in_torch(program, outc
     # torch's propagate_creation_meta: a view of a no_grad or multi-output view is one too;
     # a view with requires_grad of its own over a leaf base is a view of a leaf; reading
     # the grad_fn of a stale multi-output view raises
-    ours, theirs = _both(program)
-    assert ours == theirs
-    assert ours[0] == outcome
+    _agrees_with_torch(program, outcome)
 
 
 def test_a_no_grad_view_written_since_refuses_use_as_in_torch():
