@@ -1133,3 +1133,120 @@ def test_an_integer_result_of_a_stale_multi_output_view_is_fine_as_in_torch():
         return [v3.long()]
 
     assert _both(program) == [("ok", [[[1]]])] * 2
+
+
+def _product_outcome(lib, op, a_spec, b_spec):
+    """What ``op(a, b)`` gives, then its gradients: result shape, dtype and sum, and each
+    operand's gradient dtype and sum; or the error's type."""
+
+    def operand(shape, dtype, requires_grad):
+        t = lib.ones(shape, dtype=getattr(lib, dtype))
+        return t.requires_grad_() if requires_grad else t
+
+    try:
+        a, b = operand(*a_spec), operand(*b_spec)
+        r = a @ b if op == "matmul" else getattr(lib, op)(a, b)
+        out = [list(r.shape), str(r.dtype).split(".")[-1], r.double().sum().item()]
+        if r.requires_grad:
+            r.double().sum().backward()
+            for t in (a, b):
+                g = t.grad
+                out.append(None if g is None else (str(g.dtype).split(".")[-1], g.sum().item()))
+        return out
+    except (RuntimeError, NotImplementedError, IndexError, TypeError, ValueError) as e:
+        return type(e).__name__
+
+
+@pytest.mark.parametrize(
+    "op,a,b",
+    [
+        # seed 7 #19088, seed 10 #14202: 2-d @ batch goes through bmm, which checks no dtype
+        # (nor bool) for an empty product and takes the second operand's dtype
+        ("matmul", ((0, 1), "int16", False), ((1, 1, 1), "bool", False)),
+        ("matmul", ((0, 0), "int32", False), ((1, 0, 1), "bool", False)),
+        ("matmul", ((2, 0), "float32", False), ((3, 0, 4), "bool", False)),
+        ("matmul", ((3, 0, 2), "bool", False), ((3, 2, 4), "int32", False)),
+        ("bmm", ((3, 2, 0), "bool", False), ((3, 0, 4), "bool", False)),
+        # ... but a folded batch runs mm/mv, which check the dtype and say no to bool only
+        # when there is something to compute
+        ("matmul", ((3, 2, 2), "float32", False), ((2, 0), "float64", False)),
+        ("matmul", ((3, 0, 2), "bool", False), ((2, 2), "bool", False)),
+        ("matmul", ((2, 2), "bool", False), ((2, 0), "bool", False)),
+        ("matmul", ((3, 2, 0), "bool", False), ((0,), "bool", False)),
+        ("matmul", ((2, 2), "bool", False), ((3, 2, 2), "bool", False)),
+        ("matmul", ((0,), "bool", False), ((0,), "bool", False)),
+        # shape errors come before the bool error
+        ("matmul", ((2, 0), "bool", False), ((3, 2, 2), "bool", False)),
+        ("bmm", ((3, 2, 2), "bool", False), ((2, 2, 2), "bool", False)),
+        ("mv", ((), "float32", False), ((2,), "int64", False)),
+        # an operand that requires grad changes the path: a batch of one is squeezed and
+        # folded into mm (which checks dtypes); an integer result cannot carry a gradient
+        ("matmul", ((3, 0, 2), "float64", False), ((1, 2, 2), "float32", True)),
+        ("matmul", ((3, 0, 2), "float64", True), ((1, 2, 2), "float32", False)),
+        ("matmul", ((3, 0, 2), "float64", True), ((3, 2, 2), "int32", False)),
+        ("bmm", ((3, 0, 2), "float64", True), ((3, 2, 2), "int32", False)),
+        ("matmul", ((0, 2), "float64", True), ((3, 2, 2), "float32", False)),
+        ("matmul", ((0, 2), "float64", False), ((3, 2, 2), "float32", True)),
+    ],
+)
+def test_an_empty_product_checks_what_torch_checks(op, a, b):
+    assert _product_outcome(gt, op, a, b) == _product_outcome(torch, op, a, b)
+
+
+def _history_apart_from_base_programs():
+    def base_written_after(lib):  # seed 7 #4454
+        x0 = lib.tensor([[[0.5]]])
+        v3 = x0.transpose(1, -3)
+        v3.requires_grad_()
+        v7 = v3[0]
+        x0.sub_(lib.tensor(2, dtype=lib.int8))
+        (v7 * lib.ones(2, 3)).sum().backward()
+        return [
+            lib.tensor(v3.grad is None),
+            lib.tensor(type(v7.grad_fn).__name__ == "AsStridedBackward0"),
+        ]
+
+    def base_not_written(lib):
+        y = lib.zeros(2, 2)
+        w = y.t()
+        w.requires_grad_()
+        (w[0] * 3).sum().backward()
+        return [w.grad]
+
+    def written_through_the_view_under_no_grad(lib):
+        y = lib.zeros(2, 2)
+        w = y.t()
+        w.requires_grad_()
+        u = w[0]
+        with _no_grad(lib):
+            w.add_(1)
+        (u * 3).sum().backward()
+        return [lib.tensor(w.grad is None)]
+
+    def written_then_view_written_in_place(lib):
+        y = lib.zeros(2, 2)
+        w = y.t()
+        w.requires_grad_()
+        u = w[0]
+        y.add_(1)
+        u.mul_(2)
+        return [u]
+
+    return [
+        (base_written_after, "ok"),
+        (base_not_written, "ok"),
+        (written_through_the_view_under_no_grad, "ok"),
+        (written_then_view_written_in_place, "raises"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "program,outcome",
+    _history_apart_from_base_programs(),
+    ids=lambda p: getattr(p, "__name__", p),
+)
+def test_a_view_whose_history_does_not_pass_through_its_base(program, outcome):
+    # Note [A view whose history does not pass through its base]: a write into the base
+    # that autograd did not record gives the view torch's regenerated grad_fn, which
+    # feeds nothing
+    _agrees_with_torch(program, outcome)

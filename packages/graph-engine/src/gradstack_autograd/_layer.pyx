@@ -399,6 +399,8 @@ cdef inline object _input_edge(object x):
             return NO_EDGE      # torch: a view made under no_grad requires grad, feeds nothing
         if meta.requires_grad_from_base and not _regenerate_view(<Tensor>x, meta):
             return NO_EDGE      # Note [A view follows its base's requires_grad_()]
+        if meta.history_apart_from_base:
+            _regenerate_history_apart_from_base(<Tensor>x, meta)
     return gradient_edge(<Tensor>x)
 
 
@@ -921,6 +923,34 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
         meta.view_creation = VIEW_MULTI_OUTPUT
         meta.view_op = multi_name
         meta.base_version = view.version_counter().value
+    elif view._grad_fn is not None and not base._requires_grad:
+        meta = meta_of(view)
+        meta.history_apart_from_base = True
+        meta.base_version = view.version_counter().value
+
+
+# Note [A view whose history does not pass through its base]
+# A view of a view that was given ``requires_grad_()`` of its own (``v = x.t();
+# v.requires_grad_(); w = v[0]``) has a grad_fn that reaches ``v``, while its base (the
+# root ``x``) does not require grad.  When the base is then written in place with nothing
+# recorded (``x.sub_(2)``), torch regenerates ``w``'s grad_fn from the base the next time
+# it is read or used: an AsStridedBackward0 over ``x``, which feeds nothing, so gradients
+# through ``w`` no longer reach ``v`` (fuzz seed 7 #4454).  Such views note the version
+# their grad_fn belongs to; once the base requires grad (a recorded write made it), the
+# eager regeneration of Note [Views follow in-place writes on their base] takes over.
+
+
+cdef void _regenerate_history_apart_from_base(Tensor v, AutogradMeta meta) except *:
+    cdef Tensor base = v._view_base
+    cdef Py_ssize_t current
+    if base is None or base._requires_grad or v._grad_fn is None:
+        meta.history_apart_from_base = False
+        return
+    current = v.version_counter().value
+    if current != meta.base_version:
+        v._grad_fn = _as_strided_node(base, v, NO_EDGE)
+        v._output_nr = 0
+        meta.base_version = current
 
 
 cdef void _inherit_view_creation(Tensor view, tuple args) except *:
@@ -1152,6 +1182,8 @@ def _grad_fn_read(Tensor t not None):
             # fuzz seed 7 #8873)
             _raise_stale_view(t, meta)
         meta.grad_fn_unread = False
+        if meta.history_apart_from_base:
+            _regenerate_history_apart_from_base(t, meta)
 
 
 cdef bint _setitem_of_a_subview(Op op, tuple args, Tensor target) except -1:

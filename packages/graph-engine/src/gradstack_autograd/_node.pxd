@@ -23,7 +23,10 @@ cdef class AutogradMeta:
     # Note [A view follows its base's requires_grad_()], _layer.pyx
     cdef public bint requires_grad_from_base  # requires grad only because its base does
     cdef public Py_ssize_t base_version       # the version when it started to
-    # (on a multi-output view: the version its grad_fn was made at)
+    # (on a multi-output view, or one with history_apart_from_base: the version its
+    # grad_fn was made at)
+    # Note [A view whose history does not pass through its base], _layer.pyx
+    cdef public bint history_apart_from_base
 
 
 # Note [no_gc is declared in the .pxd]

@@ -37,28 +37,40 @@ _BOOL_KERNEL = {
 }
 
 
+def _dtype_error(name, a, b):
+    ta, tb = a.dtype.name, b.dtype.name
+    words = _DTYPE_MISMATCH[name].format(
+        a=CPP_TYPE[ta], b=CPP_TYPE[tb], A=SCALAR_TYPE[ta], B=SCALAR_TYPE[tb]
+    )
+    return RuntimeError(f"{words} ({ta} and {tb}: cast one with .to(other.dtype))")
+
+
 def _operands(name, a, b):
+    """The arrays of ``a`` and ``b``, checked to be tensors of one dtype (torch's words for
+    each kernel).  bmm checks dtypes in its kernel (:func:`_refuse_bool`) and passes here."""
     for label, t in (("self", a), ("other", b)):
         if not isinstance(t, Tensor):
             raise TypeError(
                 f"{name}(): argument '{label}' must be a Tensor, not {type(t).__name__}"
             )
     x, y = _data(a), _data(b)
-    if name == "bmm" and x.dtype.kind == "b":  # torch's bmm checks its first operand first
-        raise NotImplementedError(
-            "\"bmm\" not implemented for 'Bool' (cast with .int() or .float())"
-        )
-    if x.dtype != y.dtype:
-        ta, tb = a.dtype.name, b.dtype.name
-        words = _DTYPE_MISMATCH[name].format(
-            a=CPP_TYPE[ta], b=CPP_TYPE[tb], A=SCALAR_TYPE[ta], B=SCALAR_TYPE[tb]
-        )
-        raise RuntimeError(f"{words} ({ta} and {tb}: cast one with .to(other.dtype))")
-    if x.dtype.kind == "b":
+    if x.dtype != y.dtype and name != "bmm":
+        raise _dtype_error(name, a, b)
+    return x, y
+
+
+def _refuse_bool(name, a, b):
+    """torch's product kernels have no bool version.  It says so once the shapes are
+    checked, and only when there is something to compute: a product with an empty
+    operand returns (or zero-fills) before the kernel runs, so ``bool (2, 2) @ bool (2, 0)``
+    is an empty bool tensor, while ``dot`` of two empty bool vectors raises.  bmm's kernel
+    looks at its first operand's dtype, then at the second's."""
+    if a.dtype.name == "bool":
         raise NotImplementedError(
             f"\"{_BOOL_KERNEL[name]}\" not implemented for 'Bool' (cast with .int() or .float())"
         )
-    return x, y
+    if a.dtype is not b.dtype:  # only bmm gets here with two dtypes
+        raise _dtype_error(name, a, b)
 
 
 def _need_ndim(name, label, x, ndims):
@@ -71,17 +83,67 @@ def _fmt(shape):
     return "x".join(str(s) for s in shape) if shape else "scalar"
 
 
+def matmul_folds(a, b) -> bool:
+    """torch's ``should_fold(a, b)``: whether ``a @ b`` runs mm/mv on the larger operand
+    folded into a matrix (``b.mT`` when ``b`` is the larger) rather than bmm.
+
+    Note [Which kernel a batched matmul runs]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    torch folds a batch times a matrix or a vector into one mm/mv when the fold is free:
+    when the smaller operand requires grad (its gradient is then one mm), when the batch is
+    empty, or when the batch dims of the larger operand are laid out as one run.  A 2-D
+    operand times a batch is never folded unless the 2-D one requires grad.  The kernel
+    decides the errors (mm's and bmm's differ) and whether an empty product checks dtypes
+    (Note [An empty batched product checks no dtype]); autograd decides from it what is
+    saved.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> matmul_folds(gt.zeros(4, 2, 3), gt.zeros(3, 5))
+    True
+    >>> matmul_folds(gt.zeros(2, 3), gt.zeros(4, 3, 5))
+    False
+    """
+    da, db = a.dim(), b.dim()
+    larger_a = da >= db
+    if not (max(da, db) >= 3 and min(da, db) <= 2):
+        return False
+    if (b if larger_a else a).requires_grad:
+        return True
+    if da == 2:
+        return False
+    x = _data(a if larger_a else b)
+    if x.size == 0:
+        return True
+    shape, strides = list(x.shape), [s // x.itemsize for s in x.strides]
+    if not larger_a:
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
 def _matmul_kernel(a, b):
-    """The op torch's matmul hands its operands to (its errors are that op's): dot, mv,
-    bmm for two batches, mm for the rest (a batch times a matrix is folded into one mm)."""
+    """The op torch's matmul hands its operands to (its errors are that op's): dot, mv
+    or mm for operands of at most 2 dims and for folded batches (Note [Which kernel a
+    batched matmul runs]), bmm for the rest."""
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         return "matmul"
     da, db = a.dim(), b.dim()
     if da == 1 and db == 1:
         return "dot"
-    if da >= 2 and db == 1:
-        return "mv"
-    return "bmm" if da >= 3 and db >= 3 else "mm"
+    if (da <= 2 and db <= 2) or matmul_folds(a, b) or _squeezes_a_batch_of_one(a, b):
+        return "mv" if db == 1 or (da == 1 and db >= 3) else "mm"
+    return "bmm"
+
+
+def _squeezes_a_batch_of_one(a, b):
+    """Whether torch's matmul squeezes one 3-d operand's batch of one matrix away before
+    folding: it does for an operand that requires grad (its gradient is then one mm, with
+    no sum over a broadcast batch) when the other is a batch of several."""
+    if a.dim() != 3 or b.dim() != 3:
+        return False
+    (na, nb) = (a.shape[0], b.shape[0])
+    return (na == 1 and nb != 1 and a.requires_grad) or (nb == 1 and na != 1 and b.requires_grad)
 
 
 def _outer_product_shaped(x, y) -> bool:
@@ -99,18 +161,16 @@ def _outer_product_shaped(x, y) -> bool:
     return x.ndim >= 2 and y.ndim >= 2 and x.shape[-1] == 1 and y.shape[-2] == 1
 
 
-def _empty_batched_product(a, b, batched):
+def _empty_batched_product(a, b):
     """Note [An empty batched product checks no dtype]
     torch's bmm allocates its result with batch2's dtype and returns (empty result) or
-    zero-fills it (no contraction) before its kernel, whose dtype check is then never
-    reached: ``bmm(float64 (3, 1, 0), float32 (3, 0, 1))`` is float32 zeros.  matmul goes
-    through bmm when the second operand is batched (3-D or more) and the first is not a
-    vector (which torch folds into mv).  Returns the array, or
+    zero-fills it (no contraction) before its kernel, whose dtype and bool checks are then
+    never reached: ``bmm(float64 (3, 1, 0), float32 (3, 0, 1))`` is float32 zeros, and
+    ``int16 (0, 1) @ bool (1, 1, 1)`` an empty bool tensor.  matmul goes through bmm where
+    it does not fold (Note [Which kernel a batched matmul runs]).  Returns the array, or
     None when the general path applies."""
-    if not (batched and isinstance(a, Tensor) and isinstance(b, Tensor)):
-        return None
     x, y = _data(a), _data(b)
-    if x.dtype == y.dtype or "b" in (x.dtype.kind, y.dtype.kind) or (x.size and y.size):
+    if x.size and y.size:
         return None
     try:
         return np.asarray(np.matmul(x.astype(y.dtype), y))
@@ -130,34 +190,51 @@ def _product_as_matmul(x, y):
     return out
 
 
+def _matmul_shapes_error(x, y):
+    """The error of ``x @ y`` whose shapes do not match, in the words of the kernel torch
+    hands them to; None when they match."""
+    try:
+        np.matmul(np.empty(x.shape, np.int8), np.empty(y.shape, np.int8))  # no data: cheap
+    except ValueError:
+        pass
+    else:
+        return None
+    if x.ndim == 1 and y.ndim == 1:
+        return _dot_shapes_error(x, y)
+    if x.ndim <= 2 and y.ndim <= 2:
+        return RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
+        )
+    return RuntimeError(
+        f"matmul: shapes {list(x.shape)} and {list(y.shape)} are not compatible (the last "
+        "dim of the first must equal the second-to-last of the second, and batch dims "
+        "must broadcast)"
+    )
+
+
 @OPS["matmul"].set_kernel
 def matmul(a, b):
-    empty = _empty_batched_product(
-        a, b, isinstance(b, Tensor) and b.dim() >= 3 and isinstance(a, Tensor) and a.dim() >= 2
-    )
-    if empty is not None:
-        return _wrap(empty)
-    x, y = _operands(_matmul_kernel(a, b), a, b)
-    if x.ndim == 0 or y.ndim == 0:
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and 0 in (a.dim(), b.dim()):
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and {y.ndim}D"
+            "both arguments to matmul need to be at least 1D, but they are "
+            f"{a.dim()}D and {b.dim()}D"
         )
-    try:
-        if _outer_product_shaped(x, y):
-            return _wrap(_product_as_matmul(x, y))
-        return _wrap(np.asarray(np.matmul(x, y)))
-    except ValueError:
-        if x.ndim == 1 and y.ndim == 1:
-            return dot(a, b)  # raises dot's message, as torch does
-        if x.ndim <= 2 and y.ndim <= 2:
-            raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
-            ) from None
-        raise RuntimeError(
-            f"matmul: shapes {list(x.shape)} and {list(y.shape)} are not compatible (the last "
-            "dim of the first must equal the second-to-last of the second, and batch dims "
-            "must broadcast)"
-        ) from None
+    kernel = _matmul_kernel(a, b)
+    if kernel == "dot":
+        return dot(a, b)
+    if kernel == "bmm":
+        empty = _empty_batched_product(a, b)
+        if empty is not None:
+            return _wrap(empty)
+    x, y = _operands(kernel, a, b)
+    error = _matmul_shapes_error(x, y)
+    if error is not None:
+        raise error
+    if x.size and y.size:
+        _refuse_bool(kernel, a, b)
+    if _outer_product_shaped(x, y):
+        return _wrap(_product_as_matmul(x, y))
+    return _wrap(np.asarray(np.matmul(x, y)))
 
 
 @OPS["mm"].set_kernel
@@ -169,17 +246,13 @@ def mm(a, b):
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
         )
+    if x.size and y.size:
+        _refuse_bool("mm", a, b)
     return _wrap(x @ y)
 
 
 @OPS["bmm"].set_kernel
 def bmm(a, b):
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dim() == 3 and b.dim() == 3:
-        sa, sb = a.shape, b.shape
-        if sa[0] == sb[0] and sa[2] == sb[1]:
-            empty = _empty_batched_product(a, b, True)  # Note [An empty batched product ...]
-            if empty is not None:
-                return _wrap(empty)
     x, y = _operands("bmm", a, b)
     _need_ndim("bmm", "batch1", x, (3,))
     _need_ndim("bmm", "batch2", y, (3,))
@@ -188,22 +261,34 @@ def bmm(a, b):
             f"bmm(): expected batch1 [b, n, m] and batch2 [b, m, p], got {list(x.shape)} and "
             f"{list(y.shape)}"
         )
+    empty = _empty_batched_product(a, b)  # Note [An empty batched product checks no dtype]
+    if empty is not None:
+        return _wrap(empty)
+    _refuse_bool("bmm", a, b)
     if _outer_product_shaped(x, y):
         return _wrap(_product_as_matmul(x, y))
     return _wrap(np.matmul(x, y))
 
 
-@OPS["dot"].set_kernel
-def dot(a, b):
-    x, y = _operands("dot", a, b)
+def _dot_shapes_error(x, y):
     if x.ndim != 1 or y.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
+        return RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
     if x.shape[0] != y.shape[0]:
-        raise RuntimeError(
+        return RuntimeError(
             f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] "
             f"to have the same number of elements, but got {x.shape[0]} and {y.shape[0]} "
             "elements respectively"
         )
+    return None
+
+
+@OPS["dot"].set_kernel
+def dot(a, b):
+    x, y = _operands("dot", a, b)
+    error = _dot_shapes_error(x, y)
+    if error is not None:
+        raise error
+    _refuse_bool("dot", a, b)  # even for empty vectors
     return _wrap(np.asarray(np.dot(x, y)))
 
 
@@ -222,6 +307,10 @@ def outer(a, b):
 
 @OPS["mv"].set_kernel
 def mv(a, b):
+    if isinstance(a, Tensor) and a.dim() == 0:  # torch reads the matrix's size(0) first
+        raise IndexError(
+            "Dimension specified as 0 but tensor has no dimensions (mv needs a 2-D matrix)"
+        )
     x, y = _operands("mv", a, b)
     _need_ndim("mv", "self", x, (2,))
     _need_ndim("mv", "vec", y, (1,))
@@ -229,6 +318,8 @@ def mv(a, b):
         raise RuntimeError(
             f"size mismatch, got input ({x.shape[0]}), mat ({_fmt(x.shape)}), vec ({y.shape[0]})"
         )
+    if x.size and y.size:
+        _refuse_bool("mv", a, b)
     return _wrap(x @ y)
 
 
@@ -247,6 +338,7 @@ def addmm(input, mat1, mat2, beta=1, alpha=1):
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_fmt(x.shape)} and {_fmt(y.shape)})"
         )
+    _refuse_bool("addmm", mat1, mat2)
     bias = _data(input) if isinstance(input, Tensor) else np.asarray(input, dtype=x.dtype)
     target = (x.shape[0], y.shape[1])
     if not expands_to(bias.shape, target):

@@ -22,6 +22,9 @@ Random numbers
 Indexing
     :func:`index_key` turns a torch index (tensors, lists, slices ...) into the key numpy
     takes, and says whether it is basic indexing (a view), as ``t[index]`` does.
+Kernels chosen
+    :func:`matmul_folds` says whether ``a @ b`` runs torch's folded mm/mv or its bmm
+    (what autograd saves depends on it).
 
 Fused kernels are in :mod:`gradstack_tensor.kernels`.
 
@@ -46,6 +49,7 @@ from __future__ import annotations
 # wrapper would add a Python frame to each call.
 from ._dispatch import DispatchLayer, Op, dispatch, register_layer, unregister_layer
 from ._impl_elementwise import index_key
+from ._impl_linalg import matmul_folds
 from ._tensor import _data as data_of
 from ._tensor import _wrap as wrap
 from ._tensor import _wrap_detached as wrap_detached
@@ -62,6 +66,7 @@ __all__ = [
     "data_of",
     "dispatch",
     "index_key",
+    "matmul_folds",
     "register_layer",
     "set_autograd_extension",
     "set_draw_observer",

@@ -106,6 +106,19 @@ def _batch_gather(grad, key, shape):
     return r.reshape((b,) + pos.shape)
 
 
+_AUTOGRAD_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                          "uint8": "Byte", "bool": "Bool"}  # fmt: skip
+
+
+def refuse_undifferentiable_result(out):
+    """Raise torch's "Autograd not support dtype" when ``out``, the result of a
+    differentiable op with an input that requires grad, is an integer or bool tensor
+    (torch checks this where it attaches the node: ``sum(dtype=int64)`` of such an input,
+    or an empty ``bmm`` whose second operand is an integer tensor)."""
+    if isinstance(out, Tensor) and not (out.is_floating_point() or out.is_complex()):
+        raise RuntimeError(f"Autograd not support dtype: {_AUTOGRAD_SCALAR_NAMES[out.dtype.name]}")
+
+
 def _is_tensor(x):
     return isinstance(x, Tensor)
 

@@ -9,8 +9,15 @@ import numpy as np
 from gradstack_tensor import OPS, Tensor
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
+from gradstack_tensor.extension import matmul_folds as _folds
 
-from ._formulas import _batch_gather, _batch_scatter, _is_tensor, _lead
+from ._formulas import (
+    _batch_gather,
+    _batch_scatter,
+    _is_tensor,
+    _lead,
+    refuse_undifferentiable_result,
+)
 from ._table import jvp, register
 from ._tangents import _matmul_left, _matmul_right, _pad, _put, _take, _tangent_sum
 from .batching import _arg, _rank, front, last_two, pad, per_sample
@@ -79,26 +86,6 @@ def _matmul_folded_other(a, b):
     except ValueError:
         return b.clone()
     return None
-
-
-def _folds(a, b):
-    """torch's ``should_fold(a, b)``: whether matmul runs mm/mv on the larger operand
-    folded into a matrix (``b.mT`` when ``b`` is the larger), rather than bmm."""
-    da, db = a.dim(), b.dim()
-    larger_a = da >= db
-    if not (max(da, db) >= 3 and min(da, db) <= 2):
-        return False
-    if (b if larger_a else a).requires_grad:
-        return True
-    if da == 2:
-        return False
-    x = _data(a if larger_a else b)
-    if x.size == 0:
-        return True
-    shape, strides = list(x.shape), [s // x.itemsize for s in x.strides]
-    if not larger_a:
-        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
-    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 _ITSELF, _VIEW, _COPY = 0, 1, 2
@@ -181,6 +168,9 @@ def _matmul_cuts(a, b):
 
 
 def _matmul_extra(args, out):
+    # an empty product through bmm has the second operand's dtype (Note [An empty batched
+    # product checks no dtype]): an integer one cannot carry a gradient
+    refuse_undifferentiable_result(out)
     a, b = args[0], args[1]
     cut_a, cut_b = _matmul_cuts(a, b)
     return (
@@ -293,6 +283,7 @@ def _mm(ctx, grad):
     inputs="self, mat2",
     save="self, mat2",
     save_for={"self": "mat2", "mat2": "self"},
+    extra=lambda args, out: refuse_undifferentiable_result(out),  # as _matmul_extra
     batch=_matmul_rule,
 )
 def _bmm(ctx, grad):

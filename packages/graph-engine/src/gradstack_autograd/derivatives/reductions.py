@@ -20,6 +20,7 @@ from ._formulas import (
     _keep,
     _lead,
     _reduced_count,
+    refuse_undifferentiable_result,
     var_backward,
 )
 from ._shown import (
@@ -46,12 +47,10 @@ def _differentiable_dtype(name, position):
     """An ``extra=`` check at record time: torch refuses a reduction whose ``dtype=`` (the
     argument at ``position``) makes the result of a tensor that requires grad an integer
     ("Autograd not support dtype")."""
-    types = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-             "uint8": "Byte", "bool": "Bool"}  # fmt: skip
 
     def check(args, out):
-        if len(args) > position and args[position] is not None and not out.is_floating_point():
-            raise RuntimeError(f"Autograd not support dtype: {types[out.dtype.name]}")
+        if len(args) > position and args[position] is not None:
+            refuse_undifferentiable_result(out)
         return None
 
     check.__name__ = f"_{name}_dtype_check"
