@@ -223,3 +223,108 @@ def test_a_nan_gradient_without_pow_false_is_a_wrong_gradient():
         [_snap([1.0, 1.0]), _snap([0.5, np.nan])],
     )
     assert v.category == "wrong_grad"
+
+
+# --- an in-place op that reads what it writes ------------------------------------------
+
+execute = importlib.import_module("gsfuzz.execute").execute
+
+READS_WHAT_IT_WRITES = Program(  # fuzz seed 11 #1713
+    seed=0,
+    index=0,
+    stmts=[
+        Stmt(
+            "x0 = torch.tensor([[[0.5], [0.5], [0.5]]] * 4, dtype=torch.float64)\n"
+            "v2 = torch.cat([x0, x0 * 2, x0], 2)\nv3 = v2[-3:, -3]",
+            defines=("v2", "v3"),
+            checks=("v3",),
+            tag="getitem.basic",
+            phase="fwd",
+        ),
+        Stmt("v2.remainder_(v3)", defines=(), checks=("v2",), tag="binary_.remainder", phase="fwd"),
+        Stmt("v4 = v2 + 1", defines=("v4",), checks=("v4",), tag="binary.add", phase="fwd"),
+    ],
+)
+
+
+def test_torch_reading_what_it_wrote_marks_the_statement():
+    torch = pytest.importorskip("torch")
+    events = execute(torch, READS_WHAT_IT_WRITES, final=False)
+    assert [e.aliased for e in events] == [False, True, False]
+    # torch wrote zeros into v3 (a part of v2) before reading it: 0 % 0 is NaN
+    assert np.isnan(events[1].value[3]).any()
+
+
+def test_an_operand_that_is_the_target_or_a_copy_marks_nothing():
+    torch = pytest.importorskip("torch")
+    program = Program(
+        seed=0,
+        index=0,
+        stmts=[
+            Stmt("v0 = torch.arange(4.) + 1\nv1 = v0.clone()", ("v0", "v1"), ("v0",), "x", "fwd"),
+            Stmt("v0.mul_(v0)", (), ("v0",), "binary_.mul", "fwd"),
+            Stmt("v0.mul_(v1)", (), ("v0",), "binary_.mul", "fwd"),
+            Stmt("v2 = v0.expand(2, 4)\nv0.uniform_()", ("v2",), ("v0",), "random_.uniform", "fwd"),
+        ],
+    )
+    assert not any(e.aliased for e in execute(torch, program, final=False))
+
+
+def test_after_an_aliasing_a_different_value_is_torch_disagreeing_with_itself():
+    nan = float("nan")
+    aliased = [
+        Event(0, "snap", "v0", _snap([0.0, 1.0])),
+        Event(1, "snap", "v1", _snap([nan, 0.0]), True),
+    ]
+    ours = [Event(0, "snap", "v0", _snap([0.0, 1.0])), Event(1, "snap", "v1", _snap([0.0, 0.0]))]
+    program = _program(("v0 = x", "x", "fwd"), ("v1.remainder_(v0)", "binary_.remainder", "fwd"))
+    assert compare(ours, aliased, program).category == "oracle_divergence"
+    # the same difference without the mark is a wrong value
+    aliased[1].aliased = False
+    assert compare(ours, aliased, program).category == "wrong_value"
+
+
+def test_torch_internal_assert_on_a_bool_base_is_torch_bug():
+    # fuzz seed 10 #5337: the gradient of ``True ** x``
+    message = (
+        'RuntimeError: false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/c10/core/'
+        'Scalar.cpp":42, please report a bug to PyTorch. unknown ivalue tag 4'
+    )
+    program = _program(("v0 = True ** x", "binary.pow", "fwd"), ("v1 = grad(v0)", "grad", "bwd1"))
+    ours = _events(_snap([1.0]), _snap([0.0]))
+    theirs = [
+        Event(0, "snap", "v0", _snap([1.0])),
+        Event(1, "error", "", ("RuntimeError", message)),
+    ]
+    assert compare(ours, theirs, program).category == "torch_bug"
+    other = (
+        "RuntimeError",
+        'false INTERNAL ASSERT FAILED at "x/Other.cpp":1, unknown ivalue tag 4',
+    )
+    theirs[1] = Event(1, "error", "", other)
+    assert compare(ours, theirs, program).category == "works_where_torch_raises"
+
+
+def test_a_hook_torch_called_with_none_is_torch_bug():
+    # fuzz seed 11 #7101: torch hands a hook None for norm(p=0)'s undefined gradient
+    message = "AttributeError: 'NoneType' object has no attribute 'clamp'"
+    hooked = _program(
+        ("v0 = x.norm(p=0)\nx.register_hook(lambda g: g.clamp(-1, 1))", "reduce.norm", "fwd"),
+        ("v1 = grad(v0)", "backward", "bwd1"),
+    )
+    ours = _events(_snap([1.0]), _snap([0.0]))
+    theirs = [
+        Event(0, "snap", "v0", _snap([1.0])),
+        Event(1, "error", "", ("AttributeError", message)),
+    ]
+    assert compare(ours, theirs, hooked).category == "torch_bug"
+    # without a hook in the program, or in a forward statement, it is gradstack's failure
+    plain = _program(
+        ("v0 = x.norm(p=0)", "reduce.norm", "fwd"), ("v1 = grad(v0)", "backward", "bwd1")
+    )
+    assert compare(ours, theirs, plain).category == "works_where_torch_raises"
+    forward = _program(
+        ("v0 = x.norm(p=0)\nx.register_hook(lambda g: g.clamp(-1, 1))", "reduce.norm", "fwd"),
+        ("v1 = v0.f()", "unary.f", "fwd"),
+    )
+    assert compare(ours, theirs, forward).category == "works_where_torch_raises"

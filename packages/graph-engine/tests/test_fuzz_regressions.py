@@ -1250,3 +1250,56 @@ def test_a_view_whose_history_does_not_pass_through_its_base(program, outcome):
     # that autograd did not record gives the view torch's regenerated grad_fn, which
     # feeds nothing
     _agrees_with_torch(program, outcome)
+
+
+def _seed_11_programs():
+    def augmented_setitem_of_a_sliced_view(lib):  # seed 11 #4769
+        # ``v3[-1:,] += x5`` writes v3[-1:] (a view, though it covers the whole dim), then
+        # sets it back: torch's indexing returns the tensor itself only for a slice written
+        # as [0:length or more], so v3 itself is not written
+        v1 = lib.full((1, 1, 1, 1, 1, 1), 1.0).prod(-3, keepdim=True)
+        v3 = v1[:0, -2:-1, -1::3]
+        x5 = lib.tensor(0.5, requires_grad=True)
+        v3[-1:,] += x5
+        return [lib.tensor(v3.shape), lib.tensor(v3.requires_grad)]
+
+    def whole_slice_of_a_stale_view_is_the_view(lib):
+        # the same write through [0:] writes the view itself: torch's leaf error
+        b = lib.zeros(2, 3)
+        v = b[:, :2]
+        w = lib.ones(1, requires_grad=True)
+        b[:, 2:].copy_(w.expand(2, 1))
+        v[0:] = 1.0
+        return [v]
+
+    def no_gradient_arrives_at_a_node_whose_save_was_written(lib):  # seed 11 #12062
+        # norm(p=0)'s gradient is undefined, yet torch's atan2 node still unpacks the
+        # operand that atan2_ saved and then wrote
+        x0 = lib.ones(2, dtype=lib.float64, requires_grad=True)
+        v5 = x0.clamp(min=0.25, max=2)
+        v5.atan2_(v5)
+        (2 - v5).norm(p=0).backward()
+        return [x0.grad]
+
+    def saved_view_is_differentiated_as_the_view(lib):  # seed 10 #15210
+        # Note [A saved view takes its history from the view]
+        x0 = lib.full((3, 2), 0.5, requires_grad=True)
+        v2 = x0 * 1
+        v5 = v2[-2::2]
+        v5.relu_()
+        gr = _grad(lib)(v5.sum() + v2.sum(), [x0, v5], create_graph=True)
+        return list(_grad(lib)(gr[0].sin().sum(), [x0, v5]))
+
+    return [
+        (augmented_setitem_of_a_sliced_view, "ok"),
+        (whole_slice_of_a_stale_view_is_the_view, "raises"),
+        (no_gradient_arrives_at_a_node_whose_save_was_written, "raises"),
+        (saved_view_is_differentiated_as_the_view, "ok"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "program,outcome", _seed_11_programs(), ids=lambda p: getattr(p, "__name__", p)
+)
+def test_seed_11_programs_agree_with_torch(program, outcome):
+    _agrees_with_torch(program, outcome)

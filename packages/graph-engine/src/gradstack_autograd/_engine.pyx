@@ -13,7 +13,7 @@ from gradstack_autograd._grad_mode cimport (
 from gradstack_autograd._layer cimport Derivative, OpNode
 from gradstack_autograd._native cimport broadcastable_to, sum_to
 from gradstack_autograd._node cimport (
-    AccumulateGrad, AutogradMeta, Node, add_into_array, free_saved, gradient_edge,
+    AccumulateGrad, AutogradMeta, Node, add_into_array, check_saved, free_saved, gradient_edge,
 )
 
 import heapq
@@ -280,6 +280,7 @@ cdef tuple _call_node(Node node, list grads):
         grads = list(go)
     go = tuple(grads)
     if _all_none(grads):
+        check_saved(node)       # Note [A node unpacks what it saved even when no gradient ...]
         gi = (None,) * len(node.next_edges)
     else:
         try:

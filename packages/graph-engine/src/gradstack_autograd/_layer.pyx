@@ -27,6 +27,7 @@ from gradstack_autograd._node cimport (
 )
 
 import traceback
+import operator
 import weakref
 
 import numpy as np
@@ -1193,6 +1194,17 @@ cdef bint _setitem_of_a_subview(Op op, tuple args, Tensor target) except -1:
             and _writes_a_subview(args[1], (<object>data_of(target)).shape))
 
 
+cdef bint _whole_dim_slice(slice k, Py_ssize_t length) except -1:
+    """torch's indexing returns the tensor itself for a slice, not a view, when its start
+    as written is 0 (or none), its stop at least the dim's length (or none) and its step 1:
+    ``t[0:]`` and ``t[:99]`` are ``t``, ``t[-1:]`` of a dim of one is a view (fuzz seed 11
+    #4769)."""
+    start = 0 if k.start is None else operator.index(k.start)
+    stop = length if k.stop is None else operator.index(k.stop)
+    step = 1 if k.step is None else operator.index(k.step)
+    return start == 0 and stop >= length and step == 1
+
+
 def _writes_a_subview(key, tuple shape):
     """Whether torch's ``t[key] = v`` writes a view of ``t`` rather than ``t`` itself: its
     basic part (ints, None, bools, slices that are not the whole dim) makes a new view."""
@@ -1225,7 +1237,7 @@ def _writes_a_subview(key, tuple shape):
         if isinstance(k, slice):
             if dim >= len(shape):
                 return True
-            if k.indices(shape[dim]) != (0, shape[dim], 1):
+            if not _whole_dim_slice(k, shape[dim]):
                 return True
         dim += w
     return False

@@ -49,6 +49,8 @@ cdef class SavedTensor:
     cdef bint hooked
     cdef bint freed
     cdef object fw_grad            # a saved output's tangent (forward-over-reverse, _layer.pyx)
+    cdef object view_ref           # a saved output that is a view: a weakref to it (Note
+                                   # [A saved view takes its history from the view])
 
 
 @cython.no_gc
@@ -87,6 +89,7 @@ cdef AutogradMeta meta_of(Tensor t)
 cdef SavedTensor save_tensor(Tensor t, bint is_output, Node owner)
 cdef object unpack_saved(SavedTensor s, Node owner, Py_ssize_t index)
 cdef void free_saved(Node node) noexcept
+cdef void check_saved(Node node) except *
 cdef Py_ssize_t next_sequence_nr() noexcept
 cdef int _check_node_grads(Node node, tuple grads) except -1
 cdef tuple gradient_edge(Tensor t)

@@ -237,6 +237,8 @@ cdef SavedTensor save_tensor(Tensor t, bint is_output, Node owner):
         s.data = data_of(t)
         s.output_nr = t._output_nr
         s.output_requires_grad = t._requires_grad
+        if t._view_base is not None:
+            s.view_ref = weakref.ref(t)
     else:
         s.tensor = t
         if t._grad_fn is not None and t._autograd_meta is None and not _has_instance_dict(t):
@@ -283,12 +285,39 @@ _FREED_MESSAGE = (
 )
 
 
-cdef object unpack_saved(SavedTensor s, Node owner, Py_ssize_t index):
-    cdef Tensor t
+cdef inline void _check_usable(SavedTensor s, Node owner, Py_ssize_t index) except *:
     if s.freed:
         raise RuntimeError(f"{_FREED_MESSAGE} (The freed tensors belonged to node {owner.name()}.)")
     if s.vc.value != s.version:
         raise RuntimeError(_version_error(s, owner, index))
+
+
+cdef void check_saved(Node node) except *:
+    """Raise what unpacking ``node``'s saved tensors would raise (freed, or modified in
+    place since saved).
+
+    Note [A node unpacks what it saved even when no gradient arrives]
+    torch's generated nodes unpack their saved variables before they look at the incoming
+    gradients, so a graph whose gradient stops on the way (``norm(p=0)``'s backward is
+    undefined) still fails at a node whose saved tensor was written in place since
+    (``v.atan2_(v)`` saves ``v`` and then writes it; fuzz seed 11 #12062).  The engine
+    skips the formula of a node that receives no gradient, and calls this instead."""
+    cdef Py_ssize_t i = 0
+    if node.saved is None:
+        return
+    for v in node.saved:
+        if isinstance(v, SavedTensor):
+            _check_usable(<SavedTensor>v, node, i)
+        elif type(v) is tuple:
+            for w in <tuple>v:
+                if isinstance(w, SavedTensor):
+                    _check_usable(<SavedTensor>w, node, i)
+        i += 1
+
+
+cdef object unpack_saved(SavedTensor s, Node owner, Py_ssize_t index):
+    cdef Tensor t
+    _check_usable(s, owner, index)
     if s.hooked:
         r = s.unpack_hook(s.packed)
         if not isinstance(r, Tensor):
@@ -304,12 +333,32 @@ cdef object unpack_saved(SavedTensor s, Node owner, Py_ssize_t index):
         return s.tensor
     if s.output_requires_grad and gs_get_grad_enabled():
         t = _output_alias(s.data, s, owner)
+        if s.view_ref is not None:
+            _take_the_views_history(t, s.view_ref())
     else:
         t = wrap(s.data)
         t._vc = s.vc
     if s.fw_grad is not None:
         t._fw_grad = s.fw_grad
     return t
+
+
+# Note [A saved view takes its history from the view]
+# An in-place op on a view (``v5 = v2[::2]; v5.relu_()``) saves its result, ``v5``, and
+# the write gives ``v5`` a new grad_fn: an AsStridedBackward0 over the base's CopySlices.
+# torch's SavedVariable notes that grad_fn (``is_inplace_on_view``) and unpacks the saved
+# result with it, not with the node that saved it; a gradient formula computed with
+# ``create_graph=True`` then depends on ``v5`` as the graph sees it, so differentiating it
+# again with respect to ``v5`` gives zeros where the node itself would leave ``v5``
+# unused (None, or "appears to not have been used in the graph"; fuzz seed 10 #15210).
+# A saved output that is a view keeps a weak reference to it and takes its grad_fn when
+# unpacked, if the view is alive (torch's weak grad_fn, likewise, may be gone).
+
+
+cdef void _take_the_views_history(Tensor t, object view) except *:
+    if view is not None and (<Tensor>view)._grad_fn is not None:
+        t._grad_fn = (<Tensor>view)._grad_fn
+        t._output_nr = (<Tensor>view)._output_nr
 
 
 cdef Tensor _output_alias(cnp.ndarray data, SavedTensor s, Node owner):
