@@ -328,3 +328,22 @@ def test_a_hook_torch_called_with_none_is_torch_bug():
         ("v1 = v0.f()", "unary.f", "fwd"),
     )
     assert compare(ours, theirs, forward).category == "works_where_torch_raises"
+
+
+def test_a_last_bit_of_any_op_excuses_a_later_index():
+    # fuzz seed 12 #5654: torch's exp2 of nine equal values gives two values one ulp apart
+    ours_v = [1.4142135623730951] * 9
+    theirs_v = [1.414213562373095] * 8 + [1.4142135623730951]
+    program = _program(
+        ("v0 = torch.exp2(x)", "unary.exp2", "fwd"), ("v1 = v0.argmax()", "reduce.argmax", "fwd")
+    )
+    ours = _events(_snap(ours_v, "float64"), _snap(0, "int64"))
+    theirs = _events(_snap(theirs_v, "float64"), _snap(8, "int64"))
+    assert compare(ours, theirs, program).category == "oracle_divergence"
+    # equal values in torch too: the same index difference is a wrong value
+    theirs = _events(_snap(ours_v, "float64"), _snap(8, "int64"))
+    assert compare(ours, theirs, program).category == "wrong_value"
+    # two ulps apart is not a kernel's tail
+    far = [1.4142135623730951] * 8 + [1.4142135623730951 + 2 * 2.220446049250313e-16]
+    theirs = _events(_snap(far, "float64"), _snap(8, "int64"))
+    assert compare(ours, theirs, program).category == "wrong_value"

@@ -1303,3 +1303,76 @@ def _seed_11_programs():
 )
 def test_seed_11_programs_agree_with_torch(program, outcome):
     _agrees_with_torch(program, outcome)
+
+
+def _seed_12_13_programs():
+    def stale_split_output_without_grad_fn_retains_grad(lib):  # seed 12 #18855
+        # torch's retain_grad tests the stored grad_fn: a multi-output view made before its
+        # base required grad is a leaf there (using it raises, retaining its grad does not)
+        x0 = lib.tensor([1.0], dtype=lib.float64, requires_grad=True)
+        x1 = lib.tensor([[0.5, 0.5]], dtype=lib.float16)
+        v6 = x1.view_as(x1)
+        v9 = x1.chunk(3, -1)[0]
+        v6[0, -2] = x0.sum()
+        v9.retain_grad()
+        return [lib.tensor(v9.requires_grad)]
+
+    def floor_divide_node_raises_without_a_gradient(lib):  # seed 12 #8075
+        x0 = lib.tensor([0.5], dtype=lib.float64, requires_grad=True)
+        v3 = lib.floor_divide(lib.tensor([[0.5]], dtype=lib.float64), x0.amin())
+        lib.add(v3, 1.5).norm(p=0, dim=(0,)).sum().backward()
+        return [x0.grad]
+
+    def masked_fill_value_must_fit(lib):  # seed 13 #13403
+        x0 = lib.tensor([5, 6], dtype=lib.uint8)
+        x0[lib.tensor([True, True])] = lib.tensor(-2.5, dtype=lib.float64)
+        return [x0]
+
+    def masked_fill_value_that_fits(lib):
+        x0 = lib.tensor([5, 6], dtype=lib.int8)
+        x0[lib.tensor([True, False])] = lib.tensor(-2.5, dtype=lib.float64)
+        return [x0]
+
+    return [
+        (stale_split_output_without_grad_fn_retains_grad, "ok"),
+        (floor_divide_node_raises_without_a_gradient, "raises"),
+        (masked_fill_value_must_fit, "raises"),
+        (masked_fill_value_that_fits, "ok"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "program,outcome", _seed_12_13_programs(), ids=lambda p: getattr(p, "__name__", p)
+)
+def test_seed_12_13_programs_agree_with_torch(program, outcome):
+    _agrees_with_torch(program, outcome)
+
+
+def _seed_14_programs():
+    def zero_repeat_gradient_is_a_constant(lib):  # seed 14 #18009
+        # torch's repeat_backward returns fresh zeros for a zero repeat: under create_graph
+        # the gradient does not require grad
+        x0 = lib.ones((2, 2), requires_grad=True)
+        v = x0.repeat(0, 2)
+        loss = lib.logsumexp(v, 1).sum() + (x0 * 0.5).sum()
+        (g,) = _grad(lib)(loss, [x0], create_graph=True)
+        return [g, lib.tensor(g.requires_grad)]
+
+    def float16_prod_with_a_zero_under_create_graph(lib):  # seed 14 #18785
+        # torch's exclusive cumprods overflow in half before they meet the zero
+        vals = [3.0] * 12 + [0.0] + [3.0] * 3  # 3 ** 11 is inf in half: inf * 0 at [11]
+        x = lib.tensor(vals, dtype=lib.float16, requires_grad=True)
+        (g,) = _grad(lib)(x.prod(), [x], create_graph=True)
+        return [g.isnan(), g.masked_fill(g.isnan(), 7.0)]  # (NaN == NaN is False in lists)
+
+    return [
+        (zero_repeat_gradient_is_a_constant, "ok"),
+        (float16_prod_with_a_zero_under_create_graph, "ok"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "program,outcome", _seed_14_programs(), ids=lambda p: getattr(p, "__name__", p)
+)
+def test_seed_14_programs_agree_with_torch(program, outcome):
+    _agrees_with_torch(program, outcome)

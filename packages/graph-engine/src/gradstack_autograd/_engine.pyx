@@ -279,7 +279,7 @@ cdef tuple _call_node(Node node, list grads):
                 go = tuple(r)
         grads = list(go)
     go = tuple(grads)
-    if _all_none(grads):
+    if _all_none(grads) and node.name() != "NotImplemented":
         check_saved(node)       # Note [A node unpacks what it saved even when no gradient ...]
         gi = (None,) * len(node.next_edges)
     else:

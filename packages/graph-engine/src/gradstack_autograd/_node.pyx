@@ -301,7 +301,9 @@ cdef void check_saved(Node node) except *:
     gradients, so a graph whose gradient stops on the way (``norm(p=0)``'s backward is
     undefined) still fails at a node whose saved tensor was written in place since
     (``v.atan2_(v)`` saves ``v`` and then writes it; fuzz seed 11 #12062).  The engine
-    skips the formula of a node that receives no gradient, and calls this instead."""
+    skips the formula of a node that receives no gradient, and calls this instead; torch's
+    ``NotImplemented`` node (floor_divide) raises whatever it receives, so the engine runs
+    that one (seed 12 #8075)."""
     cdef Py_ssize_t i = 0
     if node.saved is None:
         return

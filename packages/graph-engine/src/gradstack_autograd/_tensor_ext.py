@@ -75,8 +75,11 @@ class AutogradExtension:
     def retain_grad(tensor):
         if not tensor.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if tensor.grad_fn is None:
-            return None  # leaves keep their grad anyway
+        if tensor._grad_fn is None:
+            # leaves keep their grad anyway; as torch, the stored grad_fn decides, so a view
+            # whose grad_fn torch would regenerate (and refuse) is not read (fuzz seed 12
+            # #18855)
+            return None
         node = tensor.grad_fn
         if node.retained is None:
             node.retained = {}

@@ -833,6 +833,12 @@ def setitem_(input, index, value):
             raise RuntimeError(
                 "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
             )
+        if mask is not None and isinstance(value, Tensor):
+            # masked_fill_ takes the value as a number: it must fit the dtype (fuzz seed 13
+            # #13403: -2.5 into uint8 raises; Note [A fill value must fit the dtype])
+            src = scalar_as(
+                value, dst.dtype, "__setitem__", checked=True, float_checks=dst.dtype == np.float32
+            )
         src = _drop_leading_ones(src, len(shape))
         _check_assignable(np.shape(src), shape, basic)
         if isinstance(value, Tensor) and value.dtype is not input.dtype and mask is None:
@@ -861,7 +867,8 @@ def setitem_(input, index, value):
             "before performing this operation. This also applies to advanced indexing e.g. "
             "tensor[indices] = tensor"
         )
-    writable_alias(dst, overlapping=True)[key] = src
+    with np.errstate(invalid="ignore"):  # nan or inf cast to an integer: silent, as torch
+        writable_alias(dst, overlapping=True)[key] = src
     input._bump_version("__setitem__")
     return input
 

@@ -190,14 +190,26 @@ def _product_as_matmul(x, y):
     return out
 
 
+def _matmul_shapes_match(xs: tuple, ys: tuple) -> bool:
+    """Whether numpy's (and torch's) matmul takes operands of shapes ``xs`` and ``ys``:
+    the contracted sizes agree and the batch dims broadcast (no data is touched)."""
+    if len(xs) == 1 and len(ys) == 1:
+        return xs[0] == ys[0]
+    a = (1,) + xs if len(xs) == 1 else xs
+    b = ys + (1,) if len(ys) == 1 else ys
+    if a[-1] != b[-2]:
+        return False
+    try:
+        np.broadcast_shapes(a[:-2], b[:-2])
+    except ValueError:
+        return False
+    return True
+
+
 def _matmul_shapes_error(x, y):
     """The error of ``x @ y`` whose shapes do not match, in the words of the kernel torch
     hands them to; None when they match."""
-    try:
-        np.matmul(np.empty(x.shape, np.int8), np.empty(y.shape, np.int8))  # no data: cheap
-    except ValueError:
-        pass
-    else:
+    if _matmul_shapes_match(x.shape, y.shape):
         return None
     if x.ndim == 1 and y.ndim == 1:
         return _dot_shapes_error(x, y)

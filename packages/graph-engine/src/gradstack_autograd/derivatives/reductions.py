@@ -141,7 +141,16 @@ def _prod(ctx, grad):
     if not _grad_mode() and not _modes.forward_ad_enabled():
         # first order, no tangents through backward: torch's exclusive cumprods, O(n)
         return (g * gt.from_numpy(_prod_of_others_array(_data(x), dim)),)
-    return (g * _prod_of_others(x, dim),)
+    others = _prod_of_others(x, dim)
+    # where torch's exclusive cumprods overflow (inf, or inf * 0 = NaN) and the product of
+    # the others does not, or the reverse, torch's value stands, as a constant (fuzz seed
+    # 14 #18785: float16 under create_graph)
+    theirs = _prod_of_others_array(_data(x), dim)
+    finite = np.isfinite(theirs)
+    differ = finite != np.isfinite(_data(others))
+    if differ.any():
+        others = gt.where(gt.from_numpy(differ), gt.from_numpy(theirs), others)
+    return (g * others,)
 
 
 @jvp("prod")
@@ -199,6 +208,10 @@ def _prod_of_others(x, dim):
     """
     if dim is None:
         return _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
+    if x.dtype == gt.float16:
+        # in float32, as torch's cumprods accumulate: products of the others that pass
+        # 65504 on the way are not inf * 0 = NaN at a zero (fuzz seed 14 #18785)
+        return _prod_of_others(x.to(gt.float32), dim).to(gt.float16)
     axis = dim % x.dim()
     xt = x.transpose(axis, -1)
     n = xt.shape[-1]

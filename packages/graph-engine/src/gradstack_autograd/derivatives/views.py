@@ -651,10 +651,14 @@ def _repeat_rule(args, bdims):
 def _repeat(ctx, grad):
     sizes = ctx.saved_value("repeats")
     shape = (1,) * (len(sizes) - len(ctx.input_shape(0))) + tuple(ctx.input_shape(0))
+    lead = _lead(grad)
+    if 0 in tuple(sizes):
+        # torch's repeat_backward: a zero repeat gives fresh zeros, with no graph (fuzz seed
+        # 14 #18009: under create_graph the gradient does not require grad)
+        return (grad.new_zeros(lead + tuple(ctx.input_shape(0))),)
     interleaved = []
     for s, d in zip(sizes, shape):
         interleaved += [s, d]
-    lead = _lead(grad)
     g = grad.reshape(list(lead) + interleaved).sum(
         tuple(range(len(lead), len(lead) + 2 * len(sizes), 2))
     )
