@@ -328,6 +328,64 @@ def extend(db) -> None:
     # derivative, so no gradcheck): nn-mini's tests compare them with torch
     add(GradOp("embedding", embedding))
 
+    # -- windows: unfold, fold, max pooling --------------------------------------------
+
+    window_args = (
+        ((2, 2), (1, 1), (0, 0), (1, 1)),
+        ((3, 2), (2, 1), (1, 2), (2, 3)),
+    )
+
+    def im2col(rng):
+        out = []
+        for shape, a in (((2, 3, 5, 4), window_args[0]), ((2, 6, 7), window_args[1])):
+            out.append(
+                S(
+                    (arr(rng, shape),),
+                    lambda L, x, a=a: L.OPS["im2col"](x, *a),
+                    f"im2col {list(shape)} {a}",
+                    lambda L, x, a=a: _F(L).unfold(x, *a),
+                )
+            )
+        return out
+
+    def col2im(rng):
+        out = []
+        for shape, size, a in (
+            ((2, 12, 12), (5, 4), window_args[0]),
+            ((12, 8), (6, 7), window_args[1]),
+        ):
+            out.append(
+                S(
+                    (arr(rng, shape),),
+                    lambda L, x, size=size, a=a: L.OPS["col2im"](x, size, *a),
+                    f"col2im {list(shape)} {size} {a}",
+                    lambda L, x, size=size, a=a: _F(L).fold(x, size, *a),
+                )
+            )
+        return out
+
+    def max_pool(rng):
+        out = []
+        for shape, a in (
+            ((2, 2, 5, 4), ((2, 2), (2, 2), (0, 0), (1, 1), False)),
+            ((3, 6, 7), ((3, 2), (1, 2), (1, 1), (2, 1), True)),
+        ):
+            # distinct values, far apart: finite differences never change the maximum
+            x = rng.permutation(int(np.prod(shape))).reshape(shape) * 0.25 - 3.0
+            out.append(
+                S(
+                    (x,),
+                    lambda L, x, a=a: L.OPS["max_pool2d_with_indices"](x, *a)[0],
+                    f"max_pool2d {list(shape)} {a}",
+                    lambda L, x, a=a: _F(L).max_pool2d(x, a[0], a[1], a[2], a[3], a[4]),
+                )
+            )
+        return out
+
+    add(GradOp("im2col", im2col))
+    add(GradOp("col2im", col2im))
+    add(GradOp("max_pool2d_with_indices", max_pool))
+
     # -- activations ------------------------------------------------------------------
 
     def unary(name, torch_call, extra=(), away=(), lo=-3.0, hi=3.0):

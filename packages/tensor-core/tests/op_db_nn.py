@@ -136,6 +136,88 @@ def _renorm_ref(weight, indices, max_norm, norm_type):
     return w
 
 
+def _windows_ref(h, w, k, d, p, s, out):
+    """Every window of a (h, w) plane padded by p: (row, col, position in the window,
+    input row, input col) for each output position, in torch's scan order."""
+    for a in range(out[0]):
+        for b in range(out[1]):
+            pos = 0
+            for i in range(k[0]):
+                for j in range(k[1]):
+                    yield a, b, pos, a * s[0] - p[0] + i * d[0], b * s[1] - p[1] + j * d[1]
+                    pos += 1
+
+
+def _blocks_ref(size, k, d, p, s):
+    return tuple((size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in (0, 1))
+
+
+def _im2col_ref(x, k, d, p, s):
+    x = np.asarray(x)
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    n, c, h, w = x.shape
+    out = _blocks_ref((h, w), k, d, p, s)
+    cols = np.zeros((n, c, k[0] * k[1], out[0] * out[1]), dtype=x.dtype)
+    for a, b, pos, r, q in _windows_ref(h, w, k, d, p, s, out):
+        if 0 <= r < h and 0 <= q < w:
+            cols[:, :, pos, a * out[1] + b] = x[:, :, r, q]
+    cols = cols.reshape(n, c * k[0] * k[1], out[0] * out[1])
+    return cols[0] if unbatched else cols
+
+
+def _col2im_ref(cols, size, k, d, p, s):
+    cols = np.asarray(cols)
+    unbatched = cols.ndim == 2
+    cols = cols[None] if unbatched else cols
+    n = cols.shape[0]
+    c = cols.shape[1] // (k[0] * k[1])
+    out = _blocks_ref(size, k, d, p, s)
+    cols = cols.reshape(n, c, k[0] * k[1], out[0] * out[1])
+    res = np.zeros((n, c) + tuple(size), dtype=cols.dtype)
+    for a, b, pos, r, q in _windows_ref(size[0], size[1], k, d, p, s, out):
+        if 0 <= r < size[0] and 0 <= q < size[1]:
+            res[:, :, r, q] += cols[:, :, pos, a * out[1] + b]
+    return res[0] if unbatched else res
+
+
+def _max_pool2d_ref(x, k, s, p, d, ceil_mode):
+    """Scan each window in order: a larger element or a NaN takes the place (torch's
+    rule); the index starts at the window's first element inside the input."""
+    x = np.asarray(x)
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    n, c, h, w = x.shape
+    s = k if s is None else s
+
+    def size(i, length):
+        top = length + 2 * p[i] - d[i] * (k[i] - 1) - 1 + ((s[i] - 1) if ceil_mode else 0)
+        o = top // s[i] + 1
+        return o - 1 if ceil_mode and (o - 1) * s[i] >= length + p[i] else o
+
+    out = (size(0, h), size(1, w))
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    values = np.full((n, c) + out, low, dtype=x.dtype)
+    index = np.zeros((n, c) + out, dtype=np.int64)
+    for a in range(out[0]):
+        for b in range(out[1]):
+            r0, q0 = a * s[0] - p[0], b * s[1] - p[1]
+            while r0 < 0:
+                r0 += d[0]
+            while q0 < 0:
+                q0 += d[1]
+            index[:, :, a, b] = r0 * w + q0
+            for r in range(r0, min(a * s[0] - p[0] + d[0] * (k[0] - 1) + 1, h), d[0]):
+                for q in range(q0, min(b * s[1] - p[1] + d[1] * (k[1] - 1) + 1, w), d[1]):
+                    v = x[:, :, r, q]
+                    take = (v > values[:, :, a, b]) | np.isnan(v)
+                    values[:, :, a, b] = np.where(take, v, values[:, :, a, b])
+                    index[:, :, a, b] = np.where(take, r * w + q, index[:, :, a, b])
+    if unbatched:
+        return values[0], index[0]
+    return values, index
+
+
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 
 
@@ -309,7 +391,41 @@ def _samples(db):
             x = make((2, 3), dtype, rng)
             yield S(x, (slope,), desc=f"slope {slope}")
 
+    def im2col(info, dtype, rng):
+        for shape, args in (
+            ((2, 3, 5, 4), ((2, 2), (1, 1), (0, 0), (1, 1))),
+            ((1, 2, 6, 7), ((3, 2), (2, 1), (1, 2), (2, 3))),
+            ((3, 4, 4), ((2, 3), (1, 1), (1, 0), (1, 2))),
+            ((0, 2, 3, 3), ((1, 1), (1, 1), (0, 0), (1, 1))),
+        ):
+            yield S(make(shape, dtype, rng), args, desc=f"{list(shape)} {args}")
+
+    def col2im(info, dtype, rng):
+        for shape, args in (
+            ((2, 12, 12), ((5, 4), (2, 2), (1, 1), (0, 0), (1, 1))),
+            ((1, 12, 8), ((6, 7), (3, 2), (2, 1), (1, 2), (2, 3))),
+            ((24, 5), ((4, 4), (2, 3), (1, 1), (1, 0), (1, 2))),
+        ):
+            yield S(make(shape, dtype, rng), args, desc=f"{list(shape)} {args}")
+
+    def max_pool(info, dtype, rng):
+        for shape, args in (
+            ((2, 3, 6, 5), ((2, 2), (2, 2), (0, 0), (1, 1), False)),
+            ((1, 2, 7, 7), ((3, 2), (2, 1), (1, 1), (2, 1), True)),
+            ((3, 5, 4), ((2, 3), (1, 2), (1, 1), (1, 2), False)),
+            ((1, 1, 4, 4), ((2, 2), None, (1, 0), (1, 1), True)),
+        ):
+            yield S(make(shape, dtype, rng), args, desc=f"{list(shape)} {args}")
+        if np.dtype(dtype).kind == "f":
+            x = make((1, 1, 3, 4), dtype, rng)
+            x[0, 0, 0, 1] = np.nan
+            x[0, 0, 1, :] = -np.inf
+            yield S(x, ((2, 2), (1, 1), (0, 0), (1, 1), False), desc="nan and -inf")
+
     return dict(
+        im2col=im2col,
+        col2im=col2im,
+        max_pool=max_pool,
         nll=nll,
         nll2d=nll2d,
         pair=pair,
@@ -368,6 +484,29 @@ def extend(db) -> None:
         )
 
     add("nll_loss", _nll_ref, s["nll"], _torch_nll)
+    windows = FLOATS + ("bool",)  # torch's im2col/col2im: floats and bool, no integers
+    pooled = tuple(d for d in db.ALL if d != "bool")
+    add(
+        "im2col",
+        _im2col_ref,
+        s["im2col"],
+        lambda torch, x, *a: _tf(torch).unfold(x, *a),
+        dtypes=windows,
+    )
+    add(
+        "col2im",
+        _col2im_ref,
+        s["col2im"],
+        lambda torch, x, *a: _tf(torch).fold(x, *a),
+        dtypes=windows,
+    )
+    add(
+        "max_pool2d_with_indices",
+        _max_pool2d_ref,
+        s["max_pool"],
+        lambda torch, x, k, st, p, d, cm: _tf(torch).max_pool2d(x, k, st, p, d, cm, True),
+        dtypes=pooled,
+    )
     add("nll_loss2d", _nll_ref, s["nll2d"], _torch_nll)
     add(
         "mse_loss",

@@ -75,6 +75,7 @@ _NAMES = [
     "optim",
     "random",
     "utils",
+    "vmap",
     "save",
     "load",
     "__version__",
@@ -92,8 +93,12 @@ def __getattr__(name):
         module = _importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        vmap = __getattr__("func").vmap
+        globals()["vmap"] = vmap
+        return vmap
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"vmap"})

@@ -32,6 +32,11 @@ from gradstack_tensor import Tensor
 
 __all__ = [
     "linear",
+    "conv2d",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "unfold",
+    "fold",
     "relu",
     "relu_",
     "leaky_relu",
@@ -60,6 +65,10 @@ __all__ = [
 
 _REDUCTIONS = ("none", "mean", "sum")
 _OP = gt.get_op
+
+# convolution and pooling live in their own module (Note [A convolution is an unfold and a
+# product]); they are functions of this namespace as in torch
+from ._convolution import conv2d, fold, max_pool2d, max_pool2d_with_indices, unfold  # noqa: E402
 
 # torch's names of the scalar types, as its error messages spell them
 _TORCH_TYPE_NAMES = {

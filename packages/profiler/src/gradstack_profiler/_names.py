@@ -47,6 +47,7 @@ gelu gelu_backward huber_loss layer_norm leaky_relu leaky_relu_ log_sigmoid mse_
 nll_loss2d silu silu_ smooth_l1_loss
 count_nonzero isfinite isinf isnan
 erf erfinv
+im2col col2im max_pool2d_with_indices
 """.split()
 )
 

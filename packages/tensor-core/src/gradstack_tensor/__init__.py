@@ -30,7 +30,9 @@ from . import (  # noqa: F401 - bind kernels
     _impl_reduce,
     _impl_shape,
     _impl_special,
+    _impl_windows,
     _op_table,
+    meta,
     return_types,
 )
 from . import functions as _functions

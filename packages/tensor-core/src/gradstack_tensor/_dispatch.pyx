@@ -249,8 +249,23 @@ cdef object call_next(Op op, tuple args, Py_ssize_t index):
     return _run_marked(op, args)
 
 
+# Note [Meta tensors carry no data] (meta.py): set when the first meta tensor is made; a
+# Python check then (a program that makes no meta tensor pays one flag test per op)
+cdef bint _meta_seen = False
+cdef object _meta_check = None
+
+
+def note_meta_storage(check):
+    """From now on, call ``check(op, args)`` before every op (it refuses meta tensors)."""
+    global _meta_seen, _meta_check
+    _meta_check = check
+    _meta_seen = True
+
+
 cpdef object dispatch(Op op, tuple args):
     """Call ``op`` on ``args`` through every registered layer, outermost first."""
+    if _meta_seen:
+        _meta_check(op, args)
     if _n_layers == 0:
         return _run_marked(op, args)
     return (<DispatchLayer>_layers[0]).handle(op, args, 1)

@@ -34,6 +34,26 @@ from ._tensor_base import _register_tensor_class
 from ._tensor_shape cimport ShapeMethods
 from .device import check_device as _check_device
 from .device import cpu as _cpu
+from .device import device as _device_type
+
+# Note [Meta tensors carry no data] (meta.py): the class of a meta tensor's array, set by
+# meta.py when it is imported (it imports this module)
+cdef object _meta_storage = None
+_META = _device_type("meta")
+
+
+def _set_meta_storage(cls):
+    global _meta_storage
+    _meta_storage = cls
+
+
+cdef inline bint _is_meta(TensorBase t):
+    return _meta_storage is not None and type(t._data) is _meta_storage
+
+
+cdef object _no_data(str what):
+    from .meta import no_data_error
+    return no_data_error(what)
 
 from cpython.object cimport PyObject, PyTypeObject
 
@@ -179,8 +199,14 @@ cdef class Tensor(ShapeMethods):
 
     @property
     def device(self):
-        """Always the CPU."""
-        return _cpu
+        """The CPU, or the meta device for a tensor without data (Note [Meta tensors carry
+        no data])."""
+        return _META if _is_meta(self) else _cpu
+
+    @property
+    def is_meta(self):
+        """Whether this is a meta tensor (a shape and a dtype, no data)."""
+        return _is_meta(self)
 
     @property
     def is_cuda(self):
@@ -392,9 +418,13 @@ cdef class Tensor(ShapeMethods):
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        if _is_meta(self):
+            raise _no_data("numpy()")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if _is_meta(self):
+            raise _no_data("numpy.asarray()")
         if self._requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
@@ -414,6 +444,8 @@ cdef class Tensor(ShapeMethods):
         >>> gt.tensor([[2.5]]).item()
         2.5
         """
+        if _is_meta(self):
+            raise _no_data("Tensor.item()")
         if cnp.PyArray_SIZE(self._data) != 1:
             raise RuntimeError(
                 f"a Tensor with {cnp.PyArray_SIZE(self._data)} elements cannot be converted "
@@ -429,6 +461,8 @@ cdef class Tensor(ShapeMethods):
         >>> gt.tensor([[1, 2], [3, 4]]).tolist()
         [[1, 2], [3, 4]]
         """
+        if _is_meta(self):
+            raise _no_data("tolist()")
         return self._data.tolist()
 
     def __float__(self):
@@ -495,6 +529,12 @@ cdef class Tensor(ShapeMethods):
             suffixes.append("requires_grad=True")
         d = dtype_of_array(self._data)
         default = d is _dt.get_default_dtype() or d is _dt.int64 or d is _dt.bool_
+        if _is_meta(self):  # torch's words
+            size = tuple((<object>self._data).shape)
+            parts = ["...", "device='meta'", f"size={size}"]
+            if d is not _dt.get_default_dtype():  # (int64 and bool too, unlike values)
+                parts.append(f"dtype={d!r}")
+            return "tensor(" + ", ".join(parts + suffixes) + ")"
         return format_tensor(self._data, dtype_name=repr(d), is_default_dtype=default,
                              suffixes=suffixes)
 
@@ -521,7 +561,11 @@ cdef class Tensor(ShapeMethods):
                 dtype = a
             else:
                 device = a
+        if device is not None and _device_type(device).type == "meta":
+            return _to_meta(self, dtype)
         _check_device(device)
+        if _is_meta(self) and (device is not None or dtype is not None or copy):
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         if dtype is None:
             return dispatch(OP_CLONE, (self,)) if copy else self
         return _convert(self, _dt.as_dtype(dtype), bool(copy))
@@ -662,7 +706,9 @@ cdef class Tensor(ShapeMethods):
         return _convert(self, _dt.bool_, False)
 
     def cpu(self):
-        """``self``: gradstack tensors live on the CPU."""
+        """``self``: gradstack tensors live on the CPU (a meta tensor has nothing to copy)."""
+        if _is_meta(self):
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return self
 
     def cuda(self, device=None, non_blocking=False):
@@ -786,6 +832,19 @@ def _wrap_detached(TensorBase src not None):
     t._vc = src.version_counter()
     t._is_inference = src._is_inference
     return t
+
+
+cdef object _to_meta(Tensor t, object dtype):
+    """``t.to('meta')``: a meta tensor of ``t``'s shape (and dtype, unless ``dtype`` is
+    given), a leaf that requires grad if ``t`` does (Note [Meta tensors carry no data])."""
+    from .meta import meta_array
+    d = _dt.as_dtype(dtype) if dtype is not None else dtype_of_array(t._data)
+    if _is_meta(t) and d is dtype_of_array(t._data):
+        return t
+    cdef Tensor m = wrap(meta_array((<object>t._data).shape, d.numpy))
+    if t._requires_grad:
+        m._set_requires_grad(True)
+    return m
 
 
 def _data(TensorBase t not None):

@@ -119,6 +119,21 @@ cdef class ShapeMethods(ReductionMethods):
             raise TypeError('permute() missing 1 required positional arguments: "dims"')
         return dispatch(OP_PERMUTE, (self, shape_from_args(dims, "permute")))
 
+    def movedim(self, source, destination):
+        """``self`` with dims ``source`` moved to ``destination``; see
+        :func:`gradstack_tensor.movedim`.
+
+        >>> gt.zeros(2, 3, 4).movedim(0, -1).shape
+        gradstack.Size([3, 4, 2])
+        """
+        from .composites import movedim
+        return movedim(self, source, destination)
+
+    def moveaxis(self, source, destination):
+        """Alias of :meth:`movedim` (numpy's name)."""
+        from .composites import movedim
+        return movedim(self, source, destination)
+
     def t(self):
         """The transpose of a tensor of at most 2 dims (a view).
 

@@ -29,7 +29,15 @@ from ._out import _CPP_NAMES, _SCALAR_NAMES, write_out
 from ._promotion import can_cast_inplace
 from ._tensor import Tensor
 
-__all__ = ["lerp", "addcmul", "addcdiv", "masked_select", "broadcast_tensors"]
+__all__ = [
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "masked_select",
+    "broadcast_tensors",
+    "movedim",
+    "moveaxis",
+]
 
 
 def _tensor_arg(x, fname: str, name: str) -> Tensor:
@@ -167,3 +175,63 @@ def masked_select(input, mask, *, out=None) -> Tensor:
     if out is None:
         return a[m]
     return write_out("masked_select", a[m], out, rule="same_scalar", input_dtype=input.dtype)
+
+
+def _dims(value, ndim: int, what: str) -> tuple:
+    items = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    out = []
+    for d in items:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"movedim(): argument '{what}' must be an int or a tuple of ints")
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+                f"{max(ndim, 1) - 1}], but got {d})"
+            )
+        out.append(int(d) % max(ndim, 1))
+    return tuple(out)
+
+
+def _unique(dims: tuple, what: str) -> None:
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"movedim: repeated dim in `{what}` ({list(dims)})")
+
+
+def movedim(input, source, destination) -> Tensor:
+    """``input`` with its dims ``source`` moved to the positions ``destination`` (the
+    other dims keep their order): a view, as ``torch.movedim`` (PermuteBackward0).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.zeros(2, 3, 4).movedim(0, -1).shape
+    gradstack.Size([3, 4, 2])
+    >>> gt.zeros(2, 3, 4).movedim((0, 1), (2, 0)).shape
+    gradstack.Size([3, 4, 2])
+    """
+    x = _tensor_arg(input, "movedim", "input")
+    if isinstance(source, (int, np.integer)) != isinstance(destination, (int, np.integer)):
+        raise TypeError(
+            "movedim() received an invalid combination of arguments: source and destination "
+            "must both be ints or both be tuples of ints"
+        )
+    n = x.dim()
+    src, dst = _dims(source, n, "source"), _dims(destination, n, "destination")
+    _unique(src, "source")
+    _unique(dst, "destination")
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+            f"contain the same number of dims as destination ({list(dst)} dims)"
+        )
+    if n == 0:
+        return x.permute(())
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    order = [next(rest) if o is None else o for o in order]
+    return x.permute(tuple(order))
+
+
+moveaxis = movedim

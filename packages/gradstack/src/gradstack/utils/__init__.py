@@ -1,5 +1,6 @@
-"""``gradstack.utils``: :mod:`gradstack.utils.data` (data sets, samplers, ``DataLoader``)."""
+"""``gradstack.utils``: :mod:`gradstack.utils.data` (data sets, samplers, ``DataLoader``)
+and :mod:`gradstack.utils.benchmark` (``Timer``)."""
 
-from . import data
+from . import benchmark, data
 
-__all__ = ["data"]
+__all__ = ["benchmark", "data"]

@@ -10,7 +10,8 @@ Each op has one block, in the module of its family:
 - ``inplace``: in-place ops without an out-of-place twin (zero_, fill_, copy_, setitem_ ...);
 - ``nondifferentiable``: comparisons, logical and bitwise ops, argmax, detach;
 - ``nn``: losses, normalisation, embedding, activations;
-- ``random_ops``: bernoulli, normal, multinomial, the in-place fills.
+- ``random_ops``: bernoulli, normal, multinomial, the in-place fills;
+- ``windows``: im2col/col2im (``F.unfold``/``F.fold``, and so convolutions), max pooling.
 
 A block is the op's row, ``@register("op(arg, ...)", node, inputs=..., save=...,
 fused=..., batch=...)`` on its backward formula, followed by its forward formula
@@ -114,6 +115,7 @@ from . import (
     random_ops,
     reductions,
     views,
+    windows,
 )
 from ._formulas import index_scatter
 from ._table import NO_JVP, entry, jvp, register

@@ -14,6 +14,7 @@ from .activation import (
 )
 from .batchnorm import BatchNorm1d
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
+from .conv import Conv2d
 from .data_parallel import DataParallel
 from .lazy import LazyModuleMixin
 from .linear import Identity, LazyLinear, Linear
@@ -29,11 +30,16 @@ from .loss import (
 )
 from .module import Module
 from .normalization import LayerNorm
+from .pooling import Fold, MaxPool2d, Unfold
 from .sparse import Embedding
 
 __all__ = [
     "Module",
     "Linear",
+    "Conv2d",
+    "MaxPool2d",
+    "Unfold",
+    "Fold",
     "LazyLinear",
     "LazyModuleMixin",
     "Identity",

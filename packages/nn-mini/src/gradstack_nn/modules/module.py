@@ -572,7 +572,8 @@ class Module:
     def to(self, *args, **kwargs) -> Module:
         """Move and/or cast parameters and buffers: ``to(dtype)``, ``to(device)``,
         ``to(device, dtype)``, ``to(tensor)``.  Only floating-point tensors change dtype;
-        the only device is the CPU.  Returns ``self``."""
+        the devices are the CPU and ``meta`` (a model without data, for
+        ``functional_call``).  Returns ``self``."""
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
@@ -585,7 +586,19 @@ class Module:
                 dtype = a
             else:
                 device = a
-        check_device(device)  # raises for anything but the CPU
+        if device is not None and str(device).split(":")[0] == "meta":
+            # parameters and buffers become meta tensors: shapes and dtypes, no data
+            # (Note [Meta tensors carry no data] in gradstack_tensor.meta)
+            if dtype is not None:
+                dtype = as_dtype(dtype)
+            return self._apply(
+                lambda t: (
+                    t.to("meta", dtype)
+                    if dtype is not None and t.is_floating_point()
+                    else t.to("meta")
+                )
+            )
+        check_device(device)  # raises for anything but the CPU (and meta, above)
         if dtype is not None:
             dtype = as_dtype(dtype)
             if not dtype.is_floating_point:

@@ -1,0 +1,244 @@
+"""Convolution and pooling as functions: ``conv2d``, ``max_pool2d``, ``unfold``, ``fold``
+(re-exported by :mod:`gradstack_nn.functional`).
+
+Note [A convolution is an unfold and a product]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``conv2d`` copies every kernel-sized window of the padded input into a column
+(``im2col``, torch's ``F.unfold``) and multiplies the weight, viewed as an
+``(out_channels, in_channels / groups * kH * kW)`` matrix, with those columns: one BLAS
+product per sample and group.  Both steps are ops of the derivative table, so gradients
+of every order, forward-mode AD and vmap (per-sample gradients, ensembles of CNNs) come
+from theirs, with no convolution-specific formula to keep right.  The price is the
+memory of the columns (``kH * kW`` times the input) and the node names: the graph shows
+the unfold, the product and the bias add where torch shows one ``ConvolutionBackward0``.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> x = gt.arange(16.).reshape(1, 1, 4, 4)
+>>> w = gt.ones(1, 1, 2, 2)
+>>> conv2d(x, w, stride=2).flatten().tolist()
+[10.0, 18.0, 42.0, 50.0]
+>>> max_pool2d(x, 2).flatten().tolist()
+[5.0, 7.0, 13.0, 15.0]
+"""
+
+from __future__ import annotations
+
+import gradstack_tensor as gt
+from gradstack_tensor import Tensor
+
+__all__ = ["conv2d", "max_pool2d", "max_pool2d_with_indices", "unfold", "fold"]
+
+_OP = gt.get_op
+
+
+def _pair(value, name: str) -> tuple[int, int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, value
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        return _pair(value[0], name)
+    if (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return int(value[0]), int(value[1])
+    raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Every ``kernel_size`` window of the zero-padded ``(N, C, H, W)`` (or ``(C, H, W)``)
+    input as a column: ``(N, C * kH * kW, L)`` with L the number of windows
+    (Im2ColBackward0).
+
+    >>> import gradstack_tensor as gt
+    >>> unfold(gt.arange(9.).reshape(1, 1, 3, 3), 2).shape
+    gradstack.Size([1, 4, 4])
+    """
+    return _OP("im2col")(
+        input,
+        _pair(kernel_size, "kernel_size"),
+        _pair(dilation, "dilation"),
+        _pair(padding, "padding"),
+        _pair(stride, "stride"),
+    )
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """The adjoint of :func:`unfold`: columns ``(N, C * kH * kW, L)`` summed back into
+    their windows of an ``(N, C, *output_size)`` result (Col2ImBackward0).
+
+    >>> import gradstack_tensor as gt
+    >>> x = gt.ones(1, 1, 3, 3)
+    >>> fold(unfold(x, 2), (3, 3), 2)[0, 0].tolist()  # how many windows hold each pixel
+    [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    return _OP("col2im")(
+        input,
+        _pair(output_size, "output_size"),
+        _pair(kernel_size, "kernel_size"),
+        _pair(dilation, "dilation"),
+        _pair(padding, "padding"),
+        _pair(stride, "stride"),
+    )
+
+
+def _same_padding(kernel, dilation, stride) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``padding='same'``: the (left, right) zeros of each spatial dim, torch's split (the
+    odd one goes right)."""
+    if stride != (1, 1):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    total = [dilation[i] * (kernel[i] - 1) for i in (0, 1)]
+    return tuple((t // 2, t - t // 2) for t in total)  # type: ignore[return-value]
+
+
+def _pad_right(x: Tensor, extra_h: int, extra_w: int) -> Tensor:
+    """``x`` with ``extra_h`` zero rows below and ``extra_w`` zero columns right."""
+    if extra_h:
+        x = gt.cat([x, x.new_zeros(tuple(x.shape[:-2]) + (extra_h, x.shape[-1]))], dim=-2)
+    if extra_w:
+        x = gt.cat([x, x.new_zeros(tuple(x.shape[:-1]) + (extra_w,))], dim=-1)
+    return x
+
+
+def _check_conv2d(input: Tensor, weight: Tensor, bias, groups: int) -> None:
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError(
+            "conv2d(): argument 'input' and 'weight' must be Tensors, got "
+            f"{type(input).__name__} and {type(weight).__name__}"
+        )
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+            f"{list(input.shape)}"
+        )
+    if weight.dim() != 4:
+        raise RuntimeError(
+            f"Expected 4-dimensional weight for 4-dimensional input {list(input.shape)}, but "
+            f"got weight of size {list(weight.shape)} instead (out_channels, in_channels / "
+            "groups, kH, kW)"
+        )
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError(f"non-positive groups is not supported (got groups={groups!r})")
+    channels = input.shape[-3]
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size {list(weight.shape)} instead"
+        )
+    if channels != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"{channels} channels instead"
+        )
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(
+            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
+            f"with {weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead"
+        )
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.dtype != input.dtype:
+            raise RuntimeError(
+                f"Input type ({input.dtype}) and {what} type ({t.dtype}) should be the same "
+                f"(cast one with .to())"
+            )
+
+
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """2-d cross-correlation, as ``torch.nn.functional.conv2d``: an ``(N, C, H, W)`` (or
+    ``(C, H, W)``) input with ``weight`` of shape ``(out_channels, C / groups, kH, kW)``,
+    plus ``bias``; ``padding`` is an int, a pair, ``'valid'`` or ``'same'``.
+
+    Computed as an unfold and one product (Note [A convolution is an unfold and a
+    product]).
+    """
+    _check_conv2d(input, weight, bias, groups)
+    stride = _pair(stride, "stride")
+    dilation = _pair(dilation, "dilation")
+    kernel = (weight.shape[2], weight.shape[3])
+    extra = (0, 0)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            (top, bottom), (left, right) = _same_padding(kernel, dilation, stride)
+            padding, extra = (top, left), (bottom - top, right - left)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}' (use 'valid' or 'same')")
+    padding = _pair(padding, "padding")
+    if min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
+        raise RuntimeError(
+            f"conv2d: stride and dilation must be positive and padding non-negative, got "
+            f"stride={stride}, dilation={dilation}, padding={padding}"
+        )
+    x = _pad_right(input, *extra) if max(extra) else input
+    height, width = x.shape[-2] + 2 * padding[0], x.shape[-1] + 2 * padding[1]
+    span = (dilation[0] * (kernel[0] - 1) + 1, dilation[1] * (kernel[1] - 1) + 1)
+    if height < span[0] or width < span[1]:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({height} x {width}). Kernel size: "
+            f"({span[0]} x {span[1]}). Kernel size can't be greater than actual input size"
+        )
+    out_h = (height - span[0]) // stride[0] + 1
+    out_w = (width - span[1]) // stride[1] + 1
+    cols = unfold(x, kernel, dilation, padding, stride)  # ([N,] C * kH * kW, L)
+    out_channels = weight.shape[0]
+    lead = tuple(cols.shape[:-2])
+    if groups == 1:
+        out = weight.reshape(out_channels, -1).matmul(cols)
+    else:
+        cols = cols.reshape(lead + (groups, -1, cols.shape[-1]))
+        w = weight.reshape(groups, out_channels // groups, -1)
+        out = w.matmul(cols)  # ([N,] G, O / G, L)
+    out = out.reshape(lead + (out_channels, out_h, out_w))
+    if bias is not None:
+        out = out + bias.reshape(out_channels, 1, 1)
+    return out
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+):
+    """The largest element of each window and its flat index in the input's ``H * W``
+    plane (MaxPool2DWithIndicesBackward0); ``stride`` defaults to ``kernel_size``."""
+    values, indices = _OP("max_pool2d_with_indices")(
+        input,
+        _pair(kernel_size, "kernel_size"),
+        None if stride is None or stride == [] else _pair(stride, "stride"),
+        _pair(padding, "padding"),
+        _pair(dilation, "dilation"),
+        bool(ceil_mode),
+    )
+    return (values, indices) if return_indices else values
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """2-d max pooling over an ``(N, C, H, W)`` (or ``(C, H, W)``) input, as
+    ``torch.nn.functional.max_pool2d`` (with ``return_indices=True``, also the indices)."""
+    return max_pool2d_with_indices(
+        input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )

@@ -1,0 +1,289 @@
+"""Kernels of the sliding-window ops: ``im2col`` (torch's ``F.unfold``), ``col2im``
+(``F.fold``) and ``max_pool2d_with_indices``.
+
+A 2-d convolution is ``im2col`` followed by one matrix product (``gradstack_nn``'s
+``conv2d`` composes it so): ``im2col`` copies every ``kernel_size`` window of the padded
+input into a column, ``col2im`` adds columns back into their windows (its adjoint, so each
+is the other's gradient).  Max pooling picks the largest element of each window and
+returns its position, as torch's ``max_pool2d_with_indices``: the flat index into the
+input's ``H * W`` plane, which the gradient scatters into.
+
+Each kernel checks its arguments with torch's messages before it touches memory, and
+computes with numpy in the input's dtype (``sliding_window_view`` makes the windows
+without copying; the copy is the result).
+
+=====================================  ===========================================
+op                                     torch counterpart
+=====================================  ===========================================
+``im2col``                             ``aten::im2col`` (``F.unfold``)
+``col2im``                             ``aten::col2im`` (``F.fold``)
+``max_pool2d_with_indices``            ``aten::max_pool2d_with_indices``
+=====================================  ===========================================
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> x = gt.arange(9.).reshape(1, 1, 3, 3)
+>>> cols = gt.OPS["im2col"](x, (2, 2), (1, 1), (0, 0), (1, 1))
+>>> cols.shape, cols[0, :, 0].tolist()
+((1, 4, 4), [0.0, 1.0, 3.0, 4.0])
+>>> values, indices = gt.OPS["max_pool2d_with_indices"](x, (2, 2), (1, 1), (0, 0), (1, 1), False)
+>>> values.flatten().tolist(), indices.flatten().tolist()
+([4.0, 5.0, 7.0, 8.0], [4, 5, 7, 8])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ._dispatch import register_op
+from ._impl_nn import _scalar_name, _tensor
+from ._tensor import _wrap
+
+__all__: list[str] = []
+
+
+def _array(x, op: str, kernel: str, kinds: str) -> np.ndarray:
+    """The array of the tensor ``x``, whose dtype kind must be one of ``kinds`` (torch's
+    window kernels take floats and bools, max pooling floats and integers)."""
+    a = _tensor(x, op, "input")
+    if a.dtype.kind not in kinds:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(a)}'")
+    return a
+
+
+def _pair(value, op: str, what: str) -> tuple[int, int]:
+    """An int or a pair of ints (torch's ``IntArrayRef[2]`` arguments)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value), int(value)
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = (value[0], value[0])
+    if (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
+    ):
+        return int(value[0]), int(value[1])
+    raise TypeError(f"{op}(): argument '{what}' must be an int or a pair of ints, got {value!r}")
+
+
+def _sizes(hw) -> str:
+    return f"({hw[0]}, {hw[1]})"
+
+
+def _window_args(op, kernel_size, dilation, padding, stride):
+    k = _pair(kernel_size, op, "kernel_size")
+    d = _pair(dilation, op, "dilation")
+    p = _pair(padding, op, "padding")
+    s = _pair(stride, op, "stride")
+    if min(k) <= 0:
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got kernel_height: {k[0]} "
+            f"kernel_width: {k[1]}"
+        )
+    if min(d) <= 0:
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got dilation_height: {d[0]} "
+            f"dilation_width: {d[1]}"
+        )
+    if min(p) < 0:
+        raise RuntimeError(
+            f"padding should be non-negative, but got pad_height: {p[0]} pad_width: {p[1]}"
+        )
+    if min(s) <= 0:
+        raise RuntimeError(
+            f"stride should be greater than zero, but got stride_height: {s[0]} "
+            f"stride_width: {s[1]}"
+        )
+    return k, d, p, s
+
+
+def _blocks(size, k, d, p, s):
+    """How many windows fit along each spatial dim (torch's sliding-block count)."""
+    return tuple((size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in (0, 1))
+
+
+def _batched(x: np.ndarray, op: str, sizes: str) -> tuple[np.ndarray, bool]:
+    """``x`` with a batch dim (a 3-d input gets one of size 1), and whether it had one."""
+    if x.ndim == 4 and all(x.shape[1:]):
+        return x, True
+    if x.ndim == 3 and all(x.shape):
+        return x[None], False
+    raise RuntimeError(
+        f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+        f"dimensions for input, but got: {list(x.shape)} ({op} takes {sizes})"
+    )
+
+
+def _windows(xp: np.ndarray, k, d, s, out) -> np.ndarray:
+    """The ``(N, C, out_h, out_w, k_h, k_w)`` windows of the padded ``xp`` (a view)."""
+    span = (d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1)
+    w = sliding_window_view(xp, span, axis=(2, 3))
+    return w[:, :, :: s[0], :: s[1], :: d[0], :: d[1]][:, :, : out[0], : out[1]]
+
+
+# -------------------------------------------------------------------------------------
+# im2col / col2im
+
+
+def im2col(input, kernel_size, dilation, padding, stride):
+    """Every ``kernel_size`` window of the zero-padded ``(N, C, H, W)`` input as a column:
+    ``(N, C * k_h * k_w, L)``, L the number of windows (a 3-d input gives 2-d)."""
+    op = "im2col"
+    x, batched = _batched(
+        _array(input, op, "im2col_out_cpu", "fb"), op, "(N, C, H, W) or (C, H, W)"
+    )
+    k, d, p, s = _window_args(op, kernel_size, dilation, padding, stride)
+    out = _blocks(x.shape[2:], k, d, p, s)
+    if min(out) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size {_sizes(x.shape[2:])}, kernel_size={_sizes(k)}, "
+            f"dilation={_sizes(d)}, padding={_sizes(p)}, calculated shape of the array of "
+            f"sliding blocks as {_sizes(out)}, but its components must be at least one."
+        )
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1]))) if max(p) else x
+    w = _windows(xp, k, d, s, out)  # (N, C, oh, ow, kh, kw)
+    n, c = x.shape[:2]
+    cols = np.ascontiguousarray(w.transpose(0, 1, 4, 5, 2, 3)).reshape(
+        n, c * k[0] * k[1], out[0] * out[1]
+    )
+    return _wrap(cols if batched else cols[0])
+
+
+def col2im(input, output_size, kernel_size, dilation, padding, stride):
+    """The adjoint of :func:`im2col`: each column of ``(N, C * k_h * k_w, L)`` added back
+    into its window of an ``(N, C, *output_size)`` result (overlaps sum)."""
+    op = "col2im"
+    a = _array(input, op, "col2im_out_cpu", "fb")
+    batched = a.ndim == 3
+    if a.ndim not in (2, 3) or not all(a.shape[-2:]):
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {list(a.shape)}"
+        )
+    size = _pair(output_size, op, "output_size")
+    k, d, p, s = _window_args(op, kernel_size, dilation, padding, stride)
+    if min(size) <= 0:
+        raise RuntimeError(
+            f"output size should be greater than zero, but got output_height: {size[0]} "
+            f"output_width: {size[1]}"
+        )
+    a = a if batched else a[None]
+    if a.shape[1] % (k[0] * k[1]):
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={a.shape[1]} and kernel_size={_sizes(k)}"
+        )
+    out = _blocks(size, k, d, p, s)
+    if min(out) < 1 or out[0] * out[1] != a.shape[2]:
+        raise RuntimeError(
+            f"Given output_size={_sizes(size)}, kernel_size={_sizes(k)}, dilation={_sizes(d)}, "
+            f"padding={_sizes(p)}, stride={_sizes(s)}, expected size of input's dimension 2 "
+            f"to match the calculated number of sliding blocks {out[0]} * {out[1]} = "
+            f"{out[0] * out[1]}, but got input.size(2)={a.shape[2]}."
+        )
+    n, c = a.shape[0], a.shape[1] // (k[0] * k[1])
+    cols = a.reshape(n, c, k[0], k[1], out[0], out[1])
+    res = np.zeros((n, c, size[0] + 2 * p[0], size[1] + 2 * p[1]), dtype=a.dtype)
+    for i in range(k[0]):
+        top = i * d[0]
+        rows = slice(top, top + s[0] * (out[0] - 1) + 1, s[0])
+        for j in range(k[1]):
+            left = j * d[1]
+            res[:, :, rows, left : left + s[1] * (out[1] - 1) + 1 : s[1]] += cols[:, :, i, j]
+    res = res[:, :, p[0] : p[0] + size[0], p[1] : p[1] + size[1]]
+    res = np.ascontiguousarray(res)
+    return _wrap(res if batched else res[0])
+
+
+register_op("im2col", im2col)
+register_op("col2im", col2im)
+
+
+# -------------------------------------------------------------------------------------
+# max pooling
+
+
+def _pooled_size(size, k, p, s, d, ceil_mode) -> int:
+    """torch's ``pooling_output_shape``: with ``ceil_mode``, a last window that starts
+    inside the input (or its left padding) counts."""
+    span = d * (k - 1) + 1
+    top = size + 2 * p - span + ((s - 1) if ceil_mode else 0)
+    out = top // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """The largest element of each window of an ``(N, C, H, W)`` (or ``(C, H, W)``) input,
+    and its flat index into the input's ``H * W`` plane (torch's NaN rule: a NaN wins)."""
+    op = "max_pool2d"
+    x, batched = _batched(_array(input, op, "max_pool2d", "fiu"), op, "(N, C, H, W) or (C, H, W)")
+    k = _pair(kernel_size, op, "kernel_size")
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else stride
+    k, d, p, s = _window_args(op, k, dilation, padding, s)
+    if k[1] // 2 < p[1] or k[0] // 2 < p[0]:
+        raise RuntimeError(
+            "pad should be smaller than or equal to half of kernel size, but got "
+            f"padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}"
+        )
+    if not isinstance(ceil_mode, (bool, np.bool_)):
+        raise TypeError(f"max_pool2d(): argument 'ceil_mode' must be bool, not {ceil_mode!r}")
+    n, c, h, w = x.shape
+    out = tuple(_pooled_size(x.shape[2 + i], k[i], p[i], s[i], d[i], ceil_mode) for i in (0, 1))
+    if min(out) < 1:
+        raise RuntimeError(
+            f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). "
+            "Output size is too small"
+        )
+    # the lowest value (-inf, or an integer type's minimum) stands for "outside the input":
+    # padding, as far right as ceil_mode's last window reaches
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    extra = [
+        max(0, (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - (x.shape[2 + i] + p[i]))
+        for i in (0, 1)
+    ]
+    pads = ((0, 0), (0, 0), (p[0], extra[0]), (p[1], extra[1]))
+    xp = np.pad(x, pads, constant_values=low) if max(p) or max(extra) else x
+    win = _windows(xp, k, d, s, out).reshape(n, c, out[0], out[1], k[0] * k[1])
+    # each window element's position in the input (-1 for padding)
+    rows = np.arange(out[0])[:, None] * s[0] - p[0] + np.arange(k[0])[None, :] * d[0]
+    cols = np.arange(out[1])[:, None] * s[1] - p[1] + np.arange(k[1])[None, :] * d[1]
+    valid = ((rows >= 0) & (rows < h))[:, None, :, None] & ((cols >= 0) & (cols < w))[
+        None, :, None, :
+    ]
+    flat = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(out[0], out[1], -1)
+    valid = valid.reshape(out[0], out[1], -1)
+    with np.errstate(invalid="ignore"):
+        keyed = np.where(valid, win, low)
+        pick = np.argmax(keyed, axis=-1)
+        # torch scans a window in order and keeps the first largest element, but the
+        # last NaN; a window of -inf (only) keeps its first element inside the input
+        nan = np.isnan(keyed)
+        if nan.any():
+            last_nan = keyed.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            pick = np.where(nan.any(axis=-1), last_nan, pick)
+        none_above = np.take_along_axis(keyed, pick[..., None], -1)[..., 0] == low
+    values = np.take_along_axis(win, pick[..., None], -1)[..., 0]
+    indices = np.take_along_axis(
+        np.broadcast_to(flat, pick.shape + flat.shape[-1:]), pick[..., None], -1
+    )[..., 0]
+    # a window of the lowest value only (or with no element inside the input) keeps torch's
+    # first index: its start, moved into the input along the dilation
+    start_h = np.arange(out[0]) * s[0] - p[0]
+    start_w = np.arange(out[1]) * s[1] - p[1]
+    start_h = np.where(start_h < 0, start_h + (-start_h + d[0] - 1) // d[0] * d[0], start_h)
+    start_w = np.where(start_w < 0, start_w + (-start_w + d[1] - 1) // d[1] * d[1], start_w)
+    first = start_h[:, None] * w + start_w[None, :]
+    indices = np.where(none_above, first, indices)
+    values = np.where(none_above & ~valid.any(axis=-1), low, values)
+    values = np.ascontiguousarray(values, dtype=x.dtype)
+    indices = indices.astype(np.int64)
+    if not batched:
+        values, indices = values[0], indices[0]
+    return _wrap(values), _wrap(indices)
+
+
+register_op("max_pool2d_with_indices", max_pool2d_with_indices)
