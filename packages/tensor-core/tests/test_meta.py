@@ -83,3 +83,13 @@ def test_a_tensor_given_meta_data_becomes_meta():
     assert x.is_meta and x.device.type == "meta"
     with pytest.raises(NotImplementedError):
         x * 2
+
+
+@pytest.mark.parametrize("name", ["gradstack_tensor.meta", "gradstack_tensor._impl_windows"])
+def test_module_examples_run(name):
+    import doctest
+    import importlib
+
+    flags = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+    result = doctest.testmod(importlib.import_module(name), optionflags=flags, report=False)
+    assert result.attempted > 0 and result.failed == 0

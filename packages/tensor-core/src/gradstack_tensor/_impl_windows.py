@@ -25,7 +25,7 @@ Examples
 >>> import gradstack_tensor as gt
 >>> x = gt.arange(9.).reshape(1, 1, 3, 3)
 >>> cols = gt.OPS["im2col"](x, (2, 2), (1, 1), (0, 0), (1, 1))
->>> cols.shape, cols[0, :, 0].tolist()
+>>> tuple(cols.shape), cols[0, :, 0].tolist()
 ((1, 4, 4), [0.0, 1.0, 3.0, 4.0])
 >>> values, indices = gt.OPS["max_pool2d_with_indices"](x, (2, 2), (1, 1), (0, 0), (1, 1), False)
 >>> values.flatten().tolist(), indices.flatten().tolist()
@@ -248,42 +248,55 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
     pads = ((0, 0), (0, 0), (p[0], extra[0]), (p[1], extra[1]))
     xp = np.pad(x, pads, constant_values=low) if max(p) or max(extra) else x
     win = _windows(xp, k, d, s, out).reshape(n, c, out[0], out[1], k[0] * k[1])
-    # each window element's position in the input (-1 for padding)
-    rows = np.arange(out[0])[:, None] * s[0] - p[0] + np.arange(k[0])[None, :] * d[0]
-    cols = np.arange(out[1])[:, None] * s[1] - p[1] + np.arange(k[1])[None, :] * d[1]
-    valid = ((rows >= 0) & (rows < h))[:, None, :, None] & ((cols >= 0) & (cols < w))[
-        None, :, None, :
-    ]
-    flat = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(out[0], out[1], -1)
-    valid = valid.reshape(out[0], out[1], -1)
-    with np.errstate(invalid="ignore"):
-        keyed = np.where(valid, win, low)
-        pick = np.argmax(keyed, axis=-1)
-        # torch scans a window in order and keeps the first largest element, but the
-        # last NaN; a window of -inf (only) keeps its first element inside the input
-        nan = np.isnan(keyed)
-        if nan.any():
-            last_nan = keyed.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
-            pick = np.where(nan.any(axis=-1), last_nan, pick)
-        none_above = np.take_along_axis(keyed, pick[..., None], -1)[..., 0] == low
+    flat, inside = _window_positions((h, w), k, d, p, s, out)
+    pick, nothing_above = _pick_maxima(np.where(inside, win, low), low)
     values = np.take_along_axis(win, pick[..., None], -1)[..., 0]
-    indices = np.take_along_axis(
-        np.broadcast_to(flat, pick.shape + flat.shape[-1:]), pick[..., None], -1
-    )[..., 0]
-    # a window of the lowest value only (or with no element inside the input) keeps torch's
-    # first index: its start, moved into the input along the dilation
-    start_h = np.arange(out[0]) * s[0] - p[0]
-    start_w = np.arange(out[1]) * s[1] - p[1]
-    start_h = np.where(start_h < 0, start_h + (-start_h + d[0] - 1) // d[0] * d[0], start_h)
-    start_w = np.where(start_w < 0, start_w + (-start_w + d[1] - 1) // d[1] * d[1], start_w)
-    first = start_h[:, None] * w + start_w[None, :]
-    indices = np.where(none_above, first, indices)
-    values = np.where(none_above & ~valid.any(axis=-1), low, values)
+    where = np.broadcast_to(flat, pick.shape + flat.shape[-1:])
+    indices = np.take_along_axis(where, pick[..., None], -1)[..., 0]
+    # a window of the lowest value only (or with no element inside the input) keeps
+    # torch's first index: its start, moved into the input along the dilation
+    indices = np.where(nothing_above, _window_starts(w, d, p, s, out), indices)
+    values = np.where(nothing_above & ~inside.any(axis=-1), low, values)
     values = np.ascontiguousarray(values, dtype=x.dtype)
     indices = indices.astype(np.int64)
     if not batched:
         values, indices = values[0], indices[0]
     return _wrap(values), _wrap(indices)
+
+
+def _window_positions(size, k, d, p, s, out):
+    """For each window (``out`` of them) and each of its ``k_h * k_w`` elements, the flat
+    position in the ``size`` plane that element reads, and whether it lies inside."""
+    rows = np.arange(out[0])[:, None] * s[0] - p[0] + np.arange(k[0])[None, :] * d[0]
+    cols = np.arange(out[1])[:, None] * s[1] - p[1] + np.arange(k[1])[None, :] * d[1]
+    inside_rows = (rows >= 0) & (rows < size[0])
+    inside_cols = (cols >= 0) & (cols < size[1])
+    inside = inside_rows[:, None, :, None] & inside_cols[None, :, None, :]
+    flat = rows[:, None, :, None] * size[1] + cols[None, :, None, :]
+    return flat.reshape(out[0], out[1], -1), inside.reshape(out[0], out[1], -1)
+
+
+def _pick_maxima(keyed, low):
+    """Which element of each window (last axis) torch's scan keeps: the first largest, but
+    the last NaN; and whether the window held nothing above ``low``."""
+    with np.errstate(invalid="ignore"):
+        pick = np.argmax(keyed, axis=-1)
+        nan = np.isnan(keyed)
+        if nan.any():
+            last_nan = keyed.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            pick = np.where(nan.any(axis=-1), last_nan, pick)
+        nothing_above = np.take_along_axis(keyed, pick[..., None], -1)[..., 0] == low
+    return pick, nothing_above
+
+
+def _window_starts(width, d, p, s, out):
+    """torch's first index of each window: its top-left corner, moved into the input
+    along the dilation (``while (start < 0) start += dilation``)."""
+    starts = []
+    for i in (0, 1):
+        start = np.arange(out[i]) * s[i] - p[i]
+        starts.append(np.where(start < 0, start + (-start + d[i] - 1) // d[i] * d[i], start))
+    return starts[0][:, None] * width + starts[1][None, :]
 
 
 register_op("max_pool2d_with_indices", max_pool2d_with_indices)
