@@ -50,3 +50,30 @@ def test_a_float_fill_value_overflows_as_in_torch(case):
 
     got, want = run(gt), run(torch)
     assert str(got) == str(want)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (1, 1), (2,), (3,)])
+@pytest.mark.parametrize("how", ["full", "full_like", "new_full", "masked_fill", "fill_"])
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_a_one_element_float16_fill_is_not_checked(shape, how, dtype):
+    # fuzz seed 15 #6779: torch's one-element fill path stores inf for float16
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        d = getattr(lib, dtype)
+        try:
+            if how == "full":
+                r = lib.full(shape, 1e10, dtype=d)
+            elif how == "full_like":
+                r = lib.full_like(lib.zeros(shape, dtype=d), 1e10)
+            elif how == "new_full":
+                r = lib.zeros(2, dtype=d).new_full(shape, 1e10)
+            elif how == "masked_fill":
+                r = lib.zeros(shape, dtype=d).masked_fill(lib.ones(shape, dtype=lib.bool), 1e10)
+            else:
+                r = lib.zeros(shape, dtype=d).fill_(1e10)
+        except RuntimeError:
+            return "RuntimeError"
+        return r.tolist()
+
+    assert run(gt) == run(torch)

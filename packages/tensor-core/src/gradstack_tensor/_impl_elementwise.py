@@ -103,7 +103,10 @@ def _check_fits(value, dtype: np.dtype, float_checks: bool = True) -> None:
     beyond the dtype's largest (``full((2,), 1e10, dtype=float16)``; 65519, which would
     round down to 65504, too); inf and nan fit; an int beyond a double's range raises
     OverflowError, as torch's argument parser.  setitem checks float32 only: torch's
-    float16 ``t[0] = 1e10`` stores inf, its float32 ``t[0] = 1e300`` raises.
+    float16 ``t[0] = 1e10`` stores inf, its float32 ``t[0] = 1e300`` raises.  A fill of
+    exactly one float16 element (``full((), 1e10, dtype=float16)``, ``new_full``,
+    ``fill_``) takes torch's one-element path, which does not check: inf (fuzz seed 15
+    #6779; :func:`fill_checks_floats`).
     """
     if isinstance(value, bool):
         return
@@ -132,6 +135,13 @@ def _check_fits(value, dtype: np.dtype, float_checks: bool = True) -> None:
         raise RuntimeError(
             f"value cannot be converted to type {_C_TYPE_NAMES[dtype.name]} without overflow"
         )
+
+
+def fill_checks_floats(dtype, numel: int) -> bool:
+    """Whether filling ``numel`` elements of ``dtype`` with a number checks it against
+    the float dtype's range (Note [A fill value must fit the dtype]): torch's fill of one
+    float16 element does not."""
+    return not (numel == 1 and np.dtype(dtype) == np.float16)
 
 
 def scalar_as(value, dtype, name, *, checked=False, float_checks=True):
@@ -414,7 +424,8 @@ def fill_(input, value):
         _check_writable(input, "fill_")
         value = value.item()
     target = _fill_target(input, "fill_")
-    target.fill(scalar_as(value, target.dtype, "fill_", checked=checked))
+    floats = fill_checks_floats(target.dtype, target.size)
+    target.fill(scalar_as(value, target.dtype, "fill_", checked=checked, float_checks=floats))
     input._bump_version("fill_")
     return input
 

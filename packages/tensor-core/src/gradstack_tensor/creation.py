@@ -23,7 +23,7 @@ from . import _impl_random as _rand
 from . import _tensor_base as _tensor_module
 from . import dtypes as _dt
 from . import random as _random
-from ._impl_elementwise import scalar_as
+from ._impl_elementwise import fill_checks_floats, scalar_as
 from ._linspace import torch_linspace
 from ._out import factory_dtype, write_out
 from ._tensor import Tensor, _data, _wrap
@@ -430,7 +430,10 @@ def full(
         if dtype is None:
             dtype = _dt.scalar_dtype(fill_value)
         d = _np_dtype(dtype, name="full")
-    arr = np.full(_size((size,), "full"), scalar_as(fill_value, d, "full", checked=True), dtype=d)
+    shape = _size((size,), "full")
+    floats = fill_checks_floats(d, math.prod(shape))
+    value = scalar_as(fill_value, d, "full", checked=True, float_checks=floats)
+    arr = np.full(shape, value, dtype=d)
     return _done(arr, requires_grad, out, "full")
 
 
@@ -523,7 +526,8 @@ def full_like(
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     arr = _empty_like_array(input, d)
-    arr[...] = scalar_as(fill_value, arr.dtype, "full_like", checked=True)
+    floats = fill_checks_floats(arr.dtype, arr.size)
+    arr[...] = scalar_as(fill_value, arr.dtype, "full_like", checked=True, float_checks=floats)
     return _finish(arr, requires_grad)
 
 
