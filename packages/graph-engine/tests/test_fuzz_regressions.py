@@ -1376,3 +1376,51 @@ def _seed_14_programs():
 )
 def test_seed_14_programs_agree_with_torch(program, outcome):
     _agrees_with_torch(program, outcome)
+
+
+def _seed_15_programs():
+    def index_put_into_an_empty_slice_of_an_expanded_view(lib):  # seed 15 #22408
+        # torch applies the slice first: the write goes into an empty view, so copying the
+        # gradient back through it overlaps nothing
+        x4 = lib.tensor(1.0, dtype=lib.float64, requires_grad=True)
+        v11 = (x4 * 1).expand(1, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            v11[3::3, lib.tensor([[1, 0], [-2, -3]])] = v11.sum()
+        (g,) = _grad(lib)((v11 * lib.ones(2, 3, dtype=lib.float64)).sum(), [x4])
+        return [g]
+
+    def index_put_into_a_repeating_slice(lib):
+        # the slice itself repeats the base element: backward refuses, as torch
+        x4 = lib.tensor(1.0, dtype=lib.float64, requires_grad=True)
+        v11 = (x4 * 1).expand(2, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            v11[0:, lib.tensor([1])] = x4 * 2
+        (g,) = _grad(lib)(v11.sum(), [x4])
+        return [g]
+
+    return [
+        (index_put_into_an_empty_slice_of_an_expanded_view, "ok"),
+        (index_put_into_a_repeating_slice, "raises"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "program,outcome", _seed_15_programs(), ids=lambda p: getattr(p, "__name__", p)
+)
+def test_seed_15_programs_agree_with_torch(program, outcome):
+    _agrees_with_torch(program, outcome)
+
+
+def test_a_0d_bool_index_writes_a_new_view():
+    # seed 15 #21865: torch unsqueezes for a 0-d bool index and writes that new view, so
+    # the indexed view keeps no grad_fn and refuses a later in-place op as a leaf
+    def program(lib):
+        x6 = lib.tensor(1.0, dtype=lib.float64, requires_grad=True)
+        v11 = x6.detach().transpose(0, 0)
+        v11[lib.tensor(True)] = x6.sum()
+        v11 -= 0.5
+        return [v11]
+
+    _agrees_with_torch(program, "raises", "leaf Variable")

@@ -1215,8 +1215,9 @@ def _writes_a_subview(key, tuple shape):
             widths.append(0)
         elif isinstance(k, (Tensor, np.ndarray, list)):
             a = np.asarray(data_of(<Tensor>k) if isinstance(k, Tensor) else k)
-            if a.ndim == 0 and a.dtype.kind in "iu":
-                return True     # a 0-d integer index selects
+            if a.ndim == 0 and a.dtype.kind in "iub":
+                return True     # a 0-d integer index selects, a 0-d bool unsqueezes (a
+                                # view; fuzz seed 15 #21865)
             widths.append(a.ndim if a.dtype.kind == "b" else 1)
         else:
             widths.append(1)
@@ -1403,15 +1404,6 @@ def view_positions(base_shape, base_strides, view_shape, view_strides, Py_ssize_
     return order[np.searchsorted(flat[order], view_addr)]
 
 
-def _basic_key(key):
-    """Whether a numpy index is basic (ints, slices, ellipsis, None: a view)."""
-    parts = key if type(key) is tuple else (key,)
-    for p in parts:
-        if not (p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))):
-            return False
-    return True
-
-
 @cython.no_gc
 @cython.binding(False)
 cdef class CopySlices(Node):
@@ -1448,7 +1440,7 @@ cdef class CopySlices(Node):
         entry = self.fn.entry
         if not isinstance(entry, Derivative) or (<Derivative>entry).op_name != "setitem_":
             return None
-        key, whole = self.fn.extra
+        key, whole, _ = self.fn.extra
         if whole:
             return None
         mask = np.zeros(self.view_shape, dtype=np.bool_)
@@ -1460,9 +1452,9 @@ cdef class CopySlices(Node):
     # (fill_, zero_, masked_fill_ with its deprecation warning, index_put_ with a mask), but
     # its CopySlices copies the op's gradient back through that view, a write into
     # overlapping memory, and backward raises there.  So does this node, when the view the
-    # op wrote repeats base elements: the whole view, or for setitem_ with a basic index the
-    # sub-view it selects (torch applies ints and slices as views first: ``v[0, 0] = x``
-    # writes one element, no overlap).  Before, backward gave a gradient (fuzz seed 4 #2183).
+    # op wrote repeats base elements: the whole view, or for setitem_ the sub-view that the
+    # basic part of its index selects (torch applies ints and slices as views first:
+    # ``v[0, 0] = x`` writes one element, no overlap).  Before, backward gave a gradient (fuzz seed 4 #2183).
     cdef void _check_overlapping_write(self) except *:
         pos = self.positions()
         if self._repeats is None:
@@ -1471,9 +1463,11 @@ cdef class CopySlices(Node):
             return
         entry = self.fn.entry
         if isinstance(entry, Derivative) and (<Derivative>entry).op_name == "setitem_":
-            key, whole = self.fn.extra
-            if not whole and _basic_key(key):
-                sub = pos[key]
+            _, whole, written = self.fn.extra
+            if not whole:
+                # the sub-view the basic part of the index selects (``v[3::3, idx] = x`` of
+                # a 1-row view writes into an empty one: fuzz seed 15 #22408)
+                sub = pos[written]
                 if np.size(sub) == np.unique(sub).size:
                     return
         raise RuntimeError(

@@ -32,7 +32,7 @@ from .batching import (
     pad,
     random_inplace,
 )
-from .views import _basic_index, _torch_key
+from .views import _basic_index, _torch_key, _written_view_key
 
 __all__: list[str] = []
 
@@ -107,12 +107,18 @@ def _setitem_rule(args, bdims):
     "setitem_(self, indices, values)",
     lambda a: "CopySlices" if _basic_index(a[1]) else "IndexPutBackward0",
     inputs="self, values",
-    extra=lambda args, out: (_torch_key(args), _whole_key(args[1], tuple(args[0].shape))),
+    # (the numpy key, whether it is the whole tensor, the key of the view written into:
+    # Note [Backward through a write into overlapping memory] in _layer.pyx)
+    extra=lambda args, out: (
+        _torch_key(args),
+        _whole_key(args[1], tuple(args[0].shape)),
+        _written_view_key(args[1]),
+    ),
     inplace_variant=False,
     batch=_setitem_rule,
 )
 def _setitem_(ctx, grad):
-    key, whole = ctx.extra
+    key, whole, _ = ctx.extra
     need_self, need_value = ctx.needs_input_grad
     # the written tensor's shape is grad's (input_shape(0) is None when self needs no grad)
     shape = tuple(grad.shape[len(_lead(grad)) :])

@@ -151,6 +151,26 @@ def _basic_index(index):
     )
 
 
+def _written_view_key(index):
+    """The numpy key of the view torch's ``x[index] = v`` writes into: its indexing
+    applies ints (and 0-d integer tensors), slices and None first, as a view, and the
+    tensor and list indices to that view afterwards (each stands for the dims it
+    consumes, whole here; a Python bool adds a dim)."""
+    items = index if isinstance(index, tuple) else (index,)
+    out: list = []
+    for i in items:
+        if i is None or i is Ellipsis or isinstance(i, bool):
+            out.append(None if isinstance(i, bool) else i)
+        elif isinstance(i, (int, slice)):
+            out.append(i)
+        elif _int_scalar_tensor(i):
+            out.append(int(i.item()))
+        else:
+            a = np.asarray(i.tolist() if hasattr(i, "tolist") else i)
+            out.extend([slice(None)] * (a.ndim if a.dtype == np.bool_ else 1))
+    return tuple(out)
+
+
 def _reshape_back(ctx, grad):
     return grad.reshape(_lead(grad) + tuple(ctx.input_shape(0)))
 
