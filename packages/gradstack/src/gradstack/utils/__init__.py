@@ -1,6 +1,17 @@
 """``gradstack.utils``: :mod:`gradstack.utils.data` (data sets, samplers, ``DataLoader``)
-and :mod:`gradstack.utils.benchmark` (``Timer``)."""
+and :mod:`gradstack.utils.benchmark` (``Timer``, from gradstack-profiler, imported on first
+use so that ``import gradstack`` stays light)."""
 
-from . import benchmark, data
+import importlib as _importlib
+
+from . import data
 
 __all__ = ["benchmark", "data"]
+
+
+def __getattr__(name):
+    if name == "benchmark":
+        module = _importlib.import_module(f"{__name__}.benchmark")
+        globals()["benchmark"] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
