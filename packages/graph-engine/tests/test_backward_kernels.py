@@ -367,3 +367,74 @@ def test_random_operands_give_numpy_or_a_clean_error():
         else:
             assert K.fusable(*operands)
             np.testing.assert_allclose(out, operands[0] * (1 - operands[1] ** 2), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# A broadcast gradient (Note [A broadcast gradient is one number])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 6, 1000, BIG])
+@pytest.mark.parametrize("name", POINTWISE)
+def test_a_broadcast_gradient_gives_the_bits_of_the_full_one(name, n, dtype, threads):
+    kernel = POINTWISE[name][0]
+    _, v = pointwise_inputs(name, n, dtype)
+    for value in (2.5, -0.0, np.inf):
+        one = np.asarray(value, dtype)
+        full = np.full((n,), value, dtype)
+        for count in (1, 2):
+            threads(count)
+            got = kernel(np.broadcast_to(one, (n,)), v)
+            assert got.dtype == dtype and got.shape == (n,) and got.flags.c_contiguous
+            assert got.tobytes() == kernel(full, v).tobytes(), (value, count)
+
+
+def test_a_broadcast_gradient_of_several_dims():
+    rng = np.random.default_rng(11)
+    v = uniform(rng, (4, 5, 3), np.float32)
+    g = np.broadcast_to(np.float32(3.0), v.shape)
+    assert B.is_broadcast_grad(g, v)
+    np.testing.assert_array_equal(B.tanh_backward(g, v), np.float32(3.0) * (1 - v * v))
+
+
+def test_what_is_not_a_broadcast_gradient():
+    v = np.zeros((2, 3), np.float32)
+    one = np.float32(1.0)
+    not_broadcast = [
+        np.ones((2, 3), np.float32),  # a full array (the ordinary path)
+        np.broadcast_to(np.float64(1.0), (2, 3)),  # another dtype
+        np.broadcast_to(one, (3, 2)),  # another shape
+        np.broadcast_to(one, (6,)),  # another rank
+        np.broadcast_to(np.ones(3, np.float32), (2, 3)),  # broadcast along one dim only
+        1.0,
+        None,
+    ]
+    for g in not_broadcast:
+        assert not B.is_broadcast_grad(g, v), g
+    assert not B.is_broadcast_grad(np.broadcast_to(one, (0,)), np.zeros(0, np.float32))
+    # a gradient broadcast along one dim is still a layout error for the kernels
+    with pytest.raises(ValueError):
+        B.tanh_backward(np.broadcast_to(np.ones(3, np.float32), (2, 3)), v)
+    with pytest.raises((TypeError, ValueError), match="grad"):
+        B.tanh_backward(np.broadcast_to(np.float64(1.0), (2, 3)), v)
+
+
+@pytest.mark.parametrize("op", ["sin", "cos", "tanh", "sigmoid", "relu"])
+def test_sum_backward_feeds_the_kernels_its_broadcast_gradient(op):
+    import gradstack_autograd  # noqa: F401 - the autograd layer
+    import gradstack_tensor as gt
+
+    rng = np.random.default_rng(12)
+    for dtype in (gt.float32, gt.float64):
+        x = gt.tensor(rng.uniform(-3, 3, (64, 50)), dtype=dtype, requires_grad=True)
+        (getattr(x, op)().sum() * 3).backward()
+        xd = x.detach().numpy().astype(np.float64)
+        want = {
+            "sin": np.cos(xd),
+            "cos": -np.sin(xd),
+            "tanh": 1 - np.tanh(xd) ** 2,
+            "sigmoid": (s := 1 / (1 + np.exp(-xd))) * (1 - s),
+            "relu": (xd > 0).astype(np.float64),
+        }[op]
+        tol = 1e-6 if dtype == gt.float32 else 1e-14
+        np.testing.assert_allclose(x.grad.numpy(), 3 * want, rtol=tol, atol=tol)

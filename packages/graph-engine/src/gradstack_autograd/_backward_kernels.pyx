@@ -15,7 +15,9 @@ Arrays follow tensor-core's kernel contract: float32 or float64 ``numpy.ndarray`
 in native byte order, one dtype and one shape per call, C-contiguous and aligned
 (``gradstack_tensor.kernels.fusable`` tells), checked before any memory is touched
 (``TypeError`` for a wrong type or dtype, ``ValueError`` for a wrong shape or layout).
-Results are new C-contiguous arrays.  From ``PARALLEL_THRESHOLD`` elements
+The one-input kernels (sin, cos, relu, sigmoid and tanh backward) also take as ``grad`` one
+number broadcast to the other operand's shape (``is_broadcast_grad``).  The float32 sin and
+cos loop is tensor-core's (``trig_f32_range``, Note [float32 sin and cos]).  Results are new C-contiguous arrays.  From ``PARALLEL_THRESHOLD`` elements
 (``TRANSCENDENTAL_THRESHOLD`` for sin and cos) they run on
 ``gradstack_tensor.kernels.get_num_threads()`` OpenMP threads; the results do not depend
 on the number of threads.
@@ -32,10 +34,10 @@ cimport cython
 cimport numpy as cnp
 from cython.parallel cimport prange
 from gradstack_tensor.extension cimport (
-    check_kernel_input, check_kernel_same, kernel_avx2, kernel_block_size,
-    kernel_parallel_threshold, kernel_threads,
+    check_kernel_input, check_kernel_same, kernel_block_size, kernel_parallel_threshold,
+    kernel_threads, trig_f32_range,
 )
-from libc.math cimport cos, cosf, fabsf, sin, sinf
+from libc.math cimport cos, sin
 
 cnp.import_array()
 
@@ -61,113 +63,6 @@ TRANSCENDENTAL_THRESHOLD = _transcendental_threshold
 
 
 # ---------------------------------------------------------------------------------------
-# The float32 sin and cos loop, compiled twice (Note [AVX2 clones] in tensor-core's
-# _kernels.pyx: a default copy and an AVX2+FMA copy of one always-inlined body; which one
-# runs is tensor-core's switch, kernel_avx2(), read at each call).
-
-cdef extern from *:
-    """
-    #include <math.h>
-
-    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    #  define GS_AVX2_CLONES 1
-    #  define GS_BODY static inline __attribute__((always_inline))
-    #else
-    #  define GS_AVX2_CLONES 0
-    #  define GS_BODY static CYTHON_INLINE
-    #endif
-
-    #define GS_TWO_OVER_PI 6.36619772367581382433e-01
-    #define GS_PIO2_HI 1.57079632673412561417e+00  /* the first 33 bits of pi/2 */
-    #define GS_PIO2_LO 6.07710050650619224932e-11  /* pi/2 - GS_PIO2_HI */
-    #define GS_ROUNDER 6755399441055744.0          /* 1.5 * 2**52 */
-    #define GS_TRIG_LIMIT 262144.0f                /* 2**18 */
-
-    /* a * b + c, as one fma in the AVX2 copy (fused is a constant after inlining). */
-    GS_BODY double gs_madd(double a, double b, double c, int fused) {
-    #if GS_AVX2_CLONES
-        if (fused)
-            return __builtin_fma(a, b, c);
-    #endif
-        return a * b + c;
-    }
-
-    /* x rounded to an integer, for |x| < 2**51, with arithmetic only (vectorisable). */
-    GS_BODY double gs_round_half_even(double x) {
-        return (x + GS_ROUNDER) - GS_ROUNDER;
-    }
-
-    /* cos(x - shift * pi/2) for |x| <= GS_TRIG_LIMIT: cos(x) with shift 0, sin(x) with 3. */
-    GS_BODY float gs_cos_shifted_f32(float x, double shift, int fused) {
-        double xd = x;
-        double q = gs_madd(xd, GS_TWO_OVER_PI, GS_ROUNDER, fused) - GS_ROUNDER;
-        double r = gs_madd(-q, GS_PIO2_LO, gs_madd(-q, GS_PIO2_HI, xd, fused), fused);
-        double r2 = r * r;
-        double s = gs_madd(r2, 1.0 / 6227020800.0, -1.0 / 39916800.0, fused);
-        s = gs_madd(r2, s, 1.0 / 362880.0, fused);
-        s = gs_madd(r2, s, -1.0 / 5040.0, fused);
-        s = gs_madd(r2, s, 1.0 / 120.0, fused);
-        s = gs_madd(r2, s, -1.0 / 6.0, fused);
-        double sin_r = gs_madd(r * r2, s, r, fused);
-        double c = gs_madd(r2, -1.0 / 87178291200.0, 1.0 / 479001600.0, fused);
-        c = gs_madd(r2, c, -1.0 / 3628800.0, fused);
-        c = gs_madd(r2, c, 1.0 / 40320.0, fused);
-        c = gs_madd(r2, c, -1.0 / 720.0, fused);
-        c = gs_madd(r2, c, 1.0 / 24.0, fused);
-        c = gs_madd(r2, c, -0.5, fused);
-        double cos_r = gs_madd(r2, c, 1.0, fused);
-        double quadrant = q + shift;
-        double m = quadrant - 4.0 * gs_round_half_even(quadrant * 0.25);
-        double u = m * m;
-        double cos_m = (u - 1.0) * (u - 6.0) * (1.0 / 6.0);
-        double sin_m = m * (4.0 - u) * (1.0 / 3.0);
-        return (float)(cos_m * cos_r - sin_m * sin_r);
-    }
-
-    /* out = g * cos(x), or -g * sin(x) if want_sin, for |x| <= GS_TRIG_LIMIT; returns
-       whether some x in [start, stop) was outside that range (or not finite). */
-    GS_BODY int gs_trig_body(int want_sin, const float* g, const float* x, float* out,
-                             Py_ssize_t start, Py_ssize_t stop, int fused) {
-        double shift = want_sin ? 3.0 : 0.0;
-        float sign = want_sin ? -1.0f : 1.0f;
-        int outside = 0;
-        Py_ssize_t i;
-        for (i = start; i < stop; i++) {
-            outside |= !(fabsf(x[i]) <= GS_TRIG_LIMIT);
-            out[i] = (sign * g[i]) * gs_cos_shifted_f32(x[i], shift, fused);
-        }
-        return outside;
-    }
-
-    static int gs_trig_default(int want_sin, const float* g, const float* x, float* out,
-                               Py_ssize_t start, Py_ssize_t stop) {
-        return gs_trig_body(want_sin, g, x, out, start, stop, 0);
-    }
-
-    #if GS_AVX2_CLONES
-    __attribute__((target("avx2,fma")))
-    static int gs_trig_avx2(int want_sin, const float* g, const float* x, float* out,
-                            Py_ssize_t start, Py_ssize_t stop) {
-        return gs_trig_body(want_sin, g, x, out, start, stop, 1);
-    }
-    #endif
-
-    /* avx2: tensor-core's switch, set only where the CPU has AVX2 and FMA */
-    static int gs_trig_backward_f32(int avx2, int want_sin, const float* g, const float* x,
-                                    float* out, Py_ssize_t start, Py_ssize_t stop) {
-    #if GS_AVX2_CLONES
-        if (avx2)
-            return gs_trig_avx2(want_sin, g, x, out, start, stop);
-    #endif
-        return gs_trig_default(want_sin, g, x, out, start, stop);
-    }
-    """
-    float GS_TRIG_LIMIT
-    int gs_trig_backward_f32(int avx2, int want_sin, const float* g, const float* x,
-                             float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
-
-
-# ---------------------------------------------------------------------------------------
 # Element-wise backward formulas with one output: out = f(grad, v)
 
 cdef enum PointwiseOp:
@@ -178,40 +73,8 @@ cdef enum PointwiseOp:
     TANH_BACKWARD
 
 
-# Note [float32 sin and cos]
-# ~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# glibc's sinf/cosf are scalar and branch on the quadrant of x, so on random data they
-# cost ~8 ns per element (mispredicted branches).  For float32 the kernels evaluate cos(x)
-# themselves, in float64 and without a branch or an integer conversion, so that the
-# compiler vectorises the loop (gs_trig_body in the C block above: ~5 ns per element
-# with SSE2, ~1.9 ns with AVX2 and FMA, Note [AVX2 clones]):
-#   - q = x * 2/pi rounded to an integer (adding and subtracting 1.5 * 2**52 rounds; this
-#     needs the default strict floating point: -ffast-math would fold it away);
-#   - r = x - q * pi/2, with pi/2 split in two parts (Cody-Waite, as in fdlibm): exact
-#     for |x| <= GS_TRIG_LIMIT, since q * GS_PIO2_HI then fits in 53 bits;
-#   - cos(r) and sin(r) by their Taylor series on |r| <= pi/4 (truncation < 1e-14);
-#   - with m = q mod 4 taken in {-2, ..., 2} and u = m * m, the factors
-#     cos(m pi/2) = (u - 1)(u - 6)/6 and sin(m pi/2) = m (4 - u)/3 are exact small
-#     integers, and cos(x) = cos(m pi/2) cos(r) - sin(m pi/2) sin(r).  sin(x) is
-#     cos(x - pi/2): the same with q + 3 for q.
-# The float64 result is rounded once to float32.  On 2e7 random inputs it was the
-# correctly rounded value every time (glibc's cosf misses ~1 in 70 by an ulp); the one
-# visible difference from libm is sin(-0.0) = +0.0.  |x| > GS_TRIG_LIMIT and non-finite x
-# (where the float64 path produces garbage or nan) are rare: a second pass, taken only
-# when the first saw one, redoes those elements with libm.  float64 keeps libm's sin/cos,
-# which numpy uses too.
-
-cdef void _trig_backward_f32(bint want_sin, const float* g, const float* x, float* out,
-                             Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
-    """out = g * cos(x), or -g * sin(x) if want_sin (Note [float32 sin and cos])."""
-    cdef float sign = -1 if want_sin else 1
-    cdef Py_ssize_t i
-    if not gs_trig_backward_f32(kernel_avx2(), want_sin, g, x, out, start, stop):
-        return
-    for i in range(start, stop):
-        if not (fabsf(x[i]) <= GS_TRIG_LIMIT):
-            out[i] = (sign * g[i]) * (sinf(x[i]) if want_sin else cosf(x[i]))
-
+# (The float32 sin/cos loop is tensor-core's trig_f32_range: Note [float32 sin and cos]
+# in its _kernels.pyx; the forward sin and cos of float32 tensors take it too.)
 
 # Note [relu_backward follows torch]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -221,15 +84,36 @@ cdef void _trig_backward_f32(bint want_sin, const float* g, const float* x, floa
 # gives 0; torch passes grad through).  The kernel follows torch.
 
 @cython.cdivision(True)
-cdef void _pointwise_range(PointwiseOp op, const real* g, const real* v, real* out,
-                           Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
-    """out[i] = op(g[i], v[i]) for i in [start, stop); the evaluation order matches numpy's."""
+cdef void _pointwise_range(PointwiseOp op, const real* g, Py_ssize_t g_step, const real* v,
+                           real* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    """out[i] = op(g[i], v[i]) for i in [start, stop), or op(g[0], v[i]) with g_step 0 (a
+    broadcast gradient: Note [A broadcast gradient is one number]); the evaluation order
+    matches numpy's."""
     # Typed constants: Cython writes the literal 1 as 1.0, a double, which would promote
     # float32 arithmetic to float64 and change the rounding.
     cdef real zero = 0, one = 1, grad_i
     cdef Py_ssize_t i
     if real is float and (op == SIN_BACKWARD or op == COS_BACKWARD):
-        _trig_backward_f32(op == COS_BACKWARD, g, v, out, start, stop)
+        # grad * cos(x), or (-grad) * sin(x): the same products as numpy's -grad * sin(x)
+        trig_f32_range(op == COS_BACKWARD, -1 if op == COS_BACKWARD else 1, g, g_step, v,
+                       out, start, stop)
+    elif g_step == 0:
+        grad_i = g[0]
+        if op == SIN_BACKWARD:
+            for i in range(start, stop):
+                out[i] = grad_i * cos(v[i])
+        elif op == COS_BACKWARD:
+            for i in range(start, stop):
+                out[i] = -grad_i * sin(v[i])
+        elif op == RELU_BACKWARD:
+            for i in range(start, stop):
+                out[i] = zero if v[i] <= zero else grad_i
+        elif op == SIGMOID_BACKWARD:
+            for i in range(start, stop):
+                out[i] = grad_i * v[i] * (one - v[i])
+        else:  # TANH_BACKWARD
+            for i in range(start, stop):
+                out[i] = grad_i * (one - v[i] * v[i])
     elif op == SIN_BACKWARD:
         for i in range(start, stop):
             out[i] = g[i] * cos(v[i])
@@ -248,45 +132,93 @@ cdef void _pointwise_range(PointwiseOp op, const real* g, const real* v, real* o
             out[i] = g[i] * (one - v[i] * v[i])
 
 
-cdef void _pointwise(PointwiseOp op, const real* g, const real* v, real* out,
-                     Py_ssize_t n, int nthreads) noexcept nogil:
+cdef void _pointwise(PointwiseOp op, const real* g, Py_ssize_t g_step, const real* v,
+                     real* out, Py_ssize_t n, int nthreads) noexcept nogil:
     cdef Py_ssize_t block, start, step
     if nthreads <= 1:
-        _pointwise_range(op, g, v, out, 0, n)
+        _pointwise_range(op, g, g_step, v, out, 0, n)
         return
     step = kernel_block_size(n, nthreads)
     for block in prange(nthreads, schedule="static", num_threads=nthreads):
         start = block * step
-        _pointwise_range(op, g, v, out, start, min(start + step, n))
+        _pointwise_range(op, g, g_step, v, out, start, min(start + step, n))
 
 
-cdef void _pointwise_typed(PointwiseOp op, int typenum, const void* g, const void* v,
-                           void* out, Py_ssize_t n, int nthreads) noexcept nogil:
+cdef void _pointwise_typed(PointwiseOp op, int typenum, const void* g, Py_ssize_t g_step,
+                           const void* v, void* out, Py_ssize_t n, int nthreads) noexcept nogil:
     if typenum == cnp.NPY_FLOAT:
-        _pointwise(op, <const float*>g, <const float*>v, <float*>out, n, nthreads)
+        _pointwise(op, <const float*>g, g_step, <const float*>v, <float*>out, n, nthreads)
     else:
-        _pointwise(op, <const double*>g, <const double*>v, <double*>out, n, nthreads)
+        _pointwise(op, <const double*>g, g_step, <const double*>v, <double*>out, n, nthreads)
+
+
+# Note [A broadcast gradient is one number]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The gradient of ``x.sum()`` (or ``.mean()``) reaches the op before it as one number
+# expanded to x's shape: a view whose strides are all 0.  The one-input kernels below take
+# such a gradient as it is and read its one element, so ``tanh(...).sum()``'s backward is
+# one pass, ``g * (1 - t * t)`` with g a number, where numpy's formula would take three
+# (t * t, 1 - ..., g * ...) and a copy of the expanded gradient would take one more.
+
+cdef bint _broadcast_of_one(object grad, object v) noexcept:
+    """Whether ``grad`` is a non-empty array of v's shape, dtype and byte order whose
+    strides are all 0 (one number, broadcast), v being a kernel operand."""
+    cdef cnp.ndarray g, a
+    cdef int d
+    if not (cnp.PyArray_Check(grad) and cnp.PyArray_Check(v)):
+        return False
+    g = <cnp.ndarray>grad
+    a = <cnp.ndarray>v
+    if (cnp.PyArray_TYPE(g) != cnp.PyArray_TYPE(a) or not cnp.PyArray_ISNOTSWAPPED(g)
+            or cnp.PyArray_NDIM(g) != cnp.PyArray_NDIM(a) or cnp.PyArray_SIZE(g) == 0
+            or not cnp.PyArray_ISALIGNED(g)):
+        return False
+    for d in range(cnp.PyArray_NDIM(g)):
+        if cnp.PyArray_DIM(g, d) != cnp.PyArray_DIM(a, d) or cnp.PyArray_STRIDE(g, d) != 0:
+            return False
+    return True
+
+
+def is_broadcast_grad(grad, v):
+    """Whether the one-input kernels (``BROADCAST_GRAD_KERNELS``) take ``grad`` as a
+    broadcast number against ``v`` (Note [A broadcast gradient is one number]); ``v``
+    itself must still be a kernel operand (``gradstack_tensor.kernels.fusable``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_autograd._backward_kernels import is_broadcast_grad
+    >>> is_broadcast_grad(np.broadcast_to(np.ones(()), (2, 3)), np.zeros((2, 3)))
+    True
+    >>> is_broadcast_grad(np.ones((2, 3)), np.zeros((2, 3)))
+    False
+    """
+    return _broadcast_of_one(grad, v)
 
 
 cdef object _run_pointwise(PointwiseOp op, str func, str name, object grad, object v):
     """Check (grad, v), allocate the output and run one element-wise kernel."""
-    cdef int typenum = check_kernel_input(func, "grad", grad)
-    check_kernel_input(func, name, v)
-    check_kernel_same(func, "grad", grad, name, v)
-    cdef cnp.ndarray g = <cnp.ndarray>grad
-    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(g), cnp.PyArray_DIMS(g), typenum, 0)
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(g)
+    cdef Py_ssize_t g_step = 1
+    cdef int typenum = check_kernel_input(func, name, v)
+    if _broadcast_of_one(grad, v):
+        g_step = 0
+    else:
+        check_kernel_input(func, "grad", grad)
+        check_kernel_same(func, "grad", grad, name, v)
+    cdef cnp.ndarray a = <cnp.ndarray>v
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), typenum, 0)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
     cdef bint costly = op == SIN_BACKWARD or op == COS_BACKWARD
     cdef Py_ssize_t threshold = _transcendental_threshold if costly else kernel_parallel_threshold()
     cdef int nthreads = kernel_threads(n, threshold)
-    cdef void* gp = cnp.PyArray_DATA(g)
-    cdef void* vp = cnp.PyArray_DATA(<cnp.ndarray>v)
+    cdef void* gp = cnp.PyArray_DATA(<cnp.ndarray>grad)
+    cdef void* vp = cnp.PyArray_DATA(a)
     cdef void* op_ = cnp.PyArray_DATA(out)
     if n >= threshold:
         with nogil:
-            _pointwise_typed(op, typenum, gp, vp, op_, n, nthreads)
+            _pointwise_typed(op, typenum, gp, g_step, vp, op_, n, nthreads)
     else:
-        _pointwise_typed(op, typenum, gp, vp, op_, n, nthreads)
+        _pointwise_typed(op, typenum, gp, g_step, vp, op_, n, nthreads)
     return out
 
 
@@ -296,7 +228,9 @@ def sin_backward(grad, x):
     Parameters
     ----------
     grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous.
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
+        is one number]).
     x : ndarray
         The input of ``sin``: same shape and dtype as `grad`, C-contiguous.
 
@@ -329,7 +263,9 @@ def cos_backward(grad, x):
     Parameters
     ----------
     grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous.
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
+        is one number]).
     x : ndarray
         The input of ``cos``: same shape and dtype as `grad`, C-contiguous.
 
@@ -363,7 +299,9 @@ def relu_backward(grad, out):
     Parameters
     ----------
     grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous.
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
+        is one number]).
     out : ndarray
         The output of ``relu``: same shape and dtype as `grad`, C-contiguous.
 
@@ -393,7 +331,9 @@ def sigmoid_backward(grad, s):
     Parameters
     ----------
     grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous.
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
+        is one number]).
     s : ndarray
         The output of ``sigmoid``: same shape and dtype as `grad`, C-contiguous.
 
@@ -423,7 +363,9 @@ def tanh_backward(grad, t):
     Parameters
     ----------
     grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous.
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
+        is one number]).
     t : ndarray
         The output of ``tanh``: same shape and dtype as `grad`, C-contiguous.
 
@@ -524,7 +466,9 @@ def mul_backward(grad, a, b):
     Parameters
     ----------
     grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous.
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
+        is one number]).
     a, b : ndarray
         The factors, same shape and dtype as `grad`, C-contiguous (broadcast factors take
         the numpy expression, then `sum_to_shape`).
@@ -556,7 +500,9 @@ def div_backward(grad, a, b):
     Parameters
     ----------
     grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous.
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
+        is one number]).
     a, b : ndarray
         The numerator and denominator, same shape and dtype as `grad`, C-contiguous.
 
@@ -579,3 +525,9 @@ def div_backward(grad, a, b):
     (array([0.5 , 0.25]), array([-0.75, -0.25]))
     """
     return _run_binary(DIV_BACKWARD, "div_backward", grad, a, b)
+
+
+# the kernels that take a broadcast gradient (Note [A broadcast gradient is one number])
+BROADCAST_GRAD_KERNELS = (
+    sin_backward, cos_backward, relu_backward, sigmoid_backward, tanh_backward,
+)

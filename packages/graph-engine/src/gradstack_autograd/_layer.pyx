@@ -1636,8 +1636,11 @@ def run_fused(kernel, tuple tensors not None):
                 f"at position {i}"
             )
         arrays[i] = data_of(<Tensor>tensors[i])
-    if not _kernels.fusable(*arrays):
-        return None
+    if not _kernels.fusable(*arrays) and not (
+            n == 2 and kernel in _backward_kernels.BROADCAST_GRAD_KERNELS
+            and _backward_kernels.is_broadcast_grad(arrays[0], arrays[1])
+            and _kernels.fusable(arrays[1])):
+        return None             # (a broadcast gradient: Note [A broadcast gradient is one number])
     enter_op()  # the result is gradstack's, for the block cache (Note [Inside a gradstack op])
     try:
         r = kernel(*arrays)

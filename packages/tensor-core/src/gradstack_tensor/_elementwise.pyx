@@ -17,7 +17,8 @@ from ._dispatch cimport (
     K_BINARY, K_BINARY_FLOAT, K_COMPARE, K_UNARY, K_UNARY_FLOAT, Op, check_nargs,
 )
 from ._dispatch import OPS
-from ._loops cimport B_SUB, is_float_num, small_binary, small_sum, small_unary
+from ._kernels cimport transcendental_f32
+from ._loops cimport B_SUB, U_COS, U_SIN, U_TANH, is_float_num, small_binary, small_sum, small_unary
 from ._loops import BINARY_CODES, UNARY_CODES
 from ._promotion cimport cast_operand, operand_dtype_info, promote_binary
 from ._promotion import can_cast_inplace
@@ -148,6 +149,8 @@ cdef object _unary_kernel(Op op, tuple args):
     code = _UN_CODES.get(op.name, 0)
     if code:
         r = small_unary(code, x)
+        if r is None:
+            r = _transcendental(code, x)
         if r is not None:
             return wrap(<cnp.ndarray>r)
     try:
@@ -156,6 +159,49 @@ cdef object _unary_kernel(Op op, tuple args):
         raise TypeError(
             f"{op.name}: not supported for tensors of type {dtype_of_array(x)} ({e})"
         ) from None
+
+
+cdef object _transcendental(int code, cnp.ndarray x):
+    """sin, cos or tanh of a float32 array by tensor-core's own loops, faster than numpy's
+    and correctly rounded (Note [float32 sin and cos], Note [float32 tanh] in
+    _kernels.pyx); None for other ops and dtypes, and for layouts whose result numpy
+    would not lay out row- or column-major (numpy's loop then)."""
+    cdef int which
+    if code == U_SIN:
+        which = 0
+    elif code == U_COS:
+        which = 1
+    elif code == U_TANH:
+        which = 2
+    else:
+        return None
+    if cnp.PyArray_TYPE(x) != cnp.NPY_FLOAT:
+        return None
+    if cnp.PyArray_ISCARRAY_RO(x):
+        return transcendental_f32(which, x)
+    if cnp.PyArray_ISFARRAY_RO(x):
+        r = transcendental_f32(which, x.T)     # a transposed input keeps its layout
+        return None if r is None else r.T
+    # a strided input whose result is row-major in numpy and torch (both order the result
+    # like the input's strides): compute on a compact copy, so that every layout gives
+    # the same bits; other orders keep numpy's loop, and its layout
+    if _row_ordered(x):
+        return transcendental_f32(which, np.ascontiguousarray(x))
+    return None
+
+
+cdef bint _row_ordered(cnp.ndarray x) noexcept:
+    """Whether x's strides (dims of size > 1) are positive and non-increasing."""
+    cdef int d
+    cdef Py_ssize_t last = -1, st
+    for d in range(cnp.PyArray_NDIM(x)):
+        if cnp.PyArray_DIM(x, d) <= 1:
+            continue
+        st = cnp.PyArray_STRIDE(x, d)
+        if st <= 0 or (last >= 0 and st > last):
+            return False
+        last = st
+    return True
 
 
 cdef object _check_inplace_target(TensorBase t, str name):
@@ -244,6 +290,8 @@ cdef object _inplace_unary_kernel(Op op, tuple args):
     # the path of the out-of-place op, so that t.op_() and t.op() give the same bits
     code = _UN_CODES.get(op.name, 0)
     r = small_unary(code, t._data) if code else None
+    if r is None and code:
+        r = _transcendental(code, t._data)
     if r is None:
         r = quiet_call1(op.ufunc, t._data)
     np.copyto(t._data, r, casting="unsafe")

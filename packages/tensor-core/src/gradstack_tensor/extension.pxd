@@ -18,6 +18,8 @@
 #                   the thread settings, AVX2 switch and argument checks of
 #                   gradstack_tensor.kernels, for kernels compiled by the layers above
 #                   (Note [Kernels of the layers above], _kernels.pyx)
+#   trig_f32_range(want_sin, sign, g, g_step, x, out, start, stop): the float32 sin/cos
+#                   loop, out = sign * g * cos(x) or sin(x) (Note [float32 sin and cos])
 
 from gradstack_tensor._dispatch cimport (
     DispatchLayer, Op, call_next, dispatch, enter_op, exit_op,
@@ -31,4 +33,5 @@ from gradstack_tensor._kernels cimport (
     kernel_block_size,
     kernel_parallel_threshold,
     kernel_threads,
+    trig_f32_range,
 )

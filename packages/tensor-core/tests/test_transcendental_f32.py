@@ -1,0 +1,117 @@
+"""float32 sin, cos and tanh by tensor-core's own loops (Note [float32 sin and cos], Note
+[float32 tanh] in _kernels.pyx): correctly rounded, torch's special values, any layout."""
+
+import numpy as np
+import pytest
+
+import gradstack_tensor as gt
+from gradstack_tensor import _kernels, kernels
+
+NAMES = ("sin", "cos", "tanh")
+F32 = np.float32
+
+
+def correctly_rounded(name, x):
+    """The float64 value rounded once to float32 (float64 is ~1e-16 from exact)."""
+    return getattr(np, name)(x.astype(np.float64)).astype(F32)
+
+
+def every_binade(n, seed, limit=None):
+    """n float32 values spread over all exponents and both signs (finite only)."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2**31 - 2**23, n, dtype=np.uint32)  # below the inf/nan exponent
+    x = bits.view(F32) * rng.choice(F32([-1, 1]), n)
+    if limit is not None:
+        x = x[np.abs(x) <= limit]
+    return x
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_correctly_rounded_on_random_and_spread_inputs(name):
+    rng = np.random.default_rng(1)
+    limit = 262144.0 if name != "tanh" else None  # sin/cos beyond: libm's pass (1 ulp)
+    x = np.concatenate(
+        [
+            rng.uniform(-4, 4, 200_000).astype(F32),
+            rng.uniform(-20, 20, 100_000).astype(F32),
+            every_binade(400_000, 2, limit),
+        ]
+    )
+    got = _kernels._transcendental_f32(name, x)
+    want = correctly_rounded(name, x)
+    assert got.dtype == F32 and got.shape == x.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_trig_beyond_the_reduction_limit_is_within_an_ulp(name):
+    x = np.concatenate([every_binade(50_000, 3), F32([262145.0, -3e5, 1e30, 3.4e38])])
+    x = x[np.abs(x) > 262144.0]
+    got = _kernels._transcendental_f32(name, x)
+    np.testing.assert_array_max_ulp(got, correctly_rounded(name, x), maxulp=1)
+
+
+def test_special_values_follow_libm_and_torch():
+    x = F32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 9.0, 9.02, -9.5, 1e16, -3e38])
+    sin = _kernels._transcendental_f32("sin", x)
+    cos = _kernels._transcendental_f32("cos", x)
+    tanh = _kernels._transcendental_f32("tanh", x)
+    # signed zeros: sin(-0.0) and tanh(-0.0) are -0.0, as in torch
+    assert list(np.signbit(sin[:2])) == [False, True]
+    assert list(np.signbit(tanh[:2])) == [False, True]
+    assert cos[0] == cos[1] == 1
+    assert np.isnan(sin[2:5]).all() and np.isnan(cos[2:5]).all()
+    assert list(tanh[2:4]) == [1, -1] and np.isnan(tanh[4])
+    assert list(sin[5:7]) == list(x[5:7]) and list(tanh[5:7]) == list(x[5:7])
+    assert tanh[7] == F32(np.tanh(9.0)) and list(tanh[8:]) == [1, -1, 1, -1]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_avx2_switch_gives_the_same_bits(name):
+    x = np.concatenate([every_binade(100_000, 4), np.random.default_rng(5).uniform(-9, 9, 5000)])
+    x = x.astype(F32)
+    before = _kernels._avx2()
+    try:
+        _kernels._avx2(False)
+        plain = _kernels._transcendental_f32(name, x)
+        _kernels._avx2(True)
+        clone = _kernels._transcendental_f32(name, x)
+    finally:
+        _kernels._avx2(before)
+    assert plain.tobytes() == clone.tobytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", NAMES)
+def test_threads_do_not_change_the_result(name, threads):
+    x = np.random.default_rng(6).uniform(-5, 5, 50_001).astype(F32)
+    before = kernels.get_num_threads()
+    try:
+        kernels.set_num_threads(threads)
+        got = _kernels._transcendental_f32(name, x)
+    finally:
+        kernels.set_num_threads(before)
+    np.testing.assert_array_equal(got, correctly_rounded(name, x))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tensor_ops_take_the_loops_in_every_layout(name):
+    t = gt.tensor(np.random.default_rng(7).uniform(-6, 6, (300, 200)).astype(F32))
+    for view in (t, t.t(), t[::2], t[:, ::3]):
+        got = getattr(view, name)()
+        assert got.dtype == gt.float32 and got.shape == view.shape
+        np.testing.assert_array_equal(got.numpy(), correctly_rounded(name, view.numpy()))
+        inplace = view.clone()
+        getattr(inplace, name + "_")()
+        np.testing.assert_array_equal(inplace.numpy(), got.numpy())
+    # a transposed input keeps its layout, as torch's result does
+    assert getattr(t.t(), name)().stride() == t.t().stride()
+
+
+def test_bad_arguments_of_the_test_hook():
+    with pytest.raises(ValueError, match="'sin', 'cos' or 'tanh'"):
+        _kernels._transcendental_f32("exp", np.zeros(2, F32))
+    with pytest.raises(TypeError, match="C-contiguous float32"):
+        _kernels._transcendental_f32("sin", np.zeros(2))
+    with pytest.raises(TypeError, match="C-contiguous float32"):
+        _kernels._transcendental_f32("sin", np.zeros((2, 2), F32).T)
