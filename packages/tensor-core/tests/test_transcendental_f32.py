@@ -1,10 +1,9 @@
 """float32 sin, cos and tanh by tensor-core's own loops (Note [float32 sin and cos], Note
 [float32 tanh] in _kernels.pyx): correctly rounded, torch's special values, any layout."""
 
+import gradstack_tensor as gt
 import numpy as np
 import pytest
-
-import gradstack_tensor as gt
 from gradstack_tensor import _kernels, kernels
 
 NAMES = ("sin", "cos", "tanh")
