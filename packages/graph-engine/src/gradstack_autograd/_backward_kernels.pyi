@@ -32,3 +32,6 @@ def mul_backward(
 def div_backward(
     grad: _Array[_Float], a: _Array[_Float], b: _Array[_Float]
 ) -> tuple[_Array[_Float], _Array[_Float]]: ...
+def is_broadcast_grad(grad: object, v: object) -> bool: ...
+
+BROADCAST_GRAD_KERNELS: tuple[object, ...]

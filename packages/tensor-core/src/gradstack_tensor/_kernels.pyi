@@ -7,6 +7,7 @@ import numpy.typing as npt
 
 __all__ = [
     "PARALLEL_THRESHOLD",
+    "TRANSCENDENTAL_THRESHOLD",
     "accumulate_",
     "add_scaled_",
     "fusable",
@@ -20,6 +21,7 @@ _Float = TypeVar("_Float", np.float32, np.float64)
 _Array = npt.NDArray[_Float]
 
 PARALLEL_THRESHOLD: int
+TRANSCENDENTAL_THRESHOLD: int
 
 def set_num_threads(n: SupportsIndex) -> None: ...
 def get_num_threads() -> int: ...
@@ -42,3 +44,5 @@ def sgd_update_(
     maximize: bool = False,
     first_step: bool = False,
 ) -> None: ...
+def _transcendental_f32(name: str, x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]: ...
+def _avx2(enable: bool | None = None) -> bool: ...
