@@ -33,8 +33,10 @@ Usage::
     hatch run compare --only mlp_step chain_20000 --no-write
     hatch run compare --threads default        # every framework at its default threads
 
-Each cell is a median; gradstack's ratios to numpy by hand and to PyTorch are also given at
-the 10th percentile of the samples (Note [Threads are chosen before numpy loads]).
+The frameworks take turns, one sample each per round (Note [Interleaved rounds]); each
+cell is a median, and a ratio is the median of the per-round ratios.  gradstack's ratios to
+numpy by hand and to PyTorch are also given at the 10th percentile of the samples (Note
+[Threads are chosen before numpy loads]).
 """
 
 from __future__ import annotations
@@ -811,6 +813,9 @@ WORKLOADS = [
 ]
 
 
+WORKLOADS_BY_NAME = {w.name: w for w in WORKLOADS}
+
+
 @dataclass
 class Cell:
     median: float | None = None
@@ -818,6 +823,7 @@ class Cell:
     note: str = ""
     max_abs_diff: float | None = None
     agrees: bool | None = None
+    samples: list = field(default_factory=list)  # one per round (Note [Interleaved rounds])
 
 
 @dataclass
@@ -826,20 +832,31 @@ class Report:
     failures: list = field(default_factory=list)
 
 
-def sample_times(run, repeat: int, min_sample: float) -> list[float]:
-    """`repeat` samples of the time per call; a sample loops for >= min_sample seconds."""
+# Note [Interleaved rounds]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# This host's speed drifts by up to 2x within minutes (a shared machine).  Timing one
+# framework's samples after another's put the drift into the ratios.  So every framework
+# gets one sample per round (each in its own process: Note [One process per framework]),
+# in an order that rotates from round to round, and a ratio is the median of the
+# per-round ratios (two samples seconds apart see nearly the same machine).
+# A sample loops the workload for at least ``min_sample`` seconds, with the loop count
+# fixed per framework before the first round.
+
+
+def loops_per_sample(run, min_sample: float) -> int:
+    """How many calls of ``run`` make a sample of at least ``min_sample`` seconds."""
     run()  # warm-up
     start = time.perf_counter()
     run()
     once = time.perf_counter() - start
-    number = max(1, int(min_sample / max(once, 1e-9)))
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            run()
-        samples.append((time.perf_counter() - start) / number)
-    return samples
+    return max(1, int(min_sample / max(once, 1e-9)))
+
+
+def time_per_call(run, number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        run()
+    return (time.perf_counter() - start) / number
 
 
 def p10(samples: list[float]) -> float:
@@ -851,16 +868,18 @@ def p10(samples: list[float]) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def implementations():
-    impls = {}
-    gs = gradstack_api()
-    impls["gradstack"] = (
-        {w.name: (lambda inp, w=w: w.torchlike(gs, inp)) for w in WORKLOADS}
-        if gs is not None
-        else "not installed"
-    )
-    torch = _optional("torch")
-    if torch is not None:
+def implementation(fw: str):
+    """One framework's table {workload name: (inputs -> (run, result))}, or a note saying
+    why it cannot run.  Imports only that framework (Note [One process per framework])."""
+    if fw == "gradstack":
+        gs = gradstack_api()
+        if gs is None:
+            return "not installed"
+        return {w.name: (lambda inp, w=w: w.torchlike(gs, inp)) for w in WORKLOADS}
+    if fw == "torch":
+        torch = _optional("torch")
+        if torch is None:
+            return "not installed"
         if not DEFAULT_THREADS:
             torch.set_num_threads(1)
         T = SimpleNamespace(
@@ -873,13 +892,107 @@ def implementations():
             functional=torch.autograd.functional,
             manual_seed=torch.manual_seed,
         )
-        impls["torch"] = {w.name: (lambda inp, w=w: w.torchlike(T, inp)) for w in WORKLOADS}
-    else:
-        impls["torch"] = "not installed"
-    impls["autograd"] = autograd_impls() or "not installed"
-    impls["mygrad"] = mygrad_impls() or "not installed"
-    impls["numpy"] = numpy_impls()
-    return impls
+        return {w.name: (lambda inp, w=w: w.torchlike(T, inp)) for w in WORKLOADS}
+    if fw == "autograd":
+        return autograd_impls() or "not installed"
+    if fw == "mygrad":
+        return mygrad_impls() or "not installed"
+    return numpy_impls()
+
+
+# Note [One process per framework]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Each framework runs in a process of its own, as its users run it.  In one shared process
+# the frameworks changed each other's numbers: numpy by hand allocates its temporaries
+# with glibc's malloc, which returns freed blocks above its (adaptive) mmap threshold to
+# the system, so that the next step page-faults them in again; whether that happened
+# depended on what the other frameworks had left in the heap, and the MLP step of numpy
+# by hand took 13 ms or 20 ms depending on the order of the frameworks.  So that the
+# measure is the computation and not malloc's policy, every worker starts with glibc told
+# to keep what is freed (``MALLOC_MMAP_THRESHOLD_`` 32 MiB, its maximum, and
+# ``MALLOC_TRIM_THRESHOLD_`` 1 GiB: ``MALLOC_SETTINGS``), which is what a careful
+# hand-written numpy program would do; gradstack's block cache keeps its own blocks either
+# way (Note [Inside a gradstack op] in tensor-core), torch and the numpy-based frameworks
+# gain from it as numpy by hand does.  A worker imports
+# only its framework (``implementation``), builds each workload when asked, returns its
+# numbers, and times one sample per request; the parent asks for the samples round by
+# round (Note [Interleaved rounds]).
+
+
+def _worker(conn, fw: str) -> None:
+    """The loop of one framework's process: requests in, answers out, over ``conn``."""
+    table = implementation(fw)
+    state = None  # (run, loops per sample) of the current workload
+    while True:
+        request = conn.recv()
+        kind = request[0]
+        if kind == "exit":
+            return
+        try:
+            if kind == "setup":
+                state = None
+                if isinstance(table, str):
+                    conn.send(("note", table))
+                    continue
+                w = WORKLOADS_BY_NAME[request[1]]
+                run, result = table[w.name](w.inputs())
+                numbers = [np.asarray(a) for a in result()]
+                state = (run, loops_per_sample(run, request[2]))
+                conn.send(("ok", numbers))
+            elif kind == "sample":
+                run, number = state
+                conn.send(("ok", time_per_call(run, number)))
+        except NotSupported as exc:
+            conn.send(("note", f"n/a: {exc}"))
+        except Exception as exc:  # noqa: BLE001 - reported by the parent, fails the run
+            traceback.print_exc(limit=3)
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+MALLOC_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+
+
+class Workers:
+    """One process per framework (Note [One process per framework]), closed on exit."""
+
+    def __init__(self, frameworks):
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self.conns, self.procs = {}, []
+        saved = {k: os.environ.get(k) for k in MALLOC_SETTINGS}
+        os.environ.update(MALLOC_SETTINGS)  # read by glibc when a worker starts
+        try:
+            for fw in frameworks:
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(target=_worker, args=(child, fw), daemon=True)
+                proc.start()
+                self.conns[fw] = parent
+                self.procs.append(proc)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def ask(self, fw, *request):
+        self.conns[fw].send(request)
+        return self.conns[fw].recv()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for conn in self.conns.values():
+            try:
+                conn.send(("exit",))
+            except (BrokenPipeError, OSError):
+                pass
+        for proc in self.procs:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.terminate()
 
 
 def compare_arrays(got: list, ref: list, rtol: float, atol: float) -> tuple[float, bool]:
@@ -896,45 +1009,53 @@ def compare_arrays(got: list, ref: list, rtol: float, atol: float) -> tuple[floa
 
 
 def run_all(workloads, repeat: int, min_sample: float) -> Report:
-    impls = implementations()
     report = Report()
-    for w in workloads:
-        inp = w.inputs()
-        print(f"\n{w.title}", flush=True)
-        ref = None
-        for fw in ["numpy", *[f for f in FRAMEWORKS if f != "numpy"]]:
-            cell = report.cells.setdefault((w.name, fw), Cell())
-            table = impls[fw]
-            if isinstance(table, str):
-                cell.note = table
-                print(f"  {TITLES[fw]:16s} {table}")
-                continue
-            try:
-                run, result = table[w.name](inp)
-                numbers = result()
-                if fw == "numpy":
-                    ref = numbers
+    order = ["numpy", *[f for f in FRAMEWORKS if f != "numpy"]]
+    with Workers(order) as workers:
+        for w in workloads:
+            print(f"\n{w.title}", flush=True)
+            ref = None
+            timed = []
+            for fw in order:
+                cell = report.cells.setdefault((w.name, fw), Cell())
+                kind, value = workers.ask(fw, "setup", w.name, min_sample)
+                if kind == "ok":
+                    if fw == "numpy":
+                        ref = value
+                    else:
+                        cell.max_abs_diff, cell.agrees = compare_arrays(value, ref, w.rtol, w.atol)
+                    timed.append(fw)
+                elif kind == "note":
+                    cell.note = value
                 else:
-                    cell.max_abs_diff, cell.agrees = compare_arrays(numbers, ref, w.rtol, w.atol)
-                samples = sample_times(run, repeat, min_sample)
-                cell.median, cell.p10 = statistics.median(samples), p10(samples)
-            except NotSupported as exc:
-                cell.note = f"n/a: {exc}"
-            except Exception as exc:  # noqa: BLE001 - reported in the table and fails the run
-                cell.note = f"error: {type(exc).__name__}"
-                report.failures.append(f"{w.name} / {fw}: {type(exc).__name__}: {exc}")
-                traceback.print_exc(limit=3)
-            line = f"  {TITLES[fw]:16s} "
-            line += f"{fmt_time(cell.median):>10s}" if cell.median is not None else cell.note
-            if cell.max_abs_diff is not None:
-                line += f"   max |diff| vs numpy {cell.max_abs_diff:.2e}"
-                if not cell.agrees:
-                    line += "   DISAGREES"
-                    report.failures.append(
-                        f"{w.name} / {fw}: numbers differ from numpy by up to "
-                        f"{cell.max_abs_diff:.3e} (rtol {w.rtol}, atol {w.atol})"
-                    )
-            print(line, flush=True)
+                    cell.note = f"error: {value.split(':')[0]}"
+                    report.failures.append(f"{w.name} / {fw}: {value}")
+            for r in range(repeat):  # Note [Interleaved rounds]
+                k = r % len(timed) if timed else 0
+                for fw in timed[k:] + timed[:k]:
+                    cell = report.cells[(w.name, fw)]
+                    kind, value = workers.ask(fw, "sample")
+                    if kind == "ok":
+                        cell.samples.append(value)
+                    else:
+                        cell.note = f"error: {value.split(':')[0]}"
+                        report.failures.append(f"{w.name} / {fw}: {value}")
+                timed = [fw for fw in timed if not report.cells[(w.name, fw)].note]
+            for fw in order:
+                cell = report.cells[(w.name, fw)]
+                if fw in timed and cell.samples:
+                    cell.median, cell.p10 = statistics.median(cell.samples), p10(cell.samples)
+                line = f"  {TITLES[fw]:16s} "
+                line += f"{fmt_time(cell.median):>10s}" if cell.median is not None else cell.note
+                if cell.max_abs_diff is not None:
+                    line += f"   max |diff| vs numpy {cell.max_abs_diff:.2e}"
+                    if not cell.agrees:
+                        line += "   DISAGREES"
+                        report.failures.append(
+                            f"{w.name} / {fw}: numbers differ from numpy by up to "
+                            f"{cell.max_abs_diff:.3e} (rtol {w.rtol}, atol {w.atol})"
+                        )
+                print(line, flush=True)
     return report
 
 
@@ -962,12 +1083,18 @@ def cpu_model() -> str:
 
 
 def ratio(report, w, fw, to="torch", stat="median"):
-    """``fw``'s time over ``to``'s on workload ``w`` (medians, or ``stat="p10"``)."""
+    """``fw``'s time over ``to``'s on workload ``w``: the median of the per-round ratios
+    (Note [Interleaved rounds]), or with ``stat="p10"`` the ratio of the two 10th
+    percentiles."""
     cell, ref = report.cells.get((w, fw)), report.cells.get((w, to))
     if cell is None or ref is None:
         return None
     a, b = getattr(cell, stat), getattr(ref, stat)
-    return None if a is None or b is None else a / b
+    if a is None or b is None:
+        return None
+    if stat == "median" and len(cell.samples) == len(ref.samples) and cell.samples:
+        return statistics.median(x / y for x, y in zip(cell.samples, ref.samples, strict=True))
+    return a / b
 
 
 def threads_words() -> str:
@@ -1073,7 +1200,9 @@ def markdown(report: Report, workloads, repeat: int) -> str:
         f"Python {v['python']}, numpy {v['numpy']}.",
         "Each cell is the median over "
         f"{repeat} samples of the time per call, and in brackets the ratio to PyTorch "
-        "(below 1 is faster than PyTorch).  Every framework ran on the same inputs and its "
+        "(below 1 is faster than PyTorch): the frameworks took turns, one sample each per "
+        "round in a rotating order, and a ratio is the median of the per-round ratios, so "
+        "that the host's drift cancels.  Every framework ran on the same inputs and its "
         "numbers (loss, gradients, updated weights, Hessian, Jacobian) were checked against "
         "the hand-written numpy reference: the last column is the largest absolute "
         "difference over all frameworks.",
@@ -1098,8 +1227,8 @@ def markdown(report: Report, workloads, repeat: int) -> str:
     lines += [
         "",
         "gradstack's ratios to numpy by hand (the limit for an autograd on numpy) and to "
-        "PyTorch, at the median and at the 10th percentile of the samples (load moves the "
-        "10th percentile least):",
+        "PyTorch: the median of the per-round ratios, and the ratio of the 10th "
+        "percentiles of the samples (load moves the 10th percentile least):",
         "",
         *ratios_table(report, workloads),
         "",
@@ -1197,7 +1326,7 @@ def print_table(report, workloads):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7, help="samples per median")
+    parser.add_argument("--repeat", type=int, default=15, help="samples (rounds) per median")
     parser.add_argument(
         "--min-sample", type=float, default=0.05, help="seconds a sample loops for at least"
     )
