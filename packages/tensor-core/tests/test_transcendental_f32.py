@@ -114,3 +114,68 @@ def test_bad_arguments_of_the_test_hook():
         _kernels._transcendental_f32("sin", np.zeros(2))
     with pytest.raises(TypeError, match="C-contiguous float32"):
         _kernels._transcendental_f32("sin", np.zeros((2, 2), F32).T)
+
+
+# ---------------------------------------------------------------------------------------
+# sin and cos from one pass, and the by-product they leave (Note [sin and cos from one
+# pass], Note [A kernel's by-product])
+
+
+def test_sincos_gives_the_bits_of_sin_and_cos():
+    x = np.concatenate(
+        [
+            np.random.default_rng(8).uniform(-10, 10, 300_000).astype(F32),
+            every_binade(300_000, 9),
+            F32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 262145.0, 3e38]),
+        ]
+    )
+    s, c = _kernels._sincos_f32(x)
+    assert s.tobytes() == _kernels._transcendental_f32("sin", x).tobytes()
+    assert c.tobytes() == _kernels._transcendental_f32("cos", x).tobytes()
+    assert list(np.signbit(s[-9:-7])) == [False, True]
+
+
+def test_sincos_does_not_depend_on_the_avx2_switch_nor_threads():
+    x = every_binade(200_000, 10)
+    before, threads = _kernels._avx2(), kernels.get_num_threads()
+    try:
+        _kernels._avx2(False)
+        plain = _kernels._sincos_f32(x)
+        _kernels._avx2(True)
+        kernels.set_num_threads(2)
+        clone = _kernels._sincos_f32(x)
+    finally:
+        _kernels._avx2(before)
+        kernels.set_num_threads(threads)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(plain, clone, strict=True))
+
+
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_a_requires_grad_input_leaves_the_other_function(op):
+    from gradstack_tensor.extension import take_byproduct
+
+    a = np.random.default_rng(11).uniform(-3, 3, (100, 70)).astype(F32)
+    other = "cos" if op == "sin" else "sin"
+    for view in (lambda t: t, lambda t: t.t(), lambda t: t[::2]):
+        x = view(gt.tensor(a))
+        x._requires_grad = True  # as the autograd layer would see it, without recording
+        try:
+            out = gt.get_op(op).run_kernel(x)  # below the layers: nothing records it
+        finally:
+            x._requires_grad = False
+        kept = take_byproduct(x, out)
+        assert kept is not None and kept.shape == tuple(x.shape)
+        np.testing.assert_array_equal(kept, correctly_rounded(other, x.numpy()))
+        assert take_byproduct(x, out) is None  # emptied when taken
+    # no by-product for an input that does not require grad, nor for another pair
+    x = gt.tensor(a)
+    out = gt.get_op(op).run_kernel(x)
+    assert take_byproduct(x, out) is None
+    x._requires_grad = True
+    try:
+        out = gt.get_op(op).run_kernel(x)  # below the layers: nothing records it
+    finally:
+        x._requires_grad = False
+    assert take_byproduct(gt.tensor(a), out) is None
+    assert take_byproduct(x, x) is None
+    assert take_byproduct(x, out) is not None

@@ -10,9 +10,11 @@ __all__ = [
     "cos_backward",
     "div_backward",
     "mul_backward",
+    "cos_backward_from_sin",
     "relu_backward",
     "sigmoid_backward",
     "sin_backward",
+    "sin_backward_from_cos",
     "tanh_backward",
 ]
 
@@ -35,3 +37,6 @@ def div_backward(
 def is_broadcast_grad(grad: object, v: object) -> bool: ...
 
 BROADCAST_GRAD_KERNELS: tuple[object, ...]
+
+def sin_backward_from_cos(grad: _Array[_Float], cos_x: _Array[_Float]) -> _Array[_Float]: ...
+def cos_backward_from_sin(grad: _Array[_Float], sin_x: _Array[_Float]) -> _Array[_Float]: ...

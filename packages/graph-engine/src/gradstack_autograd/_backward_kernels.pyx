@@ -46,9 +46,11 @@ __all__ = [
     "cos_backward",
     "div_backward",
     "mul_backward",
+    "cos_backward_from_sin",
     "relu_backward",
     "sigmoid_backward",
     "sin_backward",
+    "sin_backward_from_cos",
     "tanh_backward",
 ]
 
@@ -71,6 +73,8 @@ cdef enum PointwiseOp:
     RELU_BACKWARD
     SIGMOID_BACKWARD
     TANH_BACKWARD
+    TIMES            # grad * v (sin's gradient from cos(x))
+    NEG_TIMES        # (-grad) * v (cos's gradient from sin(x))
 
 
 # (The float32 sin/cos loop is tensor-core's trig_f32_range: Note [float32 sin and cos]
@@ -99,7 +103,12 @@ cdef void _pointwise_range(PointwiseOp op, const real* g, Py_ssize_t g_step, con
                        out, start, stop)
     elif g_step == 0:
         grad_i = g[0]
-        if op == SIN_BACKWARD:
+        if op == TIMES or op == NEG_TIMES:
+            if op == NEG_TIMES:
+                grad_i = -grad_i
+            for i in range(start, stop):
+                out[i] = grad_i * v[i]
+        elif op == SIN_BACKWARD:
             for i in range(start, stop):
                 out[i] = grad_i * cos(v[i])
         elif op == COS_BACKWARD:
@@ -114,6 +123,12 @@ cdef void _pointwise_range(PointwiseOp op, const real* g, Py_ssize_t g_step, con
         else:  # TANH_BACKWARD
             for i in range(start, stop):
                 out[i] = grad_i * (one - v[i] * v[i])
+    elif op == TIMES:
+        for i in range(start, stop):
+            out[i] = g[i] * v[i]
+    elif op == NEG_TIMES:
+        for i in range(start, stop):
+            out[i] = -g[i] * v[i]
     elif op == SIN_BACKWARD:
         for i in range(start, stop):
             out[i] = g[i] * cos(v[i])
@@ -287,6 +302,74 @@ def cos_backward(grad, x):
     array([-0., -1.])
     """
     return _run_pointwise(COS_BACKWARD, "cos_backward", "x", grad, x)
+
+
+def sin_backward_from_cos(grad, cos_x):
+    """Gradient of ``sin`` from ``cos(x)`` computed by the forward pass: ``grad * cos_x``.
+
+    The forward sin of a float32 tensor that requires grad leaves cos(x) (Note [sin and
+    cos from one pass] in tensor-core's _kernels.pyx); this is then one multiply, where
+    `sin_backward` evaluates cos again.  Same bits as `sin_backward` on that x.
+
+    Parameters
+    ----------
+    grad : ndarray
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype.
+    cos_x : ndarray
+        ``cos(x)``: same shape and dtype as `grad`, C-contiguous.
+
+    Returns
+    -------
+    ndarray
+        A new C-contiguous array of `grad`'s shape and dtype.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for `sin_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_autograd._backward_kernels import sin_backward_from_cos
+    >>> sin_backward_from_cos(np.array([2.0, 3.0]), np.array([0.5, -1.0]))
+    array([ 1., -3.])
+    """
+    return _run_pointwise(TIMES, "sin_backward_from_cos", "cos_x", grad, cos_x)
+
+
+def cos_backward_from_sin(grad, sin_x):
+    """Gradient of ``cos`` from ``sin(x)`` computed by the forward pass: ``-grad * sin_x``.
+
+    The counterpart of `sin_backward_from_cos`; same bits as `cos_backward` on that x.
+
+    Parameters
+    ----------
+    grad : ndarray
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype.
+    sin_x : ndarray
+        ``sin(x)``: same shape and dtype as `grad`, C-contiguous.
+
+    Returns
+    -------
+    ndarray
+        A new C-contiguous array of `grad`'s shape and dtype.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for `sin_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_autograd._backward_kernels import cos_backward_from_sin
+    >>> cos_backward_from_sin(np.array([2.0, 3.0]), np.array([0.5, -1.0]))
+    array([-1.,  3.])
+    """
+    return _run_pointwise(NEG_TIMES, "cos_backward_from_sin", "sin_x", grad, sin_x)
 
 
 def relu_backward(grad, out):
@@ -530,4 +613,5 @@ def div_backward(grad, a, b):
 # the kernels that take a broadcast gradient (Note [A broadcast gradient is one number])
 BROADCAST_GRAD_KERNELS = (
     sin_backward, cos_backward, relu_backward, sigmoid_backward, tanh_backward,
+    sin_backward_from_cos, cos_backward_from_sin,
 )

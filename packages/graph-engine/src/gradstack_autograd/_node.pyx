@@ -131,6 +131,12 @@ def _pop_saved_tensors_hooks():
     gs_set_n_saved_hooks(len(stack))
 
 
+def saved_tensors_hooks_active():
+    """Whether default pack/unpack hooks (``graph.saved_tensors_hooks``) are set on this
+    thread: a formula that would keep an array of its own for backward keeps none then."""
+    return gs_get_n_saved_hooks() > 0
+
+
 @cython.no_gc
 @cython.binding(False)
 cdef class SavedTensor:

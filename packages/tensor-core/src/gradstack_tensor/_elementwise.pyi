@@ -2,3 +2,5 @@
 
 Importing it binds the C kernels of the elementwise ops.
 """
+
+def take_byproduct(input: object, output: object) -> object: ...

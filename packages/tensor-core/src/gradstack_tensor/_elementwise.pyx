@@ -17,7 +17,7 @@ from ._dispatch cimport (
     K_BINARY, K_BINARY_FLOAT, K_COMPARE, K_UNARY, K_UNARY_FLOAT, Op, check_nargs,
 )
 from ._dispatch import OPS
-from ._kernels cimport transcendental_f32
+from ._kernels cimport sincos_f32, transcendental_f32
 from ._loops cimport B_SUB, U_COS, U_SIN, U_TANH, is_float_num, small_binary, small_sum, small_unary
 from ._loops import BINARY_CODES, UNARY_CODES
 from ._promotion cimport cast_operand, operand_dtype_info, promote_binary
@@ -150,7 +150,7 @@ cdef object _unary_kernel(Op op, tuple args):
     if code:
         r = small_unary(code, x)
         if r is None:
-            r = _transcendental(code, x)
+            r = _transcendental(code, x, t._requires_grad)
         if r is not None:
             return wrap(<cnp.ndarray>r)
     try:
@@ -161,12 +161,65 @@ cdef object _unary_kernel(Op op, tuple args):
         ) from None
 
 
-cdef object _transcendental(int code, cnp.ndarray x):
+# Note [A kernel's by-product]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A kernel may compute, for almost nothing, a value that the op's backward formula would
+# otherwise compute again: the float32 sin and cos of a tensor that requires grad write
+# both functions from one pass (Note [sin and cos from one pass] in _kernels.pyx), and
+# sin's gradient is grad * cos(x).  The kernel leaves that by-product in one slot, with
+# the input and output arrays it belongs to; the layer that records the op takes it right
+# after the call (``take_byproduct(input, output)``, public in gradstack_tensor.extension).
+#   - The slot holds at most one by-product, replaced by the next kernel that leaves one
+#     and emptied when taken, so what nobody takes (an op under no_grad) costs one array
+#     until then.
+#   - It is matched by the identity of both arrays, which the slot keeps alive: a
+#     by-product is never handed to another computation (an in-place op, another thread's
+#     op between the kernel and the take: they find no match and compute as before).
+#   - It is only an offer: tensor-core does not know whether anything will be recorded, so
+#     it makes the by-product only when the input requires grad.
+
+cdef object _byproduct_input = None
+cdef object _byproduct_output = None
+cdef object _byproduct = None
+
+
+cdef void _leave_byproduct(object x, object out, object value) noexcept:
+    global _byproduct_input, _byproduct_output, _byproduct
+    _byproduct_input, _byproduct_output, _byproduct = x, out, value
+
+
+def take_byproduct(input, output):
+    """The by-product the last kernel left for the op ``input`` -> ``output`` (tensors or
+    their arrays), or None; the slot is emptied (Note [A kernel's by-product]).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> from gradstack_tensor.extension import take_byproduct
+    >>> x = gt.rand(10000)
+    >>> take_byproduct(x, x.sin()) is None    # only an input that requires grad gets one
+    True
+    """
+    global _byproduct_input, _byproduct_output, _byproduct
+    if isinstance(input, TensorBase):
+        input = (<TensorBase>input)._data
+    if isinstance(output, TensorBase):
+        output = (<TensorBase>output)._data
+    if _byproduct is None or input is not _byproduct_input or output is not _byproduct_output:
+        return None
+    value = _byproduct
+    _byproduct_input = _byproduct_output = _byproduct = None
+    return value
+
+
+cdef object _transcendental(int code, cnp.ndarray x, bint byproduct):
     """sin, cos or tanh of a float32 array by tensor-core's own loops, faster than numpy's
     and correctly rounded (Note [float32 sin and cos], Note [float32 tanh] in
     _kernels.pyx); None for other ops and dtypes, and for layouts whose result numpy
-    would not lay out row- or column-major (numpy's loop then)."""
+    would not lay out row- or column-major (numpy's loop then).  With ``byproduct``, sin
+    and cos leave the other function of x (Note [A kernel's by-product])."""
     cdef int which
+    cdef cnp.ndarray src
     if code == U_SIN:
         which = 0
     elif code == U_COS:
@@ -177,17 +230,32 @@ cdef object _transcendental(int code, cnp.ndarray x):
         return None
     if cnp.PyArray_TYPE(x) != cnp.NPY_FLOAT:
         return None
+    transposed = False
     if cnp.PyArray_ISCARRAY_RO(x):
-        return transcendental_f32(which, x)
-    if cnp.PyArray_ISFARRAY_RO(x):
-        r = transcendental_f32(which, x.T)     # a transposed input keeps its layout
-        return None if r is None else r.T
-    # a strided input whose result is row-major in numpy and torch (both order the result
-    # like the input's strides): compute on a compact copy, so that every layout gives
-    # the same bits; other orders keep numpy's loop, and its layout
-    if _row_ordered(x):
-        return transcendental_f32(which, np.ascontiguousarray(x))
-    return None
+        src = x
+    elif cnp.PyArray_ISFARRAY_RO(x):
+        src = x.T       # a transposed input keeps its layout
+        transposed = True
+    elif _row_ordered(x):
+        # a strided input whose result is row-major in numpy and torch (both order the
+        # result like the input's strides): compute on a compact copy, so that every
+        # layout gives the same bits; other orders keep numpy's loop, and its layout
+        src = np.ascontiguousarray(x)
+    else:
+        return None
+    if byproduct and which != 2:
+        pair = sincos_f32(src)
+        if pair is None:
+            return None
+        r, other = pair if which == 0 else (pair[1], pair[0])
+        if transposed:
+            r, other = r.T, other.T
+        _leave_byproduct(x, r, other)
+        return r
+    r = transcendental_f32(which, src)
+    if r is None:
+        return None
+    return r.T if transposed else r
 
 
 cdef bint _row_ordered(cnp.ndarray x) noexcept:
@@ -291,7 +359,7 @@ cdef object _inplace_unary_kernel(Op op, tuple args):
     code = _UN_CODES.get(op.name, 0)
     r = small_unary(code, t._data) if code else None
     if r is None and code:
-        r = _transcendental(code, t._data)
+        r = _transcendental(code, t._data, False)
     if r is None:
         r = quiet_call1(op.ufunc, t._data)
     np.copyto(t._data, r, casting="unsafe")

@@ -19,3 +19,4 @@ cdef void trig_f32_range(bint want_sin, float sign, const float* g, Py_ssize_t g
                          const float* x, float* out, Py_ssize_t start,
                          Py_ssize_t stop) noexcept nogil
 cdef object transcendental_f32(int which, cnp.ndarray x)
+cdef tuple sincos_f32(cnp.ndarray x)

@@ -659,6 +659,17 @@ cdef double _as_float(str func, str name, object value) except? -1:
 # uses too.  The same loop computes the forward ops (sin, cos: ``trig_f32``) and
 # graph-engine's sin_backward/cos_backward (``grad * cos(x)``, ``-grad * sin(x)``).
 #
+# Note [sin and cos from one pass]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The gradient of sin is grad * cos(x), of cos -grad * sin(x): a backward pass would
+# evaluate the other function again, a second transcendental pass over x.  Both come from
+# the same reduction (r, sin r, cos r, and the quadrant's exact factors), so one pass can
+# write both for about the cost of one (gs_sincos_body: two stores instead of one), and
+# with the same operations, hence the same bits, as the loops that compute one.  The
+# forward sin and cos of a float32 tensor that requires grad take that pass and leave the
+# other function as the op's by-product (Note [A kernel's by-product] in _elementwise.pyx),
+# which autograd keeps for the backward formula.
+#
 # Note [float32 tanh]
 # ~~~~~~~~~~~~~~~~~~~
 # numpy's float32 tanh costs ~3 ns per element, the most expensive pass of an MLP-style
@@ -774,6 +785,49 @@ cdef extern from *:
         return outside;
     }
 
+    /* sin(x) and cos(x) from one reduction, for |x| <= GS_TRIG_LIMIT: the same
+       operations as gs_cos_shifted_f32 with shift 3 and 0 (cos((q + 3) pi/2) is
+       sin(q pi/2) and sin((q + 3) pi/2) is -cos(q pi/2), exact small integers), so the
+       same bits (Note [sin and cos from one pass]). */
+    GS_BODY void gs_sincos_one_f32(float x, float* s, float* c, int fused) {
+        double xd = x;
+        double q = gs_madd(xd, GS_TWO_OVER_PI, GS_ROUNDER, fused) - GS_ROUNDER;
+        double r = gs_madd(-q, GS_PIO2_LO, gs_madd(-q, GS_PIO2_HI, xd, fused), fused);
+        double r2 = r * r;
+        double sp = gs_madd(r2, 1.0 / 6227020800.0, -1.0 / 39916800.0, fused);
+        sp = gs_madd(r2, sp, 1.0 / 362880.0, fused);
+        sp = gs_madd(r2, sp, -1.0 / 5040.0, fused);
+        sp = gs_madd(r2, sp, 1.0 / 120.0, fused);
+        sp = gs_madd(r2, sp, -1.0 / 6.0, fused);
+        double sin_r = gs_madd(r * r2, sp, r, fused);
+        double cp = gs_madd(r2, -1.0 / 87178291200.0, 1.0 / 479001600.0, fused);
+        cp = gs_madd(r2, cp, -1.0 / 3628800.0, fused);
+        cp = gs_madd(r2, cp, 1.0 / 40320.0, fused);
+        cp = gs_madd(r2, cp, -1.0 / 720.0, fused);
+        cp = gs_madd(r2, cp, 1.0 / 24.0, fused);
+        cp = gs_madd(r2, cp, -0.5, fused);
+        double cos_r = gs_madd(r2, cp, 1.0, fused);
+        double m = q - 4.0 * gs_round_half_even(q * 0.25);
+        double u = m * m;
+        double cos_m = (u - 1.0) * (u - 6.0) * (1.0 / 6.0);
+        double sin_m = m * (4.0 - u) * (1.0 / 3.0);
+        *c = (float)(cos_m * cos_r - sin_m * sin_r);
+        *s = (float)(sin_m * cos_r + cos_m * sin_r);
+    }
+
+    /* s = sin(x), c = cos(x) on [start, stop); returns whether some x was zero, beyond
+       GS_TRIG_LIMIT or not finite (the caller redoes those with libm, as for sin). */
+    GS_BODY int gs_sincos_body(const float* x, float* s, float* c, Py_ssize_t start,
+                               Py_ssize_t stop, int fused) {
+        int outside = 0;
+        Py_ssize_t i;
+        for (i = start; i < stop; i++) {
+            outside |= !(fabsf(x[i]) <= GS_TRIG_LIMIT) | !(fabsf(x[i]) >= 1e-45f);
+            gs_sincos_one_f32(x[i], s + i, c + i, fused);
+        }
+        return outside;
+    }
+
     /* tanh(x) in float64, rounded once to float32 (Note [float32 tanh]). */
     GS_BODY float gs_tanh_one_f32(float xf, int fused) {
         double x = xf;
@@ -824,6 +878,11 @@ cdef extern from *:
         return gs_trig_body(shift, sign, g, g_step, x, out, start, stop, 0);
     }
 
+    static int gs_sincos_f32_default(const float* x, float* s, float* c, Py_ssize_t start,
+                                     Py_ssize_t stop) {
+        return gs_sincos_body(x, s, c, start, stop, 0);
+    }
+
     static int gs_tanh_f32_default(const float* x, float* out, Py_ssize_t start,
                                    Py_ssize_t stop) {
         return gs_tanh_body(x, out, start, stop, 0);
@@ -838,6 +897,12 @@ cdef extern from *:
     }
 
     __attribute__((target("avx2,fma")))
+    static int gs_sincos_f32_avx2(const float* x, float* s, float* c, Py_ssize_t start,
+                                  Py_ssize_t stop) {
+        return gs_sincos_body(x, s, c, start, stop, 1);
+    }
+
+    __attribute__((target("avx2,fma")))
     static int gs_tanh_f32_avx2(const float* x, float* out, Py_ssize_t start,
                                 Py_ssize_t stop) {
         return gs_tanh_body(x, out, start, stop, 1);
@@ -849,6 +914,11 @@ cdef extern from *:
         return GS_DISPATCH(gs_trig_f32, (shift, sign, g, g_step, x, out, start, stop));
     }
 
+    static int gs_sincos_f32(const float* x, float* s, float* c, Py_ssize_t start,
+                             Py_ssize_t stop) {
+        return GS_DISPATCH(gs_sincos_f32, (x, s, c, start, stop));
+    }
+
     static int gs_tanh_f32(const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) {
         return GS_DISPATCH(gs_tanh_f32, (x, out, start, stop));
     }
@@ -858,6 +928,8 @@ cdef extern from *:
     int gs_trig_f32(double shift, float sign, const float* g, Py_ssize_t g_step,
                     const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
     int gs_tanh_f32(const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    int gs_sincos_f32(const float* x, float* s, float* c, Py_ssize_t start,
+                      Py_ssize_t stop) noexcept nogil
 
 
 # sin, cos and tanh cost ~1-2 ns per element with AVX2 (more without): two threads win
@@ -892,6 +964,70 @@ cdef void _trig_forward(bint want_sin, const float* x, float* out, Py_ssize_t n,
     for block in prange(nthreads, schedule="static", num_threads=nthreads):
         start = block * step
         trig_f32_range(want_sin, 1, NULL, 0, x, out, start, min(start + step, n))
+
+
+cdef void _sincos_range(const float* x, float* s, float* c, Py_ssize_t start,
+                        Py_ssize_t stop) noexcept nogil:
+    """s = sin(x), c = cos(x) on [start, stop) (Note [sin and cos from one pass])."""
+    cdef Py_ssize_t i
+    if not gs_sincos_f32(x, s, c, start, stop):
+        return
+    for i in range(start, stop):
+        if not (fabsf(x[i]) <= GS_TRIG_LIMIT) or x[i] == 0:
+            s[i] = sinf(x[i])
+            c[i] = cosf(x[i])
+
+
+cdef void _sincos_forward(const float* x, float* s, float* c, Py_ssize_t n,
+                          int nthreads) noexcept nogil:
+    cdef Py_ssize_t block, start, step
+    if nthreads <= 1:
+        _sincos_range(x, s, c, 0, n)
+        return
+    step = _block_size(n, nthreads)
+    for block in prange(nthreads, schedule="static", num_threads=nthreads):
+        start = block * step
+        _sincos_range(x, s, c, start, min(start + step, n))
+
+
+cdef tuple sincos_f32(cnp.ndarray x):
+    """(sin(x), cos(x)) of a C-contiguous, aligned, native-order float32 array from one pass
+    (Note [sin and cos from one pass]), the bits of transcendental_f32's; None for any
+    other array."""
+    cdef cnp.ndarray s, c
+    cdef Py_ssize_t n
+    cdef int nthreads
+    cdef const float* xp
+    cdef float* sp
+    cdef float* cp
+    if (cnp.PyArray_TYPE(x) != cnp.NPY_FLOAT or not cnp.PyArray_ISCARRAY_RO(x)
+            or not cnp.PyArray_ISNOTSWAPPED(x)):
+        return None
+    s = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x), cnp.NPY_FLOAT, 0)
+    c = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x), cnp.NPY_FLOAT, 0)
+    n = cnp.PyArray_SIZE(x)
+    nthreads = _threads_for(n, _transcendental_threshold)
+    xp = <const float*>cnp.PyArray_DATA(x)
+    sp = <float*>cnp.PyArray_DATA(s)
+    cp = <float*>cnp.PyArray_DATA(c)
+    with nogil:
+        _sincos_forward(xp, sp, cp, n, nthreads)
+    return (s, c)
+
+
+def _sincos_f32(x):
+    """(sin(x), cos(x)) of a C-contiguous float32 array from one pass; for tests.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor._kernels import _sincos_f32
+    >>> _sincos_f32(np.array([0.0, -0.0, 1.0], np.float32))
+    (array([ 0.       , -0.       ,  0.84147096], dtype=float32), array([1.       , 1.       , 0.5403023], dtype=float32))
+    """
+    if not isinstance(x, np.ndarray) or x.dtype != np.float32 or not x.flags.c_contiguous:
+        raise TypeError("_sincos_f32: x must be a C-contiguous float32 numpy array")
+    return sincos_f32(x)
 
 
 cdef void _tanh_range(const float* x, float* out, Py_ssize_t start,

@@ -24,7 +24,9 @@ Indexing
     takes, and says whether it is basic indexing (a view), as ``t[index]`` does.
 Kernels chosen
     :func:`matmul_folds` says whether ``a @ b`` runs torch's folded mm/mv or its bmm
-    (what autograd saves depends on it).
+    (what autograd saves depends on it).  :func:`take_byproduct` gives what a kernel
+    computed on the side for the op's backward formula (the cos(x) of a float32
+    ``sin``: Note [A kernel's by-product] in ``_elementwise.pyx``).
 
 Fused kernels are in :mod:`gradstack_tensor.kernels`.
 
@@ -48,6 +50,7 @@ from __future__ import annotations
 # the kernels written in Python call data_of() and wrap() several times per op, and a
 # wrapper would add a Python frame to each call.
 from ._dispatch import DispatchLayer, Op, dispatch, register_layer, unregister_layer
+from ._elementwise import take_byproduct
 from ._impl_elementwise import index_key
 from ._impl_linalg import matmul_folds
 from ._tensor import _data as data_of
@@ -71,6 +74,7 @@ __all__ = [
     "set_autograd_extension",
     "set_draw_observer",
     "set_factory_batcher",
+    "take_byproduct",
     "unregister_layer",
     "wrap",
     "wrap_detached",

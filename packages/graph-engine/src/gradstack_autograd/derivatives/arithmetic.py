@@ -6,7 +6,11 @@ import math
 
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
+from gradstack_tensor.extension import data_of, take_byproduct, wrap
 
+from .. import _backward_kernels
+from .._layer import run_fused
+from .._node import saved_tensors_hooks_active
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
 from ._table import jvp, register
 from ._tangents import _binary, _extreme_jvp_of, _pad, _tangent_sum, _unary
@@ -318,20 +322,80 @@ def _reciprocal(ctx, grad):
 jvp("reciprocal")(_unary("reciprocal", lambda x, o: -(o * o)))
 
 
-@register("sin(self)", "SinBackward0", save="self", fused="sin_backward", batch=unary)
+# Note [sin and cos keep each other]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The float32 sin (cos) of a tensor that requires grad computes cos(x) (sin(x)) in the same
+# pass, for almost nothing (Note [sin and cos from one pass] in tensor-core's _kernels.pyx),
+# and leaves it as the op's by-product.  The entry's ``extra`` takes it when the node is
+# recorded, so that the first-order backward is one multiply (``sin_backward_from_cos``),
+# where it would evaluate cos(x) again: half the backward cost of a sin.  torch saves x
+# alone, and so do these nodes (``_saved_self``, the version check, hooks): the other
+# function is kept beside it, and only used when
+#   - the unpacked x is the forward's array itself (an unpack hook that returns another
+#     tensor gets the formula computed from that tensor),
+#   - no default saved-tensor hooks were set when the op ran (they decide where saved
+#     data lives: nothing is kept behind their back),
+#   - the fused path may run at all (no create_graph, no forward AD).
+# The formula takes it out when it first runs, so the graph holds it until the first
+# backward only (a second one, with retain_graph, evaluates cos(x) again): x's memory
+# plus one array per sin or cos, until then.
+
+
+def _keep_other_function(args, out):
+    """sin's/cos's ``extra``: [x's array, the other function of x] (Note [sin and cos keep
+    each other]), or None."""
+    if saved_tensors_hooks_active():
+        return None
+    x = args[0]
+    other = take_byproduct(x, out) if isinstance(x, Tensor) else None
+    return None if other is None else [data_of(x), other]
+
+
+def _from_the_forward(ctx, grad, x, kernel):
+    """The gradient from the forward's other function, or None (Note [sin and cos keep
+    each other]); the node lets go of that array in any case."""
+    kept = ctx.extra
+    if not kept:
+        return None
+    source, other = kept
+    kept.clear()
+    if data_of(x) is not source:
+        return None
+    return run_fused(kernel, (grad, wrap(other)))
+
+
+@register(
+    "sin(self)",
+    "SinBackward0",
+    save="self",
+    fused="sin_backward",
+    batch=unary,
+    extra=_keep_other_function,
+)
 def _sin(ctx, grad):
     x = ctx.saved_value("self")
-    fused = ctx.fused(grad, x)
+    fused = _from_the_forward(ctx, grad, x, _backward_kernels.sin_backward_from_cos)
+    if fused is None:
+        fused = ctx.fused(grad, x)
     return (fused if fused is not None else grad * x.cos(),)
 
 
 jvp("sin")(_unary("sin", lambda x, o: x.cos()))
 
 
-@register("cos(self)", "CosBackward0", save="self", fused="cos_backward", batch=unary)
+@register(
+    "cos(self)",
+    "CosBackward0",
+    save="self",
+    fused="cos_backward",
+    batch=unary,
+    extra=_keep_other_function,
+)
 def _cos(ctx, grad):
     x = ctx.saved_value("self")
-    fused = ctx.fused(grad, x)
+    fused = _from_the_forward(ctx, grad, x, _backward_kernels.cos_backward_from_sin)
+    if fused is None:
+        fused = ctx.fused(grad, x)
     return (fused if fused is not None else -grad * x.sin(),)
 
 
