@@ -284,7 +284,10 @@ cdef tuple _call_node(Node node, list grads):
         gi = (None,) * len(node.next_edges)
     else:
         try:
-            gi = node.apply(go)
+            if type(node) is AccumulateGrad:    # (Note [A new .grad takes over the gradient])
+                gi = (<AccumulateGrad>node).apply_from_engine(go)
+            else:
+                gi = node.apply(go)
         except Exception as e:
             if node.anomaly_trace:
                 e.add_note("Traceback of forward call that caused the error (recorded by "
@@ -692,6 +695,10 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
                 if cgrads is None:
                     cgrads = buffers[child] = [None] * (<Node>child).num_outputs
                 cgrads[nr] = _buffer_add(cgrads[nr], g, in_place)
+        # the buffers now hold the gradients alone (an AccumulateGrad may then take one
+        # over as .grad: Note [A new .grad takes over the gradient])
+        gi = None
+        g = cgrads = None
         if not keep_graph:
             free_saved(node)
             node.released = True

@@ -82,6 +82,7 @@ cdef class Node:
 @cython.no_gc
 cdef class AccumulateGrad(Node):
     cdef readonly Tensor variable       # the leaf tensor this node accumulates into
+    cdef tuple apply_from_engine(self, tuple grads)
 
 
 cdef object _add_hook(dict hooks, object fn)
@@ -94,5 +95,6 @@ cdef Py_ssize_t next_sequence_nr() noexcept
 cdef int _check_node_grads(Node node, tuple grads) except -1
 cdef tuple gradient_edge(Tensor t)
 cdef AccumulateGrad grad_accumulator(Tensor t)
-cdef void accumulate_into_leaf(Tensor var, object new_grad, bint create_graph) except *
+cdef void accumulate_into_leaf(Tensor var, object new_grad, bint create_graph,
+                               bint from_engine=*) except *
 cdef void add_into_array(cnp.ndarray dst, cnp.ndarray src) except *
