@@ -913,7 +913,9 @@ def implementation(fw: str):
 # ``MALLOC_TRIM_THRESHOLD_`` 1 GiB: ``MALLOC_SETTINGS``), which is what a careful
 # hand-written numpy program would do; gradstack's block cache keeps its own blocks either
 # way (Note [Inside a gradstack op] in tensor-core), torch and the numpy-based frameworks
-# gain from it as numpy by hand does.  A worker imports
+# gain from it as numpy by hand does.  With one thread, every worker runs on the same core
+# (the first one it may use): the cores of this host differ in speed, and the scheduler
+# tends to keep a process on the core it started on.  A worker imports
 # only its framework (``implementation``), builds each workload when asked, returns its
 # numbers, and times one sample per request; the parent asks for the samples round by
 # round (Note [Interleaved rounds]).
@@ -921,6 +923,11 @@ def implementation(fw: str):
 
 def _worker(conn, fw: str) -> None:
     """The loop of one framework's process: requests in, answers out, over ``conn``."""
+    if not DEFAULT_THREADS and hasattr(os, "sched_setaffinity"):
+        # one core for every worker: this host's two cores differ by 15-50% in speed, and
+        # the scheduler would keep some frameworks on the slow one (Note [One process per
+        # framework])
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     table = implementation(fw)
     state = None  # (run, loops per sample) of the current workload
     while True:
