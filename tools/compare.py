@@ -1143,7 +1143,12 @@ its default thread settings (as users run them) and writes
 Runs the table above (tools/compare.py) in its own hatch env `compare` (the workspace
 packages, `torch==2.13.0` CPU through pip, `autograd`, `mygrad`, matplotlib), checks that
 every framework computed the same numbers, and writes the table and the plot to
-`build/benchmarks/` (git-ignored); `hatch run compare --update-docs` rewrites
+`build/benchmarks/` (git-ignored).  Each framework runs in a process of its own (with one
+thread, all of them on the same core), started with glibc told to keep the memory it
+frees, so that no framework pays page faults for its temporaries; the frameworks take
+turns, one sample each per round, and a ratio is the median of the per-round ratios, so
+that the host's drift cancels (Note [One process per framework], Note [Interleaved
+rounds] in tools/compare.py).  `hatch run compare --update-docs` rewrites
 `docs/benchmarks.md` and `docs/benchmarks.png` instead, for a commit that publishes new
 numbers.  `hatch run compare --quick` takes fewer samples;
 `hatch run compare --only mlp_step --no-write` runs one workload without writing.

@@ -37,7 +37,21 @@ KERNELS = [
     "accumulate_",
     "add_scaled_",
     "sgd_update_",
+    "sin_forward",
+    "cos_forward",
+    "tanh_forward",
+    "sincos_forward",
+    "tanh_backward_broadcast",
 ]
+
+# the kernels that appeared later, with what they need (a commit without it skips them)
+_NEEDS = {
+    "sin_forward": (K, "_transcendental_f32"),
+    "cos_forward": (K, "_transcendental_f32"),
+    "tanh_forward": (K, "_transcendental_f32"),
+    "sincos_forward": (K, "_sincos_f32"),
+    "tanh_backward_broadcast": (B, "is_broadcast_grad"),
+}
 
 
 def _cases(n, dtype=np.float32):
@@ -55,6 +69,7 @@ def _cases(n, dtype=np.float32):
     param, grad, buf = uniform(), uniform(), uniform()
     np_param, np_buf = param.copy(), buf.copy()
     dst, src = uniform(), uniform()
+    one = np.broadcast_to(np.asarray(2.0, dtype), (n,))
     lr, momentum, wd = 1e-3, 0.9, 1e-4
 
     def numpy_sgd():
@@ -86,12 +101,24 @@ def _cases(n, dtype=np.float32):
             lambda: K.sgd_update_(param, grad, buf, lr, momentum=momentum, weight_decay=wd),
             numpy_sgd,
         ),
+        # tensor-core's float32 loops (Note [float32 sin and cos], Note [float32 tanh])
+        "sin_forward": (lambda: K._transcendental_f32("sin", x), lambda: np.sin(x)),
+        "cos_forward": (lambda: K._transcendental_f32("cos", x), lambda: np.cos(x)),
+        "tanh_forward": (lambda: K._transcendental_f32("tanh", x), lambda: np.tanh(x)),
+        "sincos_forward": (lambda: K._sincos_f32(x), lambda: (np.sin(x), np.cos(x))),
+        # sum's gradient, one number broadcast (Note [A broadcast gradient is one number])
+        "tanh_backward_broadcast": (
+            lambda: B.tanh_backward(one, t),
+            lambda: one * (1 - t * t),
+        ),
     }
 
 
 @cache
 def _case(kernel, n, threads):
     require(K)
+    if kernel in _NEEDS:
+        require(attrs=(_NEEDS[kernel],))
     K.set_num_threads(threads)  # each asv benchmark runs in its own process
     return _cases(n)[kernel]
 
