@@ -694,3 +694,22 @@ def test_an_integer_tensor_to_a_large_int_power_raises_as_torch(dtype, exponent)
         assert ours == theirs
         if ours[0] == "ok":
             assert run(gt, inplace).tolist() == run(torch, inplace).tolist()
+
+
+@pytest.mark.parametrize("op", ["triu", "tril"])
+def test_triu_tril_results_are_contiguous_as_torchs(op):
+    # fuzz seed 19 #5267: numpy kept a transposed input's layout, so a later view raised
+    views = [
+        lambda lib: lib.zeros(1, 3, 2).permute(2, 1, 0),
+        lambda lib: lib.zeros(1, 3, 2).permute(0, 2, 1),
+        lambda lib: lib.zeros(4, 6)[::2, ::2],
+        lambda lib: lib.zeros(3, 4).t(),
+        lambda lib: lib.zeros(2, 3, 4).permute(2, 0, 1)[1:],
+    ]
+    for make in views:
+        for diagonal in (-1, 0, 2):
+            ours = getattr(gt, op)(make(gt), diagonal)
+            theirs = getattr(torch, op)(make(torch), diagonal)
+            assert ours.stride() == theirs.stride()
+    x0 = gt.full((1, 3, 2), 0.5)
+    assert getattr(gt, op)(x0.permute(2, 1, 0), 2).view_as(x0).shape == (1, 3, 2)

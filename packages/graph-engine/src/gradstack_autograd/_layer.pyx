@@ -944,6 +944,14 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
 cdef void _regenerate_history_apart_from_base(Tensor v, AutogradMeta meta) except *:
     cdef Tensor base = v._view_base
     cdef Py_ssize_t current
+    if base is not None and v._grad_fn is None:
+        # a leaf view of its own flag (Note [A view follows its base's requires_grad_()])
+        if not v._requires_grad:
+            meta.history_apart_from_base = False
+        elif base._requires_grad and v.version_counter().value != meta.base_version:
+            _give_view_history(v, base, meta)
+            meta.history_apart_from_base = False
+        return
     if base is None or base._requires_grad or v._grad_fn is None:
         meta.history_apart_from_base = False
         return
@@ -1254,7 +1262,13 @@ def _writes_a_subview(key, tuple shape):
 # notes each view's creation version on its base; ``requires_grad_()`` on the base gives
 # each view that has no grad_fn either an AsStridedBackward0 (written since) or the flag
 # ``requires_grad_from_base``, whose edge is regenerated the same way when the view is
-# used after a later unrecorded write (under no_grad).
+# used after a later unrecorded write (under no_grad).  A view given ``requires_grad_()``
+# of its own stays a leaf while its base does not require grad; when it is used or its
+# grad_fn read while the base does, and it was written since it was made, torch
+# regenerates its grad_fn the same way (``v = x[0]; v.requires_grad_(); x.mul_(2);
+# x.requires_grad_()``: gradients through ``v`` reach ``x``, and ``v`` is no longer a
+# leaf; fuzz seed 19 #4116).  Such a view carries ``history_apart_from_base`` with its
+# creation version, and _regenerate_history_apart_from_base gives it that history.
 
 
 def _requires_grad_set(Tensor t not None):
@@ -1262,6 +1276,7 @@ def _requires_grad_set(Tensor t not None):
     cdef AutogradMeta meta, vm
     cdef Tensor v
     cdef Py_ssize_t current
+    _note_leaf_view(t)
     if t._autograd_meta is None:
         return
     meta = <AutogradMeta?>t._autograd_meta
@@ -1292,6 +1307,33 @@ def _requires_grad_set(Tensor t not None):
         elif vm.requires_grad_from_base:
             v._requires_grad = False
             vm.requires_grad_from_base = False
+
+
+cdef void _note_leaf_view(Tensor t) except *:
+    """``t.requires_grad_(flag)`` on a view with no grad_fn: note (or forget) its creation
+    version, for a later regeneration over its base (Note above)."""
+    cdef Tensor base = t._view_base
+    cdef AutogradMeta bm, meta
+    if base is None or base is t or t._grad_fn is not None:
+        return
+    if t._autograd_meta is not None:
+        meta = <AutogradMeta?>t._autograd_meta
+        if meta.view_creation != VIEW_DEFAULT:
+            return
+        if not t._requires_grad:
+            meta.history_apart_from_base = False
+            return
+    if not t._requires_grad or base._autograd_meta is None:
+        return
+    bm = <AutogradMeta?>base._autograd_meta
+    if not bm.views:
+        return
+    for r in bm.views:
+        if r[0]() is t:
+            meta = meta_of(t)
+            meta.history_apart_from_base = True
+            meta.base_version = <Py_ssize_t>r[1]
+            return
 
 
 cdef bint _regenerate_view(Tensor v, AutogradMeta vm) except -1:

@@ -401,7 +401,9 @@ def tril(input, diagonal=0):
     x = _data(input)
     if x.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    return _wrap(np.tril(x, k=diagonal))
+    # torch's result is contiguous whatever the input's layout (numpy's keeps a transposed
+    # one, so ``triu(v.T).view(...)`` raised where torch views: fuzz seed 19 #5267)
+    return _wrap(np.ascontiguousarray(np.tril(x, k=diagonal)))
 
 
 @OPS["triu"].set_kernel
@@ -409,4 +411,4 @@ def triu(input, diagonal=0):
     x = _data(input)
     if x.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    return _wrap(np.triu(x, k=diagonal))
+    return _wrap(np.ascontiguousarray(np.triu(x, k=diagonal)))  # (as tril)

@@ -232,8 +232,10 @@ cdef class TensorBase:
                 "allowed. Make a normal tensor with .clone() first."
             )
         self._requires_grad = value
-        if self._autograd_meta is not None and _autograd is not None:
-            # a base's views follow its flag, as torch's (the autograd layer's business)
+        if (self._autograd_meta is not None or self._view_base is not None) \
+                and _autograd is not None:
+            # a base's views follow its flag, and a view notes its own, as torch's (the
+            # autograd layer's business)
             _autograd.on_requires_grad_set(self)
 
 
