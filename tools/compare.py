@@ -32,6 +32,8 @@ Usage::
     hatch run compare --quick                  # fewer repeats
     hatch run compare --only mlp_step chain_20000 --no-write
     hatch run compare --threads default        # every framework at its default threads
+    hatch run compare --before old=/path/to/other/env/bin/python --no-write
+                                               # also an older gradstack, in the same rounds
 
 The frameworks take turns, one sample each per round (Note [Interleaved rounds]); each
 cell is a median, and a ratio is the median of the per-round ratios.  gradstack's ratios to
@@ -60,6 +62,7 @@ import argparse  # noqa: E402
 import datetime  # noqa: E402
 import importlib  # noqa: E402
 import importlib.metadata  # noqa: E402
+import pickle  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import textwrap  # noqa: E402
@@ -871,7 +874,7 @@ def p10(samples: list[float]) -> float:
 def implementation(fw: str):
     """One framework's table {workload name: (inputs -> (run, result))}, or a note saying
     why it cannot run.  Imports only that framework (Note [One process per framework])."""
-    if fw == "gradstack":
+    if fw == "gradstack" or fw.startswith("gradstack@"):
         gs = gradstack_api()
         if gs is None:
             return "not installed"
@@ -959,11 +962,39 @@ def _worker(conn, fw: str) -> None:
 MALLOC_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 
 
-class Workers:
-    """One process per framework (Note [One process per framework]), closed on exit."""
+class _PipeConn:
+    """send/recv of pickled objects over two binary streams (a ``--worker`` process's)."""
 
-    def __init__(self, frameworks):
+    def __init__(self, reader, writer):
+        self.reader, self.writer = reader, writer
+
+    def send(self, obj):
+        pickle.dump(obj, self.writer, protocol=pickle.HIGHEST_PROTOCOL)
+        self.writer.flush()
+
+    def recv(self):
+        return pickle.load(self.reader)
+
+
+def _serve_as_worker(fw: str) -> int:
+    """``compare.py --worker FW``: the worker loop over stdin/stdout (whose prints go to
+    stderr), for a framework of another environment (``--before``)."""
+    channel = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    _worker(_PipeConn(sys.stdin.buffer, channel), fw)
+    return 0
+
+
+class Workers:
+    """One process per framework (Note [One process per framework]), closed on exit.
+
+    A framework of another environment (``executables``: ``--before``) runs
+    ``compare.py --worker`` under that environment's python, so that it imports its own
+    packages (a multiprocessing child would take this process's sys.path)."""
+
+    def __init__(self, frameworks, executables=None):
         import multiprocessing
+        import subprocess
 
         ctx = multiprocessing.get_context("spawn")
         self.conns, self.procs = {}, []
@@ -971,10 +1002,18 @@ class Workers:
         os.environ.update(MALLOC_SETTINGS)  # read by glibc when a worker starts
         try:
             for fw in frameworks:
-                parent, child = ctx.Pipe()
-                proc = ctx.Process(target=_worker, args=(child, fw), daemon=True)
-                proc.start()
-                self.conns[fw] = parent
+                python = (executables or {}).get(fw)
+                if python is not None:
+                    argv = [python, str(Path(__file__).resolve()), "--worker", fw]
+                    if DEFAULT_THREADS:
+                        argv += ["--threads", "default"]
+                    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                    self.conns[fw] = _PipeConn(proc.stdout, proc.stdin)
+                else:
+                    parent, child = ctx.Pipe()
+                    proc = ctx.Process(target=_worker, args=(child, fw), daemon=True)
+                    proc.start()
+                    self.conns[fw] = parent
                 self.procs.append(proc)
         finally:
             for k, v in saved.items():
@@ -997,9 +1036,15 @@ class Workers:
             except (BrokenPipeError, OSError):
                 pass
         for proc in self.procs:
-            proc.join(timeout=30)
-            if proc.is_alive():
-                proc.terminate()
+            if hasattr(proc, "join"):
+                proc.join(timeout=30)
+                if proc.is_alive():
+                    proc.terminate()
+            else:
+                try:
+                    proc.wait(timeout=30)
+                except Exception:  # noqa: BLE001 - a stuck worker is killed
+                    proc.kill()
 
 
 def compare_arrays(got: list, ref: list, rtol: float, atol: float) -> tuple[float, bool]:
@@ -1015,10 +1060,10 @@ def compare_arrays(got: list, ref: list, rtol: float, atol: float) -> tuple[floa
     return worst, ok
 
 
-def run_all(workloads, repeat: int, min_sample: float) -> Report:
+def run_all(workloads, repeat: int, min_sample: float, executables=None) -> Report:
     report = Report()
     order = ["numpy", *[f for f in FRAMEWORKS if f != "numpy"]]
-    with Workers(order) as workers:
+    with Workers(order, executables) as workers:
         for w in workloads:
             print(f"\n{w.title}", flush=True)
             ref = None
@@ -1114,19 +1159,22 @@ def threads_words() -> str:
 
 
 def ratios_table(report: Report, workloads) -> list[str]:
-    """gradstack against numpy by hand and against torch, at the median and the p10."""
+    """gradstack (and any ``--before`` build of it) against numpy by hand and against
+    torch, at the median and the p10."""
     lines = [
         "| workload | gradstack / numpy by hand (median) | (p10) "
         "| gradstack / PyTorch (median) | (p10) |",
         "|---|---:|---:|---:|---:|",
     ]
     for w in workloads:
-        cells = []
-        for to in ("numpy", "torch"):
-            for stat in ("median", "p10"):
-                r = ratio(report, w.name, "gradstack", to=to, stat=stat)
-                cells.append("" if r is None else f"{r:.2f}x")
-        lines.append(f"| {w.title} | " + " | ".join(cells) + " |")
+        for fw in [f for f in FRAMEWORKS if f.startswith("gradstack")]:
+            cells = []
+            for to in ("numpy", "torch"):
+                for stat in ("median", "p10"):
+                    r = ratio(report, w.name, fw, to=to, stat=stat)
+                    cells.append("" if r is None else f"{r:.2f}x")
+            title = w.title if fw == "gradstack" else f"{w.title}, {TITLES[fw]}"
+            lines.append(f"| {title} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -1358,7 +1406,29 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--md", type=Path, help="the table (default build/benchmarks/)")
     parser.add_argument("--png", type=Path, help="the plot (default build/benchmarks/)")
+    parser.add_argument(
+        "--before",
+        metavar="LABEL=PYTHON",
+        action="append",
+        default=[],
+        help="also time the gradstack of another environment (its python), as "
+        "'gradstack@LABEL', in the same rounds: a before/after comparison in one run",
+    )
+    parser.add_argument("--worker", help=argparse.SUPPRESS)  # (Workers' own use)
     args = parser.parse_args(argv)
+    if args.worker:
+        if args.worker.startswith("gradstack@"):
+            FRAMEWORKS.insert(1, args.worker)
+        return _serve_as_worker(args.worker)
+    executables = {}
+    for spec in args.before:
+        label, sep, python = spec.partition("=")
+        if not sep or not label or not Path(python).exists():
+            parser.error(f"--before wants LABEL=PYTHON with an existing python, got {spec!r}")
+        fw = f"gradstack@{label}"
+        FRAMEWORKS.insert(1, fw)
+        TITLES[fw] = fw
+        executables[fw] = python
     out = ROOT / ("docs" if args.update_docs else "build/benchmarks")
     args.md = args.md or out / f"{PLOT_STEM}.md"
     args.png = args.png or out / f"{PLOT_STEM}.png"
@@ -1367,7 +1437,7 @@ def main(argv=None) -> int:
     workloads = [w for w in WORKLOADS if not args.only or w.name in args.only]
 
     print(f"{cpu_model()}, {os.cpu_count()} cores, {threads_words()}; versions: {versions()}")
-    report = run_all(workloads, args.repeat, args.min_sample)
+    report = run_all(workloads, args.repeat, args.min_sample, executables)
     print_table(report, workloads)
     print("\n" + "\n".join(ratios_table(report, workloads)))
     if not args.no_write:
