@@ -94,8 +94,11 @@ def test_nothing_is_kept_for_float64_nor_in_place_nor_under_no_grad():
     y = x.clone()
     y.sin_()
     assert y.grad_fn.extra is None  # (an in-place op's input is the clone it saved)
+    from gradstack_tensor.extension import take_byproduct
+
     with ag.no_grad():
-        x.sin()  # leaves a by-product nobody takes: the next op replaces it
+        y = x.sin()  # nothing records it: no by-product is made, none is kept
+    assert take_byproduct(x, y) is None
     z = x.cos()
     assert z.grad_fn.extra is not None
     z.sum().backward()

@@ -150,8 +150,20 @@ def test_sincos_does_not_depend_on_the_avx2_switch_nor_threads():
     assert all(a.tobytes() == b.tobytes() for a, b in zip(plain, clone, strict=True))
 
 
+def _run(op, x, wanted):
+    """``op`` of ``x`` by the kernel alone (nothing records it), with the by-product asked
+    for or not, as the recording layer does around the kernel."""
+    from gradstack_tensor._elementwise import _set_byproduct_wanted
+
+    _set_byproduct_wanted(wanted)
+    try:
+        return gt.get_op(op).run_kernel(x)
+    finally:
+        _set_byproduct_wanted(False)
+
+
 @pytest.mark.parametrize("op", ["sin", "cos"])
-def test_a_requires_grad_input_leaves_the_other_function(op):
+def test_a_requires_grad_input_leaves_the_other_function_when_asked(op):
     from gradstack_tensor.extension import take_byproduct
 
     a = np.random.default_rng(11).uniform(-3, 3, (100, 70)).astype(F32)
@@ -160,20 +172,22 @@ def test_a_requires_grad_input_leaves_the_other_function(op):
         x = view(gt.tensor(a))
         x._requires_grad = True  # as the autograd layer would see it, without recording
         try:
-            out = gt.get_op(op).run_kernel(x)  # below the layers: nothing records it
+            out = _run(op, x, True)
+            assert take_byproduct(x, _run(op, x, False)) is None  # not asked: none left
+            out = _run(op, x, True)
         finally:
             x._requires_grad = False
         kept = take_byproduct(x, out)
         assert kept is not None and kept.shape == tuple(x.shape)
         np.testing.assert_array_equal(kept, correctly_rounded(other, x.numpy()))
         assert take_byproduct(x, out) is None  # emptied when taken
-    # no by-product for an input that does not require grad, nor for another pair
+    # none for an input that does not require grad, nor for another pair of arrays
     x = gt.tensor(a)
-    out = gt.get_op(op).run_kernel(x)
+    out = _run(op, x, True)
     assert take_byproduct(x, out) is None
     x._requires_grad = True
     try:
-        out = gt.get_op(op).run_kernel(x)  # below the layers: nothing records it
+        out = _run(op, x, True)
     finally:
         x._requires_grad = False
     assert take_byproduct(gt.tensor(a), out) is None

@@ -33,6 +33,7 @@ class Derivative:
     native: int
     shown: Callable[[dict[str, Any]], dict[str, Any]] | None
     shown_names: tuple[str, ...]
+    byproduct: bool
     def __init__(
         self,
         op_name: str,

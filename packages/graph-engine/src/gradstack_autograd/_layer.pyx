@@ -10,7 +10,8 @@ from cpython.object cimport PyObject, PyTypeObject
 from cpython.type cimport PyType_IsSubtype
 cimport numpy as cnp
 from gradstack_tensor.extension cimport (
-    DispatchLayer, Op, Tensor, call_next, data_of, enter_op, exit_op, wrap, wrap_view,
+    DispatchLayer, Op, Tensor, call_next, data_of, enter_op, exit_op, set_byproduct_wanted,
+    wrap, wrap_view,
 )
 
 from gradstack_autograd._grad_mode cimport (
@@ -92,6 +93,7 @@ cdef class Derivative:
         self.sizes = sizes
         self.shown = None
         self.shown_names = ()
+        self.byproduct = False
         self.slots = {}
         for i in range(len(save)):
             pos = <Py_ssize_t>save[i]
@@ -664,7 +666,14 @@ cdef class AutogradLayer(DispatchLayer):
                 "an entry in gradstack_autograd.derivatives."
             )
         d = <Derivative>op.derivative
-        out = call_next(op, args, next_index)
+        if d.byproduct:     # (Note [A kernel's by-product] in tensor-core's _elementwise.pyx)
+            set_byproduct_wanted(True)
+            try:
+                out = call_next(op, args, next_index)
+            finally:
+                set_byproduct_wanted(False)
+        else:
+            out = call_next(op, args, next_index)
         if d.differentiable:
             record(d, args, out)
         if isinstance(out, Tensor):

@@ -690,8 +690,8 @@ cdef void accumulate_into_leaf(Tensor var, object new_grad, bint create_graph,
 #     leaf's dtype, shape and the layout the layout rules give the new .grad (rule 1 or 2);
 #   - not under create_graph (the copy keeps the graph there), and the gradient is a plain
 #     tensor (no grad_fn, no requires_grad, not a view).
-# graph-engine's tests/test_new_grad_takes_over.py checks both that it happens in the common cases and
-# that it never happens where something else holds the gradient.
+# graph-engine's tests/test_new_grad_takes_over.py checks both that it happens in the
+# common cases and that it never happens where something else holds the gradient.
 cdef Py_ssize_t _ENGINE_REFS = 3
 cdef Py_ssize_t _taken_over = 0    # how many times it happened (for the tests)
 
@@ -724,6 +724,7 @@ cdef bint _can_take_over(Tensor g, cnp.ndarray param):
 
 cdef void _accumulate_locked(Tensor var, Tensor g, bint create_graph,
                              bint from_engine) except *:
+    global _taken_over
     cdef Tensor old
     cdef cnp.ndarray buf
     old = var._grad
@@ -733,7 +734,6 @@ cdef void _accumulate_locked(Tensor var, Tensor g, bint create_graph,
             var._grad = _clone_in_layout(g, data_of(var))      # rule 1 or 2
         elif from_engine and not create_graph and _can_take_over(g, data_of(var)):
             var._grad = wrap(data_of(g))            # Note [A new .grad takes over ...]
-            global _taken_over
             _taken_over += 1
         else:
 

@@ -150,7 +150,7 @@ cdef object _unary_kernel(Op op, tuple args):
     if code:
         r = small_unary(code, x)
         if r is None:
-            r = _transcendental(code, x, t._requires_grad)
+            r = _transcendental(code, x, gs_byproduct_wanted and t._requires_grad)
         if r is not None:
             return wrap(<cnp.ndarray>r)
     try:
@@ -175,8 +175,29 @@ cdef object _unary_kernel(Op op, tuple args):
 #   - It is matched by the identity of both arrays, which the slot keeps alive: a
 #     by-product is never handed to another computation (an in-place op, another thread's
 #     op between the kernel and the take: they find no match and compute as before).
-#   - It is only an offer: tensor-core does not know whether anything will be recorded, so
-#     it makes the by-product only when the input requires grad.
+#   - It is made only when asked: the layer that records the op says so around the
+#     kernel's call (``set_byproduct_wanted``, a flag of this thread; the autograd layer
+#     does it for the entries that take a by-product), and only for an input that requires
+#     grad.  An op under no_grad, or of another layer, makes none and keeps nothing.
+
+cdef extern from *:
+    """
+    static __thread int gs_byproduct_wanted = 0;
+    """
+    int gs_byproduct_wanted
+
+
+cdef void set_byproduct_wanted(bint wanted) noexcept nogil:
+    """Whether the kernel about to run on this thread may leave a by-product for the layer
+    that records it (Note [A kernel's by-product])."""
+    global gs_byproduct_wanted
+    gs_byproduct_wanted = wanted
+
+
+def _set_byproduct_wanted(bint wanted):
+    """``set_byproduct_wanted`` from Python, for tests (the recording layer calls it in C)."""
+    set_byproduct_wanted(wanted)
+
 
 cdef object _byproduct_input = None
 cdef object _byproduct_output = None

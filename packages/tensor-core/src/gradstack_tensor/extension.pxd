@@ -18,12 +18,15 @@
 #                   the thread settings, AVX2 switch and argument checks of
 #                   gradstack_tensor.kernels, for kernels compiled by the layers above
 #                   (Note [Kernels of the layers above], _kernels.pyx)
+#   set_byproduct_wanted(flag): around a kernel's call, whether the recording layer will take
+#                   the by-product it may leave (Note [A kernel's by-product])
 #   trig_f32_range(want_sin, sign, g, g_step, x, out, start, stop): the float32 sin/cos
 #                   loop, out = sign * g * cos(x) or sin(x) (Note [float32 sin and cos])
 
 from gradstack_tensor._dispatch cimport (
     DispatchLayer, Op, call_next, dispatch, enter_op, exit_op,
 )
+from gradstack_tensor._elementwise cimport set_byproduct_wanted
 from gradstack_tensor._tensor cimport Tensor, wrap, wrap_view
 from gradstack_tensor._tensor_base cimport TensorBase, VersionCounter, data_of
 from gradstack_tensor._kernels cimport (

@@ -52,6 +52,7 @@ def register(
     batch=None,
     batch_inplace=None,
     shown=None,
+    byproduct=False,
 ):
     """Decorator making ``formula`` the backward formula of ``op``'s entry (and of its
     in-place variant's); everything is given by argument name (Note [Entries by name]).
@@ -95,6 +96,10 @@ def register(
     batch_inplace : optional
         The in-place variant's rule, as ``batch``; by default the ``inplace`` kind when the
         op has a rule.
+    byproduct : bool, optional
+        The op's kernel may leave a by-product for the formula (the cos(x) of a float32
+        ``sin``), which ``extra`` takes: the autograd layer asks for it when it records the
+        out-of-place op (Note [A kernel's by-product] in tensor-core's _elementwise.pyx).
     shown : Shown, optional
         How torch shows the saved values that are not tensors, as ``grad_fn._saved_<name>``
         (a ``Shown`` from ``derivatives._shown``: dims as torch's uint64 tuple, a loss's
@@ -153,6 +158,7 @@ def register(
         )
         if shown is not None:
             d.shown, d.shown_names = shown.fn, shown.names
+        d.byproduct = byproduct and name == op_name
         return d
 
     def deco(formula):

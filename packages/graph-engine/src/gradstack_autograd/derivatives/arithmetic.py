@@ -326,8 +326,9 @@ jvp("reciprocal")(_unary("reciprocal", lambda x, o: -(o * o)))
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # The float32 sin (cos) of a tensor that requires grad computes cos(x) (sin(x)) in the same
 # pass, for almost nothing (Note [sin and cos from one pass] in tensor-core's _kernels.pyx),
-# and leaves it as the op's by-product.  The entry's ``extra`` takes it when the node is
-# recorded, so that the first-order backward is one multiply (``sin_backward_from_cos``),
+# and leaves it as the op's by-product when the autograd layer asks for it (the entries
+# say ``byproduct=True``: it asks only when it records the op).  The entry's ``extra``
+# takes it when the node is recorded, so that the first-order backward is one multiply (``sin_backward_from_cos``),
 # where it would evaluate cos(x) again: half the backward cost of a sin.  torch saves x
 # alone, and so do these nodes (``_saved_self``, the version check, hooks): the other
 # function is kept beside it, and only used when
@@ -371,6 +372,7 @@ def _from_the_forward(ctx, grad, x, kernel):
     fused="sin_backward",
     batch=unary,
     extra=_keep_other_function,
+    byproduct=True,
 )
 def _sin(ctx, grad):
     x = ctx.saved_value("self")
@@ -390,6 +392,7 @@ jvp("sin")(_unary("sin", lambda x, o: x.cos()))
     fused="cos_backward",
     batch=unary,
     extra=_keep_other_function,
+    byproduct=True,
 )
 def _cos(ctx, grad):
     x = ctx.saved_value("self")
