@@ -328,8 +328,9 @@ jvp("reciprocal")(_unary("reciprocal", lambda x, o: -(o * o)))
 # pass, for almost nothing (Note [sin and cos from one pass] in tensor-core's _kernels.pyx),
 # and leaves it as the op's by-product when the autograd layer asks for it (the entries
 # say ``byproduct=True``: it asks only when it records the op).  The entry's ``extra``
-# takes it when the node is recorded, so that the first-order backward is one multiply (``sin_backward_from_cos``),
-# where it would evaluate cos(x) again: half the backward cost of a sin.  torch saves x
+# takes it when the node is recorded, so that the first-order backward is one multiply
+# (``sin_backward_from_cos``), where it would evaluate cos(x) again: half the backward
+# cost of a sin.  torch saves x
 # alone, and so do these nodes (``_saved_self``, the version check, hooks): the other
 # function is kept beside it, and only used when
 #   - the unpacked x is the forward's array itself (an unpack hook that returns another
