@@ -330,17 +330,16 @@ jvp("reciprocal")(_unary("reciprocal", lambda x, o: -(o * o)))
 # say ``byproduct=True``: it asks only when it records the op).  The entry's ``extra``
 # takes it when the node is recorded, so that the first-order backward is one multiply
 # (``sin_backward_from_cos``), where it would evaluate cos(x) again: half the backward
-# cost of a sin.  torch saves x
-# alone, and so do these nodes (``_saved_self``, the version check, hooks): the other
-# function is kept beside it, and only used when
+# cost of a sin.  torch saves x alone, and so do these nodes (``_saved_self``, the version
+# check, hooks): the other function is kept beside it, and only used when
 #   - the unpacked x is the forward's array itself (an unpack hook that returns another
 #     tensor gets the formula computed from that tensor),
 #   - no default saved-tensor hooks were set when the op ran (they decide where saved
 #     data lives: nothing is kept behind their back),
 #   - the fused path may run at all (no create_graph, no forward AD).
 # The formula takes it out when it first runs, so the graph holds it until the first
-# backward only (a second one, with retain_graph, evaluates cos(x) again): x's memory
-# plus one array per sin or cos, until then.
+# backward only (a second one, with retain_graph, evaluates cos(x) again): one array per
+# sin or cos beside what torch keeps, until then.
 
 
 def _keep_other_function(args, out):
