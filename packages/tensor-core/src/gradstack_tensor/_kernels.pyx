@@ -725,31 +725,45 @@ cdef extern from *:
         return (x + GS_ROUNDER) - GS_ROUNDER;
     }
 
-    /* cos(x - shift * pi/2) for |x| <= GS_TRIG_LIMIT: cos(x) with shift 0, sin(x) with 3
-       (but sin(-0.0) may come out +0.0: gs_trig_body sends zeros to libm). */
-    GS_BODY float gs_cos_shifted_f32(float x, double shift, int fused) {
+    /* x = q pi/2 + r with q an integer and |r| <= pi/4: q, sin(r) and cos(r), for
+       |x| <= GS_TRIG_LIMIT (Note [float32 sin and cos]). */
+    GS_BODY void gs_trig_reduce(float x, double* q, double* sin_r, double* cos_r, int fused) {
         double xd = x;
-        double q = gs_madd(xd, GS_TWO_OVER_PI, GS_ROUNDER, fused) - GS_ROUNDER;
-        double r = gs_madd(-q, GS_PIO2_LO, gs_madd(-q, GS_PIO2_HI, xd, fused), fused);
+        double k = gs_madd(xd, GS_TWO_OVER_PI, GS_ROUNDER, fused) - GS_ROUNDER;
+        double r = gs_madd(-k, GS_PIO2_LO, gs_madd(-k, GS_PIO2_HI, xd, fused), fused);
         double r2 = r * r;
         double s = gs_madd(r2, 1.0 / 6227020800.0, -1.0 / 39916800.0, fused);
         s = gs_madd(r2, s, 1.0 / 362880.0, fused);
         s = gs_madd(r2, s, -1.0 / 5040.0, fused);
         s = gs_madd(r2, s, 1.0 / 120.0, fused);
         s = gs_madd(r2, s, -1.0 / 6.0, fused);
-        double sin_r = gs_madd(r * r2, s, r, fused);
         double c = gs_madd(r2, -1.0 / 87178291200.0, 1.0 / 479001600.0, fused);
         c = gs_madd(r2, c, -1.0 / 3628800.0, fused);
         c = gs_madd(r2, c, 1.0 / 40320.0, fused);
         c = gs_madd(r2, c, -1.0 / 720.0, fused);
         c = gs_madd(r2, c, 1.0 / 24.0, fused);
         c = gs_madd(r2, c, -0.5, fused);
-        double cos_r = gs_madd(r2, c, 1.0, fused);
-        double quadrant = q + shift;
+        *q = k;
+        *sin_r = gs_madd(r * r2, s, r, fused);
+        *cos_r = gs_madd(r2, c, 1.0, fused);
+    }
+
+    /* cos(m pi/2) and sin(m pi/2) for the quarter turns `quadrant`: with m = quadrant mod 4
+       in {-2, ..., 2} and u = m * m, (u - 1)(u - 6)/6 and m (4 - u)/3, exact small
+       integers. */
+    GS_BODY void gs_quarter_turns(double quadrant, double* cos_m, double* sin_m) {
         double m = quadrant - 4.0 * gs_round_half_even(quadrant * 0.25);
         double u = m * m;
-        double cos_m = (u - 1.0) * (u - 6.0) * (1.0 / 6.0);
-        double sin_m = m * (4.0 - u) * (1.0 / 3.0);
+        *cos_m = (u - 1.0) * (u - 6.0) * (1.0 / 6.0);
+        *sin_m = m * (4.0 - u) * (1.0 / 3.0);
+    }
+
+    /* cos(x - shift * pi/2) for |x| <= GS_TRIG_LIMIT: cos(x) with shift 0, sin(x) with 3
+       (but sin(-0.0) may come out +0.0: gs_trig_body sends zeros to libm). */
+    GS_BODY float gs_cos_shifted_f32(float x, double shift, int fused) {
+        double q, sin_r, cos_r, cos_m, sin_m;
+        gs_trig_reduce(x, &q, &sin_r, &cos_r, fused);
+        gs_quarter_turns(q + shift, &cos_m, &sin_m);
         return (float)(cos_m * cos_r - sin_m * sin_r);
     }
 
@@ -790,27 +804,9 @@ cdef extern from *:
        sin(q pi/2) and sin((q + 3) pi/2) is -cos(q pi/2), exact small integers), so the
        same bits (Note [sin and cos from one pass]). */
     GS_BODY void gs_sincos_one_f32(float x, float* s, float* c, int fused) {
-        double xd = x;
-        double q = gs_madd(xd, GS_TWO_OVER_PI, GS_ROUNDER, fused) - GS_ROUNDER;
-        double r = gs_madd(-q, GS_PIO2_LO, gs_madd(-q, GS_PIO2_HI, xd, fused), fused);
-        double r2 = r * r;
-        double sp = gs_madd(r2, 1.0 / 6227020800.0, -1.0 / 39916800.0, fused);
-        sp = gs_madd(r2, sp, 1.0 / 362880.0, fused);
-        sp = gs_madd(r2, sp, -1.0 / 5040.0, fused);
-        sp = gs_madd(r2, sp, 1.0 / 120.0, fused);
-        sp = gs_madd(r2, sp, -1.0 / 6.0, fused);
-        double sin_r = gs_madd(r * r2, sp, r, fused);
-        double cp = gs_madd(r2, -1.0 / 87178291200.0, 1.0 / 479001600.0, fused);
-        cp = gs_madd(r2, cp, -1.0 / 3628800.0, fused);
-        cp = gs_madd(r2, cp, 1.0 / 40320.0, fused);
-        cp = gs_madd(r2, cp, -1.0 / 720.0, fused);
-        cp = gs_madd(r2, cp, 1.0 / 24.0, fused);
-        cp = gs_madd(r2, cp, -0.5, fused);
-        double cos_r = gs_madd(r2, cp, 1.0, fused);
-        double m = q - 4.0 * gs_round_half_even(q * 0.25);
-        double u = m * m;
-        double cos_m = (u - 1.0) * (u - 6.0) * (1.0 / 6.0);
-        double sin_m = m * (4.0 - u) * (1.0 / 3.0);
+        double q, sin_r, cos_r, cos_m, sin_m;
+        gs_trig_reduce(x, &q, &sin_r, &cos_r, fused);
+        gs_quarter_turns(q, &cos_m, &sin_m);
         *c = (float)(cos_m * cos_r - sin_m * sin_r);
         *s = (float)(sin_m * cos_r + cos_m * sin_r);
     }
