@@ -170,8 +170,8 @@ cdef object _unary_kernel(Op op, tuple args):
 # the input and output arrays it belongs to; the layer that records the op takes it right
 # after the call (``take_byproduct(input, output)``, public in gradstack_tensor.extension).
 #   - The slot holds at most one by-product, replaced by the next kernel that leaves one
-#     and emptied when taken, so what nobody takes (an op under no_grad) costs one array
-#     until then.
+#     and emptied when taken (what is left untaken, when the recording fails between the
+#     call and the take, costs one array until then).
 #   - It is matched by the identity of both arrays, which the slot keeps alive: a
 #     by-product is never handed to another computation (an in-place op, another thread's
 #     op between the kernel and the take: they find no match and compute as before).
@@ -218,7 +218,7 @@ def take_byproduct(input, output):
     >>> import gradstack_tensor as gt
     >>> from gradstack_tensor.extension import take_byproduct
     >>> x = gt.rand(10000)
-    >>> take_byproduct(x, x.sin()) is None    # only an input that requires grad gets one
+    >>> take_byproduct(x, x.sin()) is None    # none unless the recording layer asks
     True
     """
     global _byproduct_input, _byproduct_output, _byproduct
