@@ -1482,3 +1482,34 @@ def test_seed_19_4116_float16_remainder():
 
     gs, th = _both(program)
     assert gs == th and gs[0] == "ok"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_seed_21_11001_a_retained_view_follows_its_regenerated_grad_fn(dtype):
+    # the view's grad_fn is regenerated after its base is written; retain_grad() must move
+    # to the new node (the old one still runs, for the written value: it gave 1.25 x 8)
+    def program(lib):
+        x0 = lib.tensor([[[1.0]]], dtype=getattr(lib, dtype), requires_grad=True)
+        v3 = lib.clone(x0)
+        v5 = v3.expand(2, 2, 2)
+        v5.retain_grad()
+        v3[..., :, :] = v5.sum()
+        g = lib.tensor([[[2.0, 0.5], [2.0, 2.0]], [[2.0, 0.5], [2.0, -1.0]]])
+        v5.log().backward(gradient=g.to(getattr(lib, dtype)))
+        return [x0.grad, v5.grad]
+
+    gs, th = _both(program)
+    assert gs == th and gs[0] == "ok"
+
+
+def test_a_retained_slice_follows_its_regenerated_grad_fn():
+    def program(lib):
+        b = lib.tensor([1.0, 2.0, 3.0], requires_grad=True).clone()
+        v = b[:2]
+        v.retain_grad()
+        b[2:] = v.sum()
+        (v * lib.tensor([3.0, 5.0])).sum().backward()
+        return [v.grad]
+
+    gs, th = _both(program)
+    assert gs == th and gs[0] == "ok"

@@ -966,9 +966,11 @@ cdef void _regenerate_history_apart_from_base(Tensor v, AutogradMeta meta) excep
         return
     current = v.version_counter().value
     if current != meta.base_version:
+        old_fn, old_nr = v._grad_fn, v._output_nr
         v._grad_fn = _as_strided_node(base, v, NO_EDGE)
         v._output_nr = 0
         meta.base_version = current
+        _move_retained(v, old_fn, old_nr)
 
 
 cdef void _inherit_view_creation(Tensor view, tuple args) except *:
@@ -1170,9 +1172,14 @@ cdef void _refresh_views(Tensor base, Tensor written) except *:
         if v._grad_fn is None:
             # Note [A view whose grad_fn torch has not regenerated yet]
             meta_of(v).grad_fn_unread = True
+        old_fn, old_nr = v._grad_fn, v._output_nr
         v._grad_fn = _as_strided_node(base, v, edge)
         v._output_nr = 0
         v._requires_grad = True
+        # retain_grad() follows the view to its new grad_fn, as torch's regeneration moves
+        # its retains_grad hook (the old node may still run, for the written value: fuzz
+        # seed 21 #11001)
+        _move_retained(v, old_fn, old_nr)
     meta.views = live
     meta.views_prune_at = 2 * len(live) + 16
 
