@@ -713,3 +713,17 @@ def test_triu_tril_results_are_contiguous_as_torchs(op):
             assert ours.stride() == theirs.stride()
     x0 = gt.full((1, 3, 2), 0.5)
     assert getattr(gt, op)(x0.permute(2, 1, 0), 2).view_as(x0).shape == (1, 3, 2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_cumsum_accumulates_as_torchs_cpu_kernel(dtype):
+    # torch sums in acc_type (double for float32) and rounds each prefix once; numpy's
+    # float32 running sum differed in the last bits (fuzz seed 21 #10869:
+    # linspace(-1, 1, 6).cumsum(0).long() gave 0 where torch gives -1)
+    rng = np.random.default_rng(21)
+    for shape, dim in [((1000,), 0), ((30, 40), 1), ((30, 40), 0), ((5, 6, 7), 2)]:
+        a = rng.standard_normal(shape).astype(dtype)
+        ours = gt.tensor(a).cumsum(dim).numpy()
+        theirs = torch.tensor(a).cumsum(dim).numpy()
+        assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes()
+    assert gt.linspace(-1, 1, 6).cumsum(0).long().tolist() == [-1, -1, -1, -1, -1, 0]

@@ -439,7 +439,11 @@ def cumsum(input, dim, dtype=None):
     axis = _normalize_dim(dim, x.ndim)
     if x.ndim == 0:
         return _wrap(x.copy())
-    r = quiet(np.cumsum, _acc(x), axis=axis)  # inf - inf: silent nan
+    # torch's CPU kernel runs the sum in acc_type (double for float32, float for float16)
+    # and rounds each prefix once: numpy's float32 running sum differed in the last bits,
+    # which ``.long()`` then turned into -1 vs 0 (fuzz seed 21 #10869)
+    acc = x.astype(np.float64) if x.dtype == np.float32 else _acc(x)
+    r = quiet(np.cumsum, acc, axis=axis)  # inf - inf: silent nan
     if r.dtype.kind in "fc":
         # torch's running sum starts from +0, so no prefix sum is -0 (fuzz seed 4 #350);
         # numpy's starts from the first element: x + 0 changes exactly the -0s
