@@ -637,6 +637,7 @@ _TORCH_NO_FUNCTION = {
     "bitwise_not_",
     "logical_not_",
     "sign_",
+    "sgn_",
     "copy_",
     "masked_fill_",
     "uniform_",
@@ -711,6 +712,7 @@ _UNARY_SAME = (
     ("neg", np.negative, NUMERIC),
     ("abs", np.abs, NUMERIC),
     ("sign", lambda x: np.sign(x) if x.dtype.kind != "b" else x.copy(), ALL),
+    ("sgn", lambda x: np.sign(x) if x.dtype.kind != "b" else x.copy(), ALL),
     (
         "relu",
         lambda x: (

@@ -581,6 +581,7 @@ EDGE_CALLS = {
     "clamp": lambda t: t.clamp(0, 2),
     "relu": lambda t: t.relu(),
     "sign": lambda t: t.sign(),
+    "sgn": lambda t: t.sgn(),
     "abs": lambda t: t.abs(),
     "cumsum": lambda t: t.cumsum(0),
     "sum": lambda t: t.sum(),

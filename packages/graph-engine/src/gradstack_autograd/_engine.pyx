@@ -13,8 +13,10 @@ from gradstack_autograd._grad_mode cimport (
 from gradstack_autograd._layer cimport Derivative, OpNode
 from gradstack_autograd._native cimport broadcastable_to, sum_to
 from gradstack_autograd._node cimport (
-    AccumulateGrad, AutogradMeta, Node, add_into_array, check_saved, free_saved, gradient_edge,
+    AccumulateGrad, AutogradMeta, EfficientZero, Node, add_into_array, check_saved, free_saved,
+    gradient_edge, materialize_zero, new_efficient_zero,
 )
+
 
 import heapq
 import threading as _threading
@@ -56,6 +58,8 @@ cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
     cdef tuple shape, gshape
     cdef int dtype
     cdef cnp.ndarray gd
+    if type(g) is EfficientZero:
+        return _fitted_zero(<EfficientZero>g, edge)
     if not isinstance(g, Tensor):
         raise TypeError(
             f"Function {node.name()} returned a {type(g).__name__} as gradient {i}; expected a "
@@ -83,6 +87,56 @@ cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
     if cnp.PyArray_TYPE(data_of(<Tensor>g)) != dtype:
         g = g.to(_dtype_of_num(dtype))
     return g
+
+
+cdef EfficientZero _fitted_zero(EfficientZero z, tuple edge):
+    """An efficient zero of the edge's shape and dtype (a batched backward keeps the batch)."""
+    cdef tuple shape = <tuple>edge[2]
+    cdef Py_ssize_t batch = gs_get_grads_batch()
+    if shape is None:
+        return z
+    if batch >= 0:
+        shape = (batch,) + shape
+    if shape == z.shape and <int>edge[3] == z.dtype_num:
+        return z
+    return new_efficient_zero(shape, <int>edge[3])
+
+
+cdef bint _settle_zeros(Node node, list grads):
+    """Note [Efficient zeros]: True when ``grads`` holds only efficient zeros (and Nones)
+    and ``node`` is a built-in formula's (an OpNode) without node hooks, so that it need
+    not run; otherwise its efficient zeros become real zeros, for the node and its hooks."""
+    cdef Py_ssize_t k
+    cdef bint any_zero = False, any_real = False
+    for k in range(len(grads)):
+        if type(grads[k]) is EfficientZero:
+            any_zero = True
+        elif grads[k] is not None:
+            any_real = True
+    if not any_zero:
+        return False
+    if not any_real and not node.pre_hooks and not node.post_hooks and isinstance(node, OpNode):
+        return True         # (a custom Function's node is no OpNode: it runs, on zeros)
+    _materialize_zeros(grads)
+    return False
+
+
+cdef void _materialize_zeros(list grads) except *:
+    cdef Py_ssize_t k
+    for k in range(len(grads)):
+        if type(grads[k]) is EfficientZero:
+            grads[k] = materialize_zero(<EfficientZero>grads[k])
+
+
+cdef tuple _zeros_for_inputs(Node node):
+    """What a node whose gradients are all efficient zeros sends on: one to each input."""
+    cdef list out = []
+    for edge in node.next_edges:
+        if (<tuple>edge)[0] is None:
+            out.append(None)
+        else:
+            out.append(new_efficient_zero((<tuple>edge)[2], <int>(<tuple>edge)[3]))
+    return tuple(out)
 
 
 cdef object _validate_batched_grad(Tensor g, Node node, tuple shape, int dtype, Py_ssize_t i):
@@ -168,6 +222,10 @@ cdef object _buffer_add(object old, object g, bint in_place):
         return old
     if old is None:
         return g
+    if type(g) is EfficientZero:        # Note [Efficient zeros]: ZeroTensor + x is x
+        return old
+    if type(old) is EfficientZero:
+        return g
     if type(old) is _OwnedGrad:
         owned = <_OwnedGrad>old
         add_into_array(data_of(owned.tensor), data_of(<Tensor>g))
@@ -192,9 +250,16 @@ cdef inline void _unwrap_owned(list grads):
 
 cdef void _run_tensor_hooks(Node node, list grads) except *:
     cdef dict hooks
+    cdef object zero
     for nr in range(len(grads)):
         if grads[nr] is None:
             continue
+        # Note [Efficient zeros]: the hooks see real zeros; unless one returns a gradient,
+        # the node still receives the efficient zero
+        zero = None
+        if type(grads[nr]) is EfficientZero:
+            zero = grads[nr]
+            grads[nr] = materialize_zero(<EfficientZero>zero)
         if node.tensor_pre_hooks is not None:
             hooks = node.tensor_pre_hooks.get(nr)
             if hooks:
@@ -202,11 +267,14 @@ cdef void _run_tensor_hooks(Node node, list grads) except *:
                     r = fn(grads[nr])
                     if r is not None:
                         grads[nr] = _checked_hook_result(r, grads[nr], node, fn)
+                        zero = None
         if node.retained is not None:
             ref = node.retained.get(nr)
             t = ref() if ref is not None else None
             if t is not None:
                 _store_retained_grad(<Tensor>t, grads[nr])
+        if zero is not None:
+            grads[nr] = zero
 
 
 cdef object _checked_hook_result(object r, object g, Node node, object fn=None):
@@ -268,9 +336,12 @@ cdef bint _all_none(list grads):
     return True
 
 
-cdef tuple _call_node(Node node, list grads):
+cdef tuple _call_node(Node node, list grads, bint zero_only):
     cdef tuple gi
     cdef tuple go
+    if zero_only:               # Note [Efficient zeros]: the node need not run
+        check_saved(node)
+        return _zeros_for_inputs(node)
     if node.pre_hooks:
         go = tuple(grads)
         for fn in list(node.pre_hooks.values()):
@@ -614,6 +685,7 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
     cdef bint in_place = not gs_get_grad_enabled() and not forward_ad_active()
     cdef bint has_targets = bool(targets)
     cdef bint runs, early
+    cdef bint zeros_seen = False, zero_only     # Note [Efficient zeros]
     while heap or next_node is not None:
         if next_node is not None:
             node = <Node>next_node
@@ -629,6 +701,8 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
             _unwrap_owned(grads)
         is_acc = isinstance(node, AccumulateGrad)
         node_targets = targets.get(node) if has_targets else None
+        if zeros_seen and (is_acc or node_targets is not None):
+            _materialize_zeros(grads)       # a leaf and a captured gradient are real zeros
         # Note [Captured gradients and tensor hooks]
         # torch's engine captures a grad() target's gradient before the tensor hooks of
         # the node when that node runs anyway (it leads to another target: the hooks run
@@ -653,14 +727,15 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
                 _accumulate_nonleaf_targets(node, node_targets, inputs, grads)
         if not runs:
             continue                            # a pure capture point: nothing beyond it
+        zero_only = zeros_seen and _settle_zeros(node, grads)
         observer = _node_observer
         if observer is None:
-            gi = _call_node(node, grads)
+            gi = _call_node(node, grads, zero_only)
         else:
             # the observer that began a node ends it, even if a profile stops meanwhile
             token = observer.begin(node)
             try:
-                gi = _call_node(node, grads)
+                gi = _call_node(node, grads, zero_only)
             finally:
                 observer.end(token)
         for i in range(len(gi)):
@@ -672,7 +747,9 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
             g = gi[i]
             if g is not None:
                 g = validate_grad(g, node, <tuple>edge, i)
-                if anomaly_enabled() and anomaly_check_nan():
+                if type(g) is EfficientZero:
+                    zeros_seen = True
+                elif anomaly_enabled() and anomaly_check_nan():
                     _check_nan(g, node, i)
             nr = (<tuple>edge)[1]
             remaining = <Py_ssize_t>deps[child] - 1

@@ -23,8 +23,8 @@ from gradstack_autograd._native cimport (
     NATIVE_NONE, broadcastable_to, native_apply, native_code, np_sum_to, sum_to,
 )
 from gradstack_autograd._node cimport (
-    AutogradMeta, Node, SavedTensor, _check_node_grads, gradient_edge, meta_of,
-    next_sequence_nr, save_tensor,
+    AutogradMeta, Node, SavedTensor, _check_node_grads, gradient_edge, materialize_zeros,
+    meta_of, next_sequence_nr, save_tensor,
 )
 
 import traceback
@@ -1550,7 +1550,7 @@ cdef class CopySlices(Node):
         pos = self.positions()
         flat = result.reshape(-1)
         # (np.asarray: a 0-d view's element comes out of numpy as a scalar)
-        res = self.fn.apply((wrap(np.asarray(flat[pos])),))
+        res = materialize_zeros(self.fn.apply((wrap(np.asarray(flat[pos])),)))
         written = self.written_positions()   # Note [Writing through a view that repeats ...]
         if written is not None:
             pos = pos[written]
@@ -1595,7 +1595,7 @@ cdef class CopySlices(Node):
         pos = self.positions()
         numel = int(np.prod(self.base_shape))
         flat = g.reshape(-1)
-        res = self.fn.apply((flat[wrap(np.asarray(pos))],))
+        res = materialize_zeros(self.fn.apply((flat[wrap(np.asarray(pos))],)))
         view_written = self.written_positions()   # Note [Writing through a view that ...]
         if view_written is not None:
             pos = pos[view_written]

@@ -98,3 +98,16 @@ cdef AccumulateGrad grad_accumulator(Tensor t)
 cdef void accumulate_into_leaf(Tensor var, object new_grad, bint create_graph,
                                bint from_engine=*) except *
 cdef void add_into_array(cnp.ndarray dst, cnp.ndarray src) except *
+
+
+# Note [Efficient zeros], _node.pyx
+@cython.final
+@cython.no_gc
+cdef class EfficientZero:
+    cdef readonly tuple shape
+    cdef readonly int dtype_num
+
+
+cdef EfficientZero new_efficient_zero(tuple shape, int dtype_num)
+cdef Tensor materialize_zero(EfficientZero z)
+cdef tuple materialize_zeros(tuple grads)

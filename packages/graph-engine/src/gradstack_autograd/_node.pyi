@@ -21,6 +21,12 @@ class RemovableHandle:
         tb: TracebackType | None,
     ) -> None: ...
 
+class EfficientZero:
+    shape: tuple[int, ...]
+    dtype_num: int
+
+def efficient_zeros(like: Tensor) -> EfficientZero: ...
+
 class AutogradMeta:
     grad_accumulator: weakref.ref[AccumulateGrad] | None
     hooks: dict[int, Callable[..., Any]] | None

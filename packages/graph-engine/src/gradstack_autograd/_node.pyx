@@ -539,10 +539,76 @@ cdef class Node:
         raise NotImplementedError(f"{self.name()}.apply")
 
     def __call__(self, *grads):
-        return self.apply(tuple(grads))
+        return materialize_zeros(self.apply(tuple(grads)))
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+# Note [Efficient zeros]
+# torch's ``sgn`` (and so ``abs``'s and the norms' formulas, which multiply by
+# ``self.sgn()``) has ``_efficientzerotensor`` as its gradient: a ZeroTensor, whose product
+# with anything is again a ZeroTensor.  A zero that comes out of sgn's backward stays an
+# exact zero through the formulas behind it, even where they multiply it by ``inf`` or
+# NaN: the second derivative of ``norm(v, -inf)`` at ``v = -inf`` reaches ``x7`` in
+# ``v = outer(x2, x7)`` as 0, where real zeros give ``0 * -inf = nan`` (fuzz seed 20 #6970).
+# The engine mirrors that with an EfficientZero, a gradient that holds only a shape and a
+# dtype:
+#   - a formula returns one (``efficient_zeros(grad)``) and the engine fits it to the edge;
+#   - added to a real gradient it disappears (ZeroTensor + g is g);
+#   - a built-in node whose incoming gradients are all efficient zeros (or None) is not run:
+#     every formula is linear in its gradient, so each of its inputs receives an efficient
+#     zero (torch runs the formula on ZeroTensors, with the same result);
+#   - everywhere a user's code or a leaf would see it (hooks, retained and captured
+#     gradients, ``.grad``, custom Functions, a node called by hand) it becomes real zeros.
+#     (torch stores the ZeroTensor itself in ``.grad``, where it prints as zeros but
+#     refuses ``add_``: real zeros are what a user can work with.)
+
+@cython.final
+@cython.no_gc
+@cython.binding(False)
+cdef class EfficientZero:
+    """A zero gradient that stays zero through later formulas (Note [Efficient zeros])."""
+
+    def __repr__(self):
+        return f"EfficientZero(shape={list(self.shape)}, dtype={np.dtype(cnp.PyArray_TypeObjectFromType(self.dtype_num))})"
+
+
+cdef EfficientZero new_efficient_zero(tuple shape, int dtype_num):
+    cdef EfficientZero z = EfficientZero.__new__(EfficientZero)
+    z.shape = shape
+    z.dtype_num = dtype_num
+    return z
+
+
+def efficient_zeros(Tensor like not None):
+    """An efficient zero of ``like``'s shape and dtype, for a formula to return
+    (Note [Efficient zeros]).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> efficient_zeros(gt.ones(2, 3))
+    EfficientZero(shape=[2, 3], dtype=float32)
+    """
+    cdef cnp.ndarray a = data_of(like)
+    return new_efficient_zero((<object>a).shape, cnp.PyArray_TYPE(a))
+
+
+cdef Tensor materialize_zero(EfficientZero z):
+    return wrap(np.zeros(z.shape, dtype=cnp.PyArray_DescrFromType(z.dtype_num)))
+
+
+cdef tuple materialize_zeros(tuple grads):
+    """``grads`` with each efficient zero replaced by real zeros."""
+    cdef Py_ssize_t i
+    cdef list out = None
+    for i in range(len(grads)):
+        if type(grads[i]) is EfficientZero:
+            if out is None:
+                out = list(grads)
+            out[i] = materialize_zero(<EfficientZero>grads[i])
+    return grads if out is None else tuple(out)
 
 
 cdef Py_ssize_t next_sequence_nr() noexcept:

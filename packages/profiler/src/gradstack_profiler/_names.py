@@ -38,7 +38,7 @@ ge gt index_select le log log10 log10_ log1p log1p_ log2 log2_ log_ log_softmax
 logical_and logical_not logical_not_ logical_or logical_xor logsumexp lt masked_fill
 masked_fill_ matmul max maximum mean min minimum mm mul mul_ mv narrow ne neg neg_ norm
 normal_ outer permute pow pow_ prod reciprocal reciprocal_ relu relu_ remainder
-remainder_ repeat reshape round round_ rsqrt rsqrt_ rsub select sigmoid sigmoid_ sign
+remainder_ repeat reshape round round_ rsqrt rsqrt_ rsub select sigmoid sigmoid_ sgn sgn_ sign
 sign_ sin sin_ sinh sinh_ softmax sort split sqrt sqrt_ squeeze stack std sub sub_ sum t
 tan tan_ tanh tanh_ topk trace transpose tril triu trunc trunc_ unbind uniform_
 unsqueeze var view where zero_

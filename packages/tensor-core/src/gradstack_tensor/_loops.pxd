@@ -36,6 +36,7 @@ cdef object small_binary(int code, object x, object y)
 cdef object small_unary(int code, cnp.ndarray ax)
 cdef object small_sum(cnp.ndarray x)
 cdef object relu_float(cnp.ndarray x)
+cdef object pow_double_by_number(cnp.ndarray x, double y)
 cdef Py_ssize_t unary_limit(int code, int num) noexcept
 cdef bint has_zero(cnp.ndarray a)
 cdef bint sigmoid_tail(cnp.ndarray x, cnp.ndarray out)

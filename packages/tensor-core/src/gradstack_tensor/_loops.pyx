@@ -31,7 +31,7 @@ against F-ordered operands of the same size):
     neg, abs and relu beat numpy up to SMALL_SIZE in both dtypes.
 """
 cimport numpy as cnp
-from libc.math cimport exp, log, sqrt, sin, cos, tanh, fabs
+from libc.math cimport exp, log, sqrt, sin, cos, tanh, fabs, pow
 
 import numpy as np
 
@@ -278,6 +278,29 @@ cdef object relu_float(cnp.ndarray x):
     else:
         _un_loop(<double*>cnp.PyArray_DATA(out), <double*>cnp.PyArray_DATA(ax),
                  cnp.PyArray_SIZE(ax), U_RELU)
+    return out
+
+
+cdef object pow_double_by_number(cnp.ndarray x, double y):
+    """``x ** y`` for a float64 array ``x`` by libm's ``pow``, element by element (Note
+    [float64 pow by a number takes libm's pow]); None for other dtypes.  The result is a
+    new C-contiguous array (a transposed input keeps its layout)."""
+    cdef cnp.ndarray ax, out
+    cdef Py_ssize_t i, n
+    cdef double* o
+    cdef const double* a
+    if cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE:
+        return None
+    if not cnp.PyArray_ISCARRAY_RO(x) and cnp.PyArray_ISFARRAY_RO(x):
+        return pow_double_by_number(x.T, y).T
+    ax = x if cnp.PyArray_ISCARRAY_RO(x) else np.ascontiguousarray(x)
+    out = cnp.PyArray_EMPTY(ax.ndim, cnp.PyArray_DIMS(ax), cnp.NPY_DOUBLE, 0)
+    n = cnp.PyArray_SIZE(ax)
+    o = <double*>cnp.PyArray_DATA(out)
+    a = <const double*>cnp.PyArray_DATA(ax)
+    with nogil:
+        for i in range(n):
+            o[i] = pow(a[i], y)
     return out
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from ._dispatch cimport K_BINARY, K_BINARY_FLOAT, K_COMPARE, K_OTHER, K_UNARY, K_UNARY_FLOAT, Op, new_op
 from ._dispatch import OPS
 from ._ufuncs import (
+    _atan2_ufunc,
     _float_remainder,
     _integer_division,
     _integer_identity,
@@ -57,7 +58,7 @@ _elementwise("remainder", K_BINARY,
              _integer_division("remainder", "remainder_cpu", _float_remainder))
 _elementwise("floor_divide", K_BINARY,
              _integer_division("floor_divide", "div_floor_cpu", np.floor_divide))
-_elementwise("atan2", K_BINARY_FLOAT, np.arctan2)
+_elementwise("atan2", K_BINARY_FLOAT, _atan2_ufunc)
 _elementwise("bitwise_and", K_BINARY, _not_for_float("bitwise_and_cpu", np.bitwise_and))
 _elementwise("bitwise_or", K_BINARY, _not_for_float("bitwise_or_cpu", np.bitwise_or))
 _elementwise("bitwise_xor", K_BINARY, _not_for_float("bitwise_xor_cpu", np.bitwise_xor))
@@ -75,6 +76,7 @@ _elementwise("ge", K_COMPARE, np.greater_equal)
 _elementwise("neg", K_UNARY, _neg_ufunc)
 _elementwise("abs", K_UNARY, _not_for_bool("abs_cpu", np.absolute))
 _elementwise("sign", K_UNARY, _sign_ufunc)
+_elementwise("sgn", K_UNARY, _sign_ufunc)    # sign for real dtypes; its gradient differs
 _elementwise("relu", K_UNARY, _relu_ufunc)
 _elementwise("floor", K_UNARY,
              _not_for_bool("floor_vml_cpu", _integer_identity(np.floor)))
@@ -107,7 +109,7 @@ _elementwise("tanh", K_UNARY_FLOAT, _tanh_ufunc)
 _elementwise("sigmoid", K_UNARY_FLOAT, _sigmoid_ufunc)
 
 for _name in ("add", "sub", "mul", "div", "pow", "remainder", "floor_divide", "atan2",
-              "neg", "abs", "sign", "relu", "floor", "ceil", "round", "trunc",
+              "neg", "abs", "sign", "sgn", "relu", "floor", "ceil", "round", "trunc",
               "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
               "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
               "tanh", "sigmoid", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",

@@ -45,6 +45,7 @@ cdef Op OP_GE = OPS["ge"]
 cdef Op OP_NEG = OPS["neg"]
 cdef Op OP_ABS = OPS["abs"]
 cdef Op OP_SIGN = OPS["sign"]
+cdef Op OP_SGN = OPS["sgn"]
 cdef Op OP_RELU = OPS["relu"]
 cdef Op OP_FLOOR = OPS["floor"]
 cdef Op OP_CEIL = OPS["ceil"]
@@ -95,6 +96,7 @@ cdef Op OP_ATAN2_ = OPS["atan2_"]
 cdef Op OP_NEG_ = OPS["neg_"]
 cdef Op OP_ABS_ = OPS["abs_"]
 cdef Op OP_SIGN_ = OPS["sign_"]
+cdef Op OP_SGN_ = OPS["sgn_"]
 cdef Op OP_RELU_ = OPS["relu_"]
 cdef Op OP_FLOOR_ = OPS["floor_"]
 cdef Op OP_CEIL_ = OPS["ceil_"]
@@ -578,6 +580,24 @@ cdef class ElementwiseMethods(TensorBase):
     def sign_(self):
         """In-place :meth:`sign`; returns ``self``."""
         return dispatch(OP_SIGN_, (self,))
+
+    def sgn(self):
+        """torch's sign extended to complex numbers; for the real dtypes here, :meth:`sign`.
+
+        The values are those of :meth:`sign`. The gradient is not: autograd records
+        ``SgnBackward0``, whose gradient is torch's efficient zero, a zero that stays zero
+        when later multiplied by ``inf`` or NaN (Note [Efficient zeros] in graph-engine).
+
+        Examples
+        --------
+        >>> gt.tensor([-2., 0., 3.]).sgn().tolist()
+        [-1.0, 0.0, 1.0]
+        """
+        return dispatch(OP_SGN, (self,))
+
+    def sgn_(self):
+        """In-place :meth:`sgn`; returns ``self``."""
+        return dispatch(OP_SGN_, (self,))
 
     def relu(self):
         """``max(self, 0)`` elementwise (NaN stays NaN).

@@ -25,6 +25,7 @@ _UNARY = {
     "neg": "-input",
     "abs": "|input|",
     "sign": "the sign (-1, 0, 1) of each element",
+    "sgn": "the sign (-1, 0, 1) of each element (sign's values; an efficient-zero gradient)",
     "relu": "max(input, 0)",
     "floor": "rounded down",
     "ceil": "rounded up",
@@ -179,7 +180,7 @@ __all__.remove("zeros_like_")
 # result as usual, then ``write_out`` checks ``out`` by the op's dtype rule (``_OUT_RULES``;
 # Note [Which dtypes out= accepts] in _out.py), refuses it when autograd would be needed,
 # resizes it (with torch's warning) and copies the values in.
-_SAME_DTYPE = {"neg", "abs", "sign", "floor", "ceil", "round", "trunc", "bitwise_not"}
+_SAME_DTYPE = {"neg", "abs", "sign", "sgn", "floor", "ceil", "round", "trunc", "bitwise_not"}
 _NO_OUT = {"relu"}
 
 

@@ -10,7 +10,7 @@ from gradstack_tensor.extension import data_of, take_byproduct, wrap
 
 from .. import _backward_kernels
 from .._layer import run_fused
-from .._node import saved_tensors_hooks_active
+from .._node import efficient_zeros, saved_tensors_hooks_active
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
 from ._table import jvp, register
 from ._tangents import _binary, _extreme_jvp_of, _pad, _tangent_sum, _unary
@@ -204,7 +204,8 @@ def _neg_jvp(args, out, tangents, lead):
 
 @register("abs(self)", "AbsBackward0", save="self", batch=unary)
 def _abs(ctx, grad):
-    return (grad * ctx.saved_value("self").sign(),)
+    # torch: grad * self.sgn(), whose own gradient is an efficient zero (Note [Efficient zeros])
+    return (grad * ctx.saved_value("self").sgn(),)
 
 
 jvp("abs")(_unary("abs", lambda x, o: x.sign()))
@@ -487,7 +488,14 @@ for _name in ZERO_GRADIENT:
     register(_name, _name.capitalize() + "Backward0", batch=unary)(_zero_grad_formula)
 
 
-@jvp("sign", "floor", "ceil", "round", "trunc")
+@register("sgn", "SgnBackward0", batch=unary)
+def _sgn(ctx, grad):
+    """torch's sgn_backward for real dtypes: an efficient zero, which later formulas keep
+    zero even where they multiply it by inf or NaN (Note [Efficient zeros])."""
+    return (efficient_zeros(grad),)
+
+
+@jvp("sign", "sgn", "floor", "ceil", "round", "trunc")
 def _zero_jvp(args, out, tangents, lead):
     """Piecewise-constant ops: a tangent of zeros (as torch's zeros_like, not None, so that
     later ops see zeros: derivatives.ZERO_GRADIENT)."""

@@ -422,18 +422,18 @@ def _norm(ctx, grad):
     g = _keep(grad, shape, dim, keepdim, _lead(grad))
     o = _keep(out, shape, dim, keepdim)
     if p == 1:
-        return (x.sign() * g,)
+        return (x.sgn() * g,)
     if p == 2:
         return (g * gt.where(o == 0, 0.0, x / o),)
     if math.isinf(p):
         a = x.abs()
         mask = (a == o) | (a != a)  # the elements at the norm, and NaNs
         count = mask.sum() if dim is None or dim == () else mask.sum(dim, keepdim=True)
-        return (x.sign() * ((g / count) * mask),)
+        return (x.sgn() * ((g / count) * mask),)
     if p < 1:
-        scaled = x.sign() * x.abs().pow(p - 1).masked_fill(x == 0, 0.0)
+        scaled = x.sgn() * x.abs().pow(p - 1).masked_fill(x == 0, 0.0)
         return (scaled * g * o.pow(1 - p),)
-    scaled = x.sign() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
+    scaled = x.sgn() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
     return (scaled * (g / o.pow(p - 1)).masked_fill(o == 0, 0.0),)
 
 

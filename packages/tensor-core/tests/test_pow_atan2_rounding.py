@@ -1,0 +1,62 @@
+"""Note [float32 pow and atan2 are computed in double] and Note [float64 pow by a number
+takes libm's pow]: results that do not depend on the CPU numpy dispatches to."""
+
+from __future__ import annotations
+
+import math
+
+import gradstack_tensor as gt
+import numpy as np
+import pytest
+
+RNG = np.random.default_rng(3)
+A = RNG.uniform(0.01, 30, 4000).astype(np.float32)
+B = RNG.uniform(-20, 20, 4000).astype(np.float32)
+
+
+def test_float32_pow_of_tensors_is_the_double_result_rounded_once():
+    got = gt.from_numpy(A).pow(gt.from_numpy(B)).numpy()
+    want = np.power(A.astype(np.float64), B.astype(np.float64)).astype(np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+
+def test_float32_pow_in_place_and_transposed_agree_with_out_of_place():
+    a, b = A.reshape(40, 100), B.reshape(40, 100)
+    want = gt.from_numpy(a).pow(gt.from_numpy(b)).numpy()
+    t = gt.from_numpy(a.copy())
+    t.pow_(gt.from_numpy(b))
+    np.testing.assert_array_equal(t.numpy(), want)
+    transposed = gt.from_numpy(a.T.copy()).t().pow(gt.from_numpy(b)).numpy()
+    np.testing.assert_array_equal(transposed, want)
+
+
+def test_float32_atan2_is_the_double_result_rounded_once():
+    y, x = A - 15, B
+    got = gt.from_numpy(y).atan2(gt.from_numpy(x)).numpy()
+    want = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    assert gt.tensor([1.0]).atan2(gt.tensor([1.0])).item() == np.float32(math.pi / 4)
+
+
+@pytest.mark.parametrize("exponent", [7, 1.7, -2.5, 0.3])
+def test_float64_pow_by_a_number_is_libm_pow(exponent):
+    a = RNG.uniform(0.01, 10, 500)
+    got = gt.from_numpy(a).pow(exponent).numpy()
+    np.testing.assert_array_equal(got, [math.pow(v, exponent) for v in a])
+    f = np.asfortranarray(a.reshape(20, 25))
+    got_f = gt.from_numpy(f).pow(exponent).numpy()
+    np.testing.assert_array_equal(got_f, np.array(got).reshape(20, 25))
+    assert gt.tensor([1.1], dtype=gt.float64).pow(7).item() == 1.1**7
+
+
+def test_pow_then_sin_of_a_large_result_matches_torch():
+    # fuzz seed 22 #11233: one ulp of a float32 pow near 1.5e26 is a different sine
+    torch = pytest.importorskip("torch")
+
+    def program(lib):
+        v = lib.exp(lib.tensor([[-3, 2, 3, 3]], dtype=lib.int16))
+        v.pow_(v.detach())
+        return v.repeat(1, 1).sin_().tolist()
+
+    assert program(gt) == program(torch)
