@@ -233,15 +233,19 @@ def test_float32_trig_does_not_depend_on_the_avx2_switch(name):
 
     rng = np.random.default_rng(6)
     g, x = uniform(rng, 5000, np.float32), uniform(rng, 5000, np.float32, -300.0, 300.0)
-    before = switch._avx2()
+    before, before_512 = switch._avx2(), switch._avx512()
     try:
         switch._avx2(False)
         plain = getattr(B, name)(g, x)
         switch._avx2(True)
+        switch._avx512(False)
         clone = getattr(B, name)(g, x)
+        switch._avx512(True)  # (Note [AVX-512 copies of the transcendental loops])
+        clone_512 = getattr(B, name)(g, x)
     finally:
         switch._avx2(before)
-    assert plain.tobytes() == clone.tobytes()
+        switch._avx512(before_512)
+    assert plain.tobytes() == clone.tobytes() == clone_512.tobytes()
 
 
 def test_error_messages_say_what_and_how():

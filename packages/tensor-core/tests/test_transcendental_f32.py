@@ -69,15 +69,31 @@ def test_special_values_follow_libm_and_torch():
 def test_the_avx2_switch_gives_the_same_bits(name):
     x = np.concatenate([every_binade(100_000, 4), np.random.default_rng(5).uniform(-9, 9, 5000)])
     x = x.astype(F32)
-    before = _kernels._avx2()
+    before, before_512 = _kernels._avx2(), _kernels._avx512()
     try:
         _kernels._avx2(False)
         plain = _kernels._transcendental_f32(name, x)
         _kernels._avx2(True)
+        _kernels._avx512(False)
         clone = _kernels._transcendental_f32(name, x)
+        _kernels._avx512(True)  # (no effect without AVX-512: the AVX2 copy again)
+        clone_512 = _kernels._transcendental_f32(name, x)
     finally:
         _kernels._avx2(before)
-    assert plain.tobytes() == clone.tobytes()
+        _kernels._avx512(before_512)
+    assert plain.tobytes() == clone.tobytes() == clone_512.tobytes()
+
+
+def test_the_avx512_copies_run_only_with_the_avx2_ones():
+    before, before_512 = _kernels._avx2(), _kernels._avx512()
+    try:
+        _kernels._avx2(True)
+        supported = _kernels._avx512(True)
+        assert _kernels._avx512(False) is False
+        assert _kernels._avx512(True) is supported
+    finally:
+        _kernels._avx2(before)
+        _kernels._avx512(before_512)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -137,17 +153,23 @@ def test_sincos_gives_the_bits_of_sin_and_cos():
 
 def test_sincos_does_not_depend_on_the_avx2_switch_nor_threads():
     x = every_binade(200_000, 10)
-    before, threads = _kernels._avx2(), kernels.get_num_threads()
+    before, before_512 = _kernels._avx2(), _kernels._avx512()
+    threads = kernels.get_num_threads()
     try:
         _kernels._avx2(False)
         plain = _kernels._sincos_f32(x)
         _kernels._avx2(True)
+        _kernels._avx512(False)
         kernels.set_num_threads(2)
         clone = _kernels._sincos_f32(x)
+        _kernels._avx512(True)
+        clone_512 = _kernels._sincos_f32(x)
     finally:
         _kernels._avx2(before)
+        _kernels._avx512(before_512)
         kernels.set_num_threads(threads)
-    assert all(a.tobytes() == b.tobytes() for a, b in zip(plain, clone, strict=True))
+    for other in (clone, clone_512):
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(plain, other, strict=True))
 
 
 def _run(op, x, wanted):
