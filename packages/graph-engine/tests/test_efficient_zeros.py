@@ -195,3 +195,10 @@ def test_in_place_sgn_on_a_view_and_batched_jacobian():
     out = (a * 2).sgn() * 3
     (jac,) = gradstack_autograd.grad(out, [a], gt.eye(2), is_grads_batched=True)
     assert jac.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+def test_a_node_without_formula_raises_for_an_efficient_zero_too():
+    for lib in (gt, torch):
+        x = lib.tensor([1.5, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="derivative for aten::remainder is not implemented"):
+            _grad(lib)((-1 % x).sgn().sum(), [x])

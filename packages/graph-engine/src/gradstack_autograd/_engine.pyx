@@ -17,7 +17,6 @@ from gradstack_autograd._node cimport (
     gradient_edge, materialize_zero, new_efficient_zero,
 )
 
-
 import heapq
 import threading as _threading
 
@@ -115,8 +114,10 @@ cdef bint _settle_zeros(Node node, list grads):
             any_real = True
     if not any_zero:
         return False
-    if not any_real and not node.pre_hooks and not node.post_hooks and isinstance(node, OpNode):
-        return True         # (a custom Function's node is no OpNode: it runs, on zeros)
+    if (not any_real and not node.pre_hooks and not node.post_hooks
+            and isinstance(node, OpNode) and node.name() != "NotImplemented"):
+        return True         # (a custom Function's node is no OpNode: it runs, on zeros;
+                            # a row without a formula raises, as for any gradient)
     _materialize_zeros(grads)
     return False
 
