@@ -1,0 +1,56 @@
+"""Note [The faster orientation of a small-batch product]: the product computed the other
+way round has the same bits and a C-ordered result, through matmul, mm and addmm."""
+
+from __future__ import annotations
+
+import gradstack_tensor as gt
+import numpy as np
+import pytest
+from gradstack_tensor import _impl_linalg
+
+RNG = np.random.default_rng(11)
+
+SHAPES = [  # (rows, K, N): inside the region, at its edges, outside
+    (16, 1000, 100),
+    (8, 512, 512),
+    (4, 128, 512),
+    (64, 1000, 512),
+    (32, 256, 100),
+    (3, 1000, 512),
+    (16, 64, 512),
+    (128, 256, 512),
+    (65, 256, 512),
+]
+
+
+@pytest.mark.parametrize(("m", "k", "n"), SHAPES)
+def test_same_bits_as_numpy_and_c_ordered(m, k, n):
+    x = RNG.standard_normal((m, k)).astype(np.float32)
+    w = RNG.standard_normal((n, k)).astype(np.float32)
+    want = x @ w.T
+    got = _impl_linalg._gemm(x, w.T)
+    assert got.flags.c_contiguous and got.dtype == np.float32
+    assert got.tobytes() == want.tobytes()
+    tx, tw = gt.from_numpy(x), gt.from_numpy(w)
+    for r in (tx @ tw.t(), tx.mm(tw.t()), gt.addmm(gt.zeros(n), tx, tw.t())):
+        assert r.is_contiguous() and r.stride() == (n, 1)
+        assert r.numpy().tobytes() == (want + np.float32(0)).tobytes()
+
+
+def test_other_layouts_and_dtypes_keep_numpys_product():
+    x = RNG.standard_normal((16, 1000))
+    w = RNG.standard_normal((100, 1000))
+    assert _impl_linalg._gemm(x, w.T).tobytes() == (x @ w.T).tobytes()  # float64
+    g = RNG.standard_normal((16, 100)).astype(np.float32)
+    xs = RNG.standard_normal((16, 1000)).astype(np.float32)
+    assert _impl_linalg._gemm(g.T, xs).tobytes() == (g.T @ xs).tobytes()
+
+
+def test_a_linear_layer_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((16, 1000)).astype(np.float32)
+    w = RNG.standard_normal((100, 1000)).astype(np.float32)
+    b = RNG.standard_normal(100).astype(np.float32)
+    got = gt.addmm(gt.tensor(b), gt.tensor(x), gt.tensor(w).t()).numpy()
+    want = torch.addmm(torch.tensor(b), torch.tensor(x), torch.tensor(w).t()).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
