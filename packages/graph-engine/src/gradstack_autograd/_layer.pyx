@@ -334,7 +334,14 @@ cdef class OpNode(Node):
         fn = d.backward
         if fn is None:      # a row without a formula (torch's NotImplemented node)
             raise RuntimeError(f"derivative for aten::{d.op_name} is not implemented")
-        r = fn(self, grads[0]) if len(grads) == 1 else fn(self, *grads)
+        # the formula's arrays are gradstack's, for the block cache, also those it makes
+        # with numpy itself (Note [A linear layer's gradients as two GEMMs]; Note [Inside a
+        # gradstack op] in tensor-core's _dispatch.pyx)
+        enter_op()
+        try:
+            r = fn(self, grads[0]) if len(grads) == 1 else fn(self, *grads)
+        finally:
+            exit_op()
         if type(r) is not tuple:
             r = tuple(r) if isinstance(r, list) else (r,)
         return r

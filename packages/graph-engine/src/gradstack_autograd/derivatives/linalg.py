@@ -8,12 +8,14 @@ import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import OPS, Tensor
 from gradstack_tensor.extension import data_of as _data
-from gradstack_tensor.extension import dispatch
+from gradstack_tensor.extension import dispatch, wrap
 from gradstack_tensor.extension import matmul_folds as _folds
 
+from .. import _grad_mode as _modes
 from ._formulas import (
     _batch_gather,
     _batch_scatter,
+    _grad_mode,
     _is_tensor,
     _lead,
     refuse_undifferentiable_result,
@@ -436,6 +438,9 @@ def _addmm(ctx, grad):
     g_in = (grad if beta == 1 else grad * beta) if need_in else None
     g1 = g2 = None
     batched = bool(_lead(grad))
+    if not batched and alpha == 1 and _plain_products(grad, m1, m2):
+        # Note [A linear layer's gradients as two GEMMs]
+        return g_in, *_addmm_products(grad, m1, m2, need_1, need_2, m1_columns, m2_columns)
     if need_1:
         g1 = grad @ m2.t() if batched else _mm_in_layout_of(m1_columns, grad, m2.t())
         g1 = g1 if alpha == 1 else g1 * alpha
@@ -459,6 +464,39 @@ def _addmm_jvp(args, out, tangents, lead):
     if prod is not None:
         r = _tangent_sum(r, prod if alpha == 1 else prod * alpha)
     return r
+
+
+# Note [A linear layer's gradients as two GEMMs]
+# Without create_graph or forward AD, addmm's gradients are two plain products of arrays.
+# Written with gradstack ops they cost five transposes and two mm dispatches, ~10 us per
+# Linear of the TinyModel step; as numpy products of the saved arrays, in the layout of
+# Note [Matmul gradients in their input's layout], the same bits (the mm kernel is numpy's
+# product, in either orientation: Note [The faster orientation of a small-batch product]).
+
+
+def _plain_products(grad, m1, m2):
+    """Whether addmm's gradients may be computed on the arrays: first order, one float
+    dtype, no batch."""
+    if _grad_mode() or _modes.forward_ad_enabled():
+        return False
+    dtype = grad.dtype
+    return (
+        (dtype is gt.float32 or dtype is gt.float64)
+        and (m1 is None or m1.dtype is dtype)
+        and (m2 is None or m2.dtype is dtype)
+    )
+
+
+def _addmm_products(grad, m1, m2, need_1, need_2, m1_columns, m2_columns):
+    g = _data(grad)
+    g1 = g2 = None
+    if need_1:
+        b = _data(m2)  # grad @ m2.T, column-major when mat1 was
+        g1 = wrap(np.matmul(b, g.T).T if m1_columns else np.matmul(g, b.T))
+    if need_2:
+        a = _data(m1)  # m1.T @ grad, column-major when mat2 was (Linear's weight.t())
+        g2 = wrap(np.matmul(g.T, a).T if m2_columns else np.matmul(a.T, g))
+    return g1, g2
 
 
 def _mm_in_layout_of(column_major, a, b):
