@@ -202,3 +202,59 @@ def test_a_node_without_formula_raises_for_an_efficient_zero_too():
         x = lib.tensor([1.5, 2.0], requires_grad=True)
         with pytest.raises(RuntimeError, match="derivative for aten::remainder is not implemented"):
             _grad(lib)((-1 % x).sgn().sum(), [x])
+
+
+VALUES = [0.0, -0.0, INF, -INF, math.nan, 1e-300, -1.0, 2.0]
+PROBES = {
+    # name: (function of lib and the inputs, number of inputs)
+    "exp": (lambda L, x: x.exp(), 1),
+    "log": (lambda L, x: x.log(), 1),
+    "sqrt": (lambda L, x: x.sqrt(), 1),
+    "reciprocal": (lambda L, x: x.reciprocal(), 1),
+    "tanh": (lambda L, x: x.tanh(), 1),
+    "sigmoid": (lambda L, x: x.sigmoid(), 1),
+    "neg": (lambda L, x: -x, 1),
+    "abs": (lambda L, x: x.abs(), 1),
+    "pow_number": (lambda L, x: x**3.5, 1),
+    "mul": (lambda L, x, y: x * y, 2),
+    "div": (lambda L, x, y: x / y, 2),
+    "sub": (lambda L, x, y: x - y, 2),
+    "pow": (lambda L, x, y: x**y, 2),
+    "remainder": (lambda L, x, y: x.remainder(y), 2),
+    "atan2": (lambda L, x, y: x.atan2(y), 2),
+    "outer": (lambda L, x, y: L.outer(x, y), 2),
+    "matmul": (lambda L, x, y: x.reshape(2, 4) @ y.reshape(4, 2), 2),
+    "where": (lambda L, x, y: L.where(x > 0, x, y), 2),
+    "sum": (lambda L, x: x.sum(), 1),
+    "sum_dim": (lambda L, x: x.reshape(2, 4).sum(0), 1),
+    "mean": (lambda L, x: x.mean(), 1),
+    "t": (lambda L, x: x.reshape(2, 4).t(), 1),
+    "view": (lambda L, x: x.view(2, 4), 1),
+    "slice": (lambda L, x: x[2:5], 1),
+    "cat": (lambda L, x, y: L.cat([x, y]), 2),
+    "norm": (lambda L, x: x.norm(), 1),
+    "softmax": (lambda L, x: x.softmax(0), 1),
+    "dot": (lambda L, x, y: x.dot(y), 2),
+    "addmm": (lambda L, x, y: L.addmm(x[:2], y.reshape(2, 4), y.reshape(4, 2)), 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_each_node_keeps_or_materializes_the_zero_as_torch(name):
+    # efficient_zero_rules.KEEPS, input by input: an efficient zero fed through ``sgn``
+    # meets 0, -0, inf, NaN and a tiny value in the node's formula
+    fn, n = PROBES[name]
+
+    def program(lib):
+        xs = [lib.tensor(VALUES, dtype=lib.float64, requires_grad=True)]
+        if n == 2:
+            xs.append(lib.tensor(VALUES[::-1], dtype=lib.float64, requires_grad=True))
+        y = fn(lib, *xs)
+        return _grad(lib)(y.sgn(), xs, lib.ones_like(y), allow_unused=True)
+
+    with np.errstate(all="ignore"):
+        ours, theirs = program(gt), program(torch)
+    for a, b in zip(ours, theirs, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_array_equal(np.asarray(a.tolist()), _real(b).numpy())

@@ -101,10 +101,15 @@ cdef EfficientZero _fitted_zero(EfficientZero z, tuple edge):
     return new_efficient_zero(shape, <int>edge[3])
 
 
-cdef bint _settle_zeros(Node node, list grads):
-    """Note [Efficient zeros]: True when ``grads`` holds only efficient zeros (and Nones)
-    and ``node`` is a built-in formula's (an OpNode) without node hooks, so that it need
-    not run; otherwise its efficient zeros become real zeros, for the node and its hooks."""
+cdef dict _ZERO_KEEPS = None    # efficient_zero_rules.KEEPS, loaded at first use
+
+
+cdef object _settle_zeros(Node node, list grads):
+    """Note [Efficient zeros]: where ``grads`` holds only efficient zeros (and Nones) and
+    ``node``'s formula passes them on (efficient_zero_rules.KEEPS; an OpNode without node
+    hooks), that rule (True, or one bool per input); otherwise None, with the node's
+    efficient zeros made real zeros, for the node and its hooks."""
+    global _ZERO_KEEPS
     cdef Py_ssize_t k
     cdef bint any_zero = False, any_real = False
     for k in range(len(grads)):
@@ -113,13 +118,39 @@ cdef bint _settle_zeros(Node node, list grads):
         elif grads[k] is not None:
             any_real = True
     if not any_zero:
-        return False
-    if (not any_real and not node.pre_hooks and not node.post_hooks
-            and isinstance(node, OpNode) and node.name() != "NotImplemented"):
-        return True         # (a custom Function's node is no OpNode: it runs, on zeros;
-                            # a row without a formula raises, as for any gradient)
+        return None
+    if not any_real and not node.pre_hooks and not node.post_hooks and isinstance(node, OpNode):
+        if _ZERO_KEEPS is None:
+            from gradstack_autograd.efficient_zero_rules import KEEPS
+            _ZERO_KEEPS = KEEPS
+        keeps = _ZERO_KEEPS.get(node.name())
+        if keeps is not None:
+            return keeps    # (a custom Function's node is no OpNode: it runs, on zeros)
     _materialize_zeros(grads)
-    return False
+    return None
+
+
+cdef tuple _call_with_zeros(Node node, list grads, object keeps):
+    """Run ``node`` whose gradients are all efficient zeros, by its rule ``keeps``: the
+    inputs it keeps receive efficient zeros, the others what its formula computes from
+    real zeros (torch's formula, on a materialized ZeroTensor)."""
+    cdef Py_ssize_t i
+    cdef list out
+    check_saved(node)
+    if keeps is True:
+        return _zeros_for_inputs(node)
+    for i in range(len(node.next_edges)):
+        if (<tuple>node.next_edges[i])[0] is not None and not (i < len(keeps) and keeps[i]):
+            break
+    else:
+        return _zeros_for_inputs(node)
+    _materialize_zeros(grads)
+    out = list(_call_node(node, grads, None))
+    zeros = _zeros_for_inputs(node)
+    for i in range(min(len(out), len(keeps))):
+        if keeps[i] and out[i] is not None:
+            out[i] = zeros[i]
+    return tuple(out)
 
 
 cdef void _materialize_zeros(list grads) except *:
@@ -337,12 +368,11 @@ cdef bint _all_none(list grads):
     return True
 
 
-cdef tuple _call_node(Node node, list grads, bint zero_only):
+cdef tuple _call_node(Node node, list grads, object zero_keeps):
     cdef tuple gi
     cdef tuple go
-    if zero_only:               # Note [Efficient zeros]: the node need not run
-        check_saved(node)
-        return _zeros_for_inputs(node)
+    if zero_keeps is not None:      # Note [Efficient zeros]
+        return _call_with_zeros(node, grads, zero_keeps)
     if node.pre_hooks:
         go = tuple(grads)
         for fn in list(node.pre_hooks.values()):
@@ -686,7 +716,8 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
     cdef bint in_place = not gs_get_grad_enabled() and not forward_ad_active()
     cdef bint has_targets = bool(targets)
     cdef bint runs, early
-    cdef bint zeros_seen = False, zero_only     # Note [Efficient zeros]
+    cdef bint zeros_seen = False                # Note [Efficient zeros]
+    cdef object zero_keeps = None
     while heap or next_node is not None:
         if next_node is not None:
             node = <Node>next_node
@@ -728,15 +759,15 @@ cdef object _run(tuple roots, tuple grad_roots, bint keep_graph, tuple inputs,
                 _accumulate_nonleaf_targets(node, node_targets, inputs, grads)
         if not runs:
             continue                            # a pure capture point: nothing beyond it
-        zero_only = zeros_seen and _settle_zeros(node, grads)
+        zero_keeps = _settle_zeros(node, grads) if zeros_seen else None
         observer = _node_observer
         if observer is None:
-            gi = _call_node(node, grads, zero_only)
+            gi = _call_node(node, grads, zero_keeps)
         else:
             # the observer that began a node ends it, even if a profile stops meanwhile
             token = observer.begin(node)
             try:
-                gi = _call_node(node, grads, zero_only)
+                gi = _call_node(node, grads, zero_keeps)
             finally:
                 observer.end(token)
         for i in range(len(gi)):

@@ -556,9 +556,13 @@ cdef class Node:
 # dtype:
 #   - a formula returns one (``efficient_zeros(grad)``) and the engine fits it to the edge;
 #   - added to a real gradient it disappears (ZeroTensor + g is g);
-#   - a built-in node whose incoming gradients are all efficient zeros (or None) is not run:
-#     every formula is linear in its gradient, so each of its inputs receives an efficient
-#     zero (torch runs the formula on ZeroTensors, with the same result);
+#   - a built-in node whose incoming gradients are all efficient zeros (or None) passes
+#     them on as torch's formula does (efficient_zero_rules.KEEPS): torch's ZeroTensor is
+#     kept by the ops that know it (``grad * f(x)``: MulBackward0, SinBackward0 ...) and
+#     materialized by the others (``-grad * ...``, mm, where), so each node, input by
+#     input, either hands on an efficient zero without running, or runs its formula on
+#     real zeros (an unlisted node always does; fuzz seed 23 #12755: the ``other`` input
+#     of RemainderBackward1 gets ``-0 * nan``, NaN, in torch too);
 #   - everywhere a user's code or a leaf would see it (hooks, retained and captured
 #     gradients, ``.grad``, custom Functions, a node called by hand) it becomes real zeros.
 #     (torch stores the ZeroTensor itself in ``.grad``, where it prints as zeros but

@@ -317,7 +317,7 @@ jvp("rsqrt")(_unary("rsqrt", lambda x, o: -0.5 * o * o * o))
 @register("reciprocal(self)", "ReciprocalBackward0", save="result", batch=unary)
 def _reciprocal(ctx, grad):
     out = ctx.saved_value("result")
-    return (-grad * out * out,)
+    return (-grad * (out * out),)  # torch's grouping: 1e300 squared is inf, and 0 * inf NaN
 
 
 jvp("reciprocal")(_unary("reciprocal", lambda x, o: -(o * o)))
