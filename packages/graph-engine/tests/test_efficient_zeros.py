@@ -241,7 +241,7 @@ PROBES = {
 
 @pytest.mark.parametrize("name", sorted(PROBES))
 def test_each_node_keeps_or_materializes_the_zero_as_torch(name):
-    # efficient_zero_rules.KEEPS, input by input: an efficient zero fed through ``sgn``
+    # the entries' keeps_zero, input by input: an efficient zero fed through ``sgn``
     # meets 0, -0, inf, NaN and a tiny value in the node's formula
     fn, n = PROBES[name]
 
@@ -258,3 +258,15 @@ def test_each_node_keeps_or_materializes_the_zero_as_torch(name):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_array_equal(np.asarray(a.tolist()), _real(b).numpy())
+
+
+def test_register_refuses_a_keeps_zero_that_names_no_input():
+    from gradstack_autograd.derivatives import _table
+
+    with pytest.raises(ValueError, match="keeps_zero names no input"):
+        _table._keeps_zero("mul(self, other)", "self, exponent", ("self", "other"), False)
+    assert _table._keeps_zero("div", "self", ("self", "other"), False) == (True, False)
+    assert _table._keeps_zero("mul", "self, other", ("self", "other"), False) is True
+    assert _table._keeps_zero("sum", {"SumBackward0": "self"}, ("self",), False) == {
+        "SumBackward0": True
+    }

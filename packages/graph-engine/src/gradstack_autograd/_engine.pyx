@@ -101,15 +101,11 @@ cdef EfficientZero _fitted_zero(EfficientZero z, tuple edge):
     return new_efficient_zero(shape, <int>edge[3])
 
 
-cdef dict _ZERO_KEEPS = None    # efficient_zero_rules.KEEPS, loaded at first use
-
-
 cdef object _settle_zeros(Node node, list grads):
     """Note [Efficient zeros]: where ``grads`` holds only efficient zeros (and Nones) and
-    ``node``'s formula passes them on (efficient_zero_rules.KEEPS; an OpNode without node
-    hooks), that rule (True, or one bool per input); otherwise None, with the node's
+    ``node``'s entry says its formula passes them on (``keeps_zero``; an OpNode without
+    node hooks), that rule (True, or one bool per input); otherwise None, with the node's
     efficient zeros made real zeros, for the node and its hooks."""
-    global _ZERO_KEEPS
     cdef Py_ssize_t k
     cdef bint any_zero = False, any_real = False
     for k in range(len(grads)):
@@ -119,11 +115,11 @@ cdef object _settle_zeros(Node node, list grads):
             any_real = True
     if not any_zero:
         return None
-    if not any_real and not node.pre_hooks and not node.post_hooks and isinstance(node, OpNode):
-        if _ZERO_KEEPS is None:
-            from gradstack_autograd.efficient_zero_rules import KEEPS
-            _ZERO_KEEPS = KEEPS
-        keeps = _ZERO_KEEPS.get(node.name())
+    if (not any_real and not node.pre_hooks and not node.post_hooks
+            and isinstance(node, OpNode) and isinstance(node.entry, Derivative)):
+        keeps = (<Derivative>node.entry).keeps_zero
+        if type(keeps) is dict:
+            keeps = (<dict>keeps).get(node.name())
         if keeps is not None:
             return keeps    # (a custom Function's node is no OpNode: it runs, on zeros)
     _materialize_zeros(grads)

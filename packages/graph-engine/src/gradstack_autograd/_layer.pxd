@@ -32,6 +32,7 @@ cdef class Derivative:
     cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
     cdef readonly str fused             # the kernel that may replace the formula, or None
     cdef public bint byproduct          # takes its kernel's by-product (Note [A kernel's by-product])
+    cdef public object keeps_zero       # which inputs an efficient zero passes to (Note [Efficient zeros])
     cdef readonly int native            # its NativeFormula code (Note [Native first-order formulas])
     # None, or fn(values) -> values: the saved values as torch shows them (Note [Saved
     # values by name]); ``shown_names`` are the names it may add

@@ -94,6 +94,7 @@ cdef class Derivative:
         self.shown = None
         self.shown_names = ()
         self.byproduct = False
+        self.keeps_zero = None
         self.slots = {}
         for i in range(len(save)):
             pos = <Py_ssize_t>save[i]

@@ -557,7 +557,7 @@ cdef class Node:
 #   - a formula returns one (``efficient_zeros(grad)``) and the engine fits it to the edge;
 #   - added to a real gradient it disappears (ZeroTensor + g is g);
 #   - a built-in node whose incoming gradients are all efficient zeros (or None) passes
-#     them on as torch's formula does (efficient_zero_rules.KEEPS): torch's ZeroTensor is
+#     them on as torch's formula does (its entry's ``keeps_zero``): torch's ZeroTensor is
 #     kept by the ops that know it (``grad * f(x)``: MulBackward0, SinBackward0 ...) and
 #     materialized by the others (``-grad * ...``, mm, where), so each node, input by
 #     input, either hands on an efficient zero without running, or runs its formula on

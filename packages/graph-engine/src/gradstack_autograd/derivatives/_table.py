@@ -53,6 +53,7 @@ def register(
     batch_inplace=None,
     shown=None,
     byproduct=False,
+    keeps_zero=None,
 ):
     """Decorator making ``formula`` the backward formula of ``op``'s entry (and of its
     in-place variant's); everything is given by argument name (Note [Entries by name]).
@@ -100,6 +101,15 @@ def register(
         The op's kernel may leave a by-product for the formula (the cos(x) of a float32
         ``sin``), which ``extra`` takes: the autograd layer asks for it when it records the
         out-of-place op (Note [A kernel's by-product] in tensor-core's _elementwise.pyx).
+    keeps_zero : str or dict, optional
+        The inputs to which the node hands on torch's efficient zero unchanged when it
+        receives nothing else (Note [Efficient zeros] in _node.pyx): those whose formula in
+        torch is a product with ``grad`` (``grad * f(x)``), where a ZeroTensor stays one.
+        The others (formulas starting with ``-grad``, through mm, where ...) run on real
+        zeros, as torch materializes its ZeroTensor there.  ``{node name: inputs}`` for an
+        op whose node name depends on the overload.  Read off torch 2.13 by feeding each
+        node the efficient zero of ``sgn`` with 0, -0, +-inf, NaN and tiny values in its
+        formula (tests/test_efficient_zeros.py compares every listed node with torch).
     shown : Shown, optional
         How torch shows the saved values that are not tensors, as ``grad_fn._saved_<name>``
         (a ``Shown`` from ``derivatives._shown``: dims as torch's uint64 tuple, a loss's
@@ -137,6 +147,7 @@ def register(
     if output_for is not None:
         output_for_pos = tuple(input_names.index(n) for n in _names(output_for))
     size_of = tuple((n, input_names.index(n)) for n in _names(sizes))
+    keeps = _keeps_zero(op, keeps_zero, input_names, list_input)
 
     def make(name, formula):
         d = _layer.Derivative(
@@ -159,6 +170,7 @@ def register(
         if shown is not None:
             d.shown, d.shown_names = shown.fn, shown.names
         d.byproduct = byproduct and name == op_name
+        d.keeps_zero = keeps
         return d
 
     def deco(formula):
@@ -172,6 +184,23 @@ def register(
         return formula
 
     return deco
+
+
+def _keeps_zero(op, spec, input_names, list_input):
+    """``register``'s ``keeps_zero`` as the entry holds it: True (every input), a bool per
+    input, a dict of those by node name, or None."""
+    if spec is None:
+        return None
+    if isinstance(spec, dict):
+        return {
+            node: _keeps_zero(op, names, input_names, list_input) for node, names in spec.items()
+        }
+    names = _names(spec)
+    unknown = set(names) - set(input_names)
+    if unknown:
+        raise ValueError(f"register({op!r}): keeps_zero names no input {sorted(unknown)}")
+    keeps = tuple(n in names for n in input_names)
+    return True if all(keeps) or list_input else keeps
 
 
 def entry(op_name):

@@ -26,6 +26,7 @@ __all__: list[str] = []
     save="alpha",
     fused="add_backward",
     batch=pointwise,
+    keeps_zero="self, other",
 )
 def _add(ctx, grad):
     alpha = ctx.saved_value("alpha")
@@ -45,6 +46,7 @@ def _add_jvp(args, out, tangents, lead):
     save="alpha",
     fused="sub_backward",
     batch=pointwise,
+    keeps_zero="self",
 )
 def _sub(ctx, grad):
     alpha = ctx.saved_value("alpha")
@@ -83,6 +85,7 @@ def _rsub_jvp(args, out, tangents, lead):
     save_for={"self": "other", "other": "self"},
     fused="mul_backward",
     batch=pointwise,
+    keeps_zero="self, other",
 )
 def _mul(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("other")
@@ -107,6 +110,7 @@ def _mul_jvp(args, out, tangents, lead):
     save_for={"self": "other"},
     fused="div_backward",
     batch=pointwise,
+    keeps_zero="self",
 )
 def _div(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("other")
@@ -147,6 +151,7 @@ def _pow_name(args):
     save="self, exponent, result",
     output_for="exponent",
     batch=pointwise,
+    keeps_zero={"PowBackward0": "self", "PowBackward1": "self, exponent"},
 )
 def _pow(ctx, grad):
     a, b, out = ctx.saved_value("self"), ctx.saved_value("exponent"), ctx.saved_value("result")
@@ -202,7 +207,7 @@ def _neg_jvp(args, out, tangents, lead):
     return -tangents[0]
 
 
-@register("abs(self)", "AbsBackward0", save="self", batch=unary)
+@register("abs(self)", "AbsBackward0", save="self", batch=unary, keeps_zero="self")
 def _abs(ctx, grad):
     # torch: grad * self.sgn(), whose own gradient is an efficient zero (Note [Efficient zeros])
     return (grad * ctx.saved_value("self").sgn(),)
@@ -241,7 +246,7 @@ def _depends_on(result, saved):
     return gt.where(gt.zeros_like(saved, dtype=gt.bool), saved, result)
 
 
-@register("exp(self)", "ExpBackward0", save="result", batch=unary)
+@register("exp(self)", "ExpBackward0", save="result", batch=unary, keeps_zero="self")
 def _exp(ctx, grad):
     return (grad * ctx.saved_value("result"),)
 
@@ -249,7 +254,7 @@ def _exp(ctx, grad):
 jvp("exp")(_unary("exp", lambda x, o: o))
 
 
-@register("exp2(self)", "Exp2Backward0", save="result", batch=unary)
+@register("exp2(self)", "Exp2Backward0", save="result", batch=unary, keeps_zero="self")
 def _exp2(ctx, grad):
     return (grad * ctx.saved_value("result") * math.log(2.0),)
 
@@ -257,7 +262,7 @@ def _exp2(ctx, grad):
 jvp("exp2")(_unary("exp2", lambda x, o: o * math.log(2.0)))
 
 
-@register("expm1(self)", "Expm1Backward0", save="result", batch=unary)
+@register("expm1(self)", "Expm1Backward0", save="result", batch=unary, keeps_zero="self")
 def _expm1(ctx, grad):
     return (grad * (ctx.saved_value("result") + 1),)
 
@@ -265,7 +270,7 @@ def _expm1(ctx, grad):
 jvp("expm1")(_unary("expm1", lambda x, o: o + 1))
 
 
-@register("log(self)", "LogBackward0", save="self", batch=unary)
+@register("log(self)", "LogBackward0", save="self", batch=unary, keeps_zero="self")
 def _log(ctx, grad):
     return (grad / ctx.saved_value("self"),)
 
@@ -273,7 +278,7 @@ def _log(ctx, grad):
 jvp("log")(_unary("log", lambda x, o: x.reciprocal()))
 
 
-@register("log2(self)", "Log2Backward0", save="self", batch=unary)
+@register("log2(self)", "Log2Backward0", save="self", batch=unary, keeps_zero="self")
 def _log2(ctx, grad):
     return (grad / (ctx.saved_value("self") * math.log(2.0)),)
 
@@ -281,7 +286,7 @@ def _log2(ctx, grad):
 jvp("log2")(_unary("log2", lambda x, o: (x * math.log(2.0)).reciprocal()))
 
 
-@register("log10(self)", "Log10Backward0", save="self", batch=unary)
+@register("log10(self)", "Log10Backward0", save="self", batch=unary, keeps_zero="self")
 def _log10(ctx, grad):
     return (grad / (ctx.saved_value("self") * math.log(10.0)),)
 
@@ -289,7 +294,7 @@ def _log10(ctx, grad):
 jvp("log10")(_unary("log10", lambda x, o: (x * math.log(10.0)).reciprocal()))
 
 
-@register("log1p(self)", "Log1PBackward0", save="self", batch=unary)
+@register("log1p(self)", "Log1PBackward0", save="self", batch=unary, keeps_zero="self")
 def _log1p(ctx, grad):
     return (grad / (ctx.saved_value("self") + 1),)
 
@@ -297,7 +302,7 @@ def _log1p(ctx, grad):
 jvp("log1p")(_unary("log1p", lambda x, o: (x + 1).reciprocal()))
 
 
-@register("sqrt(self)", "SqrtBackward0", save="result", batch=unary)
+@register("sqrt(self)", "SqrtBackward0", save="result", batch=unary, keeps_zero="self")
 def _sqrt(ctx, grad):
     return (grad / (2 * ctx.saved_value("result")),)
 
@@ -305,7 +310,7 @@ def _sqrt(ctx, grad):
 jvp("sqrt")(_unary("sqrt", lambda x, o: (2 * o).reciprocal()))
 
 
-@register("rsqrt(self)", "RsqrtBackward0", save="result", batch=unary)
+@register("rsqrt(self)", "RsqrtBackward0", save="result", batch=unary, keeps_zero="self")
 def _rsqrt(ctx, grad):
     out = ctx.saved_value("result")
     return (-0.5 * grad * out * out * out,)
@@ -374,6 +379,7 @@ def _from_the_forward(ctx, grad, x, kernel):
     batch=unary,
     extra=_keep_other_function,
     byproduct=True,
+    keeps_zero="self",
 )
 def _sin(ctx, grad):
     x = ctx.saved_value("self")
@@ -394,6 +400,7 @@ jvp("sin")(_unary("sin", lambda x, o: x.cos()))
     batch=unary,
     extra=_keep_other_function,
     byproduct=True,
+    keeps_zero="self",
 )
 def _cos(ctx, grad):
     x = ctx.saved_value("self")
@@ -406,7 +413,7 @@ def _cos(ctx, grad):
 jvp("cos")(_unary("cos", lambda x, o: -x.sin()))
 
 
-@register("tan(self)", "TanBackward0", save="result", batch=unary)
+@register("tan(self)", "TanBackward0", save="result", batch=unary, keeps_zero="self")
 def _tan(ctx, grad):
     out = ctx.saved_value("result")
     return (grad * (1 + out * out),)
@@ -415,7 +422,7 @@ def _tan(ctx, grad):
 jvp("tan")(_unary("tan", lambda x, o: 1 + o * o))
 
 
-@register("asin(self)", "AsinBackward0", save="self", batch=unary)
+@register("asin(self)", "AsinBackward0", save="self", batch=unary, keeps_zero="self")
 def _asin(ctx, grad):
     x = ctx.saved_value("self")
     return (grad / (1 - x * x).sqrt(),)
@@ -424,7 +431,7 @@ def _asin(ctx, grad):
 jvp("asin")(_unary("asin", lambda x, o: (1 - x * x).rsqrt()))
 
 
-@register("acos(self)", "AcosBackward0", save="self", batch=unary)
+@register("acos(self)", "AcosBackward0", save="self", batch=unary, keeps_zero="self")
 def _acos(ctx, grad):
     x = ctx.saved_value("self")
     return (-grad / (1 - x * x).sqrt(),)
@@ -433,7 +440,7 @@ def _acos(ctx, grad):
 jvp("acos")(_unary("acos", lambda x, o: -(1 - x * x).rsqrt()))
 
 
-@register("atan(self)", "AtanBackward0", save="self", batch=unary)
+@register("atan(self)", "AtanBackward0", save="self", batch=unary, keeps_zero="self")
 def _atan(ctx, grad):
     x = ctx.saved_value("self")
     return (grad / (1 + x * x),)
@@ -442,7 +449,7 @@ def _atan(ctx, grad):
 jvp("atan")(_unary("atan", lambda x, o: (1 + x * x).reciprocal()))
 
 
-@register("sinh(self)", "SinhBackward0", save="self", batch=unary)
+@register("sinh(self)", "SinhBackward0", save="self", batch=unary, keeps_zero="self")
 def _sinh(ctx, grad):
     return (grad * ctx.saved_value("self").cosh(),)
 
@@ -450,7 +457,7 @@ def _sinh(ctx, grad):
 jvp("sinh")(_unary("sinh", lambda x, o: x.cosh()))
 
 
-@register("cosh(self)", "CoshBackward0", save="self", batch=unary)
+@register("cosh(self)", "CoshBackward0", save="self", batch=unary, keeps_zero="self")
 def _cosh(ctx, grad):
     return (grad * ctx.saved_value("self").sinh(),)
 
@@ -488,7 +495,7 @@ for _name in ZERO_GRADIENT:
     register(_name, _name.capitalize() + "Backward0", batch=unary)(_zero_grad_formula)
 
 
-@register("sgn", "SgnBackward0", batch=unary)
+@register("sgn", "SgnBackward0", batch=unary, keeps_zero="self")
 def _sgn(ctx, grad):
     """torch's sgn_backward for real dtypes: an efficient zero, which later formulas keep
     zero even where they multiply it by inf or NaN (Note [Efficient zeros])."""
@@ -561,6 +568,7 @@ def _remainder_name(args):
     save="self, other",
     save_for={"self": "other", "other": "other"},
     batch=pointwise,
+    keeps_zero={"RemainderBackward1": "self"},
 )
 def _remainder(ctx, grad):
     need_a, need_b = ctx.needs_input_grad
@@ -657,7 +665,7 @@ def _div_rounding_jvp(args, out, tangents, lead):
     )
 
 
-@register("erf(self)", "ErfBackward0", save="self", batch=unary)
+@register("erf(self)", "ErfBackward0", save="self", batch=unary, keeps_zero="self")
 def _erf(ctx, grad):
     x = ctx.saved_value("self")  # torch: 2 / sqrt(pi) * exp(-x**2) * grad
     return ((2.0 / math.sqrt(math.pi)) * (-(x.pow(2))).exp() * grad,)
@@ -686,6 +694,7 @@ def _erfinv_jvp(args, out, tangents, lead):
     inputs="self, other",
     save="self, other",
     batch=pointwise,
+    keeps_zero="self, other",
 )
 def _atan2(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("other")

@@ -315,6 +315,7 @@ def _matmul_jvp(args, out, tangents, lead):
     save="self, tensor",
     save_for={"self": "tensor", "tensor": "self"},
     batch=_matmul_rule,
+    keeps_zero="self, tensor",
 )
 def _dot(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("tensor")
@@ -350,6 +351,7 @@ def _outer_rule(args, bdims):
     save="self, vec2",
     save_for={"self": "vec2", "vec2": "self"},
     batch=_outer_rule,
+    keeps_zero="self, vec2",  # (torch's outer is a product: MulBackward0)
 )
 def _outer(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("vec2")
@@ -377,6 +379,7 @@ def _outer_jvp(args, out, tangents, lead):
     save="self, vec",
     save_for={"self": "vec", "vec": "self"},
     batch=_matmul_rule,
+    keeps_zero="self",
 )
 def _mv(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("vec")
@@ -567,6 +570,7 @@ def _triu_jvp(args, out, tangents, lead):
         "it builds or reads a diagonal whose layout depends on the sample's rank and "
         "offset; rare inside vmap"
     ),
+    keeps_zero={"DiagEmbedBackward0": "self"},
 )
 def _diag(ctx, grad):
     k = ctx.saved_value("diagonal")

@@ -65,6 +65,7 @@ def _differentiable_dtype(name, position):
     extra=_differentiable_dtype("sum", 3),
     batch=reduction,
     shown=whole_or_dim_list(),
+    keeps_zero={"SumBackward0": "self"},
 )
 def _sum(ctx, grad):
     dim, keepdim = ctx.saved_value("dim"), ctx.saved_value("keepdim")
@@ -313,7 +314,10 @@ register(
     save="self, dim, keepdim, result",
     batch=reduction,
     shown=dim_list,
-)(_amax_backward)
+    keeps_zero={"AmaxBackward0": "self"},
+)(
+    _amax_backward,
+)
 register(
     "amin(self, dim, keepdim)",
     "AminBackward0",
@@ -340,6 +344,7 @@ def _amax_jvp(args, out, tangents, lead):
     save="self, dim, correction, keepdim",
     batch=var_std,
     shown=dim_list,
+    keeps_zero="self",
 )
 def _var(ctx, grad):
     x, dim, correction, keepdim = (
@@ -408,6 +413,7 @@ def _norm_rule(args, bdims):
     save="self, ord, dim, keepdim, result",
     batch=_norm_rule,
     shown=vector_norm,
+    keeps_zero="self",
 )
 def _norm(ctx, grad):
     """torch's norm_backward, case by case (its masks select, Note [Masks select, never
@@ -471,6 +477,7 @@ def _norm_jvp(args, out, tangents, lead):
     save="self, dim, keepdim, result",
     batch=reduction,
     shown=dim_list,
+    keeps_zero="self",
 )
 def _logsumexp(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(k) for k in ("self", "dim", "keepdim", "result"))

@@ -175,7 +175,7 @@ def _reshape_back(ctx, grad):
     return grad.reshape(_lead(grad) + tuple(ctx.input_shape(0)))
 
 
-@register("view(self, size)", "ViewBackward0", sizes="self", batch=view_like)
+@register("view(self, size)", "ViewBackward0", sizes="self", batch=view_like, keeps_zero="self")
 def _view(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
@@ -207,7 +207,13 @@ def _views(x, args):
     return True
 
 
-@register("reshape(self, shape)", _reshape_name, sizes="self", batch=view_like)
+@register(
+    "reshape(self, shape)",
+    _reshape_name,
+    sizes="self",
+    batch=view_like,
+    keeps_zero={"ViewBackward0": "self"},
+)
 def _reshape(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
@@ -222,7 +228,13 @@ def _flatten_rule(args, bdims):
     return dispatch(OPS["flatten"], (x, start, end)), 0
 
 
-@register("flatten(self)", _reshape_name, sizes="self", batch=_flatten_rule)
+@register(
+    "flatten(self)",
+    _reshape_name,
+    sizes="self",
+    batch=_flatten_rule,
+    keeps_zero={"ViewBackward0": "self"},
+)
 def _flatten(ctx, grad):
     return (_reshape_back(ctx, grad),)
 
@@ -260,6 +272,7 @@ def _squeeze_rule(args, bdims):
     sizes="self",
     batch=_squeeze_rule,
     shown=squeeze_dims,
+    keeps_zero="self",
 )
 def _squeeze(ctx, grad):
     return (_reshape_back(ctx, grad),)
@@ -281,6 +294,7 @@ def _unsqueeze_rule(args, bdims):
     save="dim",
     batch=_unsqueeze_rule,
     shown=uint_dims("dim"),
+    keeps_zero="self",
 )
 def _unsqueeze(ctx, grad):
     return (_reshape_back(ctx, grad),)
@@ -569,6 +583,7 @@ def _cat_rule(args, bdims):
     save="dim",
     extra=_cat_sizes,
     batch=_cat_rule,
+    keeps_zero="tensors",
 )
 def _cat(ctx, grad):
     dim = ctx.saved_value("dim")
@@ -613,7 +628,14 @@ def _stack_rule(args, bdims):
     return dispatch(OPS["stack"], (tuple(vals), dim % (rank + 1) + 1)), 0
 
 
-@register("stack(tensors, dim)", "StackBackward0", list_input=True, save="dim", batch=_stack_rule)
+@register(
+    "stack(tensors, dim)",
+    "StackBackward0",
+    list_input=True,
+    save="dim",
+    batch=_stack_rule,
+    keeps_zero="tensors",
+)
 def _stack(ctx, grad):
     dim = ctx.saved_value("dim")
     return tuple(grad.unbind(_dim_after(dim, grad, _lead(grad))))
@@ -628,7 +650,7 @@ def _stack_jvp(args, out, tangents, lead):
     return gt.stack(parts, dim % out.dim() + len(lead))
 
 
-@register("clone(self)", "CloneBackward0", batch=unary)
+@register("clone(self)", "CloneBackward0", batch=unary, keeps_zero="self")
 def _clone(ctx, grad):
     return (grad,)
 
