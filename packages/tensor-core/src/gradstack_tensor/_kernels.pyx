@@ -423,7 +423,8 @@ def _shape_message(func, name_a, shape_a, name_b, shape_b):
 #
 # The double arithmetic that makes the results correctly rounded keeps them ~2-3x
 # slower than numpy's float32 loops on such CPUs (on AVX2 CPUs they were faster than
-# numpy's); numpy's differ from the correctly rounded value on ~13% of inputs here.
+# numpy's); on 500k random inputs numpy's sin differs from torch's on ~13% of them here,
+# the correctly rounded one on ~5%.
 
 cdef extern from *:
     """
