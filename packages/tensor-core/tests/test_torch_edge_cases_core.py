@@ -727,3 +727,14 @@ def test_cumsum_accumulates_as_torchs_cpu_kernel(dtype):
         theirs = torch.tensor(a).cumsum(dim).numpy()
         assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes()
     assert gt.linspace(-1, 1, 6).cumsum(0).long().tolist() == [-1, -1, -1, -1, -1, 0]
+
+
+def test_pow_of_bools_of_unbroadcastable_shapes_is_first_a_shape_error():
+    # fuzz seed 23 #3761: torch checks the shapes before it refuses bool pow
+    for lib in (gt, torch):
+        a = lib.tensor([[True], [False]])
+        b = lib.tensor([[True], [False], [True], [True]])
+        with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+            a**b
+        with pytest.raises((NotImplementedError, RuntimeError), match="not implemented for 'Bool'"):
+            a ** lib.tensor([[True], [False]])

@@ -272,6 +272,7 @@ def _pow_ufunc(x, y, **kwargs):
                 return r
             np.copyto(out, r, casting="unsafe")
             return out
+        np.broadcast(x, y)  # torch's shape error comes first (the caller words numpy's)
         raise not_implemented("pow", np.bool_, "cast with .int() or .float() first")
     if kind not in "iu":
         return _float_pow(x, y, kwargs)
