@@ -780,6 +780,24 @@ def _run_inplace(Op op not None, tuple args not None, Py_ssize_t next_index):
 
 
 
+# Note [A write under no_grad regenerates the views]
+# torch regenerates a view's grad_fn when its version moved since the grad_fn was made,
+# whatever wrote it: also a write under no_grad, which records nothing.  The view then
+# has an AsStridedBackward0 over its base's (unchanged) history, a node the graphs built
+# before the write do not contain: ``grad(loss, [v])`` of a loss made before gives None,
+# and hooks registered on the view before the write do not run (fuzz seed 22 #7763, seed
+# 24 #17187).  The gradients reaching the base are the same.  As for recorded writes
+# (Note [Views follow in-place writes on their base]), the live views of the written
+# base are given theirs at once.  (The fused optimizer kernels write parameters without
+# dispatch: their views keep their grad_fn, with the same gradients.)
+
+cdef inline void _refresh_after_unrecorded_write(Tensor t) except *:
+    cdef Tensor base = t._view_base if t._view_base is not None else t
+    if base._requires_grad and base._autograd_meta is not None \
+            and (<AutogradMeta>base._autograd_meta).views:
+        _refresh_views(base, None)
+
+
 # Note [Which non-differentiable in-place ops skip the leaf check]
 # torch checks "a leaf Variable that requires grad is being used in an in-place operation"
 # before the kernel of bitwise_and_/or_/xor_/not_ (whose float kernels then raise), but
@@ -806,6 +824,8 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
         )
     if not gs_get_grad_enabled() or not _any_requires_grad(args):
         out = call_next(op, args, next_index)
+        if not gs_get_grad_enabled():
+            _refresh_after_unrecorded_write(self_t)
         return out
     if not self_t.is_floating_point():
         # an integer or bool tensor never requires grad: writing a value that does
