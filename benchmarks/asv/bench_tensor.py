@@ -133,6 +133,32 @@ class Matmul:
         a @ v
 
 
+@cache
+def _linear_operands(batch, k, n):
+    require(gt)
+    one_thread()
+    r = rng()
+    x_np = r.standard_normal((batch, k)).astype(np.float32)
+    w_np = r.standard_normal((n, k)).astype(np.float32)
+    return tensor(x_np), tensor(w_np), x_np, w_np
+
+
+class LinearProduct:
+    """``x @ w.T`` of a linear layer (Note [The faster orientation of a small-batch
+    product]): a small batch by a transposed weight, against numpy's ``x @ w.T``."""
+
+    params = [[(16, 1000, 100), (8, 512, 512), (256, 784, 512)]]
+    param_names = ["batch_k_n"]
+
+    def time_gradstack(self, batch_k_n):
+        x, w, _, _ = _linear_operands(*batch_k_n)
+        x @ w.t()
+
+    def time_numpy(self, batch_k_n):
+        _, _, x, w = _linear_operands(*batch_k_n)
+        x @ w.T
+
+
 class BatchedMatmul:
     """bmm of two (16, n, n) batches."""
 
