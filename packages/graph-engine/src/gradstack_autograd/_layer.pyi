@@ -34,6 +34,7 @@ class Derivative:
     shown: Callable[[dict[str, Any]], dict[str, Any]] | None
     shown_names: tuple[str, ...]
     byproduct: bool
+    keeps_zero: bool | tuple[bool, ...] | dict[str, bool | tuple[bool, ...]] | None
     def __init__(
         self,
         op_name: str,
