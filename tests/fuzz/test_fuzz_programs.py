@@ -76,13 +76,9 @@ def test_every_program_ran(summary):
 
 
 # program index -> (category, why it still differs); see Note [The known differences ...]
-KNOWN = {
-    178: (
-        "wrong_error_type",
-        "setitem into a split() output whose base was written: torch raises the stale-view "
-        "RuntimeError before resolving the index, gradstack the IndexError first",
-    ),
-}
+# (178, setitem into a split() output whose base was written, agrees since Note [A stale
+# view's error comes before the kernel's] in graph-engine's _layer.pyx)
+KNOWN: dict[int, tuple[str, str]] = {}
 
 STRICT = [
     "crash",

@@ -1550,3 +1550,38 @@ def test_a_parameter_update_under_no_grad_keeps_its_views_gradients():
 
     ours, theirs = _both(program)
     assert ours == theirs
+
+
+STALE_VIEW_USES = {
+    "gt": lambda L, v: v > 0,
+    "eq": lambda L, v: v == 0,
+    "argmax": lambda L, v: v.argmax(),
+    "isnan": lambda L, v: L.isnan(v),
+    "detach": lambda L, v: v.detach(),
+    "logical_not": lambda L, v: L.logical_not(v),
+    "int": lambda L, v: v.int(),
+    "float": lambda L, v: v.float(),
+    "bitwise_and": lambda L, v: v & L.tensor(0),
+    "mul": lambda L, v: v * 2,
+    "sum": lambda L, v: v.sum(),
+    "double": lambda L, v: v.double(),
+    "add_unbroadcastable": lambda L, v: v + L.ones(3),
+    "matmul_bad_shape": lambda L, v: v @ L.ones(2, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STALE_VIEW_USES))
+def test_a_stale_split_view_fails_or_works_as_in_torch(name):
+    # Note [A stale view's error comes before the kernel's] (fuzz seeds 20 #15542, 26 #6106)
+    def program(lib):
+        x0 = lib.tensor([[0.5, 0.5, 0.5]], requires_grad=True)
+        v2 = x0 * 1
+        view = v2.split(2, -1)[1]
+        v2.floor_()
+        out = STALE_VIEW_USES[name](lib, view)
+        return [out.detach() if out.requires_grad else out]
+
+    ours, theirs = _both(program)
+    assert ours[0] == theirs[0]
+    if ours[0] == "ok":
+        assert ours == theirs

@@ -384,6 +384,48 @@ cdef object _save_value(object v, Node node):
     return v
 
 
+cdef void _check_view_usable(Tensor x, AutogradMeta meta) except *:
+    """Raise torch's error for a no_grad or multi-output view that may no longer be used
+    with grad mode on (Note [Views follow in-place writes on their base])."""
+    if meta.view_stale:
+        _raise_stale_view(x, meta)
+    if (meta.view_creation == VIEW_MULTI_OUTPUT and x._grad_fn is not None
+            and x.version_counter().value != meta.base_version):
+        # written since through an alias autograd does not see (``v.detach()``, whose
+        # writes move the shared version): torch finds the version moved and refuses
+        # to rebuild the grad_fn of such a view (fuzz seed 4 #11584)
+        meta.view_stale = True
+        _raise_stale_view(x, meta)
+    if (x._grad_fn is None and meta.view_creation == VIEW_NO_GRAD
+            and x.version_counter().value != meta.base_version):
+        # written since (through any alias): torch's regeneration of its grad_fn
+        # refuses it (fuzz seed 8 #12458)
+        meta.view_stale = True
+        _raise_stale_view(x, meta)
+
+
+# Note [A stale view's error comes before the kernel's]
+# torch's autograd kernel collects the inputs' edges (reading a view's grad_fn, which
+# refuses a stale one) before it calls the op's kernel, whose own errors (shapes that do
+# not broadcast, a float tensor in bitwise_and ...) come after.  The recording layer here
+# runs the kernel first and collects edges after it; when the kernel raises, it checks the
+# inputs that require grad for stale views, and raises the view's error instead (fuzz seed
+# 20 #15542, seed 26 #6106).  Ops whose kernel runs are unchanged: a non-differentiable op
+# (comparisons, argmax, isnan, detach, ``.int()`` ...) uses such a view freely, in torch as
+# here, and a recorded op refuses it when it collects the edges.
+
+cdef void _check_inputs_usable(tuple args) except *:
+    for x in args:
+        if isinstance(x, Tensor):
+            if (<Tensor>x)._requires_grad and (<Tensor>x)._autograd_meta is not None:
+                _check_view_usable(<Tensor>x, <AutogradMeta?>(<Tensor>x)._autograd_meta)
+        elif type(x) is tuple or type(x) is list:
+            for y in x:
+                if isinstance(y, Tensor) and (<Tensor>y)._requires_grad \
+                        and (<Tensor>y)._autograd_meta is not None:
+                    _check_view_usable(<Tensor>y, <AutogradMeta?>(<Tensor>y)._autograd_meta)
+
+
 cdef inline object _input_edge(object x):
     """The edge an op's input ``x`` sends its gradient along (NO_EDGE if none)."""
     cdef AutogradMeta meta
@@ -391,22 +433,9 @@ cdef inline object _input_edge(object x):
         return NO_EDGE
     if (<Tensor>x)._autograd_meta is not None:
         meta = <AutogradMeta?>(<Tensor>x)._autograd_meta
-        if meta.view_stale:
-            _raise_stale_view(<Tensor>x, meta)
+        _check_view_usable(<Tensor>x, meta)
         meta.grad_fn_unread = False     # torch regenerates it here (collect_next_edges)
-        if (meta.view_creation == VIEW_MULTI_OUTPUT and (<Tensor>x)._grad_fn is not None
-                and (<Tensor>x).version_counter().value != meta.base_version):
-            # written since through an alias autograd does not see (``v.detach()``, whose
-            # writes move the shared version): torch finds the version moved and refuses
-            # to rebuild the grad_fn of such a view (fuzz seed 4 #11584)
-            meta.view_stale = True
-            _raise_stale_view(<Tensor>x, meta)
         if (<Tensor>x)._grad_fn is None and meta.view_creation == VIEW_NO_GRAD:
-            if (<Tensor>x).version_counter().value != meta.base_version:
-                # written since (through any alias): torch's regeneration of its grad_fn
-                # refuses it (fuzz seed 8 #12458)
-                meta.view_stale = True
-                _raise_stale_view(<Tensor>x, meta)
             return NO_EDGE      # torch: a view made under no_grad requires grad, feeds nothing
         if meta.requires_grad_from_base and not _regenerate_view(<Tensor>x, meta):
             return NO_EDGE      # Note [A view follows its base's requires_grad_()]
@@ -674,14 +703,22 @@ cdef class AutogradLayer(DispatchLayer):
                 "an entry in gradstack_autograd.derivatives."
             )
         d = <Derivative>op.derivative
-        if d.byproduct:     # (Note [A kernel's by-product] in tensor-core's _elementwise.pyx)
-            set_byproduct_wanted(True)
-            try:
+        try:
+            if d.byproduct:     # (Note [A kernel's by-product] in tensor-core's _elementwise.pyx)
+                set_byproduct_wanted(True)
+                try:
+                    out = call_next(op, args, next_index)
+                finally:
+                    set_byproduct_wanted(False)
+            else:
                 out = call_next(op, args, next_index)
-            finally:
-                set_byproduct_wanted(False)
-        else:
-            out = call_next(op, args, next_index)
+        except Exception:
+            # Note [A stale view's error comes before the kernel's]
+            try:
+                _check_inputs_usable(args)
+            except RuntimeError as view_error:
+                raise view_error from None
+            raise
         if d.differentiable:
             record(d, args, out)
         if isinstance(out, Tensor):
