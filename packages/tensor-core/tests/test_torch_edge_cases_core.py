@@ -7,6 +7,7 @@ torch's value (shape, dtype, numbers) or torch's exception type, never in numpy'
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import gradstack_tensor as gt
@@ -738,3 +739,27 @@ def test_pow_of_bools_of_unbroadcastable_shapes_is_first_a_shape_error():
             a**b
         with pytest.raises((NotImplementedError, RuntimeError), match="not implemented for 'Bool'"):
             a ** lib.tensor([[True], [False]])
+
+
+@pytest.mark.parametrize("scalar", [math.log(2.0), 1e-4, 3.3, -0.7, 123.456, 7])
+def test_float16_times_a_scalar_computes_in_float32_as_torch(scalar):
+    # Note [A float16 tensor and a scalar compute in float32]: mul and div read the scalar
+    # as float32; add and sub round it to float16, in torch as here
+    x = (np.random.default_rng(7).standard_normal(5000) * 10).astype(np.float16)
+    cases = {
+        "mul": lambda L, t: t * scalar,
+        "rmul": lambda L, t: scalar * t,
+        "div": lambda L, t: t / scalar,
+        "mul_0d": lambda L, t: t * L.tensor(scalar),
+        "div_0d_float64": lambda L, t: t / L.tensor(scalar, dtype=L.float64),
+        "mul_": lambda L, t: t.clone().mul_(scalar),
+        "div_": lambda L, t: t.clone().div_(scalar),
+        "add": lambda L, t: t + scalar,
+        "sub": lambda L, t: t - scalar,
+        "rsub": lambda L, t: scalar - t,
+    }
+    for name, f in cases.items():
+        got = f(gt, gt.from_numpy(x.copy())).numpy()
+        want = f(torch, torch.from_numpy(x.copy())).numpy()
+        assert got.dtype == np.float16, name
+        np.testing.assert_array_equal(got, want, err_msg=name)

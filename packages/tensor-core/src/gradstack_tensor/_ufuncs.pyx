@@ -346,6 +346,10 @@ cdef object _float_pow(object x, object y, dict kwargs):
                 r = np.power(x.astype(np.float64), float(y)).astype(x.dtype)
     elif _float32_operands(x, y):
         return _rounded_from_double(np.power, x, y, kwargs)
+    elif (type(x) is int or type(x) is float) and cnp.PyArray_Check(y) \
+            and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_FLOAT:
+        # a number ** a float32 tensor: the same (``3 ** tensor(0.5)`` was an ulp off)
+        return _rounded_from_double(np.power, np.float64(x), y, kwargs)
     else:
         return np.power(x, y, **kwargs)
     out = kwargs.get("out")
@@ -373,7 +377,7 @@ cdef inline bint _float32_operands(object x, object y):
 cdef object _rounded_from_double(object ufunc, object x, object y, dict kwargs):
     """float32 ``ufunc(x, y)`` computed in double and rounded once."""
     with np.errstate(all="ignore"):
-        r = ufunc(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+        r = ufunc(np.asarray(x, np.float64), np.asarray(y, np.float64)).astype(np.float32)
     out = kwargs.get("out")
     if out is None:
         return r

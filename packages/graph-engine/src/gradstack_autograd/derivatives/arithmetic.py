@@ -169,10 +169,24 @@ def _pow(ctx, grad):
             b = float(b) if type(b) is bool else b
             ga = grad * (b * a.pow(b - 1))
     if need_b:
-        base = a if _is_tensor(a) else gt.full((), float(a), dtype=out.dtype)
-        # d/db a**b = a**b * log(a); torch masks a == 0 (with b >= 0) to 0, then multiplies
-        gb = grad * gt.where((base == 0) & (b >= 0), 0.0, out * base.log())
+        gb = grad * _pow_exponent_factor(a, b, out)
     return ga, gb
+
+
+def _number_log(a):
+    """``log(a)`` of a Python number as torch's std::log of the double: -inf at 0, NaN
+    below."""
+    a = float(a)
+    return math.log(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+
+
+def _pow_exponent_factor(a, b, out):
+    """d/db a**b = a**b * log(a); torch masks a == 0 (with b >= 0) to 0.  A number base
+    stays a double, as torch's Scalar: ``2**40`` is inf in float16 (fuzz seed 27 #3684)."""
+    if _is_tensor(a):
+        return gt.where((a == 0) & (b >= 0), 0.0, out * a.log())
+    factor = out * _number_log(a)
+    return gt.where(b >= 0, 0.0, factor) if float(a) == 0 else factor
 
 
 @jvp("pow")
@@ -191,9 +205,7 @@ def _pow_jvp(args, out, tangents, lead):
             r = ta * (b * a.pow(b - 1))
     if tb is not None:
         tb = _pad(tb, b, out, lead)
-        base = a if isinstance(a, Tensor) else gt.full((), float(a), dtype=out.dtype)
-        # d/db a**b = a**b log(a); torch masks a == 0 (with b >= 0) to 0, then multiplies
-        r = _tangent_sum(r, tb * gt.where((base == 0) & (b >= 0), 0.0, out * base.log()))
+        r = _tangent_sum(r, tb * _pow_exponent_factor(a, b, out))
     return r
 
 
