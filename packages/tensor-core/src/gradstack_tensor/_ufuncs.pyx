@@ -267,11 +267,7 @@ def _pow_ufunc(x, y, **kwargs):
         if cnp.PyArray_Check(x) and type(y) is bool:
             # torch's pow(Tensor, Scalar) answers exponents 0 and 1 before its kernel
             r = np.array(x, copy=True) if y else np.ones(np.shape(x), dtype=np.bool_)
-            out = kwargs.get("out")
-            if out is None:
-                return r
-            np.copyto(out, r, casting="unsafe")
-            return out
+            return _into_out(r, kwargs)
         np.broadcast(x, y)  # torch's shape error comes first (the caller words numpy's)
         raise not_implemented("pow", np.bool_, "cast with .int() or .float() first")
     if kind not in "iu":
@@ -291,11 +287,7 @@ def _pow_ufunc(x, y, **kwargs):
         np.where(base == 1, r.dtype.type(1), np.where(base == -1, at_minus_one, r.dtype.type(0))),
         r,
     )
-    out = kwargs.get("out")
-    if out is None:
-        return r
-    np.copyto(out, r, casting="unsafe")
-    return out
+    return _into_out(r, kwargs)
 
 
 cdef object _float_pow(object x, object y, dict kwargs):
@@ -352,11 +344,7 @@ cdef object _float_pow(object x, object y, dict kwargs):
         return _rounded_from_double(np.power, np.float64(x), y, kwargs)
     else:
         return np.power(x, y, **kwargs)
-    out = kwargs.get("out")
-    if out is None:
-        return r
-    np.copyto(out, r, casting="unsafe")
-    return out
+    return _into_out(r, kwargs)
 
 
 # Note [float32 pow and atan2 are computed in double]
@@ -368,6 +356,16 @@ cdef object _float_pow(object x, object y, dict kwargs):
 # run in double and round once (about twice the time of the float32 loop; float64 keeps
 # numpy's loop, whose error is far below what any float32 result shows).
 
+cdef object _into_out(object r, dict kwargs):
+    """``r``, or ``r`` written into ``kwargs["out"]`` (cast) when an ``out=`` was given: the
+    ufuncs written here answer numpy's ``out=`` calling convention as the kernels use it."""
+    out = kwargs.get("out")
+    if out is None:
+        return r
+    np.copyto(out, r, casting="unsafe")
+    return out
+
+
 cdef inline bint _float32_operands(object x, object y):
     return (cnp.PyArray_Check(x) and cnp.PyArray_Check(y)
             and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_FLOAT
@@ -378,11 +376,7 @@ cdef object _rounded_from_double(object ufunc, object x, object y, dict kwargs):
     """float32 ``ufunc(x, y)`` computed in double and rounded once."""
     with np.errstate(all="ignore"):
         r = ufunc(np.asarray(x, np.float64), np.asarray(y, np.float64)).astype(np.float32)
-    out = kwargs.get("out")
-    if out is None:
-        return r
-    np.copyto(out, r, casting="unsafe")
-    return out
+    return _into_out(r, kwargs)
 
 
 def _atan2_ufunc(x, y, **kwargs):
@@ -425,11 +419,7 @@ def _float_remainder(x, y, **kwargs):
         r = np.asarray(r)
     yb = np.broadcast_to(y, r.shape) if cnp.PyArray_Check(y) else y
     np.add(r, yb, out=r, where=(r != 0) & ((yb < 0) != (r < 0)))
-    out = kwargs.get("out")
-    if out is None:
-        return r
-    np.copyto(out, r, casting="unsafe")
-    return out
+    return _into_out(r, kwargs)
 
 
 def _rsqrt_ufunc(x):
