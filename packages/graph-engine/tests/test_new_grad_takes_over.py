@@ -116,3 +116,39 @@ def test_values_match_the_copy(dtype):
     for t in (x, y):
         ((t.tanh() * 3).sum() + (t * t).mean()).backward()
     assert x.grad.numpy().tobytes() == y.grad.numpy().tobytes()
+
+
+def linear_leaves(seed):
+    r = np.random.default_rng(seed)
+    x = gt.tensor(r.uniform(-1, 1, (16, 50)).astype(np.float32))
+    w = gt.tensor(r.uniform(-1, 1, (20, 50)).astype(np.float32), requires_grad=True)
+    b = gt.tensor(r.uniform(-1, 1, 20).astype(np.float32), requires_grad=True)
+    return x, w, b
+
+
+def test_a_linear_layers_weight_and_bias_take_over_their_views():
+    # the weight's gradient is t() of a product, the bias's a reshape of a sum: views of
+    # arrays nothing else holds
+    x, w, b = linear_leaves(9)
+    before = _take_over_count()
+    gt.addmm(b, x, w.t()).relu().sum().backward()
+    assert _take_over_count() == before + 2
+    mask = (x.numpy() @ w.detach().numpy().T + b.detach().numpy() > 0).astype(np.float32)
+    np.testing.assert_allclose(w.grad.numpy(), mask.T @ x.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), mask.sum(0), rtol=1e-6)
+    assert w.grad.numpy().flags.c_contiguous and w.grad.stride() == w.stride()
+    g = w.grad
+    gt.addmm(b, x, w.t()).sum().backward()  # the next backward adds in place, as before
+    assert w.grad is g
+
+
+def test_not_a_view_whose_base_a_hook_keeps():
+    x, w, b = linear_leaves(10)
+    wt = w.t()
+    kept = []
+    wt.register_hook(kept.append)  # keeps the product that the weight's gradient views
+    gt.addmm(b, x, wt).sum().backward()
+    assert not np.shares_memory(kept[0].numpy(), w.grad.numpy())
+    expected = kept[0].numpy().copy()
+    w.grad.add_(1.0)
+    np.testing.assert_array_equal(kept[0].numpy(), expected)

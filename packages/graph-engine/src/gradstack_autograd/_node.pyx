@@ -755,11 +755,14 @@ cdef void accumulate_into_leaf(Tensor var, object new_grad, bint create_graph,
 #     before it runs the next node).  A hook that kept it, a retained grad, a gradient the
 #     user passed in, a formula that returned a tensor it also keeps: any of them adds a
 #     reference, and the gradient is copied as before;
-#   - the array is referenced by that tensor alone and owns its memory (no view of it,
-#     and it views nothing), is writable, aligned, in native byte order, and has the
-#     leaf's dtype, shape and the layout the layout rules give the new .grad (rule 1 or 2);
+#   - the array is referenced by that tensor alone and its memory is private: it owns it,
+#     or it views the whole of an array that nothing else holds but it and, for a view
+#     tensor, that view's base tensor, held by the gradient alone (``_memory_is_private``:
+#     a Linear weight's gradient is ``t()`` of a product, its bias's a reshape of a sum);
+#   - the array is writable, aligned, in native byte order, and has the leaf's dtype,
+#     shape and the layout the layout rules give the new .grad (rule 1 or 2);
 #   - not under create_graph (the copy keeps the graph there), and the gradient is a plain
-#     tensor (no grad_fn, no requires_grad, not a view).
+#     tensor (no grad_fn, no requires_grad).
 # graph-engine's tests/test_new_grad_takes_over.py checks both that it happens in the
 # common cases and that it never happens where something else holds the gradient.
 cdef Py_ssize_t _ENGINE_REFS = 3
@@ -777,12 +780,12 @@ cdef bint _can_take_over(Tensor g, cnp.ndarray param):
     [A new .grad takes over the gradient]); ``g`` comes from apply_from_engine."""
     cdef cnp.ndarray a
     if (Py_REFCNT(g) > _ENGINE_REFS or g._requires_grad or g._grad_fn is not None
-            or g._view_base is not None or type(g) is not Tensor):
+            or type(g) is not Tensor):
         return False
     a = data_of(g)
-    if Py_REFCNT(a) != 2 or cnp.PyArray_BASE(a) != NULL:      # (g's reference and ``a``)
+    if Py_REFCNT(a) != 2 or not _memory_is_private(g, a):     # (g's reference and ``a``)
         return False
-    if (not cnp.PyArray_CHKFLAGS(a, cnp.NPY_ARRAY_OWNDATA) or not cnp.PyArray_ISWRITEABLE(a)
+    if (not cnp.PyArray_ISWRITEABLE(a)
             or not cnp.PyArray_ISALIGNED(a) or not cnp.PyArray_ISNOTSWAPPED(a)
             or cnp.PyArray_TYPE(a) != cnp.PyArray_TYPE(param)
             or not cnp.PyArray_SAMESHAPE(a, param)):
@@ -792,12 +795,51 @@ cdef bint _can_take_over(Tensor g, cnp.ndarray param):
     return (<object>a).strides == (<object>param).strides      # rule 1
 
 
+cdef bint _memory_is_private(Tensor g, cnp.ndarray a):
+    """Whether only ``g`` can reach ``a``'s memory: ``a`` owns it, or ``a`` views all of
+    an array that owns it and that nothing else holds but ``a`` and, for a view tensor,
+    ``g``'s base, itself held by ``g`` alone (a weight's gradient is ``t()`` of a product,
+    a bias's a reshape of a sum: Note [A new .grad takes over the gradient]).  The counts
+    include this function's own typed locals."""
+    cdef cnp.ndarray b, c
+    cdef Tensor vb
+    cdef PyObject* base = cnp.PyArray_BASE(a)
+    if base == NULL:
+        return g._view_base is None and cnp.PyArray_CHKFLAGS(a, cnp.NPY_ARRAY_OWNDATA)
+    if not cnp.PyArray_Check(<object>base):
+        return False
+    b = <cnp.ndarray>base                       # held by ``a.base`` (and this local)
+    if g._view_base is not None:
+        if type(g._view_base) is not Tensor:
+            return False
+        vb = <Tensor>g._view_base               # held by ``g`` (and this local) alone
+        if (Py_REFCNT(vb) != 2 or vb._view_base is not None
+                or vb._requires_grad or vb._grad_fn is not None):
+            return False
+        if data_of(vb) is not b:                # a view of ``b`` (numpy collapses chains)
+            c = data_of(vb)
+            if Py_REFCNT(c) != 2 or cnp.PyArray_BASE(c) != base:
+                return False
+        if Py_REFCNT(b) != 3:                   # ``a.base``, the base's array, the local
+            return False
+    elif Py_REFCNT(b) != 2:
+        return False
+    return (cnp.PyArray_BASE(b) == NULL and cnp.PyArray_CHKFLAGS(b, cnp.NPY_ARRAY_OWNDATA)
+            and cnp.PyArray_SIZE(b) == cnp.PyArray_SIZE(a)
+            and cnp.PyArray_TYPE(b) == cnp.PyArray_TYPE(a))
+
+
 cdef void _accumulate_locked(Tensor var, Tensor g, bint create_graph,
                              bint from_engine) except *:
     global _taken_over
     cdef Tensor old
     cdef cnp.ndarray buf
     old = var._grad
+    if old is not None and _is_zeroed_grad(old):       # Note [A zeroed .grad receives ...]
+        if not create_graph:
+            _replace_zeroed_grad(var, old, g, from_engine)
+            return
+        old = None                                    # a new tensor, as for None
     if old is None:
         if create_graph and g._requires_grad:
             # a differentiable copy keeps the graph, for double backward through .grad
@@ -814,6 +856,59 @@ cdef void _accumulate_locked(Tensor var, Tensor g, bint create_graph,
         var._grad = _add_in_layout(old, g)                     # rule 4: a new tensor
     else:
         _accumulate_inplace(old, g)                            # rule 3: in place
+
+
+# Note [A zeroed .grad receives the gradient as None would]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The default ``zero_grad()`` of nn-mini zeroes ``.grad`` in place (the tutorial prints the
+# zeros) and marks it as "no gradient" until it is written again (Note [Zeroed gradients
+# count as None]: torch 2.x sets it to None there).  Adding the next gradient into those
+# zeros is a pass over memory that torch 2.x does not make, so a marked .grad is treated
+# as torch treats None:
+#   - the new .grad takes over the gradient's array when it may (Note [A new .grad takes
+#     over the gradient]): no pass at all. The zeroed tensor is dropped, as torch drops
+#     nothing (its .grad was None): a reference to it kept by the user still reads zeros;
+#   - else the gradient is copied into the zeroed buffer (one read less than the add), and
+#     the write bumps its version, which ends the mark;
+#   - under create_graph, the new .grad is a new tensor, as for None (the differentiable
+#     copy of rule 1 or 2).
+# The values are those of torch 2.x's default: the gradient itself, so a -0.0 stays -0.0
+# (``0.0 + -0.0`` would be +0.0, which is what ``zero_grad(set_to_none=False)`` gives,
+# unmarked, as in torch).  The mark is ``mark_grad_zeroed``'s attribute, valid while the
+# tensor's version is the one it recorded; a write through ``.data`` or ``.numpy()`` does
+# not bump the version (as in torch), and is dropped here as torch 2.x would never have
+# had it (the optimisers already skip such a .grad).
+ZEROED_AT = "_gradstack_zeroed_at_version"
+
+
+def mark_grad_zeroed(Tensor grad):
+    """Mark ``grad`` (a ``.grad`` just zeroed in place) as "no gradient" until its next
+    write (Note [A zeroed .grad receives the gradient as None would])."""
+    setattr(grad, ZEROED_AT, grad._vc.value if grad._vc is not None else 0)
+
+
+def grad_is_zeroed(object grad):
+    """Whether ``grad`` is a ``.grad`` marked by :func:`mark_grad_zeroed` and not written
+    since."""
+    return isinstance(grad, Tensor) and _is_zeroed_grad(<Tensor>grad)
+
+
+cdef bint _is_zeroed_grad(Tensor g) except -1:
+    cdef object attrs = (<object>g).__dict__
+    if not attrs:
+        return False
+    at = attrs.get(ZEROED_AT)
+    return at is not None and at == (g._vc.value if g._vc is not None else 0)
+
+
+cdef void _replace_zeroed_grad(Tensor var, Tensor old, Tensor g, bint from_engine) except *:
+    global _taken_over
+    if from_engine and _can_take_over(g, data_of(var)):
+        var._grad = wrap(data_of(g))
+        _taken_over += 1
+    else:
+        np.copyto(data_of(old), data_of(g), casting="unsafe")
+        old.bump_version("AccumulateGrad")
 
 
 # Note [Layouts under create_graph]

@@ -10,6 +10,9 @@ version; until that tensor is written again (backward's accumulation, any in-pla
 ``increment_version``) or replaced, :func:`has_grad` is False and optimisers and gradient
 clipping skip the parameter exactly as torch skips None.  ``zero_grad(set_to_none=False)``
 is the plain in-place zero (momentum applies, as in torch); ``set_to_none=True`` sets None.
+The mark is graph-engine's (``gradstack_autograd.zeroed_grads``): the next backward also
+gives a marked ``.grad`` its gradient as torch gives it to None, without adding it into the
+zeros (Note [A zeroed .grad receives the gradient as None would]).
 
 Examples
 --------
@@ -27,9 +30,9 @@ Examples
 
 from __future__ import annotations
 
-__all__ = ["zero_grads", "has_grad"]
+from gradstack_autograd.zeroed_grads import ZEROED_AT, grad_is_zeroed, mark_grad_zeroed
 
-_ZEROED_AT = "_gradstack_zeroed_at_version"
+__all__ = ["zero_grads", "has_grad"]
 
 
 def zero_grads(params, set_to_none: bool | None) -> None:
@@ -51,13 +54,13 @@ def zero_grads(params, set_to_none: bool | None) -> None:
             g.requires_grad_(False)
         g.zero_()
         if set_to_none is None:
-            setattr(g, _ZEROED_AT, g._version)
-        elif hasattr(g, _ZEROED_AT):
-            delattr(g, _ZEROED_AT)
+            mark_grad_zeroed(g)
+        elif hasattr(g, ZEROED_AT):
+            delattr(g, ZEROED_AT)
 
 
 def has_grad(p) -> bool:
     """Whether ``p`` has a gradient for the optimiser: ``.grad`` is set and was written
     since the last default ``zero_grad()`` (Note [Zeroed gradients count as None])."""
     g = p.grad
-    return g is not None and getattr(g, _ZEROED_AT, None) != g._version
+    return g is not None and not grad_is_zeroed(g)
