@@ -1602,3 +1602,48 @@ def test_a_number_base_of_pow_stays_a_double_in_the_gradient(base, dtype):
         ours, theirs = _both(program)
     assert ours[0] == theirs[0] == "ok"
     np.testing.assert_array_equal(np.array(ours[1][1]), np.array(theirs[1][1]))
+
+
+NO_GRAD_VIEW_WRITES = {
+    "setitem": lambda v, x: v.__setitem__(0, x),
+    "setitem_advanced": lambda v, x: v.__setitem__([-3, -4], x),
+    "setitem_mask": lambda v, x: v.__setitem__(v > 10, x),
+    "copy_": lambda v, x: v.copy_(x.expand_as(v)),
+    "mul_": lambda v, x: v.mul_(x),
+    "masked_fill_": lambda v, x: v.masked_fill_(v > 10, x.reshape(())),
+    "view_of_it_add_": lambda v, x: v[1:].add_(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_GRAD_VIEW_WRITES))
+def test_a_no_grad_view_of_a_base_without_grad_refuses_a_recorded_write(name):
+    # fuzz seed 29 #5675: torch marks every view made under no_grad, whatever its base;
+    # writing a value that requires grad into it with grad mode on is refused
+    def program(lib):
+        x1 = lib.tensor([[[1.0, 1.0, 1.0, 1.0]]], dtype=lib.float64)
+        with _no_grad(lib):
+            v3 = x1.permute(2, 1, 0)
+        x5 = lib.tensor([[[0.5]]], dtype=lib.float64, requires_grad=True)
+        NO_GRAD_VIEW_WRITES[name](v3, x5)
+        return [v3.detach()]
+
+    ours, theirs = _both(program)
+    assert [ours, theirs] == [("raises", "RuntimeError")] * 2
+
+
+def test_a_no_grad_view_of_a_base_without_grad_still_takes_plain_writes():
+    def program(lib):
+        x = lib.zeros(3)
+        with _no_grad(lib):
+            v = x[:2]
+        v.add_(1)  # nothing requires grad: allowed
+        w = lib.ones(3, requires_grad=True)
+        y = lib.zeros(3)
+        with _no_grad(lib):
+            u = y[:2]
+            u.copy_(w[:2])  # under no_grad: allowed, records nothing
+        x.mul_(w)  # the base itself is no view: recorded
+        return [x.detach(), y, lib.tensor([u.requires_grad, x.requires_grad])]
+
+    ours, theirs = _both(program)
+    assert ours == theirs and ours[0] == "ok"

@@ -763,3 +763,39 @@ def test_float16_times_a_scalar_computes_in_float32_as_torch(scalar):
         want = f(torch, torch.from_numpy(x.copy())).numpy()
         assert got.dtype == np.float16, name
         np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+@pytest.mark.parametrize("op", ["remainder", "floor_divide"])
+def test_integer_division_of_unbroadcastable_bools_is_first_a_shape_error(op):
+    # fuzz seed 29 #12816: torch checks the shapes before it refuses bool remainder
+    for lib in (gt, torch):
+        a = lib.tensor([True, False, True])
+        with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+            getattr(a, op)(lib.tensor([False, False]))
+        with pytest.raises((NotImplementedError, RuntimeError), match="not implemented for 'Bool'"):
+            getattr(a, op)(lib.tensor([True, True, True]))
+
+
+@pytest.mark.parametrize(
+    "dtype, value",
+    [("int8", 300), ("int8", -129), ("uint8", 256), ("uint8", -1), ("int8", 127),
+     ("int16", 70000), ("int8", 1.5), ("float16", 1e10), ("int8", True)],
+)  # fmt: skip
+@pytest.mark.parametrize("empty", [False, True])
+def test_where_converts_a_number_with_torchs_overflow_check(dtype, value, empty):
+    # fuzz seed 29 #1628: torch converts the number to the result's dtype with its check,
+    # even when nothing is selected
+    def run(lib):
+        n = 0 if empty else 2
+        cond = lib.tensor([True, False])[:n]
+        t = lib.tensor([1, 2], dtype=getattr(lib, dtype))[:n]
+        out = []
+        for args in ((cond, t, value), (cond, value, t)):
+            try:
+                r = lib.where(*args)
+                out.append((str(r.dtype).split(".")[-1], r.tolist()))
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+
+    assert run(gt) == run(torch)

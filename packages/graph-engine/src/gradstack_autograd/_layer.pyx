@@ -993,6 +993,13 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
             meta = meta_of(view)
             meta.view_creation = VIEW_NO_GRAD
             meta.base_version = view.version_counter().value
+        elif not base._requires_grad:
+            # torch marks every view made under no_grad (its creation_meta), whatever its
+            # base: an in-place write of a value that requires grad into it, with grad
+            # mode on, is refused later (fuzz seed 29 #5675)
+            meta = meta_of(view)
+            meta.view_creation = VIEW_NO_GRAD
+            meta.base_version = view.version_counter().value
     elif multi_name is not None:
         meta = meta_of(view)
         meta.view_creation = VIEW_MULTI_OUTPUT

@@ -881,7 +881,7 @@ cdef void _accumulate_locked(Tensor var, Tensor g, bint create_graph,
 ZEROED_AT = "_gradstack_zeroed_at_version"
 
 
-def mark_grad_zeroed(Tensor grad):
+def mark_grad_zeroed(Tensor grad not None):
     """Mark ``grad`` (a ``.grad`` just zeroed in place) as "no gradient" until its next
     write (Note [A zeroed .grad receives the gradient as None would])."""
     setattr(grad, ZEROED_AT, grad._vc.value if grad._vc is not None else 0)

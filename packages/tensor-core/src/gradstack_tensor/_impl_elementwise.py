@@ -291,6 +291,9 @@ def where(condition, input, other):
         )
     operands = [(t.dtype, t.ndim) if isinstance(t, Tensor) else t for t in (input, other)]
     res = _dt.result_type(operands)
+    for t in (input, other):
+        if not isinstance(t, Tensor):  # torch converts a number to the result's dtype with
+            _check_fits(t, res.numpy, float_checks=False)  # its overflow check (seed 29 #1628)
     x, y = (
         _data(t).astype(res.numpy, copy=False)
         if isinstance(t, Tensor)

@@ -393,6 +393,7 @@ def _integer_division(str name, str kernel, ufunc):
     def checked(x, y, **kwargs):
         kind = _operand_kind(x, y)
         if kind == "b":
+            np.broadcast(x, y)  # torch's shape error comes first (the caller words numpy's)
             raise not_implemented(kernel, np.bool_, "cast with .int() first")
         # (torch checks each divisor it uses: none when the broadcast result is empty)
         if kind in "iu" and not np.all(y) and np.broadcast(x, y).size:
