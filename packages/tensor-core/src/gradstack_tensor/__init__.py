@@ -28,6 +28,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_nn,
     _impl_random,
     _impl_reduce,
+    _impl_scatter,
     _impl_shape,
     _impl_special,
     _impl_windows,
@@ -52,8 +53,12 @@ from ._format import get_printoptions, printoptions, set_printoptions
 from ._shapes import Size
 from ._tensor import Tensor
 from ._tensor_base import VersionCounter
+from .arrangements import *  # noqa: F403
+from .arrangements import __all__ as _arrangements_all
 from .composites import *  # noqa: F403
 from .composites import __all__ as _composites_all
+from .contractions import *  # noqa: F403
+from .contractions import __all__ as _contractions_all
 from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
 from .device import device, get_default_device, set_default_device
@@ -84,6 +89,8 @@ from .histograms import __all__ as _histograms_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
+from .searching import *  # noqa: F403
+from .searching import __all__ as _searching_all
 
 bool = bool_  # noqa: A001 - torch.bool
 
@@ -91,6 +98,9 @@ __all__ = sorted(
     set(_creation_all)
     | set(_legacy_all)
     | set(_composites_all)
+    | set(_arrangements_all)
+    | set(_contractions_all)
+    | set(_searching_all)
     | set(_histograms_all)
     | set(_functions.__all__)
     | {

@@ -156,6 +156,11 @@ _PYTHON_OPS = (
     # torch's mul.Scalar and div.Scalar (aten::mul, aten::div): the product and quotient by
     # a number that library code makes where torch's C++ does (MulBackward1, DivBackward1)
     ("mul_scalar", False, False), ("div_scalar", False, False),
+    # indexed writes (_impl_scatter.py)
+    ("scatter", False, False), ("scatter_", True, False), ("scatter_add", False, False),
+    ("scatter_add_", True, False), ("index_add", False, False), ("index_add_", True, False),
+    ("index_copy", False, False), ("index_copy_", True, False), ("index_fill", False, False),
+    ("index_fill_", True, False),
 )
 for _name, _inplace, _view in _PYTHON_OPS:
     new_op(_name, K_OTHER, None, _inplace, _view)

@@ -648,6 +648,169 @@ cdef class Tensor(ShapeMethods):
         from .composites import masked_select
         return masked_select(self, mask)
 
+    # -- indexed writes (_impl_scatter.py) ----------------------------------------------
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        """A copy with ``src[i][j]`` (or a number) written at ``[index[i][j]][j]`` for
+        ``dim=0`` (and so on for other dims).
+
+        Examples
+        --------
+        >>> gt.zeros(3, 4).scatter(1, gt.tensor([[1], [3], [0]]), 1.0).tolist()[1]
+        [0.0, 0.0, 0.0, 1.0]
+        """
+        return dispatch(OPS["scatter"], (self, dim, index, _scatter_src(src, value), reduce))
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        """In-place :meth:`scatter` (``reduce="add"``/``"multiply"`` combine instead)."""
+        return dispatch(OPS["scatter_"], (self, dim, index, _scatter_src(src, value), reduce))
+
+    def scatter_add(self, dim, index, src):
+        """A copy with ``src[i][j]`` added at ``[index[i][j]][j]`` (dim 0); repeats add up."""
+        return dispatch(OPS["scatter_add"], (self, dim, index, src))
+
+    def scatter_add_(self, dim, index, src):
+        """In-place :meth:`scatter_add`."""
+        return dispatch(OPS["scatter_add_"], (self, dim, index, src))
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        """A copy with ``alpha * source``'s slices added at positions ``index`` of ``dim``.
+
+        Examples
+        --------
+        >>> gt.zeros(3).index_add(0, gt.tensor([2, 2]), gt.tensor([1.0, 2.0])).tolist()
+        [0.0, 0.0, 3.0]
+        """
+        return dispatch(OPS["index_add"], (self, dim, index, source, alpha))
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        """In-place :meth:`index_add`."""
+        return dispatch(OPS["index_add_"], (self, dim, index, source, alpha))
+
+    def index_copy(self, dim, index, source):
+        """A copy with ``source``'s slices written at positions ``index`` of ``dim``."""
+        return dispatch(OPS["index_copy"], (self, dim, index, source))
+
+    def index_copy_(self, dim, index, source):
+        """In-place :meth:`index_copy`."""
+        return dispatch(OPS["index_copy_"], (self, dim, index, source))
+
+    def index_fill(self, dim, index, value):
+        """A copy with the slices at positions ``index`` of ``dim`` set to ``value`` (a
+        number or a 0-d tensor)."""
+        return dispatch(OPS["index_fill"], (self, dim, index, value))
+
+    def index_fill_(self, dim, index, value):
+        """In-place :meth:`index_fill`."""
+        return dispatch(OPS["index_fill_"], (self, dim, index, value))
+
+    # -- searching.py, arrangements.py and contractions.py (they import this module) -------
+
+    def nonzero(self, *, as_tuple=False):
+        """The indices of the nonzero elements; see :func:`gradstack_tensor.nonzero`.
+
+        Examples
+        --------
+        >>> gt.tensor([0, 3, 0, 5]).nonzero().tolist()
+        [[1], [3]]
+        """
+        from .searching import nonzero
+        return nonzero(self, as_tuple=as_tuple)
+
+    def argwhere(self):
+        """``self.nonzero()``; see :func:`gradstack_tensor.argwhere`."""
+        from .searching import argwhere
+        return argwhere(self)
+
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        """The indices that sort ``self`` along ``dim``; see :func:`gradstack_tensor.argsort`."""
+        from .searching import argsort
+        return argsort(self, dim, descending, stable=stable)
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """The distinct elements; see :func:`gradstack_tensor.unique`."""
+        from .searching import unique
+        return unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        """Runs of equal elements kept once; see :func:`gradstack_tensor.unique_consecutive`."""
+        from .searching import unique_consecutive
+        return unique_consecutive(self, return_inverse, return_counts, dim)
+
+    def broadcast_to(self, size):
+        """``self.expand(size)``; see :func:`gradstack_tensor.broadcast_to`."""
+        from .arrangements import broadcast_to
+        return broadcast_to(self, size)
+
+    def tile(self, *dims):
+        """``self`` repeated along each dim; see :func:`gradstack_tensor.tile`."""
+        from .arrangements import tile
+        return tile(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+        """Each element repeated in a row; see :func:`gradstack_tensor.repeat_interleave`."""
+        from .arrangements import repeat_interleave
+        return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def roll(self, shifts, dims=None):
+        """Elements shifted with wrap-around; see :func:`gradstack_tensor.roll`."""
+        from .arrangements import roll
+        return roll(self, shifts, dims)
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        """The ``n``-th forward difference; see :func:`gradstack_tensor.diff`."""
+        from .arrangements import diff
+        return diff(self, n, dim, prepend, append)
+
+    def swapdims(self, dim0, dim1):
+        """``self.transpose(dim0, dim1)``."""
+        return self.transpose(dim0, dim1)
+
+    def fliplr(self):
+        """Flipped along dim 1; see :func:`gradstack_tensor.fliplr`."""
+        from .arrangements import fliplr
+        return fliplr(self)
+
+    def flipud(self):
+        """Flipped along dim 0; see :func:`gradstack_tensor.flipud`."""
+        from .arrangements import flipud
+        return flipud(self)
+
+    def unflatten(self, dim, sizes):
+        """Dim ``dim`` viewed as ``sizes``; see :func:`gradstack_tensor.unflatten`."""
+        from .arrangements import unflatten
+        return unflatten(self, dim, sizes)
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        """Views along ``dim``; see :func:`gradstack_tensor.tensor_split`."""
+        from .arrangements import tensor_split
+        return tensor_split(self, indices_or_sections, dim)
+
+    def hsplit(self, indices_or_sections):
+        """See :func:`gradstack_tensor.hsplit`."""
+        from .arrangements import hsplit
+        return hsplit(self, indices_or_sections)
+
+    def vsplit(self, indices_or_sections):
+        """See :func:`gradstack_tensor.vsplit`."""
+        from .arrangements import vsplit
+        return vsplit(self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections):
+        """See :func:`gradstack_tensor.dsplit`."""
+        from .arrangements import dsplit
+        return dsplit(self, indices_or_sections)
+
+    def inner(self, other):
+        """Sums of products over the last dims; see :func:`gradstack_tensor.inner`."""
+        from .contractions import inner
+        return inner(self, other)
+
+    def kron(self, other):
+        """The Kronecker product; see :func:`gradstack_tensor.kron`."""
+        from .contractions import kron
+        return kron(self, other)
+
     def histc(self, bins=100, min=0, max=0):
         """A histogram with ``bins`` equal bins; see :func:`gradstack_tensor.histc`."""
         from .histograms import histc
@@ -864,3 +1027,12 @@ cdef object _convert(TensorBase t, object dtype, bint copy):
     if not copy and dtype_of_array(t._data) is dtype:
         return t
     return dispatch(OP_TO_DTYPE, (t, dtype, copy))
+
+
+def _scatter_src(src, value):
+    """scatter's ``src`` (a tensor or a number) or its ``value=`` keyword."""
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' (or 'value')")
+    if src is not None and value is not None:
+        raise TypeError("scatter() got both 'src' and 'value'")
+    return src if src is not None else value

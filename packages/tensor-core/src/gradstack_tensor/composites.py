@@ -37,6 +37,8 @@ __all__ = [
     "broadcast_tensors",
     "movedim",
     "moveaxis",
+    "std_mean",
+    "var_mean",
 ]
 
 
@@ -235,3 +237,27 @@ def movedim(input, source, destination) -> Tensor:
 
 
 moveaxis = movedim
+
+
+def _spread_and_mean(name, input, dim, unbiased, keepdim, correction):
+    x = _tensor_arg(input, name, "input")
+    if isinstance(dim, bool):  # torch.std_mean(x, False): the old unbiased argument
+        dim, unbiased = None, dim
+    spread = getattr(x, name.split("_")[0])(dim, unbiased, keepdim, correction=correction)
+    return spread, x.mean(dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> tuple:
+    """``(std, mean)`` over ``dim``, with :meth:`Tensor.std`'s correction (two ops, as
+    torch's values; torch records one StdMeanBackward0 node).
+
+    >>> import gradstack_tensor as gt
+    >>> [round(v.item(), 4) for v in std_mean(gt.tensor([1.0, 2.0, 4.0]))]
+    [1.5275, 2.3333]
+    """
+    return _spread_and_mean("std_mean", input, dim, unbiased, keepdim, correction)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> tuple:
+    """``(var, mean)`` over ``dim``, with :meth:`Tensor.var`'s correction."""
+    return _spread_and_mean("var_mean", input, dim, unbiased, keepdim, correction)

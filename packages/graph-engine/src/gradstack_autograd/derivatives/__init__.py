@@ -7,6 +7,7 @@ Each op has one block, in the module of its family:
 - ``linalg``: matmul and its family, addmm, trace, tril/triu, diag;
 - ``views``: getitem, view/reshape, transpose, permute, expand, narrow, split, cat, stack,
   gather, index_select, sort/topk ...;
+- ``indexed_writes``: scatter, scatter_add, index_add, index_copy, index_fill;
 - ``inplace``: in-place ops without an out-of-place twin (zero_, fill_, copy_, setitem_ ...);
 - ``nondifferentiable``: comparisons, logical and bitwise ops, argmax, detach;
 - ``nn``: losses, normalisation, embedding, activations;
@@ -108,6 +109,7 @@ from . import (
     _table,
     arithmetic,
     batching,
+    indexed_writes,
     inplace,
     linalg,
     nn,

@@ -1,0 +1,577 @@
+"""torch's composite shape functions: broadcasting, grids, tiling, rolling, differences,
+stacking and splitting, written with the view and copy ops that have kernels and
+derivatives (torch defines most of them the same way, as CompositeImplicitAutograd).
+
+``broadcast_to`` is ``expand``; ``meshgrid`` views and expands each input; ``tile`` is
+``repeat``; ``repeat_interleave`` is an ``index_select``; ``hstack``/``vstack``/``dstack``/
+``column_stack`` are ``cat`` of ``atleast_Nd`` views; ``tensor_split`` and ``hsplit``/
+``vsplit``/``dsplit`` are ``narrow`` views; ``unflatten`` is a ``view``.  They record the
+nodes torch records.  ``roll`` (two ``narrow`` and a ``cat``: CatBackward0 where torch
+records RollBackward0) and ``diff`` (``narrow`` and ``sub``) record their parts (Note
+[Composites record their parts], in composites.py).
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> gt.roll(gt.arange(5), 2).tolist()
+[3, 4, 0, 1, 2]
+>>> [g.tolist() for g in gt.meshgrid(gt.tensor([1, 2]), gt.tensor([3, 4, 5]), indexing="ij")]
+[[[1, 1, 1], [2, 2, 2]], [[3, 4, 5], [3, 4, 5]]]
+>>> gt.repeat_interleave(gt.tensor([1, 2]), 2).tolist()
+[1, 1, 2, 2]
+>>> gt.hstack([gt.tensor([1, 2]), gt.tensor([3])]).tolist()
+[1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ._shapes import Size, _normalize_dim
+from ._tensor import Tensor, _data, _wrap
+
+__all__ = [
+    "broadcast_to",
+    "broadcast_shapes",
+    "meshgrid",
+    "tile",
+    "repeat_interleave",
+    "roll",
+    "diff",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "hstack",
+    "vstack",
+    "row_stack",
+    "dstack",
+    "column_stack",
+    "swapdims",
+    "fliplr",
+    "flipud",
+    "unflatten",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "scatter",
+    "scatter_add",
+    "index_add",
+    "index_copy",
+    "index_fill",
+]
+
+
+def _tensor(x, fname: str, name: str = "input") -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _ints(value, fname: str, name: str) -> tuple:
+    items = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(
+                f"{fname}(): argument '{name}' must be tuple of ints, but found element of type "
+                f"{type(v).__name__}"
+            )
+    return tuple(int(v) for v in items)
+
+
+def _tensors(tensors, fname: str) -> tuple:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(
+            f"{fname}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}"
+        )
+    for i, t in enumerate(tensors):
+        _tensor(t, fname, f"tensors[{i}]")
+    return tuple(tensors)
+
+
+# ---------------------------------------------------------------------------- broadcasting
+
+
+def broadcast_to(input, size) -> Tensor:
+    """``input`` expanded to ``size`` (a view; -1 keeps a dim): ``input.expand(size)``.
+
+    >>> import gradstack_tensor as gt
+    >>> gt.broadcast_to(gt.tensor([1, 2]), (2, 2)).tolist()
+    [[1, 2], [1, 2]]
+    """
+    return _tensor(input, "broadcast_to").expand(*_ints(size, "broadcast_to", "size"))
+
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape that tensors of ``shapes`` (ints count as 1-d shapes) broadcast to.
+
+    >>> broadcast_shapes((2, 1), (3,))
+    gradstack.Size([2, 3])
+    """
+    as_tuples = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
+    for s in as_tuples:
+        for d in s:
+            if int(d) < 0:
+                raise RuntimeError(
+                    f"Trying to create tensor with negative dimension {int(d)}: {list(s)}"
+                )
+    try:
+        return Size(np.broadcast_shapes(*as_tuples))
+    except ValueError:
+        raise RuntimeError(
+            "Shape mismatch: objects cannot be broadcast to a single shape"
+        ) from None
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids: output ``i`` holds ``tensors[i]`` varying along dim ``i`` and
+    repeated along the others (views, as torch's ``view`` + ``expand``).  ``indexing="xy"``
+    swaps the first two dims (numpy's default); without ``indexing`` it is ``"ij"``, with
+    torch's warning.
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    tensors = _tensors(tuple(tensors), "meshgrid")
+    if indexing is None:
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+            "argument.",
+            UserWarning,
+            stacklevel=2,
+        )
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors[1:]:
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}"
+            )
+    order = list(tensors)
+    swap = indexing == "xy" and len(order) >= 2
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    sizes = [t.numel() for t in order]
+    grids = []
+    for i, t in enumerate(order):
+        shape = [1] * len(order)
+        shape[i] = -1
+        grids.append(t.view(*shape).expand(*sizes))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+# ---------------------------------------------------------------------------- repeats
+
+
+def tile(input, dims) -> Tensor:
+    """``input`` repeated ``dims[i]`` times along each dim; fewer ``dims`` than dims are
+    padded with leading 1s (torch's composite of ``repeat``).
+
+    >>> import gradstack_tensor as gt
+    >>> gt.tile(gt.tensor([[1, 2]]), (2,)).tolist()
+    [[1, 2, 1, 2]]
+    """
+    x = _tensor(input, "tile")
+    reps = _ints(dims, "tile", "dims")
+    if len(reps) < x.dim():
+        reps = (1,) * (x.dim() - len(reps)) + reps
+    return x.repeat(*reps)
+
+
+def _repeat_counts(repeats, n: int) -> np.ndarray:
+    if isinstance(repeats, Tensor):
+        r = _data(repeats)
+        if r.dtype.kind not in "iu":
+            raise RuntimeError("repeats has to be Long or Int tensor")
+        if r.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        r = r.reshape(-1).astype(np.int64)
+    else:
+        if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)):
+            raise TypeError(
+                "repeat_interleave(): argument 'repeats' must be Tensor or int, not "
+                f"{type(repeats).__name__}"
+            )
+        r = np.array([int(repeats)], dtype=np.int64)
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    if r.size == 1:
+        return np.full(n, r[0], dtype=np.int64)
+    if r.size != n:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{r.size} and input.size(0) = {n}"
+        )
+    return r
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    """Each element (or slice along ``dim``) of ``input`` repeated ``repeats`` times in a
+    row (an int, or one count per element); without ``dim`` the input is flattened first.
+    ``repeat_interleave(counts)`` alone gives the indices ``0..n-1`` repeated by
+    ``counts``.  An ``index_select``, as torch's composite.
+
+    >>> import gradstack_tensor as gt
+    >>> gt.tensor([[1, 2], [3, 4]]).repeat_interleave(gt.tensor([1, 2]), dim=0).tolist()
+    [[1, 2], [3, 4], [3, 4]]
+    """
+    x = _tensor(input, "repeat_interleave")
+    if repeats is None:
+        counts = _repeat_counts(x, x.numel())
+        return _wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+    if dim is None:
+        x = x.flatten()
+        axis = 0
+    else:
+        axis = _normalize_dim(dim, max(x.dim(), 1))
+        if x.dim() == 0:
+            x = x.reshape(1)
+    n = x.shape[axis]
+    counts = _repeat_counts(repeats, n)
+    index = np.repeat(np.arange(n, dtype=np.int64), counts)
+    if output_size is not None and int(output_size) != index.size:
+        raise RuntimeError("allocated size does not match required size")
+    return x.index_select(axis, _wrap(index))
+
+
+# ---------------------------------------------------------------------------- rolls and differences
+
+
+def roll(input, shifts, dims=None) -> Tensor:
+    """``input`` with its elements shifted by ``shifts`` along ``dims`` (wrapping around);
+    without ``dims`` the flattened tensor is rolled and viewed back.
+
+    >>> import gradstack_tensor as gt
+    >>> gt.roll(gt.tensor([[1, 2], [3, 4]]), 1, 0).tolist()
+    [[3, 4], [1, 2]]
+    """
+    x = _tensor(input, "roll")
+    shift = _ints(shifts, "roll", "shifts")
+    if dims is None:
+        if len(shift) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shift)}, dims:0")
+        return roll(x.flatten(), shift, 0).view(*x.shape)
+    axes = _ints(dims, "roll", "dims")
+    if len(shift) != len(axes):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shift)}, dims:{len(axes)}"
+        )
+    if not axes:
+        raise RuntimeError("`shifts` required")
+    out = x
+    for s, d in zip(shift, axes):
+        axis = _normalize_dim(d, max(x.dim(), 1))
+        n = out.shape[axis] if out.dim() else 1
+        k = s % n if n else 0
+        if k:
+            out = _cat([out.narrow(axis, n - k, k), out.narrow(axis, 0, n - k)], axis)
+    return out if out is not x else x.clone()
+
+
+def _cat(tensors, dim):
+    from .functions import cat
+
+    return cat(tensors, dim)
+
+
+def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``out[i] = x[i+1] - x[i]``; logical
+    xor for bool), after ``prepend`` and ``append`` are concatenated to ``input``.
+
+    >>> import gradstack_tensor as gt
+    >>> gt.diff(gt.tensor([1, 4, 9, 16]), n=2).tolist()
+    [2, 2]
+    """
+    x = _tensor(input, "diff")
+    if x.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    axis = _normalize_dim(dim, x.dim())
+    parts = []
+    for name, extra in (("prepend", prepend), ("append", append)):
+        if extra is None:
+            continue
+        e = _tensor(extra, "diff", name)
+        if e.dim() != x.dim():
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        parts.append((name, e))
+    if parts:
+        pieces = [e for name, e in parts if name == "prepend"] + [x]
+        pieces += [e for name, e in parts if name == "append"]
+        x = _cat(pieces, axis)
+    for _ in range(int(n)):
+        length = x.shape[axis]
+        if length == 0:
+            break
+        hi, lo = x.narrow(axis, 1, length - 1), x.narrow(axis, 0, length - 1)
+        x = hi.logical_xor(lo) if x.dtype.name == "bool" else hi - lo
+    return x
+
+
+# ---------------------------------------------------------------------------- stacking
+
+
+def _atleast(fname, reshape, tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(reshape(_tensor(t, fname)) for t in tensors[0])
+    out = tuple(reshape(_tensor(t, fname)) for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def _view_1d(t):
+    return t.reshape(1) if t.dim() == 0 else t
+
+
+def _view_2d(t):
+    if t.dim() == 0:
+        return t.reshape(1, 1)
+    return t.unsqueeze(0) if t.dim() == 1 else t
+
+
+def _view_3d(t):
+    if t.dim() == 0:
+        return t.reshape(1, 1, 1)
+    if t.dim() == 1:
+        return t.unsqueeze(0).unsqueeze(-1)
+    return t.unsqueeze(-1) if t.dim() == 2 else t
+
+
+def atleast_1d(*tensors):
+    """Each tensor viewed with at least one dim (a 0-d tensor becomes shape ``(1,)``)."""
+    return _atleast("atleast_1d", _view_1d, tensors)
+
+
+def atleast_2d(*tensors):
+    """Each tensor viewed with at least two dims (a 1-d ``(n,)`` becomes ``(1, n)``)."""
+    return _atleast("atleast_2d", _view_2d, tensors)
+
+
+def atleast_3d(*tensors):
+    """Each tensor viewed with at least three dims (``(n,)`` becomes ``(1, n, 1)``,
+    ``(m, n)`` becomes ``(m, n, 1)``)."""
+    return _atleast("atleast_3d", _view_3d, tensors)
+
+
+def hstack(tensors, *, out=None) -> Tensor:
+    """Tensors joined along their second dim, or their first when they are 1-d."""
+    ts = [_view_1d(t) for t in _tensors(tensors, "hstack")]
+    if not ts:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    return _joined(ts, 0 if ts[0].dim() == 1 else 1, out)
+
+
+def vstack(tensors, *, out=None) -> Tensor:
+    """Tensors viewed as at least 2-d and joined along their first dim."""
+    ts = [_view_2d(t) for t in _tensors(tensors, "vstack")]
+    if not ts:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return _joined(ts, 0, out)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None) -> Tensor:
+    """Tensors viewed as at least 3-d and joined along their third dim."""
+    ts = [_view_3d(t) for t in _tensors(tensors, "dstack")]
+    if not ts:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return _joined(ts, 2, out)
+
+
+def column_stack(tensors, *, out=None) -> Tensor:
+    """Tensors joined as columns: 0-d and 1-d tensors become ``(n, 1)`` columns, the others
+    join along their second dim."""
+    ts = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in _tensors(tensors, "column_stack")]
+    if not ts:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    return _joined(ts, 1, out)
+
+
+def _joined(ts, dim, out):
+    from .functions import cat
+
+    return cat(ts, dim) if out is None else cat(ts, dim, out=out)
+
+
+# ---------------------------------------------------------------------------- dims and splits
+
+
+def swapdims(input, dim0: int, dim1: int) -> Tensor:
+    """``input.transpose(dim0, dim1)`` (a view)."""
+    return _tensor(input, "swapdims").transpose(dim0, dim1)
+
+
+def fliplr(input) -> Tensor:
+    """``input`` flipped along its second dim (left to right); at least 2-d."""
+    x = _tensor(input, "fliplr")
+    if x.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return x.flip(1)
+
+
+def flipud(input) -> Tensor:
+    """``input`` flipped along its first dim (up to down); at least 1-d."""
+    x = _tensor(input, "flipud")
+    if x.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return x.flip(0)
+
+
+def unflatten(input, dim: int, sizes) -> Tensor:
+    """``input`` with dim ``dim`` viewed as ``sizes`` (one of them may be -1).
+
+    >>> import gradstack_tensor as gt
+    >>> gt.arange(6).unflatten(0, (2, -1)).shape
+    gradstack.Size([2, 3])
+    """
+    x = _tensor(input, "unflatten")
+    if x.dim() == 0:
+        raise RuntimeError("unflatten: Expected input to have at least one dimension.")
+    axis = _normalize_dim(dim, x.dim())
+    new = _ints(sizes, "unflatten", "sizes")
+    if not new:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if sum(1 for s in new if s == -1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([s for s in new if s != -1], dtype=np.int64))
+    n = x.shape[axis]
+    if (-1 not in new and known != n) or (-1 in new and (known == 0 or n % known)):
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(new)} don't multiply up to the size of dim "
+            f"{dim} ({n}) in the input tensor"
+        )
+    shape = tuple(x.shape[:axis]) + new + tuple(x.shape[axis + 1 :])
+    return x.view(*shape)
+
+
+def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+    """``input`` split along ``dim`` into views: ``n`` nearly equal parts for an int (the
+    first ``size % n`` one longer), or at the given indices for a list or a 1-d tensor.
+
+    >>> import gradstack_tensor as gt
+    >>> [t.tolist() for t in gt.tensor_split(gt.arange(5), 3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    x = _tensor(input, "tensor_split")
+    if x.dim() == 0:
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
+    axis = _normalize_dim(dim, x.dim())
+    size = x.shape[axis]
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        if spec.dtype.name != "int64" or spec.dim() > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have a single dimension "
+                "and dtype long (torch.int64)"
+            )
+        spec = spec.tolist()
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        sections = int(spec)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        base, extra = divmod(size, sections)
+        bounds, start = [], 0
+        for i in range(sections):
+            length = base + (1 if i < extra else 0)
+            bounds.append((start, length))
+            start += length
+    else:
+        cuts = list(_ints(spec, "tensor_split", "indices"))
+        bounds, start = [], 0
+        for c in cuts + [size]:
+            c = min(max(c if c >= 0 else c + size, 0), size)
+            bounds.append((start, max(c - start, 0)))  # (torch's slice [start, c))
+            start = c
+    return tuple(x.narrow(axis, s, n) for s, n in bounds)
+
+
+def _split_at(fname, x, spec, axis):
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        if spec == 0 or x.shape[axis] % int(spec):
+            raise RuntimeError(
+                f"torch.{fname} attempted to split along dimension {axis}, but the size of the "
+                f"dimension {x.shape[axis]} is not divisible by the split_size {int(spec)}!"
+            )
+    return tensor_split(x, spec, axis)
+
+
+def hsplit(input, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 1 (dim 0 for a 1-d tensor), into equal parts for an int."""
+    x = _tensor(input, "hsplit")
+    if x.dim() < 1:
+        raise RuntimeError(
+            "torch.hsplit requires a tensor with at least 1 dimension, but got a tensor with 0 "
+            "dimensions!"
+        )
+    return _split_at("hsplit", x, indices_or_sections, 1 if x.dim() > 1 else 0)
+
+
+def vsplit(input, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 0 (at least 2-d), into equal parts for an int."""
+    x = _tensor(input, "vsplit")
+    if x.dim() < 2:
+        raise RuntimeError(
+            "torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with "
+            f"{x.dim()} dimensions!"
+        )
+    return _split_at("vsplit", x, indices_or_sections, 0)
+
+
+def dsplit(input, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 2 (at least 3-d), into equal parts for an int."""
+    x = _tensor(input, "dsplit")
+    if x.dim() < 3:
+        raise RuntimeError(
+            "torch.dsplit requires a tensor with at least 3 dimension, but got a tensor with "
+            f"{x.dim()} dimensions!"
+        )
+    return _split_at("dsplit", x, indices_or_sections, 2)
+
+
+# ---------------------------------------------------------------------------- indexed writes
+# (the ops are tensor-core's, _impl_scatter.py; these are torch's function forms)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
+    """``input.scatter(dim, index, src)``: a copy with ``src`` written at ``index``."""
+    return _tensor(input, "scatter").scatter(dim, index, src, value=value, reduce=reduce)
+
+
+def scatter_add(input, dim, index, src) -> Tensor:
+    """``input.scatter_add(dim, index, src)``: a copy with ``src`` added at ``index``."""
+    return _tensor(input, "scatter_add").scatter_add(dim, index, src)
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor:
+    """``input.index_add(dim, index, source, alpha=alpha)``."""
+    result = _tensor(input, "index_add").index_add(dim, index, source, alpha=alpha)
+    if out is None:
+        return result
+    from ._out import write_out
+
+    return write_out("index_add", result, out, rule="exact")
+
+
+def index_copy(input, dim, index, source) -> Tensor:
+    """``input.index_copy(dim, index, source)``."""
+    return _tensor(input, "index_copy").index_copy(dim, index, source)
+
+
+def index_fill(input, dim, index, value) -> Tensor:
+    """``input.index_fill(dim, index, value)``."""
+    return _tensor(input, "index_fill").index_fill(dim, index, value)
