@@ -1079,6 +1079,63 @@ _add(GradOp("index_select", _index_select_samples))
 _add(GradOp("gather", _gather_samples))
 
 
+# indexed writes (derivatives/indexed_writes.py): no repeated index where a write replaces
+# (torch's formula, like ours, then differs from the finite differences)
+_SCATTER_IDX = np.array([[0, 3, 1], [2, 0, 3], [1, 2, 0]])
+
+
+def _indexed_write_samples(name, inplace):
+    def gen(rng):
+        # (src of index's shape: torch's formula gives it a gradient of that shape)
+        x, src, rows, v = arr(rng, (3, 4)), arr(rng, (3, 3)), arr(rng, (2, 4)), arr(rng, ())
+        suffix = "_" if inplace else ""
+
+        def call(t, *args, **kwargs):
+            target = t.clone() if inplace else t
+            return getattr(target, name + suffix)(*args, **kwargs)
+
+        def idx(L):
+            return L.from_numpy(_SCATTER_IDX.copy())
+
+        def rows_at(L):
+            return L.from_numpy(np.array([2, 0]))
+
+        if name == "scatter":
+            return [
+                _S((x, src), lambda L, a, b: call(a, 1, idx(L), b), "scatter src"),
+                _S((x,), lambda L, a: call(a, 1, idx(L), 1.5), "scatter value"),
+            ]
+        if name == "scatter_add":
+            rep = np.array([[0, 0, 1], [3, 3, 3]])
+            src2 = arr(rng, (2, 3))
+            return [
+                _S((x, src), lambda L, a, b: call(a, 1, idx(L), b), "scatter_add"),
+                _S((x, src2), lambda L, a, b: call(a, 1, L.from_numpy(rep.copy()), b), "repeats"),
+            ]
+        if name == "index_add":
+            return [
+                _S((x, rows), lambda L, a, b: call(a, 0, rows_at(L), b, alpha=-2), "alpha -2"),
+                _S(
+                    (x, rows),
+                    lambda L, a, b: call(a, 0, L.from_numpy(np.array([1, 1])), b),
+                    "repeat",
+                ),
+            ]
+        if name == "index_copy":
+            return [_S((x, rows), lambda L, a, b: call(a, 0, rows_at(L), b), "rows 2, 0")]
+        return [
+            _S((x,), lambda L, a: call(a, 1, L.from_numpy(np.array([0, 3])), -1.0), "number"),
+            _S((x, v), lambda L, a, b: call(a, 1, L.from_numpy(np.array([1, 1])), b), "0-d tensor"),
+        ]
+
+    return gen
+
+
+for _name in ("scatter", "scatter_add", "index_add", "index_copy", "index_fill"):
+    _add(GradOp(_name, _indexed_write_samples(_name, False)))
+    _add(GradOp(_name + "_", _indexed_write_samples(_name, True)))
+
+
 def _index_scatter_samples(rng):
     def fn(L, v):
         from gradstack_autograd.derivatives import index_scatter

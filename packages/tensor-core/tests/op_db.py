@@ -1619,6 +1619,86 @@ def _gather_samples(info, dtype, rng):
 _add(OpInfo("index_select", _index_select_ref, _index_select_samples, ALL))
 _add(OpInfo("gather", _gather_ref, _gather_samples, ALL))
 
+
+# indexed writes (_impl_scatter.py), out of place and in place
+def _scatter_key(x, dim, index):
+    key = list(np.indices(index.shape, sparse=True))
+    key[dim % x.ndim] = index
+    return tuple(key)
+
+
+def _scatter_ref(x, dim, index, src, reduce=None):
+    out = x.copy()
+    values = src[tuple(slice(0, k) for k in index.shape)] if isinstance(src, np.ndarray) else src
+    out[_scatter_key(x, dim, index)] = values
+    return out
+
+
+def _scatter_add_ref(x, dim, index, src):
+    out = x.copy()
+    np.add.at(out, _scatter_key(x, dim, index), src[tuple(slice(0, k) for k in index.shape)])
+    return out
+
+
+def _slices_key(x, dim, index):
+    key = [slice(None)] * x.ndim
+    key[dim % x.ndim] = index
+    return tuple(key)
+
+
+def _index_add_ref(x, dim, index, source, alpha=1):
+    out = x.copy()
+    np.add.at(out, _slices_key(x, dim, index), (source * alpha).astype(x.dtype))
+    return out
+
+
+def _index_copy_ref(x, dim, index, source):
+    out = x.copy()
+    out[_slices_key(x, dim, index)] = source
+    return out
+
+
+def _index_fill_ref(x, dim, index, value):
+    out = x.copy()
+    out[_slices_key(x, dim, index)] = value
+    return out
+
+
+def _scatter_samples(info, dtype, rng):
+    x = make_array((3, 4), dtype, rng, layout="T")
+    src = make_array((3, 4), dtype, rng)
+    idx = np.array([[0, 3, 1], [2, 0, 3], [1, 2, 0]], dtype=np.int64)
+    yield SampleInput(x, (1, idx, src), desc=f"{describe(x)}, dim 1")
+    yield SampleInput(x, (0, idx[:2] % 3, src), desc=f"{describe(x)}, dim 0")
+    if info.name.startswith("scatter_add"):
+        yield SampleInput(x, (1, np.array([[0, 0, 3]], dtype=np.int64), src), desc="repeats")
+    else:
+        yield SampleInput(x, (1, idx, 1 if dtype != "bool" else True), desc="a number")
+
+
+def _index_samples(info, dtype, rng):
+    x = make_array((3, 4), dtype, rng, layout="T")
+    rows = make_array((2, 4), dtype, rng)
+    at = np.array([2, 0], dtype=np.int64)
+    if info.name.startswith("index_fill"):
+        yield SampleInput(x, (0, at, 1 if dtype != "bool" else True), desc="rows 2, 0")
+        yield SampleInput(x, (1, np.array([3], dtype=np.int64), 0), desc="column 3")
+        return
+    yield SampleInput(x, (0, at, rows), desc=f"{describe(x)}, rows 2, 0")
+    cols = make_array((3, 1), dtype, rng)
+    yield SampleInput(x, (1, np.array([1], dtype=np.int64), cols), desc="column 1")
+
+
+for _name, _ref, _samples, _dtypes in (
+    ("scatter", _scatter_ref, _scatter_samples, ALL),
+    ("scatter_add", _scatter_add_ref, _scatter_samples, ALL),
+    ("index_add", _index_add_ref, _index_samples, ALL),
+    ("index_copy", _index_copy_ref, _index_samples, ALL),
+    ("index_fill", _index_fill_ref, _index_samples, ALL),
+):
+    _add(OpInfo(_name, _ref, _samples, _dtypes))
+    _add(OpInfo(_name + "_", _ref, _samples, _dtypes, inplace=True), function=False)
+
 # ---------------------------------------------------------------------------------------
 # Ops that have a numpy-path twin check (Note [Small float arrays take C loops])
 

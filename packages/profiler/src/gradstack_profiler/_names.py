@@ -42,6 +42,8 @@ remainder_ repeat reshape round round_ rsqrt rsqrt_ rsub select sigmoid sigmoid_
 sign_ sin sin_ sinh sinh_ softmax sort split sqrt sqrt_ squeeze stack std sub sub_ sum t
 tan tan_ tanh tanh_ topk trace transpose tril triu trunc trunc_ unbind uniform_
 unsqueeze var view where zero_
+scatter scatter_ scatter_add scatter_add_ index_add index_add_ index_copy index_copy_
+index_fill index_fill_
 batch_norm binary_cross_entropy binary_cross_entropy_with_logits embedding embedding_renorm_
 gelu gelu_backward huber_loss layer_norm leaky_relu leaky_relu_ log_sigmoid mse_loss nll_loss
 nll_loss2d silu silu_ smooth_l1_loss
