@@ -29,83 +29,41 @@ import gradstack_autograd as _ag  # noqa: F401 - registers the autograd layer
 
 from . import functional, init, optim, serialization, utils, zeroed_grads
 from .__about__ import __version__
-from .modules import (
-    GELU,
-    BatchNorm1d,
-    BCELoss,
-    BCEWithLogitsLoss,
-    Conv2d,
-    CrossEntropyLoss,
-    DataParallel,
-    Dropout,
-    Embedding,
-    Flatten,
-    Fold,
-    HuberLoss,
-    Identity,
-    L1Loss,
-    LayerNorm,
-    LazyLinear,
-    LeakyReLU,
-    Linear,
-    LogSoftmax,
-    MaxPool2d,
-    Module,
-    ModuleDict,
-    ModuleList,
-    MSELoss,
-    NLLLoss,
-    ParameterList,
-    ReLU,
-    Sequential,
-    Sigmoid,
-    SiLU,
-    SmoothL1Loss,
-    Softmax,
-    Tanh,
-    Unfold,
-)
+from .modules import activation as _activation
+from .modules import batchnorm as _batchnorm
+from .modules import container as _container
+from .modules import conv as _conv
+from .modules import data_parallel as _data_parallel
+from .modules import distance as _distance
+from .modules import lazy as _lazy
+from .modules import linear as _linear
+from .modules import loss as _loss
+from .modules import module as _module
+from .modules import normalization as _normalization
+from .modules import padding as _padding
+from .modules import pooling as _pooling
+from .modules import sparse as _sparse
+from .modules.activation import *  # noqa: F403
+from .modules.batchnorm import *  # noqa: F403
+from .modules.container import *  # noqa: F403
+from .modules.conv import *  # noqa: F403
+from .modules.data_parallel import *  # noqa: F403
+from .modules.distance import *  # noqa: F403
+from .modules.lazy import *  # noqa: F403
+from .modules.linear import *  # noqa: F403
+from .modules.loss import *  # noqa: F403
+from .modules.module import *  # noqa: F403
+from .modules.normalization import *  # noqa: F403
+from .modules.padding import *  # noqa: F403
+from .modules.pooling import *  # noqa: F403
+from .modules.sparse import *  # noqa: F403
 from .parameter import Buffer, Parameter, UninitializedParameter
 from .serialization import load, save
 
 __all__ = [
-    "Module",
     "Parameter",
     "Buffer",
     "UninitializedParameter",
-    "Linear",
-    "Conv2d",
-    "MaxPool2d",
-    "Unfold",
-    "Fold",
-    "LazyLinear",
-    "Identity",
-    "Embedding",
-    "LayerNorm",
-    "BatchNorm1d",
-    "ReLU",
-    "LeakyReLU",
-    "Sigmoid",
-    "Tanh",
-    "GELU",
-    "SiLU",
-    "Softmax",
-    "LogSoftmax",
-    "Dropout",
-    "Flatten",
-    "Sequential",
-    "ModuleList",
-    "ModuleDict",
-    "ParameterList",
-    "DataParallel",
-    "MSELoss",
-    "L1Loss",
-    "SmoothL1Loss",
-    "HuberLoss",
-    "NLLLoss",
-    "CrossEntropyLoss",
-    "BCELoss",
-    "BCEWithLogitsLoss",
     "functional",
     "init",
     "optim",
@@ -115,3 +73,17 @@ __all__ = [
     "load",
     "__version__",
 ]
+__all__ += _module.__all__
+__all__ += _linear.__all__
+__all__ += _conv.__all__
+__all__ += _pooling.__all__
+__all__ += _padding.__all__
+__all__ += _lazy.__all__
+__all__ += _sparse.__all__
+__all__ += _normalization.__all__
+__all__ += _batchnorm.__all__
+__all__ += _activation.__all__
+__all__ += _distance.__all__
+__all__ += _container.__all__
+__all__ += _data_parallel.__all__
+__all__ += _loss.__all__

@@ -68,7 +68,23 @@ _OP = gt.get_op
 
 # convolution and pooling live in their own module (Note [A convolution is an unfold and a
 # product]); they are functions of this namespace as in torch
+# the composed families, each in its own module; functions of this namespace as in torch
+from ._activations import *  # noqa: E402, F403
+from ._activations import __all__ as _activations_all  # noqa: E402
 from ._convolution import conv2d, fold, max_pool2d, max_pool2d_with_indices, unfold  # noqa: E402
+from ._distances import *  # noqa: E402, F403
+from ._distances import __all__ as _distances_all  # noqa: E402
+from ._normalizations import *  # noqa: E402, F403
+from ._normalizations import __all__ as _normalizations_all  # noqa: E402
+from ._padding import pad  # noqa: E402
+from ._pooling import *  # noqa: E402, F403
+from ._pooling import __all__ as _pooling_all  # noqa: E402
+
+__all__ += _activations_all
+__all__ += _distances_all
+__all__ += _normalizations_all
+__all__ += ["pad"]
+__all__ += _pooling_all
 
 # torch's names of the scalar types, as its error messages spell them
 _TORCH_TYPE_NAMES = {

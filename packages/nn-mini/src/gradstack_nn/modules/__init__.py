@@ -1,72 +1,49 @@
-"""The layers of ``gradstack_nn`` (``gradstack.nn``), one family per module."""
+"""The layers of ``gradstack_nn`` (``gradstack.nn``), one family per module; each family
+lists its layers in its ``__all__``."""
 
-from .activation import (
-    GELU,
-    Dropout,
-    Flatten,
-    LeakyReLU,
-    LogSoftmax,
-    ReLU,
-    Sigmoid,
-    SiLU,
-    Softmax,
-    Tanh,
+from . import (
+    activation,
+    batchnorm,
+    container,
+    conv,
+    data_parallel,
+    distance,
+    lazy,
+    linear,
+    loss,
+    module,
+    normalization,
+    padding,
+    pooling,
+    sparse,
 )
-from .batchnorm import BatchNorm1d
-from .container import ModuleDict, ModuleList, ParameterList, Sequential
-from .conv import Conv2d
-from .data_parallel import DataParallel
-from .lazy import LazyModuleMixin
-from .linear import Identity, LazyLinear, Linear
-from .loss import (
-    BCELoss,
-    BCEWithLogitsLoss,
-    CrossEntropyLoss,
-    HuberLoss,
-    L1Loss,
-    MSELoss,
-    NLLLoss,
-    SmoothL1Loss,
-)
-from .module import Module
-from .normalization import LayerNorm
-from .pooling import Fold, MaxPool2d, Unfold
-from .sparse import Embedding
+from .activation import *  # noqa: F403
+from .batchnorm import *  # noqa: F403
+from .container import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .data_parallel import *  # noqa: F403
+from .distance import *  # noqa: F403
+from .lazy import *  # noqa: F403
+from .linear import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .module import *  # noqa: F403
+from .normalization import *  # noqa: F403
+from .padding import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .sparse import *  # noqa: F403
 
-__all__ = [
-    "Module",
-    "Linear",
-    "Conv2d",
-    "MaxPool2d",
-    "Unfold",
-    "Fold",
-    "LazyLinear",
-    "LazyModuleMixin",
-    "Identity",
-    "Embedding",
-    "LayerNorm",
-    "BatchNorm1d",
-    "ReLU",
-    "LeakyReLU",
-    "Sigmoid",
-    "Tanh",
-    "GELU",
-    "SiLU",
-    "Softmax",
-    "LogSoftmax",
-    "Dropout",
-    "Flatten",
-    "Sequential",
-    "ModuleList",
-    "ModuleDict",
-    "ParameterList",
-    "DataParallel",
-    "MSELoss",
-    "L1Loss",
-    "SmoothL1Loss",
-    "HuberLoss",
-    "NLLLoss",
-    "CrossEntropyLoss",
-    "BCELoss",
-    "BCEWithLogitsLoss",
-]
+# (``__all__ +=`` of each family's list, a form type checkers follow through star imports)
+__all__ = module.__all__.copy()
+__all__ += linear.__all__
+__all__ += conv.__all__
+__all__ += pooling.__all__
+__all__ += padding.__all__
+__all__ += lazy.__all__
+__all__ += sparse.__all__
+__all__ += normalization.__all__
+__all__ += batchnorm.__all__
+__all__ += activation.__all__
+__all__ += distance.__all__
+__all__ += container.__all__
+__all__ += data_parallel.__all__
+__all__ += loss.__all__
