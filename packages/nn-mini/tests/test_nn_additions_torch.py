@@ -217,3 +217,128 @@ def test_errors_match_torch(name):
             ERRORS[name](lib)
         kinds.append(info.type)
     assert kinds[0] is kinds[1]
+
+
+CONVS = {
+    "conv1d": (lambda L: L.nn.Conv1d(3, 4, 3), (2, 3, 11)),
+    "conv1d_options": (
+        lambda L: L.nn.Conv1d(3, 4, 3, stride=2, padding=2, dilation=2, bias=False),
+        (2, 3, 11),
+    ),
+    "conv1d_same_groups": (lambda L: L.nn.Conv1d(3, 6, 4, padding="same", groups=3), (2, 3, 11)),
+    "conv1d_unbatched": (lambda L: L.nn.Conv1d(3, 4, 3), (3, 11)),
+    "conv1d_reflect": (
+        lambda L: L.nn.Conv1d(3, 4, 3, padding=2, padding_mode="reflect"),
+        (2, 3, 11),
+    ),
+    "conv2d_circular": (
+        lambda L: L.nn.Conv2d(3, 4, 3, padding=(1, 2), padding_mode="circular"),
+        (2, 3, 9, 8),
+    ),
+    "conv2d_replicate_same": (
+        lambda L: L.nn.Conv2d(3, 4, (3, 2), padding="same", padding_mode="replicate"),
+        (2, 3, 9, 8),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONVS))
+def test_convolutions_match_torch(name):
+    build, shape = CONVS[name]
+    x = np.random.default_rng(3).standard_normal(shape)
+    results = []
+    for lib in (gs, torch):
+        lib.manual_seed(0)  # the same initial weights (gradstack draws as torch)
+        conv = build(lib).double()
+        xt = lib.tensor(x, requires_grad=True)
+        y = conv(xt)
+        y.pow(2).sum().backward()
+        results.append((repr(conv), y.detach().numpy(), xt.grad.numpy(), conv.weight.grad.numpy()))
+    (r1, *a), (r2, *b) = results
+    assert r1 == r2
+    for p, q in zip(a, b):
+        np.testing.assert_allclose(p, q, rtol=1e-10, atol=1e-10)
+
+
+Q = R.standard_normal((2, 3, 5, 4))
+KK = R.standard_normal((2, 3, 6, 4))
+VV = R.standard_normal((2, 3, 6, 7))
+P = R.dirichlet(np.ones(5), size=4)
+LOGQ = np.log(R.dirichlet(np.ones(5), size=4))
+P[0, 1] = 0.0  # a zero target: its term is 0
+MASK = R.random((5, 6)) < 0.7
+MASK[:, 0] = True
+
+MORE = {
+    "sdpa": (lambda L, F, q, k, v: F.scaled_dot_product_attention(q, k, v), [Q, KK, VV]),
+    "sdpa_causal": (
+        lambda L, F, q, k, v: F.scaled_dot_product_attention(
+            q, k[:, :, :5], v[:, :, :5], is_causal=True
+        ),
+        [Q, KK, VV],
+    ),
+    "sdpa_bool_mask": (
+        lambda L, F, q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=L.tensor(MASK)),
+        [Q, KK, VV],
+    ),
+    "sdpa_float_mask_scale": (
+        lambda L, F, q, k, v: F.scaled_dot_product_attention(
+            q, k, v, attn_mask=L.tensor(MASK * 0.5), scale=0.3
+        ),
+        [Q, KK, VV],
+    ),
+    "kl_div_batchmean": (lambda L, F, x: F.kl_div(x, L.tensor(P), reduction="batchmean"), [LOGQ]),
+    "kl_div_sum": (lambda L, F, x: F.kl_div(x, L.tensor(P), reduction="sum"), [LOGQ]),
+    "kl_div_none_log_target": (
+        lambda L, F, x, t: F.kl_div(x, t, reduction="none", log_target=True),
+        [LOGQ, np.log(P + 0.1)],
+    ),
+}
+PROGRAMS.update(MORE)
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_attention_and_divergence_match_torch(name):
+    (a, ga, sa), (b, gb, sb) = run(gs, name), run(torch, name)
+    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    for p, q in zip(ga + sa, gb + sb):
+        np.testing.assert_allclose(p, q, rtol=1e-8, atol=1e-10)
+
+
+CHANNEL_DROPOUTS = [
+    ("dropout1d", (2, 4, 5)),
+    ("dropout1d", (4, 5)),
+    ("dropout2d", (2, 4, 3, 3)),
+    ("dropout3d", (2, 4, 2, 2, 2)),
+    ("dropout3d", (4, 2, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("name, shape", CHANNEL_DROPOUTS)
+def test_channel_dropout_draws_torchs_masks(name, shape):
+    x = np.random.default_rng(4).standard_normal(shape)
+    outs = []
+    for lib in (gs, torch):
+        lib.manual_seed(7)
+        xt = lib.tensor(x, requires_grad=True)
+        y = getattr(lib.nn.functional, name)(xt, 0.4)
+        y.sum().backward()
+        outs.append((y.detach().numpy(), xt.grad.numpy()))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-12)
+    module = {"dropout1d": "Dropout1d", "dropout2d": "Dropout2d", "dropout3d": "Dropout3d"}[name]
+    assert repr(getattr(gs.nn, module)(0.3)) == repr(getattr(torch.nn, module)(0.3))
+
+
+def test_kl_div_module_and_mean_warning():
+    for lib in (gs, torch):
+        with pytest.warns(UserWarning, match="batchmean"):
+            lib.nn.KLDivLoss()(lib.tensor(LOGQ), lib.tensor(P))
+    a = gs.nn.KLDivLoss(reduction="batchmean", log_target=True)
+    b = torch.nn.KLDivLoss(reduction="batchmean", log_target=True)
+    assert repr(a) == repr(b)
+    np.testing.assert_allclose(
+        a(gs.tensor(LOGQ), gs.tensor(LOGQ[::-1].copy())).item(),
+        b(torch.tensor(LOGQ), torch.tensor(LOGQ[::-1].copy())).item(),
+        rtol=1e-12,
+    )

@@ -242,3 +242,46 @@ def max_pool2d(
     return max_pool2d_with_indices(
         input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
     )
+
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """1-d cross-correlation, as ``torch.nn.functional.conv1d``: an ``(N, C, L)`` (or
+    ``(C, L)``) input with ``weight`` of shape ``(out_channels, C / groups, k)``: the 2-d
+    convolution of the input and the weight given a unit height."""
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError("conv1d(): input and weight must be Tensors")
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: "
+            f"{list(input.shape)}"
+        )
+    if weight.dim() != 3:
+        raise RuntimeError(
+            f"conv1d: expected a 3-d weight (out_channels, in_channels / groups, k), got "
+            f"{list(weight.shape)}"
+        )
+
+    def lift(value, unit):
+        """A 1-d argument as the 2-d one: ``unit`` for the unit height."""
+        if isinstance(value, str):
+            return value
+        if not isinstance(value, int):
+            value = tuple(value)
+            if len(value) != 1:
+                raise RuntimeError(f"conv1d: expected an int or a 1-tuple, got {value}")
+            value = value[0]
+        return (unit, value)
+
+    out = conv2d(
+        input.unsqueeze(-2), weight.unsqueeze(2), bias, lift(stride, 1), lift(padding, 0),
+        lift(dilation, 1), groups,
+    )  # fmt: skip
+    return out.squeeze(-2)

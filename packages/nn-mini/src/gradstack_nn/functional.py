@@ -32,6 +32,7 @@ from gradstack_tensor import Tensor
 
 __all__ = [
     "linear",
+    "conv1d",
     "conv2d",
     "max_pool2d",
     "max_pool2d_with_indices",
@@ -71,9 +72,19 @@ _OP = gt.get_op
 # the composed families, each in its own module; functions of this namespace as in torch
 from ._activations import *  # noqa: E402, F403
 from ._activations import __all__ as _activations_all  # noqa: E402
-from ._convolution import conv2d, fold, max_pool2d, max_pool2d_with_indices, unfold  # noqa: E402
+from ._attention import scaled_dot_product_attention  # noqa: E402
+from ._convolution import (  # noqa: E402
+    conv1d,
+    conv2d,
+    fold,
+    max_pool2d,
+    max_pool2d_with_indices,
+    unfold,
+)
 from ._distances import *  # noqa: E402, F403
 from ._distances import __all__ as _distances_all  # noqa: E402
+from ._divergences import kl_div  # noqa: E402
+from ._dropout import dropout1d, dropout2d, dropout3d  # noqa: E402
 from ._normalizations import *  # noqa: E402, F403
 from ._normalizations import __all__ as _normalizations_all  # noqa: E402
 from ._padding import pad  # noqa: E402
@@ -83,7 +94,8 @@ from ._pooling import __all__ as _pooling_all  # noqa: E402
 __all__ += _activations_all
 __all__ += _distances_all
 __all__ += _normalizations_all
-__all__ += ["pad"]
+__all__ += ["pad", "scaled_dot_product_attention", "kl_div", "dropout1d", "dropout2d"]
+__all__ += ["dropout3d"]
 __all__ += _pooling_all
 
 # torch's names of the scalar types, as its error messages spell them

@@ -21,6 +21,9 @@ __all__ = [
     "Softmax",
     "LogSoftmax",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
     "Flatten",
     "Unflatten",
     "ELU",
@@ -177,6 +180,29 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """Zero whole channels of ``(N, C, L)``/``(C, L)`` inputs in training
+    (:func:`F.dropout1d`)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(Dropout):
+    """Zero whole channels of ``(N, C, H, W)`` inputs in training (:func:`F.dropout2d`)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """Zero whole channels of ``(N, C, D, H, W)`` inputs in training
+    (:func:`F.dropout3d`)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
 class Flatten(Module):

@@ -1,4 +1,4 @@
-"""``Conv2d``."""
+"""``Conv2d``, and ``Conv1d`` (the same layer with one spatial dim)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,22 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv2d"]
+__all__ = ["Conv1d", "Conv2d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _pair(value) -> tuple[int, int]:
+def _ntuple(value, n: int) -> tuple:
     if isinstance(value, int):
-        return value, value
-    first, second = value
-    return first, second
+        return (value,) * n
+    value = tuple(value)
+    if len(value) != n:
+        raise ValueError(f"expected an int or a tuple of {n} ints, got {value}")
+    return value
+
+
+def _pair(value) -> tuple:
+    return _ntuple(value, 2)
 
 
 class Conv2d(Module):
@@ -39,7 +45,8 @@ class Conv2d(Module):
         ``out_channels / groups`` output channels.
     bias : bool, default True
     padding_mode : str, default ``'zeros'``
-        Only ``'zeros'``: the other modes of torch raise NotImplementedError.
+        ``'zeros'``, or ``'reflect'``, ``'replicate'``, ``'circular'``: the input is padded
+        with :func:`~gradstack_nn.functional.pad` first, as torch.
     device, dtype : optional
 
     Attributes
@@ -60,6 +67,8 @@ class Conv2d(Module):
     >>> conv
     Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1))
     """
+
+    _dims = 2  # spatial dims (Conv1d: 1), with ``_conv`` its functional form
 
     def __init__(
         self,
@@ -87,24 +96,20 @@ class Conv2d(Module):
                 raise ValueError(
                     f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
                 )
-            if padding == "same" and _pair(stride) != (1, 1):
+            if padding == "same" and _ntuple(stride, self._dims) != (1,) * self._dims:
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
             raise ValueError(
                 f"padding_mode must be one of {_PADDING_MODES}, but got "
                 f"padding_mode='{padding_mode}'"
             )
-        if padding_mode != "zeros":
-            raise NotImplementedError(
-                f"Conv2d(padding_mode={padding_mode!r}): gradstack pads convolutions with zeros "
-                "only; pad the input yourself and use padding=0"
-            )
+        n = self._dims
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride)
-        self.padding = padding if isinstance(padding, str) else _pair(padding)
-        self.dilation = _pair(dilation)
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
         self.groups = groups
         self.padding_mode = padding_mode
         shape = (out_channels, in_channels // groups) + self.kernel_size
@@ -126,9 +131,29 @@ class Conv2d(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.conv2d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+        if self.padding_mode == "zeros":
+            return self._conv(
+                input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                self.groups,
+            )  # fmt: skip
+        # torch pads with the mode first (F.pad's order: the last dim first), then convolves
+        if isinstance(self.padding, str):
+            total = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            pads = (
+                [(t // 2, t - t // 2) for t in total]
+                if self.padding == "same"
+                else [(0, 0)] * len(total)
+            )
+        else:
+            pads = [(p, p) for p in self.padding]
+        flat = tuple(v for pair in reversed(pads) for v in pair)
+        return self._conv(
+            F.pad(input, flat, mode=self.padding_mode), self.weight, self.bias, self.stride,
+            0, self.dilation, self.groups,
+        )  # fmt: skip
+
+    def _conv(self, input, weight, bias, stride, padding, dilation, groups):
+        return F.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
     def extra_repr(self) -> str:
         s = (
@@ -137,10 +162,29 @@ class Conv2d(Module):
         )
         if self.padding != (0,) * len(self.kernel_size):
             s += f", padding={self.padding}"  # (a string unquoted, as torch shows it)
-        if self.dilation != (1, 1):
+        if self.dilation != (1,) * len(self.kernel_size):
             s += f", dilation={self.dilation}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
+
+
+class Conv1d(Conv2d):
+    """1-d convolution over ``(N, C, L)`` or ``(C, L)`` inputs, as ``torch.nn.Conv1d``
+    (:func:`gradstack_nn.functional.conv1d`: the 2-d convolution on a unit height); the
+    parameters are those of :class:`Conv2d` with one spatial dim.
+
+    >>> import gradstack_tensor as gt
+    >>> conv = Conv1d(2, 3, 3, padding=1)
+    >>> conv(gt.randn(4, 2, 10)).shape, conv
+    (gradstack.Size([4, 3, 10]), Conv1d(2, 3, kernel_size=(3,), stride=(1,), padding=(1,)))
+    """
+
+    _dims = 1
+
+    def _conv(self, input, weight, bias, stride, padding, dilation, groups):
+        return F.conv1d(input, weight, bias, stride, padding, dilation, groups)

@@ -25,6 +25,7 @@ __all__ = [
     "CrossEntropyLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "KLDivLoss",
 ]
 
 
@@ -210,3 +211,17 @@ class BCEWithLogitsLoss(_Loss):
             pos_weight=self.pos_weight,
             reduction=self.reduction,
         )
+
+
+class KLDivLoss(_Loss):
+    """The Kullback-Leibler divergence of ``target`` from the log-probabilities ``input``
+    (:func:`F.kl_div`; ``reduction="batchmean"`` is the divergence's definition)."""
+
+    def __init__(
+        self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
