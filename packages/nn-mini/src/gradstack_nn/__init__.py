@@ -42,6 +42,7 @@ from .modules import module as _module
 from .modules import normalization as _normalization
 from .modules import padding as _padding
 from .modules import pooling as _pooling
+from .modules import rnn as _rnn
 from .modules import sparse as _sparse
 from .modules.activation import *  # noqa: F403
 from .modules.batchnorm import *  # noqa: F403
@@ -56,6 +57,7 @@ from .modules.module import *  # noqa: F403
 from .modules.normalization import *  # noqa: F403
 from .modules.padding import *  # noqa: F403
 from .modules.pooling import *  # noqa: F403
+from .modules.rnn import *  # noqa: F403
 from .modules.sparse import *  # noqa: F403
 from .parameter import Buffer, Parameter, UninitializedParameter
 from .serialization import load, save
@@ -87,3 +89,4 @@ __all__ += _distance.__all__
 __all__ += _container.__all__
 __all__ += _data_parallel.__all__
 __all__ += _loss.__all__
+__all__ += _rnn.__all__

@@ -15,6 +15,7 @@ from . import (
     normalization,
     padding,
     pooling,
+    rnn,
     sparse,
 )
 from .activation import *  # noqa: F403
@@ -30,6 +31,7 @@ from .module import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 
 # (``__all__ +=`` of each family's list, a form type checkers follow through star imports)
@@ -47,3 +49,4 @@ __all__ += distance.__all__
 __all__ += container.__all__
 __all__ += data_parallel.__all__
 __all__ += loss.__all__
+__all__ += rnn.__all__

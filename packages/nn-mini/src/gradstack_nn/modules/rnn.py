@@ -1,0 +1,418 @@
+"""Recurrent layers: ``RNN``, ``LSTM``, ``GRU`` and their cells, as torch's (parameter
+names and shapes, initialisation, input and state layouts, ``batch_first``,
+``num_layers``, ``bidirectional``, inter-layer ``dropout``), written with gradstack ops so
+that they differentiate to any order.
+
+Note [A recurrent layer projects its whole input at once]
+Each layer multiplies the whole input sequence by ``weight_ih`` in one product before the
+time loop (one GEMM of ``(L * N, H_in)``), and only the hidden state's product runs per
+step: the same sums as torch's cells (``linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh)``),
+in fewer, larger products.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> lstm = LSTM(3, 5, num_layers=2, batch_first=True)
+>>> out, (h, c) = lstm(gt.randn(4, 7, 3))
+>>> out.shape, h.shape, c.shape
+(gradstack.Size([4, 7, 5]), gradstack.Size([2, 4, 5]), gradstack.Size([2, 4, 5]))
+>>> [name for name, _ in lstm.named_parameters()][:4]
+['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0']
+"""
+
+from __future__ import annotations
+
+import math
+
+import gradstack_tensor as gt
+from gradstack_tensor import Tensor
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _rnn_step(x_proj: Tensor, h: Tensor, w_hh: Tensor, b_hh, relu: bool) -> Tensor:
+    pre = x_proj + F.linear(h, w_hh, b_hh)
+    return pre.relu() if relu else pre.tanh()
+
+
+def _lstm_step(x_proj: Tensor, state, w_hh: Tensor, b_hh):
+    h, c = state
+    gates = x_proj + F.linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c
+
+
+def _gru_step(x_proj: Tensor, h: Tensor, w_hh: Tensor, b_hh) -> Tensor:
+    hp = F.linear(h, w_hh, b_hh)
+    xr, xz, xn = x_proj.chunk(3, -1)
+    hr, hz, hn = hp.chunk(3, -1)
+    r = (xr + hr).sigmoid()
+    z = (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    return (1 - z) * n + z * h
+
+
+class RNNBase(Module):
+    """The shared parameters, checks and loop of ``RNN``, ``LSTM`` and ``GRU``."""
+
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if (
+            not isinstance(dropout, (int, float))
+            or not 0 <= dropout <= 1
+            or isinstance(dropout, bool)
+        ):
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the probability of an "
+                "element being zeroed"
+            )
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be an integer greater than zero")
+        if not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError("num_layers must be an integer greater than zero")
+        if proj_size:
+            raise NotImplementedError(
+                "LSTM(proj_size=...) is not implemented in gradstack; use proj_size=0"
+            )
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        gate_size = _GATES[mode] * hidden_size
+        directions = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            for direction in range(directions):
+                suffix = "_reverse" if direction == 1 else ""
+                layer_input = input_size if layer == 0 else hidden_size * directions
+                shapes = [
+                    (f"weight_ih_l{layer}{suffix}", (gate_size, layer_input)),
+                    (f"weight_hh_l{layer}{suffix}", (gate_size, hidden_size)),
+                ]
+                if bias:
+                    shapes += [
+                        (f"bias_ih_l{layer}{suffix}", (gate_size,)),
+                        (f"bias_hh_l{layer}{suffix}", (gate_size,)),
+                    ]
+                for name, shape in shapes:
+                    setattr(self, name, Parameter(gt.empty(shape, device=device, dtype=dtype)))
+                    self._flat_weights_names.append(name)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every weight and bias uniform in ``[-1/sqrt(hidden_size), 1/sqrt(hidden_size)]``
+        (torch's draws, in registration order)."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    @property
+    def all_weights(self) -> list:
+        """The parameters of each layer and direction, as torch's ``all_weights``."""
+        per = 4 if self.bias else 2
+        names = self._flat_weights_names
+        return [[getattr(self, n) for n in names[i : i + per]] for i in range(0, len(names), per)]
+
+    def _weights(self, layer: int, direction: int):
+        suffix = "_reverse" if direction == 1 else ""
+        get = lambda kind: getattr(self, f"{kind}_l{layer}{suffix}", None)  # noqa: E731
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+
+    def _zeros_state(self, batch: int, like: Tensor):
+        directions = 2 if self.bidirectional else 1
+        return gt.zeros(self.num_layers * directions, batch, self.hidden_size, dtype=like.dtype)
+
+    def _check_input(self, input: Tensor) -> None:
+        if not isinstance(input, Tensor):
+            raise TypeError(
+                f"{type(self).__name__}: expected a Tensor input, got {type(input).__name__} "
+                "(PackedSequence is not supported in gradstack)"
+            )
+        if input.dim() not in (2, 3):
+            raise ValueError(
+                f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D "
+                "tensor instead"
+            )
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                f"{input.shape[-1]}"
+            )
+
+    def _check_state(self, state: Tensor, batch: int, name: str = "hidden") -> None:
+        directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * directions, batch, self.hidden_size)
+        if tuple(state.shape) != expected:
+            raise RuntimeError(f"Expected {name} size {expected}, got {list(state.shape)}")
+
+    def _run(self, input: Tensor, hx):
+        """The layers over the sequence: ``(output, states)`` with ``states`` one per layer
+        and direction (a pair for LSTM)."""
+        self._check_input(input)
+        unbatched = input.dim() == 2
+        x = (
+            input.unsqueeze(1)
+            if unbatched
+            else (input.transpose(0, 1) if self.batch_first else input)
+        )
+        length, batch = x.shape[0], x.shape[1]
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            h0 = self._zeros_state(batch, x)
+            c0 = self._zeros_state(batch, x) if lstm else None
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            if unbatched:
+                h0 = h0.unsqueeze(1)
+                c0 = c0.unsqueeze(1) if c0 is not None else None
+            self._check_state(h0, batch)
+            if c0 is not None:
+                self._check_state(c0, batch, "cell")
+        directions = 2 if self.bidirectional else 1
+        h_last, c_last = [], []
+        layer_input = x
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+                index = layer * directions + direction
+                # Note [A recurrent layer projects its whole input at once]
+                projected = F.linear(layer_input, w_ih, b_ih)
+                steps = range(length - 1, -1, -1) if direction == 1 else range(length)
+                h = h0[index]
+                c = c0[index] if lstm else None
+                per_step = [None] * length
+                for t in steps:
+                    if lstm:
+                        h, c = _lstm_step(projected[t], (h, c), w_hh, b_hh)
+                    elif self.mode == "GRU":
+                        h = _gru_step(projected[t], h, w_hh, b_hh)
+                    else:
+                        h = _rnn_step(projected[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
+                    per_step[t] = h
+                outputs.append(gt.stack(per_step, 0))
+                h_last.append(h)
+                if lstm:
+                    c_last.append(c)
+            layer_input = outputs[0] if directions == 1 else gt.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        output = layer_input
+        h_n = gt.stack(h_last, 0)
+        c_n = gt.stack(c_last, 0) if lstm else None
+        if unbatched:
+            output = output.squeeze(1)
+            h_n = h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if c_n is not None else None
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return output, (h_n, c_n)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    def flatten_parameters(self) -> None:
+        """Nothing to do without cuDNN (torch's method, kept for programs that call it)."""
+
+
+class RNN(RNNBase):
+    """An Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or
+    ``relu`` with ``nonlinearity="relu"``); returns ``(output, h_n)``."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device=None,
+                 dtype=None) -> None:  # fmt: skip
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(
+                f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'."
+            )
+        self.nonlinearity = nonlinearity
+        super().__init__(
+            "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size,
+            num_layers, bias, batch_first, dropout, bidirectional, 0, device, dtype,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor, hx: Tensor | None = None):
+        output, (h_n, _) = self._run(input, hx)
+        return output, h_n
+
+
+class LSTM(RNNBase):
+    """A long short-term memory layer; returns ``(output, (h_n, c_n))``."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:  # fmt: skip
+        super().__init__(
+            "LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+            bidirectional, proj_size, device, dtype,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor, hx=None):
+        output, (h_n, c_n) = self._run(input, hx)
+        return output, (h_n, c_n)
+
+
+class GRU(RNNBase):
+    """A gated recurrent unit layer; returns ``(output, h_n)``."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, device=None, dtype=None) -> None:  # fmt: skip
+        super().__init__(
+            "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+            bidirectional, 0, device, dtype,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor, hx: Tensor | None = None):
+        output, (h_n, _) = self._run(input, hx)
+        return output, h_n
+
+
+class RNNCellBase(Module):
+    """The parameters, init and checks of the cells."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, gates: int,
+                 device=None, dtype=None) -> None:  # fmt: skip
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(
+            gt.empty(gates * hidden_size, input_size, device=device, dtype=dtype)
+        )
+        self.weight_hh = Parameter(
+            gt.empty(gates * hidden_size, hidden_size, device=device, dtype=dtype)
+        )
+        if bias:
+            self.bias_ih = Parameter(gt.empty(gates * hidden_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(gt.empty(gates * hidden_size, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Uniform in ``[-1/sqrt(hidden_size), 1/sqrt(hidden_size)]``, as torch."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _prepare(self, input: Tensor, hx):
+        if input.dim() not in (1, 2):
+            raise ValueError(
+                f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead"
+            )
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(
+                f"input has inconsistent input_size: got {input.shape[-1]} expected "
+                f"{self.input_size}"
+            )
+        unbatched = input.dim() == 1
+        x = input.unsqueeze(0) if unbatched else input
+        return x, unbatched
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        nonlinearity = getattr(self, "nonlinearity", "tanh")
+        if nonlinearity != "tanh":
+            s += f", nonlinearity={nonlinearity}"
+        return s
+
+
+class RNNCell(RNNCellBase):
+    """One step of :class:`RNN`."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device=None, dtype=None) -> None:  # fmt: skip
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, unbatched = self._prepare(input, hx)
+        h = gt.zeros(x.shape[0], self.hidden_size, dtype=x.dtype) if hx is None else hx
+        h = h.unsqueeze(0) if unbatched and hx is not None else h
+        out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+                        self.bias_hh, self.nonlinearity == "relu")  # fmt: skip
+        return out.squeeze(0) if unbatched else out
+
+
+class LSTMCell(RNNCellBase):
+    """One step of :class:`LSTM`; returns ``(h', c')``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:  # fmt: skip
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input: Tensor, hx=None):
+        x, unbatched = self._prepare(input, hx)
+        if hx is None:
+            zeros = gt.zeros(x.shape[0], self.hidden_size, dtype=x.dtype)
+            h, c = zeros, zeros
+        else:
+            h, c = hx
+            if unbatched:
+                h, c = h.unsqueeze(0), c.unsqueeze(0)
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), (h, c), self.weight_hh,
+                          self.bias_hh)  # fmt: skip
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
+
+
+class GRUCell(RNNCellBase):
+    """One step of :class:`GRU`."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:  # fmt: skip
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, unbatched = self._prepare(input, hx)
+        h = gt.zeros(x.shape[0], self.hidden_size, dtype=x.dtype) if hx is None else hx
+        h = h.unsqueeze(0) if unbatched and hx is not None else h
+        out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return out.squeeze(0) if unbatched else out
