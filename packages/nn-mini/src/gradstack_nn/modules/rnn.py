@@ -111,7 +111,7 @@ class RNNBase(Module):
             for direction in range(directions):
                 suffix = "_reverse" if direction == 1 else ""
                 layer_input = input_size if layer == 0 else hidden_size * directions
-                shapes = [
+                shapes: list[tuple[str, tuple[int, ...]]] = [
                     (f"weight_ih_l{layer}{suffix}", (gate_size, layer_input)),
                     (f"weight_hh_l{layer}{suffix}", (gate_size, hidden_size)),
                 ]
@@ -206,7 +206,7 @@ class RNNBase(Module):
                 projected = F.linear(layer_input, w_ih, b_ih)
                 steps = range(length - 1, -1, -1) if direction == 1 else range(length)
                 h = h0[index]
-                c = c0[index] if lstm else None
+                c = c0[index] if c0 is not None else None
                 per_step = [None] * length
                 for t in steps:
                     if lstm:
