@@ -62,6 +62,29 @@ CASES = {
         maximize=[False, True],
     ),
 }
+CASES.update(
+    {
+        "Adamax": _grid(
+            lr=[0.01], betas=[(0.9, 0.999), (0.3, 0.6)], weight_decay=[0.0, 0.1],
+            maximize=[False, True],
+        )
+        + [dict(eps=1e-3), dict()],
+        "NAdam": _grid(
+            lr=[0.01], weight_decay=[0.0, 0.1], decoupled_weight_decay=[False, True],
+            maximize=[False, True],
+        )
+        + [dict(momentum_decay=0.05, betas=(0.3, 0.6)), dict()],
+        "RAdam": _grid(
+            lr=[0.01], weight_decay=[0.0, 0.1], decoupled_weight_decay=[False, True],
+            maximize=[False, True],
+        )
+        + [dict(betas=(0.5, 0.6)), dict()],  # (beta2 0.6: the rectified step from step 2 on)
+        "Adadelta": _grid(
+            lr=[1.0, 0.1], rho=[0.9, 0.3], weight_decay=[0.0, 0.1], maximize=[False, True]
+        )
+        + [dict(eps=1e-3), dict()],
+    }
+)  # fmt: skip
 PARAMS = [
     pytest.param(name, opts, id=f"{name}-{i}")
     for name, cases in CASES.items()
@@ -278,7 +301,17 @@ def test_argument_errors_as_torch(name, kwargs, message):
 
 
 def test_defaults_and_repr_match_torch():
-    for name in ("Adam", "AdamW", "RMSprop", "Adagrad", "SGD"):
+    for name in (
+        "Adam",
+        "AdamW",
+        "RMSprop",
+        "Adagrad",
+        "SGD",
+        "Adamax",
+        "NAdam",
+        "RAdam",
+        "Adadelta",
+    ):
         g = getattr(gs_optim, name)([Parameter(gt.zeros(1))])
         t = getattr(torch.optim, name)([torch.nn.Parameter(torch.zeros(1))])
         assert g.defaults == t.defaults, name

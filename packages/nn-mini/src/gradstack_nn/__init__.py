@@ -30,6 +30,7 @@ import gradstack_autograd as _ag  # noqa: F401 - registers the autograd layer
 from . import functional, init, optim, serialization, utils, zeroed_grads
 from .__about__ import __version__
 from .modules import activation as _activation
+from .modules import attention as _attention
 from .modules import batchnorm as _batchnorm
 from .modules import container as _container
 from .modules import conv as _conv
@@ -45,6 +46,7 @@ from .modules import pooling as _pooling
 from .modules import rnn as _rnn
 from .modules import sparse as _sparse
 from .modules.activation import *  # noqa: F403
+from .modules.attention import *  # noqa: F403
 from .modules.batchnorm import *  # noqa: F403
 from .modules.container import *  # noqa: F403
 from .modules.conv import *  # noqa: F403
@@ -90,3 +92,4 @@ __all__ += _container.__all__
 __all__ += _data_parallel.__all__
 __all__ += _loss.__all__
 __all__ += _rnn.__all__
+__all__ += _attention.__all__

@@ -1,8 +1,31 @@
 """``gradstack.optim``: optimisers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``)
 and :mod:`gradstack.optim.lr_scheduler` from gradstack-nn-mini."""
 
-from gradstack_nn.optim import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
+from gradstack_nn.optim import (
+    SGD,
+    Adadelta,
+    Adagrad,
+    Adam,
+    Adamax,
+    AdamW,
+    NAdam,
+    Optimizer,
+    RAdam,
+    RMSprop,
+)
 
 from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "Adadelta",
+    "lr_scheduler",
+]

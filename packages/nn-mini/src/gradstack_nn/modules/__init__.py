@@ -3,6 +3,7 @@ lists its layers in its ``__all__``."""
 
 from . import (
     activation,
+    attention,
     batchnorm,
     container,
     conv,
@@ -19,6 +20,7 @@ from . import (
     sparse,
 )
 from .activation import *  # noqa: F403
+from .attention import *  # noqa: F403
 from .batchnorm import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
@@ -50,3 +52,4 @@ __all__ += container.__all__
 __all__ += data_parallel.__all__
 __all__ += loss.__all__
 __all__ += rnn.__all__
+__all__ += attention.__all__

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from gradstack_tensor import Tensor
 
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, _addindent
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList"]
 
@@ -103,6 +103,26 @@ class ModuleList(Module):
         super().__init__()
         if modules is not None:
             self.extend(modules)
+
+    def __repr__(self) -> str:
+        """torch's repr: runs of modules with the same repr are shown once, as
+        ``(0-2): 3 x Linear(...)``."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs: list[tuple[int, int, str]] = [(0, 0, reprs[0])]
+        for i, r in enumerate(reprs[1:], 1):
+            if r == runs[-1][2]:
+                runs[-1] = (runs[-1][0], i, r)
+            else:
+                runs.append((i, i, r))
+        lines = []
+        for start, end, r in runs:
+            if start == end:
+                lines.append(_addindent(f"({start}): {r}", 2))
+            else:
+                lines.append(_addindent(f"({start}-{end}): {end - start + 1} x {r}", 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):

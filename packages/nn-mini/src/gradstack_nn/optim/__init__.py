@@ -15,9 +15,10 @@ Examples
 0.0
 """
 
-from . import adagrad, adam, lr_scheduler, optimizer, rmsprop, sgd
+from . import adagrad, adam, adam_variants, lr_scheduler, optimizer, rmsprop, sgd
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adam_variants import Adadelta, Adamax, NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
@@ -28,6 +29,10 @@ __all__ = [
     "Adam",
     "AdamW",
     "RMSprop",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "Adadelta",
     "Adagrad",
     "lr_scheduler",
     "optimizer",
