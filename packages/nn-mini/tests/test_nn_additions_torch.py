@@ -342,3 +342,52 @@ def test_kl_div_module_and_mean_warning():
         b(torch.tensor(LOGQ), torch.tensor(LOGQ[::-1].copy())).item(),
         rtol=1e-12,
     )
+
+
+X3 = R.standard_normal((2, 3, 7))
+X5 = R.standard_normal((1, 2, 3, 4, 5))
+INTERPOLATIONS = [
+    (X3, dict(scale_factor=2)),
+    (X3, dict(size=11)),
+    (X3, dict(size=4)),
+    (X3, dict(scale_factor=1.7)),
+    (X3, dict(scale_factor=0.6)),
+    (X3, dict(size=9, mode="nearest-exact")),
+    (X3, dict(size=10, mode="linear")),
+    (X3, dict(size=10, mode="linear", align_corners=True)),
+    (X3, dict(scale_factor=2.5, mode="linear")),
+    (X3, dict(size=5, mode="area")),
+    (X, dict(size=(7, 9))),
+    (X, dict(size=(7, 9), mode="bilinear")),
+    (X, dict(size=(3, 4), mode="bilinear", align_corners=True)),
+    (X, dict(scale_factor=(1.5, 2), mode="bilinear")),
+    (X, dict(scale_factor=2, mode="bilinear", recompute_scale_factor=True)),
+    (X5, dict(size=(4, 5, 6), mode="trilinear")),
+    (X5, dict(scale_factor=2)),
+]
+
+
+@pytest.mark.parametrize("x, options", INTERPOLATIONS, ids=[str(o) for _, o in INTERPOLATIONS])
+def test_interpolate_matches_torch(x, options):
+    results = []
+    for lib in (gs, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.interpolate(t, **options)
+        (y * y).sum().backward()
+        results.append((y.detach().numpy(), t.grad.numpy()))
+    (a, ga), (b, gb) = results
+    assert a.shape == b.shape
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ga, gb, rtol=1e-12, atol=1e-12)
+
+
+def test_upsample_modules_match_torch():
+    for build in (
+        lambda L: L.nn.Upsample(scale_factor=2),
+        lambda L: L.nn.Upsample(size=(3, 9), mode="bilinear"),
+        lambda L: L.nn.UpsamplingNearest2d(scale_factor=3),
+        lambda L: L.nn.UpsamplingBilinear2d(size=(4, 4)),
+    ):
+        a, b = build(gs), build(torch)
+        assert repr(a) == repr(b)
+        np.testing.assert_allclose(a(gs.tensor(X)).numpy(), b(torch.tensor(X)).numpy(), rtol=1e-12)

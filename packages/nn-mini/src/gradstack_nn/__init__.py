@@ -45,6 +45,7 @@ from .modules import padding as _padding
 from .modules import pooling as _pooling
 from .modules import rnn as _rnn
 from .modules import sparse as _sparse
+from .modules import upsampling as _upsampling
 from .modules.activation import *  # noqa: F403
 from .modules.attention import *  # noqa: F403
 from .modules.batchnorm import *  # noqa: F403
@@ -61,6 +62,7 @@ from .modules.padding import *  # noqa: F403
 from .modules.pooling import *  # noqa: F403
 from .modules.rnn import *  # noqa: F403
 from .modules.sparse import *  # noqa: F403
+from .modules.upsampling import *  # noqa: F403
 from .parameter import Buffer, Parameter, UninitializedParameter
 from .serialization import load, save
 
@@ -93,3 +95,4 @@ __all__ += _data_parallel.__all__
 __all__ += _loss.__all__
 __all__ += _rnn.__all__
 __all__ += _attention.__all__
+__all__ += _upsampling.__all__

@@ -85,6 +85,8 @@ from ._distances import *  # noqa: E402, F403
 from ._distances import __all__ as _distances_all  # noqa: E402
 from ._divergences import kl_div  # noqa: E402
 from ._dropout import dropout1d, dropout2d, dropout3d  # noqa: E402
+from ._interpolation import *  # noqa: E402, F403
+from ._interpolation import __all__ as _interpolation_all  # noqa: E402
 from ._normalizations import *  # noqa: E402, F403
 from ._normalizations import __all__ as _normalizations_all  # noqa: E402
 from ._padding import pad  # noqa: E402
@@ -96,6 +98,7 @@ __all__ += _distances_all
 __all__ += _normalizations_all
 __all__ += ["pad", "scaled_dot_product_attention", "kl_div", "dropout1d", "dropout2d"]
 __all__ += ["dropout3d"]
+__all__ += _interpolation_all
 __all__ += _pooling_all
 
 # torch's names of the scalar types, as its error messages spell them

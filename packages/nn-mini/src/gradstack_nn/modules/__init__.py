@@ -18,6 +18,7 @@ from . import (
     pooling,
     rnn,
     sparse,
+    upsampling,
 )
 from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
@@ -35,6 +36,7 @@ from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
+from .upsampling import *  # noqa: F403
 
 # (``__all__ +=`` of each family's list, a form type checkers follow through star imports)
 __all__ = module.__all__.copy()
@@ -53,3 +55,4 @@ __all__ += data_parallel.__all__
 __all__ += loss.__all__
 __all__ += rnn.__all__
 __all__ += attention.__all__
+__all__ += upsampling.__all__
