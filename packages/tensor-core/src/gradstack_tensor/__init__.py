@@ -83,6 +83,8 @@ from .dtypes import (
 )
 from .dtypes import float as float  # noqa: PLC0414 - torch's alias names shadow builtins here
 from .dtypes import int as int  # noqa: PLC0414
+from .elementwise_composites import *  # noqa: F403
+from .elementwise_composites import __all__ as _elementwise_composites_all
 from .functions import *  # noqa: F403
 from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
@@ -100,6 +102,7 @@ __all__ = sorted(
     | set(_composites_all)
     | set(_arrangements_all)
     | set(_contractions_all)
+    | set(_elementwise_composites_all)
     | set(_searching_all)
     | set(_histograms_all)
     | set(_functions.__all__)

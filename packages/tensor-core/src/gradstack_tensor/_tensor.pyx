@@ -648,6 +648,195 @@ cdef class Tensor(ShapeMethods):
         from .composites import masked_select
         return masked_select(self, mask)
 
+    # -- elementwise_composites.py (it imports this module) ------------------------------
+
+    def greater(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.greater` (``self`` its first argument)."""
+        from .elementwise_composites import greater
+        return greater(self, *args, **kwargs)
+
+    def greater_equal(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.greater_equal` (``self`` its first argument)."""
+        from .elementwise_composites import greater_equal
+        return greater_equal(self, *args, **kwargs)
+
+    def less(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.less` (``self`` its first argument)."""
+        from .elementwise_composites import less
+        return less(self, *args, **kwargs)
+
+    def less_equal(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.less_equal` (``self`` its first argument)."""
+        from .elementwise_composites import less_equal
+        return less_equal(self, *args, **kwargs)
+
+    def not_equal(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.not_equal` (``self`` its first argument)."""
+        from .elementwise_composites import not_equal
+        return not_equal(self, *args, **kwargs)
+
+    def arccos(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.arccos` (``self`` its first argument)."""
+        from .elementwise_composites import arccos
+        return arccos(self, *args, **kwargs)
+
+    def arcsin(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.arcsin` (``self`` its first argument)."""
+        from .elementwise_composites import arcsin
+        return arcsin(self, *args, **kwargs)
+
+    def arctan(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.arctan` (``self`` its first argument)."""
+        from .elementwise_composites import arctan
+        return arctan(self, *args, **kwargs)
+
+    def arctan2(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.arctan2` (``self`` its first argument)."""
+        from .elementwise_composites import arctan2
+        return arctan2(self, *args, **kwargs)
+
+    def fix(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.fix` (``self`` its first argument)."""
+        from .elementwise_composites import fix
+        return fix(self, *args, **kwargs)
+
+    def positive(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.positive` (``self`` its first argument)."""
+        from .elementwise_composites import positive
+        return positive(self, *args, **kwargs)
+
+    def deg2rad(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.deg2rad` (``self`` its first argument)."""
+        from .elementwise_composites import deg2rad
+        return deg2rad(self, *args, **kwargs)
+
+    def rad2deg(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.rad2deg` (``self`` its first argument)."""
+        from .elementwise_composites import rad2deg
+        return rad2deg(self, *args, **kwargs)
+
+    def frac(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.frac` (``self`` its first argument)."""
+        from .elementwise_composites import frac
+        return frac(self, *args, **kwargs)
+
+    def signbit(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.signbit` (``self`` its first argument)."""
+        from .elementwise_composites import signbit
+        return signbit(self, *args, **kwargs)
+
+    def logaddexp(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.logaddexp` (``self`` its first argument)."""
+        from .elementwise_composites import logaddexp
+        return logaddexp(self, *args, **kwargs)
+
+    def logaddexp2(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.logaddexp2` (``self`` its first argument)."""
+        from .elementwise_composites import logaddexp2
+        return logaddexp2(self, *args, **kwargs)
+
+    def xlogy(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.xlogy` (``self`` its first argument)."""
+        from .elementwise_composites import xlogy
+        return xlogy(self, *args, **kwargs)
+
+    def nan_to_num(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.nan_to_num` (``self`` its first argument)."""
+        from .elementwise_composites import nan_to_num
+        return nan_to_num(self, *args, **kwargs)
+
+    def sinc(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.sinc` (``self`` its first argument)."""
+        from .elementwise_composites import sinc
+        return sinc(self, *args, **kwargs)
+
+    def logit(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.logit` (``self`` its first argument)."""
+        from .elementwise_composites import logit
+        return logit(self, *args, **kwargs)
+
+    def float_power(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.float_power` (``self`` its first argument)."""
+        from .elementwise_composites import float_power
+        return float_power(self, *args, **kwargs)
+
+    def ldexp(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.ldexp` (``self`` its first argument)."""
+        from .elementwise_composites import ldexp
+        return ldexp(self, *args, **kwargs)
+
+    def nansum(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.nansum` (``self`` its first argument)."""
+        from .elementwise_composites import nansum
+        return nansum(self, *args, **kwargs)
+
+    def nanmean(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.nanmean` (``self`` its first argument)."""
+        from .elementwise_composites import nanmean
+        return nanmean(self, *args, **kwargs)
+
+    def aminmax(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.aminmax` (``self`` its first argument)."""
+        from .elementwise_composites import aminmax
+        return aminmax(self, *args, **kwargs)
+
+    def take_along_dim(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.take_along_dim` (``self`` its first argument)."""
+        from .elementwise_composites import take_along_dim
+        return take_along_dim(self, *args, **kwargs)
+
+    def cross(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.cross` (``self`` its first argument)."""
+        from .elementwise_composites import cross
+        return cross(self, *args, **kwargs)
+
+    def cumprod(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.cumprod` (``self`` its first argument)."""
+        from .elementwise_composites import cumprod
+        return cumprod(self, *args, **kwargs)
+
+    def baddbmm(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.baddbmm` (``self`` its first argument)."""
+        from .elementwise_composites import baddbmm
+        return baddbmm(self, *args, **kwargs)
+
+    def addbmm(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.addbmm` (``self`` its first argument)."""
+        from .elementwise_composites import addbmm
+        return addbmm(self, *args, **kwargs)
+
+    def addmv(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.addmv` (``self`` its first argument)."""
+        from .elementwise_composites import addmv
+        return addmv(self, *args, **kwargs)
+
+    def addr(self, *args, **kwargs):
+        """See :func:`gradstack_tensor.addr` (``self`` its first argument)."""
+        from .elementwise_composites import addr
+        return addr(self, *args, **kwargs)
+
+    def square_(self):
+        """In place ``self * self`` (``pow_(2)``, as torch)."""
+        return self.pow_(2)
+
+    def clamp_min_(self, min):
+        """In place ``clamp_(min=min)``."""
+        return self.clamp_(min=min)
+
+    def clamp_max_(self, max):
+        """In place ``clamp_(max=max)``."""
+        return self.clamp_(max=max)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """See :func:`gradstack_tensor.isclose`."""
+        from .functions import isclose
+        return isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """See :func:`gradstack_tensor.allclose`."""
+        from .functions import allclose
+        return allclose(self, other, rtol, atol, equal_nan)
+
     # -- indexed writes (_impl_scatter.py) ----------------------------------------------
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):

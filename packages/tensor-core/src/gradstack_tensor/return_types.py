@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-__all__ = ["max", "min", "sort", "topk", "histogram", "histogramdd"]
+__all__ = ["max", "min", "sort", "topk", "histogram", "histogramdd", "aminmax"]
 
 max = namedtuple("max", ["values", "indices"])  # noqa: A001 - torch's names
 min = namedtuple("min", ["values", "indices"])  # noqa: A001
@@ -17,6 +17,7 @@ sort = namedtuple("sort", ["values", "indices"])
 topk = namedtuple("topk", ["values", "indices"])
 histogram = namedtuple("histogram", ["hist", "bin_edges"])
 histogramdd = namedtuple("histogramdd", ["hist", "bin_edges"])
+aminmax = namedtuple("aminmax", ["min", "max"])
 
-for _t in (max, min, sort, topk, histogram, histogramdd):
+for _t in (max, min, sort, topk, histogram, histogramdd, aminmax):
     _t.__module__ = "gradstack.return_types"

@@ -1,0 +1,415 @@
+"""torch's elementwise and product functions that are aliases or compositions of existing
+ops: the comparison and trigonometric aliases, ``deg2rad``, ``frac``, ``signbit``,
+``logaddexp``, ``xlogy``, ``nan_to_num``, ``sinc``, ``logit``, ``float_power``,
+``ldexp``, ``nansum``/``nanmean``, ``aminmax``, ``take_along_dim``, ``cross``,
+``cumprod``, and the ``add*`` products (``baddbmm``, ``addbmm``, ``addmv``, ``addr``).
+
+Note [A branch that where does not take is computed on a safe input]
+A composite that selects with ``where`` gives the branch it does not take a zero
+gradient, which its own backward then multiplies: ``0 * inf`` or ``0 / 0`` would be NaN.
+So that branch reads a harmless input where it is not taken (``sinc`` divides by 1 at 0,
+``xlogy`` takes the log of 1 where ``x == 0``), and the first derivatives are torch's.
+Known differences: ``sinc``'s second derivative at 0 is 0 here, NaN in torch (the true
+value is ``-pi**2 / 3``); ``ldexp``'s gradient for a negative integer exponent is
+``2 ** other`` here, 0 in torch (its formula raises the integer 2 to it).
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> gt.logaddexp(gt.tensor([0.0]), gt.tensor([0.0])).tolist()
+[0.6931471824645996]
+>>> gt.nan_to_num(gt.tensor([float("nan"), 1.0]), nan=-1.0).tolist()
+[-1.0, 1.0]
+>>> gt.cumprod(gt.tensor([1.0, 2.0, 3.0]), 0).tolist()
+[1.0, 2.0, 6.0]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._tensor import Tensor, _data, _wrap
+
+__all__ = [
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "arctan2",
+    "fix",
+    "positive",
+    "deg2rad",
+    "rad2deg",
+    "frac",
+    "signbit",
+    "logaddexp",
+    "logaddexp2",
+    "xlogy",
+    "nan_to_num",
+    "sinc",
+    "logit",
+    "float_power",
+    "ldexp",
+    "nansum",
+    "nanmean",
+    "aminmax",
+    "take_along_dim",
+    "cross",
+    "cumprod",
+    "baddbmm",
+    "addbmm",
+    "addmv",
+    "addr",
+]
+
+
+def _t(x, fname: str, name: str = "input") -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _gt():
+    import gradstack_tensor as gt
+
+    return gt
+
+
+# ---------------------------------------------------------------------------- aliases
+
+
+def greater(input, other):
+    """``input > other`` (torch's alias of ``gt``)."""
+    return _t(input, "greater") > other
+
+
+def greater_equal(input, other):
+    """``input >= other``."""
+    return _t(input, "greater_equal") >= other
+
+
+def less(input, other):
+    """``input < other``."""
+    return _t(input, "less") < other
+
+
+def less_equal(input, other):
+    """``input <= other``."""
+    return _t(input, "less_equal") <= other
+
+
+def not_equal(input, other):
+    """``input != other``."""
+    return _t(input, "not_equal") != other
+
+
+def arccos(input):
+    """``acos``."""
+    return _t(input, "arccos").acos()
+
+
+def arcsin(input):
+    """``asin``."""
+    return _t(input, "arcsin").asin()
+
+
+def arctan(input):
+    """``atan``."""
+    return _t(input, "arctan").atan()
+
+
+def arctan2(input, other):
+    """``atan2``."""
+    return _gt().atan2(_t(input, "arctan2"), other)
+
+
+def fix(input):
+    """``trunc``."""
+    return _t(input, "fix").trunc()
+
+
+def positive(input):
+    """``input`` itself (refused for bool, as torch)."""
+    x = _t(input, "positive")
+    if x.dtype.name == "bool":
+        raise RuntimeError(
+            "The `+` operator, on a bool tensor is not supported. If you are trying to invert a "
+            "mask, use the `~` or `logical_not()` operator instead."
+        )
+    return x
+
+
+# ---------------------------------------------------------------------------- elementwise
+
+
+def _floating(x: Tensor) -> Tensor:
+    return x if x.is_floating_point() else x.to(_gt().get_default_dtype())
+
+
+def deg2rad(input):
+    """Degrees to radians: ``input * (pi / 180)``."""
+    return _floating(_t(input, "deg2rad")) * (math.pi / 180.0)
+
+
+def rad2deg(input):
+    """Radians to degrees: ``input * (180 / pi)``."""
+    return _floating(_t(input, "rad2deg")) * (180.0 / math.pi)
+
+
+def frac(input):
+    """The fractional part, ``input - trunc(input)`` (sign of the input)."""
+    x = _t(input, "frac")
+    if not x.is_floating_point():
+        raise RuntimeError(f"\"frac_cpu\" not implemented for '{x.dtype.name}'")
+    return x - x.trunc().detach()
+
+
+def signbit(input):
+    """Whether the sign bit is set (True for -0.0 and negative numbers): a bool tensor."""
+    return _wrap(np.signbit(_data(_t(input, "signbit"))))
+
+
+def _logaddexp(a: Tensor, b: Tensor, base_log, exp_fn, log1p_fn) -> Tensor:
+    gt = _gt()
+    m = gt.maximum(a, b)
+    # equal infinities: the sum is that infinity (|a - b| would be NaN there)
+    same_inf = (a == b) & a.isinf()
+    d = gt.where(same_inf, 0.0, (a - b).abs())
+    return gt.where(same_inf, a, m + log1p_fn(exp_fn(-d)) / base_log)
+
+
+def logaddexp(input, other):
+    """``log(exp(input) + exp(other))``, computed as ``max + log1p(exp(-|input - other|))``
+    (torch's formula, stable for large values)."""
+    a, b = _floating(_t(input, "logaddexp")), _floating(_t(other, "logaddexp", "other"))
+    return _logaddexp(a, b, 1.0, lambda t: t.exp(), lambda t: t.log1p())
+
+
+def logaddexp2(input, other):
+    """``log2(2**input + 2**other)``."""
+    a, b = _floating(_t(input, "logaddexp2")), _floating(_t(other, "logaddexp2", "other"))
+    return _logaddexp(a, b, math.log(2.0), lambda t: t.exp2(), lambda t: t.log1p())
+
+
+def xlogy(input, other):
+    """``input * log(other)``, 0 where ``input`` is 0 (NaN where ``other`` is NaN), as
+    torch's; Note [A branch that where does not take is computed on a safe input]."""
+    gt = _gt()
+    x = input if isinstance(input, Tensor) else gt.tensor(input)
+    y = other if isinstance(other, Tensor) else gt.tensor(other)
+    x, y = _floating(x), _floating(y)
+    zero = x == 0
+    safe = gt.where(zero, 1.0, y)
+    out = gt.where(zero, 0.0, x * safe.log())
+    return gt.where(y.isnan(), float("nan"), out)
+
+
+def nan_to_num(input, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+    """``input`` with NaN, +inf and -inf replaced (by default by 0 and the dtype's largest
+    and lowest finite values)."""
+    gt = _gt()
+    x = _t(input, "nan_to_num")
+    if not x.is_floating_point():
+        return x.clone()
+    info = np.finfo(x.dtype.numpy)
+    hi = float(info.max) if posinf is None else posinf
+    lo = float(info.min) if neginf is None else neginf
+    out = gt.where(x.isnan(), nan, x)
+    out = gt.where(x == float("inf"), hi, out)
+    return gt.where(x == float("-inf"), lo, out)
+
+
+def sinc(input):
+    """``sin(pi x) / (pi x)``, 1 at 0 (Note [A branch that where does not take is computed
+    on a safe input])."""
+    gt = _gt()
+    x = _floating(_t(input, "sinc"))
+    zero = x == 0
+    px = gt.where(zero, 1.0, x) * math.pi
+    return gt.where(zero, 1.0, px.sin() / px)
+
+
+def logit(input, eps: float | None = None):
+    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
+    x = _floating(_t(input, "logit"))
+    if eps is not None:
+        x = x.clamp(eps, 1.0 - eps)
+    return (x / (1 - x)).log()
+
+
+def float_power(input, exponent):
+    """``input ** exponent`` in double precision (complex not supported)."""
+    gt = _gt()
+    base = input.to(gt.float64) if isinstance(input, Tensor) else input
+    power = exponent.to(gt.float64) if isinstance(exponent, Tensor) else exponent
+    if not isinstance(base, Tensor) and not isinstance(power, Tensor):
+        raise TypeError("float_power(): expected at least one Tensor argument")
+    if not isinstance(base, Tensor):
+        return gt.tensor(float(base), dtype=gt.float64) ** power
+    return base**power
+
+
+def ldexp(input, other):
+    """``input * 2 ** other``."""
+    gt = _gt()
+    x = _floating(_t(input, "ldexp"))
+    return x * gt.pow(2.0, other if isinstance(other, Tensor) else gt.tensor(other)).to(x.dtype)
+
+
+def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
+    """The sum, NaNs counted as 0."""
+    gt = _gt()
+    x = _t(input, "nansum")
+    clean = gt.where(x.isnan(), 0.0, x) if x.is_floating_point() else x
+    return clean.sum(dim, keepdim, dtype=dtype) if dim is not None else clean.sum(dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
+    """The mean of the elements that are not NaN."""
+    x = _t(input, "nanmean")
+    if not x.is_floating_point():
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{x.dtype.name}"
+        )
+    kept = x.isnan().logical_not()
+    count = kept.sum(dim, keepdim) if dim is not None else kept.sum()
+    return nansum(x, dim, keepdim, dtype=dtype) / count
+
+
+def aminmax(input, *, dim=None, keepdim: bool = False):
+    """``(amin, amax)`` over ``dim`` (all elements by default)."""
+    from .return_types import aminmax as _aminmax_type
+
+    x = _t(input, "aminmax")
+    if dim is None:
+        lo, hi = x.amin(), x.amax()
+        if keepdim:
+            shape = (1,) * x.dim()
+            lo, hi = lo.reshape(shape), hi.reshape(shape)
+    else:
+        lo, hi = x.amin(dim, keepdim), x.amax(dim, keepdim)
+    return _aminmax_type(lo, hi)
+
+
+def take_along_dim(input, indices, dim=None):
+    """``input`` read at ``indices`` along ``dim`` after both broadcast over the other
+    dims (torch's composite of ``gather``); flattened when ``dim`` is None."""
+    gt = _gt()
+    x = _t(input, "take_along_dim")
+    idx = _t(indices, "take_along_dim", "indices")
+    if dim is None:
+        return x.reshape(-1).gather(0, idx.reshape(-1))
+    if x.dim() != idx.dim():
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {x.dim()} dimensions for input, and {idx.dim()} dimensions for "
+            "indices"
+        )
+    axis = dim % max(x.dim(), 1)
+    x_shape, i_shape = list(x.shape), list(idx.shape)
+    x_shape[axis] = i_shape[axis] = 1
+    shape = list(np.broadcast_shapes(tuple(x_shape), tuple(i_shape)))
+    xs, ii = list(shape), list(shape)
+    xs[axis], ii[axis] = x.shape[axis], idx.shape[axis]
+    return x.expand(*xs).gather(axis, gt.broadcast_to(idx, tuple(ii)))
+
+
+def cross(input, other, dim: int | None = None):
+    """The cross product of 3-vectors along ``dim`` (the first dim of size 3 when None,
+    with torch's warning), broadcast."""
+    import warnings
+
+    gt = _gt()
+    a, b = gt.broadcast_tensors(_t(input, "cross"), _t(other, "cross", "other"))
+    if dim is None:
+        sizes = [i for i, n in enumerate(a.shape) if n == 3]
+        if not sizes:
+            raise RuntimeError("no dimension of size 3 in input")
+        warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
+            "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
+            "change to agree with that of linalg.cross in a future release.",
+            UserWarning,
+            stacklevel=2,
+        )
+        dim = sizes[0]
+    axis = dim % max(a.dim(), 1)
+    if a.shape[axis] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[axis]} and "
+            f"{b.shape[axis]}"
+        )
+    a0, a1, a2 = (a.select(axis, i) for i in range(3))
+    b0, b1, b2 = (b.select(axis, i) for i in range(3))
+    return gt.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis)
+
+
+def cumprod(input, dim: int, *, dtype=None, out=None):
+    """The cumulative product along ``dim``, as one product per position (its gradient is
+    exact at zeros, as torch's ``cumprod_backward``)."""
+    gt = _gt()
+    x = _t(input, "cumprod")
+    if dtype is not None:
+        x = x.to(dtype)
+    elif not x.is_floating_point() and x.dtype.name != "int64":
+        x = x.to(gt.int64)  # torch accumulates integers in int64
+    if x.dim() == 0:
+        result = x.clone()
+    else:
+        axis = dim % x.dim()
+        n = x.shape[axis]
+        if n == 0:
+            result = x.clone()
+        else:
+            running = x.select(axis, 0)
+            parts = [running]
+            for i in range(1, n):
+                running = running * x.select(axis, i)
+                parts.append(running)
+            result = gt.stack(parts, axis)
+    if out is not None:
+        from ._out import write_out
+
+        return write_out("cumprod", result, out, rule="exact")
+    return result
+
+
+# ---------------------------------------------------------------------------- products
+
+
+def _scaled_sum(input, product, beta, alpha):
+    p = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return p  # torch ignores input then (NaN and inf in it do not propagate)
+    return (input if beta == 1 else input * beta) + p
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
+    r = _scaled_sum(input, _t(batch1, "baddbmm", "batch1").bmm(batch2), beta, alpha)
+    return r if out is None else out.copy_(r)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    r = _scaled_sum(input, _t(batch1, "addbmm", "batch1").bmm(batch2).sum(0), beta, alpha)
+    return r if out is None else out.copy_(r)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat @ vec)``."""
+    r = _scaled_sum(input, _t(mat, "addmv", "mat").mv(vec), beta, alpha)
+    return r if out is None else out.copy_(r)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    r = _scaled_sum(input, _gt().outer(_t(vec1, "addr", "vec1"), vec2), beta, alpha)
+    return r if out is None else out.copy_(r)
