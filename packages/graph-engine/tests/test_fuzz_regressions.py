@@ -1647,3 +1647,29 @@ def test_a_no_grad_view_of_a_base_without_grad_still_takes_plain_writes():
 
     ours, theirs = _both(program)
     assert ours == theirs and ours[0] == "ok"
+
+
+def test_a_no_grad_view_given_requires_grad_is_its_own_leaf():
+    # fuzz seed 30 #12903: a view made under no_grad of a base without grad, then given
+    # requires_grad_(), receives its gradient (the no_grad mark of seed 29 #5675 made it
+    # feed nothing, as a view of a base that requires grad does)
+    def program(lib):
+        t = lib.tensor(0.25)
+        with _no_grad(lib):
+            v = t.reshape(1)
+        v.requires_grad_()
+        (g,) = _grad(lib)((v.acos() * 0.5).sum(), [v])
+        return [g]
+
+    ours, theirs = _both(program)
+    assert ours == theirs and ours[0] == "ok"
+
+
+def test_an_int_out_of_bounds_before_a_negative_step_is_an_index_error():
+    # fuzz seed 30 #14936: torch applies the index item by item
+    for lib in (gt, torch):
+        x = lib.tensor([[0.5]])
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[3, ::-1]
+        with pytest.raises(ValueError, match="step must be greater than zero"):
+            x[0, ::-1]

@@ -60,3 +60,28 @@ def test_pow_then_sin_of_a_large_result_matches_torch():
         return v.repeat(1, 1).sin_().tolist()
 
     assert program(gt) == program(torch)
+
+
+UNARY_DOMAINS = {
+    "exp": (-20, 20), "exp2": (-20, 20), "expm1": (-5, 5), "log": (1e-3, 100),
+    "log2": (1e-2, 100), "log10": (1e-2, 100), "log1p": (-0.9, 10), "tan": (-3, 3),
+    "asin": (-1, 1), "acos": (-1, 1), "atan": (-10, 10), "sinh": (-15, 15), "cosh": (-15, 15),
+}  # fmt: skip
+_NUMPY = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_DOMAINS))
+@pytest.mark.parametrize("n", [100, 20000])  # the small C loop and numpy's path
+def test_float32_transcendentals_are_rounded_from_double(name, n):
+    # Note [float32 transcendental functions are computed in double]: the same numbers
+    # whatever the array's size, and correctly rounded in all but rare double-rounding cases
+    lo, hi = UNARY_DOMAINS[name]
+    x = np.random.default_rng(5).uniform(lo, hi, n).astype(np.float32)
+    expected = _NUMPY.get(name, getattr(np, name))(x.astype(np.float64)).astype(np.float32)
+    got = getattr(gt, name)(gt.tensor(x)).numpy()
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, expected)
+    # in place, and through a transposed (F-ordered) view
+    y = gt.tensor(x.reshape(-1, 4).T.copy().T)
+    getattr(y, name + "_")()
+    np.testing.assert_array_equal(y.numpy().reshape(-1), expected)

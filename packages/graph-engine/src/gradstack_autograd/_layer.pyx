@@ -435,8 +435,13 @@ cdef inline object _input_edge(object x):
         meta = <AutogradMeta?>(<Tensor>x)._autograd_meta
         _check_view_usable(<Tensor>x, meta)
         meta.grad_fn_unread = False     # torch regenerates it here (collect_next_edges)
-        if (<Tensor>x)._grad_fn is None and meta.view_creation == VIEW_NO_GRAD:
-            return NO_EDGE      # torch: a view made under no_grad requires grad, feeds nothing
+        if ((<Tensor>x)._grad_fn is None and meta.view_creation == VIEW_NO_GRAD
+                and (<Tensor>x)._view_base is not None
+                and (<Tensor>x)._view_base._requires_grad):
+            # torch: a view made under no_grad of a base that requires grad requires grad
+            # too, and feeds nothing; one the user gave requires_grad_() is its own leaf
+            # (fuzz seed 30 #12903)
+            return NO_EDGE
         if meta.requires_grad_from_base and not _regenerate_view(<Tensor>x, meta):
             return NO_EDGE      # Note [A view follows its base's requires_grad_()]
         if meta.history_apart_from_base:

@@ -553,6 +553,7 @@ def index_key(index, shape=None):
         # count of dims first (``x0d[::-1,]``: IndexError)
         if shape is not None and isinstance(index, tuple):
             _check_dim_count(key, shape)
+            _check_ints_before_bad_step(key, shape)
         raise ValueError("step must be greater than zero")
     if basic:
         if not any(k is Ellipsis for k in key):
@@ -589,6 +590,26 @@ def _named_dims(key):
         else (k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1)
         for k in key
     )
+
+
+def _check_ints_before_bad_step(key, shape):
+    """torch applies an index item by item: an int out of bounds before the slice with a
+    bad step raises its IndexError first (``x[3, ::-1]`` of one row; fuzz seed 30 #14936)."""
+    dim = 0
+    for k in key:
+        if isinstance(k, slice) and k.step is not None and k.step <= 0:
+            return
+        if k is Ellipsis:
+            return  # (the dims after it count from the end; torch's order is kept from here)
+        if k is None:
+            continue
+        if isinstance(k, int) and not isinstance(k, bool) and dim < len(shape):
+            n = shape[dim]
+            if not -n <= k < n:
+                raise _index_error(
+                    f"index {k} is out of bounds for dimension {dim} with size {n}", shape
+                )
+        dim += 1
 
 
 def _check_dim_count(key, shape):

@@ -29,6 +29,7 @@ from ._ufuncs import (
     _not_for_float,
     _pow_ufunc,
     _relu_ufunc,
+    _rounded_unary,
     _rsqrt_ufunc,
     _sigmoid_ufunc,
     _sign_ufunc,
@@ -87,24 +88,24 @@ _elementwise("trunc", K_UNARY,
              _not_for_bool("trunc_vml_cpu", _integer_identity(np.trunc)))
 _elementwise("logical_not", K_UNARY, np.logical_not)
 _elementwise("bitwise_not", K_UNARY, _not_for_float("bitwise_not_cpu", np.invert))
-_elementwise("exp", K_UNARY_FLOAT, np.exp)
-_elementwise("exp2", K_UNARY_FLOAT, np.exp2)
-_elementwise("expm1", K_UNARY_FLOAT, np.expm1)
-_elementwise("log", K_UNARY_FLOAT, np.log)
-_elementwise("log2", K_UNARY_FLOAT, np.log2)
-_elementwise("log10", K_UNARY_FLOAT, np.log10)
-_elementwise("log1p", K_UNARY_FLOAT, np.log1p)
+_elementwise("exp", K_UNARY_FLOAT, _rounded_unary(np.exp))
+_elementwise("exp2", K_UNARY_FLOAT, _rounded_unary(np.exp2))
+_elementwise("expm1", K_UNARY_FLOAT, _rounded_unary(np.expm1))
+_elementwise("log", K_UNARY_FLOAT, _rounded_unary(np.log))
+_elementwise("log2", K_UNARY_FLOAT, _rounded_unary(np.log2))
+_elementwise("log10", K_UNARY_FLOAT, _rounded_unary(np.log10))
+_elementwise("log1p", K_UNARY_FLOAT, _rounded_unary(np.log1p))
 _elementwise("sqrt", K_UNARY_FLOAT, np.sqrt)
 _elementwise("rsqrt", K_UNARY_FLOAT, _rsqrt_ufunc)
 _elementwise("reciprocal", K_UNARY_FLOAT, np.reciprocal)
 _elementwise("sin", K_UNARY_FLOAT, np.sin)
 _elementwise("cos", K_UNARY_FLOAT, np.cos)
-_elementwise("tan", K_UNARY_FLOAT, np.tan)
-_elementwise("asin", K_UNARY_FLOAT, np.arcsin)
-_elementwise("acos", K_UNARY_FLOAT, np.arccos)
-_elementwise("atan", K_UNARY_FLOAT, np.arctan)
-_elementwise("sinh", K_UNARY_FLOAT, np.sinh)
-_elementwise("cosh", K_UNARY_FLOAT, np.cosh)
+_elementwise("tan", K_UNARY_FLOAT, _rounded_unary(np.tan))
+_elementwise("asin", K_UNARY_FLOAT, _rounded_unary(np.arcsin))
+_elementwise("acos", K_UNARY_FLOAT, _rounded_unary(np.arccos))
+_elementwise("atan", K_UNARY_FLOAT, _rounded_unary(np.arctan))
+_elementwise("sinh", K_UNARY_FLOAT, _rounded_unary(np.sinh))
+_elementwise("cosh", K_UNARY_FLOAT, _rounded_unary(np.cosh))
 _elementwise("tanh", K_UNARY_FLOAT, _tanh_ufunc)
 _elementwise("sigmoid", K_UNARY_FLOAT, _sigmoid_ufunc)
 
