@@ -391,3 +391,46 @@ def test_upsample_modules_match_torch():
         a, b = build(gs), build(torch)
         assert repr(a) == repr(b)
         np.testing.assert_allclose(a(gs.tensor(X)).numpy(), b(torch.tensor(X)).numpy(), rtol=1e-12)
+
+
+LAYERS = {
+    "conv_transpose2d": (lambda L: L.nn.ConvTranspose2d(3, 4, 3), X, {}),
+    "conv_transpose2d_options": (
+        lambda L: L.nn.ConvTranspose2d(
+            3, 6, (3, 2), stride=2, padding=1, output_padding=1, groups=3, bias=False
+        ),
+        X,
+        {},
+    ),
+    "conv_transpose2d_output_size": (
+        lambda L: L.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1),
+        X,
+        {"output_size": (10, 12)},
+    ),
+    "conv_transpose1d": (lambda L: L.nn.ConvTranspose1d(3, 2, 3, stride=2, dilation=2), X1, {}),
+    "pixel_shuffle": (lambda L: L.nn.PixelShuffle(2), R.standard_normal((2, 8, 3, 4)), {}),
+    "pixel_unshuffle": (lambda L: L.nn.PixelUnshuffle(2), X[:, :, :4], {}),
+    "instance_norm2d": (lambda L: L.nn.InstanceNorm2d(3), X, {}),
+    "instance_norm2d_affine": (lambda L: L.nn.InstanceNorm2d(3, affine=True), X, {}),
+    "instance_norm1d_tracked": (lambda L: L.nn.InstanceNorm1d(3, track_running_stats=True), X1, {}),
+    "instance_norm2d_unbatched": (lambda L: L.nn.InstanceNorm2d(3), X[0], {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layers_match_torch(name):
+    build, x, keywords = LAYERS[name]
+    results = []
+    for lib in (gs, torch):
+        lib.manual_seed(0)  # the same initial weights
+        layer = build(lib).double()
+        xt = lib.tensor(x, requires_grad=True)
+        y = layer(xt, **keywords)
+        (y * y).sum().backward()
+        buffers = [b.numpy().copy() for b in layer.buffers()]
+        grads = [p.grad.numpy() for p in layer.parameters()]
+        results.append((repr(layer), y.detach().numpy(), xt.grad.numpy(), grads, buffers))
+    (r1, *a), (r2, *b) = results
+    assert r1 == r2
+    for p, q in zip(a[:2] + a[2] + a[3], b[:2] + b[2] + b[3]):
+        np.testing.assert_allclose(p, q, rtol=1e-10, atol=1e-10)

@@ -285,3 +285,141 @@ def conv1d(
         lift(dilation, 1), groups,
     )  # fmt: skip
     return out.squeeze(-2)
+
+
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
+    """2-d transposed convolution (the adjoint of :func:`conv2d`), as
+    ``torch.nn.functional.conv_transpose2d``: ``weight`` is ``(C, out_channels / groups,
+    kH, kW)``; each input pixel spreads ``weight``'s window into the output, computed as one
+    product and a :func:`fold` (Note [A convolution is an unfold and a product], read
+    backwards).  The output is ``(H - 1) * stride - 2 * padding + dilation * (kH - 1) +
+    output_padding + 1`` high (and so wide)."""
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError("conv_transpose2d(): input and weight must be Tensors")
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            f"Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input "
+            f"of size: {list(input.shape)}"
+        )
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    if weight.dim() != 4:
+        raise RuntimeError(f"conv_transpose2d: expected a 4-d weight, got {list(weight.shape)}")
+    n, c, h, w = x.shape
+    if weight.shape[0] != c:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {weight.shape[0]} channels, but got {c} channels instead"
+        )
+    stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
+    dilation, output_padding = _pair(dilation, "dilation"), _pair(output_padding, "output_padding")
+    if output_padding[0] >= max(stride[0], dilation[0]) or output_padding[1] >= max(
+        stride[1], dilation[1]
+    ):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_height: {output_padding[0]} output_padding_width: "
+            f"{output_padding[1]} stride_height: {stride[0]} stride_width: {stride[1]} "
+            f"dilation_height: {dilation[0]} dilation_width: {dilation[1]}"
+        )
+    kh, kw = weight.shape[2], weight.shape[3]
+    out_per_group = weight.shape[1]
+    out_channels = out_per_group * groups
+    out_h = (h - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + output_padding[0] + 1
+    out_w = (w - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + output_padding[1] + 1
+    flat = x.reshape(n, groups, c // groups, h * w)
+    wg = weight.reshape(groups, c // groups, out_per_group * kh * kw)
+    cols = wg.transpose(1, 2).matmul(flat)  # (N, G, O / G * kH * kW, H * W)
+    cols = cols.reshape(n, out_channels * kh * kw, h * w)
+    # the folded size holds every window; output_padding adds rows and columns at the end
+    full_h = out_h + 2 * padding[0]
+    full_w = out_w + 2 * padding[1]
+    out = fold(cols, (full_h, full_w), (kh, kw), dilation, 0, stride)
+    if padding[0] or padding[1]:
+        out = out[:, :, padding[0] : padding[0] + out_h, padding[1] : padding[1] + out_w]
+    if bias is not None:
+        out = out + bias.reshape(out_channels, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C * r * r, H, W)`` rearranged into ``(*, C, H * r, W * r)``."""
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.dim()} dimension(s)"
+        )
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    k = len(lead)
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H * r, W * r)`` rearranged into ``(*, C * r * r, H, W)``."""
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.dim()} dimension(s)"
+        )
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(
+            f"pixel_unshuffle expects height to be divisible by downscale_factor, but input."
+            f"size(-2)={h} is not divisible by {r}"
+            if h % r
+            else f"pixel_unshuffle expects width to be divisible by downscale_factor, but input."
+            f"size(-1)={w} is not divisible by {r}"
+        )
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    k = len(lead)
+    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
+    """1-d transposed convolution: :func:`conv_transpose2d` on a unit height."""
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError("conv_transpose1d(): input and weight must be Tensors")
+    if input.dim() not in (2, 3) or weight.dim() != 3:
+        raise RuntimeError(
+            f"Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input "
+            f"of size: {list(input.shape)}"
+        )
+
+    def lift(value, unit):
+        if not isinstance(value, int):
+            (value,) = tuple(value)
+        return (unit, value)
+
+    out = conv_transpose2d(
+        input.unsqueeze(-2), weight.unsqueeze(2), bias, lift(stride, 1), lift(padding, 0),
+        lift(output_padding, 0), groups, lift(dilation, 1),
+    )  # fmt: skip
+    return out.squeeze(-2)

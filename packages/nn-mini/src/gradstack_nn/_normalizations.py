@@ -1,4 +1,4 @@
-"""``group_norm`` and ``rms_norm``, composed of means and elementwise ops.
+"""``group_norm``, ``rms_norm`` and ``instance_norm``, composed of means and elementwise ops.
 
 Examples
 --------
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from gradstack_tensor import Tensor
 
-__all__ = ["group_norm", "rms_norm"]
+__all__ = ["group_norm", "rms_norm", "instance_norm"]
 
 
 def group_norm(
@@ -71,3 +71,58 @@ def rms_norm(
     dims = tuple(range(input.dim() - len(shape), input.dim()))
     out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     return out * weight if weight is not None else out
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel of each sample over its positions (an ``(N, C, *)`` input),
+    then scale and shift per channel.  With ``use_input_stats`` the running statistics
+    (when given) move towards the batch average of the samples' mean and unbiased
+    variance, as torch's; without it they normalise."""
+    from gradstack_autograd import no_grad
+
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm expects an (N, C, *) input, got {input.dim()}-D")
+    n, c = input.shape[0], input.shape[1]
+    dims = tuple(range(2, input.dim()))
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if use_input_stats:
+        count = 1
+        for d in dims:
+            count *= input.shape[d]
+        if count <= 1:
+            raise ValueError(
+                f"Expected more than 1 spatial element when training, got input size "
+                f"{list(input.shape)}"
+            )
+        mean = input.mean(dims, keepdim=True)
+        var = input.var(dims, keepdim=True, correction=0)
+        if running_mean is not None or running_var is not None:
+            with no_grad():
+                if running_mean is not None:
+                    batch_mean = mean.detach().reshape(n, c).mean(0)
+                    running_mean.mul_(1 - momentum).add_(batch_mean * momentum)
+                if running_var is not None:
+                    unbiased = var.detach().reshape(n, c) * (count / (count - 1))
+                    running_var.mul_(1 - momentum).add_(unbiased.mean(0) * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError(
+                "Expected running_mean and running_var to be defined when use_input_stats is false"
+            )
+        mean = running_mean.reshape(*shape)
+        var = running_var.reshape(*shape)
+    out = (input - mean) / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(*shape)
+    if bias is not None:
+        out = out + bias.reshape(*shape)
+    return out

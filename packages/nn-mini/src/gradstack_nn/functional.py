@@ -34,6 +34,10 @@ __all__ = [
     "linear",
     "conv1d",
     "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "max_pool2d",
     "max_pool2d_with_indices",
     "unfold",
@@ -76,9 +80,13 @@ from ._attention import scaled_dot_product_attention  # noqa: E402
 from ._convolution import (  # noqa: E402
     conv1d,
     conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
     fold,
     max_pool2d,
     max_pool2d_with_indices,
+    pixel_shuffle,
+    pixel_unshuffle,
     unfold,
 )
 from ._distances import *  # noqa: E402, F403

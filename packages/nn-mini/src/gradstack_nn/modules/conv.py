@@ -12,7 +12,14 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -188,3 +195,148 @@ class Conv1d(Conv2d):
 
     def _conv(self, input, weight, bias, stride, padding, dilation, groups):
         return F.conv1d(input, weight, bias, stride, padding, dilation, groups)
+
+
+class ConvTranspose2d(Module):
+    """2-d transposed convolution, as ``torch.nn.ConvTranspose2d``
+    (:func:`gradstack_nn.functional.conv_transpose2d`): ``weight`` is ``(in_channels,
+    out_channels / groups, kH, kW)``, initialised as torch's; ``forward(input,
+    output_size=None)`` picks ``output_padding`` from a requested ``output_size``.
+
+    >>> import gradstack_tensor as gt
+    >>> up = ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1)
+    >>> up(gt.randn(1, 4, 5, 5)).shape
+    gradstack.Size([1, 2, 10, 10])
+    >>> up.weight.shape
+    gradstack.Size([4, 2, 3, 3])
+    """
+
+    _dims = 2
+
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+        output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+        padding_mode: str = "zeros", device=None, dtype=None,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        n = self._dims
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = _ntuple(padding, n)
+        self.output_padding = _ntuple(output_padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        shape = (in_channels, out_channels // groups) + self.kernel_size
+        self.weight = Parameter(gt.empty(shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(gt.empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """torch's default initialisation (as :class:`Conv2d`, with the transposed
+        weight's fan)."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _output_padding(self, input: Tensor, output_size) -> tuple:
+        if output_size is None:
+            return self.output_padding
+        size = tuple(output_size)[-self._dims :]
+        extra = []
+        for d in range(self._dims):
+            n = input.shape[input.dim() - self._dims + d]
+            smallest = ((n - 1) * self.stride[d] - 2 * self.padding[d]
+                        + self.dilation[d] * (self.kernel_size[d] - 1) + 1)  # fmt: skip
+            if not smallest <= size[d] < smallest + self.stride[d]:
+                raise ValueError(
+                    f"requested an output size of {list(size)}, but valid sizes range from "
+                    f"{smallest} to {smallest + self.stride[d] - 1} (for an input of "
+                    f"{list(input.shape[2:])})"
+                )
+            extra.append(size[d] - smallest)
+        return tuple(extra)
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        return self._conv(
+            input, self.weight, self.bias, self.stride, self.padding,
+            self._output_padding(input, output_size), self.groups, self.dilation,
+        )  # fmt: skip
+
+    def _conv(self, input, weight, bias, stride, padding, output_padding, groups, dilation):
+        return F.conv_transpose2d(
+            input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
+
+    def extra_repr(self) -> str:
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        n = self._dims
+        if self.padding != (0,) * n:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class ConvTranspose1d(ConvTranspose2d):
+    """1-d transposed convolution (:class:`ConvTranspose2d` with one spatial dim)."""
+
+    _dims = 1
+
+    def _conv(self, input, weight, bias, stride, padding, output_padding, groups, dilation):
+        return F.conv_transpose1d(
+            input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
+
+
+class PixelShuffle(Module):
+    """``(*, C * r * r, H, W)`` to ``(*, C, H * r, W * r)``."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """``(*, C, H * r, W * r)`` to ``(*, C * r * r, H, W)``."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
