@@ -51,7 +51,7 @@ from gradstack_tensor import *  # noqa: F403
 from gradstack_tensor.kernels import get_num_threads, set_num_threads
 from gradstack_tensor.random import get_rng_state, set_rng_state
 
-from . import accelerator, autograd, backends, cuda, nn, optim, random, utils
+from . import accelerator, autograd, backends, cuda, distributions, nn, optim, random, utils
 from .__about__ import __version__
 from .serialization import load, save
 
@@ -70,6 +70,7 @@ _NAMES = [
     "autograd",
     "backends",
     "cuda",
+    "distributions",
     "func",
     "nn",
     "optim",

@@ -27,7 +27,7 @@ True
 
 import gradstack_autograd as _ag  # noqa: F401 - registers the autograd layer
 
-from . import functional, init, optim, serialization, utils, zeroed_grads
+from . import distributions, functional, init, optim, serialization, utils, zeroed_grads
 from .__about__ import __version__
 from .modules import activation as _activation
 from .modules import attention as _attention
@@ -70,6 +70,7 @@ __all__ = [
     "Parameter",
     "Buffer",
     "UninitializedParameter",
+    "distributions",
     "functional",
     "init",
     "optim",

@@ -293,8 +293,13 @@ def _bernoulli(input, p=None, generator=None):
         raise TypeError(
             f"bernoulli(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
+    from .creation import _empty_like_array
+
     gen = generator_or_default(generator, "bernoulli")
-    out = _wrap(np.empty_like(_data(input)))
+    # torch's empty_like: an expanded (overlapping) input gets a C-contiguous result, whose
+    # memory order is the order of the draws (numpy's empty_like kept the stride-0 dim
+    # innermost: other draws than torch's for Bernoulli(probs).sample(shape))
+    out = _wrap(_empty_like_array(input, input.dtype))
     return _bernoulli_into(out, input if p is None else p, gen, "bernoulli")
 
 
