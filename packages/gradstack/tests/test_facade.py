@@ -150,6 +150,7 @@ def test_nn_and_optim_namespace():
 
     for name in set(gradstack_nn.__all__) - {
         "optim",
+        "distributions",  # (torch.distributions, a top-level module: test_distributions)
         "save",
         "load",
         "serialization",
@@ -158,6 +159,7 @@ def test_nn_and_optim_namespace():
         assert hasattr(torch.nn, name), name
     assert torch.nn.Module is gradstack_nn.Module and torch.nn.Linear is gradstack_nn.Linear
     assert torch.optim.SGD is gradstack_nn.optim.SGD
+    assert torch.distributions.Normal is gradstack_nn.distributions.Normal
     assert F.cross_entropy is gradstack_nn.functional.cross_entropy
     assert init.kaiming_uniform_ is gradstack_nn.init.kaiming_uniform_
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
