@@ -244,6 +244,19 @@ def max_pool2d(
     )
 
 
+def _lift_1d(value, unit: int):
+    """A 1-d convolution's argument as the 2-d one's: ``unit`` for the unit height (a
+    padding string passes through)."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, int):
+        value = tuple(value)
+        if len(value) != 1:
+            raise RuntimeError(f"expected an int or a 1-tuple, got {value}")
+        value = value[0]
+    return (unit, value)
+
+
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -269,20 +282,9 @@ def conv1d(
             f"{list(weight.shape)}"
         )
 
-    def lift(value, unit):
-        """A 1-d argument as the 2-d one: ``unit`` for the unit height."""
-        if isinstance(value, str):
-            return value
-        if not isinstance(value, int):
-            value = tuple(value)
-            if len(value) != 1:
-                raise RuntimeError(f"conv1d: expected an int or a 1-tuple, got {value}")
-            value = value[0]
-        return (unit, value)
-
     out = conv2d(
-        input.unsqueeze(-2), weight.unsqueeze(2), bias, lift(stride, 1), lift(padding, 0),
-        lift(dilation, 1), groups,
+        input.unsqueeze(-2), weight.unsqueeze(2), bias, _lift_1d(stride, 1), _lift_1d(padding, 0),
+        _lift_1d(dilation, 1), groups,
     )  # fmt: skip
     return out.squeeze(-2)
 
@@ -413,13 +415,8 @@ def conv_transpose1d(
             f"of size: {list(input.shape)}"
         )
 
-    def lift(value, unit):
-        if not isinstance(value, int):
-            (value,) = tuple(value)
-        return (unit, value)
-
     out = conv_transpose2d(
-        input.unsqueeze(-2), weight.unsqueeze(2), bias, lift(stride, 1), lift(padding, 0),
-        lift(output_padding, 0), groups, lift(dilation, 1),
+        input.unsqueeze(-2), weight.unsqueeze(2), bias, _lift_1d(stride, 1), _lift_1d(padding, 0),
+        _lift_1d(output_padding, 0), groups, _lift_1d(dilation, 1),
     )  # fmt: skip
     return out.squeeze(-2)

@@ -76,14 +76,20 @@ def _refuse_reduce(reduce):
     batch=_PER_SAMPLE,
 )
 def _scatter(ctx, grad):
-    dim, index, reduce = (ctx.saved_value(k) for k in ("dim", "index", "reduce"))
-    _refuse_reduce(reduce)
+    _refuse_reduce(ctx.saved_value("reduce"))
+    return _replaced(ctx, grad, "scatter")
+
+
+def _replaced(ctx, grad, kind):
+    """The gradients of a write that replaces: none for ``self`` where it was written,
+    the incoming gradient read back there for the values."""
+    dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
     out_shape = tuple(grad.shape[len(_lead(grad)) :])  # (self's shape)
-    key, shape = _positions(ctx, out_shape, dim, index, "scatter")
-    need_self, need_src = ctx.needs_input_grad
+    key, shape = _positions(ctx, out_shape, dim, index, kind)
+    need_self, need_values = ctx.needs_input_grad
     g_self = _zero_written(grad, key, shape, out_shape) if need_self else None
-    g_src = _values_grad(grad, key, shape, out_shape) if need_src else None
-    return g_self, g_src
+    g_values = _values_grad(grad, key, shape, out_shape) if need_values else None
+    return g_self, g_values
 
 
 @jvp("scatter")
@@ -185,13 +191,7 @@ def _index_add_jvp(args, out, tangents, lead):
     batch=_PER_SAMPLE,
 )
 def _index_copy(ctx, grad):
-    dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
-    out_shape = tuple(grad.shape[len(_lead(grad)) :])  # (self's shape)
-    key, shape = _positions(ctx, out_shape, dim, index, "index")
-    need_self, need_source = ctx.needs_input_grad
-    g_self = _zero_written(grad, key, shape, out_shape) if need_self else None
-    g_source = _values_grad(grad, key, shape, out_shape) if need_source else None
-    return g_self, g_source
+    return _replaced(ctx, grad, "index")
 
 
 @jvp("index_copy")

@@ -103,37 +103,15 @@ class Fold(Module):
         )
 
 
-class MaxPool1d(Module):
-    """1-d max pooling over the last dim (``stride`` defaults to ``kernel_size``)."""
-
-    def __init__(
-        self,
-        kernel_size,
-        stride=None,
-        padding=0,
-        dilation=1,
-        return_indices: bool = False,
-        ceil_mode: bool = False,
-    ) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
+class MaxPool1d(MaxPool2d):
+    """1-d max pooling over the last dim (``stride`` defaults to ``kernel_size``); the
+    arguments of :class:`MaxPool2d`."""
 
     def forward(self, input: Tensor):
         return F.max_pool1d(
             input, self.kernel_size, self.stride, self.padding, self.dilation,
             self.ceil_mode, self.return_indices,
         )  # fmt: skip
-
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
 
 
 class AvgPool2d(Module):

@@ -14,7 +14,6 @@ Examples
 
 from __future__ import annotations
 
-import gradstack_autograd as ag
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
@@ -102,17 +101,6 @@ class Adagrad(Optimizer):
             if len(state) == 0:
                 state["step"] = gt.tensor(0.0)
                 state["sum"] = gt.full_like(p, group["initial_accumulator_value"])
-
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient (returns ``closure()``)."""
-        loss = None
-        if closure is not None:
-            with ag.enable_grad():
-                loss = closure()
-        with ag.no_grad():
-            for group in self.param_groups:
-                self._step_group(group)
-        return loss
 
     def _step_group(self, group) -> None:
         lr = scalar(group["lr"])

@@ -16,7 +16,6 @@ Examples
 
 from __future__ import annotations
 
-import gradstack_autograd as ag
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
@@ -108,18 +107,6 @@ class Adam(Optimizer):
             "decoupled_weight_decay": decoupled_weight_decay,
         }
         super().__init__(params, defaults)
-
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()``'s
-        loss when a closure (re-evaluating the model) is given."""
-        loss = None
-        if closure is not None:
-            with ag.enable_grad():
-                loss = closure()
-        with ag.no_grad():
-            for group in self.param_groups:
-                self._step_group(group)
-        return loss
 
     def _step_group(self, group) -> None:
         lr = scalar(group["lr"])

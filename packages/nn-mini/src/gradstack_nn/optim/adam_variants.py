@@ -16,7 +16,6 @@ Examples
 
 from __future__ import annotations
 
-import gradstack_autograd as ag
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
@@ -44,25 +43,36 @@ def _check_betas(betas) -> None:
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
 
 
-class _Stepper(Optimizer):
-    """``step()``: the closure under grad mode, then each group's update under no_grad."""
+def _updates(optimizer, group, state_names):
+    """``(param, state, grad)`` for each parameter of ``group`` that has a gradient: its
+    state created (``step`` a float32 0-d tensor, the others zeros of its shape) the first
+    time, ``step`` counted, the gradient negated under ``maximize``."""
+    for p in group["params"]:
+        if not has_grad(p):
+            continue
+        state = optimizer.state[p]
+        if len(state) == 0:
+            state["step"] = gt.tensor(0.0)
+            for name in state_names:
+                state[name] = gt.tensor(1.0) if name == "mu_product" else gt.zeros_like(p)
+        grad = -p.grad if group["maximize"] else p.grad
+        state["step"].add_(1)
+        yield p, state, grad
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient (returns ``closure()``)."""
-        loss = None
-        if closure is not None:
-            with ag.enable_grad():
-                loss = closure()
-        with ag.no_grad():
-            for group in self.param_groups:
-                self._step_group(group)
-        return loss
 
-    def _step_group(self, group) -> None:
-        raise NotImplementedError
+def _with_weight_decay(p, grad, group, lr):
+    """``grad + weight_decay * p``, or with ``decoupled_weight_decay`` ``p`` decayed in
+    place (``p *= 1 - lr * weight_decay``) and ``grad`` unchanged, as torch's."""
+    weight_decay = group["weight_decay"]
+    if weight_decay == 0:
+        return grad
+    if group.get("decoupled_weight_decay", False):
+        p.mul_(1 - lr * weight_decay)
+        return grad
+    return grad.add(p, alpha=weight_decay)
 
 
-class Adamax(_Stepper):
+class Adamax(Optimizer):
     """Adam with the infinity norm (Kingma and Ba), torch's algorithm::
 
         g = -grad if maximize else grad;  g = g + weight_decay * param
@@ -88,27 +98,17 @@ class Adamax(_Stepper):
     def _step_group(self, group) -> None:
         lr = scalar(group["lr"])
         beta1, beta2 = (scalar(b) for b in group["betas"])
-        eps, weight_decay = group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if not has_grad(p):
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = gt.tensor(0.0)
-                state["exp_avg"] = gt.zeros_like(p)
-                state["exp_inf"] = gt.zeros_like(p)
-            grad = -p.grad if group["maximize"] else p.grad
+        eps = group["eps"]
+        for p, state, grad in _updates(self, group, ("exp_avg", "exp_inf")):
             exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-            state["step"].add_(1)
-            if weight_decay != 0:
-                grad = grad.add(p, alpha=weight_decay)
+            grad = _with_weight_decay(p, grad, group, lr)
             lerp_(exp_avg, grad, 1 - beta1)
             exp_inf.copy_(gt.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
             clr = lr / (1 - beta1 ** state["step"].item())
             addcdiv_(p, exp_avg, exp_inf, value=-clr)
 
 
-class NAdam(_Stepper):
+class NAdam(Optimizer):
     """Adam with Nesterov momentum (Dozat), torch's algorithm with the momentum schedule
     ``mu_t = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))`` and the running product
     ``mu_product`` kept as a float32 0-d tensor, as torch keeps it.
@@ -135,29 +135,16 @@ class NAdam(_Stepper):
     def _step_group(self, group) -> None:
         lr = scalar(group["lr"])
         beta1, beta2 = (scalar(b) for b in group["betas"])
-        eps, weight_decay = group["eps"], group["weight_decay"]
+        eps = group["eps"]
         momentum_decay = group["momentum_decay"]
-        for p in group["params"]:
-            if not has_grad(p):
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = gt.tensor(0.0)
-                state["mu_product"] = gt.tensor(1.0)
-                state["exp_avg"] = gt.zeros_like(p)
-                state["exp_avg_sq"] = gt.zeros_like(p)
-            grad = -p.grad if group["maximize"] else p.grad
+        names = ("mu_product", "exp_avg", "exp_avg_sq")
+        for p, state, grad in _updates(self, group, names):
             exp_avg, exp_avg_sq, mu_product = (
                 state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
             )  # fmt: skip
-            state["step"].add_(1)
             step = state["step"].item()
             bias_correction2 = 1 - beta2**step
-            if weight_decay != 0:
-                if group["decoupled_weight_decay"]:
-                    p.mul_(1 - lr * weight_decay)
-                else:
-                    grad = grad.add(p, alpha=weight_decay)
+            grad = _with_weight_decay(p, grad, group, lr)
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
             mu_product.mul_(mu)
@@ -171,7 +158,7 @@ class NAdam(_Stepper):
             addcdiv_(p, exp_avg, denom, value=(-lr * mu_next) / (1.0 - product_next))
 
 
-class RAdam(_Stepper):
+class RAdam(Optimizer):
     """Rectified Adam (Liu et al.), torch's algorithm: the adaptive step once the
     approximated simple moving average is longer than 5 (``rho_t > 5``), plain momentum
     SGD before.
@@ -195,24 +182,11 @@ class RAdam(_Stepper):
     def _step_group(self, group) -> None:
         lr = scalar(group["lr"])
         beta1, beta2 = (scalar(b) for b in group["betas"])
-        eps, weight_decay = group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if not has_grad(p):
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = gt.tensor(0.0)
-                state["exp_avg"] = gt.zeros_like(p)
-                state["exp_avg_sq"] = gt.zeros_like(p)
-            grad = -p.grad if group["maximize"] else p.grad
+        eps = group["eps"]
+        for p, state, grad in _updates(self, group, ("exp_avg", "exp_avg_sq")):
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            state["step"].add_(1)
             step = state["step"].item()
-            if weight_decay != 0:
-                if group["decoupled_weight_decay"]:
-                    p.mul_(1 - lr * weight_decay)
-                else:
-                    grad = grad.add(p, alpha=weight_decay)
+            grad = _with_weight_decay(p, grad, group, lr)
             lerp_(exp_avg, grad, 1 - beta1)
             addcmul_(exp_avg_sq.mul_(beta2), grad, grad, value=1 - beta2)
             bias_correction1 = 1 - beta1**step
@@ -230,7 +204,7 @@ class RAdam(_Stepper):
                 p.add_(corrected * lr, alpha=-1.0)
 
 
-class Adadelta(_Stepper):
+class Adadelta(Optimizer):
     """Adadelta (Zeiler), torch's algorithm::
 
         v = rho * v + (1 - rho) * g * g
@@ -255,20 +229,10 @@ class Adadelta(_Stepper):
 
     def _step_group(self, group) -> None:
         lr = scalar(group["lr"])
-        rho, eps, weight_decay = group["rho"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if not has_grad(p):
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = gt.tensor(0.0)
-                state["square_avg"] = gt.zeros_like(p)
-                state["acc_delta"] = gt.zeros_like(p)
-            grad = -p.grad if group["maximize"] else p.grad
+        rho, eps = group["rho"], group["eps"]
+        for p, state, grad in _updates(self, group, ("square_avg", "acc_delta")):
             square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-            state["step"].add_(1)
-            if weight_decay != 0:
-                grad = grad.add(p, alpha=weight_decay)
+            grad = _with_weight_decay(p, grad, group, lr)
             addcmul_(square_avg.mul_(rho), grad, grad, value=1 - rho)
             std = square_avg.add(eps).sqrt_()
             delta = acc_delta.add(eps).sqrt_()

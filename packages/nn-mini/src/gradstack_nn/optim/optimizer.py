@@ -145,7 +145,21 @@ class Optimizer:
         zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure=None):
-        """Update the parameters once (subclasses implement it)."""
+        """One update of every parameter that has a gradient: ``closure()`` (re-evaluating
+        the model) under grad mode when given, then each group's update under no_grad
+        (``_step_group``, which the built-in optimisers implement); returns the closure's
+        loss."""
+        loss = None
+        if closure is not None:
+            with ag.enable_grad():
+                loss = closure()
+        with ag.no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
+        return loss
+
+    def _step_group(self, group) -> None:
+        """Update one parameter group (subclasses implement it, or ``step`` itself)."""
         raise NotImplementedError
 
     # -- state dicts -------------------------------------------------------------------

@@ -14,7 +14,6 @@ Examples
 
 from __future__ import annotations
 
-import gradstack_autograd as ag
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
@@ -94,17 +93,6 @@ class RMSprop(Optimizer):
             "differentiable": differentiable,
         }
         super().__init__(params, defaults)
-
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient (returns ``closure()``)."""
-        loss = None
-        if closure is not None:
-            with ag.enable_grad():
-                loss = closure()
-        with ag.no_grad():
-            for group in self.param_groups:
-                self._step_group(group)
-        return loss
 
     def _step_group(self, group) -> None:
         lr = scalar(group["lr"])

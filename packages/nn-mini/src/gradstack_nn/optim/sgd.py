@@ -108,17 +108,8 @@ class SGD(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """Update every parameter that has a gradient; returns ``closure()``'s loss when a
-        closure (re-evaluating the model) is given."""
-        loss = None
-        if closure is not None:
-            with ag.enable_grad():
-                loss = closure()
-        with ag.no_grad():
-            for group in self.param_groups:
-                _step_group(self.state, group)
-        return loss
+    def _step_group(self, group) -> None:
+        _step_group(self.state, group)
 
 
 def _step_group(state, group) -> None:
