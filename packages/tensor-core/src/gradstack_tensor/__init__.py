@@ -33,6 +33,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_special,
     _impl_windows,
     _op_table,
+    linalg,
     meta,
     return_types,
 )
@@ -107,6 +108,7 @@ __all__ = sorted(
     | set(_histograms_all)
     | set(_functions.__all__)
     | {
+        "linalg",
         "Tensor",
         "Size",
         "dtype",
