@@ -5,9 +5,9 @@ dropout masks in training."""
 
 from __future__ import annotations
 
-import gradstack as gs
 import numpy as np
 import pytest
+from gradstack_nn_tests_torch_like import GS as gs
 
 torch = pytest.importorskip("torch")
 

@@ -4,9 +4,9 @@ gradients in float64, inter-layer dropout masks, and errors."""
 
 from __future__ import annotations
 
-import gradstack as gs
 import numpy as np
 import pytest
+from gradstack_nn_tests_torch_like import GS as gs
 
 torch = pytest.importorskip("torch")
 
