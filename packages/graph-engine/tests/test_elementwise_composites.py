@@ -118,3 +118,10 @@ def test_aliases_and_edge_values():
         assert lib.cumprod(lib.tensor([1, 2, 3], dtype=lib.int32), 0).dtype == lib.int64
     r = gt.aminmax(gt.tensor([[1.0, 5.0], [-2.0, 0.0]]))
     assert (r.min.item(), r.max.item()) == (-2.0, 5.0)
+
+
+def test_index_results_do_not_require_grad():
+    # (tensor-core's searching.py: nonzero, argsort, searchsorted return plain indices)
+    x = gt.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    for r in (x.nonzero(), x.argsort(), gt.searchsorted(x.detach(), x)):
+        assert not r.requires_grad

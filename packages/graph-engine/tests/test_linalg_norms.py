@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-import gradstack as gs
+import gradstack_autograd  # noqa: F401 - registers autograd
+import gradstack_tensor as gs  # (gradstack_tensor.linalg is gradstack.linalg)
 import numpy as np
 import pytest
 

@@ -101,11 +101,3 @@ def test_errors_match_torch(name):
             ERRORS[name](lib)
         kinds.append(info.type)
     assert kinds[0] is kinds[1]
-
-
-def test_results_do_not_require_grad():
-    import gradstack_autograd  # noqa: F401 - registers autograd
-
-    x = gt.tensor([3.0, 1.0, 2.0], requires_grad=True)
-    for r in (x.nonzero(), x.argsort(), gt.searchsorted(x.detach(), x)):
-        assert not r.requires_grad
