@@ -92,6 +92,15 @@ def _replaced(ctx, grad, kind):
     return g_self, g_values
 
 
+def _scattered_tangent(t_src, src, index, key, shape, x, lead):
+    """``src``'s tangent cut to ``index``'s shape and added at the written positions of
+    zeros of ``x``'s shape (batched under ``lead``)."""
+    cut = tuple(slice(0, k) for k in _data(index).shape or (1,) * len(shape))
+    src_shape = tuple(src.shape) or (1,) * len(shape)
+    values = _take(t_src.reshape(tuple(lead) + src_shape), cut, src_shape, lead)
+    return _put(values, key, shape, lead).reshape(tuple(lead) + tuple(x.shape))
+
+
 @jvp("scatter")
 def _scatter_jvp(args, out, tangents, lead):
     x, dim, index, src = args[0], args[1], args[2], args[3]
@@ -105,10 +114,7 @@ def _scatter_jvp(args, out, tangents, lead):
         if not lead:  # a repeated index: the last write wins, as in the primal
             base = r if r is not None else gt.zeros(tuple(x.shape), dtype=t_src.dtype)
             return base.scatter(dim, index, t_src)
-        cut = tuple(slice(0, k) for k in _data(index).shape or (1,) * len(shape))
-        src_shape = tuple(src.shape) or (1,) * len(shape)
-        values = _take(t_src.reshape(tuple(lead) + src_shape), cut, src_shape, lead)
-        r = _tangent_sum(r, _put(values, key, shape, lead).reshape(tuple(lead) + tuple(x.shape)))
+        r = _tangent_sum(r, _scattered_tangent(t_src, src, index, key, shape, x, lead))
     return r
 
 
@@ -136,10 +142,7 @@ def _scatter_add_jvp(args, out, tangents, lead):
     t_self, t_src = tangents
     r = _pad(t_self, x, out, lead)
     if t_src is not None:
-        cut = tuple(slice(0, k) for k in _data(index).shape or (1,) * len(shape))
-        src_shape = tuple(src.shape) or (1,) * len(shape)
-        values = _take(t_src.reshape(tuple(lead) + src_shape), cut, src_shape, lead)
-        r = _tangent_sum(r, _put(values, key, shape, lead).reshape(tuple(lead) + tuple(x.shape)))
+        r = _tangent_sum(r, _scattered_tangent(t_src, src, index, key, shape, x, lead))
     return r
 
 
