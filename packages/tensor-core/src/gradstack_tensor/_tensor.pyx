@@ -648,6 +648,208 @@ cdef class Tensor(ShapeMethods):
         from .composites import masked_select
         return masked_select(self, mask)
 
+    # -- small methods torch programs call (casts, flags, aliases, in-place forms) --------
+
+    def byte(self):
+        """``self.to(uint8)``."""
+        return self.to(_dt.uint8)
+
+    def char(self):
+        """``self.to(int8)``."""
+        return self.to(_dt.int8)
+
+    def short(self):
+        """``self.to(int16)``."""
+        return self.to(_dt.int16)
+
+    def get_device(self):
+        """-1: a CPU tensor (torch's answer for CPU)."""
+        return -1
+
+    @property
+    def is_cpu(self):
+        """True: gradstack's tensors live on the CPU."""
+        return True
+
+    @property
+    def nbytes(self):
+        """The number of bytes of the elements (``numel() * itemsize``)."""
+        return self.numel() * self.element_size()
+
+    @property
+    def itemsize(self):
+        """The size of one element in bytes."""
+        return self.element_size()
+
+    def is_signed(self):
+        """Whether the dtype is signed (False for uint8 and bool)."""
+        return self.dtype.name not in ("uint8", "bool")
+
+    def is_same_size(self, other):
+        """Whether ``other`` has this tensor's shape."""
+        return tuple(self.shape) == tuple(other.shape)
+
+    def is_nonzero(self):
+        """The truth value of a one-element tensor (torch's errors otherwise)."""
+        n = self.numel()
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if n > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def is_conj(self):
+        """False: real tensors have no conjugate bit."""
+        return False
+
+    def is_neg(self):
+        """False: real tensors have no negative bit."""
+        return False
+
+    def resolve_conj(self):
+        """``self`` (real tensors have no conjugate bit)."""
+        return self
+
+    def resolve_neg(self):
+        """``self`` (real tensors have no negative bit)."""
+        return self
+
+    def conj(self):
+        """``self``: the conjugate of a real tensor."""
+        return self
+
+    def conj_physical(self):
+        """A copy: the conjugate of a real tensor."""
+        return self.clone()
+
+    @property
+    def real(self):
+        """``self``: the real part of a real tensor."""
+        return self
+
+    def is_pinned(self, device=None):
+        """False: no page-locked memory without an accelerator."""
+        return False
+
+    def pin_memory(self, device=None):
+        """``self`` (pinning has no effect without an accelerator)."""
+        return self
+
+    def is_shared(self):
+        """False: the storage is not in shared memory."""
+        return False
+
+    def share_memory_(self):
+        """``self`` (process-shared storage is not used by gradstack)."""
+        return self
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        """``self.split(list(split_sizes), dim)``."""
+        return self.split(list(split_sizes), dim)
+
+    def unsafe_split(self, split_size, dim=0):
+        """``self.split(split_size, dim)``."""
+        return self.split(split_size, dim)
+
+    def unsafe_chunk(self, chunks, dim=0):
+        """``self.chunk(chunks, dim)``."""
+        return self.chunk(chunks, dim)
+
+    def narrow_copy(self, dim, start, length):
+        """A copy of ``self.narrow(dim, start, length)``."""
+        return self.narrow(dim, start, length).clone()
+
+    def sum_to_size(self, *size):
+        """The sum over the dims that broadcasting ``size`` to this shape would expand."""
+        if len(size) == 1 and not isinstance(size[0], int):
+            size = tuple(size[0])
+        shape = tuple(self.shape)
+        lead = len(shape) - len(size)
+        if lead < 0 or any(s not in (1, n) for s, n in zip(size, shape[lead:])):
+            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+        dims = tuple(range(lead)) + tuple(
+            lead + i for i, (s, n) in enumerate(zip(size, shape[lead:])) if s == 1 and n != 1
+        )
+        out = self.sum(dims, keepdim=True) if dims else self
+        return out.reshape(tuple(size))
+
+    def msort(self):
+        """``self.sort(0)`` values."""
+        return self.sort(0)[0]
+
+    def take(self, index):
+        """The elements at the flat positions ``index`` (of the row-major flattening)."""
+        return self.reshape(-1).gather(0, index.reshape(-1)).reshape(tuple(index.shape))
+
+    def vdot(self, other):
+        """``self.dot(other)`` (real tensors)."""
+        return self.dot(other)
+
+    def rot90(self, k=1, dims=(0, 1)):
+        """Rotated by 90 degrees ``k`` times in the plane of ``dims`` (flips and a
+        transpose, as torch)."""
+        d0, d1 = dims
+        k = k % 4
+        if k == 1:
+            return self.flip(d1).transpose(d0, d1)
+        if k == 2:
+            return self.flip(d0, d1)
+        if k == 3:
+            return self.flip(d0).transpose(d0, d1)
+        return self.clone()
+
+    def erfc(self):
+        """``1 - erf(self)``."""
+        return 1 - self.erf()
+
+    def erfc_(self):
+        """In-place :meth:`erfc`."""
+        return self.copy_(1 - self.erf())
+
+    def erf_(self):
+        """In-place :meth:`erf`."""
+        return self.copy_(self.erf())
+
+    def erfinv_(self):
+        """In-place :meth:`erfinv`."""
+        return self.copy_(self.erfinv())
+
+    def cumsum_(self, dim, *, dtype=None):
+        """In-place :meth:`cumsum`."""
+        return self.copy_(self.cumsum(dim, dtype=dtype))
+
+    def tril_(self, diagonal=0):
+        """In-place :meth:`tril`."""
+        return self.copy_(self.tril(diagonal))
+
+    def triu_(self, diagonal=0):
+        """In-place :meth:`triu`."""
+        return self.copy_(self.triu(diagonal))
+
+    def eq_(self, other):
+        """In place: 1 where ``self == other``, else 0, in ``self``'s dtype."""
+        return self.copy_(self == other)
+
+    def ne_(self, other):
+        """In-place ``!=`` (see :meth:`eq_`)."""
+        return self.copy_(self != other)
+
+    def lt_(self, other):
+        """In-place ``<`` (see :meth:`eq_`)."""
+        return self.copy_(self < other)
+
+    def le_(self, other):
+        """In-place ``<=`` (see :meth:`eq_`)."""
+        return self.copy_(self <= other)
+
+    def gt_(self, other):
+        """In-place ``>`` (see :meth:`eq_`)."""
+        return self.copy_(self > other)
+
+    def ge_(self, other):
+        """In-place ``>=`` (see :meth:`eq_`)."""
+        return self.copy_(self >= other)
+
     # -- elementwise_composites.py (it imports this module) ------------------------------
 
     def greater(self, *args, **kwargs):
