@@ -109,6 +109,7 @@ __all__ = sorted(
     | set(_functions.__all__)
     | {
         "linalg",
+        "special",
         "Tensor",
         "Size",
         "dtype",

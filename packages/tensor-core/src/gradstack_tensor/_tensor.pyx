@@ -687,6 +687,11 @@ cdef class Tensor(ShapeMethods):
 
     def is_same_size(self, other):
         """Whether ``other`` has this tensor's shape."""
+        if not isinstance(other, Tensor):
+            raise TypeError(
+                f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
+                f"{type(other).__name__}"
+            )
         return tuple(self.shape) == tuple(other.shape)
 
     def is_nonzero(self):
@@ -779,6 +784,11 @@ cdef class Tensor(ShapeMethods):
 
     def take(self, index):
         """The elements at the flat positions ``index`` (of the row-major flattening)."""
+        if not isinstance(index, Tensor):
+            raise TypeError(
+                f"take(): argument 'index' (position 1) must be Tensor, not "
+                f"{type(index).__name__}"
+            )
         return self.reshape(-1).gather(0, index.reshape(-1)).reshape(tuple(index.shape))
 
     def vdot(self, other):
