@@ -36,6 +36,7 @@ from . import (  # noqa: F401 - bind kernels
     linalg,
     meta,
     return_types,
+    special,
 )
 from . import functions as _functions
 from .__about__ import __version__
