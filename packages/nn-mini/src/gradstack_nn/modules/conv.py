@@ -33,6 +33,16 @@ def _ntuple(value, n: int) -> tuple:
     return value
 
 
+def _check_groups(in_channels: int, out_channels: int, groups: int) -> None:
+    """torch's checks of a convolution's ``groups`` (ValueError, torch's words)."""
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    if in_channels % groups != 0:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups != 0:
+        raise ValueError("out_channels must be divisible by groups")
+
+
 def _pair(value) -> tuple:
     return _ntuple(value, 2)
 
@@ -92,12 +102,7 @@ class Conv2d(Module):
         dtype=None,
     ) -> None:
         super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
+        _check_groups(in_channels, out_channels, groups)
         if isinstance(padding, str):
             if padding not in ("valid", "same"):
                 raise ValueError(
@@ -219,12 +224,7 @@ class ConvTranspose2d(Module):
         padding_mode: str = "zeros", device=None, dtype=None,
     ) -> None:  # fmt: skip
         super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
+        _check_groups(in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         n = self._dims
