@@ -961,6 +961,18 @@ _add(
 )
 _add(
     _shape_cases(
+        "diagonal",
+        [
+            ((4, 3), False, lambda L, t: t.diagonal(), "diagonal()"),
+            ((4, 3), True, lambda L, t: t.diagonal(-1), "diagonal(-1)"),
+            ((2, 3, 4), False, lambda L, t: L.diagonal(t, 1, -1, 0), "diagonal(1, -1, 0)"),
+            ((2, 3, 4), False, lambda L, t: t.diagonal(offset=-2, dim1=2, dim2=1), "dim2 < dim1"),
+            ((3, 3), False, lambda L, t: t.diagonal(5), "empty diagonal"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
         "select",
         [
             ((5, 3), False, lambda L, t: t.select(0, 1), "select(0, 1)"),

@@ -1407,6 +1407,24 @@ _add(
 )
 _add(
     OpInfo(
+        "diagonal",
+        lambda x, offset, dim1, dim2: np.diagonal(x, offset, dim1, dim2),
+        _shape_samples(
+            (
+                ((4, 3), "c", (0, 0, 1)),
+                ((4, 3), "T", (1, 1, 0)),
+                ((4, 3), "c", (-2, 0, 1)),
+                ((4, 3), "c", (7, 0, 1)),
+                ((2, 3, 4), "sliced", (1, -1, 0)),
+                ((2, 3, 4, 2), "c", (0, 1, 3)),
+            )
+        ),
+        ALL,
+        view=True,
+    )
+)
+_add(
+    OpInfo(
         "select",
         _select_ref,
         _shape_samples(

@@ -23,7 +23,8 @@ from gradstack_autograd._native cimport (
     NATIVE_NONE, broadcastable_to, native_apply, native_code, np_sum_to, sum_to,
 )
 from gradstack_autograd._node cimport (
-    AutogradMeta, Node, SavedTensor, _check_node_grads, gradient_edge, materialize_zeros,
+    AutogradMeta, Node, SavedTensor, _check_node_grads, check_saved, gradient_edge,
+    materialize_zeros,
     meta_of, next_sequence_nr, save_tensor,
 )
 
@@ -326,7 +327,15 @@ cdef class OpNode(Node):
                 break
         else:
             # no input takes a gradient (a view made under no_grad, as torch's, has no
-            # edge): nothing to compute, and the formula would find no input shapes
+            # edge): nothing to compute, and the formula would find no input shapes.  torch
+            # runs the node all the same: its NotImplemented node raises, and any other
+            # node unpacks what it saved (Note [A node unpacks what it saved even when no
+            # gradient arrives]; fuzz seed 33 #23729, seed 32 #8839)
+            if d.backward is None:
+                raise RuntimeError(f"derivative for aten::{d.op_name} is not implemented")
+            if self.name() == "NotImplemented":
+                return d.backward(self, *grads)     # raises, as torch's node does
+            check_saved(self)
             return (None,) * len(self.next_edges)
         if d.native != NATIVE_NONE:
             r = native_apply(self, d.native, grads)
@@ -396,10 +405,15 @@ cdef void _check_view_usable(Tensor x, AutogradMeta meta) except *:
         # to rebuild the grad_fn of such a view (fuzz seed 4 #11584)
         meta.view_stale = True
         _raise_stale_view(x, meta)
-    if (x._grad_fn is None and meta.view_creation == VIEW_NO_GRAD
-            and x.version_counter().value != meta.base_version):
+    if (meta.view_creation == VIEW_NO_GRAD
+            and x.version_counter().value != meta.base_version
+            and (x._grad_fn is not None
+                 or (x._view_base is not None and x._view_base._requires_grad))):
         # written since (through any alias): torch's regeneration of its grad_fn
-        # refuses it (fuzz seed 8 #12458)
+        # refuses it (fuzz seed 8 #12458), also for a view of such a view made with grad
+        # mode on, which has a grad_fn (seed 33 #16437).  A view without a grad_fn whose
+        # base does not require grad (one the user gave requires_grad_()) is its own leaf:
+        # torch returns its null grad_fn before it looks at the version.
         meta.view_stale = True
         _raise_stale_view(x, meta)
 
@@ -469,6 +483,15 @@ cdef void _raise_stale_view(Tensor t, AutogradMeta meta) except *:
             "of its base has been modified inplace. This view is the output of a function "
             "that returns multiple views. Such functions do not allow the output views to be "
             "modified inplace. You should replace the inplace operation by an out-of-place one."
+        )
+    if t._grad_fn is not None:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {_node_op_name(t)} is a view of a view which was "
+            "created in no_grad mode and its base or another view of its base has been "
+            "modified inplace with grad mode enabled. Given that this use case is ambiguous "
+            "and error-prone, it is forbidden. You can clarify your code by moving both the "
+            "view and the inplace either both inside the no_grad block (if you don't want the "
+            "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
         )
     raise RuntimeError(
         "A view was created in no_grad mode and its base or another view of its base has "

@@ -216,6 +216,23 @@ def select(input, dim, index):
     return _view(x[(*sl, Ellipsis)], input)
 
 
+@OPS["diagonal"].set_kernel
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    x = _data(input)
+    for name, value in (("offset", offset), ("dim1", dim1), ("dim2", dim2)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(
+                f"diagonal(): argument '{name}' must be int, not {type(value).__name__}"
+            )
+    a1 = _normalize_dim(dim1, x.ndim)
+    a2 = _normalize_dim(dim2, x.ndim)
+    if a1 == a2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    # numpy's diagonal is torch's: the diagonal becomes the last dim, an offset beyond
+    # the matrix gives an empty one (numpy marks the view read-only; _view lifts that)
+    return _view(np.diagonal(x, int(offset), a1, a2), input)
+
+
 @OPS["getitem"].set_kernel
 def getitem(input, index):
     x = _data(input)

@@ -36,6 +36,7 @@ cdef Op OP_EXPAND = OPS["expand"]
 cdef Op OP_FLATTEN = OPS["flatten"]
 cdef Op OP_NARROW = OPS["narrow"]
 cdef Op OP_SELECT = OPS["select"]
+cdef Op OP_DIAGONAL = OPS["diagonal"]
 cdef Op OP_SPLIT = OPS["split"]
 cdef Op OP_CHUNK = OPS["chunk"]
 cdef Op OP_UNBIND = OPS["unbind"]
@@ -260,6 +261,21 @@ cdef class ShapeMethods(ReductionMethods):
     def select(self, dim, index):
         """The view at ``index`` along ``dim``, which is removed."""
         return dispatch(OP_SELECT, (self, dim, index))
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        """The view of the diagonal ``offset`` above the main one (below it if negative) of
+        the matrices spanned by ``dim1`` and ``dim2``; it becomes the last dim.
+
+        Examples
+        --------
+        >>> x = gt.zeros(3, 3)
+        >>> _ = x.diagonal().add_(1.0)  # a view: the write reaches x
+        >>> x.tolist()
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+        >>> gt.arange(6).reshape(2, 3).diagonal(1).tolist()
+        [1, 5]
+        """
+        return dispatch(OP_DIAGONAL, (self, offset, dim1, dim2))
 
     def split(self, split_size, dim=0):
         """Views of ``split_size`` elements along ``dim`` (the last may be shorter), or of the

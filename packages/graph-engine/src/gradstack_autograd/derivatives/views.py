@@ -485,6 +485,58 @@ def _select_jvp(args, out, tangents, lead):
     return tangents[0].select(_shift(dim, x, lead), index)
 
 
+def _diagonal_rule(args, bdims):
+    if bdims[0] is None or any(b is not None for b in bdims[1:]):
+        return NotImplemented
+    x = front(args[0], bdims[0])
+    rank = x.dim() - 1
+    offset, dim1, dim2 = _arg(args, 1, 0), _arg(args, 2, 0), _arg(args, 3, 1)
+    if rank < 2 or not all(type(v) is int for v in (offset, dim1, dim2)):
+        return NotImplemented  # the kernel's own error, per sample
+    if not (-rank <= dim1 < rank and -rank <= dim2 < rank):
+        return NotImplemented
+    return dispatch(OPS["diagonal"], (x, offset, phys(dim1, rank), phys(dim2, rank))), 0
+
+
+def _diagonal_positions(shape, offset, dim1, dim2, length):
+    """The permutation that moves ``dim1`` and ``dim2`` last, and the index of the
+    diagonal's ``length`` elements in the permuted shape."""
+    n = len(shape)
+    a1, a2 = dim1 % n, dim2 % n
+    order = [i for i in range(n) if i not in (a1, a2)] + [a1, a2]
+    rows = np.arange(length) + max(0, -offset)
+    key = (slice(None),) * (n - 2) + (rows, rows + offset)
+    return order, tuple(shape[i] for i in order), key
+
+
+@register(
+    "diagonal(self, offset, dim1, dim2)",
+    "DiagonalBackward0",
+    save="offset, dim1, dim2",
+    sizes="self",
+    batch=_diagonal_rule,
+    shown=uint_dims("dim1", "dim2"),
+)
+def _diagonal(ctx, grad):
+    offset, dim1, dim2 = (ctx.saved_value(k) for k in ("offset", "dim1", "dim2"))
+    shape = ctx.input_shape(0)
+    order, permuted, key = _diagonal_positions(shape, offset, dim1, dim2, grad.shape[-1])
+    g = _batch_scatter(grad, key, permuted)  # zeros but the diagonal, dims still moved
+    inverse = [0] * len(order)
+    for i, d in enumerate(order):
+        inverse[d] = i
+    if _lead(grad):
+        return (g.permute(0, *(i + 1 for i in inverse)),)
+    return (g.permute(tuple(inverse)),)
+
+
+@jvp("diagonal")
+def _diagonal_jvp(args, out, tangents, lead):
+    x = args[0]
+    offset, dim1, dim2 = _arg(args, 1, 0), _arg(args, 2, 0), _arg(args, 3, 1)
+    return tangents[0].diagonal(offset, _shift(dim1, x, lead), _shift(dim2, x, lead))
+
+
 def _pieces_backward(ctx, grads, dim):
     shape = ctx.input_shape(0)
     axis = dim % len(shape)
