@@ -92,6 +92,8 @@ from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
+from .order_statistics import *  # noqa: F403
+from .order_statistics import __all__ as _order_statistics_all
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
 from .searching import *  # noqa: F403
 from .searching import __all__ as _searching_all
@@ -106,6 +108,7 @@ __all__ = sorted(
     | set(_contractions_all)
     | set(_elementwise_composites_all)
     | set(_searching_all)
+    | set(_order_statistics_all)
     | set(_histograms_all)
     | set(_functions.__all__)
     | {

@@ -1128,6 +1128,46 @@ cdef class Tensor(ShapeMethods):
         from .searching import argsort
         return argsort(self, dim, descending, stable=stable)
 
+    def median(self, dim=None, keepdim=False):
+        """The lower median; see :func:`gradstack_tensor.median`."""
+        from .order_statistics import median
+        return median(self, dim, keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        """The lower median ignoring NaN; see :func:`gradstack_tensor.nanmedian`."""
+        from .order_statistics import nanmedian
+        return nanmedian(self, dim, keepdim)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """The ``k``-th smallest element; see :func:`gradstack_tensor.kthvalue`."""
+        from .order_statistics import kthvalue
+        return kthvalue(self, k, dim, keepdim)
+
+    def mode(self, dim=-1, keepdim=False):
+        """The most frequent value; see :func:`gradstack_tensor.mode`."""
+        from .order_statistics import mode
+        return mode(self, dim, keepdim)
+
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        """The ``q``-th quantiles; see :func:`gradstack_tensor.quantile`."""
+        from .order_statistics import quantile
+        return quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        """The ``q``-th quantiles ignoring NaN; see :func:`gradstack_tensor.nanquantile`."""
+        from .order_statistics import nanquantile
+        return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def cummax(self, dim):
+        """The running maximum and its indices; see :func:`gradstack_tensor.cummax`."""
+        from .order_statistics import cummax
+        return cummax(self, dim)
+
+    def cummin(self, dim):
+        """The running minimum and its indices; see :func:`gradstack_tensor.cummin`."""
+        from .order_statistics import cummin
+        return cummin(self, dim)
+
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         """The distinct elements; see :func:`gradstack_tensor.unique`."""
         from .searching import unique

@@ -9,7 +9,21 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-__all__ = ["max", "min", "sort", "topk", "histogram", "histogramdd", "aminmax"]
+__all__ = [
+    "max",
+    "min",
+    "sort",
+    "topk",
+    "histogram",
+    "histogramdd",
+    "aminmax",
+    "median",
+    "nanmedian",
+    "kthvalue",
+    "mode",
+    "cummax",
+    "cummin",
+]
 
 max = namedtuple("max", ["values", "indices"])  # noqa: A001 - torch's names
 min = namedtuple("min", ["values", "indices"])  # noqa: A001
@@ -18,6 +32,15 @@ topk = namedtuple("topk", ["values", "indices"])
 histogram = namedtuple("histogram", ["hist", "bin_edges"])
 histogramdd = namedtuple("histogramdd", ["hist", "bin_edges"])
 aminmax = namedtuple("aminmax", ["min", "max"])
+median = namedtuple("median", ["values", "indices"])
+nanmedian = namedtuple("nanmedian", ["values", "indices"])
+kthvalue = namedtuple("kthvalue", ["values", "indices"])
+mode = namedtuple("mode", ["values", "indices"])
+cummax = namedtuple("cummax", ["values", "indices"])
+cummin = namedtuple("cummin", ["values", "indices"])
 
-for _t in (max, min, sort, topk, histogram, histogramdd, aminmax):
+for _t in (
+    max, min, sort, topk, histogram, histogramdd, aminmax,
+    median, nanmedian, kthvalue, mode, cummax, cummin,
+):  # fmt: skip
     _t.__module__ = "gradstack.return_types"
