@@ -489,3 +489,64 @@ def test_backward_accumulates_and_grad_does_not():
     assert x.grad.tolist() == [8.0]
     (g,) = ag.grad((x * x).sum(), x)
     assert g.tolist() == [4.0] and x.grad.tolist() == [8.0]
+
+
+def test_a_backward_inside_a_hook_of_a_backward_over_the_same_graph_counts_its_own():
+    # Note [Dependencies are counted on the nodes]: the outer pass counts on the nodes, a
+    # backward started inside one of its hooks counts in a dict of its own, so neither
+    # overwrites the other's counts on the nodes both reach
+    x = gt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    shared = x * 2  # reached by both passes, with two incoming edges in each
+    a = (shared * shared).sum()
+    b = (shared.sin() + shared).sum()
+    inner = []
+
+    def hook(grad):
+        if not inner:
+            inner.append(ag.grad(b, x, retain_graph=True)[0])
+        return grad
+
+    mid = shared.exp()
+    mid.register_hook(hook)
+    (a + mid.sum() + b).backward(retain_graph=True)
+    s = x.detach().numpy() * 2
+    want_outer = 2 * (2 * s) + 2 * np.exp(s) + 2 * (np.cos(s) + 1)
+    np.testing.assert_allclose(x.grad.numpy(), want_outer, rtol=1e-6)
+    np.testing.assert_allclose(inner[0].numpy(), 2 * (np.cos(s) + 1), rtol=1e-6)
+
+    # a nested backward() (no targets) inside a hook, on an overlapping graph
+    x.grad = None
+    y = gt.tensor([0.5, 1.5], requires_grad=True)
+    base = y * 3
+    c = (base * base).sum()
+
+    def nested(grad):
+        if y.grad is None:
+            with ag.enable_grad():  # (hooks run with grad mode off, as in torch)
+                (base * 2).sum().backward(retain_graph=True)  # y.grad = 6 so far
+        return grad
+
+    d = base.tanh()
+    d.register_hook(nested)
+    (c + d.sum()).backward()
+    t = y.detach().numpy() * 3
+    np.testing.assert_allclose(y.grad.numpy(), 6 + 3 * 2 * t + 3 * (1 - np.tanh(t) ** 2), rtol=1e-6)
+
+
+def test_a_pass_that_raises_leaves_the_next_pass_correct():
+    # the counts a failed pass leaves on the nodes are ignored by the next one
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    z = (y + y.exp()).sum()
+
+    def boom(grad):
+        raise ValueError("stop")
+
+    handle = y.register_hook(boom)
+    with pytest.raises(ValueError, match="stop"):
+        z.backward(retain_graph=True)
+    handle.remove()
+    x.grad = None
+    z.backward()
+    v = x.detach().numpy()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * v * (1 + np.exp(v * v)), rtol=1e-6)

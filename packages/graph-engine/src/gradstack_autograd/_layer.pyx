@@ -389,8 +389,17 @@ cdef object _save_value(object v, Node node):
     if isinstance(v, Tensor):
         return save_tensor(<Tensor>v, False, node)
     if type(v) is tuple or type(v) is list:
-        return tuple(_save_value(x, node) for x in v)
+        return _save_values(v, node)
     return v
+
+
+cdef tuple _save_values(object values, Node node):
+    # (a loop of its own: a generator expression in _save_value would make Cython allocate
+    # its closure on every call, also for the plain values that are most of them)
+    cdef list out = []
+    for x in values:
+        out.append(_save_value(x, node))
+    return tuple(out)
 
 
 cdef void _check_view_usable(Tensor x, AutogradMeta meta) except *:

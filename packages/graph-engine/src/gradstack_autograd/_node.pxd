@@ -71,6 +71,10 @@ cdef class Node:
     cdef public dict _metadata
     cdef public object anomaly_trace    # the forward stack, when anomaly mode recorded it
     cdef public object extra            # whatever else the formula needs
+    # the engine's count of this node's incoming edges in the backward pass of run
+    # ``dep_epoch`` (Note [Dependencies are counted on the nodes] in _engine.pyx)
+    cdef Py_ssize_t dep_count
+    cdef Py_ssize_t dep_epoch
     cdef object __weakref__
 
     cpdef object saved_value(self, object key)
