@@ -1168,6 +1168,36 @@ cdef class Tensor(ShapeMethods):
         from .order_statistics import cummin
         return cummin(self, dim)
 
+    def copysign(self, other):
+        """``|self|`` with ``other``'s sign; see :func:`gradstack_tensor.copysign`."""
+        from .elementwise_composites import copysign
+        return copysign(self, other)
+
+    def fmax(self, other):
+        """The maximum ignoring NaN; see :func:`gradstack_tensor.fmax`."""
+        from .elementwise_composites import fmax
+        return fmax(self, other)
+
+    def fmin(self, other):
+        """The minimum ignoring NaN; see :func:`gradstack_tensor.fmin`."""
+        from .elementwise_composites import fmin
+        return fmin(self, other)
+
+    def isposinf(self):
+        """Where ``self`` is +inf; see :func:`gradstack_tensor.isposinf`."""
+        from .elementwise_composites import isposinf
+        return isposinf(self)
+
+    def isneginf(self):
+        """Where ``self`` is -inf; see :func:`gradstack_tensor.isneginf`."""
+        from .elementwise_composites import isneginf
+        return isneginf(self)
+
+    def isreal(self):
+        """Everywhere True for a real tensor; see :func:`gradstack_tensor.isreal`."""
+        from .elementwise_composites import isreal
+        return isreal(self)
+
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         """The distinct elements; see :func:`gradstack_tensor.unique`."""
         from .searching import unique

@@ -8,7 +8,8 @@ derivatives (torch defines most of them the same way, as CompositeImplicitAutogr
 ``vsplit``/``dsplit`` are ``narrow`` views; ``unflatten`` is a ``view``.  They record the
 nodes torch records.  ``roll`` (two ``narrow`` and a ``cat``: CatBackward0 where torch
 records RollBackward0) and ``diff`` (``narrow`` and ``sub``) record their parts (Note
-[Composites record their parts], in composites.py).
+[Composites record their parts], in composites.py).  ``tril_indices``/``triu_indices``
+are index factories (numpy's, in torch's row-major order).
 
 Examples
 --------
@@ -61,6 +62,8 @@ __all__ = [
     "index_add",
     "index_copy",
     "index_fill",
+    "tril_indices",
+    "triu_indices",
 ]
 
 
@@ -575,3 +578,46 @@ def index_copy(input, dim, index, source) -> Tensor:
 def index_fill(input, dim, index, value) -> Tensor:
     """``input.index_fill(dim, index, value)``."""
     return _tensor(input, "index_fill").index_fill(dim, index, value)
+
+
+def _triangle_indices(fname, select, row, col, offset, dtype):
+    from .dtypes import int64
+
+    for name, value in (("row", row), ("col", col), ("offset", offset)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{fname}(): argument '{name}' must be int, not {type(value).__name__}")
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dt = int64 if dtype is None else dtype
+    if dt.name not in ("int32", "int64"):
+        raise RuntimeError(f"\"{fname}\" not implemented for '{dt.name}'")
+    r, c = select(int(row), int(offset), int(col))
+    return _wrap(np.stack([r, c]).astype(dt.name).reshape(2, -1))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The ``(2, N)`` row and column indices of the lower triangle (on and below diagonal
+    ``offset``) of a ``row x col`` matrix, in row-major order.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.tril_indices(3, 3).tolist()
+    [[0, 1, 1, 2, 2, 2], [0, 0, 1, 0, 1, 2]]
+    """
+    return _triangle_indices("tril_indices", np.tril_indices, row, col, offset, dtype)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The ``(2, N)`` row and column indices of the upper triangle (on and above diagonal
+    ``offset``) of a ``row x col`` matrix, in row-major order.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.triu_indices(3, 3, 1).tolist()
+    [[0, 0, 1], [1, 2, 2]]
+    """
+    return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype)

@@ -2,7 +2,10 @@
 ops: the comparison and trigonometric aliases, ``deg2rad``, ``frac``, ``signbit``,
 ``logaddexp``, ``xlogy``, ``nan_to_num``, ``sinc``, ``logit``, ``float_power``,
 ``ldexp``, ``nansum``/``nanmean``, ``aminmax``, ``take_along_dim``, ``cross``,
-``cumprod``, and the ``add*`` products (``baddbmm``, ``addbmm``, ``addmv``, ``addr``).
+``cumprod``, the ``add*`` products (``baddbmm``, ``addbmm``, ``addmv``, ``addr``), and
+``absolute``, ``negative``, ``rot90``, ``isposinf``, ``isneginf``, ``isreal``,
+``is_floating_point``, ``is_complex``, ``can_cast``, ``result_type``, ``copysign``,
+``fmax``, ``fmin``.
 
 Note [A branch that where does not take is computed on a safe input]
 A composite that selects with ``where`` gives the branch it does not take a zero
@@ -66,6 +69,19 @@ __all__ = [
     "addbmm",
     "addmv",
     "addr",
+    "absolute",
+    "negative",
+    "rot90",
+    "isposinf",
+    "isneginf",
+    "isreal",
+    "is_floating_point",
+    "is_complex",
+    "can_cast",
+    "result_type",
+    "copysign",
+    "fmax",
+    "fmin",
 ]
 
 
@@ -413,3 +429,170 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``."""
     r = _scaled_sum(input, _gt().outer(_t(vec1, "addr", "vec1"), vec2), beta, alpha)
     return r if out is None else out.copy_(r)
+
+
+# ---------------------------------------------------------------------------------------
+# more torch names: predicates, dtype questions, copysign, fmax/fmin
+
+
+def absolute(input, *, out=None):
+    """``abs(input)`` (torch's alias)."""
+    return _gt().abs(input, out=out)
+
+
+def negative(input, *, out=None):
+    """``neg(input)`` (torch's alias)."""
+    return _gt().neg(input, out=out)
+
+
+def rot90(input, k: int = 1, dims=(0, 1)):
+    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims``."""
+    return _t(input, "rot90").rot90(k, dims)
+
+
+def isposinf(input):
+    """Where ``input`` is +inf (a bool tensor)."""
+    x = _t(input, "isposinf")
+    return x == math.inf if x.is_floating_point() else _gt().zeros_like(x, dtype=_gt().bool)
+
+
+def isneginf(input):
+    """Where ``input`` is -inf (a bool tensor)."""
+    x = _t(input, "isneginf")
+    return x == -math.inf if x.is_floating_point() else _gt().zeros_like(x, dtype=_gt().bool)
+
+
+def isreal(input):
+    """Where ``input`` has no imaginary part: everywhere, for real tensors."""
+    return _gt().ones_like(_t(input, "isreal"), dtype=_gt().bool)
+
+
+def is_floating_point(input) -> bool:
+    """Whether ``input``'s dtype is a floating-point one."""
+    return _t(input, "is_floating_point").is_floating_point()
+
+
+def is_complex(input) -> bool:
+    """Whether ``input``'s dtype is complex: never, here."""
+    return _t(input, "is_complex").is_complex()
+
+
+def can_cast(from_, to) -> bool:
+    """Whether torch casts dtype ``from_`` to ``to`` in an in-place op or ``out=``: not to
+    a lower kind (float to integer, anything but bool to bool).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.can_cast(gt.float64, gt.float32), gt.can_cast(gt.float32, gt.int32)
+    (True, False)
+    """
+    from ._promotion import can_cast_inplace
+    from .dtypes import dtype
+
+    for name, value in (("from_", from_), ("to", to)):
+        if not isinstance(value, dtype):
+            raise TypeError(
+                f"can_cast(): argument '{name}' must be torch.dtype, not {type(value).__name__}"
+            )
+    return bool(can_cast_inplace(from_, to))
+
+
+def result_type(tensor1, tensor2):
+    """The dtype torch's promotion gives an op of ``tensor1`` and ``tensor2`` (tensors or
+    numbers).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.result_type(gt.tensor([1]), 1.0)
+    gradstack.float32
+    """
+    from .dtypes import result_type as _result_type
+
+    def operand(v, name):
+        if isinstance(v, Tensor):
+            return (v.dtype, v.dim())
+        if isinstance(v, (bool, int, float, np.number, np.bool_)):
+            return v
+        raise TypeError(
+            f"result_type(): argument '{name}' must be Tensor or Number, not {type(v).__name__}"
+        )
+
+    return _result_type([operand(tensor1, "tensor1"), operand(tensor2, "tensor2")])
+
+
+def copysign(input, other, *, out=None):
+    """``|input|`` with the sign of ``other`` (a tensor or a number), as a float tensor.
+
+    The gradient reaches ``input`` only: ``copysign(input, other) / input``, 0 where
+    ``input`` is 0, as torch's.  Known difference: where ``input`` is inf or NaN the
+    gradient is 0 here, NaN in torch (its ratio ``inf / inf``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.copysign(gt.tensor([1.0, -2.0]), gt.tensor([-0.0, 3.0])).tolist()
+    [-1.0, 2.0]
+    """
+    gt = _gt()
+    x = _t(input, "copysign")
+    if isinstance(other, Tensor):
+        dt = gt.result_type(x, other)
+        if not dt.is_floating_point:
+            dt = gt.get_default_dtype()
+        xs = x.to(dt)
+        value = np.copysign(_data(xs), _data(other).astype(_data(xs).dtype, copy=False))
+    else:
+        xs = _floating(x)
+        value = np.copysign(_data(xs), np.asarray(other, dtype=_data(xs).dtype))
+    value = np.asarray(value, dtype=_data(xs).dtype)
+    result = _wrap(np.ascontiguousarray(value))
+    if xs.requires_grad:
+        # the value is numpy's; the gradient flows through ``xs * (value / xs)``, a
+        # product by +-1, where xs is finite and non-zero
+        a = _data(xs)
+        plain = np.isfinite(a) & (a != 0)
+        ratio = np.where(plain, np.divide(value, np.where(plain, a, 1)), 0).astype(a.dtype)
+        result = gt.where(_wrap(plain), xs * _wrap(ratio), result)
+    if isinstance(other, Tensor) and other.requires_grad:
+        # torch gives ``other`` a zero gradient (not none): a zero that depends on it,
+        # subtracted as ``0 - 0``, which keeps every value's bits (-0.0 included)
+        zero = gt.where(gt.ones_like(other, dtype=gt.bool), 0.0, other)
+        result = result - (zero.detach() - zero)
+    return _to_out("copysign", result, out)
+
+
+def _to_out(name, result, out):
+    if out is None:
+        return result
+    from ._out import write_out
+
+    return write_out(name, result, out)
+
+
+def _extreme_ignoring_nan(fname, input, other, greater: bool, out=None):
+    gt = _gt()
+    x, y = _t(input, fname), _t(other, fname, "other")
+    take = (x >= y) if greater else (x <= y)
+    if y.is_floating_point():
+        take = take | y.isnan()
+    return _to_out(fname, gt.where(take, x, y), out)
+
+
+def fmax(input, other, *, out=None):
+    """The elementwise maximum, ignoring NaN (NaN only where both are); ties take
+    ``input``, and so does the gradient, as torch's.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.fmax(gt.tensor([1.0, float("nan")]), gt.tensor([float("nan"), 2.0])).tolist()
+    [1.0, 2.0]
+    """
+    return _extreme_ignoring_nan("fmax", input, other, True, out)
+
+
+def fmin(input, other, *, out=None):
+    """The elementwise minimum, ignoring NaN; ties take ``input``."""
+    return _extreme_ignoring_nan("fmin", input, other, False, out)
