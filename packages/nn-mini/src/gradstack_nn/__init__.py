@@ -36,6 +36,7 @@ from .modules import container as _container
 from .modules import conv as _conv
 from .modules import data_parallel as _data_parallel
 from .modules import distance as _distance
+from .modules import extra_layers as _extra_layers
 from .modules import lazy as _lazy
 from .modules import linear as _linear
 from .modules import loss as _loss
@@ -45,6 +46,7 @@ from .modules import padding as _padding
 from .modules import pooling as _pooling
 from .modules import rnn as _rnn
 from .modules import sparse as _sparse
+from .modules import transformer_decoder as _transformer_decoder
 from .modules import upsampling as _upsampling
 from .modules.activation import *  # noqa: F403
 from .modules.attention import *  # noqa: F403
@@ -53,6 +55,7 @@ from .modules.container import *  # noqa: F403
 from .modules.conv import *  # noqa: F403
 from .modules.data_parallel import *  # noqa: F403
 from .modules.distance import *  # noqa: F403
+from .modules.extra_layers import *  # noqa: F403
 from .modules.lazy import *  # noqa: F403
 from .modules.linear import *  # noqa: F403
 from .modules.loss import *  # noqa: F403
@@ -62,6 +65,7 @@ from .modules.padding import *  # noqa: F403
 from .modules.pooling import *  # noqa: F403
 from .modules.rnn import *  # noqa: F403
 from .modules.sparse import *  # noqa: F403
+from .modules.transformer_decoder import *  # noqa: F403
 from .modules.upsampling import *  # noqa: F403
 from .parameter import Buffer, Parameter, UninitializedParameter
 from .serialization import load, save
@@ -97,3 +101,5 @@ __all__ += _loss.__all__
 __all__ += _rnn.__all__
 __all__ += _attention.__all__
 __all__ += _upsampling.__all__
+__all__ += _transformer_decoder.__all__
+__all__ += _extra_layers.__all__

@@ -93,8 +93,12 @@ from ._distances import *  # noqa: E402, F403
 from ._distances import __all__ as _distances_all  # noqa: E402
 from ._divergences import kl_div  # noqa: E402
 from ._dropout import dropout1d, dropout2d, dropout3d  # noqa: E402
+from ._extra_layers import *  # noqa: E402, F403
+from ._extra_layers import __all__ as _extra_layers_all  # noqa: E402
 from ._interpolation import *  # noqa: E402, F403
 from ._interpolation import __all__ as _interpolation_all  # noqa: E402
+from ._margin_losses import *  # noqa: E402, F403
+from ._margin_losses import __all__ as _margin_losses_all  # noqa: E402
 from ._normalizations import *  # noqa: E402, F403
 from ._normalizations import __all__ as _normalizations_all  # noqa: E402
 from ._padding import pad  # noqa: E402
@@ -107,7 +111,9 @@ __all__ += _normalizations_all
 __all__ += ["pad", "scaled_dot_product_attention", "kl_div", "dropout1d", "dropout2d"]
 __all__ += ["dropout3d"]
 __all__ += _interpolation_all
+__all__ += _margin_losses_all
 __all__ += _pooling_all
+__all__ += _extra_layers_all
 
 # torch's names of the scalar types, as its error messages spell them
 _TORCH_TYPE_NAMES = {

@@ -9,6 +9,7 @@ from . import (
     conv,
     data_parallel,
     distance,
+    extra_layers,
     lazy,
     linear,
     loss,
@@ -18,6 +19,7 @@ from . import (
     pooling,
     rnn,
     sparse,
+    transformer_decoder,
     upsampling,
 )
 from .activation import *  # noqa: F403
@@ -27,6 +29,7 @@ from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .data_parallel import *  # noqa: F403
 from .distance import *  # noqa: F403
+from .extra_layers import *  # noqa: F403
 from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
@@ -36,6 +39,7 @@ from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
+from .transformer_decoder import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 
 # (``__all__ +=`` of each family's list, a form type checkers follow through star imports)
@@ -56,3 +60,5 @@ __all__ += loss.__all__
 __all__ += rnn.__all__
 __all__ += attention.__all__
 __all__ += upsampling.__all__
+__all__ += transformer_decoder.__all__
+__all__ += extra_layers.__all__

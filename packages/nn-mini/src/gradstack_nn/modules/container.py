@@ -1,4 +1,5 @@
-"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict`` and ``ParameterList``."""
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList`` and
+``ParameterDict``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from gradstack_tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(idx: int, size: int, what: str) -> int:
@@ -336,3 +337,171 @@ class ParameterList(Module):
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters, registered under their keys (so the optimisers and
+    ``state_dict`` see them); tensors stored in it become :class:`Parameter` objects,
+    other values are kept as plain attributes, as torch's.
+
+    A plain ``dict`` given to the constructor or to :meth:`update` is added in the order
+    of its sorted keys; an ``OrderedDict``, a ``ParameterDict`` or an iterable of pairs in
+    its own order (torch's rule).
+
+    >>> import gradstack_tensor as gt
+    >>> pd = ParameterDict({"w": gt.zeros(2, 3), "b": Parameter(gt.zeros(2))})
+    >>> list(pd), list(pd.state_dict())
+    (['b', 'w'], ['b', 'w'])
+    >>> print(pd)
+    ParameterDict(
+        (b): Parameter containing: [gradstack.FloatTensor of size 2]
+        (w): Parameter containing: [gradstack.FloatTensor of size 2x3]
+    )
+    """
+
+    def __init__(self, parameters=None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def _key_to_attr(self, key) -> str:
+        if not isinstance(key, str):
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is not a string "
+                f"(type is '{type(key).__name__}'). Open an issue on github if you need "
+                "non-string keys."
+            )
+        return key
+
+    def __getitem__(self, key: str):
+        return getattr(self, self._key_to_attr(key))
+
+    def __setitem__(self, key: str, value) -> None:
+        # (every way of adding an entry ends here: the one place that wraps tensors)
+        self._keys[key] = None
+        attr = self._key_to_attr(key)
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, attr, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, self._key_to_attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._keys)
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default=None):
+        """``self[key]``, after setting it to ``default`` if ``key`` is absent."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        """Remove every entry."""
+        for k in self._keys.copy():
+            del self[k]
+
+    def pop(self, key: str):
+        """Remove the entry at ``key`` and return its value."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self) -> tuple:
+        """Remove and return the last inserted ``(key, value)`` pair."""
+        k, _ = self._keys.popitem()
+        self._keys[k] = None
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def get(self, key: str, default=None):
+        """``self[key]`` if ``key`` is present, else ``default``."""
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable[str], default=None) -> ParameterDict:
+        """A new ParameterDict with ``keys``, each set to ``default``."""
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        """The keys, in insertion order."""
+        return self._keys.keys()
+
+    def items(self):
+        """``(key, value)`` pairs, in insertion order."""
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        """The values, in insertion order."""
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters) -> None:
+        """Add the entries of a mapping (a plain dict in sorted key order) or of an
+        iterable of ``(key, value)`` pairs, overwriting existing keys."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, "
+                f"but got {type(parameters).__name__}"
+            )
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not isinstance(p, Iterable):
+                    raise TypeError(
+                        f"ParameterDict update sequence element #{j} should be Iterable; "
+                        f"is{type(p).__name__}"
+                    )
+                if len(p) != 2:
+                    raise ValueError(
+                        f"ParameterDict update sequence element #{j} has length {len(p)}; 2 "
+                        "is required"
+                    )
+                self[p[0]] = p[1]
+
+    def extra_repr(self) -> str:
+        lines = []
+        for k, p in self.items():
+            if isinstance(p, Tensor):
+                size = "x".join(str(s) for s in p.shape)
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({k}): {kind} containing: [{p.type()} of size {size}]")
+            else:
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        copy = other.copy()
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self
