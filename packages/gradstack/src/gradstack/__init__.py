@@ -53,6 +53,8 @@ from gradstack_tensor.random import get_rng_state, set_rng_state
 
 from . import accelerator, autograd, backends, cuda, distributions, nn, optim, random, utils
 from .__about__ import __version__
+from ._nn_functions import *  # noqa: F403
+from ._nn_functions import __all__ as _nn_functions_all
 from .serialization import load, save
 
 _NAMES = [
@@ -81,8 +83,10 @@ _NAMES = [
     "load",
     "__version__",
 ]
-__all__ = sorted(set(_gradstack_tensor.__all__) - {"__version__"} | set(_NAMES))
-del _NAMES
+__all__ = sorted(
+    set(_gradstack_tensor.__all__) - {"__version__"} | set(_NAMES) | set(_nn_functions_all)
+)
+del _NAMES, _nn_functions_all
 
 # ``func`` (functional-api) is imported on first use, as ``autograd.functional`` is (Note
 # [Lazy upper layers] in ``gradstack.autograd``): ``import gradstack`` stays light.
