@@ -759,6 +759,53 @@ _add(
         ),
     )
 )
+
+
+def _square(rng, shape, transposed=False):
+    """Random matrices plus ``n`` on the diagonal: invertible, far from singular."""
+    return arr(rng, shape, -1.0, 1.0, transposed=transposed) + shape[-1] * np.eye(shape[-1])
+
+
+def _decomposition_samples(rng):
+    a, batch, m = _square(rng, (3, 3)), _square(rng, (2, 3, 3)), arr(rng, (3, 3), -1, 1)
+    spd = m @ m.T + 3 * np.eye(3)
+
+    def sym(L, t):  # cholesky reads the lower triangle: a symmetric input, as torch's tests
+        return (t + t.transpose(-1, -2)) / 2
+
+    return {
+        "linalg_inv": [
+            _S([a], lambda L, t: L.linalg.inv(t), "3x3"),
+            _S([_square(rng, (4, 4), True)], lambda L, t: L.linalg.inv(t), "4x4 T"),
+            _S([batch], lambda L, t: L.linalg.inv(t), "2x3x3"),
+        ],
+        "linalg_det": [
+            _S([a], lambda L, t: L.linalg.det(t), "3x3"),
+            _S([batch], lambda L, t: t.det(), "2x3x3"),
+        ],
+        "linalg_logabsdet": [
+            _S([a], lambda L, t: L.linalg.slogdet(t).logabsdet, "3x3"),
+            _S([batch], lambda L, t: L.linalg.slogdet(t)[1], "2x3x3"),
+        ],
+        "linalg_solve": [
+            _S([a, arr(rng, (3, 2))], lambda L, x, b: L.linalg.solve(x, b), "3x3, 3x2"),
+            _S([a, arr(rng, (3,))], lambda L, x, b: L.linalg.solve(x, b), "vector"),
+            _S([batch, arr(rng, (3, 2))], lambda L, x, b: L.linalg.solve(x, b), "broadcast"),
+            _S(
+                [a, arr(rng, (2, 3))],
+                lambda L, x, b: L.linalg.solve(x, b, left=False),
+                "left=False",
+            ),
+        ],
+        "linalg_cholesky": [
+            _S([spd], lambda L, t: L.linalg.cholesky(sym(L, t)), "3x3"),
+            _S([spd], lambda L, t: L.linalg.cholesky(sym(L, t), upper=True), "upper"),
+        ],
+    }
+
+
+for _n in ("linalg_inv", "linalg_det", "linalg_logabsdet", "linalg_solve", "linalg_cholesky"):
+    _add(GradOp(_n, lambda rng, _n=_n: _decomposition_samples(rng)[_n]))
 for _n in ("tril", "triu"):
     _add(
         GradOp(

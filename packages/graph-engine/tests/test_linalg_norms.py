@@ -48,7 +48,7 @@ def test_matches_torch(name):
 
 
 def test_decompositions_are_not_implemented():
-    with pytest.raises(NotImplementedError, match="linalg.inv"):
-        gs.linalg.inv(gs.eye(2))
+    with pytest.raises(NotImplementedError, match="linalg.svd"):
+        gs.linalg.svd(gs.eye(2))
     with pytest.raises(NotImplementedError, match="singular value"):
         gs.linalg.matrix_norm(gs.eye(2), 2)

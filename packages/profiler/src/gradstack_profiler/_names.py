@@ -44,6 +44,7 @@ tan tan_ tanh tanh_ topk trace transpose tril triu trunc trunc_ unbind uniform_
 unsqueeze var view where zero_
 scatter scatter_ scatter_add scatter_add_ index_add index_add_ index_copy index_copy_
 index_fill index_fill_
+linalg_inv linalg_det linalg_solve linalg_cholesky
 batch_norm binary_cross_entropy binary_cross_entropy_with_logits embedding embedding_renorm_
 gelu gelu_backward huber_loss layer_norm leaky_relu leaky_relu_ log_sigmoid mse_loss nll_loss
 nll_loss2d silu silu_ smooth_l1_loss
@@ -59,6 +60,7 @@ RENAMED = {
     "div_rounding": "aten::div",
     "mul_scalar": "aten::mul",
     "div_scalar": "aten::div",
+    "linalg_logabsdet": "aten::linalg_slogdet",  # (slogdet's differentiable half)
 }
 
 _cache: dict[str, str] = {}

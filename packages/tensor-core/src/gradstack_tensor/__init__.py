@@ -23,6 +23,7 @@ Examples
 from . import (  # noqa: F401 - bind kernels
     _allocator,
     _elementwise,
+    _impl_decompositions,
     _impl_elementwise,
     _impl_linalg,
     _impl_nn,
@@ -92,6 +93,8 @@ from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
+from .matrix_functions import *  # noqa: F403
+from .matrix_functions import __all__ as _matrix_functions_all
 from .order_statistics import *  # noqa: F403
 from .order_statistics import __all__ as _order_statistics_all
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
@@ -109,6 +112,7 @@ __all__ = sorted(
     | set(_elementwise_composites_all)
     | set(_searching_all)
     | set(_order_statistics_all)
+    | set(_matrix_functions_all)
     | set(_histograms_all)
     | set(_functions.__all__)
     | {

@@ -140,6 +140,10 @@ _PYTHON_OPS = (
     ("matmul", False, False), ("mm", False, False), ("bmm", False, False),
     ("dot", False, False), ("outer", False, False), ("addmm", False, False),
     ("mv", False, False),
+    # matrix functions with a factorization (_impl_decompositions.py)
+    ("linalg_inv", False, False), ("linalg_det", False, False),
+    ("linalg_logabsdet", False, False), ("linalg_solve", False, False),
+    ("linalg_cholesky", False, False),
     ("view", False, True), ("reshape", False, False), ("transpose", False, True),
     ("permute", False, True), ("t", False, True), ("squeeze", False, True),
     ("unsqueeze", False, True), ("expand", False, True), ("flatten", False, False),

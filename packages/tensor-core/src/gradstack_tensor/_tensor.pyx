@@ -1168,6 +1168,36 @@ cdef class Tensor(ShapeMethods):
         from .order_statistics import cummin
         return cummin(self, dim)
 
+    def inverse(self):
+        """The inverse of each square matrix; see :func:`gradstack_tensor.linalg.inv`."""
+        from .linalg import inv
+        return inv(self)
+
+    def det(self):
+        """The determinant of each square matrix; see :func:`gradstack_tensor.linalg.det`."""
+        from .linalg import det
+        return det(self)
+
+    def slogdet(self):
+        """``(sign, logabsdet)``; see :func:`gradstack_tensor.slogdet`."""
+        from .matrix_functions import slogdet
+        return slogdet(self)
+
+    def logdet(self):
+        """The log of each determinant; see :func:`gradstack_tensor.logdet`."""
+        from .matrix_functions import logdet
+        return logdet(self)
+
+    def cholesky(self, upper=False):
+        """The Cholesky factor (deprecated in torch); see :func:`gradstack_tensor.cholesky`."""
+        from .matrix_functions import cholesky
+        return cholesky(self, upper)
+
+    def matrix_power(self, n):
+        """``self`` to the matrix power ``n``; see :func:`gradstack_tensor.linalg.matrix_power`."""
+        from .linalg import matrix_power
+        return matrix_power(self, n)
+
     def copysign(self, other):
         """``|self|`` with ``other``'s sign; see :func:`gradstack_tensor.copysign`."""
         from .elementwise_composites import copysign

@@ -1,8 +1,10 @@
 """``gradstack_tensor.linalg`` (``gradstack.linalg``): the norms, products and cross
 product of ``torch.linalg`` that compose existing ops (``vector_norm``, ``matrix_norm``
 for the Frobenius and 1/inf norms, ``norm``, ``cross``, ``vecdot``, ``matmul``,
-``multi_dot``).  Decompositions and solvers (``inv``, ``det``, ``solve``, ``svd`` ...) are
-not implemented: they raise NotImplementedError naming the function.
+``multi_dot``), and those with a factorization on numpy's LAPACK: ``inv``, ``det``,
+``slogdet``, ``solve``, ``cholesky``, ``matrix_power`` (ops of their own, with derivatives
+in graph-engine).  The other decompositions (``svd``, ``eig``, ``qr``, ``lu`` ...) are not
+implemented: they raise NotImplementedError naming the function.
 
 Examples
 --------
@@ -17,9 +19,26 @@ from __future__ import annotations
 
 import math
 
+from ._dispatch import OPS, dispatch
+from ._impl_decompositions import LinAlgError
 from ._tensor import Tensor
 
-__all__ = ["vector_norm", "matrix_norm", "norm", "cross", "vecdot", "matmul", "multi_dot"]
+__all__ = [
+    "vector_norm",
+    "matrix_norm",
+    "norm",
+    "cross",
+    "vecdot",
+    "matmul",
+    "multi_dot",
+    "inv",
+    "det",
+    "slogdet",
+    "solve",
+    "cholesky",
+    "matrix_power",
+    "LinAlgError",
+]
 
 
 def _t(x, fname: str) -> Tensor:
@@ -132,8 +151,141 @@ def _not_implemented(name):
     return missing
 
 
-for _name in ("inv", "det", "slogdet", "solve", "svd", "svdvals", "eig", "eigh", "eigvals",
-              "eigvalsh", "qr", "cholesky", "lstsq", "pinv", "matrix_rank", "matrix_power",
-              "matrix_exp", "lu", "lu_factor", "inv_ex", "cholesky_ex", "solve_ex"):  # fmt: skip
+for _name in ("svd", "svdvals", "eig", "eigh", "eigvals", "eigvalsh", "qr", "lstsq", "pinv",
+              "matrix_rank", "matrix_exp", "lu", "lu_factor", "inv_ex", "cholesky_ex",
+              "solve_ex"):  # fmt: skip
     globals()[_name] = _not_implemented(_name)
 del _name
+
+
+# -------------------------------------------------------------------------------------
+# with a factorization (the ops are _impl_decompositions.py's)
+
+
+def _out(result, out):
+    if out is None:
+        return result
+    from ._out import write_out
+
+    return write_out("linalg", result, out, rule="exact")
+
+
+def inv(A, *, out=None):
+    """The inverse of each square matrix in ``A``; a singular one raises
+    :class:`LinAlgError`.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> inv(gt.tensor([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    return _out(dispatch(OPS["linalg_inv"], (_t(A, "inv"),)), out)
+
+
+def det(A, *, out=None):
+    """The determinant of each square matrix in ``A``.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> det(gt.tensor([[1.0, 2.0], [3.0, 4.0]])).item()
+    -2.0
+    """
+    return _out(dispatch(OPS["linalg_det"], (_t(A, "det"),)), out)
+
+
+def slogdet(A, *, out=None):
+    """``(sign, logabsdet)`` of each determinant: ``det = sign * exp(logabsdet)``, finite
+    where the determinant over- or underflows.  The sign is not differentiable (a
+    constant here; torch's requires grad and receives nothing).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> r = slogdet(gt.tensor([[0.0, 2.0], [2.0, 0.0]], dtype=gt.float64))
+    >>> r.sign.item(), round(r.logabsdet.item(), 6)
+    (-1.0, 1.386294)
+    """
+    import numpy as np
+
+    from ._tensor import _data, _wrap
+    from .return_types import linalg_slogdet
+
+    x = _t(A, "slogdet")
+    logabsdet = dispatch(OPS["linalg_logabsdet"], (x,))
+    a = _data(x)
+    sign = np.linalg.slogdet(a)[0] if a.size else np.ones(a.shape[:-2])
+    result = linalg_slogdet(_wrap(np.array(sign, dtype=a.dtype, order="C")), logabsdet)
+    return result if out is None else _out(result, out)
+
+
+def solve(A, B, *, left: bool = True, out=None):
+    """``X`` with ``A @ X = B`` (``X @ A = B`` with ``left=False``); ``B`` is a (batch
+    of) vector(s) when it is 1-d or has ``A``'s shape without the last dim.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> solve(gt.tensor([[2.0, 0.0], [0.0, 4.0]]), gt.tensor([1.0, 1.0])).tolist()
+    [0.5, 0.25]
+    """
+    return _out(dispatch(OPS["linalg_solve"], (_t(A, "solve"), B, bool(left))), out)
+
+
+def cholesky(A, *, upper: bool = False, out=None):
+    """The lower triangular ``L`` with ``A = L @ L.mT`` (read from ``A``'s lower
+    triangle), or ``L.mT`` with ``upper=True``; not positive-definite: LinAlgError.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> cholesky(gt.tensor([[4.0, 2.0], [2.0, 2.0]])).tolist()
+    [[2.0, 0.0], [1.0, 1.0]]
+    """
+    return _out(dispatch(OPS["linalg_cholesky"], (_t(A, "cholesky"), bool(upper))), out)
+
+
+def matrix_power(A, n: int, *, out=None):
+    """``A`` multiplied by itself ``n`` times (``inv(A)`` for negative ``n``, the identity
+    for 0), by torch's binary decomposition of ``n``.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> matrix_power(gt.tensor([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
+    [[1.0, 3.0], [0.0, 1.0]]
+    """
+    a = _t(A, "matrix_power")
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    if a.dim() < 2 or a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(
+            "linalg.matrix_power: A must be batches of square matrices, but they are "
+            f"{a.shape[-2] if a.dim() >= 2 else a.shape[-1]} by {a.shape[-1]} matrices"
+        )
+    return _out(_matrix_power(a, n), out)
+
+
+def _matrix_power(a: Tensor, n: int) -> Tensor:
+    import gradstack_tensor as gt
+
+    if n == 0:
+        return gt.eye(a.shape[-1], dtype=a.dtype).expand_as(a).clone()
+    if n < 0:
+        a = inv(a)
+        n = -n
+    if n == 1:
+        return a.clone()
+    if n == 2:
+        return a.matmul(a)
+    if n == 3:
+        return a.matmul(a).matmul(a)
+    z = result = None
+    while n > 0:
+        bit = n % 2
+        n //= 2
+        z = a if z is None else z.matmul(z)
+        if bit:
+            result = z if result is None else result.matmul(z)
+    return result

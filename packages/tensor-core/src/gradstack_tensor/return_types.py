@@ -23,6 +23,8 @@ __all__ = [
     "mode",
     "cummax",
     "cummin",
+    "slogdet",
+    "linalg_slogdet",
 ]
 
 max = namedtuple("max", ["values", "indices"])  # noqa: A001 - torch's names
@@ -38,9 +40,11 @@ kthvalue = namedtuple("kthvalue", ["values", "indices"])
 mode = namedtuple("mode", ["values", "indices"])
 cummax = namedtuple("cummax", ["values", "indices"])
 cummin = namedtuple("cummin", ["values", "indices"])
+slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
+linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 
 for _t in (
     max, min, sort, topk, histogram, histogramdd, aminmax,
-    median, nanmedian, kthvalue, mode, cummax, cummin,
+    median, nanmedian, kthvalue, mode, cummax, cummin, slogdet, linalg_slogdet,
 ):  # fmt: skip
     _t.__module__ = "gradstack.return_types"

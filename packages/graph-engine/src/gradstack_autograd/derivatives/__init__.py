@@ -5,6 +5,8 @@ Each op has one block, in the module of its family:
 - ``arithmetic``: add ... pow, the unary functions, where, clamp, masked_fill;
 - ``reductions``: sum, mean, prod, max/min, var/std, norm, logsumexp, softmax, cumsum;
 - ``linalg``: matmul and its family, addmm, trace, tril/triu, diag;
+- ``decompositions``: linalg_inv, linalg_det, linalg_logabsdet, linalg_solve,
+  linalg_cholesky (the matrix functions with a factorization);
 - ``views``: getitem, view/reshape, transpose, permute, expand, narrow, split, cat, stack,
   gather, index_select, sort/topk ...;
 - ``indexed_writes``: scatter, scatter_add, index_add, index_copy, index_fill;
@@ -109,6 +111,7 @@ from . import (
     _table,
     arithmetic,
     batching,
+    decompositions,
     indexed_writes,
     inplace,
     linalg,

@@ -1,0 +1,210 @@
+"""Derivatives of the matrix functions with a factorization (tensor-core's
+``_impl_decompositions.py``): ``linalg_inv``, ``linalg_det``, ``linalg_logabsdet`` (the
+differentiable half of ``slogdet``), ``linalg_solve`` and ``linalg_cholesky``.
+
+Each formula is written with gradstack ops (``inv``, ``solve``, matmul ...), so it
+differentiates again, to any order, as torch's do.
+
+Note [The gradient of a singular determinant]
+``det(A)``'s gradient is its adjugate's transpose, ``det(A) * inv(A).mT`` when ``A`` is
+invertible.  torch takes an SVD where it is not; here a batch with a singular matrix
+builds the adjugate from the determinants of the minors (each a ``det`` again, so the
+formula still differentiates to any order: the recursion stops at invertible minors or at
+1x1 ones).  It costs ``n**2`` determinants of order ``n - 1``, on that rare path only.
+"""
+
+from __future__ import annotations
+
+import gradstack_tensor as gt
+import numpy as np
+from gradstack_tensor import linalg as _linalg
+from gradstack_tensor.extension import data_of as _data
+
+from ._table import jvp, register
+from .batching import per_sample
+
+__all__: list[str] = []
+
+_PER_SAMPLE = per_sample("a factorization of each matrix; rare inside vmap")
+
+
+def _mT(t):
+    return t.transpose(-1, -2)
+
+
+def _expand_last_two(t):
+    return t.unsqueeze(-1).unsqueeze(-1)
+
+
+@register("linalg_inv(self)", "LinalgInvExBackward0", save="result", batch=_PER_SAMPLE)
+def _linalg_inv(ctx, grad):
+    inverse = ctx.saved_value("result")
+    return (-(_mT(inverse).matmul(grad).matmul(_mT(inverse))),)
+
+
+@jvp("linalg_inv")
+def _linalg_inv_jvp(args, out, tangents, lead):
+    return -(out.matmul(tangents[0]).matmul(out))
+
+
+def _invertible(a) -> bool:
+    """Whether every matrix of ``a`` is invertible to working precision."""
+    x = _data(a)
+    if x.size == 0:
+        return True
+    return bool(np.all(np.linalg.cond(x) < 1.0 / np.finfo(x.dtype).eps))
+
+
+def _adjugate(a):
+    """The adjugate of each matrix in ``a`` from the determinants of its minors (Note [The
+    gradient of a singular determinant])."""
+    n = a.shape[-1]
+    if n == 1:
+        return gt.ones_like(a)
+    rows = []
+    for i in range(n):
+        keep_i = [r for r in range(n) if r != i]
+        row = []
+        for j in range(n):
+            keep_j = [c for c in range(n) if c != j]
+            minor = a[..., keep_i, :][..., :, keep_j]
+            cofactor = _linalg.det(minor)
+            row.append(cofactor if (i + j) % 2 == 0 else -cofactor)
+        rows.append(gt.stack(row, -1))
+    cofactors = gt.stack(rows, -2)
+    return _mT(cofactors)
+
+
+def _det_gradient_matrix(a, det):
+    """``d det(A) / dA``: the adjugate's transpose."""
+    if _invertible(a):
+        return _expand_last_two(det) * _mT(_linalg.inv(a))
+    return _mT(_adjugate(a))
+
+
+@register("linalg_det(self)", "LinalgDetBackward0", save="self, result", batch=_PER_SAMPLE)
+def _linalg_det(ctx, grad):
+    a, det = ctx.saved_value("self"), ctx.saved_value("result")
+    return (_expand_last_two(grad) * _det_gradient_matrix(a, det),)
+
+
+@jvp("linalg_det")
+def _linalg_det_jvp(args, out, tangents, lead):
+    grad_matrix = _det_gradient_matrix(args[0], out)
+    return (grad_matrix * tangents[0]).sum((-2, -1))
+
+
+def _logabsdet_gradient_matrix(a):
+    """``d log|det(A)| / dA = inv(A).mT``; NaN for a singular matrix (torch's LU
+    divides by its zero pivot)."""
+    if _invertible(a):
+        return _mT(_linalg.inv(a))
+    x = _data(a)
+    singular = np.linalg.cond(x) >= 1.0 / np.finfo(x.dtype).eps
+    safe = gt.where(
+        gt.tensor(singular[..., None, None]), gt.eye(a.shape[-1], dtype=a.dtype), a.detach()
+    )
+    inverse = _mT(_linalg.inv(safe))
+    return gt.where(gt.tensor(singular[..., None, None]), float("nan"), inverse)
+
+
+@register("linalg_logabsdet(self)", "LinalgSlogdetBackward0", save="self", batch=_PER_SAMPLE)
+def _linalg_logabsdet(ctx, grad):
+    a = ctx.saved_value("self")
+    return (_expand_last_two(grad) * _logabsdet_gradient_matrix(a),)
+
+
+@jvp("linalg_logabsdet")
+def _linalg_logabsdet_jvp(args, out, tangents, lead):
+    return (_logabsdet_gradient_matrix(args[0]) * tangents[0]).sum((-2, -1))
+
+
+def _as_matrix(b, vector):
+    return b.unsqueeze(-1) if vector else b
+
+
+@register(
+    "linalg_solve(self, B, left)",
+    "LinalgSolveExBackward0",
+    inputs="self, B",
+    save="self, left, result",
+    batch=_PER_SAMPLE,
+)
+def _linalg_solve(ctx, grad):
+    a, left, x = (ctx.saved_value(k) for k in ("self", "left", "result"))
+    # B was a (batch of) vector(s) exactly when X has A's shape without its last dim
+    vector = x.dim() == a.dim() - 1 and tuple(x.shape) == tuple(a.shape[:-1])
+    g = _as_matrix(grad, vector)
+    xm = _as_matrix(x, vector)
+    if left:  # A X = B: gB = A^-T G, gA = -gB X^T
+        g_b = _linalg.solve(_mT(a), g)
+        g_a = -g_b.matmul(_mT(xm))
+    else:  # X A = B: gB = G A^-T, gA = -X^T gB
+        g_b = _linalg.solve(_mT(a), g, left=False)
+        g_a = -_mT(xm).matmul(g_b)
+    return (g_a, g_b.squeeze(-1) if vector else g_b)
+
+
+def _batch_aligned(t, rank, out_rank, lead):
+    """Tangent ``t`` (``lead`` dims, then ``rank`` dims) with singleton batch dims
+    inserted after ``lead``, so that it broadcasts against the output's ``out_rank``."""
+    if t is None or not lead or rank >= out_rank:
+        return t
+    shape = tuple(t.shape)
+    n = len(lead)
+    return t.reshape(shape[:n] + (1,) * (out_rank - rank) + shape[n:])
+
+
+@jvp("linalg_solve")
+def _linalg_solve_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    left = args[2] if len(args) > 2 else True
+    vector = out.dim() == a.dim() - 1 and tuple(out.shape) == tuple(a.shape[:-1])
+    xm = _as_matrix(out, vector)
+    # batched tangents carry ``lead`` dims first: give each the output's batch dims
+    ta = _batch_aligned(tangents[0], a.dim(), xm.dim(), lead)
+    tb = tangents[1]
+    if tb is not None:
+        tb = _batch_aligned(_as_matrix(tb, vector), b.dim() + vector, xm.dim(), lead)
+    rhs = tb
+    if ta is not None:  # d(A X) = dB  =>  A dX = dB - dA X  (X dA + dX A for left=False)
+        da_x = ta.matmul(xm) if left else xm.matmul(ta)
+        rhs = -da_x if rhs is None else rhs - da_x
+    dx = _linalg.solve(a, rhs, left=left)
+    return dx.squeeze(-1) if vector else dx
+
+
+def _phi(x):
+    """The strict lower triangle plus half the diagonal."""
+    return x.tril(-1) + 0.5 * (x - x.tril(-1) - x.triu(1))
+
+
+@register(
+    "linalg_cholesky(self, upper)",
+    "LinalgCholeskyExBackward0",
+    save="upper, result",
+    batch=_PER_SAMPLE,
+)
+def _linalg_cholesky(ctx, grad):
+    # torch's cholesky_backward (Iain Murray, arXiv 1602.07527):
+    # L^-H Phi(L^H gL), symmetrised, then L^-1 on the right
+    upper, low = ctx.saved_value("upper"), ctx.saved_value("result")
+    g = grad
+    if upper:
+        low, g = _mT(low), _mT(g)
+    ga = _mT(low).matmul(g).tril()
+    ga = 0.5 * (ga + _mT(ga.tril(-1)))
+    ga = _linalg.solve(_mT(low), ga)
+    ga = _linalg.solve(low, ga, left=False)
+    return (ga,)
+
+
+@jvp("linalg_cholesky")
+def _linalg_cholesky_jvp(args, out, tangents, lead):
+    # dL = L Phi(L^-1 dA L^-T)
+    upper = args[1] if len(args) > 1 else False
+    low = _mT(out) if upper else out
+    inner = _linalg.solve(low, _linalg.solve(low, tangents[0]).transpose(-1, -2))
+    inner = _mT(inner)
+    d_low = low.matmul(_phi(inner))
+    return _mT(d_low) if upper else d_low

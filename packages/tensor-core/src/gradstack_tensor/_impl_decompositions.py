@@ -1,0 +1,212 @@
+"""Kernels of the matrix functions that need a factorization: ``linalg_inv``,
+``linalg_det``, ``linalg_logabsdet`` (the second half of ``slogdet``), ``linalg_solve`` and
+``linalg_cholesky``, on numpy's LAPACK (the same LU and Cholesky routines torch calls on
+the CPU), with torch's checks and errors.
+
+Note [A singular matrix names its first zero pivot]
+torch reports a singular matrix with the index LAPACK's ``getrf`` returns: the first zero
+on the diagonal of U in the LU factorization with partial pivoting ("The diagonal element
+2 is zero"), and a matrix that is not positive-definite with ``potrf``'s order of the
+first leading minor that is not.  numpy raises one LinAlgError without the index, so on
+that (rare) path the index is recomputed with the same column-by-column algorithm
+(``_first_zero_pivot``, ``_first_bad_minor``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._dispatch import OPS
+from ._tensor import Tensor, _data, _wrap
+
+__all__ = ["LinAlgError"]
+
+
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix function met a singular (or, for Cholesky, not
+    positive-definite) matrix.  A RuntimeError, as torch's."""
+
+
+LinAlgError.__module__ = "gradstack.linalg"
+
+_TYPE_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+}
+
+
+def check_matrices(fname: str, x: np.ndarray, name: str = "A") -> None:
+    """torch's checks of a batch of square float matrices, in torch's order."""
+    if x.ndim < 2:
+        raise RuntimeError(f"{fname}: The input tensor {name} must have at least 2 dimensions.")
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"{fname}: Expected a floating point or complex tensor as input. Got "
+            f"{_TYPE_NAMES.get(x.dtype.name, x.dtype.name)}"
+        )
+    if x.dtype == np.float16:
+        raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got Half")
+    if x.shape[-1] != x.shape[-2]:
+        raise RuntimeError(
+            f"{fname}: {name} must be batches of square matrices, but they are "
+            f"{x.shape[-2]} by {x.shape[-1]} matrices"
+        )
+
+
+def _batch_prefix(x: np.ndarray, index: int) -> str:
+    return f"(Batch element {index}): " if x.ndim > 2 else ""
+
+
+def _first_zero_pivot(a: np.ndarray) -> int:
+    """getrf's ``info``: the 1-based index of the first zero pivot of U (0 if none)."""
+    u = np.array(a, dtype=np.float64)
+    n = u.shape[0]
+    for j in range(n):
+        p = j + int(np.argmax(np.abs(u[j:, j])))
+        if u[p, j] == 0:
+            return j + 1
+        u[[j, p]] = u[[p, j]]
+        u[j + 1 :, j:] -= np.outer(u[j + 1 :, j] / u[j, j], u[j, j:])
+    return 0
+
+
+def _first_bad_minor(a: np.ndarray) -> int:
+    """potrf's ``info``: the order of the first leading minor that is not positive-definite."""
+    n = a.shape[0]
+    low = np.zeros((n, n))
+    for j in range(n):
+        d = a[j, j] - low[j, :j] @ low[j, :j]
+        if not d > 0:  # (NaN too)
+            return j + 1
+        low[j, j] = np.sqrt(d)
+        low[j + 1 :, j] = (a[j + 1 :, j] - low[j + 1 :, :j] @ low[j, :j]) / low[j, j]
+    return 0
+
+
+def _singular(fname: str, x: np.ndarray, message) -> LinAlgError:
+    flat = x.reshape((-1,) + x.shape[-2:])
+    for i, m in enumerate(flat):
+        info = _first_zero_pivot(m)
+        if info:
+            return LinAlgError(f"{fname}: {_batch_prefix(x, i)}{message(info)}")
+    return LinAlgError(f"{fname}: {message(1)}")  # (numpy found what the recount did not)
+
+
+def _result(r: np.ndarray, dtype) -> Tensor:
+    # (np.array, not ascontiguousarray, which makes a 0-d result 1-d)
+    return _wrap(np.array(r, dtype=dtype, order="C", copy=None))
+
+
+@OPS["linalg_inv"].set_kernel
+def linalg_inv(A):
+    x = _data(A)
+    check_matrices("linalg.inv", x)
+    if x.size == 0:
+        return _result(np.empty(x.shape), x.dtype)
+    try:
+        r = np.linalg.inv(x)
+    except np.linalg.LinAlgError:
+        raise _singular(
+            "linalg.inv",
+            x,
+            lambda k: (
+                f"The diagonal element {k} is zero, the inversion could not be completed "
+                "because the input matrix is singular."
+            ),
+        ) from None
+    return _result(r, x.dtype)
+
+
+@OPS["linalg_det"].set_kernel
+def linalg_det(A):
+    x = _data(A)
+    check_matrices("linalg.det", x)
+    return _result(np.linalg.det(x) if x.size else np.ones(x.shape[:-2]), x.dtype)
+
+
+@OPS["linalg_logabsdet"].set_kernel
+def linalg_logabsdet(A):
+    x = _data(A)
+    check_matrices("linalg.slogdet", x)
+    if x.size == 0:
+        return _result(np.zeros(x.shape[:-2]), x.dtype)
+    return _result(np.linalg.slogdet(x)[1], x.dtype)
+
+
+def solve_is_vector(a_shape, b_shape) -> bool:
+    """torch's rule: ``B`` is a (batch of) vector(s) when it is 1-d, or has one dim less
+    than ``A`` and ``A``'s shape without its last dim."""
+    return len(b_shape) == 1 or (
+        len(b_shape) == len(a_shape) - 1 and tuple(b_shape) == tuple(a_shape[:-1])
+    )
+
+
+@OPS["linalg_solve"].set_kernel
+def linalg_solve(A, B, left=True):
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
+    a, b = _data(A), _data(B)
+    check_matrices("linalg.solve", a)
+    if b.dtype != a.dtype:
+        raise RuntimeError(
+            "linalg.solve: Expected A and B to have the same dtype, but found A of type "
+            f"{_TYPE_NAMES.get(a.dtype.name)} and B of type {_TYPE_NAMES.get(b.dtype.name)} instead"
+        )
+    vector = solve_is_vector(a.shape, b.shape)
+    rhs = b[..., None] if vector else b
+    n = a.shape[-1]
+    rows = rhs.shape[-2] if left else rhs.shape[-1]
+    if rows != n:
+        shown = rhs.shape[-2:] if not vector else (b.shape[-1], 1)
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation {equation} "
+            f"({n}x{n} and {shown[0]}x{shown[1]})"
+        )
+    if not left:  # X A = B: A^T X^T = B^T
+        a, rhs = np.swapaxes(a, -1, -2), np.swapaxes(rhs, -1, -2)
+    batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
+    a_b = np.broadcast_to(a, batch + a.shape[-2:])
+    rhs_b = np.broadcast_to(rhs, batch + rhs.shape[-2:])
+    try:
+        r = np.linalg.solve(a_b, rhs_b) if a_b.size and rhs_b.size else np.zeros(rhs_b.shape)
+    except np.linalg.LinAlgError:
+        raise LinAlgError(
+            "torch.linalg.solve: The solver failed because the input matrix is singular."
+        ) from None
+    if not left:
+        r = np.swapaxes(r, -1, -2)
+    return _result(r[..., 0] if vector else r, a.dtype)
+
+
+@OPS["linalg_cholesky"].set_kernel
+def linalg_cholesky(A, upper=False):
+    x = _data(A)
+    check_matrices("linalg.cholesky", x)
+    if x.size == 0:
+        return _result(np.empty(x.shape), x.dtype)
+    try:
+        low = np.linalg.cholesky(x)
+    except np.linalg.LinAlgError:
+        flat = x.reshape((-1,) + x.shape[-2:])
+        for i, m in enumerate(flat):
+            order = _first_bad_minor(np.asarray(m, np.float64))
+            if order:
+                try:
+                    np.linalg.cholesky(m)
+                except np.linalg.LinAlgError:
+                    raise LinAlgError(
+                        f"linalg.cholesky: {_batch_prefix(x, i)}The factorization could not "
+                        "be completed because the input is not positive-definite (the leading "
+                        f"minor of order {order} is not positive-definite)."
+                    ) from None
+        raise
+    # (numpy reads the lower triangle, as torch does by default)
+    return _result(np.swapaxes(low, -1, -2) if upper else low, x.dtype)
