@@ -1008,6 +1008,17 @@ _add(
 )
 _add(
     _shape_cases(
+        "unfold",
+        [
+            ((5, 3), False, lambda L, t: t.unfold(0, 2, 1), "unfold(0, 2, 1): overlapping"),
+            ((5, 3), True, lambda L, t: t.unfold(1, 2, 1), "transposed"),
+            ((2, 3, 6), False, lambda L, t: t.unfold(-1, 3, 2), "unfold(-1, 3, 2)"),
+            ((4,), False, lambda L, t: t.unfold(0, 2, 2), "disjoint windows"),
+        ],
+    )
+)
+_add(
+    _shape_cases(
         "diagonal",
         [
             ((4, 3), False, lambda L, t: t.diagonal(), "diagonal()"),

@@ -1545,6 +1545,37 @@ _add(
         view=True,
     )
 )
+
+
+def _unfold_ref(x, dimension, size, step):
+    if x.ndim == 0:
+        return x.reshape(1)
+    axis = dimension % x.ndim
+    windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=axis)
+    sl = [slice(None)] * windows.ndim
+    sl[axis] = slice(None, None, step)
+    return windows[tuple(sl)]
+
+
+_add(
+    OpInfo(
+        "unfold",
+        _unfold_ref,
+        _shape_samples(
+            (
+                ((4, 3), "c", (0, 2, 1)),
+                ((4, 3), "T", (1, 2, 2)),
+                ((2, 3, 5), "sliced", (-1, 3, 2)),
+                ((6,), "c", (0, 0, 1)),
+                ((), "c", (0, 1, 1)),
+            )
+        ),
+        ALL,
+        view=True,
+        function=None,
+    ),
+    function=False,
+)
 _add(
     OpInfo(
         "select",

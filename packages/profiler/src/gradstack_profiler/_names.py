@@ -32,7 +32,7 @@ bernoulli bernoulli_ exponential_ multinomial normal random_
 abs abs_ acos acos_ add add_ addmm alias amax amin argmax argmin asin asin_ atan atan2
 atan2_ atan_ bitwise_and bitwise_and_ bitwise_not bitwise_not_ bitwise_or bitwise_or_
 bitwise_xor bitwise_xor_ bmm cat ceil ceil_ chunk clamp clamp_ clone contiguous copy_
-cos cos_ cosh cosh_ cumsum detach diag diagonal div div_ dot eq exp exp2 exp2_ exp_ expand
+cos cos_ cosh cosh_ cumsum detach diag diagonal unfold div div_ dot eq exp exp2 exp2_ exp_ expand
 expand_as expm1 expm1_ fill_ flatten flip floor floor_ floor_divide floor_divide_ gather
 ge gt index_select le log log10 log10_ log1p log1p_ log2 log2_ log_ log_softmax
 logical_and logical_not logical_not_ logical_or logical_xor logsumexp lt masked_fill

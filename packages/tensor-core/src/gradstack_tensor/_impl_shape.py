@@ -20,9 +20,9 @@ from ._tensor import Tensor, _data, _wrap, _wrap_detached, _wrap_view
 __all__: list[str] = []
 
 
-def _view(r, input):
+def _view(r, input, overlapping=False):
     """A view kernel's result: ``r`` over ``input``'s storage, writable as torch allows."""
-    return _wrap_view(writable_alias(r), input)
+    return _wrap_view(writable_alias(r, overlapping=overlapping), input)
 
 
 def infer_shape(shape, numel):
@@ -231,6 +231,33 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     # numpy's diagonal is torch's: the diagonal becomes the last dim, an offset beyond
     # the matrix gives an empty one (numpy marks the view read-only; _view lifts that)
     return _view(np.diagonal(x, int(offset), a1, a2), input)
+
+
+@OPS["unfold"].set_kernel
+def unfold(input, dimension, size, step):
+    x = _data(input)
+    for name, value in (("dimension", dimension), ("size", size), ("step", step)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"unfold(): argument '{name}' must be int, not {type(value).__name__}")
+    axis = _normalize_dim(dimension, x.ndim)
+    n = x.shape[axis] if x.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {axis} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if x.ndim == 0:
+        return _view(x.reshape(1), input)
+    # Note [unfold is a strided view]: the windows become dim ``axis`` (their count) and a
+    # new last dim (their elements), over the same storage: torch's strides, and writable
+    # even where windows overlap, as torch's (its overlap check gives up on such strides)
+    count = (n - size) // step + 1
+    shape = x.shape[:axis] + (count,) + x.shape[axis + 1 :] + (size,)
+    strides = x.strides[:axis] + (x.strides[axis] * step,) + x.strides[axis + 1 :]
+    strides += (x.strides[axis],)
+    r = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+    return _view(r, input, overlapping=True)
 
 
 @OPS["getitem"].set_kernel

@@ -147,7 +147,7 @@ _PYTHON_OPS = (
     ("view", False, True), ("reshape", False, False), ("transpose", False, True),
     ("permute", False, True), ("t", False, True), ("squeeze", False, True),
     ("unsqueeze", False, True), ("expand", False, True), ("flatten", False, False),
-    ("narrow", False, True), ("select", False, True), ("diagonal", False, True),
+    ("narrow", False, True), ("select", False, True), ("diagonal", False, True), ("unfold", False, True),
     ("getitem", False, False),
     ("split", False, True), ("chunk", False, True), ("unbind", False, True),
     ("alias", False, True), ("detach", False, True),

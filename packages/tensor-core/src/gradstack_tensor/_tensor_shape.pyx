@@ -37,6 +37,7 @@ cdef Op OP_FLATTEN = OPS["flatten"]
 cdef Op OP_NARROW = OPS["narrow"]
 cdef Op OP_SELECT = OPS["select"]
 cdef Op OP_DIAGONAL = OPS["diagonal"]
+cdef Op OP_UNFOLD = OPS["unfold"]
 cdef Op OP_SPLIT = OPS["split"]
 cdef Op OP_CHUNK = OPS["chunk"]
 cdef Op OP_UNBIND = OPS["unbind"]
@@ -276,6 +277,17 @@ cdef class ShapeMethods(ReductionMethods):
         [1, 5]
         """
         return dispatch(OP_DIAGONAL, (self, offset, dim1, dim2))
+
+    def unfold(self, dimension, size, step):
+        """The view of the windows of ``size`` elements, ``step`` apart, along
+        ``dimension``: that dim counts the windows, a new last dim holds their elements.
+
+        Examples
+        --------
+        >>> gt.arange(5).unfold(0, 2, 2).tolist()
+        [[0, 1], [2, 3]]
+        """
+        return dispatch(OP_UNFOLD, (self, dimension, size, step))
 
     def split(self, split_size, dim=0):
         """Views of ``split_size`` elements along ``dim`` (the last may be shorter), or of the

@@ -537,6 +537,47 @@ def _diagonal_jvp(args, out, tangents, lead):
     return tangents[0].diagonal(offset, _shift(dim1, x, lead), _shift(dim2, x, lead))
 
 
+def _unfold_rule(args, bdims):
+    if bdims[0] is None or any(b is not None for b in bdims[1:]):
+        return NotImplemented
+    x = front(args[0], bdims[0])
+    rank = x.dim() - 1
+    dim = args[1]
+    if rank == 0 or type(dim) is not int or not -rank <= dim < rank:
+        return NotImplemented  # the kernel's own error (or a 0-d sample), per sample
+    return dispatch(OPS["unfold"], (x, phys(dim, rank), args[2], args[3])), 0
+
+
+@register(
+    "unfold(self, dimension, size, step)",
+    "UnfoldBackward0",
+    save="dimension, size, step",
+    sizes="self",
+    batch=_unfold_rule,
+)
+def _unfold(ctx, grad):
+    # each window's elements go back to their places, summed where windows overlap
+    dim, size, step = (ctx.saved_value(k) for k in ("dimension", "size", "step"))
+    shape = tuple(ctx.input_shape(0))
+    lead = _lead(grad)
+    if not shape:  # a 0-d input unfolds into one window of one element
+        return (grad.reshape(lead),)
+    axis = dim % len(shape) + len(lead)
+    count = grad.shape[axis]
+    g = grad.movedim(-1, axis + 1).flatten(axis, axis + 1)
+    positions = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
+    zeros = gt.zeros(lead + shape, dtype=grad.dtype)
+    return (zeros.index_add(axis, gt.tensor(positions, dtype=gt.int64), g),)
+
+
+@jvp("unfold")
+def _unfold_jvp(args, out, tangents, lead):
+    x, dim, size, step = args[0], args[1], args[2], args[3]
+    if x.dim() == 0:
+        return tangents[0].reshape(lead + (1,))
+    return tangents[0].unfold(_shift(dim, x, lead), size, step)
+
+
 def _pieces_backward(ctx, grads, dim):
     shape = ctx.input_shape(0)
     axis = dim % len(shape)
