@@ -162,3 +162,25 @@ def test_diagonal_is_a_view_written_through_as_in_torch():
         (y.sum() + (z * z).sum()).backward()
         outs.append([y.detach().numpy(), x.grad.numpy(), np.array(z.shape)])
     _same(*outs)
+
+
+@pytest.mark.parametrize(
+    "shape, wrap",
+    [((3, 4), False), ((7, 3), True), ((7, 3), False), ((3, 3, 3), False), ((5, 4), True)],
+)
+def test_fill_diagonal_matches_torch(shape, wrap):
+    ours = gs.zeros(*shape).fill_diagonal_(2.0, wrap=wrap)
+    theirs = torch.zeros(*shape).fill_diagonal_(2.0, wrap=wrap)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    grads = []
+    for lib in (gs, torch):
+        x = lib.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+        y = x * 2
+        y.fill_diagonal_(-1.0)
+        (y * y).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(*grads)
+    for bad in ((3,), (2, 3, 3)):
+        for lib in (gs, torch):
+            with pytest.raises(RuntimeError):
+                lib.zeros(*bad).fill_diagonal_(1.0)

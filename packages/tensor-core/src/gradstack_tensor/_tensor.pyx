@@ -1198,6 +1198,12 @@ cdef class Tensor(ShapeMethods):
         from .linalg import matrix_power
         return matrix_power(self, n)
 
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """Write ``fill_value`` on the main diagonal; see
+        :func:`gradstack_tensor.arrangements.fill_diagonal_`."""
+        from .arrangements import fill_diagonal_
+        return fill_diagonal_(self, fill_value, wrap)
+
     def copysign(self, other):
         """``|self|`` with ``other``'s sign; see :func:`gradstack_tensor.copysign`."""
         from .elementwise_composites import copysign

@@ -621,3 +621,33 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) ->
     [[0, 0, 1], [1, 2, 2]]
     """
     return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype)
+
+
+def fill_diagonal_(input, fill_value, wrap: bool = False) -> Tensor:
+    """Write ``fill_value`` on the main diagonal of ``input`` in place (``Tensor``'s
+    ``fill_diagonal_``): of a matrix, or of an n-d tensor whose dims are all equal; with
+    ``wrap``, a tall matrix's diagonal starts again every ``width + 1`` rows, as torch's.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.zeros(2, 3).fill_diagonal_(5.0).tolist()
+    [[5.0, 0.0, 0.0], [0.0, 5.0, 0.0]]
+    """
+    x = _tensor(input, "fill_diagonal_")
+    if x.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = x.shape[0], x.shape[1]
+    if x.dim() > 2 and any(s != height for s in x.shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    size = min(height, width)
+    index = np.arange(size)
+    positions = [index] * x.dim()
+    if wrap and x.dim() == 2 and height > width + 1:
+        # torch's second strided view: (width + 1 + j, j) for the rest of the storage
+        step = width + 1
+        extra = np.arange((x.numel() + step - 1) // step - size)
+        positions = [np.concatenate([index, step + extra]), np.concatenate([index, extra])]
+    if size:
+        x[tuple(_wrap(np.ascontiguousarray(p, dtype=np.int64)) for p in positions)] = fill_value
+    return x
