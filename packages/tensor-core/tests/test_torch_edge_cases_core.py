@@ -799,3 +799,16 @@ def test_where_converts_a_number_with_torchs_overflow_check(dtype, value, empty)
         return out
 
     assert run(gt) == run(torch)
+
+
+@pytest.mark.parametrize("divisor", [-200, 200, -129, 300, -5, 56, 7])
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_integer_division_converts_the_divisor_to_the_result_dtype_first(divisor, mode):
+    # fuzz seed 35 #3785: torch wraps -200 into int8 (56) before dividing, for a number
+    # and for a 0-d int64 tensor alike; trunc's sign fix-up must see the wrapped divisor
+    values = np.array([-5, 5, -128, 127, 0], dtype=np.int8)
+    for make in (lambda lib: divisor, lambda lib: lib.tensor(divisor)):
+        ours = gt.tensor(values).div(make(gt), rounding_mode=mode)
+        theirs = torch.tensor(values).div(make(torch), rounding_mode=mode)
+        assert ours.dtype.name == str(theirs.dtype).split(".")[1]
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

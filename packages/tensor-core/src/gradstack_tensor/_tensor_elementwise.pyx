@@ -29,6 +29,7 @@ cdef Op OP_MINIMUM = OPS["minimum"]
 cdef Op OP_REMAINDER = OPS["remainder"]
 cdef Op OP_FLOOR_DIVIDE = OPS["floor_divide"]
 cdef Op OP_DIV_ROUNDING = OPS["div_rounding"]
+cdef Op OP_TO_DTYPE = OPS["to_dtype"]
 cdef Op OP_ATAN2 = OPS["atan2"]
 cdef Op OP_BITWISE_AND = OPS["bitwise_and"]
 cdef Op OP_BITWISE_OR = OPS["bitwise_or"]
@@ -1014,6 +1015,17 @@ cdef object _trunc_div_integers(object a, object b):
     if _is_bool(a) and (_is_bool(b) or type(b) is bool):
         raise NotImplementedError("\"div_trunc_cpu\" not implemented for 'Bool' (cast with "
                                   ".int() first)")
+    # torch converts the divisor to the result dtype first, wrapping (int8's -200 is 56),
+    # as the floor division kernel does: the signs below must be the converted divisor's
+    # (fuzz seed 35 #3785: a number, or a 0-d int64 tensor beside an int8 one)
+    if type(b) is int or (isinstance(b, TensorBase) and isinstance(a, TensorBase)):
+        operands = [((<TensorBase>t).dtype, (<TensorBase>t)._data.ndim)
+                    if isinstance(t, TensorBase) else t for t in (a, b)]
+        result = _dt.result_type(operands)
+        if type(b) is int:
+            b = int(cnp.PyArray_FROM_O(b).astype(result.numpy))
+        elif (<TensorBase>b).dtype is not result:
+            b = run_kernel(OP_TO_DTYPE, (b, result))
     q = run_kernel(OP_FLOOR_DIVIDE, (a, b))
     r = run_kernel(OP_REMAINDER, (a, b))
     b_negative = run_kernel(OP_LT, (b, 0)) if isinstance(b, TensorBase) else b < 0
