@@ -25,11 +25,13 @@ from __future__ import annotations
 import math
 
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import Tensor
 
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -151,8 +153,8 @@ class RNNBase(Module):
     def _check_input(self, input: Tensor) -> None:
         if not isinstance(input, Tensor):
             raise TypeError(
-                f"{type(self).__name__}: expected a Tensor input, got {type(input).__name__} "
-                "(PackedSequence is not supported in gradstack)"
+                f"{type(self).__name__}: expected a Tensor or a PackedSequence input, got "
+                f"{type(input).__name__}"
             )
         if input.dim() not in (2, 3):
             raise ValueError(
@@ -171,9 +173,86 @@ class RNNBase(Module):
         if tuple(state.shape) != expected:
             raise RuntimeError(f"Expected {name} size {expected}, got {list(state.shape)}")
 
+    def _step(self, x_proj, state, w_hh, b_hh):
+        """One step of the cell: the new state (a pair for LSTM)."""
+        if self.mode == "LSTM":
+            return _lstm_step(x_proj, state, w_hh, b_hh)
+        if self.mode == "GRU":
+            return _gru_step(x_proj, state, w_hh, b_hh)
+        return _rnn_step(x_proj, state, w_hh, b_hh, self.mode == "RNN_RELU")
+
+    def _run_packed(self, packed: PackedSequence, hx):
+        """Note [A packed sequence is the steps' rows, longest first] (utils/rnn.py): at
+        step ``t`` the cell runs on the ``batch_sizes[t]`` sequences still running, the
+        others keep their state; the output is packed as the input was, the final states
+        are in the batch's original order."""
+        data = packed.data
+        self._check_input(data.unsqueeze(0) if data.dim() == 2 else data)
+        sizes = [int(b) for b in packed.batch_sizes.tolist()]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+        batch = sizes[0] if sizes else 0
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            h0 = self._zeros_state(batch, data)
+            c0 = self._zeros_state(batch, data) if lstm else None
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            self._check_state(h0, batch)
+            if c0 is not None:
+                self._check_state(c0, batch, "cell")
+            if packed.sorted_indices is not None:  # the states follow the sorted batch
+                h0 = h0.index_select(1, packed.sorted_indices)
+                c0 = c0.index_select(1, packed.sorted_indices) if c0 is not None else None
+        directions = 2 if self.bidirectional else 1
+        h_last, c_last = [], []
+        layer_data = data
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+                index = layer * directions + direction
+                projected = F.linear(layer_data, w_ih, b_ih)
+                state = (h0[index], c0[index]) if lstm else h0[index]
+                per_step = [None] * len(sizes)
+                steps = range(len(sizes) - 1, -1, -1) if direction == 1 else range(len(sizes))
+                for t in steps:
+                    running = sizes[t]
+                    x_t = projected[offsets[t] : offsets[t] + running]
+                    if lstm:
+                        h, c = state
+                        if running == h.shape[0]:
+                            state = self._step(x_t, state, w_hh, b_hh)
+                        else:
+                            nh, nc = self._step(x_t, (h[:running], c[:running]), w_hh, b_hh)
+                            state = (gt.cat([nh, h[running:]], 0), gt.cat([nc, c[running:]], 0))
+                        per_step[t] = state[0][:running]
+                    else:
+                        h = state
+                        new = self._step(x_t, h if running == h.shape[0] else h[:running],
+                                         w_hh, b_hh)  # fmt: skip
+                        state = new if running == h.shape[0] else gt.cat([new, h[running:]], 0)
+                        per_step[t] = new
+                outputs.append(gt.cat(per_step, 0))
+                h_last.append(state[0] if lstm else state)
+                if lstm:
+                    c_last.append(state[1])
+            layer_data = outputs[0] if directions == 1 else gt.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_data = F.dropout(layer_data, self.dropout, True)
+        h_n = gt.stack(h_last, 0)
+        c_n = gt.stack(c_last, 0) if lstm else None
+        if packed.unsorted_indices is not None:
+            h_n = h_n.index_select(1, packed.unsorted_indices)
+            c_n = c_n.index_select(1, packed.unsorted_indices) if c_n is not None else None
+        output = PackedSequence(layer_data, packed.batch_sizes, packed.sorted_indices,
+                                packed.unsorted_indices)  # fmt: skip
+        return output, (h_n, c_n)
+
     def _run(self, input: Tensor, hx):
         """The layers over the sequence: ``(output, states)`` with ``states`` one per layer
         and direction (a pair for LSTM)."""
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx)
         self._check_input(input)
         unbatched = input.dim() == 2
         x = (

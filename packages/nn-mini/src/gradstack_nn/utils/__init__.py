@@ -1,7 +1,8 @@
 """``gradstack_nn.utils``: gradient clipping (``gradstack.nn.utils``) and :mod:`.data`
-(``gradstack.utils.data``: datasets, samplers and the ``DataLoader``)."""
+(``gradstack.utils.data``: datasets, samplers and the ``DataLoader``) and :mod:`.rnn`
+(``gradstack.nn.utils.rnn``: packed sequences)."""
 
-from . import data
+from . import data, rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "data"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "data", "rnn"]

@@ -2,6 +2,6 @@
 
 from gradstack_nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
 
-from . import clip_grad
+from . import clip_grad, rnn
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grad"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grad", "rnn"]
