@@ -67,17 +67,12 @@ _CDIST_MODES = (
     "use_mm_for_euclid_dist",
     "donot_use_mm_for_euclid_dist",
 )
-_TORCH_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-}
+
+
+def _type_name(t: Tensor) -> str:
+    from .functional import _type_name as torch_type_name  # (functional imports this module)
+
+    return torch_type_name(t)
 
 
 def _euclidean_by_products(a: Tensor, b: Tensor) -> Tensor:
@@ -115,8 +110,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.dim()}D")
         if not t.is_floating_point():
             raise RuntimeError(
-                f"cdist only supports floating-point dtypes, {name} got: "
-                f"{_TORCH_NAMES.get(t.dtype.name, t.dtype.name)}"
+                f"cdist only supports floating-point dtypes, {name} got: {_type_name(t)}"
             )
     if a.shape[-1] != b.shape[-1]:
         raise RuntimeError(
@@ -157,10 +151,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     if x.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {x.dim()}D")
     if not x.is_floating_point():
-        raise RuntimeError(
-            f"pdist only supports floating-point dtypes, got: "
-            f"{_TORCH_NAMES.get(x.dtype.name, x.dtype.name)}"
-        )
+        raise RuntimeError(f"pdist only supports floating-point dtypes, got: {_type_name(x)}")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = x.shape[0]

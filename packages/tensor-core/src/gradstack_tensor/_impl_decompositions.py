@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._dispatch import OPS
+from ._out import _SCALAR_NAMES as _TYPE_NAMES
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = ["LinAlgError"]
@@ -28,18 +29,6 @@ class LinAlgError(RuntimeError):
 
 
 LinAlgError.__module__ = "gradstack.linalg"
-
-_TYPE_NAMES = {
-    "bool": "Bool",
-    "uint8": "Byte",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-}
 
 
 def check_matrices(fname: str, x: np.ndarray, name: str = "A") -> None:
