@@ -195,6 +195,18 @@ for _n, (_lo, _hi, _away) in _UNARY.items():
 # special functions without an in-place twin
 _add(GradOp("erf", _unary_samples("erf", -2, 2, (), False)))
 _add(GradOp("erfinv", _unary_samples("erfinv", -0.9, 0.9, (), False)))
+_add(GradOp("lgamma", _unary_samples("lgamma", 0.3, 4, (), False)))
+_add(GradOp("digamma", _unary_samples("digamma", 0.3, 4, (), False)))
+_add(
+    GradOp(
+        "polygamma",
+        lambda rng: [
+            _S((arr(rng, (4,), 0.3, 4),), lambda L, t: L.polygamma(1, t), "trigamma"),
+            _S((arr(rng, (2, 3), 0.5, 4, transposed=True),), lambda L, t: t.polygamma(2), "n=2"),
+            _S((arr(rng, (3,), -2.7, -2.3),), lambda L, t: L.polygamma(3, t), "n=3, negative"),
+        ],
+    )
+)
 
 # ---------------------------------------------------------------------------------------
 # elementwise binary

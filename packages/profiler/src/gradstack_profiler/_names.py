@@ -49,7 +49,7 @@ batch_norm binary_cross_entropy binary_cross_entropy_with_logits embedding embed
 gelu gelu_backward huber_loss layer_norm leaky_relu leaky_relu_ log_sigmoid mse_loss nll_loss
 nll_loss2d silu silu_ smooth_l1_loss
 count_nonzero isfinite isinf isnan
-erf erfinv
+erf erfinv lgamma digamma polygamma
 im2col col2im max_pool2d_with_indices
 """.split()
 )

@@ -93,6 +93,8 @@ from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
+from .matrix_composites import *  # noqa: F403
+from .matrix_composites import __all__ as _matrix_composites_all
 from .matrix_functions import *  # noqa: F403
 from .matrix_functions import __all__ as _matrix_functions_all
 from .order_statistics import *  # noqa: F403
@@ -112,6 +114,7 @@ __all__ = sorted(
     | set(_elementwise_composites_all)
     | set(_searching_all)
     | set(_order_statistics_all)
+    | set(_matrix_composites_all)
     | set(_matrix_functions_all)
     | set(_histograms_all)
     | set(_functions.__all__)

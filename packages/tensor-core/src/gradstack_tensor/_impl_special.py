@@ -1,4 +1,5 @@
-"""Special functions torch has as ops: ``erf`` and ``erfinv``.
+"""Special functions torch has as ops: ``erf``, ``erfinv``, ``lgamma``, ``digamma`` and
+``polygamma``.
 
 ``erf`` reuses nn's ``erf_array`` (scipy's erf when installed, else the standard
 library's, Note [erf without a C kernel] in ``_impl_nn.py``).  ``erfinv`` is torch's own
@@ -81,5 +82,184 @@ def erfinv(input):
     return _wrap(_erfinv_array(x))
 
 
+# ---------------------------------------------------------------------------------------
+# Note [The gamma family follows torch's formulas]
+# ``lgamma`` is the C library's (math.lgamma, which torch's std::lgamma also is), +inf at
+# the poles (0 and the negative integers).  ``digamma`` is torch's ``calc_digamma``
+# (Cephes): the reflection ``psi(1 - x) - pi / tan(pi * frac(x))`` for negative x, the
+# recurrence ``psi(x) = psi(x + 1) - 1 / x`` up to 10, then the asymptotic series;
+# ``-+inf`` at ``+-0``, NaN at the negative integers.  ``polygamma(1, x)`` is torch's
+# ``trigamma`` (six recurrence steps and a series), and ``polygamma(n, x)`` for ``n >= 2``
+# is ``(-1)**(n + 1) * n! * zeta(n + 1, x)`` with Cephes' Hurwitz zeta.  Values are
+# computed in float64 and rounded once to the input's dtype (torch's float32 kernels
+# compute in float32: their last bits may differ).
+
+_PSI_10 = 2.25175258906672110764
+_PSI_A = (8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+          -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+          8.33333333333333333333e-2)  # fmt: skip
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17,
+           -7.1661652561756670113e18)  # fmt: skip
+_MACHEP = 1.11022302462515654042e-16
+
+
+def _lgamma_one(v: float) -> float:
+    try:
+        return math.lgamma(v)
+    except ValueError:  # a pole: 0 or a negative integer
+        return math.inf
+
+
+_lgamma_array = np.frompyfunc(_lgamma_one, 1, 1)
+
+
+def _rounded_call(fn, v: np.ndarray) -> np.ndarray:
+    """``fn(v)`` in float64 rounded once to ``v``'s dtype: the C library's correctly
+    rounded float32 functions that torch's float kernels call (numpy's own float32 loops
+    are approximations on SIMD machines: Note [float32 transcendental functions are
+    computed in double] in _ufuncs.pyx)."""
+    return fn(v.astype(np.float64)).astype(v.dtype) if v.dtype == np.float32 else fn(v)
+
+
+def _digamma_array(x: np.ndarray) -> np.ndarray:
+    """torch's calc_digamma, vectorised: in float32 for float32 input (torch has a float
+    version of it, which loses precision near the poles as torch's does), else float64."""
+    x = np.asarray(x, dtype=np.float32 if x.dtype == np.float32 else np.float64)
+    t = x.dtype.type
+    out = np.empty_like(x)
+    with np.errstate(all="ignore"):
+        negative = x < 0
+        if negative.any():
+            xn = x[negative]
+            frac = xn - np.trunc(xn)
+            # (torch's float version too takes pi / tan(pi * r) in double, then rounds)
+            reflection = (math.pi / np.tan(math.pi * frac.astype(np.float64))).astype(t)
+            out[negative] = _digamma_array(t(1) - xn) - reflection
+            out[negative] = np.where(xn == np.trunc(xn), t(np.nan), out[negative])
+        rest = ~negative
+        v = x[rest].copy()
+        result = np.zeros_like(v)
+        small = v < 10
+        while small.any():  # the recurrence up to 10 (at most 10 rounds for v in [0, 10))
+            result = np.where(small, result - t(1) / np.where(small, v, t(1)), result)
+            v = np.where(small, v + t(1), v)
+            small = v < 10
+        z = t(1) / (v * v)
+        poly = np.zeros_like(v)
+        for a in _PSI_A:
+            poly = poly * z + t(a)
+        y = np.where(v < t(1.0e17), z * poly, t(0))
+        series = result + _rounded_call(np.log, v) - t(0.5) / v - y
+        value = np.where(v == 10, result + t(_PSI_10), series)
+        value = np.where(x[rest] == 0, np.copysign(t(np.inf), -x[rest]), value)
+        out[rest] = value
+    return out
+
+
+def _trigamma_array(x: np.ndarray) -> np.ndarray:
+    """torch's trigamma, vectorised, in float32 for float32 input (torch has a float
+    version of it) and float64 otherwise."""
+    x = np.asarray(x, dtype=np.float32 if x.dtype == np.float32 else np.float64).copy()
+    with np.errstate(all="ignore"):
+        t = x.dtype.type
+        pi = t(math.pi)
+        sign = np.where(x < 0.5, t(-1), t(1))
+        sin_pi_x = _rounded_call(np.sin, pi * x)
+        result = np.where(x < 0.5, -(pi * pi) / (sin_pi_x * sin_pi_x), t(0))
+        x = np.where(x < 0.5, t(1) - x, x)
+        for _ in range(6):
+            result = result + t(1) / (x * x)
+            x = x + t(1)
+        ixx = t(1) / (x * x)
+        tail = ixx * (t(1.0 / 6) - ixx * (t(1.0 / 30) - ixx * t(1.0 / 42)))
+        result = result + (t(1) + t(1) / (t(2) * x) + tail) / x
+    return sign * result
+
+
+def _zeta_one(s: float, q: float) -> float:
+    """Cephes' Hurwitz zeta ``sum_k (k + q) ** -s``, as torch's ``zeta``."""
+    if s == 1:
+        return math.inf
+    if s < 1 or math.isnan(q):
+        return math.nan
+    if q == math.inf:
+        return math.nan  # (torch's Euler-Maclaurin tail is 0 * inf there)
+    if q == -math.inf:
+        return math.inf  # (torch's loop finds -inf a pole)
+    if q <= 0:
+        if q == math.floor(q):
+            return math.inf
+        if s != math.floor(s):
+            return math.nan
+    total = q**-s
+    a, i, b = q, 0, 0.0
+    while i < 9 or a <= 9:
+        i += 1
+        a += 1.0
+        b = a**-s
+        total += b
+        if total != 0 and abs(b / total) < _MACHEP:  # (0: torch's ratio is inf, go on)
+            return total
+    w = a
+    total += b * w / (s - 1)
+    total -= 0.5 * b
+    a, k = 1.0, 0.0
+    for coefficient in _ZETA_A:
+        a *= s + k
+        b /= w
+        t = a * b / coefficient
+        total += t
+        if total != 0 and abs(t / total) < _MACHEP:
+            return total
+        k += 1.0
+        a *= s + k
+        b /= w
+        k += 1.0
+    return total
+
+
+_zeta_array = np.frompyfunc(_zeta_one, 2, 1)
+
+
+def _rounded(values, like: np.ndarray) -> Tensor:
+    with np.errstate(over="ignore"):  # (a float32 result beyond its range is inf, as torch's)
+        return _wrap(np.asarray(np.asarray(values, dtype=np.float64), dtype=like.dtype))
+
+
+def lgamma(input):
+    """``log(|gamma(x)|)``, elementwise (+inf at the poles)."""
+    x = _float_input(input, "lgamma")
+    return _rounded(_lgamma_array(x.astype(np.float64)), x)
+
+
+def digamma(input):
+    """The logarithmic derivative of the gamma function, elementwise."""
+    x = _float_input(input, "digamma")
+    return _rounded(_digamma_array(x), x)
+
+
+def polygamma(input, n):
+    """The ``n``-th derivative of ``digamma``, elementwise (``n = 0`` is ``digamma``)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    x = _float_input(input, "polygamma")
+    if n == 0:
+        return _rounded(_digamma_array(x), x)
+    if n == 1:
+        return _rounded(_trigamma_array(x), x)
+    factor = (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0))
+    with np.errstate(all="ignore"):
+        zeta = np.asarray(_zeta_array(float(n + 1), x.astype(np.float64)), dtype=np.float64)
+        values = factor * zeta  # (frompyfunc gives a 0-d input's value as a Python float)
+    return _rounded(values, x)
+
+
 register_op("erf", erf)
 register_op("erfinv", erfinv)
+register_op("lgamma", lgamma)
+register_op("digamma", digamma)
+register_op("polygamma", polygamma)

@@ -167,6 +167,10 @@ __all__ = sorted(
         "isfinite",
         "erf",
         "erfinv",
+        "lgamma",
+        "digamma",
+        "polygamma",
+        "mvlgamma",
         "count_nonzero",
         "bernoulli",
         "multinomial",
@@ -582,6 +586,55 @@ def erfinv(input, *, out=None):
     """The inverse error function, elementwise (``ErfinvBackward0``): ``+-inf`` at
     ``+-1``, NaN outside ``[-1, 1]``."""
     return _out("erfinv", dispatch(OPS["erfinv"], (input,)), out, inputs=(input,))
+
+
+def lgamma(input, *, out=None):
+    """``log|gamma(x)|``, elementwise (``LgammaBackward0``; +inf at the poles;
+    Note [The gamma family follows torch's formulas] in ``_impl_special.py``).
+
+    >>> import gradstack_tensor as gt
+    >>> gt.lgamma(gt.tensor([1.0, 3.0])).tolist()
+    [0.0, 0.6931471824645996]
+    """
+    return _out("lgamma", dispatch(OPS["lgamma"], (input,)), out, inputs=(input,))
+
+
+def digamma(input, *, out=None):
+    """The digamma function ``d/dx log gamma(x)``, elementwise (``DigammaBackward0``)."""
+    return _out("digamma", dispatch(OPS["digamma"], (input,)), out, inputs=(input,))
+
+
+def polygamma(n, input, *, out=None):
+    """The ``n``-th derivative of digamma, elementwise (torch's order: ``n`` first)."""
+    return _out("polygamma", dispatch(OPS["polygamma"], (input, n)), out, inputs=(input,))
+
+
+def mvlgamma(input, p):
+    """The multivariate log-gamma function of dimension ``p``:
+    ``sum_i lgamma(x - i / 2) + p (p - 1) / 4 log(pi)`` (torch 2.13 no longer checks that
+    the elements exceed ``(p - 1) / 2``).
+
+    >>> import gradstack_tensor as gt
+    >>> round(gt.mvlgamma(gt.tensor([2.5], dtype=gt.float64), 2).item(), 6)
+    1.447045
+    """
+    import math
+
+    if not isinstance(input, Tensor):
+        raise TypeError(f"mvlgamma(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = input if input.is_floating_point() else input.to(_default_float())
+    # torch's order: lgamma of x + [-(p - 1) / 2, ..., 0] along a new last dim, summed
+    offsets = [-p * 0.5 + 0.5 + k * 0.5 for k in range(p)]
+    args = stack([x + o for o in offsets], -1)
+    return args.lgamma().sum(-1) + p * (p - 1) * math.log(math.pi) / 4
+
+
+def _default_float():
+    from .dtypes import get_default_dtype
+
+    return get_default_dtype()
 
 
 def count_nonzero(input, dim=None, *, axis=None):

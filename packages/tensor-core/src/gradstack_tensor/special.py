@@ -2,9 +2,10 @@
 ``torch.special`` that are existing ops under other names, or compositions of them
 (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``entr``, ``ndtr``, ``ndtri``,
 ``log_ndtr``, ``erf``, ``erfc``, ``erfinv``, ``exp2``, ``expm1``, ``log1p``, ``sinc``,
-``round``, ``logsumexp``, ``softmax``, ``log_softmax``).  The gamma and Bessel families
-(``gammaln``, ``digamma``, ``i0`` ...) are not implemented: they raise
-NotImplementedError naming the function.
+``round``, ``logsumexp``, ``softmax``, ``log_softmax``, ``gammaln``, ``digamma``/``psi``,
+``polygamma``, ``multigammaln``).  The incomplete gamma and Bessel families (``gammainc``,
+``i0`` ...) and ``zeta`` are not implemented: they raise NotImplementedError naming the
+function.
 
 Examples
 --------
@@ -24,7 +25,7 @@ from ._tensor import Tensor
 __all__ = [
     "expit", "logit", "xlogy", "xlog1py", "entr", "ndtr", "ndtri", "log_ndtr", "erf",
     "erfc", "erfinv", "exp2", "expm1", "log1p", "sinc", "round", "logsumexp", "softmax",
-    "log_softmax",
+    "log_softmax", "gammaln", "digamma", "psi", "polygamma", "multigammaln",
 ]  # fmt: skip
 
 
@@ -158,16 +159,38 @@ def log_softmax(input, dim, *, dtype=None):
 def _not_implemented(name):
     def missing(*args, **kwargs):
         raise NotImplementedError(
-            f"torch.special.{name} is not implemented in gradstack (no gamma or Bessel "
-            "functions yet)"
+            f"torch.special.{name} is not implemented in gradstack (no incomplete gamma, "
+            "zeta or Bessel functions yet)"
         )
 
     missing.__name__ = name
     return missing
 
 
-for _name in ("gammaln", "digamma", "psi", "polygamma", "multigammaln", "gammainc",
-              "gammaincc", "i0", "i0e", "i1", "i1e", "bessel_j0", "bessel_j1", "zeta",
-              "erfcx", "spherical_bessel_j0"):  # fmt: skip
+def gammaln(input):
+    """``lgamma(input)``."""
+    return _t(input, "gammaln").lgamma()
+
+
+def digamma(input):
+    """The digamma function (``psi``)."""
+    return _t(input, "digamma").digamma()
+
+
+psi = digamma
+
+
+def polygamma(n, input):
+    """The ``n``-th derivative of digamma."""
+    return _t(input, "polygamma").polygamma(n)
+
+
+def multigammaln(input, p):
+    """The multivariate log-gamma function of dimension ``p``."""
+    return _t(input, "multigammaln").mvlgamma(p)
+
+
+for _name in ("gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "bessel_j0", "bessel_j1",
+              "zeta", "erfcx", "spherical_bessel_j0"):  # fmt: skip
     globals()[_name] = _not_implemented(_name)
 del _name

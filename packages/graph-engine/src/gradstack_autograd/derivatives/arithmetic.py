@@ -14,7 +14,7 @@ from .._node import efficient_zeros, saved_tensors_hooks_active
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
 from ._table import jvp, register
 from ._tangents import _binary, _extreme_jvp_of, _pad, _tangent_sum, _unary
-from .batching import pointwise, unary
+from .batching import per_sample, pointwise, unary
 
 __all__: list[str] = []
 
@@ -698,6 +698,37 @@ def _erfinv(ctx, grad):
 @jvp("erfinv")
 def _erfinv_jvp(args, out, tangents, lead):
     return tangents[0] * (0.5 * math.sqrt(math.pi) * out.pow(2).exp())
+
+
+@register("lgamma(self)", "LgammaBackward0", save="self", batch=unary)
+def _lgamma(ctx, grad):
+    return (grad * ctx.saved_value("self").digamma(),)
+
+
+@jvp("lgamma")
+def _lgamma_jvp(args, out, tangents, lead):
+    return tangents[0] * args[0].digamma()
+
+
+@register("digamma(self)", "DigammaBackward0", save="self", batch=unary)
+def _digamma(ctx, grad):
+    return (grad * ctx.saved_value("self").polygamma(1),)
+
+
+@jvp("digamma")
+def _digamma_jvp(args, out, tangents, lead):
+    return tangents[0] * args[0].polygamma(1)
+
+
+@register("polygamma(self, n)", "PolygammaBackward0", save="self, n",
+          batch=per_sample("polygamma's order is an argument; rare in vmap"))  # fmt: skip
+def _polygamma(ctx, grad):
+    return (grad * ctx.saved_value("self").polygamma(ctx.saved_value("n") + 1),)
+
+
+@jvp("polygamma")
+def _polygamma_jvp(args, out, tangents, lead):
+    return tangents[0] * args[0].polygamma(args[1] + 1)
 
 
 @register(
