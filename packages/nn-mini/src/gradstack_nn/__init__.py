@@ -46,6 +46,7 @@ from .modules import padding as _padding
 from .modules import pooling as _pooling
 from .modules import rnn as _rnn
 from .modules import sparse as _sparse
+from .modules import spatial as _spatial
 from .modules import transformer_decoder as _transformer_decoder
 from .modules import upsampling as _upsampling
 from .modules.activation import *  # noqa: F403
@@ -65,6 +66,7 @@ from .modules.padding import *  # noqa: F403
 from .modules.pooling import *  # noqa: F403
 from .modules.rnn import *  # noqa: F403
 from .modules.sparse import *  # noqa: F403
+from .modules.spatial import *  # noqa: F403
 from .modules.transformer_decoder import *  # noqa: F403
 from .modules.upsampling import *  # noqa: F403
 from .parameter import Buffer, Parameter, UninitializedParameter
@@ -103,3 +105,4 @@ __all__ += _attention.__all__
 __all__ += _upsampling.__all__
 __all__ += _transformer_decoder.__all__
 __all__ += _extra_layers.__all__
+__all__ += _spatial.__all__

@@ -104,6 +104,8 @@ from ._normalizations import __all__ as _normalizations_all  # noqa: E402
 from ._padding import pad  # noqa: E402
 from ._pooling import *  # noqa: E402, F403
 from ._pooling import __all__ as _pooling_all  # noqa: E402
+from ._spatial import *  # noqa: E402, F403
+from ._spatial import __all__ as _spatial_all  # noqa: E402
 
 __all__ += _activations_all
 __all__ += _distances_all
@@ -114,6 +116,7 @@ __all__ += _interpolation_all
 __all__ += _margin_losses_all
 __all__ += _pooling_all
 __all__ += _extra_layers_all
+__all__ += _spatial_all
 
 # torch's names of the scalar types, as its error messages spell them
 _TORCH_TYPE_NAMES = {

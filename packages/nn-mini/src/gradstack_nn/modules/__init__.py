@@ -19,6 +19,7 @@ from . import (
     pooling,
     rnn,
     sparse,
+    spatial,
     transformer_decoder,
     upsampling,
 )
@@ -39,6 +40,7 @@ from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
+from .spatial import *  # noqa: F403
 from .transformer_decoder import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 
@@ -62,3 +64,4 @@ __all__ += attention.__all__
 __all__ += upsampling.__all__
 __all__ += transformer_decoder.__all__
 __all__ += extra_layers.__all__
+__all__ += spatial.__all__
