@@ -200,3 +200,27 @@ def test_module_to_meta_keeps_shapes_and_drops_data():
     with pytest.raises(NotImplementedError, match="meta tensor"):
         base(x)
     assert repr(base[0].weight) == repr(torch.nn.Conv2d(1, 2, 3).to("meta").weight)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(dilation=3, output_padding=2),
+        dict(stride=1, dilation=2, output_padding=1, padding=1),
+        dict(stride=2, dilation=2, output_padding=1),
+    ],
+)
+def test_conv_transpose2d_output_padding_below_the_dilation_matches_torch(kwargs):
+    # torch allows output_padding >= stride when it is below the dilation; the fold of the
+    # windows must not be asked for rows they do not cover
+    r = np.random.default_rng(0)
+    x, w = r.standard_normal((1, 2, 4, 4)), r.standard_normal((2, 3, 3, 3))
+    outs = []
+    for lib, functional in ((gt, F), (torch, torch.nn.functional)):
+        xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        out = functional.conv_transpose2d(xt, wt, **kwargs)
+        (out * out).sum().backward()
+        outs.append([out.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()])
+    for o, t in zip(*outs, strict=True):
+        assert o.shape == t.shape
+        np.testing.assert_allclose(o, t, rtol=1e-10, atol=1e-12)

@@ -342,10 +342,16 @@ def conv_transpose2d(
     wg = weight.reshape(groups, c // groups, out_per_group * kh * kw)
     cols = wg.transpose(1, 2).matmul(flat)  # (N, G, O / G * kH * kW, H * W)
     cols = cols.reshape(n, out_channels * kh * kw, h * w)
-    # the folded size holds every window; output_padding adds rows and columns at the end
-    full_h = out_h + 2 * padding[0]
-    full_w = out_w + 2 * padding[1]
-    out = fold(cols, (full_h, full_w), (kh, kw), dilation, 0, stride)
+    # the folded size holds every window; output_padding adds zero rows and columns at the
+    # end (folded first to the windows' own size: fold refuses a size they do not cover,
+    # which output_padding >= stride, allowed below the dilation, would ask for)
+    covered_h = out_h + 2 * padding[0] - output_padding[0]
+    covered_w = out_w + 2 * padding[1] - output_padding[1]
+    out = fold(cols, (covered_h, covered_w), (kh, kw), dilation, 0, stride)
+    if output_padding[0] or output_padding[1]:
+        from ._padding import pad
+
+        out = pad(out, (0, output_padding[1], 0, output_padding[0]))
     if padding[0] or padding[1]:
         out = out[:, :, padding[0] : padding[0] + out_h, padding[1] : padding[1] + out_w]
     if bias is not None:
