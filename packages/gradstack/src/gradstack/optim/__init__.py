@@ -2,6 +2,8 @@
 and :mod:`gradstack.optim.lr_scheduler` from gradstack-nn-mini."""
 
 from gradstack_nn.optim import (
+    ASGD,
+    LBFGS,
     SGD,
     Adadelta,
     Adagrad,
@@ -12,6 +14,7 @@ from gradstack_nn.optim import (
     Optimizer,
     RAdam,
     RMSprop,
+    Rprop,
 )
 
 from . import lr_scheduler
@@ -27,5 +30,8 @@ __all__ = [
     "NAdam",
     "RAdam",
     "Adadelta",
+    "LBFGS",
+    "Rprop",
+    "ASGD",
     "lr_scheduler",
 ]

@@ -15,12 +15,26 @@ Examples
 0.0
 """
 
-from . import adagrad, adam, adam_variants, lr_scheduler, optimizer, rmsprop, sgd
+from . import (
+    adagrad,
+    adam,
+    adam_variants,
+    asgd,
+    lbfgs,
+    lr_scheduler,
+    optimizer,
+    rmsprop,
+    rprop,
+    sgd,
+)
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adadelta, Adamax, NAdam, RAdam
+from .asgd import ASGD
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
@@ -34,10 +48,16 @@ __all__ = [
     "RAdam",
     "Adadelta",
     "Adagrad",
+    "LBFGS",
+    "Rprop",
+    "ASGD",
     "lr_scheduler",
     "optimizer",
     "sgd",
     "adam",
     "rmsprop",
     "adagrad",
+    "lbfgs",
+    "rprop",
+    "asgd",
 ]

@@ -94,3 +94,82 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
         for p in parameters:
             if has_grad(p):
                 p.grad.clamp_(min=-clip_value, max=clip_value)
+
+
+# -- torch's split form of clip_grad_norm_ and the deprecated alias ---------------------
+
+__all__ += ["get_total_norm", "clip_grads_with_norm_", "clip_grad_norm"]
+
+
+def get_total_norm(
+    tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None
+) -> Tensor:
+    """The ``norm_type``-norm of the norms of ``tensors`` (any tensors, gradients or not),
+    as ``torch.nn.utils.get_total_norm``: the first half of :func:`clip_grad_norm_`.
+
+    Returns ``tensor(0.)`` for no tensors; raises when the norm is not finite and
+    ``error_if_nonfinite``.
+
+    >>> import gradstack_tensor as gt
+    >>> get_total_norm([gt.tensor([3.0]), gt.tensor([4.0])]).item()
+    5.0
+    """
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    with ag.no_grad():
+        return _total_norm(tensors, float(norm_type), error_if_nonfinite)
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
+    """Scale the gradients of ``parameters`` in place by ``min(1, max_norm / (total_norm +
+    1e-6))``, as ``torch.nn.utils.clip_grads_with_norm_``: the second half of
+    :func:`clip_grad_norm_`, for a ``total_norm`` computed elsewhere (over several groups
+    of parameters, or after a reduction across processes).
+
+    >>> import gradstack_tensor as gt
+    >>> from gradstack_nn import Parameter
+    >>> w = Parameter(gt.tensor([3.0, 4.0]))
+    >>> w.grad = gt.tensor([3.0, 4.0])
+    >>> clip_grads_with_norm_([w], 1.0, gt.tensor(10.0))
+    >>> [round(v, 4) for v in w.grad.tolist()]
+    [0.3, 0.4]
+    """
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    grads = [p.grad for p in parameters if has_grad(p)]
+    max_norm = float(max_norm)
+    if len(grads) == 0:
+        return
+    with ag.no_grad():
+        coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef)
+
+
+def clip_grad_norm(
+    parameters,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach=None,
+) -> Tensor:
+    """Deprecated alias of :func:`clip_grad_norm_` (with torch's ``FutureWarning``).
+
+    >>> import warnings
+    >>> import gradstack_tensor as gt
+    >>> from gradstack_nn import Parameter
+    >>> w = Parameter(gt.tensor([3.0, 4.0]))
+    >>> w.grad = gt.tensor([3.0, 4.0])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     clip_grad_norm([w], 1.0).item()
+    5.0
+    >>> caught[0].category.__name__
+    'FutureWarning'
+    """
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

@@ -15,9 +15,11 @@ from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
 from .dataset import (
+    ChainDataset,
     ConcatDataset,
     Dataset,
     IterableDataset,
+    StackDataset,
     Subset,
     TensorDataset,
     random_split,
@@ -28,6 +30,7 @@ from .sampler import (
     Sampler,
     SequentialSampler,
     SubsetRandomSampler,
+    WeightedRandomSampler,
 )
 
 __all__ = [
@@ -47,4 +50,7 @@ __all__ = [
     "default_convert",
     "get_worker_info",
     "WorkerInfo",
+    "StackDataset",
+    "ChainDataset",
+    "WeightedRandomSampler",
 ]

@@ -174,3 +174,119 @@ def random_split(dataset, lengths: Sequence, generator=None) -> list[Subset]:
         Subset(dataset, indices[offset - length : offset])
         for offset, length in zip(itertools.accumulate(lengths), lengths)
     ]
+
+
+# -- torch's StackDataset and ChainDataset ---------------------------------------------
+
+__all__ += ["StackDataset", "ChainDataset"]
+
+
+class StackDataset(Dataset):
+    """Several data sets of the same length side by side: sample ``i`` is the tuple of
+    their ``i``-th samples (``StackDataset(a, b)``) or a dict (``StackDataset(x=a,
+    y=b)``), as ``torch.utils.data.StackDataset``.
+
+    Examples
+    --------
+    >>> ds = StackDataset([1, 2, 3], ["a", "b", "c"])
+    >>> len(ds), ds[1]
+    (3, (2, 'b'))
+    >>> StackDataset(x=[1, 2], y=[3, 4])[0]
+    {'x': 1, 'y': 3}
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        if args:
+            if kwargs:
+                raise ValueError(
+                    "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) "
+                    "like input/output, but both types are given."
+                )
+            self._length = len(args[0])
+            if any(self._length != len(dataset) for dataset in args):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets = args
+        elif kwargs:
+            tmp = list(kwargs.values())
+            self._length = len(tmp[0])
+            if any(self._length != len(dataset) for dataset in tmp):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets = kwargs
+        else:
+            raise ValueError("At least one dataset should be passed")
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: dataset[index] for k, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """A batch of samples, using each data set's ``__getitems__`` where it has one."""
+        named = isinstance(self.datasets, dict)
+        items = self.datasets.items() if named else enumerate(self.datasets)
+        batch: list = [{} if named else [] for _ in indices]
+        for key, dataset in items:
+            if callable(getattr(dataset, "__getitems__", None)):
+                values = dataset.__getitems__(indices)
+                if len(values) != len(indices):
+                    raise ValueError(
+                        "Nested dataset's output size mismatch. Expected "
+                        f"{len(indices)}, got {len(values)}"
+                    )
+            else:
+                values = [dataset[idx] for idx in indices]
+            for value, sample in zip(values, batch, strict=True):
+                if named:
+                    sample[key] = value
+                else:
+                    sample.append(value)
+        return batch if named else [tuple(sample) for sample in batch]
+
+    def __len__(self) -> int:
+        return self._length
+
+
+class ChainDataset(IterableDataset):
+    """Iterable data sets one after the other (``a + b`` for iterable data sets), as
+    ``torch.utils.data.ChainDataset``; the chaining happens lazily, on iteration.
+
+    Examples
+    --------
+    >>> class Count(IterableDataset):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n))
+    >>> list(ChainDataset([Count(2), Count(3)]))
+    [0, 1, 0, 1, 2]
+    >>> list(Count(2) + Count(1))
+    [0, 1, 0]
+    """
+
+    def __init__(self, datasets) -> None:
+        super().__init__()
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+def _chain(self, other) -> ChainDataset:
+    return ChainDataset([self, other])
+
+
+# Note [IterableDataset + is ChainDataset]: torch's ``IterableDataset.__add__`` returns a
+# ChainDataset; it is bound here, after ChainDataset exists, in place of the TypeError
+# that stood in for it before.
+IterableDataset.__add__ = _chain

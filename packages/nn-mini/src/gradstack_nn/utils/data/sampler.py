@@ -161,3 +161,64 @@ class BatchSampler(Sampler):
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+# -- torch's WeightedRandomSampler -----------------------------------------------------
+
+__all__ += ["WeightedRandomSampler"]
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices in ``[0, len(weights))``, index ``i`` drawn with probability
+    proportional to ``weights[i]`` (with replacement by default).
+
+    The draw is ``multinomial(weights, num_samples, replacement, generator=generator)``
+    over float64 weights, as torch's, so the same seed gives torch's indices; without a
+    ``generator`` each pass draws from the default generator.
+
+    Parameters
+    ----------
+    weights : sequence of float
+        One non-negative weight per index (they need not sum to 1).
+    num_samples : int
+    replacement : bool, default True
+    generator : Generator, optional
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> sampler = WeightedRandomSampler([0.0, 0.0, 1.0, 0.0], num_samples=3)
+    >>> list(sampler)
+    [2, 2, 2]
+    >>> sorted(WeightedRandomSampler([1.0, 2.0, 3.0], 3, replacement=False))
+    [0, 1, 2]
+    """
+
+    def __init__(self, weights, num_samples: int, replacement: bool = True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        weights_tensor = gt.as_tensor(weights, dtype=gt.float64)
+        if len(weights_tensor.shape) != 1:
+            raise ValueError(
+                "weights should be a 1d sequence but given weights have shape "
+                f"{tuple(weights_tensor.shape)}"
+            )
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        rand_tensor = gt.multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        yield from iter(rand_tensor.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
