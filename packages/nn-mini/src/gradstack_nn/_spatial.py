@@ -66,7 +66,8 @@ _ALIGN_CORNERS_WARNING = (
 
 def _triple(value, name: str) -> tuple[int, int, int]:
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return (int(value),) * 3  # type: ignore[return-value]
+        v = int(value)
+        return (v, v, v)
     if isinstance(value, (tuple, list)):
         if len(value) == 1:
             return _triple(value[0], name)
@@ -243,10 +244,9 @@ def _non_finite(pos: list) -> Tensor:
     composite follows: the clips map NaN to 0, and adding ``x - x`` (0, or NaN when ``x``
     is not finite, with a zero derivative) makes the NaN outputs.
     """
-    marker = None
-    for p in pos:
-        m = (p - p).detach()
-        marker = m if marker is None else marker + m
+    marker = (pos[0] - pos[0]).detach()
+    for p in pos[1:]:
+        marker = marker + (p - p).detach()
     return marker.unsqueeze(1)
 
 
@@ -416,6 +416,7 @@ def grid_sample(
         out = term if out is None else out + term
     if padding_mode == "zeros":
         out = out + marker
+    assert out is not None  # (at least one corner)
     return out.reshape(n, c, *out_spatial)
 
 

@@ -23,6 +23,7 @@ Examples
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import gradstack_tensor as gt
 import numpy as np
@@ -212,7 +213,7 @@ class RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 index = layer * directions + direction
                 projected = F.linear(layer_data, w_ih, b_ih)
-                state = (h0[index], c0[index]) if lstm else h0[index]
+                state: Any = (h0[index], c0[index]) if c0 is not None else h0[index]
                 per_step = [None] * len(sizes)
                 steps = range(len(sizes) - 1, -1, -1) if direction == 1 else range(len(sizes))
                 for t in steps:

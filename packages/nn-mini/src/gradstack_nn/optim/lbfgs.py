@@ -253,7 +253,7 @@ class LBFGS(Optimizer):
                     "them as real pairs, and gradstack has no view_as_real yet): optimise "
                     "the real and imaginary parts as two real parameters"
                 )
-        self._numel_cache = None
+        self._numel_cache: int | None = None
 
     def _numel(self) -> int:
         if self._numel_cache is None:
@@ -293,7 +293,7 @@ class LBFGS(Optimizer):
         self._set_param(x)
         return loss, flat_grad
 
-    def step(self, closure):
+    def step(self, closure):  # type: ignore[override]  # (torch's: the closure is required)
         """Run up to ``max_iter`` L-BFGS iterations; ``closure`` re-evaluates the model and
         returns the loss.  Returns the loss of the first evaluation."""
         with ag.no_grad():

@@ -932,10 +932,10 @@ class CyclicLR(LRScheduler):
             for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
                 _set_group_value(group, "lr", lr)
         self.max_lrs = _format_param("max_lr", optimizer, max_lr)
-        step_size_up = float(step_size_up)
-        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
-        self.total_size = step_size_up + step_size_down
-        self.step_ratio = step_size_up / self.total_size
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
         if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
             raise ValueError("mode is invalid and scale_fn is None")
         self.mode = mode
@@ -1100,7 +1100,7 @@ class OneCycleLR(LRScheduler):
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
         if three_phase:
-            self._schedule_phases = [
+            self._schedule_phases: list[dict] = [
                 {
                     "end_step": float(pct_start * self.total_steps) - 1,
                     "start_lr": "initial_lr",

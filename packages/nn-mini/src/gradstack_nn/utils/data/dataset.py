@@ -205,7 +205,7 @@ class StackDataset(Dataset):
             self._length = len(args[0])
             if any(self._length != len(dataset) for dataset in args):
                 raise ValueError("Size mismatch between datasets")
-            self.datasets = args
+            self.datasets: tuple | dict = args
         elif kwargs:
             tmp = list(kwargs.values())
             self._length = len(tmp[0])
@@ -223,7 +223,8 @@ class StackDataset(Dataset):
     def __getitems__(self, indices: list) -> list:
         """A batch of samples, using each data set's ``__getitems__`` where it has one."""
         named = isinstance(self.datasets, dict)
-        items = self.datasets.items() if named else enumerate(self.datasets)
+        datasets = self.datasets
+        items = datasets.items() if isinstance(datasets, dict) else enumerate(datasets)
         batch: list = [{} if named else [] for _ in indices]
         for key, dataset in items:
             if callable(getattr(dataset, "__getitems__", None)):
@@ -278,7 +279,7 @@ class ChainDataset(IterableDataset):
         for d in self.datasets:
             if not isinstance(d, IterableDataset):
                 raise AssertionError("ChainDataset only supports IterableDataset")
-            total += len(d)
+            total += len(d)  # type: ignore[arg-type]  # (a sized one, or torch's TypeError)
         return total
 
 
@@ -289,4 +290,4 @@ def _chain(self, other) -> ChainDataset:
 # Note [IterableDataset + is ChainDataset]: torch's ``IterableDataset.__add__`` returns a
 # ChainDataset; it is bound here, after ChainDataset exists, in place of the TypeError
 # that stood in for it before.
-IterableDataset.__add__ = _chain
+IterableDataset.__add__ = _chain  # type: ignore[method-assign]
