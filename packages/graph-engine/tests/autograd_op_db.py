@@ -148,6 +148,9 @@ _UNARY = {
     "acos": (-0.9, 0.9, ()),
     "atan": (-3, 3, ()),
     "sinh": (-2, 2, ()),
+    "asinh": (-2, 2, ()),
+    "acosh": (1.2, 3, ()),
+    "atanh": (-0.8, 0.8, ()),
     "cosh": (-2, 2, ()),
     "tanh": (-2, 2, ()),
     "sigmoid": (-4, 4, ()),
@@ -190,7 +193,8 @@ def _unary_samples(name, lo, hi, away, inplace):
 
 for _n, (_lo, _hi, _away) in _UNARY.items():
     _add(GradOp(_n, _unary_samples(_n, _lo, _hi, _away, False)))
-    _add(GradOp(_n + "_", _unary_samples(_n + "_", _lo, _hi, _away, True)))
+    if _n not in ("asinh", "acosh", "atanh"):  # (their in-place backward raises, as torch's)
+        _add(GradOp(_n + "_", _unary_samples(_n + "_", _lo, _hi, _away, True)))
 
 # special functions without an in-place twin
 _add(GradOp("erf", _unary_samples("erf", -2, 2, (), False)))

@@ -698,6 +698,9 @@ _UNARY_FLOAT = (
     ("atan", np.arctan, (-3.0, 3.0)),
     ("sinh", np.sinh, (-3.0, 3.0)),
     ("cosh", np.cosh, (-3.0, 3.0)),
+    ("asinh", np.arcsinh, (-3.0, 3.0)),
+    ("acosh", np.arccosh, (1.05, 4.0)),
+    ("atanh", np.arctanh, (-0.95, 0.95)),
     ("tanh", np.tanh, (-3.0, 3.0)),
     ("sigmoid", _sigmoid, (-8.0, 8.0)),
 )

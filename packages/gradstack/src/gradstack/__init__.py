@@ -55,6 +55,8 @@ from . import accelerator, autograd, backends, cuda, distributions, nn, optim, r
 from .__about__ import __version__
 from ._nn_functions import *  # noqa: F403
 from ._nn_functions import __all__ as _nn_functions_all
+from ._runtime import *  # noqa: F403
+from ._runtime import __all__ as _runtime_all
 from .serialization import load, save
 
 _NAMES = [
@@ -84,9 +86,12 @@ _NAMES = [
     "__version__",
 ]
 __all__ = sorted(
-    set(_gradstack_tensor.__all__) - {"__version__"} | set(_NAMES) | set(_nn_functions_all)
+    set(_gradstack_tensor.__all__) - {"__version__"}
+    | set(_NAMES)
+    | set(_nn_functions_all)
+    | set(_runtime_all)
 )
-del _NAMES, _nn_functions_all
+del _NAMES, _nn_functions_all, _runtime_all
 
 # ``func`` (functional-api) is imported on first use, as ``autograd.functional`` is (Note
 # [Lazy upper layers] in ``gradstack.autograd``): ``import gradstack`` stays light.

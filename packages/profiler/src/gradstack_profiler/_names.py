@@ -30,6 +30,7 @@ ATEN_OPS = frozenset(
     """
 bernoulli bernoulli_ exponential_ multinomial normal random_
 abs abs_ acos acos_ add add_ addmm alias amax amin argmax argmin asin asin_ atan atan2
+acosh acosh_ asinh asinh_ atanh atanh_
 atan2_ atan_ bitwise_and bitwise_and_ bitwise_not bitwise_not_ bitwise_or bitwise_or_
 bitwise_xor bitwise_xor_ bmm cat ceil ceil_ chunk clamp clamp_ clone contiguous copy_
 cos cos_ cosh cosh_ cumsum detach diag diagonal unfold div div_ dot eq exp exp2 exp2_ exp_ expand

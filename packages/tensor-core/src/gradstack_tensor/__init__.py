@@ -97,6 +97,7 @@ from .matrix_composites import *  # noqa: F403
 from .matrix_composites import __all__ as _matrix_composites_all
 from .matrix_functions import *  # noqa: F403
 from .matrix_functions import __all__ as _matrix_functions_all
+from .numeric_info import finfo, iinfo
 from .order_statistics import *  # noqa: F403
 from .order_statistics import __all__ as _order_statistics_all
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
@@ -120,6 +121,8 @@ __all__ = sorted(
     | set(_functions.__all__)
     | {
         "linalg",
+        "finfo",
+        "iinfo",
         "special",
         "Tensor",
         "Size",

@@ -106,6 +106,9 @@ _elementwise("acos", K_UNARY_FLOAT, _rounded_unary(np.arccos))
 _elementwise("atan", K_UNARY_FLOAT, _rounded_unary(np.arctan))
 _elementwise("sinh", K_UNARY_FLOAT, _rounded_unary(np.sinh))
 _elementwise("cosh", K_UNARY_FLOAT, _rounded_unary(np.cosh))
+_elementwise("asinh", K_UNARY_FLOAT, _rounded_unary(np.arcsinh))
+_elementwise("acosh", K_UNARY_FLOAT, _rounded_unary(np.arccosh))
+_elementwise("atanh", K_UNARY_FLOAT, _rounded_unary(np.arctanh))
 _elementwise("tanh", K_UNARY_FLOAT, _tanh_ufunc)
 _elementwise("sigmoid", K_UNARY_FLOAT, _sigmoid_ufunc)
 
@@ -113,7 +116,7 @@ for _name in ("add", "sub", "mul", "div", "pow", "remainder", "floor_divide", "a
               "neg", "abs", "sign", "sgn", "relu", "floor", "ceil", "round", "trunc",
               "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
               "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
-              "tanh", "sigmoid", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+              "asinh", "acosh", "atanh", "tanh", "sigmoid", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
               "logical_not"):
     _inplace_of(OPS[_name])
 

@@ -68,6 +68,9 @@ cdef Op OP_SIN = OPS["sin"]
 cdef Op OP_COS = OPS["cos"]
 cdef Op OP_TAN = OPS["tan"]
 cdef Op OP_ASIN = OPS["asin"]
+cdef Op OP_ASINH = OPS["asinh"]
+cdef Op OP_ACOSH = OPS["acosh"]
+cdef Op OP_ATANH = OPS["atanh"]
 cdef Op OP_ACOS = OPS["acos"]
 cdef Op OP_ATAN = OPS["atan"]
 cdef Op OP_SINH = OPS["sinh"]
@@ -117,6 +120,9 @@ cdef Op OP_SIN_ = OPS["sin_"]
 cdef Op OP_COS_ = OPS["cos_"]
 cdef Op OP_TAN_ = OPS["tan_"]
 cdef Op OP_ASIN_ = OPS["asin_"]
+cdef Op OP_ASINH_ = OPS["asinh_"]
+cdef Op OP_ACOSH_ = OPS["acosh_"]
+cdef Op OP_ATANH_ = OPS["atanh_"]
 cdef Op OP_ACOS_ = OPS["acos_"]
 cdef Op OP_ATAN_ = OPS["atan_"]
 cdef Op OP_SINH_ = OPS["sinh_"]
@@ -767,6 +773,37 @@ cdef class ElementwiseMethods(TensorBase):
     def tan_(self):
         """In-place :meth:`tan`; returns ``self``."""
         return dispatch(OP_TAN_, (self,))
+
+    def asinh(self):
+        """The inverse hyperbolic sine."""
+        return dispatch(OP_ASINH, (self,))
+
+    def asinh_(self):
+        """In-place :meth:`asinh`; returns ``self``."""
+        return dispatch(OP_ASINH_, (self,))
+
+    def acosh(self):
+        """The inverse hyperbolic cosine (NaN below 1)."""
+        return dispatch(OP_ACOSH, (self,))
+
+    def acosh_(self):
+        """In-place :meth:`acosh`; returns ``self``."""
+        return dispatch(OP_ACOSH_, (self,))
+
+    def atanh(self):
+        """The inverse hyperbolic tangent (+-inf at +-1, NaN beyond)."""
+        return dispatch(OP_ATANH, (self,))
+
+    def atanh_(self):
+        """In-place :meth:`atanh`; returns ``self``."""
+        return dispatch(OP_ATANH_, (self,))
+
+    arcsinh = asinh
+    arcsinh_ = asinh_
+    arccosh = acosh
+    arccosh_ = acosh_
+    arctanh = atanh
+    arctanh_ = atanh_
 
     def asin(self):
         """The inverse sine."""

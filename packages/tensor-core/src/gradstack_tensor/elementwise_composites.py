@@ -43,6 +43,9 @@ __all__ = [
     "not_equal",
     "arccos",
     "arcsin",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
     "arctan",
     "arctan2",
     "fix",
@@ -128,6 +131,21 @@ def not_equal(input, other):
 def arccos(input):
     """``acos``."""
     return _t(input, "arccos").acos()
+
+
+def arcsinh(input):
+    """``asinh`` (torch's alias)."""
+    return _t(input, "arcsinh").asinh()
+
+
+def arccosh(input):
+    """``acosh`` (torch's alias)."""
+    return _t(input, "arccosh").acosh()
+
+
+def arctanh(input):
+    """``atanh`` (torch's alias)."""
+    return _t(input, "arctanh").atanh()
 
 
 def arcsin(input):

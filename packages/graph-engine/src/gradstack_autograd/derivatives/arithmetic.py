@@ -12,9 +12,9 @@ from .. import _backward_kernels
 from .._layer import run_fused
 from .._node import efficient_zeros, saved_tensors_hooks_active
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
-from ._table import jvp, register
+from ._table import NO_JVP, jvp, register
 from ._tangents import _binary, _extreme_jvp_of, _pad, _tangent_sum, _unary
-from .batching import per_sample, pointwise, unary
+from .batching import inplace, per_sample, pointwise, unary
 
 __all__: list[str] = []
 
@@ -459,6 +459,79 @@ def _atan(ctx, grad):
 
 
 jvp("atan")(_unary("atan", lambda x, o: (1 + x * x).reciprocal()))
+
+
+@register(
+    "asinh(self)",
+    "AsinhBackward0",
+    save="self",
+    batch=unary,
+    keeps_zero="self",
+    inplace_variant=False,
+)
+def _asinh(ctx, grad):
+    x = ctx.saved_value("self")  # torch: grad * (self.pow(2) + 1).rsqrt()
+    return (grad * (x.pow(2) + 1).rsqrt(),)
+
+
+jvp("asinh")(_unary("asinh", lambda x, o: (x.pow(2) + 1).rsqrt()))
+
+
+@register(
+    "acosh(self)",
+    "AcoshBackward0",
+    save="self",
+    batch=unary,
+    keeps_zero="self",
+    inplace_variant=False,
+)
+def _acosh(ctx, grad):
+    x = ctx.saved_value("self")  # torch: grad * (self.pow(2) - 1).rsqrt()
+    return (grad * (x.pow(2) - 1).rsqrt(),)
+
+
+jvp("acosh")(_unary("acosh", lambda x, o: (x.pow(2) - 1).rsqrt()))
+
+
+@register(
+    "atanh(self)",
+    "AtanhBackward0",
+    save="self",
+    batch=unary,
+    keeps_zero="self",
+    inplace_variant=False,
+)
+def _atanh(ctx, grad):
+    x = ctx.saved_value("self")  # torch: grad * 1 / (1 - self.pow(2))
+    return (grad * (1 / (1 - x.pow(2))),)
+
+
+jvp("atanh")(_unary("atanh", lambda x, o: 1 / (1 - x.pow(2))))
+
+
+# Note [torch has no derivative for in-place asinh, acosh, atanh]
+# torch's derivatives.yaml gives ``asinh_``, ``acosh_`` and ``atanh_`` a node of their
+# own (AsinhBackward1 ...) whose formula is not_implemented("inplace version of asinh"):
+# backward through them raises.  So do these rows.
+
+
+def _inplace_not_implemented(name):
+    def formula(ctx, grad):
+        raise NotImplementedError(
+            f"the derivative for 'inplace version of {name}' is not implemented."
+        )
+
+    return formula
+
+
+for _n in ("asinh", "acosh", "atanh"):
+    register(f"{_n}_(self)", f"{_n.capitalize()}Backward1", batch=inplace)(
+        _inplace_not_implemented(_n)
+    )
+    NO_JVP[f"{_n}_"] = (
+        "torch has no derivative for the in-place inverse hyperbolic functions (Note [torch "
+        "has no derivative for in-place asinh, acosh, atanh] in derivatives.arithmetic)"
+    )
 
 
 @register("sinh(self)", "SinhBackward0", save="self", batch=unary, keeps_zero="self")

@@ -39,5 +39,7 @@ register("floor_divide(self, other)", "NotImplemented", inputs="self, other", ba
     _floor_divide_not_implemented
 )
 
-# ops whose node exists but whose backward raises, as torch's NotImplemented nodes
-NOT_IMPLEMENTED = ("floor_divide", "floor_divide_")
+# ops whose node exists but whose backward raises, as torch's NotImplemented nodes (and
+# the in-place inverse hyperbolic functions: Note [torch has no derivative for in-place
+# asinh, acosh, atanh] in arithmetic.py)
+NOT_IMPLEMENTED = ("floor_divide", "floor_divide_", "asinh_", "acosh_", "atanh_")
