@@ -14,7 +14,7 @@ from .. import init
 from ..parameter import Parameter
 from .conv import Conv2d, ConvTranspose2d
 from .module import Module
-from .pooling import _Adaptive, _AdaptiveMax
+from .pooling import AvgPool2d, MaxPool2d, _Adaptive, _AdaptiveMax
 
 __all__ = [
     "Conv3d",
@@ -71,9 +71,9 @@ class ConvTranspose3d(ConvTranspose2d):
         )
 
 
-class MaxPool3d(Module):
+class MaxPool3d(MaxPool2d):
     """3-d max pooling, as ``torch.nn.MaxPool3d`` (``stride`` defaults to
-    ``kernel_size``).
+    ``kernel_size``); the arguments of :class:`MaxPool2d`, as :class:`MaxPool1d`.
 
     Examples
     --------
@@ -82,23 +82,6 @@ class MaxPool3d(Module):
     >>> pool(gt.arange(8.0).reshape(1, 1, 2, 2, 2)).flatten().tolist(), pool
     ([7.0], MaxPool3d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False))
     """
-
-    def __init__(
-        self,
-        kernel_size,
-        stride=None,
-        padding=0,
-        dilation=1,
-        return_indices: bool = False,
-        ceil_mode: bool = False,
-    ) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor):
         return F.max_pool3d(
@@ -111,16 +94,10 @@ class MaxPool3d(Module):
             return_indices=self.return_indices,
         )
 
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
 
-
-class AvgPool3d(Module):
+class AvgPool3d(AvgPool2d):
     """3-d average pooling, as ``torch.nn.AvgPool3d`` (``stride`` defaults to
-    ``kernel_size``).
+    ``kernel_size``); the arguments of :class:`AvgPool2d`.
 
     Examples
     --------
@@ -129,23 +106,6 @@ class AvgPool3d(Module):
     >>> pool(gt.arange(8.0).reshape(1, 1, 2, 2, 2)).flatten().tolist(), pool
     ([3.5], AvgPool3d(kernel_size=2, stride=2, padding=0))
     """
-
-    def __init__(
-        self,
-        kernel_size,
-        stride=None,
-        padding=0,
-        ceil_mode: bool = False,
-        count_include_pad: bool = True,
-        divisor_override=None,
-    ) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool3d(
@@ -157,9 +117,6 @@ class AvgPool3d(Module):
             self.count_include_pad,
             self.divisor_override,
         )
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AdaptiveAvgPool3d(_Adaptive):
