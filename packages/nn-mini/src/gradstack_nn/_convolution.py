@@ -138,6 +138,11 @@ def _check_conv2d(input: Tensor, weight: Tensor, bias, groups: int) -> None:
             f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
             f"with {weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead"
         )
+    check_same_dtype(input, weight, bias)
+
+
+def check_same_dtype(input: Tensor, weight: Tensor, bias) -> None:
+    """torch's error for a weight or bias of another dtype than the input."""
     for what, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.dtype != input.dtype:
             raise RuntimeError(

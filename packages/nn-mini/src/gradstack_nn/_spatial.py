@@ -442,12 +442,9 @@ def _check_conv3d(input: Tensor, weight: Tensor, bias, groups: int, name: str) -
         )
     if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
         raise RuntimeError(f"non-positive groups is not supported (got groups={groups!r})")
-    for what, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t.dtype != input.dtype:
-            raise RuntimeError(
-                f"Input type ({input.dtype}) and {what} type ({t.dtype}) should be the same "
-                f"(cast one with .to())"
-            )
+    from ._convolution import check_same_dtype
+
+    check_same_dtype(input, weight, bias)
 
 
 def conv3d(
