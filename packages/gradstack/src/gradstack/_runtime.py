@@ -22,6 +22,7 @@ True
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 from gradstack_tensor import Tensor
 
@@ -41,7 +42,7 @@ __all__ = [
     "typename",
 ]
 
-_state = {
+_state: dict[str, Any] = {
     "deterministic": False,
     "warn_only": False,
     "precision": "highest",
