@@ -625,8 +625,8 @@ def conv_transpose3d(
     # Note [A 3-d transposed convolution is a 2-d one and a depth fold]
     slices = x.transpose(1, 2).reshape(n * depth, c, h, w)
     w2 = weight.reshape(c, per_group * kd, kh, kw)  # output channels (o, k) per group
-    # (output_padding is added below, as zeros at the end of each dim: conv_transpose2d's
-    # fold cannot take an output_padding as large as the stride)
+    # (padding and output_padding are applied below to the three dims at once: the depth
+    # needs them after the depth fold anyway, so the 2-d call takes neither)
     y = conv_transpose2d(slices, w2, None, stride[1:], 0, 0, groups, dilation[1:])
     # (N * D, O * kD, H', W') before the padding crop
     oh, ow = y.shape[-2], y.shape[-1]
