@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from gradstack_autograd import _backward_kernels as _kernels
 from gradstack_autograd import _layer, _native, derivatives
+from gradstack_tensor import _dispatch as gt_dispatch
 
 
 @pytest.fixture
@@ -107,16 +108,72 @@ def test_native_equals_python_bit_for_bit(op, shape, dtype):
         np.testing.assert_allclose(n, e, rtol=1e-5 if dtype == "float32" else 1e-13)
 
 
-def test_the_native_path_runs_the_kernel(monkeypatch):
+@pytest.mark.parametrize("native", [True, False])
+def test_the_native_path_runs_the_kernel_from_c(monkeypatch, native):
+    # The table's formula calls the Python kernel (through ctx.fused); the native formula
+    # calls the same kernel's C entry point, so the Python one is not called at all.
     calls = []
     real = _kernels.div_backward
     monkeypatch.setattr(_kernels, "div_backward", lambda *args: calls.append(1) or real(*args))
     x = gt.ones(2, 3, requires_grad=True)
     y = gt.full((2, 3), 2.0, requires_grad=True)
-    gx, gy = ag.grad(x / y, (x, y), gt.ones(2, 3))
-    assert calls == [1]
+    old = _native.set_native_formulas_enabled(native)
+    try:
+        gx, gy = ag.grad(x / y, (x, y), gt.ones(2, 3))
+    finally:
+        _native.set_native_formulas_enabled(old)
+    assert calls == ([] if native else [1])
     np.testing.assert_array_equal(gx.numpy(), np.full((2, 3), 0.5, np.float32))
     np.testing.assert_array_equal(gy.numpy(), np.full((2, 3), -0.25, np.float32))
+
+
+class _CountingLayer(gt_dispatch.DispatchLayer):
+    """A dispatch layer that counts the ops it sees (a profiler would record them)."""
+
+    def __init__(self):
+        super().__init__(100)
+        self.ops = []
+
+    def handle(self, op, args, next_index):
+        self.ops.append(op.name)
+        return self.call_next(op, args, next_index)
+
+
+@pytest.mark.parametrize("dtype", [gt.float32, gt.float64])
+@pytest.mark.parametrize("number", [2.5, 3, -(2**53), 2**60, 1e300])
+def test_a_gradient_times_a_number_takes_the_dispatch_only_for_another_layer(dtype, number):
+    """Note [A gradient times a number skips the dispatch]: the same bits either way, and
+    the op is dispatched (so a profiler records it) whenever another layer is there."""
+    rng = np.random.default_rng(5)
+    a = gt.from_numpy(rng.uniform(-2, 2, (4, 3))).to(dtype).requires_grad_()
+    v = gt.from_numpy(rng.standard_normal((4, 3))).to(dtype)
+
+    def run():
+        with np.errstate(over="ignore"):
+            return ag.grad((a * number) / number, (a,), v)[0].numpy()
+
+    direct = run()
+    layer = _CountingLayer()
+    gt_dispatch.register_layer(layer)
+    try:
+        dispatched = run()
+    finally:
+        gt_dispatch.unregister_layer(layer)
+    np.testing.assert_array_equal(direct, dispatched)
+    assert layer.ops[:2] == ["mul", "div"]  # the forward
+    assert layer.ops[2:] == ["div", "mul"]  # the backward's two formulas
+    old = _native.set_native_formulas_enabled(False)
+    try:
+        np.testing.assert_array_equal(direct, run())
+    finally:
+        _native.set_native_formulas_enabled(old)
+    assert direct.dtype == np.dtype(str(dtype).split(".")[-1])
+
+
+def test_a_large_gradient_times_a_number_takes_numpy():
+    a = gt.from_numpy(np.linspace(-1, 1, 5000)).requires_grad_()
+    (g,) = ag.grad((a * 3.0).sum(), (a,))
+    np.testing.assert_array_equal(g.numpy(), np.full(5000, 3.0))
 
 
 @pytest.mark.parametrize(

@@ -517,14 +517,20 @@ cdef void _binary_typed(BinaryOp op, int typenum, const void* g, const void* a, 
                 <double*>grad_a, <double*>grad_b, n, nthreads)
 
 
-cdef object _run_binary(BinaryOp op, str func, object grad, object a, object b):
+cdef tuple _run_binary(BinaryOp op, str func, object grad, object a, object b):
     """Check (grad, a, b), allocate both outputs and run one binary backward kernel."""
-    cdef int typenum = check_kernel_input(func, "grad", grad)
+    check_kernel_input(func, "grad", grad)
     check_kernel_input(func, "a", a)
     check_kernel_input(func, "b", b)
     check_kernel_same(func, "grad", grad, "a", a)
     check_kernel_same(func, "grad", grad, "b", b)
-    cdef cnp.ndarray g = <cnp.ndarray>grad
+    return _run_binary_checked(op, <cnp.ndarray>grad, <cnp.ndarray>a, <cnp.ndarray>b)
+
+
+cdef tuple _run_binary_checked(BinaryOp op, cnp.ndarray g, cnp.ndarray a, cnp.ndarray b):
+    """``_run_binary`` on operands already checked: float32 or float64, one dtype and one
+    shape, C-contiguous, aligned, native byte order."""
+    cdef int typenum = cnp.PyArray_TYPE(g)
     cdef int ndim = cnp.PyArray_NDIM(g)
     cdef cnp.ndarray grad_a = cnp.PyArray_EMPTY(ndim, cnp.PyArray_DIMS(g), typenum, 0)
     cdef cnp.ndarray grad_b = cnp.PyArray_EMPTY(ndim, cnp.PyArray_DIMS(g), typenum, 0)
@@ -576,6 +582,10 @@ def mul_backward(grad, a, b):
     return _run_binary(MUL_BACKWARD, "mul_backward", grad, a, b)
 
 
+cdef tuple mul_backward_c(cnp.ndarray grad, cnp.ndarray a, cnp.ndarray b):
+    return _run_binary_checked(MUL_BACKWARD, grad, a, b)
+
+
 def div_backward(grad, a, b):
     """Gradients of ``a / b``: ``(grad / b, -grad * ((a / b) / b))`` from one pass (torch's
     order: ``b * b`` would overflow where the quotient does not).
@@ -608,6 +618,10 @@ def div_backward(grad, a, b):
     (array([0.5 , 0.25]), array([-0.75, -0.25]))
     """
     return _run_binary(DIV_BACKWARD, "div_backward", grad, a, b)
+
+
+cdef tuple div_backward_c(cnp.ndarray grad, cnp.ndarray a, cnp.ndarray b):
+    return _run_binary_checked(DIV_BACKWARD, grad, a, b)
 
 
 # the kernels that take a broadcast gradient (Note [A broadcast gradient is one number])

@@ -11,7 +11,7 @@ from cpython.type cimport PyType_IsSubtype
 cimport numpy as cnp
 from gradstack_tensor.extension cimport (
     DispatchLayer, Op, Tensor, call_next, data_of, enter_op, exit_op, set_byproduct_wanted,
-    wrap, wrap_view,
+    shape_of, wrap, wrap_view,
 )
 
 from gradstack_autograd._grad_mode cimport (
@@ -1324,7 +1324,7 @@ cdef bint _setitem_of_a_subview(Op op, tuple args, Tensor target) except -1:
     """Whether ``op`` is ``target[key] = v`` writing a view of ``target`` (torch's
     ``__setitem__`` makes that view first, then writes it)."""
     return (op.name == "setitem_" and len(args) == 3
-            and _writes_a_subview(args[1], (<object>data_of(target)).shape))
+            and _writes_a_subview(args[1], shape_of(data_of(target))))
 
 
 cdef bint _whole_dim_slice(slice k, Py_ssize_t length) except -1:
@@ -1488,9 +1488,9 @@ cdef AsStridedBackward0 _as_strided_node(Tensor base, Tensor view, tuple edge):
     cdef cnp.ndarray bdata = data_of(base), vdata = data_of(view)
     untrack(vb)
     vb.sequence_nr = next_sequence_nr()
-    vb.base_shape = (<object>bdata).shape
+    vb.base_shape = shape_of(bdata)
     vb.base_strides = (<object>bdata).strides
-    vb.view_shape = (<object>vdata).shape
+    vb.view_shape = shape_of(vdata)
     vb.view_strides = (<object>vdata).strides
     vb.view_offset = (vdata.__array_interface__["data"][0]
                       - bdata.__array_interface__["data"][0])
@@ -1525,9 +1525,9 @@ cdef void _rebase_view_history(Tensor view, Tensor base, OpNode fn) except *:
     cdef cnp.ndarray bdata = data_of(base), vdata = data_of(view)
     cs.sequence_nr = next_sequence_nr()
     cs.fn = fn
-    cs.base_shape = (<object>bdata).shape
+    cs.base_shape = shape_of(bdata)
     cs.base_strides = (<object>bdata).strides
-    cs.view_shape = (<object>vdata).shape
+    cs.view_shape = shape_of(vdata)
     cs.view_strides = (<object>vdata).strides
     cs.view_offset = vdata.__array_interface__["data"][0] - bdata.__array_interface__["data"][0]
     cdef tuple tail = fn.next_edges[1:]
@@ -1541,7 +1541,7 @@ cdef void _rebase_view_history(Tensor view, Tensor base, OpNode fn) except *:
     base._grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True
-    vb = _as_strided_node(base, view, (cs, 0, (<object>bdata).shape, cnp.PyArray_TYPE(bdata)))
+    vb = _as_strided_node(base, view, (cs, 0, shape_of(bdata), cnp.PyArray_TYPE(bdata)))
     view._grad_fn = vb
     view._output_nr = 0
     view._requires_grad = True
@@ -1687,7 +1687,7 @@ cdef class CopySlices(Node):
             shape = (<tuple>self.next_edges[k + 1])[2]
             if shape is None:
                 continue
-            gshape = (<object>data_of(<Tensor>g)).shape
+            gshape = shape_of(data_of(<Tensor>g))
             lead = len(shape) - len(gshape)
             if lead > 0 and all(s == 1 for s in shape[:lead]) \
                     and broadcastable_to(shape[lead:], gshape):
@@ -1753,7 +1753,7 @@ cdef class AsStridedBackward0(Node):
 
 
 cdef object _sum_to_meta(object g, tuple shape):
-    if (<object>data_of(<Tensor>g)).shape == shape:
+    if shape_of(data_of(<Tensor>g)) == shape:
         return g
     return wrap(np.asarray(np_sum_to(data_of(<Tensor>g), shape)))
 

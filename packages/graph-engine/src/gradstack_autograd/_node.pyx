@@ -8,7 +8,9 @@ cimport cython
 cimport numpy as cnp
 from cpython.ref cimport Py_REFCNT
 from cpython.object cimport PyObject
-from gradstack_tensor.extension cimport Tensor, VersionCounter, data_of, enter_op, exit_op, wrap
+from gradstack_tensor.extension cimport (
+    Tensor, VersionCounter, data_of, enter_op, exit_op, shape_of, wrap,
+)
 
 from gradstack_autograd._grad_mode cimport (
     gs_get_grad_enabled, gs_get_inference_mode, gs_set_grad_enabled,
@@ -596,7 +598,7 @@ def efficient_zeros(Tensor like not None):
     EfficientZero(shape=[2, 3], dtype=float32)
     """
     cdef cnp.ndarray a = data_of(like)
-    return new_efficient_zero((<object>a).shape, cnp.PyArray_TYPE(a))
+    return new_efficient_zero(shape_of(a), cnp.PyArray_TYPE(a))
 
 
 cdef Tensor materialize_zero(EfficientZero z):
@@ -661,7 +663,7 @@ cdef tuple gradient_edge(Tensor t):
     """The edge receiving ``t``'s gradient: ``(grad_fn or accumulator, input_nr, shape, dtype)``."""
     cdef cnp.ndarray d = data_of(t)
     cdef tuple edge
-    cdef tuple shape = (<object>d).shape
+    cdef tuple shape = shape_of(d)
     if t._grad_fn is not None:
         if not isinstance(t._grad_fn, Node):     # the field is writable from Python
             raise TypeError(f"grad_fn must be a Node or None, not {type(t._grad_fn).__name__}")
@@ -692,7 +694,7 @@ cdef AccumulateGrad grad_accumulator(Tensor t):
 
 
 cdef inline tuple _shape(Tensor t):
-    return (<object>data_of(t)).shape
+    return shape_of(data_of(t))
 
 
 # ----------------------------------------------------------------------------------------
@@ -701,7 +703,7 @@ cdef inline tuple _shape(Tensor t):
 cdef bint _non_overlapping_and_dense(cnp.ndarray a):
     if a.flags.c_contiguous or a.flags.f_contiguous:
         return True
-    dims = sorted(((abs(st), sz) for st, sz in zip((<object>a).strides, (<object>a).shape)
+    dims = sorted(((abs(st), sz) for st, sz in zip((<object>a).strides, shape_of(a))
                    if sz != 1), reverse=True)
     expected = a.itemsize
     for stride, size in reversed(dims):

@@ -31,6 +31,7 @@ cdef class DispatchLayer:
 
 
 cdef Op new_op(str name, int kind=*, object ufunc=*, bint inplace=*, bint view=*)
+cdef Py_ssize_t layer_count() noexcept
 cdef object call_next(Op op, tuple args, Py_ssize_t index)
 cpdef object dispatch(Op op, tuple args)
 cdef object arity_error(Op op, Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi)

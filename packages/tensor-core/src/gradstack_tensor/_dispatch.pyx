@@ -180,6 +180,11 @@ cdef class DispatchLayer:
         return call_next(op, args, next_index)
 
 
+cdef Py_ssize_t layer_count() noexcept:
+    """How many layers are on the dispatch point (1 when the autograd layer is alone)."""
+    return _n_layers
+
+
 def register_layer(DispatchLayer layer not None):
     """Add ``layer`` to the dispatch point (no-op if already there)."""
     global _layers, _n_layers

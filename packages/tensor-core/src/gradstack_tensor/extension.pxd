@@ -9,7 +9,12 @@
 #   VersionCounter  value, last_writer, track_writes
 #   wrap(array)     a new leaf Tensor over an ndarray;  wrap_view(array, base): a view of base
 #   data_of(t)      the ndarray of a tensor (inline)
-#   Op, DispatchLayer, call_next(op, args, index), dispatch(op, args): the dispatch point
+#   shape_of(array) an ndarray's shape tuple, built in C (inline; Note [Shapes are built in C])
+#   Op, DispatchLayer, call_next(op, args, index), dispatch(op, args): the dispatch point;
+#                   dispatch_layer_count(): how many layers are on it
+#   small_binary(code, x, y): the small-array C loop of add/sub/mul/div (B_ADD, B_SUB,
+#                   B_MUL, B_DIV) on float32/float64 operands, as the dispatched op runs it,
+#                   or None where it does not apply (Note [Small float arrays take C loops])
 #   enter_op(), exit_op(): count an allocation gradstack makes outside a kernel (a fused
 #                   backward kernel's result, a new .grad) as inside an op, so the block
 #                   cache keeps it (Note [Inside a gradstack op], _dispatch.pyx)
@@ -25,10 +30,12 @@
 
 from gradstack_tensor._dispatch cimport (
     DispatchLayer, Op, call_next, dispatch, enter_op, exit_op,
+    layer_count as dispatch_layer_count,
 )
+from gradstack_tensor._loops cimport B_ADD, B_DIV, B_MUL, B_SUB, small_binary
 from gradstack_tensor._elementwise cimport set_byproduct_wanted
 from gradstack_tensor._tensor cimport Tensor, wrap, wrap_view
-from gradstack_tensor._tensor_base cimport TensorBase, VersionCounter, data_of
+from gradstack_tensor._tensor_base cimport TensorBase, VersionCounter, data_of, shape_of
 from gradstack_tensor._kernels cimport (
     _check_input as check_kernel_input,
     _check_same as check_kernel_same,
