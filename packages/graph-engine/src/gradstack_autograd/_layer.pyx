@@ -862,11 +862,21 @@ def _run_inplace(Op op not None, tuple args not None, Py_ssize_t next_index):
 # and hooks registered on the view before the write do not run (fuzz seed 22 #7763, seed
 # 24 #17187).  The gradients reaching the base are the same.  As for recorded writes
 # (Note [Views follow in-place writes on their base]), the live views of the written
-# base are given theirs at once.  (The fused optimizer kernels write parameters without
+# base are given theirs at once.  The same holds for a write with grad mode on that
+# records nothing because nothing written requires grad: through ``x.detach()``, which
+# shares x's version counter but is not a view of it, the counter leads to the base
+# whose views are tracked (``views_base``; fuzz seed 37 #13651).  (The fused optimizer kernels write parameters without
 # dispatch: their views keep their grad_fn, with the same gradients.)
 
 cdef inline void _refresh_after_unrecorded_write(Tensor t) except *:
     cdef Tensor base = t._view_base if t._view_base is not None else t
+    cdef object other
+    if t._vc is not None and t._vc.views_base is not None:
+        # a write through another alias of the storage, which shares its version counter
+        # (``x.detach().add_(1)``, ``x.detach()[0] = 2``: fuzz seed 37 #13651)
+        other = t._vc.views_base()
+        if other is not None:
+            base = <Tensor>other
     if base._requires_grad and base._autograd_meta is not None \
             and (<AutogradMeta>base._autograd_meta).views:
         _refresh_views(base, None)
@@ -898,8 +908,7 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
         )
     if not gs_get_grad_enabled() or not _any_requires_grad(args):
         out = call_next(op, args, next_index)
-        if not gs_get_grad_enabled():
-            _refresh_after_unrecorded_write(self_t)
+        _refresh_after_unrecorded_write(self_t)
         return out
     if not self_t.is_floating_point():
         # an integer or bool tensor never requires grad: writing a value that does
@@ -1018,6 +1027,10 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
     if meta.views is None:
         meta.views = []
         meta.views_prune_at = 16
+        vc = base.version_counter()
+        if vc.views_base is None or vc.views_base() is None:
+            # (Note [A write under no_grad regenerates the views]: any writer finds them)
+            vc.views_base = weakref.ref(base)
     # (with the version it was made at: Note [A view follows its base's requires_grad_()])
     meta.views.append((weakref.ref(view), base.version_counter().value))
     if len(meta.views) >= meta.views_prune_at:

@@ -66,6 +66,7 @@ cdef class VersionCounter:
         self.value = 0
         self.last_writer = None
         self.track_writes = False
+        self.views_base = None
 
     def __repr__(self):
         return f"VersionCounter(value={self.value})"
