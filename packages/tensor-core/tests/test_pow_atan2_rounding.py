@@ -4,6 +4,7 @@ takes libm's pow]: results that do not depend on the CPU numpy dispatches to."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import gradstack_tensor as gt
 import numpy as np
@@ -85,3 +86,22 @@ def test_float32_transcendentals_are_rounded_from_double(name, n):
     y = gt.tensor(x.reshape(-1, 4).T.copy().T)
     getattr(y, name + "_")()
     np.testing.assert_array_equal(y.numpy().reshape(-1), expected)
+
+
+@pytest.mark.parametrize("exponent", [2, 2.0])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_pow_by_two_is_the_square_rounded_once(dtype, exponent):
+    """torch's shortcut ``x * x`` (one rounding of the exact square) gives the bits of the
+    power computed in double and rounded once, specials included, without warnings."""
+    specials = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, 3e38, -3e38, 6e4]
+    with np.errstate(all="ignore"):  # (3e38 is inf in float16)
+        x = np.concatenate([RNG.uniform(-300, 300, 2000), specials]).astype(dtype)
+        want = np.power(x.astype(np.float64), 2.0).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = gt.from_numpy(x).pow(exponent).numpy()
+        out = gt.empty(x.shape, dtype=gt.from_numpy(x).dtype)
+        gt.pow(gt.from_numpy(x), exponent, out=out)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(out.numpy(), want)

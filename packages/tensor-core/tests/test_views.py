@@ -405,3 +405,49 @@ def test_int_and_bool_views_share_version():
         v.fill_(1)
         assert b._version == v._version == 1
         assert b.numpy().sum() == 4
+
+
+@pytest.mark.parametrize(
+    "shape, target",
+    [
+        ((), (16, 10)),
+        ((3,), (2, 3)),
+        ((1, 3), (4, 3)),
+        ((2, 1), (2, 5)),
+        ((2, 3), (2, 3)),
+        ((1,), (0,)),
+        ((0,), (2, 0)),
+        ((1, 1, 1), (2, 1, 3)),
+        ((2, 1, 2), (3, 2, 1, 2)),
+    ],
+)
+@pytest.mark.parametrize("strided", [False, True])
+def test_broadcast_view_is_numpys_broadcast_to(shape, target, strided):
+    """Note [A broadcast view built in C]: shape, strides, dtype, values, read-only, and the
+    storage of ``x``."""
+    from gradstack_tensor._shapes import broadcast_view
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(tuple(2 * d for d in shape) if strided else shape)
+    if strided and shape:
+        x = x[tuple(slice(None, None, 2) for _ in shape)]
+    want, got = np.broadcast_to(x, target), broadcast_view(x, target)
+    assert (got.shape, got.strides, got.dtype) == (want.shape, want.strides, want.dtype)
+    assert not got.flags.writeable and np.shares_memory(got, x) or got.size == 0
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("target", [(3,), (3, 3), (2, -1)])
+def test_broadcast_view_refuses_what_numpy_refuses(target):
+    from gradstack_tensor._shapes import broadcast_view
+
+    with pytest.raises(ValueError, match="broadcast_view"):
+        broadcast_view(np.zeros((2, 3)), target)
+
+
+def test_an_expanded_tensor_keeps_its_storage_alive():
+    import gc
+
+    t = gt.tensor([1.0, 2.0]).expand(3, 2)
+    gc.collect()
+    assert t.tolist() == [[1.0, 2.0]] * 3

@@ -14,7 +14,7 @@ import numpy as np
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import describe_index_error, index_key, torch_dims, writable_alias
-from ._shapes import _normalize_dim
+from ._shapes import _normalize_dim, broadcast_view
 from ._tensor import Tensor, _data, _wrap, _wrap_detached, _wrap_view
 
 __all__: list[str] = []
@@ -174,7 +174,7 @@ def expand(input, sizes):
     target = tuple(target)
     if target == x.shape:  # nothing to broadcast: a plain (writable) view
         return _wrap_view(x.view(), input)
-    return _view(np.broadcast_to(x, target), input)
+    return _view(broadcast_view(x, target), input)  # Note [A broadcast view built in C]
 
 
 @OPS["narrow"].set_kernel

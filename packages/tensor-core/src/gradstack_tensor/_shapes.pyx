@@ -2,6 +2,8 @@
 """Shapes and layouts: ``Size``, dim wrapping, broadcast errors, shape arguments of methods,
 memory overlap of an in-place op's operands."""
 cimport numpy as cnp
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
 
 import numpy as np
 
@@ -213,3 +215,64 @@ cpdef check_no_partial_overlap(object dst, object src):
         "tensor refer to a single memory location. Please clone() the tensor before "
         "performing the operation."
     )
+
+
+# Note [A broadcast view built in C]
+# ``np.broadcast_to`` builds its view through an nditer and Python code, ~3 us even for a
+# 0-d array (the gradient of ``sum``, expanded to its input's shape in every backward);
+# ``expand`` asks for the same view here: each dim of ``x`` is kept (size and stride) or,
+# where ``x`` has 1 or no dim, repeated with stride 0 (a kept 1 too, as numpy's strides);
+# read-only, as numpy's, and based on ``x``.
+
+cdef extern from "numpy/arrayobject.h":
+    object PyArray_NewFromDescr(
+        PyTypeObject* subtype, cnp.PyArray_Descr* descr, int nd, cnp.npy_intp* dims,
+        cnp.npy_intp* strides, void* data, int flags, PyObject* obj)
+
+
+def broadcast_view(cnp.ndarray x not None, tuple target not None):
+    """``np.broadcast_to(x, target)``: a read-only view of ``x`` repeated to ``target``
+    (Note [A broadcast view built in C]).
+
+    Raises ValueError where numpy's would: a target with fewer dims than ``x``, a negative
+    size, or a dim of ``x`` that is neither 1 nor the target's.
+
+    >>> import numpy as np
+    >>> v = broadcast_view(np.array([1.0, 2.0]), (2, 2))
+    >>> v.tolist(), v.strides, v.flags.writeable
+    ([[1.0, 2.0], [1.0, 2.0]], (0, 8), False)
+    """
+    cdef int nd = len(target), xnd = cnp.PyArray_NDIM(x), lead, i
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef cnp.npy_intp have
+    if nd > cnp.NPY_MAXDIMS:
+        raise ValueError(f"broadcast_view: {nd} dims, more than numpy's {cnp.NPY_MAXDIMS}")
+    lead = nd - xnd
+    if lead < 0:
+        raise ValueError(
+            f"broadcast_view: cannot broadcast a shape of {xnd} dims to {nd} dims {target}"
+        )
+    for i in range(nd):
+        dims[i] = target[i]
+        if dims[i] < 0:
+            raise ValueError(f"broadcast_view: negative size in the target shape {target}")
+        if i < lead:
+            strides[i] = 0
+            continue
+        have = cnp.PyArray_DIM(x, i - lead)
+        if have == 1:
+            strides[i] = 0      # (also where the target keeps the 1: numpy's strides)
+        elif have == dims[i]:
+            strides[i] = cnp.PyArray_STRIDE(x, i - lead)
+        else:
+            raise ValueError(
+                f"broadcast_view: cannot broadcast {(<object>x).shape} to {target}"
+            )
+    cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(x)
+    Py_INCREF(<object>descr)    # PyArray_NewFromDescr steals a reference to the descr
+    cdef cnp.ndarray view = PyArray_NewFromDescr(
+        <PyTypeObject*>np.ndarray, descr, nd, dims, strides, cnp.PyArray_DATA(x),
+        cnp.PyArray_FLAGS(x) & cnp.NPY_ARRAY_ALIGNED, NULL)
+    cnp.set_array_base(view, x)     # (takes its own reference to x)
+    return view

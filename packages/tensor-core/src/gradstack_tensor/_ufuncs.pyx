@@ -310,6 +310,11 @@ cdef object _float_pow(object x, object y, dict kwargs):
         r = np.where(np.isneginf(x), r.dtype.type(np.inf), np.where(x == 0, r.dtype.type(0), r))
     elif type(y) is float and y == -0.5 and cnp.PyArray_Check(x) and x.dtype.kind == "f":
         r = np.reciprocal(np.sqrt(x))
+    elif (type(y) is int or type(y) is float) and y == 2 and cnp.PyArray_Check(x) \
+            and x.dtype.kind == "f":
+        # torch's shortcut: x * x, one rounding of the exact square, so the same bits as
+        # the power computed in double and rounded once, without the two casts
+        r = quiet_call2(np.multiply, x, x)
     elif (type(y) is int or type(y) is float) and cnp.PyArray_Check(x) \
             and x.dtype.kind == "f" and y not in (0.5, 2, -1, 0, 1):
         # Note [A number exponent is a double]: torch's other shortcuts are x * x * x and
