@@ -152,17 +152,22 @@ def versions() -> dict:
 
 def tinymodel_inputs():
     r = np.random.default_rng(0)
-    w1 = r.uniform(-1, 1, (100, 1000)).astype(np.float32) / np.sqrt(1000)
-    w2 = r.uniform(-1, 1, (10, 100)).astype(np.float32) / np.sqrt(100)
+    # float32 throughout, as the torch-shaped models: a float32 array divided by numpy's
+    # float64 sqrt is float64 (NEP 50), which made numpy by hand's step run in float64
+    # (dgemm) until 2026-11-28 and its ratios to gradstack look better than they were
+    w1 = (r.uniform(-1, 1, (100, 1000)) / np.sqrt(1000)).astype(np.float32)
+    w2 = (r.uniform(-1, 1, (10, 100)) / np.sqrt(100)).astype(np.float32)
+    params = [
+        w1,
+        r.uniform(-0.03, 0.03, 100).astype(np.float32),
+        w2,
+        r.uniform(-0.1, 0.1, 10).astype(np.float32),
+    ]
+    assert all(p.dtype == np.float32 for p in params)
     return dict(
         x=r.standard_normal((16, 1000)).astype(np.float32),
         ideal=r.standard_normal((16, 10)).astype(np.float32),
-        params=[
-            w1,
-            r.uniform(-0.03, 0.03, 100).astype(np.float32),
-            w2,
-            r.uniform(-0.1, 0.1, 10).astype(np.float32),
-        ],
+        params=params,
         lr=1e-3,
     )
 
