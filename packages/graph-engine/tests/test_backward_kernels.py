@@ -90,6 +90,7 @@ POINTWISE = {
     "relu_backward": (B.relu_backward, relu_reference, (-1.0, 1.0)),
     "sigmoid_backward": (B.sigmoid_backward, lambda g, s: g * s * (1 - s), (0.0, 1.0)),
     "tanh_backward": (B.tanh_backward, lambda g, t: g * (1 - t * t), (-1.0, 1.0)),
+    "square_backward": (B.square_backward, lambda g, x: g * (2 * x), (-1e3, 1e3)),
 }
 
 

@@ -281,6 +281,7 @@ FUSED = {
     "sin_backward": (lambda a: a.sin(), 1, (-3.0, 3.0)),
     "cos_backward": (lambda a: a.cos(), 1, (-3.0, 3.0)),
     "tanh_backward": (lambda a: a.tanh(), 1, (-2.0, 2.0)),
+    "square_backward": (lambda a: a.pow(2), 1, (-2.0, 2.0)),
     "sigmoid_backward": (lambda a: a.sigmoid(), 1, (-4.0, 4.0)),
 }
 
@@ -372,3 +373,28 @@ def test_a_formula_reads_saved_values_by_name():
     assert node.saved_value("self") is None  # only other's gradient would read it
     with pytest.raises(KeyError, match="saves no value named 'dim'"):
         node.saved_value("dim")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("exponent", [2, 2.0])
+@pytest.mark.parametrize("reduce", ["sum", "weighted"])
+def test_a_squares_gradient_in_one_pass_has_the_formulas_bits(dtype, exponent, reduce):
+    """pow(x, 2)'s first-order gradient through square_backward equals the formula
+    ``grad * (2 * x.pow(1))`` bit for bit, specials included, with the broadcast gradient
+    of ``sum`` and with a full one (float16 takes the formula)."""
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, 3e38, -7.5, 6e4, 1e-8]
+    with np.errstate(all="ignore"):
+        values = np.concatenate([np.random.default_rng(4).uniform(-50, 50, 30), specials])
+        x_np = values.astype(dtype)
+    w = gt.from_numpy(np.linspace(-2, 2, x_np.size).astype(dtype))
+
+    def grad_of(create_graph):
+        x = gt.from_numpy(x_np.copy()).requires_grad_()
+        y = x.pow(exponent)
+        loss = y.sum() if reduce == "sum" else (y * w).sum()
+        (g,) = ag.grad(loss, (x,), create_graph=create_graph)
+        return g.detach().numpy()
+
+    fused, formula = grad_of(False), grad_of(True)
+    assert fused.dtype == formula.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(fused, formula)

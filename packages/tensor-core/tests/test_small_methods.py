@@ -73,3 +73,31 @@ def test_matches_torch(name):
             np.testing.assert_allclose(a[2], b[2], rtol=1e-12, atol=1e-12)
         else:
             assert a == b
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float16, np.float32, np.float64, np.int8, np.int64, np.uint8, np.bool_]
+)
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "expanded", "empty"])
+def test_zero_in_every_layout_writes_positive_zeros(dtype, layout):
+    """Note [Zeroing a contiguous array is a memset]: +0 everywhere written, in every
+    layout, and the elements a strided view skips are left alone."""
+    base = (-np.ones((4, 6))).astype(dtype)
+    if layout == "C":
+        t = gt.from_numpy(base)
+    elif layout == "F":
+        t = gt.from_numpy(np.asfortranarray(base))
+    elif layout == "strided":
+        t = gt.from_numpy(base)[:, ::2]
+    elif layout == "expanded":
+        t = gt.from_numpy(base[:1]).expand(3, 6)
+    else:
+        t = gt.from_numpy(base[:0])
+    version = t._version
+    t.zero_()
+    values = t.numpy()
+    assert (values == 0).all() and t._version == version + 1
+    if values.dtype.kind == "f":
+        assert not np.signbit(values).any()
+    if layout == "strided":
+        assert (base[:, 1::2] == (-np.ones(1)).astype(base.dtype)[0]).all()

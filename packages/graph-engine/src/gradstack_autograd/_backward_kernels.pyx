@@ -51,6 +51,7 @@ __all__ = [
     "sigmoid_backward",
     "sin_backward",
     "sin_backward_from_cos",
+    "square_backward",
     "tanh_backward",
 ]
 
@@ -73,6 +74,7 @@ cdef enum PointwiseOp:
     RELU_BACKWARD
     SIGMOID_BACKWARD
     TANH_BACKWARD
+    SQUARE_BACKWARD  # grad * (2 * v): pow(v, 2)'s gradient
     TIMES            # grad * v (sin's gradient from cos(x))
     NEG_TIMES        # (-grad) * v (cos's gradient from sin(x))
 
@@ -95,7 +97,7 @@ cdef void _pointwise_range(PointwiseOp op, const real* g, Py_ssize_t g_step, con
     matches numpy's."""
     # Typed constants: Cython writes the literal 1 as 1.0, a double, which would promote
     # float32 arithmetic to float64 and change the rounding.
-    cdef real zero = 0, one = 1, grad_i
+    cdef real zero = 0, one = 1, two = 2, grad_i
     cdef Py_ssize_t i
     if real is float and (op == SIN_BACKWARD or op == COS_BACKWARD):
         # grad * cos(x), or (-grad) * sin(x): the same products as numpy's -grad * sin(x)
@@ -120,6 +122,9 @@ cdef void _pointwise_range(PointwiseOp op, const real* g, Py_ssize_t g_step, con
         elif op == SIGMOID_BACKWARD:
             for i in range(start, stop):
                 out[i] = grad_i * v[i] * (one - v[i])
+        elif op == SQUARE_BACKWARD:
+            for i in range(start, stop):
+                out[i] = grad_i * (two * v[i])
         else:  # TANH_BACKWARD
             for i in range(start, stop):
                 out[i] = grad_i * (one - v[i] * v[i])
@@ -142,6 +147,9 @@ cdef void _pointwise_range(PointwiseOp op, const real* g, Py_ssize_t g_step, con
     elif op == SIGMOID_BACKWARD:
         for i in range(start, stop):
             out[i] = g[i] * v[i] * (one - v[i])
+    elif op == SQUARE_BACKWARD:
+        for i in range(start, stop):
+            out[i] = g[i] * (two * v[i])
     else:  # TANH_BACKWARD
         for i in range(start, stop):
             out[i] = g[i] * (one - v[i] * v[i])
@@ -624,8 +632,42 @@ cdef tuple div_backward_c(cnp.ndarray grad, cnp.ndarray a, cnp.ndarray b):
     return _run_binary_checked(DIV_BACKWARD, grad, a, b)
 
 
+def square_backward(grad, x):
+    """Gradient of ``x ** 2``: ``grad * (2 * x)`` in one pass, torch's
+    ``grad * (exponent * x.pow(exponent - 1))`` for exponent 2 (``2 * x`` is exact, so the
+    same bits).
+
+    Parameters
+    ----------
+    grad : ndarray
+        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
+        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
+        is one number]).
+    x : ndarray
+        The input of the square: same shape and dtype as `grad`, C-contiguous.
+
+    Returns
+    -------
+    ndarray
+        A new C-contiguous array of `grad`'s shape and dtype.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for `sin_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_autograd._backward_kernels import square_backward
+    >>> square_backward(np.array([1.0, 2.0]), np.array([3.0, -0.5]))
+    array([ 6., -2.])
+    """
+    return _run_pointwise(SQUARE_BACKWARD, "square_backward", "x", grad, x)
+
+
 # the kernels that take a broadcast gradient (Note [A broadcast gradient is one number])
 BROADCAST_GRAD_KERNELS = (
     sin_backward, cos_backward, relu_backward, sigmoid_backward, tanh_backward,
-    sin_backward_from_cos, cos_backward_from_sin,
+    sin_backward_from_cos, cos_backward_from_sin, square_backward,
 )

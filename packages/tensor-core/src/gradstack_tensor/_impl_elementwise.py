@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._dispatch import OPS
+from ._loops import fill_zero
 from ._promotion import can_cast_inplace
 from ._shapes import _normalize_dim, broadcast_error, check_no_partial_overlap
 from ._tensor import Tensor, _data, _wrap
@@ -382,7 +383,7 @@ def clamp_(input, min=None, max=None):  # noqa: A002
 
 @OPS["zero_"].set_kernel
 def zero_(input):
-    _fill_target(input, "zero_").fill(0)
+    fill_zero(_fill_target(input, "zero_"))  # Note [Zeroing a contiguous array is a memset]
     input._bump_version("zero_")
     return input
 

@@ -246,9 +246,10 @@ def _matmul_shapes_error(x, y):
 # float32 products of a C-ordered x and a transposed w in the winning region take it.
 
 
-def _gemm(x, y):
+def _gemm(x, y, bias=None):
     """``x @ y`` of two 2-D arrays, in the faster orientation (Note [The faster orientation
-    of a small-batch product])."""
+    of a small-batch product]); plus ``bias`` (broadcast to the product, of its dtype) when
+    given, added in the pass that lays the product out row-major."""
     m, k = x.shape
     n = y.shape[1]
     if (
@@ -260,8 +261,11 @@ def _gemm(x, y):
         and x.flags.c_contiguous
         and y.flags.f_contiguous
     ):
-        return np.ascontiguousarray(np.matmul(y.T, x.T).T)
-    return x @ y
+        product = np.matmul(y.T, x.T).T
+        if bias is not None:
+            return np.add(product, bias, order="C")  # (the same sums as product + bias)
+        return np.ascontiguousarray(product)
+    return x @ y if bias is None else x @ y + bias
 
 
 @OPS["matmul"].set_kernel
@@ -398,6 +402,8 @@ def addmm(input, mat1, mat2, beta=1, alpha=1):
     if not expands_to(bias.shape, target):
         # torch expands input to the product's shape (never the product to input's)
         raise expand_error(bias.shape, target)
+    if alpha == 1 and beta == 1 and bias.dtype == x.dtype:
+        return _wrap(np.asarray(_gemm(x, y, bias), dtype=x.dtype))  # (a Linear's forward)
     prod = _gemm(x, y)
     if alpha != 1:
         prod = _scaled(prod, alpha)

@@ -32,6 +32,7 @@ against F-ordered operands of the same size):
 """
 cimport numpy as cnp
 from libc.math cimport exp, log, sqrt, sin, cos, tanh, fabs, pow
+from libc.string cimport memset
 
 import numpy as np
 
@@ -470,3 +471,31 @@ def batched_outer_product(cnp.ndarray x not None, cnp.ndarray y not None):
                 _outer_rows(<double*>op, xp, xs_n, yp, ys_m, n, m)
                 op += n * m * sizeof(double)
     return out
+
+
+# Note [Zeroing a contiguous array is a memset]
+# numpy's ``fill(0)`` copies the scalar with its strided casting loop: 7.1 us for a
+# 100x1000 float32 array (zero_grad of TinyModel's first weight), where ``memset`` takes
+# 4.0 us.  Zero is all bits zero in every numpy number type gradstack tensors hold (the
+# ints, bool, float16/32/64 and complex as +0), so a contiguous array is cleared with
+# memset; any other layout keeps ``fill``.
+
+def fill_zero(cnp.ndarray a not None):
+    """Write 0 into every element of ``a`` (writable: the caller checked), by memset when
+    it is contiguous (Note [Zeroing a contiguous array is a memset]).
+
+    >>> import numpy as np
+    >>> a = np.arange(6.0).reshape(2, 3)
+    >>> fill_zero(a); a.tolist()
+    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    >>> b = np.ones((2, 3), np.int16)[:, ::2]
+    >>> fill_zero(b); b.tolist()
+    [[0, 0], [0, 0]]
+    """
+    if not cnp.PyArray_ISWRITEABLE(a):
+        raise ValueError("fill_zero: the array is read-only")
+    if (cnp.PyArray_ISCONTIGUOUS(a) or cnp.PyArray_ISFORTRAN(a)) \
+            and a.dtype.kind in "biufc" and not a.dtype.hasobject:
+        memset(cnp.PyArray_DATA(a), 0, cnp.PyArray_NBYTES(a))
+    else:
+        a.fill(0)

@@ -167,7 +167,10 @@ def _pow(ctx, grad):
             # with equal(0.0), which is false for a bool, then computes in double:
             # pow(False) gives 0 * a**-1, NaN where a is 0, and a graph under create_graph
             b = float(b) if type(b) is bool else b
-            ga = grad * (b * a.pow(b - 1))
+            # a square's first-order gradient in one pass (the same bits: 2 * a is exact)
+            ga = run_fused(_backward_kernels.square_backward, (grad, a)) if b == 2 else None
+            if ga is None:
+                ga = grad * (b * a.pow(b - 1))
     if need_b:
         gb = grad * _pow_exponent_factor(a, b, out)
     return ga, gb

@@ -400,7 +400,11 @@ def _mv_jvp(args, out, tangents, lead):
 
 
 def _column_major(t):
-    return not t.is_contiguous() and t.t().is_contiguous()
+    """Whether the 2-D ``t`` is column-major and not row-major (torch's ``is_contiguous()``
+    of ``t.t()`` and not of ``t``: numpy's flags, which ignore size-1 dims as torch does,
+    read without the transposed view)."""
+    flags = _data(t).flags
+    return flags.f_contiguous and not flags.c_contiguous
 
 
 def _addmm_rule(args, bdims):
