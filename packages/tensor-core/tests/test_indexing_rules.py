@@ -309,3 +309,18 @@ def test_an_empty_batched_product_checks_no_dtype(op, sa, da, sb, db):
         return list(r.shape), str(r.dtype).split(".")[-1], r.tolist()
 
     assert run(gt) == run(torch)
+
+
+def test_setitem_converts_the_value_before_it_looks_at_the_index():
+    # fuzz seed 38 #5823: torch's valueToTensor runs first, so a number that does not fit
+    # the dtype is refused even where the index is out of range (or not an index at all)
+    t = gt.zeros((0, 2, 1), dtype=gt.uint8)
+    for index in ([[0], [0, -1, -2]], 5, (0, 0, 0)):
+        with pytest.raises(RuntimeError, match="cannot be converted to type uint8_t"):
+            t[index] = -0.75
+    with pytest.raises(RuntimeError, match="cannot be converted to type float"):
+        gt.zeros(3)[5] = 1e300
+    with pytest.raises(TypeError, match="can't assign a str"):
+        t[[0], [0, 1]] = "s"
+    with pytest.raises(IndexError):
+        t[[0], [0, 1]] = 1      # a value that fits: the index's error

@@ -834,7 +834,8 @@ def setitem_(input, index, value):
     """``input[index] = value``, with torch's checks in torch's order.
 
     Note [setitem's checks, in torch's order]
-    For an advanced index torch checks that the index tensors broadcast together
+    torch converts the value first (a number must fit the dtype, anything else must be a
+    tensor).  For an advanced index it then checks that the index tensors broadcast together
     (IndexError), then that the value broadcasts to the indexed part, then that the value's
     dtype is the tensor's, and the indices' range last, in the kernel.  A single bool or
     uint8 mask with a one-element value is a ``masked_fill_`` instead (any value dtype; a
@@ -842,7 +843,8 @@ def setitem_(input, index, value):
     into a view, which casts.
     """
     dst = _data(input)
-    key, basic = index_key(index, dst.shape)
+    # the value first, as torch's valueToTensor, before the index is looked at (uint8
+    # ``t[[0]] = -0.75`` of an empty t: the overflow, not the index; fuzz seed 38 #5823)
     src = _array(value)
     if isinstance(src, (int, float, np.generic)):  # bool is an int
         # (torch checks a float stored into float32, not into float16: Note [A fill ...])
@@ -854,6 +856,7 @@ def setitem_(input, index, value):
             f"can't assign a {type(value).__name__} to a {input.dtype} tensor; assign a number "
             "or a Tensor"
         )
+    key, basic = index_key(index, dst.shape)
     index_error = None
     try:
         target = dst[key]
