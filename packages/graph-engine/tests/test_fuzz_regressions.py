@@ -1806,3 +1806,19 @@ def test_a_write_through_data_leaves_the_views_alone():
 
     ours, theirs = _both(program)
     assert ours == theirs and ours[0] == "ok" and ours[1] == [True, 0]
+
+
+def test_a_write_through_a_detached_alias_reaches_the_views_of_every_base_sharing_it():
+    # two tensors over one storage and one version counter (b and b.detach(), given
+    # requires_grad_()), each with a view: a write through a third alias regenerates both
+    def program(lib):
+        a = lib.ones(4, requires_grad=True)
+        b = a * 2
+        c = b.detach().requires_grad_()
+        v, w = b[:2], c[2:]
+        with _no_grad(lib):
+            b.detach().add_(1)
+        return [lib.tensor([type(t.grad_fn).__name__ == "AsStridedBackward0" for t in (v, w)])]
+
+    ours, theirs = _both(program)
+    assert ours == theirs and ours[0] == "ok"

@@ -323,4 +323,4 @@ def test_setitem_converts_the_value_before_it_looks_at_the_index():
     with pytest.raises(TypeError, match="can't assign a str"):
         t[[0], [0, 1]] = "s"
     with pytest.raises(IndexError):
-        t[[0], [0, 1]] = 1      # a value that fits: the index's error
+        t[[0], [0, 1]] = 1  # a value that fits: the index's error

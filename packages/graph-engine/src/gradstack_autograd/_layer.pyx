@@ -865,18 +865,25 @@ def _run_inplace(Op op not None, tuple args not None, Py_ssize_t next_index):
 # base are given theirs at once.  The same holds for a write with grad mode on that
 # records nothing because nothing written requires grad: through ``x.detach()``, which
 # shares x's version counter but is not a view of it, the counter leads to the base
-# whose views are tracked (``views_base``; fuzz seed 37 #13651).  (The fused optimizer kernels write parameters without
-# dispatch: their views keep their grad_fn, with the same gradients.)
+# whose views are tracked (``views_base``; fuzz seed 37 #13651).  (The fused optimizer
+# kernels write parameters without dispatch: their views keep their grad_fn, with the
+# same gradients.)
 
 cdef inline void _refresh_after_unrecorded_write(Tensor t) except *:
     cdef Tensor base = t._view_base if t._view_base is not None else t
     cdef object other
+    _refresh_views_of(base)
     if t._vc is not None and t._vc.views_base is not None:
         # a write through another alias of the storage, which shares its version counter
-        # (``x.detach().add_(1)``, ``x.detach()[0] = 2``: fuzz seed 37 #13651)
-        other = t._vc.views_base()
-        if other is not None:
-            base = <Tensor>other
+        # (``x.detach().add_(1)``, ``x.detach()[0] = 2``: fuzz seed 37 #13651): every base
+        # with tracked views that shares the counter
+        for ref in list(<list>t._vc.views_base):
+            other = ref()
+            if other is not None and other is not base:
+                _refresh_views_of(<Tensor>other)
+
+
+cdef inline void _refresh_views_of(Tensor base) except *:
     if base._requires_grad and base._autograd_meta is not None \
             and (<AutogradMeta>base._autograd_meta).views:
         _refresh_views(base, None)
@@ -1027,10 +1034,12 @@ cdef void _note_view(Tensor view, bint no_grad, str multi_name) except *:
     if meta.views is None:
         meta.views = []
         meta.views_prune_at = 16
+        # (Note [A write under no_grad regenerates the views]: any writer finds them)
         vc = base.version_counter()
-        if vc.views_base is None or vc.views_base() is None:
-            # (Note [A write under no_grad regenerates the views]: any writer finds them)
-            vc.views_base = weakref.ref(base)
+        if vc.views_base is None:
+            vc.views_base = []
+        vc.views_base = [r for r in <list>vc.views_base if r() is not None]
+        vc.views_base.append(weakref.ref(base))
     # (with the version it was made at: Note [A view follows its base's requires_grad_()])
     meta.views.append((weakref.ref(view), base.version_counter().value))
     if len(meta.views) >= meta.views_prune_at:

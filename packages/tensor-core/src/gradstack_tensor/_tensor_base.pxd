@@ -10,8 +10,9 @@ cdef class VersionCounter:
     cdef public object last_writer
     # set by the autograd layer when a saved tensor needs last_writer's location
     cdef public bint track_writes
-    # the autograd layer's: a weak reference to the tensor whose views it tracks, so that
-    # a write through any alias of the storage reaches them (``x.detach().add_(1)``)
+    # the autograd layer's: weak references to the tensors sharing this counter whose
+    # views it tracks (a list, or None), so that a write through any alias of the storage
+    # reaches them (``x.detach().add_(1)``)
     cdef public object views_base
 
 
