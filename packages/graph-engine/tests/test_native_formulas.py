@@ -426,3 +426,28 @@ def test_buffers_sum_in_every_float_dtype(dtype):
     y.sum().backward()
     assert x.grad.dtype == dtype
     np.testing.assert_array_equal(x.grad.numpy().astype(np.float64), [9.0, 9.0])
+
+
+def test_table_node_classes_define_no_apply_of_their_own():
+    """Note [A table node's apply is called directly]: the engine calls OpNode's apply for
+    every node whose class derives from OpNode directly, which holds only if those classes
+    (made by _node_class) add no apply."""
+    x = gt.ones(2, 3, requires_grad=True)
+    y = ((x * 2 + 1).sin() / 3).sum()
+    classes, stack = set(), [y.grad_fn]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _layer.OpNode):
+            classes.add(type(node))
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    assert {c.__name__ for c in classes} == {
+        "SumBackward0",
+        "DivBackward0",
+        "SinBackward0",
+        "AddBackward0",
+        "MulBackward0",
+    }
+    for cls in classes:
+        assert cls.__base__ is _layer.OpNode and "apply" not in cls.__dict__, cls
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(3.0) * 2 / 3, rtol=1e-6)
