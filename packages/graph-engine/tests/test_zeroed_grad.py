@@ -138,3 +138,71 @@ def test_matches_torch_none_semantics(dtype):
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6 if dtype is np.float32 else 1e-12)
         np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+
+
+# Note [zero_grad() leaves zeros to be made on first read]
+from gradstack_autograd.zeroed_grads import defer_grad_zeros, grad_zeros_deferred  # noqa: E402
+
+
+def test_deferred_zeros_are_never_made_when_backward_comes_first():
+    x = leaf(np.linspace(-1, 1, 1000))
+    (x * 3).sum().backward()
+    old = x.grad
+    defer_grad_zeros(x)
+    assert x._grad is None and grad_zeros_deferred(x)
+    np.testing.assert_array_equal(old.numpy(), np.full(1000, 3, np.float32))  # untouched
+    before = _take_over_count()
+    (x * 2).sum().backward()
+    assert _take_over_count() == before + 1  # given as to None: the gradient's own array
+    assert not grad_zeros_deferred(x) and not grad_is_zeroed(x.grad)
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(1000, 2, np.float32))
+
+
+def test_deferred_zeros_are_made_on_read_and_marked():
+    x = leaf([1.0, 2.0, 3.0])
+    (x * 3).sum().backward()
+    defer_grad_zeros(x)
+    z = x.grad
+    assert z is x._grad and z is x.grad and not grad_zeros_deferred(x)
+    assert grad_is_zeroed(z) and z.dtype == x.dtype and z.tolist() == [0.0, 0.0, 0.0]
+    (x * -0.0).sum().backward()  # marked zeros: the gradient as into None
+    assert x.grad is not z and np.signbit(x.grad.numpy()).all()
+    (x * 2).sum().backward()  # a real gradient now: accumulates
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_assigning_or_deleting_grad_ends_the_deferral():
+    x = leaf([1.0, 2.0])
+    (x * 3).sum().backward()
+    defer_grad_zeros(x)
+    x.grad = gt.tensor(np.array([5.0, 6.0], np.float32))
+    assert not grad_zeros_deferred(x) and x.grad.tolist() == [5.0, 6.0]
+    x.grad = None
+    assert x.grad is None  # None, not the zeros deferred before
+    defer_grad_zeros(x)
+    del x.grad
+    assert x.grad is None and not grad_zeros_deferred(x)
+
+
+def test_deferred_zeros_take_the_layout_of_a_new_grad():
+    base = np.ones((3, 4), np.float32)
+    x = gt.tensor(base, requires_grad=True)
+    xt = x.detach().t().requires_grad_()  # a column-major leaf
+    (xt * 2).sum().backward()
+    defer_grad_zeros(xt)
+    z = xt.grad
+    assert z.shape == (4, 3) and z.stride() == xt.stride() and not z.numpy().any()
+
+
+def test_deferred_zeros_under_create_graph_give_a_new_grad_with_history():
+    x = leaf([1.0, 2.0], dtype=np.float64)
+    (x * x).sum().backward(create_graph=True)
+    defer_grad_zeros(x)
+    (x * x).sum().backward(create_graph=True)
+    assert x.grad.grad_fn is not None and x.grad.tolist() == [2.0, 4.0]
+    assert not grad_zeros_deferred(x)
+
+
+def test_defer_rejects_what_is_not_a_tensor():
+    with pytest.raises(TypeError):
+        defer_grad_zeros(np.zeros(2))

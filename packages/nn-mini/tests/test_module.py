@@ -156,18 +156,34 @@ def test_train_eval():
         m.train("yes")
 
 
-def test_zero_grad_in_place_by_default():
+def test_zero_grad_reads_as_zeros_by_default():
+    # None underneath, as torch 2.x, and zeros when read (Note [zero_grad() leaves zeros
+    # to be made on first read]); the old gradients keep their values, as in torch 2.x
     m = TinyModel()
     (m(gt.randn(4, 1000)) ** 2).sum().backward()
     grads = [p.grad for p in m.parameters()]
-    arrays = [g.numpy() for g in grads]
+    arrays = [g.numpy().copy() for g in grads]
     assert all(np.abs(a).sum() > 0 for a in arrays)
     m.zero_grad()
     for p, g, a in zip(m.parameters(), grads, arrays):
-        assert p.grad is g  # the same tensor, zeroed in place
-        assert np.shares_memory(p.grad.numpy(), a) and not a.any()
+        assert p._grad is None
+        np.testing.assert_array_equal(g.numpy(), a)  # untouched
+        z = p.grad
+        assert z is not g and z is p.grad and z.shape == p.shape and z.dtype == p.dtype
+        assert not z.numpy().any() and z.numpy().flags.c_contiguous
     m.zero_grad(set_to_none=True)
     assert all(p.grad is None for p in m.parameters())
+    m.zero_grad()  # already None: stays None
+    assert all(p.grad is None for p in m.parameters())
+
+
+def test_zero_grad_in_place_with_set_to_none_false():
+    m = TinyModel()
+    (m(gt.randn(4, 1000)) ** 2).sum().backward()
+    grads = [p.grad for p in m.parameters()]
+    m.zero_grad(set_to_none=False)
+    for p, g in zip(m.parameters(), grads):
+        assert p.grad is g and not g.numpy().any()
 
 
 def test_zero_grad_detaches_a_grad_with_history():
@@ -413,3 +429,49 @@ def test_module_list():
     owner = nn.Module()
     owner.blocks = ml
     assert [n for n, _ in owner.named_parameters()][0] == "blocks.1.weight"
+
+
+# Note [Linear reads its parameters from _parameters]
+def _linear_ref(x, w, b):
+    out = x.numpy() @ w.detach().numpy().T
+    return out if b is None else out + b.detach().numpy()
+
+
+def test_linear_reads_the_parameters_that_attribute_lookup_finds():
+    x = gt.randn(2, 3)
+    m = nn.Linear(3, 4)
+    np.testing.assert_allclose(m(x).detach().numpy(), _linear_ref(x, m.weight, m.bias), 1e-6)
+    m.weight = Parameter(gt.ones(4, 3))  # re-registered
+    np.testing.assert_allclose(m(x).detach().numpy(), _linear_ref(x, m.weight, m.bias), 1e-6)
+    m.bias = None  # registered as None: no bias
+    np.testing.assert_allclose(m(x).detach().numpy(), _linear_ref(x, m.weight, None), 1e-6)
+    assert nn.Linear(3, 4, bias=False)(x).requires_grad  # the weight's gradient
+
+
+def test_linear_with_a_parameter_moved_out_takes_the_normal_lookup():
+    x = gt.randn(2, 3)
+    m = nn.Linear(3, 4)
+    w = m.weight.detach() * 2
+    del m._parameters["weight"]  # as old weight_norm did: a plain tensor attribute instead
+    m.weight = w
+    assert "weight" in m.__dict__
+    np.testing.assert_allclose(m(x).detach().numpy(), _linear_ref(x, w, m.bias), 1e-6)
+    del m.weight
+    with pytest.raises(AttributeError, match="weight"):
+        m(x)
+    m2 = nn.Linear(3, 4)
+    del m2.bias
+    with pytest.raises(AttributeError, match="bias"):
+        m2(x)
+
+
+def test_a_linear_subclass_that_changes_the_lookup_is_obeyed():
+    class Scaled(nn.Linear):
+        def __getattr__(self, name):
+            value = super().__getattr__(name)
+            return value * 0.5 if name == "weight" else value
+
+    x = gt.randn(2, 3)
+    m = Scaled(3, 4)
+    w = m._parameters["weight"] * 0.5
+    np.testing.assert_allclose(m(x).detach().numpy(), _linear_ref(x, w, m.bias), 1e-6)

@@ -123,3 +123,22 @@ def test_the_in_place_error_after_a_step_names_the_user_s_line():
         y.backward()
     assert f"{__file__}:{line}" in str(info.value)
     assert "gradstack_nn" not in str(info.value)
+
+
+def test_a_grad_kept_across_zero_grad_keeps_its_values_as_in_torch():
+    # zero_grad() writes nothing (graph-engine's Note [zero_grad() leaves zeros to be made
+    # on first read]): the tensor held keeps the gradient, as torch 2.x's does
+    kept = []
+    for lib, nn_lib in ((gt, gnn), (torch, torch.nn)):
+        m = nn_lib.Linear(3, 2)
+        with (ag.no_grad if lib is gt else torch.no_grad)():
+            m.weight.copy_(lib.tensor(np.arange(6.0).reshape(2, 3), dtype=lib.float32))
+        x = lib.tensor(np.ones((2, 3)), dtype=lib.float32)
+        m(x).sum().backward()
+        g = m.weight.grad
+        m.zero_grad()
+        (m(x) * 3).sum().backward()
+        kept.append((g.detach().numpy().copy(), m.weight.grad.detach().numpy().copy()))
+    np.testing.assert_array_equal(kept[0][0], kept[1][0])
+    np.testing.assert_array_equal(kept[0][1], kept[1][1])
+    np.testing.assert_array_equal(kept[0][0], np.full((2, 3), 2.0, np.float32))

@@ -27,6 +27,9 @@ cdef class AutogradMeta:
     # grad_fn was made at)
     # Note [A view whose history does not pass through its base], _layer.pyx
     cdef public bint history_apart_from_base
+    # Note [zero_grad() leaves zeros to be made on first read], _node.pyx: .grad is None
+    # and reads as zeros (made then) until it is assigned
+    cdef public bint grad_zeros_deferred
 
 
 # Note [no_gc is declared in the .pxd]

@@ -837,6 +837,7 @@ cdef void _accumulate_locked(Tensor var, Tensor g, bint create_graph,
     cdef Tensor old
     cdef cnp.ndarray buf
     old = var._grad
+    _end_deferral(var)    # Note [zero_grad() leaves zeros to be made on first read]
     if old is not None and _is_zeroed_grad(old):       # Note [A zeroed .grad receives ...]
         if not create_graph:
             _replace_zeroed_grad(var, old, g, from_engine)
@@ -911,6 +912,74 @@ cdef void _replace_zeroed_grad(Tensor var, Tensor old, Tensor g, bint from_engin
     else:
         np.copyto(data_of(old), data_of(g), casting="unsafe")
         old.bump_version("AccumulateGrad")
+
+
+# Note [zero_grad() leaves zeros to be made on first read]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Zeroing every .grad in place (the Note above) is a pass over all the gradients per
+# step, and the next backward drops those zeros (the new .grad takes over the gradient's
+# array): 12 us of the TinyModel step's 229 (batch 16, 1000-100-10).  Nothing needs them
+# but code that prints .grad between zero_grad() and backward, as the tutorial does; torch
+# 2.x has None there.  So nn-mini's default zero_grad() defers them (``defer_grad_zeros``):
+#   - .grad is None to everything inside gradstack (the C field): backward gives the leaf
+#     its gradient as to None, and optimisers skip it, as torch 2.x does;
+#   - reading ``.grad`` from Python makes the zeros then (``deferred_grad_zeros``, in the
+#     layout of a new .grad), keeps them as .grad, and marks them zeroed (the Note above),
+#     so the tutorial prints zeros and every number after that is the same as before;
+#   - assigning or deleting ``.grad``, and backward's accumulation, end the deferral.
+# A reference to the old .grad that the user kept now keeps its values, as in torch 2.x
+# (the in-place zeroing had zeroed it).
+
+
+def defer_grad_zeros(Tensor t not None):
+    """Set ``t.grad`` to None, reading as zeros until assigned (Note [zero_grad() leaves
+    zeros to be made on first read]).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> w = gt.ones(2, requires_grad=True)
+    >>> (w * 3).sum().backward()
+    >>> defer_grad_zeros(w)
+    >>> w._grad is None, w.grad.tolist(), grad_is_zeroed(w.grad)
+    (True, [0.0, 0.0], True)
+    """
+    t._grad = None
+    meta_of(t).grad_zeros_deferred = True
+
+
+cdef inline void _end_deferral(Tensor t) except *:
+    if t._autograd_meta is not None:
+        (<AutogradMeta?>t._autograd_meta).grad_zeros_deferred = False
+
+
+def end_grad_zeros_deferral(Tensor t not None):
+    """Forget deferred zeros: ``t.grad`` was assigned (Note [zero_grad() leaves zeros to be
+    made on first read])."""
+    _end_deferral(t)
+
+
+def grad_zeros_deferred(Tensor t not None):
+    """Whether ``t.grad`` is None and reads as zeros (Note [zero_grad() leaves zeros to be
+    made on first read])."""
+    return (t._grad is None and t._autograd_meta is not None
+            and (<AutogradMeta?>t._autograd_meta).grad_zeros_deferred)
+
+
+def deferred_grad_zeros(Tensor t not None):
+    """What reading ``t.grad`` gives while the C field is None: the deferred zeros, made
+    now, kept as ``.grad`` and marked zeroed, or None (Note [zero_grad() leaves zeros to be
+    made on first read])."""
+    cdef cnp.ndarray buf
+    if not grad_zeros_deferred(t):
+        return t._grad
+    buf = _grad_buffer_like(data_of(t))
+    buf[...] = 0
+    zeros = wrap(buf)
+    t._grad = zeros
+    _end_deferral(t)
+    mark_grad_zeroed(zeros)
+    return zeros
 
 
 # Note [Layouts under create_graph]

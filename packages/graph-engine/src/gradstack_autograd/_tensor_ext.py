@@ -98,6 +98,15 @@ class AutogradExtension:
             warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=3)
 
     @staticmethod
+    def on_none_grad_read(tensor):
+        # Note [zero_grad() leaves zeros to be made on first read] (_node.pyx)
+        return _node.deferred_grad_zeros(tensor)
+
+    @staticmethod
+    def on_grad_assigned(tensor):
+        _node.end_grad_zeros_deferral(tensor)
+
+    @staticmethod
     def on_grad_fn_read(tensor):
         # Note [A view whose grad_fn torch has not regenerated yet] (_layer.pyx)
         _layer._grad_fn_read(tensor)

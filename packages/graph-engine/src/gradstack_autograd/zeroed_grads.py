@@ -1,7 +1,11 @@
-"""A ``.grad`` zeroed in place that counts as no gradient (torch 2.x's ``None``).
+"""A ``.grad`` of zeros that counts as no gradient (torch 2.x's ``None``).
 
-nn-mini's default ``zero_grad()`` zeroes each ``.grad`` in place, so that the autograd
-tutorial prints zeros, and marks it with :func:`mark_grad_zeroed`: until the tensor is
+nn-mini's default ``zero_grad()`` leaves zeros that the autograd tutorial can print, where
+torch 2.x sets ``.grad`` to None.  It does not write them: :func:`defer_grad_zeros` sets
+``.grad`` to None, and reading ``.grad`` from Python makes the zeros then (Note
+[zero_grad() leaves zeros to be made on first read], in ``_node.pyx``);
+:func:`grad_zeros_deferred` says whether zeros are waiting.  Those zeros, and zeros written
+in place by other code, are marked with :func:`mark_grad_zeroed`: until the tensor is
 written again, optimisers skip the parameter as torch skips a ``None`` gradient (Note
 [Zeroed gradients count as None], in nn-mini), and the next backward gives the parameter
 its gradient as torch gives it to a ``None`` ``.grad``, without adding it into the zeros
@@ -22,6 +26,18 @@ True
 ([-0.0, -0.0], False)
 """
 
-from ._node import ZEROED_AT, grad_is_zeroed, mark_grad_zeroed
+from ._node import (
+    ZEROED_AT,
+    defer_grad_zeros,
+    grad_is_zeroed,
+    grad_zeros_deferred,
+    mark_grad_zeroed,
+)
 
-__all__ = ["ZEROED_AT", "grad_is_zeroed", "mark_grad_zeroed"]
+__all__ = [
+    "ZEROED_AT",
+    "defer_grad_zeros",
+    "grad_is_zeroed",
+    "grad_zeros_deferred",
+    "mark_grad_zeroed",
+]

@@ -311,8 +311,13 @@ cdef class Tensor(ShapeMethods):
     @property
     def grad(self):
         """The accumulated gradient (a Tensor) or None."""
-        if self._grad is None and self._grad_fn is not None and autograd_extension() is not None:
-            autograd_extension().on_nonleaf_grad_access(self)
+        if self._grad is None and autograd_extension() is not None:
+            if self._grad_fn is not None:
+                autograd_extension().on_nonleaf_grad_access(self)
+            if self._autograd_meta is not None:
+                # zeros that zero_grad() left to be made now (graph-engine's Note
+                # [zero_grad() leaves zeros to be made on first read])
+                return autograd_extension().on_none_grad_read(self)
         return self._grad
 
     @grad.setter
@@ -334,10 +339,14 @@ cdef class Tensor(ShapeMethods):
                     f"{(<TensorBase>value).dtype} but the tensor is {self.dtype}"
                 )
         self._grad = value
+        if self._autograd_meta is not None and autograd_extension() is not None:
+            autograd_extension().on_grad_assigned(self)
 
     @grad.deleter
     def grad(self):
         self._grad = None
+        if self._autograd_meta is not None and autograd_extension() is not None:
+            autograd_extension().on_grad_assigned(self)
 
     @property
     def output_nr(self):

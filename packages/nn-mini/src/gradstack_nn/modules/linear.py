@@ -14,6 +14,8 @@ from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
 
+_MISSING = object()  # a name absent from ``_parameters`` (Linear.forward)
+
 __all__ = ["Linear", "LazyLinear", "Identity"]
 
 
@@ -70,6 +72,20 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
+        # Note [Linear reads its parameters from _parameters]
+        # ``self.weight`` is found by Module.__getattr__, after the normal lookup failed:
+        # on Python 3.11 that failure formats an AttributeError first, ~1.2 us per read,
+        # 2% of the TinyModel step for its two layers.  Where the normal lookup would fail
+        # for sure (a plain Linear, neither name in the instance dict) the same objects are
+        # read from ``_parameters``; a subclass, a parametrisation (which swaps the class),
+        # or a parameter deleted or moved takes the normal path.
+        d = self.__dict__
+        if type(self) is Linear and "weight" not in d and "bias" not in d:
+            params = d["_parameters"]
+            weight = params.get("weight", _MISSING)
+            bias = params.get("bias", _MISSING)
+            if weight is not _MISSING and bias is not _MISSING:
+                return F.linear(input, weight, bias)
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

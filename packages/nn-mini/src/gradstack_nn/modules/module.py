@@ -433,9 +433,9 @@ class Module:
     def zero_grad(self, set_to_none: bool | None = None) -> None:
         """Reset the gradients of all parameters.
 
-        By default ``.grad`` is zeroed *in place* (the autograd tutorial prints zeros), and
-        until it is written again optimisers skip the parameter as torch's skip a None
-        gradient (Note [Zeroed gradients count as None] in ``zeroed_grads.py``).
+        By default ``.grad`` becomes None, reading as zeros (the autograd tutorial prints
+        zeros), and until it is written again optimisers skip the parameter as torch's skip
+        a None gradient (Note [Zeroed gradients count as None] in ``zeroed_grads.py``).
         ``set_to_none=False`` is a plain in-place zero; ``set_to_none=True`` sets None.
         """
         zero_grads(self.parameters(), set_to_none)

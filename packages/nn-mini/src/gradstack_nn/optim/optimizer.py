@@ -138,10 +138,10 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool | None = None) -> None:
-        """Reset the gradients of every optimised parameter: zeroed in place by default, and
-        skipped by ``step()`` until written again, as torch skips None (Note [Zeroed
-        gradients count as None] in ``zeroed_grads.py``); ``set_to_none=False`` is a plain
-        in-place zero, ``set_to_none=True`` sets None."""
+        """Reset the gradients of every optimised parameter: by default None reading as
+        zeros, and skipped by ``step()`` until written again, as torch skips None (Note
+        [Zeroed gradients count as None] in ``zeroed_grads.py``); ``set_to_none=False`` is
+        a plain in-place zero, ``set_to_none=True`` sets None."""
         zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure=None):
