@@ -353,16 +353,33 @@ def logsumexp(input, dim, keepdim=False):
     axes = torch_dims(dim, x.ndim)  # checked even for a 0-d tensor, which reduces nothing
     if not x.ndim:
         axes = None
-    return _wrap(_c_order(_result(quiet(_logsumexp, _acc(x), axes, keepdim), x.dtype)))
+    a = _acc(x)
+    steps = x.dtype if a.dtype != x.dtype else None
+    return _wrap(_c_order(_result(quiet(_logsumexp, a, axes, keepdim, steps), x.dtype)))
 
 
-def _logsumexp(x, axes, keepdim):
+def _logsumexp(x, axes, keepdim, steps=None):
+    """``log(sum(exp(x - m))) + m`` over ``axes``, each step rounded to ``steps`` if given.
+
+    Note [logsumexp rounds each step as torch's]
+    torch's logsumexp is composed of tensor ops in the input's dtype (``amax``, ``self -
+    maxes``, ``exp``, ``sum``, ``log_``, ``add_``), so a float16 input is rounded to
+    float16 after each of them (each computed in float32, the sum accumulated in float32).
+    Rounding once at the end is more accurate and differs in the last bits: for [0.5, 0.5]
+    along dim 0 after log_softmax, log(2) - 0.6934 is -2.1e-4 in float32 and 0.0 in float16
+    steps, and atan2 of it is -pi against torch's pi (fuzz seed 40 #7179).
+    """
+
+    def step(v):
+        return v if steps is None else v.astype(steps).astype(v.dtype)
+
     if x.size == 0:
         m = 0.0  # an empty slice sums to 0: log gives -inf, as torch (max has no identity)
     else:
         m = np.max(x, axis=axes, keepdims=True)
         m = np.where(np.isfinite(m), m, 0)
-    r = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+    total = step(np.sum(step(np.exp(step(x - m))), axis=axes, keepdims=True))
+    r = step(step(np.log(total)) + m)
     return r if keepdim else (np.squeeze(r, axis=axes) if axes is not None else r.reshape(()))
 
 
