@@ -245,7 +245,7 @@ ERRORS = {
         "tensors used as indices must be long, int, byte or bool tensors",
     ),
     "index_float": (lambda: x23()[0.5], IndexError, r"only integers, slices.*\(got float\)"),
-    "index_str": (lambda: x23()["a"], IndexError, r"\(got str\)"),
+    "index_str": (lambda: x23()["a"], TypeError, r"invalid data type .str.*an index is"),
     "index_mask_shape": (
         lambda: x23()[gt.tensor([True, False, True])],
         IndexError,

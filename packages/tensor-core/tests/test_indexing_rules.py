@@ -324,3 +324,21 @@ def test_setitem_converts_the_value_before_it_looks_at_the_index():
         t[[0], [0, 1]] = "s"
     with pytest.raises(IndexError):
         t[[0], [0, 1]] = 1  # a value that fits: the index's error
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3)])
+@pytest.mark.parametrize("key", ["a", b"x", (1, "a"), ("a", 1), (0, 0, "a"), ("a", Ellipsis)])
+def test_a_str_index_raises_as_in_torch(shape, key):
+    # torch reads a str as a sequence and fails to make a tensor of it (TypeError), after
+    # its count of dims (IndexError)
+    for op in ("get", "set"):
+        outcomes = []
+        for lib in (gt, torch):
+            t = lib.zeros(*shape)
+            with pytest.raises((TypeError, IndexError)) as info:
+                if op == "get":
+                    t[key]
+                else:
+                    t[key] = 1.0
+            outcomes.append((info.type, str(info.value).split(" (")[0]))
+        assert outcomes[0] == outcomes[1], (op, outcomes)

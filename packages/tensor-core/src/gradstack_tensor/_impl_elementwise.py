@@ -497,6 +497,7 @@ def index_key(index, shape=None):
     items = index if isinstance(index, tuple) else (index,)
     key, basic, mixed = [], True, False
     bad_step = False
+    text = None  # a str or bytes item, raised after the count of dims (torch's order)
     for item in items:
         if isinstance(item, Tensor):
             arr = _data(item)
@@ -544,11 +545,22 @@ def index_key(index, shape=None):
                 mixed = True
             else:
                 key.append(item)
+        elif isinstance(item, (str, bytes)):
+            # torch reads a str as a sequence and fails to make an index tensor of it
+            text = item if text is None else text
+            key.append(0)
         else:
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors "
                 f"are valid indices (got {type(item).__name__})"
             )
+    if text is not None:
+        if shape is not None and isinstance(index, tuple):
+            _check_dim_count(key, shape)
+        raise TypeError(
+            f"new(): invalid data type '{type(text).__name__}' (an index is an integer, a "
+            "slice, ..., None, or a long or bool tensor)"
+        )
     if bad_step:
         # torch reads a lone slice's step first (``x0d[::-1]``: ValueError), and a tuple's
         # count of dims first (``x0d[::-1,]``: IndexError)
