@@ -54,3 +54,35 @@ def test_a_linear_layer_matches_torch():
     got = gt.addmm(gt.tensor(b), gt.tensor(x), gt.tensor(w).t()).numpy()
     want = torch.addmm(torch.tensor(b), torch.tensor(x), torch.tensor(w).t()).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize(
+    ("m", "k", "n"), [(16, 1000, 100), (4, 10, 5), (0, 3, 2), (2, 0, 3), (2, 3, 0)]
+)
+def test_a_linears_addmm_checked_first_gives_the_general_paths_values(dtype, m, k, n):
+    # Note [A Linear's addmm is checked first]: the same values as the checked path, which
+    # beta=1.0 (a float, equal to 1) also takes through the same test, so compare with
+    # numpy's own arithmetic and with torch
+    x = RNG.standard_normal((m, k)).astype(dtype)
+    w = RNG.standard_normal((n, k)).astype(dtype)
+    b = RNG.standard_normal(n).astype(dtype)
+    got = gt.addmm(gt.from_numpy(b), gt.from_numpy(x), gt.from_numpy(w).t())
+    assert got.dtype == gt.from_numpy(b).dtype and tuple(got.shape) == (m, n)
+    assert got.is_contiguous()
+    want = _impl_linalg._gemm(x, w.T, b)
+    assert got.numpy().tobytes() == np.ascontiguousarray(want).tobytes()
+    torch = pytest.importorskip("torch")
+    theirs = torch.addmm(torch.from_numpy(b), torch.from_numpy(x), torch.from_numpy(w).t())
+    tol = 2e-2 if dtype == np.float16 else 1e-4
+    np.testing.assert_allclose(got.numpy(), theirs.numpy(), rtol=tol, atol=tol)
+
+
+def test_addmm_that_is_not_a_linears_keeps_torchs_errors():
+    x, w = gt.randn(2, 3), gt.randn(4, 3)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        gt.addmm(gt.zeros(4), x, w)
+    with pytest.raises(RuntimeError, match="must have the same dtype"):
+        gt.addmm(gt.zeros(4, dtype=gt.float64), x, w.t())
+    with pytest.raises(RuntimeError, match="expand|size"):
+        gt.addmm(gt.zeros(5), x, w.t())

@@ -439,7 +439,8 @@ def _addmm_rule(args, bdims):
     batch=_addmm_rule,
 )
 def _addmm(ctx, grad):
-    m1, m2, beta, alpha = (ctx.saved_value(k) for k in ("mat1", "mat2", "beta", "alpha"))
+    saved = ctx.saved_value
+    m1, m2, beta, alpha = saved("mat1"), saved("mat2"), saved("beta"), saved("alpha")
     m1_columns, m2_columns = ctx.extra
     need_in, need_1, need_2 = ctx.needs_input_grad
     g_in = (grad if beta == 1 else grad * beta) if need_in else None
