@@ -360,3 +360,23 @@ def test_closure_and_a_real_model_train_like_torch():
         assert abs(gl.item() - tl.item()) < 1e-12
     for p, q in zip(gm.parameters(), tm.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"weight_decay": 0.1}, {"maximize": True}])
+def test_sgd_without_momentum_on_layouts_the_kernel_does_not_take(kwargs):
+    # _step_without_momentum: C-contiguous parameters take the fused kernel, others (a
+    # transposed leaf, float16) the tensor formula; both give torch's numbers
+    values = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    results = []
+    for lib, opt_lib in ((gt, gs_optim), (torch, torch.optim)):
+        plain = lib.tensor(values, requires_grad=True)
+        transposed = lib.tensor(values.T.copy()).t().detach().requires_grad_()
+        half = lib.tensor(values, dtype=lib.float16, requires_grad=True)
+        opt = opt_lib.SGD([plain, transposed, half], lr=0.5, **kwargs)
+        for _ in range(3):
+            opt.zero_grad()
+            ((plain * transposed).sum() + (half.float() ** 2).sum()).backward()
+            opt.step()
+        results.append([t.detach().float().numpy() for t in (plain, transposed, half)])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)

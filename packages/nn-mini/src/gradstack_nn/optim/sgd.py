@@ -19,6 +19,7 @@ from __future__ import annotations
 import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
+from gradstack_autograd.zeroed_grads import grad_is_zeroed
 from gradstack_tensor import Tensor
 from gradstack_tensor.extension import data_of as _data
 
@@ -119,6 +120,9 @@ def _step_group(state, group) -> None:
     weight_decay = float(group["weight_decay"])
     nesterov = bool(group["nesterov"])
     maximize = bool(group["maximize"])
+    if momentum == 0 and _sgd_update_ is not None:
+        _step_without_momentum(group["params"], lr, weight_decay, maximize)
+        return
     for p in group["params"]:
         if not has_grad(p):
             continue
@@ -133,6 +137,22 @@ def _step_group(state, group) -> None:
             buf = _tensor_step(p, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize)
             if pstate is not None:
                 pstate["momentum_buffer"] = buf
+
+
+def _step_without_momentum(params, lr: float, weight_decay: float, maximize: bool) -> None:
+    """The loop of ``_step_group`` without momentum (no state, no buffer), with
+    ``has_grad`` and ``_fast_path`` written out: 4.5 us less per step for the tutorial's
+    four parameters, a fifth of its ``step()`` (Note [SGD's fast path])."""
+    for p in params:
+        g = p._grad  # has_grad(p), without its call
+        if g is None or grad_is_zeroed(g):
+            continue
+        pa, ga = _data(p), _data(g)
+        if p._base is None and _fusable(pa, ga) and pa.flags.writeable:
+            _sgd_update_(pa, ga, None, lr, weight_decay=weight_decay, maximize=maximize)
+            p._bump_version("SGD.step")
+        else:
+            _tensor_step(p, g, None, lr, 0.0, 0.0, weight_decay, False, maximize)
 
 
 def _fast_path(p: Tensor, g: Tensor, buf, momentum: float) -> bool:
