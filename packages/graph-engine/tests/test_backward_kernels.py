@@ -10,6 +10,8 @@ from __future__ import annotations
 import doctest
 import functools
 
+import gradstack_autograd as ag
+import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_autograd import _backward_kernels as B
@@ -443,3 +445,17 @@ def test_sum_backward_feeds_the_kernels_its_broadcast_gradient(op):
         }[op]
         tol = 1e-6 if dtype == gt.float32 else 1e-14
         np.testing.assert_allclose(x.grad.numpy(), 3 * want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("exponent", [2, 2.0])
+def test_a_square_taken_early_records_pow_backward(exponent):
+    # tensor-core's Note [A float tensor squared is x * x, early] still goes through the
+    # dispatcher: the node, its saved values and its gradients are pow's
+    x = gt.tensor([1.5, -2.0], requires_grad=True)
+    y = x**exponent
+    assert type(y.grad_fn).__name__ == "PowBackward0"
+    assert y.grad_fn._saved_exponent == exponent
+    (g,) = ag.grad(y.sum(), x, create_graph=True)
+    assert g.tolist() == [3.0, -4.0]
+    (gg,) = ag.grad(g.sum(), x)
+    assert gg.tolist() == [2.0, 2.0]
