@@ -282,3 +282,18 @@ def test_old_sizes_are_evicted_for_new_ones():
     c = _op_result(BIG + 4096, 3.0)
     assert _allocator.cache_info()["hits"] >= hits + 1 and c.data_ptr() == address
     np.testing.assert_array_equal(c.numpy(), 3.0)
+
+
+def test_the_block_freed_last_is_reused_first():
+    # Note [The block freed last is reused first]: last in, first out, as malloc
+    _allocator.release()
+    x = gt.ones(BIG)
+    a, b, c = (x * float(i) for i in range(3))
+    addresses = [a.data_ptr(), b.data_ptr(), c.data_ptr()]
+    del a
+    del b
+    del c  # freed last
+    reused = [(x * 5.0) for _ in range(3)]
+    assert [r.data_ptr() for r in reused] == addresses[::-1]
+    for r in reused:
+        np.testing.assert_array_equal(r.numpy(), 5.0)
