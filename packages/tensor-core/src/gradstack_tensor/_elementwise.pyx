@@ -99,9 +99,27 @@ cdef object _binary_kernel(Op op, tuple args):
         r = _half_scalar_value(a, b, code)
         if r is not None:
             return wrap(as_ndarray(_half_by_scalar(op.ufunc, (<TensorBase>a)._data, r)))
-    prep = promote_binary(a, b, op.kind)
-    x = prep[0]
-    y = prep[1]
+    # promote_binary's two common cases written out (its tuple costs ~200 instructions
+    # per op, a tenth of this kernel on small tensors): one dtype, or a float tensor and
+    # a Python number; the rest goes to torch's promotion
+    x = None
+    if isinstance(a, Tensor):
+        x = (<TensorBase>a)._data
+        if isinstance(b, Tensor):
+            y = (<TensorBase>b)._data
+            if cnp.PyArray_TYPE(<cnp.ndarray>x) != cnp.PyArray_TYPE(<cnp.ndarray>y) or (
+                    op.kind == K_BINARY_FLOAT
+                    and not is_float_num(cnp.PyArray_TYPE(<cnp.ndarray>x))):
+                x = None
+        elif (type(b) is float or type(b) is int) \
+                and is_float_num(cnp.PyArray_TYPE(<cnp.ndarray>x)):
+            y = b
+        else:
+            x = None
+    if x is None:
+        prep = promote_binary(a, b, op.kind)
+        x = prep[0]
+        y = prep[1]
     try:
         if code:
             r = small_binary(code, x, y)
