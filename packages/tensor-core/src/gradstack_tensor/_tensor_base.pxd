@@ -53,18 +53,37 @@ cdef inline cnp.ndarray data_of(TensorBase t):
 # callgrind); the graph asks for a shape on every recorded edge.  ``shape_of`` builds the
 # same tuple of ints from the array's dims directly (~80; ints below 257 are CPython's
 # cached objects, and the 0-d shape is the empty tuple singleton, as numpy's is).
+#
+# Note [The last shape is shared]
+# A chain of ops on one shape asks for the same shape over and over, and each new tuple is
+# an allocation, a GC link and, when the graph goes, a deallocation (~300 instructions per
+# recorded edge).  A tuple of ints is immutable, so the tuple built last (one per module
+# that cimports this file; the GIL orders the calls) is returned again while the dims
+# match it.  Nothing in gradstack compares shapes by identity.
 cdef extern from *:
     """
+    static PyObject* gs_last_shape = NULL;
     static PyObject* gs_shape_tuple(PyArrayObject* a) {
         int nd = PyArray_NDIM(a), i;
         npy_intp* dims = PyArray_DIMS(a);
-        PyObject* t = PyTuple_New(nd);
+        PyObject* last = gs_last_shape;
+        PyObject* t;
+        if (last != NULL && PyTuple_GET_SIZE(last) == nd) {
+            for (i = 0; i < nd; i++) {
+                Py_ssize_t v = PyLong_AsSsize_t(PyTuple_GET_ITEM(last, i));
+                if (v != (Py_ssize_t)dims[i]) break;
+            }
+            if (i == nd) { Py_INCREF(last); return last; }
+        }
+        t = PyTuple_New(nd);
         if (t == NULL) return NULL;
         for (i = 0; i < nd; i++) {
             PyObject* v = PyLong_FromSsize_t((Py_ssize_t)dims[i]);
             if (v == NULL) { Py_DECREF(t); return NULL; }
             PyTuple_SET_ITEM(t, i, v);
         }
+        Py_INCREF(t);
+        Py_XSETREF(gs_last_shape, t);
         return t;
     }
     """
