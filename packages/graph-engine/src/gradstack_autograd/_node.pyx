@@ -863,9 +863,11 @@ cdef void _accumulate_locked(Tensor var, Tensor g, bint create_graph,
 
 # Note [A zeroed .grad receives the gradient as None would]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# The default ``zero_grad()`` of nn-mini zeroes ``.grad`` in place (the tutorial prints the
-# zeros) and marks it as "no gradient" until it is written again (Note [Zeroed gradients
-# count as None]: torch 2.x sets it to None there).  Adding the next gradient into those
+# The zeros that nn-mini's default ``zero_grad()`` leaves (made when ``.grad`` is read,
+# Note [zero_grad() leaves zeros to be made on first read]; the tutorial prints them) are
+# marked as "no gradient" until written again (Note [Zeroed gradients count as None]:
+# torch 2.x sets ``.grad`` to None there), and so are zeros marked by other code
+# (``mark_grad_zeroed``).  Adding the next gradient into those
 # zeros is a pass over memory that torch 2.x does not make, so a marked .grad is treated
 # as torch treats None:
 #   - the new .grad takes over the gradient's array when it may (Note [A new .grad takes
