@@ -1,43 +1,74 @@
-"""``Bernoulli(probs=None, logits=None)``: torch's formulas and draws."""
+"""``Bernoulli(probs=None, logits=None)``: 1 with probability ``probs``, else 0.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> d = Bernoulli(probs=gt.tensor([0.25]))
+>>> [round(v, 4) for v in d.log_prob(gt.tensor([1.0])).tolist()]
+[-1.3863]
+>>> d.enumerate_support().tolist()
+[[0.0], [1.0]]
+"""
 
 from __future__ import annotations
 
-import gradstack_tensor as gt
-import numpy as np
-from gradstack_tensor import Tensor
+import math
 
-from .distribution import Distribution, as_tensor
+import gradstack_tensor as gt
+from gradstack_autograd import no_grad
+from gradstack_tensor import Size, Tensor
+
+from .. import functional as F
+from . import constraints
+from .exp_family import ExponentialFamily
+from .utils import _Number, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
-    """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
+class Bernoulli(ExponentialFamily):
+    """The Bernoulli distribution, given by ``probs`` or by ``logits`` (log-odds), not
+    both; samples are 0.0 or 1.0, drawn with ``bernoulli`` as torch.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> _ = gt.manual_seed(0)
+    >>> Bernoulli(gt.tensor([0.3, 0.9])).sample((2,))  # torch's draws
+    tensor([[0., 1.],
+            [1., 1.]])
+    """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
-            self.probs = as_tensor(probs)
-            eps = float(np.finfo(self.probs.dtype.numpy).eps)
-            ps = self.probs.clamp(min=eps, max=1 - eps)
-            self.logits = ps.log() - (-ps).log1p()
-            self._param = self.probs
+            is_scalar = isinstance(probs, _Number)
+            (self.probs,) = broadcast_all(probs)
         else:
-            self.logits = as_tensor(logits)
-            self.probs = self.logits.sigmoid()
-            self._param = self.logits
-        super().__init__(tuple(self._param.shape), (), validate_args)
-        if probs is not None:
-            p = self.probs.detach()
-            self._check(
-                bool(((p >= 0) & (p <= 1)).all()),
-                "Expected parameter probs to satisfy the constraint Interval(lower_bound=0.0, "
-                f"upper_bound=1.0), but found invalid values:\n{self.probs}",
-            )
+            is_scalar = isinstance(logits, _Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        batch_shape = Size() if is_scalar else self._param.size()
+        super().__init__(batch_shape, validate_args=validate_args)
 
-    def _params(self) -> dict:
-        return {"probs" if self._param is self.probs else "logits": self._param}
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Bernoulli, _instance)
+        batch_shape = Size(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     @property
     def mean(self) -> Tensor:
@@ -45,28 +76,50 @@ class Bernoulli(Distribution):
 
     @property
     def mode(self) -> Tensor:
-        mode = (self.probs >= 0.5).to(self.probs.dtype)
-        return gt.where(self.probs == 0.5, float("nan"), mode)
+        mode = (self.probs >= 0.5).to(self.probs)
+        mode[self.probs == 0.5] = math.nan
+        return mode
 
     @property
     def variance(self) -> Tensor:
         return self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=()):
-        """``bernoulli(probs)`` expanded to the sample's shape, without gradient."""
-        from gradstack_autograd import no_grad
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
 
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
+
+    def sample(self, sample_shape=Size()):  # noqa: B008
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            return gt.bernoulli(self.probs.expand(*shape))
+            return gt.bernoulli(self.probs.expand(shape))
 
-    def log_prob(self, value) -> Tensor:
-        from ..functional import binary_cross_entropy_with_logits
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
 
-        logits, value = gt.broadcast_tensors(self.logits, as_tensor(value, self.logits))
-        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
+    def entropy(self):
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
-    def entropy(self) -> Tensor:
-        from ..functional import binary_cross_entropy_with_logits
+    def enumerate_support(self, expand=True):
+        values = gt.arange(2, dtype=self._param.dtype)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values
 
-        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (gt.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return gt.log1p(gt.exp(x))

@@ -1,94 +1,269 @@
-"""``Distribution``: the shapes, validation and sampling interface of torch's."""
+"""``Distribution``: the base class of the distributions, as torch's (shapes, sampling,
+argument and sample validation, ``expand``).
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> from gradstack_nn.distributions import Normal
+>>> d = Normal(gt.zeros(3), 1.0)
+>>> d.batch_shape, d.event_shape
+(gradstack.Size([3]), gradstack.Size([]))
+>>> d.sample((2,)).shape
+gradstack.Size([2, 3])
+>>> d.expand((4, 3)).batch_shape
+gradstack.Size([4, 3])
+"""
 
 from __future__ import annotations
 
-import gradstack_tensor as gt
+import warnings
+
+from gradstack_autograd import no_grad
 from gradstack_tensor import Size, Tensor
+
+from . import constraints
+from .utils import lazy_property
 
 __all__ = ["Distribution"]
 
 
-def as_tensor(value, like: Tensor | None = None) -> Tensor:
-    """A number as a tensor of ``like``'s dtype (or the default dtype)."""
-    if isinstance(value, Tensor):
-        return value
-    dtype = like.dtype if like is not None else gt.get_default_dtype()
-    return gt.tensor(float(value), dtype=dtype)
-
-
 class Distribution:
-    """Base class: ``batch_shape``, ``event_shape``, ``sample``/``rsample``,
-    ``sample_n``, ``log_prob``, ``entropy``, ``mean``, ``variance``, ``stddev``."""
+    """The abstract base class of probability distributions.
+
+    Parameters
+    ----------
+    batch_shape : Size
+        The shape over which parameters are batched.
+    event_shape : Size
+        The shape of one sample (without batching).
+    validate_args : bool, optional
+        Whether to check the parameters (here) and the values given to ``log_prob``,
+        ``cdf``... against ``arg_constraints`` and ``support``; None takes the default
+        (on, as torch's, unless ``python -O``; see :meth:`set_default_validate_args`).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> from gradstack_nn.distributions import Normal
+    >>> Normal(0.0, -1.0)
+    Traceback (most recent call last):
+      ...
+    ValueError: Expected parameter scale (Tensor of shape ()) ... but found invalid values:
+    -1.0
+    """
 
     has_rsample = False
-    _validate_default = True
-
-    def __init__(self, batch_shape=(), event_shape=(), validate_args: bool | None = None):
-        self._batch_shape = Size(tuple(batch_shape))
-        self._event_shape = Size(tuple(event_shape))
-        self._validate_args = self._validate_default if validate_args is None else validate_args
+    has_enumerate_support = False
+    _validate_args = __debug__
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:
-        """Validate arguments by default (True, as torch) or not."""
-        Distribution._validate_default = bool(value)
+        """Turn argument validation on or off for distributions created afterwards
+        without an explicit ``validate_args``.
+
+        Examples
+        --------
+        >>> from gradstack_nn.distributions import Distribution, Normal
+        >>> Distribution.set_default_validate_args(False)
+        >>> Normal(0.0, -1.0).scale.item()
+        -1.0
+        >>> Distribution.set_default_validate_args(True)
+        """
+        if value not in [True, False]:
+            raise ValueError
+        Distribution._validate_args = value
+
+    def __init__(
+        self,
+        batch_shape: Size = Size(),  # noqa: B008 - an immutable tuple, as torch's default
+        event_shape: Size = Size(),  # noqa: B008
+        validate_args: bool | None = None,
+    ) -> None:
+        self._batch_shape = batch_shape
+        self._event_shape = event_shape
+        if validate_args is not None:
+            self._validate_args = validate_args
+        if self._validate_args:
+            try:
+                arg_constraints = self.arg_constraints
+            except NotImplementedError:
+                arg_constraints = {}
+                warnings.warn(
+                    f"{self.__class__} does not define `arg_constraints`. "
+                    "Please set `arg_constraints = {}` or initialize the distribution "
+                    "with `validate_args=False` to turn off validation.",
+                    stacklevel=2,
+                )
+            for param, constraint in arg_constraints.items():
+                if constraints.is_dependent(constraint):
+                    continue  # cannot be checked
+                if param not in self.__dict__ and isinstance(
+                    getattr(type(self), param), lazy_property
+                ):
+                    continue  # not computed yet: checking would compute it
+                value = getattr(self, param)
+                valid = constraint.check(value)
+                if not bool(valid.all()):
+                    raise ValueError(
+                        f"Expected parameter {param} "
+                        f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                        f"of distribution {self!r} "
+                        f"to satisfy the constraint {constraint!r}, "
+                        f"but found invalid values:\n{value}"
+                    )
+        super().__init__()
+
+    def expand(self, batch_shape, _instance=None):
+        """A new distribution whose parameters are expanded (views) to ``batch_shape``;
+        arguments are not validated again."""
+        raise NotImplementedError
 
     @property
     def batch_shape(self) -> Size:
+        """The shape over which parameters are batched."""
         return self._batch_shape
 
     @property
     def event_shape(self) -> Size:
+        """The shape of one sample (without batching)."""
         return self._event_shape
 
-    def _extended_shape(self, sample_shape=()) -> tuple:
-        return tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape)
-
-    def sample(self, sample_shape=()):
-        """A sample without gradient (``rsample`` under no_grad where it exists)."""
-        from gradstack_autograd import no_grad
-
-        with no_grad():
-            return self.rsample(sample_shape)
-
-    def rsample(self, sample_shape=()):
-        raise NotImplementedError(f"{type(self).__name__} has no reparametrised sampler")
-
-    def sample_n(self, n: int):
-        return self.sample((n,))
-
-    def log_prob(self, value) -> Tensor:
+    @property
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
+        """The constraint of each tensor parameter (by name)."""
         raise NotImplementedError
 
-    def entropy(self) -> Tensor:
+    @property
+    def support(self) -> constraints.Constraint | None:
+        """The constraint of the distribution's values."""
         raise NotImplementedError
 
     @property
     def mean(self) -> Tensor:
+        """The mean."""
         raise NotImplementedError
 
     @property
+    def mode(self) -> Tensor:
+        """The mode."""
+        raise NotImplementedError(f"{self.__class__} does not implement mode")
+
+    @property
     def variance(self) -> Tensor:
+        """The variance."""
         raise NotImplementedError
 
     @property
     def stddev(self) -> Tensor:
+        """The standard deviation (``variance.sqrt()``)."""
         return self.variance.sqrt()
 
+    def sample(self, sample_shape=Size()) -> Tensor:  # noqa: B008
+        """A sample of shape ``sample_shape + batch_shape + event_shape``, without
+        gradient (``rsample`` under ``no_grad`` by default)."""
+        with no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape=Size()) -> Tensor:  # noqa: B008
+        """A reparameterised sample: differentiable with respect to the parameters."""
+        raise NotImplementedError
+
+    def sample_n(self, n: int) -> Tensor:
+        """``sample((n,))`` (deprecated in torch)."""
+        warnings.warn(
+            "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.sample(Size((n,)))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        """The log of the density (or mass) at ``value``."""
+        raise NotImplementedError
+
+    def cdf(self, value: Tensor) -> Tensor:
+        """The cumulative distribution function at ``value``."""
+        raise NotImplementedError
+
+    def icdf(self, value: Tensor) -> Tensor:
+        """The inverse of the cumulative distribution function at ``value``."""
+        raise NotImplementedError
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """All the values of a discrete distribution along dim 0: shape
+        ``(cardinality,) + batch_shape + event_shape`` (batch dims of size 1 when
+        ``expand`` is False)."""
+        raise NotImplementedError
+
+    def entropy(self) -> Tensor:
+        """The entropy, of shape ``batch_shape``."""
+        raise NotImplementedError
+
     def perplexity(self) -> Tensor:
+        """``exp(entropy())``."""
         return self.entropy().exp()
 
-    def _check(self, ok: bool, message: str) -> None:
-        if self._validate_args and not ok:
-            raise ValueError(message)
+    def _extended_shape(self, sample_shape=Size()) -> Size:  # noqa: B008
+        """``sample_shape + batch_shape + event_shape``: the shape of a sample."""
+        if not isinstance(sample_shape, Size):
+            sample_shape = Size(sample_shape)
+        return Size(sample_shape + self._batch_shape + self._event_shape)
+
+    def _validate_sample(self, value: Tensor) -> None:
+        """Check a value given to ``log_prob``/``cdf``: a tensor whose rightmost dims are
+        ``event_shape``, broadcastable with ``batch_shape``, within the support."""
+        if not isinstance(value, Tensor):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+
+        event_dim_start = len(value.size()) - len(self._event_shape)
+        if value.size()[event_dim_start:] != self._event_shape:
+            raise ValueError(
+                f"The right-most size of value must match event_shape: {value.size()} vs "
+                f"{self._event_shape}."
+            )
+
+        actual_shape = value.size()
+        expected_shape = self._batch_shape + self._event_shape
+        for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(
+                    "Value is not broadcastable with batch_shape+event_shape: "
+                    f"{actual_shape} vs {expected_shape}."
+                )
+        try:
+            support = self.support
+        except NotImplementedError:
+            warnings.warn(
+                f"{self.__class__} does not define `support` to enable "
+                "sample validation. Please initialize the distribution with "
+                "`validate_args=False` to turn off validation.",
+                stacklevel=2,
+            )
+            return
+        if support is None:
+            raise AssertionError("support is unexpectedly None")
+        valid = support.check(value)
+        if not bool(valid.all()):
+            raise ValueError(
+                "Expected value argument "
+                f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                f"to be within the support ({support!r}) "
+                f"of the distribution {self!r}, "
+                f"but found invalid values:\n{value}"
+            )
+
+    def _get_checked_instance(self, cls, _instance=None):
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
+                "__init__ method must also define a custom .expand() method."
+            )
+        return self.__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{k}: {self._param_repr(v)}" for k, v in self._params().items())
-        return f"{type(self).__name__}({params})"
-
-    @staticmethod
-    def _param_repr(value) -> str:
-        return repr(value) if value.numel() == 1 else f"size: {value.size()}"
-
-    def _params(self) -> dict:
-        return {}
+        param_names = [k for k in self.arg_constraints if k in self.__dict__]
+        args_string = ", ".join(
+            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
+            for p in param_names
+        )
+        return self.__class__.__name__ + "(" + args_string + ")"

@@ -1,36 +1,53 @@
-"""``Normal(loc, scale)``: torch's formulas and draws."""
+"""``Normal(loc, scale)``: the Gaussian distribution.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> d = Normal(gt.tensor([0.0]), gt.tensor([1.0]))
+>>> [round(v, 4) for v in d.log_prob(gt.tensor([0.0])).tolist()]
+[-0.9189]
+>>> round(d.cdf(gt.tensor([1.0])).item(), 4)
+0.8413
+"""
 
 from __future__ import annotations
 
 import math
 
 import gradstack_tensor as gt
-from gradstack_tensor import Tensor
+from gradstack_autograd import no_grad
+from gradstack_tensor import Size, Tensor
 
-from .distribution import Distribution, as_tensor
+from . import constraints
+from .exp_family import ExponentialFamily
+from .utils import _Number, _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``
-    (broadcast); ``rsample`` is ``loc + eps * scale`` with ``eps`` drawn as torch's."""
+    (broadcast together); ``rsample`` is ``loc + eps * scale``.
 
+    Parameters
+    ----------
+    loc : float or Tensor
+        The mean.
+    scale : float or Tensor
+        The standard deviation (positive).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> _ = gt.manual_seed(0)
+    >>> Normal(gt.tensor([0.0]), gt.tensor([1.0])).sample()  # torch's draw
+    tensor([1.5410])
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
     has_rsample = True
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        loc, scale = as_tensor(loc, scale if isinstance(scale, Tensor) else None), as_tensor(scale)
-        self.loc, self.scale = gt.broadcast_tensors(loc, as_tensor(scale, loc))
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-        self._check(
-            bool((self.scale.detach() > 0).all()),
-            f"Expected parameter scale ({type(self.scale).__name__} of shape "
-            f"{tuple(self.scale.shape)}) of distribution {self!r} to satisfy the constraint "
-            f"GreaterThan(lower_bound=0.0), but found invalid values:\n{self.scale}",
-        )
-
-    def _params(self) -> dict:
-        return {"loc": self.loc, "scale": self.scale}
+    _mean_carrier_measure = 0
 
     @property
     def mean(self) -> Tensor:
@@ -46,35 +63,56 @@ class Normal(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return self.scale.pow(2)
+        return self.stddev.pow(2)
 
-    def sample(self, sample_shape=()):
-        """``normal(loc, scale)`` expanded to the sample's shape, without gradient."""
-        from gradstack_autograd import no_grad
+    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        if isinstance(loc, _Number) and isinstance(scale, _Number):
+            batch_shape = Size()
+        else:
+            batch_shape = self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Normal, _instance)
+        batch_shape = Size(batch_shape)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        super(Normal, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=Size()):  # noqa: B008
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            return gt.normal(self.loc.expand(*shape), self.scale.expand(*shape))
+            return gt.normal(self.loc.expand(shape), self.scale.expand(shape))
 
-    def rsample(self, sample_shape=()):
-        """``loc + eps * scale``, ``eps`` standard normal (reparametrised)."""
+    def rsample(self, sample_shape=Size()) -> Tensor:  # noqa: B008
         shape = self._extended_shape(sample_shape)
-        eps = gt.empty(shape, dtype=self.loc.dtype).normal_()
+        eps = _standard_normal(shape, dtype=self.loc.dtype)
         return self.loc + eps * self.scale
 
-    def log_prob(self, value) -> Tensor:
-        value = as_tensor(value, self.loc)
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         var = self.scale**2
-        log_scale = self.scale.log()
+        log_scale = math.log(self.scale) if isinstance(self.scale, _Number) else self.scale.log()
         return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
 
-    def cdf(self, value) -> Tensor:
-        value = as_tensor(value, self.loc)
-        return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + gt.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
-    def icdf(self, value) -> Tensor:
-        value = as_tensor(value, self.loc)
-        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
+    def icdf(self, value):
+        return self.loc + self.scale * gt.erfinv(2 * value - 1) * math.sqrt(2)
 
-    def entropy(self) -> Tensor:
-        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + gt.log(self.scale)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * gt.log(-math.pi / y)

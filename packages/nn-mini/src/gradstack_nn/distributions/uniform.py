@@ -1,37 +1,56 @@
-"""``Uniform(low, high)``: torch's formulas and draws."""
+"""``Uniform(low, high)``: the uniform distribution on ``[low, high)``.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> d = Uniform(gt.tensor([0.0]), gt.tensor([4.0]))
+>>> [round(v, 4) for v in d.log_prob(gt.tensor([1.0])).tolist()]
+[-1.3863]
+>>> d.cdf(gt.tensor([1.0])).tolist()
+[0.25]
+"""
 
 from __future__ import annotations
 
-import gradstack_tensor as gt
-from gradstack_tensor import Tensor
+import math
 
-from .distribution import Distribution, as_tensor
+import gradstack_tensor as gt
+from gradstack_tensor import Size, Tensor
+
+from . import constraints
+from .distribution import Distribution
+from .utils import _Number, broadcast_all
 
 __all__ = ["Uniform"]
 
 
 class Uniform(Distribution):
-    """The uniform distribution on ``[low, high)``; ``rsample`` is ``low + u * (high -
-    low)`` with ``u`` from ``rand``, as torch."""
+    """Uniform draws on ``[low, high)``: ``low + rand * (high - low)``, reparameterised.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> _ = gt.manual_seed(0)
+    >>> Uniform(gt.tensor([0.0]), gt.tensor([5.0])).sample()  # torch's draw
+    tensor([2.4813])
+    """
 
     has_rsample = True
 
-    def __init__(self, low, high, validate_args: bool | None = None) -> None:
-        low = as_tensor(low, high if isinstance(high, Tensor) else None)
-        self.low, self.high = gt.broadcast_tensors(low, as_tensor(high, low))
-        super().__init__(tuple(self.low.shape), (), validate_args)
-        self._check(
-            bool((self.low.detach() < self.high.detach()).all()),
-            f"Expected parameter low of distribution {self!r} to satisfy the constraint "
-            "LessThan(upper_bound=high), but found invalid values",
-        )
-
-    def _params(self) -> dict:
-        return {"low": self.low, "high": self.high}
+    @property
+    def arg_constraints(self):
+        return {
+            "low": constraints.less_than(self.high),
+            "high": constraints.greater_than(self.low),
+        }
 
     @property
     def mean(self) -> Tensor:
         return (self.high + self.low) / 2
+
+    @property
+    def mode(self) -> Tensor:
+        return math.nan * self.high
 
     @property
     def stddev(self) -> Tensor:
@@ -41,20 +60,47 @@ class Uniform(Distribution):
     def variance(self) -> Tensor:
         return (self.high - self.low).pow(2) / 12
 
-    def rsample(self, sample_shape=()):
+    def __init__(self, low, high, validate_args: bool | None = None) -> None:
+        self.low, self.high = broadcast_all(low, high)
+        if isinstance(low, _Number) and isinstance(high, _Number):
+            batch_shape = Size()
+        else:
+            batch_shape = self.low.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Uniform, _instance)
+        batch_shape = Size(batch_shape)
+        new.low = self.low.expand(batch_shape)
+        new.high = self.high.expand(batch_shape)
+        super(Uniform, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
+
+    def rsample(self, sample_shape=Size()) -> Tensor:  # noqa: B008
         shape = self._extended_shape(sample_shape)
         rand = gt.rand(shape, dtype=self.low.dtype)
         return self.low + rand * (self.high - self.low)
 
-    def log_prob(self, value) -> Tensor:
-        value = as_tensor(value, self.low)
-        lb = self.low.le(value).to(self.low.dtype)
-        ub = self.high.gt(value).to(self.low.dtype)
-        return (lb * ub).log() - (self.high - self.low).log()
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        lb = self.low.le(value).type_as(self.low)
+        ub = self.high.gt(value).type_as(self.low)
+        return gt.log(lb.mul(ub)) - gt.log(self.high - self.low)
 
-    def cdf(self, value) -> Tensor:
-        value = as_tensor(value, self.low)
-        return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        result = (value - self.low) / (self.high - self.low)
+        return result.clamp(min=0, max=1)
 
-    def entropy(self) -> Tensor:
-        return (self.high - self.low).log()
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
+
+    def entropy(self):
+        return gt.log(self.high - self.low)

@@ -1,0 +1,130 @@
+"""``NegativeBinomial(total_count, probs=None, logits=None)``: the number of successes
+before ``total_count`` failures.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> d = NegativeBinomial(gt.tensor([3.0]), probs=gt.tensor([0.4]))
+>>> [round(v, 4) for v in d.log_prob(gt.tensor([2.0])).tolist()]
+[-1.5733]
+>>> d.mean.tolist()
+[2.0]
+"""
+
+from __future__ import annotations
+
+import gradstack_tensor as gt
+from gradstack_autograd import no_grad
+from gradstack_tensor import Size, Tensor
+
+from .. import functional as F
+from . import constraints
+from ._samplers import poisson
+from .distribution import Distribution
+from .gamma import Gamma
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["NegativeBinomial"]
+
+
+class NegativeBinomial(Distribution):
+    """The negative binomial distribution: successes (probability ``probs``) of
+    Bernoulli trials before ``total_count`` failures; drawn as a Poisson of a gamma,
+    as torch.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> _ = gt.manual_seed(0)
+    >>> NegativeBinomial(gt.tensor([5.0]), gt.tensor([0.5])).sample()  # torch's draw
+    tensor([9.])
+    """
+
+    arg_constraints = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
+    support = constraints.nonnegative_integer
+
+    def __init__(
+        self, total_count, probs=None, logits=None, validate_args: bool | None = None
+    ) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(NegativeBinomial, _instance)
+        batch_shape = Size(batch_shape)
+        new.total_count = self.total_count.expand(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * gt.exp(self.logits)
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.mean / gt.sigmoid(-self.logits)
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
+
+    @lazy_property
+    def _gamma(self) -> Gamma:
+        # Note we avoid validating because self.total_count can be zero.
+        return Gamma(concentration=self.total_count, rate=gt.exp(-self.logits), validate_args=False)
+
+    def sample(self, sample_shape=Size()):  # noqa: B008
+        with no_grad():
+            rate = self._gamma.sample(sample_shape=sample_shape)
+            return poisson(rate)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+
+        log_unnormalized_prob = self.total_count * F.logsigmoid(
+            -self.logits
+        ) + value * F.logsigmoid(self.logits)
+
+        log_normalization = (
+            -gt.lgamma(self.total_count + value)
+            + gt.lgamma(1.0 + value)
+            + gt.lgamma(self.total_count)
+        )
+        # The case self.total_count == 0 and value == 0 has probability 1 but
+        # lgamma(0) is infinite. Handle this case separately using a function
+        # that does not modify tensors in place to allow Jit compilation.
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+
+        return log_unnormalized_prob - log_normalization
