@@ -156,7 +156,7 @@ class _InverseTransform(Transform):
 
     def __init__(self, transform: Transform) -> None:
         super().__init__(cache_size=transform._cache_size)
-        self._inv: Transform = transform  # type: ignore[assignment]
+        self._inv: Transform = transform
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
@@ -263,11 +263,11 @@ class ComposeTransform(Transform):
         return codomain
 
     @lazy_property
-    def bijective(self) -> bool:  # type: ignore[override]
+    def bijective(self) -> bool:
         return all(p.bijective for p in self.parts)
 
     @lazy_property
-    def sign(self) -> int:  # type: ignore[override]
+    def sign(self) -> int:
         sign = 1
         for p in self.parts:
             sign = sign * p.sign
@@ -493,7 +493,7 @@ class CatTransform(Transform):
         self.dim = dim
 
     @lazy_property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:
         return max(t.event_dim for t in self.transforms)
 
     @lazy_property

@@ -1,6 +1,7 @@
 """The triangular solves the multivariate distributions need and tensor-core does not
 have yet: ``linalg.solve_triangular`` (left side), ``cholesky_solve`` and
-``cholesky_inverse``, differentiable (any order), with torch's broadcasting of batch dims.
+``cholesky_inverse``, differentiable (any order) with torch's gradient formulas, and
+torch's broadcasting of batch dims.
 
 Note [A triangular solve in the distributions package]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -25,7 +26,6 @@ Examples
 
 from __future__ import annotations
 
-import gradstack_tensor as gt
 import numpy as np
 from gradstack_autograd import Function
 from gradstack_tensor import Tensor
@@ -92,28 +92,57 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True) ->
     """
     if not left:
         raise NotImplementedError("solve_triangular(left=False) is not implemented in gradstack")
+    if B.dim() < 2:
+        raise RuntimeError(
+            "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."
+        )
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(
             "linalg.solve_triangular: A must be batches of square matrices, but they are "
             f"{A.shape[-2] if A.dim() >= 2 else ''} by {A.shape[-1] if A.dim() else ''} matrices"
         )
-    if B.dim() < 2 or B.shape[-2] != A.shape[-1]:
+    if B.shape[-2] != A.shape[-1]:
         raise RuntimeError(
             f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
-            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2] if B.dim() >= 2 else ''}x"
-            f"{B.shape[-1] if B.dim() else ''})"
+            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
         )
-    if A.dtype != B.dtype:
-        raise RuntimeError(
-            f"linalg.solve_triangular: Expected A and B to have the same dtype, but found "
-            f"A of type {A.dtype} and B of type {B.dtype} instead"
-        )
+    B = B.to(A.dtype)  # torch's result has A's dtype
     return _SolveTriangular.apply(A, B, upper)
+
+
+class _CholeskySolve(Function):
+    @staticmethod
+    def forward(ctx, B, L, upper):
+        a, b = data_of(L), data_of(B)
+        a_t = np.swapaxes(a, -1, -2)
+        if upper:  # U^T U X = B
+            X = _substitute(a, _substitute(a_t, b, upper=False), upper=True)
+        else:  # L L^T X = B
+            X = _substitute(a_t, _substitute(a, b, upper=False), upper=True)
+        X = wrap(X)
+        ctx.save_for_backward(L, X)
+        ctx.upper = upper
+        ctx.shapes = (tuple(B.shape), tuple(L.shape))
+        return X
+
+    @staticmethod
+    def backward(ctx, grad):
+        # torch's cholesky_solve_backward: the factor's gradient is not projected onto its
+        # triangle (torch's formula reads L as a full matrix)
+        L, X = ctx.saved_tensors
+        b_shape, l_shape = ctx.shapes
+        grad_b = cholesky_solve(grad, L, upper=ctx.upper)
+        grad_l = None
+        if ctx.needs_input_grad[1]:
+            common = grad_b @ X.mT
+            common = common + common.mT
+            grad_l = _sum_to(-(L @ common) if ctx.upper else -(common @ L), l_shape)
+        return _sum_to(grad_b, b_shape), grad_l, None
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky_solve``: ``X`` with ``(L L^T) X = B`` (``U^T U`` for ``upper``),
-    two triangular solves as LAPACK's ``potrs``.
+    two triangular solves as LAPACK's ``potrs``, with torch's gradients.
 
     Examples
     --------
@@ -122,13 +151,35 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     >>> cholesky_solve(gt.tensor([[4.0], [3.0]], dtype=gt.float64), L).tolist()
     [[0.5], [1.0]]
     """
-    if upper:
-        return solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
-    return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+    return _CholeskySolve.apply(B, L, upper)
+
+
+class _CholeskyInverse(Function):
+    @staticmethod
+    def forward(ctx, L, upper):
+        a = data_of(L)
+        eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+        a_t = np.swapaxes(a, -1, -2)
+        if upper:
+            inverse = _substitute(a, _substitute(a_t, eye, upper=False), upper=True)
+        else:
+            inverse = _substitute(a_t, _substitute(a, eye, upper=False), upper=True)
+        inverse = wrap(inverse)
+        ctx.save_for_backward(L, inverse)
+        ctx.upper = upper
+        return inverse
+
+    @staticmethod
+    def backward(ctx, grad):
+        # torch's cholesky_inverse_backward (not projected onto the triangle either)
+        L, inverse = ctx.saved_tensors
+        common = inverse @ ((grad + grad.mT) @ inverse)
+        return (-(L @ common) if ctx.upper else -(common @ L)), None
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    """``torch.cholesky_inverse``: ``(L L^T)^-1`` from the Cholesky factor ``L``.
+    """``torch.cholesky_inverse``: ``(L L^T)^-1`` from the Cholesky factor ``L``, with
+    torch's gradient.
 
     Examples
     --------
@@ -136,5 +187,4 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     >>> cholesky_inverse(gt.tensor([[2.0, 0.0], [0.0, 0.5]])).tolist()
     [[0.25, 0.0], [0.0, 4.0]]
     """
-    eye = gt.eye(L.shape[-1], dtype=L.dtype).expand(tuple(L.shape))
-    return cholesky_solve(eye, L, upper=upper)
+    return _CholeskyInverse.apply(L, upper)

@@ -40,10 +40,24 @@ _ONE_THIRD_F = float(_F32(1.0) / _F32(3.0))  # 1.0f / 3.0f
 _C0331_F = float(_F32(0.0331))  # 0.0331f
 
 
+# torch's ScalarType names, as its dispatch errors print them
+_SCALAR_TYPE = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+    "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+    "float64": "Double",
+}  # fmt: skip
+
+
+def _type_name(t: Tensor) -> str:
+    dtype = str(t.dtype).split(".")[-1]
+    return _SCALAR_TYPE.get(dtype, dtype)
+
+
 def _floating(t: Tensor, name: str) -> np.ndarray:
+    """The float32/float64 array of ``t``, or torch's dispatch error for its dtype."""
     a = data_of(t.detach())
     if a.dtype not in (np.float32, np.float64):
-        raise RuntimeError(f"\"{name}\" not implemented for '{str(t.dtype).split('.')[-1]}'")
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_type_name(t)}'")
     return np.ascontiguousarray(a)
 
 
@@ -267,20 +281,17 @@ def binomial(count: Tensor, prob: Tensor) -> Tensor:
     >>> binomial(gt.tensor([10.0, 100.0]), gt.tensor([0.5, 0.3])).tolist()
     [7.0, 31.0]
     """
-    if not count.is_floating_point():
-        raise ValueError(
-            f"binomial only supports floating-point dtypes for count, got: {count.dtype}"
-        )
-    if not prob.is_floating_point():
-        raise ValueError(
-            f"binomial only supports floating-point dtypes for prob, got: {prob.dtype}"
-        )
+    for t, what in ((count, "count"), (prob, "prob")):
+        if not t.is_floating_point():
+            raise ValueError(
+                f"binomial only supports floating-point dtypes for {what}, got: {_type_name(t)}"
+            )
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {_type_name(prob)} but expected {_type_name(count)}")
+    if tuple(count.shape) != tuple(prob.shape):
+        count, prob = gt.broadcast_tensors(count, prob)  # torch's size error if they do not
     n = _floating(count, "binomial_cpu")
-    p = _floating(prob, "binomial_cpu").astype(n.dtype)
-    if n.shape != p.shape:
-        raise RuntimeError(
-            f"binomial: count and prob must have the same shape, got {n.shape} and {p.shape}"
-        )
+    p = _floating(prob, "binomial_cpu")
     S = _F32 if n.dtype == np.float32 else float
     out = np.empty(n.size, dtype=n.dtype)
     with TorchStream() as s:

@@ -87,10 +87,10 @@ class TorchStream:
         self._cache = r * math.sin(theta)
         return r * math.cos(theta)
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> None:
         gt_random.set_rng_state(self._state)
         if exc_type is not None:
-            return False  # nothing drawn: the generator is as it was
+            return  # nothing drawn: the generator is as it was (the exception propagates)
         if self._used:
             gt.rand(self._used, dtype=gt.float64)
         state = gt_random.get_rng_state().numpy().copy()
@@ -98,4 +98,3 @@ class TorchStream:
         fields["normal_is_valid"] = int(self._cache is not None)
         fields["normal_y"] = self._cache if self._cache is not None else 0.0
         gt_random.set_rng_state(gt.tensor(state, dtype=gt.uint8))
-        return False

@@ -135,7 +135,7 @@ class LowRankMultivariateNormal(Distribution):
         return self.loc
 
     @lazy_property
-    def variance(self) -> Tensor:  # type: ignore[override]
+    def variance(self) -> Tensor:
         return (
             self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag
         ).expand(self._batch_shape + self._event_shape)

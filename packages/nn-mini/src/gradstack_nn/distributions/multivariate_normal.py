@@ -141,6 +141,8 @@ class MultivariateNormal(Distribution):
             batch_shape = gt.broadcast_shapes(covariance_matrix.shape[:-2], loc.shape[:-1])
             self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
         else:
+            if precision_matrix is None:
+                raise AssertionError("precision_matrix is unexpectedly None")
             if precision_matrix.dim() < 2:
                 raise ValueError(
                     "precision_matrix must be at least two-dimensional, "

@@ -113,7 +113,7 @@ class PowerTransform(Transform):
         return PowerTransform(self.exponent, cache_size=cache_size)
 
     @lazy_property
-    def sign(self) -> int:  # type: ignore[override]
+    def sign(self) -> int:
         return self.exponent.sign()
 
     def __eq__(self, other):

@@ -163,7 +163,7 @@ class VonMises(Distribution):
         return self.loc
 
     @lazy_property
-    def variance(self) -> Tensor:  # type: ignore[override]
+    def variance(self) -> Tensor:
         """The circular variance, ``1 - I1(kappa) / I0(kappa)``."""
         return (
             1

@@ -51,10 +51,14 @@ class Wishart(ExponentialFamily):
 
     Examples
     --------
+    >>> import warnings
     >>> import gradstack_tensor as gt
     >>> _ = gt.manual_seed(0)
-    >>> Wishart(gt.tensor(4.0), covariance_matrix=gt.eye(2)).sample().shape
-    gradstack.Size([2, 2])
+    >>> with warnings.catch_warnings(record=True) as caught:  # as torch 2.13 does, it warns
+    ...     warnings.simplefilter("always")
+    ...     sample = Wishart(gt.tensor(4.0), covariance_matrix=gt.eye(2)).sample()
+    >>> sample.shape, str(caught[0].message)  # (Note [Wishart resamples valid draws])
+    (gradstack.Size([2, 2]), 'Singular sample detected.')
     """
 
     support = constraints.positive_definite
