@@ -202,3 +202,31 @@ def test_digamma_is_torchs():
     # integers, where torch.digamma gives -inf and nan; no gamma or Dirichlet parameter
     # reaches them
     assert np.isposinf(_implicit_grads.digamma(np.array([0.0, -1.0, -3.0]))).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [3, 16, 37])
+def test_the_tensor_core_samplers_the_distributions_call_are_torchs(dtype, n):
+    """What the other families draw with (tensor-core's ops), bit for bit: ``normal`` (the
+    scalar path below 16 values and the vectorised one from 16), ``rand``, ``uniform_``
+    with bounds, ``exponential_``, ``bernoulli`` and ``multinomial``."""
+    draws = []
+    for lib in (gt, torch):
+        dt = getattr(lib, dtype)
+        lib.manual_seed(13)
+        p = lib.rand(n, dtype=dt)
+        draws.append(
+            [
+                lib.normal(lib.zeros(n, dtype=dt), lib.full((n,), 2.0, dtype=dt)),
+                lib.empty(n, dtype=dt).normal_(),
+                lib.rand(n, dtype=dt),
+                lib.empty(n, dtype=dt).uniform_(lib.finfo(dt).eps - 1, 1),
+                lib.empty(n, dtype=dt).uniform_(lib.finfo(dt).tiny, 1),
+                lib.empty(n, dtype=dt).exponential_(),
+                lib.bernoulli(p),
+                lib.multinomial(lib.stack([p, 1 - p]), 5, True),
+                lib.rand(2, dtype=dt),
+            ]
+        )
+    for ours, theirs in zip(*draws):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -118,6 +118,10 @@ def sample_dirichlet(concentration: Tensor) -> Tensor:
     """``torch._sample_dirichlet``: gamma draws (in float64) normalised over the last dim
     and clamped into ``[tiny, 1)``.
 
+    The gamma draws are torch's bit for bit; the normalising sum is tensor-core's ``sum``,
+    which adds the last dim in order where torch's AVX2 kernel adds 4-wide lanes and the
+    tail in another order, so a float64 ratio may differ from torch's in its last bit.
+
     Examples
     --------
     >>> import gradstack_tensor as gt
