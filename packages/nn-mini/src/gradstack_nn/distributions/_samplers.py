@@ -17,9 +17,11 @@ float32 values.  One function is not the C library's: ``math.lgamma`` is CPython
 used only by the Poisson rejection test for rates of at least 10, where a last-bit
 difference flips a decision with a probability of about 1e-16 per draw.
 
-Each sampler runs one Python step per draw: about a microsecond, where torch's C loop
-takes a few nanoseconds.  They belong in tensor-core as ops with C kernels; until then
-they are here, exact but slow for large samples.
+Each sampler runs Python steps per element: measured on a shared 2-core host (medians of
+5 interleaved rounds), 10,000 draws of Gamma(1.5) take 80 ms (torch: 0.7 ms), of
+Poisson(4) 60 ms (0.6 ms), of float32 Binomial(100, 0.3) 340 ms (0.8 ms).  They belong in
+tensor-core as ops with C kernels; until then they are here, exact but slow for large
+samples.
 """
 
 from __future__ import annotations
