@@ -157,13 +157,49 @@ def test_sampler_errors_are_torchs(call):
     assert our_message.startswith(their_message)  # tensor-core's broadcast error says more
 
 
-def test_a_failing_sampler_leaves_the_generator_as_it_was():
-    gt.manual_seed(0)
-    with pytest.raises(RuntimeError):
-        _samplers.poisson(gt.tensor([1.0, -1.0]))
-    after = gt.rand(3).numpy()
-    gt.manual_seed(0)
-    np.testing.assert_array_equal(after, gt.rand(3).numpy())
+def test_a_failing_sampler_keeps_the_draws_before_the_error_as_torch():
+    """torch checks the rates element by element: the elements before the bad one have
+    drawn, and the generator stays advanced after the error."""
+    after = []
+    for lib, poisson in ((gt, _samplers.poisson), (torch, torch.poisson)):
+        lib.manual_seed(0)
+        lib.randn(1, dtype=lib.float64)  # a cached normal, kept through the error
+        with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+            poisson(lib.tensor([3.0, 20.0, -1.0, 2.0]))
+        after.append((lib.randn(3, dtype=lib.float64).numpy(), lib.rand(2).numpy()))
+    for a, b in zip(*after):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nan_and_inf_parameters_draw_as_torch(dtype):
+    a = np.array([np.nan, np.inf, 1.0], dtype=dtype)
+    for ours, theirs in (
+        (_samplers.standard_gamma, torch._standard_gamma),
+        (_samplers.sample_dirichlet, torch._sample_dirichlet),
+    ):
+        out = _twice(
+            lambda L, f=ours: f(gt.tensor(a)),
+            lambda L, f=theirs: f(torch.tensor(a)),
+            seed=0,
+            cached_normal=False,
+        )
+        _assert_same(out)
+    out = _twice(
+        lambda L: _samplers.binomial(gt.tensor([5.0, 5.0], dtype=getattr(gt, dtype)),
+                                     gt.tensor([np.nan, 0.3], dtype=getattr(gt, dtype))),
+        lambda L: torch.binomial(torch.tensor([5.0, 5.0], dtype=getattr(torch, dtype)),
+                                 torch.tensor([np.nan, 0.3], dtype=getattr(torch, dtype))),
+        seed=0,
+        cached_normal=False,
+    )  # fmt: skip
+    _assert_same(out)
+
+
+def test_nan_rate_raises_as_torch():
+    for lib, poisson in ((gt, _samplers.poisson), (torch, torch.poisson)):
+        with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+            poisson(lib.tensor([np.nan]))
 
 
 def test_standard_gamma_grad_is_torchs():

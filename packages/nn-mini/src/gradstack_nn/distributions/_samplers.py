@@ -63,6 +63,12 @@ def _floating(t: Tensor, name: str) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
+def _std_max(low, values: np.ndarray) -> np.ndarray:
+    """``std::max(low, v)`` elementwise: ``low`` where ``v`` is NaN (np.maximum keeps it)."""
+    values = np.asarray(values)
+    return np.where(low < values, values, np.asarray(low, dtype=values.dtype))
+
+
 def _gamma_one(alpha, s: TorchStream, single: bool) -> float:
     """ATen's ``sample_gamma<scalar_t, double>`` for one ``alpha`` (``single``: scalar_t
     is float)."""
@@ -79,7 +85,7 @@ def _gamma_one(alpha, s: TorchStream, single: bool) -> float:
         while True:
             x = s.normal()
             y = 1.0 + c * x
-            if y > 0:
+            if not y <= 0:  # ATen's do-while (y <= 0): a NaN ends it
                 break
         v = y * y * y
         u = 1 - s.uniform()
@@ -113,7 +119,7 @@ def standard_gamma(concentration: Tensor) -> Tensor:
     a = _floating(concentration, "gamma_cpu")
     single = a.dtype == np.float32
     values = _gamma_values(a, single).astype(a.dtype)
-    return wrap(np.maximum(values, np.finfo(a.dtype).tiny))
+    return wrap(_std_max(np.finfo(a.dtype).tiny, values))
 
 
 def sample_dirichlet(concentration: Tensor) -> Tensor:
@@ -133,11 +139,12 @@ def sample_dirichlet(concentration: Tensor) -> Tensor:
     1.0
     """
     a = _floating(concentration, "dirichlet")
-    gamma = np.maximum(_gamma_values(a, False), np.finfo(np.float64).tiny)
+    gamma = _std_max(np.finfo(np.float64).tiny, _gamma_values(a, False))
     g = gt.tensor(gamma, dtype=gt.float64)
     ratio = data_of(g / g.sum(-1, keepdim=True)).astype(a.dtype)
     below_one = np.nextafter(a.dtype.type(1), a.dtype.type(0))
-    return wrap(np.minimum(below_one, np.maximum(np.finfo(a.dtype).tiny, ratio)))
+    clamped = _std_max(np.finfo(a.dtype).tiny, ratio)
+    return wrap(np.where(clamped < below_one, clamped, below_one).astype(a.dtype))
 
 
 def _poisson_one(lam: float, s: TorchStream) -> int:
@@ -187,11 +194,11 @@ def poisson(rate: Tensor) -> Tensor:
     [2.0, 5.0, 26.0]
     """
     lam = _floating(rate, "poisson_cpu")
-    if (lam < 0).any():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     out = np.empty(lam.size, dtype=lam.dtype)
     with TorchStream() as s:
         for i, value in enumerate(lam.reshape(-1).tolist()):
+            if not value >= 0:  # checked element by element: the earlier ones drew
+                raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
             out[i] = _poisson_one(value, s)
     return wrap(out.reshape(lam.shape))
 

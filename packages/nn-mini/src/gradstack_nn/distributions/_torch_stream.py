@@ -15,7 +15,9 @@ times ``cos``/``sin`` of ``2 pi u1``, with the C library's functions, which Pyth
 ``math`` calls), and, when it closes, puts the generator where torch's would be: the
 saved state restored, exactly the uniforms used drawn again, and the cached normal
 written into the state (``get_rng_state``/``set_rng_state``, torch's byte layout).  The
-draws are then torch's bit for bit, and so is every later draw.
+draws are then torch's bit for bit, and so is every later draw.  An error raised while
+sampling (torch's per-element checks) keeps the draws made before it, as torch's loop
+does.
 """
 
 from __future__ import annotations
@@ -88,9 +90,9 @@ class TorchStream:
         return r * math.cos(theta)
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        # an error raised while sampling (torch's checks, element by element) keeps the
+        # draws made before it, as torch's loop does; the exception propagates
         gt_random.set_rng_state(self._state)
-        if exc_type is not None:
-            return  # nothing drawn: the generator is as it was (the exception propagates)
         if self._used:
             gt.rand(self._used, dtype=gt.float64)
         state = gt_random.get_rng_state().numpy().copy()
