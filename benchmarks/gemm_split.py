@@ -13,30 +13,21 @@ Used by the model workers (``library_worker.py``) and the split table
 - **torch's primitive time**: the time torch's profiler gives to its GEMM, convolution
   and RNN primitives.
 
-A step's "everything else" is its unprofiled median time less its GEMM (or primitive)
-time, so that the profiler's own cost per event stays out of it.
+A step's "everything else" is its unprofiled time less its GEMM (or primitive) time, so
+that the profiler's own cost per event stays out of it.
 
-Note [What counts as GEMM time]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-gradstack: the total time (children included) of every outermost event that is a GEMM op
-(``GRADSTACK_GEMM_OPS``: ``mm``, ``addmm``, ``bmm``, ``matmul``, ``mv``, ``dot`` ...) or
-the backward node of one (an event whose ``forward_event`` is a GEMM op: ``MmBackward0``,
-``AddmmBackward0``, the ``UnsafeViewBackward0`` of a batched ``matmul`` ...).  So the
-copies, transposes and reshapes a GEMM's kernel or its backward formula makes, and
-``addmm``'s bias and bias gradient, count as GEMM work: the goal is that this time comes
-down to the BLAS calls alone (the numpy limit).  A convolution's ``im2col``/``col2im``
-are not GEMM ops and count as everything else.
-
-torch: the total time of every outermost event that is a GEMM, convolution or oneDNN
-RNN primitive (``TORCH_PRIMITIVES``: ``aten::mm``, ``aten::addmm``, ``aten::bmm`` ...,
-``aten::convolution``, ``aten::convolution_backward``, ``aten::mkldnn_rnn_layer`` and its
-backward).  ``aten::matmul``/``aten::linear`` are not primitives: the copies they make
-around their ``mm`` count as everything else, as the issue's split has it.
+Note [The split in the same rounds]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+On a shared host the load of one moment differs from the next (two identical builds
+profiled a minute apart gave GEMM times 3x apart), so the parts of the split are measured
+in the same interleaved rounds as the steps (``models_vs_torch.measure``): in each round
+every library runs its timed sample, then one profiled step, and numpy one pass over
+torch's GEMMs.  "Else" is a round's unprofiled step less the same round's GEMM time, and
+the table's ratios are medians of the per-round ratios, as the steps' ratios are.
 """
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import numpy as np
@@ -88,7 +79,7 @@ def _is_gradstack_gemm(evt) -> bool:
 
 def gemm_time(events, library: str) -> float:
     """Microseconds of GEMM work in a profile's events (Note [What counts as GEMM time])."""
-    if library == "gradstack":
+    if library.startswith("gradstack"):
         chosen = _outermost(events, _is_gradstack_gemm)
     else:
         chosen = _outermost(events, lambda e: e.name in TORCH_PRIMITIVES)
@@ -155,8 +146,8 @@ def torch_gemms(events) -> list[tuple]:
     return out
 
 
-def time_gemms(gemms: list[tuple], min_sample: float = 0.05, repeat: int = 5) -> float:
-    """Seconds for one pass over ``gemms`` with ``np.matmul`` (the median of ``repeat``
+def time_gemms(gemms: list[tuple], min_sample: float = 0.05, repeat: int = 1) -> float:
+    """Seconds for one pass over ``gemms`` with ``np.matmul`` (the fastest of ``repeat``
     samples of at least ``min_sample`` seconds), float32, contiguous, into ``out``."""
     rng = np.random.default_rng(0)
     arrays = {}
@@ -187,24 +178,25 @@ def time_gemms(gemms: list[tuple], min_sample: float = 0.05, repeat: int = 5) ->
         for _ in range(loops):
             one_pass()
         samples.append((time.perf_counter() - start) / loops)
-    return statistics.median(samples)
+    return min(samples)
 
 
-def profile_step(lib, library: str, step, count: int = 3) -> dict:
-    """``count`` profiled steps: the median GEMM (or primitive) time in seconds, the median
+def profile_step(lib, library: str, step, count: int = 1) -> dict:
+    """``count`` profiled steps: the least GEMM (or primitive) time in seconds, the fastest
     profiled step, and for torch the step's GEMMs (:func:`torch_gemms`)."""
     gemm, total, gemms = [], [], None
     for _ in range(count):
-        with lib.autograd.profiler.profile(record_shapes=True) as prof:
+        # shapes only for torch's GEMM list: gradstack's shape recording is a slower layer
+        with lib.autograd.profiler.profile(record_shapes=library == "torch") as prof:
             start = time.perf_counter()
             step()
             total.append(time.perf_counter() - start)
-        events = prof.events() if library == "gradstack" else prof.function_events
+        events = prof.events() if library.startswith("gradstack") else prof.function_events
         gemm.append(gemm_time(events, library) * 1e-6)
         if library == "torch" and gemms is None:
             gemms = torch_gemms(events)
     return {
-        "gemm": statistics.median(gemm),
-        "profiled_step": statistics.median(total),
+        "gemm": min(gemm),
+        "profiled_step": min(total),
         "gemms": gemms,
     }

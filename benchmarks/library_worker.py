@@ -93,7 +93,7 @@ def load_library(name: str, threads: str):
         if threads == "1":
             torch.set_num_threads(1)
         return torch
-    if name == "gradstack":
+    if name.startswith("gradstack"):  # "gradstack@LABEL": another build (--before)
         import gradstack
 
         if threads == "1":
@@ -124,7 +124,7 @@ def load_library(name: str, threads: str):
 def peak_step_bytes(lib, library: str, task, batches) -> int:
     """The peak live bytes of one step above those live at its start (Note [Peak memory
     of a step])."""
-    if library == "gradstack":
+    if library.startswith("gradstack"):
         tracemalloc.start()
         try:
             train_step(lib, task, batches[0])
@@ -337,16 +337,20 @@ def serve(library: str, threads: str) -> None:
 
 class Workers:
     """Worker processes keyed by ``(library, threads)``; closed on exit.  ``hide`` names
-    modules the workers cannot import (Note [Measured as users install it])."""
+    modules the workers cannot import (Note [Measured as users install it]);
+    ``executables`` maps a library (``"gradstack@before"``) to the python of another
+    environment, whose gradstack that worker then imports (a before/after comparison in
+    the same rounds: the scripts' ``--before LABEL=PYTHON``)."""
 
-    def __init__(self, keys, hide=("scipy",)):
+    def __init__(self, keys, hide=("scipy",), executables=None):
         self.procs = {}
         for library, threads in keys:
             env = dict(os.environ, **MALLOC_SETTINGS)
             if threads == "default":  # as users run it: nothing pinned
                 for var in THREAD_VARS:
                     env.pop(var, None)
-            argv = [sys.executable, str(Path(__file__).resolve()), library, threads]
+            python = (executables or {}).get(library, sys.executable)
+            argv = [python, str(Path(__file__).resolve()), library, threads]
             if hide:
                 argv += ["--hide", ",".join(hide)]
             self.procs[library, threads] = subprocess.Popen(

@@ -29,6 +29,8 @@ worked around.  Usage (``hatch run models`` runs it in the ``compare`` env)::
     python benchmarks/models_vs_torch.py --only lenet5 vae --rounds 5
     python benchmarks/models_vs_torch.py --threads 1 --split
     python benchmarks/models_vs_torch.py --update-docs       # the section of docs/benchmarks.md
+    python benchmarks/models_vs_torch.py --before old=/path/to/other/env/bin/python
+                                        # also an older gradstack, in the same rounds
 
 This is a benchmark, not a test: the goals are reported, never asserted.  It exits 1 when
 a model fails to run or its losses disagree.
@@ -55,9 +57,13 @@ from library_worker import Workers, fmt_time, load_words, p10  # noqa: E402
 from model_zoo import MODELS  # noqa: E402
 
 RTOL, ATOL = 2e-4, 1e-5  # the check's float32 tolerance on the losses
-LIBRARIES = ("gradstack", "torch")
 BEGIN = "<!-- benchmarks/models_vs_torch.py: begin -->"
 END = "<!-- benchmarks/models_vs_torch.py: end -->"
+
+
+def gradstacks(libraries) -> list[str]:
+    """The gradstack builds among ``libraries``: ``gradstack`` and ``gradstack@LABEL``."""
+    return [lib for lib in libraries if lib.startswith("gradstack")]
 
 
 class Result:
@@ -69,8 +75,8 @@ class Result:
         self.error = {}  # (library, threads) -> error text
         self.memory = {}  # library -> bytes
         self.losses = {}  # library -> [loss per step]
-        self.param_diff = None
-        self.split = {}  # library -> profile_step's dict; "numpy" -> seconds
+        self.param_diff = {}  # library -> largest difference of the weights after the check
+        self.split = {}  # library -> [GEMM seconds per round]; "numpy" -> [limit per round]
 
     def median(self, key):
         s = self.samples.get(key)
@@ -80,18 +86,21 @@ class Result:
         s = self.samples.get(key)
         return p10(s) if s else None
 
-    def ratio(self, threads, stat="median"):
-        a, b = self.samples.get(("gradstack", threads)), self.samples.get(("torch", threads))
+    def ratio(self, threads, stat="median", lib="gradstack"):
+        """``lib``'s time over torch's: the median of the per-round ratios, or with
+        ``stat="p10"`` the ratio of the 10th percentiles."""
+        key, ref = (lib, threads), ("torch", threads)
+        a, b = self.samples.get(key), self.samples.get(ref)
         if not a or not b:
             return None
         if stat == "median" and len(a) == len(b):
             return statistics.median(x / y for x, y in zip(a, b))
-        return getattr(self, stat)(("gradstack", threads)) / getattr(self, stat)(("torch", threads))
+        return getattr(self, stat)(key) / getattr(self, stat)(ref)
 
-    def loss_diff(self):
-        """The largest relative difference of gradstack's losses from torch's, and whether
+    def loss_diff(self, lib="gradstack"):
+        """The largest relative difference of ``lib``'s losses from torch's, and whether
         every loss is within (RTOL, ATOL)."""
-        a, b = self.losses.get("gradstack"), self.losses.get("torch")
+        a, b = self.losses.get(lib), self.losses.get("torch")
         if a is None or b is None:
             return None, False
         a, b = np.asarray(a), np.asarray(b)
@@ -99,8 +108,8 @@ class Result:
         return rel, bool(np.allclose(a, b, rtol=RTOL, atol=ATOL))
 
     def failed(self):
-        diff, ok = self.loss_diff()
-        return bool(self.error) or (self.losses and not ok)
+        checked = [lib for lib in self.losses if lib != "torch"]
+        return bool(self.error) or any(not self.loss_diff(lib)[1] for lib in checked)
 
 
 def _ask(workers, key, result, *request):
@@ -114,24 +123,34 @@ def _ask(workers, key, result, *request):
 def measure(workers, name, args) -> Result:
     """Set up, check, time, and measure the memory (and the split) of one model."""
     result = Result(name)
-    keys = [(lib, t) for t in args.thread_settings for lib in LIBRARIES]
+    keys = [(lib, t) for t in args.thread_settings for lib in args.libraries]
     state = None
     for key in sorted(keys, key=lambda k: k[0] != "torch"):  # torch first: its weights
         value = _ask(workers, key, result, "setup", name, state, args.min_sample)
         if key[0] == "torch" and state is None:
             state = value
     timed = [k for k in keys if k not in result.error]
+    first = args.thread_settings[0]
     if not args.no_check and state is not None:
-        for lib in LIBRARIES:
-            key = (lib, args.thread_settings[0])
-            if key in timed:
-                value = _ask(workers, key, result, "check", name, state, args.check_steps, 7)
+        params = {}
+        for lib in args.libraries:
+            if (lib, first) in timed:
+                value = _ask(
+                    workers, (lib, first), result, "check", name, state, args.check_steps, 7
+                )
                 if value is not None:
-                    result.losses[lib], result.split[f"params_{lib}"] = value
-        pg, pt = result.split.pop("params_gradstack", None), result.split.pop("params_torch", None)
-        if pg is not None and pt is not None:
-            result.param_diff = max(float(np.max(np.abs(pg[k] - pt[k]))) for k in pt)
-    for r in range(args.rounds):
+                    result.losses[lib], params[lib] = value
+        for lib in gradstacks(params):
+            if "torch" in params:
+                ref = params["torch"]
+                result.param_diff[lib] = max(
+                    float(np.max(np.abs(params[lib][k] - ref[k]))) for k in ref
+                )
+    gemms = None
+    if args.split and ("torch", "1") in timed:  # torch's GEMMs, for numpy's limit
+        gemms = (_ask(workers, ("torch", "1"), result, "profile") or {}).get("gemms")
+    profiled = [k for k in timed if k[1] == "1"] if args.split else []
+    for r in range(args.rounds):  # Note [Interleaved rounds] in tools/compare.py
         k = r % len(timed) if timed else 0
         for key in timed[k:] + timed[:k]:
             if key in result.error:
@@ -139,18 +158,18 @@ def measure(workers, name, args) -> Result:
             value = _ask(workers, key, result, "sample")
             if value is not None:
                 result.samples.setdefault(key, []).append(value)
-    if not args.no_memory:
-        for lib in LIBRARIES:
-            key = (lib, args.thread_settings[0])
-            if key in timed and key not in result.error:
-                result.memory[lib] = _ask(workers, key, result, "memory")
-    if args.split:
-        for lib in LIBRARIES:
-            if (lib, "1") in timed and (lib, "1") not in result.error:
-                result.split[lib] = _ask(workers, (lib, "1"), result, "profile")
-        gemms = (result.split.get("torch") or {}).get("gemms")
+            if key in profiled:  # Note [The split in the same rounds] in gemm_split.py
+                value = _ask(workers, key, result, "profile")
+                if value is not None:
+                    result.split.setdefault(key[0], []).append(value["gemm"])
         if gemms:
-            result.split["numpy"] = _ask(workers, ("numpy", "1"), result, "gemm", gemms, 0.05)
+            value = _ask(workers, ("numpy", "1"), result, "gemm", gemms, 0.02)
+            if value is not None:
+                result.split.setdefault("numpy", []).append(value)
+    if not args.no_memory:
+        for lib in args.libraries:
+            if (lib, first) in timed and (lib, first) not in result.error:
+                result.memory[lib] = _ask(workers, (lib, first), result, "memory")
     return result
 
 
@@ -167,69 +186,94 @@ def fmt_ratio(r):
     return "" if r is None else f"{r:.2f}x"
 
 
-def _cell_error(result, threads):
-    for lib in LIBRARIES:
+def _cell_error(result, libraries, threads):
+    for lib in libraries:
         err = result.error.get((lib, threads))
         if err:
             return f"{lib} fails: {err.splitlines()[0][:120]}"
     return None
 
 
-def model_table(results, thread_settings) -> list[str]:
-    head = "| model |"
-    rule = "|---|"
+def model_table(results, thread_settings, libraries) -> list[str]:
+    builds = gradstacks(libraries)
+    head, rule = "| model |", "|---|"
     for t in thread_settings:
         label = "1 thread" if t == "1" else "default threads"
-        head += f" gradstack, {label} | torch, {label} | ratio (p10) |"
-        rule += "---:|---:|---:|"
-    head += " peak memory gradstack / torch | losses vs torch |"
+        head += f" torch, {label} |"
+        rule += "---:|"
+        for lib in builds:
+            head += f" {lib}, {label} | {lib} / torch (p10) |"
+            rule += "---:|---:|"
+    head += " peak memory " + " / ".join([*builds, "torch"]) + " | losses vs torch |"
     rule += "---:|---|"
     lines = [head, rule]
+    width = sum(1 + 2 * len(builds) for _ in thread_settings)
     for res in results:
         row = f"| {MODELS[res.name].title} |"
         for t in thread_settings:
-            err = _cell_error(res, t)
+            err = _cell_error(res, libraries, t)
             if err:
-                row += f" {err} | | |"
+                row += f" {err} |" + " |" * (width // len(thread_settings) - 1)
                 continue
-            gs, th = ("gradstack", t), ("torch", t)
-            row += (
-                f" {fmt_time(res.median(gs))} (p10 {fmt_time(res.p10(gs))}) |"
-                f" {fmt_time(res.median(th))} (p10 {fmt_time(res.p10(th))}) |"
-                f" **{fmt_ratio(res.ratio(t))}** ({fmt_ratio(res.ratio(t, 'p10'))}) |"
-            )
-        mem = res.memory
-        row += f" {fmt_bytes(mem.get('gradstack'))} / {fmt_bytes(mem.get('torch'))} |"
-        diff, ok = res.loss_diff()
-        if diff is None:
-            row += " not checked |"
+            th = ("torch", t)
+            row += f" {fmt_time(res.median(th))} (p10 {fmt_time(res.p10(th))}) |"
+            for lib in builds:
+                key = (lib, t)
+                row += (
+                    f" {fmt_time(res.median(key))} (p10 {fmt_time(res.p10(key))}) |"
+                    f" **{fmt_ratio(res.ratio(t, lib=lib))}**"
+                    f" ({fmt_ratio(res.ratio(t, 'p10', lib))}) |"
+                )
+        row += " " + " / ".join(fmt_bytes(res.memory.get(lib)) for lib in [*builds, "torch"])
+        checks = []
+        for lib in builds:
+            diff, ok = res.loss_diff(lib)
+            if diff is not None:
+                who = "" if lib == "gradstack" else f"{lib}: "
+                checks.append(f"{who}{'agree' if ok else 'DISAGREE'}, max rel. diff {diff:.1e}")
+        if checks:
+            row += f" | {len(res.losses['torch'])} steps: " + "; ".join(checks) + " |"
         else:
-            steps = len(res.losses["torch"])
-            row += f" {'agree' if ok else 'DISAGREE'}: {steps} steps, max rel. diff {diff:.1e} |"
+            row += " | not checked |"
         lines.append(row)
     return lines
 
 
-def split_table(results) -> list[str]:
+def _per_round(a, b, fn):
+    """The median over rounds of ``fn(a[r], b[r])``, or None."""
+    if not a or not b or len(a) != len(b):
+        return None
+    return statistics.median(fn(x, y) for x, y in zip(a, b))
+
+
+def split_table(results, libraries) -> list[str]:
+    """The split of each step (Note [The split in the same rounds] in gemm_split.py)."""
     lines = [
         "| model | numpy limit (the GEMMs alone) | gradstack GEMM | GEMM / limit (goal <= 1.05) "
         "| gradstack else | torch else | else ratio (goal <= 0.7) | torch GEMM+conv+RNN "
         "| gradstack step | torch step |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    med = statistics.median
     for res in results:
-        gs, th, limit = res.split.get("gradstack"), res.split.get("torch"), res.split.get("numpy")
-        gs_step, th_step = res.median(("gradstack", "1")), res.median(("torch", "1"))
-        if not gs or not th or gs_step is None or th_step is None:
-            lines.append(f"| {MODELS[res.name].title} | not measured | | | | | | | | |")
-            continue
-        gs_else, th_else = gs_step - gs["gemm"], th_step - th["gemm"]
-        lines.append(
-            f"| {MODELS[res.name].title} | {fmt_time(limit)} | {fmt_time(gs['gemm'])} "
-            f"| {fmt_ratio(gs['gemm'] / limit if limit else None)} | {fmt_time(gs_else)} "
-            f"| {fmt_time(th_else)} | {fmt_ratio(gs_else / th_else if th_else > 0 else None)} "
-            f"| {fmt_time(th['gemm'])} | {fmt_time(gs_step)} | {fmt_time(th_step)} |"
-        )
+        limit, th_gemm = res.split.get("numpy"), res.split.get("torch")
+        th_steps = res.samples.get(("torch", "1"))
+        for lib in gradstacks(libraries):
+            title = MODELS[res.name].title + ("" if lib == "gradstack" else f", {lib}")
+            gs_gemm, gs_steps = res.split.get(lib), res.samples.get((lib, "1"))
+            if not gs_gemm or not th_gemm or not gs_steps or not th_steps or not limit:
+                lines.append(f"| {title} | not measured | | | | | | | | |")
+                continue
+            gs_else = [s - g for s, g in zip(gs_steps, gs_gemm)]
+            th_else = [s - g for s, g in zip(th_steps, th_gemm)]
+            lines.append(
+                f"| {title} | {fmt_time(med(limit))} | {fmt_time(med(gs_gemm))} "
+                f"| {fmt_ratio(_per_round(gs_gemm, limit, lambda a, b: a / b))} "
+                f"| {fmt_time(med(gs_else))} | {fmt_time(med(th_else))} "
+                f"| {fmt_ratio(_per_round(gs_else, th_else, lambda a, b: a / b))} "
+                f"| {fmt_time(med(th_gemm))} | {fmt_time(med(gs_steps))} "
+                f"| {fmt_time(med(th_steps))} |"
+            )
     return lines
 
 
@@ -265,33 +309,51 @@ def section(results, args, loads) -> str:
         f"Measured {now} with `{args.command}` on {cpu_model()}, {os.cpu_count()} cores "
         f"({versions()}); the host's {loads[0]} at the start, {loads[1]} at the end "
         "(other jobs shared the machine: the libraries took turns, so the load hit both "
-        "alike, and the ratios move less than the times).  Each cell is the median time of "
-        f"a full training step over {args.rounds} rounds (each sample loops the step for "
-        f"at least {args.min_sample} s) and its 10th percentile; a ratio is gradstack's "
-        "time over torch's, the median of the per-round ratios, with the ratio of the 10th "
-        "percentiles in brackets.  Peak memory: the most tensor memory one step holds at "
-        "once beyond what it started with (gradstack: tracemalloc, numpy's buffers and "
-        "the Python objects of the step; torch: its CPU allocator's records in its "
-        "profiler; Note [Peak memory of a step] in `benchmarks/library_worker.py`).  Losses: "
-        f"the first {args.check_steps} steps from torch's initial weights copied into "
-        "gradstack, the same batches and `manual_seed` on both sides (gradstack draws "
-        "torch's random numbers, so dropout is on), compared with "
+        "alike, and the ratios move less than the times; at default threads a loaded host "
+        "hurts the library whose threads wait for each other most).  "
+        + (
+            "gradstack ran as a plain install has it: without scipy, which is not one of "
+            "its dependencies (Note [Measured as users install it] in "
+            "`benchmarks/library_worker.py`).  "
+            if not args.with_scipy
+            else "Both workers could import scipy (`--with-scipy`).  "
+        )
+        + f"Each cell is the median time of a full training step over {args.rounds} rounds "
+        f"(each sample loops the step for at least {args.min_sample} s) and its 10th "
+        "percentile; a ratio is gradstack's time over torch's, the median of the per-round "
+        "ratios, with the ratio of the 10th percentiles in brackets.  Peak memory: the most "
+        "memory one step holds at once beyond what was live when it began (the weights, "
+        "the optimizer's state, the last step's gradients), measured at one thread "
+        "(gradstack: tracemalloc, numpy's buffers and the step's Python objects; torch: "
+        "its CPU allocator's records in its profiler; Note [Peak memory of a step] in "
+        "`benchmarks/library_worker.py`).  Losses: the first "
+        f"{args.check_steps} steps from torch's initial weights copied into gradstack, the "
+        "same batches and `manual_seed` on both sides (gradstack draws torch's random "
+        "numbers, so dropout and the VAE's noise are the same), compared with "
         f"`rtol={RTOL}, atol={ATOL}`.",
         "",
-        *model_table(results, args.thread_settings),
+        *model_table(results, args.thread_settings, args.libraries),
         "",
     ]
+    if len(args.libraries) > 2:
+        lines += [
+            "Builds: "
+            + ", ".join(f"`{lib}` is the gradstack of `{py}`" for lib, py in args.before.items())
+            + "; `gradstack` is this checkout's.",
+            "",
+        ]
     if failures:
         lines += ["Failures:", ""]
         for res in failures:
             for key, err in res.error.items():
                 lines.append(f"- {res.name}, {key[0]} ({key[1]} threads): `{err[:300]}`")
-            diff, ok = res.loss_diff()
-            if diff is not None and not ok:
-                lines.append(
-                    f"- {res.name}: losses gradstack {res.losses['gradstack']} vs torch "
-                    f"{res.losses['torch']}"
-                )
+            for lib in gradstacks(res.losses):
+                diff, ok = res.loss_diff(lib)
+                if diff is not None and not ok:
+                    lines.append(
+                        f"- {res.name}: losses {lib} {res.losses[lib]} vs torch "
+                        f"{res.losses['torch']}"
+                    )
         lines.append("")
     if args.split:
         lines += [
@@ -303,15 +365,22 @@ def section(results, args, loads) -> str:
             "time is what its profiler gives to the GEMM ops and their backward nodes, "
             "copies around them included; torch's is the time of its GEMM, convolution and "
             'RNN primitives.  "Else" is the unprofiled step less that time (Note [What '
-            "counts as GEMM time] in `benchmarks/gemm_split.py`).",
+            "counts as GEMM time] in `benchmarks/gemm_split.py`).  Every part is measured "
+            "in the same rounds as the steps: in each round each library runs one profiled "
+            "step after its timed sample, and numpy one pass over the GEMMs; a cell is a "
+            "median over the rounds, a ratio the median of the per-round ratios (Note [The "
+            "split in the same rounds]).",
             "",
-            *split_table(results),
+            *split_table(results, args.libraries),
             "",
         ]
     lines += [
-        "Reproduce: `hatch run models` (all of this; `hatch run models --update-docs` "
-        "rewrites this section), `hatch run models-split` (the split alone); the models "
-        "are in `benchmarks/model_zoo.py`.",
+        "Reproduce: `hatch run models --split --update-docs` rewrites this section "
+        "(without `--update-docs` it prints the tables; `--only lenet5 vae`, `--threads 1`, "
+        "`--quick` narrow it down; `--before old=PATH/bin/python` times another build of "
+        "gradstack in the same rounds), `hatch run models-split` prints the split alone; the "
+        "models are in `benchmarks/model_zoo.py`, the asv suite of their steps in "
+        "`benchmarks/asv/bench_models.py`.",
         END,
     ]
     return "\n".join(lines) + "\n"
@@ -337,29 +406,29 @@ def write_section(path: Path, text: str, begin: str = BEGIN, end: str = END) -> 
     path.write_text(new, encoding="utf-8")
 
 
-def print_result(res, thread_settings):
-    for t in thread_settings:
-        err = _cell_error(res, t)
+def print_result(res, args):
+    for t in args.thread_settings:
+        err = _cell_error(res, args.libraries, t)
         if err:
             print(f"  {t:>7s} threads: {err}", flush=True)
             continue
-        print(
-            f"  {t:>7s} threads: gradstack {fmt_time(res.median(('gradstack', t))):>10s}"
-            f"  torch {fmt_time(res.median(('torch', t))):>10s}"
-            f"  ratio {fmt_ratio(res.ratio(t)):>6s} (p10 {fmt_ratio(res.ratio(t, 'p10'))})",
-            flush=True,
-        )
+        line = f"  {t:>7s} threads: torch {fmt_time(res.median(('torch', t))):>10s}"
+        for lib in gradstacks(args.libraries):
+            line += (
+                f"  {lib} {fmt_time(res.median((lib, t))):>10s} {fmt_ratio(res.ratio(t, lib=lib))}"
+                f" (p10 {fmt_ratio(res.ratio(t, 'p10', lib))})"
+            )
+        print(line, flush=True)
     if res.memory:
-        print(
-            f"  peak memory: gradstack {fmt_bytes(res.memory.get('gradstack'))}, torch "
-            f"{fmt_bytes(res.memory.get('torch'))}"
-        )
-    diff, ok = res.loss_diff()
-    if diff is not None:
-        print(
-            f"  losses {'agree' if ok else 'DISAGREE'} (max rel. diff {diff:.1e}; "
-            f"weights after: max abs diff {res.param_diff:.1e})"
-        )
+        mem = ", ".join(f"{lib} {fmt_bytes(v)}" for lib, v in res.memory.items())
+        print(f"  peak memory: {mem}")
+    for lib in gradstacks(res.losses):
+        diff, ok = res.loss_diff(lib)
+        if diff is not None:
+            print(
+                f"  {lib}: losses {'agree' if ok else 'DISAGREE'} (max rel. diff {diff:.1e}; "
+                f"weights after: max abs diff {res.param_diff.get(lib, float('nan')):.1e})"
+            )
 
 
 def parse_args(argv=None, split_only=False):
@@ -377,6 +446,14 @@ def parse_args(argv=None, split_only=False):
         "--with-scipy",
         action="store_true",
         help="let the workers import scipy (by default they cannot, as in a plain install)",
+    )
+    parser.add_argument(
+        "--before",
+        metavar="LABEL=PYTHON",
+        action="append",
+        default=[],
+        help="also time the gradstack of another environment (its python) as "
+        "'gradstack@LABEL', in the same rounds: a before/after comparison in one run",
     )
     parser.add_argument("--md", type=Path, help="write the section to this file")
     parser.add_argument(
@@ -396,6 +473,12 @@ def parse_args(argv=None, split_only=False):
     ]
     if args.split and "1" not in args.thread_settings:
         parser.error("--split measures at one thread: use --threads 1 or both")
+    args.before = dict(spec.partition("=")[::2] for spec in args.before)
+    for label, python in args.before.items():
+        if not label or not Path(python).exists():
+            parser.error(f"--before wants LABEL=PYTHON with an existing python: {label}={python}")
+    args.before = {f"gradstack@{label}": python for label, python in args.before.items()}
+    args.libraries = ["gradstack", *args.before, "torch"]
     script = "model_gemm_split.py" if split_only else "models_vs_torch.py"
     shown = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--update-docs"]
     args.command = " ".join(["python", f"benchmarks/{script}", *shown])
@@ -404,22 +487,23 @@ def parse_args(argv=None, split_only=False):
 
 def run(args) -> int:
     names = args.only or list(MODELS)
-    keys = [(lib, t) for t in args.thread_settings for lib in LIBRARIES]
+    keys = [(lib, t) for t in args.thread_settings for lib in args.libraries]
     if args.split:
         keys.append(("numpy", "1"))
     loads = [load_words()]
     print(f"{cpu_model()}, {os.cpu_count()} cores; {versions()}; {loads[0]}", flush=True)
     results = []
-    with Workers(keys, hide=() if args.with_scipy else ("scipy",)) as workers:
+    hide = () if args.with_scipy else ("scipy",)
+    with Workers(keys, hide, executables=args.before) as workers:
         for name in names:
             print(f"\n{MODELS[name].title}", flush=True)
             res = measure(workers, name, args)
-            print_result(res, args.thread_settings)
+            print_result(res, args)
             results.append(res)
     loads.append(load_words())
-    print("\n" + "\n".join(model_table(results, args.thread_settings)))
+    print("\n" + "\n".join(model_table(results, args.thread_settings, args.libraries)))
     if args.split:
-        print("\n" + "\n".join(split_table(results)))
+        print("\n" + "\n".join(split_table(results, args.libraries)))
     text = section(results, args, loads)
     target = ROOT / "docs" / "benchmarks.md" if args.update_docs else args.md
     if target is not None:

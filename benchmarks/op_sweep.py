@@ -21,6 +21,7 @@ Usage (``hatch run op-sweep`` runs it in the ``compare`` env)::
     python benchmarks/op_sweep.py                       # all: build/benchmarks/op-sweep.md
     python benchmarks/op_sweep.py --only gelu softmax   # names containing these words
     python benchmarks/op_sweep.py --sizes 1e4 --rounds 3
+    python benchmarks/op_sweep.py --before old=/path/to/other/env/bin/python  # before/after
     python benchmarks/op_sweep.py --update-docs         # docs/op-sweep.md and its summary
                                                         # in docs/benchmarks.md
 
@@ -50,7 +51,7 @@ from op_cases import FUNCTIONAL, NO_TORCH_TWIN  # noqa: E402
 
 SIZES = {"100": 100, "1e4": 10_000, "1e6": 1_000_000}
 MODES = ("fwd", "fwd+bwd")
-GS, TH = ("gradstack", "1"), ("torch", "1")
+GS, TH = ("gradstack", "1"), ("torch", "1")  # with --before, more gradstack builds
 BEGIN = "<!-- benchmarks/op_sweep.py: begin -->"
 END = "<!-- benchmarks/op_sweep.py: end -->"
 
@@ -66,8 +67,8 @@ class Row:
         self.samples = {}  # (size, mode, library) -> [seconds]
         self.one_sample = set()  # sizes timed by one sample (Note [Slow ops])
 
-    def ratio(self, size, mode):
-        a, b = self.samples.get((size, mode, "gradstack")), self.samples.get((size, mode, "torch"))
+    def ratio(self, size, mode, lib="gradstack"):
+        a, b = self.samples.get((size, mode, lib)), self.samples.get((size, mode, "torch"))
         if not a or not b:
             return None
         return statistics.median(x / y for x, y in zip(a, b))
@@ -119,13 +120,15 @@ def sweep(workers, ops, sizes, args) -> list[Row]:
             n = SIZES[size]
             answers = {
                 key: workers.ask(key, "op_setup", name, kind, n, args.min_sample)
-                for key in (GS, TH)
+                for key in args.keys
             }
             if answers[TH][0] != "ok":
                 row.note[size] = "torch: " + answers[TH][1].splitlines()[0][:100]
                 continue
-            if answers[GS][0] != "ok":
-                row.note[size] = "gradstack fails: " + answers[GS][1].splitlines()[0][:140]
+            failed = [key for key in args.keys if answers[key][0] != "ok"]
+            if failed:
+                text = answers[failed[0]][1].splitlines()[0][:140]
+                row.note[size] = f"{failed[0][0]} fails: {text}"
                 continue
             row.shape[size] = answers[GS][1]["shape"]
             row.diff[size] = compare(answers[GS][1]["arrays"], answers[TH][1]["arrays"])
@@ -135,7 +138,8 @@ def sweep(workers, ops, sizes, args) -> list[Row]:
                 row.one_sample.add(size)
             for mode in MODES:
                 for r in range(rounds):
-                    for key in (GS, TH) if r % 2 == 0 else (TH, GS):
+                    k = r % len(args.keys)
+                    for key in args.keys[k:] + args.keys[:k]:
                         kind_, value = workers.ask(key, "op_sample", mode)
                         if kind_ != "ok":
                             row.note[size] = f"{key[0]} fails while timed: {value[:100]}"
@@ -167,12 +171,14 @@ def sort_key(row, sizes):
     return float("inf")
 
 
-def full_table(rows, sizes) -> list[str]:
+def full_table(rows, sizes, builds=("gradstack",)) -> list[str]:
     head = "| op | shape at the largest size |"
     rule = "|---|---|"
     for s in sizes:
-        head += f" fwd {s} | fwd+bwd {s} |"
-        rule += "---:|---:|"
+        for lib in builds:
+            who = "" if lib == "gradstack" else f" ({lib})"
+            head += f" fwd {s}{who} | fwd+bwd {s}{who} |"
+            rule += "---:|---:|"
     big = sizes[-1]
     head += f" gradstack / torch fwd+bwd at {big} | check |"
     rule += "---:|---|"
@@ -180,11 +186,12 @@ def full_table(rows, sizes) -> list[str]:
     for row in sorted(rows, key=lambda r: sort_key(r, sizes)):
         cells = []
         for s in sizes:
-            if s in row.note:
-                cells += [row.note[s].replace("|", "/"), ""]
-            else:
-                mark = " (1)" if s in row.one_sample else ""
-                cells += [fmt_ratio(row.ratio(s, m)) + mark for m in MODES]
+            for lib in builds:
+                if s in row.note:
+                    cells += [row.note[s].replace("|", "/") if lib == builds[0] else "", ""]
+                else:
+                    mark = " (1)" if s in row.one_sample else ""
+                    cells += [fmt_ratio(row.ratio(s, m, lib)) + mark for m in MODES]
         times = ""
         if big not in row.note and row.median(big, "fwd+bwd", "torch") is not None:
             times = (
@@ -198,50 +205,54 @@ def full_table(rows, sizes) -> list[str]:
     return lines
 
 
-def summary(rows, sizes) -> list[str]:
+def summary(rows, sizes, builds=("gradstack",)) -> list[str]:
     lines = [
-        "| size | mode | ops timed | median ratio | ops above 1.5x | ops above 1.0x |",
-        "|---|---|---:|---:|---:|---:|",
+        "| build | size | mode | ops timed | median ratio | ops above 1.5x | ops above 1.0x |",
+        "|---|---|---|---:|---:|---:|---:|",
     ]
-    for s in sizes:
-        for m in MODES:
-            ratios = [r for r in (row.ratio(s, m) for row in rows) if r is not None]
-            if not ratios:
-                continue
-            lines.append(
-                f"| {s} | {m} | {len(ratios)} | {statistics.median(ratios):.2f}x "
-                f"| {sum(r > 1.5 for r in ratios)} | {sum(r > 1.0 for r in ratios)} |"
-            )
+    for lib in builds:
+        for s in sizes:
+            for m in MODES:
+                ratios = [r for r in (row.ratio(s, m, lib) for row in rows) if r is not None]
+                if not ratios:
+                    continue
+                lines.append(
+                    f"| {lib} | {s} | {m} | {len(ratios)} | {statistics.median(ratios):.2f}x "
+                    f"| {sum(r > 1.5 for r in ratios)} | {sum(r > 1.0 for r in ratios)} |"
+                )
     return lines
 
 
-def worst(rows, size, mode, count=20) -> list[tuple[str, float, str]]:
-    measured = [(row.name, row.ratio(size, mode), row) for row in rows]
+def worst(rows, size, mode, count=20, lib="gradstack") -> list[tuple[str, float, str]]:
+    measured = [(row.name, row.ratio(size, mode, lib), row) for row in rows]
     measured = [m for m in measured if m[1] is not None]
     measured.sort(key=lambda m: -m[1])
     return [
         (
             name,
             r,
-            f"{fmt_time(row.median(size, mode, 'gradstack'))} vs "
+            f"{fmt_time(row.median(size, mode, lib))} vs "
             f"{fmt_time(row.median(size, mode, 'torch'))}",
         )
         for name, r, row in measured[:count]
     ]
 
 
-def worst_table(rows, sizes, count=20) -> list[str]:
-    big = [s for s in ("1e4", "1e6") if s in sizes]
+def worst_table(rows, sizes, count=20, builds=("gradstack",)) -> list[str]:
     lines = []
-    for s in big:
-        lines += [
-            f"The {count} worst ops at {s} elements, forward + backward:",
-            "",
-            "| op | gradstack / torch | gradstack vs torch |",
-            "|---|---:|---|",
-        ]
-        lines += [f"| {n} | {r:.2f}x | {t} |" for n, r, t in worst(rows, s, "fwd+bwd", count)]
-        lines.append("")
+    for lib in builds:
+        for s in [s for s in ("1e4", "1e6") if s in sizes]:
+            who = "" if lib == "gradstack" else f" ({lib})"
+            lines += [
+                f"The {count} worst ops at {s} elements, forward + backward{who}:",
+                "",
+                "| op | gradstack / torch | gradstack vs torch |",
+                "|---|---:|---|",
+            ]
+            lines += [
+                f"| {n} | {r:.2f}x | {t} |" for n, r, t in worst(rows, s, "fwd+bwd", count, lib)
+            ]
+            lines.append("")
     return lines
 
 
@@ -276,14 +287,21 @@ def page(rows, sizes, args, loads) -> str:
         "",
         "## Summary",
         "",
-        *summary(rows, sizes),
+        *summary(rows, sizes, args.builds),
         "",
-        *worst_table(rows, sizes),
+        *worst_table(rows, sizes, builds=args.builds),
         "## Every op",
         "",
-        *full_table(rows, sizes),
+        *full_table(rows, sizes, args.builds),
         "",
     ]
+    if len(args.builds) > 1:
+        lines[4:4] = [
+            "Builds: "
+            + ", ".join(f"`{lib}` is the gradstack of `{py}`" for lib, py in args.before.items())
+            + "; `gradstack` is this checkout's.",
+            "",
+        ]
     notes = failures(rows)
     if notes:
         lines += ["## Not timed", "", *notes, ""]
@@ -299,11 +317,13 @@ def docs_section(rows, sizes, args) -> str:
         "models, forward and forward + backward, at 100, 10^4 and 10^6 float32 elements, "
         "gradstack / torch at one thread: the full table, sorted by ratio, is "
         f"[op-sweep.md](op-sweep.md), made by `{args.command}` (`hatch run op-sweep "
-        "--update-docs`).  Its summary:",
+        "--update-docs`; `--only gelu softmax` narrows it to some ops, `--before "
+        "old=PATH/bin/python` times another build of gradstack in the same rounds).  Its "
+        "summary:",
         "",
-        *summary(rows, sizes),
+        *summary(rows, sizes, args.builds),
         "",
-        *worst_table(rows, sizes, count=10),
+        *worst_table(rows, sizes, count=10, builds=args.builds),
         END,
     ]
     return "\n".join(lines) + "\n"
@@ -330,6 +350,14 @@ def main(argv=None) -> int:
         action="store_true",
         help="let the workers import scipy (by default they cannot, as in a plain install)",
     )
+    parser.add_argument(
+        "--before",
+        metavar="LABEL=PYTHON",
+        action="append",
+        default=[],
+        help="also time the gradstack of another environment (its python) as "
+        "'gradstack@LABEL', in the same rounds: a before/after comparison in one run",
+    )
     parser.add_argument("--md", type=Path, default=ROOT / "build" / "benchmarks" / "op-sweep.md")
     parser.add_argument(
         "--update-docs",
@@ -340,9 +368,17 @@ def main(argv=None) -> int:
     shown = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--update-docs"]
     args.command = " ".join(["python benchmarks/op_sweep.py", *shown])
     sizes = [s for s in SIZES if s in args.sizes]
+    args.before = dict(spec.partition("=")[::2] for spec in args.before)
+    for label, python in args.before.items():
+        if not label or not Path(python).exists():
+            parser.error(f"--before wants LABEL=PYTHON with an existing python: {label}={python}")
+    args.before = {f"gradstack@{label}": python for label, python in args.before.items()}
+    args.builds = ["gradstack", *args.before]
+    args.keys = [(lib, "1") for lib in args.builds] + [TH]
     loads = [load_words()]
     print(f"{cpu_model()}; {versions()}; {loads[0]}", flush=True)
-    with Workers([GS, TH], hide=() if args.with_scipy else ("scipy",)) as workers:
+    hide = () if args.with_scipy else ("scipy",)
+    with Workers(args.keys, hide, executables=args.before) as workers:
         kind, ops = workers.ask(GS, "op_list")
         if kind != "ok":
             print(f"gradstack's op list: {ops}", file=sys.stderr)
@@ -353,8 +389,8 @@ def main(argv=None) -> int:
         print(f"{len(ops)} ops x {len(sizes)} sizes", flush=True)
         rows = sweep(workers, ops, sizes, args)
     loads.append(load_words())
-    print("\n" + "\n".join(summary(rows, sizes)))
-    print("\n" + "\n".join(worst_table(rows, sizes)))
+    print("\n" + "\n".join(summary(rows, sizes, args.builds)))
+    print("\n" + "\n".join(worst_table(rows, sizes, builds=args.builds)))
     text = page(rows, sizes, args, loads)
     target = ROOT / "docs" / "op-sweep.md" if args.update_docs else args.md
     target.parent.mkdir(parents=True, exist_ok=True)
