@@ -33,7 +33,10 @@ and asv's statistics still decide what counts as a regression.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -42,7 +45,16 @@ try:  # asv_runner's "skip from inside a benchmark" exception (a NotImplementedE
 except ImportError:  # outside asv (smoke runs, pytest)
     SkipNotImplemented = NotImplementedError
 
-__all__ = ["optional", "require", "rng", "tensor", "numpy_of", "one_thread", "SkipNotImplemented"]
+__all__ = [
+    "optional",
+    "require",
+    "rng",
+    "tensor",
+    "numpy_of",
+    "one_thread",
+    "benchmark_script",
+    "SkipNotImplemented",
+]
 
 
 def optional(name: str):
@@ -62,6 +74,20 @@ def require(*modules, attrs: tuple[tuple[object, str], ...] = ()) -> None:
     for owner, attr in attrs:
         if owner is None or not hasattr(owner, attr):
             raise SkipNotImplemented(f"{attr} not present in this commit")
+
+
+def benchmark_script(name: str):
+    """A module of ``benchmarks/`` beside this package (``model_zoo``, ``op_cases``), loaded
+    from its file: the side-by-side scripts and the asv suites share one model and op
+    code, and asv's import path does not reach it otherwise."""
+    path = Path(__file__).resolve().parents[1] / f"{name}.py"
+    key = f"_gradstack_benchmarks_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module  # before exec: dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules[key]
 
 
 def rng(seed: int = 0) -> np.random.Generator:
