@@ -1,13 +1,13 @@
-"""``normalize``, ``cosine_similarity`` and ``pairwise_distance``, composed of norms and
-elementwise ops as torch composes them.
+"""Distances and similarities as functions: ``cosine_similarity``, ``pairwise_distance``,
+``cdist`` and ``pdist``, composed of norms and elementwise ops as torch composes them.
 
 Examples
 --------
 >>> import gradstack_tensor as gt
->>> [round(v, 4) for v in normalize(gt.tensor([[3.0, 4.0]]))[0].tolist()]
-[0.6, 0.8]
 >>> cosine_similarity(gt.tensor([[1.0, 0.0]]), gt.tensor([[1.0, 1.0]])).tolist()
 [0.7071067690849304]
+>>> pairwise_distance(gt.tensor([[0.0, 0.0]]), gt.tensor([[3.0, 4.0]]), eps=0.0).tolist()
+[5.0]
 """
 
 from __future__ import annotations
@@ -15,22 +15,9 @@ from __future__ import annotations
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "cdist", "pdist"]
+from ._utils import _check_tensor, _type_name
 
-
-def _tensor(x, fname: str, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{name}' must be Tensor, not {type(x).__name__}")
-    return x
-
-
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
-    """``input / max(||input||_p, eps)`` along ``dim``."""
-    x = _tensor(input, "normalize", "input")
-    denom = x.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(x)
-    if out is None:
-        return x / denom
-    return out.copy_(x / denom)
+__all__ = ["cosine_similarity", "pairwise_distance", "cdist", "pdist"]
 
 
 def _clamped_by_value(n: Tensor, eps: float) -> Tensor:
@@ -42,8 +29,8 @@ def _clamped_by_value(n: Tensor, eps: float) -> Tensor:
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast),
     each norm clamped below by ``eps``."""
-    a = _tensor(x1, "cosine_similarity", "x1")
-    b = _tensor(x2, "cosine_similarity", "x2")
+    a = _check_tensor(x1, "cosine_similarity", "x1")
+    b = _check_tensor(x2, "cosine_similarity", "x2")
     a, b = gt.broadcast_tensors(a, b)
     na = _clamped_by_value(a.norm(2, dim, keepdim=True), eps)
     nb = _clamped_by_value(b.norm(2, dim, keepdim=True), eps)
@@ -54,8 +41,8 @@ def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
     """The ``p``-norm of ``x1 - x2 + eps`` over the last dim."""
-    a = _tensor(x1, "pairwise_distance", "x1")
-    b = _tensor(x2, "pairwise_distance", "x2")
+    a = _check_tensor(x1, "pairwise_distance", "x1")
+    b = _check_tensor(x2, "pairwise_distance", "x2")
     d = a - b + eps
     if d.dim() == 0:
         return d.abs() if p != 0 else (d != 0).to(d.dtype)
@@ -67,12 +54,6 @@ _CDIST_MODES = (
     "use_mm_for_euclid_dist",
     "donot_use_mm_for_euclid_dist",
 )
-
-
-def _type_name(t: Tensor) -> str:
-    from .functional import _type_name as torch_type_name  # (functional imports this module)
-
-    return torch_type_name(t)
 
 
 def _euclidean_by_products(a: Tensor, b: Tensor) -> Tensor:
@@ -103,8 +84,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     >>> cdist(gt.tensor([[0.0, 0.0], [3.0, 4.0]]), gt.tensor([[0.0, 0.0]])).tolist()
     [[0.0], [5.0]]
     """
-    a = _tensor(x1, "cdist", "x1")
-    b = _tensor(x2, "cdist", "x2")
+    a = _check_tensor(x1, "cdist", "x1")
+    b = _check_tensor(x2, "cdist", "x2")
     for name, t in (("X1", a), ("X2", b)):
         if t.dim() < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.dim()}D")
@@ -147,7 +128,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     >>> pdist(gt.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]])).tolist()
     [5.0, 10.0, 5.0]
     """
-    x = _tensor(input, "pdist", "input")
+    x = _check_tensor(input, "pdist", "input")
     if x.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {x.dim()}D")
     if not x.is_floating_point():

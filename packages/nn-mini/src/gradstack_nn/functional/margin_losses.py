@@ -1,9 +1,8 @@
-"""The margin, embedding and likelihood losses torch has and nn-mini lacked, composed of
-gradstack ops as torch's C++ (``aten/src/ATen/native/Loss.cpp``) and Python compose them:
-``margin_ranking_loss``, ``hinge_embedding_loss``, ``cosine_embedding_loss``,
-``soft_margin_loss``, ``multilabel_soft_margin_loss``, ``multi_margin_loss``,
-``multilabel_margin_loss``, ``triplet_margin_loss``, ``triplet_margin_with_distance_loss``,
-``poisson_nll_loss`` and ``gaussian_nll_loss``.
+"""The margin and embedding losses as functions, composed of gradstack ops as torch's C++
+(``aten/src/ATen/native/Loss.cpp``) and Python compose them: ``margin_ranking_loss``,
+``hinge_embedding_loss``, ``cosine_embedding_loss``, ``soft_margin_loss``,
+``multilabel_soft_margin_loss``, ``multi_margin_loss``, ``multilabel_margin_loss``,
+``triplet_margin_loss`` and ``triplet_margin_with_distance_loss``.
 
 Their nodes are those of the parts (torch's kernels for ``soft_margin_loss``,
 ``multi_margin_loss`` and ``multilabel_margin_loss`` record one node of their own), and
@@ -22,14 +21,16 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
 
-from ._distances import pairwise_distance
+from ._utils import _not_differentiable, _type_name
+from .activation import logsigmoid
+from .distance import pairwise_distance
+from .losses import _check_reduction, _checked_reduction, _reduce
 
 __all__ = [
     "margin_ranking_loss",
@@ -41,44 +42,15 @@ __all__ = [
     "multilabel_margin_loss",
     "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
-    "poisson_nll_loss",
-    "gaussian_nll_loss",
 ]
 
-_REDUCTIONS = ("none", "mean", "sum")
+
 # torch's ``EPSILON`` of cosine_embedding_loss, added to each squared norm
 _COSINE_EPS = 1e-12
 
 
 # -------------------------------------------------------------------------------------
 # helpers
-
-
-def _reduction(size_average, reduce, reduction: str, message: str = "") -> str:
-    """The reduction the arguments ask for: the legacy ``size_average``/``reduce`` through
-    :func:`gradstack_nn.functional._reduction` (torch's deprecation warning), else
-    ``reduction`` checked with torch's ``ValueError`` (``message``: the function's own
-    words after the name, where torch's Python spells them differently)."""
-    from .functional import _reduction as legacy
-
-    if size_average is not None or reduce is not None:
-        return legacy(size_average, reduce, reduction, stacklevel=4)
-    _check_reduction(reduction, message)
-    return reduction
-
-
-def _check_reduction(reduction: str, message: str = "") -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction}{message or ' is not a valid value for reduction'}")
-
-
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    """torch's ``apply_loss_reduction``."""
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    return loss
 
 
 def _sizes(t: Tensor) -> str:
@@ -88,8 +60,6 @@ def _sizes(t: Tensor) -> str:
 
 def _check_long(target: Tensor) -> None:
     if target.dtype != gt.int64:
-        from .functional import _type_name
-
         raise RuntimeError(f"expected scalar type Long but found {_type_name(target)}")
 
 
@@ -143,7 +113,7 @@ def margin_ranking_loss(
     ...     reduction="none").tolist()
     [0.5, 1.0]
     """
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -173,7 +143,7 @@ def hinge_embedding_loss(
     ... ).tolist()
     [0.30000001192092896, 0.6000000238418579, 0.0]
     """
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     margin_clamp = gt.clamp_min(margin - input, 0)
     output = gt.where(target != 1, margin_clamp, 0.0) + gt.where(target != -1, input, 0.0)
     return _reduce(output, reduction)
@@ -198,9 +168,7 @@ def soft_margin_loss(
     >>> round(loss.item(), 4)
     0.7417
     """
-    from .functional import _not_differentiable
-
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     _not_differentiable("soft_margin_loss", "target", target)
     shape = gt.broadcast_shapes(tuple(input.shape), tuple(target.shape))
     if tuple(shape) != tuple(input.shape):
@@ -233,7 +201,7 @@ def cosine_embedding_loss(
     ...     a, b, gt.tensor([1.0, -1.0]), margin=0.5, reduction="none").tolist()]
     [1.0, 0.5]
     """
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     dim = target.dim()
     if dim not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -275,10 +243,8 @@ def multilabel_soft_margin_loss(
     >>> round(loss.item(), 4)
     0.6931
     """
-    from .functional import logsigmoid
-
     if size_average is not None or reduce is not None:
-        reduction = _reduction(size_average, reduce, reduction)
+        reduction = _checked_reduction(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -337,9 +303,7 @@ def multi_margin_loss(
     >>> round(multi_margin_loss(x, gt.tensor([3])).item(), 4)
     0.325
     """
-    from .functional import _not_differentiable
-
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
@@ -397,7 +361,7 @@ def multilabel_margin_loss(
     >>> round(multilabel_margin_loss(x, gt.tensor([[3, 0, -1, 1]])).item(), 4)
     0.85
     """
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     _check_vector_or_matrix(input)
     n_classes = input.shape[-1] if input.dim() else 1
     if input.dim() <= 1:
@@ -465,7 +429,7 @@ def triplet_margin_loss(
     >>> round(triplet_margin_loss(a, pos, neg, eps=0.0, swap=True).item(), 4)
     2.3944
     """
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     _check_margin(margin)
     _check_triplet_dims(anchor, positive, negative)
     dist_pos = pairwise_distance(anchor, positive, p, eps)
@@ -505,118 +469,3 @@ def triplet_margin_with_distance_loss(
     if swap:
         dist_neg = gt.minimum(dist_neg, distance(positive, negative))
     return _reduce(gt.clamp_min(margin + dist_pos - dist_neg, 0), reduction)
-
-
-# -------------------------------------------------------------------------------------
-# negative log-likelihoods
-
-
-def _stirling(target: Tensor) -> Tensor:
-    """Stirling's approximation of ``log(target!)``, ``target * log(target) - target +
-    0.5 * log(2 pi target)``, where ``target > 1``; 0 elsewhere.
-
-    Note [A finite Stirling term below 1]
-    torch computes the term everywhere and masks it (``masked_fill(target <= 1, 0)``), so
-    at ``target == 0`` its ``log`` makes the target's gradient NaN; here the masked
-    entries see a target of 1 instead, and their gradient is the mask's 0.
-    """
-    above = target > 1
-    t = gt.where(above, target, 1.0)
-    term = t * t.log() - t + 0.5 * (2 * math.pi * t).log()
-    return gt.where(above, term, 0.0)
-
-
-def poisson_nll_loss(
-    input: Tensor,
-    target: Tensor,
-    log_input: bool = True,
-    full: bool = False,
-    size_average=None,
-    eps: float = 1e-8,
-    reduce=None,
-    reduction: str = "mean",
-) -> Tensor:
-    """The negative log-likelihood of ``target`` under a Poisson distribution of rate
-    ``exp(input)`` (``log_input=True``: ``exp(input) - target * input``) or ``input``
-    (``input - target * log(input + eps)``), without the constant ``log(target!)`` unless
-    ``full`` (Stirling's approximation, for targets above 1), reduced.
-
-    Examples
-    --------
-    >>> import gradstack_tensor as gt
-    >>> round(poisson_nll_loss(gt.tensor([0.0, 1.0]), gt.tensor([1.0, 3.0])).item(), 4)
-    0.3591
-    >>> round(poisson_nll_loss(gt.tensor([0.0, 1.0]), gt.tensor([1.0, 3.0]), full=True).item(), 4)
-    1.2412
-    """
-    reduction = _reduction(size_average, reduce, reduction)
-    if log_input:
-        loss = input.exp() - target * input
-    else:
-        loss = input - target * (input + eps).log()
-    if full:
-        loss = loss + _stirling(target)
-    return _reduce(loss, reduction)
-
-
-def _gaussian_var(input: Tensor, var) -> Tensor:
-    """``var`` checked and shaped as torch's ``gaussian_nll_loss``: a float becomes a
-    tensor of the input's shape; a tensor one dim short of the input gets a last dim of 1;
-    otherwise it must equal the input's shape but for one dim of size 1."""
-    if isinstance(var, float):
-        if var < 0:
-            raise ValueError("var has negative entry/entries")
-        var = var * gt.ones_like(input)
-    elif not isinstance(var, Tensor):
-        raise TypeError(
-            f"gaussian_nll_loss(): argument 'var' must be Tensor, not {type(var).__name__}"
-        )
-    elif bool((var < 0).any()):
-        raise ValueError("var has negative entry/entries")
-    in_shape, var_shape = tuple(input.shape), tuple(var.shape)
-    if var_shape == in_shape:
-        return var
-    if in_shape[:-1] == var_shape:
-        return var.unsqueeze(-1)
-    if len(in_shape) == len(var_shape):
-        mismatched = sum(v for i, v in zip(in_shape, var_shape) if i != v)
-        if mismatched == 1:
-            return var
-    raise ValueError("var is of incorrect size")
-
-
-def gaussian_nll_loss(
-    input: Tensor,
-    target: Tensor,
-    var,
-    full: bool = False,
-    eps: float = 1e-6,
-    reduction: str = "mean",
-) -> Tensor:
-    """The negative log-likelihood of ``target`` under a Gaussian of mean ``input`` and
-    variance ``var``: ``0.5 * (log(max(var, eps)) + (input - target) ** 2 / max(var,
-    eps))``, plus ``0.5 * log(2 pi)`` if ``full``, reduced.
-
-    ``var`` is a float, a tensor of the input's shape, of its shape without the last dim
-    (one variance per sample), or of its shape with one dim of size 1.  As torch, the
-    clamp at ``eps`` does not stop the variance's gradient (torch clamps a clone in place
-    under ``no_grad``).
-
-    Examples
-    --------
-    >>> import gradstack_tensor as gt
-    >>> x, t = gt.tensor([[1.0, 2.0]]), gt.tensor([[2.0, 2.0]])
-    >>> gaussian_nll_loss(x, t, gt.tensor([1.0]), reduction="none").tolist()
-    [[0.5, 0.0]]
-    >>> round(gaussian_nll_loss(x, t, 1.0, full=True).item(), 4)
-    1.1689
-    """
-    var = _gaussian_var(input, var)
-    _check_reduction(reduction, " is not valid")
-    # Note [The variance's clamp passes its gradient]: max(var, eps) in value, var in
-    # gradient, as torch's in-place clamp of a clone under no_grad
-    var = var + (var.clamp(min=eps) - var).detach()
-    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
-    if full:
-        loss = loss + 0.5 * math.log(2 * math.pi)
-    return _reduce(loss, reduction)

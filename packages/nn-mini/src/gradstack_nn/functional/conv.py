@@ -1,5 +1,6 @@
-"""Convolution and pooling as functions: ``conv2d``, ``max_pool2d``, ``unfold``, ``fold``
-(re-exported by :mod:`gradstack_nn.functional`).
+"""The convolutions as functions (``conv1d``, ``conv2d``, ``conv3d``,
+``conv_transpose1d``, ``conv_transpose2d``, ``conv_transpose3d``) and the window
+functions they are built on, ``unfold`` (im2col) and ``fold`` (col2im).
 
 Note [A convolution is an unfold and a product]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -12,6 +13,10 @@ from theirs, with no convolution-specific formula to keep right.  The price is t
 memory of the columns (``kH * kW`` times the input) and the node names: the graph shows
 the unfold, the product and the bias add where torch shows one ``ConvolutionBackward0``.
 
+The 3-d forms are 2-d ones and a fold or unfold over the depth (Note [A 3-d convolution
+is a depth unfold and a 2-d convolution], Note [A 3-d transposed convolution is a 2-d one
+and a depth fold]); the 1-d forms are the 2-d ones on a unit height.
+
 Examples
 --------
 >>> import gradstack_tensor as gt
@@ -19,8 +24,8 @@ Examples
 >>> w = gt.ones(1, 1, 2, 2)
 >>> conv2d(x, w, stride=2).flatten().tolist()
 [10.0, 18.0, 42.0, 50.0]
->>> max_pool2d(x, 2).flatten().tolist()
-[5.0, 7.0, 13.0, 15.0]
+>>> unfold(x, 2, stride=2).shape
+gradstack.Size([1, 4, 4])
 """
 
 from __future__ import annotations
@@ -28,23 +33,25 @@ from __future__ import annotations
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-__all__ = ["conv2d", "max_pool2d", "max_pool2d_with_indices", "unfold", "fold"]
+from ._utils import _pair, _triple
+from .padding import pad
+
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "unfold",
+    "fold",
+]
 
 _OP = gt.get_op
 
 
-def _pair(value, name: str) -> tuple[int, int]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value, value
-    if isinstance(value, (tuple, list)) and len(value) == 1:
-        return _pair(value[0], name)
-    if (
-        isinstance(value, (tuple, list))
-        and len(value) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-    ):
-        return int(value[0]), int(value[1])
-    raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
+# -------------------------------------------------------------------------------------
+# the windows: unfold (im2col) and fold (col2im)
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -82,6 +89,10 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         _pair(padding, "padding"),
         _pair(stride, "stride"),
     )
+
+
+# -------------------------------------------------------------------------------------
+# 1-d and 2-d convolutions
 
 
 def _same_padding(kernel, dilation, stride) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -211,44 +222,6 @@ def conv2d(
     return out
 
 
-def max_pool2d_with_indices(
-    input: Tensor,
-    kernel_size,
-    stride=None,
-    padding=0,
-    dilation=1,
-    ceil_mode: bool = False,
-    return_indices: bool = True,
-):
-    """The largest element of each window and its flat index in the input's ``H * W``
-    plane (MaxPool2DWithIndicesBackward0); ``stride`` defaults to ``kernel_size``."""
-    values, indices = _OP("max_pool2d_with_indices")(
-        input,
-        _pair(kernel_size, "kernel_size"),
-        None if stride is None or stride == [] else _pair(stride, "stride"),
-        _pair(padding, "padding"),
-        _pair(dilation, "dilation"),
-        bool(ceil_mode),
-    )
-    return (values, indices) if return_indices else values
-
-
-def max_pool2d(
-    input: Tensor,
-    kernel_size,
-    stride=None,
-    padding=0,
-    dilation=1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-):
-    """2-d max pooling over an ``(N, C, H, W)`` (or ``(C, H, W)``) input, as
-    ``torch.nn.functional.max_pool2d`` (with ``return_indices=True``, also the indices)."""
-    return max_pool2d_with_indices(
-        input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
-    )
-
-
 def _lift_1d(value, unit: int):
     """A 1-d convolution's argument as the 2-d one's: ``unit`` for the unit height (a
     padding string passes through)."""
@@ -354,57 +327,12 @@ def conv_transpose2d(
     covered_w = out_w + 2 * padding[1] - output_padding[1]
     out = fold(cols, (covered_h, covered_w), (kh, kw), dilation, 0, stride)
     if output_padding[0] or output_padding[1]:
-        from ._padding import pad
-
         out = pad(out, (0, output_padding[1], 0, output_padding[0]))
     if padding[0] or padding[1]:
         out = out[:, :, padding[0] : padding[0] + out_h, padding[1] : padding[1] + out_w]
     if bias is not None:
         out = out + bias.reshape(out_channels, 1, 1)
     return out.squeeze(0) if unbatched else out
-
-
-def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
-    """``(*, C * r * r, H, W)`` rearranged into ``(*, C, H * r, W * r)``."""
-    r = int(upscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(
-            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
-            f"{input.dim()} dimension(s)"
-        )
-    *lead, c, h, w = input.shape
-    if c % (r * r):
-        raise RuntimeError(
-            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
-            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
-        )
-    x = input.reshape(*lead, c // (r * r), r, r, h, w)
-    k = len(lead)
-    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
-
-
-def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """``(*, C, H * r, W * r)`` rearranged into ``(*, C * r * r, H, W)``."""
-    r = int(downscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(
-            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
-            f"{input.dim()} dimension(s)"
-        )
-    *lead, c, h, w = input.shape
-    if h % r or w % r:
-        raise RuntimeError(
-            f"pixel_unshuffle expects height to be divisible by downscale_factor, but input."
-            f"size(-2)={h} is not divisible by {r}"
-            if h % r
-            else f"pixel_unshuffle expects width to be divisible by downscale_factor, but input."
-            f"size(-1)={w} is not divisible by {r}"
-        )
-    x = input.reshape(*lead, c, h // r, r, w // r, r)
-    k = len(lead)
-    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
 
 
 def conv_transpose1d(
@@ -431,3 +359,223 @@ def conv_transpose1d(
         _lift_1d(output_padding, 0), groups, _lift_1d(dilation, 1),
     )  # fmt: skip
     return out.squeeze(-2)
+
+
+# -------------------------------------------------------------------------------------
+# 3-d convolutions
+
+
+def _check_conv3d(input: Tensor, weight: Tensor, bias, groups: int, name: str) -> None:
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'input' and 'weight' must be Tensors, got "
+            f"{type(input).__name__} and {type(weight).__name__}"
+        )
+    if input.dim() not in (4, 5):
+        raise RuntimeError(
+            f"Expected 4D (unbatched) or 5D (batched) input to {name}, but got input of size: "
+            f"{list(input.shape)}"
+        )
+    if weight.dim() != 5:
+        raise RuntimeError(
+            f"Expected 5-dimensional weight for 5-dimensional input {list(input.shape)}, but "
+            f"got weight of size {list(weight.shape)} instead"
+        )
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError(f"non-positive groups is not supported (got groups={groups!r})")
+    check_same_dtype(input, weight, bias)
+
+
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """3-d cross-correlation, as ``torch.nn.functional.conv3d``.
+
+    Note [A 3-d convolution is a depth unfold and a 2-d convolution]
+    The input's depth windows are unfolded (``im2col`` with a ``(kD, 1)`` kernel over the
+    ``(D, H * W)`` plane) into ``kD`` times the channels, one sample per output depth;
+    the weight ``(O, C / groups, kD, kH, kW)`` read as ``(O, C / groups * kD, kH, kW)``
+    then convolves them in 2-d (whose channel order, channel-major, keeps the groups
+    whole): one unfold, one :func:`conv2d`.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+    weight : Tensor
+        ``(out_channels, C / groups, kD, kH, kW)``.
+    bias : Tensor, optional
+        ``(out_channels,)``.
+    stride, padding, dilation : int or triple
+        ``padding`` may also be ``'valid'`` or ``'same'``.
+    groups : int
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> x = gt.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> conv3d(x, gt.ones(1, 1, 2, 2, 2)).flatten().tolist()
+    [28.0]
+    >>> conv3d(x, gt.ones(2, 1, 1, 1, 1), padding=1).shape
+    gradstack.Size([1, 2, 4, 4, 4])
+    """
+    _check_conv3d(input, weight, bias, groups, "conv3d")
+    unbatched = input.dim() == 4
+    x = input.unsqueeze(0) if unbatched else input
+    stride = _triple(stride, "stride")
+    dilation = _triple(dilation, "dilation")
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0, 0)
+        elif padding == "same":
+            if stride != (1, 1, 1):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            total = [dl * (k - 1) for dl, k in zip(dilation, kernel)]
+            pads = [(t // 2, t - t // 2) for t in total]
+            x = pad(x, tuple(v for pair in reversed(pads) for v in pair))
+            padding = (0, 0, 0)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}' (use 'valid' or 'same')")
+    padding = _triple(padding, "padding")
+    if min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
+        raise RuntimeError(
+            f"conv3d: stride and dilation must be positive and padding non-negative, got "
+            f"stride={stride}, dilation={dilation}, padding={padding}"
+        )
+    n, c = x.shape[0], x.shape[1]
+    out_channels = weight.shape[0]
+    if out_channels % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size {list(weight.shape)} instead"
+        )
+    if c != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(x.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"{c} channels instead"
+        )
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(
+            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
+            f"with {out_channels} elements, but got bias of size {list(bias.shape)} instead"
+        )
+    if padding[0]:
+        x = pad(x, (0, 0, 0, 0, padding[0], padding[0]))
+    depth, h, w = x.shape[2], x.shape[3], x.shape[4]
+    padded = [depth, h + 2 * padding[1], w + 2 * padding[2]]
+    span = [dl * (k - 1) + 1 for dl, k in zip(dilation, kernel)]
+    if any(p < s for p, s in zip(padded, span)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({padded[0]} x {padded[1]} x "
+            f"{padded[2]}). Kernel size: ({span[0]} x {span[1]} x {span[2]}). Kernel size "
+            "can't be greater than actual input size"
+        )
+    out_d = (depth - span[0]) // stride[0] + 1
+    kd = kernel[0]
+    # Note [A 3-d convolution is a depth unfold and a 2-d convolution]
+    cols = unfold(x.reshape(n, c, depth, h * w), (kd, 1), (dilation[0], 1), 0, (stride[0], 1))
+    cols = cols.reshape(n, c, kd, out_d, h, w).permute(0, 3, 1, 2, 4, 5)
+    cols = cols.reshape(n * out_d, c * kd, h, w)
+    w2 = weight.reshape(out_channels, weight.shape[1] * kd, kernel[1], kernel[2])
+    out = conv2d(cols, w2, None, stride[1:], padding[1:], dilation[1:], groups)
+    out = out.reshape(n, out_d, out_channels, out.shape[-2], out.shape[-1]).transpose(1, 2)
+    if bias is not None:
+        out = out + bias.reshape(out_channels, 1, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
+    """3-d transposed convolution (the adjoint of :func:`conv3d`), as
+    ``torch.nn.functional.conv_transpose3d``: ``weight`` is ``(C, out_channels / groups,
+    kD, kH, kW)``; the output is ``(D - 1) * stride - 2 * padding + dilation * (kD - 1) +
+    output_padding + 1`` deep (and so high and wide).
+
+    Note [A 3-d transposed convolution is a 2-d one and a depth fold]
+    Each input depth slice spreads, by :func:`conv_transpose2d` with the ``kD`` kernel
+    slices as extra output channels, into ``kD`` output slices; :func:`fold` (``col2im``
+    with a ``(kD, 1)`` kernel over ``(depth, H * W)``) then sums them into the output
+    depths ``d * stride + k * dilation``.  Both are ops of the table, so the gradients are.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> x = gt.ones(1, 1, 2, 2, 2)
+    >>> conv_transpose3d(x, gt.ones(1, 1, 2, 2, 2))[0, 0, :, 0].tolist()
+    [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    _check_conv3d(input, weight, bias, groups, "conv_transpose3d")
+    unbatched = input.dim() == 4
+    x = input.unsqueeze(0) if unbatched else input
+    n, c, depth, h, w = x.shape
+    if weight.shape[0] != c:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {weight.shape[0]} channels, but got {c} channels instead"
+        )
+    if c % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size {list(weight.shape)} instead"
+        )
+    stride, padding = _triple(stride, "stride"), _triple(padding, "padding")
+    dilation = _triple(dilation, "dilation")
+    output_padding = _triple(output_padding, "output_padding")
+    if any(op >= max(s, dl) for op, s, dl in zip(output_padding, stride, dilation)):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_depth: {output_padding[0]} output_padding_height: "
+            f"{output_padding[1]} output_padding_width: {output_padding[2]} stride_depth: "
+            f"{stride[0]} stride_height: {stride[1]} stride_width: {stride[2]} "
+            f"dilation_depth: {dilation[0]} dilation_height: {dilation[1]} dilation_width: "
+            f"{dilation[2]}"
+        )
+    per_group = weight.shape[1]
+    out_channels = per_group * groups
+    kd, kh, kw = weight.shape[2], weight.shape[3], weight.shape[4]
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+            f"1-dimensional with {out_channels} elements, but got bias of size "
+            f"{list(bias.shape)} instead"
+        )
+    # Note [A 3-d transposed convolution is a 2-d one and a depth fold]
+    slices = x.transpose(1, 2).reshape(n * depth, c, h, w)
+    w2 = weight.reshape(c, per_group * kd, kh, kw)  # output channels (o, k) per group
+    # (padding and output_padding are applied below to the three dims at once: the depth
+    # needs them after the depth fold anyway, so the 2-d call takes neither)
+    y = conv_transpose2d(slices, w2, None, stride[1:], 0, 0, groups, dilation[1:])
+    # (N * D, O * kD, H', W') before the padding crop
+    oh, ow = y.shape[-2], y.shape[-1]
+    y = y.reshape(n, depth, out_channels, kd, oh * ow).permute(0, 2, 4, 3, 1)
+    cols = y.reshape(n, out_channels * oh * ow * kd, depth)
+    full = (depth - 1) * stride[0] + dilation[0] * (kd - 1) + 1
+    out = fold(cols, (full, 1), (kd, 1), (dilation[0], 1), 0, (stride[0], 1))
+    out = out.reshape(n, out_channels, oh, ow, full).permute(0, 1, 4, 2, 3)
+    out_d = full - 2 * padding[0] + output_padding[0]
+    crops = [(-p, op - p) for p, op in zip(padding, output_padding)]
+    if any(padding) or any(output_padding):
+        out = pad(out, tuple(v for pair in reversed(crops) for v in pair))
+    if out_d <= 0:
+        raise RuntimeError(
+            f"conv_transpose3d: the output depth {out_d} is not positive (input depth {depth})"
+        )
+    if bias is not None:
+        out = out + bias.reshape(out_channels, 1, 1, 1)
+    return out.squeeze(0) if unbatched else out

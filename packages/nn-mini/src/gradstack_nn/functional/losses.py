@@ -1,63 +1,40 @@
-"""``gradstack_nn.functional`` (``gradstack.nn.functional``): the layers as functions.
+"""The regression, classification and likelihood losses as functions: ``mse_loss``,
+``l1_loss``, ``smooth_l1_loss``, ``huber_loss``, ``nll_loss``, ``cross_entropy``,
+``binary_cross_entropy``, ``binary_cross_entropy_with_logits``, ``kl_div``,
+``poisson_nll_loss`` and ``gaussian_nll_loss`` (the margin and embedding losses are in
+:mod:`gradstack_nn.functional.margin_losses`).
 
-Each function does what ``torch.nn.functional``'s does in Python (argument checks, torch's
-warnings, broadcasting, the composite cases) and then calls one op of the registry, so the
-graph records torch's nodes: ``cross_entropy`` gives ``NllLossBackward0`` over
-``LogSoftmaxBackward0``, ``layer_norm`` ``NativeLayerNormBackward0``, ``mse_loss``
-``MseLossBackward0``.  The ops' formulas are written with gradstack ops, so every function
-differentiates to any order (``create_graph=True``).
+Each checks its arguments as torch's does and calls one op of the registry where torch
+records one node (``cross_entropy`` gives ``NllLossBackward0`` over
+``LogSoftmaxBackward0``, ``mse_loss`` ``MseLossBackward0``); the others are composed of
+gradstack ops as torch composes them, so every loss differentiates to any order.
 
 Examples
 --------
 >>> import gradstack_tensor as gt
->>> import gradstack_nn.functional as F
 >>> logits = gt.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]], requires_grad=True)
->>> target = gt.tensor([0, 2])
->>> loss = F.cross_entropy(logits, target)
->>> round(loss.item(), 4), loss.grad_fn.name()
-(0.1755, 'NllLossBackward0')
->>> F.mse_loss(gt.tensor([1., 2.]), gt.tensor([1., 4.])).item()
+>>> round(cross_entropy(logits, gt.tensor([0, 2])).item(), 4)
+0.1755
+>>> mse_loss(gt.tensor([1., 2.]), gt.tensor([1., 4.])).item()
 2.0
->>> F.one_hot(gt.tensor([0, 2]), 3).tolist()
-[[1, 0, 0], [0, 0, 1]]
+>>> logp = gt.tensor([[0.25, 0.75]]).log()
+>>> round(kl_div(logp, gt.tensor([[0.5, 0.5]]), reduction="batchmean").item(), 4)
+0.1438
+>>> round(poisson_nll_loss(gt.tensor([0.0, 1.0]), gt.tensor([1.0, 3.0])).item(), 4)
+0.3591
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 
-import gradstack_autograd as ag
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
+from ._utils import _not_differentiable, _type_name
+
 __all__ = [
-    "linear",
-    "conv1d",
-    "conv2d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "pixel_shuffle",
-    "pixel_unshuffle",
-    "max_pool2d",
-    "max_pool2d_with_indices",
-    "unfold",
-    "fold",
-    "relu",
-    "relu_",
-    "leaky_relu",
-    "leaky_relu_",
-    "sigmoid",
-    "tanh",
-    "gelu",
-    "silu",
-    "logsigmoid",
-    "softmax",
-    "log_softmax",
-    "dropout",
-    "layer_norm",
-    "batch_norm",
-    "embedding",
-    "one_hot",
     "mse_loss",
     "l1_loss",
     "smooth_l1_loss",
@@ -66,306 +43,19 @@ __all__ = [
     "cross_entropy",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "kl_div",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
 ]
 
-_REDUCTIONS = ("none", "mean", "sum")
 _OP = gt.get_op
 
-# convolution and pooling live in their own module (Note [A convolution is an unfold and a
-# product]); they are functions of this namespace as in torch
-# the composed families, each in its own module; functions of this namespace as in torch
-from ._activations import *  # noqa: E402, F403
-from ._activations import __all__ as _activations_all  # noqa: E402
-from ._attention import scaled_dot_product_attention  # noqa: E402
-from ._convolution import (  # noqa: E402
-    conv1d,
-    conv2d,
-    conv_transpose1d,
-    conv_transpose2d,
-    fold,
-    max_pool2d,
-    max_pool2d_with_indices,
-    pixel_shuffle,
-    pixel_unshuffle,
-    unfold,
-)
-from ._distances import *  # noqa: E402, F403
-from ._distances import __all__ as _distances_all  # noqa: E402
-from ._divergences import kl_div  # noqa: E402
-from ._dropout import dropout1d, dropout2d, dropout3d  # noqa: E402
-from ._extra_layers import *  # noqa: E402, F403
-from ._extra_layers import __all__ as _extra_layers_all  # noqa: E402
-from ._interpolation import *  # noqa: E402, F403
-from ._interpolation import __all__ as _interpolation_all  # noqa: E402
-from ._margin_losses import *  # noqa: E402, F403
-from ._margin_losses import __all__ as _margin_losses_all  # noqa: E402
-from ._normalizations import *  # noqa: E402, F403
-from ._normalizations import __all__ as _normalizations_all  # noqa: E402
-from ._padding import pad  # noqa: E402
-from ._pooling import *  # noqa: E402, F403
-from ._pooling import __all__ as _pooling_all  # noqa: E402
-from ._spatial import *  # noqa: E402, F403
-from ._spatial import __all__ as _spatial_all  # noqa: E402
-
-__all__ += _activations_all
-__all__ += _distances_all
-__all__ += _normalizations_all
-__all__ += ["pad", "scaled_dot_product_attention", "kl_div", "dropout1d", "dropout2d"]
-__all__ += ["dropout3d"]
-__all__ += _interpolation_all
-__all__ += _margin_losses_all
-__all__ += _pooling_all
-__all__ += _extra_layers_all
-__all__ += _spatial_all
-
-# torch's names of the scalar types, as its error messages spell them
-_TORCH_TYPE_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-}
-
-
-def _type_name(t: Tensor) -> str:
-    return _TORCH_TYPE_NAMES.get(t.dtype.name, t.dtype.name)
-
 
 # -------------------------------------------------------------------------------------
-# layers
+# reductions
 
 
-def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``input @ weight.T + bias``, with ``weight`` of shape ``(out_features, in_features)``.
-
-    As torch: with a bias, one fused ``addmm`` (``grad_fn`` AddmmBackward0, whose inputs
-    are the bias, the input and ``weight.t()``), the input first viewed as 2-D and the
-    result viewed back when it has another number of dimensions (ViewBackward0); without
-    a bias, ``matmul``.
-    """
-    if bias is not None:
-        if input.dim() == 2:
-            return gt.addmm(bias, input, weight.t())
-        if input.dim() >= 1:
-            out = gt.addmm(bias, input.reshape(-1, input.shape[-1]), weight.t())
-            return out.view(*input.shape[:-1], out.shape[-1])
-        return input.matmul(weight.t()) + bias
-    return input.matmul(weight.t())
-
-
-def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """``max(input, 0)`` elementwise (in place with ``inplace=True``)."""
-    return input.relu_() if inplace else input.relu()
-
-
-def relu_(input: Tensor) -> Tensor:
-    """In-place :func:`relu`."""
-    return input.relu_()
-
-
-def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """``input`` where positive, ``negative_slope * input`` elsewhere (LeakyReluBackward0)."""
-    if inplace:
-        return leaky_relu_(input, negative_slope)
-    return _OP("leaky_relu")(input, negative_slope)
-
-
-def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    """In-place :func:`leaky_relu` (torch names its node LeakyReluBackward1, gradstack
-    LeakyReluBackward0: one node name per op and its in-place twin)."""
-    return _OP("leaky_relu_")(input, negative_slope)
-
-
-def sigmoid(input: Tensor) -> Tensor:
-    """``1 / (1 + exp(-input))``."""
-    return input.sigmoid()
-
-
-def tanh(input: Tensor) -> Tensor:
-    """Hyperbolic tangent."""
-    return input.tanh()
-
-
-def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """``input * Phi(input)`` (Phi the standard normal CDF), or with ``approximate="tanh"``
-    ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x**3)))`` (GeluBackward0)."""
-    return _OP("gelu")(input, approximate)
-
-
-def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    """``input * sigmoid(input)`` (SiluBackward0), in place with ``inplace=True``."""
-    return _OP("silu_" if inplace else "silu")(input)
-
-
-def logsigmoid(input: Tensor) -> Tensor:
-    """``log(sigmoid(input))``, stable for large ``|input|`` (LogSigmoidBackward0)."""
-    return _OP("log_sigmoid")(input)
-
-
-def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-        "include dim=X as an argument.",
-        stacklevel=stacklevel,
-    )
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``exp(input) / exp(input).sum(dim)``, computed stably (SoftmaxBackward0)."""
-    if dim is None:
-        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    if dtype is not None:  # as torch: cast first (ToCopyBackward0), then the softmax
-        input = input.to(dtype)
-    return input.softmax(dim)
-
-
-def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``log(softmax(input, dim))``, computed stably (LogSoftmaxBackward0)."""
-    if dim is None:
-        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    if dtype is not None:
-        input = input.to(dtype)
-    return input.log_softmax(dim)
-
-
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """During training, zero each element with probability ``p`` and scale the others by
-    ``1 / (1 - p)``; the identity otherwise.
-
-    As torch's CPU dropout: the mask is ``empty_like(input).bernoulli_(1 - p)`` divided by
-    ``1 - p`` (torch's generator: the same seed gives torch's mask), then one
-    multiplication by it (MulBackward0), ``input.mul_(mask)`` with ``inplace=True``.
-    """
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
-    if p == 1.0:
-        noise = gt.zeros((), dtype=input.dtype)
-    else:
-        with ag.no_grad():
-            noise = gt.empty_like(input).bernoulli_(1.0 - p).div_(1.0 - p)
-    return input.mul_(noise) if inplace else input * noise
-
-
-# -------------------------------------------------------------------------------------
-# normalisation and embedding
-
-
-def layer_norm(
-    input: Tensor,
-    normalized_shape,
-    weight: Tensor | None = None,
-    bias: Tensor | None = None,
-    eps: float = 1e-5,
-) -> Tensor:
-    """Normalise over the last ``len(normalized_shape)`` dims to zero mean and unit
-    (biased) variance, then scale by ``weight`` and shift by ``bias``
-    (NativeLayerNormBackward0)."""
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    return _OP("layer_norm")(input, tuple(normalized_shape), weight, bias, eps)
-
-
-def _verify_batch_size(size) -> None:
-    values = size[0]
-    for s in size[2:]:
-        values *= s
-    if values == 1:
-        raise ValueError(
-            f"Expected more than 1 value per channel when training, got input size {size}"
-        )
-
-
-def batch_norm(
-    input: Tensor,
-    running_mean: Tensor | None,
-    running_var: Tensor | None,
-    weight: Tensor | None = None,
-    bias: Tensor | None = None,
-    training: bool = False,
-    momentum: float = 0.1,
-    eps: float = 1e-5,
-) -> Tensor:
-    """Batch normalisation over dim 1 of an ``(N, C, *)`` input (NativeBatchNormBackward0).
-
-    In training, the batch statistics normalise and the running statistics (when given)
-    are updated in place with ``momentum`` (the unbiased variance); in evaluation, the
-    running statistics normalise.
-    """
-    if training:
-        _verify_batch_size(input.shape)
-    if training and eps <= 0.0:
-        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
-    if eps < 0.0:
-        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    if not training and (running_mean is None or running_var is None):
-        raise RuntimeError("running_mean must be defined in evaluation mode")
-    return _OP("batch_norm")(
-        input, weight, bias, running_mean, running_var, bool(training), momentum, eps
-    )
-
-
-def embedding(
-    input: Tensor,
-    weight: Tensor,
-    padding_idx: int | None = None,
-    max_norm: float | None = None,
-    norm_type: float = 2.0,
-    scale_grad_by_freq: bool = False,
-    sparse: bool = False,
-) -> Tensor:
-    """The rows of ``weight`` picked by the indices ``input`` (EmbeddingBackward0).
-
-    ``padding_idx``'s row gets no gradient; ``max_norm`` first rescales (in place, without
-    recording) the picked rows whose ``norm_type``-norm exceeds it; ``scale_grad_by_freq``
-    divides each row's gradient by its number of occurrences in ``input``.
-    """
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= weight.shape[0]:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -weight.shape[0]:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = weight.shape[0] + padding_idx
-    else:
-        padding_idx = -1
-    if max_norm is not None:
-        if not input.is_contiguous():
-            input = input.contiguous()
-        with ag.no_grad():
-            _OP("embedding_renorm_")(weight, input, max_norm, norm_type)
-    return _OP("embedding")(weight, input, padding_idx, bool(scale_grad_by_freq), bool(sparse))
-
-
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """An int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each index
-    (``num_classes=-1``: one more than the largest index)."""
-    if tensor.dtype != gt.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if num_classes == -1:
-        if tensor.numel() == 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        num_classes = int(tensor.max().item()) + 1
-    elif num_classes < -1:
-        raise RuntimeError("num_classes should be positive")
-    if tensor.numel() > 0:
-        if int(tensor.min().item()) < 0:
-            raise RuntimeError("Class values must be non-negative.")
-        if int(tensor.max().item()) >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
-    return (tensor.unsqueeze(-1) == gt.arange(num_classes)).long()
-
-
-# -------------------------------------------------------------------------------------
-# losses
+_REDUCTIONS = ("none", "mean", "sum")
 
 
 def _reduction(size_average, reduce, reduction: str, stacklevel: int = 4) -> str:
@@ -381,6 +71,35 @@ def _reduction(size_average, reduce, reduction: str, stacklevel: int = 4) -> str
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
+
+
+def _checked_reduction(size_average, reduce, reduction: str, message: str = "") -> str:
+    """The reduction the arguments ask for: the legacy ``size_average``/``reduce`` through
+    :func:`_reduction` (torch's deprecation warning), else
+    ``reduction`` checked with torch's ``ValueError`` (``message``: the function's own
+    words after the name, where torch's Python spells them differently)."""
+    if size_average is not None or reduce is not None:
+        return _reduction(size_average, reduce, reduction, stacklevel=4)
+    _check_reduction(reduction, message)
+    return reduction
+
+
+def _check_reduction(reduction: str, message: str = "") -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction}{message or ' is not a valid value for reduction'}")
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    """torch's ``apply_loss_reduction``."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+# -------------------------------------------------------------------------------------
+# regression losses
 
 
 def _warn_size(input: Tensor, target: Tensor) -> None:
@@ -511,12 +230,8 @@ def huber_loss(
     return _weighted(_OP("huber_loss")(x, y, "none", delta), weight, input, reduction, False)
 
 
-def _not_differentiable(fn: str, name: str, t: Tensor | None) -> None:
-    if t is not None and t.requires_grad and ag.is_grad_enabled():
-        raise RuntimeError(
-            f"The function '{fn}' is not differentiable with respect to argument '{name}'. "
-            "This input cannot have requires_grad True."
-        )
+# -------------------------------------------------------------------------------------
+# classification losses
 
 
 def _nll_loss_nd(input, target, weight, reduction, ignore_index):
@@ -710,3 +425,162 @@ def binary_cross_entropy_with_logits(
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     return _OP("binary_cross_entropy_with_logits")(input, target, weight, pos_weight, reduction)
+
+
+# -------------------------------------------------------------------------------------
+# divergence and likelihood losses
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """``target * (log(target) - input)`` summed as ``reduction`` says (``"batchmean"``:
+    the sum over the batch size, the divergence's definition; ``"mean"`` divides by every
+    element, with torch's warning); ``input`` holds log-probabilities, ``target``
+    probabilities (log-probabilities with ``log_target=True``).
+
+    Where the target is 0 the term is 0 and its gradient finite (torch's ``xlogy`` gives
+    the target a NaN gradient there; the input's gradient is the same).
+    """
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            UserWarning,
+            stacklevel=2,
+        )
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        positive = target > 0
+        safe = gt.where(positive, target, 1.0)
+        loss = gt.where(positive, target * safe.log(), 0.0) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _stirling(target: Tensor) -> Tensor:
+    """Stirling's approximation of ``log(target!)``, ``target * log(target) - target +
+    0.5 * log(2 pi target)``, where ``target > 1``; 0 elsewhere.
+
+    Note [A finite Stirling term below 1]
+    torch computes the term everywhere and masks it (``masked_fill(target <= 1, 0)``), so
+    at ``target == 0`` its ``log`` makes the target's gradient NaN; here the masked
+    entries see a target of 1 instead, and their gradient is the mask's 0.
+    """
+    above = target > 1
+    t = gt.where(above, target, 1.0)
+    term = t * t.log() - t + 0.5 * (2 * math.pi * t).log()
+    return gt.where(above, term, 0.0)
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average=None,
+    eps: float = 1e-8,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The negative log-likelihood of ``target`` under a Poisson distribution of rate
+    ``exp(input)`` (``log_input=True``: ``exp(input) - target * input``) or ``input``
+    (``input - target * log(input + eps)``), without the constant ``log(target!)`` unless
+    ``full`` (Stirling's approximation, for targets above 1), reduced.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> round(poisson_nll_loss(gt.tensor([0.0, 1.0]), gt.tensor([1.0, 3.0])).item(), 4)
+    0.3591
+    >>> round(poisson_nll_loss(gt.tensor([0.0, 1.0]), gt.tensor([1.0, 3.0]), full=True).item(), 4)
+    1.2412
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        loss = loss + _stirling(target)
+    return _reduce(loss, reduction)
+
+
+def _gaussian_var(input: Tensor, var) -> Tensor:
+    """``var`` checked and shaped as torch's ``gaussian_nll_loss``: a float becomes a
+    tensor of the input's shape; a tensor one dim short of the input gets a last dim of 1;
+    otherwise it must equal the input's shape but for one dim of size 1."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * gt.ones_like(input)
+    elif not isinstance(var, Tensor):
+        raise TypeError(
+            f"gaussian_nll_loss(): argument 'var' must be Tensor, not {type(var).__name__}"
+        )
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    in_shape, var_shape = tuple(input.shape), tuple(var.shape)
+    if var_shape == in_shape:
+        return var
+    if in_shape[:-1] == var_shape:
+        return var.unsqueeze(-1)
+    if len(in_shape) == len(var_shape):
+        mismatched = sum(v for i, v in zip(in_shape, var_shape) if i != v)
+        if mismatched == 1:
+            return var
+    raise ValueError("var is of incorrect size")
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """The negative log-likelihood of ``target`` under a Gaussian of mean ``input`` and
+    variance ``var``: ``0.5 * (log(max(var, eps)) + (input - target) ** 2 / max(var,
+    eps))``, plus ``0.5 * log(2 pi)`` if ``full``, reduced.
+
+    ``var`` is a float, a tensor of the input's shape, of its shape without the last dim
+    (one variance per sample), or of its shape with one dim of size 1.  As torch, the
+    clamp at ``eps`` does not stop the variance's gradient (torch clamps a clone in place
+    under ``no_grad``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> x, t = gt.tensor([[1.0, 2.0]]), gt.tensor([[2.0, 2.0]])
+    >>> gaussian_nll_loss(x, t, gt.tensor([1.0]), reduction="none").tolist()
+    [[0.5, 0.0]]
+    >>> round(gaussian_nll_loss(x, t, 1.0, full=True).item(), 4)
+    1.1689
+    """
+    var = _gaussian_var(input, var)
+    _check_reduction(reduction, " is not valid")
+    # Note [The variance's clamp passes its gradient]: max(var, eps) in value, var in
+    # gradient, as torch's in-place clamp of a clone under no_grad
+    var = var + (var.clamp(min=eps) - var).detach()
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)

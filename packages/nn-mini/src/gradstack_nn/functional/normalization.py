@@ -1,4 +1,7 @@
-"""``group_norm``, ``rms_norm`` and ``instance_norm``, composed of means and elementwise ops.
+"""Normalisations as functions: ``batch_norm`` and ``layer_norm`` (one op of the
+registry each: NativeBatchNormBackward0, NativeLayerNormBackward0), and, composed of means
+and elementwise ops, ``group_norm``, ``rms_norm``, ``instance_norm``,
+``local_response_norm`` and ``normalize``.
 
 Examples
 --------
@@ -8,14 +11,85 @@ Examples
 [-1.0, 1.0]
 >>> [round(v, 4) for v in rms_norm(gt.tensor([3.0, 4.0]), (2,)).tolist()]
 [0.8485, 1.1314]
+>>> [round(v, 4) for v in normalize(gt.tensor([[3.0, 4.0]]))[0].tolist()]
+[0.6, 0.8]
 """
 
 from __future__ import annotations
 
+import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
 
-__all__ = ["group_norm", "rms_norm", "instance_norm"]
+from ._utils import _check_tensor
+from .padding import pad
+from .pooling import avg_pool2d
+
+__all__ = [
+    "batch_norm",
+    "layer_norm",
+    "group_norm",
+    "rms_norm",
+    "instance_norm",
+    "local_response_norm",
+    "normalize",
+]
+
+_OP = gt.get_op
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dims to zero mean and unit
+    (biased) variance, then scale by ``weight`` and shift by ``bias``
+    (NativeLayerNormBackward0)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return _OP("layer_norm")(input, tuple(normalized_shape), weight, bias, eps)
+
+
+def _verify_batch_size(size) -> None:
+    values = size[0]
+    for s in size[2:]:
+        values *= s
+    if values == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Batch normalisation over dim 1 of an ``(N, C, *)`` input (NativeBatchNormBackward0).
+
+    In training, the batch statistics normalise and the running statistics (when given)
+    are updated in place with ``momentum`` (the unbiased variance); in evaluation, the
+    running statistics normalise.
+    """
+    if training:
+        _verify_batch_size(input.shape)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    return _OP("batch_norm")(
+        input, weight, bias, running_mean, running_var, bool(training), momentum, eps
+    )
 
 
 def group_norm(
@@ -126,3 +200,38 @@ def instance_norm(
     if bias is not None:
         out = out + bias.reshape(*shape)
     return out
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """``x / (k + alpha * mean of x**2 over size neighbouring channels) ** beta`` for an
+    ``(N, C, *)`` input with at least one spatial dim, as torch's composite: the squares
+    padded over channels and averaged by an ``avg_pool2d`` with a ``(size, 1)`` window
+    (torch pools a 5-d view with ``avg_pool3d``: the same windows)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dim} "
+            "dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    sizes = tuple(input.shape)
+    div = div.unsqueeze(1) if dim == 3 else div.reshape(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    if dim > 3:
+        div = div.reshape(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    x = _check_tensor(input, "normalize", "input")
+    denom = x.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(x)
+    if out is None:
+        return x / denom
+    return out.copy_(x / denom)

@@ -1,6 +1,9 @@
-"""The activation functions of ``torch.nn.functional`` that nn-mini composes from
-gradstack ops: elu, selu, celu, softplus, hardtanh, relu6, hardsigmoid, hardswish, mish,
-softsign, tanhshrink, softmin, threshold, glu, prelu, hardshrink, softshrink.
+"""The activation functions: ``relu``, ``leaky_relu``, ``sigmoid``, ``tanh``, ``gelu``,
+``silu``, ``logsigmoid``, ``softmax`` and ``log_softmax`` (one op of the registry each);
+the ones nn-mini composes from gradstack ops (``elu``, ``selu``, ``celu``, ``softplus``,
+``hardtanh``, ``relu6``, ``hardsigmoid``, ``hardswish``, ``mish``, ``softsign``,
+``tanhshrink``, ``softmin``, ``threshold``, ``glu``, ``prelu``, ``hardshrink``,
+``softshrink``); and the random ``rrelu`` and ``gumbel_softmax``.
 
 Note [Activations keep torch's derivative at every point]
 Each is written so that its gradient is torch's formula everywhere, boundaries included:
@@ -21,18 +24,39 @@ implemented"; torch's float64 hardsigmoid gradient multiplies by 1/6 rounded to 
 Examples
 --------
 >>> import gradstack_tensor as gt
+>>> relu(gt.tensor([-1.0, 2.0])).tolist()
+[0.0, 2.0]
 >>> [round(v, 4) for v in elu(gt.tensor([-1.0, 0.0, 2.0])).tolist()]
 [-0.6321, 0.0, 2.0]
 >>> hardtanh(gt.tensor([-2.0, 0.5, 3.0])).tolist()
 [-1.0, 0.5, 1.0]
+>>> rrelu(gt.tensor([[-2.0, 4.0]]), 0.25, 0.75).tolist()  # evaluation: the slope (0.25 + 0.75) / 2
+[[-1.0, 4.0]]
 """
 
 from __future__ import annotations
 
+import warnings
+
+import gradstack_autograd as ag
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import Tensor
 
+from ._utils import _type_name
+
 __all__ = [
+    "relu",
+    "relu_",
+    "leaky_relu",
+    "leaky_relu_",
+    "sigmoid",
+    "tanh",
+    "gelu",
+    "silu",
+    "logsigmoid",
+    "softmax",
+    "log_softmax",
     "elu",
     "elu_",
     "selu",
@@ -55,9 +79,100 @@ __all__ = [
     "prelu",
     "hardshrink",
     "softshrink",
+    "rrelu",
+    "rrelu_",
+    "gumbel_softmax",
 ]
 
+_OP = gt.get_op
+
+
+# -------------------------------------------------------------------------------------
+# the activations that are one op of the registry
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(input, 0)`` elementwise (in place with ``inplace=True``)."""
+    return input.relu_() if inplace else input.relu()
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place :func:`relu`."""
+    return input.relu_()
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``input`` where positive, ``negative_slope * input`` elsewhere (LeakyReluBackward0)."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    return _OP("leaky_relu")(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu` (torch names its node LeakyReluBackward1, gradstack
+    LeakyReluBackward0: one node name per op and its in-place twin)."""
+    return _OP("leaky_relu_")(input, negative_slope)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-input))``."""
+    return input.sigmoid()
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return input.tanh()
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``input * Phi(input)`` (Phi the standard normal CDF), or with ``approximate="tanh"``
+    ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x**3)))`` (GeluBackward0)."""
+    return _OP("gelu")(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * sigmoid(input)`` (SiluBackward0), in place with ``inplace=True``."""
+    return _OP("silu_" if inplace else "silu")(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(input))``, stable for large ``|input|`` (LogSigmoidBackward0)."""
+    return _OP("log_sigmoid")(input)
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+        "include dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``exp(input) / exp(input).sum(dim)``, computed stably (SoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    if dtype is not None:  # as torch: cast first (ToCopyBackward0), then the softmax
+        input = input.to(dtype)
+    return input.softmax(dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``log(softmax(input, dim))``, computed stably (LogSoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.log_softmax(dim)
+
+
+# -------------------------------------------------------------------------------------
+# composed activations (Note [Activations keep torch's derivative at every point])
+
+
 _SELU_ALPHA = 1.6732632423543772848170429916717
+
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
@@ -67,11 +182,6 @@ def _tensor(x, name: str) -> Tensor:
     if not x.is_floating_point():
         raise NotImplementedError(f"\"{name}\" not implemented for '{_type_name(x)}'")
     return x
-
-
-def _type_name(t: Tensor) -> str:
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-            "uint8": "Byte", "bool": "Bool"}.get(t.dtype.name, t.dtype.name)  # fmt: skip
 
 
 def _in_place(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
@@ -188,8 +298,6 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``softmax(-x, dim)``."""
-    from .functional import softmax
-
     return softmax(-input, dim, _stacklevel + 1, dtype)
 
 
@@ -253,3 +361,90 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return gt.where(x > lambd, x - lambd, gt.where(x < -lambd, x + lambd, 0.0))
+
+
+# -------------------------------------------------------------------------------------
+# random activations (Note [Random layers draw torch's numbers] in dropouts.py)
+
+
+def _check_bounds(lower: float, upper: float) -> None:
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+
+
+def _rrelu_noise(input: Tensor, lower: float, upper: float) -> Tensor:
+    """The slope of each element: 1 where positive, else a uniform draw (Note [Random
+    layers draw torch's numbers])."""
+    if not input.is_floating_point():
+        type_name = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char"}
+        raise NotImplementedError(
+            f'"rrelu_with_noise_out_cpu" not implemented for '
+            f"'{type_name.get(input.dtype.name, input.dtype.name)}'"
+        )
+    with ag.no_grad():
+        values = input.detach().contiguous().numpy()
+        negative = values <= 0  # (NaN: False, slope 1, as torch's test)
+        if input.dtype is not gt.float64:  # (torch's opmath type, float, holds the bounds)
+            lower, upper = float(np.float32(lower)), float(np.float32(upper))
+        # (u53 draws, then torch's `u * (upper - lower) + lower` unfused: Note [Random
+        # layers draw torch's numbers])
+        u = gt.empty(int(negative.sum()), dtype=gt.float64).uniform_(0.0, 1.0).numpy()
+        noise = np.ones(values.shape, dtype=values.dtype)
+        noise[negative] = (u * (upper - lower) + lower).astype(values.dtype)
+        return gt.tensor(noise)
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomized leaky ReLU: in training, each element ``<= 0`` is multiplied by a slope
+    drawn from ``U(lower, upper)``; in evaluation, by ``(lower + upper) / 2`` (a
+    ``leaky_relu``).  ``training`` defaults to False, as torch's."""
+    _check_bounds(lower, upper)
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    noise = _rrelu_noise(input, lower, upper)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """A sample of the Gumbel-softmax distribution over ``dim``, as
+    ``torch.nn.functional.gumbel_softmax``: ``softmax((logits + g) / tau)`` with Gumbel
+    noise ``g = -log(Exponential(1))``; with ``hard``, the one-hot vector of its maximum
+    that differentiates as the soft sample (``y_hard - y_soft.detach() + y_soft``).
+
+    Note [gumbel_softmax draws torch's noise]
+    The noise is drawn as torch draws it, ``-empty_like(logits).exponential_().log()``,
+    from tensor-core's generator (torch's CPU generator), so after the same
+    ``manual_seed`` the samples are torch's.  ``eps`` is deprecated and unused, as in
+    torch (a warning when it is given).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> _ = gt.manual_seed(0)
+    >>> y = gumbel_softmax(gt.zeros(2, 5), hard=True)
+    >>> y.sum(-1).tolist(), sorted(set(y.flatten().tolist()))
+    ([1.0, 1.0], [0.0, 1.0])
+    """
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -gt.empty_like(logits).exponential_().log()  # ~Gumbel(0, 1)
+    gumbels = (logits + gumbels) / tau
+    y_soft = gumbels.softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = gt.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

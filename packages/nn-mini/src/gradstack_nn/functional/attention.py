@@ -19,6 +19,9 @@ import math
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
+from .activation import softmax
+from .dropouts import dropout
+
 __all__ = ["scaled_dot_product_attention"]
 
 
@@ -37,8 +40,6 @@ def scaled_dot_product_attention(
     ``1 / sqrt(E)`` by default; ``attn_mask`` is a bool mask (False: not attended) or an
     additive float bias, ``is_causal`` masks the future; ``dropout_p`` drops attention
     weights; ``enable_gqa`` repeats the key and value heads (dim -3) to the query's."""
-    from .functional import dropout, softmax
-
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, Tensor):
             raise TypeError(
