@@ -201,7 +201,7 @@ def test_generate_square_subsequent_mask(size, dtype):
 
 
 def test_causal_mask_detection_as_torch():
-    from gradstack_nn.modules.transformer_decoder import _detect_is_causal_mask
+    from gradstack_nn.modules.transformer import _detect_is_causal_mask
 
     causal = gs.nn.Transformer.generate_square_subsequent_mask(4)
     assert _detect_is_causal_mask(causal, None, 4) is True
