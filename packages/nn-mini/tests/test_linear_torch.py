@@ -1,14 +1,22 @@
-"""Linear against torch (copied weights), its graph, and the initialisers' distributions."""
+"""Linear and Bilinear against torch: values and gradients (Linear with copied weights,
+Bilinear after the same seed, to the second order), the graph's nodes, training,
+attributes, reprs, state dicts and errors.  (Their initialisation's distributions are in
+test_init_torch.py.)"""
 
 from __future__ import annotations
-
-import math
 
 import gradstack_nn as nn
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_nn import Parameter, init
+from gradstack_nn_tests_oracle import (
+    array,
+    assert_module_matches_torch,
+    assert_program_matches_torch,
+    assert_same_error,
+    values_and_gradients,
+)
+from gradstack_nn_tests_torch_like import GS as gs
 
 torch = pytest.importorskip("torch")
 
@@ -100,110 +108,6 @@ def test_linear_attributes_and_errors():
     assert nn.Identity(1, x=2)(gt.ones(2)).tolist() == [1.0, 1.0]
 
 
-# -------------------------------------------------------------------------------------
-# initialisation
-
-
-def ks_uniform(values, low, high):
-    """Kolmogorov-Smirnov distance of the sample from U(low, high)."""
-    v = np.sort(values.ravel())
-    cdf = (v - low) / (high - low)
-    n = v.size
-    return max(np.max(np.arange(1, n + 1) / n - cdf), np.max(cdf - np.arange(n) / n))
-
-
-def test_linear_default_init_is_kaiming_uniform_sqrt5():
-    gt.manual_seed(0)
-    lin = nn.Linear(400, 300)
-    bound = 1 / math.sqrt(400)
-    w, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
-    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
-    assert np.abs(w).max() > 0.99 * bound  # fills the interval
-    assert ks_uniform(w, -bound, bound) < 0.01  # 120k samples: uniform
-    assert ks_uniform(b, -bound, bound) < 0.15
-    assert abs(w.mean()) < 0.01 * bound
-    assert w.var() == pytest.approx(bound**2 / 3, rel=0.02)
-    assert lin.weight.grad is None and lin.weight.is_leaf
-
-
-def test_init_functions():
-    gt.manual_seed(0)
-    w = Parameter(gt.empty(200, 300))
-    fan_in, fan_out = 300, 200
-    tw = torch.empty(200, 300)
-    assert init._calculate_fan_in_and_fan_out(w) == torch.nn.init._calculate_fan_in_and_fan_out(tw)
-    init.uniform_(w, -2, 3)
-    a = w.detach().numpy()
-    assert a.min() >= -2 and a.max() < 3 and ks_uniform(a, -2, 3) < 0.01
-    init.normal_(w, 1.0, 2.0)
-    a = w.detach().numpy()
-    assert a.mean() == pytest.approx(1.0, abs=0.03) and a.std() == pytest.approx(2.0, rel=0.02)
-    init.xavier_uniform_(w, gain=2.0)
-    bound = 2.0 * math.sqrt(6 / (fan_in + fan_out))
-    assert np.abs(w.detach().numpy()).max() <= bound
-    assert ks_uniform(w.detach().numpy(), -bound, bound) < 0.01
-    init.xavier_normal_(w)
-    assert w.detach().numpy().std() == pytest.approx(math.sqrt(2 / (fan_in + fan_out)), rel=0.02)
-    init.kaiming_uniform_(w, nonlinearity="relu")
-    bound = math.sqrt(2) * math.sqrt(3 / fan_in)
-    assert np.abs(w.detach().numpy()).max() <= bound
-    init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
-    assert w.detach().numpy().std() == pytest.approx(math.sqrt(2 / fan_out), rel=0.02)
-    init.trunc_normal_(w, std=1.0, a=-1.0, b=1.5)
-    a = w.detach().numpy()
-    assert a.min() >= -1.0 and a.max() <= 1.5
-    init.constant_(w, 0.5)
-    assert np.all(w.detach().numpy() == 0.5)
-    init.ones_(w)
-    init.zeros_(w)
-    assert not w.detach().numpy().any()
-    sq = Parameter(gt.empty(3, 3))
-    init.eye_(sq)
-    np.testing.assert_array_equal(sq.detach().numpy(), np.eye(3))
-    # all of them under no_grad: the parameter stays a leaf that requires grad
-    assert w.requires_grad and w.is_leaf and w.grad_fn is None
-
-
-def test_init_bumps_version_and_checks():
-    w = Parameter(gt.empty(3, 4))
-    v = w._version
-    init.uniform_(w)
-    assert w._version > v
-    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
-        init.xavier_uniform_(Parameter(gt.empty(3)))
-    with pytest.raises(ValueError, match="Mode fan_up not supported"):
-        init.kaiming_uniform_(w, mode="fan_up")
-    with pytest.raises(ValueError, match="Unsupported nonlinearity"):
-        init.calculate_gain("swish")
-    with pytest.warns(UserWarning, match="no-op"):
-        init.kaiming_uniform_(Parameter(gt.empty(0, 3)))
-
-
-@pytest.mark.parametrize(
-    "name,param",
-    [
-        ("linear", None),
-        ("sigmoid", None),
-        ("tanh", None),
-        ("relu", None),
-        ("leaky_relu", None),
-        ("leaky_relu", 0.2),
-        ("selu", None),
-        ("conv2d", None),
-    ],
-)
-def test_calculate_gain_matches_torch(name, param):
-    assert init.calculate_gain(name, param) == torch.nn.init.calculate_gain(name, param)
-
-
-def test_init_generator_reproducible():
-    g1, g2 = gt.Generator().manual_seed(5), gt.Generator().manual_seed(5)
-    a, b = gt.empty(4, 4), gt.empty(4, 4)
-    init.kaiming_uniform_(a, a=math.sqrt(5), generator=g1)
-    init.kaiming_uniform_(b, a=math.sqrt(5), generator=g2)
-    assert gt.equal(a, b)
-
-
 def test_weight_grad_keeps_the_weights_layout():
     """Note [Matmul gradients in their input's layout]: the gradient for ``weight.t()``
     comes back row-major, like the weight, so accumulating it is a contiguous add."""
@@ -215,3 +119,84 @@ def test_weight_grad_keeps_the_weights_layout():
     np.testing.assert_allclose(
         lin.weight.grad.numpy(), 2 * np.ones((3, 5), np.float32).T @ x.numpy(), rtol=1e-6
     )
+
+
+# -------------------------------------------------------------------------------------
+# Bilinear
+
+_R = np.random.default_rng(15)
+A1, A2, A1B, A2B = (_R.standard_normal(s) for s in [(4, 3), (4, 5), (2, 4, 3), (2, 4, 5)])
+W, B = _R.standard_normal((2, 3, 5)), _R.standard_normal(2)
+
+# name -> (fn(L, F, *tensors), arrays)
+PROGRAMS = {
+    "bilinear": (lambda L, F, a, b, w, c: F.bilinear(a, b, w, c), [A1, A2, W, B]),
+    "bilinear_no_bias": (lambda L, F, a, b, w: F.bilinear(a, b, w), [A1, A2, W]),
+    "bilinear_batched": (lambda L, F, a, b, w, c: F.bilinear(a, b, w, c), [A1B, A2B, W, B]),
+    "bilinear_1d": (lambda L, F, a, b, w, c: F.bilinear(a[0], b[0], w, c), [A1, A2, W, B]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_bilinear_values_and_gradients_match_torch(name):
+    assert_program_matches_torch(*PROGRAMS[name])
+
+
+def test_bilinear_gradients_are_not_trivial():
+    out, first, second = values_and_gradients(gs, *PROGRAMS["bilinear"])
+    assert np.abs(first[0]).max() > 1e-3
+
+
+def _bilinear_program(lib, bias):
+    lib.manual_seed(5)
+    layer = lib.nn.Bilinear(3, 5, 2, bias=bias)
+    initial = [p.detach().numpy().copy() for p in layer.parameters()]
+    layer = layer.double()
+    x1, x2 = (lib.tensor(a, requires_grad=True) for a in (A1B, A2B))
+    out = layer(x1, x2)
+    (out * out).sum().backward()
+    return {
+        "repr": repr(layer),
+        "state_dict": [(k, tuple(v.shape)) for k, v in layer.state_dict().items()],
+        "initial": initial,
+        "values": [array(out), x1.grad.numpy(), x2.grad.numpy()]
+        + [p.grad.numpy() for p in layer.parameters()],
+    }
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_bilinear_module_matches_torch(bias):
+    ours, theirs = _bilinear_program(gs, bias), _bilinear_program(torch, bias)
+    assert ours["repr"] == theirs["repr"]
+    assert ours["state_dict"] == theirs["state_dict"]
+    for a, b in zip(ours["initial"], theirs["initial"]):
+        np.testing.assert_array_equal(a, b)  # the same float32 draws
+    assert len(ours["values"]) == len(theirs["values"]) == 3 + 1 + bias
+    for a, b in zip(ours["values"], theirs["values"]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("args", [(2, 3, 4), (2, 3, 4, False)], ids=str)
+def test_bilinear_module_repr_and_state_match_torch(args):
+    assert_module_matches_torch("Bilinear", args, eval=True)
+
+
+def _bilinear(L, a, b, w=(2, 3, 5), bias=None):
+    ones = L.ones
+    return L.nn.functional.bilinear(ones(*a), ones(*b), ones(*w), ones(bias) if bias else None)
+
+
+# the exception type and words, as torch's
+ERRORS = {
+    "bilinear_dims": lambda L: _bilinear(L, (3, 3), (3, 5, 1)),
+    "bilinear_batch": lambda L: _bilinear(L, (3, 3), (2, 5)),
+    "bilinear_in1": lambda L: _bilinear(L, (3, 4), (3, 5)),
+    "bilinear_in2": lambda L: _bilinear(L, (3, 3), (3, 4)),
+    "bilinear_bias": lambda L: _bilinear(L, (3, 3), (3, 5), bias=3),
+    "bilinear_in1_zero": lambda L: L.nn.Bilinear(0, 3, 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_bilinear_errors_match_torch(name):
+    assert_same_error(ERRORS[name])

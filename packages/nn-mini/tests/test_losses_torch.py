@@ -1,4 +1,6 @@
-"""Losses and nn.functional against torch: values and gradients, every option."""
+"""The losses against torch (functional and modules): values and first-order gradients
+for every option (reductions, weights, ignored targets, label smoothing, probability
+targets, k-dimensional and unbatched inputs), kl_div to the second order, and errors."""
 
 from __future__ import annotations
 
@@ -10,6 +12,10 @@ import gradstack_nn.functional as F
 import gradstack_tensor as gt
 import numpy as np
 import pytest
+from gradstack_nn_tests_oracle import (
+    assert_first_order_matches_torch,
+    assert_program_matches_torch,
+)
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -22,19 +28,6 @@ def pair(array, requires_grad=True):
     )
 
 
-def check(fg, ft, inputs, rtol=1e-10, atol=1e-12):
-    """Value and input gradients of ``fg`` (gradstack) and ``ft`` (torch) agree."""
-    gs = [pair(a) for a in inputs]
-    outg = fg(*[g for g, _ in gs])
-    outt = ft(*[t for _, t in gs])
-    np.testing.assert_allclose(outg.detach().numpy(), outt.detach().numpy(), rtol=rtol, atol=atol)
-    upstream = np.random.default_rng(3).standard_normal(tuple(outt.shape))
-    outg.backward(gt.tensor(upstream, dtype=outg.dtype))
-    outt.backward(torch.tensor(upstream, dtype=outt.dtype))
-    for g, t in gs:
-        np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=atol)
-
-
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((6, 4))
 Y = RNG.standard_normal((6, 4))
@@ -44,17 +37,17 @@ REDUCTIONS = ["mean", "sum", "none"]
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_mse_and_l1(reduction):
-    check(
+    assert_first_order_matches_torch(
         lambda a, b: F.mse_loss(a, b, reduction=reduction),
         lambda a, b: TF.mse_loss(a, b, reduction=reduction),
         [X, Y],
     )
-    check(
+    assert_first_order_matches_torch(
         lambda a, b: F.l1_loss(a, b, reduction=reduction),
         lambda a, b: TF.l1_loss(a, b, reduction=reduction),
         [X, Y],
     )
-    check(
+    assert_first_order_matches_torch(
         lambda a, b: nn.MSELoss(reduction=reduction)(a, b),
         lambda a, b: torch.nn.MSELoss(reduction=reduction)(a, b),
         [X, Y],
@@ -83,17 +76,17 @@ def test_nll_and_cross_entropy(reduction, weighted, ignore):
     gkw, tkw = dict(kw), dict(kw)
     if weighted:
         gkw["weight"], tkw["weight"] = gt.tensor(w), torch.tensor(w)
-    check(
+    assert_first_order_matches_torch(
         lambda a: F.cross_entropy(a, gt.tensor(target), **gkw),
         lambda a: TF.cross_entropy(a, torch.tensor(target), **tkw),
         [X],
     )
-    check(
+    assert_first_order_matches_torch(
         lambda a: F.nll_loss(a.log_softmax(1), gt.tensor(target), **gkw),
         lambda a: TF.nll_loss(a.log_softmax(1), torch.tensor(target), **tkw),
         [X],
     )
-    check(
+    assert_first_order_matches_torch(
         lambda a: nn.CrossEntropyLoss(**gkw)(a, gt.tensor(target)),
         lambda a: torch.nn.CrossEntropyLoss(**tkw)(a, torch.tensor(target)),
         [X],
@@ -112,7 +105,7 @@ def test_label_smoothing(reduction, weighted, ignore):
     tkw = dict(gkw)
     if weighted:
         gkw["weight"], tkw["weight"] = gt.tensor(w), torch.tensor(w)
-    check(
+    assert_first_order_matches_torch(
         lambda a: F.cross_entropy(a, gt.tensor(target), **gkw),
         lambda a: TF.cross_entropy(a, torch.tensor(target), **tkw),
         [X],
@@ -124,7 +117,7 @@ def test_label_smoothing(reduction, weighted, ignore):
 def test_probability_targets(reduction, smoothing):
     probs = np.abs(Y) / np.abs(Y).sum(1, keepdims=True)
     w = np.array([0.5, 2.0, 1.0, 3.0])
-    check(
+    assert_first_order_matches_torch(
         lambda a, p: F.cross_entropy(
             a, p, weight=gt.tensor(w), reduction=reduction, label_smoothing=smoothing
         ),
@@ -139,12 +132,12 @@ def test_probability_targets(reduction, smoothing):
 def test_k_dimensional_and_unbatched(reduction):
     x = RNG.standard_normal((2, 4, 3, 5))
     target = RNG.integers(0, 4, (2, 3, 5))
-    check(
+    assert_first_order_matches_torch(
         lambda a: F.cross_entropy(a, gt.tensor(target), reduction=reduction),
         lambda a: TF.cross_entropy(a, torch.tensor(target), reduction=reduction),
         [x],
     )
-    check(
+    assert_first_order_matches_torch(
         lambda a: F.cross_entropy(a, gt.tensor(2), reduction=reduction),
         lambda a: TF.cross_entropy(a, torch.tensor(2), reduction=reduction),
         [X[0]],
@@ -153,7 +146,7 @@ def test_k_dimensional_and_unbatched(reduction):
 
 def test_float32_cross_entropy_and_second_order():
     x32 = X.astype(np.float32)
-    check(
+    assert_first_order_matches_torch(
         lambda a: F.cross_entropy(a, gt.tensor(TARGET)),
         lambda a: TF.cross_entropy(a, torch.tensor(TARGET)),
         [x32],
@@ -184,38 +177,42 @@ def test_loss_errors():
         F.cross_entropy(gt.tensor(X), gt.tensor(TARGET), label_smoothing=1.5)
 
 
-def test_activations_match_torch():
-    for gfn, tfn in [
-        (F.relu, TF.relu),
-        (F.sigmoid, torch.sigmoid),
-        (F.tanh, torch.tanh),
-        (lambda a: F.leaky_relu(a, 0.2), lambda a: TF.leaky_relu(a, 0.2)),
-        (lambda a: F.softmax(a, dim=1), lambda a: TF.softmax(a, dim=1)),
-        (lambda a: F.log_softmax(a, dim=0), lambda a: TF.log_softmax(a, dim=0)),
-        (nn.ReLU(), torch.nn.ReLU()),
-        (nn.Sigmoid(), torch.nn.Sigmoid()),
-        (nn.Tanh(), torch.nn.Tanh()),
-        (nn.Softmax(1), torch.nn.Softmax(1)),
-        (nn.LogSoftmax(1), torch.nn.LogSoftmax(1)),
-        (nn.LeakyReLU(0.1), torch.nn.LeakyReLU(0.1)),
-        (nn.Flatten(0), torch.nn.Flatten(0)),
-    ]:
-        check(gfn, tfn, [X])
-    with pytest.warns(UserWarning, match="Implicit dimension"):
-        F.softmax(gt.tensor(X))
-    check(
-        lambda a, w, b: F.linear(a, w, b), lambda a, w, b: TF.linear(a, w, b), [X, Y[:3], Y[0, :3]]
+# ---------------------------------------------------------------------------------------
+# kl_div
+
+_RK = np.random.default_rng(17)
+P = _RK.dirichlet(np.ones(5), size=4)
+LOGQ = np.log(_RK.dirichlet(np.ones(5), size=4))
+P[0, 1] = 0.0  # a zero target: its term is 0
+
+# name -> (fn(L, F, *tensors), arrays)
+KL_PROGRAMS = {
+    "kl_div_batchmean": (lambda L, F, x: F.kl_div(x, L.tensor(P), reduction="batchmean"), [LOGQ]),
+    "kl_div_sum": (lambda L, F, x: F.kl_div(x, L.tensor(P), reduction="sum"), [LOGQ]),
+    "kl_div_none_log_target": (
+        lambda L, F, x, t: F.kl_div(x, t, reduction="none", log_target=True),
+        [LOGQ, np.log(P + 0.1)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KL_PROGRAMS))
+def test_kl_div_matches_torch(name):
+    assert_program_matches_torch(
+        *KL_PROGRAMS[name], value=(1e-9, 1e-12), first=(1e-8, 1e-10), second=(1e-8, 1e-10)
     )
 
 
-def test_dropout():
-    gt.manual_seed(0)
-    x = gt.ones(1000, 10)
-    out = F.dropout(x, 0.3)
-    kept = out.numpy() != 0
-    assert 0.65 < kept.mean() < 0.75
-    np.testing.assert_allclose(out.numpy()[kept], 1 / 0.7, rtol=1e-6)
-    assert F.dropout(x, 0.3, training=False) is x
-    assert F.dropout(x, 1.0).abs().sum().item() == 0
-    with pytest.raises(ValueError, match="between 0 and 1"):
-        nn.Dropout(1.5)
+def test_kl_div_module_and_mean_warning():
+    for lib in (gt, torch):
+        KLDivLoss = nn.KLDivLoss if lib is gt else torch.nn.KLDivLoss
+        with pytest.warns(UserWarning, match="batchmean"):
+            KLDivLoss()(lib.tensor(LOGQ), lib.tensor(P))
+    a = nn.KLDivLoss(reduction="batchmean", log_target=True)
+    b = torch.nn.KLDivLoss(reduction="batchmean", log_target=True)
+    assert repr(a) == repr(b)
+    np.testing.assert_allclose(
+        a(gt.tensor(LOGQ), gt.tensor(LOGQ[::-1].copy())).item(),
+        b(torch.tensor(LOGQ), torch.tensor(LOGQ[::-1].copy())).item(),
+        rtol=1e-12,
+    )

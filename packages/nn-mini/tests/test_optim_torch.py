@@ -1,7 +1,9 @@
-"""Adam, AdamW, RMSprop, Adagrad and SGD against torch.optim: 100 steps on the same
-parameters and gradients (float64 to 1e-12, float32 to float32's tolerance), every option,
-parameters whose gradient is None skipped, state dicts in torch's layout (and loaded from
-torch's), parameter groups."""
+"""Every optimiser against torch.optim (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop,
+Adagrad, Adadelta, Rprop, ASGD; LBFGS, which takes a closure, in test_optim_lbfgs_torch.py):
+100 steps on the same parameters and gradients (float64 to 1e-12, float32 to float32's
+tolerance), every option, parameters whose gradient is None skipped, the per-parameter
+state, state dicts in torch's layout (and loaded from torch's), parameter groups,
+defaults, reprs and argument errors."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import numpy as np
 import pytest
 from gradstack_nn import Parameter
 from gradstack_nn import optim as gs_optim
+from gradstack_nn_tests_oracle import assert_state_equal
+from gradstack_nn_tests_torch_like import GS
 
 torch = pytest.importorskip("torch")
 
@@ -85,6 +89,26 @@ CASES.update(
         + [dict(eps=1e-3), dict()],
     }
 )  # fmt: skip
+CASES.update(
+    {
+        "Rprop": _grid(
+            lr=[0.01, 0.1],
+            etas=[(0.5, 1.2), (0.3, 1.7)],
+            step_sizes=[(1e-6, 50), (1e-3, 0.05)],
+            maximize=[False, True],
+        )
+        + [dict()],
+        "ASGD": _grid(
+            lr=[0.01, 0.05],
+            lambd=[1e-4, 0.1],
+            alpha=[0.75, 0.3],
+            t0=[1e6, 5.0],
+            weight_decay=[0.0, 0.1],
+            maximize=[False, True],
+        )
+        + [dict()],
+    }
+)
 PARAMS = [
     pytest.param(name, opts, id=f"{name}-{i}")
     for name, cases in CASES.items()
@@ -93,10 +117,17 @@ PARAMS = [
 ]
 
 
-def _data(dtype, steps, seed=0):
+# exact zeros in the gradients exercise Rprop's sign(0) branch
+_ZEROS = {"Rprop", "ASGD"}
+
+
+def _data(dtype, steps, seed=0, zeros=False):
     rng = np.random.default_rng(seed)
     init = [rng.standard_normal(s).astype(dtype) for s in SHAPES]
     grads = [[rng.standard_normal(s).astype(dtype) for s in SHAPES] for _ in range(steps)]
+    if zeros:
+        for step in grads[::4]:
+            step[0][0, 0] = 0.0
     return init, grads
 
 
@@ -106,7 +137,7 @@ def _has_grad(step, i):
 
 
 def run_both(name, options, dtype, steps=100, seed=0):
-    init, grads = _data(dtype, steps, seed)
+    init, grads = _data(dtype, steps, seed, zeros=name in _ZEROS)
     gp = [Parameter(gt.tensor(a)) for a in init]
     tp = [torch.nn.Parameter(torch.tensor(a)) for a in init]
     gopt = getattr(gs_optim, name)(gp, **options)
@@ -149,6 +180,18 @@ def test_100_steps_equal_torch(name, options, dtype):
                 np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)
             else:
                 assert a == b
+
+
+def test_asgd_averages_after_t0_like_torch():
+    """With t0=5 the averaged parameters ``ax`` differ from the parameters after step 6,
+    and ``eta``/``mu`` are float32 0-d tensors, as torch."""
+    gp, tp, gopt, topt, _ = run_both("ASGD", dict(lr=0.05, t0=5.0, lambd=0.01), np.float64, 30)
+    gs_state, t_state = gopt.state[gp[0]], topt.state[tp[0]]
+    assert not np.allclose(gs_state["ax"].numpy(), gp[0].detach().numpy())
+    np.testing.assert_allclose(gs_state["ax"].numpy(), t_state["ax"].numpy(), rtol=1e-12)
+    assert gs_state["eta"].dtype == GS.float32 and gs_state["mu"].dtype == GS.float32
+    assert gs_state["eta"].item() == t_state["eta"].item()
+    assert gs_state["mu"].item() == t_state["mu"].item() == float(np.float32(1 / 25))
 
 
 def test_a_parameter_without_gradient_never_moves_nor_gets_state():
@@ -241,6 +284,48 @@ def test_state_dict_layout_and_round_trips(name, options):
     _compare_state_dicts(loaded[0].state_dict(), topt2.state_dict())
 
 
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [("Rprop", dict(lr=0.05, etas=(0.4, 1.3))), ("ASGD", dict(lr=0.02, t0=3.0))],
+)
+def test_rprop_and_asgd_state_dicts_resume_as_torch(name, options):
+    gp, tp, gopt, topt, _ = run_both(name, options, np.float64, steps=9)
+    gsd, tsd = gopt.state_dict(), topt.state_dict()
+    assert list(gsd) == list(tsd) == ["state", "param_groups"]
+    assert sorted(gsd["state"]) == sorted(tsd["state"]) == [0, 1, 2]
+    for k in tsd["state"]:
+        assert_state_equal(gsd["state"][k], tsd["state"][k], 1e-12, 1e-12)
+    assert gsd["param_groups"] == tsd["param_groups"]
+    # a fresh optimiser loaded from torch's state dict continues as torch does
+    copies = [GS.nn.Parameter(GS.tensor(p.detach().numpy().copy())) for p in gp]
+    loaded = getattr(GS.optim, name)(copies, **options)
+    sd = {
+        "state": {
+            k: {n: GS.from_numpy(v.numpy().copy()) for n, v in st.items()}
+            for k, st in tsd["state"].items()
+        },
+        "param_groups": [dict(g) for g in tsd["param_groups"]],
+    }
+    loaded.load_state_dict(sd)
+    # (loading casts float state to the parameter's dtype, ASGD's float32 eta and mu
+    # included, in both libraries: compare with torch's optimiser loaded the same way)
+    tcopies = [torch.nn.Parameter(q.detach().clone()) for q in tp]
+    tloaded = getattr(torch.optim, name)(tcopies, **options)
+    tloaded.load_state_dict(tsd)
+    for k in tsd["state"]:
+        assert_state_equal(
+            loaded.state_dict()["state"][k], tloaded.state_dict()["state"][k], 1e-12, 1e-12
+        )
+    _, grads = _data(np.float64, 12, seed=4, zeros=True)
+    for step in grads:
+        for p, q, g in zip(copies, tcopies, step):
+            p.grad, q.grad = GS.tensor(g), torch.tensor(g)
+        loaded.step()
+        tloaded.step()
+    for p, q in zip(copies, tcopies):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-12)
+
+
 def test_state_dict_casts_float_state_to_the_parameter_dtype_but_not_step():
     p = Parameter(gt.zeros(2, dtype=gt.float64))
     opt = gs_optim.Adam([p])
@@ -291,6 +376,12 @@ def test_param_groups_and_add_param_group_match_torch():
         ("RMSprop", dict(momentum=-0.5), "Invalid momentum value: -0.5"),
         ("Adagrad", dict(lr_decay=-0.5), "Invalid lr_decay value: -0.5"),
         ("Adagrad", dict(initial_accumulator_value=-1), "Invalid initial_accumulator_value"),
+        ("Rprop", dict(lr=-1.0), "Invalid learning rate: -1.0"),
+        ("Rprop", dict(etas=(1.0, 1.2)), "Invalid eta values: 1.0, 1.2"),
+        ("Rprop", dict(etas=(0.5, 0.9)), "Invalid eta values: 0.5, 0.9"),
+        ("ASGD", dict(lr=-0.1), "Invalid learning rate: -0.1"),
+        ("ASGD", dict(weight_decay=-1), "Invalid weight_decay value: -1"),
+        ("LBFGS", dict(lr=-1.0), "Invalid learning rate: -1.0"),
     ],
 )
 def test_argument_errors_as_torch(name, kwargs, message):
@@ -311,6 +402,9 @@ def test_defaults_and_repr_match_torch():
         "NAdam",
         "RAdam",
         "Adadelta",
+        "Rprop",
+        "ASGD",
+        "LBFGS",
     ):
         g = getattr(gs_optim, name)([Parameter(gt.zeros(1))])
         t = getattr(torch.optim, name)([torch.nn.Parameter(torch.zeros(1))])

@@ -1,5 +1,5 @@
 """TransformerDecoderLayer, TransformerDecoder and Transformer
-(modules/transformer_decoder.py) against torch: the same initial weights after the same
+(modules/transformer.py) against torch: the same initial weights after the same
 seed, parameter names and shapes, reprs, outputs and gradients in float64 (inputs and
 parameters), masks of both kinds, key-padding masks, ``norm_first``, ``batch_first``,
 activations, the dropout masks in training, and errors."""

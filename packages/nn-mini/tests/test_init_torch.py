@@ -1,24 +1,22 @@
-"""nn.init and nn.utils.clip_grad_* against torch.
+"""nn.init against torch.
 
 gradstack's generator is numpy's PCG64, torch's is MT19937 with its own transforms, so
 the same seed gives other draws (README, "Random numbers"): the init functions are
 checked by their formulas (gains, bounds, standard deviations against torch's for the
-same shapes), their distributions, and their deterministic parts exactly; clipping is
-deterministic and checked value for value."""
+same shapes), their distributions, and their deterministic parts exactly."""
 
 from __future__ import annotations
 
 import math
-import types
 
 import gradstack_nn as nn
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_nn import init
-from gradstack_nn.utils import clip_grad_norm_, clip_grad_value_
+from gradstack_nn import Parameter, init
 
 torch = pytest.importorskip("torch")
+
 TI = torch.nn.init
 
 
@@ -37,6 +35,23 @@ TI = torch.nn.init
 )
 def test_calculate_gain_matches_torch(args):
     assert init.calculate_gain(*args) == TI.calculate_gain(*args)
+
+
+@pytest.mark.parametrize(
+    "name,param",
+    [
+        ("linear", None),
+        ("sigmoid", None),
+        ("tanh", None),
+        ("relu", None),
+        ("leaky_relu", None),
+        ("leaky_relu", 0.2),
+        ("selu", None),
+        ("conv2d", None),
+    ],
+)
+def test_calculate_gain_by_name_matches_torch(name, param):
+    assert init.calculate_gain(name, param) == torch.nn.init.calculate_gain(name, param)
 
 
 def test_calculate_gain_errors():
@@ -123,60 +138,84 @@ def test_zero_element_tensors_warn_as_torch():
         init.xavier_uniform_(gt.empty(3))
 
 
-# ---------------------------------------------------------------------------------------
-# gradient clipping
+def ks_uniform(values, low, high):
+    """Kolmogorov-Smirnov distance of the sample from U(low, high)."""
+    v = np.sort(values.ravel())
+    cdf = (v - low) / (high - low)
+    n = v.size
+    return max(np.max(np.arange(1, n + 1) / n - cdf), np.max(cdf - np.arange(n) / n))
 
 
-def _params_with_grads(lib, grads):
-    ps = []
-    for g in grads:
-        if lib is torch:
-            p = torch.nn.Parameter(torch.zeros(g.shape, dtype=torch.float64))
-            p.grad = None if g is None else torch.tensor(g)
-        else:
-            p = nn.Parameter(gt.zeros(g.shape, dtype=gt.float64))
-            p.grad = None if g is None else gt.tensor(g)
-        ps.append(p)
-    return ps
+def test_linear_default_init_is_kaiming_uniform_sqrt5():
+    gt.manual_seed(0)
+    lin = nn.Linear(400, 300)
+    bound = 1 / math.sqrt(400)
+    w, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    assert np.abs(w).max() > 0.99 * bound  # fills the interval
+    assert ks_uniform(w, -bound, bound) < 0.01  # 120k samples: uniform
+    assert ks_uniform(b, -bound, bound) < 0.15
+    assert abs(w.mean()) < 0.01 * bound
+    assert w.var() == pytest.approx(bound**2 / 3, rel=0.02)
+    assert lin.weight.grad is None and lin.weight.is_leaf
 
 
-GRADS = [np.array([[3.0, -4.0], [1.0, 0.5]]), np.array([12.0, -0.25]), np.array(2.0)]
+def test_init_functions():
+    gt.manual_seed(0)
+    w = Parameter(gt.empty(200, 300))
+    fan_in, fan_out = 300, 200
+    tw = torch.empty(200, 300)
+    assert init._calculate_fan_in_and_fan_out(w) == torch.nn.init._calculate_fan_in_and_fan_out(tw)
+    init.uniform_(w, -2, 3)
+    a = w.detach().numpy()
+    assert a.min() >= -2 and a.max() < 3 and ks_uniform(a, -2, 3) < 0.01
+    init.normal_(w, 1.0, 2.0)
+    a = w.detach().numpy()
+    assert a.mean() == pytest.approx(1.0, abs=0.03) and a.std() == pytest.approx(2.0, rel=0.02)
+    init.xavier_uniform_(w, gain=2.0)
+    bound = 2.0 * math.sqrt(6 / (fan_in + fan_out))
+    assert np.abs(w.detach().numpy()).max() <= bound
+    assert ks_uniform(w.detach().numpy(), -bound, bound) < 0.01
+    init.xavier_normal_(w)
+    assert w.detach().numpy().std() == pytest.approx(math.sqrt(2 / (fan_in + fan_out)), rel=0.02)
+    init.kaiming_uniform_(w, nonlinearity="relu")
+    bound = math.sqrt(2) * math.sqrt(3 / fan_in)
+    assert np.abs(w.detach().numpy()).max() <= bound
+    init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
+    assert w.detach().numpy().std() == pytest.approx(math.sqrt(2 / fan_out), rel=0.02)
+    init.trunc_normal_(w, std=1.0, a=-1.0, b=1.5)
+    a = w.detach().numpy()
+    assert a.min() >= -1.0 and a.max() <= 1.5
+    init.constant_(w, 0.5)
+    assert np.all(w.detach().numpy() == 0.5)
+    init.ones_(w)
+    init.zeros_(w)
+    assert not w.detach().numpy().any()
+    sq = Parameter(gt.empty(3, 3))
+    init.eye_(sq)
+    np.testing.assert_array_equal(sq.detach().numpy(), np.eye(3))
+    # all of them under no_grad: the parameter stays a leaf that requires grad
+    assert w.requires_grad and w.is_leaf and w.grad_fn is None
 
 
-@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf, 0.5])
-@pytest.mark.parametrize("max_norm", [1.0, 100.0])
-def test_clip_grad_norm_matches_torch(norm_type, max_norm):
-    gp, tp = _params_with_grads(gt, GRADS), _params_with_grads(torch, GRADS)
-    gn = clip_grad_norm_(gp, max_norm, norm_type)
-    tn = torch.nn.utils.clip_grad_norm_(tp, max_norm, norm_type)
-    assert gn.dtype.name == str(tn.dtype)[6:] and gn.shape == tn.shape
-    np.testing.assert_allclose(gn.item(), tn.item(), rtol=1e-12)
-    for a, b in zip(gp, tp):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)
+def test_init_bumps_version_and_checks():
+    w = Parameter(gt.empty(3, 4))
+    v = w._version
+    init.uniform_(w)
+    assert w._version > v
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+        init.xavier_uniform_(Parameter(gt.empty(3)))
+    with pytest.raises(ValueError, match="Mode fan_up not supported"):
+        init.kaiming_uniform_(w, mode="fan_up")
+    with pytest.raises(ValueError, match="Unsupported nonlinearity"):
+        init.calculate_gain("swish")
+    with pytest.warns(UserWarning, match="no-op"):
+        init.kaiming_uniform_(Parameter(gt.empty(0, 3)))
 
 
-def test_clip_grad_norm_edge_cases_as_torch():
-    ps = _params_with_grads(gt, [np.array([1.0]), np.array([2.0])])
-    ps[1].grad = None  # skipped
-    assert clip_grad_norm_(ps, 0.5).item() == pytest.approx(1.0)
-    assert ps[0].grad.item() == pytest.approx(0.5 / (1 + 1e-6))
-    assert clip_grad_norm_([nn.Parameter(gt.zeros(2))], 1.0).item() == 0.0  # no gradients
-    single = nn.Parameter(gt.zeros(2))
-    single.grad = gt.tensor([3.0, 4.0])
-    assert clip_grad_norm_(single, 10.0).item() == 5.0  # a tensor, not a list
-    with pytest.warns(UserWarning, match="`parameters` is an empty generator"):
-        clip_grad_norm_((p for p in []), 1.0)
-    bad = nn.Parameter(gt.zeros(1))
-    bad.grad = gt.tensor([math.inf])
-    with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
-        clip_grad_norm_([bad], 1.0, error_if_nonfinite=True)
-    assert isinstance((p for p in []), types.GeneratorType)
-
-
-@pytest.mark.parametrize("clip", [0.5, 3])
-def test_clip_grad_value_matches_torch(clip):
-    gp, tp = _params_with_grads(gt, GRADS), _params_with_grads(torch, GRADS)
-    assert clip_grad_value_(gp, clip) is None
-    torch.nn.utils.clip_grad_value_(tp, clip)
-    for a, b in zip(gp, tp):
-        np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+def test_init_generator_reproducible():
+    g1, g2 = gt.Generator().manual_seed(5), gt.Generator().manual_seed(5)
+    a, b = gt.empty(4, 4), gt.empty(4, 4)
+    init.kaiming_uniform_(a, a=math.sqrt(5), generator=g1)
+    init.kaiming_uniform_(b, a=math.sqrt(5), generator=g2)
+    assert gt.equal(a, b)
