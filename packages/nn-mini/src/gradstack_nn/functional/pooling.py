@@ -72,6 +72,9 @@ _OP = gt.get_op
 
 
 def _pool_pair(v, name: str) -> tuple:
+    """``avg_pool2d``'s sizes as a pair: numpy ints accepted, a RuntimeError for a tuple of
+    another length (``_utils._pair``, the convolutions' and ``max_pool2d``'s, raises
+    TypeError instead)."""
     if isinstance(v, (int, np.integer)):
         return (int(v), int(v))
     t = tuple(int(i) for i in v)

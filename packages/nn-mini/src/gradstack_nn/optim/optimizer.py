@@ -60,6 +60,8 @@ def check_flags(name: str, *, capturable: bool = False, differentiable: bool = F
 
 
 def check_lr_eps_wd(lr, eps, weight_decay) -> None:
+    """torch's checks (ValueError, torch's words) of a learning rate (a number or a
+    1-element tensor), an epsilon and a weight decay, in torch's order."""
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= lr:
@@ -71,6 +73,7 @@ def check_lr_eps_wd(lr, eps, weight_decay) -> None:
 
 
 def check_betas(betas) -> None:
+    """torch's checks of Adam's ``betas``: each in ``[0, 1)``."""
     if not 0.0 <= betas[0] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
     if not 0.0 <= betas[1] < 1.0:
