@@ -14,7 +14,8 @@ and these run them on gradstack (as ``GS``) and on torch and compare.
   gradients (to order 2) and buffers;
 - :func:`assert_state_equal`: an optimiser's state;
 - :func:`error_of` and :func:`assert_same_error`: the exception type and words;
-- :func:`seeded_run`: a random layer after the same seed, bit for bit.
+- :func:`seeded_run`, :func:`assert_seeded_run_matches_torch`: a random layer after the
+  same seed, bit for bit.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "error_of",
     "assert_same_error",
     "seeded_run",
+    "assert_seeded_run_matches_torch",
 ]
 
 
@@ -215,6 +217,15 @@ def assert_same_error(program, *, words=True):
     assert ours[0] == theirs[0]
     if words:
         assert ours[1] == theirs[1]
+
+
+def assert_seeded_run_matches_torch(fn, x, dtype):
+    """:func:`seeded_run` of gradstack and of torch agree bit for bit (Note [Random layers
+    draw torch's numbers]: the same draws, so the same masks or slopes, and roundings)."""
+    a, ga = seeded_run(gs, fn, x, dtype)
+    b, gb = seeded_run(_torch(), fn, x, dtype)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ga, gb)
 
 
 def seeded_run(lib, fn, x, dtype, seed=11):

@@ -11,10 +11,7 @@ from gradstack_nn_tests_oracle import assert_module_matches_torch, assert_progra
 
 torch = pytest.importorskip("torch")
 
-_R = np.random.default_rng(0)
-_R.uniform(-5, 5, (2, 3, 5, 6))
-_R.standard_normal((2, 3, 7))
-_R.standard_normal((2, 3, 5, 6))
+_R = np.random.default_rng(22)
 V, V2 = _R.standard_normal((4, 6)), _R.standard_normal((4, 6))
 
 # name -> (fn(L, F, *tensors), arrays)

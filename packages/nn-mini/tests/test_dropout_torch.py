@@ -14,6 +14,7 @@ from gradstack_nn_tests_oracle import (
     assert_module_matches_torch,
     assert_program_matches_torch,
     assert_same_error,
+    assert_seeded_run_matches_torch,
     seeded_run,
 )
 from gradstack_nn_tests_torch_like import GS as gs
@@ -87,12 +88,8 @@ RANDOM = {
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name", list(RANDOM))
 def test_random_layers_draw_torch_s_numbers(name, dtype):
-    """Note [Random layers draw torch's numbers]: the same outputs (so the same masks) and
-    gradients after the same seed, in float64 and float32."""
-    a, ga = seeded_run(gs, RANDOM[name], X, dtype)
-    b, gb = seeded_run(torch, RANDOM[name], X, dtype)
-    np.testing.assert_array_equal(a, b)  # (bit for bit: the same draws and roundings)
-    np.testing.assert_array_equal(ga, gb)
+    """The same outputs and gradients as torch's after the same seed, float64 and float32."""
+    assert_seeded_run_matches_torch(RANDOM[name], X, dtype)
 
 
 def test_alpha_dropout_is_random_in_training():
