@@ -11,8 +11,8 @@ The functions live in one module per family and are all names of this package, a
 are of ``torch.nn.functional`` (one module in torch; the family modules are nn-mini's
 layout, not an API):
 
-=======================  ==================================================================
-``activation``           relu ... softmax, the composed elu ... softshrink, rrelu, gumbel_softmax
+=======================  ======================================================================
+``activation``           relu ... softmax, elu ... softshrink (composed), rrelu, gumbel_softmax
 ``linear_layers``        linear, bilinear
 ``conv``                 conv1d/2d/3d, conv_transpose1d/2d/3d, unfold, fold
 ``pooling``              max, average, adaptive and power-average pooling, 1-d to 3-d
@@ -28,7 +28,7 @@ layout, not an API):
 ``losses``               the regression, classification and likelihood losses, kl_div
 ``margin_losses``        the margin, embedding and triplet losses
 ``_utils``               torch's type names, argument checks, int pairs and triples
-=======================  ==================================================================
+=======================  ======================================================================
 
 (``linear_layers``, ``dropouts`` and ``embeddings`` are not named ``linear``, ``dropout``
 and ``embedding``: a submodule of that name would stand for the function of that name in
