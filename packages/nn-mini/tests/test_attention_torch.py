@@ -1,12 +1,14 @@
-"""MultiheadAttention, TransformerEncoderLayer and TransformerEncoder (modules/attention.py)
-against torch: the same initial weights after the same seed, parameter names, reprs,
-outputs, attention weights and gradients in float64, masks of both kinds, and the
-dropout masks in training."""
+"""Attention against torch: ``scaled_dot_product_attention`` (functional/attention.py) to
+the second order in float64, and MultiheadAttention (modules/attention.py) with the
+Transformer encoder built on it (modules/transformer.py): the same initial weights after
+the same seed, parameter names, reprs, outputs, attention weights and gradients in
+float64, masks of both kinds, and the dropout masks in training."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from gradstack_nn_tests_oracle import assert_program_matches_torch
 from gradstack_nn_tests_torch_like import GS as gs
 
 torch = pytest.importorskip("torch")
@@ -163,3 +165,41 @@ def test_errors_match_torch():
             mha(x, x, x, is_causal=True)
         with pytest.raises(RuntimeError, match="2D attn_mask"):
             mha(x, x, x, attn_mask=lib.ones(4, 4, dtype=lib.bool))
+
+
+# ---------------------------------------------------------------------------------------
+# scaled_dot_product_attention
+
+_RS = np.random.default_rng(16)
+Q, KK, VV = (_RS.standard_normal(s) for s in [(2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 7)])
+MASK = _RS.random((5, 6)) < 0.7
+MASK[:, 0] = True
+
+# name -> (fn(L, F, *tensors), arrays)
+PROGRAMS = {
+    "sdpa": (lambda L, F, q, k, v: F.scaled_dot_product_attention(q, k, v), [Q, KK, VV]),
+    "sdpa_causal": (
+        lambda L, F, q, k, v: F.scaled_dot_product_attention(
+            q, k[:, :, :5], v[:, :, :5], is_causal=True
+        ),
+        [Q, KK, VV],
+    ),
+    "sdpa_bool_mask": (
+        lambda L, F, q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=L.tensor(MASK)),
+        [Q, KK, VV],
+    ),
+    "sdpa_float_mask_scale": (
+        lambda L, F, q, k, v: F.scaled_dot_product_attention(
+            q, k, v, attn_mask=L.tensor(MASK * 0.5), scale=0.3
+        ),
+        [Q, KK, VV],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_scaled_dot_product_attention_matches_torch(name):
+    # (torch's CPU kernel blocks the softmax otherwise: agreement to rounding)
+    assert_program_matches_torch(
+        *PROGRAMS[name], value=(1e-9, 1e-12), first=(1e-8, 1e-10), second=(1e-8, 1e-10)
+    )

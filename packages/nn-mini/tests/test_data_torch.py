@@ -1,7 +1,8 @@
 """utils.data against torch.utils.data: data sets, random_split, samplers, default_collate
 and default_convert on every structure, the DataLoader's batches, lengths, options and
 errors, and worker processes (the same batches as without workers, torch's round-robin
-over an IterableDataset, seeding, errors raised in a worker)."""
+over an IterableDataset, seeding, errors raised in a worker), WeightedRandomSampler's
+draws, StackDataset and ChainDataset."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_nn.utils import data as gd
+from gradstack_nn_tests_torch_like import GS
 
 torch = pytest.importorskip("torch")
 td = torch.utils.data
@@ -359,3 +361,104 @@ def test_pin_memory_warns_as_torch_without_an_accelerator():
     g, _ = _pair_datasets(2)
     with pytest.warns(UserWarning, match="no accelerator is found"):
         list(gd.DataLoader(g, pin_memory=True))
+
+
+# ---------------------------------------------------------------------------------------
+# WeightedRandomSampler, StackDataset, ChainDataset
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(weights=[0.1, 0.9, 0.4, 0.7, 3.0], num_samples=40),
+        dict(weights=[0.1, 0.9, 0.4, 0.7, 3.0], num_samples=4, replacement=False),
+        dict(weights=(np.arange(30) % 7 + 0.5).tolist(), num_samples=200),
+    ],
+)
+def test_weighted_random_sampler_draws_torch_s_indices(kwargs):
+    out = []
+    for lib in (GS, torch):
+        lib.manual_seed(3)
+        sampler = (
+            lib.utils.data.WeightedRandomSampler(**kwargs)
+            if lib is torch
+            else (GS.nn.utils.data.WeightedRandomSampler(**kwargs))
+        )
+        gen = lib.Generator().manual_seed(11)
+        with_gen = (
+            torch.utils.data.WeightedRandomSampler(**kwargs, generator=gen)
+            if lib is torch
+            else GS.nn.utils.data.WeightedRandomSampler(**kwargs, generator=gen)
+        )
+        out.append((list(sampler), list(sampler), list(with_gen), len(sampler)))
+    assert out[0] == out[1]
+    assert len(out[0][0]) == kwargs["num_samples"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        (dict(weights=[1.0, 2.0], num_samples=0), ValueError),
+        (dict(weights=[1.0, 2.0], num_samples=True), ValueError),
+        (dict(weights=[1.0, 2.0], num_samples=2.0), ValueError),
+        (dict(weights=[1.0, 2.0], num_samples=2, replacement=1), ValueError),
+        (dict(weights=[[1.0, 2.0]], num_samples=2), ValueError),
+    ],
+)
+def test_weighted_random_sampler_errors_as_torch(kwargs, error):
+    with pytest.raises(error) as theirs:
+        torch.utils.data.WeightedRandomSampler(**kwargs)
+    with pytest.raises(error) as ours:
+        GS.nn.utils.data.WeightedRandomSampler(**kwargs)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_stack_dataset_as_torch():
+    x, y = np.arange(12.0).reshape(4, 3), np.arange(4)
+    g = GS.nn.utils.data.StackDataset(GS.tensor(x), GS.tensor(y))
+    t = torch.utils.data.StackDataset(torch.tensor(x), torch.tensor(y))
+    assert len(g) == len(t) == 4
+    for i in range(4):
+        assert [v.tolist() for v in g[i]] == [v.tolist() for v in t[i]]
+        assert isinstance(g[i], tuple)
+    gd = GS.nn.utils.data.StackDataset(a=GS.tensor(x), b=list("wxyz"))
+    td = torch.utils.data.StackDataset(a=torch.tensor(x), b=list("wxyz"))
+    assert gd[2]["b"] == td[2]["b"] == "y" and gd[2]["a"].tolist() == td[2]["a"].tolist()
+    assert [sorted(s) for s in gd.__getitems__([0, 3])] == [["a", "b"], ["a", "b"]]
+    assert [s["b"] for s in gd.__getitems__([0, 3])] == ["w", "z"]
+    for build in (
+        lambda m: m.StackDataset(),
+        lambda m: m.StackDataset([1, 2], a=[1, 2]),
+        lambda m: m.StackDataset([1, 2], [1, 2, 3]),
+        lambda m: m.StackDataset(a=[1, 2], b=[1]),
+    ):
+        with pytest.raises(ValueError) as theirs:
+            build(torch.utils.data)
+        with pytest.raises(ValueError) as ours:
+            build(GS.nn.utils.data)
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_chain_dataset_as_torch():
+    def build(m, lib):
+        class Counter(m.IterableDataset):
+            def __init__(self, start, stop):
+                self.start, self.stop = start, stop
+
+            def __iter__(self):
+                return iter(range(self.start, self.stop))
+
+            def __len__(self):
+                return self.stop - self.start
+
+        return m.ChainDataset([Counter(0, 3), Counter(10, 12)]), Counter(5, 7) + Counter(1, 2)
+
+    (g, gadd), (t, tadd) = build(GS.nn.utils.data, GS), build(torch.utils.data, torch)
+    assert list(g) == list(t) == [0, 1, 2, 10, 11]
+    assert len(g) == len(t) == 5
+    assert type(gadd).__name__ == type(tadd).__name__ == "ChainDataset"
+    assert list(gadd) == list(tadd) == [5, 6, 1]
+    with pytest.raises(AssertionError, match="ChainDataset only supports IterableDataset"):
+        list(torch.utils.data.ChainDataset([[1, 2]]))
+    with pytest.raises(AssertionError, match="ChainDataset only supports IterableDataset"):
+        list(GS.nn.utils.data.ChainDataset([[1, 2]]))

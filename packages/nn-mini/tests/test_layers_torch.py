@@ -1,6 +1,7 @@
 """The nn modules against torch.nn: defaults, repr, state_dict keys and dtypes, default
 initialisation, outputs and gradients (with torch's weights copied in), train/eval
-behaviour, running statistics, lazy initialisation, containers, DataParallel."""
+behaviour, running statistics, lazy initialisation, containers, Unflatten, DataParallel,
+and the names nn exports.  (Each family's own tests are in test_<family>_torch.py.)"""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_nn import optim
+from gradstack_nn_tests_oracle import assert_module_matches_torch
+from gradstack_nn_tests_torch_like import GS as gs
 
 torch = pytest.importorskip("torch")
 TNN = torch.nn
@@ -384,3 +387,27 @@ def test_data_parallel_is_a_pass_through():
     assert gt.equal(g2(x), g(x))
     with pytest.raises(TypeError, match="DataParallel expects a Module"):
         nn.DataParallel(3)
+
+
+def test_unflatten_matches_torch():
+    x = np.random.default_rng(0).uniform(-5, 5, (2, 3, 5, 6))
+    assert_module_matches_torch("Unflatten", (1, (3, 1)), lambda L: L.tensor(x, dtype=L.float32))
+
+
+def test_names_are_exported():
+    for name in ("Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
+                 "AdaptiveMaxPool3d", "EmbeddingBag"):  # fmt: skip
+        assert name in gs.nn.__all__ and name in gs.nn.modules.__all__
+    for name in ("affine_grid", "grid_sample", "conv3d", "conv_transpose3d", "max_pool3d",
+                 "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d",
+                 "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "gumbel_softmax",
+                 "embedding_bag"):  # fmt: skip
+        assert name in gs.nn.functional.__all__
+        assert hasattr(torch.nn.functional, name)
+
+
+def test_every_exported_name_resolves():
+    """``gradstack_nn.__all__`` (the families' lists) names what its star imports bound."""
+    for module in (gs.nn, gs.nn.modules, gs.nn.functional, gs.nn.optim, gs.nn.optim.lr_scheduler):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, f"{module.__name__}.{name}"

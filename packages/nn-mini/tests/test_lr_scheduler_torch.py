@@ -1,6 +1,8 @@
-"""lr_scheduler against torch.optim.lr_scheduler: the learning rates epoch by epoch (exact
-floats), several parameter groups, chained schedules, state dicts (keys and values),
-resuming, ReduceLROnPlateau in every mode, and torch's warnings."""
+"""lr_scheduler against torch.optim.lr_scheduler, every schedule: the learning rates (and
+cycled momenta / betas) epoch by epoch or step by step as exact floats, several
+parameter groups, explicit and fractional epochs, chained and sequential schedules, state
+dicts (keys and values) and resuming, ReduceLROnPlateau in every mode, argument errors
+and torch's warnings."""
 
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ import pytest
 from gradstack_nn import Parameter
 from gradstack_nn.optim import SGD, Adam
 from gradstack_nn.optim import lr_scheduler as gs_sched
+from gradstack_nn_tests_torch_like import GS
 
 torch = pytest.importorskip("torch")
 TS = torch.optim.lr_scheduler
+GSS = gs_sched
+STEPS = 60
 
 
 def _optimizers(lrs=(0.1, 0.03), cls="SGD"):
@@ -203,3 +208,317 @@ def test_lambda_state_dict_saves_callable_objects_state():
     assert other.n == 4
     with pytest.raises(ValueError, match="Expected 1 lr_lambdas, but got 2"):
         gs_sched.LambdaLR(opt, [Warmup(1), Warmup(2)])
+
+
+# ---------------------------------------------------------------------------------------
+# the schedules stepped per batch: warmups, polynomial, warm restarts, cyclic, sequential
+
+
+class _Halving:
+    """A callable object (its ``__dict__`` goes into state dicts)."""
+
+    def __init__(self):
+        self.factor = 0.97
+
+    def __call__(self, epoch):
+        return self.factor if epoch % 4 else 1.01
+
+
+# stepped 60 times (per batch or per epoch) with SGD and with Adam, momenta compared
+STEP_SCHEDULES = {
+    "LinearLR": dict(),
+    "LinearLR-custom": dict(start_factor=0.1, end_factor=0.7, total_iters=13),
+    "LinearLR-down": dict(start_factor=1.0, end_factor=0.05, total_iters=30),
+    "ConstantLR": dict(),
+    "ConstantLR-custom": dict(factor=0.3, total_iters=11),
+    "MultiplicativeLR": dict(lr_lambda=lambda e: 0.95),
+    "MultiplicativeLR-list": dict(lr_lambda=[lambda e: 0.9 + 0.01 * (e % 5), _Halving()]),
+    "PolynomialLR": dict(),
+    "PolynomialLR-custom": dict(total_iters=40, power=2.5),
+    "CosineAnnealingWarmRestarts": dict(T_0=7),
+    "CosineAnnealingWarmRestarts-mult": dict(T_0=3, T_mult=2, eta_min=0.001),
+    "CyclicLR": dict(base_lr=0.01, max_lr=0.1, step_size_up=4),
+    "CyclicLR-t2": dict(
+        base_lr=[0.01, 0.002], max_lr=[0.1, 0.05], step_size_up=3, step_size_down=5,
+        mode="triangular2",
+    ),
+    "CyclicLR-exp": dict(
+        base_lr=0.01, max_lr=0.1, step_size_up=5, mode="exp_range", gamma=0.97,
+        base_momentum=0.7, max_momentum=[0.95, 0.85],
+    ),
+    "CyclicLR-scale_fn": dict(
+        base_lr=0.01, max_lr=0.1, step_size_up=6, scale_fn=lambda x: 1 / (1 + x),
+        scale_mode="iterations", cycle_momentum=False,
+    ),
+    "OneCycleLR": dict(max_lr=0.5, total_steps=STEPS),
+    "OneCycleLR-linear": dict(
+        max_lr=[0.5, 0.2], total_steps=STEPS + 3, anneal_strategy="linear", pct_start=0.25
+    ),
+    "OneCycleLR-three": dict(
+        max_lr=0.5, epochs=6, steps_per_epoch=10, three_phase=True, div_factor=10.0,
+        final_div_factor=100.0,
+    ),
+    "OneCycleLR-nomomentum": dict(max_lr=0.5, total_steps=STEPS, cycle_momentum=False),
+}  # fmt: skip
+
+
+def _momenta(opt):
+    return [(g.get("momentum"), g.get("betas")) for g in opt.param_groups]
+
+
+def _run(name, cls="SGD"):
+    gopt, topt = _optimizers(cls=cls)
+    gsch = getattr(GSS, _cls(name))(gopt, **STEP_SCHEDULES[name])
+    tsch = getattr(TS, _cls(name))(topt, **STEP_SCHEDULES[name])
+    return gopt, topt, gsch, tsch
+
+
+@pytest.mark.parametrize("cls", ["SGD", "Adam"])
+@pytest.mark.parametrize("name", sorted(STEP_SCHEDULES))
+def test_learning_rates_step_by_step(name, cls):
+    gopt, topt, gsch, tsch = _run(name, cls)
+    assert gsch.get_last_lr() == tsch.get_last_lr()
+    assert _momenta(gopt) == _momenta(topt)
+    seen = set()
+    for _ in range(STEPS):
+        gopt.step()
+        topt.step()
+        gsch.step()
+        tsch.step()
+        assert gsch.get_last_lr() == tsch.get_last_lr()  # exact: the same float arithmetic
+        assert [g["lr"] for g in gopt.param_groups] == [g["lr"] for g in topt.param_groups]
+        assert _momenta(gopt) == _momenta(topt)  # cycled momentum, or Adam's beta1
+        seen.add(tuple(tsch.get_last_lr()))
+    assert len(seen) >= 2  # the schedule moved
+    assert gsch.last_epoch == tsch.last_epoch
+    for g, t in zip(gopt.param_groups, topt.param_groups):
+        assert {k: v for k, v in g.items() if k != "params"} == {
+            k: v for k, v in t.items() if k != "params"
+        }
+
+
+def test_one_cycle_past_total_steps_raises_as_torch():
+    gopt, topt, gsch, tsch = _run("OneCycleLR")
+    for _ in range(STEPS):
+        gopt.step()
+        topt.step()
+        gsch.step()
+        tsch.step()
+    with pytest.raises(ValueError, match=f"Tried to step {STEPS + 1} times"):
+        tsch.step()
+    with pytest.raises(ValueError, match=f"Tried to step {STEPS + 1} times"):
+        gsch.step()
+
+
+@pytest.mark.parametrize("name", ["LinearLR-custom", "ConstantLR-custom", "PolynomialLR-custom"])
+def test_explicit_epoch_of_a_warmup_uses_the_closed_form_and_warns(name):
+    gopt, topt, gsch, tsch = _run(name)
+    for epoch in (4, 2, 17, 50, 11):
+        gopt.step()
+        topt.step()
+        with pytest.warns(UserWarning, match="The epoch parameter"):
+            gsch.step(epoch)
+        with pytest.warns(UserWarning, match="The epoch parameter"):
+            tsch.step(epoch)
+        assert gsch.get_last_lr() == tsch.get_last_lr()
+
+
+def test_warm_restarts_with_fractional_epochs():
+    for kwargs in (dict(T_0=5), dict(T_0=3, T_mult=2, eta_min=0.01)):
+        gopt, topt = _optimizers()
+        gsch = GSS.CosineAnnealingWarmRestarts(gopt, **kwargs)
+        tsch = TS.CosineAnnealingWarmRestarts(topt, **kwargs)
+        for epoch in range(12):
+            for i in range(4):
+                gopt.step()
+                topt.step()
+                gsch.step(epoch + i / 4)
+                tsch.step(epoch + i / 4)
+                assert gsch.get_last_lr() == tsch.get_last_lr()
+                assert (gsch.T_i, gsch.T_cur, gsch.last_epoch) == (
+                    tsch.T_i,
+                    tsch.T_cur,
+                    tsch.last_epoch,
+                )
+        with pytest.raises(ValueError, match="Expected non-negative epoch, but got -1"):
+            gsch.step(-1)
+
+
+SEQ = {
+    "warmup-then-cosine": lambda lib, opt: [
+        lib.LinearLR(opt, start_factor=0.1, total_iters=5),
+        lib.CosineAnnealingLR(opt, T_max=20),
+    ],
+    "three": lambda lib, opt: [
+        lib.ConstantLR(opt, factor=0.5, total_iters=3),
+        lib.ExponentialLR(opt, gamma=0.9),
+        lib.StepLR(opt, step_size=4, gamma=0.5),
+    ],
+}
+
+SEQ_MILESTONES = {"warmup-then-cosine": [5], "three": [6, 20]}
+
+
+@pytest.mark.parametrize("which", sorted(SEQ))
+def test_sequential_lr(which):
+    gopt, topt = _optimizers()
+    gsch = GSS.SequentialLR(gopt, SEQ[which](GSS, gopt), milestones=SEQ_MILESTONES[which])
+    tsch = TS.SequentialLR(topt, SEQ[which](TS, topt), milestones=SEQ_MILESTONES[which])
+    assert gsch.get_last_lr() == tsch.get_last_lr()
+    for _ in range(STEPS):
+        gopt.step()
+        topt.step()
+        gsch.step()
+        tsch.step()
+        assert gsch.get_last_lr() == tsch.get_last_lr()
+    gsd, tsd = gsch.state_dict(), tsch.state_dict()
+    assert list(gsd) == list(tsd)
+    assert [list(s) for s in gsd["_schedulers"]] == [list(s) for s in tsd["_schedulers"]]
+    assert gsd == tsd
+
+
+def test_chained_scheduler():
+    for cls in ("SGD", "Adam"):
+        gopt, topt = _optimizers(cls=cls)
+        gsch = GSS.ChainedScheduler(
+            [GSS.ConstantLR(gopt, factor=0.2, total_iters=4), GSS.ExponentialLR(gopt, 0.93)]
+        )
+        tsch = TS.ChainedScheduler(
+            [TS.ConstantLR(topt, factor=0.2, total_iters=4), TS.ExponentialLR(topt, 0.93)]
+        )
+        assert gsch.get_last_lr() == tsch.get_last_lr()
+        for _ in range(STEPS):
+            gopt.step()
+            topt.step()
+            gsch.step()
+            tsch.step()
+            assert gsch.get_last_lr() == tsch.get_last_lr()
+        assert gsch.state_dict() == tsch.state_dict()
+        assert list(gsch.state_dict()) == list(tsch.state_dict())
+
+
+@pytest.mark.parametrize("name", sorted(STEP_SCHEDULES))
+def test_state_dict_keys_values_and_resume_step_by_step(name):
+    gopt, topt, gsch, tsch = _run(name)
+    for _ in range(9):
+        gopt.step()
+        topt.step()
+        gsch.step()
+        tsch.step()
+    gsd, tsd = gsch.state_dict(), tsch.state_dict()
+    assert list(gsd) == list(tsd)
+    assert gsd == tsd
+    # a new scheduler over a new optimiser, resumed from the state dicts, continues the same
+    gopt2, _ = _optimizers()
+    gopt2.load_state_dict(gopt.state_dict())
+    gsch2 = getattr(GSS, _cls(name))(gopt2, **STEP_SCHEDULES[name])
+    gsch2.load_state_dict(gsd)
+    gopt2.load_state_dict(gopt.state_dict())  # the new scheduler's first step set the lrs
+    for _ in range(20):
+        gopt2.step()
+        topt.step()
+        gsch2.step()
+        tsch.step()
+        assert gsch2.get_last_lr() == tsch.get_last_lr()
+        assert _momenta(gopt2) == _momenta(topt)
+
+
+def test_callable_object_state_is_saved_as_torch():
+    gopt, topt, gsch, tsch = _run("MultiplicativeLR-list")
+    gsd, tsd = gsch.state_dict(), tsch.state_dict()
+    assert gsd["lr_lambdas"] == tsd["lr_lambdas"] == [None, {"factor": 0.97}]
+    gsd["lr_lambdas"][1] = {"factor": 0.5}
+    gsch.load_state_dict(gsd)
+    assert gsch.lr_lambdas[1].factor == 0.5
+    assert "lr_lambdas" in gsd  # load_state_dict does not consume the caller's dict
+
+
+def _raises_like_torch(build, error=ValueError):
+    with pytest.raises(error) as theirs:
+        build(TS, torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1))
+    with pytest.raises(error) as ours:
+        build(GSS, GS.optim.SGD([GS.nn.Parameter(GS.zeros(1))], lr=0.1))
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda lib, opt: lib.LinearLR(opt, start_factor=0.0),
+        lambda lib, opt: lib.LinearLR(opt, start_factor=1.5),
+        lambda lib, opt: lib.LinearLR(opt, end_factor=-0.1),
+        lambda lib, opt: lib.ConstantLR(opt, factor=1.5),
+        lambda lib, opt: lib.CosineAnnealingWarmRestarts(opt, T_0=0),
+        lambda lib, opt: lib.CosineAnnealingWarmRestarts(opt, T_0=2.5),
+        lambda lib, opt: lib.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=0),
+        lambda lib, opt: lib.CosineAnnealingWarmRestarts(opt, T_0=3, eta_min="0"),
+        lambda lib, opt: lib.CyclicLR(opt, 0.01, 0.1, mode="sawtooth"),
+        lambda lib, opt: lib.CyclicLR(opt, [0.01, 0.02], 0.1),
+        lambda lib, opt: lib.OneCycleLR(opt, 0.1),
+        lambda lib, opt: lib.OneCycleLR(opt, 0.1, total_steps=0),
+        lambda lib, opt: lib.OneCycleLR(opt, 0.1, epochs=0, steps_per_epoch=3),
+        lambda lib, opt: lib.OneCycleLR(opt, 0.1, epochs=2, steps_per_epoch=-3),
+        lambda lib, opt: lib.OneCycleLR(opt, 0.1, total_steps=10, pct_start=1),
+        lambda lib, opt: lib.OneCycleLR(opt, 0.1, total_steps=10, anneal_strategy="exp"),
+        lambda lib, opt: lib.SequentialLR(opt, [], milestones=[]),
+        lambda lib, opt: lib.SequentialLR(opt, [lib.ConstantLR(opt)], milestones=[3]),
+        lambda lib, opt: lib.SequentialLR(opt, [lib.ReduceLROnPlateau(opt)], milestones=[]),
+        lambda lib, opt: lib.ChainedScheduler([]),
+        lambda lib, opt: lib.ChainedScheduler([lib.ReduceLROnPlateau(opt)]),
+        lambda lib, opt: lib.MultiplicativeLR(opt, [lambda e: 1.0, lambda e: 1.0]),
+    ],
+)
+def test_argument_errors_as_torch(build):
+    _raises_like_torch(build)
+
+
+def test_type_errors_as_torch():
+    _raises_like_torch(lambda lib, opt: lib.MultiplicativeLR(opt, 0.5), TypeError)
+    _raises_like_torch(lambda lib, opt: lib.SequentialLR(opt, [object()], []), TypeError)
+
+
+def test_cycle_momentum_needs_momentum_or_betas():
+    class _Plain(GS.optim.Optimizer):
+        def __init__(self, params):
+            super().__init__(params, {"lr": 0.1})
+
+    opt = _Plain([GS.nn.Parameter(GS.zeros(1))])
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        GSS.CyclicLR(opt, 0.01, 0.1)
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        GSS.OneCycleLR(opt, 0.1, total_steps=10)
+    sched = GSS.OneCycleLR(opt, 0.1, total_steps=10, cycle_momentum=False)
+    assert sched.get_last_lr() == [pytest.approx(0.1 / 25)]
+
+
+def test_get_lr_outside_step_warns_as_torch():
+    gopt, topt, gsch, tsch = _run("PolynomialLR")
+    with pytest.warns(UserWarning, match="please use `get_last_lr\\(\\)`"):
+        tsch.get_lr()
+    with pytest.warns(UserWarning, match="please use `get_last_lr\\(\\)`"):
+        gsch.get_lr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gopt.step()
+        gsch.step()
+
+
+def test_one_cycle_cos_values_by_hand():
+    gopt, _ = _optimizers(lrs=(0.1,))
+    sched = GSS.OneCycleLR(gopt, max_lr=1.0, total_steps=10, pct_start=0.5)
+    lrs = [sched.get_last_lr()[0]]
+    momenta = [gopt.param_groups[0]["momentum"]]
+    for _ in range(9):
+        gopt.step()
+        sched.step()
+        lrs.append(sched.get_last_lr()[0])
+        momenta.append(gopt.param_groups[0]["momentum"])
+    # phase 1 ends at step 0.5 * 10 - 1 = 4, phase 2 at step 9
+    assert lrs[0] == pytest.approx(0.04) and lrs[4] == pytest.approx(1.0)
+    assert lrs[-1] == pytest.approx(0.04 / 1e4)
+    pct = (7 - 4) / (9 - 4)
+    assert lrs[7] == pytest.approx(
+        0.04 / 1e4 + (1 - 0.04 / 1e4) / 2 * (1 + math.cos(math.pi * pct))
+    )
+    assert momenta[7] == pytest.approx(0.95 + (0.85 - 0.95) / 2 * (1 + math.cos(math.pi * pct)))
+    assert momenta[0] == momenta[-1] == 0.95 and momenta[4] == pytest.approx(0.85)

@@ -1,7 +1,8 @@
-"""The margin, embedding and likelihood losses (_margin_losses.py and their modules in
-modules/loss.py) against torch: values and float64 first- and second-order gradients for
-every reduction, the margins exactly at their boundary, 1-D and 2-D inputs, empty
-batches, module reprs and options, the legacy ``size_average``/``reduce`` and errors."""
+"""The margin, embedding and likelihood losses (functional/margin_losses.py, the Poisson
+and Gaussian NLL of functional/losses.py, and their modules in modules/loss.py) against
+torch: values and float64 first- and second-order gradients for every reduction, the
+margins exactly at their boundary, 1-D and 2-D inputs, empty batches, module reprs and
+options, the legacy ``size_average``/``reduce`` and errors."""
 
 from __future__ import annotations
 

@@ -27,47 +27,34 @@ True
 
 import gradstack_autograd as _ag  # noqa: F401 - registers the autograd layer
 
-from . import distributions, functional, init, optim, serialization, utils, zeroed_grads
+from . import distributions, functional, init, modules, optim, serialization, utils, zeroed_grads
 from .__about__ import __version__
-from .modules import activation as _activation
-from .modules import attention as _attention
-from .modules import batchnorm as _batchnorm
-from .modules import container as _container
-from .modules import conv as _conv
-from .modules import data_parallel as _data_parallel
-from .modules import distance as _distance
-from .modules import extra_layers as _extra_layers
-from .modules import lazy as _lazy
-from .modules import linear as _linear
-from .modules import loss as _loss
-from .modules import module as _module
-from .modules import normalization as _normalization
-from .modules import padding as _padding
-from .modules import pooling as _pooling
-from .modules import rnn as _rnn
-from .modules import sparse as _sparse
-from .modules import spatial as _spatial
-from .modules import transformer_decoder as _transformer_decoder
-from .modules import upsampling as _upsampling
+
+# each family's layers (one star import a module of modules/, which type checkers follow;
+# ``from .modules import *`` they do not, inside this package's import cycle)
 from .modules.activation import *  # noqa: F403
 from .modules.attention import *  # noqa: F403
 from .modules.batchnorm import *  # noqa: F403
+from .modules.channelshuffle import *  # noqa: F403
 from .modules.container import *  # noqa: F403
 from .modules.conv import *  # noqa: F403
 from .modules.data_parallel import *  # noqa: F403
 from .modules.distance import *  # noqa: F403
-from .modules.extra_layers import *  # noqa: F403
+from .modules.dropout import *  # noqa: F403
+from .modules.flatten import *  # noqa: F403
+from .modules.fold import *  # noqa: F403
+from .modules.instancenorm import *  # noqa: F403
 from .modules.lazy import *  # noqa: F403
 from .modules.linear import *  # noqa: F403
 from .modules.loss import *  # noqa: F403
 from .modules.module import *  # noqa: F403
 from .modules.normalization import *  # noqa: F403
 from .modules.padding import *  # noqa: F403
+from .modules.pixelshuffle import *  # noqa: F403
 from .modules.pooling import *  # noqa: F403
 from .modules.rnn import *  # noqa: F403
 from .modules.sparse import *  # noqa: F403
-from .modules.spatial import *  # noqa: F403
-from .modules.transformer_decoder import *  # noqa: F403
+from .modules.transformer import *  # noqa: F403
 from .modules.upsampling import *  # noqa: F403
 from .parameter import Buffer, Parameter, UninitializedParameter
 from .serialization import load, save
@@ -86,23 +73,5 @@ __all__ = [
     "load",
     "__version__",
 ]
-__all__ += _module.__all__
-__all__ += _linear.__all__
-__all__ += _conv.__all__
-__all__ += _pooling.__all__
-__all__ += _padding.__all__
-__all__ += _lazy.__all__
-__all__ += _sparse.__all__
-__all__ += _normalization.__all__
-__all__ += _batchnorm.__all__
-__all__ += _activation.__all__
-__all__ += _distance.__all__
-__all__ += _container.__all__
-__all__ += _data_parallel.__all__
-__all__ += _loss.__all__
-__all__ += _rnn.__all__
-__all__ += _attention.__all__
-__all__ += _upsampling.__all__
-__all__ += _transformer_decoder.__all__
-__all__ += _extra_layers.__all__
-__all__ += _spatial.__all__
+# every layer of the families in ``modules/`` (its ``__all__``)
+__all__ += modules.__all__

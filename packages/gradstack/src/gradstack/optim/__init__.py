@@ -1,37 +1,9 @@
-"""``gradstack.optim``: optimisers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``)
-and :mod:`gradstack.optim.lr_scheduler` from gradstack-nn-mini."""
+"""``gradstack.optim``: the optimisers of gradstack-nn-mini (``SGD``, ``Adam``, ``AdamW``
+... every name of ``gradstack_nn.optim.__all__``) and :mod:`gradstack.optim.lr_scheduler`."""
 
-from gradstack_nn.optim import (
-    ASGD,
-    LBFGS,
-    SGD,
-    Adadelta,
-    Adagrad,
-    Adam,
-    Adamax,
-    AdamW,
-    NAdam,
-    Optimizer,
-    RAdam,
-    RMSprop,
-    Rprop,
-)
+from gradstack_nn.optim import *  # noqa: F403
+from gradstack_nn.optim import __all__  # noqa: F401
 
-from . import lr_scheduler
-
-__all__ = [
-    "Optimizer",
-    "SGD",
-    "Adam",
-    "AdamW",
-    "RMSprop",
-    "Adagrad",
-    "Adamax",
-    "NAdam",
-    "RAdam",
-    "Adadelta",
-    "LBFGS",
-    "Rprop",
-    "ASGD",
-    "lr_scheduler",
-]
+# (this package's own submodule, which re-exports gradstack_nn.optim.lr_scheduler, in place
+# of the one the star import bound: ``import gradstack.optim.lr_scheduler`` finds it)
+from . import lr_scheduler  # type: ignore[no-redef]

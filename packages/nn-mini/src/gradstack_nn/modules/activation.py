@@ -1,6 +1,16 @@
 """Activation layers: ``ReLU``, ``LeakyReLU``, ``Sigmoid``, ``Tanh``, ``GELU``, ``SiLU``,
-``Softmax``, ``LogSoftmax``, the composed ones (``ELU`` ... ``PReLU``), and
-``Dropout``/``Flatten``/``Unflatten``."""
+``Softmax``, ``LogSoftmax``, ``Softmax2d``, the composed ones (``ELU`` ... ``PReLU``) and
+the random ``RReLU``: the functions of :mod:`gradstack_nn.functional.activation` as
+torch's modules (arguments, defaults, reprs).
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> LeakyReLU(0.5)(gt.tensor([-2.0, 3.0])).tolist()
+[-1.0, 3.0]
+>>> RReLU(0.1, 0.3)
+RReLU(lower=0.1, upper=0.3)
+"""
 
 from __future__ import annotations
 
@@ -20,12 +30,7 @@ __all__ = [
     "SiLU",
     "Softmax",
     "LogSoftmax",
-    "Dropout",
-    "Dropout1d",
-    "Dropout2d",
-    "Dropout3d",
-    "Flatten",
-    "Unflatten",
+    "Softmax2d",
     "ELU",
     "CELU",
     "SELU",
@@ -44,6 +49,7 @@ __all__ = [
     "Hardshrink",
     "Softshrink",
     "PReLU",
+    "RReLU",
 ]
 
 
@@ -164,65 +170,20 @@ class LogSoftmax(Module):
         return f"dim={self.dim}"
 
 
-class Dropout(Module):
-    """Zero elements with probability ``p`` in training mode (scaling the others by
-    ``1/(1-p)``); the identity in evaluation mode."""
-
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a ``(N, C, H, W)`` or ``(C, H, W)`` input."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
-
-
-class Dropout1d(Dropout):
-    """Zero whole channels of ``(N, C, L)``/``(C, L)`` inputs in training
-    (:func:`F.dropout1d`)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.dropout1d(input, self.p, self.training, self.inplace)
-
-
-class Dropout2d(Dropout):
-    """Zero whole channels of ``(N, C, H, W)`` inputs in training (:func:`F.dropout2d`)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.dropout2d(input, self.p, self.training, self.inplace)
-
-
-class Dropout3d(Dropout):
-    """Zero whole channels of ``(N, C, D, H, W)`` inputs in training
-    (:func:`F.dropout3d`)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.dropout3d(input, self.p, self.training, self.inplace)
-
-
-class Flatten(Module):
-    """Flatten dimensions ``start_dim`` .. ``end_dim`` into one."""
-
-    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
-        super().__init__()
-        self.start_dim = start_dim
-        self.end_dim = end_dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return input.flatten(self.start_dim, self.end_dim)
-
-    def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+        if input.dim() not in (3, 4):
+            raise ValueError(
+                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
+            )
+        return F.softmax(input, -3, _stacklevel=5)
 
 
 # ---------------------------------------------------------------------------- composed
-# (functional forms in _activations.py: Note [Activations keep torch's derivative at every
-# point])
+# (functional forms in functional/activation.py: Note [Activations keep torch's derivative
+# at every point])
 
 
 class _Inplace(Module):
@@ -441,16 +402,19 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class Unflatten(Module):
-    """Dim ``dim`` viewed as ``unflattened_size``."""
+class RReLU(Module):
+    """Randomized leaky ReLU (:func:`F.rrelu`): random slopes from ``U(lower, upper)``
+    in training, the slope ``(lower + upper) / 2`` in evaluation."""
 
-    def __init__(self, dim: int, unflattened_size) -> None:
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
         super().__init__()
-        self.dim = dim
-        self.unflattened_size = unflattened_size
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.unflatten(self.dim, self.unflattened_size)
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace}"

@@ -1,7 +1,6 @@
-"""``MultiheadAttention``, and the Transformer encoder built on it
-(``TransformerEncoderLayer``, ``TransformerEncoder``), as torch's: parameters, their
-names and initial draws, masks, ``batch_first``, and the computation of
-``torch.nn.functional.multi_head_attention_forward`` written with gradstack ops.
+"""``MultiheadAttention``, as torch's: parameters, their names and initial draws, masks,
+``batch_first``, and the computation of ``torch.nn.functional.multi_head_attention_forward``
+written with gradstack ops (the Transformer built on it is in ``transformer.py``).
 
 Note [Attention masks as additive biases]
 torch turns every mask into a float bias first (its ``_canonical_mask``): a bool mask's
@@ -23,7 +22,6 @@ Examples
 
 from __future__ import annotations
 
-import copy
 import math
 
 import gradstack_tensor as gt
@@ -32,22 +30,10 @@ from gradstack_tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .activation import Dropout
-from .container import ModuleList
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
-from .normalization import LayerNorm
 
-__all__ = [
-    "MultiheadAttention",
-    "NonDynamicallyQuantizableLinear",
-    "TransformerEncoderLayer",
-    "TransformerEncoder",
-]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """``Linear`` under the name torch gives ``MultiheadAttention.out_proj``."""
+__all__ = ["MultiheadAttention"]
 
 
 def _as_bias(mask: Tensor | None, dtype, name: str) -> Tensor | None:
@@ -232,87 +218,3 @@ class MultiheadAttention(Module):
             return out, None
         weights = weights.reshape(bsz, heads, tgt_len, src_len)
         return out, (weights.mean(1) if average else weights)
-
-
-def _activation(name):
-    if callable(name):
-        return name
-    if name == "relu":
-        return F.relu
-    if name == "gelu":
-        return F.gelu
-    raise RuntimeError(f"activation should be relu/gelu, not {name}")
-
-
-class TransformerEncoderLayer(Module):
-    """Self-attention and a feed-forward block, each with a residual connection and a
-    LayerNorm (after, or before with ``norm_first``), as ``torch.nn.TransformerEncoderLayer``.
-    """
-
-    def __init__(
-        self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-        activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
-        norm_first: bool = False, bias: bool = True, device=None, dtype=None,
-    ) -> None:  # fmt: skip
-        super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
-
-    def forward(
-        self,
-        src: Tensor,
-        src_mask: Tensor | None = None,
-        src_key_padding_mask: Tensor | None = None,
-        is_causal: bool = False,
-    ) -> Tensor:
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(
-            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-            need_weights=False, is_causal=is_causal,
-        )[0]  # fmt: skip
-        return self.dropout1(x)
-
-    def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
-
-
-class TransformerEncoder(Module):
-    """``num_layers`` copies of ``encoder_layer`` (deep copies, as torch), then ``norm``."""
-
-    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm=None,
-                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:  # fmt: skip
-        super().__init__()
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
-        self.num_layers = num_layers
-        self.norm = norm
-
-    def forward(
-        self,
-        src: Tensor,
-        mask: Tensor | None = None,
-        src_key_padding_mask: Tensor | None = None,
-        is_causal: bool | None = None,
-    ) -> Tensor:
-        out = src
-        for layer in self.layers:
-            out = layer(out, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
-                        is_causal=bool(is_causal))  # fmt: skip
-        return self.norm(out) if self.norm is not None else out

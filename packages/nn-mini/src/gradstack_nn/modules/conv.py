@@ -1,4 +1,8 @@
-"""``Conv2d``, and ``Conv1d`` (the same layer with one spatial dim)."""
+"""The convolution layers, as torch's (arguments, ``padding_mode``, initial draws, reprs):
+``Conv1d``, ``Conv2d``, ``Conv3d`` and ``ConvTranspose1d``, ``ConvTranspose2d``,
+``ConvTranspose3d``.  The 1-d and 3-d classes are the 2-d ones with another number of
+spatial dims (``_dims``) and their function of :mod:`gradstack_nn.functional.conv`.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +19,12 @@ from .module import Module
 __all__ = [
     "Conv1d",
     "Conv2d",
+    "Conv3d",
     "ConvTranspose1d",
     "ConvTranspose2d",
-    "PixelShuffle",
-    "PixelUnshuffle",
+    "ConvTranspose3d",
 ]
+
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -202,6 +207,28 @@ class Conv1d(Conv2d):
         return F.conv1d(input, weight, bias, stride, padding, dilation, groups)
 
 
+class Conv3d(Conv2d):
+    """3-d convolution over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs, as
+    ``torch.nn.Conv3d`` (:func:`gradstack_nn.functional.conv3d`); the arguments,
+    ``padding_mode`` and torch's initialisation of :class:`Conv2d` with three spatial
+    dims.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> conv = Conv3d(2, 4, 3, padding=1)
+    >>> conv(gt.randn(1, 2, 4, 5, 6)).shape
+    gradstack.Size([1, 4, 4, 5, 6])
+    >>> conv
+    Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1))
+    """
+
+    _dims = 3
+
+    def _conv(self, input, weight, bias, stride, padding, dilation, groups):
+        return F.conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
 class ConvTranspose2d(Module):
     """2-d transposed convolution, as ``torch.nn.ConvTranspose2d``
     (:func:`gradstack_nn.functional.conv_transpose2d`): ``weight`` is ``(in_channels,
@@ -314,29 +341,23 @@ class ConvTranspose1d(ConvTranspose2d):
         )
 
 
-class PixelShuffle(Module):
-    """``(*, C * r * r, H, W)`` to ``(*, C, H * r, W * r)``."""
+class ConvTranspose3d(ConvTranspose2d):
+    """3-d transposed convolution, as ``torch.nn.ConvTranspose3d``
+    (:func:`gradstack_nn.functional.conv_transpose3d`); the arguments of
+    :class:`ConvTranspose2d` (``forward(input, output_size=None)``) with three spatial
+    dims.
 
-    def __init__(self, upscale_factor: int) -> None:
-        super().__init__()
-        self.upscale_factor = upscale_factor
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> up = ConvTranspose3d(2, 3, 2, stride=2)
+    >>> up(gt.randn(1, 2, 2, 3, 4)).shape, up.weight.shape
+    (gradstack.Size([1, 3, 4, 6, 8]), gradstack.Size([2, 3, 2, 2, 2]))
+    """
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.pixel_shuffle(input, self.upscale_factor)
+    _dims = 3
 
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
-
-
-class PixelUnshuffle(Module):
-    """``(*, C, H * r, W * r)`` to ``(*, C * r * r, H, W)``."""
-
-    def __init__(self, downscale_factor: int) -> None:
-        super().__init__()
-        self.downscale_factor = downscale_factor
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"
+    def _conv(self, input, weight, bias, stride, padding, output_padding, groups, dilation):
+        return F.conv_transpose3d(
+            input, weight, bias, stride, padding, output_padding, groups, dilation
+        )

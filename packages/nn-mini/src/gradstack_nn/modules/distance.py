@@ -1,4 +1,4 @@
-"""``CosineSimilarity`` and ``PairwiseDistance``: the functions of ``_distances.py``.
+"""``CosineSimilarity`` and ``PairwiseDistance``: the functions of ``functional/distance.py``.
 
 >>> import gradstack_tensor as gt
 >>> CosineSimilarity(dim=0)(gt.tensor([1.0, 0.0]), gt.tensor([0.0, 1.0])).item()
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gradstack_tensor import Tensor
 
-from .._distances import cosine_similarity, pairwise_distance
+from ..functional.distance import cosine_similarity, pairwise_distance
 from .module import Module
 
 __all__ = ["CosineSimilarity", "PairwiseDistance"]

@@ -1,4 +1,15 @@
-"""``Linear``, ``LazyLinear`` and ``Identity``."""
+"""The linear layers: ``Identity``, ``Linear``, ``LazyLinear`` (``in_features`` inferred
+from the first input), ``Bilinear`` and ``NonDynamicallyQuantizableLinear`` (the name
+torch gives ``MultiheadAttention.out_proj``).
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> Linear(3, 2)(gt.ones(5, 3)).shape
+gradstack.Size([5, 2])
+>>> Bilinear(3, 4, 2)(gt.ones(5, 3), gt.ones(5, 4)).shape
+gradstack.Size([5, 2])
+"""
 
 from __future__ import annotations
 
@@ -16,7 +27,7 @@ from .module import Module
 
 _MISSING = object()  # a name absent from ``_parameters`` (Linear.forward)
 
-__all__ = ["Linear", "LazyLinear", "Identity"]
+__all__ = ["Identity", "Linear", "LazyLinear", "Bilinear", "NonDynamicallyQuantizableLinear"]
 
 
 class Linear(Module):
@@ -143,3 +154,69 @@ class Identity(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return input
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` (:func:`F.bilinear`).
+
+    Parameters
+    ----------
+    in1_features, in2_features, out_features : int
+        The sizes of each sample of the two inputs and of the output.
+    bias : bool, default True
+        Whether to learn an additive bias.
+
+    Attributes
+    ----------
+    weight : Parameter
+        Shape ``(out_features, in1_features, in2_features)``, uniform in
+        ``[-1/sqrt(in1_features), 1/sqrt(in1_features)]`` (torch's draws after the same
+        seed).
+    bias : Parameter or None
+        Shape ``(out_features,)``, uniform in the same interval.
+    """
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        shape = (out_features, in1_features, in2_features)
+        self.weight = Parameter(gt.empty(shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(gt.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Re-draw the weight, then the bias, from ``U(-1/sqrt(in1), 1/sqrt(in1))``."""
+        if self.in1_features <= 0:
+            raise ValueError(
+                f"in1_features must be > 0, but got (in1_features={self.in1_features})"
+            )
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """``Linear`` under the name torch gives ``MultiheadAttention.out_proj``."""

@@ -1,7 +1,7 @@
 """Loss modules: ``MSELoss``, ``L1Loss``, ``SmoothL1Loss``, ``HuberLoss``, ``NLLLoss``,
-``CrossEntropyLoss``, ``BCELoss``, ``BCEWithLogitsLoss``, ``KLDivLoss``; the margin,
-embedding and likelihood losses of ``_margin_losses.py`` (``MarginRankingLoss`` ...
-``GaussianNLLLoss``).
+``CrossEntropyLoss``, ``BCELoss``, ``BCEWithLogitsLoss``, ``KLDivLoss``; the margin and
+embedding losses of ``functional/margin_losses.py`` and the likelihood losses of
+``functional/losses.py`` (``MarginRankingLoss`` ... ``GaussianNLLLoss``).
 
 Each stores its options (``reduction`` ...) and calls the function of the same name in
 :mod:`gradstack_nn.functional`; class weights are buffers, so they follow ``.to()`` and
@@ -241,7 +241,7 @@ class KLDivLoss(_Loss):
 
 
 # -------------------------------------------------------------------------------------
-# the margin, embedding and likelihood losses of ``_margin_losses.py``
+# the margin, embedding (functional/margin_losses.py) and likelihood losses
 
 
 class MarginRankingLoss(_Loss):

@@ -1,4 +1,16 @@
-"""``LayerNorm``: normalisation over the last dims of each sample."""
+"""Normalisation layers: ``LayerNorm`` (over the last dims of each sample), ``GroupNorm``
+(over groups of channels), ``RMSNorm`` (by the root mean square) and
+``LocalResponseNorm`` (by neighbouring channels); the batch and instance norms are in
+``batchnorm.py`` and ``instancenorm.py``.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> [round(v, 4) for v in LayerNorm(2)(gt.tensor([[1.0, 3.0]]))[0].tolist()]
+[-1.0, 1.0]
+>>> LocalResponseNorm(2)
+LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+"""
 
 from __future__ import annotations
 
@@ -10,14 +22,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = [
-    "LayerNorm",
-    "GroupNorm",
-    "RMSNorm",
-    "InstanceNorm1d",
-    "InstanceNorm2d",
-    "InstanceNorm3d",
-]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
 class LayerNorm(Module):
@@ -173,71 +178,19 @@ class RMSNorm(Module):
         )
 
 
-class _InstanceNorm(Module):
-    _dims = 2
+class LocalResponseNorm(Module):
+    """Normalisation by the squares of ``size`` neighbouring channels
+    (:func:`F.local_response_norm`)."""
 
-    def __init__(
-        self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-        affine: bool = False, track_running_stats: bool = False, device=None, dtype=None,
-    ) -> None:  # fmt: skip
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(gt.empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(gt.empty(num_features, device=device, dtype=dtype))
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", gt.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", gt.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", gt.tensor(0, dtype=gt.int64))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
 
     def forward(self, input: Tensor) -> Tensor:
-        if input.dim() not in (self._dims + 1, self._dims + 2):
-            raise ValueError(
-                f"expected {self._dims + 1}D or {self._dims + 2}D input (got {input.dim()}D input)"
-            )
-        unbatched = input.dim() == self._dims + 1
-        x = input.unsqueeze(0) if unbatched else input
-        use_input_stats = self.training or not self.track_running_stats
-        out = F.instance_norm(
-            x, self.running_mean, self.running_var, self.weight, self.bias,
-            use_input_stats, self.momentum if self.momentum is not None else 0.1, self.eps,
-        )  # fmt: skip
-        return out.squeeze(0) if unbatched else out
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.bias is not None}, "
-            f"track_running_stats={self.track_running_stats}"
-        )
-
-
-class InstanceNorm1d(_InstanceNorm):
-    """Instance normalisation of ``(N, C, L)`` or ``(C, L)`` inputs."""
-
-    _dims = 1
-
-
-class InstanceNorm2d(_InstanceNorm):
-    """Instance normalisation of ``(N, C, H, W)`` or ``(C, H, W)`` inputs."""
-
-    _dims = 2
-
-
-class InstanceNorm3d(_InstanceNorm):
-    """Instance normalisation of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
-
-    _dims = 3
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,5 +1,5 @@
 """Padding layers: ``ZeroPad``, ``ConstantPad``, ``ReflectionPad``, ``ReplicationPad`` and
-``CircularPad`` in 1, 2 and 3 dims, each ``F.pad`` with its mode (``_padding.py``).
+``CircularPad`` in 1, 2 and 3 dims, each ``F.pad`` with its mode (``functional/padding.py``).
 
 >>> import gradstack_tensor as gt
 >>> ZeroPad2d((1, 0, 0, 1))(gt.ones(1, 1, 1, 1)).tolist()
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from gradstack_tensor import Tensor
 
-from .._padding import pad
+from ..functional.padding import pad
 from .module import Module
 
 __all__ = [

@@ -1,5 +1,16 @@
-"""Pooling layers (``MaxPool1d``/``2d``, ``AvgPool1d``/``2d``, the adaptive ones), and the
-window modules ``Unfold`` and ``Fold``."""
+"""Pooling layers, as torch's: ``MaxPool1d``/``2d``/``3d``, ``AvgPool1d``/``2d``/``3d``,
+``AdaptiveAvgPool1d``/``2d``/``3d``, ``AdaptiveMaxPool1d``/``2d``/``3d`` and
+``LPPool1d``/``2d``, over the functions of :mod:`gradstack_nn.functional.pooling` (the
+3-d and 1-d classes take the arguments of their 2-d relative).
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> AvgPool2d(2)(gt.arange(16.0).reshape(1, 1, 4, 4)).flatten().tolist()
+[2.5, 4.5, 10.5, 12.5]
+>>> LPPool2d(2, 3, stride=2)
+LPPool2d(norm_type=2, kernel_size=3, stride=2, ceil_mode=False)
+"""
 
 from __future__ import annotations
 
@@ -9,16 +20,20 @@ from .. import functional as F
 from .module import Module
 
 __all__ = [
-    "MaxPool2d",
     "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
-    "Unfold",
-    "Fold",
+    "AdaptiveMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
 ]
 
 
@@ -65,44 +80,6 @@ class MaxPool2d(Module):
         )
 
 
-class Unfold(Module):
-    """:func:`gradstack_nn.functional.unfold` as a module (torch's ``nn.Unfold``)."""
-
-    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
-        super().__init__()
-        self.kernel_size, self.dilation = kernel_size, dilation
-        self.padding, self.stride = padding, stride
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
-
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
-            f"stride={self.stride}"
-        )
-
-
-class Fold(Module):
-    """:func:`gradstack_nn.functional.fold` as a module (torch's ``nn.Fold``)."""
-
-    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
-        super().__init__()
-        self.output_size, self.kernel_size = output_size, kernel_size
-        self.dilation, self.padding, self.stride = dilation, padding, stride
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.fold(
-            input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
-            f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
-        )
-
-
 class MaxPool1d(MaxPool2d):
     """1-d max pooling over the last dim (``stride`` defaults to ``kernel_size``); the
     arguments of :class:`MaxPool2d`."""
@@ -112,6 +89,30 @@ class MaxPool1d(MaxPool2d):
             input, self.kernel_size, self.stride, self.padding, self.dilation,
             self.ceil_mode, self.return_indices,
         )  # fmt: skip
+
+
+class MaxPool3d(MaxPool2d):
+    """3-d max pooling, as ``torch.nn.MaxPool3d`` (``stride`` defaults to
+    ``kernel_size``); the arguments of :class:`MaxPool2d`, as :class:`MaxPool1d`.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> pool = MaxPool3d(2)
+    >>> pool(gt.arange(8.0).reshape(1, 1, 2, 2, 2)).flatten().tolist(), pool
+    ([7.0], MaxPool3d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False))
+    """
+
+    def forward(self, input: Tensor):
+        return F.max_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
 
 
 class AvgPool2d(Module):
@@ -168,6 +169,30 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class AvgPool3d(AvgPool2d):
+    """3-d average pooling, as ``torch.nn.AvgPool3d`` (``stride`` defaults to
+    ``kernel_size``); the arguments of :class:`AvgPool2d`.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> pool = AvgPool3d(2)
+    >>> pool(gt.arange(8.0).reshape(1, 1, 2, 2, 2)).flatten().tolist(), pool
+    ([3.5], AvgPool3d(kernel_size=2, stride=2, padding=0))
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
+
 def _one(v):
     """torch's 1-d pooling modules keep their sizes as 1-tuples."""
     return (v,) if isinstance(v, int) else tuple(v)
@@ -202,6 +227,19 @@ class AdaptiveAvgPool1d(_Adaptive):
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_Adaptive):
+    """Average pooling to ``output_size`` over the last three dims, as
+    ``torch.nn.AdaptiveAvgPool3d``.
+
+    >>> import gradstack_tensor as gt
+    >>> AdaptiveAvgPool3d((1, 2, 2))(gt.randn(2, 3, 4, 5, 6)).shape
+    gradstack.Size([2, 3, 1, 2, 2])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
 class AdaptiveMaxPool2d(_AdaptiveMax):
     """Max pooling to ``output_size`` over the last two dims."""
 
@@ -214,3 +252,49 @@ class AdaptiveMaxPool1d(_AdaptiveMax):
 
     def forward(self, input: Tensor):
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMax):
+    """Max pooling to ``output_size`` over the last three dims, as
+    ``torch.nn.AdaptiveMaxPool3d`` (``return_indices``: also the flat positions).
+
+    >>> import gradstack_tensor as gt
+    >>> AdaptiveMaxPool3d(2)(gt.arange(8.0).reshape(1, 2, 2, 2)).flatten().tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    """
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class _LPPoolNd(Module):
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling over the last dim (:func:`F.lp_pool1d`)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool1d(
+            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
+        )
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling over the last two dims (:func:`F.lp_pool2d`)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool2d(
+            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
+        )

@@ -1,5 +1,5 @@
 """``Upsample``, ``UpsamplingNearest2d`` and ``UpsamplingBilinear2d``: ``F.interpolate``
-as layers (``_interpolation.py``).
+as layers (``functional/sampling.py``).
 
 >>> import gradstack_tensor as gt
 >>> Upsample(scale_factor=2)
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from gradstack_tensor import Tensor
 
-from .._interpolation import interpolate
+from ..functional.sampling import interpolate
 from .module import Module
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]

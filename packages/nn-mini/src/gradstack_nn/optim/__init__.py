@@ -1,4 +1,6 @@
-"""``gradstack_nn.optim`` (``gradstack.optim``): optimisers with torch's interface.
+"""``gradstack_nn.optim`` (``gradstack.optim``): optimisers with torch's interface, one a
+module (``sgd.py``, ``adam.py``, ``adamw.py`` ... as torch's ``torch/optim/``), on the base
+class of ``optimizer.py``, and the schedules of :mod:`.lr_scheduler`.
 
 Examples
 --------
@@ -16,27 +18,37 @@ Examples
 """
 
 from . import (
+    adadelta,
     adagrad,
     adam,
-    adam_variants,
+    adamax,
+    adamw,
     asgd,
     lbfgs,
     lr_scheduler,
+    nadam,
     optimizer,
+    radam,
     rmsprop,
     rprop,
     sgd,
 )
+from .adadelta import Adadelta
 from .adagrad import Adagrad
-from .adam import Adam, AdamW
-from .adam_variants import Adadelta, Adamax, NAdam, RAdam
+from .adam import Adam
+from .adamax import Adamax
+from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 
+# torch.optim's names: the optimisers and lr_scheduler (the facade's gradstack.optim is
+# this list; the modules above are importable as attributes, as torch's)
 __all__ = [
     "Optimizer",
     "SGD",
@@ -52,12 +64,4 @@ __all__ = [
     "Rprop",
     "ASGD",
     "lr_scheduler",
-    "optimizer",
-    "sgd",
-    "adam",
-    "rmsprop",
-    "adagrad",
-    "lbfgs",
-    "rprop",
-    "asgd",
 ]

@@ -1,4 +1,4 @@
-"""``Adam`` and ``AdamW``, step for step as ``torch.optim.Adam`` / ``AdamW`` compute them.
+"""``Adam``, step for step as ``torch.optim.Adam`` computes it (``AdamW`` is in ``adamw.py``).
 
 Examples
 --------
@@ -22,7 +22,7 @@ from gradstack_tensor import Tensor
 from ._ops import addcdiv_, addcmul_, lerp_
 from .optimizer import Optimizer, check_flags, has_grad, scalar
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam"]
 
 
 class Adam(Optimizer):
@@ -147,49 +147,3 @@ class Adam(Optimizer):
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             addcdiv_(p, exp_avg, denom, value=-step_size)
-
-
-class AdamW(Adam):
-    """Adam with decoupled weight decay (``param *= 1 - lr * weight_decay`` before the
-    update, Loshchilov and Hutter), default ``weight_decay=1e-2``, as ``torch.optim.AdamW``.
-
-    >>> import gradstack_tensor as gt
-    >>> from gradstack_nn import Parameter
-    >>> AdamW([Parameter(gt.zeros(2))]).defaults["weight_decay"]
-    0.01
-    """
-
-    def __init__(
-        self,
-        params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=1e-2,
-        amsgrad=False,
-        *,
-        maximize=False,
-        foreach=None,
-        capturable=False,
-        differentiable=False,
-        fused=None,
-    ) -> None:
-        super().__init__(
-            params,
-            lr,
-            betas,
-            eps,
-            weight_decay,
-            amsgrad,
-            foreach=foreach,
-            maximize=maximize,
-            capturable=capturable,
-            differentiable=differentiable,
-            fused=fused,
-            decoupled_weight_decay=True,
-        )
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group["decoupled_weight_decay"] = True

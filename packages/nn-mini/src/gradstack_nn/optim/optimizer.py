@@ -1,5 +1,7 @@
 """``Optimizer``: the base class of the optimisers (parameter groups, state, zero_grad and
-state dicts), with torch's interface."""
+state dicts), with torch's interface; and what the optimisers' modules share: the checks
+of their arguments, and the loop over a group's parameters that have a gradient, with
+their state (``param_updates``) and weight decay (``with_weight_decay``)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,22 @@ import warnings
 from collections import defaultdict
 
 import gradstack_autograd as ag
+import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
 from ..zeroed_grads import has_grad, zero_grads
 
-__all__ = ["Optimizer", "required", "check_flags", "scalar", "has_grad"]
+__all__ = [
+    "Optimizer",
+    "required",
+    "check_flags",
+    "check_lr_eps_wd",
+    "check_betas",
+    "scalar",
+    "has_grad",
+    "param_updates",
+    "with_weight_decay",
+]
 
 
 class _Required:
@@ -44,6 +57,27 @@ def check_flags(name: str, *, capturable: bool = False, differentiable: bool = F
             f"{name}(differentiable=True) is not supported by gradstack (the step runs "
             "under no_grad)"
         )
+
+
+def check_lr_eps_wd(lr, eps, weight_decay) -> None:
+    """torch's checks (ValueError, torch's words) of a learning rate (a number or a
+    1-element tensor), an epsilon and a weight decay, in torch's order."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def check_betas(betas) -> None:
+    """torch's checks of Adam's ``betas``: each in ``[0, 1)``."""
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
 
 
 class Optimizer:
@@ -239,3 +273,32 @@ def _cast_state(param: Tensor, name: str, value):
                 return value.to(param.dtype).contiguous()
             return value.detach().clone().contiguous()
     return copy.deepcopy(value)
+
+
+def param_updates(optimizer, group, state_names):
+    """``(param, state, grad)`` for each parameter of ``group`` that has a gradient: its
+    state created (``step`` a float32 0-d tensor, the others zeros of its shape) the first
+    time, ``step`` counted, the gradient negated under ``maximize``."""
+    for p in group["params"]:
+        if not has_grad(p):
+            continue
+        state = optimizer.state[p]
+        if len(state) == 0:
+            state["step"] = gt.tensor(0.0)
+            for name in state_names:
+                state[name] = gt.tensor(1.0) if name == "mu_product" else gt.zeros_like(p)
+        grad = -p.grad if group["maximize"] else p.grad
+        state["step"].add_(1)
+        yield p, state, grad
+
+
+def with_weight_decay(p, grad, group, lr):
+    """``grad + weight_decay * p``, or with ``decoupled_weight_decay`` ``p`` decayed in
+    place (``p *= 1 - lr * weight_decay``) and ``grad`` unchanged, as torch's."""
+    weight_decay = group["weight_decay"]
+    if weight_decay == 0:
+        return grad
+    if group.get("decoupled_weight_decay", False):
+        p.mul_(1 - lr * weight_decay)
+        return grad
+    return grad.add(p, alpha=weight_decay)

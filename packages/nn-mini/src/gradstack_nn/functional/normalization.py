@@ -1,0 +1,237 @@
+"""Normalisations as functions: ``batch_norm`` and ``layer_norm`` (one op of the
+registry each: NativeBatchNormBackward0, NativeLayerNormBackward0), and, composed of means
+and elementwise ops, ``group_norm``, ``rms_norm``, ``instance_norm``,
+``local_response_norm`` and ``normalize``.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> x = gt.tensor([[[1.0], [3.0]]])
+>>> [round(v, 4) for v in group_norm(x, 1).flatten().tolist()]
+[-1.0, 1.0]
+>>> [round(v, 4) for v in rms_norm(gt.tensor([3.0, 4.0]), (2,)).tolist()]
+[0.8485, 1.1314]
+>>> [round(v, 4) for v in normalize(gt.tensor([[3.0, 4.0]]))[0].tolist()]
+[0.6, 0.8]
+"""
+
+from __future__ import annotations
+
+import gradstack_tensor as gt
+import numpy as np
+from gradstack_tensor import Tensor
+
+from ._utils import _check_tensor
+from .padding import pad
+from .pooling import avg_pool2d
+
+__all__ = [
+    "batch_norm",
+    "layer_norm",
+    "group_norm",
+    "rms_norm",
+    "instance_norm",
+    "local_response_norm",
+    "normalize",
+]
+
+_OP = gt.get_op
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dims to zero mean and unit
+    (biased) variance, then scale by ``weight`` and shift by ``bias``
+    (NativeLayerNormBackward0)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return _OP("layer_norm")(input, tuple(normalized_shape), weight, bias, eps)
+
+
+def _verify_batch_size(size) -> None:
+    values = size[0]
+    for s in size[2:]:
+        values *= s
+    if values == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Batch normalisation over dim 1 of an ``(N, C, *)`` input (NativeBatchNormBackward0).
+
+    In training, the batch statistics normalise and the running statistics (when given)
+    are updated in place with ``momentum`` (the unbiased variance); in evaluation, the
+    running statistics normalise.
+    """
+    if training:
+        _verify_batch_size(input.shape)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    return _OP("batch_norm")(
+        input, weight, bias, running_mean, running_var, bool(training), momentum, eps
+    )
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each of ``num_groups`` groups of channels (dim 1) of each sample over the
+    group's channels and positions (biased variance), then scale and shift per channel."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"group_norm(): argument 'input' must be Tensor, not {type(input).__name__}"
+        )
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {list(input.shape)} and num_groups={num_groups}"
+        )
+    grouped = input.reshape(n, num_groups, -1)
+    mean = grouped.mean(-1, keepdim=True)
+    var = grouped.var(-1, keepdim=True, correction=0)
+    out = ((grouped - mean) / (var + eps).sqrt()).reshape(*input.shape)
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(*shape)
+    if bias is not None:
+        out = out + bias.reshape(*shape)
+    return out
+
+
+def rms_norm(
+    input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
+) -> Tensor:
+    """``input / sqrt(mean(input ** 2) + eps)`` over the trailing ``normalized_shape`` dims
+    (``eps`` defaults to the dtype's machine epsilon, as torch), times ``weight``."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    shape = tuple(normalized_shape)
+    if tuple(input.shape[input.dim() - len(shape) :]) != shape or len(shape) > input.dim():
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+            f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}"
+        )
+    if eps is None:
+        eps = float(np.finfo(input.dtype.numpy).eps)
+    dims = tuple(range(input.dim() - len(shape), input.dim()))
+    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel of each sample over its positions (an ``(N, C, *)`` input),
+    then scale and shift per channel.  With ``use_input_stats`` the running statistics
+    (when given) move towards the batch average of the samples' mean and unbiased
+    variance, as torch's; without it they normalise."""
+    from gradstack_autograd import no_grad
+
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm expects an (N, C, *) input, got {input.dim()}-D")
+    n, c = input.shape[0], input.shape[1]
+    dims = tuple(range(2, input.dim()))
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if use_input_stats:
+        count = 1
+        for d in dims:
+            count *= input.shape[d]
+        if count <= 1:
+            raise ValueError(
+                f"Expected more than 1 spatial element when training, got input size "
+                f"{list(input.shape)}"
+            )
+        mean = input.mean(dims, keepdim=True)
+        var = input.var(dims, keepdim=True, correction=0)
+        if running_mean is not None or running_var is not None:
+            with no_grad():
+                if running_mean is not None:
+                    batch_mean = mean.detach().reshape(n, c).mean(0)
+                    running_mean.mul_(1 - momentum).add_(batch_mean * momentum)
+                if running_var is not None:
+                    unbiased = var.detach().reshape(n, c) * (count / (count - 1))
+                    running_var.mul_(1 - momentum).add_(unbiased.mean(0) * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError(
+                "Expected running_mean and running_var to be defined when use_input_stats is false"
+            )
+        mean = running_mean.reshape(*shape)
+        var = running_var.reshape(*shape)
+    out = (input - mean) / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(*shape)
+    if bias is not None:
+        out = out + bias.reshape(*shape)
+    return out
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """``x / (k + alpha * mean of x**2 over size neighbouring channels) ** beta`` for an
+    ``(N, C, *)`` input with at least one spatial dim, as torch's composite: the squares
+    padded over channels and averaged by an ``avg_pool2d`` with a ``(size, 1)`` window
+    (torch pools a 5-d view with ``avg_pool3d``: the same windows)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dim} "
+            "dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    sizes = tuple(input.shape)
+    div = div.unsqueeze(1) if dim == 3 else div.reshape(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    if dim > 3:
+        div = div.reshape(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    x = _check_tensor(input, "normalize", "input")
+    denom = x.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(x)
+    if out is None:
+        return x / denom
+    return out.copy_(x / denom)

@@ -1,0 +1,682 @@
+"""Pooling as functions: max pooling (``max_pool1d``/``2d``/``3d``, and with their
+indices), average pooling (``avg_pool1d``/``2d``/``3d``), adaptive average and max pooling
+(``adaptive_avg_pool1d``/``2d``/``3d``, ``adaptive_max_pool1d``/``2d``/``3d``) and
+power-average pooling (``lp_pool1d``/``2d``).
+
+``max_pool2d`` is one op of the registry (MaxPool2DWithIndicesBackward0); the others are
+composed of ops that exist: ``avg_pool2d`` is an ``unfold`` (im2col) and a sum,
+``adaptive_avg_pool*`` a product with each dim's averaging matrix, ``adaptive_max_pool*``
+the maximum of each output's window, the 1-d forms their 2-d forms on a unit dim, and the
+3-d forms 2-d pools and sums over the depth (Note [A 3-d max pool is a 2-d max pool and a
+max over depth]).
+
+Note [Adaptive average pooling is a product with averaging matrices]
+torch's adaptive pooling gives output ``i`` of a dim of size ``n`` pooled to ``m`` the
+window ``[floor(i * n / m), ceil((i + 1) * n / m))``.  Averaging is linear and separable,
+so ``out = A_h @ x @ A_w.T`` with ``A[i, j] = 1 / len(window i)`` for ``j`` in window
+``i``: one product per dim, for any sizes (torch's kernel sums, then divides: the values
+agree to rounding).
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> x = gt.arange(16.0).reshape(1, 1, 4, 4)
+>>> max_pool2d(x, 2).flatten().tolist()
+[5.0, 7.0, 13.0, 15.0]
+>>> avg_pool2d(x, 2).tolist()
+[[[[2.5, 4.5], [10.5, 12.5]]]]
+>>> adaptive_avg_pool2d(x, 1).tolist()
+[[[[7.5]]]]
+"""
+
+from __future__ import annotations
+
+import math
+
+import gradstack_tensor as gt
+import numpy as np
+from gradstack_tensor import Tensor
+
+from ._utils import _pair, _triple
+from .conv import unfold
+from .padding import pad
+
+__all__ = [
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "lp_pool1d",
+    "lp_pool2d",
+]
+
+_OP = gt.get_op
+
+
+# -------------------------------------------------------------------------------------
+# arguments and windows
+
+
+def _pool_pair(v, name: str) -> tuple:
+    """``avg_pool2d``'s sizes as a pair: numpy ints accepted, a RuntimeError for a tuple of
+    another length (``_utils._pair``, the convolutions' and ``max_pool2d``'s, raises
+    TypeError instead)."""
+    if isinstance(v, (int, np.integer)):
+        return (int(v), int(v))
+    t = tuple(int(i) for i in v)
+    if len(t) == 1:
+        return (t[0], t[0])
+    if len(t) != 2:
+        raise RuntimeError(f"{name} must either be a single int, or a tuple of two ints")
+    return t
+
+
+def _single(v) -> int:
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    t = tuple(v)
+    if len(t) != 1:
+        raise RuntimeError("expected a single int or a tuple of one int")
+    return int(t[0])
+
+
+def _batched(input: Tensor, spatial: int, name: str) -> tuple[Tensor, bool]:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input.dim() == spatial + 1:
+        return input.unsqueeze(0), True
+    if name == "avg_pool2d" and input.dim() < spatial + 1:  # torch's first dim check
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
+            f"{max(input.dim(), 1) - 1}], but got -3)"
+        )
+    if input.dim() != spatial + 2:
+        raise RuntimeError(
+            f"{name}: Expected {spatial + 1}D or {spatial + 2}D (batch mode) tensor for input, "
+            f"but got: {list(input.shape)}"
+        )
+    return input, False
+
+
+def _strided(x: Tensor, dim: int, start: int, count: int, step: int) -> Tensor:
+    """``count`` entries of ``x`` along ``dim`` from ``start``, ``step`` apart (a view)."""
+    index = [slice(None)] * x.dim()
+    index[dim] = slice(start, start + (count - 1) * step + 1, step)
+    return x[tuple(index)]
+
+
+def _pool_size(n: int, k: int, s: int, p: int, dl: int, ceil_mode: bool) -> int:
+    """torch's ``pooling_output_shape``."""
+    span = dl * (k - 1) + 1
+    out = (n + 2 * p - span + ((s - 1) if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _pool_arguments(name, kernel_size, stride, padding, dilation):
+    kernel = _triple(kernel_size, f"{name}: kernel_size")
+    stride = kernel if stride is None or stride == () or stride == [] else _triple(stride, "s")
+    padding = _triple(padding, f"{name}: padding")
+    dilation = _triple(dilation, f"{name}: dilation")
+    if min(kernel) <= 0 or min(stride) <= 0 or min(dilation) <= 0:
+        raise RuntimeError(
+            f"{name}: kernel_size, stride and dilation must be greater than zero, but got "
+            f"kernel_size={kernel}, stride={stride}, dilation={dilation}"
+        )
+    for p, k, dl in zip(padding, kernel, dilation):
+        if p < 0 or p > (dl * (k - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, "
+                f"kernel_size={k} and dilation={dl}"
+            )
+    return kernel, stride, padding, dilation
+
+
+def _divisors(n, k, s, p, out, count_include_pad):
+    """Each window's divisor along one dim, as torch's avg_pool: its size within the padded
+    input, or within the input itself without ``count_include_pad``."""
+    starts = np.arange(out) * s - p
+    ends = np.minimum(starts + k, n + p)
+    size_padded = ends - starts
+    size_inside = np.minimum(ends, n) - np.maximum(starts, 0)
+    return size_padded if count_include_pad else size_inside
+
+
+# -------------------------------------------------------------------------------------
+# max pooling
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+):
+    """The largest element of each window and its flat index in the input's ``H * W``
+    plane (MaxPool2DWithIndicesBackward0); ``stride`` defaults to ``kernel_size``."""
+    values, indices = _OP("max_pool2d_with_indices")(
+        input,
+        _pair(kernel_size, "kernel_size"),
+        None if stride is None or stride == [] else _pair(stride, "stride"),
+        _pair(padding, "padding"),
+        _pair(dilation, "dilation"),
+        bool(ceil_mode),
+    )
+    return (values, indices) if return_indices else values
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """2-d max pooling over an ``(N, C, H, W)`` (or ``(C, H, W)``) input, as
+    ``torch.nn.functional.max_pool2d`` (with ``return_indices=True``, also the indices)."""
+    return max_pool2d_with_indices(
+        input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+):
+    """The maximum of each window over the last dim, and its position in that dim."""
+    x, unbatched = _batched(input, 1, "max_pool1d")
+    k = _single(kernel_size)
+    s = k if stride in (None, ()) else _single(stride)
+    out, idx = max_pool2d_with_indices(
+        x.unsqueeze(2), (1, k), (1, s), (0, _single(padding)), (1, _single(dilation)), ceil_mode
+    )
+    out, idx = out.squeeze(2), idx.squeeze(2)
+    if unbatched:
+        out, idx = out.squeeze(0), idx.squeeze(0)
+    return out, idx
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """The maximum of each window over the last dim (and its position with
+    ``return_indices``)."""
+    out, idx = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+):
+    """The largest element of each 3-d window and its flat index ``d * H * W + h * W + w``
+    in the input's last three dims (see :func:`max_pool3d`).
+
+    Note [A 3-d max pool is a 2-d max pool and a max over depth]
+    The maximum of a window is the maximum over its depth slices of each slice's 2-d
+    window maximum: ``max_pool2d_with_indices`` on every depth slice, then the first
+    maximum over each depth window (its slices stacked).  Taking the first maximum at
+    each stage picks the first in ``(d, h, w)`` order, torch's choice among ties, so the
+    gradient goes where torch's goes.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> out, idx = max_pool3d_with_indices(gt.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+    >>> out.flatten().tolist(), idx.flatten().tolist()
+    ([7.0], [7])
+    """
+    x, unbatched = _batched(input, 3, "max_pool3d")
+    kernel, stride, padding, dilation = _pool_arguments(
+        "max_pool3d", kernel_size, stride, padding, dilation
+    )
+    n, c, depth, h, w = x.shape
+    out_d = _pool_size(depth, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
+    out_h = _pool_size(h, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    out_w = _pool_size(w, kernel[2], stride[2], padding[2], dilation[2], ceil_mode)
+    if min(out_d, out_h, out_w) <= 0:
+        raise RuntimeError(
+            f"Given input size: ({c}x{depth}x{h}x{w}). Calculated output size: "
+            f"({c}x{out_d}x{out_h}x{out_w}). Output size is too small"
+        )
+    values, hw = max_pool2d_with_indices(
+        x.reshape(n, c * depth, h, w), kernel[1:], stride[1:], padding[1:], dilation[1:],
+        ceil_mode,
+    )  # fmt: skip
+    values = values.reshape(n, c, depth, out_h, out_w)
+    hw = hw.reshape(n, c, depth, out_h, out_w)
+    extra = max((out_d - 1) * stride[0] + dilation[0] * (kernel[0] - 1) + 1 - depth
+                - 2 * padding[0], 0)  # fmt: skip
+    if padding[0] or extra:
+        fill = float("-inf")
+        values = pad(values, (0, 0, 0, 0, padding[0], padding[0] + extra), value=fill)
+        hw = pad(hw, (0, 0, 0, 0, padding[0], padding[0] + extra))
+    windows = [_strided(values, 2, k * dilation[0], out_d, stride[0]) for k in range(kernel[0])]
+    out, which = gt.stack(windows, 2).max(2)  # (N, C, oD, oH, oW), first maximum
+    which = which.unsqueeze(2)
+    hw_windows = gt.stack(
+        [_strided(hw, 2, k * dilation[0], out_d, stride[0]) for k in range(kernel[0])], 2
+    )
+    hw_index = hw_windows.gather(2, which).squeeze(2)
+    starts = gt.arange(out_d).reshape(out_d, 1, 1) * stride[0] - padding[0]
+    d_index = starts + which.squeeze(2) * dilation[0]
+    indices = d_index * (h * w) + hw_index
+    if unbatched:
+        out, indices = out.squeeze(0), indices.squeeze(0)
+    return (out, indices) if return_indices else out
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """3-d max pooling over an ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input, as
+    ``torch.nn.functional.max_pool3d`` (Note [A 3-d max pool is a 2-d max pool and a max
+    over depth]); ``stride`` defaults to ``kernel_size``.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> max_pool3d(gt.arange(27.0).reshape(1, 1, 3, 3, 3), 2, 1).flatten().tolist()
+    [13.0, 14.0, 16.0, 17.0, 22.0, 23.0, 25.0, 26.0]
+    """
+    return max_pool3d_with_indices(
+        input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+# -------------------------------------------------------------------------------------
+# average pooling
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """The mean of each ``kernel_size`` window, ``stride`` apart (``kernel_size`` by
+    default), over the last two dims of an ``(N, C, H, W)`` or ``(C, H, W)`` input."""
+    x, unbatched = _batched(input, 2, "avg_pool2d")
+    kh, kw = _pool_pair(kernel_size, "avg_pool2d: kernel_size")
+    sh, sw = _pool_pair(stride if stride not in (None, ()) else (kh, kw), "avg_pool2d: stride")
+    ph, pw = _pool_pair(padding, "avg_pool2d: padding")
+    if ph > kh // 2 or pw > kw // 2:
+        raise RuntimeError("pad should be at most half of effective kernel size")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    n, c, h, w = x.shape
+    oh = _pool_size(h, kh, sh, ph, 1, ceil_mode)
+    ow = _pool_size(w, kw, sw, pw, 1, ceil_mode)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(
+            f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). "
+            "Output size is too small"
+        )
+    # right padding so that ceil_mode's last windows exist; they are divided as torch does
+    extra_h = max((oh - 1) * sh + kh - h - 2 * ph, 0)
+    extra_w = max((ow - 1) * sw + kw - w - 2 * pw, 0)
+    padded = x
+    if ph or pw or extra_h or extra_w:
+        padded = pad(x, (pw, pw + extra_w, ph, ph + extra_h))
+    cols = unfold(padded, (kh, kw), stride=(sh, sw))  # (N, C * kh * kw, L)
+    sums = cols.reshape(n, c, kh * kw, -1).sum(2)[:, :, : oh * ow].reshape(n, c, oh, ow)
+    if divisor_override is not None:
+        out = sums / divisor_override
+    else:
+        dh = _divisors(h, kh, sh, ph, oh, count_include_pad)
+        dw = _divisors(w, kw, sw, pw, ow, count_include_pad)
+        div = np.outer(dh, dw).astype(np.float64)
+        if np.all(div == kh * kw):
+            out = sums / (kh * kw)
+        else:
+            out = sums / gt.tensor(div, dtype=x.dtype)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """:func:`avg_pool2d` over the last dim of an ``(N, C, L)`` or ``(C, L)`` input."""
+    x, unbatched = _batched(input, 1, "avg_pool1d")
+    k = _single(kernel_size)
+    s = k if stride in (None, ()) else _single(stride)
+    out = avg_pool2d(x.unsqueeze(2), (1, k), (1, s), (0, _single(padding)), ceil_mode,
+                     count_include_pad).squeeze(2)  # fmt: skip
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """The mean of each 3-d window, as ``torch.nn.functional.avg_pool3d``: window sums
+    one dim at a time (a window's sum is separable) over the zero-padded input, divided
+    by torch's divisor (the window's size within the padded input, or within the input
+    without ``count_include_pad``, or ``divisor_override``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> avg_pool3d(gt.arange(8.0).reshape(1, 1, 2, 2, 2), 2).flatten().tolist()
+    [3.5]
+    >>> avg_pool3d(gt.ones(1, 1, 2, 2, 2), 2, padding=1, count_include_pad=False).sum().item()
+    8.0
+    """
+    x, unbatched = _batched(input, 3, "avg_pool3d")
+    kernel, stride, padding, _ = _pool_arguments("avg_pool3d", kernel_size, stride, padding, 1)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    c = x.shape[1]
+    sizes = tuple(x.shape[2:])
+    outs = [_pool_size(sizes[i], kernel[i], stride[i], padding[i], 1, ceil_mode) for i in range(3)]
+    if min(outs) <= 0:
+        raise RuntimeError(
+            f"Given input size: ({c}x{sizes[0]}x{sizes[1]}x{sizes[2]}). Calculated output "
+            f"size: ({c}x{outs[0]}x{outs[1]}x{outs[2]}). Output size is too small"
+        )
+    extra = [
+        max((outs[i] - 1) * stride[i] + kernel[i] - sizes[i] - 2 * padding[i], 0) for i in range(3)
+    ]
+    if max(padding) or max(extra):
+        x = pad(x, (padding[2], padding[2] + extra[2], padding[1], padding[1] + extra[1],
+                    padding[0], padding[0] + extra[0]))  # fmt: skip
+    sums = x
+    for i in range(3):
+        dim = 2 + i
+        parts = [_strided(sums, dim, k, outs[i], stride[i]) for k in range(kernel[i])]
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        sums = total
+    if divisor_override is not None:
+        out = sums / divisor_override
+    else:
+        div = [
+            _divisors(sizes[i], kernel[i], stride[i], padding[i], outs[i], count_include_pad)
+            for i in range(3)
+        ]
+        full = np.einsum("i,j,k->ijk", *div).astype(np.float64)
+        if np.all(full == kernel[0] * kernel[1] * kernel[2]):
+            out = sums / (kernel[0] * kernel[1] * kernel[2])
+        else:
+            out = sums / gt.tensor(full, dtype=x.dtype)
+    return out.squeeze(0) if unbatched else out
+
+
+# -------------------------------------------------------------------------------------
+# adaptive pooling
+
+
+def _windows(n: int, m: int) -> list:
+    return [(math.floor(i * n / m), math.ceil((i + 1) * n / m)) for i in range(m)]
+
+
+def _averaging(n: int, m: int, dtype) -> Tensor:
+    """Note [Adaptive average pooling is a product with averaging matrices]."""
+    a = np.zeros((m, n), dtype=np.float64)
+    for i, (lo, hi) in enumerate(_windows(n, m)):
+        a[i, lo:hi] = 1.0 / (hi - lo)
+    return gt.tensor(a, dtype=dtype)
+
+
+def _output_sizes(output_size, spatial_shape) -> tuple:
+    if isinstance(output_size, (int, np.integer)):
+        sizes = (int(output_size),) * len(spatial_shape)
+    else:
+        sizes = tuple(output_size)
+        if len(sizes) != len(spatial_shape):
+            raise RuntimeError(
+                f"adaptive pooling: output_size must be {len(spatial_shape)} numbers"
+            )
+    return tuple(n if s is None else int(s) for s, n in zip(sizes, spatial_shape))
+
+
+def _check_float(x: Tensor, name: str) -> None:
+    if not x.is_floating_point():
+        raise RuntimeError(f"\"{name}\" not implemented for '{x.dtype.name}'")
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """The mean of each of ``output_size`` windows that tile the last two dims (torch's
+    windows; ``None`` keeps a size)."""
+    x, unbatched = _batched(input, 2, "adaptive_avg_pool2d")
+    _check_float(x, "adaptive_avg_pool2d")
+    h, w = x.shape[-2], x.shape[-1]
+    oh, ow = _output_sizes(output_size, (h, w))
+    if (oh, ow) == (1, 1):
+        out = x.mean((-2, -1), keepdim=True)
+    elif h % oh == 0 and w % ow == 0:
+        out = avg_pool2d(x, (h // oh, w // ow))
+    else:
+        out = _averaging(h, oh, x.dtype) @ x @ _averaging(w, ow, x.dtype).t()
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """The mean of each of ``output_size`` windows that tile the last dim."""
+    x, unbatched = _batched(input, 1, "adaptive_avg_pool1d")
+    _check_float(x, "adaptive_avg_pool1d")
+    (m,) = _output_sizes(output_size if not isinstance(output_size, int) else (output_size,),
+                         (x.shape[-1],))  # fmt: skip
+    out = x @ _averaging(x.shape[-1], m, x.dtype).t()
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """The mean of each of ``output_size`` windows that tile the last three dims, as
+    ``torch.nn.functional.adaptive_avg_pool3d``: a product with each dim's averaging
+    matrix (Note [Adaptive average pooling is a product with averaging matrices]);
+    ``None`` keeps a size.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> adaptive_avg_pool3d(gt.arange(8.0).reshape(1, 1, 2, 2, 2), (1, 2, None)).tolist()
+    [[[[[2.0, 3.0], [4.0, 5.0]]]]]
+    """
+    x, unbatched = _batched(input, 3, "adaptive_avg_pool3d")
+    _check_float(x, "adaptive_avg_pool3d")
+    n, c, depth, h, w = x.shape
+    od, oh, ow = _output_sizes(output_size, (depth, h, w))
+    if (od, oh, ow) == (1, 1, 1):
+        out = x.mean((-3, -2, -1), keepdim=True)
+    else:
+        y = x @ _averaging(w, ow, x.dtype).t()  # (N, C, D, H, oW)
+        y = _averaging(h, oh, x.dtype) @ y  # (N, C, D, oH, oW)
+        y = _averaging(depth, od, x.dtype) @ y.reshape(n, c, depth, oh * ow)
+        out = y.reshape(n, c, od, oh, ow)
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size):
+    """The maximum of each of ``output_size`` windows that tile the last two dims, and its
+    flat position ``h * W + w`` in the input's last two dims."""
+    x, unbatched = _batched(input, 2, "adaptive_max_pool2d")
+    h, w = x.shape[-2], x.shape[-1]
+    oh, ow = _output_sizes(output_size, (h, w))
+    rows, cols, values, indices = _windows(h, oh), _windows(w, ow), [], []
+    for r0, r1 in rows:
+        for c0, c1 in cols:
+            window = x[:, :, r0:r1, c0:c1].flatten(2)
+            v, j = window.max(2)
+            values.append(v)
+            j = j.detach().numpy()
+            indices.append((r0 + j // (c1 - c0)) * w + c0 + j % (c1 - c0))
+    n, c = x.shape[0], x.shape[1]
+    out = gt.stack(values, -1).reshape(n, c, oh, ow)
+    idx = gt.tensor(np.stack(indices, -1).reshape(n, c, oh, ow).astype(np.int64))
+    if unbatched:
+        out, idx = out.squeeze(0), idx.squeeze(0)
+    return out, idx
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """See :func:`adaptive_max_pool2d_with_indices`."""
+    out, idx = adaptive_max_pool2d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size):
+    """The maximum of each of ``output_size`` windows that tile the last dim, and its
+    position."""
+    x, unbatched = _batched(input, 1, "adaptive_max_pool1d")
+    (m,) = _output_sizes(output_size if not isinstance(output_size, int) else (output_size,),
+                         (x.shape[-1],))  # fmt: skip
+    out, idx = adaptive_max_pool2d_with_indices(x.unsqueeze(2), (1, m))
+    out, idx = out.squeeze(2), idx.squeeze(2)
+    if unbatched:
+        out, idx = out.squeeze(0), idx.squeeze(0)
+    return out, idx
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """See :func:`adaptive_max_pool1d_with_indices`."""
+    out, idx = adaptive_max_pool1d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def _window_max(x: Tensor, dim: int, size: int, out: int):
+    """The maximum of each adaptive window along ``dim``, and its position in ``dim``."""
+    values, positions = [], []
+    for lo, hi in _windows(size, out):
+        v, j = x.narrow(dim, lo, hi - lo).max(dim)
+        values.append(v)
+        positions.append(j + lo)
+    return gt.stack(values, dim), gt.stack(positions, dim)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size):
+    """The maximum of each of ``output_size`` windows that tile the last three dims, and
+    its flat position ``d * H * W + h * W + w`` (see :func:`adaptive_max_pool3d`).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> out, idx = adaptive_max_pool3d_with_indices(gt.arange(8.0).reshape(1, 2, 2, 2), 1)
+    >>> out.flatten().tolist(), idx.flatten().tolist()
+    ([7.0], [7])
+    """
+    x, unbatched = _batched(input, 3, "adaptive_max_pool3d")
+    _, _, depth, h, w = x.shape
+    od, oh, ow = _output_sizes(output_size, (depth, h, w))
+    # one dim at a time: the first maximum along w, then h, then d is the first in (d, h, w)
+    v, iw = _window_max(x, 4, w, ow)  # (N, C, D, H, oW)
+    v, ih = _window_max(v, 3, h, oh)  # (N, C, D, oH, oW)
+    iw = iw.gather(3, ih)
+    v, id_ = _window_max(v, 2, depth, od)  # (N, C, oD, oH, oW)
+    ih, iw = ih.gather(2, id_), iw.gather(2, id_)
+    indices = (id_ * h + ih) * w + iw
+    if unbatched:
+        v, indices = v.squeeze(0), indices.squeeze(0)
+    return v, indices
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling to ``output_size`` over the last three dims, as
+    ``torch.nn.functional.adaptive_max_pool3d`` (torch's windows ``[floor(i * n / m),
+    ceil((i + 1) * n / m))``; ``None`` keeps a size).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> adaptive_max_pool3d(gt.arange(8.0).reshape(1, 1, 2, 2, 2), (2, 1, 1)).flatten().tolist()
+    [3.0, 7.0]
+    """
+    out, idx = adaptive_max_pool3d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+# -------------------------------------------------------------------------------------
+# power-average pooling
+
+
+def _lp_finish(out: Tensor, count: int, norm_type: float) -> Tensor:
+    """torch's ``(sign(out) * relu(abs(out))).mul(count).pow(1 / norm_type)``."""
+    return (out.sign() * out.abs().relu()).mul(count).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """``(sum over each window of x ** p) ** (1 / p)`` over the last dim of an
+    ``(N, C, L)`` or ``(C, L)`` input (``p = inf``: the maximum of ``|x|``); computed as
+    torch's: an ``avg_pool1d`` of ``x ** p`` times the window size."""
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kernel_size, norm_type)
+
+
+def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """``(sum over each window of x ** p) ** (1 / p)`` over the last two dims of an
+    ``(N, C, H, W)`` or ``(C, H, W)`` input, as :func:`lp_pool1d`."""
+    kw, kh = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool2d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool2d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kw * kh, norm_type)

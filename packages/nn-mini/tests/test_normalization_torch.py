@@ -1,0 +1,101 @@
+"""The normalisations (functional/normalization.py, modules/normalization.py,
+batchnorm.py, instancenorm.py) against torch: ``group_norm``, ``rms_norm``,
+``local_response_norm`` and ``normalize`` to the second order in float64, the instance
+norms' outputs, gradients and running statistics, module reprs, errors.  (``layer_norm``
+and ``batch_norm``, ops of the registry, are compared node by node in
+test_functional_nn_torch.py, BatchNorm1d in test_layers_torch.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradstack_nn_tests_oracle import (
+    assert_layer_matches_torch,
+    assert_module_matches_torch,
+    assert_program_matches_torch,
+    assert_same_error,
+    values_and_gradients,
+)
+from gradstack_nn_tests_torch_like import GS as gs
+
+torch = pytest.importorskip("torch")
+
+_R = np.random.default_rng(21)
+X = _R.uniform(-5, 5, (2, 3, 5, 6))
+X1, V = _R.standard_normal((2, 3, 7)), _R.standard_normal((4, 6))
+WC = _R.uniform(0.1, 0.5, 3)
+_RL = np.random.default_rng(2)
+XL, XL3, XL5 = (_RL.standard_normal(s) for s in [(2, 6, 5, 4), (2, 6, 7), (2, 4, 3, 2, 3)])
+
+# name -> (fn(L, F, *tensors), arrays)
+PROGRAMS = {
+    "normalize": (lambda L, F, v: F.normalize(v), [V]),
+    "normalize_p1": (lambda L, F, v: F.normalize(v, p=1, dim=0), [V]),
+    "group_norm": (lambda L, F, x, w: F.group_norm(x, 3, w, w * 2), [X, WC]),
+    "group_norm_one": (lambda L, F, x: F.group_norm(x, 1), [X]),
+    "rms_norm": (lambda L, F, x: F.rms_norm(x, (5, 6)), [X]),
+    "rms_norm_weight": (lambda L, F, v, w: F.rms_norm(v, (6,), w.repeat(2)), [V, WC]),
+    "local_response_norm": (lambda L, F, x: F.local_response_norm(x, 3), [XL]),
+    "local_response_norm_even": (
+        lambda L, F, x: F.local_response_norm(x, 4, alpha=0.5, beta=0.6, k=2.0),
+        [XL],
+    ),
+    "local_response_norm_3d": (lambda L, F, x: F.local_response_norm(x, 2, 0.3), [XL3]),
+    "local_response_norm_5d": (lambda L, F, x: F.local_response_norm(x, 5, 1.0, 0.9), [XL5]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_values_and_gradients_match_torch(name):
+    assert_program_matches_torch(*PROGRAMS[name])
+
+
+def test_programs_are_not_trivial():
+    """The gradients above are not all zero."""
+    out, first, second = values_and_gradients(gs, *PROGRAMS["local_response_norm"])
+    assert np.abs(first[0]).max() > 1e-3
+
+
+MODULES = [
+    ("GroupNorm", (3, 3)), ("GroupNorm", (1, 3, 1e-3, False)), ("RMSNorm", ((5, 6),)),
+    ("GroupNorm", (3, 3, 1e-5, True, None, None)),
+    ("RMSNorm", (6, 1e-4, False)), ("BatchNorm2d", (3,)), ("BatchNorm3d", (3,)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, args", MODULES, ids=[f"{n}{a}" for n, a in MODULES])
+def test_modules_match_torch(name, args):
+    x = X[:, :, None] if name == "BatchNorm3d" else X
+    assert_module_matches_torch(name, args, lambda L: L.tensor(x, dtype=L.float32))
+
+
+@pytest.mark.parametrize("args", [(3,), (2, 0.1, 0.5, 2.0)], ids=str)
+def test_local_response_norm_module_matches_torch(args):
+    assert_module_matches_torch(
+        "LocalResponseNorm", args, lambda L: L.tensor(XL, dtype=L.float32), eval=True
+    )
+
+
+INSTANCE_NORMS = {
+    "instance_norm2d": (lambda L: L.nn.InstanceNorm2d(3), X, {}),
+    "instance_norm2d_affine": (lambda L: L.nn.InstanceNorm2d(3, affine=True), X, {}),
+    "instance_norm1d_tracked": (lambda L: L.nn.InstanceNorm1d(3, track_running_stats=True), X1, {}),
+    "instance_norm2d_unbatched": (lambda L: L.nn.InstanceNorm2d(3), X[0], {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCE_NORMS))
+def test_instance_norms_match_torch(name):
+    assert_layer_matches_torch(*INSTANCE_NORMS[name])
+
+
+# the exception type and words, as torch's
+ERRORS = {
+    "group_norm_groups": lambda L: L.nn.functional.group_norm(L.ones(2, 3, 4), 2),
+    "local_response_norm_dims": lambda L: L.nn.LocalResponseNorm(2)(L.ones(2, 6)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_torch(name):
+    assert_same_error(ERRORS[name])
