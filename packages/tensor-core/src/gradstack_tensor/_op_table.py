@@ -390,6 +390,20 @@ ROWS: tuple[OpRow, ...] = (
         """,
     ),
     op(
+        "fmod",
+        BINARY,
+        ufuncs._integer_division("fmod", "fmod_cpu", np.fmod),
+        inplace_form=True,
+        args=TENSOR_FIRST,
+        doc="""C's remainder: ``self - trunc(self / other) * other``, the sign of ``self``.
+
+        Examples
+        --------
+        >>> gt.tensor([-3., 3.]).fmod(2).tolist()
+        [-1.0, 1.0]
+        """,
+    ),
+    op(
         "floor_divide",
         BINARY,
         ufuncs._integer_division("floor_divide", "div_floor_cpu", np.floor_divide),

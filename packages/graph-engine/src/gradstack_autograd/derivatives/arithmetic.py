@@ -573,6 +573,15 @@ def _remainder_jvp(args, out, tangents, lead):
     )
 
 
+elementwise(
+    "fmod(self, other)",
+    lambda args: "FmodBackward1" if _is_tensor(args[1]) else "FmodBackward0",
+    self=lambda grad: grad,
+    other=lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc"),
+    keeps_zero={"FmodBackward1": "self"},
+)
+
+
 # torch's Scalar overloads, which its C++ library code calls (Note [Scalar overloads] in
 # gradstack_tensor/_impl_elementwise.py): the number is saved as it is
 @register(
