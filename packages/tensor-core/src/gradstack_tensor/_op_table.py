@@ -251,7 +251,7 @@ def op(
         params = "" if args in (None, TENSOR) else "other"
     if out is _DERIVED:
         out = "same" if kind == UNARY else "cast"
-    doc = inspect.cleandoc(doc)
+    doc = inspect.cleandoc(doc) if "\n" in doc else doc
     if args is not None and not doc:
         raise ValueError(f"op {name!r}: a row with generated forms needs its docstring")
     return OpRow(
@@ -266,7 +266,11 @@ def op(
         forms=forms if args is not None else (),
         params=params,
         doc=doc,
-        inplace_doc=inspect.cleandoc(inplace_doc or f"In-place :meth:`{name}`; returns ``self``."),
+        inplace_doc=(
+            inspect.cleandoc(inplace_doc)
+            if inplace_doc
+            else f"In-place :meth:`{name}`; returns ``self``."
+        ),
         aliases=aliases,
         method_aliases=method_aliases,
         out=out,

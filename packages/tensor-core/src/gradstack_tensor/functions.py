@@ -38,7 +38,8 @@ from ._tensor import Tensor, _data, _wrap
 
 
 def _function_source(row: OpRow, inplace: bool) -> tuple[str, str]:
-    """The name and the source of ``row``'s function form (or of its in-place form)."""
+    """The name and the source of ``row``'s function form (or of its in-place form), which
+    calls the op ``_op_<name>``."""
     name = row.inplace_name if inplace else row.name
     rule = None if inplace else row.out
     params = ["input"] + ([row.params] if row.params else [])
@@ -57,11 +58,11 @@ def _function_source(row: OpRow, inplace: bool) -> tuple[str, str]:
                 ]
     call = "(" + ", ".join(["input", *names]) + ("," if not names else "") + ")"
     if rule is None:
-        lines.append(f"    return dispatch(op, {call})")
+        lines.append(f"    return dispatch(_op_{name}, {call})")
     else:
         tensors = "(" + ", ".join(["input", *names[:1]]) + ("," if not names else "") + ")"
         lines += [
-            f"    result = dispatch(op, {call})",
+            f"    result = dispatch(_op_{name}, {call})",
             "    if out is None:",
             "        return result",
             f"    return write_out({name!r}, result, out, rule={rule!r}, inputs={tensors})",
@@ -69,33 +70,37 @@ def _function_source(row: OpRow, inplace: bool) -> tuple[str, str]:
     return name, "\n".join(lines) + "\n"
 
 
-def _function(row: OpRow, inplace: bool = False):
-    """``row``'s function form (Note [Function forms from the op table])."""
-    name, source = _function_source(row, inplace)
-    namespace = {"dispatch": dispatch, "op": OPS[name], "Tensor": Tensor, "write_out": write_out}
-    exec(compile(source, f"<function form of {name} from the op table>", "exec"), namespace)
-    fn = namespace[name]
-    fn.__module__ = __name__
-    summary = (row.inplace_doc if inplace else row.doc).split("\n\n")[0]
-    fn.__doc__ = f"{summary}\n\nThe function form of :meth:`Tensor.{name}` (``input`` is ``self``)."
-    return fn
+def _functions(rows) -> dict:
+    """The function forms of ``rows`` by name (Note [Function forms from the op table]):
+    their sources compiled at once, each calling its op (``_op_<name>``)."""
+    forms = [(row, False) for row in rows if "function" in row.forms]
+    forms += [(row, True) for row, _ in forms if row.inplace_form and row.unary]
+    namespace: dict = {"dispatch": dispatch, "Tensor": Tensor, "write_out": write_out}
+    sources = []
+    for row, inplace in forms:
+        name, source = _function_source(row, inplace)
+        namespace[f"_op_{name}"] = OPS[name]
+        sources.append(source)
+    exec(compile("\n\n".join(sources), "<function forms of the op table>", "exec"), namespace)
+    made = {}
+    for row, inplace in forms:
+        name = row.inplace_name if inplace else row.name
+        fn = made[name] = namespace[name]
+        fn.__module__ = __name__
+        summary = (row.inplace_doc if inplace else row.doc).split("\n\n")[0]
+        fn.__doc__ = (
+            f"{summary}\n\nThe function form of :meth:`Tensor.{name}` (``input`` is ``self``)."
+        )
+        if not inplace:
+            made.update((alias, fn) for alias in row.aliases)
+    return made
 
 
-_FROM_TABLE = []  # the function forms made from the op table, by name
-for _row in ROWS:
-    if "function" not in _row.forms:
-        continue
-    globals()[_row.name] = _function(_row)
-    _FROM_TABLE.append(_row.name)
-    if _row.inplace_form and _row.unary:
-        globals()[_row.inplace_name] = _function(_row, inplace=True)
-        _FROM_TABLE.append(_row.inplace_name)
-    for _alias in _row.aliases:
-        globals()[_alias] = globals()[_row.name]
-        _FROM_TABLE.append(_alias)
+_FROM_TABLE = _functions(ROWS)  # the function forms made from the op table, by name
+globals().update(_FROM_TABLE)
 
 __all__ = sorted(
-    _FROM_TABLE
+    list(_FROM_TABLE)
     + [
         "div",
         "divide",
