@@ -296,7 +296,10 @@ def _sqrt(grad, result):
 
 @elementwise("rsqrt(self)", "RsqrtBackward0", keeps_zero="self")
 def _rsqrt(grad, result):
-    return -0.5 * grad * result.pow(3)  # torch's formula (and so its bits)
+    # torch's is -0.5 * grad * result.pow(3): the same bits in float32 and float64, but a
+    # float16 pow(3) here rounds each product where torch's rounds once (tensor-core's
+    # _float_pow), and the formula stays as it was until that is torch's
+    return -0.5 * grad * result * result * result
 
 
 @elementwise("reciprocal(self)", "ReciprocalBackward0")
