@@ -2,7 +2,9 @@
 
 mypy users of the pure-Python packages see ``Tensor`` through the stub (the class is
 compiled), so a method added to the class without its stub line would be invisible to
-them, and a stub line without a method would type-check code that fails.  Also: every
+them, and a stub line without a method would type-check code that fails.  The methods of
+the op table are stubbed in ``_op_methods.pyi``, which the build writes from the table and
+``Tensor``'s stub inherits (Note [Generated from the op table] in ``_op_table.py``).  Also: every
 compiled module that a Python module of tensor-core imports has a stub, and the package
 ships ``py.typed``.
 """
@@ -26,6 +28,9 @@ def _stub_names(path: Path, cls: str) -> set[str]:
 
 def test_stub_lists_every_tensor_method_and_attribute():
     stub = _stub_names(SRC / "_tensor.pyi", "Tensor")
+    generated = _stub_names(SRC / "_op_methods.pyi", "OpTableMethods")
+    assert not stub & generated, "written by hand in _tensor.pyi, and generated from the table"
+    stub |= generated
     ignored = set(dir(object)) | {
         "__pyx_vtable__",
         "__dict__",

@@ -9,6 +9,7 @@ development environments.  Options, all optional, come from
     cython-directives = {boundscheck = false}
     extra-compile-args = ["-O3"]
     openmp = true                             # compile and link with -fopenmp
+    codegen = ["src/pkg/_codegen.py"]         # scripts that write sources first (below)
 
 Extensions compile in parallel (``GRADSTACK_BUILD_JOBS``, default: every CPU), the largest
 generated C first, and each start and end is printed (``[tensor-core 1/3] ...``).
@@ -57,6 +58,18 @@ leave the slot NULL.  If a Cython version words it otherwise the C is left as it
 dict is then eager again, nothing else changes), and tensor-core's
 ``test_tensor_attributes.py`` fails on the eager dict, so the change is noticed.
 
+Note [Sources written at build time]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A package may write some of its sources from data at build time (tensor-core writes the
+Tensor methods of its op table: Note [Generated from the op table] in its ``_op_table.py``).
+Each script named by ``codegen`` defines ``generate(package_root, log) -> list[Path]``: it
+writes its files, each only when its text changed (so that an unchanged file compiles
+nothing again), and returns every file it keeps.  The hook runs the scripts before Cython,
+in every build (``tools/rebuild.py``, editable installs, wheels, wheels from an sdist).
+The files are not in git (the repository's ``.gitignore``); a wheel built from a checkout
+takes them as artifacts (hatchling leaves out what git ignores), a wheel from an sdist
+finds them where the scripts wrote them.
+
 Note [One build hook]
 ~~~~~~~~~~~~~~~~~~~~~
 Each package must build alone (from its folder or from its sdist), so hatchling must find
@@ -72,6 +85,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -203,6 +217,19 @@ class CythonPackage:
         self.name = self.root.name
         self._ext_modules: list = []
         self._cmd = None
+
+    def generate(self, log: Callable[[str], None] = print) -> list[Path]:
+        """Run the package's ``codegen`` scripts (Note [Sources written at build time]);
+        the files they keep."""
+        kept: list[Path] = []
+        for script in self.options.get("codegen", []):
+            path = self.root / script
+            spec = importlib.util.spec_from_file_location(f"_codegen_{path.stem}", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            kept += module.generate(self.root, log=lambda line: log(f"{self.name}: {line}"))
+        return kept
 
     @property
     def pyx_files(self) -> list[Path]:
@@ -418,6 +445,7 @@ def build(
             continue
         # in this thread, before any compile thread exists: cythonize forks its workers
         start = time.perf_counter()
+        pkg.generate(log)
         pkg.cythonize(jobs)
         stale = pkg.out_of_date()
         cached = [ext for ext in stale if pkg.restore(ext)]
@@ -450,6 +478,10 @@ class CythonBuildHook(BuildHookInterface):
             return
         build_data["pure_python"] = False
         build_data["infer_tag"] = True  # -> cp311-cp311-linux_x86_64
+        # Note [Sources written at build time]: in the wheel, though git ignores them
+        root = Path(self.root).resolve()
+        for path in pkg.generate(lambda line: self.app.display_info(line)):
+            build_data["artifacts"].append("/" + path.resolve().relative_to(root).as_posix())
         if editable and os.environ.get(DEFER_VARIABLE) == "1":
             self.app.display_info(
                 f"{pkg.name}: Cython compile deferred to tools/rebuild.py ({DEFER_VARIABLE}=1)"

@@ -302,6 +302,9 @@ _BINARY = {
     "maximum": dict(call=lambda L, x, y: L.maximum(x, y), make=_maxmin_pair),
     "minimum": dict(call=lambda L, x, y: L.minimum(x, y), make=_maxmin_pair),
     "remainder": dict(call=lambda L, x, y: L.remainder(x, y), make=_remainder_pair, scalars=()),
+    # a / b = k + f, f in [0.2, 0.8]: far from the jumps (a number divisor: the gradient
+    # is 1 but at the jumps, which a sample meets with probability ~1e-6)
+    "fmod": dict(call=lambda L, x, y: L.fmod(x, y), make=_remainder_pair, scalars=(-1.25,)),
     "atan2": dict(call=lambda L, x, y: L.atan2(x, y), away_r=(0,)),
     # quotients far from integers (the jumps), as remainder's
     "div_rounding": dict(
@@ -317,6 +320,7 @@ _INPLACE_METHOD = {
     "div": lambda L, x, y: x.div_(y),
     "pow": lambda L, x, y: x.pow_(y),
     "remainder": lambda L, x, y: x.remainder_(y),
+    "fmod": lambda L, x, y: x.fmod_(y),
     "atan2": lambda L, x, y: x.atan2_(y),
 }
 

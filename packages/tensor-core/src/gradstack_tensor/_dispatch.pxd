@@ -20,6 +20,7 @@ cdef class Op:
     cdef readonly bint inplace          # mutates its first argument
     cdef readonly bint is_view          # its output shares storage with its first argument
     cdef readonly object ufunc          # the numpy ufunc behind an elementwise op, else None
+    cdef readonly object aten           # torch's name of the op (aten::<aten>), or None
     cdef object _kernel                 # Python-level kernel: kernel(*args) -> result
     cdef ckernel_t _ckernel             # C-level kernel, preferred when set
     cdef public object derivative       # the op's derivative-table entry, set by the autograd layer
@@ -30,7 +31,7 @@ cdef class DispatchLayer:
     cpdef object handle(self, Op op, tuple args, Py_ssize_t next_index)
 
 
-cdef Op new_op(str name, int kind=*, object ufunc=*, bint inplace=*, bint view=*)
+cdef Op new_op(str name, int kind=*, object ufunc=*, bint inplace=*, bint view=*, object aten=*)
 cdef Py_ssize_t layer_count() noexcept
 cdef object call_next(Op op, tuple args, Py_ssize_t index)
 cpdef object dispatch(Op op, tuple args)

@@ -18,9 +18,17 @@ class Op:
     inplace: bool
     is_view: bool
     ufunc: Any
+    aten: str | None
     derivative: Any
     def __init__(
-        self, name: str, kind: int = ..., ufunc: Any = ..., *, inplace: bool = ..., view: bool = ...
+        self,
+        name: str,
+        kind: int = ...,
+        ufunc: Any = ...,
+        *,
+        inplace: bool = ...,
+        view: bool = ...,
+        aten: str | None = ...,
     ) -> None: ...
     @property
     def kernel(self) -> Callable[..., Any] | None: ...
@@ -37,8 +45,16 @@ class DispatchLayer:
     def call_next(self, op: Op, args: tuple[Any, ...], next_index: int) -> Any: ...
 
 def get_op(name: str) -> Op: ...
+def declare_op(
+    name: str, kind: int, ufunc: Any, inplace: bool, view: bool, aten: str | None
+) -> Op: ...
 def register_op(
-    name: str, kernel: Callable[..., Any] | None = ..., *, inplace: bool = ..., view: bool = ...
+    name: str,
+    kernel: Callable[..., Any] | None = ...,
+    *,
+    inplace: bool = ...,
+    view: bool = ...,
+    aten: str | None = ...,
 ) -> Op: ...
 def register_layer(layer: DispatchLayer) -> None: ...
 def unregister_layer(layer: DispatchLayer) -> None: ...

@@ -7,8 +7,8 @@ op's kernel.  Upper layers (autograd, the profiler, vmap's batching) subclass
 :class:`DispatchLayer` and register themselves with :func:`register_layer`; this module
 never imports them.
 
-The built-in ops are declared in ``_op_table.pyx``; their kernels are bound by
-``_elementwise.pyx`` (C kernels) and the ``_impl_*.py`` modules (Python kernels).
+The built-in ops are declared by the op table, ``_op_table.py``; their kernels are bound
+by ``_elementwise.pyx`` (C kernels) and the ``_impl_*.py`` modules (Python kernels).
 
 Examples
 --------
@@ -69,6 +69,9 @@ cdef class Op:
         The op writes into its first argument (and bumps its version).
     view : bool
         The op's output aliases its first argument's storage.
+    aten : str, optional
+        torch's name of the op, when torch has it (``"mul"``; ``"to"`` for ``to_dtype``):
+        the profiler calls the op ``aten::<aten>``, else ``gradstack::<name>``.
 
     Notes
     -----
@@ -78,12 +81,13 @@ cdef class Op:
     """
 
     def __init__(self, str name, int kind=K_OTHER, ufunc=None, *, bint inplace=False,
-                 bint view=False):
+                 bint view=False, str aten=None):
         self.name = name
         self.kind = kind
         self.ufunc = ufunc
         self.inplace = inplace
         self.is_view = view
+        self.aten = aten
         self._kernel = None
         self._ckernel = NULL
         self.derivative = None
@@ -130,17 +134,25 @@ def get_op(str name):
 
 
 cdef Op new_op(str name, int kind=K_OTHER, object ufunc=None, bint inplace=False,
-               bint view=False):
+               bint view=False, object aten=None):
     """Create and register an op; ValueError if the name is taken."""
-    cdef Op op = Op(name, kind, ufunc, inplace=inplace, view=view)
+    cdef Op op = Op(name, kind, ufunc, inplace=inplace, view=view, aten=aten)
     if name in OPS:
         raise ValueError(f"op {name!r} is registered twice")
     OPS[name] = op
     return op
 
 
-def register_op(str name, kernel=None, *, bint inplace=False, bint view=False):
+def declare_op(str name, int kind, ufunc, bint inplace, bint view, aten):
+    """Declare a built-in op: what the op table (``_op_table.py``) does for each row."""
+    return new_op(name, kind, ufunc, inplace, view, aten)
+
+
+def register_op(str name, kernel=None, *, bint inplace=False, bint view=False,
+                str aten=None):
     """Register a new op with a Python kernel (for extensions of the library).
+
+    ``aten`` is torch's name of the op, if torch has it (the profiler's event name).
 
     Examples
     --------
@@ -149,7 +161,7 @@ def register_op(str name, kernel=None, *, bint inplace=False, bint view=False):
     >>> op(gt.tensor([1., 2.])).tolist()
     [2.0, 4.0]
     """
-    cdef Op op = new_op(name, K_OTHER, None, inplace, view)
+    cdef Op op = new_op(name, K_OTHER, None, inplace, view, aten)
     if kernel is not None:
         op.set_kernel(kernel)
     return op

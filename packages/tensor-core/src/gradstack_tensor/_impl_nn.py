@@ -42,7 +42,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from ._dispatch import register_op
+from ._dispatch import OPS
 from ._tensor import Tensor, _data, _wrap
 from ._ufuncs import quiet
 
@@ -261,8 +261,8 @@ def nll_loss2d(input, target, weight=None, reduction="mean", ignore_index=-100):
     return _nll("nll_loss2d", input, target, weight, reduction, ignore_index)
 
 
-register_op("nll_loss", nll_loss)
-register_op("nll_loss2d", nll_loss2d)
+OPS["nll_loss"].set_kernel(nll_loss)
+OPS["nll_loss2d"].set_kernel(nll_loss2d)
 
 
 # -------------------------------------------------------------------------------------
@@ -385,11 +385,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     return _result(_reduce(np.asarray(loss, dtype=x.dtype), reduction), x.dtype)
 
 
-register_op("mse_loss", mse_loss)
-register_op("smooth_l1_loss", smooth_l1_loss)
-register_op("huber_loss", huber_loss)
-register_op("binary_cross_entropy", binary_cross_entropy)
-register_op("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits)
+OPS["mse_loss"].set_kernel(mse_loss)
+OPS["smooth_l1_loss"].set_kernel(smooth_l1_loss)
+OPS["huber_loss"].set_kernel(huber_loss)
+OPS["binary_cross_entropy"].set_kernel(binary_cross_entropy)
+OPS["binary_cross_entropy_with_logits"].set_kernel(binary_cross_entropy_with_logits)
 
 
 # -------------------------------------------------------------------------------------
@@ -449,7 +449,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _result(out, x.dtype)
 
 
-register_op("layer_norm", layer_norm)
+OPS["layer_norm"].set_kernel(layer_norm)
 
 
 def _stats_axes(ndim: int) -> tuple:
@@ -520,7 +520,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     return _result(out, x.dtype)
 
 
-register_op("batch_norm", batch_norm)
+OPS["batch_norm"].set_kernel(batch_norm)
 
 
 # -------------------------------------------------------------------------------------
@@ -590,8 +590,8 @@ def embedding_renorm_(weight, indices, max_norm, norm_type):
     return weight
 
 
-register_op("embedding", embedding)
-register_op("embedding_renorm_", embedding_renorm_, inplace=True)
+OPS["embedding"].set_kernel(embedding)
+OPS["embedding_renorm_"].set_kernel(embedding_renorm_)
 
 
 # -------------------------------------------------------------------------------------
@@ -734,13 +734,13 @@ def leaky_relu_(input, negative_slope=0.01):
     return input
 
 
-register_op("gelu", gelu)
-register_op("gelu_backward", gelu_backward)
-register_op("silu", silu)
-register_op("silu_", silu_, inplace=True)
-register_op("log_sigmoid", log_sigmoid)
-register_op("leaky_relu", leaky_relu)
-register_op("leaky_relu_", leaky_relu_, inplace=True)
+OPS["gelu"].set_kernel(gelu)
+OPS["gelu_backward"].set_kernel(gelu_backward)
+OPS["silu"].set_kernel(silu)
+OPS["silu_"].set_kernel(silu_)
+OPS["log_sigmoid"].set_kernel(log_sigmoid)
+OPS["leaky_relu"].set_kernel(leaky_relu)
+OPS["leaky_relu_"].set_kernel(leaky_relu_)
 
 
 # the ops of this module (the tests walk them)

@@ -63,7 +63,7 @@ import warnings
 import numpy as np
 
 from . import _random_kernels as _rk
-from ._dispatch import OPS, register_op
+from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, _check_writable
 from ._tensor import Tensor, _data, _wrap
 from .random import generator_or_default
@@ -205,7 +205,7 @@ def randperm_values(gen, n: int) -> np.ndarray:
 
 
 # -------------------------------------------------------------------------------------
-# uniform_ and normal_ (declared in _op_table.pyx)
+# uniform_ and normal_ (declared in _op_table.py)
 
 
 @OPS["uniform_"].set_kernel
@@ -303,8 +303,8 @@ def _bernoulli(input, p=None, generator=None):
     return _bernoulli_into(out, input if p is None else p, gen, "bernoulli")
 
 
-register_op("bernoulli", _bernoulli)
-register_op("bernoulli_", _bernoulli_inplace, inplace=True)
+OPS["bernoulli"].set_kernel(_bernoulli)
+OPS["bernoulli_"].set_kernel(_bernoulli_inplace)
 
 
 # -------------------------------------------------------------------------------------
@@ -326,7 +326,7 @@ def _exponential_inplace(input, lambd=1.0, generator=None):
     return _write(input, exponential_values(gen, x.size, lambd).astype(x.dtype), "exponential_")
 
 
-register_op("exponential_", _exponential_inplace, inplace=True)
+OPS["exponential_"].set_kernel(_exponential_inplace)
 
 _INT_LIMITS = {
     "int64": (-(2**63), 2**63 - 1),
@@ -438,7 +438,7 @@ def random_fill(input, low, high, gen):
     return _write(input, values.astype(x.dtype), "random_")
 
 
-register_op("random_", _random_inplace, inplace=True)
+OPS["random_"].set_kernel(_random_inplace)
 
 
 # -------------------------------------------------------------------------------------
@@ -520,7 +520,7 @@ def _multinomial(input, num_samples, replacement=False, generator=None):
     return _wrap(result.reshape(out_shape))
 
 
-register_op("multinomial", _multinomial)
+OPS["multinomial"].set_kernel(_multinomial)
 
 
 # -------------------------------------------------------------------------------------
@@ -567,4 +567,4 @@ def _normal(mean, std, generator=None):
     return _wrap((z + (ma if m_t else dtype.type(mean))).astype(dtype, copy=False))
 
 
-register_op("normal", _normal)
+OPS["normal"].set_kernel(_normal)

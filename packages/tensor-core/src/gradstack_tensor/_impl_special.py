@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from ._dispatch import register_op
+from ._dispatch import OPS
 from ._impl_nn import erf_array
 from ._tensor import Tensor, _data, _wrap
 
@@ -258,8 +258,8 @@ def polygamma(input, n):
     return _rounded(values, x)
 
 
-register_op("erf", erf)
-register_op("erfinv", erfinv)
-register_op("lgamma", lgamma)
-register_op("digamma", digamma)
-register_op("polygamma", polygamma)
+OPS["erf"].set_kernel(erf)
+OPS["erfinv"].set_kernel(erfinv)
+OPS["lgamma"].set_kernel(lgamma)
+OPS["digamma"].set_kernel(digamma)
+OPS["polygamma"].set_kernel(polygamma)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ._dispatch import register_op
+from ._dispatch import OPS
 from ._impl_nn import _scalar_name, _tensor
 from ._tensor import _wrap
 
@@ -197,8 +197,8 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
     return _wrap(res if batched else res[0])
 
 
-register_op("im2col", im2col)
-register_op("col2im", col2im)
+OPS["im2col"].set_kernel(im2col)
+OPS["col2im"].set_kernel(col2im)
 
 
 # -------------------------------------------------------------------------------------
@@ -299,4 +299,4 @@ def _window_starts(width, d, p, s, out):
     return starts[0][:, None] * width + starts[1][None, :]
 
 
-register_op("max_pool2d_with_indices", max_pool2d_with_indices)
+OPS["max_pool2d_with_indices"].set_kernel(max_pool2d_with_indices)

@@ -1,12 +1,17 @@
 # cython: language_level=3, embedsignature=True, embedsignature.format=clinic
 """The Tensor's elementwise methods: Python operators, math functions, in-place forms.
 
-``ElementwiseMethods`` is one link of the Tensor's class chain (see ``_tensor_base.pyx``):
-``TensorBase`` <- ``ElementwiseMethods`` <- ``ReductionMethods`` <- ``ShapeMethods`` <-
-``Tensor``.  Every method here calls one op of the op table through the dispatch point,
-so that every layer (autograd, profiler, vmap) sees it; the operators (``a * b``) are C
-slots of the type.  Binary ops broadcast their operands and take torch's result dtype;
-in-place forms (``add_``) write into ``self``, bump its version and return it.
+Two links of the Tensor's class chain (see ``_tensor_base.pyx``): ``TensorBase`` <-
+``OpTableMethods`` <- ``ElementwiseMethods`` <- ``ReductionMethods`` <- ``ShapeMethods``
+<- ``Tensor``.  ``OpTableMethods`` holds the methods the op table declares (``mul``,
+``exp_``, ``atan2`` ...), written at build time into ``_op_methods.pxi``, which this module
+includes (Note [Generated from the op table] in ``_op_table.py``), with a C global per op
+(``OP_MUL``).  ``ElementwiseMethods`` holds what is written by hand: the operators
+(``a * b``, C slots of the type) and the methods with arguments of their own (``div``'s
+``rounding_mode``, ``clamp``, ``where``, the fills and random draws).  Every method calls
+one op through the dispatch point, so that every layer (autograd, profiler, vmap) sees it.
+Binary ops broadcast their operands and take torch's result dtype; in-place forms
+(``add_``) write into ``self``, bump its version and return it.
 
 The examples assume ``import gradstack_tensor as gt``.
 """
@@ -19,124 +24,8 @@ from . import _op_table  # noqa: F401 - declares the ops looked up below
 from ._dispatch import OPS
 from ._tensor_base cimport TensorBase
 
-cdef Op OP_ADD = OPS["add"]
-cdef Op OP_SUB = OPS["sub"]
-cdef Op OP_MUL = OPS["mul"]
-cdef Op OP_DIV = OPS["div"]
-cdef Op OP_POW = OPS["pow"]
-cdef Op OP_MAXIMUM = OPS["maximum"]
-cdef Op OP_MINIMUM = OPS["minimum"]
-cdef Op OP_REMAINDER = OPS["remainder"]
-cdef Op OP_FLOOR_DIVIDE = OPS["floor_divide"]
-cdef Op OP_DIV_ROUNDING = OPS["div_rounding"]
-cdef Op OP_TO_DTYPE = OPS["to_dtype"]
-cdef Op OP_ATAN2 = OPS["atan2"]
-cdef Op OP_BITWISE_AND = OPS["bitwise_and"]
-cdef Op OP_BITWISE_OR = OPS["bitwise_or"]
-cdef Op OP_BITWISE_XOR = OPS["bitwise_xor"]
-cdef Op OP_LOGICAL_AND = OPS["logical_and"]
-cdef Op OP_LOGICAL_OR = OPS["logical_or"]
-cdef Op OP_LOGICAL_XOR = OPS["logical_xor"]
-cdef Op OP_EQ = OPS["eq"]
-cdef Op OP_NE = OPS["ne"]
-cdef Op OP_LT = OPS["lt"]
-cdef Op OP_LE = OPS["le"]
-cdef Op OP_GT = OPS["gt"]
-cdef Op OP_GE = OPS["ge"]
-cdef Op OP_NEG = OPS["neg"]
-cdef Op OP_ABS = OPS["abs"]
-cdef Op OP_SIGN = OPS["sign"]
-cdef Op OP_SGN = OPS["sgn"]
-cdef Op OP_RELU = OPS["relu"]
-cdef Op OP_FLOOR = OPS["floor"]
-cdef Op OP_CEIL = OPS["ceil"]
-cdef Op OP_ROUND = OPS["round"]
-cdef Op OP_TRUNC = OPS["trunc"]
-cdef Op OP_LOGICAL_NOT = OPS["logical_not"]
-cdef Op OP_BITWISE_NOT = OPS["bitwise_not"]
-cdef Op OP_EXP = OPS["exp"]
-cdef Op OP_EXP2 = OPS["exp2"]
-cdef Op OP_EXPM1 = OPS["expm1"]
-cdef Op OP_LOG = OPS["log"]
-cdef Op OP_LOG2 = OPS["log2"]
-cdef Op OP_LOG10 = OPS["log10"]
-cdef Op OP_LOG1P = OPS["log1p"]
-cdef Op OP_SQRT = OPS["sqrt"]
-cdef Op OP_RSQRT = OPS["rsqrt"]
-cdef Op OP_RECIPROCAL = OPS["reciprocal"]
-cdef Op OP_SIN = OPS["sin"]
-cdef Op OP_COS = OPS["cos"]
-cdef Op OP_TAN = OPS["tan"]
-cdef Op OP_ASIN = OPS["asin"]
-cdef Op OP_ASINH = OPS["asinh"]
-cdef Op OP_ACOSH = OPS["acosh"]
-cdef Op OP_ATANH = OPS["atanh"]
-cdef Op OP_ACOS = OPS["acos"]
-cdef Op OP_ATAN = OPS["atan"]
-cdef Op OP_SINH = OPS["sinh"]
-cdef Op OP_COSH = OPS["cosh"]
-cdef Op OP_TANH = OPS["tanh"]
-cdef Op OP_SIGMOID = OPS["sigmoid"]
-cdef Op OP_RSUB = OPS["rsub"]
-cdef Op OP_MATMUL = OPS["matmul"]
-cdef Op OP_WHERE = OPS["where"]
-cdef Op OP_CLAMP = OPS["clamp"]
-cdef Op OP_CLAMP_ = OPS["clamp_"]
-cdef Op OP_MASKED_FILL = OPS["masked_fill"]
-cdef Op OP_MASKED_FILL_ = OPS["masked_fill_"]
-cdef Op OP_ZERO_ = OPS["zero_"]
-cdef Op OP_FILL_ = OPS["fill_"]
-cdef Op OP_COPY_ = OPS["copy_"]
-cdef Op OP_UNIFORM_ = OPS["uniform_"]
-cdef Op OP_NORMAL_ = OPS["normal_"]
-cdef Op OP_ADD_ = OPS["add_"]
-cdef Op OP_SUB_ = OPS["sub_"]
-cdef Op OP_MUL_ = OPS["mul_"]
-cdef Op OP_DIV_ = OPS["div_"]
-cdef Op OP_POW_ = OPS["pow_"]
-cdef Op OP_REMAINDER_ = OPS["remainder_"]
-cdef Op OP_FLOOR_DIVIDE_ = OPS["floor_divide_"]
-cdef Op OP_ATAN2_ = OPS["atan2_"]
-cdef Op OP_NEG_ = OPS["neg_"]
-cdef Op OP_ABS_ = OPS["abs_"]
-cdef Op OP_SIGN_ = OPS["sign_"]
-cdef Op OP_SGN_ = OPS["sgn_"]
-cdef Op OP_RELU_ = OPS["relu_"]
-cdef Op OP_FLOOR_ = OPS["floor_"]
-cdef Op OP_CEIL_ = OPS["ceil_"]
-cdef Op OP_ROUND_ = OPS["round_"]
-cdef Op OP_TRUNC_ = OPS["trunc_"]
-cdef Op OP_EXP_ = OPS["exp_"]
-cdef Op OP_EXP2_ = OPS["exp2_"]
-cdef Op OP_EXPM1_ = OPS["expm1_"]
-cdef Op OP_LOG_ = OPS["log_"]
-cdef Op OP_LOG2_ = OPS["log2_"]
-cdef Op OP_LOG10_ = OPS["log10_"]
-cdef Op OP_LOG1P_ = OPS["log1p_"]
-cdef Op OP_SQRT_ = OPS["sqrt_"]
-cdef Op OP_RSQRT_ = OPS["rsqrt_"]
-cdef Op OP_RECIPROCAL_ = OPS["reciprocal_"]
-cdef Op OP_SIN_ = OPS["sin_"]
-cdef Op OP_COS_ = OPS["cos_"]
-cdef Op OP_TAN_ = OPS["tan_"]
-cdef Op OP_ASIN_ = OPS["asin_"]
-cdef Op OP_ASINH_ = OPS["asinh_"]
-cdef Op OP_ACOSH_ = OPS["acosh_"]
-cdef Op OP_ATANH_ = OPS["atanh_"]
-cdef Op OP_ACOS_ = OPS["acos_"]
-cdef Op OP_ATAN_ = OPS["atan_"]
-cdef Op OP_SINH_ = OPS["sinh_"]
-cdef Op OP_COSH_ = OPS["cosh_"]
-cdef Op OP_TANH_ = OPS["tanh_"]
-cdef Op OP_SIGMOID_ = OPS["sigmoid_"]
-cdef Op OP_BITWISE_AND_ = OPS["bitwise_and_"]
-cdef Op OP_BITWISE_OR_ = OPS["bitwise_or_"]
-cdef Op OP_BITWISE_XOR_ = OPS["bitwise_xor_"]
-cdef Op OP_BITWISE_NOT_ = OPS["bitwise_not_"]
-cdef Op OP_LOGICAL_NOT_ = OPS["logical_not_"]
-cdef Op OP_ISNAN = OPS["isnan"]
-cdef Op OP_ISINF = OPS["isinf"]
-cdef Op OP_ISFINITE = OPS["isfinite"]
+# OP_<NAME> for every op of the table, and the class OpTableMethods
+include "_op_methods.pxi"
 
 
 # Note [Reflected operators keep torch's operand order]
@@ -145,8 +34,10 @@ cdef Op OP_ISFINITE = OPS["isfinite"]
 
 
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
-cdef class ElementwiseMethods(TensorBase):
-    """The elementwise methods and Python operators of :class:`gradstack_tensor.Tensor`."""
+cdef class ElementwiseMethods(OpTableMethods):
+    """The hand-written elementwise methods and the Python operators of
+    :class:`gradstack_tensor.Tensor` (the methods the op table declares are in
+    ``OpTableMethods``)."""
 
     # -- Python operators (C slots) ---------------------------------------------------
 
@@ -284,59 +175,6 @@ cdef class ElementwiseMethods(TensorBase):
 
     # -- arithmetic -------------------------------------------------------------------
 
-    def add(self, other, *, alpha=1):
-        """``self + alpha * other``, broadcast, in torch's result dtype.
-
-        Examples
-        --------
-        >>> gt.tensor([1., 2.]).add(gt.tensor([10., 20.]), alpha=2).tolist()
-        [21.0, 42.0]
-        """
-        return dispatch(OP_ADD, (self, other, alpha))
-
-    def add_(self, other, *, alpha=1):
-        """In-place :meth:`add`: ``self += alpha * other``; returns ``self``.
-
-        Examples
-        --------
-        >>> t = gt.ones(2)
-        >>> t.add_(1, alpha=3).tolist(), t._version
-        ([4.0, 4.0], 1)
-        """
-        return dispatch(OP_ADD_, (self, other, alpha))
-
-    def sub(self, other, *, alpha=1):
-        """``self - alpha * other``, broadcast (bool tensors are refused, as in torch).
-
-        Examples
-        --------
-        >>> gt.tensor([5, 7]).sub(gt.tensor([1, 2]), alpha=2).tolist()
-        [3, 3]
-        """
-        return dispatch(OP_SUB, (self, other, alpha))
-
-    def sub_(self, other, *, alpha=1):
-        """In-place :meth:`sub`; returns ``self``."""
-        return dispatch(OP_SUB_, (self, other, alpha))
-
-    subtract = sub
-
-    def mul(self, other):
-        """``self * other``, elementwise and broadcast.
-
-        Examples
-        --------
-        >>> (gt.tensor([[1.], [2.]]).mul(gt.tensor([1., 10.]))).tolist()
-        [[1.0, 10.0], [2.0, 20.0]]
-        """
-        return dispatch(OP_MUL, (self, other))
-
-    def mul_(self, other):
-        """In-place :meth:`mul`; returns ``self``."""
-        return dispatch(OP_MUL_, (self, other))
-
-    multiply = mul
-
     def div(self, other, *, rounding_mode=None):
         """``self / other``: true division (integers give the default float dtype), or rounded
         with ``rounding_mode="trunc"`` or ``"floor"``.
@@ -362,510 +200,9 @@ cdef class ElementwiseMethods(TensorBase):
 
     true_divide = div
 
-    def pow(self, exponent):
-        """``self ** exponent``, elementwise (either may be a number).
-
-        Examples
-        --------
-        >>> gt.tensor([1., 2., 3.]).pow(2).tolist()
-        [1.0, 4.0, 9.0]
-        """
-        return dispatch(OP_POW, (self, exponent))
-
-    def pow_(self, exponent):
-        """In-place :meth:`pow`; returns ``self``."""
-        return dispatch(OP_POW_, (self, exponent))
-
     def square(self):
         """``self ** 2``."""
         return dispatch(OP_POW, (self, 2))
-
-    def maximum(self, other):
-        """The elementwise maximum of ``self`` and ``other`` (NaN wins, as in torch).
-
-        Examples
-        --------
-        >>> gt.tensor([1., 5.]).maximum(gt.tensor([3., 2.])).tolist()
-        [3.0, 5.0]
-        """
-        return dispatch(OP_MAXIMUM, (self, _tensor_other(other, "maximum")))
-
-    def minimum(self, other):
-        """The elementwise minimum of ``self`` and ``other`` (NaN wins, as in torch)."""
-        return dispatch(OP_MINIMUM, (self, _tensor_other(other, "minimum")))
-
-    def remainder(self, other):
-        """Python's modulus: the remainder has the sign of ``other``.
-
-        Examples
-        --------
-        >>> gt.tensor([-3, 3]).remainder(2).tolist()
-        [1, 1]
-        """
-        return dispatch(OP_REMAINDER, (self, other))
-
-    def remainder_(self, other):
-        """In-place :meth:`remainder`; returns ``self``."""
-        return dispatch(OP_REMAINDER_, (self, other))
-
-    def floor_divide(self, other):
-        """``self // other``: division rounded down (integer division by zero raises)."""
-        return dispatch(OP_FLOOR_DIVIDE, (self, other))
-
-    def floor_divide_(self, other):
-        """In-place :meth:`floor_divide`; returns ``self``."""
-        return dispatch(OP_FLOOR_DIVIDE_, (self, other))
-
-    def atan2(self, other):
-        """The angle of the point ``(other, self)``: ``atan(self / other)`` in the right quadrant.
-
-        ``other`` must be a Tensor, as in torch.
-
-        Examples
-        --------
-        >>> gt.tensor([1.]).atan2(gt.tensor([1.])).tolist()
-        [0.7853981852531433]
-        """
-        return dispatch(OP_ATAN2, (self, _tensor_other(other, "atan2")))
-
-    def atan2_(self, other):
-        """In-place :meth:`atan2`; returns ``self``."""
-        return dispatch(OP_ATAN2_, (self, _tensor_other(other, "atan2_")))
-
-    # -- comparisons and logic ----------------------------------------------------------
-
-    def eq(self, other):
-        """``self == other`` elementwise: a bool tensor.
-
-        Examples
-        --------
-        >>> gt.tensor([1, 2, 3]).eq(2).tolist()
-        [False, True, False]
-        """
-        return dispatch(OP_EQ, (self, other))
-
-    def ne(self, other):
-        """``self != other`` elementwise: a bool tensor."""
-        return dispatch(OP_NE, (self, other))
-
-    def lt(self, other):
-        """``self < other`` elementwise: a bool tensor.
-
-        Examples
-        --------
-        >>> gt.tensor([1, 2, 3]).lt(2).tolist()
-        [True, False, False]
-        """
-        return dispatch(OP_LT, (self, other))
-
-    def le(self, other):
-        """``self <= other`` elementwise: a bool tensor."""
-        return dispatch(OP_LE, (self, other))
-
-    def gt(self, other):
-        """``self > other`` elementwise: a bool tensor."""
-        return dispatch(OP_GT, (self, other))
-
-    def ge(self, other):
-        """``self >= other`` elementwise: a bool tensor."""
-        return dispatch(OP_GE, (self, other))
-
-    def logical_and(self, other):
-        """Elementwise logical and of the truth values (nonzero is True): a bool tensor."""
-        return dispatch(OP_LOGICAL_AND, (self, _tensor_other(other, "logical_and")))
-
-    def logical_or(self, other):
-        """Elementwise logical or of the truth values (nonzero is True): a bool tensor."""
-        return dispatch(OP_LOGICAL_OR, (self, _tensor_other(other, "logical_or")))
-
-    def logical_xor(self, other):
-        """Elementwise logical xor of the truth values (nonzero is True): a bool tensor."""
-        return dispatch(OP_LOGICAL_XOR, (self, _tensor_other(other, "logical_xor")))
-
-    def logical_not(self):
-        """Elementwise logical not (zero becomes True): a bool tensor."""
-        return dispatch(OP_LOGICAL_NOT, (self,))
-
-    def logical_not_(self):
-        """In-place :meth:`logical_not`, keeping ``self``'s dtype; returns ``self``."""
-        return dispatch(OP_LOGICAL_NOT_, (self,))
-
-    def bitwise_and(self, other):
-        """Bitwise and (``&``) of integer or bool tensors."""
-        return dispatch(OP_BITWISE_AND, (self, other))
-
-    def bitwise_and_(self, other):
-        """In-place :meth:`bitwise_and`; returns ``self``."""
-        return dispatch(OP_BITWISE_AND_, (self, other))
-
-    def bitwise_or(self, other):
-        """Bitwise or (``|``) of integer or bool tensors."""
-        return dispatch(OP_BITWISE_OR, (self, other))
-
-    def bitwise_or_(self, other):
-        """In-place :meth:`bitwise_or`; returns ``self``."""
-        return dispatch(OP_BITWISE_OR_, (self, other))
-
-    def bitwise_xor(self, other):
-        """Bitwise xor (``^``) of integer or bool tensors."""
-        return dispatch(OP_BITWISE_XOR, (self, other))
-
-    def bitwise_xor_(self, other):
-        """In-place :meth:`bitwise_xor`; returns ``self``."""
-        return dispatch(OP_BITWISE_XOR_, (self, other))
-
-    def bitwise_not(self):
-        """Bitwise not (``~``) of an integer or bool tensor."""
-        return dispatch(OP_BITWISE_NOT, (self,))
-
-    def bitwise_not_(self):
-        """In-place :meth:`bitwise_not`; returns ``self``."""
-        return dispatch(OP_BITWISE_NOT_, (self,))
-
-    def isnan(self):
-        """Where ``self`` is NaN: a bool tensor (integer and bool tensors are never NaN).
-
-        Examples
-        --------
-        >>> gt.tensor([1., float("nan")]).isnan().tolist()
-        [False, True]
-        """
-        return dispatch(OP_ISNAN, (self,))
-
-    def isinf(self):
-        """Where ``self`` is +inf or -inf: a bool tensor."""
-        return dispatch(OP_ISINF, (self,))
-
-    def isfinite(self):
-        """Where ``self`` is neither NaN nor infinite: a bool tensor.
-
-        Examples
-        --------
-        >>> gt.tensor([1., float("inf")]).isfinite().tolist()
-        [True, False]
-        """
-        return dispatch(OP_ISFINITE, (self,))
-
-    # -- unary math -------------------------------------------------------------------
-
-    def neg(self):
-        """``-self``.
-
-        Examples
-        --------
-        >>> gt.tensor([1., -2.]).neg().tolist()
-        [-1.0, 2.0]
-        """
-        return dispatch(OP_NEG, (self,))
-
-    def neg_(self):
-        """In-place :meth:`neg`; returns ``self``."""
-        return dispatch(OP_NEG_, (self,))
-
-    negative = neg
-
-    def abs(self):
-        """The absolute value.
-
-        Examples
-        --------
-        >>> gt.tensor([-1, 2]).abs().tolist()
-        [1, 2]
-        """
-        return dispatch(OP_ABS, (self,))
-
-    def abs_(self):
-        """In-place :meth:`abs`; returns ``self``."""
-        return dispatch(OP_ABS_, (self,))
-
-    absolute = abs
-
-    def sign(self):
-        """-1, 0 or 1 by the sign of each element (0 for NaN, as torch)."""
-        return dispatch(OP_SIGN, (self,))
-
-    def sign_(self):
-        """In-place :meth:`sign`; returns ``self``."""
-        return dispatch(OP_SIGN_, (self,))
-
-    def sgn(self):
-        """torch's sign extended to complex numbers; for the real dtypes here, :meth:`sign`.
-
-        The values are those of :meth:`sign`. The gradient is not: autograd records
-        ``SgnBackward0``, whose gradient is torch's efficient zero, a zero that stays zero
-        when later multiplied by ``inf`` or NaN (Note [Efficient zeros] in graph-engine).
-
-        Examples
-        --------
-        >>> gt.tensor([-2., 0., 3.]).sgn().tolist()
-        [-1.0, 0.0, 1.0]
-        """
-        return dispatch(OP_SGN, (self,))
-
-    def sgn_(self):
-        """In-place :meth:`sgn`; returns ``self``."""
-        return dispatch(OP_SGN_, (self,))
-
-    def relu(self):
-        """``max(self, 0)`` elementwise (NaN stays NaN).
-
-        Examples
-        --------
-        >>> gt.tensor([-1., 0.5]).relu().tolist()
-        [0.0, 0.5]
-        """
-        return dispatch(OP_RELU, (self,))
-
-    def relu_(self):
-        """In-place :meth:`relu`; returns ``self``."""
-        return dispatch(OP_RELU_, (self,))
-
-    def floor(self):
-        """Round down to an integer value (integer tensors are returned as they are)."""
-        return dispatch(OP_FLOOR, (self,))
-
-    def floor_(self):
-        """In-place :meth:`floor`; returns ``self``."""
-        return dispatch(OP_FLOOR_, (self,))
-
-    def ceil(self):
-        """Round up to an integer value."""
-        return dispatch(OP_CEIL, (self,))
-
-    def ceil_(self):
-        """In-place :meth:`ceil`; returns ``self``."""
-        return dispatch(OP_CEIL_, (self,))
-
-    def round(self):
-        """Round to the nearest integer value, halves to even.
-
-        Examples
-        --------
-        >>> gt.tensor([0.5, 1.5, -0.5]).round().tolist()
-        [0.0, 2.0, -0.0]
-        """
-        return dispatch(OP_ROUND, (self,))
-
-    def round_(self):
-        """In-place :meth:`round`; returns ``self``."""
-        return dispatch(OP_ROUND_, (self,))
-
-    def trunc(self):
-        """Round towards zero."""
-        return dispatch(OP_TRUNC, (self,))
-
-    def trunc_(self):
-        """In-place :meth:`trunc`; returns ``self``."""
-        return dispatch(OP_TRUNC_, (self,))
-
-    def exp(self):
-        """``e ** self``; integer tensors give the default float dtype.
-
-        Examples
-        --------
-        >>> gt.tensor([0, 1]).exp().dtype
-        gradstack.float32
-        """
-        return dispatch(OP_EXP, (self,))
-
-    def exp_(self):
-        """In-place :meth:`exp`; returns ``self``."""
-        return dispatch(OP_EXP_, (self,))
-
-    def exp2(self):
-        """``2 ** self``."""
-        return dispatch(OP_EXP2, (self,))
-
-    def exp2_(self):
-        """In-place :meth:`exp2`; returns ``self``."""
-        return dispatch(OP_EXP2_, (self,))
-
-    def expm1(self):
-        """``exp(self) - 1``, accurate near 0."""
-        return dispatch(OP_EXPM1, (self,))
-
-    def expm1_(self):
-        """In-place :meth:`expm1`; returns ``self``."""
-        return dispatch(OP_EXPM1_, (self,))
-
-    def log(self):
-        """The natural logarithm (``-inf`` at 0, NaN below, without warnings)."""
-        return dispatch(OP_LOG, (self,))
-
-    def log_(self):
-        """In-place :meth:`log`; returns ``self``."""
-        return dispatch(OP_LOG_, (self,))
-
-    def log2(self):
-        """The base-2 logarithm."""
-        return dispatch(OP_LOG2, (self,))
-
-    def log2_(self):
-        """In-place :meth:`log2`; returns ``self``."""
-        return dispatch(OP_LOG2_, (self,))
-
-    def log10(self):
-        """The base-10 logarithm."""
-        return dispatch(OP_LOG10, (self,))
-
-    def log10_(self):
-        """In-place :meth:`log10`; returns ``self``."""
-        return dispatch(OP_LOG10_, (self,))
-
-    def log1p(self):
-        """``log(1 + self)``, accurate near 0."""
-        return dispatch(OP_LOG1P, (self,))
-
-    def log1p_(self):
-        """In-place :meth:`log1p`; returns ``self``."""
-        return dispatch(OP_LOG1P_, (self,))
-
-    def sqrt(self):
-        """The square root (NaN for negative elements).
-
-        Examples
-        --------
-        >>> gt.tensor([4., 9.]).sqrt().tolist()
-        [2.0, 3.0]
-        """
-        return dispatch(OP_SQRT, (self,))
-
-    def sqrt_(self):
-        """In-place :meth:`sqrt`; returns ``self``."""
-        return dispatch(OP_SQRT_, (self,))
-
-    def rsqrt(self):
-        """``1 / sqrt(self)``."""
-        return dispatch(OP_RSQRT, (self,))
-
-    def rsqrt_(self):
-        """In-place :meth:`rsqrt`; returns ``self``."""
-        return dispatch(OP_RSQRT_, (self,))
-
-    def reciprocal(self):
-        """``1 / self``; integer tensors give the default float dtype."""
-        return dispatch(OP_RECIPROCAL, (self,))
-
-    def reciprocal_(self):
-        """In-place :meth:`reciprocal`; returns ``self``."""
-        return dispatch(OP_RECIPROCAL_, (self,))
-
-    def sin(self):
-        """The sine (radians)."""
-        return dispatch(OP_SIN, (self,))
-
-    def sin_(self):
-        """In-place :meth:`sin`; returns ``self``."""
-        return dispatch(OP_SIN_, (self,))
-
-    def cos(self):
-        """The cosine (radians)."""
-        return dispatch(OP_COS, (self,))
-
-    def cos_(self):
-        """In-place :meth:`cos`; returns ``self``."""
-        return dispatch(OP_COS_, (self,))
-
-    def tan(self):
-        """The tangent (radians)."""
-        return dispatch(OP_TAN, (self,))
-
-    def tan_(self):
-        """In-place :meth:`tan`; returns ``self``."""
-        return dispatch(OP_TAN_, (self,))
-
-    def asinh(self):
-        """The inverse hyperbolic sine."""
-        return dispatch(OP_ASINH, (self,))
-
-    def asinh_(self):
-        """In-place :meth:`asinh`; returns ``self``."""
-        return dispatch(OP_ASINH_, (self,))
-
-    def acosh(self):
-        """The inverse hyperbolic cosine (NaN below 1)."""
-        return dispatch(OP_ACOSH, (self,))
-
-    def acosh_(self):
-        """In-place :meth:`acosh`; returns ``self``."""
-        return dispatch(OP_ACOSH_, (self,))
-
-    def atanh(self):
-        """The inverse hyperbolic tangent (+-inf at +-1, NaN beyond)."""
-        return dispatch(OP_ATANH, (self,))
-
-    def atanh_(self):
-        """In-place :meth:`atanh`; returns ``self``."""
-        return dispatch(OP_ATANH_, (self,))
-
-    arcsinh = asinh
-    arcsinh_ = asinh_
-    arccosh = acosh
-    arccosh_ = acosh_
-    arctanh = atanh
-    arctanh_ = atanh_
-
-    def asin(self):
-        """The inverse sine."""
-        return dispatch(OP_ASIN, (self,))
-
-    def asin_(self):
-        """In-place :meth:`asin`; returns ``self``."""
-        return dispatch(OP_ASIN_, (self,))
-
-    def acos(self):
-        """The inverse cosine."""
-        return dispatch(OP_ACOS, (self,))
-
-    def acos_(self):
-        """In-place :meth:`acos`; returns ``self``."""
-        return dispatch(OP_ACOS_, (self,))
-
-    def atan(self):
-        """The inverse tangent."""
-        return dispatch(OP_ATAN, (self,))
-
-    def atan_(self):
-        """In-place :meth:`atan`; returns ``self``."""
-        return dispatch(OP_ATAN_, (self,))
-
-    def sinh(self):
-        """The hyperbolic sine."""
-        return dispatch(OP_SINH, (self,))
-
-    def sinh_(self):
-        """In-place :meth:`sinh`; returns ``self``."""
-        return dispatch(OP_SINH_, (self,))
-
-    def cosh(self):
-        """The hyperbolic cosine."""
-        return dispatch(OP_COSH, (self,))
-
-    def cosh_(self):
-        """In-place :meth:`cosh`; returns ``self``."""
-        return dispatch(OP_COSH_, (self,))
-
-    def tanh(self):
-        """The hyperbolic tangent."""
-        return dispatch(OP_TANH, (self,))
-
-    def tanh_(self):
-        """In-place :meth:`tanh`; returns ``self``."""
-        return dispatch(OP_TANH_, (self,))
-
-    def sigmoid(self):
-        """The logistic function ``1 / (1 + exp(-self))``, stable for large ``|self|``.
-
-        Examples
-        --------
-        >>> gt.tensor([0.]).sigmoid().tolist()
-        [0.5]
-        """
-        return dispatch(OP_SIGMOID, (self,))
-
-    def sigmoid_(self):
-        """In-place :meth:`sigmoid`; returns ``self``."""
-        return dispatch(OP_SIGMOID_, (self,))
 
     # -- clamping, selection, filling ----------------------------------------------------
 
@@ -961,15 +298,15 @@ cdef class ElementwiseMethods(TensorBase):
         >>> gt.zeros(3).bernoulli_(1.0).tolist()
         [1.0, 1.0, 1.0]
         """
-        return dispatch(OPS["bernoulli_"], (self, p, generator))
+        return dispatch(OP_BERNOULLI_, (self, p, generator))
 
     def bernoulli(self, p=None, *, generator=None):
         """0/1 draws of this tensor's shape and dtype, 1 with probability ``self`` (or ``p``)."""
-        return dispatch(OPS["bernoulli"], (self, p, generator))
+        return dispatch(OP_BERNOULLI, (self, p, generator))
 
     def exponential_(self, lambd=1.0, *, generator=None):
         """Fill in place with samples of the exponential distribution of rate ``lambd``."""
-        return dispatch(OPS["exponential_"], (self, lambd, generator))
+        return dispatch(OP_EXPONENTIAL_, (self, lambd, generator))
 
     def random_(self, from_=None, to=None, *, generator=None, **kwargs):
         """Fill in place with integers drawn uniformly: ``random_(to)`` from [0, to),
@@ -985,12 +322,12 @@ cdef class ElementwiseMethods(TensorBase):
             from_ = kwargs.pop("from")
         if kwargs:
             raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        return dispatch(OPS["random_"], (self, from_, to, generator))
+        return dispatch(OP_RANDOM_, (self, from_, to, generator))
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         """Indices drawn from the categories of each row (weights, not necessarily
         normalised), with or without replacement."""
-        return dispatch(OPS["multinomial"], (self, num_samples, replacement, generator))
+        return dispatch(OP_MULTINOMIAL, (self, num_samples, replacement, generator))
 
 
 cdef object _tensor_other(object other, str name):

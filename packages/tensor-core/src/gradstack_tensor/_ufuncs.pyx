@@ -5,7 +5,7 @@ Arrays that the small C loops (``_loops.pyx``) do not take go to numpy's ufuncs.
 module calls them without numpy's floating-point warnings (torch returns inf/nan
 silently), and wraps the ufuncs whose numpy behaviour differs from torch's: bool inputs
 refused, integer division by zero raising, float16 computed in float32, sign of NaN ...
-The op table (``_op_table.pyx``) gives these functions to the ops as their ``ufunc``.
+The op table (``_op_table.py``) gives these functions to the ops as their ``ufunc``.
 
 Note [sigmoid on the numpy path]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

@@ -17,79 +17,91 @@ from __future__ import annotations
 import numpy as np
 
 from ._dispatch import OPS, dispatch
+from ._op_table import ROWS, OpRow
 from ._out import _SCALAR_NAMES, check_out_dtype, write_out
 from ._tensor import Tensor, _data, _wrap
 
-# Ops of one tensor argument: name -> one-line description.
-_UNARY = {
-    "neg": "-input",
-    "abs": "|input|",
-    "sign": "the sign (-1, 0, 1) of each element",
-    "sgn": "the sign (-1, 0, 1) of each element (sign's values; an efficient-zero gradient)",
-    "relu": "max(input, 0)",
-    "floor": "rounded down",
-    "ceil": "rounded up",
-    "round": "rounded half to even",
-    "trunc": "rounded towards zero",
-    "exp": "e ** input",
-    "exp2": "2 ** input",
-    "expm1": "e ** input - 1",
-    "log": "natural logarithm",
-    "log2": "base-2 logarithm",
-    "log10": "base-10 logarithm",
-    "log1p": "log(1 + input)",
-    "sqrt": "square root",
-    "rsqrt": "1 / sqrt(input)",
-    "reciprocal": "1 / input",
-    "sin": "sine",
-    "cos": "cosine",
-    "tan": "tangent",
-    "asin": "arcsine",
-    "asinh": "inverse hyperbolic sine",
-    "acosh": "inverse hyperbolic cosine (NaN below 1)",
-    "atanh": "inverse hyperbolic tangent",
-    "acos": "arccosine",
-    "atan": "arctangent",
-    "sinh": "hyperbolic sine",
-    "cosh": "hyperbolic cosine",
-    "tanh": "hyperbolic tangent",
-    "sigmoid": "1 / (1 + exp(-input))",
-    "logical_not": "elementwise not",
-    "bitwise_not": "bitwise not",
-}
+# Note [Function forms from the op table]
+# A row of the op table with the "function" form (``_op_table.py``) gets its function here,
+# made from the row: its parameters (``input`` and the row's ``params``), the checks of its
+# argument kinds (torch's TypeError for a number where the schema says Tensor), ``out=`` by
+# the row's rule (Note [out= on the function forms]), and for a unary op with an in-place
+# form the in-place function (``exp_``).  The source of each is written from the row and
+# compiled once at import, so that each has its own signature, as a hand-written one would.
+#
+# Note [out= on the function forms]
+# torch gives ``out=`` to most function forms (not to the methods, nor to ``relu``,
+# ``rsub``, ``masked_fill``, the views and the is* predicates).  The function computes its
+# result as usual, then ``write_out`` checks ``out`` by the op's dtype rule (``_OUT_RULES``,
+# or the row's ``out``; Note [Which dtypes out= accepts] in _out.py), refuses it when
+# autograd would be needed, resizes it (with torch's warning) and copies the values in.
 
-# Ops of two arguments (tensors or numbers, broadcast).
-_BINARY = {
-    "mul": "input * other",
-    "pow": "input ** exponent",
-    "maximum": "elementwise maximum",
-    "minimum": "elementwise minimum",
-    "remainder": "Python's modulus",
-    "floor_divide": "input // other",
-    "atan2": "atan(input / other) with quadrant",
-    "eq": "input == other",
-    "ne": "input != other",
-    "lt": "input < other",
-    "le": "input <= other",
-    "gt": "input > other",
-    "ge": "input >= other",
-    "logical_and": "elementwise and",
-    "logical_or": "elementwise or",
-    "logical_xor": "elementwise xor",
-    "bitwise_and": "input & other",
-    "bitwise_or": "input | other",
-    "bitwise_xor": "input ^ other",
-}
+
+def _function_source(row: OpRow, inplace: bool) -> tuple[str, str]:
+    """The name and the source of ``row``'s function form (or of its in-place form), which
+    calls the op ``_op_<name>``."""
+    name = row.inplace_name if inplace else row.name
+    rule = None if inplace else row.out
+    params = ["input"] + ([row.params] if row.params else [])
+    if rule is not None:
+        params.append("out=None" if "*" in row.params else "*, out=None")
+    names = row.param_names
+    kinds = row.arg_kinds
+    lines = [f"def {name}({', '.join(params)}):"]
+    if len(kinds) > 1:
+        for position, (arg, kind) in enumerate(zip(("input", *names), kinds), 1):
+            if kind == "Tensor":
+                lines += [
+                    f"    if not isinstance({arg}, Tensor):",
+                    f"        raise TypeError(f\"{name}(): argument '{arg}' (position "
+                    f'{position}) must be Tensor, not {{type({arg}).__name__}}")',
+                ]
+    call = "(" + ", ".join(["input", *names]) + ("," if not names else "") + ")"
+    if rule is None:
+        lines.append(f"    return dispatch(_op_{name}, {call})")
+    else:
+        tensors = "(" + ", ".join(["input", *names[:1]]) + ("," if not names else "") + ")"
+        lines += [
+            f"    result = dispatch(_op_{name}, {call})",
+            "    if out is None:",
+            "        return result",
+            f"    return write_out({name!r}, result, out, rule={rule!r}, inputs={tensors})",
+        ]
+    return name, "\n".join(lines) + "\n"
+
+
+def _functions(rows) -> dict:
+    """The function forms of ``rows`` by name (Note [Function forms from the op table]):
+    their sources compiled at once, each calling its op (``_op_<name>``)."""
+    forms = [(row, False) for row in rows if "function" in row.forms]
+    forms += [(row, True) for row, _ in forms if row.inplace_form and row.unary]
+    namespace: dict = {"dispatch": dispatch, "Tensor": Tensor, "write_out": write_out}
+    sources = []
+    for row, inplace in forms:
+        name, source = _function_source(row, inplace)
+        namespace[f"_op_{name}"] = OPS[name]
+        sources.append(source)
+    exec(compile("\n\n".join(sources), "<function forms of the op table>", "exec"), namespace)
+    made = {}
+    for row, inplace in forms:
+        name = row.inplace_name if inplace else row.name
+        fn = made[name] = namespace[name]
+        fn.__module__ = __name__
+        summary = (row.inplace_doc if inplace else row.doc).split("\n\n")[0]
+        fn.__doc__ = (
+            f"{summary}\n\nThe function form of :meth:`Tensor.{name}` (``input`` is ``self``)."
+        )
+        if not inplace:
+            made.update((alias, fn) for alias in row.aliases)
+    return made
+
+
+_FROM_TABLE = _functions(ROWS)  # the function forms made from the op table, by name
+globals().update(_FROM_TABLE)
 
 __all__ = sorted(
-    list(_UNARY)
-    + [n + "_" for n in _UNARY if n + "_" in OPS]
-    + list(_BINARY)
+    list(_FROM_TABLE)
     + [
-        "add",
-        "sub",
-        "subtract",
-        "multiply",
         "div",
         "divide",
         "true_divide",
@@ -158,16 +170,12 @@ __all__ = sorted(
         "topk",
         "swapaxes",
         "ravel",
-        "zeros_like_",
         "clamp_",
         "fill_",
         "zero_",
         "allclose",
         "equal",
         "isclose",
-        "isnan",
-        "isinf",
-        "isfinite",
         "erf",
         "erfinv",
         "lgamma",
@@ -179,89 +187,6 @@ __all__ = sorted(
         "multinomial",
     ]
 )
-__all__.remove("zeros_like_")
-
-
-# Note [out= on the function forms]
-# torch gives ``out=`` to most function forms (not to the methods, nor to ``relu``,
-# ``rsub``, ``masked_fill``, the views and the is* predicates).  The function computes its
-# result as usual, then ``write_out`` checks ``out`` by the op's dtype rule (``_OUT_RULES``;
-# Note [Which dtypes out= accepts] in _out.py), refuses it when autograd would be needed,
-# resizes it (with torch's warning) and copies the values in.
-_SAME_DTYPE = {"neg", "abs", "sign", "sgn", "floor", "ceil", "round", "trunc", "bitwise_not"}
-_NO_OUT = {"relu"}
-
-
-def _unary_rule(name):
-    return (
-        None
-        if name in _NO_OUT or name.endswith("_")
-        else ("same" if name in _SAME_DTYPE else "cast")
-    )
-
-
-def _make_unary(name, text):
-    op = OPS[name]
-    rule = _unary_rule(name)
-    if rule is None:
-
-        def fn(input):
-            return dispatch(op, (input,))
-
-        fn.__name__ = fn.__qualname__ = name
-        fn.__doc__ = f"Elementwise {text}."
-        return fn
-
-    def fn(input, *, out=None):
-        result = dispatch(op, (input,))
-        if out is None:
-            return result
-        return write_out(name, result, out, rule=rule, inputs=(input,))
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise {text}."
-    return fn
-
-
-# torch's function forms that take Tensors only (a Python number is a TypeError), and those
-# whose first argument must be a Tensor
-_TENSORS_ONLY = {"maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor"}
-_TENSOR_FIRST = {"eq", "ne", "lt", "le", "gt", "ge"}
-
-
-def _make_binary(name, text):
-    op = OPS[name]
-    both = name in _TENSORS_ONLY
-    first = both or name in _TENSOR_FIRST
-
-    def fn(input, other, *, out=None):
-        if first and not isinstance(input, Tensor):
-            raise TypeError(
-                f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                f"{type(input).__name__}"
-            )
-        if both and not isinstance(other, Tensor):
-            raise TypeError(
-                f"{name}(): argument 'other' (position 2) must be Tensor, not "
-                f"{type(other).__name__}"
-            )
-        result = dispatch(op, (input, other))
-        if out is None:
-            return result
-        return write_out(name, result, out, rule="cast", inputs=(input, other))
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise {text}, broadcasting ``input`` and ``other``."
-    return fn
-
-
-for _name, _text in _UNARY.items():
-    globals()[_name] = _make_unary(_name, _text)
-    if _name + "_" in OPS:
-        globals()[_name + "_"] = _make_unary(_name + "_", _text + ", in place")
-for _name, _text in _BINARY.items():
-    globals()[_name] = _make_binary(_name, _text)
-multiply = globals()["mul"]
 
 
 def _out(name, result, out, rule="cast", input_dtype=None, inputs=()):
@@ -270,19 +195,6 @@ def _out(name, result, out, rule="cast", input_dtype=None, inputs=()):
     if out is None:
         return result
     return write_out(name, result, out, rule=rule, input_dtype=input_dtype, inputs=inputs)
-
-
-def add(input, other, *, alpha=1, out=None):
-    """``input + alpha * other``, broadcast."""
-    return _out("add", dispatch(OPS["add"], (input, other, alpha)), out, inputs=(input, other))
-
-
-def sub(input, other, *, alpha=1, out=None):
-    """``input - alpha * other``, broadcast."""
-    return _out("sub", dispatch(OPS["sub"], (input, other, alpha)), out, inputs=(input, other))
-
-
-subtract = sub
 
 
 def rsub(input, other, *, alpha=1):
@@ -558,21 +470,6 @@ def is_tensor(obj) -> bool:
 
 def _values(x):
     return _data(x) if isinstance(x, Tensor) else np.asarray(x)
-
-
-def isnan(input):
-    """Where ``input`` is NaN (a bool tensor)."""
-    return dispatch(OPS["isnan"], (input,))
-
-
-def isinf(input):
-    """Where ``input`` is +-inf (a bool tensor)."""
-    return dispatch(OPS["isinf"], (input,))
-
-
-def isfinite(input):
-    """Where ``input`` is neither NaN nor +-inf (a bool tensor)."""
-    return dispatch(OPS["isfinite"], (input,))
 
 
 def erf(input, *, out=None):

@@ -46,6 +46,15 @@ fast path, forward mode and vmap read nothing else.  The machinery is in ``_tabl
 (``register``, ``jvp``), the helpers the formulas share in ``_formulas`` and
 ``_tangents``, the kinds of batching rule in ``batching``.
 
+A pointwise op's row is shorter: ``elementwise`` (``_elementwise``) takes each input's
+local derivative once, as a formula of the incoming gradient (``grad * self.cos()``), and
+makes the backward formula, the forward formula and the batching rule from it, as torch's
+``auto_element_wise`` (Note [A pointwise derivative is written once])::
+
+    @elementwise("cosh(self)", "CoshBackward0", keeps_zero="self")
+    def _cosh(grad, self):
+        return grad * self.sinh()
+
 Note [Entries by name]
 ~~~~~~~~~~~~~~~~~~~~~~
 Rows name arguments, never positions, so that a row reads as torch's derivatives.yaml
@@ -91,8 +100,9 @@ It returns the output's tangent (broadcastable to ``lead + out.shape``; forward_
 and casts it), None for a zero tangent, or a tuple with one entry per output.  Tangents
 are computed with gradstack ops, as the backward formulas, so that a tangent computed with
 grad mode on is part of the graph and can be differentiated backward again; many are the
-backward formula's transpose (``t * cos(x)`` for sin, ``t @ b + a @ t_b`` for matmul).
-Every differentiable op has a forward formula or a reason in ``NO_JVP``; a test fails
+backward formula's transpose (``t @ b + a @ t_b`` for matmul).  A pointwise op's is never
+written: ``elementwise`` derives it from the backward's local derivative (``t * cos(x)``
+for sin).  Every differentiable op has a forward formula or a reason in ``NO_JVP``; a test fails
 otherwise.
 
 Note [Aligning a batch of tangents]
@@ -122,6 +132,7 @@ from . import (
     views,
     windows,
 )
+from ._elementwise import elementwise
 from ._formulas import index_scatter
 from ._table import NO_JVP, entry, jvp, register
 from .arithmetic import ZERO_GRADIENT
@@ -132,6 +143,7 @@ NOT_DIFFERENTIABLE = tuple(_table.NOT_DIFFERENTIABLE)
 
 __all__ = [
     "register",
+    "elementwise",
     "entry",
     "jvp",
     "index_scatter",

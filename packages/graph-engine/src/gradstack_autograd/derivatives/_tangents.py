@@ -104,17 +104,6 @@ def _binary(args, out, tangents, lead, da, db):
     return r
 
 
-def _unary(name, coefficient):
-    """The forward formula ``t * coefficient(x, out)`` of an elementwise op of one argument."""
-
-    def formula(args, out, tangents, lead):
-        (t,) = tangents
-        return t * coefficient(args[0], out)
-
-    formula.__name__ = f"_jvp_{name}"
-    return formula
-
-
 def _extreme_jvp_of(args, out, tangents, lead, wins):
     """torch's ``other_t + where(a == b, 0.5, wins(a, b)) * (self_t - other_t)``, with a
     missing tangent as torch's zero tensor (it contributes exactly nothing)."""

@@ -11,9 +11,10 @@ from gradstack_tensor.extension import data_of, take_byproduct, wrap
 from .. import _backward_kernels
 from .._layer import run_fused
 from .._node import efficient_zeros, saved_tensors_hooks_active
+from ._elementwise import elementwise
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
 from ._table import NO_JVP, jvp, register
-from ._tangents import _binary, _extreme_jvp_of, _pad, _tangent_sum, _unary
+from ._tangents import _binary, _extreme_jvp_of, _pad, _tangent_sum
 from .batching import inplace, per_sample, pointwise, unary
 
 __all__: list[str] = []
@@ -212,23 +213,15 @@ def _pow_jvp(args, out, tangents, lead):
     return r
 
 
-@register("neg(self)", "NegBackward0", batch=unary)
-def _neg(ctx, grad):
-    return (-grad,)
+@elementwise("neg(self)", "NegBackward0")
+def _neg(grad):
+    return -grad
 
 
-@jvp("neg")
-def _neg_jvp(args, out, tangents, lead):
-    return -tangents[0]
-
-
-@register("abs(self)", "AbsBackward0", save="self", batch=unary, keeps_zero="self")
-def _abs(ctx, grad):
+@elementwise("abs(self)", "AbsBackward0", keeps_zero="self")
+def _abs(grad, self):
     # torch: grad * self.sgn(), whose own gradient is an efficient zero (Note [Efficient zeros])
-    return (grad * ctx.saved_value("self").sgn(),)
-
-
-jvp("abs")(_unary("abs", lambda x, o: x.sign()))
+    return grad * self.sgn()
 
 
 @register("relu(self)", "ReluBackward0", save="result", fused="relu_backward", batch=unary)
@@ -261,86 +254,57 @@ def _depends_on(result, saved):
     return gt.where(gt.zeros_like(saved, dtype=gt.bool), saved, result)
 
 
-@register("exp(self)", "ExpBackward0", save="result", batch=unary, keeps_zero="self")
-def _exp(ctx, grad):
-    return (grad * ctx.saved_value("result"),)
+@elementwise("exp(self)", "ExpBackward0", keeps_zero="self")
+def _exp(grad, result):
+    return grad * result
 
 
-jvp("exp")(_unary("exp", lambda x, o: o))
+@elementwise("exp2(self)", "Exp2Backward0", keeps_zero="self")
+def _exp2(grad, result):
+    return grad * result * math.log(2.0)
 
 
-@register("exp2(self)", "Exp2Backward0", save="result", batch=unary, keeps_zero="self")
-def _exp2(ctx, grad):
-    return (grad * ctx.saved_value("result") * math.log(2.0),)
+@elementwise("expm1(self)", "Expm1Backward0", keeps_zero="self")
+def _expm1(grad, result):
+    return grad * (result + 1)
 
 
-jvp("exp2")(_unary("exp2", lambda x, o: o * math.log(2.0)))
+@elementwise("log(self)", "LogBackward0", keeps_zero="self")
+def _log(grad, self):
+    return grad / self
 
 
-@register("expm1(self)", "Expm1Backward0", save="result", batch=unary, keeps_zero="self")
-def _expm1(ctx, grad):
-    return (grad * (ctx.saved_value("result") + 1),)
+@elementwise("log2(self)", "Log2Backward0", keeps_zero="self")
+def _log2(grad, self):
+    return grad / (self * math.log(2.0))
 
 
-jvp("expm1")(_unary("expm1", lambda x, o: o + 1))
+@elementwise("log10(self)", "Log10Backward0", keeps_zero="self")
+def _log10(grad, self):
+    return grad / (self * math.log(10.0))
 
 
-@register("log(self)", "LogBackward0", save="self", batch=unary, keeps_zero="self")
-def _log(ctx, grad):
-    return (grad / ctx.saved_value("self"),)
+@elementwise("log1p(self)", "Log1PBackward0", keeps_zero="self")
+def _log1p(grad, self):
+    return grad / (self + 1)
 
 
-jvp("log")(_unary("log", lambda x, o: x.reciprocal()))
+@elementwise("sqrt(self)", "SqrtBackward0", keeps_zero="self")
+def _sqrt(grad, result):
+    return grad / (2 * result)
 
 
-@register("log2(self)", "Log2Backward0", save="self", batch=unary, keeps_zero="self")
-def _log2(ctx, grad):
-    return (grad / (ctx.saved_value("self") * math.log(2.0)),)
+@elementwise("rsqrt(self)", "RsqrtBackward0", keeps_zero="self")
+def _rsqrt(grad, result):
+    # torch's is -0.5 * grad * result.pow(3): the same bits in float32 and float64, but a
+    # float16 pow(3) here rounds each product where torch's rounds once (tensor-core's
+    # _float_pow), and the formula stays as it was until that is torch's
+    return -0.5 * grad * result * result * result
 
 
-jvp("log2")(_unary("log2", lambda x, o: (x * math.log(2.0)).reciprocal()))
-
-
-@register("log10(self)", "Log10Backward0", save="self", batch=unary, keeps_zero="self")
-def _log10(ctx, grad):
-    return (grad / (ctx.saved_value("self") * math.log(10.0)),)
-
-
-jvp("log10")(_unary("log10", lambda x, o: (x * math.log(10.0)).reciprocal()))
-
-
-@register("log1p(self)", "Log1PBackward0", save="self", batch=unary, keeps_zero="self")
-def _log1p(ctx, grad):
-    return (grad / (ctx.saved_value("self") + 1),)
-
-
-jvp("log1p")(_unary("log1p", lambda x, o: (x + 1).reciprocal()))
-
-
-@register("sqrt(self)", "SqrtBackward0", save="result", batch=unary, keeps_zero="self")
-def _sqrt(ctx, grad):
-    return (grad / (2 * ctx.saved_value("result")),)
-
-
-jvp("sqrt")(_unary("sqrt", lambda x, o: (2 * o).reciprocal()))
-
-
-@register("rsqrt(self)", "RsqrtBackward0", save="result", batch=unary, keeps_zero="self")
-def _rsqrt(ctx, grad):
-    out = ctx.saved_value("result")
-    return (-0.5 * grad * out * out * out,)
-
-
-jvp("rsqrt")(_unary("rsqrt", lambda x, o: -0.5 * o * o * o))
-
-
-@register("reciprocal(self)", "ReciprocalBackward0", save="result", batch=unary)
-def _reciprocal(ctx, grad):
-    out = ctx.saved_value("result")
-    return (-grad * (out * out),)  # torch's grouping: 1e300 squared is inf, and 0 * inf NaN
-
-
-jvp("reciprocal")(_unary("reciprocal", lambda x, o: -(o * o)))
+@elementwise("reciprocal(self)", "ReciprocalBackward0")
+def _reciprocal(grad, result):
+    return -grad * (result * result)  # torch's grouping: 1e300 squared is inf, and 0 * inf NaN
 
 
 # Note [sin and cos keep each other]
@@ -386,130 +350,74 @@ def _from_the_forward(ctx, grad, x, kernel):
     return run_fused(kernel, (grad, wrap(other)))
 
 
-@register(
+def _sin_grad_from_kept_cos(ctx, grad, x):
+    return _from_the_forward(ctx, grad, x, _backward_kernels.sin_backward_from_cos)
+
+
+def _cos_grad_from_kept_sin(ctx, grad, x):
+    return _from_the_forward(ctx, grad, x, _backward_kernels.cos_backward_from_sin)
+
+
+@elementwise(
     "sin(self)",
     "SinBackward0",
-    save="self",
     fused="sin_backward",
-    batch=unary,
+    shortcut=_sin_grad_from_kept_cos,
     extra=_keep_other_function,
     byproduct=True,
     keeps_zero="self",
 )
-def _sin(ctx, grad):
-    x = ctx.saved_value("self")
-    fused = _from_the_forward(ctx, grad, x, _backward_kernels.sin_backward_from_cos)
-    if fused is None:
-        fused = ctx.fused(grad, x)
-    return (fused if fused is not None else grad * x.cos(),)
+def _sin(grad, self):
+    return grad * self.cos()
 
 
-jvp("sin")(_unary("sin", lambda x, o: x.cos()))
-
-
-@register(
+@elementwise(
     "cos(self)",
     "CosBackward0",
-    save="self",
     fused="cos_backward",
-    batch=unary,
+    shortcut=_cos_grad_from_kept_sin,
     extra=_keep_other_function,
     byproduct=True,
     keeps_zero="self",
 )
-def _cos(ctx, grad):
-    x = ctx.saved_value("self")
-    fused = _from_the_forward(ctx, grad, x, _backward_kernels.cos_backward_from_sin)
-    if fused is None:
-        fused = ctx.fused(grad, x)
-    return (fused if fused is not None else -grad * x.sin(),)
+def _cos(grad, self):
+    return -grad * self.sin()
 
 
-jvp("cos")(_unary("cos", lambda x, o: -x.sin()))
+@elementwise("tan(self)", "TanBackward0", keeps_zero="self")
+def _tan(grad, result):
+    return grad * (1 + result * result)
 
 
-@register("tan(self)", "TanBackward0", save="result", batch=unary, keeps_zero="self")
-def _tan(ctx, grad):
-    out = ctx.saved_value("result")
-    return (grad * (1 + out * out),)
+@elementwise("asin(self)", "AsinBackward0", keeps_zero="self")
+def _asin(grad, self):
+    return grad * (-self * self + 1).rsqrt()  # torch's formula (and so its bits)
 
 
-jvp("tan")(_unary("tan", lambda x, o: 1 + o * o))
+@elementwise("acos(self)", "AcosBackward0", keeps_zero="self")
+def _acos(grad, self):
+    return grad * -((-self * self + 1).rsqrt())  # torch's formula (and so its bits)
 
 
-@register("asin(self)", "AsinBackward0", save="self", batch=unary, keeps_zero="self")
-def _asin(ctx, grad):
-    x = ctx.saved_value("self")
-    return (grad / (1 - x * x).sqrt(),)
+@elementwise("atan(self)", "AtanBackward0", keeps_zero="self")
+def _atan(grad, self):
+    return grad / (1 + self * self)
 
 
-jvp("asin")(_unary("asin", lambda x, o: (1 - x * x).rsqrt()))
+# (their in-place forms have rows of their own below)
+@elementwise("asinh(self)", "AsinhBackward0", keeps_zero="self", inplace_variant=False)
+def _asinh(grad, self):
+    return grad * (self.pow(2) + 1).rsqrt()  # torch's formula
 
 
-@register("acos(self)", "AcosBackward0", save="self", batch=unary, keeps_zero="self")
-def _acos(ctx, grad):
-    x = ctx.saved_value("self")
-    return (-grad / (1 - x * x).sqrt(),)
+@elementwise("acosh(self)", "AcoshBackward0", keeps_zero="self", inplace_variant=False)
+def _acosh(grad, self):
+    return grad * (self.pow(2) - 1).rsqrt()  # torch's formula
 
 
-jvp("acos")(_unary("acos", lambda x, o: -(1 - x * x).rsqrt()))
-
-
-@register("atan(self)", "AtanBackward0", save="self", batch=unary, keeps_zero="self")
-def _atan(ctx, grad):
-    x = ctx.saved_value("self")
-    return (grad / (1 + x * x),)
-
-
-jvp("atan")(_unary("atan", lambda x, o: (1 + x * x).reciprocal()))
-
-
-@register(
-    "asinh(self)",
-    "AsinhBackward0",
-    save="self",
-    batch=unary,
-    keeps_zero="self",
-    inplace_variant=False,
-)
-def _asinh(ctx, grad):
-    x = ctx.saved_value("self")  # torch: grad * (self.pow(2) + 1).rsqrt()
-    return (grad * (x.pow(2) + 1).rsqrt(),)
-
-
-jvp("asinh")(_unary("asinh", lambda x, o: (x.pow(2) + 1).rsqrt()))
-
-
-@register(
-    "acosh(self)",
-    "AcoshBackward0",
-    save="self",
-    batch=unary,
-    keeps_zero="self",
-    inplace_variant=False,
-)
-def _acosh(ctx, grad):
-    x = ctx.saved_value("self")  # torch: grad * (self.pow(2) - 1).rsqrt()
-    return (grad * (x.pow(2) - 1).rsqrt(),)
-
-
-jvp("acosh")(_unary("acosh", lambda x, o: (x.pow(2) - 1).rsqrt()))
-
-
-@register(
-    "atanh(self)",
-    "AtanhBackward0",
-    save="self",
-    batch=unary,
-    keeps_zero="self",
-    inplace_variant=False,
-)
-def _atanh(ctx, grad):
-    x = ctx.saved_value("self")  # torch: grad * 1 / (1 - self.pow(2))
-    return (grad * (1 / (1 - x.pow(2))),)
-
-
-jvp("atanh")(_unary("atanh", lambda x, o: 1 / (1 - x.pow(2))))
+@elementwise("atanh(self)", "AtanhBackward0", keeps_zero="self", inplace_variant=False)
+def _atanh(grad, self):
+    return grad * 1 / (1 - self.pow(2))  # torch's formula: (grad * 1) / (1 - self**2)
 
 
 # Note [torch has no derivative for in-place asinh, acosh, atanh]
@@ -537,50 +445,36 @@ for _n in ("asinh", "acosh", "atanh"):
     )
 
 
-@register("sinh(self)", "SinhBackward0", save="self", batch=unary, keeps_zero="self")
-def _sinh(ctx, grad):
-    return (grad * ctx.saved_value("self").cosh(),)
+@elementwise("sinh(self)", "SinhBackward0", keeps_zero="self")
+def _sinh(grad, self):
+    return grad * self.cosh()
 
 
-jvp("sinh")(_unary("sinh", lambda x, o: x.cosh()))
+@elementwise("cosh(self)", "CoshBackward0", keeps_zero="self")
+def _cosh(grad, self):
+    return grad * self.sinh()
 
 
-@register("cosh(self)", "CoshBackward0", save="self", batch=unary, keeps_zero="self")
-def _cosh(ctx, grad):
-    return (grad * ctx.saved_value("self").sinh(),)
+@elementwise("tanh(self)", "TanhBackward0", fused="tanh_backward")
+def _tanh(grad, result):
+    return grad * (1 - result * result)
 
 
-jvp("cosh")(_unary("cosh", lambda x, o: x.sinh()))
-
-
-@register("tanh(self)", "TanhBackward0", save="result", fused="tanh_backward", batch=unary)
-def _tanh(ctx, grad):
-    out = ctx.saved_value("result")
-    fused = ctx.fused(grad, out)
-    return (fused if fused is not None else grad * (1 - out * out),)
-
-
-jvp("tanh")(_unary("tanh", lambda x, o: 1 - o * o))
-
-
-@register("sigmoid(self)", "SigmoidBackward0", save="result", fused="sigmoid_backward", batch=unary)
-def _sigmoid(ctx, grad):
-    out = ctx.saved_value("result")
-    fused = ctx.fused(grad, out)
-    return (fused if fused is not None else grad * out * (1 - out),)
-
-
-jvp("sigmoid")(_unary("sigmoid", lambda x, o: o * (1 - o)))
+@elementwise("sigmoid(self)", "SigmoidBackward0", fused="sigmoid_backward")
+def _sigmoid(grad, result):
+    return grad * result * (1 - result)
 
 
 def _zero_grad_formula(ctx, grad):
+    """Zeros for the one input (the rows of ``inplace`` that torch gives a zero gradient)."""
     return (_zeros(grad),)
 
 
-# piecewise-constant ops: the gradient is zero almost everywhere (torch defines it so)
+# piecewise-constant ops: the gradient is zero almost everywhere (torch defines it so), and
+# so is the tangent: zeros (as torch's zeros_like, not None, so that later ops see zeros)
 ZERO_GRADIENT = ("sign", "floor", "ceil", "round", "trunc")
 for _name in ZERO_GRADIENT:
-    register(_name, _name.capitalize() + "Backward0", batch=unary)(_zero_grad_formula)
+    elementwise(_name, _name.capitalize() + "Backward0", self=lambda grad: _zeros(grad))
 
 
 @register("sgn", "SgnBackward0", batch=unary, keeps_zero="self")
@@ -590,10 +484,9 @@ def _sgn(ctx, grad):
     return (efficient_zeros(grad),)
 
 
-@jvp("sign", "sgn", "floor", "ceil", "round", "trunc")
-def _zero_jvp(args, out, tangents, lead):
-    """Piecewise-constant ops: a tangent of zeros (as torch's zeros_like, not None, so that
-    later ops see zeros: derivatives.ZERO_GRADIENT)."""
+@jvp("sgn")
+def _sgn_jvp(args, out, tangents, lead):
+    """A tangent of zeros (torch's zeros_like: the efficient zero is backward's only)."""
     return gt.zeros_like(tangents[0])
 
 
@@ -683,6 +576,15 @@ def _remainder_jvp(args, out, tangents, lead):
     )
 
 
+elementwise(
+    "fmod(self, other)",
+    lambda args: "FmodBackward1" if _is_tensor(args[1]) else "FmodBackward0",
+    self=lambda grad: grad,
+    other=lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc"),
+    keeps_zero={"FmodBackward1": "self"},
+)
+
+
 # torch's Scalar overloads, which its C++ library code calls (Note [Scalar overloads] in
 # gradstack_tensor/_impl_elementwise.py): the number is saved as it is
 @register(
@@ -753,58 +655,33 @@ def _div_rounding_jvp(args, out, tangents, lead):
     )
 
 
-@register("erf(self)", "ErfBackward0", save="self", batch=unary, keeps_zero="self")
-def _erf(ctx, grad):
-    x = ctx.saved_value("self")  # torch: 2 / sqrt(pi) * exp(-x**2) * grad
-    return ((2.0 / math.sqrt(math.pi)) * (-(x.pow(2))).exp() * grad,)
+@elementwise("erf(self)", "ErfBackward0", keeps_zero="self")
+def _erf(grad, self):
+    return (2.0 / math.sqrt(math.pi)) * (-(self.pow(2))).exp() * grad  # torch's formula
 
 
-@jvp("erf")
-def _erf_jvp(args, out, tangents, lead):
-    x = args[0]
-    return tangents[0] * ((2.0 / math.sqrt(math.pi)) * (-(x.pow(2))).exp())
+@elementwise("erfinv(self)", "ErfinvBackward0")
+def _erfinv(grad, self):
+    return 0.5 * math.sqrt(math.pi) * self.erfinv().pow(2).exp() * grad  # torch's formula
 
 
-@register("erfinv(self)", "ErfinvBackward0", save="self", batch=unary)
-def _erfinv(ctx, grad):
-    x = ctx.saved_value("self")  # torch: 0.5 * sqrt(pi) * exp(erfinv(x)**2) * grad
-    return (0.5 * math.sqrt(math.pi) * x.erfinv().pow(2).exp() * grad,)
+@elementwise("lgamma(self)", "LgammaBackward0")
+def _lgamma(grad, self):
+    return grad * self.digamma()
 
 
-@jvp("erfinv")
-def _erfinv_jvp(args, out, tangents, lead):
-    return tangents[0] * (0.5 * math.sqrt(math.pi) * out.pow(2).exp())
+@elementwise("digamma(self)", "DigammaBackward0")
+def _digamma(grad, self):
+    return grad * self.polygamma(1)
 
 
-@register("lgamma(self)", "LgammaBackward0", save="self", batch=unary)
-def _lgamma(ctx, grad):
-    return (grad * ctx.saved_value("self").digamma(),)
-
-
-@jvp("lgamma")
-def _lgamma_jvp(args, out, tangents, lead):
-    return tangents[0] * args[0].digamma()
-
-
-@register("digamma(self)", "DigammaBackward0", save="self", batch=unary)
-def _digamma(ctx, grad):
-    return (grad * ctx.saved_value("self").polygamma(1),)
-
-
-@jvp("digamma")
-def _digamma_jvp(args, out, tangents, lead):
-    return tangents[0] * args[0].polygamma(1)
-
-
-@register("polygamma(self, n)", "PolygammaBackward0", save="self, n",
-          batch=per_sample("polygamma's order is an argument; rare in vmap"))  # fmt: skip
-def _polygamma(ctx, grad):
-    return (grad * ctx.saved_value("self").polygamma(ctx.saved_value("n") + 1),)
-
-
-@jvp("polygamma")
-def _polygamma_jvp(args, out, tangents, lead):
-    return tangents[0] * args[0].polygamma(args[1] + 1)
+@elementwise(
+    "polygamma(self, n)",
+    "PolygammaBackward0",
+    batch=per_sample("polygamma's order is an argument; rare in vmap"),
+)
+def _polygamma(grad, self, n):
+    return grad * self.polygamma(n + 1)
 
 
 @register(
