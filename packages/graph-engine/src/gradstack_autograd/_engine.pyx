@@ -7,16 +7,17 @@ from cpython.object cimport Py_TYPE, PyTypeObject
 cimport numpy as cnp
 from gradstack_tensor.extension cimport Tensor, data_of, shape_of, wrap
 
+from gradstack_autograd._derivative cimport Derivative
 from gradstack_autograd._grad_mode cimport (
     anomaly_check_nan, anomaly_enabled, forward_ad_active, gs_get_grad_enabled,
     gs_get_grads_batch, gs_set_grad_enabled, gs_set_grads_batch,
 )
-from gradstack_autograd._layer cimport Derivative, OpNode
 from gradstack_autograd._native cimport broadcastable_to, sum_to
 from gradstack_autograd._node cimport (
     AccumulateGrad, AutogradMeta, EfficientZero, Node, add_into_array, check_saved, free_saved,
     gradient_edge, materialize_zero, new_efficient_zero,
 )
+from gradstack_autograd._op_node cimport OpNode
 
 import heapq
 import threading as _threading
