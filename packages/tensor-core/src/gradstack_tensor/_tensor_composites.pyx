@@ -575,93 +575,93 @@ cdef class CompositeMethods(ShapeMethods):
         return fill_diagonal_(self, fill_value, wrap)
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
-        """A tensor whose diagonals (in ``dim1``, ``dim2``) are ``self``'s last dim; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import diag_embed
+        """A tensor whose diagonals (in ``dim1``, ``dim2``) are ``self``'s last dim; see :mod:`gradstack_tensor.matrix_builders`."""
+        from .matrix_builders import diag_embed
         return diag_embed(self, offset, dim1, dim2)
 
     def diagflat(self, offset=0):
-        """The flattened ``self`` on diagonal ``offset`` of a square matrix; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import diagflat
+        """The flattened ``self`` on diagonal ``offset`` of a square matrix; see :mod:`gradstack_tensor.matrix_builders`."""
+        from .matrix_builders import diagflat
         return diagflat(self, offset)
 
     def cov(self, *, correction=1, fweights=None, aweights=None):
-        """The covariance of the variables in ``self``'s rows; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import cov
+        """The covariance of the variables in ``self``'s rows; see :mod:`gradstack_tensor.covariance`."""
+        from .covariance import cov
         return cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
     def corrcoef(self):
-        """The correlation coefficients of the variables in ``self``'s rows; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import corrcoef
+        """The correlation coefficients of the variables in ``self``'s rows; see :mod:`gradstack_tensor.covariance`."""
+        from .covariance import corrcoef
         return corrcoef(self)
 
     def bincount(self, weights=None, minlength=0):
-        """The count (or weight sum) of each value of a 1-d int tensor; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import bincount
+        """The count (or weight sum) of each value of a 1-d int tensor; see :mod:`gradstack_tensor.counting`."""
+        from .counting import bincount
         return bincount(self, weights, minlength)
 
     def logcumsumexp(self, dim):
-        """``log(cumsum(exp(self)))`` along ``dim``, computed stably; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import logcumsumexp
+        """``log(cumsum(exp(self)))`` along ``dim``, computed stably; see :mod:`gradstack_tensor.scans`."""
+        from .scans import logcumsumexp
         return logcumsumexp(self, dim)
 
     def hypot(self, other):
-        """``sqrt(self**2 + other**2)`` without overflow; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import hypot
+        """``sqrt(self**2 + other**2)`` without overflow; see :mod:`gradstack_tensor.elementwise_composites`."""
+        from .elementwise_composites import hypot
         return hypot(self, other)
 
     def hypot_(self, other):
-        """In-place :meth:`hypot`; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import hypot_
+        """In-place :meth:`hypot`; see :mod:`gradstack_tensor.elementwise_composites`."""
+        from .elementwise_composites import hypot_
         return hypot_(self, other)
 
     def gcd(self, other):
-        """The greatest common divisor (integers); see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import gcd
+        """The greatest common divisor (integers); see :mod:`gradstack_tensor.elementwise_composites`."""
+        from .elementwise_composites import gcd
         return gcd(self, other)
 
     def gcd_(self, other):
-        """In-place :meth:`gcd`; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import gcd_
+        """In-place :meth:`gcd`; see :mod:`gradstack_tensor.elementwise_composites`."""
+        from .elementwise_composites import gcd_
         return gcd_(self, other)
 
     def lcm(self, other):
-        """The least common multiple (integers); see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import lcm
+        """The least common multiple (integers); see :mod:`gradstack_tensor.elementwise_composites`."""
+        from .elementwise_composites import lcm
         return lcm(self, other)
 
     def lcm_(self, other):
-        """In-place :meth:`lcm`; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import lcm_
+        """In-place :meth:`lcm`; see :mod:`gradstack_tensor.elementwise_composites`."""
+        from .elementwise_composites import lcm_
         return lcm_(self, other)
 
     def heaviside(self, values):
-        """The Heaviside step function (``values`` where ``self`` is 0); see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import heaviside
+        """The Heaviside step function (``values`` where ``self`` is 0); see :mod:`gradstack_tensor.elementwise_composites`."""
+        from .elementwise_composites import heaviside
         return heaviside(self, values)
 
     def heaviside_(self, values):
-        """In-place :meth:`heaviside`; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import heaviside_
+        """In-place :meth:`heaviside`; see :mod:`gradstack_tensor.elementwise_composites`."""
+        from .elementwise_composites import heaviside_
         return heaviside_(self, values)
 
     def index_put(self, indices, values, accumulate=False):
-        """A copy with ``values`` put at ``indices`` (summed with ``accumulate``); see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import index_put
+        """A copy with ``values`` put at ``indices`` (summed with ``accumulate``); see :mod:`gradstack_tensor.indexed_writes`."""
+        from .indexed_writes import index_put
         return index_put(self, indices, values, accumulate)
 
     def index_put_(self, indices, values, accumulate=False):
-        """Put ``values`` at ``indices`` in place (summed with ``accumulate``); see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import index_put_
+        """Put ``values`` at ``indices`` in place (summed with ``accumulate``); see :mod:`gradstack_tensor.indexed_writes`."""
+        from .indexed_writes import index_put_
         return index_put_(self, indices, values, accumulate)
 
     def masked_scatter(self, mask, source):
-        """A copy with ``source``'s elements where ``mask`` is True; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import masked_scatter
+        """A copy with ``source``'s elements where ``mask`` is True; see :mod:`gradstack_tensor.indexed_writes`."""
+        from .indexed_writes import masked_scatter
         return masked_scatter(self, mask, source)
 
     def masked_scatter_(self, mask, source):
-        """In-place :meth:`masked_scatter`; see :mod:`gradstack_tensor.matrix_composites`."""
-        from .matrix_composites import masked_scatter_
+        """In-place :meth:`masked_scatter`; see :mod:`gradstack_tensor.indexed_writes`."""
+        from .indexed_writes import masked_scatter_
         return masked_scatter_(self, mask, source)
 
     def copysign(self, other):
