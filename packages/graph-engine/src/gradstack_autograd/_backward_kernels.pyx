@@ -80,7 +80,8 @@ cdef enum PointwiseOp:
 
 
 # (The float32 sin/cos loop is tensor-core's trig_f32_range: Note [float32 sin and cos]
-# in its _kernels.pyx; the forward sin and cos of float32 tensors take it too.)
+# in its _float32_transcendentals.pyx; the forward sin and cos of float32 tensors take it
+# too.)
 
 # Note [relu_backward follows torch]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -316,8 +317,9 @@ def sin_backward_from_cos(grad, cos_x):
     """Gradient of ``sin`` from ``cos(x)`` computed by the forward pass: ``grad * cos_x``.
 
     The forward sin of a float32 tensor that requires grad leaves cos(x) (Note [sin and
-    cos from one pass] in tensor-core's _kernels.pyx); this is then one multiply, where
-    `sin_backward` evaluates cos again.  Same bits as `sin_backward` on that x.
+    cos from one pass] in tensor-core's _float32_transcendentals.pyx); this is then one
+    multiply, where `sin_backward` evaluates cos again.  Same bits as `sin_backward` on
+    that x.
 
     Parameters
     ----------
