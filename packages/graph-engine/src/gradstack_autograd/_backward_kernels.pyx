@@ -17,8 +17,9 @@ in native byte order, one dtype and one shape per call, C-contiguous and aligned
 (``TypeError`` for a wrong type or dtype, ``ValueError`` for a wrong shape or layout).
 The one-input kernels (sin, cos, relu, sigmoid and tanh backward) also take as ``grad`` one
 number broadcast to the other operand's shape (``is_broadcast_grad``).  The float32 sin and
-cos loop is tensor-core's (``trig_f32_range``, Note [float32 sin and cos]).  Results are new C-contiguous arrays.  From ``PARALLEL_THRESHOLD`` elements
-(``TRANSCENDENTAL_THRESHOLD`` for sin and cos) they run on
+cos loop is tensor-core's (``trig_f32_range``, Note [float32 sin and cos]).  Results are
+new C-contiguous arrays.  From ``PARALLEL_THRESHOLD`` elements (``TRANSCENDENTAL_THRESHOLD``
+for sin and cos) they run on
 ``gradstack_tensor.kernels.get_num_threads()`` OpenMP threads; the results do not depend
 on the number of threads.
 
@@ -492,7 +493,8 @@ cdef enum BinaryOp:
 
 @cython.cdivision(True)
 cdef void _binary_range(BinaryOp op, const real* g, const real* a, const real* b,
-                        real* grad_a, real* grad_b, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+                        real* grad_a, real* grad_b, Py_ssize_t start,
+                        Py_ssize_t stop) noexcept nogil:
     """(grad_a[i], grad_b[i]) = op's gradients for i in [start, stop), in numpy's order."""
     cdef Py_ssize_t i
     if op == MUL_BACKWARD:

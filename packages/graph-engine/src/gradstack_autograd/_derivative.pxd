@@ -27,9 +27,12 @@ cdef class Derivative:
     cdef readonly object extra          # fn(args, out) -> anything else the formula needs
     cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
     cdef readonly str fused             # the kernel that may replace the formula, or None
-    cdef public bint byproduct          # takes its kernel's by-product (Note [A kernel's by-product])
-    cdef public object keeps_zero       # which inputs an efficient zero passes to (Note [Efficient zeros])
-    cdef readonly int native            # its NativeFormula code (Note [Native first-order formulas])
+    # takes its kernel's by-product (Note [A kernel's by-product])
+    cdef public bint byproduct
+    # which inputs an efficient zero passes to (Note [Efficient zeros])
+    cdef public object keeps_zero
+    # its NativeFormula code (Note [Native first-order formulas])
+    cdef readonly int native
     # None, or fn(values) -> values: the saved values as torch shows them (Note [Saved
     # values by name]); ``shown_names`` are the names it may add
     cdef public object shown

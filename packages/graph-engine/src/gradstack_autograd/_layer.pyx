@@ -632,8 +632,9 @@ def _writes_a_subview(key, tuple shape):
         elif isinstance(k, (Tensor, np.ndarray, list)):
             a = np.asarray(data_of(<Tensor>k) if isinstance(k, Tensor) else k)
             if a.ndim == 0 and a.dtype.kind in "iub":
-                return True     # a 0-d integer index selects, a 0-d bool unsqueezes (a
-                                # view; fuzz seed 15 #21865)
+                # a 0-d integer index selects, a 0-d bool unsqueezes (a view; fuzz seed 15
+                # #21865)
+                return True
             widths.append(a.ndim if a.dtype.kind == "b" else 1)
         else:
             widths.append(1)

@@ -51,10 +51,11 @@ cdef class SavedTensor:
     cdef object unpack_hook
     cdef bint hooked
     cdef bint freed
-    cdef object fw_grad            # a saved output's tangent (forward-over-reverse,
-                                   # _forward_ad_hooks.pyx)
-    cdef object view_ref           # a saved output that is a view: a weakref to it (Note
-                                   # [A saved view takes its history from the view])
+    # a saved output's tangent (forward-over-reverse, _forward_ad_hooks.pyx)
+    cdef object fw_grad
+    # a saved output that is a view: a weakref to it (Note [A saved view takes its history
+    # from the view])
+    cdef object view_ref
 
 
 @cython.no_gc

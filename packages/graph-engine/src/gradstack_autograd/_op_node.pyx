@@ -78,8 +78,10 @@ def _node_class(str name):
     """The Node subclass called ``name`` (one per name, shared by all ops that use it)."""
     cls = _NODE_CLASSES.get(name)
     if cls is None:
-        cls = type(name, (OpNode,), {"__slots__": (), "__module__": "gradstack_autograd.nodes",
-                                     "__doc__": f"Backward node {name} (see the derivative table)."})
+        cls = type(name, (OpNode,), {
+            "__slots__": (), "__module__": "gradstack_autograd.nodes",
+            "__doc__": f"Backward node {name} (see the derivative table).",
+        })
         _NODE_CLASSES[name] = cls
     return cls
 
@@ -206,7 +208,6 @@ cdef class OpNode(Node):
                 if key == size_name + "_sym_sizes":
                     return (<tuple>self.next_edges[<Py_ssize_t>index])[2]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
 
     def fused(self, *tensors):
         """Run the entry's ``fused`` kernel on the tensors' arrays, or None when it must not

@@ -645,7 +645,8 @@ cdef class CopySlices(Node):
     # overlapping memory, and backward raises there.  So does this node, when the view the
     # op wrote repeats base elements: the whole view, or for setitem_ the sub-view that the
     # basic part of its index selects (torch applies ints and slices as views first:
-    # ``v[0, 0] = x`` writes one element, no overlap).  Before, backward gave a gradient (fuzz seed 4 #2183).
+    # ``v[0, 0] = x`` writes one element, no overlap).  Before, backward gave a gradient
+    # (fuzz seed 4 #2183).
     cdef void _check_overlapping_write(self) except *:
         pos = self.positions()
         if self._repeats is None:

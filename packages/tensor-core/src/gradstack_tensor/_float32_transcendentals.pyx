@@ -463,7 +463,8 @@ def _sincos_f32(x):
     >>> import numpy as np
     >>> from gradstack_tensor._float32_transcendentals import _sincos_f32
     >>> _sincos_f32(np.array([0.0, -0.0, 1.0], np.float32))
-    (array([ 0.       , -0.       ,  0.84147096], dtype=float32), array([1.       , 1.       , 0.5403023], dtype=float32))
+    (array([ 0.       , -0.       ,  0.84147096], dtype=float32),
+     array([1.       , 1.       , 0.5403023], dtype=float32))
     """
     if not isinstance(x, np.ndarray) or x.dtype != np.float32 or not x.flags.c_contiguous:
         raise TypeError("_sincos_f32: x must be a C-contiguous float32 numpy array")

@@ -238,7 +238,8 @@ cdef int _check_float_array(str func, str name, object obj) except -1:
         raise TypeError(_not_an_array_message(func, name, obj))
     cdef cnp.ndarray arr = <cnp.ndarray>obj
     cdef int typenum = cnp.PyArray_TYPE(arr)
-    if (typenum != cnp.NPY_FLOAT and typenum != cnp.NPY_DOUBLE) or not cnp.PyArray_ISNOTSWAPPED(arr):
+    if ((typenum != cnp.NPY_FLOAT and typenum != cnp.NPY_DOUBLE)
+            or not cnp.PyArray_ISNOTSWAPPED(arr)):
         raise TypeError(_dtype_message(func, name, arr))
     return typenum
 
@@ -294,7 +295,8 @@ cdef int _check_disjoint(str func, str name_a, object a, str name_b, object b) e
     return 0
 
 
-cdef int _check_not_shifted(str func, str name_w, object written, str name_r, object read) except -1:
+cdef int _check_not_shifted(str func, str name_w, object written, str name_r,
+                            object read) except -1:
     """An input may be the very array written in place, but not a shifted view of it.
 
     Each element is read before the same element is written, so exact aliasing
@@ -543,7 +545,8 @@ cdef inline void _add_scaled_range(real* dst, const real* src, real alpha,
         gs_add_scaled_f64(dst, src, alpha, start, stop)
 
 
-cdef void _add_scaled(real* dst, const real* src, real alpha, Py_ssize_t n, int nthreads) noexcept nogil:
+cdef void _add_scaled(real* dst, const real* src, real alpha, Py_ssize_t n,
+                      int nthreads) noexcept nogil:
     cdef Py_ssize_t block, start, step
     if nthreads <= 1:
         _add_scaled_range(dst, src, alpha, 0, n)

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._dispatch cimport Op, dispatch
-from . import _op_table  # noqa: F401 - declares the ops looked up below
+from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
 from ._loops cimport is_float_num
 from ._shapes cimport shape_from_args
@@ -333,7 +333,8 @@ cdef class Tensor(CompositeMethods):
             if shape_of((<TensorBase>value)._data) != shape_of(self._data):
                 raise RuntimeError(
                     f"assigned grad has data of a different size: grad shape "
-                    f"{list(shape_of((<TensorBase>value)._data))} vs tensor shape {list(shape_of(self._data))}"
+                    f"{list(shape_of((<TensorBase>value)._data))} vs tensor shape "
+                    f"{list(shape_of(self._data))}"
                 )
             if (<TensorBase>value)._data.dtype != self._data.dtype:
                 raise RuntimeError(
@@ -717,8 +718,9 @@ cdef class Tensor(CompositeMethods):
                 f"equal(): argument 'other' (position 2) must be Tensor, not "
                 f"{type(other).__name__}"
             )
-        cdef object a = (<TensorBase>self)._data, b = (<TensorBase>other)._data  # (objects:
-        return a.shape == b.shape and bool(np.array_equal(a, b))  # an ndarray's .shape is a C pointer)
+        # (objects: an ndarray's .shape is a C pointer)
+        cdef object a = (<TensorBase>self)._data, b = (<TensorBase>other)._data
+        return a.shape == b.shape and bool(np.array_equal(a, b))
 
     def type_as(self, other):
         """``to(other.dtype)``."""
@@ -897,6 +899,7 @@ def _data(TensorBase t not None):
     Writes into it bypass the version counter: bump it with ``tensor._bump_version()``.
     """
     return t._data
+
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",

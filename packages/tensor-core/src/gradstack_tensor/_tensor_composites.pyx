@@ -19,7 +19,7 @@ The examples assume ``import gradstack_tensor as gt``.
 cimport cython
 
 from ._dispatch cimport dispatch
-from . import _op_table  # noqa: F401 - declares the ops looked up below
+from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
 from ._tensor_base cimport TensorBase
 from ._tensor_shape cimport ShapeMethods
@@ -129,7 +129,9 @@ cdef class CompositeMethods(ShapeMethods):
         shape = tuple(self.shape)
         lead = len(shape) - len(size)
         if lead < 0 or any(s not in (1, n) for s, n in zip(size, shape[lead:])):
-            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+            raise RuntimeError(
+                f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}."
+            )
         dims = tuple(range(lead)) + tuple(
             lead + i for i, (s, n) in enumerate(zip(size, shape[lead:])) if s == 1 and n != 1
         )
@@ -575,37 +577,44 @@ cdef class CompositeMethods(ShapeMethods):
         return fill_diagonal_(self, fill_value, wrap)
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
-        """A tensor whose diagonals (in ``dim1``, ``dim2``) are ``self``'s last dim; see :mod:`gradstack_tensor.matrix_builders`."""
+        """A tensor whose diagonals (in ``dim1``, ``dim2``) are ``self``'s last dim; see
+        :mod:`gradstack_tensor.matrix_builders`."""
         from .matrix_builders import diag_embed
         return diag_embed(self, offset, dim1, dim2)
 
     def diagflat(self, offset=0):
-        """The flattened ``self`` on diagonal ``offset`` of a square matrix; see :mod:`gradstack_tensor.matrix_builders`."""
+        """The flattened ``self`` on diagonal ``offset`` of a square matrix; see
+        :mod:`gradstack_tensor.matrix_builders`."""
         from .matrix_builders import diagflat
         return diagflat(self, offset)
 
     def cov(self, *, correction=1, fweights=None, aweights=None):
-        """The covariance of the variables in ``self``'s rows; see :mod:`gradstack_tensor.covariance`."""
+        """The covariance of the variables in ``self``'s rows; see
+        :mod:`gradstack_tensor.covariance`."""
         from .covariance import cov
         return cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
     def corrcoef(self):
-        """The correlation coefficients of the variables in ``self``'s rows; see :mod:`gradstack_tensor.covariance`."""
+        """The correlation coefficients of the variables in ``self``'s rows; see
+        :mod:`gradstack_tensor.covariance`."""
         from .covariance import corrcoef
         return corrcoef(self)
 
     def bincount(self, weights=None, minlength=0):
-        """The count (or weight sum) of each value of a 1-d int tensor; see :mod:`gradstack_tensor.counting`."""
+        """The count (or weight sum) of each value of a 1-d int tensor; see
+        :mod:`gradstack_tensor.counting`."""
         from .counting import bincount
         return bincount(self, weights, minlength)
 
     def logcumsumexp(self, dim):
-        """``log(cumsum(exp(self)))`` along ``dim``, computed stably; see :mod:`gradstack_tensor.scans`."""
+        """``log(cumsum(exp(self)))`` along ``dim``, computed stably; see
+        :mod:`gradstack_tensor.scans`."""
         from .scans import logcumsumexp
         return logcumsumexp(self, dim)
 
     def hypot(self, other):
-        """``sqrt(self**2 + other**2)`` without overflow; see :mod:`gradstack_tensor.elementwise_composites`."""
+        """``sqrt(self**2 + other**2)`` without overflow; see
+        :mod:`gradstack_tensor.elementwise_composites`."""
         from .elementwise_composites import hypot
         return hypot(self, other)
 
@@ -615,7 +624,8 @@ cdef class CompositeMethods(ShapeMethods):
         return hypot_(self, other)
 
     def gcd(self, other):
-        """The greatest common divisor (integers); see :mod:`gradstack_tensor.elementwise_composites`."""
+        """The greatest common divisor (integers); see
+        :mod:`gradstack_tensor.elementwise_composites`."""
         from .elementwise_composites import gcd
         return gcd(self, other)
 
@@ -625,7 +635,8 @@ cdef class CompositeMethods(ShapeMethods):
         return gcd_(self, other)
 
     def lcm(self, other):
-        """The least common multiple (integers); see :mod:`gradstack_tensor.elementwise_composites`."""
+        """The least common multiple (integers); see
+        :mod:`gradstack_tensor.elementwise_composites`."""
         from .elementwise_composites import lcm
         return lcm(self, other)
 
@@ -635,7 +646,8 @@ cdef class CompositeMethods(ShapeMethods):
         return lcm_(self, other)
 
     def heaviside(self, values):
-        """The Heaviside step function (``values`` where ``self`` is 0); see :mod:`gradstack_tensor.elementwise_composites`."""
+        """The Heaviside step function (``values`` where ``self`` is 0); see
+        :mod:`gradstack_tensor.elementwise_composites`."""
         from .elementwise_composites import heaviside
         return heaviside(self, values)
 
@@ -645,17 +657,20 @@ cdef class CompositeMethods(ShapeMethods):
         return heaviside_(self, values)
 
     def index_put(self, indices, values, accumulate=False):
-        """A copy with ``values`` put at ``indices`` (summed with ``accumulate``); see :mod:`gradstack_tensor.indexed_writes`."""
+        """A copy with ``values`` put at ``indices`` (summed with ``accumulate``); see
+        :mod:`gradstack_tensor.indexed_writes`."""
         from .indexed_writes import index_put
         return index_put(self, indices, values, accumulate)
 
     def index_put_(self, indices, values, accumulate=False):
-        """Put ``values`` at ``indices`` in place (summed with ``accumulate``); see :mod:`gradstack_tensor.indexed_writes`."""
+        """Put ``values`` at ``indices`` in place (summed with ``accumulate``); see
+        :mod:`gradstack_tensor.indexed_writes`."""
         from .indexed_writes import index_put_
         return index_put_(self, indices, values, accumulate)
 
     def masked_scatter(self, mask, source):
-        """A copy with ``source``'s elements where ``mask`` is True; see :mod:`gradstack_tensor.indexed_writes`."""
+        """A copy with ``source``'s elements where ``mask`` is True; see
+        :mod:`gradstack_tensor.indexed_writes`."""
         from .indexed_writes import masked_scatter
         return masked_scatter(self, mask, source)
 
