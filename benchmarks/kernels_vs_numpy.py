@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 from gradstack_autograd import _backward_kernels as B
-from gradstack_tensor import _kernels as K
+from gradstack_tensor import kernels as K
 
 TARGET_SAMPLE_SECONDS = 0.01  # each sample runs the call enough times to take ~10 ms
 

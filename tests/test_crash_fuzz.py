@@ -535,7 +535,7 @@ def test_inplace_ops_check_their_target(call):
 
 def test_autograd_core_functions_check_their_arguments():
     import gradstack as gs
-    from gradstack_autograd import _layer, _native, _node
+    from gradstack_autograd import _layer, _native, _node, _op_node, _views
 
     t = gs.rand(2, 3)
     with pytest.raises(TypeError):
@@ -544,14 +544,14 @@ def test_autograd_core_functions_check_their_arguments():
         _native.sum_to_py(None, t)
     with gs.no_grad():  # run_fused runs only without grad mode
         with pytest.raises(TypeError):
-            _layer.run_fused(lambda *a: a, (None,))
+            _op_node.run_fused(lambda *a: a, (None,))
         with pytest.raises(TypeError):
-            _layer.run_fused(lambda a: 5, (t,))
-    node = _layer.OpNode.__new__(_layer.OpNode)
+            _op_node.run_fused(lambda a: 5, (t,))
+    node = _op_node.OpNode.__new__(_op_node.OpNode)
     with pytest.raises(TypeError):
         node.apply((t,))
     # nodes made without a graph (found by the long run): no leaf, no geometry, no formula
-    for cls in (_node.AccumulateGrad, _layer.AsStridedBackward0, _layer.CopySlices):
+    for cls in (_node.AccumulateGrad, _views.AsStridedBackward0, _views.CopySlices):
         raw = cls.__new__(cls)
         with pytest.raises((TypeError, RuntimeError)):
             raw.apply((2, 3))

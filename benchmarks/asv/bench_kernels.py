@@ -1,6 +1,6 @@
 """The fused Cython kernels, each next to the numpy expression it replaces, on one and on two
 threads (same workloads as the standalone script ``benchmarks/kernels_vs_numpy.py``):
-tensor-core's (``gradstack_tensor._kernels``: accumulation, the SGD update, sum_to_shape)
+tensor-core's (``gradstack_tensor.kernels``: accumulation, the SGD update, sum_to_shape)
 and graph-engine's fused backward formulas (``gradstack_autograd._backward_kernels``; in
 tensor-core's module before they moved, which older commits measure there).
 
@@ -19,9 +19,11 @@ from ._common import optional, require, rng
 
 rounds = 1  # see Note [One round] in _common.py
 
-K = optional("gradstack_tensor._kernels")
+K = optional("gradstack_tensor.kernels") or optional("gradstack_tensor._kernels")
+# the float32 loops: a module of their own since the kernels were split by family
+T = optional("gradstack_tensor._float32_transcendentals") or optional("gradstack_tensor._kernels")
 # the fused backward formulas: graph-engine's since they moved, tensor-core's before
-B = optional("gradstack_autograd._backward_kernels") or K
+B = optional("gradstack_autograd._backward_kernels") or optional("gradstack_tensor._kernels")
 
 KERNELS = [
     "sin_backward",
@@ -46,10 +48,10 @@ KERNELS = [
 
 # the kernels that appeared later, with what they need (a commit without it skips them)
 _NEEDS = {
-    "sin_forward": (K, "_transcendental_f32"),
-    "cos_forward": (K, "_transcendental_f32"),
-    "tanh_forward": (K, "_transcendental_f32"),
-    "sincos_forward": (K, "_sincos_f32"),
+    "sin_forward": (T, "_transcendental_f32"),
+    "cos_forward": (T, "_transcendental_f32"),
+    "tanh_forward": (T, "_transcendental_f32"),
+    "sincos_forward": (T, "_sincos_f32"),
     "tanh_backward_broadcast": (B, "is_broadcast_grad"),
 }
 
@@ -102,10 +104,10 @@ def _cases(n, dtype=np.float32):
             numpy_sgd,
         ),
         # tensor-core's float32 loops (Note [float32 sin and cos], Note [float32 tanh])
-        "sin_forward": (lambda: K._transcendental_f32("sin", x), lambda: np.sin(x)),
-        "cos_forward": (lambda: K._transcendental_f32("cos", x), lambda: np.cos(x)),
-        "tanh_forward": (lambda: K._transcendental_f32("tanh", x), lambda: np.tanh(x)),
-        "sincos_forward": (lambda: K._sincos_f32(x), lambda: (np.sin(x), np.cos(x))),
+        "sin_forward": (lambda: T._transcendental_f32("sin", x), lambda: np.sin(x)),
+        "cos_forward": (lambda: T._transcendental_f32("cos", x), lambda: np.cos(x)),
+        "tanh_forward": (lambda: T._transcendental_f32("tanh", x), lambda: np.tanh(x)),
+        "sincos_forward": (lambda: T._sincos_f32(x), lambda: (np.sin(x), np.cos(x))),
         # sum's gradient, one number broadcast (Note [A broadcast gradient is one number])
         "tanh_backward_broadcast": (
             lambda: B.tanh_backward(one, t),

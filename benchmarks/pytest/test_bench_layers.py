@@ -62,7 +62,7 @@ def test_matmul_256(benchmark):
 
 @pytest.mark.benchmark(group="tensor-core")
 def test_fused_sgd_update_1m(benchmark):
-    K = pytest.importorskip("gradstack_tensor._kernels")
+    K = pytest.importorskip("gradstack_tensor.kernels")
     r = np.random.default_rng(0)
     p, g, buf = (r.standard_normal(1 << 20).astype(np.float32) for _ in range(3))
     benchmark(lambda: K.sgd_update_(p, g, buf, 1e-3, momentum=0.9, weight_decay=1e-4))

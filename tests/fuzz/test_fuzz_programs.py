@@ -77,7 +77,7 @@ def test_every_program_ran(summary):
 
 # program index -> (category, why it still differs); see Note [The known differences ...]
 # (178, setitem into a split() output whose base was written, agrees since Note [A stale
-# view's error comes before the kernel's] in graph-engine's _layer.pyx)
+# view's error comes before the kernel's] in graph-engine's _views.pyx)
 KNOWN: dict[int, tuple[str, str]] = {}
 
 STRICT = [

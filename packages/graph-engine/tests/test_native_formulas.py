@@ -18,7 +18,7 @@ import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_autograd import _backward_kernels as _kernels
-from gradstack_autograd import _layer, _native, derivatives
+from gradstack_autograd import _derivative, _native, _op_node, derivatives
 from gradstack_tensor import _dispatch as gt_dispatch
 
 
@@ -46,14 +46,16 @@ BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a,
 
 
 def test_the_hot_ops_have_native_formulas():
-    assert {name for name in ("add", "sub", "mul", "div") if _layer.native_formula_of(name)} == {
+    assert {
+        name for name in ("add", "sub", "mul", "div") if _derivative.native_formula_of(name)
+    } == {
         "add",
         "sub",
         "mul",
         "div",
     }
-    assert _layer.native_formula_of("pow") == 0
-    assert derivatives.entry("mul").native == _layer.native_formula_of("mul") != 0
+    assert _derivative.native_formula_of("pow") == 0
+    assert derivatives.entry("mul").native == _derivative.native_formula_of("mul") != 0
 
 
 def test_the_native_path_is_chosen_by_the_entrys_fused_field():
@@ -68,7 +70,8 @@ def test_the_native_path_is_chosen_by_the_entrys_fused_field():
     assert derivatives.entry("mul").fused == "mul_backward"
     assert derivatives.entry("mul_").native == derivatives.entry("mul").native
     assert (
-        derivatives.entry("relu").fused == "relu_backward" and _layer.native_formula_of("relu") == 0
+        derivatives.entry("relu").fused == "relu_backward"
+        and _derivative.native_formula_of("relu") == 0
     )
 
 
@@ -437,7 +440,7 @@ def test_table_node_classes_define_no_apply_of_their_own():
     classes, stack = set(), [y.grad_fn]
     while stack:
         node = stack.pop()
-        if isinstance(node, _layer.OpNode):
+        if isinstance(node, _op_node.OpNode):
             classes.add(type(node))
         stack.extend(n for n, _ in node.next_functions if n is not None)
     assert {c.__name__ for c in classes} == {
@@ -448,6 +451,6 @@ def test_table_node_classes_define_no_apply_of_their_own():
         "MulBackward0",
     }
     for cls in classes:
-        assert cls.__base__ is _layer.OpNode and "apply" not in cls.__dict__, cls
+        assert cls.__base__ is _op_node.OpNode and "apply" not in cls.__dict__, cls
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), np.cos(3.0) * 2 / 3, rtol=1e-6)

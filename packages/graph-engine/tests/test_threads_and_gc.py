@@ -64,20 +64,20 @@ def test_a_saved_tensor_that_joins_a_cycle_is_collected():
 
 def test_node_types_stay_out_of_the_cyclic_gc_across_modules():
     # Note [no_gc is declared in the .pxd]: OpNode, CopySlices and AsStridedBackward0 are
-    # compiled in _layer, their base Node in _node; without no_gc in _node.pxd they became
-    # GC types (their instances then carry a GC header until untracked)
+    # compiled in _op_node and _views, their base Node in _node; without no_gc in _node.pxd
+    # they became GC types (their instances then carry a GC header until untracked)
     import gc
 
-    from gradstack_autograd import _engine, _layer, _node
+    from gradstack_autograd import _engine, _node, _op_node, _views
 
     have_gc = 1 << 14  # Py_TPFLAGS_HAVE_GC
     for cls in (
         _node.Node,
         _node.AccumulateGrad,
         _node.SavedTensor,
-        _layer.OpNode,
-        _layer.CopySlices,
-        _layer.AsStridedBackward0,
+        _op_node.OpNode,
+        _views.CopySlices,
+        _views.AsStridedBackward0,
         _engine._OwnedGrad,
     ):
         assert not cls.__flags__ & have_gc, cls.__name__

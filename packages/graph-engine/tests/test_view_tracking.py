@@ -1,5 +1,5 @@
 """Views and in-place writes, against torch 2.13 (issue 11: GE2, GE3, GE11, GE12, GE16,
-GE17, TC26; Note [Views follow in-place writes on their base], _layer.pyx)."""
+GE17, TC26; Note [Views follow in-place writes on their base], _views.pyx)."""
 
 from __future__ import annotations
 

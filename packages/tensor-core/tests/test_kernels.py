@@ -1,4 +1,5 @@
-"""Tests for ``gradstack_tensor._kernels``: each kernel against the numpy it replaces.
+"""Tests for tensor-core's kernels (``gradstack_tensor.kernels``): each kernel against the numpy
+it replaces.
 
 * ``accumulate_``/``add_scaled_`` vs numpy, float32 and float64, at sizes from 0 to above
   the parallel threshold, and bit-identical results on 1 and 2 threads (the fused
@@ -19,7 +20,8 @@ import itertools
 
 import numpy as np
 import pytest
-from gradstack_tensor import _kernels as K
+from gradstack_tensor import _float32_transcendentals, _kernels, _sgd_update, _sum_to_shape
+from gradstack_tensor import kernels as K
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -70,7 +72,8 @@ def assert_bitwise_equal(results):
 def test_docstring_examples():
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = [t for t in finder.find(K, "_kernels") if t.examples]
+    modules = (_kernels, _float32_transcendentals, _sgd_update, _sum_to_shape)
+    tests = [t for m in modules for t in finder.find(m, m.__name__) if t.examples]
     public = [name for name in K.__all__ if callable(getattr(K, name))]
     covered = {t.name.rsplit(".", 1)[-1] for t in tests}
     assert set(public) <= covered, f"no runnable examples: {set(public) - covered}"
@@ -108,16 +111,16 @@ def test_default_thread_count_follows_omp_num_threads(monkeypatch, env, expected
     # Note [Threads are opt-in]: unset or invalid means one thread
     monkeypatch.delenv("GRADSTACK_NUM_THREADS", raising=False)
     monkeypatch.setenv("OMP_NUM_THREADS", env)
-    assert K._default_num_threads() == expected
+    assert _kernels._default_num_threads() == expected
 
 
 def test_gradstack_num_threads_takes_precedence(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("GRADSTACK_NUM_THREADS", "2")
-    assert K._default_num_threads() == 2
+    assert _kernels._default_num_threads() == 2
     monkeypatch.delenv("GRADSTACK_NUM_THREADS")
     monkeypatch.delenv("OMP_NUM_THREADS")
-    assert K._default_num_threads() == 1
+    assert _kernels._default_num_threads() == 1
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """float32 sin, cos and tanh by tensor-core's own loops (Note [float32 sin and cos], Note
-[float32 tanh] in _kernels.pyx): correctly rounded, torch's special values, any layout."""
+[float32 tanh] in _float32_transcendentals.pyx): correctly rounded, torch's special values,
+any layout."""
 
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_tensor import _kernels, kernels
+from gradstack_tensor import _float32_transcendentals, _kernels, kernels
 
 NAMES = ("sin", "cos", "tanh")
 F32 = np.float32
@@ -36,7 +37,7 @@ def test_correctly_rounded_on_random_and_spread_inputs(name):
             every_binade(400_000, 2, limit),
         ]
     )
-    got = _kernels._transcendental_f32(name, x)
+    got = _float32_transcendentals._transcendental_f32(name, x)
     want = correctly_rounded(name, x)
     assert got.dtype == F32 and got.shape == x.shape
     np.testing.assert_array_equal(got, want)
@@ -46,15 +47,15 @@ def test_correctly_rounded_on_random_and_spread_inputs(name):
 def test_trig_beyond_the_reduction_limit_is_within_an_ulp(name):
     x = np.concatenate([every_binade(50_000, 3), F32([262145.0, -3e5, 1e30, 3.4e38])])
     x = x[np.abs(x) > 262144.0]
-    got = _kernels._transcendental_f32(name, x)
+    got = _float32_transcendentals._transcendental_f32(name, x)
     np.testing.assert_array_max_ulp(got, correctly_rounded(name, x), maxulp=1)
 
 
 def test_special_values_follow_libm_and_torch():
     x = F32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 9.0, 9.02, -9.5, 1e16, -3e38])
-    sin = _kernels._transcendental_f32("sin", x)
-    cos = _kernels._transcendental_f32("cos", x)
-    tanh = _kernels._transcendental_f32("tanh", x)
+    sin = _float32_transcendentals._transcendental_f32("sin", x)
+    cos = _float32_transcendentals._transcendental_f32("cos", x)
+    tanh = _float32_transcendentals._transcendental_f32("tanh", x)
     # signed zeros: sin(-0.0) and tanh(-0.0) are -0.0, as in torch
     assert list(np.signbit(sin[:2])) == [False, True]
     assert list(np.signbit(tanh[:2])) == [False, True]
@@ -72,12 +73,12 @@ def test_the_avx2_switch_gives_the_same_bits(name):
     before, before_512 = _kernels._avx2(), _kernels._avx512()
     try:
         _kernels._avx2(False)
-        plain = _kernels._transcendental_f32(name, x)
+        plain = _float32_transcendentals._transcendental_f32(name, x)
         _kernels._avx2(True)
         _kernels._avx512(False)
-        clone = _kernels._transcendental_f32(name, x)
+        clone = _float32_transcendentals._transcendental_f32(name, x)
         _kernels._avx512(True)  # (no effect without AVX-512: the AVX2 copy again)
-        clone_512 = _kernels._transcendental_f32(name, x)
+        clone_512 = _float32_transcendentals._transcendental_f32(name, x)
     finally:
         _kernels._avx2(before)
         _kernels._avx512(before_512)
@@ -103,7 +104,7 @@ def test_threads_do_not_change_the_result(name, threads):
     before = kernels.get_num_threads()
     try:
         kernels.set_num_threads(threads)
-        got = _kernels._transcendental_f32(name, x)
+        got = _float32_transcendentals._transcendental_f32(name, x)
     finally:
         kernels.set_num_threads(before)
     np.testing.assert_array_equal(got, correctly_rounded(name, x))
@@ -125,11 +126,11 @@ def test_tensor_ops_take_the_loops_in_every_layout(name):
 
 def test_bad_arguments_of_the_test_hook():
     with pytest.raises(ValueError, match="'sin', 'cos' or 'tanh'"):
-        _kernels._transcendental_f32("exp", np.zeros(2, F32))
+        _float32_transcendentals._transcendental_f32("exp", np.zeros(2, F32))
     with pytest.raises(TypeError, match="C-contiguous float32"):
-        _kernels._transcendental_f32("sin", np.zeros(2))
+        _float32_transcendentals._transcendental_f32("sin", np.zeros(2))
     with pytest.raises(TypeError, match="C-contiguous float32"):
-        _kernels._transcendental_f32("sin", np.zeros((2, 2), F32).T)
+        _float32_transcendentals._transcendental_f32("sin", np.zeros((2, 2), F32).T)
 
 
 # ---------------------------------------------------------------------------------------
@@ -145,9 +146,9 @@ def test_sincos_gives_the_bits_of_sin_and_cos():
             F32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 262145.0, 3e38]),
         ]
     )
-    s, c = _kernels._sincos_f32(x)
-    assert s.tobytes() == _kernels._transcendental_f32("sin", x).tobytes()
-    assert c.tobytes() == _kernels._transcendental_f32("cos", x).tobytes()
+    s, c = _float32_transcendentals._sincos_f32(x)
+    assert s.tobytes() == _float32_transcendentals._transcendental_f32("sin", x).tobytes()
+    assert c.tobytes() == _float32_transcendentals._transcendental_f32("cos", x).tobytes()
     assert list(np.signbit(s[-9:-7])) == [False, True]
 
 
@@ -157,13 +158,13 @@ def test_sincos_does_not_depend_on_the_avx2_switch_nor_threads():
     threads = kernels.get_num_threads()
     try:
         _kernels._avx2(False)
-        plain = _kernels._sincos_f32(x)
+        plain = _float32_transcendentals._sincos_f32(x)
         _kernels._avx2(True)
         _kernels._avx512(False)
         kernels.set_num_threads(2)
-        clone = _kernels._sincos_f32(x)
+        clone = _float32_transcendentals._sincos_f32(x)
         _kernels._avx512(True)
-        clone_512 = _kernels._sincos_f32(x)
+        clone_512 = _float32_transcendentals._sincos_f32(x)
     finally:
         _kernels._avx2(before)
         _kernels._avx512(before_512)

@@ -17,8 +17,9 @@ in native byte order, one dtype and one shape per call, C-contiguous and aligned
 (``TypeError`` for a wrong type or dtype, ``ValueError`` for a wrong shape or layout).
 The one-input kernels (sin, cos, relu, sigmoid and tanh backward) also take as ``grad`` one
 number broadcast to the other operand's shape (``is_broadcast_grad``).  The float32 sin and
-cos loop is tensor-core's (``trig_f32_range``, Note [float32 sin and cos]).  Results are new C-contiguous arrays.  From ``PARALLEL_THRESHOLD`` elements
-(``TRANSCENDENTAL_THRESHOLD`` for sin and cos) they run on
+cos loop is tensor-core's (``trig_f32_range``, Note [float32 sin and cos]).  Results are
+new C-contiguous arrays.  From ``PARALLEL_THRESHOLD`` elements (``TRANSCENDENTAL_THRESHOLD``
+for sin and cos) they run on
 ``gradstack_tensor.kernels.get_num_threads()`` OpenMP threads; the results do not depend
 on the number of threads.
 
@@ -80,7 +81,8 @@ cdef enum PointwiseOp:
 
 
 # (The float32 sin/cos loop is tensor-core's trig_f32_range: Note [float32 sin and cos]
-# in its _kernels.pyx; the forward sin and cos of float32 tensors take it too.)
+# in its _float32_transcendentals.pyx; the forward sin and cos of float32 tensors take it
+# too.)
 
 # Note [relu_backward follows torch]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -316,8 +318,9 @@ def sin_backward_from_cos(grad, cos_x):
     """Gradient of ``sin`` from ``cos(x)`` computed by the forward pass: ``grad * cos_x``.
 
     The forward sin of a float32 tensor that requires grad leaves cos(x) (Note [sin and
-    cos from one pass] in tensor-core's _kernels.pyx); this is then one multiply, where
-    `sin_backward` evaluates cos again.  Same bits as `sin_backward` on that x.
+    cos from one pass] in tensor-core's _float32_transcendentals.pyx); this is then one
+    multiply, where `sin_backward` evaluates cos again.  Same bits as `sin_backward` on
+    that x.
 
     Parameters
     ----------
@@ -490,7 +493,8 @@ cdef enum BinaryOp:
 
 @cython.cdivision(True)
 cdef void _binary_range(BinaryOp op, const real* g, const real* a, const real* b,
-                        real* grad_a, real* grad_b, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+                        real* grad_a, real* grad_b, Py_ssize_t start,
+                        Py_ssize_t stop) noexcept nogil:
     """(grad_a[i], grad_b[i]) = op's gradients for i in [start, stop), in numpy's order."""
     cdef Py_ssize_t i
     if op == MUL_BACKWARD:

@@ -7,16 +7,17 @@ from cpython.object cimport Py_TYPE, PyTypeObject
 cimport numpy as cnp
 from gradstack_tensor.extension cimport Tensor, data_of, shape_of, wrap
 
+from gradstack_autograd._derivative cimport Derivative
 from gradstack_autograd._grad_mode cimport (
     anomaly_check_nan, anomaly_enabled, forward_ad_active, gs_get_grad_enabled,
     gs_get_grads_batch, gs_set_grad_enabled, gs_set_grads_batch,
 )
-from gradstack_autograd._layer cimport Derivative, OpNode
 from gradstack_autograd._native cimport broadcastable_to, sum_to
 from gradstack_autograd._node cimport (
     AccumulateGrad, AutogradMeta, EfficientZero, Node, add_into_array, check_saved, free_saved,
     gradient_edge, materialize_zero, new_efficient_zero,
 )
+from gradstack_autograd._op_node cimport OpNode
 
 import heapq
 import threading as _threading
@@ -47,11 +48,12 @@ cnp.import_array()
 # pass per row instead).  The run is marked in a C thread-local (the batch size, -1 when
 # not batched; it lives in _grad_mode.pyx).  Formulas that use shapes read it through
 # ``grads_batched()`` and keep the leading dim (``_lead`` in derivatives._formulas);
-# elementwise and matmul formulas broadcast over it as they are.  ``validate_grad``/``sum_to`` compare shapes ignoring the leading dim and
-# reduce broadcasts while keeping it.  A graph holding a node that cannot take a batch
-# (custom Function, in-place on a view, a Derivative marked ``batchable=False``, any
-# hook) is run row by row instead: ``unbatchable_reason`` says which node, and
-# graph_api._batched_grad falls back to the loop.
+# elementwise and matmul formulas broadcast over it as they are.  ``validate_grad``/``sum_to``
+# compare shapes ignoring the leading dim and reduce broadcasts while keeping it.  A graph
+# holding a node that cannot take a batch (custom Function, in-place on a view, a
+# Derivative marked ``batchable=False``, any hook) is run row by row instead:
+# ``unbatchable_reason`` says which node, and graph_api._batched_grad falls back to the
+# loop.
 
 cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
     """Check gradient ``i`` produced by ``node`` against its input's shape and dtype (one place)."""
@@ -325,7 +327,8 @@ cdef object _checked_hook_result(object r, object g, Node node, object fn=None):
 
 cdef void _store_retained_grad(Tensor t, object g) except *:
     if t._grad is None:
-        t._grad = g.clone() if gs_get_grad_enabled() else wrap(np.array(data_of(<Tensor>g), copy=True))
+        t._grad = (g.clone() if gs_get_grad_enabled()
+                   else wrap(np.array(data_of(<Tensor>g), copy=True)))
     else:
         t._grad = t._grad + g
 

@@ -53,7 +53,8 @@ cdef void gs_set_grads_batch(Py_ssize_t v) noexcept nogil:
 
 cdef bint _anomaly_enabled = False
 cdef bint _anomaly_check_nan = True
-# forward-mode AD registers itself in _layer.pyx (_set_forward_ad_callback); read everywhere
+# forward-mode AD registers itself in _forward_ad_hooks.pyx (_set_forward_ad_callback); read
+# everywhere
 cdef bint _forward_ad_active = False
 
 

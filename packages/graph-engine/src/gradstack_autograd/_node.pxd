@@ -12,20 +12,20 @@ cdef class AutogradMeta:
     cdef public bint retains_grad
     cdef public object view_of              # (base tensor, view op, view args) for CopySlices
     cdef public object name
-    # Note [Views follow in-place writes on their base], _layer.pyx
+    # Note [Views follow in-place writes on their base], _views.pyx
     cdef public list views                  # on a base: weakrefs of its views made by ops
     cdef public Py_ssize_t views_prune_at   # prune dead weakrefs when the list reaches this
     cdef public int view_creation           # on a view: VIEW_DEFAULT, _NO_GRAD or _MULTI_OUTPUT
     cdef public str view_op                 # on a multi-output view: torch's name ("Split")
     cdef public bint view_stale             # such a view whose base was written since
-    # Note [A view whose grad_fn torch has not regenerated yet], _layer.pyx
+    # Note [A view whose grad_fn torch has not regenerated yet], _views.pyx
     cdef public bint grad_fn_unread
-    # Note [A view follows its base's requires_grad_()], _layer.pyx
+    # Note [A view follows its base's requires_grad_()], _views.pyx
     cdef public bint requires_grad_from_base  # requires grad only because its base does
     cdef public Py_ssize_t base_version       # the version when it started to
     # (on a multi-output view, or one with history_apart_from_base: the version its
     # grad_fn was made at)
-    # Note [A view whose history does not pass through its base], _layer.pyx
+    # Note [A view whose history does not pass through its base], _views.pyx
     cdef public bint history_apart_from_base
     # Note [zero_grad() leaves zeros to be made on first read], _node.pyx: .grad is None
     # and reads as zeros (made then) until it is assigned
@@ -34,10 +34,10 @@ cdef class AutogradMeta:
 
 # Note [no_gc is declared in the .pxd]
 # Cython decides whether a cdef class takes part in the cyclic GC from its own attributes
-# and its base's declaration: a subclass compiled in another module (OpNode, CopySlices in
-# _layer.pyx) sees only this file, so the no_gc of Node must be written here as well as on
-# the class itself (Note [Nodes are invisible to the cyclic GC]), or those subclasses
-# would become GC types again.
+# and its base's declaration: a subclass compiled in another module (OpNode in
+# _op_node.pyx, CopySlices in _views.pyx) sees only this file, so the no_gc of Node must be
+# written here as well as on the class itself (Note [Nodes are invisible to the cyclic
+# GC]), or those subclasses would become GC types again.
 @cython.no_gc
 cdef class SavedTensor:
     cdef Tensor tensor             # a saved input (strong reference), else None
@@ -51,9 +51,11 @@ cdef class SavedTensor:
     cdef object unpack_hook
     cdef bint hooked
     cdef bint freed
-    cdef object fw_grad            # a saved output's tangent (forward-over-reverse, _layer.pyx)
-    cdef object view_ref           # a saved output that is a view: a weakref to it (Note
-                                   # [A saved view takes its history from the view])
+    # a saved output's tangent (forward-over-reverse, _forward_ad_hooks.pyx)
+    cdef object fw_grad
+    # a saved output that is a view: a weakref to it (Note [A saved view takes its history
+    # from the view])
+    cdef object view_ref
 
 
 @cython.no_gc

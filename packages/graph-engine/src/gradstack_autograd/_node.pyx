@@ -9,7 +9,7 @@ cimport numpy as cnp
 from cpython.ref cimport Py_REFCNT
 from cpython.object cimport PyObject
 from gradstack_tensor.extension cimport (
-    Tensor, VersionCounter, data_of, enter_op, exit_op, shape_of, wrap,
+    Tensor, data_of, enter_op, exit_op, shape_of, wrap,
 )
 
 from gradstack_autograd._grad_mode cimport (
@@ -392,7 +392,8 @@ cdef str _version_error(SavedTensor s, Node owner, Py_ssize_t index):
     where = ""
     if writer is not None:
         op_name, location = writer
-        where = f" It was last modified by {op_name}" + (f" at {location}" if location else "") + "."
+        where = (f" It was last modified by {op_name}"
+                 + (f" at {location}" if location else "") + ".")
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{dtype} {shape}], which is output {s.output_nr} of "
@@ -577,7 +578,8 @@ cdef class EfficientZero:
     """A zero gradient that stays zero through later formulas (Note [Efficient zeros])."""
 
     def __repr__(self):
-        return f"EfficientZero(shape={list(self.shape)}, dtype={np.dtype(cnp.PyArray_TypeObjectFromType(self.dtype_num))})"
+        dtype = np.dtype(cnp.PyArray_TypeObjectFromType(self.dtype_num))
+        return f"EfficientZero(shape={list(self.shape)}, dtype={dtype})"
 
 
 cdef EfficientZero new_efficient_zero(tuple shape, int dtype_num):

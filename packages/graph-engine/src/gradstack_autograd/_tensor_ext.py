@@ -11,7 +11,7 @@ import weakref
 
 from gradstack_tensor import Tensor
 
-from . import _grad_mode, _layer, _node
+from . import _grad_mode, _node, _views
 
 __all__: list[str] = []
 
@@ -108,13 +108,13 @@ class AutogradExtension:
 
     @staticmethod
     def on_grad_fn_read(tensor):
-        # Note [A view whose grad_fn torch has not regenerated yet] (_layer.pyx)
-        _layer._grad_fn_read(tensor)
+        # Note [A view whose grad_fn torch has not regenerated yet] (_views.pyx)
+        _views._grad_fn_read(tensor)
 
     @staticmethod
     def on_requires_grad_set(tensor):
-        # Note [A view follows its base's requires_grad_()] (_layer.pyx)
-        _layer._requires_grad_set(tensor)
+        # Note [A view follows its base's requires_grad_()] (_views.pyx)
+        _views._requires_grad_set(tensor)
 
     @staticmethod
     def detach_(tensor):

@@ -22,7 +22,7 @@ True
 Note [How tangents propagate]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 While a level is open, the autograd dispatch layer calls :func:`_on_op` after every op
-(``_layer._set_forward_ad_callback``) and hands in-place ops to :func:`_on_inplace_op`.
+(``_forward_ad_hooks._set_forward_ad_callback``) and hands in-place ops to :func:`_on_inplace_op`.
 When an argument carries a tangent, the op's ``Derivative.jvp`` formula computes the
 output's tangent from the arguments, the output and the input tangents.  Formulas are
 written with gradstack ops and run with forward propagation switched off (a tangent has
@@ -63,7 +63,7 @@ import numpy as np
 from gradstack_tensor import OPS, Tensor
 from gradstack_tensor.extension import data_of as _data
 
-from . import _layer
+from . import _forward_ad_hooks, _layer, _views
 from .grad_mode import _DecoratorContextManager
 
 __all__ = [
@@ -126,9 +126,9 @@ def _install(n: int) -> None:
     global _visible
     _visible = n
     if n:
-        _layer._set_forward_ad_callback(_on_op, _on_inplace_op)
+        _forward_ad_hooks._set_forward_ad_callback(_on_op, _on_inplace_op)
     else:
-        _layer._set_forward_ad_callback(None)
+        _forward_ad_hooks._set_forward_ad_callback(None)
 
 
 def _push() -> int:
@@ -279,7 +279,7 @@ def _alias_without(tensor, lvl):
     every open level but ``lvl``."""
     fw = tensor._fw_grad
     if fw is None or all(p[0] is lvl or not p[0].open for p in fw):
-        _layer._set_forward_ad_callback(None)  # nothing to carry: skip propagation
+        _forward_ad_hooks._set_forward_ad_callback(None)  # nothing to carry: skip propagation
         try:
             return gt.dispatch(_ALIAS, (tensor,))
         finally:
@@ -543,7 +543,7 @@ def _on_inplace_op(op, args, next_index):
             _drop_tangent(self_t, lvl)
         else:
             _set_tangent(self_t, new, lvl)
-            _layer._share_tangent_py(self_t)  # Note [Saved outputs keep their tangents]
+            _forward_ad_hooks._share_tangent_py(self_t)  # Note [Saved outputs keep their tangents]
         if new_base is not None:
             _set_tangent(base, new_base, lvl)
     return out
@@ -554,7 +554,7 @@ def _base_tangent_after_write(base, view, base_tangent, view_tangent, lead):
     take the view's new tangent, the others keep the base's (zero if it had none)."""
     bd, vd = _data(base), _data(view)
     offset = vd.__array_interface__["data"][0] - bd.__array_interface__["data"][0]
-    pos = _layer.view_positions(bd.shape, bd.strides, vd.shape, vd.strides, offset).reshape(-1)
+    pos = _views.view_positions(bd.shape, bd.strides, vd.shape, vd.strides, offset).reshape(-1)
     n = math.prod(bd.shape)
     mask = np.ones(n, dtype=bool)
     mask[pos] = False

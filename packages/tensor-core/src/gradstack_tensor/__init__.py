@@ -58,10 +58,16 @@ from ._tensor import Tensor
 from ._tensor_base import VersionCounter
 from .arrangements import *  # noqa: F403
 from .arrangements import __all__ as _arrangements_all
+from .combinatorics import *  # noqa: F403
+from .combinatorics import __all__ as _combinatorics_all
 from .composites import *  # noqa: F403
 from .composites import __all__ as _composites_all
 from .contractions import *  # noqa: F403
 from .contractions import __all__ as _contractions_all
+from .counting import *  # noqa: F403
+from .counting import __all__ as _counting_all
+from .covariance import *  # noqa: F403
+from .covariance import __all__ as _covariance_all
 from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
 from .device import device, get_default_device, set_default_device
@@ -91,16 +97,22 @@ from .elementwise_composites import __all__ as _elementwise_composites_all
 from .functions import *  # noqa: F403
 from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
+from .indexed_writes import *  # noqa: F403
+from .indexed_writes import __all__ as _indexed_writes_all
+from .integration import *  # noqa: F403
+from .integration import __all__ as _integration_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
-from .matrix_composites import *  # noqa: F403
-from .matrix_composites import __all__ as _matrix_composites_all
+from .matrix_builders import *  # noqa: F403
+from .matrix_builders import __all__ as _matrix_builders_all
 from .matrix_functions import *  # noqa: F403
 from .matrix_functions import __all__ as _matrix_functions_all
 from .numeric_info import finfo, iinfo
 from .order_statistics import *  # noqa: F403
 from .order_statistics import __all__ as _order_statistics_all
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
+from .scans import *  # noqa: F403
+from .scans import __all__ as _scans_all
 from .searching import *  # noqa: F403
 from .searching import __all__ as _searching_all
 
@@ -115,7 +127,13 @@ __all__ = sorted(
     | set(_elementwise_composites_all)
     | set(_searching_all)
     | set(_order_statistics_all)
-    | set(_matrix_composites_all)
+    | set(_matrix_builders_all)
+    | set(_combinatorics_all)
+    | set(_covariance_all)
+    | set(_integration_all)
+    | set(_counting_all)
+    | set(_scans_all)
+    | set(_indexed_writes_all)
     | set(_matrix_functions_all)
     | set(_histograms_all)
     | set(_functions.__all__)

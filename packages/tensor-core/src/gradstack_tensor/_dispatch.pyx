@@ -202,7 +202,7 @@ def register_layer(DispatchLayer layer not None):
     global _layers, _n_layers
     if layer in _layers:
         return
-    ordered = sorted(_layers + (layer,), key=lambda l: -(<DispatchLayer>l).priority)
+    ordered = sorted(_layers + (layer,), key=lambda x: -(<DispatchLayer>x).priority)
     _layers = tuple(ordered)
     _n_layers = len(_layers)
 
@@ -210,7 +210,7 @@ def register_layer(DispatchLayer layer not None):
 def unregister_layer(DispatchLayer layer not None):
     """Remove ``layer`` from the dispatch point (no-op if it is not there)."""
     global _layers, _n_layers
-    _layers = tuple(l for l in _layers if l is not layer)
+    _layers = tuple(x for x in _layers if x is not layer)
     _n_layers = len(_layers)
 
 

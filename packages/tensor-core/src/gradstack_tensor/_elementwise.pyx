@@ -17,8 +17,10 @@ from ._dispatch cimport (
     K_BINARY, K_BINARY_FLOAT, K_COMPARE, K_UNARY, K_UNARY_FLOAT, Op, check_nargs,
 )
 from ._dispatch import OPS
-from ._kernels cimport sincos_f32, transcendental_f32
-from ._loops cimport B_DIV, B_MUL, B_SUB, U_COS, U_SIN, U_TANH, is_float_num, small_binary, small_sum, small_unary
+from ._float32_transcendentals cimport sincos_f32, transcendental_f32
+from ._loops cimport (
+    B_DIV, B_MUL, B_SUB, U_COS, U_SIN, U_TANH, is_float_num, small_binary, small_sum, small_unary,
+)
 from ._loops import BINARY_CODES, UNARY_CODES
 from ._promotion cimport cast_operand, operand_dtype_info, promote_binary
 from ._promotion import can_cast_inplace
@@ -235,7 +237,8 @@ cdef object _unary_kernel(Op op, tuple args):
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # A kernel may compute, for almost nothing, a value that the op's backward formula would
 # otherwise compute again: the float32 sin and cos of a tensor that requires grad write
-# both functions from one pass (Note [sin and cos from one pass] in _kernels.pyx), and
+# both functions from one pass (Note [sin and cos from one pass] in
+# _float32_transcendentals.pyx), and
 # sin's gradient is grad * cos(x).  The kernel leaves that by-product in one slot, with
 # the input and output arrays it belongs to; the layer that records the op takes it right
 # after the call (``take_byproduct(input, output)``, public in gradstack_tensor.extension).
@@ -306,7 +309,7 @@ def take_byproduct(input, output):
 cdef object _transcendental(int code, cnp.ndarray x, bint byproduct):
     """sin, cos or tanh of a float32 array by tensor-core's own loops, faster than numpy's
     and correctly rounded (Note [float32 sin and cos], Note [float32 tanh] in
-    _kernels.pyx); None for other ops and dtypes, and for layouts whose result numpy
+    _float32_transcendentals.pyx); None for other ops and dtypes, and for layouts whose result numpy
     would not lay out row- or column-major (numpy's loop then).  With ``byproduct``, sin
     and cos leave the other function of x (Note [A kernel's by-product])."""
     cdef int which

@@ -19,7 +19,8 @@ cnp.import_array()
 
 
 cdef inline bint _is_number(object x):
-    return type(x) is float or type(x) is int or type(x) is bool or isinstance(x, (int, float, np.generic))
+    return (type(x) is float or type(x) is int or type(x) is bool
+            or isinstance(x, (int, float, np.generic)))
 
 
 cdef object operand_dtype_info(object x):
@@ -27,7 +28,9 @@ cdef object operand_dtype_info(object x):
         return (dtype_of_array((<TensorBase>x)._data), (<TensorBase>x)._data.ndim)
     if _is_number(x):
         if isinstance(x, np.generic):
-            return float(x) if isinstance(x, np.floating) else (bool(x) if isinstance(x, np.bool_) else int(x))
+            if isinstance(x, np.floating):
+                return float(x)
+            return bool(x) if isinstance(x, np.bool_) else int(x)
         return x
     raise TypeError(
         f"unsupported operand type {type(x).__name__!r}: expected a Tensor or a Python number "

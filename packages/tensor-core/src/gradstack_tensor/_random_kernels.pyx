@@ -24,9 +24,7 @@ fused step as an explicit fma; everything else is compiled with contraction off,
 compiler fuses anything torch does not.  Checked bit for bit against torch 2.13 on an AVX2 CPU and
 with ``ATEN_CPU_CAPABILITY=default`` (tests/test_random_torch.py).
 """
-from libc.stdint cimport uint64_t, int64_t, uint32_t
-
-import numpy as np
+from libc.stdint cimport uint64_t, int64_t
 
 cdef extern from *:
     """

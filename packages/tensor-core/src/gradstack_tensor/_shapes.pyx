@@ -116,7 +116,7 @@ cdef object dim_arg(object dim):
 cdef bint _dense(cnp.ndarray a):
     """Whether ``a``'s elements fill one block of memory (torch's "non-overlapping and
     dense": some permutation of its dims is contiguous)."""
-    cdef int nd = cnp.PyArray_NDIM(a), i, j, k
+    cdef int nd = cnp.PyArray_NDIM(a), i, j, _k
     cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(a)
     cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(a)
     cdef Py_ssize_t expected = cnp.PyArray_ITEMSIZE(a), st, best_st
@@ -125,7 +125,7 @@ cdef bint _dense(cnp.ndarray a):
         return False
     for i in range(nd):
         used[i] = shape[i] == 1     # a size-1 dim's stride means nothing
-    for k in range(nd):
+    for _k in range(nd):
         # the unused dim with the smallest |stride| must continue the block
         j = -1
         best_st = 0

@@ -3,10 +3,10 @@
 # public gradstack_tensor/extension.pxd.
 cimport numpy as cnp
 from ._tensor_base cimport TensorBase
-from ._tensor_shape cimport ShapeMethods
+from ._tensor_composites cimport CompositeMethods
 
 
-cdef class Tensor(ShapeMethods):
+cdef class Tensor(CompositeMethods):
     pass
 
 

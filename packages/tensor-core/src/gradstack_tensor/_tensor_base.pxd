@@ -18,7 +18,8 @@ cdef class VersionCounter:
 
 cdef class TensorBase:
     # the fields of every Tensor (the class gradstack_tensor.Tensor adds only methods)
-    cdef cnp.ndarray _data              # the storage, never NULL (Note [A tensor always has storage])
+    # the storage, never NULL (Note [A tensor always has storage])
+    cdef cnp.ndarray _data
     cdef VersionCounter _vc             # created lazily, shared with views
     cdef TensorBase _view_base          # the tensor whose storage this view aliases, or None
     cdef public bint _requires_grad

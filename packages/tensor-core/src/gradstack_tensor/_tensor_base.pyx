@@ -10,6 +10,7 @@ module, and adds no field::
     ElementwiseMethods   _tensor_elementwise.pyx  operators, elementwise and in-place ops
     ReductionMethods     _tensor_reductions.pyx   reductions, linear algebra
     ShapeMethods         _tensor_shape.pyx        views, reshaping, indexing
+    CompositeMethods     _tensor_composites.pyx   composites, aliases, in-place forms
     Tensor               _tensor.pyx              attributes, conversions, autograd methods
 
 C code reads the fields through this module's ``.pxd`` (tensor-core's kernels) or through

@@ -3,8 +3,9 @@
 
 ``ReductionMethods`` is one link of the Tensor's class chain (see ``_tensor_base.pyx``).
 Reductions take torch's ``dim`` (an int, a tuple of ints, or None for all dims) and
-``keepdim``, or numpy's names for them, ``axis`` and ``keepdims``, as torch accepts; each method calls one op through the dispatch point, except ``all``, ``any``
-and ``count_nonzero``, which return bool/int64 results no layer differentiates.
+``keepdim``, or numpy's names for them, ``axis`` and ``keepdims``, as torch accepts; each
+method calls one op through the dispatch point, except ``all``, ``any`` and
+``count_nonzero``, which return bool/int64 results no layer differentiates.
 
 The examples assume ``import gradstack_tensor as gt``.
 """
@@ -14,7 +15,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._dispatch cimport Op, dispatch
-from . import _op_table  # noqa: F401 - declares the ops looked up below
+from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
 from ._shapes cimport dim_arg
 from ._shapes import normalize_dims
@@ -170,13 +171,15 @@ cdef class ReductionMethods(ElementwiseMethods):
             keepdim = numpy_alias(keepdim, False, keepdims, "argmin", "keepdim", "keepdims")
         return dispatch(OP_ARGMIN, (self, dim, keepdim))
 
-    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+            keepdims=None):
         """The variance over ``dim``, with Bessel's correction unless ``unbiased=False`` or
         ``correction=0``.
 
         Examples
         --------
-        >>> gt.tensor([1., 2., 3., 4.]).var().item(), gt.tensor([1., 2., 3., 4.]).var(correction=0).item()
+        >>> t = gt.tensor([1., 2., 3., 4.])
+        >>> t.var().item(), t.var(correction=0).item()
         (1.6666666269302368, 1.25)
         """
         if axis is not None:
@@ -187,7 +190,8 @@ cdef class ReductionMethods(ElementwiseMethods):
             OP_VAR, (self, dim_arg(dim), _correction(unbiased, correction, dim, keepdim), keepdim)
         )
 
-    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+            keepdims=None):
         """The standard deviation over ``dim`` (see :meth:`var` for the correction)."""
         if axis is not None:
             dim = numpy_alias(dim, None, axis, "std", "dim", "axis")

@@ -14,7 +14,7 @@ cimport numpy as cnp
 
 from . import dtypes as _dt
 from ._dispatch cimport Op, dispatch
-from . import _op_table  # noqa: F401 - declares the ops looked up below
+from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
 from ._shapes cimport dim_arg, shape_from_args
 from ._shapes import _normalize_dim
@@ -348,7 +348,8 @@ cdef class ShapeMethods(ReductionMethods):
         return dispatch(OP_TRIU, (self, diagonal))
 
     def diag(self, diagonal=0):
-        """The ``diagonal``-th diagonal of a 2-d tensor, or the square matrix with a 1-d tensor on it."""
+        """The ``diagonal``-th diagonal of a 2-d tensor, or the square matrix with a 1-d tensor
+        on it."""
         return dispatch(OP_DIAG, (self, diagonal))
 
     def trace(self):

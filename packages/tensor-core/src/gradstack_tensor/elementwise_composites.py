@@ -5,7 +5,12 @@ ops: the comparison and trigonometric aliases, ``deg2rad``, ``frac``, ``signbit`
 ``cumprod``, the ``add*`` products (``baddbmm``, ``addbmm``, ``addmv``, ``addr``), and
 ``absolute``, ``negative``, ``rot90``, ``isposinf``, ``isneginf``, ``isreal``,
 ``is_floating_point``, ``is_complex``, ``can_cast``, ``result_type``, ``copysign``,
-``fmax``, ``fmin``.
+``fmax``, ``fmin``, and the number functions ``hypot``, ``gcd`` (``gcd_``), ``lcm``
+(``lcm_``) and ``heaviside``.
+
+The in-place variants of the methods torch has only on ``Tensor`` (``hypot_``,
+``heaviside_``) are here too but not in ``__all__`` (torch has no ``torch.hypot_``):
+``Tensor`` methods call them.
 
 Note [A branch that where does not take is computed on a safe input]
 A composite that selects with ``where`` gives the branch it does not take a zero
@@ -15,6 +20,13 @@ So that branch reads a harmless input where it is not taken (``sinc`` divides by
 Known differences: ``sinc``'s second derivative at 0 is 0 here, NaN in torch (the true
 value is ``-pi**2 / 3``); ``ldexp``'s gradient for a negative integer exponent is
 ``2 ** other`` here, 0 in torch (its formula raises the integer 2 to it).
+
+Note [heaviside carries no gradient]
+torch records a node for ``heaviside`` whose backward raises ("the derivative for
+'heaviside' is not implemented").  Its value is a step (zero gradient almost everywhere,
+``values`` where the input is zero), and a composite cannot make a node that raises, so
+here the result never requires grad: ``backward`` through it finds no path instead of
+raising.
 
 Examples
 --------
@@ -33,6 +45,8 @@ import math
 
 import numpy as np
 
+from ._composite_args import _floating as _floating_dtype
+from ._composite_args import _integral, _name, _write_inplace, _zeros
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = [
@@ -85,6 +99,12 @@ __all__ = [
     "copysign",
     "fmax",
     "fmin",
+    "hypot",
+    "gcd",
+    "gcd_",
+    "lcm",
+    "lcm_",
+    "heaviside",
 ]
 
 
@@ -614,3 +634,158 @@ def fmax(input, other, *, out=None):
 def fmin(input, other, *, out=None):
     """The elementwise minimum, ignoring NaN; ties take ``input``."""
     return _extreme_ignoring_nan("fmin", input, other, False, out)
+
+
+# ---------------------------------------------------------------------------- number functions
+
+
+def hypot(input, other) -> Tensor:
+    """``sqrt(input**2 + other**2)`` without overflow: both are divided by the larger
+    magnitude first.  Infinity wins over NaN, as in C's ``hypot``.
+
+    Note [hypot scales by a constant]
+    ``m * sqrt((a/m)**2 + (b/m)**2)`` equals the hypotenuse for every ``m > 0``, so ``m``
+    (the larger magnitude, 1 where that is 0 or not finite) is detached: the gradient is
+    ``a / hypot`` exactly as torch's, and second order and forward mode follow.  Values
+    agree with torch's to an ulp or two.  Where an input is infinite the value is inf and
+    the gradient 0 (torch: ``a / inf``, NaN for the infinite input).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.hypot(gt.tensor([3.0, 3e30]), gt.tensor([4.0, 4e30])).tolist()
+    [5.0, 4.9999999241216036e+30]
+    """
+    gt = _gt()
+    a = _t(input, "hypot")
+    b = _t(other, "hypot", "other")
+    dtype = gt.result_type(a, b)
+    if not _floating_dtype(dtype):
+        raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{_name(dtype)}'")
+    a, b = a.to(dtype), b.to(dtype)
+    m = gt.maximum(a.detach().abs(), b.detach().abs())
+    scale = gt.where((m == 0) | ~m.isfinite(), 1.0, m)
+    r = scale * ((a / scale).square() + (b / scale).square()).sqrt()
+    infinite = a.detach().isinf() | b.detach().isinf()
+    if bool(_data(infinite).any()):
+        r = gt.where(infinite, float("inf"), r)
+    return r
+
+
+def hypot_(input, other) -> Tensor:
+    """In-place ``hypot`` (``Tensor.hypot_``)."""
+    return _write_inplace("hypot_", input, hypot(input, other))
+
+
+def _integer_operands(fname: str, input, other):
+    gt = _gt()
+    a = _t(input, fname)
+    b = _t(other, fname, "other")
+    dtype = gt.result_type(a, b)
+    if not _integral(dtype):
+        raise NotImplementedError(f"\"{fname}_cpu\" not implemented for '{_name(dtype)}'")
+    np_dtype = _data(_zeros((), dtype)).dtype
+    x, y = np.broadcast_arrays(_data(a).astype(np_dtype), _data(b).astype(np_dtype))
+    return dtype, x, y
+
+
+def _euclid(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """torch's ``calc_gcd``: Euclid on the magnitudes, with C's remainder (so the most
+    negative integer, whose magnitude wraps, gives torch's results)."""
+    a, b = np.abs(x), np.abs(y)
+    with np.errstate(all="ignore"):
+        while True:
+            live = a != 0
+            if not live.any():
+                return b
+            c = a.copy()
+            safe = np.where(live, a, 1)
+            a = np.where(live, np.fmod(b, safe), a)
+            b = np.where(live, c, b)
+
+
+def gcd(input, other) -> Tensor:
+    """The greatest common divisor of integer tensors, elementwise (broadcast); 0 for
+    ``gcd(0, 0)``.  No gradient (integers).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.gcd(gt.tensor([12, -18, 0]), gt.tensor([8, 12, 5])).tolist()
+    [4, 6, 5]
+    """
+    _, x, y = _integer_operands("gcd", input, other)
+    return _wrap(np.ascontiguousarray(_euclid(x, y)))
+
+
+def lcm(input, other) -> Tensor:
+    """The least common multiple of integer tensors, elementwise (broadcast): ``|a / gcd *
+    b|``, 0 when either is 0; it wraps around on overflow as torch's (in C's ``int`` for
+    8- and 16-bit dtypes).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.lcm(gt.tensor([4, -6, 0]), gt.tensor([6, 4, 5])).tolist()
+    [12, 12, 0]
+    """
+    _, x, y = _integer_operands("lcm", input, other)
+    g = _euclid(x, y)
+    # (torch computes a / g * b and its abs in C's int for 8- and 16-bit dtypes)
+    wide = np.int32 if x.dtype.itemsize < 4 else x.dtype
+    with np.errstate(all="ignore"):
+        xw, yw, gw = x.astype(wide), y.astype(wide), g.astype(wide)
+        safe = np.where(gw == 0, 1, gw).astype(wide)
+        value = np.abs((xw // safe) * yw)
+        value = np.where(gw == 0, 0, value).astype(wide)
+    return _wrap(np.ascontiguousarray(value.astype(x.dtype)))
+
+
+def gcd_(input, other) -> Tensor:
+    """In-place ``gcd``: ``input`` holds the result.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.gcd_(gt.tensor([12, 9]), gt.tensor([8, 6])).tolist()
+    [4, 3]
+    """
+    return _write_inplace("gcd_", _t(input, "gcd_"), gcd(input, other))
+
+
+def lcm_(input, other) -> Tensor:
+    """In-place ``lcm``: ``input`` holds the result.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.lcm_(gt.tensor([4, 3]), gt.tensor([6, 5])).tolist()
+    [12, 15]
+    """
+    return _write_inplace("lcm_", _t(input, "lcm_"), lcm(input, other))
+
+
+def heaviside(input, values) -> Tensor:
+    """The Heaviside step: 0 where ``input < 0`` (and NaN), 1 where ``input > 0``,
+    ``values`` where ``input == 0``; both of one dtype.  Note [heaviside carries no
+    gradient].
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.heaviside(gt.tensor([-1.5, 0.0, 2.0]), gt.tensor([0.5])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    x = _t(input, "heaviside")
+    v = _t(values, "heaviside", "values")
+    if x.dtype is not v.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    _gt().broadcast_shapes(tuple(x.shape), tuple(v.shape))
+    a, b = _data(x), _data(v)
+    out = np.where(a == 0, b, (a > 0).astype(a.dtype)).astype(a.dtype)
+    return _wrap(np.ascontiguousarray(out))
+
+
+def heaviside_(input, values) -> Tensor:
+    """In-place ``heaviside`` (``Tensor.heaviside_``)."""
+    return _write_inplace("heaviside_", input, heaviside(input, values))

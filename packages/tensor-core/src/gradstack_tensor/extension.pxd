@@ -43,5 +43,5 @@ from gradstack_tensor._kernels cimport (
     kernel_block_size,
     kernel_parallel_threshold,
     kernel_threads,
-    trig_f32_range,
 )
+from gradstack_tensor._float32_transcendentals cimport trig_f32_range

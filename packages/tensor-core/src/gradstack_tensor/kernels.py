@@ -17,7 +17,14 @@ Examples
 array([3., 3., 3.], dtype=float32)
 """
 
+# one module per family of kernels (_kernels.pyx's docstring lists them)
+from ._float32_transcendentals import *  # noqa: F403
+from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._kernels import *  # noqa: F403
-from ._kernels import __all__ as _all
+from ._kernels import __all__ as _kernels_all
+from ._sgd_update import *  # noqa: F403
+from ._sgd_update import __all__ as _sgd_update_all
+from ._sum_to_shape import *  # noqa: F403
+from ._sum_to_shape import __all__ as _sum_to_shape_all
 
-__all__ = list(_all)
+__all__ = sorted([*_kernels_all, *_transcendentals_all, *_sgd_update_all, *_sum_to_shape_all])

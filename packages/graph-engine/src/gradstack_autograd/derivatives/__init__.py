@@ -59,7 +59,7 @@ Note [Entries by name]
 ~~~~~~~~~~~~~~~~~~~~~~
 Rows name arguments, never positions, so that a row reads as torch's derivatives.yaml
 and users find the same names on the nodes (``grad_fn._saved_self``, Note [Saved values
-by name] in _layer.pyx).  ``register`` resolves the names to positions once; recording a
+by name] in _op_node.pyx).  ``register`` resolves the names to positions once; recording a
 node (the hot path) works with positions only and costs nothing more.
 
 Note [Formulas are written with gradstack ops]

@@ -3,7 +3,7 @@
 Note [Saved values as torch shows them]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 An entry saves the arguments its formula reads, as the op received them (Note [Saved
-values by name] in ``_layer.pyx``).  torch's nodes store some of them in another form,
+values by name] in ``_op_node.pyx``).  torch's nodes store some of them in another form,
 and show that form: a dim is an ``int64_t`` read back as ``uint64`` (``-1`` shows as
 18446744073709551615), a reduction's dims are an ``IntArrayRef`` (``sum(x, 1)`` shows
 ``(1,)``), a loss's reduction is its enum (``'mean'`` is 1), ``ignore_index`` is a

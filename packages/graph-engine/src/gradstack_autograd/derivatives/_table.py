@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gradstack_tensor import OPS
 
-from .. import _layer
+from .. import _derivative
 from . import batching
 
 __all__ = ["register", "entry", "jvp", "NO_JVP", "NOT_DIFFERENTIABLE"]
@@ -150,7 +150,7 @@ def register(
     keeps = _keeps_zero(op, keeps_zero, input_names, list_input)
 
     def make(name, formula):
-        d = _layer.Derivative(
+        d = _derivative.Derivative(
             name,
             node,
             formula,
@@ -215,7 +215,7 @@ NOT_DIFFERENTIABLE: list[str] = []
 def _not_differentiable(*names, batch=None):
     """Entries for ops whose outputs never require grad; ``batch`` as in ``register``."""
     for name in names:
-        OPS[name].derivative = _layer.Derivative(
+        OPS[name].derivative = _derivative.Derivative(
             name, "NotDifferentiable", None, differentiable=False
         )
         _set_batch_rule(name, batch)

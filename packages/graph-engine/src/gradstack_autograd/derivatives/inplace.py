@@ -108,7 +108,7 @@ def _setitem_rule(args, bdims):
     lambda a: "CopySlices" if _basic_index(a[1]) else "IndexPutBackward0",
     inputs="self, values",
     # (the numpy key, whether it is the whole tensor, the key of the view written into:
-    # Note [Backward through a write into overlapping memory] in _layer.pyx)
+    # Note [Backward through a write into overlapping memory] in _views.pyx)
     extra=lambda args, out: (
         _torch_key(args),
         _whole_key(args[1], tuple(args[0].shape)),

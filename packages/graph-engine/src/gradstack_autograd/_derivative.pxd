@@ -1,9 +1,5 @@
-# The derivative table's row type and the nodes recorded from it: what the engine cimports
-# from _layer.pyx.
-cimport cython
-
-from gradstack_autograd._node cimport Node
-
+# The derivative table's row type: what the layer, the nodes, views and the engine cimport
+# from _derivative.pyx.
 
 cdef class Derivative:
     cdef readonly str op_name
@@ -31,22 +27,18 @@ cdef class Derivative:
     cdef readonly object extra          # fn(args, out) -> anything else the formula needs
     cdef readonly object node_name      # str, or fn(args) -> str for ops with variants
     cdef readonly str fused             # the kernel that may replace the formula, or None
-    cdef public bint byproduct          # takes its kernel's by-product (Note [A kernel's by-product])
-    cdef public object keeps_zero       # which inputs an efficient zero passes to (Note [Efficient zeros])
-    cdef readonly int native            # its NativeFormula code (Note [Native first-order formulas])
+    # takes its kernel's by-product (Note [A kernel's by-product])
+    cdef public bint byproduct
+    # which inputs an efficient zero passes to (Note [Efficient zeros])
+    cdef public object keeps_zero
+    # its NativeFormula code (Note [Native first-order formulas])
+    cdef readonly int native
     # None, or fn(values) -> values: the saved values as torch shows them (Note [Saved
     # values by name]); ``shown_names`` are the names it may add
     cdef public object shown
     cdef public tuple shown_names
+    # the node classes made for this entry (by _op_node.pyx's node_class_of), by name
     cdef dict _classes
     cdef object _fixed_class            # the node class when node_name is a plain str
 
     cpdef Py_ssize_t slot(self, str name) except -2
-    cdef object node_class(self, tuple args)
-
-
-@cython.no_gc  # Note [no_gc is declared in the .pxd], _node.pxd
-cdef class OpNode(Node):
-    cdef dict _shown(self, Derivative d)
-    cdef list _saved_names(self)
-    cdef object _saved_attribute(self, str name)

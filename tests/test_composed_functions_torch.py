@@ -1,7 +1,10 @@
-"""tensor-core's matrix_composites.py (diag_embed, diagflat, block_diag, cartesian_prod,
-combinations, cov, corrcoef, vander, trapezoid/trapz, cumulative_trapezoid, bincount,
-logcumsumexp, hypot, gcd, lcm, heaviside, index_put(_), masked_scatter) against torch 2.13:
-values, dtypes, shapes, float64 first- and second-order gradients, edge cases, errors.
+"""torch's functions that tensor-core composes from its ops, against torch 2.13: the matrix
+builders (diag_embed, diagflat, block_diag, vander), combinatorics (cartesian_prod,
+combinations), covariance (cov, corrcoef), integration (trapezoid/trapz,
+cumulative_trapezoid), counting (bincount), scans (logcumsumexp), the number functions of
+elementwise_composites.py (hypot, gcd, lcm, heaviside) and the indexed writes (index_put(_),
+masked_scatter): values, dtypes, shapes, float64 first- and second-order gradients, edge
+cases, errors.
 
 Cross-package: the values come from tensor-core, the gradients from graph-engine.
 """
@@ -505,7 +508,7 @@ def test_index_put_on_a_leaf_that_requires_grad_raises():
 def test_masked_scatter_in_place():
     x = gs.zeros(2, 3)
     mask = gs.tensor([True, False, True])
-    from gradstack_tensor.matrix_composites import masked_scatter_
+    from gradstack_tensor.indexed_writes import masked_scatter_
 
     assert masked_scatter_(x, mask, gs.arange(1.0, 6.0)) is x
     expected = torch.zeros(2, 3).masked_scatter_(
