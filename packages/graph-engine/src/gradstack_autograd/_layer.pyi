@@ -6,7 +6,6 @@ from gradstack_tensor import Tensor
 from gradstack_tensor.extension import DispatchLayer, Op
 
 from ._node import Node
-from ._op_node import run_fused as run_fused
 
 class AutogradLayer(DispatchLayer):
     def handle(self, op: Op, args: tuple[Any, ...], next_index: int) -> Any: ...

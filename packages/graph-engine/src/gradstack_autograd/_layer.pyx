@@ -42,8 +42,6 @@ import operator
 import numpy as np
 
 from gradstack_autograd._node import NO_EDGE
-# derivatives/arithmetic.py imports run_fused from here; it lives in _op_node.pyx
-from gradstack_autograd._op_node import run_fused  # noqa: F401  # no-cython-lint
 
 cnp.import_array()
 

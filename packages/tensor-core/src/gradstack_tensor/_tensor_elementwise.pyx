@@ -3,7 +3,7 @@
 
 Two links of the Tensor's class chain (see ``_tensor_base.pyx``): ``TensorBase`` <-
 ``OpTableMethods`` <- ``ElementwiseMethods`` <- ``ReductionMethods`` <- ``ShapeMethods``
-<- ``Tensor``.  ``OpTableMethods`` holds the methods the op table declares (``mul``,
+<- ``CompositeMethods`` <- ``Tensor``.  ``OpTableMethods`` holds the methods the op table declares (``mul``,
 ``exp_``, ``atan2`` ...), written at build time into ``_op_methods.pxi``, which this module
 includes (Note [Generated from the op table] in ``_op_table.py``), with a C global per op
 (``OP_MUL``).  ``ElementwiseMethods`` holds what is written by hand: the operators
@@ -20,7 +20,7 @@ cimport numpy as cnp
 
 from . import dtypes as _dt
 from ._dispatch cimport Op, dispatch, run_kernel
-from . import _op_table  # noqa: F401 - declares the ops looked up below
+from . import _op_table  # noqa: F401  # no-cython-lint  (declares the ops looked up below)
 from ._dispatch import OPS
 from ._tensor_base cimport TensorBase
 
