@@ -3,15 +3,16 @@
 
 Two links of the Tensor's class chain (see ``_tensor_base.pyx``): ``TensorBase`` <-
 ``OpTableMethods`` <- ``ElementwiseMethods`` <- ``ReductionMethods`` <- ``ShapeMethods``
-<- ``CompositeMethods`` <- ``Tensor``.  ``OpTableMethods`` holds the methods the op table declares (``mul``,
-``exp_``, ``atan2`` ...), written at build time into ``_op_methods.pxi``, which this module
-includes (Note [Generated from the op table] in ``_op_table.py``), with a C global per op
-(``OP_MUL``).  ``ElementwiseMethods`` holds what is written by hand: the operators
-(``a * b``, C slots of the type) and the methods with arguments of their own (``div``'s
-``rounding_mode``, ``clamp``, ``where``, the fills and random draws).  Every method calls
-one op through the dispatch point, so that every layer (autograd, profiler, vmap) sees it.
-Binary ops broadcast their operands and take torch's result dtype; in-place forms
-(``add_``) write into ``self``, bump its version and return it.
+<- ``CompositeMethods`` <- ``Tensor``. ``OpTableMethods`` holds the methods the op table
+declares (``mul``, ``exp_``, ``atan2`` ...), written at build time into
+``_op_methods.pxi``, which this module includes (Note [Generated from the op table] in
+``_op_table.py``), with a C global per op (``OP_MUL``). ``ElementwiseMethods`` holds what
+is written by hand: the operators (``a * b``, C slots of the type) and the methods with
+arguments of their own (``div``'s ``rounding_mode``, ``clamp``, ``where``, the fills and
+random draws). Every method calls one op through the dispatch point, so that every layer
+(autograd, profiler, vmap) sees it. Binary ops broadcast their operands and take torch's
+result dtype; in-place forms (``add_``) write into ``self``, bump its version and return
+it.
 
 The examples assume ``import gradstack_tensor as gt``.
 """
