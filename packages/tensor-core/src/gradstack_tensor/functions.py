@@ -23,7 +23,7 @@ from ._tensor import Tensor, _data, _wrap
 # Ops of one tensor argument: name -> one-line description.
 _UNARY = {
     "neg": "-input",
-    "abs": "|input|",
+    "abs": "absolute value",
     "sign": "the sign (-1, 0, 1) of each element",
     "sgn": "the sign (-1, 0, 1) of each element (sign's values; an efficient-zero gradient)",
     "relu": "max(input, 0)",
@@ -619,7 +619,7 @@ def mvlgamma(input, p):
 
     >>> import gradstack_tensor as gt
     >>> round(gt.mvlgamma(gt.tensor([2.5], dtype=gt.float64), 2).item(), 6)
-    1.447045
+    0.857048
     """
     import math
 

@@ -901,7 +901,7 @@ def index_put_(input, indices, values, accumulate: bool = False) -> Tensor:
     ``accumulate``); ``indices`` is a tuple of index tensors (int or bool), ``values`` of
     ``input``'s dtype broadcasts to the indexed shape.  Returns ``input``.
 
-    Note [index_put_ writes through an in-place op]
+    Note [``index_put_`` writes through an in-place op]
     Without ``accumulate`` it is ``Tensor.__setitem__`` (the ``setitem_`` op); with it,
     ``input.copy_(...)`` of an ``index_add`` into the flattened input.  Both are recorded
     in-place ops, so autograd sees the write (version counter, leaf checks, the gradient
