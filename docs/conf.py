@@ -61,7 +61,9 @@ extensions = [
     "myst_parser",
     "sphinx_gallery.gen_gallery",
     "gradstack_api",
+    "gradstack_mathml",
 ]
+html_math_renderer = "mathml"  # Note [Math without MathJax] in _ext/gradstack_mathml.py
 
 # Note [The repository is the source folder]
 root_doc = "docs/index"
@@ -127,6 +129,8 @@ sphinx_gallery_conf = {
     "examples_dirs": [str(_TUTORIAL_SRC.relative_to(ROOT))],
     "gallery_dirs": ["docs/tutorial"],
     "filename_pattern": r".*\.py$",  # run every script (the default runs plot_*.py only)
+    # run it on every build, not only when its source changed: its output is gradstack's
+    "run_stale_examples": True,
     "download_all_examples": False,
     "remove_config_comments": True,
     "plot_gallery": "True",

@@ -44,8 +44,9 @@ Docstrings name objects as their own module sees them: ``:func:`gradstack_tensor
 method.  Sphinx finds only the names that have an entry, so a reference Sphinx did not find
 is looked up as Python would look it up (in the entry's context, then in the globals of the
 module that defines the documented object), and linked to the one entry of the object it
-names (Note [One entry per object]).  What still resolves to nothing is a broken reference,
-and fails the build.
+names (Note [One entry per object]).  An object found that way but exported by no namespace
+(a private helper a docstring points at) is shown as code without a link.  What resolves to
+no object at all is a broken reference, and fails the build.
 
 Note [Values are rows]
 ~~~~~~~~~~~~~~~~~~~~~~
@@ -669,6 +670,10 @@ def resolve_alias(app, env, node, contnode):
             return domain.resolve_xref(
                 env, node["refdoc"], app.builder, "obj", name, node, contnode
             )
+    # an object that exists but is exported by no namespace has no entry on purpose: it is
+    # shown as code, unlinked (a name that exists nowhere still fails the build)
+    if any(chain and chain[-1] is not None for chain in chains):
+        return contnode
     return None
 
 
