@@ -51,7 +51,9 @@ def namespaces(pages):
 def rendered(tmp_path_factory):
     out = tmp_path_factory.mktemp("api")
     api.write(out)
-    return {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in out.rglob("*.rst")}
+    return {
+        p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in out.rglob("*.rst")
+    }
 
 
 def _public_modules():
@@ -70,11 +72,21 @@ def test_every_layer_and_the_facade_have_pages(pages):
     # torch's reference order for the namespaces gradstack has
     expected = [n for n in api.FACADE_ORDER if n in slugs]
     assert slugs[: len(expected)] == expected
-    for torch_area in ["gradstack", "gradstack.Tensor", "gradstack.autograd", "gradstack.nn",
-                       "gradstack.nn.functional", "gradstack.nn.init", "gradstack.optim",
-                       "gradstack.func", "gradstack.linalg", "gradstack.special",
-                       "gradstack.distributions", "gradstack.utils.data",
-                       "gradstack.distributed"]:
+    for torch_area in [
+        "gradstack",
+        "gradstack.Tensor",
+        "gradstack.autograd",
+        "gradstack.nn",
+        "gradstack.nn.functional",
+        "gradstack.nn.init",
+        "gradstack.optim",
+        "gradstack.func",
+        "gradstack.linalg",
+        "gradstack.special",
+        "gradstack.distributions",
+        "gradstack.utils.data",
+        "gradstack.distributed",
+    ]:
         assert torch_area in slugs, f"{torch_area} has no page of its own"
 
 
@@ -164,8 +176,14 @@ def test_torch_places_come_first():
     assert names[id(gradstack.sin)] == "gradstack.sin"
     assert names[id(gradstack.no_grad)] == "gradstack.no_grad"
     assert names[id(gradstack.nn.Linear)] == "gradstack.nn.Linear"
-    assert names[id(gradstack.autograd.functional.jacobian)] == "gradstack.autograd.functional.jacobian"
-    assert names[id(inspect.getattr_static(gradstack.Tensor, "backward"))] == "gradstack.Tensor.backward"
+    assert (
+        names[id(gradstack.autograd.functional.jacobian)]
+        == "gradstack.autograd.functional.jacobian"
+    )
+    assert (
+        names[id(inspect.getattr_static(gradstack.Tensor, "backward"))]
+        == "gradstack.Tensor.backward"
+    )
     import gradstack_tensor.extension as ext
 
     assert names[id(ext.DispatchLayer)].startswith("gradstack")
@@ -184,9 +202,12 @@ def test_the_pages_show_every_entry(namespaces, rendered):
         for e in ns.entries:
             if e.name not in row_names:
                 missing.append(f"{e.qualname} (no row)")
-            if e.is_full and e.kind not in ("module",) and not (
-                e.kind == "data" and e.name in api._BUILTIN_NAMES
-            ) and not (ns.name != api.TENSOR and e.obj is gradstack.Tensor):
+            if (
+                e.is_full
+                and e.kind not in ("module",)
+                and not (e.kind == "data" and e.name in api._BUILTIN_NAMES)
+                and not (ns.name != api.TENSOR and e.obj is gradstack.Tensor)
+            ):
                 if e.kind == "data":
                     if e.namespace not in modules:
                         missing.append(f"{e.qualname} (no py:data)")
@@ -211,8 +232,9 @@ def test_a_new_public_name_appears(monkeypatch):
         """A function added after the reference was written."""
         return x
 
-    monkeypatch.setattr(special_ns, "brand_new_special_function", brand_new_special_function,
-                        raising=False)
+    monkeypatch.setattr(
+        special_ns, "brand_new_special_function", brand_new_special_function, raising=False
+    )
     monkeypatch.setattr(special_ns, "__all__", [*special_ns.__all__, "brand_new_special_function"])
     facade, _ = api.build()
     page = next(p for p in facade if p.slug == "gradstack.special")

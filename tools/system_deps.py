@@ -56,8 +56,11 @@ def main(argv: list[str]) -> int:
     named = [a for a in argv if not a.startswith("-")]
     unknown = [a for a in named if a not in ON_REQUEST and a not in PROGRAMS]
     if unknown:
-        print(f"system_deps: unknown program(s) {unknown}; known: "
-              f"{sorted(PROGRAMS) + sorted(ON_REQUEST)}", file=sys.stderr)
+        print(
+            f"system_deps: unknown program(s) {unknown}; known: "
+            f"{sorted(PROGRAMS) + sorted(ON_REQUEST)}",
+            file=sys.stderr,
+        )
         return 2
     wanted = {p: (PROGRAMS | ON_REQUEST)[p] for p in named} if named else PROGRAMS
     need = missing(wanted)

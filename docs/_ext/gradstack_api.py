@@ -265,7 +265,9 @@ def namespaces_of(top: str) -> list[Namespace]:
         if ancestors and exports:
             for ancestor in sorted(ancestors, key=len):
                 have = exported_ids[ancestor]
-                if all((id(v) in have) if _shareable(v) else (k in have) for k, v in exports.items()):
+                if all(
+                    (id(v) in have) if _shareable(v) else (k in have) for k, v in exports.items()
+                ):
                     owner = ancestor
                     break
         elif ancestors and not exports:
@@ -327,8 +329,9 @@ def build() -> tuple[list[Page], list[Page]]:
 
     layer_pages = []
     for slug, dist, top, what in LAYERS:
-        layer_pages.append(Page(f"layers/{slug}", f"{slug} ({top}): {what}", namespaces_of(top),
-                                intro=dist))
+        layer_pages.append(
+            Page(f"layers/{slug}", f"{slug} ({top}): {what}", namespaces_of(top), intro=dist)
+        )
 
     canonical: dict[int, str] = {}
     for page in [*facade_pages, *layer_pages]:
@@ -429,8 +432,15 @@ def _underline(text: str, char: str) -> str:
 
 
 def _role(entry: Entry) -> str:
-    return {"module": "mod", "class": "class", "function": "func", "method": "meth",
-            "property": "attr", "attribute": "attr", "data": "data"}[entry.kind]
+    return {
+        "module": "mod",
+        "class": "class",
+        "function": "func",
+        "method": "meth",
+        "property": "attr",
+        "attribute": "attr",
+        "data": "data",
+    }[entry.kind]
 
 
 def _entry_rst(entry: Entry) -> list[str]:
@@ -447,8 +457,14 @@ def _entry_rst(entry: Entry) -> list[str]:
         return [f".. autoattribute:: {q}", ""]
     if entry.name in _BUILTIN_NAMES:
         raise ValueError(f"{q}: a value named as a builtin has no entry (Note [Values ...])")
-    return [f".. py:data:: {entry.name}", f"   :module: {entry.namespace}",
-            "   :no-contents-entry:", "", f"   {_value_text(entry.obj)}.", ""]
+    return [
+        f".. py:data:: {entry.name}",
+        f"   :module: {entry.namespace}",
+        "   :no-contents-entry:",
+        "",
+        f"   {_value_text(entry.obj)}.",
+        "",
+    ]
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -463,7 +479,9 @@ def _value_text(obj: object) -> str:
     return f"``{value}``, a ``{kind}``" if value else f"a ``{kind}``"
 
 
-def render_namespace(ns: Namespace, level: str, canon: dict[int, str], taken: set[str]) -> list[str]:
+def render_namespace(
+    ns: Namespace, level: str, canon: dict[int, str], taken: set[str]
+) -> list[str]:
     out = [f".. _ns-{ns.name}:", "", _underline(ns.name, level)]
     if ns.name == TENSOR:
         out += [f".. autoclass:: {TENSOR}", "   :no-members:", ""]
@@ -486,13 +504,17 @@ def render_namespace(ns: Namespace, level: str, canon: dict[int, str], taken: se
             out += [f"   * - {link}", f"     - {text}"]
         out.append("")
     if ns.subsumed:
-        out.append("Modules whose names are all listed above or in an enclosing namespace: "
-                   + ", ".join(f"``{m}``" for m in ns.subsumed) + ".")
+        out.append(
+            "Modules whose names are all listed above or in an enclosing namespace: "
+            + ", ".join(f"``{m}``" for m in ns.subsumed)
+            + "."
+        )
         out.append("")
         for module in ns.subsumed:  # targets for :mod: links (Note [Which modules ...])
             out += [f".. py:module:: {module}", ""]
     full = [
-        e for e in ns.entries
+        e
+        for e in ns.entries
         if e.is_full and e.kind != "module" and not (e.kind == "data" and e.name in _BUILTIN_NAMES)
     ]
     if ns.name != TENSOR:  # gradstack.Tensor is its own page
@@ -506,9 +528,11 @@ def render_namespace(ns: Namespace, level: str, canon: dict[int, str], taken: se
 def render_page(page: Page, canon: dict[int, str], taken: set[str]) -> str:
     out = [_underline(page.title, "=")]
     if page.intro:
-        out += [f"The distribution ``{page.intro}``; install it alone with "
-                f"``pip install --find-links dist {page.intro}`` (:doc:`/docs/guides/installing`).",
-                ""]
+        out += [
+            f"The distribution ``{page.intro}``; install it alone with "
+            f"``pip install --find-links dist {page.intro}`` (:doc:`/docs/guides/installing`).",
+            "",
+        ]
     for ns in page.namespaces:
         out += render_namespace(ns, "-", canon, taken)
     return "\n".join(out) + "\n"
@@ -538,7 +562,10 @@ def write(outdir: Path) -> list[Path]:
     facade, layers = build()
     canon = canonical_names((facade, layers))
     taken = {
-        e.qualname for p in [*facade, *layers] for ns in p.namespaces for e in ns.entries
+        e.qualname
+        for p in [*facade, *layers]
+        for ns in p.namespaces
+        for e in ns.entries
         if e.is_full and e.kind not in ("module", "data")
     }
     files = {outdir / "index.rst": render_index(facade, layers)}
@@ -639,11 +666,14 @@ def resolve_alias(app, env, node, contnode):
     domain = env.get_domain("py")
     module, cls = node.get("py:module"), node.get("py:class")
     chains = []
-    for path in filter(None, [
-        f"{module}.{cls}.{target}" if module and cls else None,
-        f"{module}.{target}" if module else None,
-        target,
-    ]):
+    for path in filter(
+        None,
+        [
+            f"{module}.{cls}.{target}" if module and cls else None,
+            f"{module}.{target}" if module else None,
+            target,
+        ],
+    ):
         chains.append(_locate(path))
     documented = _documented_object(node)
     if documented is not None:
@@ -662,9 +692,7 @@ def resolve_alias(app, env, node, contnode):
             names += [f"{canon[id(c)]}.{last}" for c in chain[-2].__mro__ if id(c) in canon]
     # the one documented object of that name (a leading dot asks Sphinx for the same)
     objtypes = set(domain.objtypes_for_role(node.get("reftype", "obj")) or [])
-    names += [
-        n for n in _unique_by_last_name(domain, last, objtypes)
-    ]
+    names += [n for n in _unique_by_last_name(domain, last, objtypes)]
     for name in names:
         if name and name in domain.objects:
             return domain.resolve_xref(
@@ -679,8 +707,10 @@ def resolve_alias(app, env, node, contnode):
 
 def _unique_by_last_name(domain, last: str, objtypes: set[str]) -> list[str]:
     found = [
-        name for name, entry in domain.objects.items()
-        if (name == last or name.endswith("." + last)) and entry.objtype in objtypes
+        name
+        for name, entry in domain.objects.items()
+        if (name == last or name.endswith("." + last))
+        and entry.objtype in objtypes
         and not entry.aliased
     ]
     return found if len(found) == 1 else []
@@ -697,6 +727,7 @@ def setup(app):  # the Sphinx extension: generate before Sphinx reads the source
 
     # Note [Attribute docstrings are prose]
     napoleon_docstring.NumpyDocstring._parse_attribute_docstring = _prose_attribute_docstring
+
     def generate(app):
         write(Path(app.confdir) / "api")
         app.env._gradstack_canonical = canonical_names()

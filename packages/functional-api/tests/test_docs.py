@@ -1,5 +1,5 @@
-"""The examples in the docstrings of every module of gradstack_functional run and print what they say
-(the API reference shows them: docs/_ext/gradstack_api.py).
+"""The examples in the docstrings of every module of gradstack_functional run and print
+what they say (the API reference shows them: docs/_ext/gradstack_api.py).
 
 Note [Examples run as a reader runs them]
 A reader runs an example in a session of their own: the names the module defines or
@@ -20,7 +20,10 @@ import pytest
 
 MODULES = sorted(
     {"gradstack_functional"}
-    | {m.name for m in pkgutil.walk_packages(gradstack_functional.__path__, "gradstack_functional.")}
+    | {
+        m.name
+        for m in pkgutil.walk_packages(gradstack_functional.__path__, "gradstack_functional.")
+    }
 )
 
 
