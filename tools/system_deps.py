@@ -8,6 +8,10 @@ tests that render a picture fail with the same advice.
 
     python tools/system_deps.py            # install what is missing (as root), else advise
     python tools/system_deps.py --check    # only report; exit 1 when something is missing
+    python tools/system_deps.py chromium   # the programs named (the docs site's browser test)
+
+Programs installed only when named: ``chromium`` (Debian's Chromium, which the docs site's
+browser test drives through Playwright: ``hatch run docs:site-test``).
 """
 
 from __future__ import annotations
@@ -21,10 +25,15 @@ import sys
 PROGRAMS = {
     "dot": ("graphviz", "apt-get install graphviz  (macOS: brew install graphviz)"),
 }
+# program -> (Debian package, advice), installed when named on the command line
+ON_REQUEST = {
+    "chromium": ("chromium", "apt-get install chromium"),
+}
 
 
-def missing() -> dict[str, tuple[str, str]]:
-    return {prog: pkg for prog, pkg in PROGRAMS.items() if shutil.which(prog) is None}
+def missing(programs: dict[str, tuple[str, str]] | None = None) -> dict[str, tuple[str, str]]:
+    programs = PROGRAMS if programs is None else programs
+    return {prog: pkg for prog, pkg in programs.items() if shutil.which(prog) is None}
 
 
 def apt_install(packages: list[str]) -> bool:
@@ -44,7 +53,17 @@ def apt_install(packages: list[str]) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    need = missing()
+    named = [a for a in argv if not a.startswith("-")]
+    unknown = [a for a in named if a not in ON_REQUEST and a not in PROGRAMS]
+    if unknown:
+        print(
+            f"system_deps: unknown program(s) {unknown}; known: "
+            f"{sorted(PROGRAMS) + sorted(ON_REQUEST)}",
+            file=sys.stderr,
+        )
+        return 2
+    wanted = {p: (PROGRAMS | ON_REQUEST)[p] for p in named} if named else PROGRAMS
+    need = missing(wanted)
     if not need:
         return 0
     can_install = (
@@ -54,13 +73,15 @@ def main(argv: list[str]) -> int:
         and os.geteuid() == 0
     )
     if can_install and apt_install(sorted({pkg for pkg, _ in need.values()})):
-        need = missing()
+        installed = sorted(need)
+        need = missing(wanted)
         if not need:
-            print(f"system_deps: installed {', '.join(PROGRAMS)}")
+            print(f"system_deps: installed {', '.join(installed)}")
             return 0
     for prog, (_, advice) in need.items():
         print(f"system_deps: `{prog}` is missing; install it: {advice}", file=sys.stderr)
-    return 1 if "--check" in argv else 0  # the tests that need it fail and say why
+    # the tests that need it fail and say why; a program asked for by name must be there
+    return 1 if "--check" in argv or named else 0
 
 
 if __name__ == "__main__":

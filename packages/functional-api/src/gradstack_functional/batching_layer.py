@@ -229,7 +229,7 @@ class FactoryBatcher:
     Examples
     --------
     >>> import gradstack_tensor as gt
-    >>> from gradstack_functional import vmap
+    >>> from gradstack_functional.func import vmap
     >>> _ = gt.manual_seed(0)
     >>> vmap(lambda x: x + gt.randn(2), randomness="different")(gt.zeros(3, 2)).shape
     gradstack.Size([3, 2])

@@ -51,7 +51,7 @@ Examples
 >>> import gradstack_tensor as gt
 >>> _ = gt.manual_seed(0)
 >>> gt.empty(3).bernoulli_(0.5).tolist()
-[1.0, 0.0, 1.0]
+[0.0, 0.0, 1.0]
 """
 
 from __future__ import annotations

@@ -516,7 +516,7 @@ def mvlgamma(input, p):
 
     >>> import gradstack_tensor as gt
     >>> round(gt.mvlgamma(gt.tensor([2.5], dtype=gt.float64), 2).item(), 6)
-    1.447045
+    0.857048
     """
     import math
 

@@ -1,7 +1,7 @@
 """torch's indexed writes: ``index_put``, ``index_put_``, ``masked_scatter`` and the method
 ``Tensor.masked_scatter_``, written with ``setitem``, ``index_add``, ``index_select`` and
 ``where``, so that autograd sees the write and the gradient reaches the values written
-(Note [index_put_ writes through an in-place op], Note [masked_scatter reads source by a
+(Note [``index_put_`` writes through an in-place op], Note [masked_scatter reads source by a
 running count]).
 
 ``masked_scatter_`` is not in ``__all__`` (torch has no ``torch.masked_scatter_``): the
@@ -102,7 +102,7 @@ def index_put_(input, indices, values, accumulate: bool = False) -> Tensor:
     ``accumulate``); ``indices`` is a tuple of index tensors (int or bool), ``values`` of
     ``input``'s dtype broadcasts to the indexed shape.  Returns ``input``.
 
-    Note [index_put_ writes through an in-place op]
+    Note [``index_put_`` writes through an in-place op]
     Without ``accumulate`` it is ``Tensor.__setitem__`` (the ``setitem_`` op); with it,
     ``input.copy_(...)`` of an ``index_add`` into the flattened input.  Both are recorded
     in-place ops, so autograd sees the write (version counter, leaf checks, the gradient

@@ -10,7 +10,8 @@ Each op has one block, in the module of its family:
 - ``views``: getitem, view/reshape, transpose, permute, expand, narrow, split, cat, stack,
   gather, index_select, sort/topk ...;
 - ``indexed_writes``: scatter, scatter_add, index_add, index_copy, index_fill;
-- ``inplace``: in-place ops without an out-of-place twin (zero_, fill_, copy_, setitem_ ...);
+- ``inplace``: in-place ops without an out-of-place twin (``zero_``, ``fill_``, ``copy_``,
+  ``setitem_`` ...);
 - ``nondifferentiable``: comparisons, logical and bitwise ops, argmax, detach;
 - ``nn``: losses, normalisation, embedding, activations;
 - ``random_ops``: bernoulli, normal, multinomial, the in-place fills;

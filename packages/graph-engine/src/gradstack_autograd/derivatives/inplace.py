@@ -1,4 +1,5 @@
-"""In-place ops without an out-of-place twin: zero_, fill_, copy_, setitem_, masked_fill_ ..."""
+"""In-place ops without an out-of-place twin: ``zero_``, ``fill_``, ``copy_``, ``setitem_``,
+``masked_fill_`` ..."""
 
 from __future__ import annotations
 

@@ -1,0 +1,34 @@
+"""The examples of the site's guides (docs/**/*.md) run and print what they show.
+
+A guide's examples are ``pycon`` blocks (``>>>`` lines and their output) in Markdown; the
+fences are blanked before doctest reads the file (the line numbers stay), so that a closing
+fence is not taken for expected output.
+"""
+
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+PAGES = sorted(p for p in DOCS.rglob("*.md") if ">>> " in p.read_text(encoding="utf-8"))
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+def test_the_guides_have_examples():
+    names = {p.relative_to(DOCS).as_posix() for p in PAGES}
+    assert {"guides/coming-from-pytorch.md", "guides/extending.md", "guides/installing.md"} <= names
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
+def test_guide_examples(page):
+    text = re.sub(r"^\s*(```|~~~).*$", "", page.read_text(encoding="utf-8"), flags=re.M)
+    test = doctest.DocTestParser().get_doctest(text, {}, page.name, str(page), 0)
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 0
+    assert result.failed == 0, f"{page.name}: {result.failed} example(s) failed (see above)"
