@@ -422,6 +422,7 @@ def _short_plan_size():
     return _SHORT_PLAN
 
 
+@pytest.mark.slow  # a slow corpus: left out by `hatch run test-quick`
 @pytest.mark.parametrize("batch", range(N_BATCHES))
 def test_no_call_crashes(batch):
     """A slice of the bounded plan: any crash or hang fails, naming the calls."""

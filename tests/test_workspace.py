@@ -5,6 +5,7 @@ tooling's guards (stale extensions, skips that would hide a missing dependency).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -261,11 +262,23 @@ def test_skips_that_hide_a_missing_dependency_fail(skip_tests):
 def test_ci_runs_the_readme_commands():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    assert 'python -m pip install "hatch>=1.16" && hatch run test' in readme
-    assert 'python -m pip install "hatch>=1.16" && hatch run examples:all' in readme
+    # the README's two commands, after installing hatch once
+    assert '\npython -m pip install "hatch>=1.16"' in readme
+    assert "\nhatch run examples:all " in readme and "\nhatch run test " in readme
+    assert '\nstep python -m pip install --quiet "hatch>=1.16"' in ci
     for command in ("hatch run test", "hatch run lint", "hatch run dist", "hatch run wheel-tests"):
         assert f"\n{command}" in ci.replace("step ", ""), command
         assert command in readme, command
+
+
+def test_the_test_command_runs_every_test_on_every_core():
+    """Note [The test command's speed]: `test` is pytest on every core without a marker
+    filter (every test); `test-quick` leaves out only the tests marked slow."""
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["envs"]
+    scripts = scripts["default"]["scripts"]
+    test = scripts["test"][-1]
+    assert test.startswith("pytest -n auto --dist loadgroup") and " -m " not in test
+    assert scripts["test-quick"][-1] == test.replace("{args}", "-m 'not slow' {args}")
 
 
 def test_typed_packages_are_marked():
@@ -317,3 +330,25 @@ def test_compiled_extension_cache_serves_a_second_clone(tmp_path, monkeypatch):
 
     build(tmp_path / "clone3", body.replace("a + b", "a * b"))
     assert "1 to compile" in logs[2][0], logs[2]
+
+
+def _pins(requirements: list[str]) -> dict[str, str]:
+    pins = {}
+    for req in requirements:
+        name, sep, version = req.partition("==")
+        if sep:
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def test_every_compiling_environment_pins_the_same_cython_and_numpy():
+    """Note [One pin for the extension cache] (pyproject.toml): the hatch environments that
+    compile and asv's matrix generate the same C, so each finds what another compiled."""
+    envs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["envs"]
+    text = (ROOT / "asv.conf.json").read_text()
+    asv = json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.M))["matrix"]["req"]
+    want = {name: versions[0] for name, versions in asv.items() if name in ("cython", "numpy")}
+    assert set(want) == {"cython", "numpy"}, asv
+    for env in ("default", "examples"):
+        pins = _pins(envs[env]["dependencies"])
+        assert {name: pins.get(name) for name in want} == want, env

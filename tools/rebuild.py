@@ -80,6 +80,8 @@ def main(argv: list[str]) -> int:
 
     for path in cython_packages():
         remove_orphans(path, log)
+    modules = sum(len(pkg.pyx_files) for pkg in packages)
+    log(f"checking {modules} Cython modules of {len(packages)} packages for changes ...")
     try:
         hook.build(packages, log=log)
     except Exception as exc:  # a Cython or C compiler error: its output is above
