@@ -277,7 +277,7 @@ def test_the_test_command_runs_every_test_on_every_core():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["envs"]
     scripts = scripts["default"]["scripts"]
     test = scripts["test"][-1]
-    assert test.startswith("pytest -n auto --dist loadgroup") and " -m " not in test
+    assert test.startswith("pytest -n auto --dist loadscope") and " -m " not in test
     assert scripts["test-quick"][-1] == test.replace("{args}", "-m 'not slow' {args}")
 
 

@@ -36,9 +36,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-# a slow corpus (left out by `hatch run test-quick`); one xdist worker computes the
-# summary once for all the tests of this module
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("fuzz_programs")]
+# a slow corpus (left out by `hatch run test-quick`); `hatch run test` runs a module's tests
+# in one pytest-xdist worker (--dist loadscope), so the summary is computed once
+pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261201
