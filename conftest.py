@@ -172,8 +172,6 @@ def pytest_runtest_makereport(item, call):
     if verdict is not None:
         report.outcome = "failed"
         report.longrepr = verdict
-    elif _TORCH_MISSING.search(message):
-        _oracle_skips.append(item.nodeid)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -187,8 +185,32 @@ def pytest_make_collect_report(collector):
     if verdict is not None:
         report.outcome = "failed"
         report.longrepr = f"{collector.nodeid}: {verdict}"
-    elif _TORCH_MISSING.search(message):
-        _oracle_skips.append(collector.nodeid)
+
+
+def _count_oracle_skip(report) -> None:
+    """Counted where the reports arrive (the controlling process under pytest-xdist)."""
+    if report.skipped and isinstance(report.longrepr, tuple):
+        if _TORCH_MISSING.search(str(report.longrepr[2])):
+            _oracle_skips.append(report.nodeid)
+
+
+def pytest_runtest_logreport(report):
+    _count_oracle_skip(report)
+
+
+def pytest_collectreport(report):
+    _count_oracle_skip(report)
+
+
+# --------------------------------------------------------------------------- order
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The tests marked ``slow`` (the oracle corpora, minutes each) run first, so that under
+    pytest-xdist the cores share the short tests at the end instead of one core finishing
+    the longest alone (Note [The test command's speed] in pyproject.toml).  A stable sort:
+    every worker collects the same order, as pytest-xdist requires."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def pytest_sessionstart(session):

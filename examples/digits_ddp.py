@@ -84,6 +84,7 @@ def main(argv=None) -> int:
     model = DDP(make_model())  # rank 0's initial weights on every rank
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=True)
     n = len(x_train)
+    say(f"training {args.epochs} epochs, global batches of {args.batch_size} over {world} ranks")
     start = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
         order = torch.randperm(n)  # the same order on every rank

@@ -90,6 +90,8 @@ def test_benchmark_graph_draws_a_plot(shots):
     checks = shots["graph"].checks
     assert checks["drawn_canvases"] >= 1, checks
     assert checks["tick_labels"] >= 4, checks  # flot labels its axes once data is drawn
+    # each measured commit by its short hash (tools/asv_offline.py)
+    assert checks["commit_labels"] >= 2, checks
 
 
 @pytest.mark.parametrize("page", ["grid", "graph"])

@@ -7,13 +7,19 @@ commits that already have results for it unless ``--rerun`` is given::
     hatch run asv:history                  # the last 12 commits that changed packages/
     hatch run asv:history -n 20 --rerun    # more commits, measuring again
     hatch run asv:history -- --quick       # options it does not know go to `asv run`
+
+While asv runs, the lines of each commit's build are printed as they come (asv itself
+shows a build's output only when it fails: Note [asv builds say what they build] in
+tools/asv_build.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +34,25 @@ def commits(count: int, path: str, rev: str) -> list[str]:
         text=True,
     ).stdout.split()
     return out[::-1]  # oldest first
+
+
+def follow(path: Path, stop: threading.Event) -> None:
+    """Print the lines appended to ``path`` until ``stop`` is set (and then the rest)."""
+    offset = 0
+    while True:
+        done = stop.wait(0.5)
+        if path.is_file():
+            with open(path, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                lines = data[:cut].decode("utf-8", errors="replace").splitlines()
+                sys.stdout.write("".join(f"  {line}\n" for line in lines))
+                sys.stdout.flush()
+                offset += cut
+        if done:
+            return
 
 
 def main(argv: list[str]) -> int:
@@ -58,7 +83,17 @@ def main(argv: list[str]) -> int:
     if not args.rerun:
         cmd.append("--skip-existing-commits")
     print("asv_history:", " ".join(cmd + extra), flush=True)
-    return subprocess.run(cmd + extra, cwd=ROOT).returncode
+    log = ROOT / ".asv" / "build.log"  # Note [asv builds say what they build]
+    log.write_text("")
+    stop = threading.Event()
+    tail = threading.Thread(target=follow, args=(log, stop), daemon=True)
+    tail.start()
+    try:
+        env = dict(os.environ, GRADSTACK_ASV_LOG=str(log))
+        return subprocess.run(cmd + extra, cwd=ROOT, env=env).returncode
+    finally:
+        stop.set()
+        tail.join()
 
 
 if __name__ == "__main__":

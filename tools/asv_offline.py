@@ -12,7 +12,16 @@ asv:publish`` does both):
    where the stylesheet looks for them);
 3. points ``index.html`` at the local copies and drops the ``integrity`` attributes: the
    npm files are the unminified or a neighbouring release of what the CDN serves, so the
-   hashes cannot match and the browser would refuse them.
+   hashes cannot match and the browser would refuse them;
+4. labels the commits on the graph page (Note [Commit labels on the graph page]).
+
+Note [Commit labels on the graph page]
+On a benchmark's graph, asv 0.6.6 spaces the points by revision number along an x axis it
+titles "commits" and blanks every tick label (its ``graphdisplay.js`` sets a formatter that
+returns ""), so a reader cannot tell which point is which commit without hovering.  The
+published ``graphdisplay.js`` is patched to put a tick at each measured commit, labelled
+with its short hash (every k-th one when there are more than ten, the newest always), and to
+title the axis "commit".  The date scale and the parameter axes are left as asv draws them.
 
 It fails loudly if any ``<script src>`` or ``<link href>`` still points outside the site.
 
@@ -91,6 +100,35 @@ ASSETS = {
 # extra files taken from a tarball: (npm spec, member prefix, destination folder in the site)
 FONTS = ("bootstrap@3.1.1", "package/dist/fonts/", "fonts")
 
+# Note [Commit labels on the graph page]
+GRAPH_JS = "graphdisplay.js"
+BLANK_TICKS = 'options.xaxis.tickFormatter = function (v, axis) { return ""; };'
+COMMIT_TICKS = """options.xaxis.tickFormatter = null;
+                options.xaxis.ticks = gradstack_commit_ticks;  /* tools/asv_offline.py */
+                options.xaxis.axisLabel = 'commit';"""
+TICKS_FUNCTION = """    /* gradstack (tools/asv_offline.py, Note [Commit labels on the graph page]):
+       a tick at each measured commit, labelled with its short hash, at most about ten */
+    function gradstack_commit_ticks(axis) {
+        var revs = [];
+        $.each(graphs, function(i, graph) {
+            $.each(graph.data, function(j, point) {
+                if (revs.indexOf(point[0]) === -1 && point[0] >= axis.min && point[0] <= axis.max) {
+                    revs.push(point[0]);
+                }
+            });
+        });
+        revs.sort(function(a, b) { return a - b; });
+        var step = Math.max(1, Math.ceil(revs.length / 10));
+        var ticks = [];
+        for (var i = revs.length - 1; i >= 0; i -= step) {
+            var hash = $.asv.get_commit_hash(revs[i]);
+            ticks.push([revs[i], hash ? hash.substring(0, 8) : "r" + revs[i]]);
+        }
+        return ticks;
+    }
+
+    function handle_x_scale(options) {"""
+
 EXTERNAL_ASSET = re.compile(r'<(?:script|link)\b[^>]*\b(?:src|href)="(https?://[^"]+)"')
 
 
@@ -163,7 +201,23 @@ def make_offline(html_dir: Path) -> list[str]:
     left = EXTERNAL_ASSET.findall(text)
     if left:
         sys.exit(f"asv_offline: external assets remain in {index} (add them to ASSETS): {left}")
+    label_commits(html_dir)
     return rewritten
+
+
+def label_commits(html_dir: Path) -> bool:
+    """Patch the published graph page to label commits (Note [Commit labels on the graph
+    page]); False when it was patched already."""
+    path = html_dir / GRAPH_JS
+    text = path.read_text(encoding="utf-8")
+    if "gradstack_commit_ticks" in text:
+        return False
+    anchor = "    function handle_x_scale(options) {"
+    if BLANK_TICKS not in text or anchor not in text:
+        sys.exit(f"asv_offline: {path} is not asv 0.6.6's: update Note [Commit labels ...]")
+    text = text.replace(BLANK_TICKS, COMMIT_TICKS).replace(anchor, TICKS_FUNCTION)
+    path.write_text(text, encoding="utf-8")
+    return True
 
 
 def main(argv: list[str]) -> int:

@@ -252,6 +252,9 @@ def dom_checks(dom: str) -> dict:
         "error_page": ERROR_PAGE_TEXT in dom,
         "flot_canvases": len(re.findall(r'<canvas[^>]*class="[^"]*flot-base', dom)),
         "tick_labels": len(re.findall(r'class="[^"]*tick-label', dom)),
+        # x-axis labels that are short commit hashes (Note [Commit labels on the graph
+        # page] in tools/asv_offline.py)
+        "commit_labels": len(re.findall(r'tick-label[^"]*"[^>]*>[0-9a-f]{8}<', dom)),
         "chars": len(dom),
     }
 
@@ -306,6 +309,8 @@ def take(
                 )
             if name == "graph" and shot.checks["tick_labels"] < 4:
                 shot.problems.append("the graph has no axis tick labels")
+            if name == "graph" and shot.checks["commit_labels"] < 2:
+                shot.problems.append("the graph's commits are not labelled")
             if needs_plots and shot.checks["plot_coloured_pixels"] < MIN_SERIES_PIXELS:
                 shot.problems.append("the plots are empty: no data series was drawn")
             # (the regressions page is legitimately almost empty when nothing regressed)

@@ -30,6 +30,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOK = ROOT / "packages" / "tensor-core" / "hatch_build.py"
+# Note [rebuild is never silent for long]
+# Generating the C of every module of a fresh clone (a minute and more on a loaded machine)
+# and compiling a large extension (_tensor.c: minutes) print nothing of their own, so a
+# heartbeat says what is still in progress after HEARTBEAT seconds without a line.
+HEARTBEAT = 8.0
+
 # bottom layer first: a package's cimported .pxd files are cythonized before its users
 LAYERS = ["tensor-core", "graph-engine", "functional-api", "profiler", "nn-mini", "distributed"]
 
@@ -70,21 +76,43 @@ def main(argv: list[str]) -> int:
         for path in cython_packages()
     ]
     start = time.perf_counter()
-
     lock = threading.Lock()
+    state = {"last": time.monotonic(), "compiling": {}}  # module -> when its compile began
 
     def log(line: str) -> None:  # compiles report from several threads: one write per line
         with lock:
             sys.stdout.write(f"rebuild: {line}\n")
             sys.stdout.flush()
+            state["last"] = time.monotonic()
+            if line.endswith(": compiling ..."):
+                state["compiling"][line.split("] ")[-1].split(":")[0]] = time.monotonic()
+            elif ": done in " in line:
+                state["compiling"].pop(line.split("] ")[-1].split(":")[0], None)
+
+    def heartbeat(stop: threading.Event) -> None:
+        """Note [rebuild is never silent for long]"""
+        while not stop.wait(1.0):
+            if time.monotonic() - state["last"] < HEARTBEAT:
+                continue
+            now = time.monotonic()
+            busy = ", ".join(f"{m} ({now - t:.0f} s)" for m, t in state["compiling"].items())
+            log(f"still compiling {busy}" if busy else "still generating C with Cython ...")
 
     for path in cython_packages():
         remove_orphans(path, log)
+    modules = sum(len(pkg.pyx_files) for pkg in packages)
+    log(f"checking {modules} Cython modules of {len(packages)} packages for changes ...")
+    stop = threading.Event()
+    beat = threading.Thread(target=heartbeat, args=(stop,), daemon=True)
+    beat.start()
     try:
         hook.build(packages, log=log)
     except Exception as exc:  # a Cython or C compiler error: its output is above
         print(f"rebuild: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        stop.set()
+        beat.join()
     log(f"extensions up to date ({time.perf_counter() - start:.1f} s)")
     return 0
 

@@ -1,10 +1,12 @@
-"""Make sure the system programs the tests use are installed (``hatch run test`` runs this).
+"""Make sure the system programs the tests and examples use are installed (``hatch run
+test``, ``test-quick`` and ``examples:all`` run this first).
 
 Today that is Graphviz's ``dot``, which renders the pictures of backward graphs
 (``gradstack.autograd.graph.make_dot``; the Python package ``graphviz`` only writes the DOT
 text).  When ``dot`` is missing and this runs as root on Debian (CI, these machines), it is
-installed with ``apt-get``, quietly; otherwise this says which command installs it, and the
-tests that render a picture fail with the same advice.
+installed with ``apt-get``, quietly, saying so first; otherwise this says which command
+installs it, and the tests that render a picture fail with the same advice (the tutorial
+example prints it and draws no picture).
 
     python tools/system_deps.py            # install what is missing (as root), else advise
     python tools/system_deps.py --check    # only report; exit 1 when something is missing

@@ -39,8 +39,11 @@ compiles exactly what another checkout on the same machine compiled already.  So
 compiled extension is also kept in ``~/.cache/gradstack/extensions`` (``$XDG_CACHE_HOME``
 is honoured; ``GRADSTACK_BUILD_CACHE=DIR`` moves it, ``=off`` turns it off), under a key
 made of everything the binary depends on: the generated C (which holds every ``.pyx``,
-``.pxi`` and cimported ``.pxd`` it was made from; it names no checkout-specific path), the
-compiler and its flags, numpy's version (its headers), Python's ABI and ``CACHE_FORMAT``.  An
+``.pxi`` and cimported ``.pxd`` it was made from; it names no checkout-specific path once
+its "Cython Metadata" comment is left out: that comment lists the absolute paths of
+numpy's headers, which differ between environments, a hatch env and an asv env, for the
+same code), the compiler and its flags, numpy's version (its headers), Python's ABI and
+``CACHE_FORMAT``.  An
 out-of-date extension whose key is cached is copied instead of compiled.  The newest 64
 entries are kept.
 
@@ -87,6 +90,7 @@ import functools
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -110,7 +114,9 @@ CACHE_VARIABLE = "GRADSTACK_BUILD_CACHE"
 CACHE_ENTRIES = 64
 # part of every cache key: bump it when this file changes how a binary is made in a way the
 # key does not already hold (the C, flags, macros, numpy, compiler and ABI are in it)
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the key leaves out the C's "Cython Metadata" comment
+# the comment at the top of a generated C file that lists its sources and include paths
+CYTHON_METADATA = re.compile(rb"/\* BEGIN: Cython Metadata\n.*?\nEND: Cython Metadata \*/\n", re.S)
 HOOK_TABLE = ("tool", "hatch", "build", "targets", "wheel", "hooks", "custom")
 # Note [An instance dict is made on first use]: what Cython's tp_new says, and what it
 # becomes
@@ -329,7 +335,7 @@ class CythonPackage:
 
         key = hashlib.sha256()
         for source in ext.sources:
-            key.update(Path(source).read_bytes())
+            key.update(CYTHON_METADATA.sub(b"", Path(source).read_bytes(), count=1))
         settings = (
             CACHE_FORMAT,
             ext.name,

@@ -62,12 +62,16 @@ def main(argv=None) -> int:
     w.add_argument("seed", type=int)
     w.add_argument("start", type=int)
     w.add_argument("stop", type=int)
+    mode = w.add_mutually_exclusive_group()
+    mode.add_argument("--oracle", action="store_true", help="torch's side from the record")
+    mode.add_argument("--record", action="store_true", help="run torch's side only, print it")
     args = parser.parse_args(argv)
     load_gsfuzz()
     from gsfuzz import runner
 
     if args.cmd == "worker":
-        runner.worker(args.seed, args.start, args.stop)
+        mode = "oracle" if args.oracle else "record" if args.record else "live"
+        runner.worker(args.seed, args.start, args.stop, mode)
         return 0
     if args.cmd in ("show", "shrink"):
         from gsfuzz.generate import generate

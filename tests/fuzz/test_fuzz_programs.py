@@ -2,7 +2,11 @@
 
 ``N_PROGRAMS`` programs of seed ``SEED`` (fixed: a failure here reproduces with
 ``hatch run fuzz shrink 20261201 <index>``) run in two child processes, so a segfault is
-counted as a crash instead of ending pytest.  Each category of the issue's closing note has
+counted as a crash instead of ending pytest.  torch's side of each program (the program
+itself, which the generator builds by running torch, and torch's events) comes from
+``oracle/seed-20261201.json.gz``, recorded once per torch version by ``hatch run
+record-oracle fuzz`` (Note [Recorded fuzz oracle] in gsfuzz/oracle.py); a stale record
+fails and names that command.  Each category of the issue's closing note has
 its own test, which lists the failing programs with their verdicts and the command giving a
 minimal repro.  The long run is ``hatch run fuzz`` (50,000 programs).
 
@@ -32,6 +36,10 @@ import pytest
 
 pytest.importorskip("torch")
 
+# a slow corpus (left out by `hatch run test-quick`); `hatch run test` runs a module's tests
+# in one pytest-xdist worker (--dist loadscope), so the summary is computed once
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 SEED = 20261201
 N_PROGRAMS = 2000
@@ -47,9 +55,14 @@ def _load():
 @pytest.fixture(scope="module")
 def summary():
     _load()
-    from gsfuzz import runner
+    from gsfuzz import oracle, runner
 
-    return runner.run(SEED, N_PROGRAMS, jobs=2, chunk=150, timeout=120.0)
+    if not oracle.LIVE:
+        try:
+            oracle.load(SEED, N_PROGRAMS)
+        except oracle.StaleRecord as exc:
+            pytest.fail(str(exc))
+    return runner.run(SEED, N_PROGRAMS, jobs=2, chunk=150, timeout=120.0, oracle=not oracle.LIVE)
 
 
 def _report(summary, category, limit=15):

@@ -1,23 +1,27 @@
 """Programs people wrote for PyTorch, run unchanged but for their import lines.
 
 Each file of ``programs/`` is a torch program as its authors wrote it (its header names
-the repository, path, commit and license).  The test runs it twice in subprocesses, under
-torch 2.13 and with its import lines changed to gradstack (run_program.py, Note [Only the
-import lines change]), after the same seeds, and compares what they print: the text with
-its numbers taken out must be the same (library names and object addresses normalised),
-and the numbers must agree to the program's tolerance (``# rtol:`` in its header, 1e-5 by
-default: float32 sums over thousands of elements add in another order).  The files a
-header lists (``# data: names.txt``) are copied from ``data/`` into each run's directory.
-A ``# mask: REGEX`` header line replaces what the regex matches, in both outputs, before
-the comparison: for a printed word that differs for a reason the header gives.
+the repository, path, commit and license).  The test runs it with its import lines changed
+to gradstack (run_program.py, Note [Only the import lines change]) in a subprocess, after
+the seeds torch's run had, and compares what it prints with what torch 2.13 printed: the
+text with its numbers taken out must be the same (library names and object addresses
+normalised), and the numbers must agree to the program's tolerance (``# rtol:`` in its
+header, 1e-5 by default: float32 sums over thousands of elements add in another order).
+The files a header lists (``# data: names.txt``) are copied from ``data/`` into each run's
+directory.  A ``# mask: REGEX`` header line replaces what the regex matches, in both
+outputs, before the comparison: for a printed word that differs for a reason the header
+gives.
+
+torch's output comes from ``oracle/<program>.json``, recorded once per torch version by
+``hatch run record-oracle`` (Note [Recorded oracle output] in oracle.py); a stale record
+fails and names that command, and a program whose torch output is not deterministic runs
+torch beside gradstack every time.
 """
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,25 +31,13 @@ import pytest
 pytest.importorskip("torch")
 
 HERE = Path(__file__).resolve().parent
-PROGRAMS = sorted((HERE / "programs").glob("*.py"))
+_spec = importlib.util.spec_from_file_location("real_programs_oracle", HERE / "oracle.py")
+oracle = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = oracle
+_spec.loader.exec_module(oracle)
+
+PROGRAMS = oracle.programs()
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
-
-
-def _run(library: str, program: Path, tmp: Path):
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0")
-    return subprocess.Popen(
-        [sys.executable, str(HERE / "run_program.py"), library, str(program)],
-        cwd=tmp,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _normalise(text: str) -> str:
-    text = re.sub(r"0x[0-9a-f]+", "0x?", text)
-    return text.replace("gradstack", "torch")
 
 
 def _split(text: str):
@@ -53,30 +45,23 @@ def _split(text: str):
     return _NUMBER.sub("#", text), np.array(numbers)
 
 
-def _header(program: Path, key: str, default: str) -> str:
-    m = re.search(rf"^# {key}: (.*)$", program.read_text(), re.M)
-    return m.group(1).strip() if m else default
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.stem for p in PROGRAMS])
 def test_program_prints_torchs_numbers(program, tmp_path):
-    (tmp_path / "torch").mkdir()
-    (tmp_path / "gradstack").mkdir()
-    for data in _header(program, "data", "").split():
-        for lib in ("torch", "gradstack"):
-            shutil.copy(HERE / "data" / data, tmp_path / lib / data)
-    runs = {lib: _run(lib, program, tmp_path / lib) for lib in ("torch", "gradstack")}
-    out = {}
-    for lib, proc in runs.items():
-        stdout, stderr = proc.communicate(timeout=300)
-        assert proc.returncode == 0, f"{lib} failed:\n{stderr[-3000:]}"
-        out[lib] = _normalise(stdout)
-    for pattern in re.findall(r"^# mask: (.*)$", program.read_text(), re.M):
-        out = {lib: re.sub(pattern, "<masked>", text) for lib, text in out.items()}
+    try:
+        rec = None if oracle.LIVE else oracle.load(program)
+    except oracle.StaleRecord as exc:
+        pytest.fail(str(exc))
+    runs = {"gradstack": oracle.start("gradstack", program, tmp_path / "gradstack")}
+    if rec is None or not rec["deterministic"]:  # Note [Recorded oracle output]
+        runs["torch"] = oracle.start("torch", program, tmp_path / "torch")
+    out = {lib: oracle.finish(proc, lib) for lib, proc in runs.items()}
+    out.setdefault("torch", rec and rec["stdout"])
+    out = {lib: oracle.comparable(program, text) for lib, text in out.items()}
     want_text, want = _split(out["torch"])
     got_text, got = _split(out["gradstack"])
     assert got_text == want_text
     assert want.size > 0, "the program printed no numbers"
-    rtol = float(_header(program, "rtol", "1e-5"))
-    atol = float(_header(program, "atol", "1e-6"))
+    rtol = float(oracle.header(program, "rtol", "1e-5"))
+    atol = float(oracle.header(program, "atol", "1e-6"))
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)

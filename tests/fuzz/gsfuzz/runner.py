@@ -6,6 +6,10 @@ reads those lines: when the child dies (a segfault, an abort) or stops printing 
 ``timeout`` seconds, the program it had started is a ``crash`` and a new child carries on
 with the next index.  ``jobs`` children run at once.
 
+With ``oracle=True`` the children take torch's side of each program (the program and
+torch's events) from the recorded file instead of running torch (Note [Recorded fuzz
+oracle] in oracle.py); :func:`record` makes those entries, in children of the same kind.
+
 Examples
 --------
 >>> summary = run(seed=1, count=4, jobs=1)      # doctest: +SKIP
@@ -30,27 +34,39 @@ from pathlib import Path
 
 from .compare import CATEGORIES
 
-__all__ = ["Summary", "run", "run_one", "worker"]
+__all__ = ["Summary", "record", "run", "run_one", "worker"]
 
 SCRIPT = Path(__file__).resolve().parent.parent / "run_fuzz.py"
 
 
-def run_one(seed: int, index: int, mark=None) -> dict:
+def run_one(seed: int, index: int, mark=None, entry: dict | None = None) -> dict:
     """Generate, run and compare program ``(seed, index)``; a JSON-able record.
 
     ``mark()`` is called after torch's part (generation and torch's run) and before
-    gradstack's, so that the parent can tell whose crash killed the child.
+    gradstack's, so that the parent can tell whose crash killed the child.  ``entry``, when
+    given, is torch's part as recorded (Note [Recorded fuzz oracle] in oracle.py).
     """
     import gradstack
-    import torch
 
     from .compare import compare
     from .execute import execute
-    from .generate import generate
 
+    if entry is not None and "oracle_crash" in entry:
+        detail = f"recorded: {entry['oracle_crash']}"
+        return {"i": index, "cat": "oracle_crash", "signature": "oracle_crash", "detail": detail}
     try:
-        program = generate(seed, index)
-        torch_events = execute(torch, program)
+        if entry is not None:
+            from .oracle import decode_event, decode_program
+
+            program = decode_program(seed, index, entry["program"])
+            torch_events = [decode_event(row) for row in entry["events"]]
+        else:
+            import torch
+
+            from .generate import generate
+
+            program = generate(seed, index)
+            torch_events = execute(torch, program)
         if mark:
             mark()
         verdict = compare(execute(gradstack, program), torch_events, program)
@@ -63,8 +79,13 @@ def run_one(seed: int, index: int, mark=None) -> dict:
     return rec
 
 
-def worker(seed: int, start: int, stop: int) -> None:
-    """The child's loop (``run_fuzz.py worker SEED START STOP``)."""
+def worker(seed: int, start: int, stop: int, mode: str = "live") -> None:
+    """The child's loop (``run_fuzz.py worker SEED START STOP [--oracle|--record]``).
+
+    ``mode``: ``"live"`` runs both libraries, ``"oracle"`` takes torch's side from the
+    record (programs recorded ``live`` still run torch), ``"record"`` runs torch's side
+    only and prints its entry.
+    """
     import warnings
 
     warnings.simplefilter("ignore")
@@ -74,10 +95,24 @@ def worker(seed: int, start: int, stop: int) -> None:
         out.write("G\n")
         out.flush()
 
+    entries = {}
+    if mode == "oracle":
+        from .oracle import load
+
+        entries = load(seed, stop)
     for i in range(start, stop):
         out.write(f"S {i}\n")
         out.flush()
-        rec = run_one(seed, i, mark)
+        if mode == "record":
+            from .oracle import torch_side
+
+            try:
+                rec = torch_side(seed, i)
+            except Exception:  # noqa: BLE001 - the harness's own failure is reported
+                rec = {"i": i, "cat": "harness_error", "detail": traceback.format_exc()[-1500:]}
+        else:
+            entry = entries.get(i)
+            rec = run_one(seed, i, mark, None if entry is None or entry.get("live") else entry)
         out.write("R " + json.dumps(rec, default=str) + "\n")
         out.flush()
 
@@ -112,15 +147,16 @@ class Summary:
         return "\n".join(rows)
 
 
-def _chunk(seed: int, start: int, stop: int, timeout: float) -> list[dict]:
+def _chunk(seed: int, start: int, stop: int, timeout: float, mode: str = "live") -> list[dict]:
     """Run indices [start, stop) in children, restarting after a crash."""
     records = []
     i = start
+    flags = [] if mode == "live" else [f"--{mode}"]
     while i < stop:
         env = dict(os.environ)
         env.setdefault("OMP_NUM_THREADS", "1")
         proc = subprocess.Popen(
-            [sys.executable, str(SCRIPT), "worker", str(seed), str(i), str(stop)],
+            [sys.executable, str(SCRIPT), "worker", str(seed), str(i), str(stop), *flags],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -192,17 +228,20 @@ def run(
     chunk: int = 500,
     timeout: float = 120.0,
     progress=None,
+    oracle: bool = False,
 ) -> Summary:
     """Run programs ``start .. start+count-1`` of stream ``seed``.
 
-    ``progress(counts, failures_of_the_chunk)`` is called as each chunk ends.
+    ``progress(counts, failures_of_the_chunk)`` is called as each chunk ends.  With
+    ``oracle``, torch's side comes from the record (:func:`.oracle.load` must accept it).
     """
     t0 = time.monotonic()
     bounds = [(a, min(a + chunk, start + count)) for a in range(start, start + count, chunk)]
     counts = collections.Counter()
     failures = []
+    mode = "oracle" if oracle else "live"
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futs = [pool.submit(_chunk, seed, a, b, timeout) for a, b in bounds]
+        futs = [pool.submit(_chunk, seed, a, b, timeout, mode) for a, b in bounds]
         for fut in concurrent.futures.as_completed(futs):
             for rec in fut.result():
                 counts["programs"] += rec["i"] >= 0  # a dead worker's record is no program
@@ -213,3 +252,28 @@ def run(
                 progress(counts, [r for r in fut.result() if r["cat"] != "ok"])
     failures.sort(key=lambda r: r["i"])
     return Summary(seed, counts, failures, time.monotonic() - t0)
+
+
+def record(
+    seed: int, count: int, *, jobs: int = 2, chunk: int = 250, timeout: float = 120.0, progress=None
+) -> list[dict]:
+    """torch's side of programs ``0 .. count-1`` of ``seed``, one entry each, run in children
+    (Note [Recorded fuzz oracle]): the program and torch's events, or ``oracle_crash`` when
+    torch killed or hung its child.  ``progress(done)`` is called as each chunk ends."""
+    bounds = [(a, min(a + chunk, count)) for a in range(0, count, chunk)]
+    entries: dict[int, dict] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futs = [pool.submit(_chunk, seed, a, b, timeout, "record") for a, b in bounds]
+        for fut in concurrent.futures.as_completed(futs):
+            for rec in fut.result():
+                if rec.get("cat") == "harness_error":
+                    raise RuntimeError(
+                        f"recording fuzz program {rec['i']} failed:\n{rec['detail']}"
+                    )
+                if rec.get("cat") == "oracle_crash":
+                    entries[rec["i"]] = {"i": rec["i"], "oracle_crash": rec["detail"][:300]}
+                else:
+                    entries[rec["i"]] = rec
+            if progress:
+                progress(len(entries))
+    return [entries[i] for i in sorted(entries)]

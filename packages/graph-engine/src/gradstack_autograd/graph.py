@@ -5,7 +5,10 @@
   a node saves for backward;
 - :class:`save_on_cpu` keeps saved tensors in (pinned) CPU memory (a no-op placement here,
   since gradstack computes on the CPU: it copies, so that the saved data are independent);
-- :class:`save_on_disk` keeps them in memory-mapped files, for graphs larger than RAM.
+- :class:`save_on_disk` keeps them in memory-mapped files, for graphs larger than RAM;
+- :func:`make_dot` and :func:`render_dot` draw a backward graph (torchviz's call; defined
+  in :mod:`.graph_drawing`, re-exported here so that ``gradstack_autograd.graph`` and the
+  facade's ``gradstack.autograd.graph`` give the same names).
 
 Examples
 --------
@@ -31,6 +34,7 @@ import numpy as np
 
 from . import _engine, _layer, _node
 from ._node import Node, RemovableHandle
+from .graph_drawing import GraphvizMissingError, dot_available, make_dot, render_dot
 
 __all__ = [
     "Node",
@@ -43,6 +47,10 @@ __all__ = [
     "RemovableHandle",
     "GradientEdge",
     "get_gradient_edge",
+    "make_dot",
+    "render_dot",
+    "dot_available",
+    "GraphvizMissingError",
 ]
 
 

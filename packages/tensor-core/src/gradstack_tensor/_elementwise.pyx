@@ -428,7 +428,8 @@ cdef object _inplace_binary_kernel(Op op, tuple args):
             f"{op.name}: result type {res.name} can't be cast to the desired output type "
             f"{own.name} (the tensor written in place). Use the out-of-place op, or cast first."
         )
-    code = _BIN_CODES.get(op.name[:-1], 0)
+    # the out-of-place name (no negative index: this module sets wraparound=False)
+    code = _BIN_CODES.get(op.name[: len(op.name) - 1], 0)
     half_value = _half_scalar_value(t, b, code) if code and res is own else None
     if half_value is not None:      # Note [A float16 tensor and a scalar compute in float32]
         np.copyto(t._data, _half_by_scalar(op.ufunc, t._data, half_value))
