@@ -39,8 +39,8 @@ import numpy as np
 from gradstack_autograd import is_grad_enabled
 from gradstack_nn import Module
 
-from . import faults, mpi
-from .process_group import resolve
+from . import faults, liveness, mpi
+from .process_group import liveness_watch, resolve
 from .reducer import Reducer
 
 __all__ = ["DistributedDataParallel"]
@@ -122,7 +122,15 @@ class DistributedDataParallel(Module):
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
         self.process_group = pg
-        self._comm = pg.comm.Dup()  # DDP's own traffic (see Note [Buckets ...] in reducer)
+        # DDP's own traffic (see Note [Buckets ...] in reducer), its calls numbered by a
+        # ledger of its own (Note [No rank left waiting] in liveness.py)
+        seq = pg.ledger.begin()
+        comm, request = pg.comm.Idup()
+        pg.wait([request], "DistributedDataParallel: duplicating the communicator", (seq,))
+        pg.ledger.end(seq)
+        self._comm = comm
+        self._ledger = liveness.Ledger(f"{pg.ledger.key}/ddp{pg.ddp_count}", pg.global_ranks)
+        pg.ddp_count += 1
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         if not named:
             raise RuntimeError(
@@ -136,6 +144,7 @@ class DistributedDataParallel(Module):
             [n for n, _ in named],
             pg,
             self._comm,
+            self._ledger,
             self.bucket_bytes_cap,
             find_unused_parameters,
             gradient_as_bucket_view,
@@ -145,12 +154,21 @@ class DistributedDataParallel(Module):
     # -- construction -------------------------------------------------------------------
 
     def _wait(self, requests, what: str) -> None:
-        seconds = self.process_group.timeout
+        """Wait for calls on DDP's communicator (each counts as one call in its ledger)."""
+        pg = self.process_group
+        seqs = [self._ledger.begin() for _ in requests]
+        seconds = pg.timeout
         deadline = None if seconds is None else time.monotonic() + seconds
-        rank = self.process_group.rank()
+        rank = pg.global_ranks[pg.rank()]
         faults.wait_for(
-            requests, deadline, lambda: f"DistributedDataParallel: {what} on rank {rank}"
+            requests,
+            deadline,
+            lambda: f"DistributedDataParallel: {what} on rank {rank}",
+            seconds,
+            liveness_watch(self._ledger, seqs),
         )
+        for seq in seqs:
+            self._ledger.end(seq)
 
     def _verify_same_model(self, named) -> None:
         """RuntimeError on every rank unless all ranks have the same parameters."""
@@ -182,17 +200,16 @@ class DistributedDataParallel(Module):
                         f"{list(s0)} and dtype {d0}."
                     )
 
-    def _broadcast(self, tensors) -> None:
-        """Copy rank 0's values of ``tensors`` (parameters, buffers) to every rank."""
-        MPI = mpi.load()
+    def _broadcast(self, tensors, root: int = 0) -> None:
+        """Copy the values of ``tensors`` (parameters, buffers) of group rank ``root`` to
+        every rank."""
         arrays = [t.numpy(force=True) for t in tensors]
         staged = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in arrays]
-        requests = [self._comm.Ibcast([s, mpi.datatype_of(s.dtype)], 0) for s in staged]
-        self._wait(requests, "broadcasting rank 0's parameters and buffers")
+        requests = [self._comm.Ibcast([s, mpi.datatype_of(s.dtype)], root) for s in staged]
+        self._wait(requests, f"broadcasting rank {root}'s parameters and buffers")
         for a, s in zip(arrays, staged):
             if s is not a:
                 a[...] = s
-        del MPI
 
     # -- training -----------------------------------------------------------------------
 

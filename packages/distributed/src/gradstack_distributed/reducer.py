@@ -31,6 +31,7 @@ current ``.grad``, or zeros).  A used-map is all-reduced with the buckets: a par
 unused on every rank keeps its ``.grad`` untouched (None stays None), one used on some
 rank gets the average.  Without the flag, a forward after an incomplete reduction raises
 torch's error and names the parameters that got no gradient.
+
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from gradstack_autograd.graph import increment_version
 from gradstack_tensor import Tensor, from_numpy
 
 from . import faults, mpi
+from .process_group import liveness_watch
 
 __all__ = ["Reducer", "assign_buckets", "DEFAULT_FIRST_BUCKET_BYTES"]
 
@@ -95,16 +97,18 @@ class _Bucket:
             offset += arr.size
         self.pending = len(self.indices)
         self.request = None
+        self.seq = -1  # its all-reduce's number in DDP's ledger
 
 
 class Reducer:
     """Averages the gradients of ``params`` over the ranks of ``pg`` (see the Notes).
 
-    ``comm`` is the communicator to use (a duplicate of the group's, DDP's own).
+    ``comm`` is the communicator to use (a duplicate of the group's, DDP's own) and
+    ``ledger`` numbers the calls on it (Note [No rank left waiting] in ``liveness.py``).
     """
 
     def __init__(
-        self, params, names, pg, comm, bucket_cap_bytes, find_unused_parameters,
+        self, params, names, pg, comm, ledger, bucket_cap_bytes, find_unused_parameters,
         gradient_as_bucket_view=False,
     ):  # fmt: skip
         self.params = list(params)
@@ -112,7 +116,9 @@ class Reducer:
         self.names = list(names)
         self.pg = pg
         self.comm = comm
+        self.ledger = ledger
         self.world_size = comm.Get_size()
+        self.used_seq = -1
         self.cap = int(bucket_cap_bytes)
         self.first_cap = min(DEFAULT_FIRST_BUCKET_BYTES, self.cap)
         self.find_unused = find_unused_parameters
@@ -157,8 +163,10 @@ class Reducer:
         order = self.ready_order + [i for i in reversed(range(len(self.params))) if i not in seen]
         order_arr = np.array(order, dtype=np.int64)
         MPI = mpi.load()
+        seq = self.ledger.begin()
         request = self.comm.Ibcast([order_arr, MPI.INT64_T], 0)
-        self._wait([request], "rebuilding DDP's buckets")
+        self._wait([request], "rebuilding DDP's buckets", [seq])
+        self.ledger.end(seq)
         self._build([int(i) for i in order_arr])
         if self.as_view:  # gradients move into the new buckets
             for i, p in enumerate(self.params):
@@ -239,6 +247,7 @@ class Reducer:
         launched = [b.request for b in self.buckets[: self.next_bucket]]
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             b = self.buckets[self.next_bucket]
+            b.seq = self.ledger.begin()
             b.request = self.comm.Iallreduce(
                 MPI.IN_PLACE, [b.buffer, mpi.datatype_of(b.buffer.dtype)], MPI.SUM
             )
@@ -247,27 +256,34 @@ class Reducer:
             MPI.Request.Testall(launched)  # progress for the buckets in flight
         if self.next_bucket == len(self.buckets):
             if self.find_unused:
+                self.used_seq = self.ledger.begin()
                 self.used_request = self.comm.Iallreduce(
                     MPI.IN_PLACE, [self.locally_used, MPI.INT32_T], MPI.MAX
                 )
             self._finalize()
 
-    def _wait(self, requests, what: str) -> None:
+    def _wait(self, requests, what: str, seqs, hint: str = "") -> None:
         seconds = self.pg.timeout
         deadline = None if seconds is None else time.monotonic() + seconds
-        rank = self.pg.rank()
+        rank = self.pg.global_ranks[self.pg.rank()]
         faults.wait_for(
             requests,
             deadline,
-            lambda: f"DistributedDataParallel: {what} on rank {rank} (timeout {seconds:g} s)",
+            lambda: f"DistributedDataParallel: {what} on rank {rank}{hint}",
+            seconds,
+            liveness_watch(self.ledger, seqs),
         )
 
     def _finalize(self) -> None:
+        w = self.world_size
         requests = [b.request for b in self.buckets]
+        seqs = [b.seq for b in self.buckets]
         if self.used_request is not None:
             requests.append(self.used_request)
-        self._wait(requests, "averaging gradients")
-        w = self.world_size
+            seqs.append(self.used_seq)
+        self._wait(requests, "averaging gradients", seqs)
+        for seq in seqs:
+            self.ledger.end(seq)
         for b in self.buckets:
             if self.as_view and w > 1:
                 np.divide(b.buffer, w, out=b.buffer)  # one pass; the grads are views
