@@ -173,12 +173,13 @@ def main(argv: list[str]) -> int:
     world = int(argv[1])
     token = sys.stdin.readline().strip()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if socket.has_dualstack_ipv6():
+    backlog = min(world, 4096)
+    try:  # IPv6 and IPv4 when the machine has both, else IPv4
         listener = socket.create_server(
-            ("", 0), family=socket.AF_INET6, dualstack_ipv6=True, backlog=min(world, 4096)
+            ("", 0), family=socket.AF_INET6, dualstack_ipv6=True, backlog=backlog
         )
-    else:
-        listener = socket.create_server(("", 0), backlog=min(world, 4096))
+    except (OSError, ValueError):
+        listener = socket.create_server(("", 0), backlog=backlog)
     sys.stdout.write(f"{listener.getsockname()[1]}\n")
     sys.stdout.flush()
     sys.stdout.close()

@@ -93,7 +93,8 @@ class Ledger:
 
     ``begin()`` numbers a call (every rank of the group numbers its calls the same way,
     as MPI requires them in the same order) and ``end(seq)`` marks it finished; ``sent``
-    and ``received`` count point-to-point messages by the peer's global rank.
+    and ``received`` count point-to-point messages by the peer's global rank.  A ledger
+    registers itself under ``key`` for this rank's leaving notice (``reset()`` forgets).
     """
 
     __slots__ = ("key", "members", "started", "open", "sent", "received")

@@ -91,8 +91,8 @@ class ProcessGroup:
 
     ``rank()`` and ``size()`` are this process's rank in the group and the group's size;
     ``timeout`` (seconds) bounds every blocking call on the group.  ``ledger`` numbers the
-    calls made on it (Note [No rank left waiting] in ``liveness.py``); ``key`` names the
-    group the same way on every rank (``"world"``, ``"group1"`` ...).
+    calls made on it (Note [No rank left waiting] in ``liveness.py``) under a key that
+    names the group the same way on every rank (``"world"``, ``"group1"`` ...).
     """
 
     def __init__(self, comm, global_ranks, timeout: float | None, name: str, key: str):
@@ -324,7 +324,8 @@ def init_process_group(
     liveness.reset()
     _new_groups[0] = 0
     pg = ProcessGroup(comm, range(size), seconds, group_name or "default_pg", "world")
-    liveness.start(comm, lambda requests, what: pg.wait(requests, what))  # Note [No rank ...]
+    # Note [No rank left waiting]: every rank connects to rank 0's liveness hub
+    liveness.start(comm, lambda requests, what: pg.wait(requests, what))
     _world = pg
 
 
