@@ -213,6 +213,8 @@ def test_ranks_that_leave_after_their_part_break_nothing(runs, mode, n):
             r"way",
             out,
         ), _show(done)
+        assert "rank 0 ok any-source recv raised: recv on rank 0: rank 1 (pid" in out
+        assert "rank 0 ok irecv: success False, DistBackendError" in out
     else:
         for r in (0, 2):
             assert f"rank {r} ok subgroup [2.0, 2.0]" in out

@@ -124,8 +124,7 @@ class Work:
         problem = self.departure(time.monotonic())
         if problem is None:
             return False
-        self._error = faults.DistBackendError(f"{self._describe()}: {problem}")
-        self._done = True
+        self._failed(faults.DistBackendError(f"{self._describe()}: {problem}"))
         return True
 
     def is_completed(self) -> bool:
@@ -797,6 +796,13 @@ class _RecvWork(Work):
             self._pg.ledger, self._peer, _global_rank(), now, receiving=True,
             counted=self._stage == 0,
         )  # fmt: skip
+
+    def _failed(self, exc: BaseException) -> None:
+        super()._failed(exc)
+        if self._stage == 0:  # withdraw the receive of the header (MPI can cancel a receive)
+            for request in self._requests:
+                request.Cancel()
+            mpi.load().Request.Waitall(self._requests)
 
     def _advance(self) -> None:
         """After the header arrived: check it, then post the receive of the data."""

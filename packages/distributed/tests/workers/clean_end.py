@@ -11,7 +11,8 @@ reduce     rank 1 (a leaf) reduces to rank 0 and leaves at once (destroy); rank 
            rank 1 is the leaf that leaves and rank 0 the late root.
 p2p        rank 1 sends three messages to rank 0 and leaves (the end of the script, no
            destroy); rank 0 sleeps 1 s, receives the three, then a fourth receive must raise
-           at once (nothing more is on its way), which it catches.
+           at once (nothing more is on its way), which it catches; so must a receive from
+           any rank, and an irecv's is_completed() turns True with the error.
 subgroup   (3 ranks) rank 1 leaves (destroy); ranks 0 and 2 keep using their group {0, 2};
            then an all_reduce on the world must raise, naming rank 1, and is caught.
 
@@ -76,6 +77,14 @@ elif mode == "p2p":
             dist.recv(gt.zeros(2), src=1)
         except dist.DistBackendError as exc:
             print(f"rank 0 ok fourth recv raised after {time.monotonic() - start:.3f} s: {exc}")
+        try:
+            dist.recv(gt.zeros(2))  # from any rank: rank 1 left with nothing on its way
+        except dist.DistBackendError as exc:
+            print(f"rank 0 ok any-source recv raised: {exc}")
+        work = dist.irecv(gt.zeros(2), src=1)
+        while not work.is_completed():
+            time.sleep(0.01)
+        print(f"rank 0 ok irecv: success {work.is_success()}, {type(work.exception()).__name__}")
 elif mode == "subgroup":
     group = dist.new_group([0, 2])
     if rank == 1:
