@@ -3,6 +3,7 @@ the input of the cost model in docs/distributed.md.
 
     python benchmarks/distributed_allreduce.py            # launches 2 ranks itself
     python benchmarks/distributed_allreduce.py --nproc 3
+    python benchmarks/distributed_allreduce.py --sizes 256 16384 --rounds 15   # float32s
 
 For each size it prints the median time of ``dist.all_reduce`` (which includes the
 signature check, Note [Every collective checks its peers]), the time of mpi4py's bare
@@ -29,7 +30,7 @@ LAUNCHER_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 SIZES = [2**8, 2**12, 2**16, 2**18, 2**20, 2**22, 2**24]  # float32 elements: 1 KiB .. 64 MiB
 
 
-def worker(rounds: int) -> None:
+def worker(rounds: int, sizes) -> None:
     import gradstack as torch
     import gradstack.distributed as dist
     from mpi4py import MPI
@@ -41,7 +42,7 @@ def worker(rounds: int) -> None:
         print(f"# all-reduce, float32 SUM, {world} ranks, {library}")
         print("| size | gradstack all_reduce | mpi4py Allreduce | algbw | busbw |")
         print("|---:|---:|---:|---:|---:|")
-    for n in SIZES:
+    for n in sizes:
         t = torch.ones(n)
         a = t.numpy()
         reps = max(3, min(200, 2**22 // n))
@@ -74,13 +75,15 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--nproc", type=int, default=2)
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--sizes", type=int, nargs="+", default=SIZES, help="float32 elements")
     args = p.parse_args(argv)
     if any(v in os.environ for v in LAUNCHER_VARIABLES):
-        worker(args.rounds)
+        worker(args.rounds, args.sizes)
         return 0
     print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     cmd = [sys.executable, "-m", "gradstack.distributed.run", "-n", str(args.nproc), __file__]
-    return subprocess.run([*cmd, "--rounds", str(args.rounds)]).returncode
+    cmd += ["--rounds", str(args.rounds), "--sizes", *map(str, args.sizes)]
+    return subprocess.run(cmd).returncode
 
 
 if __name__ == "__main__":

@@ -20,12 +20,14 @@ WORKERS = Path(__file__).resolve().parent / "workers"
 LAUNCH_TIMEOUT = 120  # seconds; a normal launch here takes 1-10 s
 
 
-def launch(worker: str, nproc: int, *args, timeout: float = LAUNCH_TIMEOUT, env=None):
+def launch(
+    worker: str, nproc: int, *args, timeout: float = LAUNCH_TIMEOUT, env=None, mpiexec_args=()
+):
     """Run ``workers/<worker>`` on ``nproc`` ranks through the launcher; returns the
-    CompletedProcess (stdout, stderr as text)."""
+    CompletedProcess (stdout, stderr as text).  ``mpiexec_args`` go to mpiexec."""
     cmd = [
         sys.executable, "-m", "gradstack_distributed.run", "-n", str(nproc),
-        str(WORKERS / worker), *map(str, args),
+        *(f"--mpiexec-arg={a}" for a in mpiexec_args), str(WORKERS / worker), *map(str, args),
     ]  # fmt: skip
     # (no PYTHONUNBUFFERED: print would write a line and its newline in two pieces, which
     # the other ranks' output could split; the workers flush where it matters)

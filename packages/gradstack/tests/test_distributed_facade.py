@@ -29,6 +29,16 @@ def test_names_where_torch_has_them():
     assert {"init_process_group", "all_reduce", "ReduceOp", "new_group"} <= set(dist.__all__)
     run = importlib.import_module("gradstack.distributed.run")
     assert run.main is gradstack_distributed.run.main
+    # torch.distributed.algorithms.join, reachable after `import gradstack` as after `import torch`
+    import gradstack_distributed.algorithms.join as join
+
+    for name in ("Join", "Joinable", "JoinHook"):
+        assert getattr(torch.distributed.algorithms, name) is getattr(join, name)
+        assert getattr(torch.distributed.algorithms.join, name) is getattr(join, name)
+    assert issubclass(
+        torch.nn.parallel.DistributedDataParallel, torch.distributed.algorithms.Joinable
+    )
+    assert callable(torch.nn.parallel.DistributedDataParallel.join)
 
 
 def test_sampler_feeds_a_dataloader():

@@ -34,12 +34,13 @@ Run with ``mpiexec -n 2 python script.py``::
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
 from gradstack_tensor import Tensor
 
-from . import faults, mpi
+from . import faults, liveness, mpi
 from .process_group import ProcessGroup, resolve
 from .reduce_op import RedOpType, as_red_op
 
@@ -69,7 +70,10 @@ class Work:
     """The handle of an asynchronous call (``async_op=True``), as torch's ``Work``.
 
     ``wait()`` blocks until the data arrived (and the result is final: an ``AVG`` is
-    divided, gathered lists are filled); ``is_completed()`` asks without blocking.
+    divided, gathered lists are filled); ``is_completed()`` asks without blocking.  A call
+    that cannot complete because a rank it needs left the job (Note [No rank left waiting]
+    in ``liveness.py``) raises :class:`DistBackendError` from ``wait()``; ``is_completed()``
+    is then True, ``is_success()`` False and ``exception()`` the error.
     """
 
     def __init__(self, pg: ProcessGroup, what: str, requests, finish=None, outputs=()):
@@ -79,6 +83,7 @@ class Work:
         self._finish = finish
         self._outputs = list(outputs)
         self._done = False
+        self._error: BaseException | None = None
         self._keep = None  # buffers MPI reads or writes until completion
 
     def _complete(self) -> None:
@@ -88,29 +93,52 @@ class Work:
                 self._finish()
             self._keep = None
 
-    def _describe(self, seconds) -> str:
-        limit = "" if seconds is None else f" (timeout {seconds:g} s)"
-        return f"{self._what} on rank {_global_rank()}{limit}"
+    def _describe(self) -> str:
+        return f"{self._what} on rank {_global_rank()}"
+
+    def departure(self, now: float) -> str | None:
+        """Why this call cannot complete because a rank left, or None (see liveness.py)."""
+        return None
+
+    def _failed(self, exc: BaseException) -> None:
+        """A wait raised (a timeout, a rank that left): the call ends with that error."""
+        self._error, self._done = exc, True
 
     def wait(self, timeout=None) -> bool:
         """Block until done; ``timeout`` (timedelta or seconds, default the group's)
         raises :class:`DistBackendError` when it passes.  Returns True."""
+        if self._error is not None:
+            raise self._error
         if not self._done:
             deadline, seconds = self._pg.deadline(timeout)
-            faults.wait_for(self._requests, deadline, lambda: self._describe(seconds))
+            try:
+                faults.wait_for(self._requests, deadline, self._describe, seconds, self)
+            except faults.DistBackendError as exc:
+                self._failed(exc)
+                raise
             self._complete()
+        return True
+
+    def _departed(self) -> bool:
+        """Without blocking: whether a rank this call needs left (then it fails)."""
+        problem = self.departure(time.monotonic())
+        if problem is None:
+            return False
+        self._failed(faults.DistBackendError(f"{self._describe()}: {problem}"))
         return True
 
     def is_completed(self) -> bool:
         if not self._done and mpi.load().Request.Testall(self._requests):
             self._complete()
+        elif not self._done:
+            self._departed()
         return self._done
 
     def is_success(self) -> bool:
-        return self.is_completed()
+        return self.is_completed() and self._error is None
 
     def exception(self):
-        return None
+        return self._error
 
     def result(self) -> list:
         """The output tensors of the call."""
@@ -134,6 +162,9 @@ def _finish_blocking(work: Work, async_op: bool, timeout):
     return None
 
 
+_groups_waiting: set = set()  # groups with checked calls whose data has not started
+
+
 class _Checked(Work):
     """A collective in two steps (Note [Every collective checks its peers]): the ranks'
     signatures are exchanged first; the data moves once they agree.
@@ -143,6 +174,25 @@ class _Checked(Work):
     start collectives on a communicator in the same order, and ranks may wait on their
     handles in different orders, so starting one call first starts every earlier call of
     the group that is still waiting for its check (``pg.pending``, in call order).
+
+    Note [Checks and data on communicators of their own]
+    MPI matches collectives on a communicator by the order in which each rank starts them.
+    A check starts when the call is made; its data starts when the check completed, which
+    depends on when each rank waits: a rank that makes two asynchronous calls starts
+    check, check, data, data, a rank that makes the same two calls blocking starts check,
+    data, check, data.  On one communicator that pairs one rank's check with another's
+    data (MPICH aborts on the size mismatch).  So the checks go over a duplicate of the
+    group's communicator (``pg.check_comm``) and the data over ``pg.comm``: on each, every
+    rank starts in call order.
+
+    Note [Calls progress while any call waits]
+    An asynchronous call's data starts once its check completed, and the check needs the
+    other ranks.  So that one rank's pending call never waits for this rank to wait on it
+    (rank A blocked in a call on another communicator, DDP's say, while rank B waits for
+    A's pending all_reduce: a deadlock), every wait that lasts starts, about once a
+    millisecond, the data of the pending calls of every group whose checks completed, in
+    order (``_progress_pending``, a ``faults.progress_hooks`` entry), as torch's
+    backends progress asynchronous work in the background.
     """
 
     def __init__(self, pg: ProcessGroup, what: str, sig: np.ndarray, start, outputs=()):
@@ -151,21 +201,46 @@ class _Checked(Work):
         self._start = start
         self._sig = sig
         self._table = np.empty((pg.size(), _SIG_LEN), dtype=np.int64)
-        self._requests = [pg.comm.Iallgather([sig, MPI.INT64_T], [self._table, MPI.INT64_T])]
+        check = pg.check_comm.Iallgather([sig, MPI.INT64_T], [self._table, MPI.INT64_T])
+        self._requests = [check]
         self._started = False
-        self._error = None
+        ledger = pg.ledger  # ledger.begin(), inline: this is every collective's path
+        self._seq = seq = ledger.started
+        ledger.started = seq + 1
+        ledger.open.add(seq)
         pg.pending.append(self)
+        _groups_waiting.add(pg)
+
+    def departure(self, now: float) -> str | None:
+        return liveness.collective_problem(self._pg.ledger, (self._seq,), now)
+
+    def _complete(self) -> None:
+        if not self._done:
+            self._done = True
+            if self._finish is not None:
+                self._finish()
+            self._keep = None
+            self._pg.ledger.open.discard(self._seq)  # ledger.end(seq)
 
     def _start_in_order(self, deadline, seconds) -> None:
-        queue = self._pg.pending
-        while not self._started and queue:
-            work = queue.pop(0)
-            work._start_data(deadline, seconds)
+        pg = self._pg
+        queue = pg.pending
+        pg.starting = True
+        try:
+            while not self._started and queue:
+                queue[0]._start_data(deadline, seconds)
+                queue.pop(0)
+        finally:
+            pg.starting = False
         if self._error is not None:
             raise self._error
 
     def _start_data(self, deadline, seconds) -> None:
-        faults.wait_for(self._requests, deadline, lambda: self._describe(seconds))
+        try:
+            faults.wait_for(self._requests, deadline, self._describe, seconds, self)
+        except faults.DistBackendError as exc:
+            self._failed(exc)
+            raise
         self._started = True
         table = self._table
         if not (table == table[0]).all():
@@ -176,33 +251,62 @@ class _Checked(Work):
                 "op and root)."
             )
             self._requests, self._done = [], True
+            self._pg.ledger.end(self._seq)
             return
         self._requests, self._finish, self._keep = self._start()
 
     def wait(self, timeout=None) -> bool:
+        if self._error is not None:
+            raise self._error
         if not self._started:
             deadline, seconds = self._pg.deadline(timeout)
             self._start_in_order(deadline, seconds)
             if not self._done:
-                faults.wait_for(self._requests, deadline, lambda: self._describe(seconds))
+                try:
+                    faults.wait_for(self._requests, deadline, self._describe, seconds, self)
+                except faults.DistBackendError as exc:
+                    self._failed(exc)
+                    raise
                 self._complete()
             return True
-        if self._error is not None:
-            raise self._error
         return super().wait(timeout)
 
     def is_completed(self) -> bool:
-        if not self._started:
+        if not self._started and not self._done:
             if not mpi.load().Request.Testall(self._requests):
-                return False
+                self._departed()
+                return self._done
             self._start_in_order(None, None)
         return super().is_completed()
 
     def is_success(self) -> bool:
         return self.is_completed() and self._error is None
 
-    def exception(self):
-        return self._error
+
+def _progress_pending() -> None:
+    """Start the data of pending calls whose checks completed, group by group, in order
+    (Note [Calls progress while any call waits])."""
+    if not _groups_waiting:
+        return
+    testall = mpi.load().Request.Testall
+    for pg in list(_groups_waiting):
+        queue = pg.pending
+        if pg.starting or pg.comm is None:
+            if pg.comm is None:
+                _groups_waiting.discard(pg)
+            continue
+        pg.starting = True
+        try:
+            while queue and testall(queue[0]._requests):
+                queue[0]._start_data(None, None)
+                queue.pop(0)
+        finally:
+            pg.starting = False
+        if not queue:
+            _groups_waiting.discard(pg)
+
+
+faults.progress_hooks.append(_progress_pending)
 
 
 def _submit(pg, what, sig, start, outputs, async_op, timeout):
@@ -649,9 +753,21 @@ def isend(tensor, dst=None, group=None, tag: int = 0, group_dst=None) -> Work | 
         head_comm.Isend([header, MPI.INT64_T], peer, tag),
         data_comm.Isend(_buf(a), peer, tag),
     ]
-    work = Work(pg, "send", requests, None, [tensor])
+    work = _SendWork(pg, "send", requests, None, [tensor])
     work._keep = (header, a)
+    work._peer = pg.global_ranks[peer]
+    sent = pg.ledger.sent
+    sent[work._peer] = sent.get(work._peer, 0) + 1
     return work
+
+
+class _SendWork(Work):
+    _peer = -1
+
+    def departure(self, now: float) -> str | None:
+        return liveness.peer_problem(
+            self._pg.ledger, self._peer, _global_rank(), now, receiving=False
+        )
 
 
 def send(tensor, dst=None, group=None, tag: int = 0, group_dst=None, *, timeout=None) -> None:
@@ -673,11 +789,28 @@ class _RecvWork(Work):
         super().__init__(pg, "recv", [request], None, [tensor])
         self._a, self._tag, self._stage = a, tag, 0
         self._source = None
+        self._peer = None if source is None else pg.global_ranks[source]
+
+    def departure(self, now: float) -> str | None:
+        return liveness.peer_problem(
+            self._pg.ledger, self._peer, _global_rank(), now, receiving=True,
+            counted=self._stage == 0,
+        )  # fmt: skip
+
+    def _failed(self, exc: BaseException) -> None:
+        super()._failed(exc)
+        if self._stage == 0:  # withdraw the receive of the header (MPI can cancel a receive)
+            for request in self._requests:
+                request.Cancel()
+            mpi.load().Request.Waitall(self._requests)
 
     def _advance(self) -> None:
         """After the header arrived: check it, then post the receive of the data."""
         h = self._header
         self._source = int(h[0])
+        self._peer = self._pg.global_ranks[self._source]
+        received = self._pg.ledger.received
+        received[self._peer] = received.get(self._peer, 0) + 1
         theirs = h.copy()
         theirs[0] = 0
         mine = _header(self._pg, self._a)
@@ -706,9 +839,10 @@ class _RecvWork(Work):
         return super().wait(timeout)
 
     def is_completed(self) -> bool:
-        if self._stage == 0:
+        if self._stage == 0 and not self._done:
             if not mpi.load().Request.Testall(self._requests):
-                return False
+                self._departed()
+                return self._done
             self._advance()
         return super().is_completed()
 

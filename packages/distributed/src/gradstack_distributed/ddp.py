@@ -38,15 +38,20 @@ import zlib
 import numpy as np
 from gradstack_autograd import is_grad_enabled
 from gradstack_nn import Module
+from gradstack_tensor import device as _device
+from gradstack_tensor import ones, tensor, zeros
 
-from . import faults, mpi
-from .process_group import resolve
+from . import faults, liveness, mpi
+from .algorithms.join import Join, Joinable, JoinHook
+from .collectives import all_reduce
+from .process_group import liveness_watch, resolve
+from .reduce_op import ReduceOp
 from .reducer import Reducer
 
 __all__ = ["DistributedDataParallel"]
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """torch's ``DistributedDataParallel`` for gradstack modules on MPI (CPU only).
 
     Parameters
@@ -92,6 +97,7 @@ class DistributedDataParallel(Module):
         static_graph: bool = False,
     ):
         super().__init__()
+        Joinable.__init__(self)
         if not isinstance(module, Module):
             raise TypeError(
                 f"DistributedDataParallel wraps a gradstack nn Module, not {type(module).__name__}"
@@ -122,7 +128,16 @@ class DistributedDataParallel(Module):
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
         self.process_group = pg
-        self._comm = pg.comm.Dup()  # DDP's own traffic (see Note [Buckets ...] in reducer)
+        self._divide_by_initial_world_size = True
+        # DDP's own traffic (see Note [Buckets ...] in reducer), its calls numbered by a
+        # ledger of its own (Note [No rank left waiting] in liveness.py)
+        seq = pg.ledger.begin()
+        comm, request = pg.comm.Idup()
+        pg.wait([request], "DistributedDataParallel: duplicating the communicator", (seq,))
+        pg.ledger.end(seq)
+        self._comm = comm
+        self._ledger = liveness.Ledger(f"{pg.ledger.key}/ddp{pg.ddp_count}", pg.global_ranks)
+        pg.ddp_count += 1
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         if not named:
             raise RuntimeError(
@@ -136,6 +151,7 @@ class DistributedDataParallel(Module):
             [n for n, _ in named],
             pg,
             self._comm,
+            self._ledger,
             self.bucket_bytes_cap,
             find_unused_parameters,
             gradient_as_bucket_view,
@@ -145,12 +161,21 @@ class DistributedDataParallel(Module):
     # -- construction -------------------------------------------------------------------
 
     def _wait(self, requests, what: str) -> None:
-        seconds = self.process_group.timeout
+        """Wait for calls on DDP's communicator (each counts as one call in its ledger)."""
+        pg = self.process_group
+        seqs = [self._ledger.begin() for _ in requests]
+        seconds = pg.timeout
         deadline = None if seconds is None else time.monotonic() + seconds
-        rank = self.process_group.rank()
+        rank = pg.global_ranks[pg.rank()]
         faults.wait_for(
-            requests, deadline, lambda: f"DistributedDataParallel: {what} on rank {rank}"
+            requests,
+            deadline,
+            lambda: f"DistributedDataParallel: {what} on rank {rank}",
+            seconds,
+            liveness_watch(self._ledger, seqs),
         )
+        for seq in seqs:
+            self._ledger.end(seq)
 
     def _verify_same_model(self, named) -> None:
         """RuntimeError on every rank unless all ranks have the same parameters."""
@@ -182,29 +207,35 @@ class DistributedDataParallel(Module):
                         f"{list(s0)} and dtype {d0}."
                     )
 
-    def _broadcast(self, tensors) -> None:
-        """Copy rank 0's values of ``tensors`` (parameters, buffers) to every rank."""
-        MPI = mpi.load()
+    def _broadcast(self, tensors, root: int = 0) -> None:
+        """Copy the values of ``tensors`` (parameters, buffers) of group rank ``root`` to
+        every rank."""
         arrays = [t.numpy(force=True) for t in tensors]
         staged = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in arrays]
-        requests = [self._comm.Ibcast([s, mpi.datatype_of(s.dtype)], 0) for s in staged]
-        self._wait(requests, "broadcasting rank 0's parameters and buffers")
+        requests = [self._comm.Ibcast([s, mpi.datatype_of(s.dtype)], root) for s in staged]
+        self._wait(requests, f"broadcasting rank {root}'s parameters and buffers")
         for a, s in zip(arrays, staged):
             if s is not a:
                 a[...] = s
-        del MPI
 
     # -- training -----------------------------------------------------------------------
 
     def forward(self, *inputs, **kwargs):
-        sync = is_grad_enabled() and self.require_backward_grad_sync
+        grad_enabled = is_grad_enabled()
+        sync = grad_enabled and self.require_backward_grad_sync
         if sync:
             self.reducer.check_prior_finished()
+        self.reducer.finish_forward_works()  # of a forward that had no backward
+        # Note [DDP's forward under join]: the calls below pair with _DDPJoinHook's
+        work = Join.notify_join_context(self)
+        if work is not None:
+            self.reducer.set_forward_pass_work(work, self._divide_by_initial_world_size)
+        if grad_enabled:
             self.reducer.rebuild_if_first()
-        if self.broadcast_buffers and self.require_forward_param_sync:
-            buffers = list(self.module.buffers())
-            if buffers:
-                self._broadcast(buffers)
+        if self._will_sync_module_buffers():
+            self._sync_buffers()
+        if self._join_config.enable:
+            self._check_global_requires_backward_grad_sync(is_joined_rank=False)
         output = self.module(*inputs, **kwargs)
         if sync:
             self.require_forward_param_sync = True
@@ -234,7 +265,159 @@ class DistributedDataParallel(Module):
         finally:
             self.require_backward_grad_sync = old
 
+    # -- join (torch's uneven-inputs support) -------------------------------------------
+
+    def join(
+        self,
+        divide_by_initial_world_size: bool = True,
+        enable: bool = True,
+        throw_on_early_termination: bool = False,
+    ) -> Join:
+        """A context manager for training with uneven inputs across ranks (torch's).
+
+        Inside it, a rank that ran out of inputs shadows the forward's and backward's
+        collectives of the ranks that still train (zeros for its gradients), so that none
+        hangs; once every rank ran out, the model of the last rank to join (the largest
+        such rank) is copied to every rank.  See :mod:`gradstack_distributed.algorithms.join`.
+
+        Parameters
+        ----------
+        divide_by_initial_world_size : bool
+            True (default): gradients are always divided by the world size DDP started
+            with, so that every input weighs the same.  False: by the number of ranks
+            still training, as if the world had shrunk.
+        enable : bool
+            False turns uneven-input detection off.
+        throw_on_early_termination : bool
+            Raise RuntimeError on every rank as soon as one rank ran out of inputs, instead
+            of continuing with fewer ranks.
+
+        Examples
+        --------
+        ::
+
+            with ddp.join():
+                for x, y in batches_of_this_rank:      # ranks have different numbers
+                    opt.zero_grad()
+                    loss_fn(ddp(x), y).backward()
+                    opt.step()
+        """
+        return Join(
+            [self],
+            enable,
+            throw_on_early_termination,
+            divide_by_initial_world_size=divide_by_initial_world_size,
+        )
+
+    def join_hook(self, **kwargs) -> JoinHook:
+        """DDP's :class:`JoinHook`: shadows one iteration's collectives on a joined rank;
+        ``divide_by_initial_world_size`` (default True) is read from ``kwargs``."""
+        divide_by_initial_world_size = kwargs.get("divide_by_initial_world_size", True)
+        return _DDPJoinHook(self, divide_by_initial_world_size=divide_by_initial_world_size)
+
+    @property
+    def join_device(self):
+        return _device("cpu")
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
+    def _will_sync_module_buffers(self) -> bool:
+        return (
+            self.require_forward_param_sync
+            and self.broadcast_buffers
+            and next(iter(self.module.buffers()), None) is not None
+        )
+
+    def _find_common_rank(self, input_rank: int, rank_cond: bool) -> int:
+        """The largest group rank among those with ``rank_cond`` (all-reduce MAX)."""
+        rank_to_use = tensor([input_rank if rank_cond else -1])
+        all_reduce(rank_to_use, op=ReduceOp.MAX, group=self.process_group)
+        if rank_to_use.item() == -1:
+            raise ValueError(
+                "BUG! Expected rank_cond to be true for at least one process. This "
+                "indicates a bug in gradstack, please report an issue."
+            )
+        return int(rank_to_use.item())
+
+    def _sync_buffers(self) -> None:
+        """Copy the buffers of rank 0, or under join of the largest rank still training
+        (rank 0 may have joined and hold stale buffers), to every rank."""
+        if self._join_config.enable:
+            root = self._find_common_rank(self.process_group.rank(), True)
+        else:
+            root = 0
+        self._broadcast(list(self.module.buffers()), root)
+
+    def _check_and_sync_module_buffers(self) -> None:
+        """A joined rank's side of :meth:`_sync_buffers`."""
+        if self._will_sync_module_buffers():
+            root = self._find_common_rank(self.process_group.rank(), False)
+            self._broadcast(list(self.module.buffers()), root)
+
+    def _check_global_requires_backward_grad_sync(self, is_joined_rank: bool):
+        """An all-reduce telling joined ranks whether this iteration's backward syncs;
+        a joined rank waits for it and returns the answer."""
+        if not is_joined_rank and self.require_backward_grad_sync:
+            requires_sync_tensor = ones(1)
+        else:
+            requires_sync_tensor = zeros(1)
+        work = all_reduce(requires_sync_tensor, group=self.process_group, async_op=True)
+        if is_joined_rank:
+            work.wait()
+            return requires_sync_tensor.item() != 0
+        self.reducer.add_forward_work(work)
+        return None
+
+    def _sync_final_model(self, is_last_joiner: bool) -> None:
+        """After join: the model of the largest last joiner, copied to every rank."""
+        self._authoritative_rank = self._find_common_rank(self.process_group.rank(), is_last_joiner)
+        tensors = list(self.module.parameters())
+        if self.broadcast_buffers:
+            tensors += list(self.module.buffers())
+        self._broadcast(tensors, self._authoritative_rank)
+
     def bucket_indices(self) -> list[list[int]]:
         """Which parameters (indices into the trainable ``module.parameters()``) each
         gradient bucket holds, in the order the buckets are all-reduced."""
         return self.reducer.bucket_indices()
+
+
+class _DDPJoinHook(JoinHook):
+    """What a joined rank does for DDP (torch's ``_DDPJoinHook``).
+
+    Note [DDP's forward under join]
+    Per iteration a training rank's forward makes, after ``Join.notify_join_context``: the
+    bucket rebuild's broadcast (once, after the first iteration), the buffers' source rank
+    (all-reduce MAX) and broadcast when buffers are synced, and an all-reduce saying
+    whether the backward syncs; its backward all-reduces the buckets.  ``main_hook`` makes
+    the same calls in the same order with neutral values, and skips the buckets when no
+    training rank syncs (``no_sync``).  ``post_hook`` copies the model of the largest of
+    the last ranks to join to every rank.
+    """
+
+    def __init__(self, ddp: DistributedDataParallel, divide_by_initial_world_size: bool):
+        if not isinstance(ddp, DistributedDataParallel):
+            raise AssertionError(
+                "DDP join hook requires passing in a DistributedDataParallel "
+                f"instance as the state, got {type(ddp).__name__}"
+            )
+        self.ddp = ddp
+        self.ddp._divide_by_initial_world_size = divide_by_initial_world_size
+        super().__init__()
+
+    def main_hook(self) -> None:
+        ddp = self.ddp
+        ddp.reducer.rebuild_if_first()  # buckets are rebuilt once in a training run
+        ddp._check_and_sync_module_buffers()
+        should_sync_backwards = ddp._check_global_requires_backward_grad_sync(is_joined_rank=True)
+        # forward parameter sync is off in the next iteration if this one skips gradient sync
+        ddp.require_forward_param_sync = should_sync_backwards
+        if not should_sync_backwards:
+            return
+        ddp.reducer.match_backward()
+        ddp.reducer.push_all_rebuilt_params()
+
+    def post_hook(self, is_last_joiner: bool) -> None:
+        self.ddp._sync_final_model(is_last_joiner)

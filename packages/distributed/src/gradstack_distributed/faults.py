@@ -1,4 +1,5 @@
-"""Faults across ranks: an uncaught exception on one rank ends every rank, waits time out.
+"""Faults across ranks: an uncaught exception on one rank ends every rank, waits time out,
+and waits hear of ranks that left (Note [No rank left waiting] in ``liveness.py``).
 
 Note [One failing rank must not hang the others]
 With MPI, a rank that dies with an exception leaves the other ranks blocked in their next
@@ -19,7 +20,11 @@ ranks than cores) let the ranks that still compute run.  Only a wait that lasted
 second (a late or missing rank) naps between polls, 100 us at most.  A timed-out
 collective cannot be cancelled (MPI has no way to withdraw from a collective), so the
 group is unusable afterwards: the error says so, and left uncaught it ends every rank
-through the abort hook.
+through the abort hook.  A call whose requests complete at the first test returns before
+any of the loop; in the loop, once a millisecond (so never in a wait shorter than that),
+the wait runs ``progress_hooks`` (Note [Calls progress while any call waits] in
+``collectives.py``) and asks its ``watch`` whether a rank it needs left the job, which
+raises at once.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 
 __all__ = ["DistError", "DistBackendError", "install_abort_hook", "remove_abort_hook", "wait_for"]
 
@@ -44,29 +50,50 @@ class DistBackendError(DistError):
 _SPIN_SECONDS = 5e-5
 _BUSY_SECONDS = 1.0
 _NAP_SECONDS = 1e-4
+_CHECK_SECONDS = 1e-3
+
+progress_hooks: list[Callable[[], None]] = []
+"""Called about once a millisecond by every wait that lasts: collectives.py's starts the
+data of asynchronous calls whose checks completed (Note [Calls progress while any call
+waits] there)."""
 
 
-def wait_for(requests, deadline: float | None, describe) -> None:
-    """Wait until every MPI request in ``requests`` completed, or raise
-    :class:`DistBackendError` once ``time.monotonic()`` passes ``deadline`` (None: never).
+def wait_for(requests, deadline: float | None, describe, seconds=None, watch=None) -> None:
+    """Wait until every MPI request in ``requests`` completed.
 
-    ``describe()`` returns the words for the error (which call, which rank, which timeout).
+    Raises :class:`DistBackendError` once ``time.monotonic()`` passes ``deadline`` (None:
+    never), or as soon as ``watch.departure(now)`` names a rank that left the job and that
+    this wait needs (Note [No rank left waiting] in ``liveness.py``).  ``describe()`` returns
+    the words for the error (which call, which rank); ``seconds`` is the timeout the
+    deadline comes from, for the message.
     """
     MPI = sys.modules["mpi4py.MPI"]
     if MPI.Request.Testall(requests):
         return
     start = time.monotonic()
     spin_until, busy_until = start + _SPIN_SECONDS, start + _BUSY_SECONDS
+    check_at = start + _CHECK_SECONDS  # a wait under a millisecond does none of it
     testall, monotonic, yield_cpu = MPI.Request.Testall, time.monotonic, os.sched_yield
     while not testall(requests):
         now = monotonic()
         if deadline is not None and now > deadline:
+            limit = "" if seconds is None else f" (timeout {seconds:g} s)"
             raise DistBackendError(
-                f"{describe()}: no matching call on every rank of the group before the "
+                f"{describe()}{limit}: no matching call on every rank of the group before the "
                 "timeout; a rank is missing, late, or called a different collective.  The "
                 "collective cannot be cancelled, so this process group is unusable now "
                 "(left uncaught, this error ends every rank)."
             )
+        if now >= check_at:
+            check_at = now + _CHECK_SECONDS
+            for hook in progress_hooks:
+                hook()
+            problem = None if watch is None else watch.departure(now)
+            if problem is not None and not testall(requests):
+                raise DistBackendError(
+                    f"{describe()}: {problem}.  The call cannot complete, and this process "
+                    "group is unusable now (left uncaught, this error ends every rank)."
+                )
         if now < spin_until:
             continue
         if now < busy_until:
@@ -79,8 +106,10 @@ _saved_hooks = None
 _REPORT_GRACE_SECONDS = 0.5
 
 
-def install_abort_hook(rank: int, world_size: int) -> None:
-    """Make an uncaught exception print a header naming this rank, then ``MPI_Abort``."""
+def install_abort_hook(rank: int, world_size: int, before_abort=None) -> None:
+    """Make an uncaught exception print a header naming this rank, then ``MPI_Abort``.
+
+    ``before_abort(how)`` runs first (the leaving notice, Note [No rank left waiting])."""
     global _saved_hooks
     if _saved_hooks is None:
         _saved_hooks = (sys.excepthook, threading.excepthook)
@@ -103,6 +132,11 @@ def install_abort_hook(rank: int, world_size: int) -> None:
             # what is written; the job is ending anyway, so the pause costs nothing.
             time.sleep(_REPORT_GRACE_SECONDS)
         finally:
+            if before_abort is not None:
+                try:
+                    before_abort(f"failed with an uncaught {exc_type.__name__}{where} (MPI_Abort)")
+                except Exception:  # noqa: BLE001 - nothing may stop the abort
+                    pass
             MPI = sys.modules["mpi4py.MPI"]
             if MPI.Is_initialized() and not MPI.Is_finalized():
                 code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 1

@@ -22,7 +22,7 @@ import datetime
 import time
 import warnings
 
-from . import faults, mpi
+from . import faults, liveness, mpi
 from ._malloc import keep_freed_memory
 
 __all__ = [
@@ -90,18 +90,34 @@ class ProcessGroup:
     """A group of ranks and its MPI communicator (torch's ``ProcessGroup``).
 
     ``rank()`` and ``size()`` are this process's rank in the group and the group's size;
-    ``timeout`` (seconds) bounds every blocking call on the group.
+    ``timeout`` (seconds) bounds every blocking call on the group.  ``ledger`` numbers the
+    calls made on it (Note [No rank left waiting] in ``liveness.py``) under a key that
+    names the group the same way on every rank (``"world"``, ``"group1"`` ...).
     """
 
-    def __init__(self, comm, global_ranks, timeout: float | None, name: str):
+    def __init__(self, comm, global_ranks, timeout: float | None, name: str, key: str):
         self.comm = comm
         self.global_ranks = tuple(global_ranks)
         self.timeout = timeout
         self.group_name = name
         self._rank = comm.Get_rank()
         self._size = comm.Get_size()
-        self._p2p = None
+        self.ledger = liveness.Ledger(key, self.global_ranks)
+        self.ddp_count = 0  # DistributedDataParallel modules on this group (their keys)
+        # duplicates of the communicator, made now, in the same place on every rank (a Dup
+        # is collective: made at the first send, it would hang a rank that never sends):
+        # the collectives' checks (Note [Checks and data on communicators of their own] in
+        # collectives.py), and send/recv's headers and data
+        requests = [comm.Idup(), comm.Idup(), comm.Idup()]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        faults.wait_for(
+            [r for _, r in requests], deadline, lambda: f"{name}: creating its communicators",
+            timeout,
+        )  # fmt: skip
+        self.check_comm = requests[0][0]
+        self._p2p = (requests[1][0], requests[2][0])
         self.pending = []  # checked calls whose data has not started (collectives.py)
+        self.starting = False  # collectives.py is starting pending calls in order
 
     def rank(self) -> int:
         return self._rank
@@ -120,9 +136,14 @@ class ProcessGroup:
 
     def p2p_comms(self):
         """Two duplicates of the communicator for send/recv: headers, then data."""
-        if self._p2p is None:
-            self._p2p = (self.comm.Dup(), self.comm.Dup())
         return self._p2p
+
+    def wait(self, requests, what: str, seqs=None, timeout=None) -> None:
+        """Wait for MPI requests of this group with its deadline (``timeout`` overrides),
+        raising if a member that the calls ``seqs`` of the ledger need left."""
+        deadline, seconds = self.deadline(timeout)
+        watch = None if seqs is None else liveness_watch(self.ledger, seqs)
+        faults.wait_for(requests, deadline, lambda: f"{what} on rank {self._rank}", seconds, watch)
 
     def group_rank_of(self, global_rank: int, what: str) -> int:
         try:
@@ -134,10 +155,11 @@ class ProcessGroup:
             ) from None
 
     def free(self) -> None:
-        for comm in (self.comm, *(self._p2p or ())):
+        for comm in (self.comm, self.check_comm, *(self._p2p or ())):
             if comm is not None:
                 comm.Free()
         self.comm = None
+        self.check_comm = None
         self._p2p = None
 
     def __repr__(self) -> str:
@@ -155,6 +177,24 @@ class _NonGroupMember:
 _NON_GROUP_MEMBER = _NonGroupMember()
 _world: ProcessGroup | None = None
 _groups: list[ProcessGroup] = []
+_new_groups = [0]  # new_group calls since init (every rank counts them: the groups' keys)
+
+
+class _CallWatch:
+    """What a wait on calls ``seqs`` of a ledger asks: did a member they need leave?"""
+
+    __slots__ = ("ledger", "seqs")
+
+    def __init__(self, ledger, seqs):
+        self.ledger, self.seqs = ledger, seqs
+
+    def departure(self, now: float) -> str | None:
+        return liveness.collective_problem(self.ledger, self.seqs, now)
+
+
+def liveness_watch(ledger, seqs) -> _CallWatch:
+    """The watch of a wait on the calls ``seqs`` of ``ledger`` (for ``faults.wait_for``)."""
+    return _CallWatch(ledger, seqs)
 
 
 class _WorldMeta(type):
@@ -275,15 +315,18 @@ def init_process_group(
                 f"(`mpiexec -n N`), so leave them out"
             )
     # from here on an uncaught exception (a timeout below included) ends every rank
-    faults.install_abort_hook(me, size)
+    faults.install_abort_hook(me, size, before_abort=liveness.leave)
     comm, request = comm_world.Idup()
     deadline = time.monotonic() + seconds
     faults.wait_for(
-        [request],
-        deadline,
-        lambda: f"init_process_group on rank {me} of {size} (timeout {seconds:g} s)",
+        [request], deadline, lambda: f"init_process_group on rank {me} of {size}", seconds
     )
-    _world = ProcessGroup(comm, range(size), seconds, group_name or "default_pg")
+    liveness.reset()
+    _new_groups[0] = 0
+    pg = ProcessGroup(comm, range(size), seconds, group_name or "default_pg", "world")
+    # Note [No rank left waiting]: every rank connects to rank 0's liveness hub
+    liveness.start(comm, lambda requests, what: pg.wait(requests, what))
+    _world = pg
 
 
 def destroy_process_group(group=None) -> None:
@@ -303,6 +346,7 @@ def destroy_process_group(group=None) -> None:
         _world.free()
         _world = None
         faults.remove_abort_hook()
+        liveness.leave("called destroy_process_group()")
         return
     if group is _NON_GROUP_MEMBER:
         return
@@ -350,14 +394,17 @@ def new_group(
     me = pg_world.rank()
     color = 0 if me in members else MPI.UNDEFINED
     seconds = _seconds(timeout, "timeout") if timeout is not None else pg_world.timeout
-    deadline = None if seconds is None else time.monotonic() + seconds
-    # agree first (with a deadline) that everybody reached new_group, then split
-    request = pg_world.comm.Ibarrier()
-    faults.wait_for([request], deadline, lambda: f"new_group on rank {me}")
+    _new_groups[0] += 1
+    key = f"group{_new_groups[0]}"
+    # agree first (with a deadline, and hearing of ranks that left) that everybody reached
+    # new_group, then split
+    seq = pg_world.ledger.begin()
+    pg_world.wait([pg_world.comm.Ibarrier()], "new_group", (seq,), seconds)
+    pg_world.ledger.end(seq)
     comm = pg_world.comm.Split(color, me)
     if comm == MPI.COMM_NULL:
         return _NON_GROUP_MEMBER
-    pg = ProcessGroup(comm, members, seconds, group_desc or f"group_{len(_groups) + 1}")
+    pg = ProcessGroup(comm, members, seconds, group_desc or f"group_{len(_groups) + 1}", key)
     _groups.append(pg)
     return pg
 

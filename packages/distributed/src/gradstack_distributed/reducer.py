@@ -31,6 +31,20 @@ current ``.grad``, or zeros).  A used-map is all-reduced with the buckets: a par
 unused on every rank keeps its ``.grad`` untouched (None stays None), one used on some
 rank gets the average.  Without the flag, a forward after an incomplete reduction raises
 torch's error and names the parameters that got no gradient.
+
+Note [Join and the reducer]
+Inside ``ddp.join()`` (:mod:`.algorithms.join`) a rank that ran out of inputs calls
+:meth:`Reducer.match_backward` once per iteration of the others: the same all-reduces on
+DDP's communicator, in the same bucket order, with zeros (and a zero used-map), so that
+the ranks still training complete theirs (the used-map it sends is the one its last
+backward left, as torch's ``_get_local_used_map``).  The training ranks' gradients are summed over
+every rank (the joined ones adding zeros) and divided by the world size, or, with
+``divide_by_initial_world_size=False``, by the number of ranks still training: the result
+of the forward's "not joined yet" all-reduce (``set_forward_pass_work``), as torch's
+reducer does.  The forward's other asynchronous call (whether to sync this backward) is
+completed in ``_finalize`` before the buckets are waited for.  A joined rank that never ran
+a backward takes the parameters' order for the bucket rebuild
+(``push_all_rebuilt_params``), so that its rebuild broadcast pairs with the others'.
 """
 
 from __future__ import annotations
@@ -44,6 +58,7 @@ from gradstack_autograd.graph import increment_version
 from gradstack_tensor import Tensor, from_numpy
 
 from . import faults, mpi
+from .process_group import liveness_watch
 
 __all__ = ["Reducer", "assign_buckets", "DEFAULT_FIRST_BUCKET_BYTES"]
 
@@ -95,16 +110,18 @@ class _Bucket:
             offset += arr.size
         self.pending = len(self.indices)
         self.request = None
+        self.seq = -1  # its all-reduce's number in DDP's ledger
 
 
 class Reducer:
     """Averages the gradients of ``params`` over the ranks of ``pg`` (see the Notes).
 
-    ``comm`` is the communicator to use (a duplicate of the group's, DDP's own).
+    ``comm`` is the communicator to use (a duplicate of the group's, DDP's own) and
+    ``ledger`` numbers the calls on it (Note [No rank left waiting] in ``liveness.py``).
     """
 
     def __init__(
-        self, params, names, pg, comm, bucket_cap_bytes, find_unused_parameters,
+        self, params, names, pg, comm, ledger, bucket_cap_bytes, find_unused_parameters,
         gradient_as_bucket_view=False,
     ):  # fmt: skip
         self.params = list(params)
@@ -112,7 +129,15 @@ class Reducer:
         self.names = list(names)
         self.pg = pg
         self.comm = comm
+        self.ledger = ledger
         self.world_size = comm.Get_size()
+        # Note [Join and the reducer]: the all-reduce of the forward that said "this rank
+        # has not joined" (its result is the number of ranks still training), and whether
+        # to divide by the initial world size anyway; the forward's other async calls
+        self.join_work = None
+        self.static_world_size = True
+        self.forward_works: list = []
+        self.used_seq = -1
         self.cap = int(bucket_cap_bytes)
         self.first_cap = min(DEFAULT_FIRST_BUCKET_BYTES, self.cap)
         self.find_unused = find_unused_parameters
@@ -157,8 +182,10 @@ class Reducer:
         order = self.ready_order + [i for i in reversed(range(len(self.params))) if i not in seen]
         order_arr = np.array(order, dtype=np.int64)
         MPI = mpi.load()
+        seq = self.ledger.begin()
         request = self.comm.Ibcast([order_arr, MPI.INT64_T], 0)
-        self._wait([request], "rebuilding DDP's buckets")
+        self._wait([request], "rebuilding DDP's buckets", [seq])
+        self.ledger.end(seq)
         self._build([int(i) for i in order_arr])
         if self.as_view:  # gradients move into the new buckets
             for i, p in enumerate(self.params):
@@ -239,6 +266,7 @@ class Reducer:
         launched = [b.request for b in self.buckets[: self.next_bucket]]
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             b = self.buckets[self.next_bucket]
+            b.seq = self.ledger.begin()
             b.request = self.comm.Iallreduce(
                 MPI.IN_PLACE, [b.buffer, mpi.datatype_of(b.buffer.dtype)], MPI.SUM
             )
@@ -247,27 +275,98 @@ class Reducer:
             MPI.Request.Testall(launched)  # progress for the buckets in flight
         if self.next_bucket == len(self.buckets):
             if self.find_unused:
+                self.used_seq = self.ledger.begin()
                 self.used_request = self.comm.Iallreduce(
                     MPI.IN_PLACE, [self.locally_used, MPI.INT32_T], MPI.MAX
                 )
             self._finalize()
 
-    def _wait(self, requests, what: str) -> None:
+    def _wait(self, requests, what: str, seqs, hint: str = "") -> None:
         seconds = self.pg.timeout
         deadline = None if seconds is None else time.monotonic() + seconds
-        rank = self.pg.rank()
+        rank = self.pg.global_ranks[self.pg.rank()]
         faults.wait_for(
             requests,
             deadline,
-            lambda: f"DistributedDataParallel: {what} on rank {rank} (timeout {seconds:g} s)",
+            lambda: f"DistributedDataParallel: {what} on rank {rank}{hint}",
+            seconds,
+            liveness_watch(self.ledger, seqs),
         )
 
+    # -- join (Note [Join and the reducer]) -------------------------------------------
+
+    def set_forward_pass_work(self, work, divide_by_initial_world_size: bool) -> None:
+        """The forward's "not joined yet" all-reduce (its result: how many ranks train)."""
+        self.join_work = work
+        self.static_world_size = divide_by_initial_world_size
+
+    def add_forward_work(self, work) -> None:
+        """An async call of the forward (DDP's requires-sync all-reduce) to complete."""
+        self.forward_works.append(work)
+
+    def finish_forward_works(self) -> None:
+        """Complete the async calls of the last forward (at the next forward, if that one
+        had no backward)."""
+        works, self.forward_works = self.forward_works, []
+        if self.join_work is not None:
+            works.insert(0, self.join_work)
+            self.join_work = None
+        for work in works:
+            work.wait()
+
+    def divide_factor(self) -> int:
+        """What the summed gradients are divided by: the world size, or with join and
+        ``divide_by_initial_world_size=False`` the number of ranks still training."""
+        work, self.join_work = self.join_work, None
+        if work is None:
+            return self.world_size
+        work.wait()
+        if self.static_world_size:
+            return self.world_size
+        return int(work.result()[0].item())
+
+    def match_backward(self) -> None:
+        """A joined rank's side of one backward: every bucket's all-reduce with zeros (and
+        the used-map's), in the buckets' order."""
+        MPI = mpi.load()
+        requests, seqs, keep = [], [], []
+        for b in self.buckets:
+            zeros = np.zeros_like(b.buffer)
+            seqs.append(self.ledger.begin())
+            requests.append(
+                self.comm.Iallreduce(MPI.IN_PLACE, [zeros, mpi.datatype_of(zeros.dtype)], MPI.SUM)
+            )
+            keep.append(zeros)
+        if self.find_unused:
+            # torch's joined rank all-reduces its used-map as its last backward left it (a
+            # parameter it used then counts as used, and gets a zero gradient rather than
+            # None on the training ranks); the same here, for the same parameters
+            used = self.locally_used.copy()
+            seqs.append(self.ledger.begin())
+            requests.append(self.comm.Iallreduce(MPI.IN_PLACE, [used, MPI.INT32_T], MPI.MAX))
+            keep.append(used)
+        self._wait(requests, "shadowing the gradient all-reduces of the ranks that train", seqs)
+        for seq in seqs:
+            self.ledger.end(seq)
+
+    def push_all_rebuilt_params(self) -> None:
+        """A joined rank that saw no backward takes the parameters' order for the bucket
+        rebuild (as torch's ``_push_all_rebuilt_params``)."""
+        if not self.rebuilt and not self.ready_order:
+            self.ready_order = list(range(len(self.params)))
+
     def _finalize(self) -> None:
+        w = self.divide_factor()
+        self.finish_forward_works()
         requests = [b.request for b in self.buckets]
+        seqs = [b.seq for b in self.buckets]
         if self.used_request is not None:
             requests.append(self.used_request)
-        self._wait(requests, "averaging gradients")
-        w = self.world_size
+            seqs.append(self.used_seq)
+        hint = " (ranks with uneven inputs? see DistributedDataParallel.join())"
+        self._wait(requests, "averaging gradients", seqs, hint)
+        for seq in seqs:
+            self.ledger.end(seq)
         for b in self.buckets:
             if self.as_view and w > 1:
                 np.divide(b.buffer, w, out=b.buffer)  # one pass; the grads are views
@@ -283,6 +382,8 @@ class Reducer:
                     p.grad = from_numpy(slot / w)
                 elif w > 1:  # (with one rank the average is the gradient itself)
                     np.divide(slot, w, out=grad.numpy(force=True))
+                elif self.world_size > 1:  # join: one rank left training, the sum is it
+                    np.copyto(grad.numpy(force=True), slot)
                 if grad is not None and p.grad is grad:
                     # written through numpy: say so, for a gradient zeroed by zero_grad()
                     # that this rank did not use (Note [Zeroed gradients count as None])
