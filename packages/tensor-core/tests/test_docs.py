@@ -23,24 +23,7 @@ MODULES = sorted(
 )
 
 
-# A module whose example is known to fail, with the reason; not strict, because the module
-# is being replaced (branch optable turns _op_table.pyx into _op_table.py) and its new
-# docstring may pass: drop the entry then.
-KNOWN_FAILURES = {
-    "gradstack_tensor._op_table": "its example compares with gt.KIND_BINARY, a name "
-    "gradstack_tensor does not export (the kinds are C constants of _dispatch.pxd)",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(m, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[m], strict=False))
-        if m in KNOWN_FAILURES
-        else m
-        for m in MODULES
-    ],
-)
+@pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     # Note [Examples run as a reader runs them]: the module's names, but Python's builtins

@@ -342,8 +342,10 @@ def install(limit_bytes):
     Examples
     --------
     >>> from gradstack_tensor import _allocator
+    >>> before = _allocator.cache_info()["limit"]
     >>> _allocator.install(64 << 20)
     True
+    >>> _ = _allocator.set_cache_limit(before)  # the process's limit, as it was
     """
     global _installed, _default
     cdef PyDataMem_Handler* default_handler
