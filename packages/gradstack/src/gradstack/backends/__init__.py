@@ -9,9 +9,11 @@ products).  Assigning a flag changes nothing in gradstack's results: on the CPU 
 kernels are deterministic already.
 
 >>> import gradstack as torch
+>>> before = torch.backends.cudnn.deterministic
 >>> torch.backends.cudnn.deterministic = True
 >>> torch.backends.mps.is_available(), torch.backends.cuda.matmul.allow_tf32
 (False, False)
+>>> torch.backends.cudnn.deterministic = before  # the process's flag, as it was
 """
 
 from __future__ import annotations
