@@ -140,9 +140,12 @@ def test_kl_gradients_match_torch(pair):
             np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
-def test_kl_dispatch_and_registry():
+def test_kl_dispatch_and_registry(monkeypatch):
     for lib in (gs, torch):
         D = lib.distributions
+        # the pairs registered below stay in this test: the registries are process-wide
+        monkeypatch.setattr(D.kl, "_KL_REGISTRY", dict(D.kl._KL_REGISTRY))
+        monkeypatch.setattr(D.kl, "_KL_MEMOIZE", {})
         # subclasses use their parents' pair: Chi2 is a Gamma
         a = D.kl_divergence(
             D.Chi2(lib.tensor([3.0])), D.Gamma(lib.tensor([2.0]), lib.tensor([0.5]))

@@ -160,6 +160,7 @@ def register_op(str name, kernel=None, *, bint inplace=False, bint view=False,
     >>> op = gt.register_op("double_it", lambda t: t * 2)
     >>> op(gt.tensor([1., 2.])).tolist()
     [2.0, 4.0]
+    >>> del gt.OPS["double_it"]  # the registry is process-wide: unregister when done
     """
     cdef Op op = new_op(name, K_OTHER, None, inplace, view, aten)
     if kernel is not None:
