@@ -20,7 +20,6 @@ from gradstack_tensor import Size, Tensor
 from . import constraints
 from ._samplers import cauchy
 from .distribution import Distribution
-from .utils import _Number, broadcast_all
 
 __all__ = ["Cauchy"]
 
@@ -42,21 +41,11 @@ class Cauchy(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, _Number) and isinstance(scale, _Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.loc.size()
+        batch_shape = self._set_parameters(loc=loc, scale=scale)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Cauchy, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Cauchy, batch_shape, _instance, "loc", "scale")
 
     @property
     def mean(self) -> Tensor:

@@ -77,16 +77,7 @@ class ContinuousBernoulli(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(ContinuousBernoulli, batch_shape, new, "probs", "logits")
 
     def _outside_unstable_region(self):
         return gt.max(gt.le(self.probs, self._lims[0]), gt.gt(self.probs, self._lims[1]))

@@ -22,7 +22,7 @@ from gradstack_autograd import no_grad
 from gradstack_tensor import Size, Tensor
 
 from . import constraints
-from .utils import lazy_property
+from .utils import _Number, broadcast_all, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -251,6 +251,86 @@ class Distribution:
                 f"of the distribution {self!r}, "
                 f"but found invalid values:\n{value}"
             )
+
+    # Note [Parameters named once]
+    # torch's distributions repeat, class after class, the same lines: ``__init__``
+    # broadcasts the parameters and takes the batch shape from them (empty when all are
+    # Python numbers); ``expand`` makes a new instance, expands each parameter and
+    # initialises the base class without validation. Here a class names its parameters
+    # and these two methods do the rest, with torch's steps in torch's order.
+
+    def _set_parameters(self, **parameters) -> Size:
+        """Broadcast ``parameters`` together (numbers become tensors), set each as the
+        attribute of its name, and return the batch shape they give: ``Size()`` when every
+        one is a Python number, else the broadcast shape (Note [Parameters named once]).
+
+        Examples
+        --------
+        >>> import gradstack_tensor as gt
+        >>> from gradstack_nn.distributions import Normal
+        >>> d = Normal.__new__(Normal)
+        >>> d._set_parameters(loc=gt.zeros(2), scale=1.0), d.scale.tolist()
+        (gradstack.Size([2]), [1.0, 1.0])
+        >>> d._set_parameters(loc=0.0, scale=1.0)
+        gradstack.Size([])
+        """
+        tensors = broadcast_all(*parameters.values())
+        for name, tensor in zip(parameters, tensors):
+            setattr(self, name, tensor)
+        if all(isinstance(value, _Number) for value in parameters.values()):
+            return Size()
+        return tensors[0].size()
+
+    def _set_probs_or_logits(self, probs, logits, **others) -> Size:
+        """``_set_parameters`` for a distribution given either ``probs`` or ``logits``
+        (not both), broadcast with ``others``; the one given is also ``_param``.
+
+        Examples
+        --------
+        >>> from gradstack_nn.distributions import Bernoulli
+        >>> d = Bernoulli.__new__(Bernoulli)
+        >>> d._set_probs_or_logits(None, 0.0), d._param is d.logits
+        (gradstack.Size([]), True)
+        >>> d._set_probs_or_logits(0.5, 0.0)
+        Traceback (most recent call last):
+          ...
+        ValueError: Either `probs` or `logits` must be specified, but not both.
+        """
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        batch_shape = self._set_parameters(**others, **{name: value})
+        self._param = getattr(self, name)
+        return batch_shape
+
+    def _expand_parameters(self, cls, batch_shape, _instance, *names, event_shape=None):
+        """``expand`` for a distribution whose parameters ``names`` have the batch shape
+        (``+ event_shape`` when given): a new instance with each parameter that is set
+        (``probs``/``logits``: whichever were computed) expanded, not validated again
+        (Note [Parameters named once]).
+
+        Examples
+        --------
+        >>> import gradstack_tensor as gt
+        >>> from gradstack_nn.distributions import Normal
+        >>> d = Normal(gt.zeros(3), 1.0)
+        >>> d._expand_parameters(Normal, (2, 3), None, "loc", "scale").scale.shape
+        gradstack.Size([2, 3])
+        """
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        shape = batch_shape if event_shape is None else batch_shape + event_shape
+        for name in names:
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(shape))
+        if "_param" in self.__dict__:
+            new._param = new.logits if "logits" in self.__dict__ else new.probs
+        if event_shape is None:
+            super(cls, new).__init__(batch_shape, validate_args=False)
+        else:
+            super(cls, new).__init__(batch_shape, event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:

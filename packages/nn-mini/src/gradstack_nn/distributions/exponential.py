@@ -17,7 +17,6 @@ from gradstack_tensor import Size, Tensor
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _Number, broadcast_all
 
 __all__ = ["Exponential"]
 
@@ -56,17 +55,11 @@ class Exponential(ExponentialFamily):
         return self.rate.pow(-2)
 
     def __init__(self, rate, validate_args: bool | None = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = Size() if isinstance(rate, _Number) else self.rate.size()
+        batch_shape = self._set_parameters(rate=rate)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Exponential, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Exponential, batch_shape, _instance, "rate")
 
     def rsample(self, sample_shape=Size()) -> Tensor:  # noqa: B008
         shape = self._extended_shape(sample_shape)

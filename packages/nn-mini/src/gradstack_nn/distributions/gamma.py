@@ -22,7 +22,6 @@ from . import constraints
 from ._implicit_grads import standard_gamma_grad
 from ._samplers import standard_gamma
 from .exp_family import ExponentialFamily
-from .utils import _Number, broadcast_all
 
 __all__ = ["Gamma"]
 
@@ -78,21 +77,11 @@ class Gamma(ExponentialFamily):
         return self.concentration / self.rate.pow(2)
 
     def __init__(self, concentration, rate, validate_args: bool | None = None) -> None:
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        if isinstance(concentration, _Number) and isinstance(rate, _Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.concentration.size()
+        batch_shape = self._set_parameters(concentration=concentration, rate=rate)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Gamma, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Gamma, batch_shape, _instance, "concentration", "rate")
 
     def rsample(self, sample_shape=Size()) -> Tensor:  # noqa: B008
         shape = self._extended_shape(sample_shape)

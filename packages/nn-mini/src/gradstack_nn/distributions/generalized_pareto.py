@@ -20,7 +20,7 @@ from gradstack_tensor import Size
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _Number, broadcast_all
+from .utils import _Number
 
 __all__ = ["GeneralizedPareto"]
 
@@ -46,26 +46,13 @@ class GeneralizedPareto(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, concentration, validate_args: bool | None = None):
-        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        if (
-            isinstance(loc, _Number)
-            and isinstance(scale, _Number)
-            and isinstance(concentration, _Number)
-        ):
-            batch_shape = Size()
-        else:
-            batch_shape = self.loc.size()
+        batch_shape = self._set_parameters(loc=loc, scale=scale, concentration=concentration)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(GeneralizedPareto, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        super(GeneralizedPareto, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(
+            GeneralizedPareto, batch_shape, _instance, "loc", "scale", "concentration"
+        )
 
     def rsample(self, sample_shape=Size()):  # noqa: B008
         shape = self._extended_shape(sample_shape)

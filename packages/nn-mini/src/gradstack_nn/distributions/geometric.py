@@ -20,7 +20,7 @@ from gradstack_tensor import Size, Tensor
 from .. import functional as F
 from . import constraints
 from .distribution import Distribution
-from .utils import _Number, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Geometric"]
 
@@ -42,17 +42,7 @@ class Geometric(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        probs_or_logits = probs if probs is not None else logits
-        if isinstance(probs_or_logits, _Number):
-            batch_shape = Size()
-        else:
-            batch_shape = probs_or_logits.size()
+        batch_shape = self._set_probs_or_logits(probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
         if self._validate_args and probs is not None:
             # Add an extra check beyond unit_interval
@@ -68,15 +58,7 @@ class Geometric(Distribution):
                 )
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        super(Geometric, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Geometric, batch_shape, _instance, "probs", "logits")
 
     @property
     def mean(self) -> Tensor:

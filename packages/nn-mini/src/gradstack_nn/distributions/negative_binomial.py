@@ -22,7 +22,7 @@ from . import constraints
 from ._samplers import poisson
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["NegativeBinomial"]
 
@@ -50,30 +50,14 @@ class NegativeBinomial(Distribution):
     def __init__(
         self, total_count, probs=None, logits=None, validate_args: bool | None = None
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        batch_shape = self._set_probs_or_logits(probs, logits, total_count=total_count)
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(
+            NegativeBinomial, batch_shape, _instance, "total_count", "probs", "logits"
+        )
 
     @property
     def mean(self) -> Tensor:

@@ -20,7 +20,7 @@ from gradstack_tensor import Size, Tensor
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _Number, _standard_normal, broadcast_all
+from .utils import _Number, _standard_normal
 
 __all__ = ["Normal"]
 
@@ -66,21 +66,11 @@ class Normal(ExponentialFamily):
         return self.stddev.pow(2)
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, _Number) and isinstance(scale, _Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.loc.size()
+        batch_shape = self._set_parameters(loc=loc, scale=scale)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Normal, batch_shape, _instance, "loc", "scale")
 
     def sample(self, sample_shape=Size()):  # noqa: B008
         shape = self._extended_shape(sample_shape)

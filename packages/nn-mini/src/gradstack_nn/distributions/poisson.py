@@ -17,7 +17,7 @@ from gradstack_tensor import Size, Tensor
 from . import constraints
 from ._samplers import poisson
 from .exp_family import ExponentialFamily
-from .utils import _Number, broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
@@ -49,17 +49,11 @@ class Poisson(ExponentialFamily):
         return self.rate
 
     def __init__(self, rate, validate_args: bool | None = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = Size() if isinstance(rate, _Number) else self.rate.size()
+        batch_shape = self._set_parameters(rate=rate)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Poisson, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Poisson, batch_shape, _instance, "rate")
 
     def sample(self, sample_shape=Size()):  # noqa: B008
         shape = self._extended_shape(sample_shape)

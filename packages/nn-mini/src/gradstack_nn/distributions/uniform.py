@@ -19,7 +19,6 @@ from gradstack_tensor import Size, Tensor
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _Number, broadcast_all
 
 __all__ = ["Uniform"]
 
@@ -61,21 +60,11 @@ class Uniform(Distribution):
         return (self.high - self.low).pow(2) / 12
 
     def __init__(self, low, high, validate_args: bool | None = None) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        if isinstance(low, _Number) and isinstance(high, _Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.low.size()
+        batch_shape = self._set_parameters(low=low, high=high)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = Size(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        super(Uniform, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Uniform, batch_shape, _instance, "low", "high")
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
