@@ -390,13 +390,31 @@ def peer_problem(
     departures = _departures(now)
     if departures is None:
         return None
-    for rank, d in departures.items():
-        if rank not in ledger.members or rank == me or (peer is not None and rank != peer):
-            continue
-        if receiving and counted and d.ledgers is not None:
-            entry = d.ledgers.get(ledger.key) or {}
-            if ledger.received.get(rank, 0) >= entry.get("sent", {}).get(str(me), 0):
-                return f"{d.words()}, and nothing it sent to this rank is still on its way"
-        if now - d.learned >= GRACE_SECONDS:
-            return f"{d.words()}; this {'receive' if receiving else 'send'} needed it"
+    if peer is None:
+        # Note [A receive from any rank]: it can still complete while one member that
+        # might send is alive, so it fails only when every other member has left, and
+        # then names them all, in rank order (not in the order their notices arrived).
+        others = sorted(r for r in ledger.members if r != me)
+        reasons = [_departure_problem(ledger, departures.get(r), r, me, now, receiving, counted)
+                   for r in others]  # fmt: skip
+        if not others or any(r is None for r in reasons):
+            return None
+        return "; ".join(reasons)  # type: ignore[arg-type]
+    if peer == me or peer not in ledger.members:
+        return None
+    return _departure_problem(ledger, departures.get(peer), peer, me, now, receiving, counted)
+
+
+def _departure_problem(
+    ledger: Ledger, d, rank: int, me: int, now: float, receiving: bool, counted: bool
+) -> str | None:
+    """Why ``rank``'s departure ``d`` (None: it has not left) stops a call with it."""
+    if d is None:
+        return None
+    if receiving and counted and d.ledgers is not None:
+        entry = d.ledgers.get(ledger.key) or {}
+        if ledger.received.get(rank, 0) >= entry.get("sent", {}).get(str(me), 0):
+            return f"{d.words()}, and nothing it sent to this rank is still on its way"
+    if now - d.learned >= GRACE_SECONDS:
+        return f"{d.words()}; this {'receive' if receiving else 'send'} needed it"
     return None
