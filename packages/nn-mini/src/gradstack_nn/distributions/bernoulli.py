@@ -20,13 +20,14 @@ from gradstack_tensor import Size, Tensor
 
 from .. import functional as F
 from . import constraints
+from ._binary_parameter import BinaryProbsLogits
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryProbsLogits, ExponentialFamily):
     """The Bernoulli distribution, given by ``probs`` or by ``logits`` (log-odds), not
     both; samples are 0.0 or 1.0, drawn with ``bernoulli`` as torch.
 
@@ -64,14 +65,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self) -> Tensor:
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> Size:

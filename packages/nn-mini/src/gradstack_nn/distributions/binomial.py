@@ -16,9 +16,9 @@ from gradstack_autograd import no_grad
 from gradstack_tensor import Size, Tensor
 
 from . import constraints
+from ._binary_parameter import BinaryProbsLogits
 from ._samplers import binomial
 from .distribution import Distribution
-from .utils import lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Binomial"]
 
@@ -28,7 +28,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryProbsLogits, Distribution):
     """The number of successes of ``total_count`` trials with success probability
     ``probs`` (or ``sigmoid(logits)``); samples are drawn as ``torch.binomial``.
 
@@ -74,14 +74,6 @@ class Binomial(Distribution):
     @property
     def variance(self) -> Tensor:
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> Size:

@@ -19,13 +19,14 @@ from gradstack_tensor import Size, Tensor
 
 from .. import functional as F
 from . import constraints
+from ._binary_parameter import BinaryProbsLogits
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbsLogits, Distribution):
     """The geometric distribution on ``{0, 1, ...}`` with success probability
     ``probs`` (positive) or ``sigmoid(logits)``; draws invert the CDF at
     ``uniform_(tiny, 1)`` draws, as torch.
@@ -71,14 +72,6 @@ class Geometric(Distribution):
     @property
     def variance(self) -> Tensor:
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=Size()):  # noqa: B008
         shape = self._extended_shape(sample_shape)

@@ -19,15 +19,16 @@ from gradstack_tensor import Size, Tensor
 
 from .. import functional as F
 from . import constraints
+from ._binary_parameter import BinaryProbsLogits
 from ._samplers import poisson
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryProbsLogits, Distribution):
     """The negative binomial distribution: successes (probability ``probs``) of
     Bernoulli trials before ``total_count`` failures; drawn as a Poisson of a gamma,
     as torch.
@@ -70,14 +71,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self) -> Tensor:
         return self.mean / gt.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> Size:

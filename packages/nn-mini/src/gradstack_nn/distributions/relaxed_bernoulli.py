@@ -15,21 +15,19 @@ import gradstack_tensor as gt
 from gradstack_tensor import Size, Tensor
 
 from . import constraints
+from ._binary_parameter import BinaryProbsLogits
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import (
     broadcast_all,
     clamp_probs,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryProbsLogits, Distribution):
     """The logit of a ``RelaxedBernoulli`` draw (Maddison et al., 2017): reparameterised
     through ``log(u) - log1p(-u)`` of a uniform ``u``.
 
@@ -54,14 +52,6 @@ class LogitRelaxedBernoulli(Distribution):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
         new.temperature = self.temperature
         return self._expand_parameters(LogitRelaxedBernoulli, batch_shape, new, "probs", "logits")
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> Size:
