@@ -9,8 +9,8 @@ from gradstack_tensor import Tensor
 from gradstack_tensor.extension import data_of, take_byproduct, wrap
 
 from .. import _backward_kernels
-from .._op_node import run_fused
 from .._node import efficient_zeros, saved_tensors_hooks_active
+from .._op_node import run_fused
 from ._elementwise import elementwise
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
 from ._table import NO_JVP, jvp, register
@@ -311,8 +311,9 @@ def _reciprocal(grad, result):
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # The float32 sin (cos) of a tensor that requires grad computes cos(x) (sin(x)) in the same
 # pass, for almost nothing (Note [sin and cos from one pass] in tensor-core's
-# _float32_transcendentals.pyx), and leaves it as the op's by-product when the autograd layer asks for it (the entries
-# say ``byproduct=True``: it asks only when it records the op).  The entry's ``extra``
+# _float32_transcendentals.pyx), and leaves it as the op's by-product when the autograd
+# layer asks for it (the entries say ``byproduct=True``: it asks only when it records the
+# op).  The entry's ``extra``
 # takes it when the node is recorded, so that the first-order backward is one multiply
 # (``sin_backward_from_cos``), where it would evaluate cos(x) again: half the backward
 # cost of a sin.  torch saves x alone, and so do these nodes (``_saved_self``, the version

@@ -40,6 +40,7 @@ class Binomial(BinaryProbsLogits, Distribution):
     tensor([11., 45.])
     """
 
+    total_count: Tensor
     arg_constraints = {
         "total_count": constraints.nonnegative_integer,
         "probs": constraints.unit_interval,

@@ -36,6 +36,8 @@ class Cauchy(Distribution):
     tensor([10.5977])
     """
 
+    loc: Tensor
+    scale: Tensor
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -325,10 +325,13 @@ class Distribution:
                 setattr(new, name, getattr(self, name).expand(shape))
         if "_param" in self.__dict__:
             new._param = new.logits if "logits" in self.__dict__ else new.probs
+        # ``cls`` is a subclass of Distribution, which mypy cannot see through super()
         if event_shape is None:
-            super(cls, new).__init__(batch_shape, validate_args=False)
+            super(cls, new).__init__(batch_shape, validate_args=False)  # type: ignore[call-arg]
         else:
-            super(cls, new).__init__(batch_shape, event_shape, validate_args=False)
+            super(cls, new).__init__(  # type: ignore[call-arg]
+                batch_shape, event_shape, validate_args=False
+            )
         new._validate_args = self._validate_args
         return new
 

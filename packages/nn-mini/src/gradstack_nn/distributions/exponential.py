@@ -33,6 +33,7 @@ class Exponential(ExponentialFamily):
     tensor([3.5083])
     """
 
+    rate: Tensor
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

@@ -36,6 +36,8 @@ class FisherSnedecor(Distribution):
     tensor([0.0133])
     """
 
+    df1: Tensor
+    df2: Tensor
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     support = constraints.positive
     has_rsample = True

@@ -59,6 +59,8 @@ class Gamma(ExponentialFamily):
     tensor([2.8824])
     """
 
+    concentration: Tensor
+    rate: Tensor
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

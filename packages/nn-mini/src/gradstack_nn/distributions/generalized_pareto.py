@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 import gradstack_tensor as gt
-from gradstack_tensor import Size
+from gradstack_tensor import Size, Tensor
 
 from . import constraints
 from .distribution import Distribution
@@ -38,6 +38,9 @@ class GeneralizedPareto(Distribution):
     tensor([1.6779])
     """
 
+    loc: Tensor
+    scale: Tensor
+    concentration: Tensor
     arg_constraints = {
         "loc": constraints.real,
         "scale": constraints.positive,

@@ -33,6 +33,8 @@ class Laplace(Distribution):
     tensor([-0.0075])
     """
 
+    loc: Tensor
+    scale: Tensor
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

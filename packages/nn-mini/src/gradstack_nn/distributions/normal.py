@@ -44,6 +44,8 @@ class Normal(ExponentialFamily):
     tensor([1.5410])
     """
 
+    loc: Tensor
+    scale: Tensor
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -33,6 +33,7 @@ class Poisson(ExponentialFamily):
     tensor([ 7., 31.])
     """
 
+    rate: Tensor
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 

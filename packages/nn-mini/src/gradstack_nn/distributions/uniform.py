@@ -36,6 +36,9 @@ class Uniform(Distribution):
 
     has_rsample = True
 
+    low: Tensor
+    high: Tensor
+
     @property
     def arg_constraints(self):
         return {
