@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import gradstack_tensor as gt
-from gradstack_tensor import Tensor
+from gradstack_tensor import Tensor, kernels
 from gradstack_tensor.extension import data_of, take_byproduct, wrap
 
 from .. import _backward_kernels
@@ -655,12 +655,27 @@ def _div_rounding_jvp(args, out, tangents, lead):
     )
 
 
-@elementwise("erf(self)", "ErfBackward0", keeps_zero="self")
+# Note [Fused erf and erfinv backward]
+# The first-order gradients of erf and erfinv are one pass of tensor-core's activation
+# kernels (``kernels.erf_backward``, ``kernels.erfinv_backward``: torch's formulas, in C),
+# where the formulas below take four and five passes; create_graph, forward AD and arrays
+# the kernels do not take (Note [Native first-order formulas]) keep the formulas.
+
+
+def _erf_fused(ctx, grad, self):
+    return run_fused(kernels.erf_backward, (grad, self))
+
+
+def _erfinv_fused(ctx, grad, self):
+    return run_fused(kernels.erfinv_backward, (grad, self))
+
+
+@elementwise("erf(self)", "ErfBackward0", keeps_zero="self", shortcut=_erf_fused)
 def _erf(grad, self):
     return (2.0 / math.sqrt(math.pi)) * (-(self.pow(2))).exp() * grad  # torch's formula
 
 
-@elementwise("erfinv(self)", "ErfinvBackward0")
+@elementwise("erfinv(self)", "ErfinvBackward0", shortcut=_erfinv_fused)
 def _erfinv(grad, self):
     return 0.5 * math.sqrt(math.pi) * self.erfinv().pow(2).exp() * grad  # torch's formula
 

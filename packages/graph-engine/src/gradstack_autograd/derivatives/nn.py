@@ -38,9 +38,10 @@ import math
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import OPS, Tensor
+from gradstack_tensor import OPS, Tensor, kernels
 from gradstack_tensor.extension import dispatch
 
+from .._op_node import run_fused
 from ..grad_mode import no_grad
 from ._formulas import _batch_scatter, _lead, _sum_all
 from ._shown import TotalWeight, loss_enums, nll_enums
@@ -788,7 +789,11 @@ def _silu_derivative(x):
 
 @register("silu(self)", "SiluBackward0", save="self", batch=unary)
 def _silu(ctx, grad):
-    return (grad * _silu_derivative(ctx.saved_value("self")),)
+    x = ctx.saved_value("self")
+    # one pass of tensor-core's kernel when no graph is built (Note [Fused erf and erfinv
+    # backward] in arithmetic.py); gradstack ops otherwise
+    fused = run_fused(kernels.silu_backward, (grad, x))
+    return (grad * _silu_derivative(x) if fused is None else fused,)
 
 
 @jvp("silu")
