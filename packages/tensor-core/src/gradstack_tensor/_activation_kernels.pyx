@@ -97,9 +97,10 @@ cdef extern from *:
         return x;
     }
 
-    /* min(a, limit) for a finite or nan (which stays nan), as arithmetic */
+    /* min(a, limit) for a finite or nan (which stays nan), as arithmetic (exact: one
+       term is 0) */
     GS_BODY double gs_act_min(double a, double limit) {
-        return a - (a > limit) * (a - limit);
+        return a * (a <= limit) + limit * (a > limit);
     }
 
     GS_BODY double gs_act_erf(float xf) {

@@ -621,7 +621,7 @@ def unary_kernel(kernel, x: np.ndarray, *args):
     """
     if fusable(x):
         return kernel(x, *args)
-    if x.dtype not in _KERNEL_DTYPES:
+    if not isinstance(x, np.ndarray) or x.dtype not in _KERNEL_DTYPES:
         return None
     order = np.argsort([-abs(st) for st in x.strides], kind="stable")
     xt = x.transpose(order)
@@ -635,6 +635,8 @@ def binary_kernel(kernel, g: np.ndarray, x: np.ndarray, *args):
     float32/float64 dtype and a shape (other layouts are copied C-contiguous first)."""
     if fusable(g, x):
         return kernel(g, x, *args)
+    if not (isinstance(x, np.ndarray) and isinstance(g, np.ndarray)):
+        return None
     if x.dtype not in _KERNEL_DTYPES or g.dtype != x.dtype or g.shape != x.shape:
         return None
     return kernel(np.ascontiguousarray(g), np.ascontiguousarray(x), *args)

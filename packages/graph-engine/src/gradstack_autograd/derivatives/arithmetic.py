@@ -659,14 +659,21 @@ def _div_rounding_jvp(args, out, tangents, lead):
 # The first-order gradients of erf and erfinv are one pass of tensor-core's activation
 # kernels (``kernels.erf_backward``, ``kernels.erfinv_backward``: torch's formulas, in C),
 # where the formulas below take four and five passes; create_graph, forward AD and arrays
-# the kernels do not take (Note [Native first-order formulas]) keep the formulas.
+# the kernels do not take (Note [Native first-order formulas]) keep the formulas.  Only
+# float32 takes them: a float64 gradient keeps the bits of the formula, which the forward
+# AD formula shares (the kernels' float64 loops call libm's exp, numpy's may differ in the
+# last bit), and float64 is not where the time goes.
 
 
 def _erf_fused(ctx, grad, self):
+    if data_of(self).dtype.itemsize != 4:
+        return None
     return run_fused(kernels.erf_backward, (grad, self))
 
 
 def _erfinv_fused(ctx, grad, self):
+    if data_of(self).dtype.itemsize != 4:
+        return None
     return run_fused(kernels.erfinv_backward, (grad, self))
 
 
