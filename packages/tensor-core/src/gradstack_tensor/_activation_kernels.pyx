@@ -49,6 +49,9 @@ __all__ = [
 #     vectorises the loops (with AVX2 and FMA, ~4 doubles at a time: Note [AVX2 clones] in
 #     _kernels.pyx).  glibc's erff is scalar and branches on |x|: ~15 ns an element on
 #     random data, where these loops take ~1-2 ns.
+# Two torch artefacts are kept: its vectorised float32 GELU (exact form) of +inf is nan,
+# and it overflows to inf from x = 1.7e38 (it computes x (1 + erf) before halving); its
+# float64 one, and both tanh forms, give inf and x.
 # erfinv is torch's calc_erfinv (a rational first guess, then two Newton steps with
 # erf/exp), in the array's dtype with libm's erff/expf/logf (erf/exp/log for float64), as
 # torch's scalar loop: the same bits as torch's.
@@ -189,7 +192,9 @@ cdef extern from *:
         } else {
             for (i = start; i < stop; i++) {
                 float v = x[i];
-                out[i] = v * 0.5f * (1.0f + (float)gs_act_erf(v * alpha));
+                /* torch's order (x (1 + erf) overflows from 1.7e38), and times nan
+                   for +-inf: torch's float32 GELU of +inf is nan */
+                out[i] = v * (1.0f + (float)gs_act_erf(v * alpha)) * 0.5f * ((v - v) + 1.0f);
             }
         }
     }
