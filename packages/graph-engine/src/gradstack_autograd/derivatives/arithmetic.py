@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import Tensor, kernels
 from gradstack_tensor.extension import data_of, take_byproduct, wrap
 
@@ -665,16 +666,29 @@ def _div_rounding_jvp(args, out, tangents, lead):
 # last bit), and float64 is not where the time goes.
 
 
+def fused_unary_backward(kernel, grad, x):
+    """``kernel(grad, x)`` on the arrays (made C-contiguous: the gradient of a ``sum`` is
+    an expanded view), or None when ``run_fused`` must not or cannot run."""
+    g, a = data_of(grad), data_of(x)
+    if g.shape != a.shape:
+        return None
+    if not g.flags.c_contiguous:
+        grad = wrap(np.ascontiguousarray(g))
+    if not a.flags.c_contiguous:
+        x = wrap(np.ascontiguousarray(a))
+    return run_fused(kernel, (grad, x))
+
+
 def _erf_fused(ctx, grad, self):
     if data_of(self).dtype.itemsize != 4:
         return None
-    return run_fused(kernels.erf_backward, (grad, self))
+    return fused_unary_backward(kernels.erf_backward, grad, self)
 
 
 def _erfinv_fused(ctx, grad, self):
     if data_of(self).dtype.itemsize != 4:
         return None
-    return run_fused(kernels.erfinv_backward, (grad, self))
+    return fused_unary_backward(kernels.erfinv_backward, grad, self)
 
 
 @elementwise("erf(self)", "ErfBackward0", keeps_zero="self", shortcut=_erf_fused)

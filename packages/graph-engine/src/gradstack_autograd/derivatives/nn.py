@@ -41,9 +41,9 @@ import numpy as np
 from gradstack_tensor import OPS, Tensor, kernels
 from gradstack_tensor.extension import dispatch
 
-from .._op_node import run_fused
 from ..grad_mode import no_grad
 from ._formulas import _batch_scatter, _lead, _sum_all
+from .arithmetic import fused_unary_backward
 from ._shown import TotalWeight, loss_enums, nll_enums
 from ._table import _not_differentiable, jvp, register
 from ._tangents import _take
@@ -792,7 +792,7 @@ def _silu(ctx, grad):
     x = ctx.saved_value("self")
     # one pass of tensor-core's kernel when no graph is built (Note [Fused erf and erfinv
     # backward] in arithmetic.py); gradstack ops otherwise
-    fused = run_fused(kernels.silu_backward, (grad, x))
+    fused = fused_unary_backward(kernels.silu_backward, grad, x)
     return (grad * _silu_derivative(x) if fused is None else fused,)
 
 
