@@ -590,7 +590,7 @@ def erf_backward(grad, x):
     >>> import numpy as np
     >>> from gradstack_tensor.kernels import erf_backward
     >>> erf_backward(np.ones(2), np.array([0.0, 1.0]))
-    array([1.12837917, 0.41510749])
+    array([1.12837917, 0.4151075 ])
     """
     return _apply("erf_backward", ERF_BACKWARD, False, grad, x)
 
@@ -618,7 +618,7 @@ def erfinv_backward(grad, x):
     >>> import numpy as np
     >>> from gradstack_tensor.kernels import erfinv_backward
     >>> erfinv_backward(np.ones(2), np.array([0.0, 0.5]))
-    array([0.88622693, 1.11434167])
+    array([0.88622693, 1.11258482])
     """
     return _apply("erfinv_backward", ERFINV_BACKWARD, False, grad, x)
 
