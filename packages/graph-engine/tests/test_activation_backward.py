@@ -18,7 +18,11 @@ RNG = np.random.default_rng(3434)
 # name: (gradstack function, torch function, input range)
 OPS = {
     "gelu": (lambda t: gt.OPS["gelu"](t, "none"), F.gelu, 4.0),
-    "gelu_tanh": (lambda t: gt.OPS["gelu"](t, "tanh"), lambda t: F.gelu(t, approximate="tanh"), 4.0),
+    "gelu_tanh": (
+        lambda t: gt.OPS["gelu"](t, "tanh"),
+        lambda t: F.gelu(t, approximate="tanh"),
+        4.0,
+    ),
     "silu": (lambda t: gt.OPS["silu"](t), F.silu, 6.0),
     "erf": (gt.erf, torch.erf, 2.5),
     "erfinv": (gt.erfinv, torch.erfinv, 0.95),
@@ -29,7 +33,11 @@ FUSED = {"silu": "silu_backward", "erf": "erf_backward", "erfinv": "erfinv_backw
 
 def _x(name, shape, dtype):
     scale = OPS[name][2]
-    x = RNG.uniform(-scale, scale, shape) if name == "erfinv" else RNG.standard_normal(shape) * scale
+    x = (
+        RNG.uniform(-scale, scale, shape)
+        if name == "erfinv"
+        else RNG.standard_normal(shape) * scale
+    )
     return x.astype(dtype)
 
 

@@ -17,8 +17,6 @@ from ._kernels cimport (
     _check_input, _check_same, kernel_avx2, kernel_avx512, kernel_block_size, kernel_threads,
 )
 
-import numpy as np
-
 cnp.import_array()
 
 __all__ = [

@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
+from . import _activation_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
-from . import _activation_kernels
 from ._impl_nn import erf_array, unary_kernel
 from ._tensor import Tensor, _data, _wrap
 

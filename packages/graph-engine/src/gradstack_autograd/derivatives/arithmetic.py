@@ -10,8 +10,8 @@ from gradstack_tensor import Tensor, kernels
 from gradstack_tensor.extension import data_of, take_byproduct, wrap
 
 from .. import _backward_kernels
-from .._op_node import run_fused
 from .._node import efficient_zeros, saved_tensors_hooks_active
+from .._op_node import run_fused
 from ._elementwise import elementwise
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
 from ._table import NO_JVP, jvp, register

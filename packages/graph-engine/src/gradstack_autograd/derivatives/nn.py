@@ -43,10 +43,10 @@ from gradstack_tensor.extension import dispatch
 
 from ..grad_mode import no_grad
 from ._formulas import _batch_scatter, _lead, _sum_all
-from .arithmetic import fused_unary_backward
 from ._shown import TotalWeight, loss_enums, nll_enums
 from ._table import _not_differentiable, jvp, register
 from ._tangents import _take
+from .arithmetic import fused_unary_backward
 from .batching import (
     _all_batched,
     _arg,
