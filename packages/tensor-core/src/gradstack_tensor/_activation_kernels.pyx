@@ -88,25 +88,26 @@ cdef extern from *:
     #define GS_ACT_2_SQRTPI 1.12837916709551257390     /* 2 / sqrt(pi) */
     #define GS_ACT_KAPPA 0.044715
 
-    /* x, with +-inf replaced by +-FLT_MAX (an integer select, which vectorises: GCC 12
-       does not vectorise a select on floating-point values, whose compare may trap) */
-    GS_BODY float gs_act_finite(float x) {
-        int32_t bits;
+    /* x with |x| clamped to the float whose bits are `limit` (nan stays nan), by integer
+       selects on the bits: GCC 12 vectorises these, not selects on floating-point values
+       (whose compare may trap), nor the multiply-by-a-compare that is exact for huge x */
+    GS_BODY float gs_act_clamp(float x, uint32_t limit) {
+        uint32_t bits, mag;
         memcpy(&bits, &x, sizeof bits);
-        bits -= (bits & 0x7fffffff) == 0x7f800000;
+        mag = bits & 0x7fffffffu;
+        mag = mag > 0x7f800000u ? mag : (mag < limit ? mag : limit);
+        bits = (bits & 0x80000000u) | mag;
         memcpy(&x, &bits, sizeof x);
         return x;
     }
 
-    /* min(a, limit) for a finite or nan (which stays nan), as arithmetic (exact: one
-       term is 0) */
+    /* min(a, limit) for |a| < 2**50 or nan (which stays nan), as arithmetic (exact there) */
     GS_BODY double gs_act_min(double a, double limit) {
-        return a * (a <= limit) + limit * (a > limit);
+        return a - (a > limit) * (a - limit);
     }
 
-    GS_BODY double gs_act_erf(float xf) {
-        double x = gs_act_finite(xf);
-        double a = gs_act_min(fabs(x), 4.0);
+    /* erf(a) for a in [0, 4] or nan (Note [float32 erf, exp and tanh in double]) */
+    GS_BODY double gs_act_erf_core(double a) {
         double t = a * a * 0.125 - 1.0;
         /* erf(sqrt(u)) / sqrt(u) for u = a * a in [0, 16], in powers of t = u/8 - 1 */
         double p = 1.4899077512157848e-06;
@@ -132,13 +133,54 @@ cdef extern from *:
         p = p * t + 0.13167511689561098;
         p = p * t + -0.17657623330393213;
         p = p * t + 0.3535309956434044;
-        return copysign(a * p, x);
+        return a * p;
     }
 
-    /* exp(v) for v finite or nan */
-    GS_BODY double gs_act_exp_d(double v) {
-        v = -gs_act_min(-v, 700.0);
-        v = gs_act_min(v, 700.0);
+    #define GS_ACT_BITS_4 0x40800000u      /* 4.0f */
+    #define GS_ACT_BITS_700 0x442f0000u    /* 700.0f */
+
+    GS_BODY double gs_act_erf(float x) {
+        return copysign(gs_act_erf_core(gs_act_clamp(fabsf(x), GS_ACT_BITS_4)), (double)x);
+    }
+
+    /* erf(x) for |x| < 2**50 or nan (erfinv's Newton steps) */
+    GS_BODY double gs_act_erf_d(double x) {
+        return copysign(gs_act_erf_core(gs_act_min(fabs(x), 4.0)), x);
+    }
+
+    /* log(v) for v > 0 normal: v = 2**e m with m in [sqrt(1/2), sqrt(2)), log m =
+       2 atanh(s) with s = (m - 1)/(m + 1), |s| <= 0.172, by its series to s**21 */
+    GS_BODY double gs_act_log(double v) {
+        uint64_t bits, ebits;                          /* (AVX2 has no signed >> of 64 bits) */
+        memcpy(&bits, &v, sizeof bits);
+        ebits = (bits >> 52) | 0x4330000000000000ULL;  /* 2**52 + biased exponent */
+        double e;
+        memcpy(&e, &ebits, sizeof e);
+        e = e - (6755399441055744.0 / 1.5 + 1023.0);
+        bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+        double m;
+        memcpy(&m, &bits, sizeof m);                   /* [1, 2) */
+        double big = m > 1.41421356237309504880;
+        m = m * (1.0 - 0.5 * big);
+        e = e + big;
+        double s = (m - 1.0) / (m + 1.0);
+        double s2 = s * s;
+        double p = 1.0 / 21.0;
+        p = p * s2 + 1.0 / 19.0;
+        p = p * s2 + 1.0 / 17.0;
+        p = p * s2 + 1.0 / 15.0;
+        p = p * s2 + 1.0 / 13.0;
+        p = p * s2 + 1.0 / 11.0;
+        p = p * s2 + 1.0 / 9.0;
+        p = p * s2 + 1.0 / 7.0;
+        p = p * s2 + 1.0 / 5.0;
+        p = p * s2 + 1.0 / 3.0;
+        p = p * s2 + 1.0;
+        return e * GS_ACT_LN2_HI + (e * GS_ACT_LN2_LO + 2.0 * s * p);
+    }
+
+    /* exp(v) for v in [-700, 700] or nan */
+    GS_BODY double gs_act_exp_core(double v) {
         double kr = v * GS_ACT_INV_LN2 + GS_ACT_ROUNDER;
         double k = kr - GS_ACT_ROUNDER;
         double r = (v - k * GS_ACT_LN2_HI) - k * GS_ACT_LN2_LO;
@@ -163,12 +205,18 @@ cdef extern from *:
         return p * scale;
     }
 
+    /* exp(v) of a float (exp beyond +-700 rounds to 0 or inf in float32 all the same) */
     GS_BODY double gs_act_exp(float v) {
-        return gs_act_exp_d(gs_act_finite(v));
+        return gs_act_exp_core(gs_act_clamp(v, GS_ACT_BITS_700));
+    }
+
+    /* exp(v) for |v| < 2**50 or nan (erfinv's) */
+    GS_BODY double gs_act_exp_d(double v) {
+        return gs_act_exp_core(-gs_act_min(-gs_act_min(v, 700.0), 700.0));
     }
 
     GS_BODY double gs_act_tanh(float u) {
-        double e = gs_act_exp_d(-2.0 * fabs((double)gs_act_finite(u)));
+        double e = gs_act_exp(-2.0f * fabsf(u));     /* exact, or -inf (clamped) */
         return copysign((1.0 - e) / (1.0 + e), (double)u);
     }
 
@@ -257,7 +305,50 @@ cdef extern from *:
         }
     }
 
-    #define GS_ACT_CLONES(suffix, attr)                                                   \\
+    /* erfinv of float32 y with |y| < 1, in double: torch's calc_erfinv (its rational first
+       guess, both branches computed and one taken by arithmetic, then two Newton steps)
+       with the erf, exp and log above, rounded once (Note [float32 erfinv in double]);
+       backward: 0.5 sqrt(pi) exp(erfinv(y)**2) grad.  Returns whether some |y| >= 1 or
+       nan, which gs_erfinv_f32's scalar pass redoes. */
+    GS_BODY double gs_erfinv_d(double v) {
+            double a = fabs(v);
+            double z = v * v;
+            double num = ((-0.140543331 * z + 0.914624893) * z - 1.645349621) * z + 0.886226899;
+            double dem = (((0.012229801 * z - 0.329097515) * z + 1.442710462) * z
+                          - 2.118377725) * z + 1.0;
+            double central = v * num / dem;
+            /* sqrt(l) for l = -log((1 - a)/2) in [ln 2, 17.4], as exp(log(l) / 2): GCC
+               keeps sqrt a call to libm (for errno), which the loop would not vectorise */
+            double w = gs_act_exp_d(0.5 * gs_act_log(-gs_act_log((1.0 - a) * 0.5)));
+            num = ((1.641345311 * w + 3.429567803) * w - 1.624906493) * w - 1.970840454;
+            dem = (1.637067800 * w + 3.543889200) * w + 1.0;
+            double tail = copysign(num, v) / dem;
+            double c = a <= 0.7;
+            double x = c * central + (1.0 - c) * tail;
+            x = x - (gs_act_erf_d(x) - v) / (GS_ACT_2_SQRTPI * gs_act_exp_d(-x * x));
+            return x - (gs_act_erf_d(x) - v) / (GS_ACT_2_SQRTPI * gs_act_exp_d(-x * x));
+    }
+
+    GS_BODY int gs_erfinv_f32_body(int backward, const float* g, const float* y, float* out,
+                                   Py_ssize_t start, Py_ssize_t stop) {
+        int outside = 0;
+        Py_ssize_t i;
+        if (backward) {
+            for (i = start; i < stop; i++) {
+                outside |= !(fabsf(y[i]) < 1.0f);
+                double x = gs_erfinv_d(y[i]);
+                out[i] = (float)(0.88622692545275801365 * gs_act_exp_d(x * x)) * g[i];
+            }
+        } else {
+            for (i = start; i < stop; i++) {
+                outside |= !(fabsf(y[i]) < 1.0f);
+                out[i] = (float)gs_erfinv_d(y[i]);
+            }
+        }
+        return outside;
+    }
+
+    #define GS_ACT_CLONES(suffix, attr)                                                \\
         attr static void gs_gelu_f32_##suffix(int tanh_form, const float* x, float* out,   \\
                                               Py_ssize_t start, Py_ssize_t stop) {         \\
             gs_gelu_f32_body(tanh_form, x, out, start, stop);                              \\
@@ -287,8 +378,14 @@ cdef extern from *:
     #if GS_AVX2_CLONES
     GS_ACT_CLONES(avx2, __attribute__((target("avx2,fma"))))
     /* Note [AVX-512 copies of the transcendental loops] in _float32_transcendentals.pyx */
-    GS_ACT_CLONES(avx512, __attribute__((target(
-        "avx512f,avx512dq,avx512vl,avx2,fma,prefer-vector-width=512"))))
+    #  define GS_ACT_AVX512 __attribute__((target( \\
+            "avx512f,avx512dq,avx512vl,avx2,fma,prefer-vector-width=512")))
+    GS_ACT_CLONES(avx512, GS_ACT_AVX512)
+    GS_ACT_AVX512 static int gs_erfinv_f32_avx512(int backward, const float* g,
+                                                  const float* y, float* out,
+                                                  Py_ssize_t start, Py_ssize_t stop) {
+        return gs_erfinv_f32_body(backward, g, y, out, start, stop);
+    }
     #  define GS_ACT_DISPATCH(name, args) \
         (gs_avx2 && gs_avx512 ? name##_avx512 args : GS_DISPATCH(name, args))
     #else
@@ -389,10 +486,21 @@ cdef extern from *:
 
     /* erfinv (backward 0) or autograd's ErfinvBackward0 (backward 1):
        0.5 * sqrt(pi) * exp(erfinv(y)**2) * grad */
-    static void gs_erfinv_f32(int backward, const float* g, const float* y, float* out,
-                              Py_ssize_t start, Py_ssize_t stop) {
+    static void gs_erfinv_f32(int gs_avx2, int gs_avx512, int backward, const float* g,
+                              const float* y, float* out, Py_ssize_t start, Py_ssize_t stop) {
         const float k = (float)(0.5 * 1.77245385090551602730);
+        int vectorised = 0;
+    #if GS_AVX2_CLONES
+        /* only the AVX-512 copy pays (Note [float32 erfinv in double]) */
+        if (gs_avx2 && gs_avx512) {
+            if (!gs_erfinv_f32_avx512(backward, g, y, out, start, stop))
+                return;
+            vectorised = 1;
+        }
+    #endif
         for (Py_ssize_t i = start; i < stop; i++) {
+            if (vectorised && fabsf(y[i]) < 1.0f)
+                continue;
             float x = gs_erfinv_one_f32(y[i]);
             out[i] = backward ? k * expf(x * x) * g[i] : x;
         }
@@ -411,8 +519,8 @@ cdef extern from *:
                     const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
     void gs_act_f64(int kind, int tanh_form, const double* g, const double* x, double* out,
                     Py_ssize_t start, Py_ssize_t stop) noexcept nogil
-    void gs_erfinv_f32(int backward, const float* g, const float* y, float* out,
-                       Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_erfinv_f32(int avx2, int avx512, int backward, const float* g, const float* y,
+                       float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
     void gs_erfinv_f64(int backward, const double* g, const double* y, double* out,
                        Py_ssize_t start, Py_ssize_t stop) noexcept nogil
 
@@ -440,7 +548,8 @@ cdef void _range(int kind, bint tanh_form, bint single, const void* g, const voi
                  void* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
     if kind >= ERFINV:
         if single:
-            gs_erfinv_f32(kind == ERFINV_BACKWARD, <const float*>g, <const float*>x,
+            gs_erfinv_f32(kernel_avx2(), kernel_avx512(), kind == ERFINV_BACKWARD,
+                          <const float*>g, <const float*>x,
                           <float*>out, start, stop)
         else:
             gs_erfinv_f64(kind == ERFINV_BACKWARD, <const double*>g, <const double*>x,
