@@ -37,22 +37,25 @@ __all__ = [
 # Each loop does torch's arithmetic (ATen's GeluKernelImpl, GeluBackwardKernelImpl,
 # silu_kernel, silu_backward_kernel, and autograd's ErfBackward0/ErfinvBackward0) in the
 # array's dtype, with the same roundings in the same order; for instance the exact GELU of
-# a float32 x is 0.5f * x * (1 + erf(x * (float)M_SQRT1_2)), whose 1 + erf(...) cancels
+# a float32 x is x * (1 + erf(x * (float)M_SQRT1_2)) * 0.5f, whose 1 + erf(...) cancels
 # for x below about -3 exactly as torch's does (torch returns 0 from about -5.7 on, and
 # so do these loops).  Only the transcendental functions differ from torch's (Sleef's
 # vectorised erf/exp/tanh, within about 1 ulp):
 #   - float64 takes libm's erf, exp and tanh (~1 ulp), one element at a time;
 #   - float32 evaluates erf, exp and tanh in double without a branch (Note [float32 erf,
 #     exp and tanh in double]) and rounds the value once to float32, so that the compiler
-#     vectorises the loops (with AVX2 and FMA, ~4 doubles at a time: Note [AVX2 clones] in
-#     _kernels.pyx).  glibc's erff is scalar and branches on |x|: ~15 ns an element on
-#     random data, where these loops take ~1-2 ns.
+#     vectorises the loops (with AVX2 and FMA, 4 doubles at a time, Note [AVX2 clones] in
+#     _kernels.pyx; with AVX-512, 8, in a third copy as in Note [AVX-512 copies of the
+#     transcendental loops]).  glibc's erff is scalar and branches on |x|: ~15 ns an
+#     element on random data, where these loops take ~1-3 ns.  (GCC 12 does not vectorise
+#     the default SSE2 copy, whose integer selects become branches: CPUs without AVX2 run
+#     these loops at ~20-40 ns an element.)
 # Two torch artefacts are kept: its vectorised float32 GELU (exact form) of +inf is nan,
 # and it overflows to inf from x = 1.7e38 (it computes x (1 + erf) before halving); its
 # float64 one, and both tanh forms, give inf and x.
 # erfinv is torch's calc_erfinv (a rational first guess, then two Newton steps with
-# erf/exp), in the array's dtype with libm's erff/expf/logf (erf/exp/log for float64), as
-# torch's scalar loop: the same bits as torch's.
+# erf/exp): for float64, and for float32 without AVX-512, in the array's dtype with libm's
+# functions, one element at a time (Note [float32 erfinv in double] for the other case).
 #
 # Note [float32 erf, exp and tanh in double]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -61,7 +64,9 @@ __all__ = [
 #     powers of t: their absolute values sum to 1.13, so Horner's rule loses nothing);
 #     its relative error is below 4e-13 (checked against mpmath at 3001 points).  Beyond 4,
 #     erf rounds to +-1 in float32 (1 - erf(4) = 1.5e-8 is half an ulp below 1 at most), so
-#     |x| is clamped to 4 (a select, which keeps nan); the sign is copied back.
+#     |x| is clamped to 4 (by integer selects on its bits, which keep nan and take +-inf;
+#     GCC 12 vectorises neither a select on doubles, whose compare may trap, nor fmin);
+#     the sign is copied back.
 #   - exp(v) for v clamped to [-700, 700] (exp of a float32 argument beyond rounds to 0 or
 #     inf in float32 in any case): k = round(v / ln 2), r = v - k ln 2 (Cody-Waite, ln 2 in
 #     two parts as in fdlibm, |r| <= 0.35), exp(r) by its Taylor series to r**12
@@ -71,6 +76,21 @@ __all__ = [
 # The double values are within ~1e-12 relatively of the true ones, so rounding them to
 # float32 gives the correctly rounded erf and exp except within 1e-12 of a rounding
 # boundary (the tests compare with torch's Sleef functions at a few ulp).
+#
+# Note [float32 erfinv in double]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch's float32 erfinv (~2.5 ns an element, vectorised) is calc_erfinv in float; with
+# libm's scalar erff/expf/logf that algorithm costs ~35 ns an element here.  The float32
+# loop with AVX-512 runs calc_erfinv in double instead, without a branch: both first
+# guesses (the central rational function, and the tail's, whose sqrt(-log((1 - |y|)/2))
+# is exp(log(l)/2) with l in [ln 2, 17.4], since GCC keeps sqrt a call for errno's sake)
+# with the one for |y| <= 0.7 taken by arithmetic, then the two Newton steps with the
+# double erf and exp above and a log by atanh's series; the result is rounded once.  It
+# is within an ulp of torch's everywhere but near +-1, where erfinv is ill-conditioned
+# (4e-6 relatively at 0.99999).  |y| >= 1 and nan are redone by the scalar loop.  The
+# AVX2 copy of this loop ran ~10x slower than the scalar one here (not understood), so
+# CPUs without AVX-512 keep the scalar loop (~10-20 ms at 1M elements with AVX-512,
+# ~60-90 ms without, measured on a loaded host).
 
 cdef extern from *:
     """
@@ -537,9 +557,11 @@ cdef enum:
     ERFINV_BACKWARD = 7
 
 # Note [Activation threshold]
-# The float32 loops cost ~1-3 ns per element, the float64 ones (libm) ~10-20 ns: like the
-# float32 sin/cos/tanh loops (Note [Choosing PARALLEL_THRESHOLD] in _kernels.pyx), a second
-# thread pays from ~2k elements, where starting it costs less than the work it takes over.
+# The float32 loops cost ~1-3 ns per element, the float64 ones (libm) ~10-20 ns: at least
+# the float32 sin/cos/tanh loops' cost, so their threshold is taken (Note [Choosing
+# PARALLEL_THRESHOLD] in _kernels.pyx: a second thread pays from ~2k elements).  Not
+# measured for these loops: the host was loaded (load average ~9 on 2 cores) when they
+# were written.
 cdef Py_ssize_t _activation_threshold = 1 << 11
 ACTIVATION_THRESHOLD = _activation_threshold
 
