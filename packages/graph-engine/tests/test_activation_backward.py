@@ -26,6 +26,7 @@ OPS = {
     "silu": (lambda t: gt.OPS["silu"](t), F.silu, 6.0),
     "erf": (gt.erf, torch.erf, 2.5),
     "erfinv": (gt.erfinv, torch.erfinv, 0.95),
+    "leaky_relu": (lambda t: gt.OPS["leaky_relu"](t, 0.1), lambda t: F.leaky_relu(t, 0.1), 3.0),
 }
 # the fused kernel each first-order float32 backward takes (gelu through its op's kernel)
 FUSED = {"silu": "silu_backward", "erf": "erf_backward", "erfinv": "erfinv_backward"}
@@ -88,7 +89,7 @@ def test_non_contiguous_inputs_and_gradients(name):
     np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=5e-6)
 
 
-@pytest.mark.parametrize("name", sorted(OPS))
+@pytest.mark.parametrize("name", sorted(set(OPS) - {"leaky_relu"}))  # (piecewise linear)
 def test_double_backward_matches_torch_and_gradgradcheck(name):
     ours, theirs, _ = OPS[name]
     x = _x(name, (3, 4), np.float64)

@@ -23,6 +23,7 @@ FORWARD = {
     "gelu_tanh": (lambda t: gt.OPS["gelu"](t, "tanh"), lambda t: F.gelu(t, approximate="tanh")),
     "silu": (lambda t: gt.OPS["silu"](t), F.silu),
     "erf": (gt.erf, torch.erf),
+    "leaky_relu": (lambda t: gt.OPS["leaky_relu"](t, 0.03), lambda t: F.leaky_relu(t, 0.03)),
 }
 # float32: torch's loops use Sleef's erf/exp/tanh (and, in GELU, an erf within ~1e-7
 # absolutely), these compute them in double and round once: a few ulp, and ~1e-6 in
@@ -137,7 +138,8 @@ def test_threads_give_the_same_bits(dtype):
         lambda: kernels.silu(x), lambda: kernels.erfinv(y),
         lambda: kernels.gelu_backward(g, x), lambda: kernels.gelu_backward(g, x, "tanh"),
         lambda: kernels.silu_backward(g, x), lambda: kernels.erf_backward(g, x),
-        lambda: kernels.erfinv_backward(g, y),
+        lambda: kernels.erfinv_backward(g, y), lambda: kernels.leaky_relu(x, 0.1),
+        lambda: kernels.leaky_relu_backward(g, x, 0.1),
     ]  # fmt: skip
     old = _kernels.get_num_threads()
     try:
@@ -147,8 +149,9 @@ def test_threads_give_the_same_bits(dtype):
         two = [f() for f in calls]
     finally:
         _kernels.set_num_threads(old)
-    for a, b in zip(one, two):
-        assert np.array_equal(a, b, equal_nan=True)
+    for k, (a, b) in enumerate(zip(one, two)):
+        differ = np.flatnonzero((a != b) & ~(np.isnan(a) & np.isnan(b)))
+        assert differ.size == 0, (k, differ[:5], a[differ[:5]], b[differ[:5]], x[differ[:5]])
     _close(one[0], F.gelu(torch.tensor(x)), dtype)
 
 
@@ -206,3 +209,27 @@ def test_the_public_kernels_are_exported():
     for name in _activation_kernels.__all__:
         assert getattr(kernels, name) is getattr(_activation_kernels, name)
         assert name in kernels.__all__
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_leaky_relu_is_torchs_to_the_bit(dtype):
+    x = _inputs(dtype)
+    g = RNG.standard_normal(x.shape).astype(dtype)
+    for slope in (0.01, 0.2, -0.5, 0.0, 1e-30):
+        want = F.leaky_relu(torch.tensor(x), slope).numpy()
+        got = gt.OPS["leaky_relu"](gt.tensor(x), slope).numpy()
+        assert np.array_equal(got, want, equal_nan=True)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+        want = torch.ops.aten.leaky_relu_backward(torch.tensor(g), torch.tensor(x), slope, False)
+        assert np.array_equal(
+            kernels.leaky_relu_backward(g, x, slope), want.numpy(), equal_nan=True
+        )
+    t = gt.tensor(x.copy())
+    gt.OPS["leaky_relu_"](t, 0.2)
+    assert np.array_equal(t.numpy(), F.leaky_relu(torch.tensor(x), 0.2).numpy(), equal_nan=True)
+    # a non-finite slope keeps numpy (the kernel refuses it)
+    got = gt.OPS["leaky_relu"](gt.tensor(x), float("inf")).numpy()
+    want = F.leaky_relu(torch.tensor(x), float("inf")).numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    with pytest.raises(ValueError, match="finite"):
+        kernels.leaky_relu(x, float("nan"))

@@ -27,6 +27,8 @@ __all__ = [
     "erfinv_backward",
     "gelu",
     "gelu_backward",
+    "leaky_relu",
+    "leaky_relu_backward",
     "silu",
     "silu_backward",
 ]
@@ -368,6 +370,24 @@ cdef extern from *:
         return outside;
     }
 
+    /* leaky_relu: x > 0 ? x : x * slope; backward: x > 0 ? g : g * slope (torch's), as a
+       multiply by 1 or slope (exact; the caller takes numpy for a non-finite slope) */
+    GS_BODY void gs_leaky_f32_body(float slope, const float* g, const float* x, float* out,
+                                   Py_ssize_t start, Py_ssize_t stop) {
+        Py_ssize_t i;
+        if (g == NULL) {
+            for (i = start; i < stop; i++) {
+                float c = x[i] > 0.0f;
+                out[i] = x[i] * (c + (1.0f - c) * slope);
+            }
+        } else {
+            for (i = start; i < stop; i++) {
+                float c = x[i] > 0.0f;
+                out[i] = g[i] * (c + (1.0f - c) * slope);
+            }
+        }
+    }
+
     #define GS_ACT_CLONES(suffix, attr)                                                \\
         attr static void gs_gelu_f32_##suffix(int tanh_form, const float* x, float* out,   \\
                                               Py_ssize_t start, Py_ssize_t stop) {         \\
@@ -392,6 +412,10 @@ cdef extern from *:
         attr static void gs_silu_backward_f32_##suffix(const float* g, const float* x,     \\
                 float* out, Py_ssize_t start, Py_ssize_t stop) {                           \\
             gs_silu_backward_f32_body(g, x, out, start, stop);                             \\
+        }                                                                                  \\
+        attr static void gs_leaky_f32_##suffix(float slope, const float* g,                \\
+                const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) {           \\
+            gs_leaky_f32_body(slope, g, x, out, start, stop);                              \\
         }
 
     GS_ACT_CLONES(default, )
@@ -414,7 +438,8 @@ cdef extern from *:
 
     /* one entry for every float32 loop: kind 0 gelu, 1 gelu_backward, 2 erf,
        3 erf_backward, 4 silu, 5 silu_backward; g is NULL for the forward loops */
-    static void gs_act_f32(int gs_avx2, int gs_avx512, int kind, int tanh_form, const float* g,
+    static void gs_act_f32(int gs_avx2, int gs_avx512, int kind, int tanh_form, double slope,
+                           const float* g,
                            const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) {
         switch (kind) {
         case 0: GS_ACT_DISPATCH(gs_gelu_f32, (tanh_form, x, out, start, stop)); break;
@@ -422,14 +447,15 @@ cdef extern from *:
         case 2: GS_ACT_DISPATCH(gs_erf_f32, (x, out, start, stop)); break;
         case 3: GS_ACT_DISPATCH(gs_erf_backward_f32, (g, x, out, start, stop)); break;
         case 4: GS_ACT_DISPATCH(gs_silu_f32, (x, out, start, stop)); break;
-        default: GS_ACT_DISPATCH(gs_silu_backward_f32, (g, x, out, start, stop)); break;
+        case 5: GS_ACT_DISPATCH(gs_silu_backward_f32, (g, x, out, start, stop)); break;
+        default: GS_ACT_DISPATCH(gs_leaky_f32, ((float)slope, g, x, out, start, stop)); break;
         }
     }
 
     /* ---- float64: libm, one element at a time ---- */
 
-    static void gs_act_f64(int kind, int tanh_form, const double* g, const double* x,
-                           double* out, Py_ssize_t start, Py_ssize_t stop) {
+    static void gs_act_f64(int kind, int tanh_form, double slope, const double* g,
+                           const double* x, double* out, Py_ssize_t start, Py_ssize_t stop) {
         Py_ssize_t i;
         const double alpha = GS_ACT_SQRT1_2;
         const double kappa = GS_ACT_KAPPA;
@@ -462,6 +488,11 @@ cdef extern from *:
             case 2: out[i] = erf(v); break;
             case 3: out[i] = (GS_ACT_2_SQRTPI * exp(-(v * v))) * g[i]; break;
             case 4: out[i] = v / (1.0 + exp(-v)); break;
+            case 6: {
+                double c = v > 0.0;
+                out[i] = (g == NULL ? v : g[i]) * (c + (1.0 - c) * slope);
+                break;
+            }
             default: {
                 double s = 1.0 / (1.0 + exp(-v));
                 out[i] = g[i] * s * (1.0 + v * (1.0 - s));
@@ -535,10 +566,11 @@ cdef extern from *:
         }
     }
     """
-    void gs_act_f32(int avx2, int avx512, int kind, int tanh_form, const float* g,
-                    const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
-    void gs_act_f64(int kind, int tanh_form, const double* g, const double* x, double* out,
-                    Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_act_f32(int avx2, int avx512, int kind, int tanh_form, double slope,
+                    const float* g, const float* x, float* out, Py_ssize_t start,
+                    Py_ssize_t stop) noexcept nogil
+    void gs_act_f64(int kind, int tanh_form, double slope, const double* g, const double* x,
+                    double* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
     void gs_erfinv_f32(int avx2, int avx512, int backward, const float* g, const float* y,
                        float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
     void gs_erfinv_f64(int backward, const double* g, const double* y, double* out,
@@ -553,21 +585,25 @@ cdef enum:
     ERF_BACKWARD = 3
     SILU = 4
     SILU_BACKWARD = 5
-    ERFINV = 6
-    ERFINV_BACKWARD = 7
+    LEAKY_RELU = 6      # forward and backward (g NULL or not)
+    ERFINV = 7
+    ERFINV_BACKWARD = 8
 
 # Note [Activation threshold]
 # The float32 loops cost ~1-3 ns per element, the float64 ones (libm) ~10-20 ns: at least
 # the float32 sin/cos/tanh loops' cost, so their threshold is taken (Note [Choosing
 # PARALLEL_THRESHOLD] in _kernels.pyx: a second thread pays from ~2k elements).  Not
 # measured for these loops: the host was loaded (load average ~9 on 2 cores) when they
-# were written.
+# were written.  The threads take blocks of a multiple of 64 elements: the compiler's
+# vector loop and its scalar remainder may round a float32 result differently (an FMA
+# contracted in one and not the other: 1 ulp, rarely), so every block but the last must
+# be whole vectors for the results not to depend on the number of threads.
 cdef Py_ssize_t _activation_threshold = 1 << 11
 ACTIVATION_THRESHOLD = _activation_threshold
 
 
-cdef void _range(int kind, bint tanh_form, bint single, const void* g, const void* x,
-                 void* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+cdef void _range(int kind, bint tanh_form, double slope, bint single, const void* g,
+                 const void* x, void* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
     if kind >= ERFINV:
         if single:
             gs_erfinv_f32(kernel_avx2(), kernel_avx512(), kind == ERFINV_BACKWARD,
@@ -577,26 +613,28 @@ cdef void _range(int kind, bint tanh_form, bint single, const void* g, const voi
             gs_erfinv_f64(kind == ERFINV_BACKWARD, <const double*>g, <const double*>x,
                           <double*>out, start, stop)
     elif single:
-        gs_act_f32(kernel_avx2(), kernel_avx512(), kind, tanh_form, <const float*>g,
+        gs_act_f32(kernel_avx2(), kernel_avx512(), kind, tanh_form, slope, <const float*>g,
                    <const float*>x, <float*>out, start, stop)
     else:
-        gs_act_f64(kind, tanh_form, <const double*>g, <const double*>x, <double*>out, start,
-                   stop)
+        gs_act_f64(kind, tanh_form, slope, <const double*>g, <const double*>x, <double*>out,
+                   start, stop)
 
 
-cdef void _run(int kind, bint tanh_form, bint single, const char* g, const char* x,
-               char* out, Py_ssize_t n, int nthreads) noexcept nogil:
+cdef void _run(int kind, bint tanh_form, double slope, bint single, const char* g,
+               const char* x, char* out, Py_ssize_t n, int nthreads) noexcept nogil:
     cdef Py_ssize_t block, start, step
     if nthreads <= 1:
-        _range(kind, tanh_form, single, g, x, out, 0, n)
+        _range(kind, tanh_form, slope, single, g, x, out, 0, n)
         return
-    step = kernel_block_size(n, nthreads)
+    # blocks of a multiple of 64 elements (Note [Activation threshold])
+    step = (kernel_block_size(n, nthreads) + 63) // 64 * 64
     for block in prange(nthreads, schedule="static", num_threads=nthreads):
         start = block * step
-        _range(kind, tanh_form, single, g, x, out, start, min(start + step, n))
+        _range(kind, tanh_form, slope, single, g, x, out, min(start, n), min(start + step, n))
 
 
-cdef cnp.ndarray _apply(str func, int kind, bint tanh_form, object grad, object x):
+cdef cnp.ndarray _apply(str func, int kind, bint tanh_form, object grad, object x,
+                        double slope=0.0):
     """Check the arrays, then run the loop `kind` into a new array of x's shape and dtype."""
     cdef int typenum = _check_input(func, "x", x)
     cdef cnp.ndarray xa = <cnp.ndarray>x
@@ -614,9 +652,9 @@ cdef cnp.ndarray _apply(str func, int kind, bint tanh_form, object grad, object 
     cdef char* op_ = <char*>cnp.PyArray_DATA(out)
     if n >= _activation_threshold:
         with nogil:
-            _run(kind, tanh_form, single, gp, xp, op_, n, nthreads)
+            _run(kind, tanh_form, slope, single, gp, xp, op_, n, nthreads)
     else:
-        _run(kind, tanh_form, single, gp, xp, op_, n, nthreads)
+        _run(kind, tanh_form, slope, single, gp, xp, op_, n, nthreads)
     return out
 
 
@@ -777,3 +815,52 @@ def silu_backward(grad, x):
     array([0.5       , 0.92767051])
     """
     return _apply("silu_backward", SILU_BACKWARD, False, grad, x)
+
+
+cdef double _slope(str func, object negative_slope) except? -1:
+    cdef double slope
+    try:
+        slope = float(negative_slope)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{func}: negative_slope must be a real number, got {type(negative_slope).__name__}"
+        ) from None
+    if slope != slope or slope in (float("inf"), float("-inf")):
+        raise ValueError(f"{func}: negative_slope must be finite, got {slope}")
+    return slope
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """``x`` where ``x > 0``, ``x * negative_slope`` elsewhere (torch's leaky_relu; the
+    slope is rounded to x's dtype first), of a float32/float64 C-contiguous array.
+
+    Raises
+    ------
+    TypeError
+        If x is not a float32/float64 ndarray, or negative_slope is not a real number.
+    ValueError
+        If x is not C-contiguous, or negative_slope is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import leaky_relu
+    >>> leaky_relu(np.array([-2.0, 0.0, 3.0]), 0.1)
+    array([-0.2,  0. ,  3. ])
+    """
+    return _apply("leaky_relu", LEAKY_RELU, False, None, x, _slope("leaky_relu", negative_slope))
+
+
+def leaky_relu_backward(grad, x, negative_slope=0.01):
+    """``grad`` where ``x > 0``, ``grad * negative_slope`` elsewhere (torch's
+    leaky_relu_backward), arrays as for :func:`gelu_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import leaky_relu_backward
+    >>> leaky_relu_backward(np.ones(2), np.array([-1.0, 1.0]), 0.1)
+    array([0.1, 1. ])
+    """
+    return _apply("leaky_relu_backward", LEAKY_RELU, False, grad, x,
+                  _slope("leaky_relu_backward", negative_slope))

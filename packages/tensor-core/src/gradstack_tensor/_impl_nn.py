@@ -774,7 +774,8 @@ def leaky_relu(input, negative_slope=0.01):
     """``x`` where ``x > 0``, ``negative_slope * x`` elsewhere."""
     x = _float(input, "leaky_relu", "leaky_relu_cpu")
     slope = _number(negative_slope, "leaky_relu", "negative_slope")
-    return _wrap(_leaky(x, slope).astype(x.dtype, copy=False))
+    r = unary_kernel(_activation_kernels.leaky_relu, x, slope) if math.isfinite(slope) else None
+    return _wrap(_leaky(x, slope).astype(x.dtype, copy=False) if r is None else r)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -782,7 +783,8 @@ def leaky_relu_(input, negative_slope=0.01):
     x = _float(input, "leaky_relu_", "leaky_relu_cpu")
     slope = _number(negative_slope, "leaky_relu_", "negative_slope")
     _check_writable(x, "leaky_relu_")
-    x[...] = _leaky(x, slope)
+    r = unary_kernel(_activation_kernels.leaky_relu, x, slope) if math.isfinite(slope) else None
+    x[...] = _leaky(x, slope) if r is None else r
     input._bump_version("leaky_relu_")
     return input
 

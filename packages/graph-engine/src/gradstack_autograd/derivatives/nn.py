@@ -34,6 +34,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 
 import gradstack_tensor as gt
@@ -823,6 +824,11 @@ def _log_sigmoid_jvp(args, out, tangents, lead):
 )
 def _leaky_relu(ctx, grad):
     x, slope = ctx.saved_value("self"), ctx.saved_value("negative_slope")
+    if math.isfinite(slope):  # one pass of tensor-core's kernel without create_graph
+        kernel = functools.partial(kernels.leaky_relu_backward, negative_slope=slope)
+        fused = fused_unary_backward(kernel, grad, x)
+        if fused is not None:
+            return (fused,)
     return (gt.where(x > 0, grad, grad * slope),)
 
 
