@@ -41,8 +41,10 @@ import math
 
 import numpy as np
 
+from . import _activation_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
+from ._kernels import fusable
 from ._tensor import Tensor, _data, _wrap
 from ._ufuncs import quiet
 
@@ -603,17 +605,55 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 _erf_impl = None
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def unary_kernel(kernel, x: np.ndarray, *args):
+    """``kernel(x, *args)`` (an elementwise kernel of ``_activation_kernels``) in ``x``'s
+    layout, or None when ``x``'s dtype is not float32/float64 (native order).
+
+    Note [Activation kernels keep the input's layout]
+    The kernels take C-contiguous arrays.  A dense array in another order (a transpose, a
+    permutation of dims) is run in its memory order and the result permuted back, so that
+    the output has the input's strides, as numpy's (and torch's) elementwise loops give;
+    any other layout (a slice with steps, an expanded view) is copied to a C-contiguous
+    array first, and the result is C-contiguous.
+    """
+    if fusable(x):
+        return kernel(x, *args)
+    if not isinstance(x, np.ndarray) or x.dtype not in _KERNEL_DTYPES:
+        return None
+    order = np.argsort([-abs(st) for st in x.strides], kind="stable")
+    xt = x.transpose(order)
+    if xt.flags.c_contiguous and xt.flags.aligned:
+        return kernel(xt, *args).transpose(np.argsort(order))
+    return kernel(np.ascontiguousarray(x), *args)
+
+
+def binary_kernel(kernel, g: np.ndarray, x: np.ndarray, *args):
+    """``kernel(g, x, *args)`` (a backward kernel), or None unless ``g`` and ``x`` share a
+    float32/float64 dtype and a shape (other layouts are copied C-contiguous first)."""
+    if fusable(g, x):
+        return kernel(g, x, *args)
+    if not (isinstance(x, np.ndarray) and isinstance(g, np.ndarray)):
+        return None
+    if x.dtype not in _KERNEL_DTYPES or g.dtype != x.dtype or g.shape != x.shape:
+        return None
+    return kernel(np.ascontiguousarray(g), np.ascontiguousarray(x), *args)
 
 
 def erf_array(x: np.ndarray) -> np.ndarray:
     """The error function elementwise, in ``x``'s dtype.
 
     Note [erf without a C kernel]
-    numpy has no erf; scipy's (correctly rounded to ~1 ulp) is used when scipy is
-    installed (it is in the development environment), else the standard library's
-    ``math.erf`` element by element (exact, but ~100 ns per element).  A core ``erf`` op
-    with a C loop would serve ``torch.erf`` too (listed for tensor-core's owners).
+    numpy has no erf.  float32 and float64 take ``_activation_kernels.erf`` (Note
+    [float32 erf, exp and tanh in double] there); other dtypes take scipy's (correctly
+    rounded to ~1 ulp) when scipy is installed, else the standard library's ``math.erf``
+    element by element (exact, but ~100 ns per element).
     """
+    r = unary_kernel(_activation_kernels.erf, x)
+    if r is not None:
+        return r
     global _erf_impl
     if _erf_impl is None:
         try:
@@ -663,15 +703,21 @@ def gelu(input, approximate="none"):
     """``x * Phi(x)`` (``approximate="none"``, Phi the normal CDF) or its tanh approximation
     ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))``."""
     x = _float(input, "gelu", "GeluKernelImpl")
-    return _wrap(gelu_array(x, _approximate(approximate, "gelu")))
+    approximate = _approximate(approximate, "gelu")
+    r = unary_kernel(_activation_kernels.gelu, x, approximate)
+    return _wrap(gelu_array(x, approximate) if r is None else r)
 
 
 def gelu_backward(grad_output, input, approximate="none"):
     """``grad_output * gelu'(input)`` (torch's ``gelu_backward``, GeLU's backward formula)."""
     g = _float(grad_output, "gelu_backward", "GeluBackwardKernelImpl", "grad_output")
     x = _float(input, "gelu_backward", "GeluBackwardKernelImpl")
+    approximate = _approximate(approximate, "gelu_backward")
+    r = binary_kernel(_activation_kernels.gelu_backward, g, x, approximate)
+    if r is not None:
+        return _wrap(r)
     res = np.promote_types(g.dtype, x.dtype)
-    d = gelu_derivative_array(x.astype(res, copy=False), _approximate(approximate, "gelu_backward"))
+    d = gelu_derivative_array(x.astype(res, copy=False), approximate)
     try:
         return _wrap(quiet(np.multiply, g.astype(res, copy=False), d))
     except ValueError:
@@ -683,6 +729,9 @@ def gelu_backward(grad_output, input, approximate="none"):
 def silu(input):
     """``x * sigmoid(x)``, computed as ``x / (1 + exp(-x))``."""
     x = _float(input, "silu", "silu_cpu")
+    r = unary_kernel(_activation_kernels.silu, x)
+    if r is not None:
+        return _wrap(r)
     with np.errstate(all="ignore"):
         return _wrap((x / (1 + np.exp(-x))).astype(x.dtype, copy=False))
 
@@ -691,8 +740,12 @@ def silu_(input):
     """In-place :func:`silu`."""
     x = _float(input, "silu_", "silu_cpu")
     _check_writable(x, "silu_")
-    with np.errstate(all="ignore"):
-        x[...] = x / (1 + np.exp(-x))
+    r = unary_kernel(_activation_kernels.silu, x)
+    if r is not None:
+        x[...] = r
+    else:
+        with np.errstate(all="ignore"):
+            x[...] = x / (1 + np.exp(-x))
     input._bump_version("silu_")
     return input
 
@@ -721,7 +774,8 @@ def leaky_relu(input, negative_slope=0.01):
     """``x`` where ``x > 0``, ``negative_slope * x`` elsewhere."""
     x = _float(input, "leaky_relu", "leaky_relu_cpu")
     slope = _number(negative_slope, "leaky_relu", "negative_slope")
-    return _wrap(_leaky(x, slope).astype(x.dtype, copy=False))
+    r = unary_kernel(_activation_kernels.leaky_relu, x, slope) if math.isfinite(slope) else None
+    return _wrap(_leaky(x, slope).astype(x.dtype, copy=False) if r is None else r)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -729,7 +783,8 @@ def leaky_relu_(input, negative_slope=0.01):
     x = _float(input, "leaky_relu_", "leaky_relu_cpu")
     slope = _number(negative_slope, "leaky_relu_", "negative_slope")
     _check_writable(x, "leaky_relu_")
-    x[...] = _leaky(x, slope)
+    r = unary_kernel(_activation_kernels.leaky_relu, x, slope) if math.isfinite(slope) else None
+    x[...] = _leaky(x, slope) if r is None else r
     input._bump_version("leaky_relu_")
     return input
 

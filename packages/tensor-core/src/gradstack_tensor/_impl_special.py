@@ -1,10 +1,10 @@
 """Special functions torch has as ops: ``erf``, ``erfinv``, ``lgamma``, ``digamma`` and
 ``polygamma``.
 
-``erf`` reuses nn's ``erf_array`` (scipy's erf when installed, else the standard
-library's, Note [erf without a C kernel] in ``_impl_nn.py``).  ``erfinv`` is torch's own
+``erf`` reuses nn's ``erf_array`` (the C loop of ``_activation_kernels`` for float32 and
+float64, Note [erf without a C kernel] in ``_impl_nn.py``).  ``erfinv`` is torch's own
 algorithm (``calc_erfinv`` in ATen's Math.h): a rational approximation, then two Newton
-steps on ``erf(x) = y``, so it agrees with torch to the last bits where ``erf`` does.
+steps on ``erf(x) = y``, in C for float32/float64 (``_activation_kernels.erfinv``).
 Integer and bool inputs become the default float dtype, as for torch's unary float ops.
 
 Examples
@@ -22,9 +22,10 @@ import math
 
 import numpy as np
 
+from . import _activation_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
-from ._impl_nn import erf_array
+from ._impl_nn import erf_array, unary_kernel
 from ._tensor import Tensor, _data, _wrap
 
 __all__: list[str] = []
@@ -79,7 +80,8 @@ def erfinv(input):
     """The inverse error function, elementwise: ``erf(erfinv(y)) = y`` on ``(-1, 1)``,
     ``+-inf`` at ``+-1``, NaN outside."""
     x = _float_input(input, "erfinv")
-    return _wrap(_erfinv_array(x))
+    r = unary_kernel(_activation_kernels.erfinv, x)
+    return _wrap(_erfinv_array(x) if r is None else r)
 
 
 # ---------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ array([3., 3., 3.], dtype=float32)
 """
 
 # one module per family of kernels (_kernels.pyx's docstring lists them)
+from ._activation_kernels import *  # noqa: F403
+from ._activation_kernels import __all__ as _activation_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._kernels import *  # noqa: F403
@@ -28,3 +30,4 @@ from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
 
 __all__ = sorted([*_kernels_all, *_transcendentals_all, *_sgd_update_all, *_sum_to_shape_all])
+__all__ = sorted([*__all__, *_activation_all])

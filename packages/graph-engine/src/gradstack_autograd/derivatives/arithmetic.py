@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 import gradstack_tensor as gt
-from gradstack_tensor import Tensor
+import numpy as np
+from gradstack_tensor import Tensor, kernels
 from gradstack_tensor.extension import data_of, take_byproduct, wrap
 
 from .. import _backward_kernels
@@ -656,12 +657,47 @@ def _div_rounding_jvp(args, out, tangents, lead):
     )
 
 
-@elementwise("erf(self)", "ErfBackward0", keeps_zero="self")
+# Note [Fused erf and erfinv backward]
+# The first-order gradients of erf and erfinv are one pass of tensor-core's activation
+# kernels (``kernels.erf_backward``, ``kernels.erfinv_backward``: torch's formulas, in C),
+# where the formulas below take four and five passes; create_graph, forward AD and arrays
+# the kernels do not take (Note [Native first-order formulas]) keep the formulas.  Only
+# float32 takes them: a float64 gradient keeps the bits of the formula, which the forward
+# AD formula shares (the kernels' float64 loops call libm's exp, numpy's may differ in the
+# last bit), and float64 is not where the time goes.
+
+
+def fused_unary_backward(kernel, grad, x):
+    """``kernel(grad, x)`` on the arrays (made C-contiguous: the gradient of a ``sum`` is
+    an expanded view), or None when ``run_fused`` must not or cannot run."""
+    g, a = data_of(grad), data_of(x)
+    if g.shape != a.shape:
+        return None
+    if not g.flags.c_contiguous:
+        grad = wrap(np.ascontiguousarray(g))
+    if not a.flags.c_contiguous:
+        x = wrap(np.ascontiguousarray(a))
+    return run_fused(kernel, (grad, x))
+
+
+def _erf_fused(ctx, grad, self):
+    if data_of(self).dtype.itemsize != 4:
+        return None
+    return fused_unary_backward(kernels.erf_backward, grad, self)
+
+
+def _erfinv_fused(ctx, grad, self):
+    if data_of(self).dtype.itemsize != 4:
+        return None
+    return fused_unary_backward(kernels.erfinv_backward, grad, self)
+
+
+@elementwise("erf(self)", "ErfBackward0", keeps_zero="self", shortcut=_erf_fused)
 def _erf(grad, self):
     return (2.0 / math.sqrt(math.pi)) * (-(self.pow(2))).exp() * grad  # torch's formula
 
 
-@elementwise("erfinv(self)", "ErfinvBackward0")
+@elementwise("erfinv(self)", "ErfinvBackward0", shortcut=_erfinv_fused)
 def _erfinv(grad, self):
     return 0.5 * math.sqrt(math.pi) * self.erfinv().pow(2).exp() * grad  # torch's formula
 

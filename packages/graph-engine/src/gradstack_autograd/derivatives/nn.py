@@ -34,11 +34,12 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import OPS, Tensor
+from gradstack_tensor import OPS, Tensor, kernels
 from gradstack_tensor.extension import dispatch
 
 from ..grad_mode import no_grad
@@ -46,6 +47,7 @@ from ._formulas import _batch_scatter, _lead, _sum_all
 from ._shown import TotalWeight, loss_enums, nll_enums
 from ._table import _not_differentiable, jvp, register
 from ._tangents import _take
+from .arithmetic import fused_unary_backward
 from .batching import (
     _all_batched,
     _arg,
@@ -788,7 +790,11 @@ def _silu_derivative(x):
 
 @register("silu(self)", "SiluBackward0", save="self", batch=unary)
 def _silu(ctx, grad):
-    return (grad * _silu_derivative(ctx.saved_value("self")),)
+    x = ctx.saved_value("self")
+    # one pass of tensor-core's kernel when no graph is built (Note [Fused erf and erfinv
+    # backward] in arithmetic.py); gradstack ops otherwise
+    fused = fused_unary_backward(kernels.silu_backward, grad, x)
+    return (grad * _silu_derivative(x) if fused is None else fused,)
 
 
 @jvp("silu")
@@ -818,6 +824,11 @@ def _log_sigmoid_jvp(args, out, tangents, lead):
 )
 def _leaky_relu(ctx, grad):
     x, slope = ctx.saved_value("self"), ctx.saved_value("negative_slope")
+    if math.isfinite(slope):  # one pass of tensor-core's kernel without create_graph
+        kernel = functools.partial(kernels.leaky_relu_backward, negative_slope=slope)
+        fused = fused_unary_backward(kernel, grad, x)
+        if fused is not None:
+            return (fused,)
     return (gt.where(x > 0, grad, grad * slope),)
 
 

@@ -1,0 +1,40 @@
+"""Type stub for ``gradstack_tensor._activation_kernels`` (see its .pyx)."""
+
+from typing import Literal, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "ACTIVATION_THRESHOLD",
+    "erf",
+    "erf_backward",
+    "erfinv",
+    "erfinv_backward",
+    "gelu",
+    "gelu_backward",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "silu",
+    "silu_backward",
+]
+
+_Float = TypeVar("_Float", np.float32, np.float64)
+_Array = npt.NDArray[_Float]
+
+ACTIVATION_THRESHOLD: int
+
+def gelu(x: _Array[_Float], approximate: Literal["none", "tanh"] = "none") -> _Array[_Float]: ...
+def gelu_backward(
+    grad: _Array[_Float], x: _Array[_Float], approximate: Literal["none", "tanh"] = "none"
+) -> _Array[_Float]: ...
+def erf(x: _Array[_Float]) -> _Array[_Float]: ...
+def erf_backward(grad: _Array[_Float], x: _Array[_Float]) -> _Array[_Float]: ...
+def erfinv(x: _Array[_Float]) -> _Array[_Float]: ...
+def erfinv_backward(grad: _Array[_Float], x: _Array[_Float]) -> _Array[_Float]: ...
+def silu(x: _Array[_Float]) -> _Array[_Float]: ...
+def silu_backward(grad: _Array[_Float], x: _Array[_Float]) -> _Array[_Float]: ...
+def leaky_relu(x: _Array[_Float], negative_slope: float = 0.01) -> _Array[_Float]: ...
+def leaky_relu_backward(
+    grad: _Array[_Float], x: _Array[_Float], negative_slope: float = 0.01
+) -> _Array[_Float]: ...

@@ -1,0 +1,866 @@
+# cython: language_level=3
+"""Activation kernels: GELU (exact and tanh), SiLU, erf and erfinv, forward and backward,
+each one pass in C over a float32 or float64 array.
+
+The ops ``gelu``, ``gelu_backward``, ``silu``, ``erf`` and ``erfinv`` take these loops for
+C-contiguous float32/float64 tensors (``_impl_nn.py``, ``_impl_special.py``), and
+graph-engine's first-order formulas of erf, erfinv and silu take the ``*_backward``
+kernels (Note [Activation kernels follow torch's formulas]).  Their arguments are checked,
+and their threads set, by ``_kernels.pyx``'s shared code (see its docstring for the arrays
+every kernel takes); public as ``gradstack_tensor.kernels``.
+"""
+
+cimport numpy as cnp
+from cython.parallel cimport prange
+
+from ._kernels cimport (
+    _check_input, _check_same, kernel_avx2, kernel_avx512, kernel_block_size, kernel_threads,
+)
+
+cnp.import_array()
+
+__all__ = [
+    "ACTIVATION_THRESHOLD",
+    "erf",
+    "erf_backward",
+    "erfinv",
+    "erfinv_backward",
+    "gelu",
+    "gelu_backward",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "silu",
+    "silu_backward",
+]
+
+
+# Note [Activation kernels follow torch's formulas]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Each loop does torch's arithmetic (ATen's GeluKernelImpl, GeluBackwardKernelImpl,
+# silu_kernel, silu_backward_kernel, and autograd's ErfBackward0/ErfinvBackward0) in the
+# array's dtype, with the same roundings in the same order; for instance the exact GELU of
+# a float32 x is x * (1 + erf(x * (float)M_SQRT1_2)) * 0.5f, whose 1 + erf(...) cancels
+# for x below about -3 exactly as torch's does (torch returns 0 from about -5.7 on, and
+# so do these loops).  Only the transcendental functions differ from torch's (Sleef's
+# vectorised erf/exp/tanh, within about 1 ulp):
+#   - float64 takes libm's erf, exp and tanh (~1 ulp), one element at a time;
+#   - float32 evaluates erf, exp and tanh in double without a branch (Note [float32 erf,
+#     exp and tanh in double]) and rounds the value once to float32, so that the compiler
+#     vectorises the loops (with AVX2 and FMA, 4 doubles at a time, Note [AVX2 clones] in
+#     _kernels.pyx; with AVX-512, 8, in a third copy as in Note [AVX-512 copies of the
+#     transcendental loops]).  glibc's erff is scalar and branches on |x|: ~15 ns an
+#     element on random data, where these loops take ~1-3 ns.  (GCC 12 does not vectorise
+#     the default SSE2 copy, whose integer selects become branches: CPUs without AVX2 run
+#     these loops at ~20-40 ns an element.)
+# Two torch artefacts are kept: its vectorised float32 GELU (exact form) of +inf is nan,
+# and it overflows to inf from x = 1.7e38 (it computes x (1 + erf) before halving); its
+# float64 one, and both tanh forms, give inf and x.
+# erfinv is torch's calc_erfinv (a rational first guess, then two Newton steps with
+# erf/exp): for float64, and for float32 without AVX-512, in the array's dtype with libm's
+# functions, one element at a time (Note [float32 erfinv in double] for the other case).
+#
+# Note [float32 erf, exp and tanh in double]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#   - erf(x) = x P(x*x) on |x| <= 4, with P(u) = erf(sqrt u) / sqrt u a degree-22
+#     polynomial in t = u/8 - 1 (the Chebyshev interpolant of P on [0, 16], converted to
+#     powers of t: their absolute values sum to 1.13, so Horner's rule loses nothing);
+#     its relative error is below 4e-13 (checked against mpmath at 3001 points).  Beyond 4,
+#     erf rounds to +-1 in float32 (1 - erf(4) = 1.5e-8 is half an ulp below 1 at most), so
+#     |x| is clamped to 4 (by integer selects on its bits, which keep nan and take +-inf;
+#     GCC 12 vectorises neither a select on doubles, whose compare may trap, nor fmin);
+#     the sign is copied back.
+#   - exp(v) for v clamped to [-700, 700] (exp of a float32 argument beyond rounds to 0 or
+#     inf in float32 in any case): k = round(v / ln 2), r = v - k ln 2 (Cody-Waite, ln 2 in
+#     two parts as in fdlibm, |r| <= 0.35), exp(r) by its Taylor series to r**12
+#     (truncation < 1e-14) and 2**k built from k's bits.  nan stays nan.
+#   - tanh(u) = sign(u) (1 - e) / (1 + e) with e = exp(-2|u|): its absolute error is
+#     ~1e-16, which the GELU's 1 + tanh(u) and 1 - tanh(u)**2 do not see.
+# The double values are within ~1e-12 relatively of the true ones, so rounding them to
+# float32 gives the correctly rounded erf and exp except within 1e-12 of a rounding
+# boundary (the tests compare with torch's Sleef functions at a few ulp).
+#
+# Note [float32 erfinv in double]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch's float32 erfinv (~2.5 ns an element, vectorised) is calc_erfinv in float; with
+# libm's scalar erff/expf/logf that algorithm costs ~35 ns an element here.  The float32
+# loop with AVX-512 runs calc_erfinv in double instead, without a branch: both first
+# guesses (the central rational function, and the tail's, whose sqrt(-log((1 - |y|)/2))
+# is exp(log(l)/2) with l in [ln 2, 17.4], since GCC keeps sqrt a call for errno's sake)
+# with the one for |y| <= 0.7 taken by arithmetic, then the two Newton steps with the
+# double erf and exp above and a log by atanh's series; the result is rounded once.  It
+# is within an ulp of torch's everywhere but near +-1, where erfinv is ill-conditioned
+# (4e-6 relatively at 0.99999).  |y| >= 1 and nan are redone by the scalar loop.  The
+# AVX2 copy of this loop ran ~10x slower than the scalar one here (not understood), so
+# CPUs without AVX-512 keep the scalar loop (~10-20 ms at 1M elements with AVX-512,
+# ~60-90 ms without, measured on a loaded host).
+
+cdef extern from *:
+    """
+    /* Note [float32 erf, exp and tanh in double], Note [Activation kernels follow torch's
+       formulas] in _activation_kernels.pyx; GS_BODY and GS_DISPATCH: _kernels.pxd. */
+    #include <math.h>
+    #include <stdint.h>
+    #include <string.h>
+
+    #define GS_ACT_ROUNDER 6755399441055744.0          /* 1.5 * 2**52 */
+    #define GS_ACT_INV_LN2 1.44269504088896338700e+00
+    #define GS_ACT_LN2_HI 6.93147180369123816490e-01   /* fdlibm's ln2_hi */
+    #define GS_ACT_LN2_LO 1.90821492927058770002e-10   /* ln 2 - GS_ACT_LN2_HI */
+    #define GS_ACT_SQRT1_2 0.70710678118654752440
+    #define GS_ACT_2_SQRTPI 1.12837916709551257390     /* 2 / sqrt(pi) */
+    #define GS_ACT_KAPPA 0.044715
+
+    /* x with |x| clamped to the float whose bits are `limit` (nan stays nan), by integer
+       selects on the bits: GCC 12 vectorises these, not selects on floating-point values
+       (whose compare may trap), nor the multiply-by-a-compare that is exact for huge x */
+    GS_BODY float gs_act_clamp(float x, uint32_t limit) {
+        uint32_t bits, mag;
+        memcpy(&bits, &x, sizeof bits);
+        mag = bits & 0x7fffffffu;
+        mag = mag > 0x7f800000u ? mag : (mag < limit ? mag : limit);
+        bits = (bits & 0x80000000u) | mag;
+        memcpy(&x, &bits, sizeof x);
+        return x;
+    }
+
+    /* min(a, limit) for |a| < 2**50 or nan (which stays nan), as arithmetic (exact there) */
+    GS_BODY double gs_act_min(double a, double limit) {
+        return a - (a > limit) * (a - limit);
+    }
+
+    /* erf(a) for a in [0, 4] or nan (Note [float32 erf, exp and tanh in double]) */
+    GS_BODY double gs_act_erf_core(double a) {
+        double t = a * a * 0.125 - 1.0;
+        /* erf(sqrt(u)) / sqrt(u) for u = a * a in [0, 16], in powers of t = u/8 - 1 */
+        double p = 1.4899077512157848e-06;
+        p = p * t + -4.586389625536167e-06;
+        p = p * t + 5.061026332340621e-06;
+        p = p * t + -1.2635562437318653e-05;
+        p = p * t + 5.053640712896558e-05;
+        p = p * t + -0.00012649354827398734;
+        p = p * t + 0.00027306067951901825;
+        p = p * t + -0.0006048640227566884;
+        p = p * t + 0.0012940914217067978;
+        p = p * t + -0.002583028358545902;
+        p = p * t + 0.0048529754420027285;
+        p = p * t + -0.008604360206197415;
+        p = p * t + 0.01434974251052603;
+        p = p * t + -0.022474029356752523;
+        p = p * t + 0.03306061080942833;
+        p = p * t + -0.04576504085515629;
+        p = p * t + 0.059886906838691786;
+        p = p * t + -0.07472787156713769;
+        p = p * t + 0.09020899403846405;
+        p = p * t + -0.10771044230397442;
+        p = p * t + 0.13167511689561098;
+        p = p * t + -0.17657623330393213;
+        p = p * t + 0.3535309956434044;
+        return a * p;
+    }
+
+    #define GS_ACT_BITS_4 0x40800000u      /* 4.0f */
+    #define GS_ACT_BITS_700 0x442f0000u    /* 700.0f */
+
+    GS_BODY double gs_act_erf(float x) {
+        return copysign(gs_act_erf_core(gs_act_clamp(fabsf(x), GS_ACT_BITS_4)), (double)x);
+    }
+
+    /* erf(x) for |x| < 2**50 or nan (erfinv's Newton steps) */
+    GS_BODY double gs_act_erf_d(double x) {
+        return copysign(gs_act_erf_core(gs_act_min(fabs(x), 4.0)), x);
+    }
+
+    /* log(v) for v > 0 normal: v = 2**e m with m in [sqrt(1/2), sqrt(2)), log m =
+       2 atanh(s) with s = (m - 1)/(m + 1), |s| <= 0.172, by its series to s**21 */
+    GS_BODY double gs_act_log(double v) {
+        uint64_t bits, ebits;                          /* (AVX2 has no signed >> of 64 bits) */
+        memcpy(&bits, &v, sizeof bits);
+        ebits = (bits >> 52) | 0x4330000000000000ULL;  /* 2**52 + biased exponent */
+        double e;
+        memcpy(&e, &ebits, sizeof e);
+        e = e - (6755399441055744.0 / 1.5 + 1023.0);
+        bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+        double m;
+        memcpy(&m, &bits, sizeof m);                   /* [1, 2) */
+        double big = m > 1.41421356237309504880;
+        m = m * (1.0 - 0.5 * big);
+        e = e + big;
+        double s = (m - 1.0) / (m + 1.0);
+        double s2 = s * s;
+        double p = 1.0 / 21.0;
+        p = p * s2 + 1.0 / 19.0;
+        p = p * s2 + 1.0 / 17.0;
+        p = p * s2 + 1.0 / 15.0;
+        p = p * s2 + 1.0 / 13.0;
+        p = p * s2 + 1.0 / 11.0;
+        p = p * s2 + 1.0 / 9.0;
+        p = p * s2 + 1.0 / 7.0;
+        p = p * s2 + 1.0 / 5.0;
+        p = p * s2 + 1.0 / 3.0;
+        p = p * s2 + 1.0;
+        return e * GS_ACT_LN2_HI + (e * GS_ACT_LN2_LO + 2.0 * s * p);
+    }
+
+    /* exp(v) for v in [-700, 700] or nan */
+    GS_BODY double gs_act_exp_core(double v) {
+        double kr = v * GS_ACT_INV_LN2 + GS_ACT_ROUNDER;
+        double k = kr - GS_ACT_ROUNDER;
+        double r = (v - k * GS_ACT_LN2_HI) - k * GS_ACT_LN2_LO;
+        double p = 1.0 / 479001600.0;
+        p = p * r + 1.0 / 39916800.0;
+        p = p * r + 1.0 / 3628800.0;
+        p = p * r + 1.0 / 362880.0;
+        p = p * r + 1.0 / 40320.0;
+        p = p * r + 1.0 / 5040.0;
+        p = p * r + 1.0 / 720.0;
+        p = p * r + 1.0 / 120.0;
+        p = p * r + 1.0 / 24.0;
+        p = p * r + 1.0 / 6.0;
+        p = p * r + 0.5;
+        p = p * r + 1.0;
+        p = p * r + 1.0;
+        int64_t bits;
+        memcpy(&bits, &kr, sizeof bits);               /* k in the low bits */
+        bits = (bits + 1023) << 52;                    /* 2**k: -1010 < k < 1010 */
+        double scale;
+        memcpy(&scale, &bits, sizeof scale);
+        return p * scale;
+    }
+
+    /* exp(v) of a float (exp beyond +-700 rounds to 0 or inf in float32 all the same) */
+    GS_BODY double gs_act_exp(float v) {
+        return gs_act_exp_core(gs_act_clamp(v, GS_ACT_BITS_700));
+    }
+
+    /* exp(v) for |v| < 2**50 or nan (erfinv's) */
+    GS_BODY double gs_act_exp_d(double v) {
+        return gs_act_exp_core(-gs_act_min(-gs_act_min(v, 700.0), 700.0));
+    }
+
+    GS_BODY double gs_act_tanh(float u) {
+        double e = gs_act_exp(-2.0f * fabsf(u));     /* exact, or -inf (clamped) */
+        return copysign((1.0 - e) / (1.0 + e), (double)u);
+    }
+
+    /* ---- float32: vectorised loops (torch's float arithmetic, transcendentals in
+       double rounded once) ---- */
+
+    GS_BODY void gs_gelu_f32_body(int tanh_form, const float* x, float* out,
+                                  Py_ssize_t start, Py_ssize_t stop) {
+        Py_ssize_t i;
+        const float alpha = (float)GS_ACT_SQRT1_2;
+        const float beta = (float)(M_SQRT2 * GS_ACT_2_SQRTPI * 0.5);
+        const float kappa = (float)GS_ACT_KAPPA;
+        if (tanh_form) {
+            for (i = start; i < stop; i++) {
+                float v = x[i];
+                float inner = beta * (v + kappa * (v * v * v));
+                out[i] = 0.5f * v * (1.0f + (float)gs_act_tanh(inner));
+            }
+        } else {
+            for (i = start; i < stop; i++) {
+                float v = x[i];
+                /* torch's order (x (1 + erf) overflows from 1.7e38), and times nan
+                   for +-inf: torch's float32 GELU of +inf is nan */
+                out[i] = v * (1.0f + (float)gs_act_erf(v * alpha)) * 0.5f * ((v - v) + 1.0f);
+            }
+        }
+    }
+
+    GS_BODY void gs_gelu_backward_f32_body(int tanh_form, const float* g, const float* x,
+                                           float* out, Py_ssize_t start, Py_ssize_t stop) {
+        Py_ssize_t i;
+        if (tanh_form) {
+            const float beta = (float)(M_SQRT2 * GS_ACT_2_SQRTPI * 0.5);
+            const float kappa = (float)GS_ACT_KAPPA;
+            for (i = start; i < stop; i++) {
+                float v = x[i];
+                float v_sq = v * v;
+                float inner = beta * (v + kappa * (v_sq * v));
+                float t = (float)gs_act_tanh(inner);
+                float left = 0.5f * v;
+                float right = 1.0f + t;
+                float left_derivative = 0.5f * right;
+                float tanh_derivative = 1.0f - t * t;
+                float inner_derivative = beta * (1.0f + 3.0f * kappa * v_sq);
+                float right_derivative = left * tanh_derivative * inner_derivative;
+                out[i] = g[i] * (left_derivative + right_derivative);
+            }
+        } else {
+            const float alpha = (float)GS_ACT_SQRT1_2;
+            const float beta = (float)(GS_ACT_2_SQRTPI * GS_ACT_SQRT1_2 * 0.5);
+            for (i = start; i < stop; i++) {
+                float v = x[i];
+                float cdf = 0.5f * (1.0f + (float)gs_act_erf(v * alpha));
+                float pdf = beta * (float)gs_act_exp(v * v * -0.5f);
+                out[i] = g[i] * (cdf + v * pdf);
+            }
+        }
+    }
+
+    GS_BODY void gs_erf_f32_body(const float* x, float* out, Py_ssize_t start,
+                                 Py_ssize_t stop) {
+        for (Py_ssize_t i = start; i < stop; i++)
+            out[i] = (float)gs_act_erf(x[i]);
+    }
+
+    /* autograd's ErfBackward0: 2/sqrt(pi) * exp(-x**2) * grad */
+    GS_BODY void gs_erf_backward_f32_body(const float* g, const float* x, float* out,
+                                          Py_ssize_t start, Py_ssize_t stop) {
+        const float k = (float)GS_ACT_2_SQRTPI;
+        for (Py_ssize_t i = start; i < stop; i++)
+            out[i] = (k * (float)gs_act_exp(-(x[i] * x[i]))) * g[i];
+    }
+
+    /* silu: x / (1 + exp(-x)); backward: grad * sigmoid * (1 + x (1 - sigmoid)) */
+    GS_BODY void gs_silu_f32_body(const float* x, float* out, Py_ssize_t start,
+                                  Py_ssize_t stop) {
+        for (Py_ssize_t i = start; i < stop; i++)
+            out[i] = x[i] / (1.0f + (float)gs_act_exp(-x[i]));
+    }
+
+    GS_BODY void gs_silu_backward_f32_body(const float* g, const float* x, float* out,
+                                           Py_ssize_t start, Py_ssize_t stop) {
+        for (Py_ssize_t i = start; i < stop; i++) {
+            float s = 1.0f / (1.0f + (float)gs_act_exp(-x[i]));
+            out[i] = g[i] * s * (1.0f + x[i] * (1.0f - s));
+        }
+    }
+
+    /* erfinv of float32 y with |y| < 1, in double: torch's calc_erfinv (its rational first
+       guess, both branches computed and one taken by arithmetic, then two Newton steps)
+       with the erf, exp and log above, rounded once (Note [float32 erfinv in double]);
+       backward: 0.5 sqrt(pi) exp(erfinv(y)**2) grad.  Returns whether some |y| >= 1 or
+       nan, which gs_erfinv_f32's scalar pass redoes. */
+    GS_BODY double gs_erfinv_d(double v) {
+            double a = fabs(v);
+            double z = v * v;
+            double num = ((-0.140543331 * z + 0.914624893) * z - 1.645349621) * z + 0.886226899;
+            double dem = (((0.012229801 * z - 0.329097515) * z + 1.442710462) * z
+                          - 2.118377725) * z + 1.0;
+            double central = v * num / dem;
+            /* sqrt(l) for l = -log((1 - a)/2) in [ln 2, 17.4], as exp(log(l) / 2): GCC
+               keeps sqrt a call to libm (for errno), which the loop would not vectorise */
+            double w = gs_act_exp_d(0.5 * gs_act_log(-gs_act_log((1.0 - a) * 0.5)));
+            num = ((1.641345311 * w + 3.429567803) * w - 1.624906493) * w - 1.970840454;
+            dem = (1.637067800 * w + 3.543889200) * w + 1.0;
+            double tail = copysign(num, v) / dem;
+            double c = a <= 0.7;
+            double x = c * central + (1.0 - c) * tail;
+            x = x - (gs_act_erf_d(x) - v) / (GS_ACT_2_SQRTPI * gs_act_exp_d(-x * x));
+            return x - (gs_act_erf_d(x) - v) / (GS_ACT_2_SQRTPI * gs_act_exp_d(-x * x));
+    }
+
+    GS_BODY int gs_erfinv_f32_body(int backward, const float* g, const float* y, float* out,
+                                   Py_ssize_t start, Py_ssize_t stop) {
+        int outside = 0;
+        Py_ssize_t i;
+        if (backward) {
+            for (i = start; i < stop; i++) {
+                outside |= !(fabsf(y[i]) < 1.0f);
+                double x = gs_erfinv_d(y[i]);
+                out[i] = (float)(0.88622692545275801365 * gs_act_exp_d(x * x)) * g[i];
+            }
+        } else {
+            for (i = start; i < stop; i++) {
+                outside |= !(fabsf(y[i]) < 1.0f);
+                out[i] = (float)gs_erfinv_d(y[i]);
+            }
+        }
+        return outside;
+    }
+
+    /* leaky_relu: x > 0 ? x : x * slope; backward: x > 0 ? g : g * slope (torch's), as a
+       multiply by 1 or slope (exact; the caller takes numpy for a non-finite slope) */
+    GS_BODY void gs_leaky_f32_body(float slope, const float* g, const float* x, float* out,
+                                   Py_ssize_t start, Py_ssize_t stop) {
+        Py_ssize_t i;
+        if (g == NULL) {
+            for (i = start; i < stop; i++) {
+                float c = x[i] > 0.0f;
+                out[i] = x[i] * (c + (1.0f - c) * slope);
+            }
+        } else {
+            for (i = start; i < stop; i++) {
+                float c = x[i] > 0.0f;
+                out[i] = g[i] * (c + (1.0f - c) * slope);
+            }
+        }
+    }
+
+    #define GS_ACT_CLONES(suffix, attr)                                                \\
+        attr static void gs_gelu_f32_##suffix(int tanh_form, const float* x, float* out,   \\
+                                              Py_ssize_t start, Py_ssize_t stop) {         \\
+            gs_gelu_f32_body(tanh_form, x, out, start, stop);                              \\
+        }                                                                                  \\
+        attr static void gs_gelu_backward_f32_##suffix(int tanh_form, const float* g,      \\
+                const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) {           \\
+            gs_gelu_backward_f32_body(tanh_form, g, x, out, start, stop);                  \\
+        }                                                                                  \\
+        attr static void gs_erf_f32_##suffix(const float* x, float* out, Py_ssize_t start, \\
+                                             Py_ssize_t stop) {                            \\
+            gs_erf_f32_body(x, out, start, stop);                                          \\
+        }                                                                                  \\
+        attr static void gs_erf_backward_f32_##suffix(const float* g, const float* x,      \\
+                float* out, Py_ssize_t start, Py_ssize_t stop) {                           \\
+            gs_erf_backward_f32_body(g, x, out, start, stop);                              \\
+        }                                                                                  \\
+        attr static void gs_silu_f32_##suffix(const float* x, float* out,                  \\
+                                              Py_ssize_t start, Py_ssize_t stop) {         \\
+            gs_silu_f32_body(x, out, start, stop);                                         \\
+        }                                                                                  \\
+        attr static void gs_silu_backward_f32_##suffix(const float* g, const float* x,     \\
+                float* out, Py_ssize_t start, Py_ssize_t stop) {                           \\
+            gs_silu_backward_f32_body(g, x, out, start, stop);                             \\
+        }                                                                                  \\
+        attr static void gs_leaky_f32_##suffix(float slope, const float* g,                \\
+                const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) {           \\
+            gs_leaky_f32_body(slope, g, x, out, start, stop);                              \\
+        }
+
+    GS_ACT_CLONES(default, )
+    #if GS_AVX2_CLONES
+    GS_ACT_CLONES(avx2, __attribute__((target("avx2,fma"))))
+    /* Note [AVX-512 copies of the transcendental loops] in _float32_transcendentals.pyx */
+    #  define GS_ACT_AVX512 __attribute__((target( \\
+            "avx512f,avx512dq,avx512vl,avx2,fma,prefer-vector-width=512")))
+    GS_ACT_CLONES(avx512, GS_ACT_AVX512)
+    GS_ACT_AVX512 static int gs_erfinv_f32_avx512(int backward, const float* g,
+                                                  const float* y, float* out,
+                                                  Py_ssize_t start, Py_ssize_t stop) {
+        return gs_erfinv_f32_body(backward, g, y, out, start, stop);
+    }
+    #  define GS_ACT_DISPATCH(name, args) \
+        (gs_avx2 && gs_avx512 ? name##_avx512 args : GS_DISPATCH(name, args))
+    #else
+    #  define GS_ACT_DISPATCH(name, args) GS_DISPATCH(name, args)
+    #endif
+
+    /* one entry for every float32 loop: kind 0 gelu, 1 gelu_backward, 2 erf,
+       3 erf_backward, 4 silu, 5 silu_backward; g is NULL for the forward loops */
+    static void gs_act_f32(int gs_avx2, int gs_avx512, int kind, int tanh_form, double slope,
+                           const float* g,
+                           const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) {
+        switch (kind) {
+        case 0: GS_ACT_DISPATCH(gs_gelu_f32, (tanh_form, x, out, start, stop)); break;
+        case 1: GS_ACT_DISPATCH(gs_gelu_backward_f32, (tanh_form, g, x, out, start, stop)); break;
+        case 2: GS_ACT_DISPATCH(gs_erf_f32, (x, out, start, stop)); break;
+        case 3: GS_ACT_DISPATCH(gs_erf_backward_f32, (g, x, out, start, stop)); break;
+        case 4: GS_ACT_DISPATCH(gs_silu_f32, (x, out, start, stop)); break;
+        case 5: GS_ACT_DISPATCH(gs_silu_backward_f32, (g, x, out, start, stop)); break;
+        default: GS_ACT_DISPATCH(gs_leaky_f32, ((float)slope, g, x, out, start, stop)); break;
+        }
+    }
+
+    /* ---- float64: libm, one element at a time ---- */
+
+    static void gs_act_f64(int kind, int tanh_form, double slope, const double* g,
+                           const double* x, double* out, Py_ssize_t start, Py_ssize_t stop) {
+        Py_ssize_t i;
+        const double alpha = GS_ACT_SQRT1_2;
+        const double kappa = GS_ACT_KAPPA;
+        const double beta_tanh = M_SQRT2 * GS_ACT_2_SQRTPI * 0.5;
+        const double beta_erf = GS_ACT_2_SQRTPI * GS_ACT_SQRT1_2 * 0.5;
+        for (i = start; i < stop; i++) {
+            double v = x[i];
+            switch (kind) {
+            case 0:
+                if (tanh_form)
+                    out[i] = 0.5 * v * (1.0 + tanh(beta_tanh * (v + kappa * (v * v * v))));
+                else
+                    out[i] = v * 0.5 * (1.0 + erf(v * alpha));
+                break;
+            case 1:
+                if (tanh_form) {
+                    double v_sq = v * v;
+                    double t = tanh(beta_tanh * (v + kappa * (v_sq * v)));
+                    double left = 0.5 * v;
+                    double right = 1.0 + t;
+                    double right_derivative = left * (1.0 - t * t)
+                                              * (beta_tanh * (1.0 + 3.0 * kappa * v_sq));
+                    out[i] = g[i] * (0.5 * right + right_derivative);
+                } else {
+                    double cdf = 0.5 * (1.0 + erf(v * alpha));
+                    double pdf = beta_erf * exp(v * v * -0.5);
+                    out[i] = g[i] * (cdf + v * pdf);
+                }
+                break;
+            case 2: out[i] = erf(v); break;
+            case 3: out[i] = (GS_ACT_2_SQRTPI * exp(-(v * v))) * g[i]; break;
+            case 4: out[i] = v / (1.0 + exp(-v)); break;
+            case 6: {
+                double c = v > 0.0;
+                out[i] = (g == NULL ? v : g[i]) * (c + (1.0 - c) * slope);
+                break;
+            }
+            default: {
+                double s = 1.0 / (1.0 + exp(-v));
+                out[i] = g[i] * s * (1.0 + v * (1.0 - s));
+            }
+            }
+        }
+    }
+
+    /* ---- erfinv: torch's calc_erfinv, in the array's dtype (scalar, as torch's) ---- */
+
+    #define GS_ERFINV_BODY(T, ERF, EXP, LOG, SQRT, FABS, COPYSIGN)                       \\
+        T a[4] = {(T)0.886226899, (T)-1.645349621, (T)0.914624893, (T)-0.140543331};     \\
+        T b[4] = {(T)-2.118377725, (T)1.442710462, (T)-0.329097515, (T)0.012229801};     \\
+        T c[4] = {(T)-1.970840454, (T)-1.624906493, (T)3.429567803, (T)1.641345311};     \\
+        T d[2] = {(T)3.543889200, (T)1.637067800};                                       \\
+        T k = (T)2.0 / (T)sqrt(3.14159265358979323846);                                   \\
+        T y_abs = FABS(y), z, num, dem, x;                                               \\
+        if (y_abs > (T)1.0) return (T)NAN;                                               \\
+        if (y_abs == (T)1.0) return COPYSIGN((T)INFINITY, y);                            \\
+        if (y_abs <= (T)0.7) {                                                           \\
+            z = y * y;                                                                   \\
+            num = (((a[3] * z + a[2]) * z + a[1]) * z + a[0]);                           \\
+            dem = ((((b[3] * z + b[2]) * z + b[1]) * z + b[0]) * z + (T)1.0);            \\
+            x = y * num / dem;                                                           \\
+        } else {                                                                         \\
+            z = SQRT(-LOG(((T)1.0 - y_abs) / (T)2.0));                                   \\
+            num = ((c[3] * z + c[2]) * z + c[1]) * z + c[0];                             \\
+            dem = (d[1] * z + d[0]) * z + (T)1.0;                                        \\
+            x = COPYSIGN(num, y) / dem;                                                  \\
+        }                                                                                \\
+        x = x - (ERF(x) - y) / (k * EXP(-x * x));                                        \\
+        x = x - (ERF(x) - y) / (k * EXP(-x * x));                                        \\
+        return x;
+
+    static float gs_erfinv_one_f32(float y) {
+        GS_ERFINV_BODY(float, erff, expf, logf, sqrtf, fabsf, copysignf)
+    }
+
+    static double gs_erfinv_one_f64(double y) {
+        GS_ERFINV_BODY(double, erf, exp, log, sqrt, fabs, copysign)
+    }
+
+    /* erfinv (backward 0) or autograd's ErfinvBackward0 (backward 1):
+       0.5 * sqrt(pi) * exp(erfinv(y)**2) * grad */
+    static void gs_erfinv_f32(int gs_avx2, int gs_avx512, int backward, const float* g,
+                              const float* y, float* out, Py_ssize_t start, Py_ssize_t stop) {
+        const float k = (float)(0.5 * 1.77245385090551602730);
+        int vectorised = 0;
+    #if GS_AVX2_CLONES
+        /* only the AVX-512 copy pays (Note [float32 erfinv in double]) */
+        if (gs_avx2 && gs_avx512) {
+            if (!gs_erfinv_f32_avx512(backward, g, y, out, start, stop))
+                return;
+            vectorised = 1;
+        }
+    #endif
+        for (Py_ssize_t i = start; i < stop; i++) {
+            if (vectorised && fabsf(y[i]) < 1.0f)
+                continue;
+            float x = gs_erfinv_one_f32(y[i]);
+            out[i] = backward ? k * expf(x * x) * g[i] : x;
+        }
+    }
+
+    static void gs_erfinv_f64(int backward, const double* g, const double* y, double* out,
+                              Py_ssize_t start, Py_ssize_t stop) {
+        const double k = 0.5 * 1.77245385090551602730;
+        for (Py_ssize_t i = start; i < stop; i++) {
+            double x = gs_erfinv_one_f64(y[i]);
+            out[i] = backward ? k * exp(x * x) * g[i] : x;
+        }
+    }
+    """
+    void gs_act_f32(int avx2, int avx512, int kind, int tanh_form, double slope,
+                    const float* g, const float* x, float* out, Py_ssize_t start,
+                    Py_ssize_t stop) noexcept nogil
+    void gs_act_f64(int kind, int tanh_form, double slope, const double* g, const double* x,
+                    double* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_erfinv_f32(int avx2, int avx512, int backward, const float* g, const float* y,
+                       float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_erfinv_f64(int backward, const double* g, const double* y, double* out,
+                       Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+
+
+# the loops' kinds (gs_act_f32's switch); erfinv has its own loops
+cdef enum:
+    GELU = 0
+    GELU_BACKWARD = 1
+    ERF = 2
+    ERF_BACKWARD = 3
+    SILU = 4
+    SILU_BACKWARD = 5
+    LEAKY_RELU = 6      # forward and backward (g NULL or not)
+    ERFINV = 7
+    ERFINV_BACKWARD = 8
+
+# Note [Activation threshold]
+# The float32 loops cost ~1-3 ns per element, the float64 ones (libm) ~10-20 ns: at least
+# the float32 sin/cos/tanh loops' cost, so their threshold is taken (Note [Choosing
+# PARALLEL_THRESHOLD] in _kernels.pyx: a second thread pays from ~2k elements).  Not
+# measured for these loops: the host was loaded (load average ~9 on 2 cores) when they
+# were written.  The threads take blocks of a multiple of 64 elements: the compiler's
+# vector loop and its scalar remainder may round a float32 result differently (an FMA
+# contracted in one and not the other: 1 ulp, rarely), so every block but the last must
+# be whole vectors for the results not to depend on the number of threads.
+cdef Py_ssize_t _activation_threshold = 1 << 11
+ACTIVATION_THRESHOLD = _activation_threshold
+
+
+cdef void _range(int kind, bint tanh_form, double slope, bint single, const void* g,
+                 const void* x, void* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    if kind >= ERFINV:
+        if single:
+            gs_erfinv_f32(kernel_avx2(), kernel_avx512(), kind == ERFINV_BACKWARD,
+                          <const float*>g, <const float*>x,
+                          <float*>out, start, stop)
+        else:
+            gs_erfinv_f64(kind == ERFINV_BACKWARD, <const double*>g, <const double*>x,
+                          <double*>out, start, stop)
+    elif single:
+        gs_act_f32(kernel_avx2(), kernel_avx512(), kind, tanh_form, slope, <const float*>g,
+                   <const float*>x, <float*>out, start, stop)
+    else:
+        gs_act_f64(kind, tanh_form, slope, <const double*>g, <const double*>x, <double*>out,
+                   start, stop)
+
+
+cdef void _run(int kind, bint tanh_form, double slope, bint single, const char* g,
+               const char* x, char* out, Py_ssize_t n, int nthreads) noexcept nogil:
+    cdef Py_ssize_t block, start, step
+    if nthreads <= 1:
+        _range(kind, tanh_form, slope, single, g, x, out, 0, n)
+        return
+    # blocks of a multiple of 64 elements (Note [Activation threshold])
+    step = (kernel_block_size(n, nthreads) + 63) // 64 * 64
+    for block in prange(nthreads, schedule="static", num_threads=nthreads):
+        start = block * step
+        _range(kind, tanh_form, slope, single, g, x, out, min(start, n), min(start + step, n))
+
+
+cdef cnp.ndarray _apply(str func, int kind, bint tanh_form, object grad, object x,
+                        double slope=0.0):
+    """Check the arrays, then run the loop `kind` into a new array of x's shape and dtype."""
+    cdef int typenum = _check_input(func, "x", x)
+    cdef cnp.ndarray xa = <cnp.ndarray>x
+    cdef const char* gp = NULL
+    if grad is not None:
+        _check_input(func, "grad", grad)
+        _check_same(func, "grad", grad, "x", x)
+        gp = <const char*>cnp.PyArray_DATA(<cnp.ndarray>grad)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(xa), cnp.PyArray_DIMS(xa),
+                                             typenum, 0)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(xa)
+    cdef int nthreads = kernel_threads(n, _activation_threshold)
+    cdef bint single = typenum == cnp.NPY_FLOAT
+    cdef const char* xp = <const char*>cnp.PyArray_DATA(xa)
+    cdef char* op_ = <char*>cnp.PyArray_DATA(out)
+    if n >= _activation_threshold:
+        with nogil:
+            _run(kind, tanh_form, slope, single, gp, xp, op_, n, nthreads)
+    else:
+        _run(kind, tanh_form, slope, single, gp, xp, op_, n, nthreads)
+    return out
+
+
+cdef bint _tanh_form(str func, object approximate) except -1:
+    if approximate == "tanh":
+        return True
+    if approximate == "none":
+        return False
+    raise ValueError(f"{func}: approximate must be 'none' or 'tanh', not {approximate!r}")
+
+
+def gelu(x, approximate="none"):
+    """GELU of an array: ``x * Phi(x)`` (``approximate="none"``) or
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))`` (``"tanh"``), as torch's
+    ``F.gelu`` computes them (Note [Activation kernels follow torch's formulas]).
+
+    Parameters
+    ----------
+    x : ndarray
+        float32 or float64, C-contiguous.
+    approximate : {"none", "tanh"}
+
+    Returns
+    -------
+    ndarray
+        A new array of x's shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        If x is not a float32/float64 ndarray.
+    ValueError
+        If x is not C-contiguous, or approximate is neither "none" nor "tanh".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import gelu
+    >>> gelu(np.array([-1.0, 0.0, 1.0]))
+    array([-0.15865525,  0.        ,  0.84134475])
+    >>> gelu(np.array([1.0], np.float32), "tanh")
+    array([0.841192], dtype=float32)
+    """
+    return _apply("gelu", GELU, _tanh_form("gelu", approximate), None, x)
+
+
+def gelu_backward(grad, x, approximate="none"):
+    """``grad * d gelu(x) / dx`` (torch's ``gelu_backward``): ``grad * (cdf + x * pdf)``
+    for ``"none"``, torch's tanh-form derivative for ``"tanh"``.
+
+    Parameters
+    ----------
+    grad, x : ndarray
+        float32 or float64, C-contiguous, of one shape and dtype.
+    approximate : {"none", "tanh"}
+
+    Returns
+    -------
+    ndarray
+        A new array of x's shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        If an array is not a float32/float64 ndarray, or the dtypes differ.
+    ValueError
+        If the shapes differ, an array is not C-contiguous, or approximate is neither
+        "none" nor "tanh".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import gelu_backward
+    >>> gelu_backward(np.ones(2), np.array([0.0, 1.0]))
+    array([0.5       , 1.08331547])
+    """
+    return _apply("gelu_backward", GELU_BACKWARD, _tanh_form("gelu_backward", approximate),
+                  grad, x)
+
+
+def erf(x):
+    """The error function of a float32/float64 C-contiguous array, as a new array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import erf
+    >>> erf(np.array([0.0, 0.5, -1.0]))
+    array([ 0.        ,  0.52049988, -0.84270079])
+    """
+    return _apply("erf", ERF, False, None, x)
+
+
+def erf_backward(grad, x):
+    """``2/sqrt(pi) * exp(-x**2) * grad`` (torch's ErfBackward0), arrays as for
+    :func:`gelu_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import erf_backward
+    >>> erf_backward(np.ones(2), np.array([0.0, 1.0]))
+    array([1.12837917, 0.4151075 ])
+    """
+    return _apply("erf_backward", ERF_BACKWARD, False, grad, x)
+
+
+def erfinv(x):
+    """The inverse error function (torch's calc_erfinv) of a float32/float64 C-contiguous
+    array: ``+-inf`` at ``+-1``, nan beyond.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import erfinv
+    >>> erfinv(np.array([0.0, 0.5, 1.0, 2.0]))
+    array([0.        , 0.47693628,        inf,        nan])
+    """
+    return _apply("erfinv", ERFINV, False, None, x)
+
+
+def erfinv_backward(grad, x):
+    """``0.5 * sqrt(pi) * exp(erfinv(x)**2) * grad`` (torch's ErfinvBackward0), arrays as
+    for :func:`gelu_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import erfinv_backward
+    >>> erfinv_backward(np.ones(2), np.array([0.0, 0.5]))
+    array([0.88622693, 1.11258482])
+    """
+    return _apply("erfinv_backward", ERFINV_BACKWARD, False, grad, x)
+
+
+def silu(x):
+    """``x / (1 + exp(-x))`` of a float32/float64 C-contiguous array, as a new array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import silu
+    >>> silu(np.array([-1.0, 0.0, 2.0]))
+    array([-0.26894142,  0.        ,  1.76159416])
+    """
+    return _apply("silu", SILU, False, None, x)
+
+
+def silu_backward(grad, x):
+    """``grad * s * (1 + x * (1 - s))`` with ``s = sigmoid(x)`` (torch's
+    silu_backward), arrays as for :func:`gelu_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import silu_backward
+    >>> silu_backward(np.ones(2), np.array([0.0, 1.0]))
+    array([0.5       , 0.92767051])
+    """
+    return _apply("silu_backward", SILU_BACKWARD, False, grad, x)
+
+
+cdef double _slope(str func, object negative_slope) except? -1:
+    cdef double slope
+    try:
+        slope = float(negative_slope)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{func}: negative_slope must be a real number, got {type(negative_slope).__name__}"
+        ) from None
+    if slope != slope or slope in (float("inf"), float("-inf")):
+        raise ValueError(f"{func}: negative_slope must be finite, got {slope}")
+    return slope
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """``x`` where ``x > 0``, ``x * negative_slope`` elsewhere (torch's leaky_relu; the
+    slope is rounded to x's dtype first), of a float32/float64 C-contiguous array.
+
+    Raises
+    ------
+    TypeError
+        If x is not a float32/float64 ndarray, or negative_slope is not a real number.
+    ValueError
+        If x is not C-contiguous, or negative_slope is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import leaky_relu
+    >>> leaky_relu(np.array([-2.0, 0.0, 3.0]), 0.1)
+    array([-0.2,  0. ,  3. ])
+    """
+    return _apply("leaky_relu", LEAKY_RELU, False, None, x, _slope("leaky_relu", negative_slope))
+
+
+def leaky_relu_backward(grad, x, negative_slope=0.01):
+    """``grad`` where ``x > 0``, ``grad * negative_slope`` elsewhere (torch's
+    leaky_relu_backward), arrays as for :func:`gelu_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import leaky_relu_backward
+    >>> leaky_relu_backward(np.ones(2), np.array([-1.0, 1.0]), 0.1)
+    array([0.1, 1. ])
+    """
+    return _apply("leaky_relu_backward", LEAKY_RELU, False, grad, x,
+                  _slope("leaky_relu_backward", negative_slope))
