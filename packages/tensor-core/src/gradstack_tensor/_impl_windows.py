@@ -8,9 +8,11 @@ is the other's gradient).  Max pooling picks the largest element of each window 
 returns its position, as torch's ``max_pool2d_with_indices``: the flat index into the
 input's ``H * W`` plane, which the gradient scatters into.
 
-Each kernel checks its arguments with torch's messages before it touches memory, and
-computes with numpy in the input's dtype (``sliding_window_view`` makes the windows
-without copying; the copy is the result).
+Each kernel checks its arguments with torch's messages before it touches memory; float32
+and float64 inputs then go to the C loops of ``_window_kernels.pyx`` (one pass over the
+windows, torch's loops: Note [Window kernels follow torch's CPU loops]), other dtypes
+(bool, integers, float16) are computed with numpy in the input's dtype
+(``sliding_window_view`` makes the windows without copying; the copy is the result).
 
 =====================================  ===========================================
 op                                     torch counterpart
@@ -40,6 +42,9 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ._dispatch import OPS
 from ._impl_nn import _scalar_name, _tensor
 from ._tensor import _wrap
+from ._window_kernels import col2im as _col2im_kernel
+from ._window_kernels import im2col as _im2col_kernel
+from ._window_kernels import max_pool2d_forward as _max_pool2d_kernel
 
 __all__: list[str] = []
 
@@ -116,6 +121,17 @@ def _batched(x: np.ndarray, op: str, sizes: str) -> tuple[np.ndarray, bool]:
     )
 
 
+_C_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _c_path(a: np.ndarray) -> np.ndarray | None:
+    """``a`` as the C kernels take it (C-contiguous, made so by a copy if needed), or None
+    for a dtype they do not take."""
+    if a.dtype not in _C_DTYPES:
+        return None
+    return np.ascontiguousarray(a)
+
+
 def _windows(xp: np.ndarray, k, d, s, out) -> np.ndarray:
     """The ``(N, C, out_h, out_w, k_h, k_w)`` windows of the padded ``xp`` (a view)."""
     span = (d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1)
@@ -142,9 +158,13 @@ def im2col(input, kernel_size, dilation, padding, stride):
             f"dilation={_sizes(d)}, padding={_sizes(p)}, calculated shape of the array of "
             f"sliding blocks as {_sizes(out)}, but its components must be at least one."
         )
+    n, c = x.shape[:2]
+    fast = _c_path(x)
+    if fast is not None:
+        cols = _im2col_kernel(fast, k, d, p, s)
+        return _wrap(cols if batched else cols[0])
     xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1]))) if max(p) else x
     w = _windows(xp, k, d, s, out)  # (N, C, oh, ow, kh, kw)
-    n, c = x.shape[:2]
     cols = np.ascontiguousarray(w.transpose(0, 1, 4, 5, 2, 3)).reshape(
         n, c * k[0] * k[1], out[0] * out[1]
     )
@@ -184,6 +204,10 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
             f"{out[0] * out[1]}, but got input.size(2)={a.shape[2]}."
         )
     n, c = a.shape[0], a.shape[1] // (k[0] * k[1])
+    fast = _c_path(a)
+    if fast is not None:
+        res = _col2im_kernel(fast, size, k, d, p, s)
+        return _wrap(res if batched else res[0])
     cols = a.reshape(n, c, k[0], k[1], out[0], out[1])
     res = np.zeros((n, c, size[0] + 2 * p[0], size[1] + 2 * p[1]), dtype=a.dtype)
     for i in range(k[0]):
@@ -238,6 +262,12 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
             f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). "
             "Output size is too small"
         )
+    fast = _c_path(x)
+    if fast is not None:
+        values, indices = _max_pool2d_kernel(fast, k, s, p, d, bool(ceil_mode))
+        if not batched:
+            values, indices = values[0], indices[0]
+        return _wrap(values), _wrap(indices)
     # the lowest value (-inf, or an integer type's minimum) stands for "outside the input":
     # padding, as far right as ceil_mode's last window reaches
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min

@@ -26,5 +26,15 @@ from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
+from ._window_kernels import *  # noqa: F403
+from ._window_kernels import __all__ as _window_kernels_all
 
-__all__ = sorted([*_kernels_all, *_transcendentals_all, *_sgd_update_all, *_sum_to_shape_all])
+__all__ = sorted(
+    [
+        *_kernels_all,
+        *_transcendentals_all,
+        *_sgd_update_all,
+        *_sum_to_shape_all,
+        *_window_kernels_all,
+    ]
+)

@@ -7,6 +7,15 @@ of any order and vmap come with them.  Max pooling's gradient goes to the elemen
 window picked (``index_scatter`` of the incoming gradient at the saved indices, summed
 where windows overlap), as torch's ``max_pool2d_with_indices_backward``.
 
+Note [Window gradients on arrays]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Without ``create_graph`` (grad mode off in the backward pass) and without forward-mode
+AD, max pooling's gradient is one C pass over the saved indices
+(``gradstack_tensor.kernels.max_pool2d_backward``: torch's loop, torch's order of the
+sums) on float32/float64 gradients of the output's shape; im2col's and col2im's gradients
+are ops whose kernels are C passes already.  Otherwise (a graph to record, tangents, a
+batched backward, another dtype) the formulas compute with gradstack ops as before.
+
 Note [Window ops fold extra leading dims into the batch]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Every window of every ``(n, c)`` plane is computed alike, so the dims in front of a
@@ -24,6 +33,10 @@ import numpy as np
 from gradstack_tensor import OPS
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
+from gradstack_tensor.extension import wrap as _wrap
+from gradstack_tensor.kernels import max_pool2d_backward as _max_pool2d_backward_kernel
+
+from .. import _grad_mode as _modes
 
 from ._formulas import _batch_scatter
 from ._table import jvp, register
@@ -137,10 +150,29 @@ def _max_pool2d_backward(ctx, grad, grad_indices=None):
     if grad is None:
         return (None,)
     shape = tuple(ctx.input_shape(0))
+    fast = _max_pool2d_backward_on_arrays(grad, ctx.extra, shape)
+    if fast is not None:
+        return (fast,)
     key, inside = _picked_key(ctx.extra, shape)
     if not inside.all():  # a window with no element inside the input picked nothing
         grad = grad * grad.new_tensor(inside.astype(_data(grad).dtype))
     return (_batch_scatter(grad, key, shape),)
+
+
+_C_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _max_pool2d_backward_on_arrays(grad, indices, shape):
+    """The gradient by the C kernel (Note [Window gradients on arrays]), or None."""
+    if _modes.is_grad_enabled() or _modes.forward_ad_enabled():
+        return None
+    g = _data(grad)
+    if g.dtype not in _C_DTYPES or g.shape != indices.shape or indices.dtype != np.int64:
+        return None
+    out = _max_pool2d_backward_kernel(
+        np.ascontiguousarray(g), np.ascontiguousarray(indices), shape[-2:]
+    )
+    return _wrap(out.reshape(shape))
 
 
 @jvp("max_pool2d_with_indices")
