@@ -18,6 +18,8 @@ array([3., 3., 3.], dtype=float32)
 """
 
 # one module per family of kernels (_kernels.pyx's docstring lists them)
+from ._batch_norm_kernels import *  # noqa: F403
+from ._batch_norm_kernels import __all__ as _batch_norm_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._kernels import *  # noqa: F403
@@ -36,5 +38,6 @@ __all__ = sorted(
         *_sgd_update_all,
         *_sum_to_shape_all,
         *_window_kernels_all,
+        *_batch_norm_kernels_all,
     ]
 )
