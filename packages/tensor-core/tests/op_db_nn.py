@@ -221,6 +221,7 @@ def _max_pool2d_ref(x, k, s, p, d, ceil_mode):
 def _avg_windows(size, k, s, p, ceil_mode, count_include_pad, divisor):
     """Each output's window ``(r0, r1, q0, q1)`` inside the input and its divisor (torch's
     avg_pool2d rules, written out)."""
+
     def count(i, length):
         top = length + 2 * p[i] - k[i] + ((s[i] - 1) if ceil_mode else 0)
         o = top // s[i] + 1

@@ -497,8 +497,19 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     n = x.size // c if c else 0
     use_batch = training or rm is None
     if x.dtype in _C_FLOATS and x.size:
-        return _batch_norm_c(np.ascontiguousarray(x), w, b, rm, rv, running_mean, running_var,
-                             use_batch, training, momentum, eps)
+        return _batch_norm_c(
+            np.ascontiguousarray(x),
+            w,
+            b,
+            rm,
+            rv,
+            running_mean,
+            running_var,
+            use_batch,
+            training,
+            momentum,
+            eps,
+        )
     with np.errstate(all="ignore"):
         if use_batch:
             mean = x.mean(axis=axes)
@@ -527,8 +538,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 _C_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _batch_norm_c(x, w, b, rm, rv, running_mean, running_var, use_batch, training, momentum,
-                  eps):
+def _batch_norm_c(x, w, b, rm, rv, running_mean, running_var, use_batch, training, momentum, eps):
     """``batch_norm`` of a C-contiguous float32/float64 input by the C passes of
     ``_batch_norm_kernels.pyx`` (Note [Batch norm follows torch's CPU kernel]): the
     statistics summed in float64, the output ``x * alpha + beta`` per channel."""

@@ -401,8 +401,7 @@ def _in_float(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32 if a.dtype == np.float16 else a.dtype)
 
 
-def avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-               divisor_override):
+def avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     """The mean of each window of an ``(N, C, H, W)`` (or ``(C, H, W)``) input, as torch's
     ``avg_pool2d``: zero padding, divided by the window's size within the padded input
     (``count_include_pad``), within the input, or by ``divisor_override``."""
@@ -424,8 +423,9 @@ def avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad
     return _wrap(res if batched else res[0])
 
 
-def avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, ceil_mode,
-                        count_include_pad, divisor_override):
+def avg_pool2d_backward(
+    grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
     """The gradient of :func:`avg_pool2d` (its adjoint): each output's gradient divided by
     its window's divisor and added to the window's elements of ``input``'s plane.  Any dims
     in front of the plane are planes (Note [Window ops fold extra leading dims into the

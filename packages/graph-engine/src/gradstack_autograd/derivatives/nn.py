@@ -46,7 +46,6 @@ from gradstack_tensor.kernels import batch_norm_backward as _bn_backward_kernel
 from gradstack_tensor.kernels import batch_norm_stats as _bn_stats_kernel
 
 from .. import _grad_mode as _modes
-
 from ..grad_mode import no_grad
 from ._formulas import _batch_scatter, _lead, _sum_all
 from ._shown import TotalWeight, loss_enums, nll_enums

@@ -39,7 +39,6 @@ from gradstack_tensor.extension import wrap as _wrap
 from gradstack_tensor.kernels import max_pool2d_backward as _max_pool2d_backward_kernel
 
 from .. import _grad_mode as _modes
-
 from ._formulas import _batch_scatter
 from ._table import jvp, register
 from ._tangents import _take
@@ -200,9 +199,7 @@ def _avg_pool2d(t, args):
 
 
 def _avg_pool2d_adjoint(t, input, args):
-    return _folded(
-        lambda g: dispatch(OPS["avg_pool2d_backward"], (g, input) + tuple(args)), t, 3
-    )
+    return _folded(lambda g: dispatch(OPS["avg_pool2d_backward"], (g, input) + tuple(args)), t, 3)
 
 
 def _avg_backward_rule(args, bdims):

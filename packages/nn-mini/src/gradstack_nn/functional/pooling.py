@@ -38,7 +38,6 @@ import numpy as np
 from gradstack_tensor import Tensor
 
 from ._utils import _pair, _triple
-from .conv import unfold
 from .padding import pad
 
 __all__ = [
