@@ -285,7 +285,7 @@ def test_kernels_check_their_arguments():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (8, 5), (2, 4, 3), (0, 3, 2, 2)])
+@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (3, 2, 9, 11), (8, 5), (2, 4, 3), (0, 3, 2, 2)])
 @pytest.mark.parametrize("training, affine", list(itertools.product((True, False), repeat=2)))
 def test_batch_norm_op_values_and_kernel_gradients_are_torchs(dtype, shape, training, affine):
     if shape[0] == 0 and training:

@@ -1,7 +1,7 @@
 # cython: language_level=3
-"""Batch normalisation's per-channel passes: the batch statistics, the normalisation and
-the backward sums, each a loop over one channel's ``N * S`` elements of an ``(N, C, *S)``
-array (Note [Batch norm follows torch's CPU kernel]).
+"""Batch normalisation's per-channel passes: the batch statistics (one pass over
+memory), the normalisation and the backward sums, each a loop over one channel's ``N * S``
+elements of an ``(N, C, *S)`` array (Note [Batch norm follows torch's CPU kernel]).
 
 Every kernel takes C-contiguous float32/float64 arrays (``_kernels.pyx``'s checks, before
 any memory is touched) and returns new arrays; channels are split across threads above
@@ -39,6 +39,27 @@ __all__ = ["batch_norm_stats", "batch_norm_apply", "batch_norm_backward"]
 # then ``dx = (dy - sum / n - (x - mean) * dotp * invstd^2 / n) * invstd * weight`` in the
 # input's dtype.  These loops do the same, so float32 results are torch's up to the order
 # of the double sums.
+#
+# Note [One pass over memory for the statistics]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A channel is N rows of S contiguous elements (one per sample).  A row of at least
+# ROW_PASS_MIN elements is read twice while it is in the L1 cache, for its mean and its
+# sum of squared deviations, and the rows are merged as they come (Chan et al.'s parallel
+# variance: the merged mean moves by delta * S / (seen + S), the squares gain
+# delta^2 * seen * S / (seen + S)).  The channel is read from memory once instead of
+# twice, with a double-precision result as exact as the two-pass one.  Shorter rows take
+# the two passes over the channel.
+#
+# Note [Four partial sums]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# One running double sum waits for its previous addition at every element (4 cycles of
+# latency); four independent sums over the elements j = 0, 1, 2, 3 mod 4, added at the end
+# of each row, run four times as fast.  The order of the additions changes (as torch's
+# vectorised sums change it), the result stays a double sum: rounding far below float32's.
+
+
+cdef enum:
+    ROW_PASS_MIN = 64   # rows at least this long take the one-pass statistics
 
 
 cdef struct Layout:
@@ -75,23 +96,69 @@ cdef int _threads(const Layout* lay) noexcept nogil:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline double _row_sum(const real* row, Py_ssize_t n) noexcept nogil:
+    """The sum of ``row[:n]`` in double, four partial sums (Note [Four partial sums])."""
+    cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0
+    cdef Py_ssize_t j = 0
+    while j + 4 <= n:
+        a0 += row[j]
+        a1 += row[j + 1]
+        a2 += row[j + 2]
+        a3 += row[j + 3]
+        j += 4
+    while j < n:
+        a0 += row[j]
+        j += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline double _row_squares(const real* row, Py_ssize_t n, double m) noexcept nogil:
+    """The sum of ``(row[:n] - m) ** 2`` in double, four partial sums."""
+    cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0, d0, d1, d2, d3
+    cdef Py_ssize_t j = 0
+    while j + 4 <= n:
+        d0 = row[j] - m
+        d1 = row[j + 1] - m
+        d2 = row[j + 2] - m
+        d3 = row[j + 3] - m
+        a0 += d0 * d0
+        a1 += d1 * d1
+        a2 += d2 * d2
+        a3 += d3 * d3
+        j += 4
+    while j < n:
+        d0 = row[j] - m
+        a0 += d0 * d0
+        j += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 @cython.cdivision(True)
 cdef void _stats_channel(const real* x, const Layout* lay, Py_ssize_t c, double* mean,
                          double* var) noexcept nogil:
-    cdef Py_ssize_t i, j
+    cdef Py_ssize_t i
     cdef const real* row
-    cdef double total = 0, dev, sq = 0, m
+    cdef double total = 0, sq = 0, m = 0, row_mean, delta, seen
     cdef Py_ssize_t count = lay.n * lay.s
-    for i in range(lay.n):
-        row = x + (i * lay.c + c) * lay.s
-        for j in range(lay.s):
-            total += row[j]
-    m = total / count if count else 0.0
-    for i in range(lay.n):
-        row = x + (i * lay.c + c) * lay.s
-        for j in range(lay.s):
-            dev = row[j] - m
-            sq += dev * dev
+    if lay.s < ROW_PASS_MIN:   # short rows: two passes over the channel
+        for i in range(lay.n):
+            total += _row_sum(x + (i * lay.c + c) * lay.s, lay.s)
+        m = total / count if count else 0.0
+        for i in range(lay.n):
+            sq += _row_squares(x + (i * lay.c + c) * lay.s, lay.s, m)
+    else:                      # Note [One pass over memory for the statistics]
+        for i in range(lay.n):
+            row = x + (i * lay.c + c) * lay.s
+            row_mean = _row_sum(row, lay.s) / lay.s
+            seen = <double>(i * lay.s)
+            delta = row_mean - m
+            m += delta * lay.s / (seen + lay.s)
+            sq += _row_squares(row, lay.s, row_mean) + delta * delta * seen * lay.s / (
+                seen + lay.s)
     mean[c] = m
     var[c] = sq / count if count else 0.0
 
@@ -211,6 +278,25 @@ def batch_norm_apply(x, alpha, beta):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline double _row_dot(const real* x, const real* dy, Py_ssize_t n,
+                            double m) noexcept nogil:
+    """The sum of ``(x[:n] - m) * dy[:n]`` in double, four partial sums."""
+    cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0
+    cdef Py_ssize_t j = 0
+    while j + 4 <= n:
+        a0 += (<double>x[j] - m) * dy[j]
+        a1 += (<double>x[j + 1] - m) * dy[j + 1]
+        a2 += (<double>x[j + 2] - m) * dy[j + 2]
+        a3 += (<double>x[j + 3] - m) * dy[j + 3]
+        j += 4
+    while j < n:
+        a0 += (<double>x[j] - m) * dy[j]
+        j += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 @cython.cdivision(True)
 cdef void _backward_channel(const real* dy, const real* x, const real* mean,
                             const real* invstd, const real* weight, real* dx,
@@ -224,9 +310,8 @@ cdef void _backward_channel(const real* dy, const real* x, const real* mean,
     cdef real k, grad_mean, scale
     for i in range(lay.n):
         base = (i * lay.c + c) * lay.s
-        for j in range(lay.s):
-            total += dy[base + j]
-            dot += (<double>x[base + j] - m) * dy[base + j]
+        total += _row_sum(dy + base, lay.s)
+        dot += _row_dot(x + base, dy + base, lay.s, m)
     sum_dy[c] = total
     dotp[c] = dot
     if dx == NULL:
