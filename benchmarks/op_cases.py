@@ -436,6 +436,23 @@ R["col2im"] = _fold
 R["max_pool2d_with_indices"] = lambda n, r: Case(
     (f32(r, img(n)),), call(lambda L, x: L.nn.functional.max_pool2d(x, 2))
 )
+R["avg_pool2d"] = lambda n, r: Case(
+    (f32(r, img(n)),), call(lambda L, x: L.nn.functional.avg_pool2d(x, 3, 2, 1))
+)
+
+
+def _avg_pool2d_backward(n, r):
+    b, c, h, w = img(n)
+    grad, x = f32(r, (b, c, h // 2, w // 2)), f32(r, (b, c, h, w))
+    args = ((2, 2), (2, 2), (0, 0), False, True, None)
+    return Case(
+        (grad, x),
+        call(lambda L, g, x: aten(L, "avg_pool2d_backward")(g, x, *args)),
+        grad=(True, False),  # the input is read for its shape only
+    )
+
+
+R["avg_pool2d_backward"] = _avg_pool2d_backward
 
 # ---- the nn.functional calls of the models (beyond the op table's ops above)
 

@@ -382,6 +382,45 @@ def extend(db) -> None:
             )
         return out
 
+    avg_args = (
+        ((2, 2), (2, 2), (0, 0), False, True, None),
+        ((3, 3), (2, 2), (1, 1), True, False, None),
+        ((2, 3), (1, 2), (1, 0), True, True, 4),
+    )
+
+    def avg_pool(rng):
+        out = []
+        for shape, a in (((2, 2, 5, 4), avg_args[0]), ((3, 6, 7), avg_args[1]),
+                         ((1, 2, 4, 5), avg_args[2])):  # fmt: skip
+            out.append(
+                S(
+                    (arr(rng, shape),),
+                    lambda L, x, a=a: L.OPS["avg_pool2d"](x, *a),
+                    f"avg_pool2d {list(shape)} {a}",
+                    lambda L, x, a=a: _F(L).avg_pool2d(x, *a),
+                )
+            )
+        return out
+
+    def avg_pool_backward(rng):
+        out = []
+        for shape, grad_shape, a in (
+            ((2, 2, 5, 4), (2, 2, 2, 2), avg_args[0]),
+            ((3, 6, 7), (3, 4, 4), avg_args[1]),
+        ):
+            x = arr(rng, shape)
+            out.append(
+                S(
+                    (arr(rng, grad_shape),),
+                    lambda L, g, x=x, a=a: L.OPS["avg_pool2d_backward"](g, L.tensor(x), *a),
+                    f"avg_pool2d_backward {list(shape)} {a}",
+                    lambda L, g, x=x, a=a: L.ops.aten.avg_pool2d_backward(g, L.tensor(x), *a),
+                )
+            )
+        return out
+
+    add(GradOp("avg_pool2d", avg_pool))
+    add(GradOp("avg_pool2d_backward", avg_pool_backward))
     add(GradOp("im2col", im2col))
     add(GradOp("col2im", col2im))
     add(GradOp("max_pool2d_with_indices", max_pool))

@@ -218,6 +218,57 @@ def _max_pool2d_ref(x, k, s, p, d, ceil_mode):
     return values, index
 
 
+def _avg_windows(size, k, s, p, ceil_mode, count_include_pad, divisor):
+    """Each output's window ``(r0, r1, q0, q1)`` inside the input and its divisor (torch's
+    avg_pool2d rules, written out)."""
+
+    def count(i, length):
+        top = length + 2 * p[i] - k[i] + ((s[i] - 1) if ceil_mode else 0)
+        o = top // s[i] + 1
+        return o - 1 if ceil_mode and (o - 1) * s[i] >= length + p[i] else o
+
+    out = (count(0, size[0]), count(1, size[1]))
+    for a in range(out[0]):
+        for b in range(out[1]):
+            r0, q0 = a * s[0] - p[0], b * s[1] - p[1]
+            r1, q1 = min(r0 + k[0], size[0] + p[0]), min(q0 + k[1], size[1] + p[1])
+            padded = (r1 - r0) * (q1 - q0)
+            r0, q0, r1, q1 = max(r0, 0), max(q0, 0), min(r1, size[0]), min(q1, size[1])
+            inside = (r1 - r0) * (q1 - q0)
+            div = divisor if divisor is not None else padded if count_include_pad else inside
+            yield out, a, b, (r0, r1, q0, q1), div
+
+
+def _avg_div(a, div):
+    """``a / div``, rounded toward zero for integers (C's division)."""
+    if a.dtype.kind == "i":
+        return (np.sign(a) * (np.abs(a) // div)).astype(a.dtype)
+    return a / div
+
+
+def _avg_pool2d_ref(x, k, s, p, ceil_mode, count_include_pad, divisor):
+    x = np.asarray(x)
+    s = k if s is None else s
+    res = None
+    for out, a, b, (r0, r1, q0, q1), div in _avg_windows(
+        x.shape[-2:], k, s, p, ceil_mode, count_include_pad, divisor
+    ):
+        if res is None:
+            res = np.zeros(x.shape[:-2] + out, dtype=x.dtype)
+        res[..., a, b] = _avg_div(x[..., r0:r1, q0:q1].sum(axis=(-2, -1)), div)
+    return res
+
+
+def _avg_pool2d_backward_ref(g, x, k, s, p, ceil_mode, count_include_pad, divisor):
+    g = np.asarray(g)
+    res = np.zeros(g.shape[:-2] + np.shape(x)[-2:], dtype=g.dtype)
+    for _, a, b, (r0, r1, q0, q1), div in _avg_windows(
+        np.shape(x)[-2:], k, s, p, ceil_mode, count_include_pad, divisor
+    ):
+        res[..., r0:r1, q0:q1] += _avg_div(g[..., a, b], div)[..., None, None]
+    return res
+
+
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 
 
@@ -422,7 +473,31 @@ def _samples(db):
             x[0, 0, 1, :] = -np.inf
             yield S(x, ((2, 2), (1, 1), (0, 0), (1, 1), False), desc="nan and -inf")
 
+    avg_args = (
+        ((2, 2), None, (0, 0), False, True, None),
+        ((3, 3), (2, 2), (1, 1), False, True, None),
+        ((3, 3), (2, 2), (1, 1), True, False, None),
+        ((2, 3), (1, 2), (1, 0), True, True, 4),
+        ((3, 2), (3, 3), (1, 1), True, True, None),
+    )
+
+    def avg_pool(info, dtype, rng):
+        for shape in ((2, 3, 7, 6), (3, 5, 4), (0, 2, 4, 4)):
+            for args in avg_args:
+                yield S(make(shape, dtype, rng), args, desc=f"{list(shape)} {args}")
+
+    def avg_pool_backward(info, dtype, rng):
+        for shape in ((2, 3, 7, 6), (3, 5, 4)):
+            for k, st, p, cm, cip, div in avg_args:
+                st = k if st is None else st
+                x = make(shape, dtype, rng)
+                out = _avg_pool2d_ref(x, k, st, p, cm, cip, div)
+                g = make(out.shape, dtype, rng)
+                yield S(g, (x, k, st, p, cm, cip, div), desc=f"{list(shape)} {k} {st} {p}")
+
     return dict(
+        avg_pool=avg_pool,
+        avg_pool_backward=avg_pool_backward,
         im2col=im2col,
         col2im=col2im,
         max_pool=max_pool,
@@ -506,6 +581,20 @@ def extend(db) -> None:
         s["max_pool"],
         lambda torch, x, k, st, p, d, cm: _tf(torch).max_pool2d(x, k, st, p, d, cm, True),
         dtypes=pooled,
+    )
+    add(
+        "avg_pool2d",
+        _avg_pool2d_ref,
+        s["avg_pool"],
+        lambda torch, x, *a: _tf(torch).avg_pool2d(x, *a),
+        dtypes=FLOATS + ("int64",),  # torch's: int64 summed and divided as integers
+    )
+    add(
+        "avg_pool2d_backward",
+        _avg_pool2d_backward_ref,
+        s["avg_pool_backward"],
+        lambda torch, g, *a: torch.ops.aten.avg_pool2d_backward(g, *a),
+        dtypes=FLOATS + ("int64",),
     )
     add("nll_loss2d", _nll_ref, s["nll2d"], _torch_nll)
     add(

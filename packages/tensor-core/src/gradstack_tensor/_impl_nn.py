@@ -42,6 +42,7 @@ import math
 import numpy as np
 
 from . import _activation_kernels
+from . import _batch_norm_kernels as _bn_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._kernels import fusable
@@ -497,6 +498,20 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     shape[1] = c
     n = x.size // c if c else 0
     use_batch = training or rm is None
+    if x.dtype in _C_FLOATS and x.size:
+        return _batch_norm_c(
+            np.ascontiguousarray(x),
+            w,
+            b,
+            rm,
+            rv,
+            running_mean,
+            running_var,
+            use_batch,
+            training,
+            momentum,
+            eps,
+        )
     with np.errstate(all="ignore"):
         if use_batch:
             mean = x.mean(axis=axes)
@@ -520,6 +535,39 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
         if b is not None:
             out = out + b.reshape(shape)
     return _result(out, x.dtype)
+
+
+_C_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _batch_norm_c(x, w, b, rm, rv, running_mean, running_var, use_batch, training, momentum, eps):
+    """``batch_norm`` of a C-contiguous float32/float64 input by the C passes of
+    ``_batch_norm_kernels.pyx`` (Note [Batch norm follows torch's CPU kernel]): the
+    statistics summed in float64, the output ``x * alpha + beta`` per channel."""
+    dtype = x.dtype
+    with np.errstate(all="ignore"):
+        if use_batch:
+            mean64, var64 = _bn_kernels.batch_norm_stats(x)
+            invstd = (1.0 / np.sqrt(var64 + eps)).astype(dtype)
+            mean = mean64.astype(dtype)
+            if training and rm is not None:
+                if not rm.flags.writeable or not rv.flags.writeable:
+                    raise RuntimeError("batch_norm: the running statistics are not writable")
+                n = x.size // x.shape[1]
+                unbiased = var64 * (n / (n - 1)) if n > 1 else np.full_like(var64, np.nan)
+                rm[...] = momentum * mean64 + (1 - momentum) * rm
+                rv[...] = momentum * unbiased + (1 - momentum) * rv
+                running_mean._bump_version("batch_norm")
+                running_var._bump_version("batch_norm")
+        else:
+            mean = rm.astype(dtype)
+            invstd = (dtype.type(1) / np.sqrt(rv.astype(dtype) + dtype.type(eps))).astype(dtype)
+        alpha = invstd * w if w is not None else invstd
+        beta = (b - mean * alpha) if b is not None else -(mean * alpha)
+        out = _bn_kernels.batch_norm_apply(
+            x, np.ascontiguousarray(alpha, dtype), np.ascontiguousarray(beta, dtype)
+        )
+    return _wrap(out)
 
 
 OPS["batch_norm"].set_kernel(batch_norm)

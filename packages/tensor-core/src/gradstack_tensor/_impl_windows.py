@@ -1,5 +1,5 @@
 """Kernels of the sliding-window ops: ``im2col`` (torch's ``F.unfold``), ``col2im``
-(``F.fold``) and ``max_pool2d_with_indices``.
+(``F.fold``), ``max_pool2d_with_indices``, ``avg_pool2d`` and ``avg_pool2d_backward``.
 
 A 2-d convolution is ``im2col`` followed by one matrix product (``gradstack_nn``'s
 ``conv2d`` composes it so): ``im2col`` copies every ``kernel_size`` window of the padded
@@ -8,9 +8,11 @@ is the other's gradient).  Max pooling picks the largest element of each window 
 returns its position, as torch's ``max_pool2d_with_indices``: the flat index into the
 input's ``H * W`` plane, which the gradient scatters into.
 
-Each kernel checks its arguments with torch's messages before it touches memory, and
-computes with numpy in the input's dtype (``sliding_window_view`` makes the windows
-without copying; the copy is the result).
+Each kernel checks its arguments with torch's messages before it touches memory; float32
+and float64 inputs then go to the C loops of ``_window_kernels.pyx`` (one pass over the
+windows, torch's loops: Note [Window kernels follow torch's CPU loops]), other dtypes
+(bool, integers, float16) are computed with numpy in the input's dtype
+(``sliding_window_view`` makes the windows without copying; the copy is the result).
 
 =====================================  ===========================================
 op                                     torch counterpart
@@ -18,6 +20,8 @@ op                                     torch counterpart
 ``im2col``                             ``aten::im2col`` (``F.unfold``)
 ``col2im``                             ``aten::col2im`` (``F.fold``)
 ``max_pool2d_with_indices``            ``aten::max_pool2d_with_indices``
+``avg_pool2d``                         ``aten::avg_pool2d``
+``avg_pool2d_backward``                ``aten::avg_pool2d_backward``
 =====================================  ===========================================
 
 Examples
@@ -40,6 +44,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ._dispatch import OPS
 from ._impl_nn import _scalar_name, _tensor
 from ._tensor import _wrap
+from ._window_kernels import avg_pool2d_backward as _avg_pool2d_backward_kernel
+from ._window_kernels import avg_pool2d_forward as _avg_pool2d_kernel
+from ._window_kernels import col2im as _col2im_kernel
+from ._window_kernels import im2col as _im2col_kernel
+from ._window_kernels import max_pool2d_forward as _max_pool2d_kernel
 
 __all__: list[str] = []
 
@@ -116,6 +125,17 @@ def _batched(x: np.ndarray, op: str, sizes: str) -> tuple[np.ndarray, bool]:
     )
 
 
+_C_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _c_path(a: np.ndarray) -> np.ndarray | None:
+    """``a`` as the C kernels take it (C-contiguous, made so by a copy if needed), or None
+    for a dtype they do not take."""
+    if a.dtype not in _C_DTYPES:
+        return None
+    return np.ascontiguousarray(a)
+
+
 def _windows(xp: np.ndarray, k, d, s, out) -> np.ndarray:
     """The ``(N, C, out_h, out_w, k_h, k_w)`` windows of the padded ``xp`` (a view)."""
     span = (d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1)
@@ -142,9 +162,13 @@ def im2col(input, kernel_size, dilation, padding, stride):
             f"dilation={_sizes(d)}, padding={_sizes(p)}, calculated shape of the array of "
             f"sliding blocks as {_sizes(out)}, but its components must be at least one."
         )
+    n, c = x.shape[:2]
+    fast = _c_path(x)
+    if fast is not None:
+        cols = _im2col_kernel(fast, k, d, p, s)
+        return _wrap(cols if batched else cols[0])
     xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1]))) if max(p) else x
     w = _windows(xp, k, d, s, out)  # (N, C, oh, ow, kh, kw)
-    n, c = x.shape[:2]
     cols = np.ascontiguousarray(w.transpose(0, 1, 4, 5, 2, 3)).reshape(
         n, c * k[0] * k[1], out[0] * out[1]
     )
@@ -184,6 +208,10 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
             f"{out[0] * out[1]}, but got input.size(2)={a.shape[2]}."
         )
     n, c = a.shape[0], a.shape[1] // (k[0] * k[1])
+    fast = _c_path(a)
+    if fast is not None:
+        res = _col2im_kernel(fast, size, k, d, p, s)
+        return _wrap(res if batched else res[0])
     cols = a.reshape(n, c, k[0], k[1], out[0], out[1])
     res = np.zeros((n, c, size[0] + 2 * p[0], size[1] + 2 * p[1]), dtype=a.dtype)
     for i in range(k[0]):
@@ -238,6 +266,12 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
             f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). "
             "Output size is too small"
         )
+    fast = _c_path(x)
+    if fast is not None:
+        values, indices = _max_pool2d_kernel(fast, k, s, p, d, bool(ceil_mode))
+        if not batched:
+            values, indices = values[0], indices[0]
+        return _wrap(values), _wrap(indices)
     # the lowest value (-inf, or an integer type's minimum) stands for "outside the input":
     # padding, as far right as ceil_mode's last window reaches
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
@@ -300,3 +334,134 @@ def _window_starts(width, d, p, s, out):
 
 
 OPS["max_pool2d_with_indices"].set_kernel(max_pool2d_with_indices)
+
+
+# -------------------------------------------------------------------------------------
+# average pooling
+
+
+def _avg_args(op, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    k = _pair(kernel_size, op, "kernel_size")
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else stride
+    k, _, p, s = _window_args(op, k, 1, padding, s)
+    if k[0] // 2 < p[0] or k[1] // 2 < p[1]:
+        raise RuntimeError("pad should be at most half of effective kernel size")
+    for name, flag in (("ceil_mode", ceil_mode), ("count_include_pad", count_include_pad)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{op}(): argument '{name}' must be bool, not {flag!r}")
+    if divisor_override is not None and (
+        isinstance(divisor_override, bool) or not isinstance(divisor_override, (int, np.integer))
+    ):
+        raise TypeError(f"{op}(): argument 'divisor_override' must be int or None")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return k, s, p
+
+
+def _avg_out(op, size, c, k, s, p, ceil_mode):
+    out = tuple(_pooled_size(size[i], k[i], p[i], s[i], 1, ceil_mode) for i in (0, 1))
+    if min(out) < 1:
+        raise RuntimeError(
+            f"Given input size: ({c}x{size[0]}x{size[1]}). Calculated output size: "
+            f"({c}x{out[0]}x{out[1]}). Output size is too small"
+        )
+    return out
+
+
+def _avg_array(x, op: str, kernel: str) -> np.ndarray:
+    """torch's avg_pool2d takes floats and int64 (computed in int64, divided as C does)."""
+    a = _tensor(x, op, "input")
+    if a.dtype.kind != "f" and a.dtype != np.int64:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(a)}'")
+    return a
+
+
+def _avg_divisors(size, k, s, p, out, count_include_pad, divisor_override) -> np.ndarray:
+    """Each output's divisor (int64 ``out``-shaped), torch's: the window's size within the
+    padded input, within the input, or ``divisor_override``."""
+    if divisor_override is not None:
+        return np.full(out, int(divisor_override), dtype=np.int64)
+    sizes = []
+    for i in (0, 1):
+        start = np.arange(out[i]) * s[i] - p[i]
+        end = np.minimum(start + k[i], size[i] + p[i])
+        inside = np.minimum(end, size[i]) - np.maximum(start, 0)
+        sizes.append(end - start if count_include_pad else inside)
+    return np.outer(sizes[0], sizes[1]).astype(np.int64)
+
+
+def _truncated_division(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a / b`` of integers rounded toward zero (C's division, torch's int64 pooling)."""
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)
+
+
+def _in_float(a: np.ndarray) -> np.ndarray:
+    """``a`` as the C kernels take it: float16 computed in float32 (torch's opmath type)."""
+    return np.ascontiguousarray(a, dtype=np.float32 if a.dtype == np.float16 else a.dtype)
+
+
+def avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """The mean of each window of an ``(N, C, H, W)`` (or ``(C, H, W)``) input, as torch's
+    ``avg_pool2d``: zero padding, divided by the window's size within the padded input
+    (``count_include_pad``), within the input, or by ``divisor_override``."""
+    op = "avg_pool2d"
+    x, batched = _batched(_avg_array(input, op, "avg_pool2d"), op, "(N, C, H, W) or (C, H, W)")
+    k, s, p = _avg_args(op, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override)  # fmt: skip
+    out = _avg_out(op, x.shape[2:], x.shape[1], k, s, p, ceil_mode)
+    if x.dtype.kind == "i":
+        divisors = _avg_divisors(x.shape[2:], k, s, p, out, count_include_pad, divisor_override)
+        pads = [(p[i], max(0, (out[i] - 1) * s[i] + k[i] - x.shape[2 + i] - p[i])) for i in (0, 1)]
+        xp = np.pad(x, ((0, 0), (0, 0), *pads))
+        sums = _windows(xp, k, (1, 1), s, out).sum(axis=(-2, -1), dtype=np.int64)
+        res = _truncated_division(sums, divisors)
+        return _wrap(res if batched else res[0])
+    res = _avg_pool2d_kernel(
+        _in_float(x), k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override
+    ).astype(x.dtype, copy=False)
+    return _wrap(res if batched else res[0])
+
+
+def avg_pool2d_backward(
+    grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    """The gradient of :func:`avg_pool2d` (its adjoint): each output's gradient divided by
+    its window's divisor and added to the window's elements of ``input``'s plane.  Any dims
+    in front of the plane are planes (Note [Window ops fold extra leading dims into the
+    batch], graph-engine's windows derivatives)."""
+    op = "avg_pool2d_backward"
+    g = _avg_array(grad_output, op, "avg_pool2d_backward_out_cpu")
+    x = _tensor(input, op, "input")
+    if g.ndim < 3 or x.ndim < 3 or not all(x.shape[-3:]):
+        raise RuntimeError(
+            f"{op}: expected grad_output and input of at least 3 dims, got "
+            f"{list(g.shape)} and {list(x.shape)}"
+        )
+    k, s, p = _avg_args(op, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override)  # fmt: skip
+    out = _avg_out(op, x.shape[-2:], x.shape[-3], k, s, p, ceil_mode)
+    if g.shape[-2:] != out or g.shape[-3] != x.shape[-3]:
+        raise RuntimeError(
+            f"{op}: grad_output of shape {list(g.shape)} does not match the output "
+            f"{[x.shape[-3], *out]} of pooling an input of shape {list(x.shape)}"
+        )
+    if g.dtype.kind == "i":
+        divisors = _avg_divisors(x.shape[-2:], k, s, p, out, count_include_pad, divisor_override)
+        delta = _truncated_division(g, divisors)
+        res = np.zeros(g.shape[:-2] + x.shape[-2:], dtype=g.dtype)
+        for a in range(out[0]):
+            r0, r1 = max(a * s[0] - p[0], 0), min(a * s[0] - p[0] + k[0], x.shape[-2])
+            for b in range(out[1]):
+                q0, q1 = max(b * s[1] - p[1], 0), min(b * s[1] - p[1] + k[1], x.shape[-1])
+                res[..., r0:r1, q0:q1] += delta[..., a, b, None, None]
+        return _wrap(res)
+    res = _avg_pool2d_backward_kernel(
+        _in_float(g), x.shape[-2:], k, s, p, bool(ceil_mode), bool(count_include_pad),
+        divisor_override,
+    ).astype(g.dtype, copy=False)  # fmt: skip
+    return _wrap(res)
+
+
+OPS["avg_pool2d"].set_kernel(avg_pool2d)
+OPS["avg_pool2d_backward"].set_kernel(avg_pool2d_backward)

@@ -20,6 +20,8 @@ interface::
     _sgd_update.pyx                the SGD update, ``sgd_update_``
     _sum_to_shape.pyx              the reduction of broadcast gradients, ``sum_to_shape``
     _activation_kernels.pyx        GELU, SiLU, erf and erfinv, forward and backward
+    _window_kernels.pyx            im2col/col2im, max and average pooling (and backwards)
+    _batch_norm_kernels.pyx        batch norm's statistics, output and backward sums
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

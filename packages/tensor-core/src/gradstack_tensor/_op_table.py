@@ -1003,6 +1003,8 @@ ROWS: tuple[OpRow, ...] = (
     op("im2col"),
     op("col2im"),
     op("max_pool2d_with_indices"),
+    op("avg_pool2d"),
+    op("avg_pool2d_backward"),
 )
 
 # the rows by name

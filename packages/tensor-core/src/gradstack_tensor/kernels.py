@@ -20,6 +20,8 @@ array([3., 3., 3.], dtype=float32)
 # one module per family of kernels (_kernels.pyx's docstring lists them)
 from ._activation_kernels import *  # noqa: F403
 from ._activation_kernels import __all__ as _activation_all
+from ._batch_norm_kernels import *  # noqa: F403
+from ._batch_norm_kernels import __all__ as _batch_norm_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._kernels import *  # noqa: F403
@@ -28,6 +30,17 @@ from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
+from ._window_kernels import *  # noqa: F403
+from ._window_kernels import __all__ as _window_kernels_all
 
-__all__ = sorted([*_kernels_all, *_transcendentals_all, *_sgd_update_all, *_sum_to_shape_all])
-__all__ = sorted([*__all__, *_activation_all])
+__all__ = sorted(
+    [
+        *_activation_all,
+        *_batch_norm_kernels_all,
+        *_transcendentals_all,
+        *_kernels_all,
+        *_sgd_update_all,
+        *_sum_to_shape_all,
+        *_window_kernels_all,
+    ]
+)

@@ -40,8 +40,13 @@ import math
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import OPS, Tensor, kernels
+from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
+from gradstack_tensor.extension import wrap as _wrap
+from gradstack_tensor.kernels import batch_norm_backward as _bn_backward_kernel
+from gradstack_tensor.kernels import batch_norm_stats as _bn_stats_kernel
 
+from .. import _grad_mode as _modes
 from ..grad_mode import no_grad
 from ._formulas import _batch_scatter, _lead, _sum_all
 from ._shown import TotalWeight, loss_enums, nll_enums
@@ -627,6 +632,10 @@ def _batch_norm_backward(ctx, grad):
     shape = _channel_shape(x)
     reduce_axes = _shifted(axes, lead)
     running = ctx.extra
+    if not lead:
+        fast = _batch_norm_backward_on_arrays(grad, x, weight, eps, running, ctx.needs_input_grad)
+        if fast is not None:
+            return fast
     if running is None:
         xhat, rstd = _normalize(x, axes, eps)
     else:
@@ -643,6 +652,46 @@ def _batch_norm_backward(ctx, grad):
     if need_b:
         gb = grad.sum(reduce_axes)
     return gx, gw, gb
+
+
+_C_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _batch_norm_backward_on_arrays(grad, x, weight, eps, running, need):
+    """Batch norm's first-order gradients by the C passes of
+    ``gradstack_tensor.kernels.batch_norm_backward`` (torch's CPU kernel), or None where the
+    formula must run in gradstack ops (create_graph, forward AD, other dtypes)."""
+    if _modes.is_grad_enabled() or _modes.forward_ad_enabled():
+        return None
+    g, a = _data(grad), _data(x)
+    w = None if weight is None else _data(weight)
+    if (
+        a.dtype not in _C_FLOATS
+        or g.shape != a.shape
+        or g.dtype != a.dtype
+        or a.ndim < 2
+        or not a.size
+        or (w is not None and w.dtype != a.dtype)
+    ):
+        return None
+    a, g = np.ascontiguousarray(a), np.ascontiguousarray(g)
+    dtype = a.dtype
+    with np.errstate(all="ignore"):
+        if running is None:
+            mean64, var64 = _bn_stats_kernel(a)
+            mean, invstd = mean64.astype(dtype), (1.0 / np.sqrt(var64 + eps)).astype(dtype)
+        else:
+            rm, rv = (_data(t).astype(dtype) for t in running)
+            mean, invstd = rm, (dtype.type(1) / np.sqrt(rv + dtype.type(eps))).astype(dtype)
+        dx, gw, gb = _bn_backward_kernel(
+            g, a, mean, invstd, None if w is None else np.ascontiguousarray(w),
+            running is None, need[0],
+        )  # fmt: skip
+    return (
+        _wrap(dx) if need[0] else None,
+        _wrap(gw.astype(dtype)) if need[1] else None,
+        _wrap(gb.astype(dtype)) if need[2] else None,
+    )
 
 
 @jvp("batch_norm")

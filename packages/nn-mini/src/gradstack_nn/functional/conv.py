@@ -13,6 +13,15 @@ from theirs, with no convolution-specific formula to keep right.  The price is t
 memory of the columns (``kH * kW`` times the input) and the node names: the graph shows
 the unfold, the product and the bias add where torch shows one ``ConvolutionBackward0``.
 
+Note [A convolution's product is batched, not folded]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``weight (O, K) @ cols (N, K, L)`` is a matmul of a 2-d and a batched operand, which
+torch folds (``cols.mT`` reshaped to ``(N * L, K)``) and so saves a copy of the columns for
+the weight's gradient (Note [matmul saves its folded operand]): ``kH * kW`` times the
+input, copied at every forward.  The weight expanded to ``(N, O, K)`` (a view) makes it
+a batched product instead, which saves the columns as they are; the values are the same
+products, and the expand's gradient sums the weight's over the batch, as the fold did.
+
 The 3-d forms are 2-d ones and a fold or unfold over the depth (Note [A 3-d convolution
 is a depth unfold and a 2-d convolution], Note [A 3-d transposed convolution is a 2-d one
 and a depth fold]); the 1-d forms are the 2-d ones on a unit height.
@@ -210,7 +219,11 @@ def conv2d(
     cols = unfold(x, kernel, dilation, padding, stride)  # ([N,] C * kH * kW, L)
     out_channels = weight.shape[0]
     lead = tuple(cols.shape[:-2])
-    if groups == 1:
+    if groups == 1 and lead:
+        # Note [A convolution's product is batched, not folded]
+        w = weight.reshape(out_channels, -1)
+        out = w.expand(lead + tuple(w.shape)).matmul(cols)
+    elif groups == 1:
         out = weight.reshape(out_channels, -1).matmul(cols)
     else:
         cols = cols.reshape(lead + (groups, -1, cols.shape[-1]))

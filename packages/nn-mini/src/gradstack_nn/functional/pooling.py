@@ -3,9 +3,9 @@ indices), average pooling (``avg_pool1d``/``2d``/``3d``), adaptive average and m
 (``adaptive_avg_pool1d``/``2d``/``3d``, ``adaptive_max_pool1d``/``2d``/``3d``) and
 power-average pooling (``lp_pool1d``/``2d``).
 
-``max_pool2d`` is one op of the registry (MaxPool2DWithIndicesBackward0); the others are
-composed of ops that exist: ``avg_pool2d`` is an ``unfold`` (im2col) and a sum,
-``adaptive_avg_pool*`` a product with each dim's averaging matrix, ``adaptive_max_pool*``
+``max_pool2d`` and ``avg_pool2d`` are one op of the registry each
+(MaxPool2DWithIndicesBackward0, AvgPool2DBackward0); the others are composed of ops that
+exist: ``adaptive_avg_pool*`` a product with each dim's averaging matrix, ``adaptive_max_pool*``
 the maximum of each output's window, the 1-d forms their 2-d forms on a unit dim, and the
 3-d forms 2-d pools and sums over the depth (Note [A 3-d max pool is a 2-d max pool and a
 max over depth]).
@@ -38,7 +38,6 @@ import numpy as np
 from gradstack_tensor import Tensor
 
 from ._utils import _pair, _triple
-from .conv import unfold
 from .padding import pad
 
 __all__ = [
@@ -357,24 +356,10 @@ def avg_pool2d(
             f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). "
             "Output size is too small"
         )
-    # right padding so that ceil_mode's last windows exist; they are divided as torch does
-    extra_h = max((oh - 1) * sh + kh - h - 2 * ph, 0)
-    extra_w = max((ow - 1) * sw + kw - w - 2 * pw, 0)
-    padded = x
-    if ph or pw or extra_h or extra_w:
-        padded = pad(x, (pw, pw + extra_w, ph, ph + extra_h))
-    cols = unfold(padded, (kh, kw), stride=(sh, sw))  # (N, C * kh * kw, L)
-    sums = cols.reshape(n, c, kh * kw, -1).sum(2)[:, :, : oh * ow].reshape(n, c, oh, ow)
-    if divisor_override is not None:
-        out = sums / divisor_override
-    else:
-        dh = _divisors(h, kh, sh, ph, oh, count_include_pad)
-        dw = _divisors(w, kw, sw, pw, ow, count_include_pad)
-        div = np.outer(dh, dw).astype(np.float64)
-        if np.all(div == kh * kw):
-            out = sums / (kh * kw)
-        else:
-            out = sums / gt.tensor(div, dtype=x.dtype)
+    out = _OP("avg_pool2d")(
+        x, (kh, kw), (sh, sw), (ph, pw), bool(ceil_mode), bool(count_include_pad),
+        None if divisor_override is None else int(divisor_override),
+    )  # fmt: skip
     return out.squeeze(0) if unbatched else out
 
 
