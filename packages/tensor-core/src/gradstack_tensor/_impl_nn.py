@@ -43,6 +43,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._dispatch import OPS
+from ._index_kernels import take_rows as _take_rows
 from ._tensor import Tensor, _data, _wrap
 from ._ufuncs import quiet
 
@@ -555,6 +556,11 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         )
     if w.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
+    if w.flags.c_contiguous and not w.dtype.hasobject:
+        try:  # one pass: the bounds, then the rows copied
+            return _wrap(_take_rows(w, i if i.flags.c_contiguous else i.copy()))
+        except IndexError:
+            raise IndexError("index out of range in self") from None
     if i.size and (i.min() < 0 or i.max() >= w.shape[0]):
         raise IndexError("index out of range in self")
     return _wrap(w[i])
