@@ -334,6 +334,62 @@ def test_embedding_bag_matches_torch(dtype, mode):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_layouts_match_torch(dtype, mode):
+    rng = np.random.default_rng(16)
+    w = rng.standard_normal((12, 3)).astype(dtype)
+    text = rng.integers(0, 12, (4, 5))  # 2-d: bags of equal size
+    text[0, 0] = text[1, 1] = 3
+    # (not scale_grad_by_freq: torch's embedding_bag scales by counts that are not the
+    # indices' frequencies, before and after these kernels alike)
+    for pad, scale in [(None, False), (3, False), (-1, False)]:
+        compare(
+            lambda w: gs.nn.functional.embedding_bag(
+                gt.tensor(text), w, mode=mode, padding_idx=pad, scale_grad_by_freq=scale
+            ),
+            lambda w: torch.nn.functional.embedding_bag(
+                torch.tensor(text), w, mode=mode, padding_idx=pad, scale_grad_by_freq=scale
+            ),
+            [w],
+            dtype,
+        )
+    flat = text.reshape(-1)
+    offsets = np.array([0, 2, 9, 9, 20])
+    compare(
+        lambda w: gs.nn.functional.embedding_bag(
+            gt.tensor(flat), w, gt.tensor(offsets), mode=mode, include_last_offset=True
+        ),
+        lambda w: torch.nn.functional.embedding_bag(
+            torch.tensor(flat), w, torch.tensor(offsets), mode=mode, include_last_offset=True
+        ),
+        [w],
+        dtype,
+    )
+    if mode == "sum":  # the per-sample weights' gradient too
+        psw = rng.standard_normal(flat.size).astype(dtype)
+        compare(
+            lambda w, p: gs.nn.functional.embedding_bag(
+                gt.tensor(flat),
+                w,
+                gt.tensor(offsets[:-1]),
+                per_sample_weights=p,
+                mode="sum",
+                padding_idx=3,
+            ),
+            lambda w, p: torch.nn.functional.embedding_bag(
+                torch.tensor(flat),
+                w,
+                torch.tensor(offsets[:-1]),
+                per_sample_weights=p,
+                mode="sum",
+                padding_idx=3,
+            ),
+            [w, psw],
+            dtype,
+        )
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("itype", INDEX_TYPES)
 def test_index_ops_match_torch(dtype, itype):
     rng = np.random.default_rng(11)
