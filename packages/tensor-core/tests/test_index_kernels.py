@@ -205,6 +205,48 @@ def test_scatter_add_errors_before_writing():
         K.scatter_add_(np.zeros((2, 3)), 1, np.zeros((1, 1), np.uint8), np.ones((1, 1)))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("itype", INDEX_TYPES)
+def test_gather_is_take_along_axis(dtype, itype):
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((4, 5, 6)).astype(dtype)
+    for dim in range(3):
+        shape = [3, 4, 5]
+        shape[dim] = 7
+        idx = rng.integers(0, x.shape[dim], shape).astype(itype)
+        want = x[
+            tuple(np.indices(idx.shape, sparse=True)[:dim])
+            + (idx,)
+            + tuple(np.indices(idx.shape, sparse=True)[dim + 1 :])
+        ]
+        np.testing.assert_array_equal(K.gather(x, dim, idx), want)
+        np.testing.assert_array_equal(K.gather(x, dim - 3, idx), want)
+        # non-contiguous x and index
+        xt = np.asfortranarray(x)
+        it = np.asfortranarray(idx)
+        np.testing.assert_array_equal(K.gather(xt, dim, it), want)
+    assert K.gather(np.array(2.0, dtype), 0, np.array(0, itype)).tolist() == 2.0
+    assert K.gather(x, 1, np.zeros((4, 0, 6), itype)).shape == (4, 0, 6)
+
+
+def test_gather_errors():
+    x = np.zeros((2, 3))
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1 with size 3"):
+        K.gather(x, 1, np.array([[0, 3]]))
+    with pytest.raises(IndexError, match="index -1 is out of bounds"):
+        K.gather(x, 1, np.array([[-1]]))
+    with pytest.raises(ValueError, match="no larger"):
+        K.gather(x, 1, np.zeros((3, 1), np.int64))
+    with pytest.raises(ValueError, match="as many dims"):
+        K.gather(x, 1, np.zeros(3, np.int64))
+    with pytest.raises(TypeError, match="float32 or float64|dtype"):
+        K.gather(x.astype(np.int64), 1, np.zeros((1, 1), np.int64))
+    with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 1 with size 3"):
+        gt.zeros(2, 3).gather(1, gt.tensor([[0, 3]]))
+    with pytest.raises(RuntimeError, match="index -2 is out of bounds for dimension 0 with size 2"):
+        gt.zeros(2, 3).gather(0, gt.tensor([[-2]]))
+
+
 # ---------------------------------------------------------------------------------------
 # the ops, against torch
 

@@ -14,6 +14,7 @@ import numpy as np
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import describe_index_error, index_key, torch_dims, writable_alias
+from ._index_kernels import gather as _gather_kernel
 from ._shapes import _normalize_dim, broadcast_view
 from ._tensor import Tensor, _data, _wrap, _wrap_detached, _wrap_view
 
@@ -557,6 +558,11 @@ def gather(input, dim, index):
                 f"no larger than self {list(x.shape)} apart from dimension {axis}"
             )
     n = x.shape[axis]
+    if x.dtype in (np.float32, np.float64):
+        try:  # one pass (the bounds first, then the values)
+            return _wrap(_gather_kernel(x, axis, idx))
+        except IndexError as e:  # (the kernel's words are torch's; torch's type)
+            raise RuntimeError(str(e)) from None
     if idx.size:
         bad = (idx < 0) | (idx >= n)
         if bad.any():

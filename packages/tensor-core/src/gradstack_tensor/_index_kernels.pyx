@@ -24,7 +24,7 @@ import numpy as np
 
 cnp.import_array()
 
-__all__ = ["embedding_backward", "scatter_add_", "take_rows"]
+__all__ = ["embedding_backward", "gather", "scatter_add_", "take_rows"]
 
 cdef enum:
     MAX_DIMS = 64                 # NPY_MAXDIMS in numpy 2
@@ -432,6 +432,31 @@ cdef void _scatter_add(const Walk* w, real* out, const real* src, const char* id
             return
 
 
+cdef int _plan(str func, Walk* w, cnp.ndarray target, cnp.ndarray index, cnp.ndarray other,
+               int dim, bint wrap) except -1:
+    """The walk over `index` (and `other`, of its shape) into `target` along `dim`; raises
+    IndexError for the first index out of range, before any memory is written."""
+    cdef int a, nd = cnp.PyArray_NDIM(index)
+    w.nd = nd
+    w.dim = dim
+    w.n = cnp.PyArray_DIM(target, dim)
+    w.wrap = wrap
+    for a in range(nd):
+        w.shape[a] = cnp.PyArray_DIM(index, a)
+    _element_strides(func, "out", target, w.ostr)
+    _element_strides(func, "src", other, w.sstr)
+    _element_strides(func, "index", index, w.istr)
+    cdef const char* ip = <const char*>cnp.PyArray_DATA(index)
+    cdef bint is64 = _is64(index)
+    cdef int64_t bad = 0
+    cdef bint found
+    with nogil:
+        found = _find_bad(w, ip, is64, &bad)
+    if found:
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {w.n}")
+    return 0
+
+
 def scatter_add_(out, dim, index, src, *, wrap_negative=False):
     """``out[..., index[p], ...] += src[p]`` along ``dim`` for every position ``p`` of
     ``index``, in place: torch's ``scatter_add_`` (Note [One strided scatter-add]).
@@ -511,23 +536,9 @@ def scatter_add_(out, dim, index, src, *, wrap_negative=False):
     if cnp.PyArray_SIZE(s) == 0:
         return None
     cdef Walk w
-    w.nd = nd
-    w.dim = d
-    w.n = cnp.PyArray_DIM(o, d)
-    w.wrap = wrap_negative
-    for a in range(nd):
-        w.shape[a] = cnp.PyArray_DIM(s, a)
-    _element_strides(func, "out", o, w.ostr)
-    _element_strides(func, "src", s, w.sstr)
-    _element_strides(func, "index", i, w.istr)
+    _plan(func, &w, o, i, s, d, wrap_negative)
     cdef const char* ip = <const char*>cnp.PyArray_DATA(i)
     cdef bint is64 = _is64(i)
-    cdef int64_t bad = 0
-    cdef bint found
-    with nogil:
-        found = _find_bad(&w, ip, is64, &bad)
-    if found:
-        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {w.n}")
     cdef void* op = cnp.PyArray_DATA(o)
     cdef const void* sp = cnp.PyArray_DATA(s)
     with nogil:
@@ -536,3 +547,107 @@ def scatter_add_(out, dim, index, src, *, wrap_negative=False):
         else:
             _scatter_add(&w, <double*>op, <const double*>sp, ip, is64)
     return None
+
+
+# -------------------------------------------------------------------------------------
+# gather
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _gather(const Walk* w, const real* x, real* out, const char* idx,
+                  bint is64) noexcept nogil:
+    """``out[p] = x[p with p[dim] := index[p]]`` over the walk (`out` has its src role)."""
+    cdef Py_ssize_t coord[MAX_DIMS]
+    cdef Py_ssize_t xb = 0, ob = 0, ib = 0, t
+    cdef int nd = w.nd, d
+    cdef Py_ssize_t last = w.shape[nd - 1]
+    cdef Py_ssize_t xs = w.ostr[nd - 1], os = w.sstr[nd - 1], istep = w.istr[nd - 1]
+    cdef Py_ssize_t xdim = w.ostr[w.dim]
+    cdef bint along_last = w.dim == nd - 1
+    for d in range(nd):
+        coord[d] = 0
+    while True:
+        if along_last:
+            for t in range(last):
+                out[ob + t * os] = x[xb + _index_at(idx, ib + t * istep, is64) * xdim]
+        else:
+            for t in range(last):
+                out[ob + t * os] = x[xb + _index_at(idx, ib + t * istep, is64) * xdim + t * xs]
+        if not _next(w, coord, &xb, &ob, &ib):
+            return
+
+
+def gather(x, dim, index):
+    """``out[p] = x[..., index[p], ...]`` along ``dim`` for every position ``p`` of
+    ``index``: torch's ``gather`` (the result has index's shape).
+
+    Parameters
+    ----------
+    x : ndarray
+        float32 or float64, any layout.
+    dim : int
+        The dimension the indices run along (negative counts from the end).
+    index : ndarray
+        int32 or int64, as many dims as ``x``, any layout; ``index.shape[d] <= x.shape[d]``
+        for ``d != dim``; each in ``[0, x.shape[dim])``.
+
+    Returns
+    -------
+    ndarray
+        C-contiguous, index's shape, x's dtype.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Wrong dtypes or shapes.
+    IndexError
+        An index out of range (checked before anything is read).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import gather
+    >>> gather(np.array([[1., 2.], [3., 4.]]), 1, np.array([[0, 0], [1, 0]]))
+    array([[1., 1.],
+           [4., 3.]])
+    """
+    cdef str func = "gather"
+    cdef int typenum = _check_float_array(func, "x", x)
+    _index_typenum(func, "index", index)
+    cdef int nd = x.ndim
+    if index.ndim != nd:
+        raise ValueError(
+            f"{func}: index must have as many dims as x, got {index.shape} and {x.shape}"
+        )
+    result = np.empty(index.shape, dtype=x.dtype)
+    if nd == 0:
+        x, index, view = x.reshape(1), index.reshape(1), result.reshape(1)
+        nd = 1
+    else:
+        view = result
+    cdef int d = dim
+    if d < -nd or d >= nd:
+        raise IndexError(f"{func}: dim {dim} is out of range for {nd} dims")
+    d = d % nd
+    cdef int a
+    for a in range(nd):
+        if a != d and index.shape[a] > x.shape[a]:
+            raise ValueError(
+                f"{func}: index {index.shape} must be no larger than x {x.shape} apart from "
+                f"dim {d}"
+            )
+    if result.size == 0:
+        return result
+    cdef Walk w
+    _plan(func, &w, <cnp.ndarray>x, <cnp.ndarray>index, <cnp.ndarray>view, d, False)
+    cdef const char* ip = <const char*>cnp.PyArray_DATA(<cnp.ndarray>index)
+    cdef bint is64 = _is64(<cnp.ndarray>index)
+    cdef const void* xp = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* op = cnp.PyArray_DATA(<cnp.ndarray>view)
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            _gather(&w, <const float*>xp, <float*>op, ip, is64)
+        else:
+            _gather(&w, <const double*>xp, <double*>op, ip, is64)
+    return result
