@@ -14,8 +14,9 @@ cimport cython
 cimport numpy as cnp
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
+from ._dispatch cimport enter_op, exit_op
 from ._kernels cimport (
     _check_float_array, kernel_block_size, kernel_parallel_threshold, kernel_threads, real,
 )
@@ -75,6 +76,17 @@ cdef int _index_typenum(str func, str name, object obj) except -1:
             f"example {name}.astype(np.int64)"
         )
     return typenum
+
+
+cdef object _result(object make, object shape, object dtype):
+    """A result array, allocated as gradstack's (the block cache may serve it: Note [Large
+    blocks are reused, not returned to the kernel] in _allocator.pyx), since the kernels
+    also run outside an op (graph-engine's backward formulas)."""
+    enter_op()
+    try:
+        return make(shape, dtype=dtype)
+    finally:
+        exit_op()
 
 
 cdef bint _plain(cnp.ndarray a) noexcept:
@@ -174,7 +186,7 @@ def take_rows(weight, indices):
         raise IndexError(
             f"index {_index_at(ip, bad, is64)} is out of bounds for dimension 0 with size {n}"
         )
-    out = np.empty(tuple(indices.shape) + (weight.shape[1],), dtype=weight.dtype)
+    out = _result(np.empty, tuple(indices.shape) + (weight.shape[1],), weight.dtype)
     cdef size_t row = <size_t>(cnp.PyArray_DIM(w, 1) * cnp.PyArray_ITEMSIZE(w))
     cdef const char* wp = <const char*>cnp.PyArray_DATA(w)
     cdef char* op = <char*>cnp.PyArray_DATA(<cnp.ndarray>out)
@@ -303,7 +315,8 @@ def embedding_backward(grad, indices, num_weights, padding_idx=-1, scale_grad_by
             f"index {_index_at(ip, bad, is64)} is out of bounds for dimension 0 with size {nw}"
         )
     cdef cnp.ndarray g = grad if _plain(grad) else grad.copy()
-    cdef cnp.ndarray out = np.zeros((nw, width), dtype=g.dtype)
+    # empty, zeroed below: a block the cache can serve (it never serves np.zeros' calloc)
+    cdef cnp.ndarray out = _result(np.empty, (nw, width), g.dtype)
     cdef cnp.ndarray counts_arr
     cdef const int64_t* counts = NULL
     if scale_grad_by_freq and m:
@@ -315,6 +328,7 @@ def embedding_backward(grad, indices, num_weights, padding_idx=-1, scale_grad_by
         nthreads = 1
     cdef void* op = cnp.PyArray_DATA(out)
     cdef const void* gp = cnp.PyArray_DATA(g)
+    memset(op, 0, <size_t>(nw * width * cnp.PyArray_ITEMSIZE(out)))
     if m == 0 or width == 0:
         return out
     with nogil:
@@ -620,7 +634,7 @@ def gather(x, dim, index):
         raise ValueError(
             f"{func}: index must have as many dims as x, got {index.shape} and {x.shape}"
         )
-    result = np.empty(index.shape, dtype=x.dtype)
+    result = _result(np.empty, index.shape, x.dtype)
     if nd == 0:
         x, index, view = x.reshape(1), index.reshape(1), result.reshape(1)
         nd = 1
