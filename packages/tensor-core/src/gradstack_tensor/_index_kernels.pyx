@@ -387,18 +387,57 @@ cdef bint _find_bad(const Walk* w, const char* idx, bint is64, int64_t* bad) noe
     cdef Py_ssize_t coord[MAX_DIMS]
     cdef Py_ssize_t ob = 0, sb = 0, ib = 0, t, last = w.shape[w.nd - 1]
     cdef Py_ssize_t istep = w.istr[w.nd - 1]
-    cdef int64_t k
+    cdef int64_t k, n = w.n
+    cdef int64_t low = -n if w.wrap else 0
     cdef int d
+    if istep == 0 and last > 0:    # one index a row (index_add's broadcast): check it once
+        last = 1
     for d in range(w.nd):
         coord[d] = 0
     while True:
-        for t in range(last):
-            k = _index_at(idx, ib + t * istep, is64)
-            if k < -w.n or k >= w.n or (k < 0 and not w.wrap):
-                bad[0] = k
-                return True
+        if is64:
+            for t in range(last):
+                k = (<const int64_t*>idx)[ib + t * istep]
+                if k < low or k >= n:
+                    bad[0] = k
+                    return True
+        else:
+            for t in range(last):
+                k = (<const int32_t*>idx)[ib + t * istep]
+                if k < low or k >= n:
+                    bad[0] = k
+                    return True
         if not _next(w, coord, &ob, &sb, &ib):
             return False
+
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+cdef inline void _scatter_row(real* out, const real* src, const index_t* idx, Py_ssize_t m,
+                              Py_ssize_t odim, Py_ssize_t ss, Py_ssize_t istep, int64_t n,
+                              bint wrap) noexcept nogil:
+    """``out[idx[t] * odim] += src[t]`` for t < m: a scatter along the last axis."""
+    cdef Py_ssize_t t
+    cdef int64_t k
+    if wrap:
+        for t in range(m):
+            k = idx[t * istep]
+            if k < 0:
+                k = k + n
+            out[k * odim] += src[t * ss]
+    else:
+        for t in range(m):
+            out[idx[t * istep] * odim] += src[t * ss]
+
+
+cdef inline void _add_row(real* o, const real* s, Py_ssize_t n) noexcept nogil:
+    """``o[:n] += s[:n]``; the rows of one scatter never overlap their source."""
+    cdef Py_ssize_t t
+    for t in range(n):
+        o[t] = o[t] + s[t]
 
 
 @cython.boundscheck(False)
@@ -412,27 +451,33 @@ cdef void _scatter_add(const Walk* w, real* out, const real* src, const char* id
     cdef Py_ssize_t os = w.ostr[nd - 1], ss = w.sstr[nd - 1], istep = w.istr[nd - 1]
     cdef Py_ssize_t odim = w.ostr[w.dim]
     cdef bint along_last = w.dim == nd - 1
-    cdef int64_t k
+    cdef int64_t k, n = w.n     # (locals: the stores into out cannot change them)
+    cdef bint wrap = w.wrap
+    cdef real c
     cdef real* o
     cdef const real* s
     for d in range(nd):
         coord[d] = 0
     while True:
         if along_last:
-            for t in range(last):
-                k = _index_at(idx, ib + t * istep, is64)
-                if k < 0:
-                    k = k + w.n
-                out[ob + k * odim] += src[sb + t * ss]
+            if is64:
+                _scatter_row(out + ob, src + sb, <const int64_t*>idx + ib, last, odim, ss,
+                             istep, n, wrap)
+            else:
+                _scatter_row(out + ob, src + sb, <const int32_t*>idx + ib, last, odim, ss,
+                             istep, n, wrap)
         elif istep == 0:      # one index for the whole row: a row added (index_add)
             k = _index_at(idx, ib, is64)
             if k < 0:
-                k = k + w.n
+                k = k + n
             o = out + ob + k * odim
             s = src + sb
             if os == 1 and ss == 1:
+                _add_row(o, s, last)
+            elif os == 1 and ss == 0:   # a broadcast value (the gradient of a sum)
+                c = s[0]
                 for t in range(last):
-                    o[t] = o[t] + s[t]
+                    o[t] = o[t] + c
             else:
                 for t in range(last):
                     o[t * os] = o[t * os] + s[t * ss]
@@ -440,7 +485,7 @@ cdef void _scatter_add(const Walk* w, real* out, const real* src, const char* id
             for t in range(last):
                 k = _index_at(idx, ib + t * istep, is64)
                 if k < 0:
-                    k = k + w.n
+                    k = k + n
                 out[ob + k * odim + t * os] += src[sb + t * ss]
         if not _next(w, coord, &ob, &sb, &ib):
             return

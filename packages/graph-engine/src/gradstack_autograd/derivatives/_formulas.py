@@ -163,7 +163,10 @@ def _zeros(grad):
 
 def _index_scatter_kernel(values, key, shape):
     v = _data(values)
-    out = np.zeros(shape, dtype=v.dtype)
+    # empty then zeroed: inside an op a large block comes from the block cache, its pages
+    # mapped (np.zeros' calloc is never served from it, and faults its pages in each time)
+    out = np.empty(shape, dtype=v.dtype)
+    out.fill(0)
     if not _scatter_in_one_pass(out, key, v):
         np.add.at(out, key, v)
     return _wrap(out)
