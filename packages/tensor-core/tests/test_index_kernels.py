@@ -553,3 +553,16 @@ def test_out_of_range_indices_raise_torchs_errors():
     with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 0 with size 3"):
         x.index_add(0, gt.tensor([3]), gt.ones(1, 4))
     assert not x.numpy().any()
+
+
+def test_unaligned_arrays_take_the_numpy_path():
+    raw = np.zeros(8 * 6 + 1, np.uint8)
+    x = np.frombuffer(raw.data, dtype=np.float64, count=6, offset=1).reshape(2, 3)
+    assert not x.flags.aligned
+    t = gt.from_numpy(x) if not x.flags.writeable else gt.tensor(x)
+    out = t.gather(1, gt.tensor([[0, 2]]))
+    assert out.tolist() == [[0.0, 0.0]]
+    assert gt.zeros(2, 3).scatter_add(1, gt.tensor([[2, 2]]), gt.ones(1, 2)).tolist() == [
+        [0.0, 0.0, 2.0],
+        [0.0, 0.0, 0.0],
+    ]

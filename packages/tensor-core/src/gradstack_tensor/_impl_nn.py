@@ -556,9 +556,9 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         )
     if w.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
-    if w.flags.c_contiguous and not w.dtype.hasobject:
+    if w.flags.c_contiguous and w.flags.aligned and i.dtype.isnative and not w.dtype.hasobject:
         try:  # one pass: the bounds, then the rows copied
-            return _wrap(_take_rows(w, i if i.flags.c_contiguous else i.copy()))
+            return _wrap(_take_rows(w, i if i.flags.c_contiguous and i.flags.aligned else i.copy()))
         except IndexError:
             raise IndexError("index out of range in self") from None
     if i.size and (i.min() < 0 or i.max() >= w.shape[0]):

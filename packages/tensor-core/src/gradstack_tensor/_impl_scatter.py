@@ -74,7 +74,14 @@ def _scatter_key(x: np.ndarray, axis: int, idx: np.ndarray, src_shape, name: str
 def _add_at(x, axis, index, values, key):
     """``np.add.at(x, key, values)``, where ``key`` puts ``values[p]`` at ``index[p]`` along
     ``axis``: one C pass for float32/float64 (tensor-core's ``scatter_add_``)."""
-    if x.dtype in (np.float32, np.float64) and values.dtype == x.dtype:
+    if (
+        x.dtype in (np.float32, np.float64)
+        and values.dtype == x.dtype
+        and index.dtype.isnative
+        and x.flags.aligned
+        and values.flags.aligned
+        and index.flags.aligned
+    ):
         _scatter_add(x, axis, index, values)
     else:
         np.add.at(x, key, values)

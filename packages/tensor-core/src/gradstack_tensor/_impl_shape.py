@@ -524,6 +524,17 @@ def along_axis_key(idx, axis):
     return tuple(key)
 
 
+def _kernel_operands(x, idx):
+    """Whether the indexing kernels take these arrays: float32/float64 ``x``, native byte
+    order, aligned (numpy's own arrays are; a view of a byte buffer may not be)."""
+    return (
+        x.dtype in (np.float32, np.float64)
+        and idx.dtype.isnative
+        and x.flags.aligned
+        and idx.flags.aligned
+    )
+
+
 @OPS["gather"].set_kernel
 def gather(input, dim, index):
     """``out[i][j] = input[index[i][j]][j]`` (dim 0): the result has ``index``'s shape.
@@ -558,7 +569,7 @@ def gather(input, dim, index):
                 f"no larger than self {list(x.shape)} apart from dimension {axis}"
             )
     n = x.shape[axis]
-    if x.dtype in (np.float32, np.float64):
+    if _kernel_operands(x, idx):
         try:  # one pass (the bounds first, then the values)
             return _wrap(_gather_kernel(x, axis, idx))
         except IndexError as e:  # (the kernel's words are torch's; torch's type)

@@ -190,7 +190,7 @@ def _index_scatter_kernel(values, key, shape):
 def _scatter_in_one_pass(out, key, v):
     """``np.add.at(out, key, v)`` for the keys of Note [The scatter-add of a backward in one
     pass]; False (nothing written) for any other key."""
-    if v.dtype not in (np.float32, np.float64):
+    if v.dtype not in (np.float32, np.float64) or not v.flags.aligned:
         return False
     items = key if isinstance(key, tuple) else (key,)
     if all(_basic_item(k) for k in items):
@@ -218,7 +218,9 @@ def _basic_item(k):
 def _int_index(idx):
     if idx.dtype.kind not in "iu":
         return None
-    return idx if idx.dtype in (np.int64, np.int32) else idx.astype(np.int64)
+    if idx.dtype in (np.int64, np.int32) and idx.flags.aligned:
+        return idx
+    return idx.astype(np.int64)
 
 
 def _scatter_along(out, axis, idx, v):
