@@ -5,7 +5,7 @@ from typing import Any, SupportsIndex
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["embedding_backward", "gather", "scatter_add_", "take_rows"]
+__all__ = ["embedding_backward", "gather", "result_zeros", "scatter_add_", "take_rows"]
 
 _Index = npt.NDArray[np.int32] | npt.NDArray[np.int64]
 _Float = npt.NDArray[np.float32] | npt.NDArray[np.float64]
@@ -27,3 +27,6 @@ def scatter_add_(
     wrap_negative: bool = False,
 ) -> None: ...
 def gather(x: _Float, dim: SupportsIndex, index: _Index) -> _Float: ...
+def result_zeros(
+    shape: SupportsIndex | tuple[SupportsIndex, ...], dtype: npt.DTypeLike
+) -> npt.NDArray[Any]: ...

@@ -25,7 +25,7 @@ import numpy as np
 
 cnp.import_array()
 
-__all__ = ["embedding_backward", "gather", "scatter_add_", "take_rows"]
+__all__ = ["embedding_backward", "gather", "result_zeros", "scatter_add_", "take_rows"]
 
 cdef enum:
     MAX_DIMS = 64                 # NPY_MAXDIMS in numpy 2
@@ -710,3 +710,26 @@ def gather(x, dim, index):
         else:
             _gather(&w, <const double*>xp, <double*>op, ip, is64)
     return result
+
+
+# -------------------------------------------------------------------------------------
+# result_zeros
+
+
+def result_zeros(shape, dtype):
+    """Zeros for a result built outside an op (a backward formula's), allocated as
+    gradstack's: a large block comes from the block cache, its pages already mapped, and
+    is zeroed here (Note [Large blocks are reused, not returned to the kernel] in
+    _allocator.pyx; ``np.zeros``' calloc is never served from the cache).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import result_zeros
+    >>> result_zeros((2, 3), np.float32)
+    array([[0., 0., 0.],
+           [0., 0., 0.]], dtype=float32)
+    """
+    out = _result(np.empty, shape, dtype)
+    out.fill(0)
+    return out

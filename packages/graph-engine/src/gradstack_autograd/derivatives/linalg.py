@@ -6,7 +6,7 @@ import math
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import OPS, Tensor
+from gradstack_tensor import OPS, Tensor, kernels
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch, wrap
 from gradstack_tensor.extension import matmul_folds as _folds
@@ -536,7 +536,7 @@ def _trace_rule(args, bdims):
 def _trace(ctx, grad):
     n, m = ctx.input_shape(0)
     if _first_order_arrays(grad):  # torch's zeros with the diagonal filled, no mask
-        out = np.zeros((n, m), dtype=_data(grad).dtype)
+        out = kernels.result_zeros((n, m), _data(grad).dtype)
         out.reshape(-1)[:: m + 1][: min(n, m)] = _data(grad)
         return (wrap(out),)
     lead = _lead(grad)

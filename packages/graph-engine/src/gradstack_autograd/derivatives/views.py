@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import OPS, Tensor
+from gradstack_tensor import OPS, Tensor, kernels
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
 from gradstack_tensor.extension import wrap as _data_wrap
@@ -586,7 +586,7 @@ def _unfold_backward_arrays(g, shape, axis, size, step):
     the window (``size`` of them), no index array, no copy of ``g``.  Positions go from the
     window's last to its first, so an element shared by windows sums them in window order
     (as the index_add of the differentiable formula)."""
-    out = np.zeros(shape, dtype=g.dtype)
+    out = kernels.result_zeros(shape, g.dtype)
     count = g.shape[axis]
     if count == 0:
         return out
