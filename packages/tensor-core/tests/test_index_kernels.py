@@ -495,6 +495,19 @@ def test_trace_matches_torch(dtype, shape):
     compare(lambda x: x.trace(), lambda x: x.trace(), [x], dtype)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_unbind_with_missing_gradients_matches_torch(dtype):
+    x = np.random.default_rng(18).standard_normal((3, 4, 5)).astype(dtype)
+    for dim in (0, 1, 2, -1):
+        ours = gt.tensor(x, requires_grad=True)
+        theirs = torch.tensor(x, requires_grad=True)
+        a = [p * (i + 1.0) for i, p in enumerate(ours.unbind(dim)) if i != 1]
+        b = [p * (i + 1.0) for i, p in enumerate(theirs.unbind(dim)) if i != 1]
+        sum(p.sum() for p in a).backward()
+        sum(p.sum() for p in b).backward()
+        np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
 def test_index_backwards_gradcheck():
     rng = np.random.default_rng(14)
     x = gt.tensor(rng.standard_normal((3, 4)), requires_grad=True)
@@ -507,6 +520,7 @@ def test_index_backwards_gradcheck():
         lambda x: x.narrow(1, 1, 2),
         lambda x: x.unfold(1, 2, 1),
         lambda x: x.trace(),
+        lambda x: x.unbind(1)[2],
         lambda x: x.scatter_add(1, gidx, x[:2, :3]),
     ):
         assert gradcheck(f, (x,))

@@ -659,8 +659,17 @@ def _unbind(ctx, *grads):
     shape = ctx.input_shape(0)
     axis = dim % len(shape)
     piece = shape[:axis] + shape[axis + 1 :]
-    dt = next(g for g in grads if g is not None).dtype
-    lead = _lead(next(g for g in grads if g is not None))
+    first = next(g for g in grads if g is not None)
+    if _first_order_arrays(first):
+        # the pieces written into one zeroed block: no zeros tensor per missing gradient
+        out = kernels.result_zeros(tuple(shape), _data(first).dtype)
+        slots = np.moveaxis(out, axis, 0)
+        for i, g in enumerate(grads):
+            if g is not None:
+                slots[i] = _data(g)
+        return (_data_wrap(out),)
+    dt = first.dtype
+    lead = _lead(first)
     return (
         gt.stack(
             [g if g is not None else gt.zeros(lead + tuple(piece), dtype=dt) for g in grads],
