@@ -45,6 +45,7 @@ from . import _activation_kernels
 from . import _batch_norm_kernels as _bn_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
+from ._index_kernels import take_rows as _take_rows
 from ._kernels import fusable
 from ._tensor import Tensor, _data, _wrap
 from ._ufuncs import quiet
@@ -605,6 +606,11 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         )
     if w.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
+    if w.flags.c_contiguous and w.flags.aligned and i.dtype.isnative and not w.dtype.hasobject:
+        try:  # one pass: the bounds, then the rows copied
+            return _wrap(_take_rows(w, i if i.flags.c_contiguous and i.flags.aligned else i.copy()))
+        except IndexError:
+            raise IndexError("index out of range in self") from None
     if i.size and (i.min() < 0 or i.max() >= w.shape[0]):
         raise IndexError("index out of range in self")
     return _wrap(w[i])

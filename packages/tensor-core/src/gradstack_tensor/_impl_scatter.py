@@ -5,7 +5,8 @@ out of place and in place.
 position of ``index``'s element elsewhere), ``index_*`` whole slices along ``dim`` at the
 positions of a 1-d ``index``.  The checks are torch's, in torch's order, before any
 memory is touched: the index dtype and rank, the sizes, the dtypes, then the bounds.  A
-repeated index adds up in ``*_add`` (numpy's ``add.at``, unbuffered) and the last write
+repeated index adds up in ``*_add`` (in index order: tensor-core's ``scatter_add_`` for
+float32/float64, numpy's ``add.at`` for other dtypes) and the last write
 wins in the others (torch's CPU loop also writes in order).
 
 Examples
@@ -23,6 +24,7 @@ import numpy as np
 
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, _check_fits, _check_writable
+from ._index_kernels import scatter_add_ as _scatter_add
 from ._shapes import _normalize_dim
 from ._tensor import Tensor, _data, _wrap
 
@@ -69,6 +71,22 @@ def _scatter_key(x: np.ndarray, axis: int, idx: np.ndarray, src_shape, name: str
     return tuple(key)
 
 
+def _add_at(x, axis, index, values, key):
+    """``np.add.at(x, key, values)``, where ``key`` puts ``values[p]`` at ``index[p]`` along
+    ``axis``: one C pass for float32/float64 (tensor-core's ``scatter_add_``)."""
+    if (
+        x.dtype in (np.float32, np.float64)
+        and values.dtype == x.dtype
+        and index.dtype.isnative
+        and x.flags.aligned
+        and values.flags.aligned
+        and index.flags.aligned
+    ):
+        _scatter_add(x, axis, index, values)
+    else:
+        np.add.at(x, key, values)
+
+
 def _scatter_values(x, src, idx, name):
     """``src`` cut to ``index``'s shape, or the number, in ``x``'s dtype."""
     if isinstance(src, Tensor):
@@ -99,7 +117,7 @@ def _scatter_into(out, dim, index, src, reduce, name, add):
     key = _scatter_key(x, axis, idx, src_shape, name)
     values = np.broadcast_to(values, idx.shape)
     if add or reduce == "add":
-        np.add.at(x, key, values)
+        _add_at(x, axis, idx, values, key)
     elif reduce == "multiply":
         np.multiply.at(x, key, values)
     elif reduce is None:
@@ -217,7 +235,9 @@ def _index_into(out, dim, index, source, name, how, alpha=1):
     if how == "add":
         if alpha != 1:
             values = values * np.asarray(alpha).astype(x.dtype)
-        np.add.at(x, key, values)
+        ones = (1,) * (x.ndim - axis - 1)
+        along = np.broadcast_to(idx.reshape((1,) * axis + (idx.size,) + ones), values.shape)
+        _add_at(x, axis, along, values, key)
     else:
         x[key] = values
 

@@ -14,6 +14,7 @@ import numpy as np
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import describe_index_error, index_key, torch_dims, writable_alias
+from ._index_kernels import gather as _gather_kernel
 from ._shapes import _normalize_dim, broadcast_view
 from ._tensor import Tensor, _data, _wrap, _wrap_detached, _wrap_view
 
@@ -523,6 +524,17 @@ def along_axis_key(idx, axis):
     return tuple(key)
 
 
+def _kernel_operands(x, idx):
+    """Whether the indexing kernels take these arrays: float32/float64 ``x``, native byte
+    order, aligned (numpy's own arrays are; a view of a byte buffer may not be)."""
+    return (
+        x.dtype in (np.float32, np.float64)
+        and idx.dtype.isnative
+        and x.flags.aligned
+        and idx.flags.aligned
+    )
+
+
 @OPS["gather"].set_kernel
 def gather(input, dim, index):
     """``out[i][j] = input[index[i][j]][j]`` (dim 0): the result has ``index``'s shape.
@@ -557,6 +569,11 @@ def gather(input, dim, index):
                 f"no larger than self {list(x.shape)} apart from dimension {axis}"
             )
     n = x.shape[axis]
+    if _kernel_operands(x, idx):
+        try:  # one pass (the bounds first, then the values)
+            return _wrap(_gather_kernel(x, axis, idx))
+        except IndexError as e:  # (the kernel's words are torch's; torch's type)
+            raise RuntimeError(str(e)) from None
     if idx.size:
         bad = (idx < 0) | (idx >= n)
         if bad.any():

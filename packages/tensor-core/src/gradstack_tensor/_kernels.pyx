@@ -22,6 +22,8 @@ interface::
     _activation_kernels.pyx        GELU, SiLU, erf and erfinv, forward and backward
     _window_kernels.pyx            im2col/col2im, max and average pooling (and backwards)
     _batch_norm_kernels.pyx        batch norm's statistics, output and backward sums
+    _index_kernels.pyx             indexing: ``take_rows``, ``embedding_backward``,
+                                   ``scatter_add_``, ``gather``
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

@@ -2,8 +2,9 @@
 
 In-place accumulation of gradients (``accumulate_``, ``add_scaled_``), the SGD update
 (``sgd_update_``) and broadcast reduction (``sum_to_shape``) work on numpy arrays
-(float32/float64, C-contiguous; :func:`fusable` says whether arrays qualify) and check
-their arguments before touching memory.  ``get_num_threads``/``set_num_threads`` control
+(float32/float64, C-contiguous; :func:`fusable` says whether arrays qualify); the indexing
+kernels (``take_rows``, ``embedding_backward``, ``scatter_add_``) take index arrays too.
+All check their arguments before touching memory.  ``get_num_threads``/``set_num_threads`` control
 their OpenMP threads.  Public and versioned with tensor-core; each function's docstring
 has its contract and an example.  (The fused backward formulas, ``sin_backward``,
 ``mul_backward`` ..., are graph-engine's: ``gradstack_autograd._backward_kernels``.)
@@ -24,6 +25,8 @@ from ._batch_norm_kernels import *  # noqa: F403
 from ._batch_norm_kernels import __all__ as _batch_norm_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
+from ._index_kernels import *  # noqa: F403
+from ._index_kernels import __all__ as _index_kernels_all
 from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
 from ._sgd_update import *  # noqa: F403
@@ -38,6 +41,7 @@ __all__ = sorted(
         *_activation_all,
         *_batch_norm_kernels_all,
         *_transcendentals_all,
+        *_index_kernels_all,
         *_kernels_all,
         *_sgd_update_all,
         *_sum_to_shape_all,

@@ -80,6 +80,15 @@ def _scatter(ctx, grad):
     return _replaced(ctx, grad, "scatter")
 
 
+def _gathered(grad, dim, index, key, shape, out_shape):
+    """The values' gradient of a scatter: torch's ``grad.gather(dim, index)`` (one C pass
+    of the gather op) when it applies as it is (not batched, not 0-d), else read back with
+    the key."""
+    if not _lead(grad) and grad.dim() > 0 and index.dim() == grad.dim():
+        return grad.gather(dim, index)
+    return _values_grad(grad, key, shape, out_shape)
+
+
 def _replaced(ctx, grad, kind):
     """The gradients of a write that replaces: none for ``self`` where it was written,
     the incoming gradient read back there for the values."""
@@ -88,7 +97,13 @@ def _replaced(ctx, grad, kind):
     key, shape = _positions(ctx, out_shape, dim, index, kind)
     need_self, need_values = ctx.needs_input_grad
     g_self = _zero_written(grad, key, shape, out_shape) if need_self else None
-    g_values = _values_grad(grad, key, shape, out_shape) if need_values else None
+    g_values = None
+    if need_values:
+        g_values = (
+            _gathered(grad, dim, index, key, shape, out_shape)
+            if kind == "scatter"
+            else _values_grad(grad, key, shape, out_shape)
+        )
     return g_self, g_values
 
 
@@ -131,7 +146,7 @@ def _scatter_add(ctx, grad):
     key, shape = _positions(ctx, out_shape, dim, index, "scatter")
     need_self, need_src = ctx.needs_input_grad
     return (grad if need_self else None), (
-        _values_grad(grad, key, shape, out_shape) if need_src else None
+        _gathered(grad, dim, index, key, shape, out_shape) if need_src else None
     )
 
 

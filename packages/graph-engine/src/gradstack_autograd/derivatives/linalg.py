@@ -6,7 +6,7 @@ import math
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import OPS, Tensor
+from gradstack_tensor import OPS, Tensor, kernels
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch, wrap
 from gradstack_tensor.extension import matmul_folds as _folds
@@ -15,6 +15,7 @@ from .. import _grad_mode as _modes
 from ._formulas import (
     _batch_gather,
     _batch_scatter,
+    _first_order_arrays,
     _grad_mode,
     _is_tensor,
     _lead,
@@ -534,6 +535,10 @@ def _trace_rule(args, bdims):
 @register("trace(self)", "TraceBackward0", sizes="self", batch=_trace_rule)
 def _trace(ctx, grad):
     n, m = ctx.input_shape(0)
+    if _first_order_arrays(grad):  # torch's zeros with the diagonal filled, no mask
+        out = kernels.result_zeros((n, m), _data(grad).dtype)
+        out.reshape(-1)[:: m + 1][: min(n, m)] = _data(grad)
+        return (wrap(out),)
     lead = _lead(grad)
     g = grad.reshape(lead + (1, 1)) if lead else grad
     return (gt.where(gt.eye(n, m, dtype=gt.bool), g, 0.0),)

@@ -41,14 +41,14 @@ import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import OPS, Tensor, kernels
 from gradstack_tensor.extension import data_of as _data
-from gradstack_tensor.extension import dispatch
+from gradstack_tensor.extension import dispatch, wrap
 from gradstack_tensor.extension import wrap as _wrap
 from gradstack_tensor.kernels import batch_norm_backward as _bn_backward_kernel
 from gradstack_tensor.kernels import batch_norm_stats as _bn_stats_kernel
 
 from .. import _grad_mode as _modes
 from ..grad_mode import no_grad
-from ._formulas import _batch_scatter, _lead, _sum_all
+from ._formulas import _batch_scatter, _first_order_arrays, _lead, _sum_all
 from ._shown import TotalWeight, loss_enums, nll_enums
 from ._table import _not_differentiable, jvp, register
 from ._tangents import _take
@@ -740,6 +740,13 @@ def _embedding_backward(ctx, grad):
         ctx.saved_value(k) for k in ("indices", "padding_idx", "scale_grad_by_freq")
     )
     shape = tuple(ctx.input_shape(0))
+    if _first_order_arrays(grad):  # one pass, no temporary (Note [Embedding's backward is
+        # a scatter-add of rows] in tensor-core's _index_kernels.pyx)
+        pad = padding_idx if padding_idx is not None and padding_idx >= 0 else -1
+        g = kernels.embedding_backward(
+            _data(grad), _data(indices), shape[0], pad, bool(scale_grad_by_freq)
+        )
+        return (wrap(g),)
     idx = _array(indices).astype(np.intp, copy=False)
     scale = None
     if scale_grad_by_freq:

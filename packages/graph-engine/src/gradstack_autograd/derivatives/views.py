@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import OPS, Tensor
+from gradstack_tensor import OPS, Tensor, kernels
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
+from gradstack_tensor.extension import wrap as _data_wrap
 
 from .. import _native
-from ._formulas import _along_axis_key, _batch_gather, _batch_scatter, _dim_after, _lead, _sum_all
+from ._formulas import (
+    _along_axis_key,
+    _batch_gather,
+    _batch_scatter,
+    _dim_after,
+    _first_order_arrays,
+    _lead,
+    _sum_all,
+)
 from ._shown import narrow_as_slice, split_sizes, squeeze_dims, uint_dims
 from ._table import jvp, register
 from ._tangents import _pad, _pieces_jvp, _put, _shift, _sorted_jvp, _take, _zero_tangents
@@ -564,10 +573,28 @@ def _unfold(ctx, grad):
         return (grad.reshape(lead),)
     axis = dim % len(shape) + len(lead)
     count = grad.shape[axis]
+    if _first_order_arrays(grad):
+        return (_data_wrap(_unfold_backward_arrays(_data(grad), shape, axis, size, step)),)
     g = grad.movedim(-1, axis + 1).flatten(axis, axis + 1)
     positions = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
     zeros = gt.zeros(lead + shape, dtype=grad.dtype)
     return (zeros.index_add(axis, gt.tensor(positions, dtype=gt.int64), g),)
+
+
+def _unfold_backward_arrays(g, shape, axis, size, step):
+    """Each window's elements added back to their places: one strided add per position in
+    the window (``size`` of them), no index array, no copy of ``g``.  Positions go from the
+    window's last to its first, so an element shared by windows sums them in window order
+    (as the index_add of the differentiable formula)."""
+    out = kernels.result_zeros(shape, g.dtype)
+    count = g.shape[axis]
+    if count == 0:
+        return out
+    key = [slice(None)] * len(shape)
+    for k in range(size - 1, -1, -1):
+        key[axis] = slice(k, k + step * (count - 1) + 1, step)
+        out[tuple(key)] += g[..., k]
+    return out
 
 
 @jvp("unfold")
@@ -632,8 +659,17 @@ def _unbind(ctx, *grads):
     shape = ctx.input_shape(0)
     axis = dim % len(shape)
     piece = shape[:axis] + shape[axis + 1 :]
-    dt = next(g for g in grads if g is not None).dtype
-    lead = _lead(next(g for g in grads if g is not None))
+    first = next(g for g in grads if g is not None)
+    if _first_order_arrays(first):
+        # the pieces written into one zeroed block: no zeros tensor per missing gradient
+        out = kernels.result_zeros(tuple(shape), _data(first).dtype)
+        slots = np.moveaxis(out, axis, 0)
+        for i, g in enumerate(grads):
+            if g is not None:
+                slots[i] = _data(g)
+        return (_data_wrap(out),)
+    dt = first.dtype
+    lead = _lead(first)
     return (
         gt.stack(
             [g if g is not None else gt.zeros(lead + tuple(piece), dtype=dt) for g in grads],

@@ -75,11 +75,13 @@ def embedding_bag(
     ``torch.nn.functional.embedding_bag``.
 
     Note [A bag is a padded row]
-    The bags (the rows of a 2-d ``input``, or the runs of a 1-d ``input`` that start at
-    ``offsets``) are laid out as the rows of a ``(B, longest bag)`` index matrix; a mask
-    marks the real entries (and drops ``padding_idx``'s).  The embeddings of that matrix
-    (one ``embedding``) are summed under the mask (times ``per_sample_weights``), divided
-    by each bag's count (``mean``) or maximised with ``-inf`` in the holes (``max``);
+    (``mode='max'``, and offsets that go back; sums and means of bags in order follow
+    Note [A bag is a run of rows].)  The bags (the rows of a 2-d ``input``, or the runs of
+    a 1-d ``input`` that start at ``offsets``) are laid out as the rows of a
+    ``(B, longest bag)`` index matrix; a mask marks the real entries (and drops
+    ``padding_idx``'s).  The embeddings of that matrix (one ``embedding``) are summed
+    under the mask (times ``per_sample_weights``), divided by each bag's count (``mean``)
+    or maximised with ``-inf`` in the holes (``max``);
     an empty bag gives zeros, as torch's.
 
     Parameters
@@ -152,6 +154,7 @@ def embedding_bag(
                 f"{type_str}"
             )
         bags, length = idx.shape
+        bag_of = np.repeat(np.arange(bags, dtype=np.int64), length)
         rows = idx
         mask = np.ones(idx.shape, dtype=bool)
         flat_pos = np.arange(idx.size).reshape(idx.shape)
@@ -179,12 +182,16 @@ def embedding_bag(
                 f"offsets[-1] of {starts[-1]}"
             )
         bags = starts.shape[0]
+        bag_of = None  # offsets that go back make bags overlap: the padded layout then
+        if mode != "max" and (bags < 2 or bool((starts[1:] >= starts[:-1]).all())):
+            bag_of = np.searchsorted(starts, np.arange(total), side="right") - 1
         counts = np.maximum(ends - starts, 0)
         length = int(counts.max()) if bags else 0
-        flat_pos = starts[:, None] + np.arange(length)[None, :]
-        mask = np.arange(length)[None, :] < counts[:, None]
-        flat_pos = np.where(mask, flat_pos, 0)
-        rows = idx[flat_pos] if idx.size else np.zeros(flat_pos.shape, dtype=np.int64)
+        if bag_of is None:
+            flat_pos = starts[:, None] + np.arange(length)[None, :]
+            mask = np.arange(length)[None, :] < counts[:, None]
+            flat_pos = np.where(mask, flat_pos, 0)
+            rows = idx[flat_pos] if idx.size else np.zeros(flat_pos.shape, dtype=np.int64)
     else:
         raise ValueError(
             f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}"
@@ -192,14 +199,26 @@ def embedding_bag(
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         bad = idx[(idx < 0) | (idx >= num)][0]
         raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {num}")
-    if padding_idx is not None:
-        mask = mask & (rows != padding_idx)
     dim = weight.shape[1]
     if bags == 0 or length == 0:
         return weight.new_zeros((bags, dim))
     if max_norm is not None:  # the rows of the bags, renormalised in place (unrecorded)
         with ag.no_grad():
             gt.get_op("embedding_renorm_")(weight, gt.tensor(idx.reshape(-1)), max_norm, norm_type)
+    if bag_of is not None and mode != "max":  # Note [A bag is a run of rows]
+        return _bag_sums(
+            idx.reshape(-1),
+            bag_of,
+            weight,
+            bags,
+            mode,
+            padding_idx,
+            per_sample_weights,
+            scale_grad_by_freq,
+            sparse,
+        )
+    if padding_idx is not None:
+        mask = mask & (rows != padding_idx)
     rows = np.where(mask, rows, 0)
     gathered = embedding(gt.tensor(rows), weight, sparse=sparse)  # (B, longest, dim)
     if scale_grad_by_freq and gathered.requires_grad:
@@ -224,6 +243,40 @@ def embedding_bag(
     out = terms.sum(1)
     if mode == "mean":
         count = np.maximum(mask.sum(1), 1).astype(np.float64)
+        out = out / gt.tensor(count, dtype=out.dtype).unsqueeze(-1)
+    return out
+
+
+def _bag_sums(idx, bag_of, weight, bags, mode, padding_idx, psw, scale_grad_by_freq, sparse):
+    """``mode='sum'``/``'mean'`` of :func:`embedding_bag`, bag ``bag_of[i]`` holding index
+    ``i`` (bags in order, each a run of ``idx``).
+
+    Note [A bag is a run of rows]
+    Sums and means need no padded layout: the rows of ``idx`` (one ``embedding``, its
+    first-order backward one scatter-add of rows), times ``per_sample_weights``, are added
+    into the ``(bags, dim)`` zeros at their bags by one ``index_add`` (one C pass, in index
+    order as torch's bag loop; its backward reads the gradient back with ``index_select``),
+    then divided by each bag's count for ``mean`` (torch's ``output /= max(bag_size, 1)``).
+    ``padding_idx``'s entries are dropped first, so they neither add nor count.
+    """
+    keep = None
+    if padding_idx is not None:
+        keep = idx != padding_idx
+        if keep.all():
+            keep = None
+        else:
+            idx, bag_of = idx[keep], bag_of[keep]
+    rows = embedding(
+        gt.tensor(idx), weight, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
+    )  # (kept, dim)
+    if psw is not None:
+        w = psw.reshape(-1)
+        if keep is not None:
+            w = w[gt.tensor(np.flatnonzero(keep))]
+        rows = rows * w.unsqueeze(-1)
+    out = weight.new_zeros((bags, weight.shape[1])).index_add(0, gt.tensor(bag_of), rows)
+    if mode == "mean":
+        count = np.maximum(np.bincount(bag_of, minlength=bags), 1).astype(np.float64)
         out = out / gt.tensor(count, dtype=out.dtype).unsqueeze(-1)
     return out
 
