@@ -1003,6 +1003,9 @@ ROWS: tuple[OpRow, ...] = (
     op("im2col"),
     op("col2im"),
     op("max_pool2d_with_indices"),
+    # the fused recurrent cells: one LSTM/GRU step after its GEMMs (_impl_rnn.py)
+    op("_thnn_fused_lstm_cell"),
+    op("_thnn_fused_gru_cell"),
 )
 
 # the rows by name

@@ -9,6 +9,17 @@ time loop (one GEMM of ``(L * N, H_in)``), and only the hidden state's product r
 step: the same sums as torch's cells (``linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh)``),
 in fewer, larger products.
 
+Note [A recurrent step is two GEMMs and one fused cell]
+After its input's product, a step of an LSTM or GRU layer is the hidden state's product,
+``h W_hh^T + b_hh`` (one ``addmm``: the four or three gates at once), and one op for the
+rest, tensor-core's ``_thnn_fused_lstm_cell``/``_thnn_fused_gru_cell`` (the activations,
+the new states, and a workspace that their backward reads in one pass: Note [One pass
+over a cell's row] in tensor-core's ``_rnn_kernels.pyx``).  The gates' sum is torch's,
+``(h W_hh^T + b_hh) + (x W_ih^T + b_ih)``, so the biases are in the products and the
+cell takes none.  ``W_hh^T`` is taken once a layer and the projected input is unbound
+once (one ``UnbindBackward0``, where indexing it each step made a backward that wrote a
+whole-sequence gradient per step), and the steps' outputs are stacked once.
+
 Examples
 --------
 >>> import gradstack_tensor as gt
@@ -26,7 +37,6 @@ import math
 from typing import Any
 
 import gradstack_tensor as gt
-import numpy as np
 from gradstack_tensor import Tensor
 
 from .. import functional as F
@@ -40,27 +50,30 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _rnn_step(x_proj: Tensor, h: Tensor, w_hh: Tensor, b_hh, relu: bool) -> Tensor:
-    pre = x_proj + F.linear(h, w_hh, b_hh)
+_LSTM_CELL = gt.get_op("_thnn_fused_lstm_cell")
+_GRU_CELL = gt.get_op("_thnn_fused_gru_cell")
+
+
+def _hidden_gates(h: Tensor, w_hh_t: Tensor, b_hh) -> Tensor:
+    """``h W_hh^T + b_hh`` (``F.linear``'s ops, with ``W_hh^T`` taken once a layer)."""
+    return h.matmul(w_hh_t) if b_hh is None else gt.addmm(b_hh, h, w_hh_t)
+
+
+def _rnn_step(x_proj: Tensor, h: Tensor, w_hh_t: Tensor, b_hh, relu: bool) -> Tensor:
+    pre = x_proj + _hidden_gates(h, w_hh_t, b_hh)
     return pre.relu() if relu else pre.tanh()
 
 
-def _lstm_step(x_proj: Tensor, state, w_hh: Tensor, b_hh):
+def _lstm_step(x_proj: Tensor, state, w_hh_t: Tensor, b_hh):
+    """Note [A recurrent step is two GEMMs and one fused cell]"""
     h, c = state
-    gates = x_proj + F.linear(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, -1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    return o.sigmoid() * c.tanh(), c
+    hy, cy, _ = _LSTM_CELL(x_proj, _hidden_gates(h, w_hh_t, b_hh), c, None, None)
+    return hy, cy
 
 
-def _gru_step(x_proj: Tensor, h: Tensor, w_hh: Tensor, b_hh) -> Tensor:
-    hp = F.linear(h, w_hh, b_hh)
-    xr, xz, xn = x_proj.chunk(3, -1)
-    hr, hz, hn = hp.chunk(3, -1)
-    r = (xr + hr).sigmoid()
-    z = (xz + hz).sigmoid()
-    n = (xn + r * hn).tanh()
-    return (1 - z) * n + z * h
+def _gru_step(x_proj: Tensor, h: Tensor, w_hh_t: Tensor, b_hh) -> Tensor:
+    hy, _ = _GRU_CELL(x_proj, _hidden_gates(h, w_hh_t, b_hh), h, None, None)
+    return hy
 
 
 class RNNBase(Module):
@@ -174,13 +187,13 @@ class RNNBase(Module):
         if tuple(state.shape) != expected:
             raise RuntimeError(f"Expected {name} size {expected}, got {list(state.shape)}")
 
-    def _step(self, x_proj, state, w_hh, b_hh):
-        """One step of the cell: the new state (a pair for LSTM)."""
+    def _step(self, x_proj, state, w_hh_t, b_hh):
+        """One step of the cell: the new state (a pair for LSTM); ``w_hh_t`` is ``W_hh^T``."""
         if self.mode == "LSTM":
-            return _lstm_step(x_proj, state, w_hh, b_hh)
+            return _lstm_step(x_proj, state, w_hh_t, b_hh)
         if self.mode == "GRU":
-            return _gru_step(x_proj, state, w_hh, b_hh)
-        return _rnn_step(x_proj, state, w_hh, b_hh, self.mode == "RNN_RELU")
+            return _gru_step(x_proj, state, w_hh_t, b_hh)
+        return _rnn_step(x_proj, state, w_hh_t, b_hh, self.mode == "RNN_RELU")
 
     def _run_packed(self, packed: PackedSequence, hx):
         """Note [A packed sequence is the steps' rows, longest first] (utils/rnn.py): at
@@ -190,7 +203,6 @@ class RNNBase(Module):
         data = packed.data
         self._check_input(data.unsqueeze(0) if data.dim() == 2 else data)
         sizes = [int(b) for b in packed.batch_sizes.tolist()]
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
         batch = sizes[0] if sizes else 0
         lstm = self.mode == "LSTM"
         if hx is None:
@@ -212,25 +224,28 @@ class RNNBase(Module):
             for direction in range(directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 index = layer * directions + direction
-                projected = F.linear(layer_data, w_ih, b_ih)
+                # one SplitBackward0 for the steps' rows, not a getitem's per step
+                projected = F.linear(layer_data, w_ih, b_ih).split(sizes, 0)
+                w_hh_t = w_hh.t()
                 state: Any = (h0[index], c0[index]) if c0 is not None else h0[index]
                 per_step = [None] * len(sizes)
                 steps = range(len(sizes) - 1, -1, -1) if direction == 1 else range(len(sizes))
                 for t in steps:
                     running = sizes[t]
-                    x_t = projected[offsets[t] : offsets[t] + running]
+                    x_t = projected[t]
                     if lstm:
                         h, c = state
                         if running == h.shape[0]:
-                            state = self._step(x_t, state, w_hh, b_hh)
+                            state = self._step(x_t, state, w_hh_t, b_hh)
                         else:
-                            nh, nc = self._step(x_t, (h[:running], c[:running]), w_hh, b_hh)
+                            nh, nc = self._step(x_t, (h[:running], c[:running]), w_hh_t,
+                                                b_hh)  # fmt: skip
                             state = (gt.cat([nh, h[running:]], 0), gt.cat([nc, c[running:]], 0))
                         per_step[t] = state[0][:running]
                     else:
                         h = state
                         new = self._step(x_t, h if running == h.shape[0] else h[:running],
-                                         w_hh, b_hh)  # fmt: skip
+                                         w_hh_t, b_hh)  # fmt: skip
                         state = new if running == h.shape[0] else gt.cat([new, h[running:]], 0)
                         per_step[t] = new
                 outputs.append(gt.cat(per_step, 0))
@@ -282,19 +297,21 @@ class RNNBase(Module):
             for direction in range(directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 index = layer * directions + direction
-                # Note [A recurrent layer projects its whole input at once]
-                projected = F.linear(layer_input, w_ih, b_ih)
+                # Note [A recurrent layer projects its whole input at once]; Note [A
+                # recurrent step is two GEMMs and one fused cell]
+                projected = F.linear(layer_input, w_ih, b_ih).unbind(0)
+                w_hh_t = w_hh.t()
                 steps = range(length - 1, -1, -1) if direction == 1 else range(length)
                 h = h0[index]
                 c = c0[index] if c0 is not None else None
                 per_step = [None] * length
                 for t in steps:
                     if lstm:
-                        h, c = _lstm_step(projected[t], (h, c), w_hh, b_hh)
+                        h, c = _lstm_step(projected[t], (h, c), w_hh_t, b_hh)
                     elif self.mode == "GRU":
-                        h = _gru_step(projected[t], h, w_hh, b_hh)
+                        h = _gru_step(projected[t], h, w_hh_t, b_hh)
                     else:
-                        h = _rnn_step(projected[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
+                        h = _rnn_step(projected[t], h, w_hh_t, b_hh, self.mode == "RNN_RELU")
                     per_step[t] = h
                 outputs.append(gt.stack(per_step, 0))
                 h_last.append(h)
@@ -457,7 +474,7 @@ class RNNCell(RNNCellBase):
         x, unbatched = self._prepare(input, hx)
         h = gt.zeros(x.shape[0], self.hidden_size, dtype=x.dtype) if hx is None else hx
         h = h.unsqueeze(0) if unbatched and hx is not None else h
-        out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+        out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh.t(),
                         self.bias_hh, self.nonlinearity == "relu")  # fmt: skip
         return out.squeeze(0) if unbatched else out
 
@@ -478,8 +495,8 @@ class LSTMCell(RNNCellBase):
             h, c = hx
             if unbatched:
                 h, c = h.unsqueeze(0), c.unsqueeze(0)
-        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), (h, c), self.weight_hh,
-                          self.bias_hh)  # fmt: skip
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), (h, c),
+                          self.weight_hh.t(), self.bias_hh)  # fmt: skip
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
 
 
@@ -494,5 +511,6 @@ class GRUCell(RNNCellBase):
         x, unbatched = self._prepare(input, hx)
         h = gt.zeros(x.shape[0], self.hidden_size, dtype=x.dtype) if hx is None else hx
         h = h.unsqueeze(0) if unbatched and hx is not None else h
-        out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh.t(),
+                        self.bias_hh)
         return out.squeeze(0) if unbatched else out
