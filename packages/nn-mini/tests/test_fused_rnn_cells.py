@@ -286,7 +286,7 @@ def test_cell_ops_errors():
         cell(g, g.double(), gt.zeros(2, 2), None, None)
     with pytest.raises(RuntimeError, match="input_bias must have shape"):
         cell(g, g, gt.zeros(2, 2), gt.zeros(4), None)
-    with pytest.raises(NotImplementedError, match="Long"):
+    with pytest.raises(RuntimeError, match="Long"):
         cell(g.long(), g.long(), gt.zeros(2, 2).long(), None, None)
 
 

@@ -53,7 +53,7 @@ def _arrays(op: str, gates: int, input_gates, hidden_gates, state, input_bias, h
     ]
     dtype = arrays[0].dtype
     if dtype.kind != "f":
-        raise NotImplementedError(f'"{op}" not implemented for \'{_scalar_name(arrays[0])}\'')
+        raise RuntimeError(f'"{op}" not implemented for \'{_scalar_name(arrays[0])}\'')
     for a in arrays[1:] + [b for b in biases if b is not None]:
         if a.dtype != dtype:
             raise RuntimeError(

@@ -871,6 +871,13 @@ def _plus(*terms):
     return out
 
 
+def _bias_tangent(t, lead):
+    """A bias's tangent ``lead + (G,)`` made to broadcast over the rows: ``lead + (1, G)``."""
+    if t is None or not lead:
+        return t
+    return t.reshape(tuple(lead) + (1, t.shape[-1]))
+
+
 def _chunks(t, count):
     return (None,) * count if t is None else t.chunk(count, -1)
 
@@ -946,6 +953,7 @@ def _fused_lstm_cell_backward(ctx, grad_hy, grad_cy=None, grad_workspace=None):
 def _fused_lstm_cell_jvp(args, out, tangents, lead):
     ig, hg, cx, ib, hb = (tuple(args) + (None, None))[:5]
     t_ig, t_hg, t_cx, t_ib, t_hb = (tuple(tangents) + (None, None))[:5]
+    t_ib, t_hb = _bias_tangent(t_ib, lead), _bias_tangent(t_hb, lead)
     t_pre = _plus(t_ig, t_hg, t_ib, t_hb)
     if t_pre is None and t_cx is None:
         return None
@@ -1021,6 +1029,7 @@ def _fused_gru_cell_backward(ctx, grad_hy, grad_workspace=None):
 def _fused_gru_cell_jvp(args, out, tangents, lead):
     ig, hg, hx, ib, hb = (tuple(args) + (None, None))[:5]
     t_ig, t_hg, t_hx, t_ib, t_hb = (tuple(tangents) + (None, None))[:5]
+    t_ib, t_hb = _bias_tangent(t_ib, lead), _bias_tangent(t_hb, lead)
     t_in, t_h = _plus(t_ig, t_ib), _plus(t_hg, t_hb)
     if t_in is None and t_h is None and t_hx is None:
         return None
