@@ -90,7 +90,11 @@ LAYERS = {
     "rnn_tanh_bidirectional": (lambda L: L.nn.RNN(6, 8, 2, bidirectional=True), X, None),
     "lstm_cell": (lambda L: L.nn.LSTMCell(6, 8), X[0], (H0[0], C0[0])),
     "lstm_cell_no_state": (lambda L: L.nn.LSTMCell(6, 8), X[0], None),
-    "lstm_cell_unbatched": (lambda L: L.nn.LSTMCell(6, 8, bias=False), X[0, 0], (H0[0, 0], C0[0, 0])),
+    "lstm_cell_unbatched": (
+        lambda L: L.nn.LSTMCell(6, 8, bias=False),
+        X[0, 0],
+        (H0[0, 0], C0[0, 0]),
+    ),
     "gru_cell": (lambda L: L.nn.GRUCell(6, 8), X[0], H0[0]),
     "gru_cell_no_state_no_bias": (lambda L: L.nn.GRUCell(6, 8, bias=False), X[0], None),
     "rnn_cell": (lambda L: L.nn.RNNCell(6, 8), X[0], H0[0]),
@@ -167,9 +171,7 @@ def test_double_backward_through_a_layer_matches_torch(mode):
         module = getattr(lib.nn, mode)(6, 8, num_layers=2).double()
         x = lib.tensor(X[:5], requires_grad=True)
         out, _ = module(x)
-        (gx,) = (ag if lib is gs else torch.autograd).grad(
-            (out * out).sum(), x, create_graph=True
-        )
+        (gx,) = (ag if lib is gs else torch.autograd).grad((out * out).sum(), x, create_graph=True)
         (gx * gx).sum().backward()
         results.append([gx.detach().numpy()] + [p.grad.numpy() for p in module.parameters()])
     for a, b in zip(*results):
@@ -342,7 +344,9 @@ def test_float32_sigmoid_is_correctly_rounded_and_handles_the_extremes():
     )  # fmt: skip
     gates = np.zeros((x.size, 4), np.float32)
     gates[:, 0] = x
-    _, _, ws = kernels.lstm_cell_forward(gates, np.zeros_like(gates), np.zeros((x.size, 1), np.float32))
+    _, _, ws = kernels.lstm_cell_forward(
+        gates, np.zeros_like(gates), np.zeros((x.size, 1), np.float32)
+    )
     with np.errstate(over="ignore"):
         ref = (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
     np.testing.assert_array_equal(ws[:, 0], ref)

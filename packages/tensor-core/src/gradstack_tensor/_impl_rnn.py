@@ -53,7 +53,7 @@ def _arrays(op: str, gates: int, input_gates, hidden_gates, state, input_bias, h
     ]
     dtype = arrays[0].dtype
     if dtype.kind != "f":
-        raise RuntimeError(f'"{op}" not implemented for \'{_scalar_name(arrays[0])}\'')
+        raise RuntimeError(f"\"{op}\" not implemented for '{_scalar_name(arrays[0])}'")
     for a in arrays[1:] + [b for b in biases if b is not None]:
         if a.dtype != dtype:
             raise RuntimeError(
@@ -80,9 +80,7 @@ def _arrays(op: str, gates: int, input_gates, hidden_gates, state, input_bias, h
         if b is not None and b.shape != (gates * hidden,):
             raise RuntimeError(f"{op}: {n} must have shape {[gates * hidden]}, got {list(b.shape)}")
     work = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)
-    prepared = [
-        None if a is None else np.ascontiguousarray(a, dtype=work) for a in arrays + biases
-    ]
+    prepared = [None if a is None else np.ascontiguousarray(a, dtype=work) for a in arrays + biases]
     return prepared, dtype
 
 

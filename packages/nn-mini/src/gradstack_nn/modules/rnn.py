@@ -511,6 +511,7 @@ class GRUCell(RNNCellBase):
         x, unbatched = self._prepare(input, hx)
         h = gt.zeros(x.shape[0], self.hidden_size, dtype=x.dtype) if hx is None else hx
         h = h.unsqueeze(0) if unbatched and hx is not None else h
-        out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh.t(),
-                        self.bias_hh)
+        out = _gru_step(
+            F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh.t(), self.bias_hh
+        )
         return out.squeeze(0) if unbatched else out
