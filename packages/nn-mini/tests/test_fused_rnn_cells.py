@@ -79,6 +79,16 @@ LAYERS = {
     ),
     "lstm_unbatched": (lambda L: L.nn.LSTM(6, 8, 2), X[:, 0], (H0[:2, 0], C0[:2, 0])),
     "lstm_3_layers": (lambda L: L.nn.LSTM(6, 8, 3), X, None),
+    "lstm_proj_size_2_layers_bidirectional": (
+        lambda L: L.nn.LSTM(6, 8, num_layers=2, bidirectional=True, proj_size=3),
+        X,
+        (H0[..., :3], C0),
+    ),
+    "lstm_proj_size_batch_first_no_bias": (
+        lambda L: L.nn.LSTM(6, 8, bias=False, batch_first=True, proj_size=5),
+        X.transpose(1, 0, 2),
+        None,
+    ),
     "gru": (lambda L: L.nn.GRU(6, 8), X, None),
     "gru_2_layers_bidirectional_h0": (
         lambda L: L.nn.GRU(6, 8, 2, bidirectional=True),
@@ -136,9 +146,9 @@ def test_the_language_models_shapes_match_torch(dtype):
         np.testing.assert_allclose(a, b, **tol)
 
 
-def _packed(lib, mode, dtype, lengths, bidirectional):
+def _packed(lib, mode, dtype, lengths, bidirectional, **options):
     lib.manual_seed(0)
-    module = getattr(lib.nn, mode)(6, 8, num_layers=2, bidirectional=bidirectional)
+    module = getattr(lib.nn, mode)(6, 8, num_layers=2, bidirectional=bidirectional, **options)
     module = module.to(getattr(lib, dtype))
     x = lib.tensor(X[:, : len(lengths)], dtype=getattr(lib, dtype), requires_grad=True)
     packed = lib.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
@@ -159,6 +169,34 @@ def test_packed_sequences_match_torch(mode, bidirectional, dtype):
     ours = _packed(gs, mode, dtype, lengths, bidirectional)
     theirs = _packed(torch, mode, dtype, lengths, bidirectional)
     _assert_same(ours, theirs, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_packed_sequences_with_proj_size_match_torch(dtype):
+    lengths = [3, 9, 6]
+    ours = _packed(gs, "LSTM", dtype, lengths, True, proj_size=4)
+    theirs = _packed(torch, "LSTM", dtype, lengths, True, proj_size=4)
+    _assert_same(ours, theirs, dtype)
+
+
+def test_proj_size_parameters_and_errors_match_torch():
+    a, b = (L.nn.LSTM(3, 5, 2, proj_size=2, bidirectional=True) for L in (gs, torch))
+    assert [(n, tuple(p.shape)) for n, p in a.named_parameters()] == [
+        (n, tuple(p.shape)) for n, p in b.named_parameters()
+    ]
+    assert [len(w) for w in a.all_weights] == [len(w) for w in b.all_weights] == [5] * 4
+    assert repr(a) == repr(b)
+    for build in (
+        lambda L: L.nn.LSTM(3, 5, proj_size=5),
+        lambda L: L.nn.LSTM(3, 5, proj_size=-1),
+        lambda L: L.nn.LSTM(3, 5, proj_size=2)(L.ones(2, 1, 3), (L.ones(1, 1, 5),) * 2),
+    ):
+        messages = []
+        for L in (gs, torch):
+            with pytest.raises((ValueError, RuntimeError)) as info:
+                build(L)
+            messages.append(info.type)
+        assert messages[0] is messages[1]
 
 
 @pytest.mark.parametrize("mode", ["LSTM", "GRU"])

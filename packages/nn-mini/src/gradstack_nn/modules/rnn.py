@@ -64,11 +64,12 @@ def _rnn_step(x_proj: Tensor, h: Tensor, w_hh_t: Tensor, b_hh, relu: bool) -> Te
     return pre.relu() if relu else pre.tanh()
 
 
-def _lstm_step(x_proj: Tensor, state, w_hh_t: Tensor, b_hh):
-    """Note [A recurrent step is two GEMMs and one fused cell]"""
+def _lstm_step(x_proj: Tensor, state, w_hh_t: Tensor, b_hh, w_hr_t=None):
+    """Note [A recurrent step is two GEMMs and one fused cell]; with ``proj_size``, the
+    hidden state is projected by ``W_hr^T`` (torch's ``matmul(hy, w_hr.t())``)."""
     h, c = state
     hy, cy, _ = _LSTM_CELL(x_proj, _hidden_gates(h, w_hh_t, b_hh), c, None, None)
-    return hy, cy
+    return (hy if w_hr_t is None else hy.matmul(w_hr_t)), cy
 
 
 def _gru_step(x_proj: Tensor, h: Tensor, w_hh_t: Tensor, b_hh) -> Tensor:
@@ -107,10 +108,14 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be an integer greater than zero")
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError("num_layers must be an integer greater than zero")
-        if proj_size:
-            raise NotImplementedError(
-                "LSTM(proj_size=...) is not implemented in gradstack; use proj_size=0"
+        if not isinstance(proj_size, int) or proj_size < 0:
+            raise ValueError(
+                "proj_size should be a positive integer or zero to disable projections"
             )
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -121,21 +126,24 @@ class RNNBase(Module):
         self.bidirectional = bidirectional
         self.proj_size = proj_size
         gate_size = _GATES[mode] * hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
         directions = 2 if bidirectional else 1
         self._flat_weights_names = []
         for layer in range(num_layers):
             for direction in range(directions):
                 suffix = "_reverse" if direction == 1 else ""
-                layer_input = input_size if layer == 0 else hidden_size * directions
+                layer_input = input_size if layer == 0 else real_hidden * directions
                 shapes: list[tuple[str, tuple[int, ...]]] = [
                     (f"weight_ih_l{layer}{suffix}", (gate_size, layer_input)),
-                    (f"weight_hh_l{layer}{suffix}", (gate_size, hidden_size)),
+                    (f"weight_hh_l{layer}{suffix}", (gate_size, real_hidden)),
                 ]
                 if bias:
                     shapes += [
                         (f"bias_ih_l{layer}{suffix}", (gate_size,)),
                         (f"bias_hh_l{layer}{suffix}", (gate_size,)),
                     ]
+                if proj_size:
+                    shapes.append((f"weight_hr_l{layer}{suffix}", (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name, Parameter(gt.empty(shape, device=device, dtype=dtype)))
                     self._flat_weights_names.append(name)
@@ -151,7 +159,7 @@ class RNNBase(Module):
     @property
     def all_weights(self) -> list:
         """The parameters of each layer and direction, as torch's ``all_weights``."""
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i : i + per]] for i in range(0, len(names), per)]
 
@@ -160,9 +168,19 @@ class RNNBase(Module):
         get = lambda kind: getattr(self, f"{kind}_l{layer}{suffix}", None)  # noqa: E731
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
-    def _zeros_state(self, batch: int, like: Tensor):
+    def _projection_t(self, layer: int, direction: int):
+        """``W_hr^T`` of a layer with ``proj_size``, else None."""
+        if not self.proj_size:
+            return None
+        return getattr(self, f"weight_hr_l{layer}{'_reverse' if direction == 1 else ''}").t()
+
+    def _state_size(self, name: str = "hidden") -> int:
+        return self.proj_size if self.proj_size and name == "hidden" else self.hidden_size
+
+    def _zeros_state(self, batch: int, like: Tensor, name: str = "hidden"):
         directions = 2 if self.bidirectional else 1
-        return gt.zeros(self.num_layers * directions, batch, self.hidden_size, dtype=like.dtype)
+        size = self._state_size(name)
+        return gt.zeros(self.num_layers * directions, batch, size, dtype=like.dtype)
 
     def _check_input(self, input: Tensor) -> None:
         if not isinstance(input, Tensor):
@@ -183,14 +201,14 @@ class RNNBase(Module):
 
     def _check_state(self, state: Tensor, batch: int, name: str = "hidden") -> None:
         directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * directions, batch, self.hidden_size)
+        expected = (self.num_layers * directions, batch, self._state_size(name))
         if tuple(state.shape) != expected:
             raise RuntimeError(f"Expected {name} size {expected}, got {list(state.shape)}")
 
-    def _step(self, x_proj, state, w_hh_t, b_hh):
+    def _step(self, x_proj, state, w_hh_t, b_hh, w_hr_t=None):
         """One step of the cell: the new state (a pair for LSTM); ``w_hh_t`` is ``W_hh^T``."""
         if self.mode == "LSTM":
-            return _lstm_step(x_proj, state, w_hh_t, b_hh)
+            return _lstm_step(x_proj, state, w_hh_t, b_hh, w_hr_t)
         if self.mode == "GRU":
             return _gru_step(x_proj, state, w_hh_t, b_hh)
         return _rnn_step(x_proj, state, w_hh_t, b_hh, self.mode == "RNN_RELU")
@@ -207,7 +225,7 @@ class RNNBase(Module):
         lstm = self.mode == "LSTM"
         if hx is None:
             h0 = self._zeros_state(batch, data)
-            c0 = self._zeros_state(batch, data) if lstm else None
+            c0 = self._zeros_state(batch, data, "cell") if lstm else None
         else:
             h0, c0 = hx if lstm else (hx, None)
             self._check_state(h0, batch)
@@ -227,6 +245,7 @@ class RNNBase(Module):
                 # one SplitBackward0 for the steps' rows, not a getitem's per step
                 projected = F.linear(layer_data, w_ih, b_ih).split(sizes, 0)
                 w_hh_t = w_hh.t()
+                w_hr_t = self._projection_t(layer, direction)
                 state: Any = (h0[index], c0[index]) if c0 is not None else h0[index]
                 per_step = [None] * len(sizes)
                 steps = range(len(sizes) - 1, -1, -1) if direction == 1 else range(len(sizes))
@@ -236,10 +255,10 @@ class RNNBase(Module):
                     if lstm:
                         h, c = state
                         if running == h.shape[0]:
-                            state = self._step(x_t, state, w_hh_t, b_hh)
+                            state = self._step(x_t, state, w_hh_t, b_hh, w_hr_t)
                         else:
                             nh, nc = self._step(x_t, (h[:running], c[:running]), w_hh_t,
-                                                b_hh)  # fmt: skip
+                                                b_hh, w_hr_t)  # fmt: skip
                             state = (gt.cat([nh, h[running:]], 0), gt.cat([nc, c[running:]], 0))
                         per_step[t] = state[0][:running]
                     else:
@@ -280,7 +299,7 @@ class RNNBase(Module):
         lstm = self.mode == "LSTM"
         if hx is None:
             h0 = self._zeros_state(batch, x)
-            c0 = self._zeros_state(batch, x) if lstm else None
+            c0 = self._zeros_state(batch, x, "cell") if lstm else None
         else:
             h0, c0 = hx if lstm else (hx, None)
             if unbatched:
@@ -301,13 +320,14 @@ class RNNBase(Module):
                 # recurrent step is two GEMMs and one fused cell]
                 projected = F.linear(layer_input, w_ih, b_ih).unbind(0)
                 w_hh_t = w_hh.t()
+                w_hr_t = self._projection_t(layer, direction)
                 steps = range(length - 1, -1, -1) if direction == 1 else range(length)
                 h = h0[index]
                 c = c0[index] if c0 is not None else None
                 per_step = [None] * length
                 for t in steps:
                     if lstm:
-                        h, c = _lstm_step(projected[t], (h, c), w_hh_t, b_hh)
+                        h, c = _lstm_step(projected[t], (h, c), w_hh_t, b_hh, w_hr_t)
                     elif self.mode == "GRU":
                         h = _gru_step(projected[t], h, w_hh_t, b_hh)
                     else:
