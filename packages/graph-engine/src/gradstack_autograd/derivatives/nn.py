@@ -43,7 +43,7 @@ from gradstack_tensor.extension import data_of, dispatch
 
 from .._op_node import run_fused
 from ..grad_mode import no_grad
-from ._formulas import _batch_scatter, _lead, _sum_all
+from ._formulas import _batch_scatter, _grad_mode, _lead, _sum_all
 from ._shown import TotalWeight, loss_enums, nll_enums
 from ._table import _not_differentiable, jvp, register
 from ._tangents import _take
@@ -878,6 +878,14 @@ def _bias_tangent(t, lead):
     return t.reshape(tuple(lead) + (1, t.shape[-1]))
 
 
+def _dense(grad):
+    """A gradient made C-contiguous for the fused kernels, on the first-order path only
+    (``out.sum()``'s gradient reaches the last step as an expanded view)."""
+    if grad is None or _grad_mode() or not isinstance(grad, Tensor):
+        return grad
+    return grad.contiguous()
+
+
 def _chunks(t, count):
     return (None,) * count if t is None else t.chunk(count, -1)
 
@@ -917,6 +925,7 @@ def _fused_lstm_cell_backward(ctx, grad_hy, grad_cy=None, grad_workspace=None):
     if grad_hy is None and grad_cy is None:
         return (None,) * 5
     has_bias = ib is not None or hb is not None
+    grad_hy, grad_cy = _dense(grad_hy), _dense(grad_cy)
     r = None
     if (grad_hy is None or isinstance(grad_hy, Tensor)) and (
         grad_cy is None or isinstance(grad_cy, Tensor)
@@ -1006,6 +1015,7 @@ def _fused_gru_cell_backward(ctx, grad_hy, grad_workspace=None):
     if grad_hy is None:
         return (None,) * 5
     has_bias = ib is not None or hb is not None
+    grad_hy = _dense(grad_hy)
     r = None
     if isinstance(grad_hy, Tensor):
         ws = data_of(workspace)
