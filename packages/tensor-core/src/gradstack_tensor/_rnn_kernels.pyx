@@ -171,12 +171,20 @@ cdef extern from *:
 
 
 # Note [When a cell's rows take threads]
-# A row of H = 256 costs ~1.5 us forward (five activations of 256 values and the cell
-# arithmetic), so the batch's rows are split across threads from RNN_PARALLEL_THRESHOLD
-# elements of state (N * H): the 2k of the transcendental kernels (Note [Choosing
-# PARALLEL_THRESHOLD] in _kernels.pyx), from which two threads win for sin/cos/tanh.
-# Results do not depend on the split: each row is computed alike.  The bias gradients are
-# column sums over the rows, taken after the rows, in row order, on one thread.
+# A row of H = 256 costs ~2 us forward (five activations of 256 values and the cell
+# arithmetic) and ~1 us backward, so the batch's rows are split across threads from
+# RNN_PARALLEL_THRESHOLD elements of state (N * H).  Measured with H = 256, float32 (AMD
+# EPYC, 2 cores, load average ~9 from other jobs; time on 1 thread / time on 2):
+#
+#     N * H        512   1k    2k    4k    8k    16k
+#     forward     0.99  1.01  2.17  1.81  1.89  1.51
+#     backward    1.00  1.00  1.07  1.58  1.79  1.37
+#
+# (below 2k the rows ran on one thread either way: a block of one row is no gain.)  From 2k
+# both win or break even, as for the transcendental kernels (Note [Choosing
+# PARALLEL_THRESHOLD] in _kernels.pyx).  Results do not depend on the split: each row is
+# computed alike.  The bias gradients are column sums over the rows, taken after the
+# rows, in row order, on one thread.
 cdef Py_ssize_t _rnn_threshold = 1 << 11
 RNN_PARALLEL_THRESHOLD = _rnn_threshold
 
