@@ -20,7 +20,13 @@ import itertools
 
 import numpy as np
 import pytest
-from gradstack_tensor import _float32_transcendentals, _kernels, _sgd_update, _sum_to_shape
+from gradstack_tensor import (
+    _float32_transcendentals,
+    _kernels,
+    _rnn_kernels,
+    _sgd_update,
+    _sum_to_shape,
+)
 from gradstack_tensor import kernels as K
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -72,7 +78,7 @@ def assert_bitwise_equal(results):
 def test_docstring_examples():
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    modules = (_kernels, _float32_transcendentals, _sgd_update, _sum_to_shape)
+    modules = (_kernels, _float32_transcendentals, _sgd_update, _sum_to_shape, _rnn_kernels)
     tests = [t for m in modules for t in finder.find(m, m.__name__) if t.examples]
     public = [name for name in K.__all__ if callable(getattr(K, name))]
     covered = {t.name.rsplit(".", 1)[-1] for t in tests}
