@@ -19,6 +19,7 @@ interface::
     _float32_transcendentals.pyx   float32 sin, cos and tanh (the forward ops' loops)
     _sgd_update.pyx                the SGD update, ``sgd_update_``
     _sum_to_shape.pyx              the reduction of broadcast gradients, ``sum_to_shape``
+    _rnn_kernels.pyx               the fused LSTM and GRU cells, forward and backward
 
 The other modules cimport what they share from ``_kernels.pxd``.
 
