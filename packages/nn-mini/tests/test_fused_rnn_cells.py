@@ -410,3 +410,19 @@ def test_threads_give_the_same_bits():
         kernels.set_num_threads(old)
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_an_expanded_output_gradient_matches_torch(mode):
+    """``out.sum()``'s gradient reaches the last step as an expanded view: the backward
+    makes it contiguous for the kernel (graph-engine's ``_dense``)."""
+    results = []
+    for lib in (gs, torch):
+        lib.manual_seed(0)
+        module = getattr(lib.nn, mode)(6, 8, num_layers=2, bidirectional=True)
+        x = lib.tensor(X.astype(np.float32), requires_grad=True)
+        out, _ = module(x)
+        out.sum().backward()
+        results.append([x.grad.numpy()] + [p.grad.numpy() for p in module.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, **TOL["float32"])
