@@ -37,7 +37,7 @@ import numpy as np
 from ._dispatch import OPS
 from ._impl_nn import _scalar_name, _tensor
 from ._rnn_kernels import gru_cell_forward, lstm_cell_forward
-from ._tensor import _wrap
+from ._tensor import Tensor, _data, _wrap
 
 __all__: list[str] = []
 
@@ -84,12 +84,42 @@ def _arrays(op: str, gates: int, input_gates, hidden_gates, state, input_bias, h
     return prepared, dtype
 
 
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _ready(gates: int, input_gates, hidden_gates, state, input_bias, hidden_bias):
+    """The three arrays when the kernel takes them as they are (the recurrent layers'
+    call: no biases, C-contiguous gates and state of one kernel dtype and fitting shapes),
+    else None: the checked path, with torch's messages, then runs."""
+    if input_bias is not None or hidden_bias is not None:
+        return None
+    if not (type(input_gates) is Tensor and type(hidden_gates) is Tensor and type(state) is Tensor):
+        return None
+    a, b, c = _data(input_gates), _data(hidden_gates), _data(state)
+    if (
+        a.dtype not in _KERNEL_DTYPES
+        or b.dtype != a.dtype
+        or c.dtype != a.dtype
+        or a.ndim != 2
+        or a.shape[1] % gates
+        or b.shape != a.shape
+        or c.shape != (a.shape[0], a.shape[1] // gates)
+        or not (a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous)
+    ):
+        return None
+    return a, b, c
+
+
 def _results(arrays, dtype):
     return tuple(_wrap(a if a.dtype == dtype else a.astype(dtype)) for a in arrays)
 
 
 def _thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
     """``(hy, cy, workspace)`` of one LSTM step (``lstm_cell_forward``)."""
+    ready = _ready(4, input_gates, hidden_gates, cx, input_bias, hidden_bias)
+    if ready is not None:
+        hy, cy, ws = lstm_cell_forward(*ready)
+        return _wrap(hy), _wrap(cy), _wrap(ws)
     arrays, dtype = _arrays(
         "_thnn_fused_lstm_cell", 4, input_gates, hidden_gates, cx, input_bias, hidden_bias
     )
@@ -98,6 +128,10 @@ def _thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden
 
 def _thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
     """``(hy, workspace)`` of one GRU step (``gru_cell_forward``)."""
+    ready = _ready(3, input_gates, hidden_gates, hx, input_bias, hidden_bias)
+    if ready is not None:
+        hy, ws = gru_cell_forward(*ready)
+        return _wrap(hy), _wrap(ws)
     arrays, dtype = _arrays(
         "_thnn_fused_gru_cell", 3, input_gates, hidden_gates, hx, input_bias, hidden_bias
     )
