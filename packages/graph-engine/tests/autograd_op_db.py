@@ -1253,6 +1253,7 @@ def _extend_with(name):
 
 
 _extend_with("autograd_op_db_nn")
+_extend_with("autograd_op_db_rnn")
 
 
 def _scalar_overload_samples(name, aten, number):

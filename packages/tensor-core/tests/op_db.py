@@ -1944,3 +1944,4 @@ def _extend_with(name):
 
 
 _extend_with("op_db_nn")
+_extend_with("op_db_rnn")

@@ -29,6 +29,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_nn,
     _impl_random,
     _impl_reduce,
+    _impl_rnn,
     _impl_scatter,
     _impl_shape,
     _impl_special,

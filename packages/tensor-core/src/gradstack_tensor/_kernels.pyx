@@ -24,6 +24,7 @@ interface::
     _batch_norm_kernels.pyx        batch norm's statistics, output and backward sums
     _index_kernels.pyx             indexing: ``take_rows``, ``embedding_backward``,
                                    ``scatter_add_``, ``gather``
+    _rnn_kernels.pyx               the fused LSTM and GRU cells, forward and backward
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

@@ -1005,6 +1005,9 @@ ROWS: tuple[OpRow, ...] = (
     op("max_pool2d_with_indices"),
     op("avg_pool2d"),
     op("avg_pool2d_backward"),
+    # the fused recurrent cells: one LSTM/GRU step after its GEMMs (_impl_rnn.py)
+    op("_thnn_fused_lstm_cell"),
+    op("_thnn_fused_gru_cell"),
 )
 
 # the rows by name

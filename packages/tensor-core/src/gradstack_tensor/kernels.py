@@ -29,6 +29,8 @@ from ._index_kernels import *  # noqa: F403
 from ._index_kernels import __all__ as _index_kernels_all
 from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
+from ._rnn_kernels import *  # noqa: F403
+from ._rnn_kernels import __all__ as _rnn_kernels_all
 from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
 from ._sum_to_shape import *  # noqa: F403
@@ -43,6 +45,7 @@ __all__ = sorted(
         *_transcendentals_all,
         *_index_kernels_all,
         *_kernels_all,
+        *_rnn_kernels_all,
         *_sgd_update_all,
         *_sum_to_shape_all,
         *_window_kernels_all,

@@ -9,6 +9,17 @@ time loop (one GEMM of ``(L * N, H_in)``), and only the hidden state's product r
 step: the same sums as torch's cells (``linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh)``),
 in fewer, larger products.
 
+Note [A recurrent step is two GEMMs and one fused cell]
+After its input's product, a step of an LSTM or GRU layer is the hidden state's product,
+``h W_hh^T + b_hh`` (one ``addmm``: the four or three gates at once), and one op for the
+rest, tensor-core's ``_thnn_fused_lstm_cell``/``_thnn_fused_gru_cell`` (the activations,
+the new states, and a workspace that their backward reads in one pass: Note [One pass
+over a cell's row] in tensor-core's ``_rnn_kernels.pyx``).  The gates' sum is torch's,
+``(h W_hh^T + b_hh) + (x W_ih^T + b_ih)``, so the biases are in the products and the
+cell takes none.  ``W_hh^T`` is taken once a layer and the projected input is unbound
+once (one ``UnbindBackward0``, where indexing it each step made a backward that wrote a
+whole-sequence gradient per step), and the steps' outputs are stacked once.
+
 Examples
 --------
 >>> import gradstack_tensor as gt
@@ -26,7 +37,6 @@ import math
 from typing import Any
 
 import gradstack_tensor as gt
-import numpy as np
 from gradstack_tensor import Tensor
 
 from .. import functional as F
@@ -40,27 +50,31 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _rnn_step(x_proj: Tensor, h: Tensor, w_hh: Tensor, b_hh, relu: bool) -> Tensor:
-    pre = x_proj + F.linear(h, w_hh, b_hh)
+_LSTM_CELL = gt.get_op("_thnn_fused_lstm_cell")
+_GRU_CELL = gt.get_op("_thnn_fused_gru_cell")
+
+
+def _hidden_gates(h: Tensor, w_hh_t: Tensor, b_hh) -> Tensor:
+    """``h W_hh^T + b_hh`` (``F.linear``'s ops, with ``W_hh^T`` taken once a layer)."""
+    return h.matmul(w_hh_t) if b_hh is None else gt.addmm(b_hh, h, w_hh_t)
+
+
+def _rnn_step(x_proj: Tensor, h: Tensor, w_hh_t: Tensor, b_hh, relu: bool) -> Tensor:
+    pre = x_proj + _hidden_gates(h, w_hh_t, b_hh)
     return pre.relu() if relu else pre.tanh()
 
 
-def _lstm_step(x_proj: Tensor, state, w_hh: Tensor, b_hh):
+def _lstm_step(x_proj: Tensor, state, w_hh_t: Tensor, b_hh, w_hr_t=None):
+    """Note [A recurrent step is two GEMMs and one fused cell]; with ``proj_size``, the
+    hidden state is projected by ``W_hr^T`` (torch's ``matmul(hy, w_hr.t())``)."""
     h, c = state
-    gates = x_proj + F.linear(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, -1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    return o.sigmoid() * c.tanh(), c
+    hy, cy, _ = _LSTM_CELL(x_proj, _hidden_gates(h, w_hh_t, b_hh), c, None, None)
+    return (hy if w_hr_t is None else hy.matmul(w_hr_t)), cy
 
 
-def _gru_step(x_proj: Tensor, h: Tensor, w_hh: Tensor, b_hh) -> Tensor:
-    hp = F.linear(h, w_hh, b_hh)
-    xr, xz, xn = x_proj.chunk(3, -1)
-    hr, hz, hn = hp.chunk(3, -1)
-    r = (xr + hr).sigmoid()
-    z = (xz + hz).sigmoid()
-    n = (xn + r * hn).tanh()
-    return (1 - z) * n + z * h
+def _gru_step(x_proj: Tensor, h: Tensor, w_hh_t: Tensor, b_hh) -> Tensor:
+    hy, _ = _GRU_CELL(x_proj, _hidden_gates(h, w_hh_t, b_hh), h, None, None)
+    return hy
 
 
 class RNNBase(Module):
@@ -94,10 +108,14 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be an integer greater than zero")
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError("num_layers must be an integer greater than zero")
-        if proj_size:
-            raise NotImplementedError(
-                "LSTM(proj_size=...) is not implemented in gradstack; use proj_size=0"
+        if not isinstance(proj_size, int) or proj_size < 0:
+            raise ValueError(
+                "proj_size should be a positive integer or zero to disable projections"
             )
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -108,21 +126,24 @@ class RNNBase(Module):
         self.bidirectional = bidirectional
         self.proj_size = proj_size
         gate_size = _GATES[mode] * hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
         directions = 2 if bidirectional else 1
         self._flat_weights_names = []
         for layer in range(num_layers):
             for direction in range(directions):
                 suffix = "_reverse" if direction == 1 else ""
-                layer_input = input_size if layer == 0 else hidden_size * directions
+                layer_input = input_size if layer == 0 else real_hidden * directions
                 shapes: list[tuple[str, tuple[int, ...]]] = [
                     (f"weight_ih_l{layer}{suffix}", (gate_size, layer_input)),
-                    (f"weight_hh_l{layer}{suffix}", (gate_size, hidden_size)),
+                    (f"weight_hh_l{layer}{suffix}", (gate_size, real_hidden)),
                 ]
                 if bias:
                     shapes += [
                         (f"bias_ih_l{layer}{suffix}", (gate_size,)),
                         (f"bias_hh_l{layer}{suffix}", (gate_size,)),
                     ]
+                if proj_size:
+                    shapes.append((f"weight_hr_l{layer}{suffix}", (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name, Parameter(gt.empty(shape, device=device, dtype=dtype)))
                     self._flat_weights_names.append(name)
@@ -138,7 +159,7 @@ class RNNBase(Module):
     @property
     def all_weights(self) -> list:
         """The parameters of each layer and direction, as torch's ``all_weights``."""
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i : i + per]] for i in range(0, len(names), per)]
 
@@ -147,9 +168,19 @@ class RNNBase(Module):
         get = lambda kind: getattr(self, f"{kind}_l{layer}{suffix}", None)  # noqa: E731
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
-    def _zeros_state(self, batch: int, like: Tensor):
+    def _projection_t(self, layer: int, direction: int):
+        """``W_hr^T`` of a layer with ``proj_size``, else None."""
+        if not self.proj_size:
+            return None
+        return getattr(self, f"weight_hr_l{layer}{'_reverse' if direction == 1 else ''}").t()
+
+    def _state_size(self, name: str = "hidden") -> int:
+        return self.proj_size if self.proj_size and name == "hidden" else self.hidden_size
+
+    def _zeros_state(self, batch: int, like: Tensor, name: str = "hidden"):
         directions = 2 if self.bidirectional else 1
-        return gt.zeros(self.num_layers * directions, batch, self.hidden_size, dtype=like.dtype)
+        size = self._state_size(name)
+        return gt.zeros(self.num_layers * directions, batch, size, dtype=like.dtype)
 
     def _check_input(self, input: Tensor) -> None:
         if not isinstance(input, Tensor):
@@ -170,17 +201,17 @@ class RNNBase(Module):
 
     def _check_state(self, state: Tensor, batch: int, name: str = "hidden") -> None:
         directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * directions, batch, self.hidden_size)
+        expected = (self.num_layers * directions, batch, self._state_size(name))
         if tuple(state.shape) != expected:
             raise RuntimeError(f"Expected {name} size {expected}, got {list(state.shape)}")
 
-    def _step(self, x_proj, state, w_hh, b_hh):
-        """One step of the cell: the new state (a pair for LSTM)."""
+    def _step(self, x_proj, state, w_hh_t, b_hh, w_hr_t=None):
+        """One step of the cell: the new state (a pair for LSTM); ``w_hh_t`` is ``W_hh^T``."""
         if self.mode == "LSTM":
-            return _lstm_step(x_proj, state, w_hh, b_hh)
+            return _lstm_step(x_proj, state, w_hh_t, b_hh, w_hr_t)
         if self.mode == "GRU":
-            return _gru_step(x_proj, state, w_hh, b_hh)
-        return _rnn_step(x_proj, state, w_hh, b_hh, self.mode == "RNN_RELU")
+            return _gru_step(x_proj, state, w_hh_t, b_hh)
+        return _rnn_step(x_proj, state, w_hh_t, b_hh, self.mode == "RNN_RELU")
 
     def _run_packed(self, packed: PackedSequence, hx):
         """Note [A packed sequence is the steps' rows, longest first] (utils/rnn.py): at
@@ -190,12 +221,11 @@ class RNNBase(Module):
         data = packed.data
         self._check_input(data.unsqueeze(0) if data.dim() == 2 else data)
         sizes = [int(b) for b in packed.batch_sizes.tolist()]
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
         batch = sizes[0] if sizes else 0
         lstm = self.mode == "LSTM"
         if hx is None:
             h0 = self._zeros_state(batch, data)
-            c0 = self._zeros_state(batch, data) if lstm else None
+            c0 = self._zeros_state(batch, data, "cell") if lstm else None
         else:
             h0, c0 = hx if lstm else (hx, None)
             self._check_state(h0, batch)
@@ -212,25 +242,29 @@ class RNNBase(Module):
             for direction in range(directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 index = layer * directions + direction
-                projected = F.linear(layer_data, w_ih, b_ih)
+                # one SplitBackward0 for the steps' rows, not a getitem's per step
+                projected = F.linear(layer_data, w_ih, b_ih).split(sizes, 0)
+                w_hh_t = w_hh.t()
+                w_hr_t = self._projection_t(layer, direction)
                 state: Any = (h0[index], c0[index]) if c0 is not None else h0[index]
                 per_step = [None] * len(sizes)
                 steps = range(len(sizes) - 1, -1, -1) if direction == 1 else range(len(sizes))
                 for t in steps:
                     running = sizes[t]
-                    x_t = projected[offsets[t] : offsets[t] + running]
+                    x_t = projected[t]
                     if lstm:
                         h, c = state
                         if running == h.shape[0]:
-                            state = self._step(x_t, state, w_hh, b_hh)
+                            state = self._step(x_t, state, w_hh_t, b_hh, w_hr_t)
                         else:
-                            nh, nc = self._step(x_t, (h[:running], c[:running]), w_hh, b_hh)
+                            nh, nc = self._step(x_t, (h[:running], c[:running]), w_hh_t,
+                                                b_hh, w_hr_t)  # fmt: skip
                             state = (gt.cat([nh, h[running:]], 0), gt.cat([nc, c[running:]], 0))
                         per_step[t] = state[0][:running]
                     else:
                         h = state
                         new = self._step(x_t, h if running == h.shape[0] else h[:running],
-                                         w_hh, b_hh)  # fmt: skip
+                                         w_hh_t, b_hh)  # fmt: skip
                         state = new if running == h.shape[0] else gt.cat([new, h[running:]], 0)
                         per_step[t] = new
                 outputs.append(gt.cat(per_step, 0))
@@ -265,7 +299,7 @@ class RNNBase(Module):
         lstm = self.mode == "LSTM"
         if hx is None:
             h0 = self._zeros_state(batch, x)
-            c0 = self._zeros_state(batch, x) if lstm else None
+            c0 = self._zeros_state(batch, x, "cell") if lstm else None
         else:
             h0, c0 = hx if lstm else (hx, None)
             if unbatched:
@@ -282,19 +316,22 @@ class RNNBase(Module):
             for direction in range(directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 index = layer * directions + direction
-                # Note [A recurrent layer projects its whole input at once]
-                projected = F.linear(layer_input, w_ih, b_ih)
+                # Note [A recurrent layer projects its whole input at once]; Note [A
+                # recurrent step is two GEMMs and one fused cell]
+                projected = F.linear(layer_input, w_ih, b_ih).unbind(0)
+                w_hh_t = w_hh.t()
+                w_hr_t = self._projection_t(layer, direction)
                 steps = range(length - 1, -1, -1) if direction == 1 else range(length)
                 h = h0[index]
                 c = c0[index] if c0 is not None else None
                 per_step = [None] * length
                 for t in steps:
                     if lstm:
-                        h, c = _lstm_step(projected[t], (h, c), w_hh, b_hh)
+                        h, c = _lstm_step(projected[t], (h, c), w_hh_t, b_hh, w_hr_t)
                     elif self.mode == "GRU":
-                        h = _gru_step(projected[t], h, w_hh, b_hh)
+                        h = _gru_step(projected[t], h, w_hh_t, b_hh)
                     else:
-                        h = _rnn_step(projected[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
+                        h = _rnn_step(projected[t], h, w_hh_t, b_hh, self.mode == "RNN_RELU")
                     per_step[t] = h
                 outputs.append(gt.stack(per_step, 0))
                 h_last.append(h)
@@ -457,7 +494,7 @@ class RNNCell(RNNCellBase):
         x, unbatched = self._prepare(input, hx)
         h = gt.zeros(x.shape[0], self.hidden_size, dtype=x.dtype) if hx is None else hx
         h = h.unsqueeze(0) if unbatched and hx is not None else h
-        out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+        out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh.t(),
                         self.bias_hh, self.nonlinearity == "relu")  # fmt: skip
         return out.squeeze(0) if unbatched else out
 
@@ -478,8 +515,8 @@ class LSTMCell(RNNCellBase):
             h, c = hx
             if unbatched:
                 h, c = h.unsqueeze(0), c.unsqueeze(0)
-        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), (h, c), self.weight_hh,
-                          self.bias_hh)  # fmt: skip
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), (h, c),
+                          self.weight_hh.t(), self.bias_hh)  # fmt: skip
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
 
 
@@ -494,5 +531,7 @@ class GRUCell(RNNCellBase):
         x, unbatched = self._prepare(input, hx)
         h = gt.zeros(x.shape[0], self.hidden_size, dtype=x.dtype) if hx is None else hx
         h = h.unsqueeze(0) if unbatched and hx is not None else h
-        out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        out = _gru_step(
+            F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh.t(), self.bias_hh
+        )
         return out.squeeze(0) if unbatched else out
