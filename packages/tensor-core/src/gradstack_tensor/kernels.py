@@ -22,9 +22,14 @@ from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
+from ._norm_kernels import *  # noqa: F403
+from ._norm_kernels import __all__ as _norm_kernels_all
 from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
 
-__all__ = sorted([*_kernels_all, *_transcendentals_all, *_sgd_update_all, *_sum_to_shape_all])
+__all__ = sorted(
+    [*_kernels_all, *_transcendentals_all, *_sgd_update_all, *_sum_to_shape_all]
+    + [*_norm_kernels_all]
+)
