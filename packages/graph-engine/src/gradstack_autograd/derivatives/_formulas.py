@@ -19,6 +19,24 @@ def _grad_mode() -> bool:
     return _modes.is_grad_enabled()
 
 
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _kernel_arrays(*tensors):
+    """The tensors' arrays in C order, for a fused backward kernel of
+    ``gradstack_tensor.kernels`` whose arguments are not all of one shape (layer norm,
+    softmax along a dim); None when the formula must run with gradstack ops instead: grad
+    mode on (create_graph) or forward-mode AD active (Note [Formulas are written with
+    gradstack ops]), or arrays of different or non-float32/float64 dtypes."""
+    if _modes.is_grad_enabled() or _modes.forward_ad_enabled():
+        return None
+    arrays = [_data(t) for t in tensors]
+    dtype = arrays[0].dtype
+    if dtype not in _KERNEL_DTYPES or any(a.dtype != dtype for a in arrays):
+        return None
+    return [np.ascontiguousarray(a) for a in arrays]
+
+
 def _expand_reduced(grad, shape, dim, keepdim, lead=()):
     """Broadcast the gradient of a reduction back to the input's ``shape`` (after ``lead``)."""
     if lead and (dim is None or dim == ()) and grad.dim() == len(lead):

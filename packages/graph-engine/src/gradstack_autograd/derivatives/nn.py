@@ -40,9 +40,11 @@ import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import OPS, Tensor
 from gradstack_tensor.extension import dispatch
+from gradstack_tensor.extension import wrap as _wrap
+from gradstack_tensor.kernels import layer_norm_backward as _layer_norm_backward_kernel
 
 from ..grad_mode import no_grad
-from ._formulas import _batch_scatter, _lead, _sum_all
+from ._formulas import _batch_scatter, _kernel_arrays, _lead, _sum_all
 from ._shown import TotalWeight, loss_enums, nll_enums
 from ._table import _not_differentiable, jvp, register
 from ._tangents import _take
@@ -502,6 +504,11 @@ def _layer_norm_backward(ctx, grad):
         ctx.saved_value(k) for k in ("input", "normalized_shape", "weight", "eps")
     )
     need_x, need_w, need_b = ctx.needs_input_grad
+    fused = _fused_layer_norm_backward(
+        grad, x, weight, normalized_shape, eps, need_x, need_w, need_b
+    )
+    if fused is not None:
+        return fused
     lead = _lead(grad)
     axes = _ln_axes(x, normalized_shape)
     outer = _shifted(tuple(range(x.dim() - len(axes))), lead)
@@ -515,6 +522,36 @@ def _layer_norm_backward(ctx, grad):
     if need_b:
         gb = grad.sum(outer) if outer else grad
     return gx, gw, gb
+
+
+def _fused_layer_norm_backward(grad, x, weight, normalized_shape, eps, need_x, need_w, need_b):
+    """The three gradients by ``kernels.layer_norm_backward`` (one pass over the rows), or
+    None where the formula runs with gradstack ops (create_graph, a batched backward,
+    float16, an empty row: ``_kernel_arrays``)."""
+    k = len(_ln_axes(x, normalized_shape))
+    shape = tuple(x.shape[x.dim() - k :])
+    n = math.prod(shape)
+    if grad.shape != x.shape or n == 0:
+        return None
+    arrays = _kernel_arrays(grad, x) if weight is None else _kernel_arrays(grad, x, weight)
+    if arrays is None:
+        return None
+    w = arrays[2] if weight is not None else None
+    gx, gw, gb = _layer_norm_backward_kernel(
+        arrays[0],
+        arrays[1],
+        n,
+        w,
+        eps,
+        input_grad=bool(need_x),
+        weight_grad=bool(need_w),
+        bias_grad=bool(need_b),
+    )
+    return (
+        None if gx is None else _wrap(gx),
+        None if gw is None else _wrap(gw.reshape(shape)),
+        None if gb is None else _wrap(gb.reshape(shape)),
+    )
 
 
 @jvp("layer_norm")
