@@ -19,6 +19,8 @@ interface::
     _float32_transcendentals.pyx   float32 sin, cos and tanh (the forward ops' loops)
     _sgd_update.pyx                the SGD update, ``sgd_update_``
     _sum_to_shape.pyx              the reduction of broadcast gradients, ``sum_to_shape``
+    _norm_kernels.pyx              softmax/log_softmax and layer norm, forward and backward
+    _adam_update.pyx               the Adam/AdamW update, ``adam_update_``
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

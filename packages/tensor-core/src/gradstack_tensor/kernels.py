@@ -1,12 +1,14 @@
 """Fused array kernels (Cython, OpenMP) for the layers built on tensor-core.
 
-In-place accumulation of gradients (``accumulate_``, ``add_scaled_``), the SGD update
-(``sgd_update_``) and broadcast reduction (``sum_to_shape``) work on numpy arrays
-(float32/float64, C-contiguous; :func:`fusable` says whether arrays qualify) and check
-their arguments before touching memory.  ``get_num_threads``/``set_num_threads`` control
-their OpenMP threads.  Public and versioned with tensor-core; each function's docstring
-has its contract and an example.  (The fused backward formulas, ``sin_backward``,
-``mul_backward`` ..., are graph-engine's: ``gradstack_autograd._backward_kernels``.)
+In-place accumulation of gradients (``accumulate_``, ``add_scaled_``), the SGD and Adam
+updates (``sgd_update_``, ``adam_update_``), broadcast reduction (``sum_to_shape``) and the
+row kernels of softmax and layer norm (``softmax``, ``layer_norm`` and their backward)
+work on numpy arrays (float32/float64, C-contiguous; :func:`fusable` says whether arrays
+qualify) and check their arguments before touching memory.
+``get_num_threads``/``set_num_threads`` control their OpenMP threads.  Public and
+versioned with tensor-core; each function's docstring has its contract and an example.
+(The fused backward formulas, ``sin_backward``, ``mul_backward`` ..., are graph-engine's:
+``gradstack_autograd._backward_kernels``.)
 
 Examples
 --------
@@ -18,6 +20,8 @@ array([3., 3., 3.], dtype=float32)
 """
 
 # one module per family of kernels (_kernels.pyx's docstring lists them)
+from ._adam_update import *  # noqa: F403
+from ._adam_update import __all__ as _adam_update_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._kernels import *  # noqa: F403
@@ -31,5 +35,5 @@ from ._sum_to_shape import __all__ as _sum_to_shape_all
 
 __all__ = sorted(
     [*_kernels_all, *_transcendentals_all, *_sgd_update_all, *_sum_to_shape_all]
-    + [*_norm_kernels_all]
+    + [*_norm_kernels_all, *_adam_update_all]
 )
