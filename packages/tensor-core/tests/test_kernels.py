@@ -20,7 +20,14 @@ import itertools
 
 import numpy as np
 import pytest
-from gradstack_tensor import _float32_transcendentals, _kernels, _sgd_update, _sum_to_shape
+from gradstack_tensor import (
+    _adam_update,
+    _float32_transcendentals,
+    _kernels,
+    _norm_kernels,
+    _sgd_update,
+    _sum_to_shape,
+)
 from gradstack_tensor import kernels as K
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -73,6 +80,7 @@ def test_docstring_examples():
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     modules = (_kernels, _float32_transcendentals, _sgd_update, _sum_to_shape)
+    modules += (_norm_kernels, _adam_update)
     tests = [t for m in modules for t in finder.find(m, m.__name__) if t.examples]
     public = [name for name in K.__all__ if callable(getattr(K, name))]
     covered = {t.name.rsplit(".", 1)[-1] for t in tests}
@@ -672,6 +680,12 @@ ENTRY_POINTS = {
     "accumulate_": (lambda a: K.accumulate_(*a), 2),
     "add_scaled_": (lambda a: K.add_scaled_(*a, 0.5), 2),
     "sgd_update_": (lambda a: K.sgd_update_(*a, 0.1, momentum=0.9), 3),
+    "adam_update_": (
+        lambda a: K.adam_update_(
+            *a, lr=0.1, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.0, step=1.0, amsgrad=True
+        ),
+        5,
+    ),
 }
 
 

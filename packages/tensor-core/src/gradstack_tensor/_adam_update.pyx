@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, cdivision=True
 """The Adam update, ``adam_update_``: one step of ``torch.optim.Adam`` (or ``AdamW``) on
 one parameter, fused into one pass over its arrays (Note [Adam follows torch's
 _single_tensor_adam]).

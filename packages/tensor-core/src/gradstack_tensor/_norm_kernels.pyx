@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, cdivision=True
 """The row-wise kernels of normalisation: softmax and log_softmax along one dim, layer
 norm, each with its backward, fused into one or two passes over each row.
 
@@ -406,14 +406,15 @@ def softmax_backward(grad, output, dim, log=False):
 # Note [Layer norm's moments]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # torch's CPU layer norm takes each row's mean and variance in one pass (Welford, in
-# float for float32 inputs) and normalises as (x * rstd + (-mean * rstd)) * weight + bias.
+# float for float32 inputs) and normalises as ((x - mean) * rstd) * weight + bias.
 # Here float32 rows take one pass too, in double, with the sums shifted by the row's
 # first element (sum(d) and sum(d * d), d = x - x[0]): the shift keeps E[d^2] - E[d]^2
 # from cancelling for rows far from 0, and double holds 29 more bits than the float32
 # result needs.  float64 rows take two passes (mean, then the centred squares), as the
 # numpy path, so that float64 results keep their last bits (gradcheck).  Then, as torch:
-# rstd = 1 / sqrt(var + eps), y = (x * rstd + (-mean * rstd)) * weight + bias with rstd
-# and -mean * rstd rounded to the dtype.
+# rstd = 1 / sqrt(var + eps), y = ((x - mean) * rstd) * weight + bias with mean and rstd
+# rounded to the dtype (not x * rstd - mean * rstd, which cancels: a row of one element
+# must give exactly 0, or bias).
 
 cdef inline void _moments(const real* x, Py_ssize_t n, double eps, double* mean,
                           double* rstd) noexcept nogil:
@@ -445,27 +446,27 @@ cdef void _ln_rows(const real* x, const real* w, const real* b, real* y, Py_ssiz
                    Py_ssize_t stop, Py_ssize_t n, double eps) noexcept nogil:
     cdef Py_ssize_t r, j
     cdef double mean = 0, rstd = 0
-    cdef real scale, shift
+    cdef real m, s
     cdef const real* xr
     cdef real* yr
     for r in range(start, stop):
         xr = x + r * n
         yr = y + r * n
         _moments(xr, n, eps, &mean, &rstd)
-        scale = <real>rstd
-        shift = <real>(-mean * rstd)
+        m = <real>mean
+        s = <real>rstd
         if w != NULL and b != NULL:
             for j in range(n):
-                yr[j] = (xr[j] * scale + shift) * w[j] + b[j]
+                yr[j] = ((xr[j] - m) * s) * w[j] + b[j]
         elif w != NULL:
             for j in range(n):
-                yr[j] = (xr[j] * scale + shift) * w[j]
+                yr[j] = ((xr[j] - m) * s) * w[j]
         elif b != NULL:
             for j in range(n):
-                yr[j] = (xr[j] * scale + shift) + b[j]
+                yr[j] = ((xr[j] - m) * s) + b[j]
         else:
             for j in range(n):
-                yr[j] = xr[j] * scale + shift
+                yr[j] = (xr[j] - m) * s
 
 
 cdef void _ln_forward(const real* x, const real* w, const real* b, real* y, Py_ssize_t rows,
@@ -602,9 +603,9 @@ def layer_norm(x, normalized, weight=None, bias=None, eps=1e-5):
     --------
     >>> import numpy as np
     >>> from gradstack_tensor.kernels import layer_norm
-    >>> layer_norm(np.array([[1.0, 3.0], [2.0, 2.0]]), 2, eps=0.0)
+    >>> layer_norm(np.array([[1.0, 3.0], [2.0, 6.0]]), 2, eps=0.0)
     array([[-1.,  1.],
-           [ 0.,  0.]])
+           [-1.,  1.]])
     """
     cdef str func = "layer_norm"
     cdef double e = _as_float(func, "eps", eps)
