@@ -21,7 +21,8 @@ kernels by at most a few ulps (torch sums in float32, in vector lanes).
 
 cimport numpy as cnp
 from cython.parallel cimport prange
-from libc.math cimport exp, log, sqrt
+from libc.math cimport sqrt
+from libc.math cimport log as c_log
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -36,241 +37,245 @@ cnp.import_array()
 __all__ = ["layer_norm", "layer_norm_backward", "softmax", "softmax_backward"]
 
 
-cdef extern from *:
-    """
-    /* Note [float32 exp of the softmax kernels] in _norm_kernels.pyx */
-    #include <stdint.h>
-    #include <string.h>
-
-    #define GS_NORM_ROUNDER 6755399441055744.0   /* 1.5 * 2**52 */
-    #define GS_NORM_LOG2E 1.44269504088896338700e+00
-    #define GS_NORM_LN2_HI 6.93147180369123816490e-01
-    #define GS_NORM_LN2_LO 1.90821492927058770002e-10
-
-    static inline float gs_norm_expf(float xf) {
-        double x = (double)xf;
-        double v, t, k, r, p, scale;
-        uint64_t bits;
-        x = x < -104.0 ? -104.0 : x;          /* exp rounds to 0 in float32 below */
-        x = x > 89.0 ? 89.0 : x;              /* and to inf above; NaN passes both */
-        v = x * GS_NORM_LOG2E;
-        v = v == v ? v : 0.0;                 /* NaN: any k, the polynomial keeps NaN */
-        t = v + (GS_NORM_ROUNDER + 1023.0);   /* k + 1023 in the low mantissa bits */
-        k = t - (GS_NORM_ROUNDER + 1023.0);
-        r = (x - k * GS_NORM_LN2_HI) - k * GS_NORM_LN2_LO;     /* |r| <= 0.35 */
-        p = 1.0 / 362880.0;
-        p = p * r + 1.0 / 40320.0;
-        p = p * r + 1.0 / 5040.0;
-        p = p * r + 1.0 / 720.0;
-        p = p * r + 1.0 / 120.0;
-        p = p * r + 1.0 / 24.0;
-        p = p * r + 1.0 / 6.0;
-        p = p * r + 0.5;
-        p = p * r + 1.0;
-        p = p * r + 1.0;
-        memcpy(&bits, &t, 8);
-        bits <<= 52;
-        memcpy(&scale, &bits, 8);
-        return (float)(p * scale);
-    }
-    """
-    float gs_norm_expf(float x) noexcept nogil
-
-
-# Note [float32 exp of the softmax kernels]
-# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# libm's expf is a call per element that the compiler cannot vectorise; numpy's float32
-# exp is a SIMD loop, so a softmax calling expf would lose to numpy's five passes.
-# gs_norm_expf computes exp in double with arithmetic only: k = round(x / ln 2) by the
-# 1.5 * 2**52 rounder (which also leaves k + 1023 in the low bits of t, so that 2**k is
-# t's bits shifted left by 52, with no int conversion), r = x - k ln 2 (Cody-Waite, ln 2
-# split as in fdlibm), exp(r) by its Taylor polynomial to degree 9 (relative error below
-# 3e-10 for |r| <= ln 2 / 2), then one rounding to float32: within 1 ulp of the correctly
-# rounded value (torch's Sleef expf is within 1 ulp too).  x is clamped to [-104, 89],
-# where float32 exp is 0 and inf already; -inf gives 0, NaN stays NaN.  float64 calls
-# libm's exp.
-
-
-cdef inline real _exp(real x) noexcept nogil:
-    if real is float:
-        return gs_norm_expf(x)
-    else:
-        return exp(x)
+# Note [The softmax kernels take numpy's exp]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# numpy's exp is a SIMD loop (AVX-512 where the CPU has it: ~0.5 ns per float32 element
+# on the 2-core EPYC), while an exp in this module, compiled for baseline x86-64, is
+# scalar: a branch-free float32 exp computed in double (within 1 ulp) measured ~6 ns per
+# element, libm's expf ~3-4 ns, and a softmax spending that per element lost to numpy's
+# five passes from 1e4 elements.  So a softmax here is three passes instead of five,
+# with no temporaries beyond the result: (1) each slice's maximum, and x - max written
+# into the result; (2) numpy's exp of the result, in place; (3) each slice's sum (in
+# double) and the normalisation, out * (1 / sum), or for log_softmax (x - max) -
+# log(sum).  The backward of log_softmax takes exp(output) from numpy the same way.
+# Same exp as the numpy path, so the same values to the last ulp or two.
 
 
 # Note [Threads for the row kernels]
-# A softmax spends ~2-4 ns per element (an exp and three passes over a row in cache);
-# layer norm ~1-2 ns.  Like sin/cos's (Note [Choosing PARALLEL_THRESHOLD] in
-# _kernels.pyx), the team pays from a few thousand elements; the split is by whole rows
-# (outer blocks), so a row's sums never depend on the number of threads.  The kernels use
-# threads only at or above ROW_THRESHOLD elements (and get_num_threads() > 1).
+# A pass of these kernels costs ~1 ns per element; the split is by whole outer blocks, so
+# a slice's sums never depend on the number of threads.  The kernels use threads only at
+# or above ROW_THRESHOLD elements (and get_num_threads() > 1), the threshold of the cheap
+# element-wise kernels divided by four for the two or three passes each one makes
+# (Note [Choosing PARALLEL_THRESHOLD] in _kernels.pyx).
 cdef Py_ssize_t _row_threshold = 1 << 14
 ROW_THRESHOLD = _row_threshold
 
 
 # ---------------------------------------------------------------------------------------
-# softmax and log_softmax
+# softmax and log_softmax: slices of n elements, `inner` apart, in outer blocks of n * inner
 
-cdef void _softmax_row(const real* x, real* y, Py_ssize_t n, bint take_log) noexcept nogil:
-    """y = softmax(x) (log_softmax if take_log) over one contiguous row of n > 0."""
-    cdef Py_ssize_t j
-    cdef real m = x[0]
-    cdef real v, e, shift
-    cdef double s = 0
-    for j in range(1, n):
-        v = x[j]
-        m = v if (v > m or v != v) else m
-    if take_log:
-        for j in range(n):
-            s += _exp(x[j] - m)
-        shift = <real>log(s)
-        for j in range(n):
-            y[j] = (x[j] - m) - shift
-    else:
-        for j in range(n):
-            e = _exp(x[j] - m)
-            y[j] = e
-            s += e
-        s = 1.0 / s
-        for j in range(n):
-            y[j] = <real>(y[j] * s)
+cdef enum:
+    PASS_MAX = 0         # mx = max over the slice; y = x - mx
+    PASS_SOFTMAX = 1     # y = y / sum(y)
+    PASS_LOG = 2         # y = (x - mx) - log(sum(y))
+    PASS_GRAD = 3        # y = out * (g - sum(g * out))   (softmax's backward; x is out)
+    PASS_LOG_GRAD = 4    # y = g - y * sum(g)             (log_softmax's; y holds exp(out))
 
 
-cdef void _softmax_strided(const real* x, real* y, Py_ssize_t n, Py_ssize_t inner,
-                           bint take_log, double* acc, real* mx) noexcept nogil:
-    """The same along the middle dim of an (n, inner) block: `inner` columns at once.
-
-    acc and mx hold `inner` values (the sums and the maxima)."""
+cdef void _slice_pass(int kind, const real* x, const real* g, real* y, real* mx,
+                      double* acc, Py_ssize_t n, Py_ssize_t inner) noexcept nogil:
+    """One pass over the `inner` slices of one outer block (acc: `inner` doubles); the
+    inner loops run along memory, one loop per kind so that each vectorises."""
     cdef Py_ssize_t i, j
-    cdef real v, e
+    cdef real v, m
     cdef const real* xr
-    cdef real* yr
-    for i in range(inner):
-        mx[i] = x[i]
-        acc[i] = 0
-    for j in range(1, n):
-        xr = x + j * inner
-        for i in range(inner):
-            v = xr[i]
-            mx[i] = v if (v > mx[i] or v != v) else mx[i]
-    for j in range(n):
-        xr = x + j * inner
-        yr = y + j * inner
-        for i in range(inner):
-            e = _exp(xr[i] - mx[i])
-            if not take_log:
-                yr[i] = e
-            acc[i] += e
-    for i in range(inner):
-        acc[i] = log(acc[i]) if take_log else 1.0 / acc[i]
-    for j in range(n):
-        xr = x + j * inner
-        yr = y + j * inner
-        if take_log:
-            for i in range(inner):
-                yr[i] = (xr[i] - mx[i]) - <real>acc[i]
-        else:
-            for i in range(inner):
-                yr[i] = <real>(yr[i] * acc[i])
-
-
-cdef void _softmax_backward_row(const real* g, const real* y, real* out, Py_ssize_t n,
-                                bint take_log) noexcept nogil:
-    """softmax: out = y * (g - sum(g * y)); log_softmax: out = g - exp(y) * sum(g)."""
-    cdef Py_ssize_t j
-    cdef double s = 0
-    cdef real sr
-    if take_log:
-        for j in range(n):
-            s += g[j]
-        sr = <real>s
-        for j in range(n):
-            out[j] = g[j] - _exp(y[j]) * sr
-    else:
-        for j in range(n):
-            s += g[j] * y[j]
-        sr = <real>s
-        for j in range(n):
-            out[j] = y[j] * (g[j] - sr)
-
-
-cdef void _softmax_backward_strided(const real* g, const real* y, real* out, Py_ssize_t n,
-                                    Py_ssize_t inner, bint take_log,
-                                    double* acc) noexcept nogil:
-    cdef Py_ssize_t i, j
     cdef const real* gr
-    cdef const real* yr
-    cdef real* orow
+    cdef real* yr
+    if kind == PASS_MAX:
+        for i in range(inner):
+            mx[i] = x[i]
+        for j in range(1, n):
+            xr = x + j * inner
+            for i in range(inner):
+                v = xr[i]
+                m = mx[i]
+                mx[i] = v if v > m else m   # (Note [Four accumulators]: NaN rows)
+        for j in range(n):
+            xr = x + j * inner
+            yr = y + j * inner
+            for i in range(inner):
+                yr[i] = xr[i] - mx[i]
+        return
     for i in range(inner):
         acc[i] = 0
     for j in range(n):
-        gr = g + j * inner
+        xr = x + j * inner
+        gr = g + j * inner if g != NULL else NULL
         yr = y + j * inner
-        if take_log:
+        if kind == PASS_GRAD:
+            for i in range(inner):
+                acc[i] += gr[i] * xr[i]
+        elif kind == PASS_LOG_GRAD:
             for i in range(inner):
                 acc[i] += gr[i]
         else:
             for i in range(inner):
-                acc[i] += gr[i] * yr[i]
+                acc[i] += yr[i]
+    if kind == PASS_SOFTMAX:
+        for i in range(inner):
+            acc[i] = 1.0 / acc[i]
+    elif kind == PASS_LOG:
+        for i in range(inner):
+            acc[i] = c_log(acc[i])
     for j in range(n):
-        gr = g + j * inner
+        xr = x + j * inner
+        gr = g + j * inner if g != NULL else NULL
         yr = y + j * inner
-        orow = out + j * inner
-        if take_log:
+        if kind == PASS_SOFTMAX:
             for i in range(inner):
-                orow[i] = gr[i] - _exp(yr[i]) * <real>acc[i]
+                yr[i] = <real>(yr[i] * acc[i])
+        elif kind == PASS_LOG:
+            for i in range(inner):
+                yr[i] = (xr[i] - mx[i]) - <real>acc[i]
+        elif kind == PASS_GRAD:
+            for i in range(inner):
+                yr[i] = xr[i] * (gr[i] - <real>acc[i])
         else:
             for i in range(inner):
-                orow[i] = yr[i] * (gr[i] - <real>acc[i])
+                yr[i] = gr[i] - yr[i] * <real>acc[i]
 
 
-cdef int _softmax_blocks(const real* x, const real* g, real* y, Py_ssize_t start,
-                         Py_ssize_t stop, Py_ssize_t n, Py_ssize_t inner, bint take_log,
-                         bint backward) noexcept nogil:
-    """Outer blocks [start, stop): the forward (g NULL) or backward (x is the output y).
+# Note [Four accumulators]
+# A row's maximum or sum taken in one chain waits for each step (~3-4 cycles for maxss or
+# a double add: ~70% of a softmax's time was that chain); four chains, combined at the
+# end, let the steps overlap.  The order of the additions depends only on n, never on
+# threads.  A NaN in a row makes its exp NaN and so the whole row NaN, whatever the
+# maximum made of it; +inf makes inf - inf, and a row of -inf -inf - -inf: NaN too, as
+# torch.
 
-    Returns -1 if the scratch memory of a strided block could not be allocated."""
-    cdef Py_ssize_t b, size = n * inner
+cdef inline real _row_max(const real* x, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j, end = n - n % 4
+    cdef real m0 = x[0], m1 = x[0], m2 = x[0], m3 = x[0], v
+    for j in range(0, end, 4):
+        v = x[j]
+        m0 = v if v > m0 else m0
+        v = x[j + 1]
+        m1 = v if v > m1 else m1
+        v = x[j + 2]
+        m2 = v if v > m2 else m2
+        v = x[j + 3]
+        m3 = v if v > m3 else m3
+    for j in range(end, n):
+        v = x[j]
+        m0 = v if v > m0 else m0
+    m0 = m1 if m1 > m0 else m0
+    m2 = m3 if m3 > m2 else m2
+    return m2 if m2 > m0 else m0
+
+
+cdef inline double _row_dot(const real* a, const real* b, Py_ssize_t n) noexcept nogil:
+    """sum(a * b) (b NULL: sum(a)), in double, in four chains."""
+    cdef Py_ssize_t j, end = n - n % 4
+    cdef double s0 = 0, s1 = 0, s2 = 0, s3 = 0
+    if b == NULL:
+        for j in range(0, end, 4):
+            s0 += a[j]
+            s1 += a[j + 1]
+            s2 += a[j + 2]
+            s3 += a[j + 3]
+        for j in range(end, n):
+            s0 += a[j]
+    else:
+        for j in range(0, end, 4):
+            s0 += a[j] * b[j]
+            s1 += a[j + 1] * b[j + 1]
+            s2 += a[j + 2] * b[j + 2]
+            s3 += a[j + 3] * b[j + 3]
+        for j in range(end, n):
+            s0 += a[j] * b[j]
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef void _row_pass(int kind, const real* x, const real* g, real* y, real* mx,
+                    Py_ssize_t n) noexcept nogil:
+    """_slice_pass for inner == 1 (the last dim): one contiguous row."""
+    cdef Py_ssize_t j
+    cdef real m
+    cdef double s
+    cdef real sr
+    if kind == PASS_MAX:
+        m = _row_max(x, n)
+        mx[0] = m
+        for j in range(n):
+            y[j] = x[j] - m
+        return
+    if kind == PASS_GRAD:
+        sr = <real>_row_dot(g, x, n)
+        for j in range(n):
+            y[j] = x[j] * (g[j] - sr)
+    elif kind == PASS_LOG_GRAD:
+        sr = <real>_row_dot(g, NULL, n)
+        for j in range(n):
+            y[j] = g[j] - y[j] * sr
+    else:
+        s = _row_dot(y, NULL, n)
+        if kind == PASS_SOFTMAX:
+            s = 1.0 / s
+            for j in range(n):
+                y[j] = <real>(y[j] * s)
+        else:
+            sr = <real>c_log(s)
+            m = mx[0]
+            for j in range(n):
+                y[j] = (x[j] - m) - sr
+
+
+cdef int _pass_blocks(int kind, const real* x, const real* g, real* y, real* mx,
+                      Py_ssize_t start, Py_ssize_t stop, Py_ssize_t n,
+                      Py_ssize_t inner) noexcept nogil:
+    """The pass over outer blocks [start, stop); -1 if scratch memory is missing."""
+    cdef Py_ssize_t b, off, size = n * inner
     cdef double* acc = NULL
-    cdef real* mx = NULL
     if inner != 1:
         acc = <double*>malloc(inner * sizeof(double))
-        mx = <real*>malloc(inner * sizeof(real))
-        if acc == NULL or mx == NULL:
-            free(acc)
-            free(mx)
+        if acc == NULL:
             return -1
     for b in range(start, stop):
+        off = b * size
         if inner == 1:
-            if backward:
-                _softmax_backward_row(g + b * size, x + b * size, y + b * size, n, take_log)
-            else:
-                _softmax_row(x + b * size, y + b * size, n, take_log)
-        elif backward:
-            _softmax_backward_strided(g + b * size, x + b * size, y + b * size, n, inner,
-                                      take_log, acc)
+            _row_pass(kind, x + off, g + off if g != NULL else NULL, y + off, mx + b, n)
         else:
-            _softmax_strided(x + b * size, y + b * size, n, inner, take_log, acc, mx)
+            _slice_pass(kind, x + off, g + off if g != NULL else NULL, y + off,
+                        mx + b * inner, acc, n, inner)
     free(acc)
-    free(mx)
     return 0
 
 
-cdef int _softmax_run(const real* x, const real* g, real* y, Py_ssize_t outer,
-                      Py_ssize_t n, Py_ssize_t inner, bint take_log, bint backward,
-                      int nthreads) noexcept nogil:
+cdef int _run_pass(int kind, const real* x, const real* g, real* y, real* mx,
+                   Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+                   int nthreads) noexcept nogil:
     cdef Py_ssize_t block, start, step
     cdef int failed = 0
     if nthreads <= 1 or outer < 2:
-        return _softmax_blocks(x, g, y, 0, outer, n, inner, take_log, backward)
+        return _pass_blocks(kind, x, g, y, mx, 0, outer, n, inner)
     step = kernel_block_size(outer, nthreads)
     for block in prange(nthreads, schedule="static", num_threads=nthreads):
         start = block * step
         if start < outer:
-            if _softmax_blocks(x, g, y, start, min(start + step, outer), n, inner,
-                               take_log, backward) != 0:
+            if _pass_blocks(kind, x, g, y, mx, start, min(start + step, outer), n,
+                            inner) != 0:
                 failed = 1
     return -failed
+
+
+cdef int _pass(int kind, int typenum, cnp.ndarray x, object g, cnp.ndarray y,
+               cnp.ndarray mx, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+               int nthreads) except -1:
+    cdef void* xp = cnp.PyArray_DATA(x)
+    cdef void* gp = cnp.PyArray_DATA(<cnp.ndarray>g) if g is not None else NULL
+    cdef void* yp = cnp.PyArray_DATA(y)
+    cdef void* mp = cnp.PyArray_DATA(mx) if mx is not None else NULL
+    cdef int status
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            status = _run_pass(kind, <const float*>xp, <const float*>gp, <float*>yp,
+                               <float*>mp, outer, n, inner, nthreads)
+        else:
+            status = _run_pass(kind, <const double*>xp, <const double*>gp, <double*>yp,
+                               <double*>mp, outer, n, inner, nthreads)
+    if status != 0:
+        raise MemoryError(f"softmax: could not allocate {inner} doubles of scratch memory")
+    return 0
 
 
 cdef tuple _dim_split(cnp.ndarray x, object dim, str func):
@@ -293,6 +298,8 @@ cdef tuple _dim_split(cnp.ndarray x, object dim, str func):
 
 
 cdef object _softmax_call(str func, object x, object g, object dim, bint take_log):
+    """The forward (g None) or the backward (x is the forward's output) in passes (Note
+    [The softmax kernels take numpy's exp])."""
     cdef int typenum = _check_input(func, "output" if g is not None else "x", x)
     if g is not None:
         _check_input(func, "grad", g)
@@ -305,20 +312,20 @@ cdef object _softmax_call(str func, object x, object g, object dim, bint take_lo
     if size == 0:
         return out
     cdef int nthreads = kernel_threads(size, _row_threshold)
-    cdef void* xp = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* gp = cnp.PyArray_DATA(<cnp.ndarray>g) if g is not None else NULL
-    cdef void* yp = cnp.PyArray_DATA(out)
-    cdef bint backward = g is not None
-    cdef int status
-    with nogil:
-        if typenum == cnp.NPY_FLOAT:
-            status = _softmax_run(<const float*>xp, <const float*>gp, <float*>yp, outer, n,
-                                  inner, take_log, backward, nthreads)
-        else:
-            status = _softmax_run(<const double*>xp, <const double*>gp, <double*>yp, outer,
-                                  n, inner, take_log, backward, nthreads)
-    if status != 0:
-        raise MemoryError(f"{func}: could not allocate {inner} elements of scratch memory")
+    cdef cnp.ndarray mx = None
+    cdef cnp.npy_intp dims[1]
+    if g is None:
+        dims[0] = outer * inner
+        mx = cnp.PyArray_EMPTY(1, dims, typenum, 0)
+        _pass(PASS_MAX, typenum, x, None, out, mx, outer, n, inner, nthreads)
+        np.exp(out, out=out)
+        _pass(PASS_LOG if take_log else PASS_SOFTMAX, typenum, x, None, out, mx, outer, n,
+              inner, nthreads)
+    elif take_log:
+        np.exp(x, out=out)
+        _pass(PASS_LOG_GRAD, typenum, x, g, out, None, outer, n, inner, nthreads)
+    else:
+        _pass(PASS_GRAD, typenum, x, g, out, None, outer, n, inner, nthreads)
     return out
 
 
@@ -508,6 +515,14 @@ cdef void _ln_backward_rows(const real* g, const real* x, const real* w, real* g
             a = a / n
             c = c * rstd / n
             gxr = gx + r * n
+            if gw != NULL and gb != NULL:   # the common case in one pass
+                for j in range(n):
+                    gy = gr[j] * w[j] if w != NULL else gr[j]
+                    xhat = (xr[j] - mean) * rstd
+                    gxr[j] = <real>(rstd * (gy - a - xhat * c))
+                    gw[j] += gr[j] * xhat
+                    gb[j] += gr[j]
+                continue
             for j in range(n):
                 gy = gr[j] * w[j] if w != NULL else gr[j]
                 xhat = (xr[j] - mean) * rstd
@@ -712,4 +727,3 @@ def layer_norm_backward(grad, x, normalized, weight=None, eps=1e-5, *, input_gra
         gw = gw.astype(np.float32) if gw is not None else None
         gb = gb.astype(np.float32) if gb is not None else None
     return gx, gw, gb
-
