@@ -167,3 +167,19 @@ def test_cross_entropy_batch_matches_torch(dtype):
             tol = TOL[dtype] if dtype == np.float64 else dict(rtol=1e-5, atol=1e-5)
             np.testing.assert_allclose(loss.detach().numpy(), tloss.detach().numpy(), **tol)
             np.testing.assert_allclose(gx.numpy(), tx.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4,), (2, 3, 2, 2)], ids=str)
+def test_nll_every_target_ignored_gives_zero_gradients_as_torch(shape):
+    x = np.random.default_rng(5).standard_normal(shape)
+    tshape = (shape[0],) + shape[2:] if len(shape) > 1 else ()
+    target = np.full(tshape, -100)
+    op = "nll_loss2d" if len(shape) == 4 else "nll_loss"
+    xt = gt.tensor(x, requires_grad=True)
+    loss = gt.OPS[op](xt, gt.tensor(target), None, "mean", -100)
+    (gx,) = ag.grad(loss, xt)
+    tx = torch.tensor(x, requires_grad=True)
+    tloss = torch.nn.functional.nll_loss(tx, torch.tensor(target))
+    tloss.backward()
+    assert np.isnan(loss.item()) and np.isnan(tloss.item())
+    np.testing.assert_array_equal(gx.numpy(), tx.grad.numpy())
