@@ -166,3 +166,47 @@ def test_kernel_checks_its_arrays():
         )
     with pytest.raises(TypeError):
         adam_update_(p, g, m, v, None, **{**kw, "lr": "x"})
+
+
+def _numpy_adam(p, g, m, v, *, lr, beta1, beta2, eps, weight_decay, step, maximize, decoupled):
+    """torch's single-tensor Adam in numpy, in the parameter's dtype, torch's order."""
+    t = p.dtype.type
+    g = -g if maximize else g
+    if weight_decay:
+        if decoupled:
+            p = p * t(1 - lr * weight_decay)
+        else:
+            g = g + t(weight_decay) * p
+    w = t(1 - beta1)
+    m = m + w * (g - m) if abs(w) < 0.5 else g - (g - m) * (t(1) - w)
+    v = v * t(beta2) + (t(1 - beta2) * g) * g
+    d = np.sqrt(v) / t((1 - beta2**step) ** 0.5) + t(eps)
+    return p + (t(-(lr / (1 - beta1**step))) * m) / d, m, v
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 7, 8, 1001])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(weight_decay=0.0, decoupled=False, beta1=0.9, maximize=False),
+        dict(weight_decay=0.1, decoupled=True, beta1=0.9, maximize=True),
+        dict(weight_decay=0.1, decoupled=False, beta1=0.3, maximize=False),
+    ],
+    ids=["plain", "adamw-maximize", "l2-large-lerp"],
+)
+def test_kernel_is_bitwise_the_numpy_transcription(dtype, n, options):
+    """Each element, in the vector (SSE2) lanes and the scalar tail, does torch's operations
+    in torch's order: bit for bit a numpy transcription in the same dtype."""
+    rng = np.random.default_rng(3)
+    p, g = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    m, v = np.zeros(n, dtype), np.zeros(n, dtype)
+    wp, wm, wv = p.copy(), m.copy(), v.copy()
+    kw = dict(lr=0.01, beta2=0.999, eps=1e-8, **options)
+    for step in range(1, 6):
+        g = rng.standard_normal(n).astype(dtype)
+        adam_update_(p, g, m, v, None, step=float(step), **kw)
+        wp, wm, wv = _numpy_adam(wp, g, wm, wv, step=float(step), **kw)
+        np.testing.assert_array_equal(m, wm)
+        np.testing.assert_array_equal(v, wv)
+        np.testing.assert_array_equal(p, wp)

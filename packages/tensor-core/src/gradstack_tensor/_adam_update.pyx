@@ -9,7 +9,7 @@ docstring for the arrays every kernel takes); public as ``gradstack_tensor.kerne
 
 cimport numpy as cnp
 from cython.parallel cimport prange
-from libc.math cimport pow, sqrt
+from libc.math cimport pow, sqrt, sqrtf
 
 from ._kernels cimport (
     _as_float, _check_disjoint, _check_input, _check_not_shifted, _check_output, _check_same,
@@ -60,25 +60,91 @@ cdef struct AdamOptions:
     bint decoupled
 
 
-cdef void _adam_range(const AdamOptions* opt, real* param, const real* grad, real* m,
-                      real* v, real* vmax, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
-    """One Adam step for elements [start, stop); `vmax` is unused without amsgrad."""
+cdef extern from *:
+    """
+    /* Note [A vectorisable Adam loop] in _adam_update.pyx: the float32 loop without
+       amsgrad, four elements at a time with SSE2 (each lane the scalar loop's IEEE
+       operations in its order: the same bits), the scalar loop for the rest. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #define GS_ADAM_SSE2 1
+    static Py_ssize_t gs_adam_f32_sse2(float* param, const float* grad, float* m, float* v,
+            Py_ssize_t start, Py_ssize_t stop, float sign, int decay, int decoupled,
+            float wd, float keep, int small, float w1, float w1c, float beta2, float value2,
+            float bc2, float eps, float neg_step) {
+        Py_ssize_t i = start;
+        __m128 vsign = _mm_set1_ps(sign), vwd = _mm_set1_ps(wd), vkeep = _mm_set1_ps(keep);
+        __m128 vw1 = _mm_set1_ps(w1), vw1c = _mm_set1_ps(w1c), vb2 = _mm_set1_ps(beta2);
+        __m128 vval2 = _mm_set1_ps(value2), vbc2 = _mm_set1_ps(bc2), veps = _mm_set1_ps(eps);
+        __m128 vstep = _mm_set1_ps(neg_step);
+        for (; i + 4 <= stop; i += 4) {
+            __m128 g = _mm_mul_ps(vsign, _mm_loadu_ps(grad + i));
+            __m128 p = _mm_loadu_ps(param + i);
+            __m128 mi = _mm_loadu_ps(m + i), vi, d;
+            if (decay) {
+                if (decoupled) p = _mm_mul_ps(p, vkeep);
+                else g = _mm_add_ps(g, _mm_mul_ps(vwd, p));
+            }
+            if (small) mi = _mm_add_ps(mi, _mm_mul_ps(vw1, _mm_sub_ps(g, mi)));
+            else mi = _mm_sub_ps(g, _mm_mul_ps(_mm_sub_ps(g, mi), vw1c));
+            _mm_storeu_ps(m + i, mi);
+            vi = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v + i), vb2),
+                            _mm_mul_ps(_mm_mul_ps(vval2, g), g));
+            _mm_storeu_ps(v + i, vi);
+            d = _mm_add_ps(_mm_div_ps(_mm_sqrt_ps(vi), vbc2), veps);
+            _mm_storeu_ps(param + i, _mm_add_ps(p, _mm_div_ps(_mm_mul_ps(vstep, mi), d)));
+        }
+        return i;
+    }
+    #else
+    #define GS_ADAM_SSE2 0
+    static Py_ssize_t gs_adam_f32_sse2(float* param, const float* grad, float* m, float* v,
+            Py_ssize_t start, Py_ssize_t stop, float sign, int decay, int decoupled,
+            float wd, float keep, int small, float w1, float w1c, float beta2, float value2,
+            float bc2, float eps, float neg_step) {
+        return start;
+    }
+    #endif
+    """
+    Py_ssize_t gs_adam_f32_sse2(float* param, const float* grad, float* m, float* v,
+                                Py_ssize_t start, Py_ssize_t stop, float sign, int decay,
+                                int decoupled, float wd, float keep, int small, float w1,
+                                float w1c, float beta2, float value2, float bc2, float eps,
+                                float neg_step) noexcept nogil
+
+
+# Note [A vectorisable Adam loop]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The step costs a square root and two divisions per element: scalar, they made the
+# kernel slower than numpy's ten SIMD passes (~13 ns per element against ~11 for the
+# tensor ops, 2.7M float32 elements, on the loaded 2-core EPYC).  GCC does not
+# vectorise the scalar loop (sqrtf may set errno: "control flow in loop", and the
+# no-math-errno pragma does not reach it), so the float32 loop without amsgrad is
+# written with SSE2 intrinsics, four lanes that each do the scalar loop's operations
+# in its order (IEEE: the same bits as the scalar loop), which runs the remainder,
+# float64 and amsgrad (its maximum keeps torch's NaN rule, a branch).
+
+cdef inline void _adam_loop(const AdamOptions* opt, real* param, const real* grad,
+                            real* m, real* v, real* vmax, Py_ssize_t start,
+                            Py_ssize_t stop, bint decay, bint decoupled, bint small,
+                            bint amsgrad) noexcept nogil:
     cdef real sign = -1 if opt.maximize else 1
-    cdef bint decay = opt.weight_decay != 0
-    cdef bint decoupled = opt.decoupled
     cdef real wd = <real>opt.weight_decay
     cdef real keep = <real>(1.0 - opt.lr * opt.weight_decay)
     cdef real w1 = <real>(1.0 - opt.beta1)
     cdef real w1c = 1 - w1
-    cdef bint small = (w1 if w1 >= 0 else -w1) < 0.5
     cdef real beta2 = <real>opt.beta2
     cdef real value2 = <real>(1.0 - opt.beta2)
     cdef real bc2 = <real>opt.bc2_sqrt
     cdef real eps = <real>opt.eps
     cdef real neg_step = <real>(-opt.step_size)
-    cdef bint amsgrad = opt.amsgrad
     cdef Py_ssize_t i
     cdef real g, p, mi, vi, d
+    if real is float:
+        if not amsgrad:
+            start = gs_adam_f32_sse2(param, grad, m, v, start, stop, sign, decay,
+                                     decoupled, wd, keep, small, w1, w1c, beta2, value2,
+                                     bc2, eps, neg_step)
     for i in range(start, stop):
         g = sign * grad[i]
         p = param[i]
@@ -88,7 +154,10 @@ cdef void _adam_range(const AdamOptions* opt, real* param, const real* grad, rea
             else:
                 g = g + wd * p
         mi = m[i]
-        mi = mi + w1 * (g - mi) if small else g - (g - mi) * w1c
+        if small:
+            mi = mi + w1 * (g - mi)
+        else:
+            mi = g - (g - mi) * w1c
         m[i] = mi
         vi = v[i] * beta2 + (value2 * g) * g
         v[i] = vi
@@ -98,11 +167,36 @@ cdef void _adam_range(const AdamOptions* opt, real* param, const real* grad, rea
             vmax[i] = d
             vi = d
         if real is float:
-            d = sqrt(<double>vi)
+            d = sqrtf(vi)
         else:
             d = sqrt(vi)
         d = d / bc2 + eps
         param[i] = p + (neg_step * mi) / d
+
+
+cdef void _adam_range(const AdamOptions* opt, real* param, const real* grad, real* m,
+                      real* v, real* vmax, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    """One Adam step for elements [start, stop); `vmax` is unused without amsgrad."""
+    cdef real w1 = <real>(1.0 - opt.beta1)
+    cdef bint small = (w1 if w1 >= 0 else -w1) < 0.5
+    cdef bint decay = opt.weight_decay != 0
+    if opt.amsgrad:
+        _adam_loop(opt, param, grad, m, v, vmax, start, stop, decay, opt.decoupled, small,
+                   True)
+    elif not decay:
+        if small:
+            _adam_loop(opt, param, grad, m, v, vmax, start, stop, False, False, True, False)
+        else:
+            _adam_loop(opt, param, grad, m, v, vmax, start, stop, False, False, False, False)
+    elif opt.decoupled:
+        if small:
+            _adam_loop(opt, param, grad, m, v, vmax, start, stop, True, True, True, False)
+        else:
+            _adam_loop(opt, param, grad, m, v, vmax, start, stop, True, True, False, False)
+    elif small:
+        _adam_loop(opt, param, grad, m, v, vmax, start, stop, True, False, True, False)
+    else:
+        _adam_loop(opt, param, grad, m, v, vmax, start, stop, True, False, False, False)
 
 
 cdef void _adam(const AdamOptions* opt, real* param, const real* grad, real* m, real* v,
