@@ -39,6 +39,7 @@ import math
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import OPS, Tensor
+from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
 from gradstack_tensor.extension import wrap as _wrap
 from gradstack_tensor.kernels import layer_norm_backward as _layer_norm_backward_kernel
@@ -197,9 +198,10 @@ def _elementwise_shape(x, y):
 # negative log-likelihood
 
 
-def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype):
+def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype, scale=None):
     """``d loss / d input`` of the NLL loss divided by the incoming gradient: ``-w[t]`` at
-    each target's class (over the total weight for ``mean``), 0 elsewhere."""
+    each target's class (over the total weight for ``mean``), 0 elsewhere; times `scale`
+    (the incoming gradient of a reduced loss, a 0-d array) when given."""
     t = _array(target).astype(np.int64, copy=False)
     nd = len(shape)
     if nd == 1:
@@ -215,6 +217,9 @@ def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype):
     if reduction == "mean":  # divided before the scatter: one pass over the targets only
         with np.errstate(all="ignore"):
             vals = vals / w.sum()
+    if scale is not None:
+        with np.errstate(all="ignore"):
+            vals = vals * scale
     # an ignored target gets 0, as torch's kernel leaves it (even when every target is
     # ignored and the total weight is 0, where dividing afterwards gave NaN everywhere)
     vals = np.where(ignored, 0, vals).astype(dtype, copy=False)
@@ -235,6 +240,22 @@ def _nll_backward(ctx, grad):
     )
     shape = tuple(ctx.input_shape(0))
     lead = _lead(grad)
+    if reduction != "none" and grad.dim() == 0 and _kernel_arrays(grad) is not None:
+        # first order, a reduced loss: the gradient folded into the scattered values, no
+        # pass of ``g * coef`` over the whole input (the same products, (-w / total) * g)
+        return (
+            _wrap(
+                _nll_coefficients(
+                    shape,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                    grad.dtype.numpy,
+                    scale=_data(grad),
+                )
+            ),
+        )
     coef = gt.from_numpy(
         _nll_coefficients(shape, target, weight, reduction, ignore_index, grad.dtype.numpy)
     )
