@@ -678,6 +678,12 @@ ENTRY_POINTS = {
     "accumulate_": (lambda a: K.accumulate_(*a), 2),
     "add_scaled_": (lambda a: K.add_scaled_(*a, 0.5), 2),
     "sgd_update_": (lambda a: K.sgd_update_(*a, 0.1, momentum=0.9), 3),
+    "adam_update_": (
+        lambda a: K.adam_update_(
+            *a, lr=0.1, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.0, step=1.0, amsgrad=True
+        ),
+        5,
+    ),
 }
 
 

@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from . import _activation_kernels
+from . import _activation_kernels, _norm_kernels
 from . import _batch_norm_kernels as _bn_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
@@ -440,6 +440,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                 f"shape {list(a.shape)} and normalized_shape = {list(shape)}"
             )
         params.append(a)
+    normalized = math.prod(shape)
+    if x.dtype in (np.float32, np.float64) and normalized:
+        # Note [Layer norm's moments] in _norm_kernels.pyx: one pass per row
+        w, b = (None if a is None else np.ascontiguousarray(a) for a in params)
+        return _wrap(_norm_kernels.layer_norm(np.ascontiguousarray(x), normalized, w, b, eps))
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     with np.errstate(all="ignore"):
         mean = x.mean(axis=axes, keepdims=True)

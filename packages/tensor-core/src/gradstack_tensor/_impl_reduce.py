@@ -12,8 +12,8 @@ import warnings
 
 import numpy as np
 
+from . import _norm_kernels, return_types
 from . import dtypes as _dt
-from . import return_types
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
 from ._shapes import _normalize_dim, normalize_dims
@@ -409,9 +409,28 @@ def softmax_values(x, axis):
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
+def _row_kernel_input(x):
+    """``x`` as the row kernels of ``_norm_kernels`` take it (C-contiguous float32/float64,
+    at least 1-d), or None for the numpy path (float16, 0-d).
+
+    Note [softmax's C path]
+    The kernel takes any dim of a C-contiguous array without a transposed copy (Note
+    [float32 exp of the softmax kernels] in _norm_kernels.pyx); any other layout is
+    copied to C order first, which costs less than numpy's five passes."""
+    if x.ndim == 0 or x.dtype not in _ROW_KERNEL_DTYPES:
+        return None
+    return x if x.flags.c_contiguous and x.flags.aligned else np.ascontiguousarray(x)
+
+
+_ROW_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 @OPS["softmax"].set_kernel
 def softmax(input, dim, dtype=None):
     x, axis = _softmax_input(input, dim, dtype, "softmax")
+    c = _row_kernel_input(x)
+    if c is not None:
+        return _wrap(_norm_kernels.softmax(c, axis))
     return _wrap(_result(quiet(softmax_values, _acc(x), axis), x.dtype))
 
 
@@ -427,6 +446,9 @@ def _log_softmax_values(x, axis):
 @OPS["log_softmax"].set_kernel
 def log_softmax(input, dim, dtype=None):
     x, axis = _softmax_input(input, dim, dtype, "log_softmax")
+    c = _row_kernel_input(x)
+    if c is not None:
+        return _wrap(_norm_kernels.softmax(c, axis, log=True))
     return _wrap(_result(quiet(_log_softmax_values, _acc(x), axis), x.dtype))
 
 

@@ -8,6 +8,15 @@ All check their arguments before touching memory.  ``get_num_threads``/``set_num
 their OpenMP threads.  Public and versioned with tensor-core; each function's docstring
 has its contract and an example.  (The fused backward formulas, ``sin_backward``,
 ``mul_backward`` ..., are graph-engine's: ``gradstack_autograd._backward_kernels``.)
+In-place accumulation of gradients (``accumulate_``, ``add_scaled_``), the SGD and Adam
+updates (``sgd_update_``, ``adam_update_``), broadcast reduction (``sum_to_shape``) and the
+row kernels of softmax and layer norm (``softmax``, ``layer_norm`` and their backward)
+work on numpy arrays (float32/float64, C-contiguous; :func:`fusable` says whether arrays
+qualify) and check their arguments before touching memory.
+``get_num_threads``/``set_num_threads`` control their OpenMP threads.  Public and
+versioned with tensor-core; each function's docstring has its contract and an example.
+(The fused backward formulas, ``sin_backward``, ``mul_backward`` ..., are graph-engine's:
+``gradstack_autograd._backward_kernels``.)
 
 Examples
 --------
@@ -21,6 +30,8 @@ array([3., 3., 3.], dtype=float32)
 # one module per family of kernels (_kernels.pyx's docstring lists them)
 from ._activation_kernels import *  # noqa: F403
 from ._activation_kernels import __all__ as _activation_all
+from ._adam_update import *  # noqa: F403
+from ._adam_update import __all__ as _adam_update_all
 from ._batch_norm_kernels import *  # noqa: F403
 from ._batch_norm_kernels import __all__ as _batch_norm_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
@@ -29,6 +40,8 @@ from ._index_kernels import *  # noqa: F403
 from ._index_kernels import __all__ as _index_kernels_all
 from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
+from ._norm_kernels import *  # noqa: F403
+from ._norm_kernels import __all__ as _norm_kernels_all
 from ._rnn_kernels import *  # noqa: F403
 from ._rnn_kernels import __all__ as _rnn_kernels_all
 from ._sgd_update import *  # noqa: F403
@@ -42,10 +55,12 @@ __all__ = sorted(
     [
         *_activation_all,
         *_batch_norm_kernels_all,
+        *_adam_update_all,
         *_transcendentals_all,
         *_index_kernels_all,
         *_kernels_all,
         *_rnn_kernels_all,
+        *_norm_kernels_all,
         *_sgd_update_all,
         *_sum_to_shape_all,
         *_window_kernels_all,

@@ -19,16 +19,34 @@ def _grad_mode() -> bool:
     return _modes.is_grad_enabled()
 
 
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _first_order_arrays(grad) -> bool:
     """Whether a formula may compute on ``grad``'s array with a kernel of tensor-core and
     wrap the result: a first-order backward (no ``create_graph``, no forward-mode AD to
-    carry, not batched) of a float32/float64 gradient (as ``run_fused`` decides)."""
+    carry, not batched) of a float32/float64 gradient (as ``run_fused`` decides; Note
+    [Formulas are written with gradstack ops])."""
     return (
         not _modes.is_grad_enabled()
         and not _modes.forward_ad_enabled()
         and not _modes.grads_batched()
-        and _data(grad).dtype in (np.float32, np.float64)
+        and _data(grad).dtype in _KERNEL_DTYPES
     )
+
+
+def _kernel_arrays(*tensors):
+    """The tensors' arrays in C order, for a fused backward kernel of
+    ``gradstack_tensor.kernels`` whose arguments are not all of one shape (layer norm,
+    softmax along a dim), the first being the gradient; None when the formula must run
+    with gradstack ops instead (not :func:`_first_order_arrays`, or arrays of different
+    dtypes)."""
+    if not _first_order_arrays(tensors[0]):
+        return None
+    arrays = [_data(t) for t in tensors]
+    if any(a.dtype != arrays[0].dtype for a in arrays):
+        return None
+    return [np.ascontiguousarray(a) for a in arrays]
 
 
 def _expand_reduced(grad, shape, dim, keepdim, lead=()):

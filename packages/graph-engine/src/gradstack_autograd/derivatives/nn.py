@@ -45,11 +45,19 @@ from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import wrap as _wrap
 from gradstack_tensor.kernels import batch_norm_backward as _bn_backward_kernel
 from gradstack_tensor.kernels import batch_norm_stats as _bn_stats_kernel
+from gradstack_tensor.kernels import layer_norm_backward as _layer_norm_backward_kernel
 
 from .. import _grad_mode as _modes
 from .._op_node import run_fused
 from ..grad_mode import no_grad
-from ._formulas import _batch_scatter, _first_order_arrays, _grad_mode, _lead, _sum_all
+from ._formulas import (
+    _batch_scatter,
+    _first_order_arrays,
+    _grad_mode,
+    _kernel_arrays,
+    _lead,
+    _sum_all,
+)
 from ._shown import TotalWeight, loss_enums, nll_enums
 from ._table import _not_differentiable, jvp, register
 from ._tangents import _take
@@ -203,9 +211,10 @@ def _elementwise_shape(x, y):
 # negative log-likelihood
 
 
-def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype):
+def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype, scale=None):
     """``d loss / d input`` of the NLL loss divided by the incoming gradient: ``-w[t]`` at
-    each target's class (over the total weight for ``mean``), 0 elsewhere."""
+    each target's class (over the total weight for ``mean``), 0 elsewhere; times `scale`
+    (the incoming gradient of a reduced loss, a 0-d array) when given."""
     t = _array(target).astype(np.int64, copy=False)
     nd = len(shape)
     if nd == 1:
@@ -217,14 +226,23 @@ def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype):
     else:
         w = _array(weight).astype(dtype, copy=False)[safe]
     w = np.where(ignored, 0, w).astype(dtype, copy=False)
+    vals = -w
+    if reduction == "mean":  # divided before the scatter: one pass over the targets only
+        with np.errstate(all="ignore"):
+            vals = vals / w.sum()
+    if scale is not None:
+        with np.errstate(all="ignore"):
+            vals = vals * scale
+    # an ignored target gets 0, as torch's kernel leaves it (even when every target is
+    # ignored and the total weight is 0, where dividing afterwards gave NaN everywhere)
+    vals = np.where(ignored, 0, vals).astype(dtype, copy=False)
     coef = np.zeros(shape, dtype=dtype)
     if nd == 1:
-        coef[safe] = -w
+        coef[safe] = vals
+    elif nd == 2:  # (indexing, not put_along_axis: a third of the backward's time)
+        coef[np.arange(shape[0]), safe] = vals
     else:
-        np.put_along_axis(coef, np.expand_dims(safe, 1), np.expand_dims(-w, 1), axis=1)
-    if reduction == "mean":
-        with np.errstate(all="ignore"):
-            coef = coef / w.sum()
+        np.put_along_axis(coef, np.expand_dims(safe, 1), np.expand_dims(vals, 1), axis=1)
     return coef
 
 
@@ -235,6 +253,22 @@ def _nll_backward(ctx, grad):
     )
     shape = tuple(ctx.input_shape(0))
     lead = _lead(grad)
+    if reduction != "none" and grad.dim() == 0 and _kernel_arrays(grad) is not None:
+        # first order, a reduced loss: the gradient folded into the scattered values, no
+        # pass of ``g * coef`` over the whole input (the same products, (-w / total) * g)
+        return (
+            _wrap(
+                _nll_coefficients(
+                    shape,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                    grad.dtype.numpy,
+                    scale=_data(grad),
+                )
+            ),
+        )
     coef = gt.from_numpy(
         _nll_coefficients(shape, target, weight, reduction, ignore_index, grad.dtype.numpy)
     )
@@ -510,6 +544,11 @@ def _layer_norm_backward(ctx, grad):
         ctx.saved_value(k) for k in ("input", "normalized_shape", "weight", "eps")
     )
     need_x, need_w, need_b = ctx.needs_input_grad
+    fused = _fused_layer_norm_backward(
+        grad, x, weight, normalized_shape, eps, need_x, need_w, need_b
+    )
+    if fused is not None:
+        return fused
     lead = _lead(grad)
     axes = _ln_axes(x, normalized_shape)
     outer = _shifted(tuple(range(x.dim() - len(axes))), lead)
@@ -523,6 +562,36 @@ def _layer_norm_backward(ctx, grad):
     if need_b:
         gb = grad.sum(outer) if outer else grad
     return gx, gw, gb
+
+
+def _fused_layer_norm_backward(grad, x, weight, normalized_shape, eps, need_x, need_w, need_b):
+    """The three gradients by ``kernels.layer_norm_backward`` (one pass over the rows), or
+    None where the formula runs with gradstack ops (create_graph, a batched backward,
+    float16, an empty row: ``_kernel_arrays``)."""
+    k = len(_ln_axes(x, normalized_shape))
+    shape = tuple(x.shape[x.dim() - k :])
+    n = math.prod(shape)
+    if grad.shape != x.shape or n == 0:
+        return None
+    arrays = _kernel_arrays(grad, x) if weight is None else _kernel_arrays(grad, x, weight)
+    if arrays is None:
+        return None
+    w = arrays[2] if weight is not None else None
+    gx, gw, gb = _layer_norm_backward_kernel(
+        arrays[0],
+        arrays[1],
+        n,
+        w,
+        eps,
+        input_grad=bool(need_x),
+        weight_grad=bool(need_w),
+        bias_grad=bool(need_b),
+    )
+    return (
+        None if gx is None else _wrap(gx),
+        None if gw is None else _wrap(gw.reshape(shape)),
+        None if gb is None else _wrap(gb.reshape(shape)),
+    )
 
 
 @jvp("layer_norm")

@@ -9,6 +9,8 @@ import numpy as np
 from gradstack_tensor import OPS
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
+from gradstack_tensor.extension import wrap as _wrap
+from gradstack_tensor.kernels import softmax_backward as _softmax_backward_kernel
 
 from .. import _grad_mode as _modes
 from ._formulas import (
@@ -18,6 +20,7 @@ from ._formulas import (
     _expand_reduced,
     _grad_mode,
     _keep,
+    _kernel_arrays,
     _lead,
     _reduced_count,
     refuse_undifferentiable_result,
@@ -512,7 +515,22 @@ def _in_float32(grad, out, formula):
 )
 def _softmax(ctx, grad):
     dim, out = ctx.saved_value("dim"), ctx.saved_value("result")
+    fused = _fused_softmax_backward(grad, out, dim, False)
+    if fused is not None:
+        return (fused,)
     return (_in_float32(grad, out, lambda g, o: _softmax_formula(g, o, dim)),)
+
+
+def _fused_softmax_backward(grad, out, dim, log):
+    """The first-order gradient by ``kernels.softmax_backward`` (one call, no temporaries),
+    or None where the formula runs with gradstack ops (create_graph, a batched backward,
+    a 0-d output, float16: ``_kernel_arrays``)."""
+    if out.dim() == 0 or grad.shape != out.shape:
+        return None
+    arrays = _kernel_arrays(grad, out)
+    if arrays is None:
+        return None
+    return _wrap(_softmax_backward_kernel(arrays[0], arrays[1], dim % out.dim(), log))
 
 
 @jvp("softmax")
@@ -541,6 +559,9 @@ def _softmax_formula(grad, out, dim):
 )
 def _log_softmax(ctx, grad):
     dim, out = ctx.saved_value("dim"), ctx.saved_value("result")
+    fused = _fused_softmax_backward(grad, out, dim, True)
+    if fused is not None:
+        return (fused,)
     return (_in_float32(grad, out, lambda g, o: _log_softmax_formula(g, o, dim)),)
 
 

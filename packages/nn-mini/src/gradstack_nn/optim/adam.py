@@ -17,10 +17,18 @@ Examples
 from __future__ import annotations
 
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.extension import data_of as _data
 
 from ._ops import addcdiv_, addcmul_, lerp_
 from .optimizer import Optimizer, check_flags, has_grad, scalar
+
+try:
+    from gradstack_tensor.kernels import adam_update_ as _adam_update_
+    from gradstack_tensor.kernels import fusable as _fusable
+except ImportError:  # pragma: no cover - tensor-core built without its kernels
+    _fusable = _adam_update_ = None
 
 __all__ = ["Adam"]
 
@@ -125,8 +133,16 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = gt.zeros_like(p)
                 if amsgrad:
                     state["max_exp_avg_sq"] = gt.zeros_like(p)
-            grad = -p.grad if group["maximize"] else p.grad
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            max_sq = state.get("max_exp_avg_sq") if amsgrad else None
+            if (
+                _adam_update_ is not None
+                and (max_sq is not None or not amsgrad)
+                and _fast_path(p, exp_avg, exp_avg_sq, max_sq)
+            ):
+                _kernel_step(p, state, group, lr, beta1, beta2, decoupled)
+                continue
+            grad = -p.grad if group["maximize"] else p.grad
             state["step"].add_(1)
             if weight_decay != 0:
                 if decoupled:
@@ -147,3 +163,56 @@ class Adam(Optimizer):
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             addcdiv_(p, exp_avg, denom, value=-step_size)
+
+
+def _fast_path(p: Tensor, *states) -> bool:
+    """Whether the fused kernel applies: float32/float64 arrays of one shape, C-contiguous,
+    the parameter writable and not a view, the states separate arrays (Note [Adam's fast
+    path])."""
+    # Note [Adam's fast path]
+    # ``adam_update_`` (tensor-core's _adam_update.pyx) does the whole step of one
+    # parameter in one pass, with torch's operations in torch's order (Note [Adam follows
+    # torch's _single_tensor_adam]), instead of ten tensor ops and their temporaries.  It
+    # writes the arrays directly, so it takes only what it can write safely: parameters
+    # that are not views (as SGD's fast path), states that are C-contiguous float arrays
+    # of the parameter's dtype and share no memory.  Complex parameters, float16, views
+    # and odd layouts take the tensor ops.  The versions of the tensors written are bumped
+    # as their in-place ops would.
+    pa, ga = _data(p), _data(p.grad)
+    if p._base is not None or not pa.flags.writeable or not _fusable(pa, ga):
+        return False
+    arrays = [_data(s) for s in states if s is not None]
+    if not _fusable(pa, *arrays) or not all(a.flags.writeable for a in arrays):
+        return False
+    return not any(np.shares_memory(a, b) for i, a in enumerate([pa, *arrays]) for b in arrays[i:])
+
+
+def _kernel_step(p, state, group, lr, beta1, beta2, decoupled) -> None:
+    """One Adam step of ``p`` by the fused kernel; ``step`` is incremented as torch's
+    float32 ``state["step"]`` (its array, then its version)."""
+    step_t = state["step"]
+    step_a = _data(step_t)
+    step_a += 1
+    step_t._bump_version("Adam.step")
+    amsgrad = group["amsgrad"]
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    max_sq = state["max_exp_avg_sq"] if amsgrad else None
+    _adam_update_(
+        _data(p),
+        _data(p.grad),
+        _data(exp_avg),
+        _data(exp_avg_sq),
+        _data(max_sq) if amsgrad else None,
+        lr=lr,
+        beta1=beta1,
+        beta2=beta2,
+        eps=group["eps"],
+        weight_decay=group["weight_decay"],
+        step=float(step_a),
+        amsgrad=amsgrad,
+        maximize=group["maximize"],
+        decoupled=decoupled,
+    )
+    for t in (p, exp_avg, exp_avg_sq, max_sq):
+        if t is not None:
+            t._bump_version("Adam.step")

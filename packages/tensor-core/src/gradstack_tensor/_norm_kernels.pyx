@@ -1,0 +1,773 @@
+# cython: language_level=3, cdivision=True
+"""The row-wise kernels of normalisation: softmax and log_softmax along one dim, layer
+norm, each with its backward, fused into one or two passes over each row.
+
+Each kernel replaces a chain of numpy calls (max, subtract, exp, sum, divide: five passes
+and four temporaries for a softmax).  The arrays are checked, and the threads set, by
+``_kernels.pyx``'s shared code; public as ``gradstack_tensor.kernels``.  The ops'
+kernels (``_impl_reduce.py``'s softmax and log_softmax, ``_impl_nn.py``'s layer_norm)
+and graph-engine's backward formulas call them on C-contiguous float32/float64 arrays,
+and keep their numpy path for everything else.
+
+Rows
+----
+A softmax runs along one ``dim`` of a C-contiguous array, seen as ``(outer, n, inner)``:
+``inner == 1`` (the last dim) reads each row in place; another dim reduces ``n`` rows of
+``inner`` elements at once, with no transposed copy.  Layer norm normalises the last
+``normalized`` elements of each row (``x.size // normalized`` rows).  Sums accumulate in
+double for both dtypes and are rounded once; the results differ from torch's float32
+kernels by at most a few ulps (torch sums in float32, in vector lanes).
+"""
+
+cimport numpy as cnp
+from cython.parallel cimport prange
+from libc.math cimport sqrt
+from libc.math cimport log as c_log
+from libc.stdlib cimport free, malloc
+
+import numpy as np
+
+from ._kernels cimport (
+    _as_float, _check_input, _check_same, kernel_block_size,
+    kernel_threads, real,
+)
+
+cnp.import_array()
+
+__all__ = ["layer_norm", "layer_norm_backward", "softmax", "softmax_backward"]
+
+
+# Note [The softmax kernels take numpy's exp]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# numpy's exp is a SIMD loop (AVX-512 where the CPU has it: ~0.5 ns per float32 element
+# on the 2-core EPYC), while an exp in this module, compiled for baseline x86-64, is
+# scalar: a branch-free float32 exp computed in double (within 1 ulp) measured ~6 ns per
+# element, libm's expf ~3-4 ns, and a softmax spending that per element lost to numpy's
+# five passes from 1e4 elements.  So a softmax here is three passes instead of five,
+# with no temporaries beyond the result: (1) each slice's maximum, and x - max written
+# into the result; (2) numpy's exp of the result, in place; (3) each slice's sum (in
+# double) and the normalisation, out * (1 / sum), or for log_softmax (x - max) -
+# log(sum).  The backward of log_softmax takes exp(output) from numpy the same way.
+# Same exp as the numpy path, so the same values to the last ulp or two.
+
+
+# Note [Threads for the row kernels]
+# A pass of these kernels costs ~1 ns per element; the split is by whole outer blocks, so
+# a slice's sums never depend on the number of threads.  The kernels use threads only at
+# or above ROW_THRESHOLD elements (and get_num_threads() > 1), the threshold of the cheap
+# element-wise kernels divided by four for the two or three passes each one makes
+# (Note [Choosing PARALLEL_THRESHOLD] in _kernels.pyx).
+cdef Py_ssize_t _row_threshold = 1 << 14
+ROW_THRESHOLD = _row_threshold
+
+
+# ---------------------------------------------------------------------------------------
+# softmax and log_softmax: slices of n elements, `inner` apart, in outer blocks of n * inner
+
+cdef enum:
+    PASS_MAX = 0         # mx = max over the slice; y = x - mx
+    PASS_SOFTMAX = 1     # y = y / sum(y)
+    PASS_LOG = 2         # y = (x - mx) - log(sum(y))
+    PASS_GRAD = 3        # y = out * (g - sum(g * out))   (softmax's backward; x is out)
+    PASS_LOG_GRAD = 4    # y = g - y * sum(g)             (log_softmax's; y holds exp(out))
+
+
+cdef void _slice_pass(int kind, const real* x, const real* g, real* y, real* mx,
+                      double* acc, Py_ssize_t n, Py_ssize_t inner) noexcept nogil:
+    """One pass over the `inner` slices of one outer block (acc: `inner` doubles); the
+    inner loops run along memory, one loop per kind so that each vectorises."""
+    cdef Py_ssize_t i, j
+    cdef real v, m
+    cdef const real* xr
+    cdef const real* gr
+    cdef real* yr
+    if kind == PASS_MAX:
+        for i in range(inner):
+            mx[i] = x[i]
+        for j in range(1, n):
+            xr = x + j * inner
+            for i in range(inner):
+                v = xr[i]
+                m = mx[i]
+                mx[i] = v if v > m else m   # (Note [Four accumulators]: NaN rows)
+        for j in range(n):
+            xr = x + j * inner
+            yr = y + j * inner
+            for i in range(inner):
+                yr[i] = xr[i] - mx[i]
+        return
+    for i in range(inner):
+        acc[i] = 0
+    for j in range(n):
+        xr = x + j * inner
+        gr = g + j * inner if g != NULL else NULL
+        yr = y + j * inner
+        if kind == PASS_GRAD:
+            for i in range(inner):
+                acc[i] += gr[i] * xr[i]
+        elif kind == PASS_LOG_GRAD:
+            for i in range(inner):
+                acc[i] += gr[i]
+        else:
+            for i in range(inner):
+                acc[i] += yr[i]
+    if kind == PASS_SOFTMAX:
+        for i in range(inner):
+            acc[i] = 1.0 / acc[i]
+    elif kind == PASS_LOG:
+        for i in range(inner):
+            acc[i] = c_log(acc[i])
+    for j in range(n):
+        xr = x + j * inner
+        gr = g + j * inner if g != NULL else NULL
+        yr = y + j * inner
+        if kind == PASS_SOFTMAX:
+            for i in range(inner):
+                yr[i] = <real>(yr[i] * acc[i])
+        elif kind == PASS_LOG:
+            for i in range(inner):
+                yr[i] = (xr[i] - mx[i]) - <real>acc[i]
+        elif kind == PASS_GRAD:
+            for i in range(inner):
+                yr[i] = xr[i] * (gr[i] - <real>acc[i])
+        else:
+            for i in range(inner):
+                yr[i] = gr[i] - yr[i] * <real>acc[i]
+
+
+# Note [Four accumulators]
+# A row's maximum or sum taken in one chain waits for each step (~3-4 cycles for maxss or
+# a double add: ~70% of a softmax's time was that chain); four chains, combined at the
+# end, let the steps overlap.  The order of the additions depends only on n, never on
+# threads.  A NaN in a row makes its exp NaN and so the whole row NaN, whatever the
+# maximum made of it; +inf makes inf - inf, and a row of -inf -inf - -inf: NaN too, as
+# torch.
+
+cdef inline real _row_max(const real* x, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j, end = n - n % 4
+    cdef real m0 = x[0], m1 = x[0], m2 = x[0], m3 = x[0], v
+    for j in range(0, end, 4):
+        v = x[j]
+        m0 = v if v > m0 else m0
+        v = x[j + 1]
+        m1 = v if v > m1 else m1
+        v = x[j + 2]
+        m2 = v if v > m2 else m2
+        v = x[j + 3]
+        m3 = v if v > m3 else m3
+    for j in range(end, n):
+        v = x[j]
+        m0 = v if v > m0 else m0
+    m0 = m1 if m1 > m0 else m0
+    m2 = m3 if m3 > m2 else m2
+    return m2 if m2 > m0 else m0
+
+
+cdef inline double _row_dot(const real* a, const real* b, Py_ssize_t n) noexcept nogil:
+    """sum(a * b) (b NULL: sum(a)), in double, in four chains."""
+    cdef Py_ssize_t j, end = n - n % 4
+    cdef double s0 = 0, s1 = 0, s2 = 0, s3 = 0
+    if b == NULL:
+        for j in range(0, end, 4):
+            s0 += a[j]
+            s1 += a[j + 1]
+            s2 += a[j + 2]
+            s3 += a[j + 3]
+        for j in range(end, n):
+            s0 += a[j]
+    else:
+        for j in range(0, end, 4):
+            s0 += a[j] * b[j]
+            s1 += a[j + 1] * b[j + 1]
+            s2 += a[j + 2] * b[j + 2]
+            s3 += a[j + 3] * b[j + 3]
+        for j in range(end, n):
+            s0 += a[j] * b[j]
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef void _row_pass(int kind, const real* x, const real* g, real* y, real* mx,
+                    Py_ssize_t n) noexcept nogil:
+    """_slice_pass for inner == 1 (the last dim): one contiguous row."""
+    cdef Py_ssize_t j
+    cdef real m
+    cdef double s
+    cdef real sr
+    if kind == PASS_MAX:
+        m = _row_max(x, n)
+        mx[0] = m
+        for j in range(n):
+            y[j] = x[j] - m
+        return
+    if kind == PASS_GRAD:
+        sr = <real>_row_dot(g, x, n)
+        for j in range(n):
+            y[j] = x[j] * (g[j] - sr)
+    elif kind == PASS_LOG_GRAD:
+        sr = <real>_row_dot(g, NULL, n)
+        for j in range(n):
+            y[j] = g[j] - y[j] * sr
+    else:
+        s = _row_dot(y, NULL, n)
+        if kind == PASS_SOFTMAX:
+            s = 1.0 / s
+            for j in range(n):
+                y[j] = <real>(y[j] * s)
+        else:
+            sr = <real>c_log(s)
+            m = mx[0]
+            for j in range(n):
+                y[j] = (x[j] - m) - sr
+
+
+cdef int _pass_blocks(int kind, const real* x, const real* g, real* y, real* mx,
+                      Py_ssize_t start, Py_ssize_t stop, Py_ssize_t n,
+                      Py_ssize_t inner) noexcept nogil:
+    """The pass over outer blocks [start, stop); -1 if scratch memory is missing."""
+    cdef Py_ssize_t b, off, size = n * inner
+    cdef double* acc = NULL
+    if inner != 1:
+        acc = <double*>malloc(inner * sizeof(double))
+        if acc == NULL:
+            return -1
+    for b in range(start, stop):
+        off = b * size
+        if inner == 1:
+            _row_pass(kind, x + off, g + off if g != NULL else NULL, y + off, mx + b, n)
+        else:
+            _slice_pass(kind, x + off, g + off if g != NULL else NULL, y + off,
+                        mx + b * inner, acc, n, inner)
+    free(acc)
+    return 0
+
+
+cdef int _run_pass(int kind, const real* x, const real* g, real* y, real* mx,
+                   Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+                   int nthreads) noexcept nogil:
+    cdef Py_ssize_t block, start, step
+    cdef int failed = 0
+    if nthreads <= 1 or outer < 2:
+        return _pass_blocks(kind, x, g, y, mx, 0, outer, n, inner)
+    step = kernel_block_size(outer, nthreads)
+    for block in prange(nthreads, schedule="static", num_threads=nthreads):
+        start = block * step
+        if start < outer:
+            if _pass_blocks(kind, x, g, y, mx, start, min(start + step, outer), n,
+                            inner) != 0:
+                failed = 1
+    return -failed
+
+
+cdef int _pass(int kind, int typenum, cnp.ndarray x, object g, cnp.ndarray y,
+               cnp.ndarray mx, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+               int nthreads) except -1:
+    cdef void* xp = cnp.PyArray_DATA(x)
+    cdef void* gp = cnp.PyArray_DATA(<cnp.ndarray>g) if g is not None else NULL
+    cdef void* yp = cnp.PyArray_DATA(y)
+    cdef void* mp = cnp.PyArray_DATA(mx) if mx is not None else NULL
+    cdef int status
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            status = _run_pass(kind, <const float*>xp, <const float*>gp, <float*>yp,
+                               <float*>mp, outer, n, inner, nthreads)
+        else:
+            status = _run_pass(kind, <const double*>xp, <const double*>gp, <double*>yp,
+                               <double*>mp, outer, n, inner, nthreads)
+    if status != 0:
+        raise MemoryError(f"softmax: could not allocate {inner} doubles of scratch memory")
+    return 0
+
+
+cdef tuple _dim_split(cnp.ndarray x, object dim, str func):
+    """(outer, n, inner) of C-contiguous `x` around `dim` (checked: an int in range)."""
+    cdef int nd = cnp.PyArray_NDIM(x)
+    if type(dim) is not int:
+        raise TypeError(f"{func}: dim must be an int, got {type(dim).__name__}")
+    if nd == 0 or not -nd <= dim < nd:
+        raise ValueError(
+            f"{func}: dim {dim} is out of range for an array with {nd} dimension(s); "
+            f"0-d arrays are not supported (use the numpy expression)"
+        )
+    cdef int d = dim % nd
+    cdef Py_ssize_t outer = 1, inner = 1, k
+    for k in range(d):
+        outer *= x.shape[k]
+    for k in range(d + 1, nd):
+        inner *= x.shape[k]
+    return outer, x.shape[d], inner
+
+
+cdef object _softmax_call(str func, object x, object g, object dim, bint take_log):
+    """The forward (g None) or the backward (x is the forward's output) in passes (Note
+    [The softmax kernels take numpy's exp])."""
+    cdef int typenum = _check_input(func, "output" if g is not None else "x", x)
+    if g is not None:
+        _check_input(func, "grad", g)
+        _check_same(func, "grad", g, "output", x)
+    cdef Py_ssize_t outer, n, inner
+    outer, n, inner = _dim_split(<cnp.ndarray>x, dim, func)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(
+        cnp.PyArray_NDIM(<cnp.ndarray>x), cnp.PyArray_DIMS(<cnp.ndarray>x), typenum, 0)
+    cdef Py_ssize_t size = cnp.PyArray_SIZE(out)
+    if size == 0:
+        return out
+    cdef int nthreads = kernel_threads(size, _row_threshold)
+    cdef cnp.ndarray mx = None
+    cdef cnp.npy_intp dims[1]
+    if g is None:
+        dims[0] = outer * inner
+        mx = cnp.PyArray_EMPTY(1, dims, typenum, 0)
+        _pass(PASS_MAX, typenum, x, None, out, mx, outer, n, inner, nthreads)
+        np.exp(out, out=out)
+        _pass(PASS_LOG if take_log else PASS_SOFTMAX, typenum, x, None, out, mx, outer, n,
+              inner, nthreads)
+    elif take_log:
+        np.exp(x, out=out)
+        _pass(PASS_LOG_GRAD, typenum, x, g, out, None, outer, n, inner, nthreads)
+    else:
+        _pass(PASS_GRAD, typenum, x, g, out, None, outer, n, inner, nthreads)
+    return out
+
+
+def softmax(x, dim, log=False):
+    """``softmax`` (or ``log_softmax`` if `log`) of `x` along `dim`, as a new array.
+
+    ``exp(x - max) / sum(exp(x - max))``; ``log_softmax`` is ``(x - max) - log(sum(exp(x
+    - max)))``.  The maximum and the sum are taken per slice along `dim` (sums in
+    double); a slice holding NaN, or +inf, gives NaN, and one of -inf only gives NaN,
+    as torch's.
+
+    Parameters
+    ----------
+    x : ndarray
+        float32 or float64, C-contiguous, at least 1-d (may be empty).
+    dim : int
+        The dim to normalise along (negative counts from the end).
+    log : bool, optional
+        Return ``log_softmax`` instead.
+
+    Returns
+    -------
+    ndarray
+        A new C-contiguous array of `x`'s shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        If `x` is not a float32/float64 ndarray or `dim` not an int.
+    ValueError
+        If `x` is not C-contiguous, is 0-d, or `dim` is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import softmax
+    >>> softmax(np.array([[0.0, np.log(3.0)]]), 1)
+    array([[0.25, 0.75]])
+    >>> softmax(np.array([[0.0], [np.log(3.0)]]), 0, log=True).round(4)
+    array([[-1.3863],
+           [-0.2877]])
+    """
+    return _softmax_call("softmax", x, None, dim, bool(log))
+
+
+def softmax_backward(grad, output, dim, log=False):
+    """The gradient of ``softmax`` (``log_softmax`` if `log`) along `dim`, from its output.
+
+    softmax: ``output * (grad - sum(grad * output))``; log_softmax: ``grad -
+    exp(output) * sum(grad)``, the sums along `dim` (in double).
+
+    Parameters
+    ----------
+    grad, output : ndarray
+        The incoming gradient and the forward's result: one shape, one dtype (float32 or
+        float64), C-contiguous.
+    dim : int
+        The forward's dim.
+    log : bool, optional
+        The forward was ``log_softmax``.
+
+    Returns
+    -------
+    ndarray
+        The gradient of the forward's input, a new C-contiguous array.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`softmax`; also if `grad` and `output` differ in shape or dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import softmax_backward
+    >>> softmax_backward(np.array([1.0, 0.0]), np.array([0.25, 0.75]), 0)
+    array([ 0.1875, -0.1875])
+    """
+    return _softmax_call("softmax_backward", output, grad, dim, bool(log))
+
+
+# ---------------------------------------------------------------------------------------
+# layer norm
+
+# Note [Layer norm's moments]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch's CPU layer norm takes each row's mean and variance in one pass (Welford, in
+# float for float32 inputs) and normalises as ((x - mean) * rstd) * weight + bias.
+# Here float32 rows take one pass too, in double, with the sums shifted by the row's
+# first element (sum(d) and sum(d * d), d = x - x[0]): the shift keeps E[d^2] - E[d]^2
+# from cancelling for rows far from 0, and double holds 29 more bits than the float32
+# result needs.  float64 rows take two passes (mean, then the centred squares), as the
+# numpy path, so that float64 results keep their last bits (gradcheck).  Then, as torch:
+# rstd = 1 / sqrt(var + eps), y = ((x - mean) * rstd) * weight + bias with mean and rstd
+# rounded to the dtype (not x * rstd - mean * rstd, which cancels: a row of one element
+# must give exactly 0, or bias).
+
+cdef inline void _moments(const real* x, Py_ssize_t n, double eps, double* mean,
+                          double* rstd) noexcept nogil:
+    """mean and 1 / sqrt(var + eps) of one row (sums in four chains: Note [Four
+    accumulators])."""
+    cdef Py_ssize_t j, end = n - n % 4
+    cdef double s1 = 0, s2 = 0, d, m, var
+    cdef double k = x[0]
+    cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0
+    cdef double d0, d1, d2, d3
+    if real is float:
+        for j in range(0, end, 4):
+            d0 = x[j] - k
+            d1 = x[j + 1] - k
+            d2 = x[j + 2] - k
+            d3 = x[j + 3] - k
+            a0 += d0
+            a1 += d1
+            a2 += d2
+            a3 += d3
+            b0 += d0 * d0
+            b1 += d1 * d1
+            b2 += d2 * d2
+            b3 += d3 * d3
+        for j in range(end, n):
+            d = x[j] - k
+            a0 += d
+            b0 += d * d
+        s1 = (a0 + a1) + (a2 + a3)
+        s2 = (b0 + b1) + (b2 + b3)
+        d = s1 / n
+        var = s2 / n - d * d
+        m = k + d
+    else:
+        m = _row_dot(x, NULL, n) / n
+        for j in range(0, end, 4):
+            d0 = x[j] - m
+            d1 = x[j + 1] - m
+            d2 = x[j + 2] - m
+            d3 = x[j + 3] - m
+            b0 += d0 * d0
+            b1 += d1 * d1
+            b2 += d2 * d2
+            b3 += d3 * d3
+        for j in range(end, n):
+            d = x[j] - m
+            b0 += d * d
+        var = ((b0 + b1) + (b2 + b3)) / n
+    var = var if var > 0 else 0
+    mean[0] = m
+    rstd[0] = 1.0 / sqrt(var + eps)
+
+
+cdef void _ln_rows(const real* x, const real* w, const real* b, real* y, Py_ssize_t start,
+                   Py_ssize_t stop, Py_ssize_t n, double eps) noexcept nogil:
+    cdef Py_ssize_t r, j
+    cdef double mean = 0, rstd = 0
+    cdef real m, s
+    cdef const real* xr
+    cdef real* yr
+    for r in range(start, stop):
+        xr = x + r * n
+        yr = y + r * n
+        _moments(xr, n, eps, &mean, &rstd)
+        m = <real>mean
+        s = <real>rstd
+        if w != NULL and b != NULL:
+            for j in range(n):
+                yr[j] = ((xr[j] - m) * s) * w[j] + b[j]
+        elif w != NULL:
+            for j in range(n):
+                yr[j] = ((xr[j] - m) * s) * w[j]
+        elif b != NULL:
+            for j in range(n):
+                yr[j] = ((xr[j] - m) * s) + b[j]
+        else:
+            for j in range(n):
+                yr[j] = (xr[j] - m) * s
+
+
+cdef void _ln_forward(const real* x, const real* w, const real* b, real* y, Py_ssize_t rows,
+                      Py_ssize_t n, double eps, int nthreads) noexcept nogil:
+    cdef Py_ssize_t block, start, step
+    if nthreads <= 1 or rows < 2:
+        _ln_rows(x, w, b, y, 0, rows, n, eps)
+        return
+    step = kernel_block_size(rows, nthreads)
+    for block in prange(nthreads, schedule="static", num_threads=nthreads):
+        start = block * step
+        if start < rows:
+            _ln_rows(x, w, b, y, start, min(start + step, rows), n, eps)
+
+
+cdef inline void _ln_sums(const real* g, const real* x, const real* w, double mean,
+                          Py_ssize_t n, double* a, double* c) noexcept nogil:
+    """a = sum(gy), c = sum(gy * (x - mean)) with gy = g * w (w NULL: g), in four chains."""
+    cdef Py_ssize_t j, q, end = n - n % 4
+    cdef double gy
+    cdef double sa[4]
+    cdef double sc[4]
+    for q in range(4):
+        sa[q] = 0
+        sc[q] = 0
+    for j in range(0, end, 4):
+        for q in range(4):
+            gy = g[j + q] * w[j + q] if w != NULL else g[j + q]
+            sa[q] += gy
+            sc[q] += gy * (x[j + q] - mean)
+    for j in range(end, n):
+        gy = g[j] * w[j] if w != NULL else g[j]
+        sa[0] += gy
+        sc[0] += gy * (x[j] - mean)
+    a[0] = (sa[0] + sa[1]) + (sa[2] + sa[3])
+    c[0] = (sc[0] + sc[1]) + (sc[2] + sc[3])
+
+
+cdef void _ln_backward_rows(const real* g, const real* x, const real* w, real* gx,
+                            double* gw, double* gb, Py_ssize_t start, Py_ssize_t stop,
+                            Py_ssize_t n, double eps) noexcept nogil:
+    """gx for rows [start, stop) (if gx), and gw, gb accumulated over them (if not NULL).
+
+    gx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)), gy = g * w, xhat = (x - mean) *
+    rstd; gw += g * xhat, gb += g, in double."""
+    cdef Py_ssize_t r, j
+    cdef double mean = 0, rstd = 0, a, c, xhat, gy
+    cdef const real* xr
+    cdef const real* gr
+    cdef real* gxr
+    for r in range(start, stop):
+        xr = x + r * n
+        gr = g + r * n
+        _moments(xr, n, eps, &mean, &rstd)
+        if gx != NULL:
+            _ln_sums(gr, xr, w, mean, n, &a, &c)
+            a = a / n
+            c = c * rstd / n
+            gxr = gx + r * n
+            if gw != NULL and gb != NULL:   # the common case in one pass
+                for j in range(n):
+                    gy = gr[j] * w[j] if w != NULL else gr[j]
+                    xhat = (xr[j] - mean) * rstd
+                    gxr[j] = <real>(rstd * (gy - a - xhat * c))
+                    gw[j] += gr[j] * xhat
+                    gb[j] += gr[j]
+                continue
+            for j in range(n):
+                gy = gr[j] * w[j] if w != NULL else gr[j]
+                xhat = (xr[j] - mean) * rstd
+                gxr[j] = <real>(rstd * (gy - a - xhat * c))
+        if gw != NULL:
+            for j in range(n):
+                gw[j] += gr[j] * ((xr[j] - mean) * rstd)
+        if gb != NULL:
+            for j in range(n):
+                gb[j] += gr[j]
+
+
+cdef void _ln_backward(const real* g, const real* x, const real* w, real* gx, double* gw,
+                       double* gb, Py_ssize_t rows, Py_ssize_t n, double eps,
+                       int nthreads) noexcept nogil:
+    """Threads split gx by rows; gw and gb then take one pass of their own over the rows in
+    order, so that their sums do not depend on the number of threads."""
+    cdef Py_ssize_t block, start, step
+    if nthreads <= 1 or rows < 2 or gx == NULL:
+        _ln_backward_rows(g, x, w, gx, gw, gb, 0, rows, n, eps)
+        return
+    step = kernel_block_size(rows, nthreads)
+    for block in prange(nthreads, schedule="static", num_threads=nthreads):
+        start = block * step
+        if start < rows:
+            _ln_backward_rows(g, x, w, gx, NULL, NULL, start, min(start + step, rows), n,
+                              eps)
+    if gw != NULL or gb != NULL:
+        _ln_backward_rows(g, x, w, NULL, gw, gb, 0, rows, n, eps)
+
+
+cdef Py_ssize_t _ln_check(str func, object x, Py_ssize_t normalized, object weight,
+                          object bias) except -1:
+    """Check the arrays of a layer norm; return the number of rows."""
+    _check_input(func, "x", x)
+    cdef Py_ssize_t size = cnp.PyArray_SIZE(<cnp.ndarray>x)
+    if normalized < 1 or (size and size % normalized):
+        raise ValueError(
+            f"{func}: normalized must be a positive divisor of x.size ({size}), got "
+            f"{normalized}; pass the product of the normalised trailing dims"
+        )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is None:
+            continue
+        _check_input(func, name, p)
+        if cnp.PyArray_TYPE(<cnp.ndarray>p) != cnp.PyArray_TYPE(<cnp.ndarray>x):
+            raise TypeError(
+                f"{func}: {name} must have x's dtype ({x.dtype}), got {p.dtype}; cast it "
+                f"with {name}.astype(x.dtype)"
+            )
+        if cnp.PyArray_SIZE(<cnp.ndarray>p) != normalized:
+            raise ValueError(
+                f"{func}: {name} must have `normalized` ({normalized}) elements, got shape "
+                f"{p.shape}"
+            )
+    return size // normalized if normalized else 0
+
+
+cdef inline void* _data_or_null(object a):
+    return cnp.PyArray_DATA(<cnp.ndarray>a) if a is not None else NULL
+
+
+def layer_norm(x, normalized, weight=None, bias=None, eps=1e-5):
+    """Layer norm of each row of `normalized` trailing elements of `x`, as a new array.
+
+    ``(x - mean) / sqrt(var + eps) * weight + bias`` with each row's mean and biased
+    variance (Note [Layer norm's moments]), as torch's ``native_layer_norm``.
+
+    Parameters
+    ----------
+    x : ndarray
+        float32 or float64, C-contiguous; its size a multiple of `normalized` (may be 0).
+    normalized : int
+        The number of elements per row: the product of the normalised trailing dims.
+    weight, bias : ndarray or None, optional
+        C-contiguous arrays of `normalized` elements in `x`'s dtype (any shape).
+    eps : float, optional
+        Added to the variance.
+
+    Returns
+    -------
+    ndarray
+        A new C-contiguous array of `x`'s shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        If an array is not a float32/float64 ndarray, or the dtypes differ.
+    ValueError
+        If an array is not C-contiguous, or the sizes do not fit `normalized`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import layer_norm
+    >>> layer_norm(np.array([[1.0, 3.0], [2.0, 6.0]]), 2, eps=0.0)
+    array([[-1.,  1.],
+           [-1.,  1.]])
+    """
+    cdef str func = "layer_norm"
+    cdef double e = _as_float(func, "eps", eps)
+    cdef Py_ssize_t n = normalized
+    cdef Py_ssize_t rows = _ln_check(func, x, n, weight, bias)
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>x)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(
+        cnp.PyArray_NDIM(<cnp.ndarray>x), cnp.PyArray_DIMS(<cnp.ndarray>x), typenum, 0)
+    if rows == 0:
+        return out
+    cdef int nthreads = kernel_threads(rows * n, _row_threshold)
+    cdef void* xp = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* wp = _data_or_null(weight)
+    cdef void* bp = _data_or_null(bias)
+    cdef void* yp = cnp.PyArray_DATA(out)
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            _ln_forward(<const float*>xp, <const float*>wp, <const float*>bp, <float*>yp,
+                        rows, n, e, nthreads)
+        else:
+            _ln_forward(<const double*>xp, <const double*>wp, <const double*>bp,
+                        <double*>yp, rows, n, e, nthreads)
+    return out
+
+
+def layer_norm_backward(grad, x, normalized, weight=None, eps=1e-5, *, input_grad=True,
+                        weight_grad=True, bias_grad=True):
+    """The gradients of :func:`layer_norm` for `x`, its weight and its bias, in one call.
+
+    Each row's mean and rstd are recomputed as the forward's; then ``gx = rstd * (gy -
+    mean(gy) - xhat * mean(gy * xhat))`` with ``gy = grad * weight`` and ``xhat = (x -
+    mean) * rstd``, ``gweight = sum(grad * xhat)`` and ``gbias = sum(grad)`` over the rows
+    (in double, rounded once).
+
+    Parameters
+    ----------
+    grad, x : ndarray
+        The incoming gradient and the forward's input: one shape and dtype (float32 or
+        float64), C-contiguous.
+    normalized : int
+        The forward's number of elements per row.
+    weight : ndarray or None, optional
+        The forward's weight (`normalized` elements, `x`'s dtype, C-contiguous).
+    eps : float, optional
+        The forward's eps.
+    input_grad, weight_grad, bias_grad : bool, optional
+        Which gradients to compute (the others are None).
+
+    Returns
+    -------
+    tuple
+        ``(gx, gweight, gbias)``: gx of `x`'s shape, the others 1-d of `normalized`
+        elements, each a new array in `x`'s dtype, or None when not asked for.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`layer_norm`; also if `grad` and `x` differ in shape or dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import layer_norm_backward
+    >>> gx, gw, gb = layer_norm_backward(np.array([[1.0, 0.0]]), np.array([[1.0, 3.0]]), 2,
+    ...                                  eps=0.0)
+    >>> gx, gw, gb
+    (array([[0., 0.]]), array([-1.,  0.]), array([1., 0.]))
+    """
+    cdef str func = "layer_norm_backward"
+    cdef double e = _as_float(func, "eps", eps)
+    cdef Py_ssize_t n = normalized
+    cdef Py_ssize_t rows = _ln_check(func, x, n, weight, None)
+    _check_input(func, "grad", grad)
+    _check_same(func, "grad", grad, "x", x)
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>x)
+    cdef cnp.ndarray gx = None
+    cdef cnp.ndarray gw = None
+    cdef cnp.ndarray gb = None
+    cdef cnp.npy_intp dims[1]
+    dims[0] = n
+    if input_grad:
+        gx = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(<cnp.ndarray>x),
+                               cnp.PyArray_DIMS(<cnp.ndarray>x), typenum, 0)
+    if weight_grad:
+        gw = cnp.PyArray_ZEROS(1, dims, cnp.NPY_DOUBLE, 0)
+    if bias_grad:
+        gb = cnp.PyArray_ZEROS(1, dims, cnp.NPY_DOUBLE, 0)
+    cdef int nthreads = kernel_threads(rows * n, _row_threshold)
+    cdef void* gp = cnp.PyArray_DATA(<cnp.ndarray>grad)
+    cdef void* xp = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* wp = _data_or_null(weight)
+    cdef void* gxp = _data_or_null(gx)
+    cdef double* gwp = <double*>_data_or_null(gw)
+    cdef double* gbp = <double*>_data_or_null(gb)
+    if rows and (gx is not None or gw is not None or gb is not None):
+        with nogil:
+            if typenum == cnp.NPY_FLOAT:
+                _ln_backward(<const float*>gp, <const float*>xp, <const float*>wp,
+                             <float*>gxp, gwp, gbp, rows, n, e, nthreads)
+            else:
+                _ln_backward(<const double*>gp, <const double*>xp, <const double*>wp,
+                             <double*>gxp, gwp, gbp, rows, n, e, nthreads)
+    if typenum == cnp.NPY_FLOAT:
+        gw = gw.astype(np.float32) if gw is not None else None
+        gb = gb.astype(np.float32) if gb is not None else None
+    return gx, gw, gb
