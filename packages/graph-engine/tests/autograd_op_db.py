@@ -198,6 +198,7 @@ for _n, (_lo, _hi, _away) in _UNARY.items():
 
 # special functions without an in-place twin
 _add(GradOp("erf", _unary_samples("erf", -2, 2, (), False)))
+_add(GradOp("erfc", _unary_samples("erfc", -2, 2, (), False)))
 _add(GradOp("erfinv", _unary_samples("erfinv", -0.9, 0.9, (), False)))
 _add(GradOp("lgamma", _unary_samples("lgamma", 0.3, 4, (), False)))
 _add(GradOp("digamma", _unary_samples("digamma", 0.3, 4, (), False)))

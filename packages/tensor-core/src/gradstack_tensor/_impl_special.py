@@ -53,6 +53,19 @@ def erf(input):
         return _wrap(np.asarray(erf_array(x)))
 
 
+def erfc(input):
+    """The complementary error function ``1 - erf(x)``, elementwise, computed directly
+    (Note [erfc is its own function] in ``_activation_kernels.pyx``): float16 through
+    float32, as torch's."""
+    x = _float_input(input, "erfc")
+    if x.dtype == np.float16:
+        return _wrap(_activation_kernels.erfc(x.astype(np.float32)).astype(np.float16))
+    r = unary_kernel(_activation_kernels.erfc, x)
+    if r is None:  # another byte order
+        r = _activation_kernels.erfc(x.astype(x.dtype.newbyteorder("="), order="C"))
+    return _wrap(r)
+
+
 def _erfinv_array(y: np.ndarray) -> np.ndarray:
     """torch's calc_erfinv, vectorised, in ``y``'s dtype (float16 through float32)."""
     work = y.astype(np.float32) if y.dtype == np.float16 else y
@@ -262,6 +275,7 @@ def polygamma(input, n):
 
 OPS["erf"].set_kernel(erf)
 OPS["erfinv"].set_kernel(erfinv)
+OPS["erfc"].set_kernel(erfc)
 OPS["lgamma"].set_kernel(lgamma)
 OPS["digamma"].set_kernel(digamma)
 OPS["polygamma"].set_kernel(polygamma)

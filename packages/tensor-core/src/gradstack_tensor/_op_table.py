@@ -882,6 +882,7 @@ ROWS: tuple[OpRow, ...] = (
         """,
     ),
     op("erf"),
+    op("erfc"),
     op("erfinv"),
     op("lgamma"),
     op("digamma"),

@@ -230,9 +230,9 @@ cdef inline void _gate_sums(const real* a, const real* b, const real* ib, const 
 # ---------------------------------------------------------------------------------------
 # LSTM rows (Note [One pass over a cell's row])
 
-cdef void _lstm_forward_rows(const real* ig, const real* hg, const real* cx, const real* ib,
-                             const real* hb, real* hy, real* cy, real* ws, Py_ssize_t H,
-                             Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+cdef int _lstm_forward_rows(const real* ig, const real* hg, const real* cx, const real* ib,
+                            const real* hb, real* hy, real* cy, real* ws, Py_ssize_t H,
+                            Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     cdef Py_ssize_t r, j, G = 4 * H
     cdef real* s = <real*>malloc((G + 1) * sizeof(real))
     cdef real* w
@@ -240,7 +240,7 @@ cdef void _lstm_forward_rows(const real* ig, const real* hg, const real* cx, con
     cdef real* h
     cdef const real* c0
     if s == NULL:
-        return  # (the caller checked the allocation of a scratch row first)
+        return 1  # the caller raises MemoryError
     for r in range(r0, r1):
         w = ws + r * G
         c = cy + r * H
@@ -256,11 +256,12 @@ cdef void _lstm_forward_rows(const real* ig, const real* hg, const real* cx, con
         for j in range(H):
             h[j] = w[3 * H + j] * s[j]
     free(s)
+    return 0
 
 
-cdef void _lstm_backward_rows(const real* ghy, const real* gcy, const real* cx,
-                              const real* cy, const real* ws, real* gg, real* gcx,
-                              Py_ssize_t H, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+cdef int _lstm_backward_rows(const real* ghy, const real* gcy, const real* cx,
+                             const real* cy, const real* ws, real* gg, real* gcx,
+                             Py_ssize_t H, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     cdef Py_ssize_t r, j, G = 4 * H
     cdef real* t = <real*>malloc((H + 1) * sizeof(real))
     cdef const real* w
@@ -268,7 +269,7 @@ cdef void _lstm_backward_rows(const real* ghy, const real* gcy, const real* cx,
     cdef real i, f, g, o, th, gc
     cdef real one = 1   # (a literal 1 would be a double: the float32 products must round)
     if t == NULL:
-        return
+        return 1
     for r in range(r0, r1):
         w = ws + r * G
         d = gg + r * G
@@ -286,14 +287,15 @@ cdef void _lstm_backward_rows(const real* ghy, const real* gcy, const real* cx,
             d[2 * H + j] = (gc * i) * (one - g * g)
             gcx[r * H + j] = gc * f
     free(t)
+    return 0
 
 
 # ---------------------------------------------------------------------------------------
 # GRU rows
 
-cdef void _gru_forward_rows(const real* ig, const real* hg, const real* hx, const real* ib,
-                            const real* hb, real* hy, real* ws, Py_ssize_t H,
-                            Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+cdef int _gru_forward_rows(const real* ig, const real* hg, const real* hx, const real* ib,
+                           const real* hb, real* hy, real* ws, Py_ssize_t H,
+                           Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     cdef Py_ssize_t r, j, G = 3 * H, W = 5 * H
     cdef real* s = <real*>malloc((2 * H + 1) * sizeof(real))
     cdef const real* a
@@ -302,7 +304,7 @@ cdef void _gru_forward_rows(const real* ig, const real* hg, const real* hx, cons
     cdef real* w
     cdef real* h
     if s == NULL:
-        return
+        return 1
     for r in range(r0, r1):
         a = ig + r * G
         b = hg + r * G
@@ -328,6 +330,7 @@ cdef void _gru_forward_rows(const real* ig, const real* hg, const real* hx, cons
             w[3 * H + j] = h0[j]
             h[j] = (h0[j] - w[2 * H + j]) * w[H + j] + w[2 * H + j]
     free(s)
+    return 0
 
 
 cdef void _gru_backward_rows(const real* ghy, const real* ws, real* gig, real* ghg,
@@ -385,50 +388,58 @@ cdef struct Cell:
     void* out[3]    # outputs
 
 
-cdef void _rows(const Cell* c, real* dummy, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+cdef int _rows(const Cell* c, real* dummy, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    """Run rows r0..r1 of the cell; 1 when a scratch row could not be allocated."""
     if c.kind == LSTM_FORWARD:
-        _lstm_forward_rows(<const real*>c.a[0], <const real*>c.a[1], <const real*>c.a[2],
-                           <const real*>c.a[3], <const real*>c.a[4], <real*>c.out[0],
-                           <real*>c.out[1], <real*>c.out[2], c.H, r0, r1)
+        return _lstm_forward_rows(<const real*>c.a[0], <const real*>c.a[1],
+                                  <const real*>c.a[2], <const real*>c.a[3],
+                                  <const real*>c.a[4], <real*>c.out[0], <real*>c.out[1],
+                                  <real*>c.out[2], c.H, r0, r1)
     elif c.kind == LSTM_BACKWARD:
-        _lstm_backward_rows(<const real*>c.a[0], <const real*>c.a[1], <const real*>c.a[2],
-                            <const real*>c.a[3], <const real*>c.a[4], <real*>c.out[0],
-                            <real*>c.out[1], c.H, r0, r1)
+        return _lstm_backward_rows(<const real*>c.a[0], <const real*>c.a[1],
+                                   <const real*>c.a[2], <const real*>c.a[3],
+                                   <const real*>c.a[4], <real*>c.out[0], <real*>c.out[1],
+                                   c.H, r0, r1)
     elif c.kind == GRU_FORWARD:
-        _gru_forward_rows(<const real*>c.a[0], <const real*>c.a[1], <const real*>c.a[2],
-                          <const real*>c.a[3], <const real*>c.a[4], <real*>c.out[0],
-                          <real*>c.out[1], c.H, r0, r1)
-    else:
-        _gru_backward_rows(<const real*>c.a[0], <const real*>c.a[1], <real*>c.out[0],
-                           <real*>c.out[1], <real*>c.out[2], c.H, r0, r1)
+        return _gru_forward_rows(<const real*>c.a[0], <const real*>c.a[1],
+                                 <const real*>c.a[2], <const real*>c.a[3],
+                                 <const real*>c.a[4], <real*>c.out[0], <real*>c.out[1],
+                                 c.H, r0, r1)
+    _gru_backward_rows(<const real*>c.a[0], <const real*>c.a[1], <real*>c.out[0],
+                       <real*>c.out[1], <real*>c.out[2], c.H, r0, r1)
+    return 0
 
 
-cdef void _run_typed(const Cell* c, real* dummy, Py_ssize_t rows,
-                     int nthreads) noexcept nogil:
+cdef int _run_typed(const Cell* c, real* dummy, Py_ssize_t rows,
+                    int nthreads) noexcept nogil:
+    """Run every row, across threads; the number of blocks whose scratch row could not
+    be allocated (their rows are not written)."""
     cdef Py_ssize_t block, start, step
+    cdef int failed = 0
     if nthreads <= 1 or rows < 2:
-        _rows(c, dummy, 0, rows)
-        return
+        return _rows(c, dummy, 0, rows)
     step = kernel_block_size(rows, nthreads)
     for block in prange(nthreads, schedule="static", num_threads=nthreads):
         start = block * step
         if start < rows:
-            _rows(c, dummy, start, min(start + step, rows))
+            failed += _rows(c, dummy, start, min(start + step, rows))
+    return failed
 
 
 cdef int _run(Cell* c, int typenum, Py_ssize_t rows) except -1:
-    """Run the cell's rows; the scratch rows are malloc'd per block, so check first that a
-    row's worth of memory is there (a failed malloc would leave results unwritten)."""
-    cdef void* probe = malloc((4 * c.H + 1) * 8)
-    if probe == NULL:
-        raise MemoryError("RNN cell kernel: cannot allocate a scratch row")
-    free(probe)
+    """Run the cell's rows; each block of rows allocates a scratch row, and a block that
+    cannot raises MemoryError here (its rows were left unwritten: nothing is returned)."""
     cdef int nthreads = kernel_threads(rows * c.H, _rnn_threshold)
+    cdef int failed
     with nogil:
         if typenum == cnp.NPY_FLOAT:
-            _run_typed(c, <float*>NULL, rows, nthreads)
+            failed = _run_typed(c, <float*>NULL, rows, nthreads)
         else:
-            _run_typed(c, <double*>NULL, rows, nthreads)
+            failed = _run_typed(c, <double*>NULL, rows, nthreads)
+    if failed:
+        raise MemoryError(
+            f"RNN cell kernel: cannot allocate a scratch row of {4 * c.H} values"
+        )
     return 0
 
 

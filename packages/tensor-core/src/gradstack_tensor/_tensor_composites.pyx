@@ -169,12 +169,13 @@ cdef class CompositeMethods(ShapeMethods):
         return self.clone()
 
     def erfc(self):
-        """``1 - erf(self)``."""
-        return 1 - self.erf()
+        """``1 - erf(self)``, computed without cancelling (Note [erfc is its own function]
+        in ``_activation_kernels.pyx``)."""
+        return dispatch(OPS["erfc"], (self,))
 
     def erfc_(self):
         """In-place :meth:`erfc`."""
-        return self.copy_(1 - self.erf())
+        return self.copy_(dispatch(OPS["erfc"], (self,)))
 
     def erf_(self):
         """In-place :meth:`erf`."""

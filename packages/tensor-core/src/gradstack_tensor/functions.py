@@ -177,6 +177,7 @@ __all__ = sorted(
         "equal",
         "isclose",
         "erf",
+        "erfc",
         "erfinv",
         "lgamma",
         "digamma",
@@ -480,6 +481,19 @@ def erf(input, *, out=None):
     0.842701
     """
     return _out("erf", dispatch(OPS["erf"], (input,)), out, inputs=(input,))
+
+
+def erfc(input, *, out=None):
+    """The complementary error function ``1 - erf(input)``, computed without cancelling
+    (``erfc(5.)`` is 1.5e-12, where ``1 - erf(5.)`` is 0 in float32).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.erfc(gt.tensor([0.0, 5.0], dtype=gt.float64)).tolist()
+    [1.0, 1.5374597944280351e-12]
+    """
+    return _out("erfc", dispatch(OPS["erfc"], (input,)), out, inputs=(input,))
 
 
 def erfinv(input, *, out=None):

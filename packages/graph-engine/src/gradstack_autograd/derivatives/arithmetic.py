@@ -697,6 +697,11 @@ def _erf(grad, self):
     return (2.0 / math.sqrt(math.pi)) * (-(self.pow(2))).exp() * grad  # torch's formula
 
 
+@elementwise("erfc(self)", "ErfcBackward0", keeps_zero="self")
+def _erfc(grad, self):
+    return (-2.0 / math.sqrt(math.pi)) * (-(self.pow(2))).exp() * grad  # torch's formula
+
+
 @elementwise("erfinv(self)", "ErfinvBackward0", shortcut=_erfinv_fused)
 def _erfinv(grad, self):
     return 0.5 * math.sqrt(math.pi) * self.erfinv().pow(2).exp() * grad  # torch's formula
