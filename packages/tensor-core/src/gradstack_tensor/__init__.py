@@ -60,6 +60,8 @@ from .arrangements import *  # noqa: F403
 from .arrangements import __all__ as _arrangements_all
 from .combinatorics import *  # noqa: F403
 from .combinatorics import __all__ as _combinatorics_all
+from .constants import *  # noqa: F403
+from .constants import __all__ as _constants_all
 from .composites import *  # noqa: F403
 from .composites import __all__ as _composites_all
 from .contractions import *  # noqa: F403
@@ -129,6 +131,7 @@ __all__ = sorted(
     | set(_order_statistics_all)
     | set(_matrix_builders_all)
     | set(_combinatorics_all)
+    | set(_constants_all)
     | set(_covariance_all)
     | set(_integration_all)
     | set(_counting_all)

@@ -2,9 +2,9 @@
 product of ``torch.linalg`` that compose existing ops (``vector_norm``, ``matrix_norm``
 for the Frobenius and 1/inf norms, ``norm``, ``cross``, ``vecdot``, ``matmul``,
 ``multi_dot``), and those with a factorization on numpy's LAPACK: ``inv``, ``det``,
-``slogdet``, ``solve``, ``cholesky``, ``matrix_power`` (ops of their own, with derivatives
-in graph-engine).  The other decompositions (``svd``, ``eig``, ``qr``, ``lu`` ...) are not
-implemented: they raise NotImplementedError naming the function.
+``slogdet``, ``solve``, ``cholesky``, ``matrix_power``, ``svd`` and ``svdvals`` (ops of
+their own, with derivatives in graph-engine).  The other decompositions (``eig``, ``qr``,
+``lu`` ...) are not implemented: they raise NotImplementedError naming the function.
 
 Examples
 --------
@@ -37,6 +37,8 @@ __all__ = [
     "solve",
     "cholesky",
     "matrix_power",
+    "svd",
+    "svdvals",
     "LinAlgError",
 ]
 
@@ -151,7 +153,7 @@ def _not_implemented(name):
     return missing
 
 
-for _name in ("svd", "svdvals", "eig", "eigh", "eigvals", "eigvalsh", "qr", "lstsq", "pinv",
+for _name in ("eig", "eigh", "eigvals", "eigvalsh", "qr", "lstsq", "pinv",
               "matrix_rank", "matrix_exp", "lu", "lu_factor", "inv_ex", "cholesky_ex",
               "solve_ex"):  # fmt: skip
     globals()[_name] = _not_implemented(_name)
@@ -289,3 +291,51 @@ def _matrix_power(a: Tensor, n: int) -> Tensor:
         if bit:
             result = z if result is None else result.matmul(z)
     return result
+
+
+def svd(A, full_matrices: bool = True, *, driver=None, out=None):
+    """The singular value decomposition ``A = U @ diag(S) @ Vh`` of each matrix, as the
+    named tuple ``(U, S, Vh)``; ``full_matrices=False`` gives the reduced one (``U`` of
+    ``min(m, n)`` columns).  Signs are LAPACK's, as torch's on the CPU (Note [SVD's signs are
+    LAPACK's] in ``_impl_decompositions.py``).  Its gradient is torch's ``svd_backward``
+    (ill-defined where singular values repeat, as torch's).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> U, S, Vh = svd(gt.tensor([[3.0, 0.0], [0.0, -2.0]]))
+    >>> S.tolist()
+    [3.0, 2.0]
+    >>> (U @ gt.diag(S) @ Vh).tolist()
+    [[3.0, 0.0], [0.0, -2.0]]
+    """
+    if driver is not None:
+        raise RuntimeError(
+            "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs "
+            "with cuSOLVER backend."
+        )
+    result = dispatch(OPS["linalg_svd"], (_t(A, "svd"), bool(full_matrices)))
+    if out is not None:
+        from ._out import write_out
+        from .return_types import linalg_svd
+
+        return linalg_svd(*(write_out("linalg", r, o, rule="exact") for r, o in zip(result, out)))
+    return result
+
+
+def svdvals(A, *, driver=None, out=None):
+    """The singular values of each matrix, in descending order.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> svdvals(gt.tensor([[0.0, 2.0], [1.0, 0.0]])).tolist()
+    [2.0, 1.0]
+    """
+    x = _t(A, "svdvals")
+    if x.dim() < 2:
+        raise RuntimeError(
+            "linalg.svdvals: The input tensor A must have at least 2 dimensions."
+        )
+    s = svd(x, full_matrices=False, driver=driver).S
+    return _out(s, out)
