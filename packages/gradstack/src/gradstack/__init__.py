@@ -51,7 +51,18 @@ from gradstack_tensor import *  # noqa: F403
 from gradstack_tensor.kernels import get_num_threads, set_num_threads
 from gradstack_tensor.random import get_rng_state, set_rng_state
 
-from . import accelerator, autograd, backends, cuda, distributions, nn, optim, random, utils
+from . import (
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    distributions,
+    nn,
+    optim,
+    random,
+    testing,
+    utils,
+)
 from .__about__ import __version__
 from ._nn_functions import *  # noqa: F403
 from ._nn_functions import __all__ as _nn_functions_all
@@ -79,6 +90,7 @@ _NAMES = [
     "nn",
     "optim",
     "random",
+    "testing",
     "utils",
     "vmap",
     "save",
