@@ -89,6 +89,7 @@ _NAMES = [
     "func",
     "nn",
     "optim",
+    "profiler",
     "random",
     "testing",
     "utils",
@@ -107,7 +108,7 @@ del _NAMES, _nn_functions_all, _runtime_all
 
 # ``func`` (functional-api) is imported on first use, as ``autograd.functional`` is (Note
 # [Lazy upper layers] in ``gradstack.autograd``): ``import gradstack`` stays light.
-_LAZY = ("func",)
+_LAZY = ("func", "profiler")
 
 
 def __getattr__(name):
