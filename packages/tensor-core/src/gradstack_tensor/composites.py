@@ -30,6 +30,8 @@ from ._promotion import can_cast_inplace
 from ._tensor import Tensor
 
 __all__ = [
+    "norm_except_dim",
+    "vdot",
     "lerp",
     "addcmul",
     "addcdiv",
@@ -261,3 +263,54 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> tuple:
     """``(var, mean)`` over ``dim``, with :meth:`Tensor.var`'s correction."""
     return _spread_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
+
+
+def norm_except_dim(v, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002 - torch's name
+    """The ``pow``-norm of ``v`` over every dim but ``dim``, keeping ``v``'s rank (size 1
+    in the dims reduced); ``dim=-1`` is the norm of all of ``v`` (0-d), as torch's.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.norm_except_dim(gt.tensor([[3.0, 0.0], [0.0, 4.0]]), 2, 0).tolist()
+    [[3.0], [4.0]]
+    """
+    if not isinstance(v, Tensor):
+        raise TypeError(
+            f"norm_except_dim(): argument 'v' (position 1) must be Tensor, not {type(v).__name__}"
+        )
+    if dim == -1:
+        return v.norm(pow)
+    axes = tuple(d for d in range(v.dim()) if d != dim % max(v.dim(), 1))
+    return v.norm(pow, dim=axes, keepdim=True)
+
+
+def _weight_norm(v, g, dim: int = 0) -> Tensor:
+    """``v * (g / norm_except_dim(v, 2, dim))``: weight normalisation's weight (torch's
+    ``_weight_norm``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> v = gt.tensor([[3.0, 4.0]])
+    >>> _weight_norm(v, gt.tensor([[10.0]]), 0).tolist()
+    [[6.0, 8.0]]
+    """
+    return v * (g / norm_except_dim(v, 2, dim))
+
+
+def vdot(input, other, *, out=None) -> Tensor:  # noqa: A002 - torch's name
+    """The dot product of two 1-d tensors, the first conjugated (real tensors: ``dot``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.vdot(gt.tensor([1.0, 2.0]), gt.tensor([3.0, 4.0])).item()
+    11.0
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"vdot(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    result = input.dot(other)
+    return result if out is None else write_out("vdot", result, out, rule="exact")

@@ -18,7 +18,7 @@ import warnings
 from . import linalg as _linalg
 from .return_types import slogdet as _slogdet_result
 
-__all__ = ["inverse", "det", "slogdet", "logdet", "cholesky", "matrix_power", "svd"]
+__all__ = ["inverse", "det", "slogdet", "logdet", "cholesky", "matrix_power", "svd", "matrix_exp"]
 
 
 def inverse(input, *, out=None):
@@ -105,3 +105,8 @@ def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):
             o.resize_(r.shape).copy_(r)
         return _svd_result(*out)
     return result
+
+
+def matrix_exp(input):
+    """``linalg.matrix_exp(input)``."""
+    return _linalg.matrix_exp(input)
