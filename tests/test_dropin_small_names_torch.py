@@ -358,3 +358,70 @@ def test_svd_second_order():
 def test_svd_node_name():
     x = gs.ones(3, 2, requires_grad=True) + gs.eye(3, 2)
     assert gs.linalg.svd(x).U.grad_fn.name() == "LinalgSvdBackward0"
+
+
+# -- dist, vdot, norm_except_dim, matrix_exp, householder_product ------------------------
+
+
+@pytest.mark.parametrize("p", [2, 1, 0, 3.5, math.inf, -math.inf])
+def test_dist_values_and_gradients(p):
+    a = _R.standard_normal((3, 4))
+    b = _R.standard_normal(4)
+    out = []
+    for lib in (torch, gs):
+        x = lib.tensor(a, requires_grad=True)
+        d = lib.dist(x, lib.tensor(b), p) if p != 3.5 else x.dist(lib.tensor(b), p)
+        d.backward()
+        out.append((d.item(), None if x.grad is None else x.grad.numpy().copy()))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-12)
+    if p == 0:  # (torch's p=0 norm passes no gradient: .grad stays None)
+        assert out[0][1] is None and out[1][1] is None
+    else:
+        np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-10, atol=1e-12)
+    fn = lambda L: L.dist(L.tensor([1, 2]), L.tensor([1, 2]))  # noqa: E731
+    assert _message(fn, gs) == _message(fn, torch)
+
+
+def test_vdot_and_norm_except_dim():
+    a, b = _R.standard_normal(5), _R.standard_normal(5)
+    assert gs.vdot(gs.tensor(a), gs.tensor(b)).item() == pytest.approx(
+        torch.vdot(torch.tensor(a), torch.tensor(b)).item(), rel=1e-14)
+    w = _R.standard_normal((3, 4, 2))
+    for dim in (0, 1, 2, -1):
+        got = gs.norm_except_dim(gs.tensor(w), 2, dim)
+        want = torch.norm_except_dim(torch.tensor(w), 2, dim)
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (1, 1), (5, 5)])
+@pytest.mark.parametrize("scale", [0.1, 3.0])
+def test_matrix_exp_values_and_gradients(shape, scale):
+    a = _R.standard_normal(shape) * scale
+    w = _R.standard_normal(shape)
+    out = []
+    for lib in (torch, gs):
+        x = lib.tensor(a, requires_grad=True)
+        y = lib.linalg.matrix_exp(x)
+        (y * lib.tensor(w)).sum().backward()
+        out.append((y.detach().numpy(), x.grad.numpy()))
+    scale_y = np.abs(out[0][0]).max()
+    np.testing.assert_allclose(out[1][0], out[0][0], atol=1e-13 * scale_y)
+    np.testing.assert_allclose(out[1][1], out[0][1], atol=1e-12 * max(scale_y, 1))
+    f32 = gs.matrix_exp(gs.tensor(a.astype(np.float32)))
+    want = torch.matrix_exp(torch.tensor(a.astype(np.float32)))
+    np.testing.assert_allclose(f32.numpy(), want.numpy(), rtol=1e-5, atol=1e-6 * scale_y)
+    x = gs.tensor(a[..., :2, :2].copy(), requires_grad=True)
+    assert gs.autograd.gradgradcheck(gs.linalg.matrix_exp, (x,))
+
+
+@pytest.mark.parametrize("shape, k", [((5, 3), 3), ((4, 4), 2), ((2, 4, 3), 3)])
+def test_householder_product(shape, k):
+    a = _R.standard_normal(shape)
+    tau = _R.random(shape[:-2] + (k,))
+    want = torch.linalg.householder_product(torch.tensor(a), torch.tensor(tau))
+    got = gs.linalg.householder_product(gs.tensor(a), gs.tensor(tau))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-13)
+    x = gs.tensor(a, requires_grad=True)
+    t = gs.tensor(tau, requires_grad=True)
+    assert gs.autograd.gradcheck(gs.linalg.householder_product, (x, t))

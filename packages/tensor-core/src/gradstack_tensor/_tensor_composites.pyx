@@ -424,6 +424,11 @@ cdef class CompositeMethods(ShapeMethods):
         return _inplace("baddbmm_", self,
                         self.baddbmm(batch1, batch2, beta=beta, alpha=alpha))
 
+    def dist(self, other, p=2):
+        """The ``p``-norm of ``self - other``; see :func:`gradstack_tensor.dist`."""
+        from .composites import dist
+        return dist(self, other, p)
+
     def svd(self, some=True, compute_uv=True):
         """The legacy singular value decomposition ``(U, S, V)``; see
         :func:`gradstack_tensor.svd`."""

@@ -32,6 +32,7 @@ from ._tensor import Tensor
 __all__ = [
     "norm_except_dim",
     "vdot",
+    "dist",
     "lerp",
     "addcmul",
     "addcdiv",
@@ -314,3 +315,27 @@ def vdot(input, other, *, out=None) -> Tensor:  # noqa: A002 - torch's name
         )
     result = input.dot(other)
     return result if out is None else write_out("vdot", result, out, rule="exact")
+
+
+def dist(input, other, p: float = 2) -> Tensor:  # noqa: A002 - torch's name
+    """The ``p``-norm of ``input - other`` (broadcast), over all elements.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.dist(gt.tensor([1.0, 2.0]), gt.tensor([[0.0, 0.0], [1.0, 1.0]]), 1).item()
+    4.0
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"dist(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    diff = input - other
+    if not diff.is_floating_point():
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{_SCALAR_NAMES.get(str(diff.dtype).split('.')[-1], str(diff.dtype))} instead."
+        )
+    from .linalg import vector_norm
+
+    return vector_norm(diff, p)
