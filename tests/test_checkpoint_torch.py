@@ -20,8 +20,9 @@ torch = pytest.importorskip("torch")
 
 def _program(L, reentrant, use_checkpoint=True):
     L.manual_seed(0)
-    block = L.nn.Sequential(L.nn.Linear(4, 8), L.nn.Tanh(), L.nn.Dropout(0.3),
-                            L.nn.Linear(8, 8), L.nn.GELU())
+    block = L.nn.Sequential(
+        L.nn.Linear(4, 8), L.nn.Tanh(), L.nn.Dropout(0.3), L.nn.Linear(8, 8), L.nn.GELU()
+    )
     head = L.nn.Linear(8, 1)
     x = L.randn(5, 4, requires_grad=True)
     if use_checkpoint:
@@ -31,8 +32,13 @@ def _program(L, reentrant, use_checkpoint=True):
     loss = head(h).pow(2).mean()
     loss.backward()
     after = L.rand(3)  # the caller's random stream goes on after the recomputation
-    return [loss.item(), x.grad.numpy().copy(), block[0].weight.grad.numpy().copy(),
-            block[3].bias.grad.numpy().copy(), after.numpy().copy()]
+    return [
+        loss.item(),
+        x.grad.numpy().copy(),
+        block[0].weight.grad.numpy().copy(),
+        block[3].bias.grad.numpy().copy(),
+        after.numpy().copy(),
+    ]
 
 
 @pytest.mark.parametrize("reentrant", [True, False])
@@ -50,8 +56,12 @@ def test_without_preserve_rng_state_the_recomputation_draws_anew(reentrant):
     def run(L):
         L.manual_seed(3)
         x = L.ones(200, requires_grad=True)
-        y = L.utils.checkpoint.checkpoint(lambda t: L.nn.functional.dropout(t, 0.5), x,
-                                          use_reentrant=reentrant, preserve_rng_state=False)
+        y = L.utils.checkpoint.checkpoint(
+            lambda t: L.nn.functional.dropout(t, 0.5),
+            x,
+            use_reentrant=reentrant,
+            preserve_rng_state=False,
+        )
         mask = (y != 0).numpy().copy()
         y.sum().backward()
         return mask, (x.grad != 0).numpy().copy()
@@ -78,7 +88,8 @@ def test_gradcheck_float64(reentrant):
     )
     assert gradstack.autograd.gradcheck(
         lambda t, ww: gradstack.utils.checkpoint.checkpoint(
-            lambda a, b: (a @ b).sigmoid(), t, ww, use_reentrant=reentrant),
+            lambda a, b: (a @ b).sigmoid(), t, ww, use_reentrant=reentrant
+        ),
         (x, w),
     )
 
@@ -86,8 +97,9 @@ def test_gradcheck_float64(reentrant):
 def test_non_reentrant_with_autograd_grad_keywords_and_retain_graph():
     def run(L):
         x = L.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
-        y = L.utils.checkpoint.checkpoint(lambda a, *, p: (a.exp() * a).pow(p).sum(), x,
-                                          use_reentrant=False, p=2)
+        y = L.utils.checkpoint.checkpoint(
+            lambda a, *, p: (a.exp() * a).pow(p).sum(), x, use_reentrant=False, p=2
+        )
         (g1,) = L.autograd.grad(y, x, retain_graph=True)
         (g2,) = L.autograd.grad(y, x)  # a second backward recomputes again
         return g1.numpy(), g2.numpy()
@@ -102,11 +114,16 @@ def test_non_reentrant_with_autograd_grad_keywords_and_retain_graph():
 def test_checkpoint_sequential_equals_torch(reentrant, segments):
     def run(L):
         L.manual_seed(1)
-        model = L.nn.Sequential(L.nn.Linear(3, 6), L.nn.ReLU(), L.nn.Dropout(0.2),
-                                L.nn.Linear(6, 6), L.nn.Tanh(), L.nn.Linear(6, 2))
+        model = L.nn.Sequential(
+            L.nn.Linear(3, 6),
+            L.nn.ReLU(),
+            L.nn.Dropout(0.2),
+            L.nn.Linear(6, 6),
+            L.nn.Tanh(),
+            L.nn.Linear(6, 2),
+        )
         x = L.randn(4, 3, requires_grad=True)
-        out = L.utils.checkpoint.checkpoint_sequential(model, segments, x,
-                                                       use_reentrant=reentrant)
+        out = L.utils.checkpoint.checkpoint_sequential(model, segments, x, use_reentrant=reentrant)
         out.square().sum().backward()
         return [out.detach().numpy(), x.grad.numpy(), model[0].weight.grad.numpy()]
 
@@ -123,10 +140,12 @@ def test_warnings_and_errors_are_torch_s():
             L.utils.checkpoint.checkpoint(lambda t: t * 2, L.ones(2), use_reentrant=True)
         out += [str(w.message) for w in seen]
         for call in (
-            lambda: L.utils.checkpoint.checkpoint(lambda t: t, L.ones(1), use_reentrant=True,
-                                                  foo=1),
-            lambda: L.utils.checkpoint.checkpoint(lambda t: t, L.ones(1), use_reentrant=True,
-                                                  debug=True),
+            lambda: L.utils.checkpoint.checkpoint(
+                lambda t: t, L.ones(1), use_reentrant=True, foo=1
+            ),
+            lambda: L.utils.checkpoint.checkpoint(
+                lambda t: t, L.ones(1), use_reentrant=True, debug=True
+            ),
         ):
             with pytest.raises(ValueError) as info:
                 call()

@@ -209,8 +209,12 @@ def test_inplace_forms(method, data, args, dtype):
     for lib in (torch, gs):
         x = lib.tensor(data, dtype=getattr(lib, dtype))
         a = [arg(lib) if callable(arg) else arg for arg in args]
-        a = [t.to(getattr(lib, dtype)) if hasattr(t, "is_floating_point") and
-             t.is_floating_point() else t for t in a]
+        a = [
+            t.to(getattr(lib, dtype))
+            if hasattr(t, "is_floating_point") and t.is_floating_point()
+            else t
+            for t in a
+        ]
         r = getattr(x, method)(*a)
         assert r is x
         out.append((x.numpy().copy(), x._version > 0 or method == "conj_physical_"))
@@ -271,8 +275,9 @@ def test_linalg_svd_values(shape, full):
     k = s.shape[-1]
     signs = _column_signs(tu[..., :k], u[..., :k])
     np.testing.assert_allclose(u[..., :k] * signs, tu[..., :k], atol=1e-10)
-    np.testing.assert_allclose(vh[..., :k, :] * np.swapaxes(signs, -1, -2), tvh[..., :k, :],
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        vh[..., :k, :] * np.swapaxes(signs, -1, -2), tvh[..., :k, :], atol=1e-10
+    )
     r = gs.linalg.svd(gs.tensor(a), full_matrices=full)
     assert type(r).__name__ == "linalg_svd" and r._fields == ("U", "S", "Vh")
 
@@ -290,8 +295,11 @@ def test_svd_float32_and_legacy_forms():
     tz = torch.svd(torch.tensor(a), compute_uv=False)
     assert z.U.tolist() == tz.U.tolist() and z.V.tolist() == tz.V.tolist()
     np.testing.assert_allclose(z.S.numpy(), tz.S.numpy(), rtol=1e-5)
-    np.testing.assert_allclose(gs.linalg.svdvals(gs.tensor(a)).numpy(),
-                               torch.linalg.svdvals(torch.tensor(a)).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(
+        gs.linalg.svdvals(gs.tensor(a)).numpy(),
+        torch.linalg.svdvals(torch.tensor(a)).numpy(),
+        rtol=1e-5,
+    )
 
 
 @pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0)])
@@ -323,7 +331,8 @@ _SIGN_FREE = {
     "S": lambda L, a: L.linalg.svd(a, full_matrices=False).S,
     "svdvals": lambda L, a: L.linalg.svdvals(a),
     "U_S_Vh": lambda L, a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(
-        L.linalg.svd(a, full_matrices=False)),
+        L.linalg.svd(a, full_matrices=False)
+    ),
     "U_Ut": lambda L, a: (lambda r: r.U @ r.U.mT)(L.linalg.svd(a, full_matrices=False)),
     "V_Vt": lambda L, a: (lambda r: r.Vh.mT @ r.Vh)(L.linalg.svd(a, full_matrices=False)),
     "legacy_U_V": lambda L, a: (lambda r: r.U @ r.V.mT)(L.svd(a)),
@@ -385,7 +394,8 @@ def test_dist_values_and_gradients(p):
 def test_vdot_and_norm_except_dim():
     a, b = _R.standard_normal(5), _R.standard_normal(5)
     assert gs.vdot(gs.tensor(a), gs.tensor(b)).item() == pytest.approx(
-        torch.vdot(torch.tensor(a), torch.tensor(b)).item(), rel=1e-14)
+        torch.vdot(torch.tensor(a), torch.tensor(b)).item(), rel=1e-14
+    )
     w = _R.standard_normal((3, 4, 2))
     for dim in (0, 1, 2, -1):
         got = gs.norm_except_dim(gs.tensor(w), 2, dim)

@@ -27,23 +27,27 @@ def _compare(a, b, rtol=1e-4, atol=1e-6):
 
 _MAKERS = {
     "weight_norm": lambda L: L.nn.utils.parametrizations.weight_norm(L.nn.Linear(4, 3)),
-    "weight_norm_dim1": lambda L: L.nn.utils.parametrizations.weight_norm(L.nn.Linear(4, 3),
-                                                                          dim=1),
-    "weight_norm_none": lambda L: L.nn.utils.parametrizations.weight_norm(L.nn.Linear(4, 3),
-                                                                          dim=None),
+    "weight_norm_dim1": lambda L: L.nn.utils.parametrizations.weight_norm(L.nn.Linear(4, 3), dim=1),
+    "weight_norm_none": lambda L: L.nn.utils.parametrizations.weight_norm(
+        L.nn.Linear(4, 3), dim=None
+    ),
     "weight_norm_conv": lambda L: L.nn.utils.parametrizations.weight_norm(L.nn.Conv2d(2, 3, 3)),
     "spectral_norm": lambda L: L.nn.utils.parametrizations.spectral_norm(L.nn.Linear(4, 3)),
     "spectral_norm_conv": lambda L: L.nn.utils.parametrizations.spectral_norm(
-        L.nn.Conv2d(2, 3, 3), n_power_iterations=2),
+        L.nn.Conv2d(2, 3, 3), n_power_iterations=2
+    ),
     "spectral_norm_convT": lambda L: L.nn.utils.parametrizations.spectral_norm(
-        L.nn.ConvTranspose2d(2, 3, 3)),
+        L.nn.ConvTranspose2d(2, 3, 3)
+    ),
     "orthogonal": lambda L: L.nn.utils.parametrizations.orthogonal(L.nn.Linear(4, 4)),
     "orthogonal_cayley": lambda L: L.nn.utils.parametrizations.orthogonal(
-        L.nn.Linear(4, 4), orthogonal_map="cayley"),
+        L.nn.Linear(4, 4), orthogonal_map="cayley"
+    ),
     "orthogonal_tall": lambda L: L.nn.utils.parametrizations.orthogonal(L.nn.Linear(5, 3)),
     "orthogonal_wide": lambda L: L.nn.utils.parametrizations.orthogonal(L.nn.Linear(3, 5)),
     "orthogonal_wide_cayley": lambda L: L.nn.utils.parametrizations.orthogonal(
-        L.nn.Linear(3, 5), orthogonal_map="cayley"),
+        L.nn.Linear(3, 5), orthogonal_map="cayley"
+    ),
     "legacy_weight_norm": lambda L: L.nn.utils.weight_norm(L.nn.Linear(4, 3)),
     "legacy_spectral_norm": lambda L: L.nn.utils.spectral_norm(L.nn.Linear(4, 3)),
     "legacy_spectral_norm_conv": lambda L: L.nn.utils.spectral_norm(L.nn.Conv2d(2, 3, 3)),
@@ -68,8 +72,12 @@ def _train(L, name, steps=3):
     m.eval()
     with L.no_grad():
         out.append(m(x).numpy().copy())
-    out += [sorted(n for n, _ in m.named_parameters()), sorted(n for n, _ in m.named_buffers()),
-            sorted(m.state_dict()), type(m).__name__]
+    out += [
+        sorted(n for n, _ in m.named_parameters()),
+        sorted(n for n, _ in m.named_buffers()),
+        sorted(m.state_dict()),
+        type(m).__name__,
+    ]
     out += [t.detach().numpy().copy() for _, t in sorted(m.state_dict().items())]
     return out
 
@@ -113,13 +121,22 @@ def _parametrize_story(L):
     out = [P.is_parametrized(m)]
     P.register_parametrization(m, "weight", Symmetric())
     P.register_parametrization(m, "weight", Scale(2.0))  # a chain: Scale(Symmetric(W))
-    out += [P.is_parametrized(m), P.is_parametrized(m, "weight"), P.is_parametrized(m, "bias"),
-            type(m).__name__, P.type_before_parametrizations(m).__name__,
-            isinstance(m, L.nn.Linear), sorted(m.state_dict()), m.weight.detach().numpy().copy()]
+    out += [
+        P.is_parametrized(m),
+        P.is_parametrized(m, "weight"),
+        P.is_parametrized(m, "bias"),
+        type(m).__name__,
+        P.type_before_parametrizations(m).__name__,
+        isinstance(m, L.nn.Linear),
+        sorted(m.state_dict()),
+        m.weight.detach().numpy().copy(),
+    ]
     with L.no_grad():
         m.weight = L.arange(9.0).reshape(3, 3)  # through both right_inverses
-    out += [m.parametrizations.weight.original.detach().numpy().copy(),
-            m.weight.detach().numpy().copy()]
+    out += [
+        m.parametrizations.weight.original.detach().numpy().copy(),
+        m.weight.detach().numpy().copy(),
+    ]
     with P.cached():
         out.append(m.weight is m.weight)
     out.append(m.weight is m.weight)
@@ -127,8 +144,12 @@ def _parametrize_story(L):
     m(x).sum().backward()
     out.append(m.parametrizations.weight.original.grad.numpy().copy())
     P.remove_parametrizations(m, "weight")
-    out += [type(m).__name__, sorted(n for n, _ in m.named_parameters()),
-            m.weight.detach().numpy().copy(), P.is_parametrized(m)]
+    out += [
+        type(m).__name__,
+        sorted(n for n, _ in m.named_parameters()),
+        m.weight.detach().numpy().copy(),
+        P.is_parametrized(m),
+    ]
     # leave_parametrized=False keeps the original's values; a buffer can be parametrized
     m2 = L.nn.Linear(2, 2)
     P.register_parametrization(m2, "weight", Scale(3.0))
@@ -160,8 +181,7 @@ def _errors(L):
         lambda: L.nn.utils.parametrizations.orthogonal(L.nn.Linear(2, 2), orthogonal_map="x"),
         lambda: L.nn.utils.parametrizations.orthogonal(L.nn.Linear(2, 2), "bias"),
         lambda: L.nn.utils.parametrizations.spectral_norm(L.nn.Linear(2, 2), "nope"),
-        lambda: L.nn.utils.parametrizations.spectral_norm(L.nn.Linear(2, 2),
-                                                          n_power_iterations=0),
+        lambda: L.nn.utils.parametrizations.spectral_norm(L.nn.Linear(2, 2), n_power_iterations=0),
         lambda: L.nn.utils.remove_weight_norm(L.nn.Linear(2, 2)),
         lambda: L.nn.utils.remove_spectral_norm(L.nn.Linear(2, 2)),
     ):
@@ -195,17 +215,32 @@ def test_legacy_forms_warn_and_remove_as_torch():
         s(L.ones(1, 3))
         u = s.weight_u.numpy().copy()
         L.nn.utils.remove_spectral_norm(s)
-        return [str(info.value), names, sorted(n for n, _ in m.named_parameters()),
-                m.weight.detach().numpy(), u, sorted(n for n, _ in s.named_parameters()),
-                s.weight.detach().numpy()]
+        return [
+            str(info.value),
+            names,
+            sorted(n for n, _ in m.named_parameters()),
+            m.weight.detach().numpy(),
+            u,
+            sorted(n for n, _ in s.named_parameters()),
+            s.weight.detach().numpy(),
+        ]
 
     _compare(run(gradstack), run(torch))
 
 
 # (not the householder map: its forward multiplies by int(diag(X)), a step at the -1 it
 # starts from, so finite differences jump; its gradients are compared with torch's above)
-@pytest.mark.parametrize("which", ["weight_norm", "weight_norm_none", "spectral_norm",
-                                   "orthogonal", "orthogonal_cayley", "orthogonal_wide_cayley"])
+@pytest.mark.parametrize(
+    "which",
+    [
+        "weight_norm",
+        "weight_norm_none",
+        "spectral_norm",
+        "orthogonal",
+        "orthogonal_cayley",
+        "orthogonal_wide_cayley",
+    ],
+)
 def test_gradcheck_float64(which):
     gradstack.manual_seed(0)
     m = _MAKERS[which](gradstack).double()

@@ -44,8 +44,14 @@ def _run(L, schedule_kw, steps=9, acc_events=False, with_block=True):
 
     def ready(p):
         rows = {e.key: e.count for e in p.key_averages()}
-        calls.append((p.step_num, rows.get("ProfilerStep*", 0), rows.get("aten::addmm", 0),
-                      rows.get("train_step", 0)))
+        calls.append(
+            (
+                p.step_num,
+                rows.get("ProfilerStep*", 0),
+                rows.get("aten::addmm", 0),
+                rows.get("train_step", 0),
+            )
+        )
 
     kw = {}
     if schedule_kw is not None:
@@ -54,8 +60,12 @@ def _run(L, schedule_kw, steps=9, acc_events=False, with_block=True):
             kw["schedule"] = L.profiler.schedule(**schedule_kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (torch: "Profiler clears events ...")
-        with L.profiler.profile(activities=[L.profiler.ProfilerActivity.CPU],
-                                on_trace_ready=ready, acc_events=acc_events, **kw) as prof:
+        with L.profiler.profile(
+            activities=[L.profiler.ProfilerActivity.CPU],
+            on_trace_ready=ready,
+            acc_events=acc_events,
+            **kw,
+        ) as prof:
             for _ in range(steps):
                 with L.profiler.record_function("train_step"):
                     loss = model(L.ones(2, 4)).sum()
@@ -80,8 +90,9 @@ def test_acc_events_keeps_the_earlier_cycles():
 
 @pytest.mark.parametrize("use_gzip", [False, True])
 def test_tensorboard_trace_handler_writes_a_chrome_trace(tmp_path, use_gzip):
-    handler = gradstack.profiler.tensorboard_trace_handler(str(tmp_path / "log"),
-                                                           worker_name="w0", use_gzip=use_gzip)
+    handler = gradstack.profiler.tensorboard_trace_handler(
+        str(tmp_path / "log"), worker_name="w0", use_gzip=use_gzip
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sched = gradstack.profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
@@ -99,15 +110,19 @@ def test_tensorboard_trace_handler_writes_a_chrome_trace(tmp_path, use_gzip):
     names = [e["name"] for e in trace["traceEvents"]]
     assert "ProfilerStep#2" in names and "ProfilerStep#3" in names
     assert "aten::matmul" in names and "MmBackward0" in names
-    assert all(e["ph"] == "X" and e["dur"] >= 0 for e in trace["traceEvents"]
-               if e["name"].startswith("ProfilerStep"))
+    assert all(
+        e["ph"] == "X" and e["dur"] >= 0
+        for e in trace["traceEvents"]
+        if e["name"].startswith("ProfilerStep")
+    )
 
 
 def test_without_schedule_records_the_whole_block(tmp_path):
     x = gradstack.ones(4, 4, requires_grad=True)
     ready = []
-    with gradstack.profiler.profile(record_shapes=True, profile_memory=True, with_stack=True,
-                                    on_trace_ready=ready.append) as prof:
+    with gradstack.profiler.profile(
+        record_shapes=True, profile_memory=True, with_stack=True, on_trace_ready=ready.append
+    ) as prof:
         with gradstack.profiler.record_function("block"):
             y = (x.sin() * 2).sum()
         y.backward()
@@ -148,13 +163,19 @@ def test_warnings_and_errors_are_torch_s():
 
 def test_a_device_activity_warns_and_profiles_the_cpu():
     with pytest.warns(UserWarning, match="CPU only"):
-        prof = gradstack.profiler.profile(activities=[gradstack.profiler.ProfilerActivity.CPU,
-                                                      gradstack.profiler.ProfilerActivity.CUDA])
+        prof = gradstack.profiler.profile(
+            activities=[
+                gradstack.profiler.ProfilerActivity.CPU,
+                gradstack.profiler.ProfilerActivity.CUDA,
+            ]
+        )
     with prof:
         gradstack.ones(2).exp()
     assert [e.key for e in prof.key_averages()] == ["aten::exp"]
     assert gradstack.profiler.supported_activities() == {gradstack.profiler.ProfilerActivity.CPU}
     assert list(gradstack.profiler.ProfilerActivity.__members__) == list(
-        torch.profiler.ProfilerActivity.__members__)
+        torch.profiler.ProfilerActivity.__members__
+    )
     assert list(gradstack.profiler.ProfilerAction.__members__) == [
-        n for n in torch.profiler.ProfilerAction.__members__ if n != "DEVICE_STOPPED"]
+        n for n in torch.profiler.ProfilerAction.__members__ if n != "DEVICE_STOPPED"
+    ]

@@ -824,8 +824,6 @@ def _decomposition_samples(rng):
     }
 
 
-
-
 def _svd_samples(rng):
     # signs of singular vectors are LAPACK's (Note [SVD's signs are LAPACK's]): the samples
     # read sign-invariant functions of the factors, whose gradients are torch's whatever

@@ -13,7 +13,7 @@ except ModuleNotFoundError as e:  # pragma: no cover - a partial install
         name=e.name,
     ) from None
 
-from gradstack_profiler.scheduled import (  # noqa: E402
+from gradstack_profiler.scheduled import (  # noqa: E402, F401 - the names of __all__
     ProfilerAction,
     ProfilerActivity,
     profile,

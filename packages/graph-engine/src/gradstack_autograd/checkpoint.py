@@ -262,8 +262,9 @@ def checkpoint(
         return function(*args, **kwargs)
 
 
-def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
-                          **kwargs):
+def checkpoint_sequential(
+    functions, segments: int, input, use_reentrant: bool | None = None, **kwargs
+):
     """Run ``functions`` (a ``Sequential`` or a list of callables) in ``segments`` pieces,
     each but the last under :func:`checkpoint` (torch's split: ``len // segments``
     functions a segment, the rest in the last one, which runs normally).

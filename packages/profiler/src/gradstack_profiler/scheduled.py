@@ -52,6 +52,7 @@ import tempfile
 import time
 import warnings
 from functools import partial
+from typing import Any
 
 from ._profile import profile as _session_profile
 from ._profile import record_function
@@ -102,8 +103,15 @@ class ProfilerAction(enum.Enum):
 ProfilerAction.__module__ = "gradstack.profiler"
 
 
-def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
-             skip_first_wait: int = 0):
+def schedule(
+    *,
+    wait: int,
+    warmup: int,
+    active: int,
+    repeat: int = 0,
+    skip_first: int = 0,
+    skip_first_wait: int = 0,
+):
     """torch's schedule: after ``skip_first`` steps, cycles of ``wait`` steps doing
     nothing, ``warmup`` steps, and ``active`` recorded steps (the last one
     ``RECORD_AND_SAVE``), ``repeat`` times (0: forever).  ``skip_first_wait`` skips the
@@ -141,8 +149,9 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
             f"(need >= 0), skip_first={skip_first} (need >= 0)."
         )
     if warmup == 0:
-        warnings.warn("Profiler won't be using warmup, this can skew profiler results",
-                      stacklevel=2)
+        warnings.warn(
+            "Profiler won't be using warmup, this can skew profiler results", stacklevel=2
+        )
     return schedule_fn
 
 
@@ -150,8 +159,12 @@ def _default_schedule_fn(_: int) -> ProfilerAction:
     return ProfilerAction.RECORD
 
 
-def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
-                              use_gzip: bool = False, use_python_export: bool = False):
+def tensorboard_trace_handler(
+    dir_name: str,
+    worker_name: str | None = None,
+    use_gzip: bool = False,
+    use_python_export: bool = False,
+):
     """An ``on_trace_ready`` that writes each cycle's Chrome trace into ``dir_name`` as
     ``<worker_name>.<time_ns>.pt.trace.json`` (``.gz`` with ``use_gzip``), torch's file
     names (TensorBoard's profiler plugin and Perfetto read them)."""
@@ -212,8 +225,11 @@ class profile:
     ):
         activity_set = set(activities) if activities is not None else supported_activities()
         if use_cuda is not None:
-            warnings.warn("`use_cuda` is deprecated, use `activities` argument instead",
-                          FutureWarning, stacklevel=2)
+            warnings.warn(
+                "`use_cuda` is deprecated, use `activities` argument instead",
+                FutureWarning,
+                stacklevel=2,
+            )
             if use_cuda:
                 activity_set.add(ProfilerActivity.CUDA)
             else:
@@ -235,7 +251,7 @@ class profile:
         self.with_flops = with_flops
         self.with_modules = with_modules
         self.acc_events = acc_events
-        self.profiler = None
+        self.profiler: Any = None
         if schedule:
             self.schedule = schedule
             self.record_steps = True  # each step is a ProfilerStep#<n> block
@@ -244,12 +260,12 @@ class profile:
             self.record_steps = False
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
-        self.step_rec_fn = None
+        self.step_rec_fn: Any = None
         self.current_action = self.schedule(self.step_num)
         self._warned_clear = False
         # Note [The transitions are torch's]
         a = ProfilerAction
-        self.action_map = {
+        self.action_map: dict[tuple, list] = {
             (a.NONE, a.NONE): [],
             (a.NONE, a.WARMUP): [self.prepare_trace],
             (a.NONE, a.RECORD): [self.prepare_trace, self.start_trace],
@@ -273,12 +289,19 @@ class profile:
             (a.RECORD, a.RECORD): [],
             (a.RECORD, a.RECORD_AND_SAVE): [],
             (a.RECORD_AND_SAVE, a.NONE): [self.stop_trace, self._trace_ready],
-            (a.RECORD_AND_SAVE, a.WARMUP): [self.stop_trace, self._trace_ready,
-                                            self.prepare_trace],
-            (a.RECORD_AND_SAVE, a.RECORD): [self.stop_trace, self._trace_ready,
-                                            self.prepare_trace, self.start_trace],
-            (a.RECORD_AND_SAVE, a.RECORD_AND_SAVE): [self.stop_trace, self._trace_ready,
-                                                     self.prepare_trace, self.start_trace],
+            (a.RECORD_AND_SAVE, a.WARMUP): [self.stop_trace, self._trace_ready, self.prepare_trace],
+            (a.RECORD_AND_SAVE, a.RECORD): [
+                self.stop_trace,
+                self._trace_ready,
+                self.prepare_trace,
+                self.start_trace,
+            ],
+            (a.RECORD_AND_SAVE, a.RECORD_AND_SAVE): [
+                self.stop_trace,
+                self._trace_ready,
+                self.prepare_trace,
+                self.start_trace,
+            ],
             (a.WARMUP, None): [self.start_trace, self.stop_trace],
             (a.RECORD, None): [self.stop_trace, self._trace_ready],
             (a.RECORD_AND_SAVE, None): [self.stop_trace, self._trace_ready],
@@ -370,12 +393,17 @@ class profile:
         """The recorded events (``EventList``)."""
         return self._results().events()
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
-                     group_by_overload_name: bool = False):
+    def key_averages(
+        self,
+        group_by_input_shape: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ):
         """The events averaged by name (``.table(sort_by=..., row_limit=...)`` prints
         torch's table)."""
-        return self._results().key_averages(group_by_input_shape, group_by_stack_n,
-                                            group_by_overload_name)
+        return self._results().key_averages(
+            group_by_input_shape, group_by_stack_n, group_by_overload_name
+        )
 
     def export_chrome_trace(self, path: str, use_python_export: bool = False):
         """Write the Chrome trace (JSON; gzipped when ``path`` ends in ``.gz``)."""

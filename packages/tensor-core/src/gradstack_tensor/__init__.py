@@ -60,10 +60,10 @@ from .arrangements import *  # noqa: F403
 from .arrangements import __all__ as _arrangements_all
 from .combinatorics import *  # noqa: F403
 from .combinatorics import __all__ as _combinatorics_all
-from .constants import *  # noqa: F403
-from .constants import __all__ as _constants_all
 from .composites import *  # noqa: F403
 from .composites import __all__ as _composites_all
+from .constants import *  # noqa: F403
+from .constants import __all__ as _constants_all
 from .contractions import *  # noqa: F403
 from .contractions import __all__ as _contractions_all
 from .counting import *  # noqa: F403

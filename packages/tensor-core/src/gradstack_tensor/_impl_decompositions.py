@@ -1,7 +1,7 @@
 """Kernels of the matrix functions that need a factorization: ``linalg_inv``,
-``linalg_det``, ``linalg_logabsdet`` (the second half of ``slogdet``), ``linalg_solve`` and
-``linalg_cholesky`` and ``linalg_svd``, on numpy's LAPACK (the same LU and Cholesky routines torch calls on
-the CPU), with torch's checks and errors.
+``linalg_det``, ``linalg_logabsdet`` (the second half of ``slogdet``), ``linalg_solve``,
+``linalg_cholesky`` and ``linalg_svd``, on numpy's LAPACK (the same LU, Cholesky and SVD
+routines torch calls on the CPU), with torch's checks and errors.
 
 Note [A singular matrix names its first zero pivot]
 torch reports a singular matrix with the index LAPACK's ``getrf`` returns: the first zero

@@ -447,7 +447,6 @@ cdef class CompositeMethods(ShapeMethods):
         from .elementwise_composites import angle
         return angle(self)
 
-
     # -- elementwise_composites.py (it imports this module) ------------------------------
 
     def greater(self, *args, **kwargs):

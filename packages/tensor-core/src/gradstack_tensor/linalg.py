@@ -336,9 +336,7 @@ def svdvals(A, *, driver=None, out=None):
     """
     x = _t(A, "svdvals")
     if x.dim() < 2:
-        raise RuntimeError(
-            "linalg.svdvals: The input tensor A must have at least 2 dimensions."
-        )
+        raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
     s = svd(x, full_matrices=False, driver=driver).S
     return _out(s, out)
 

@@ -82,8 +82,9 @@ def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):
     from .return_types import svd as _svd_result
 
     if not isinstance(input, gt.Tensor):
-        raise TypeError(f"svd(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+        raise TypeError(
+            f"svd(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     if input.dim() < 2:
         raise RuntimeError(
             "linalg.svd: input should have at least 2 dimensions, but has "

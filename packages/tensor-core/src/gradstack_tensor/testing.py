@@ -64,8 +64,7 @@ class _Fail(Exception):
             generated = self.msg
             if self.id:
                 generated += (
-                    "\n\nThe failure occurred for item "
-                    f"{''.join(str([item]) for item in self.id)}"
+                    f"\n\nThe failure occurred for item {''.join(str([item]) for item in self.id)}"
                 )
             msg = msg(generated) if callable(msg) else generated
         return self.kind(msg)
@@ -100,8 +99,9 @@ def _tolerances(dtypes, rtol, atol, id) -> tuple[float, float]:
     return max(rtols), max(atols)
 
 
-def _mismatch_msg(identifier, default, extra, abs_diff, abs_idx, atol, rel_diff, rel_idx,
-                  rtol) -> str:
+def _mismatch_msg(
+    identifier, default, extra, abs_diff, abs_idx, atol, rel_diff, rel_idx, rtol
+) -> str:
     equality = rtol == 0 and atol == 0
 
     def diff_msg(kind, diff, idx, tol):
@@ -128,8 +128,17 @@ def _mismatch_msg(identifier, default, extra, abs_diff, abs_idx, atol, rel_diff,
 def _scalar_msg(actual, expected, rtol, atol) -> str:
     abs_diff = abs(actual - expected)
     rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
-    return _mismatch_msg(None, "Scalars", f"Expected {expected} but got {actual}.", abs_diff,
-                         None, atol, rel_diff, None, rtol)
+    return _mismatch_msg(
+        None,
+        "Scalars",
+        f"Expected {expected} but got {actual}.",
+        abs_diff,
+        None,
+        atol,
+        rel_diff,
+        None,
+        rtol,
+    )
 
 
 def _tensor_msg(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol, atol) -> str:
@@ -157,8 +166,9 @@ def _tensor_msg(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol, atol) -
 
     abs_max, abs_idx = greatest(abs_diff)
     rel_max, rel_idx = greatest(rel_diff)
-    return _mismatch_msg(None, "Tensor-likes", extra, abs_max, abs_idx, atol, rel_max, rel_idx,
-                         rtol)
+    return _mismatch_msg(
+        None, "Tensor-likes", extra, abs_max, abs_idx, atol, rel_max, rel_idx, rtol
+    )
 
 
 def _isclose(a: np.ndarray, e: np.ndarray, rtol, atol, equal_nan) -> np.ndarray:
@@ -179,9 +189,21 @@ def _isclose(a: np.ndarray, e: np.ndarray, rtol, atol, equal_nan) -> np.ndarray:
 
 
 class _TensorPair:
-    def __init__(self, actual, expected, id, *, allow_subclasses=True, rtol=None, atol=None,
-                 equal_nan=False, check_device=True, check_dtype=True, check_layout=True,
-                 check_stride=False):
+    def __init__(
+        self,
+        actual,
+        expected,
+        id,
+        *,
+        allow_subclasses=True,
+        rtol=None,
+        atol=None,
+        equal_nan=False,
+        check_device=True,
+        check_dtype=True,
+        check_layout=True,
+        check_stride=False,
+    ):
         if not (isinstance(actual, type(expected)) or isinstance(expected, type(actual))):
             raise _Unsupported
         if not allow_subclasses and type(actual) is not type(expected):
@@ -191,7 +213,10 @@ class _TensorPair:
         self.rtol, self.atol = _tolerances((actual.dtype, expected.dtype), rtol, atol, id)
         self.equal_nan = equal_nan
         self.check_device, self.check_dtype, self.check_stride = (
-            check_device, check_dtype, check_stride)
+            check_device,
+            check_dtype,
+            check_stride,
+        )
 
     @staticmethod
     def _to_tensor(x) -> Tensor:
@@ -205,8 +230,9 @@ class _TensorPair:
             raise _Unsupported from None
 
     def _attribute(self, name, a, e):
-        raise _Fail(AssertionError,
-                    f"The values for attribute '{name}' do not match: {a} != {e}.", self.id)
+        raise _Fail(
+            AssertionError, f"The values for attribute '{name}' do not match: {a} != {e}.", self.id
+        )
 
     def compare(self) -> None:
         a, e = self.actual, self.expected
@@ -238,13 +264,13 @@ _NUMBER_DTYPES = {int: "int64", float: "float64", complex: "complex128"}
 
 
 class _NumberPair:
-    def __init__(self, actual, expected, id, *, rtol=None, atol=None, equal_nan=False,
-                 check_dtype=False, **_):
+    def __init__(
+        self, actual, expected, id, *, rtol=None, atol=None, equal_nan=False, check_dtype=False, **_
+    ):
         kinds = (int, float, complex, np.number)
         if not (isinstance(actual, kinds) and isinstance(expected, kinds)):
             raise _Unsupported
-        actual, expected = (x.item() if isinstance(x, np.number) else x
-                            for x in (actual, expected))
+        actual, expected = (x.item() if isinstance(x, np.number) else x for x in (actual, expected))
         from . import dtypes as dt
 
         names = [_NUMBER_DTYPES.get(type(x), "int64") for x in (actual, expected)]
@@ -256,8 +282,9 @@ class _NumberPair:
     def compare(self) -> None:
         a, e = self.actual, self.expected
         if self.check_dtype and type(a) is not type(e):
-            raise _Fail(AssertionError,
-                        f"The (d)types do not match: {type(a)} != {type(e)}.", self.id)
+            raise _Fail(
+                AssertionError, f"The (d)types do not match: {type(a)} != {type(e)}.", self.id
+            )
         if a == e:
             return
         if self.equal_nan and cmath.isnan(a) and cmath.isnan(e):
@@ -277,8 +304,9 @@ class _BooleanPair:
 
     def compare(self) -> None:
         if self.actual is not self.expected:
-            raise _Fail(AssertionError,
-                        f"Booleans mismatch: {self.actual} is not {self.expected}", self.id)
+            raise _Fail(
+                AssertionError, f"Booleans mismatch: {self.actual} is not {self.expected}", self.id
+            )
 
 
 class _NonePair:
@@ -289,8 +317,9 @@ class _NonePair:
 
     def compare(self) -> None:
         if not (self.actual is None and self.expected is None):
-            raise _Fail(AssertionError,
-                        f"None mismatch: {self.actual} is not {self.expected}", self.id)
+            raise _Fail(
+                AssertionError, f"None mismatch: {self.actual} is not {self.expected}", self.id
+            )
 
 
 _PAIRS = (_NonePair, _BooleanPair, _NumberPair, _TensorPair)
@@ -298,8 +327,12 @@ _PAIRS = (_NonePair, _BooleanPair, _NumberPair, _TensorPair)
 
 def _pairs(actual, expected, id, options) -> list:
     seq = collections.abc.Sequence
-    if (isinstance(actual, seq) and not isinstance(actual, str)
-            and isinstance(expected, seq) and not isinstance(expected, str)):
+    if (
+        isinstance(actual, seq)
+        and not isinstance(actual, str)
+        and isinstance(expected, seq)
+        and not isinstance(expected, str)
+    ):
         if len(actual) != len(expected):
             raise _Fail(
                 AssertionError,
@@ -370,8 +403,13 @@ def assert_close(
     """
     __tracebackhide__ = True
     options = dict(
-        allow_subclasses=allow_subclasses, rtol=rtol, atol=atol, equal_nan=equal_nan,
-        check_device=check_device, check_dtype=check_dtype, check_layout=check_layout,
+        allow_subclasses=allow_subclasses,
+        rtol=rtol,
+        atol=atol,
+        equal_nan=equal_nan,
+        check_device=check_device,
+        check_dtype=check_dtype,
+        check_layout=check_layout,
         check_stride=check_stride,
     )
     try:
@@ -402,8 +440,15 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
         table = {dt.float16: (1e-3, 1e-3), dt.float32: (1e-4, 1e-5), dt.float64: (1e-5, 1e-8)}
         rtols, atols = zip(*[table.get(d, (0.0, 0.0)) for d in (actual.dtype, expected.dtype)])
         rtol, atol = max(rtols), max(atols)
-    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                 check_dtype=False, msg=msg or None)
+    assert_close(
+        actual,
+        expected,
+        rtol=rtol,
+        atol=atol,
+        equal_nan=equal_nan,
+        check_dtype=False,
+        msg=msg or None,
+    )
 
 
 def make_tensor(

@@ -33,8 +33,8 @@ import enum
 
 import gradstack_autograd as ag
 import gradstack_tensor as gt
-from gradstack_tensor.composites import _weight_norm
 import numpy as np
+from gradstack_tensor.composites import _weight_norm
 
 from ..functional import normalize
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -138,8 +138,13 @@ class _Orthogonal(Module):
             return neg_id
 
 
-def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
-               use_trivialization: bool = True) -> Module:
+def orthogonal(
+    module: Module,
+    name: str = "weight",
+    orthogonal_map: str | None = None,
+    *,
+    use_trivialization: bool = True,
+) -> Module:
     """Make ``module.<name>`` orthogonal (see the module's docstring); ``orthogonal_map``
     is ``"matrix_exp"`` (the default for square matrices), ``"cayley"`` or
     ``"householder"`` (the default otherwise)."""
@@ -235,8 +240,13 @@ class _SpectralNorm(Module):
         return value
 
 
-def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1,
-                  eps: float = 1e-12, dim: int | None = None) -> Module:
+def spectral_norm(
+    module: Module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+) -> Module:
     """Spectral normalisation of ``module.<name>`` (see the module's docstring); ``dim`` is
     the output dim (1 for transposed convolutions, else 0)."""
     weight = getattr(module, name, None)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+from typing import Any
 
 import gradstack_autograd as ag
 import gradstack_tensor as gt
@@ -145,9 +146,7 @@ class ParametrizationList(ModuleList):
         if not self.unsafe:
             z = self()
             if not isinstance(z, gt.Tensor):
-                raise ValueError(
-                    f"A parametrization must return a tensor. Got {type(z).__name__}."
-                )
+                raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
             if z.dtype != original_dtype:
                 raise ValueError(
                     "Registering a parametrization may not change the dtype of the tensor, "
@@ -170,12 +169,13 @@ class ParametrizationList(ModuleList):
                     value = module.right_inverse(value)
                 else:
                     raise RuntimeError(
-                        f"parametrization {type(module).__name__} does not implement "
-                        "right_inverse."
+                        f"parametrization {type(module).__name__} does not implement right_inverse."
                     )
             if self.is_tensor:
                 if not isinstance(value, gt.Tensor):
-                    raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
+                    raise ValueError(
+                        f"`right_inverse` should return a tensor. Got {type(value).__name__}"
+                    )
                 if value.dtype != self.original.dtype:
                     raise ValueError(
                         f"The tensor returned by `right_inverse` has dtype {value.dtype} while "
@@ -240,7 +240,7 @@ def _inject_new_class(module: Module) -> None:
             "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training"
         )
 
-    dct = {"__getstate__": getstate}
+    dct: dict[str, Any] = {"__getstate__": getstate}
     if not hasattr(cls, "__deepcopy__"):
         dct["__deepcopy__"] = default_deepcopy
     param_cls = type(f"Parametrized{cls.__name__}", (cls,), dct)
@@ -268,8 +268,9 @@ def _inject_property(module: Module, tensor_name: str) -> None:
     setattr(module.__class__, tensor_name, property(get_parametrized, set_original))
 
 
-def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *,
-                             unsafe: bool = False) -> Module:
+def register_parametrization(
+    module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False
+) -> Module:
     """Make ``module.<tensor_name>`` the result of ``parametrization`` on the tensor it
     holds (see the module's docstring); ``unsafe=True`` allows a parametrization that
     changes the tensor's shape or dtype."""
@@ -340,8 +341,9 @@ def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     return tensor_name in parametrizations
 
 
-def remove_parametrizations(module: Module, tensor_name: str,
-                            leave_parametrized: bool = True) -> Module:
+def remove_parametrizations(
+    module: Module, tensor_name: str, leave_parametrized: bool = True
+) -> Module:
     """Remove the parametrizations of ``tensor_name``: a plain parameter (or buffer)
     again, holding the parametrized value (``leave_parametrized``, the default) or the
     original."""
@@ -382,8 +384,9 @@ def type_before_parametrizations(module: Module) -> type:
     return type(module)
 
 
-def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
-                                         tensor_name: str | None = None) -> Module:
+def transfer_parametrizations_and_params(
+    from_module: Module, to_module: Module, tensor_name: str | None = None
+) -> Module:
     """Register ``from_module``'s parametrizations (of ``tensor_name``, or all) on
     ``to_module`` too, with copies of their originals' values."""
     if not is_parametrized(from_module):
@@ -402,6 +405,7 @@ def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
                 _set_value(target.original, source.original.clone())
             else:
                 for i in range(source.ntensors):
-                    _set_value(getattr(target, f"original{i}"),
-                               getattr(source, f"original{i}").clone())
+                    _set_value(
+                        getattr(target, f"original{i}"), getattr(source, f"original{i}").clone()
+                    )
     return to_module

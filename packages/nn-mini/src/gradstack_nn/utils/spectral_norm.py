@@ -27,8 +27,9 @@ __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
 class SpectralNorm:
     """The forward pre-hook of :func:`spectral_norm`."""
 
-    def __init__(self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0,
-                 eps: float = 1e-12):
+    def __init__(
+        self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
+    ):
         self.name = name
         self.dim = dim
         if n_power_iterations <= 0:
@@ -99,8 +100,13 @@ class SpectralNorm:
         return fn
 
 
-def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1,
-                  eps: float = 1e-12, dim: int | None = None):
+def spectral_norm(
+    module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+):
     """Spectral normalisation by a forward pre-hook (the legacy form)."""
     if dim is None:
         transposed = (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)

@@ -1,5 +1,6 @@
 """``gradstack.nn.utils.parametrize``: ``register_parametrization``,
-``remove_parametrizations``, ``is_parametrized``, ``cached`` ... (``gradstack_nn.utils.parametrize``)."""
+``remove_parametrizations``, ``is_parametrized``, ``cached`` ...
+(``gradstack_nn.utils.parametrize``)."""
 
 from gradstack_nn.utils.parametrize import (
     ParametrizationList,
