@@ -14,7 +14,9 @@ class Block(nn.Module):
         self.attn = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
         self.ln2 = nn.LayerNorm(d)
-        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d), nn.Dropout(0.1))
+        self.mlp = nn.Sequential(
+            nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d), nn.Dropout(0.1)
+        )
 
     def forward(self, x):
         q, k, v = self.attn(self.ln1(x)).chunk(3, dim=-1)
@@ -49,7 +51,7 @@ for mode in (None, "reentrant", "non-reentrant"):
     model = Model(mode=mode)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     losses = []
-    for step in range(4):
+    for _ in range(4):
         logits = model(data[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, 11), data[:, 1:].reshape(-1))
         opt.zero_grad()
@@ -59,7 +61,9 @@ for mode in (None, "reentrant", "non-reentrant"):
     print(mode, losses, round(model.head.weight.grad.norm().item(), 5))
 
 torch.manual_seed(2)
-seq = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Dropout(0.2), nn.Linear(12, 12), nn.Tanh(), nn.Linear(12, 1))
+seq = nn.Sequential(
+    nn.Linear(6, 12), nn.ReLU(), nn.Dropout(0.2), nn.Linear(12, 12), nn.Tanh(), nn.Linear(12, 1)
+)
 x = torch.randn(5, 6, requires_grad=True)
 out = checkpoint_sequential(seq, 3, x, use_reentrant=False)
 out.sum().backward()

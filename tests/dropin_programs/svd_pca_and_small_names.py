@@ -24,7 +24,9 @@ q, kk = torch.randn(T, 8), torch.randn(T, 8)
 att = (q @ kk.T) / math.sqrt(8)
 att = att.masked_fill(torch.triu(torch.ones(T, T), 1).bool(), -torch.inf)
 print(att.softmax(-1))
-print("angle:", torch.tensor([-1.0, 2.0]).angle(), "pi:", round(torch.pi, 6), "e:", round(torch.e, 6))
+print(
+    "angle:", torch.tensor([-1.0, 2.0]).angle(), "pi:", round(torch.pi, 6), "e:", round(torch.e, 6)
+)
 
 labels = torch.randint(3, size=(6,))
 print("labels:", labels)

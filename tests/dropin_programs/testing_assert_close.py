@@ -22,7 +22,12 @@ check("dtype ignored", a, a.double(), check_dtype=False)
 check("shape", a, a[:2])
 check("ints", torch.tensor([1, 2, 3]), torch.tensor([1, 2, 4]))
 check("nan", torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan"), 1.0]))
-check("nan equal", torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan"), 1.0]), equal_nan=True)
+check(
+    "nan equal",
+    torch.tensor([float("nan"), 1.0]),
+    torch.tensor([float("nan"), 1.0]),
+    equal_nan=True,
+)
 check("nested", {"w": [a, 1.0]}, {"w": [a, 1.5]})
 b = make_tensor(2, 3, dtype=torch.int64, device="cpu", exclude_zero=True)
 print(b, (b != 0).all().item())
