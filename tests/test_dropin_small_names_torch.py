@@ -435,3 +435,54 @@ def test_householder_product(shape, k):
     x = gs.tensor(a, requires_grad=True)
     t = gs.tensor(tau, requires_grad=True)
     assert gs.autograd.gradcheck(gs.linalg.householder_product, (x, t))
+
+
+# -- as_strided ------------------------------------------------------------------------
+
+_AS_STRIDED = [
+    lambda L, x: x.as_strided((2, 2), (1, 2)),
+    lambda L, x: x.as_strided((2, 2), (1, 2), 3),
+    lambda L, x: x.as_strided((3, 3), (2, 2)),
+    lambda L, x: x.as_strided((2,), (-1,)),
+    lambda L, x: x.as_strided((2, 2), (1, 2), -1),
+    lambda L, x: x[2:].as_strided((2,), (1,)),
+    lambda L, x: x.as_strided((3, 2), (0, 1)),
+    lambda L, x: x.as_strided((0, 4), (1, 1)),
+    lambda L, x: x.view(2, 3).t().as_strided((2, 3), (3, 1)),
+    lambda L, x: x.as_strided((2, 2), (1, 2), 2),
+    lambda L, x: L.as_strided(x, (2,), (2,), 1),
+    lambda L, x: x.as_strided((2,), (1, 2)),
+    lambda L, x: x.as_strided((6,), (1,), 0).as_strided((2, 3), (1, 2), 0),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_AS_STRIDED)))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_as_strided_views_and_errors(case, dtype):
+    out = []
+    for lib in (torch, gs):
+        x = lib.arange(6).to(getattr(lib, dtype))
+        try:
+            t = _AS_STRIDED[case](lib, x)
+            out.append((t.tolist(), t.stride(), t.storage_offset()))
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            out.append((type(e).__name__, str(e)))
+    assert out[0] == out[1]
+
+
+def test_as_strided_writes_reach_the_base():
+    out = []
+    for lib in (torch, gs):
+        y = lib.zeros(4)
+        v = y.as_strided((2,), (2,))
+        v.add_(1)
+        out.append((y.tolist(), y._version, v._version))
+    assert out[0] == out[1]
+
+
+def test_as_strided_under_autograd_is_refused_not_wrong():
+    x = gs.arange(6.0, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="as_strided"):
+        x.as_strided((2,), (1,))
+    with gs.no_grad():
+        assert x.as_strided((2,), (2,)).tolist() == [0.0, 2.0]

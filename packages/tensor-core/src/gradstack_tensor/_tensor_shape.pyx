@@ -335,6 +335,66 @@ cdef class ShapeMethods(ReductionMethods):
         self.bump_version("resize_")
         return self
 
+    def as_strided(self, size, stride, storage_offset=None):
+        """A view of ``self``'s storage with shape ``size``, element strides ``stride``,
+        starting ``storage_offset`` elements into the storage (default: ``self``'s offset),
+        with torch's bounds and argument checks.  Writes through it reach ``self``.  Not
+        yet under autograd: a tensor that requires grad, with grad mode on, is refused
+        (use indexing, ``unfold`` or ``expand``, which record their gradients).
+
+        Examples
+        --------
+        >>> gt.arange(6.0).as_strided((2, 2), (1, 2)).tolist()
+        [[0.0, 2.0], [1.0, 3.0]]
+        """
+        cdef TensorBase base = self._view_base if self._view_base is not None else self
+        size = tuple(int(d) for d in size)
+        stride = tuple(int(s) for s in stride)
+        if len(size) != len(stride):
+            raise RuntimeError("mismatch in length of strides and shape")
+        if any(s < 0 for s in stride):
+            raise RuntimeError(
+                "as_strided: Negative strides are not supported at the moment, got strides: "
+                f"{list(stride)}"
+            )
+        if any(d < 0 for d in size):
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {min(size)}: {list(size)}"
+            )
+        ext = autograd_extension()
+        if self._requires_grad and ext is not None and ext.is_grad_enabled():
+            raise NotImplementedError(
+                "Tensor.as_strided on a tensor that requires grad (with grad mode on) is not "
+                "supported by gradstack yet: use indexing, unfold or expand"
+            )
+        offset = self.storage_offset() if storage_offset is None else int(storage_offset)
+        if offset < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+        root = _storage_root(base._data)
+        item = self._data.itemsize
+        base_start = base._data.__array_interface__["data"][0] if base._data.size else 0
+        root_start = root.__array_interface__["data"][0] if root.size else 0
+        base_offset = (base_start - root_start) // item if base._data.size else 0
+        available = root.nbytes // item - base_offset
+        needed = 0
+        if all(d > 0 for d in size):
+            needed = offset + 1 + sum((d - 1) * s for d, s in zip(size, stride))
+        if needed * item > available * item or not root.flags.c_contiguous:
+            if not root.flags.c_contiguous:
+                raise RuntimeError("as_strided: the tensor's storage is not one block")
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                f"{offset}, and itemsize {item} requiring a storage size of {needed * item} "
+                f"are out of bounds for storage of size {available * item}"
+            )
+        flat = np.ndarray((max(available, 0),), dtype=self._data.dtype, buffer=root,
+                          offset=base_offset * item)
+        view = np.lib.stride_tricks.as_strided(
+            flat[offset:] if needed else flat[:0], size, tuple(s * item for s in stride)
+        )
+        from ._tensor import _wrap_view
+        return _wrap_view(view, base)
+
     def resize_as_(self, other, *, memory_format=None):
         """In place, ``self.resize_(other.shape)``.
 

@@ -33,6 +33,7 @@ __all__ = [
     "norm_except_dim",
     "vdot",
     "dist",
+    "as_strided",
     "lerp",
     "addcmul",
     "addcdiv",
@@ -339,3 +340,21 @@ def dist(input, other, p: float = 2) -> Tensor:  # noqa: A002 - torch's name
     from .linalg import vector_norm
 
     return vector_norm(diff, p)
+
+
+def as_strided(input, size, stride, storage_offset=None) -> Tensor:  # noqa: A002
+    """``input.as_strided(size, stride, storage_offset)``: a view of ``input``'s storage
+    (see :meth:`Tensor.as_strided`).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.as_strided(gt.arange(6.0), (2,), (2,), 1).tolist()
+    [1.0, 3.0]
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"as_strided(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(input).__name__}"
+        )
+    return input.as_strided(size, stride, storage_offset)
