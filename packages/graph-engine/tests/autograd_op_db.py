@@ -825,6 +825,30 @@ def _decomposition_samples(rng):
     }
 
 
+def _svd_samples(rng):
+    # signs of singular vectors are LAPACK's (Note [SVD's signs are LAPACK's]): the samples
+    # read sign-invariant functions of the factors, whose gradients are torch's whatever
+    # the signs
+    tall, wide, square = arr(rng, (4, 3), -1, 1), arr(rng, (3, 4), -1, 1), arr(rng, (3, 3), -1, 1)
+
+    def usv(L, t):
+        r = L.linalg.svd(t, full_matrices=False)
+        return (r.U * r.S.unsqueeze(-2)) @ r.Vh
+
+    def projectors(L, t):
+        r = L.linalg.svd(t, full_matrices=False)
+        return (r.U @ r.U.mT).sum() + (r.Vh.mT @ r.Vh).sum() + r.S.sum()
+
+    return [
+        _S([tall], lambda L, t: L.linalg.svd(t, full_matrices=False).S, "S 4x3"),
+        _S([wide], lambda L, t: L.linalg.svdvals(t), "svdvals 3x4"),
+        _S([tall], usv, "USVh 4x3"),
+        _S([wide], projectors, "projectors 3x4"),
+        _S([square], projectors, "projectors 3x3"),
+    ]
+
+
+_add(GradOp("linalg_svd", _svd_samples))
 for _n in ("linalg_inv", "linalg_det", "linalg_logabsdet", "linalg_solve", "linalg_cholesky"):
     _add(GradOp(_n, lambda rng, _n=_n: _decomposition_samples(rng)[_n]))
 for _n in ("tril", "triu"):

@@ -51,7 +51,18 @@ from gradstack_tensor import *  # noqa: F403
 from gradstack_tensor.kernels import get_num_threads, set_num_threads
 from gradstack_tensor.random import get_rng_state, set_rng_state
 
-from . import accelerator, autograd, backends, cuda, distributions, nn, optim, random, utils
+from . import (
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    distributions,
+    nn,
+    optim,
+    random,
+    testing,
+    utils,
+)
 from .__about__ import __version__
 from ._nn_functions import *  # noqa: F403
 from ._nn_functions import __all__ as _nn_functions_all
@@ -78,7 +89,9 @@ _NAMES = [
     "func",
     "nn",
     "optim",
+    "profiler",
     "random",
+    "testing",
     "utils",
     "vmap",
     "save",
@@ -95,7 +108,7 @@ del _NAMES, _nn_functions_all, _runtime_all
 
 # ``func`` (functional-api) is imported on first use, as ``autograd.functional`` is (Note
 # [Lazy upper layers] in ``gradstack.autograd``): ``import gradstack`` stays light.
-_LAZY = ("func",)
+_LAZY = ("func", "profiler")
 
 
 def __getattr__(name):

@@ -131,3 +131,7 @@ class AutogradExtension:
     @staticmethod
     def is_inference_mode_enabled():
         return _grad_mode.is_inference_mode_enabled()
+
+    @staticmethod
+    def is_grad_enabled():
+        return _grad_mode.is_grad_enabled()

@@ -6,7 +6,9 @@ event; afterwards ``prof.key_averages().table()`` prints torch's table (Self CPU
 total, # of Calls ...), with a footer that explains Self vs total, and
 ``prof.export_chrome_trace(path)`` writes a trace for Perfetto or ``chrome://tracing``.
 With no profile active the package costs nothing: it registers its dispatch layer and
-its engine observer only inside the ``with`` block.
+its engine observer only inside the ``with`` block.  :mod:`gradstack_profiler.scheduled`
+is torch.profiler's interface on top of it (``profile(schedule=..., on_trace_ready=...)``
+with ``step()``, ``tensorboard_trace_handler``).
 
 Examples
 --------
@@ -24,7 +26,7 @@ Examples
 >>> print(prf.key_averages().table(sort_by='self_cpu_time_total'))  # doctest: +SKIP
 """
 
-from . import profiler
+from . import profiler, scheduled
 from .__about__ import __version__
 from ._names import event_name
 from ._nvprof import load_nvprof, parse_nvprof_trace
@@ -47,5 +49,6 @@ __all__ = [
     "event_name",
     "LAYER_PRIORITY",
     "profiler",
+    "scheduled",
     "__version__",
 ]

@@ -108,9 +108,14 @@ def build_events(session, use_device=None, t0=None, threads=None) -> list[Functi
                 )
             elif tag == USER:
                 stack = None if rec[4] is None else _format_stack(rec[4])
+                # Note [Profiler steps are one key]: torch names the blocks of
+                # torch.profiler's steps "ProfilerStep*" (their trace keeps the number),
+                # so that key_averages adds the steps up into one row
+                name = rec[1]
+                step = name.startswith("ProfilerStep#")
                 evt = FunctionEvent(
                     len(events),
-                    rec[1],
+                    "ProfilerStep*" if step else name,
                     thread_of(ident),
                     start,
                     None,
@@ -119,6 +124,7 @@ def build_events(session, use_device=None, t0=None, threads=None) -> list[Functi
                     is_user_annotation=True,
                     use_device=use_device,
                     args=rec[5],
+                    trace_name=name if step else None,
                 )
             else:  # pragma: no cover - a record kind this version does not know
                 continue

@@ -63,6 +63,8 @@ from .combinatorics import *  # noqa: F403
 from .combinatorics import __all__ as _combinatorics_all
 from .composites import *  # noqa: F403
 from .composites import __all__ as _composites_all
+from .constants import *  # noqa: F403
+from .constants import __all__ as _constants_all
 from .contractions import *  # noqa: F403
 from .contractions import __all__ as _contractions_all
 from .counting import *  # noqa: F403
@@ -130,6 +132,7 @@ __all__ = sorted(
     | set(_order_statistics_all)
     | set(_matrix_builders_all)
     | set(_combinatorics_all)
+    | set(_constants_all)
     | set(_covariance_all)
     | set(_integration_all)
     | set(_counting_all)

@@ -1,7 +1,7 @@
 """Kernels of the matrix functions that need a factorization: ``linalg_inv``,
-``linalg_det``, ``linalg_logabsdet`` (the second half of ``slogdet``), ``linalg_solve`` and
-``linalg_cholesky``, on numpy's LAPACK (the same LU and Cholesky routines torch calls on
-the CPU), with torch's checks and errors.
+``linalg_det``, ``linalg_logabsdet`` (the second half of ``slogdet``), ``linalg_solve``,
+``linalg_cholesky`` and ``linalg_svd``, on numpy's LAPACK (the same LU, Cholesky and SVD
+routines torch calls on the CPU), with torch's checks and errors.
 
 Note [A singular matrix names its first zero pivot]
 torch reports a singular matrix with the index LAPACK's ``getrf`` returns: the first zero
@@ -199,3 +199,38 @@ def linalg_cholesky(A, upper=False):
         raise
     # (numpy reads the lower triangle, as torch does by default)
     return _result(np.swapaxes(low, -1, -2) if upper else low, x.dtype)
+
+
+# Note [SVD's signs are LAPACK's]
+# The singular vectors are defined up to a sign per pair (``u_k``, ``v_k``).  torch's CPU
+# svd calls LAPACK's ``gesdd``, as ``numpy.linalg.svd`` does, so the signs are the ones
+# LAPACK picks; a different LAPACK build may flip a pair (the product ``U S Vh`` and the
+# gradients of sign-invariant functions do not change).
+
+
+@OPS["linalg_svd"].set_kernel
+def linalg_svd(A, full_matrices=True):
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh`` (Note [SVD's signs are LAPACK's])."""
+    from .return_types import linalg_svd as _svd_result
+
+    x = _data(A)
+    if x.ndim < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            "linalg.svd: Expected a floating point or complex tensor as input. Got "
+            f"{_TYPE_NAMES.get(x.dtype.name, x.dtype.name)}"
+        )
+    if x.dtype == np.float16:
+        raise NotImplementedError("\"linalg_svd_cpu\" not implemented for 'Half'")
+    m, n = x.shape[-2], x.shape[-1]
+    k = min(m, n)
+    batch = x.shape[:-2]
+    if x.size == 0:
+        um, vn = (m, n) if full_matrices else (k, k)
+        u = np.broadcast_to(np.eye(m, um, dtype=x.dtype), batch + (m, um))
+        vh = np.broadcast_to(np.eye(vn, n, dtype=x.dtype), batch + (vn, n))
+        s = np.zeros(batch + (k,), dtype=x.dtype)
+    else:
+        u, s, vh = np.linalg.svd(x, full_matrices=bool(full_matrices))
+    return _svd_result(_result(u, x.dtype), _result(s, x.dtype), _result(vh, x.dtype))

@@ -941,6 +941,7 @@ ROWS: tuple[OpRow, ...] = (
     op("linalg_logabsdet", aten="linalg_slogdet"),  # (slogdet's differentiable half)
     op("linalg_solve"),
     op("linalg_cholesky"),
+    op("linalg_svd"),
     op("diag"),
     op("trace"),
     op("tril"),

@@ -233,6 +233,221 @@ cdef class CompositeMethods(ShapeMethods):
         """In-place ``>=`` (see :meth:`eq_`)."""
         return self.copy_(self >= other)
 
+    # -- the in-place forms of the composite methods (torch's Tensor has them all) --------
+    # Each writes its out-of-place result into ``self`` with torch's checks (the result's
+    # shape must be ``self``'s, its dtype castable to ``self``'s: ``_write_inplace``);
+    # the aliases are the in-place methods they name.
+
+    def absolute_(self):
+        """Alias of :meth:`abs_`."""
+        return self.abs_()
+
+    def arccos_(self):
+        """Alias of :meth:`acos_`."""
+        return self.acos_()
+
+    def arcsin_(self):
+        """Alias of :meth:`asin_`."""
+        return self.asin_()
+
+    def arctan_(self):
+        """Alias of :meth:`atan_`."""
+        return self.atan_()
+
+    def arctan2_(self, other):
+        """Alias of :meth:`atan2_`."""
+        return self.atan2_(other)
+
+    def divide_(self, other, *, rounding_mode=None):
+        """Alias of :meth:`div_`."""
+        return self.div_(other, rounding_mode=rounding_mode)
+
+    def true_divide_(self, other):
+        """Alias of :meth:`div_` (true division)."""
+        return self.div_(other)
+
+    def multiply_(self, other):
+        """Alias of :meth:`mul_`."""
+        return self.mul_(other)
+
+    def negative_(self):
+        """Alias of :meth:`neg_`."""
+        return self.neg_()
+
+    def subtract_(self, other, *, alpha=1):
+        """Alias of :meth:`sub_`."""
+        return self.sub_(other, alpha=alpha)
+
+    def fix_(self):
+        """Alias of :meth:`trunc_`."""
+        return self.trunc_()
+
+    def greater_(self, other):
+        """Alias of :meth:`gt_`."""
+        return self.gt_(other)
+
+    def greater_equal_(self, other):
+        """Alias of :meth:`ge_`."""
+        return self.ge_(other)
+
+    def less_(self, other):
+        """Alias of :meth:`lt_`."""
+        return self.lt_(other)
+
+    def less_equal_(self, other):
+        """Alias of :meth:`le_`."""
+        return self.le_(other)
+
+    def not_equal_(self, other):
+        """Alias of :meth:`ne_`."""
+        return self.ne_(other)
+
+    def conj_physical_(self):
+        """In-place :meth:`conj_physical`: a real tensor is its own conjugate."""
+        return self
+
+    def copysign_(self, other):
+        """In-place :meth:`copysign`.
+
+        Examples
+        --------
+        >>> gt.tensor([1.0, 2.0]).copysign_(-1.0).tolist()
+        [-1.0, -2.0]
+        """
+        return _inplace("copysign_", self, self.copysign(other))
+
+    def cumprod_(self, dim, *, dtype=None):
+        """In-place :meth:`cumprod`."""
+        return _inplace("cumprod_", self, self.cumprod(dim, dtype=dtype))
+
+    def deg2rad_(self):
+        """In-place :meth:`deg2rad` (a float tensor: an integer one cannot hold it).
+
+        Examples
+        --------
+        >>> gt.tensor([180.0]).deg2rad_().tolist()
+        [3.1415927410125732]
+        """
+        return _inplace("deg2rad_", self, self.deg2rad())
+
+    def rad2deg_(self):
+        """In-place :meth:`rad2deg`."""
+        return _inplace("rad2deg_", self, self.rad2deg())
+
+    def frac_(self):
+        """In-place :meth:`frac`."""
+        return _inplace("frac_", self, self.frac())
+
+    def float_power_(self, exponent):
+        """In-place :meth:`float_power`: ``self`` must be float64 (or complex128), the
+        dtype of the result, as torch's.
+
+        Examples
+        --------
+        >>> gt.tensor([2.0], dtype=gt.float64).float_power_(3).tolist()
+        [8.0]
+        """
+        result = self.float_power(exponent)
+        if result.dtype is not self.dtype:
+            from ._composite_args import _name
+            raise RuntimeError(
+                f"the base given to float_power_ has dtype {_name(self.dtype)} but the "
+                f"operation's result requires dtype {_name(result.dtype)}"
+            )
+        return _inplace("float_power_", self, result)
+
+    def ldexp_(self, other):
+        """In-place :meth:`ldexp`."""
+        return _inplace("ldexp_", self, self.ldexp(other))
+
+    def logical_and_(self, other):
+        """In-place :meth:`logical_and` (1 or 0 in ``self``'s dtype).
+
+        Examples
+        --------
+        >>> gt.tensor([1.0, 0.0]).logical_and_(gt.tensor([2.0, 2.0])).tolist()
+        [1.0, 0.0]
+        """
+        return _inplace("logical_and_", self, self.logical_and(other))
+
+    def logical_or_(self, other):
+        """In-place :meth:`logical_or` (1 or 0 in ``self``'s dtype)."""
+        return _inplace("logical_or_", self, self.logical_or(other))
+
+    def logical_xor_(self, other):
+        """In-place :meth:`logical_xor` (1 or 0 in ``self``'s dtype)."""
+        return _inplace("logical_xor_", self, self.logical_xor(other))
+
+    def logit_(self, eps=None):
+        """In-place :meth:`logit`."""
+        return _inplace("logit_", self, self.logit(eps))
+
+    def mvlgamma_(self, p):
+        """In-place :meth:`mvlgamma`."""
+        return _inplace("mvlgamma_", self, self.mvlgamma(p))
+
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+        """In-place :meth:`nan_to_num`.
+
+        Examples
+        --------
+        >>> gt.tensor([float("nan"), 1.0]).nan_to_num_(-1.0).tolist()
+        [-1.0, 1.0]
+        """
+        return _inplace("nan_to_num_", self, self.nan_to_num(nan, posinf, neginf))
+
+    def sinc_(self):
+        """In-place :meth:`sinc`."""
+        return _inplace("sinc_", self, self.sinc())
+
+    def xlogy_(self, other):
+        """In-place :meth:`xlogy`."""
+        return _inplace("xlogy_", self, self.xlogy(other))
+
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        """In-place :meth:`addmm`."""
+        return _inplace("addmm_", self, self.addmm(mat1, mat2, beta=beta, alpha=alpha))
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        """In-place :meth:`addmv`."""
+        return _inplace("addmv_", self, self.addmv(mat, vec, beta=beta, alpha=alpha))
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        """In-place :meth:`addr`."""
+        return _inplace("addr_", self, self.addr(vec1, vec2, beta=beta, alpha=alpha))
+
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        """In-place :meth:`addbmm`."""
+        return _inplace("addbmm_", self, self.addbmm(batch1, batch2, beta=beta, alpha=alpha))
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        """In-place :meth:`baddbmm`."""
+        return _inplace("baddbmm_", self,
+                        self.baddbmm(batch1, batch2, beta=beta, alpha=alpha))
+
+    def dist(self, other, p=2):
+        """The ``p``-norm of ``self - other``; see :func:`gradstack_tensor.dist`."""
+        from .composites import dist
+        return dist(self, other, p)
+
+    def svd(self, some=True, compute_uv=True):
+        """The legacy singular value decomposition ``(U, S, V)``; see
+        :func:`gradstack_tensor.svd`."""
+        from .matrix_functions import svd
+        return svd(self, some, compute_uv)
+
+    def angle(self):
+        """The argument of each element: pi for a negative real number, else 0 (NaN
+        stays NaN; integers give the default float dtype); its gradient is zero.
+
+        Examples
+        --------
+        >>> gt.tensor([-2.0, 0.0, 3.0]).angle().tolist()
+        [3.1415927410125732, 0.0, 0.0]
+        """
+        from .elementwise_composites import angle
+        return angle(self)
+
     # -- elementwise_composites.py (it imports this module) ------------------------------
 
     def greater(self, *args, **kwargs):
@@ -813,3 +1028,8 @@ def _scatter_src(src, value):
     if src is not None and value is not None:
         raise TypeError("scatter() got both 'src' and 'value'")
     return src if src is not None else value
+
+
+def _inplace(name, self, result):
+    from ._composite_args import _write_inplace
+    return _write_inplace(name, self, result)

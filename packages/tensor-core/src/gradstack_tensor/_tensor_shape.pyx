@@ -18,7 +18,7 @@ from . import _op_table  # no-cython-lint: imported to declare the ops looked up
 from ._dispatch import OPS
 from ._shapes cimport dim_arg, shape_from_args
 from ._shapes import _normalize_dim
-from ._tensor_base cimport TensorBase, expect_other, shape_of
+from ._tensor_base cimport TensorBase, autograd_extension, expect_other, shape_of
 from ._tensor_reductions cimport ReductionMethods
 
 import warnings
@@ -56,6 +56,64 @@ cdef Op OP_TOPK = OPS["topk"]
 cdef Op OP_GETITEM = OPS["getitem"]
 cdef Op OP_SETITEM_ = OPS["setitem_"]
 cdef Op OP_TO_DTYPE = OPS["to_dtype"]
+
+
+# Note [In-place view ops change the tensor's metadata]
+# ``unsqueeze_``, ``squeeze_``, ``t_``, ``transpose_`` (``swapaxes_``, ``swapdims_``) and
+# ``resize_`` give ``self`` a new shape and strides over the same storage: the tensor's
+# array is replaced by the view's, and the version counter moves (torch's do too).  torch
+# records a node for a non-leaf that requires grad (``TBackward1`` ...); gradstack does
+# not yet, so under grad mode a tensor that requires grad is refused with a clear error
+# (a leaf with torch's own message) rather than given a silently wrong history.
+
+
+cdef _check_metadata_inplace(TensorBase self, str name):
+    ext = autograd_extension()
+    if not self._requires_grad or ext is None or not ext.is_grad_enabled():
+        return
+    if self._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    raise NotImplementedError(
+        f"Tensor.{name} on a tensor that requires grad (with grad mode on) is not supported "
+        f"by gradstack: use the out-of-place {name[:-1]}(), which returns a view"
+    )
+
+
+cdef object _set_metadata(TensorBase self, object view, str name):
+    self._data = (<TensorBase>view)._data
+    self.bump_version(name)
+    return self
+
+
+cdef object _storage_root(object a):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+cdef cnp.ndarray _resized(cnp.ndarray a, tuple shape):
+    """A C-contiguous array of ``shape`` over ``a``'s storage from ``a``'s first element,
+    or over a new block holding that storage's elements when it is too small."""
+    root = _storage_root(a)
+    cdef Py_ssize_t itemsize = a.itemsize
+    cdef Py_ssize_t n = 1
+    for d in shape:
+        n *= d
+    offset = 0
+    if a.size and root.size:
+        offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    available = (root.nbytes - offset) // itemsize if root.size else 0
+    if n <= available and root.flags.c_contiguous and root.flags.writeable:
+        return np.ndarray(shape, dtype=a.dtype, buffer=root, offset=offset)
+    grown = np.empty(n, dtype=a.dtype)  # (torch leaves the new elements uninitialised)
+    if available and root.flags.c_contiguous:
+        old = np.ndarray((min(available, n),), dtype=a.dtype, buffer=root, offset=offset)
+        grown[:old.shape[0]] = old
+    elif a.size:
+        flat = a.reshape(-1)
+        grown[:min(flat.shape[0], n)] = flat[:n]
+    return grown.reshape(shape)
 
 
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
@@ -198,6 +256,155 @@ cdef class ShapeMethods(ReductionMethods):
         gradstack.Size([1, 3])
         """
         return dispatch(OP_UNSQUEEZE, (self, dim))
+
+    def unsqueeze_(self, dim):
+        """In place :meth:`unsqueeze`: ``self`` gets the new dim (Note [In-place view ops
+        change the tensor's metadata]).
+
+        Examples
+        --------
+        >>> x = gt.zeros(3)
+        >>> x.unsqueeze_(0).shape
+        gradstack.Size([1, 3])
+        """
+        _check_metadata_inplace(self, "unsqueeze_")
+        return _set_metadata(self, self.unsqueeze(dim), "unsqueeze_")
+
+    def squeeze_(self, dim=None):
+        """In place :meth:`squeeze`.
+
+        Examples
+        --------
+        >>> gt.zeros(1, 3, 1).squeeze_().shape
+        gradstack.Size([3])
+        """
+        _check_metadata_inplace(self, "squeeze_")
+        return _set_metadata(self, self.squeeze(dim), "squeeze_")
+
+    def t_(self):
+        """In place :meth:`t`.
+
+        Examples
+        --------
+        >>> gt.zeros(2, 3).t_().shape
+        gradstack.Size([3, 2])
+        """
+        _check_metadata_inplace(self, "t_")
+        return _set_metadata(self, self.t(), "t_")
+
+    def transpose_(self, dim0, dim1):
+        """In place :meth:`transpose`.
+
+        Examples
+        --------
+        >>> gt.zeros(2, 3, 4).transpose_(0, 2).shape
+        gradstack.Size([4, 3, 2])
+        """
+        _check_metadata_inplace(self, "transpose_")
+        return _set_metadata(self, self.transpose(dim0, dim1), "transpose_")
+
+    swapaxes_ = transpose_
+    swapdims_ = transpose_
+
+    def resize_(self, *sizes, memory_format=None):
+        """Give ``self`` the shape ``sizes``, C-contiguous over its storage from its first
+        element; a larger size moves the storage to a new block holding the old elements
+        first, the rest uninitialised (as torch's).  A tensor that requires grad is refused,
+        as torch's.  Views of the old storage keep it when it moves (torch's views follow
+        the storage).
+
+        Examples
+        --------
+        >>> x = gt.tensor([[1, 2, 3], [4, 5, 6]])
+        >>> x.resize_(3, 2).tolist()
+        [[1, 2], [3, 4], [5, 6]]
+        >>> x.resize_(2).tolist()
+        [1, 2]
+        """
+        shape = shape_from_args(sizes, "resize_")
+        for d in shape:
+            if d < 0:
+                raise RuntimeError(
+                    f"Trying to create tensor with negative dimension {d}: {list(shape)}"
+                )
+        if self._requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        if shape == shape_of(self._data):
+            return self
+        self._data = _resized(self._data, shape)
+        self.bump_version("resize_")
+        return self
+
+    def as_strided(self, size, stride, storage_offset=None):
+        """A view of ``self``'s storage with shape ``size``, element strides ``stride``,
+        starting ``storage_offset`` elements into the storage (default: ``self``'s offset),
+        with torch's bounds and argument checks.  Writes through it reach ``self``.  Not
+        yet under autograd: a tensor that requires grad, with grad mode on, is refused
+        (use indexing, ``unfold`` or ``expand``, which record their gradients).
+
+        Examples
+        --------
+        >>> gt.arange(6.0).as_strided((2, 2), (1, 2)).tolist()
+        [[0.0, 2.0], [1.0, 3.0]]
+        """
+        cdef TensorBase base = self._view_base if self._view_base is not None else self
+        size = tuple(int(d) for d in size)
+        stride = tuple(int(s) for s in stride)
+        if len(size) != len(stride):
+            raise RuntimeError("mismatch in length of strides and shape")
+        if any(s < 0 for s in stride):
+            raise RuntimeError(
+                "as_strided: Negative strides are not supported at the moment, got strides: "
+                f"{list(stride)}"
+            )
+        if any(d < 0 for d in size):
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {min(size)}: {list(size)}"
+            )
+        ext = autograd_extension()
+        if self._requires_grad and ext is not None and ext.is_grad_enabled():
+            raise NotImplementedError(
+                "Tensor.as_strided on a tensor that requires grad (with grad mode on) is not "
+                "supported by gradstack yet: use indexing, unfold or expand"
+            )
+        offset = self.storage_offset() if storage_offset is None else int(storage_offset)
+        if offset < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+        root = _storage_root(base._data)
+        item = self._data.itemsize
+        base_start = base._data.__array_interface__["data"][0] if base._data.size else 0
+        root_start = root.__array_interface__["data"][0] if root.size else 0
+        base_offset = (base_start - root_start) // item if base._data.size else 0
+        available = root.nbytes // item - base_offset
+        needed = 0
+        if all(d > 0 for d in size):
+            needed = offset + 1 + sum((d - 1) * s for d, s in zip(size, stride))
+        if needed * item > available * item or not root.flags.c_contiguous:
+            if not root.flags.c_contiguous:
+                raise RuntimeError("as_strided: the tensor's storage is not one block")
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                f"{offset}, and itemsize {item} requiring a storage size of {needed * item} "
+                f"are out of bounds for storage of size {available * item}"
+            )
+        flat = np.ndarray((max(available, 0),), dtype=self._data.dtype, buffer=root,
+                          offset=base_offset * item)
+        view = np.lib.stride_tricks.as_strided(
+            flat[offset:] if needed else flat[:0], size, tuple(s * item for s in stride)
+        )
+        from ._tensor import _wrap_view
+        return _wrap_view(view, base)
+
+    def resize_as_(self, other, *, memory_format=None):
+        """In place, ``self.resize_(other.shape)``.
+
+        Examples
+        --------
+        >>> gt.zeros(4).resize_as_(gt.zeros(2, 2)).shape
+        gradstack.Size([2, 2])
+        """
+        return self.resize_(tuple(shape_of(expect_other(other, "other")._data)),
+                            memory_format=memory_format)
 
     def expand(self, *sizes):
         """A view broadcast to ``sizes`` (-1 keeps a dim); no data is copied.

@@ -30,6 +30,10 @@ from ._promotion import can_cast_inplace
 from ._tensor import Tensor
 
 __all__ = [
+    "norm_except_dim",
+    "vdot",
+    "dist",
+    "as_strided",
     "lerp",
     "addcmul",
     "addcdiv",
@@ -261,3 +265,96 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> tuple:
     """``(var, mean)`` over ``dim``, with :meth:`Tensor.var`'s correction."""
     return _spread_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
+
+
+def norm_except_dim(v, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002 - torch's name
+    """The ``pow``-norm of ``v`` over every dim but ``dim``, keeping ``v``'s rank (size 1
+    in the dims reduced); ``dim=-1`` is the norm of all of ``v`` (0-d), as torch's.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.norm_except_dim(gt.tensor([[3.0, 0.0], [0.0, 4.0]]), 2, 0).tolist()
+    [[3.0], [4.0]]
+    """
+    if not isinstance(v, Tensor):
+        raise TypeError(
+            f"norm_except_dim(): argument 'v' (position 1) must be Tensor, not {type(v).__name__}"
+        )
+    if dim == -1:
+        return v.norm(pow)
+    axes = tuple(d for d in range(v.dim()) if d != dim % max(v.dim(), 1))
+    return v.norm(pow, dim=axes, keepdim=True)
+
+
+def _weight_norm(v, g, dim: int = 0) -> Tensor:
+    """``v * (g / norm_except_dim(v, 2, dim))``: weight normalisation's weight (torch's
+    ``_weight_norm``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> v = gt.tensor([[3.0, 4.0]])
+    >>> _weight_norm(v, gt.tensor([[10.0]]), 0).tolist()
+    [[6.0, 8.0]]
+    """
+    return v * (g / norm_except_dim(v, 2, dim))
+
+
+def vdot(input, other, *, out=None) -> Tensor:  # noqa: A002 - torch's name
+    """The dot product of two 1-d tensors, the first conjugated (real tensors: ``dot``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.vdot(gt.tensor([1.0, 2.0]), gt.tensor([3.0, 4.0])).item()
+    11.0
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"vdot(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    result = input.dot(other)
+    return result if out is None else write_out("vdot", result, out, rule="exact")
+
+
+def dist(input, other, p: float = 2) -> Tensor:  # noqa: A002 - torch's name
+    """The ``p``-norm of ``input - other`` (broadcast), over all elements.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.dist(gt.tensor([1.0, 2.0]), gt.tensor([[0.0, 0.0], [1.0, 1.0]]), 1).item()
+    4.0
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"dist(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    diff = input - other
+    if not diff.is_floating_point():
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{_SCALAR_NAMES.get(str(diff.dtype).split('.')[-1], str(diff.dtype))} instead."
+        )
+    from .linalg import vector_norm
+
+    return vector_norm(diff, p)
+
+
+def as_strided(input, size, stride, storage_offset=None) -> Tensor:  # noqa: A002
+    """``input.as_strided(size, stride, storage_offset)``: a view of ``input``'s storage
+    (see :meth:`Tensor.as_strided`).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.as_strided(gt.arange(6.0), (2,), (2,), 1).tolist()
+    [1.0, 3.0]
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"as_strided(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(input).__name__}"
+        )
+    return input.as_strided(size, stride, storage_offset)

@@ -822,8 +822,8 @@ def randint(
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint(): missing required argument 'size' (a tuple of ints)")
         low, high, size = 0, low, high
-    elif high is None:
-        raise TypeError("randint(): missing required argument 'high'")
+    elif high is None:  # randint(high, size=...): torch's first overload
+        low, high = 0, low
     if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
         size = (size,)
     shape = _size((size,), "randint")

@@ -50,6 +50,7 @@ from ._composite_args import _integral, _name, _write_inplace, _zeros
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = [
+    "angle",
     "greater",
     "greater_equal",
     "less",
@@ -789,3 +790,30 @@ def heaviside(input, values) -> Tensor:
 def heaviside_(input, values) -> Tensor:
     """In-place ``heaviside`` (``Tensor.heaviside_``)."""
     return _write_inplace("heaviside_", input, heaviside(input, values))
+
+
+def angle(input, *, out=None) -> Tensor:
+    """The argument of each element of a real tensor: ``pi`` where it is negative, 0
+    elsewhere (``-0.0`` and ``inf`` included), NaN where it is NaN; an integer or bool
+    tensor gives the default float dtype.  The gradient is zero (torch's for real
+    inputs), so the result stays in the graph.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.angle(gt.tensor([-1, 0, 2])).tolist()
+    [3.1415927410125732, 0.0, 0.0]
+    """
+    gt = _gt()
+    x = _t(input, "angle")
+    if not x.is_floating_point():
+        x = x.to(gt.get_default_dtype())
+    xd = _data(x)
+    base = _wrap(np.where(xd < 0, np.pi, 0.0).astype(xd.dtype))
+    # (0 * x carries NaN through and keeps the result in the graph with a zero gradient)
+    result = x.masked_fill(x.isinf(), 0.0) * 0 + base
+    if out is not None:
+        from ._out import write_out
+
+        return write_out("angle", result, out, rule="same")
+    return result

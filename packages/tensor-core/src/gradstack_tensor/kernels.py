@@ -54,13 +54,13 @@ from ._window_kernels import __all__ as _window_kernels_all
 __all__ = sorted(
     [
         *_activation_all,
-        *_batch_norm_kernels_all,
         *_adam_update_all,
+        *_batch_norm_kernels_all,
         *_transcendentals_all,
         *_index_kernels_all,
         *_kernels_all,
-        *_rnn_kernels_all,
         *_norm_kernels_all,
+        *_rnn_kernels_all,
         *_sgd_update_all,
         *_sum_to_shape_all,
         *_window_kernels_all,

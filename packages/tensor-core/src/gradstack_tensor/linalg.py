@@ -2,9 +2,9 @@
 product of ``torch.linalg`` that compose existing ops (``vector_norm``, ``matrix_norm``
 for the Frobenius and 1/inf norms, ``norm``, ``cross``, ``vecdot``, ``matmul``,
 ``multi_dot``), and those with a factorization on numpy's LAPACK: ``inv``, ``det``,
-``slogdet``, ``solve``, ``cholesky``, ``matrix_power`` (ops of their own, with derivatives
-in graph-engine).  The other decompositions (``svd``, ``eig``, ``qr``, ``lu`` ...) are not
-implemented: they raise NotImplementedError naming the function.
+``slogdet``, ``solve``, ``cholesky``, ``matrix_power``, ``svd`` and ``svdvals`` (ops of
+their own, with derivatives in graph-engine).  The other decompositions (``eig``, ``qr``,
+``lu`` ...) are not implemented: they raise NotImplementedError naming the function.
 
 Examples
 --------
@@ -37,6 +37,10 @@ __all__ = [
     "solve",
     "cholesky",
     "matrix_power",
+    "svd",
+    "svdvals",
+    "matrix_exp",
+    "householder_product",
     "LinAlgError",
 ]
 
@@ -151,8 +155,8 @@ def _not_implemented(name):
     return missing
 
 
-for _name in ("svd", "svdvals", "eig", "eigh", "eigvals", "eigvalsh", "qr", "lstsq", "pinv",
-              "matrix_rank", "matrix_exp", "lu", "lu_factor", "inv_ex", "cholesky_ex",
+for _name in ("eig", "eigh", "eigvals", "eigvalsh", "qr", "lstsq", "pinv",
+              "matrix_rank", "lu", "lu_factor", "inv_ex", "cholesky_ex",
               "solve_ex"):  # fmt: skip
     globals()[_name] = _not_implemented(_name)
 del _name
@@ -289,3 +293,132 @@ def _matrix_power(a: Tensor, n: int) -> Tensor:
         if bit:
             result = z if result is None else result.matmul(z)
     return result
+
+
+def svd(A, full_matrices: bool = True, *, driver=None, out=None):
+    """The singular value decomposition ``A = U @ diag(S) @ Vh`` of each matrix, as the
+    named tuple ``(U, S, Vh)``; ``full_matrices=False`` gives the reduced one (``U`` of
+    ``min(m, n)`` columns).  Signs are LAPACK's, as torch's on the CPU (Note [SVD's signs are
+    LAPACK's] in ``_impl_decompositions.py``).  Its gradient is torch's ``svd_backward``
+    (ill-defined where singular values repeat, as torch's).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> U, S, Vh = svd(gt.tensor([[3.0, 0.0], [0.0, -2.0]]))
+    >>> S.tolist()
+    [3.0, 2.0]
+    >>> (U @ gt.diag(S) @ Vh).tolist()
+    [[3.0, 0.0], [0.0, -2.0]]
+    """
+    if driver is not None:
+        raise RuntimeError(
+            "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs "
+            "with cuSOLVER backend."
+        )
+    result = dispatch(OPS["linalg_svd"], (_t(A, "svd"), bool(full_matrices)))
+    if out is not None:
+        from ._out import write_out
+        from .return_types import linalg_svd
+
+        return linalg_svd(*(write_out("linalg", r, o, rule="exact") for r, o in zip(result, out)))
+    return result
+
+
+def svdvals(A, *, driver=None, out=None):
+    """The singular values of each matrix, in descending order.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> svdvals(gt.tensor([[0.0, 2.0], [1.0, 0.0]])).tolist()
+    [2.0, 1.0]
+    """
+    x = _t(A, "svdvals")
+    if x.dim() < 2:
+        raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
+    s = svd(x, full_matrices=False, driver=driver).S
+    return _out(s, out)
+
+
+def matrix_exp(A):
+    """The matrix exponential of each square matrix, by scaling and squaring: ``A / 2**s``
+    with its 1-norm at most 1/2, its Taylor series to degree 18 (Horner), squared ``s``
+    times.  A composition of matmuls, so its gradient (to any order) is autograd's.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> matrix_exp(gt.tensor([[0.0, 1.0], [0.0, 0.0]])).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+    import gradstack_tensor as gt
+
+    x = _t(A, "matrix_exp")
+    data = x.detach().numpy() if x.numel() else None
+    if x.dim() < 2 or x.shape[-1] != x.shape[-2]:
+        raise RuntimeError(
+            "linalg.matrix_exp: A must be batches of square matrices, but they are "
+            f"{x.shape[-2] if x.dim() > 1 else 1} by {x.shape[-1] if x.dim() else 1} matrices"
+        )
+    if not x.is_floating_point():
+        raise RuntimeError(
+            "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+            f"{str(x.dtype).split('.')[-1].capitalize()}"
+        )
+    n = x.shape[-1]
+    eye = gt.eye(n, dtype=x.dtype)
+    if data is None:
+        return x + eye  # (an empty batch, or 0x0 matrices)
+    import numpy as np
+
+    norm = float(np.max(np.abs(data).sum(-2))) if data.size else 0.0
+    squarings = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0.5 else 0
+    b = x / (2.0**squarings)
+    result = eye + b / 18.0
+    for k in range(17, 0, -1):  # Horner: I + B/1 (I + B/2 (... (I + B/18)))
+        result = eye + b.matmul(result) / float(k)
+    for _ in range(squarings):
+        result = result.matmul(result)
+    return result
+
+
+def householder_product(A, tau, *, out=None):
+    """The first ``k`` columns of ``H_1 H_2 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with
+    ``v_i`` the ``i``-th column of ``A`` below the diagonal and 1 on it (LAPACK's
+    ``orgqr``): composed of gradstack ops, so it differentiates.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> householder_product(gt.tensor([[1.0], [0.0]]), gt.tensor([2.0])).tolist()
+    [[-1.0], [0.0]]
+    """
+    import gradstack_tensor as gt
+
+    x = _t(A, "householder_product")
+    if x.dim() < 2:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input must have at least 2 dimensions."
+        )
+    m, n = x.shape[-2], x.shape[-1]
+    if m < n:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-2] must be greater than or "
+            "equal to input.shape[-1]"
+        )
+    k = tau.shape[-1]
+    if k > n:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-1] must be greater than or "
+            "equal to tau.shape[-1]"
+        )
+    batch = tuple(x.shape[:-2])
+    q = gt.eye(m, n, dtype=x.dtype).expand(*batch, m, n)
+    rows = gt.arange(m).unsqueeze(-1)
+    for i in range(k - 1, -1, -1):  # Q = H_1 (H_2 (... (H_k I)))
+        col = x[..., :, i : i + 1]
+        v = gt.where(rows > i, col, gt.where(rows == i, 1.0, 0.0).to(x.dtype))
+        t = tau[..., i : i + 1].unsqueeze(-1)
+        q = q - (t * v).matmul(v.transpose(-1, -2).matmul(q))
+    return _out(q, out)

@@ -1,6 +1,7 @@
 """torch's top-level names of the matrix functions in :mod:`gradstack_tensor.linalg`:
 ``inverse``, ``det``, ``slogdet``, ``logdet``, ``cholesky`` (deprecated in torch, with its
-warning) and ``matrix_power``.
+warning), ``matrix_power`` and ``svd`` (the legacy form of ``linalg.svd``: ``V``, not
+``Vh``).
 
 Examples
 --------
@@ -17,7 +18,7 @@ import warnings
 from . import linalg as _linalg
 from .return_types import slogdet as _slogdet_result
 
-__all__ = ["inverse", "det", "slogdet", "logdet", "cholesky", "matrix_power"]
+__all__ = ["inverse", "det", "slogdet", "logdet", "cholesky", "matrix_power", "svd", "matrix_exp"]
 
 
 def inverse(input, *, out=None):
@@ -61,3 +62,52 @@ def cholesky(input, upper: bool = False, *, out=None):
 def matrix_power(input, n: int):
     """``linalg.matrix_power(input, n)``."""
     return _linalg.matrix_power(input, n)
+
+
+def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):
+    """torch's legacy ``svd``: the named tuple ``(U, S, V)`` with ``input = U @ diag(S) @
+    V.mT``, reduced when ``some`` (``linalg.svd(input, full_matrices=not some)`` with ``V =
+    Vh.mT``).  With ``compute_uv=False``, ``U`` and ``V`` are zero-filled ``(m, m)`` and
+    ``(n, n)`` matrices and ``S`` is ``linalg.svdvals(input)``.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> U, S, V = svd(gt.tensor([[2.0, 0.0], [0.0, 1.0], [0.0, 0.0]]))
+    >>> tuple(U.shape), S.tolist(), tuple(V.shape)
+    ((3, 2), [2.0, 1.0], (2, 2))
+    """
+    import gradstack_tensor as gt
+
+    from .return_types import svd as _svd_result
+
+    if not isinstance(input, gt.Tensor):
+        raise TypeError(
+            f"svd(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    if input.dim() < 2:
+        raise RuntimeError(
+            "linalg.svd: input should have at least 2 dimensions, but has "
+            f"{input.dim()} dimensions instead"
+        )
+    if compute_uv:
+        U, S, Vh = _linalg.svd(input, full_matrices=not some)
+        result = _svd_result(U, S, Vh.mT)  # (real: mH is mT)
+    else:
+        S = _linalg.svdvals(input)
+        batch, (m, n) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
+        result = _svd_result(
+            gt.zeros(batch + (m, m), dtype=input.dtype),
+            S,
+            gt.zeros(batch + (n, n), dtype=input.dtype),
+        )
+    if out is not None:
+        for r, o in zip(result, out):
+            o.resize_(r.shape).copy_(r)
+        return _svd_result(*out)
+    return result
+
+
+def matrix_exp(input):
+    """``linalg.matrix_exp(input)``."""
+    return _linalg.matrix_exp(input)

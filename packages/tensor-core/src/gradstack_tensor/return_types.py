@@ -25,6 +25,8 @@ __all__ = [
     "cummin",
     "slogdet",
     "linalg_slogdet",
+    "svd",
+    "linalg_svd",
 ]
 
 max = namedtuple("max", ["values", "indices"])  # noqa: A001 - torch's names
@@ -42,9 +44,12 @@ cummax = namedtuple("cummax", ["values", "indices"])
 cummin = namedtuple("cummin", ["values", "indices"])
 slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
 linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+svd = namedtuple("svd", ["U", "S", "V"])
+linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
 
 for _t in (
     max, min, sort, topk, histogram, histogramdd, aminmax,
-    median, nanmedian, kthvalue, mode, cummax, cummin, slogdet, linalg_slogdet,
+    median, nanmedian, kthvalue, mode, cummax, cummin, slogdet, linalg_slogdet, svd,
+    linalg_svd,
 ):  # fmt: skip
     _t.__module__ = "gradstack.return_types"

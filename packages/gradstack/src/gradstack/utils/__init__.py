@@ -1,12 +1,13 @@
-"""``gradstack.utils``: :mod:`gradstack.utils.data` (data sets, samplers, ``DataLoader``)
+"""``gradstack.utils``: :mod:`gradstack.utils.data` (data sets, samplers, ``DataLoader``),
+:mod:`gradstack.utils.checkpoint` (activation checkpointing, from gradstack-graph-engine)
 and :mod:`gradstack.utils.benchmark` (``Timer``, from gradstack-profiler, imported on first
 use so that ``import gradstack`` stays light)."""
 
 import importlib as _importlib
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["benchmark", "data"]
+__all__ = ["benchmark", "checkpoint", "data"]
 
 
 def __getattr__(name):

@@ -1,6 +1,7 @@
 """Derivatives of the matrix functions with a factorization (tensor-core's
 ``_impl_decompositions.py``): ``linalg_inv``, ``linalg_det``, ``linalg_logabsdet`` (the
-differentiable half of ``slogdet``), ``linalg_solve`` and ``linalg_cholesky``.
+differentiable half of ``slogdet``), ``linalg_solve``, ``linalg_cholesky`` and
+``linalg_svd``.
 
 Each formula is written with gradstack ops (``inv``, ``solve``, matmul ...), so it
 differentiates again, to any order, as torch's do.
@@ -208,3 +209,93 @@ def _linalg_cholesky_jvp(args, out, tangents, lead):
     inner = _mT(inner)
     d_low = low.matmul(_phi(inner))
     return _mT(d_low) if upper else d_low
+
+
+def _svd_backward(g_u, g_s, g_vh, u, s, vh):
+    """torch's ``svd_backward`` (FunctionsManual.cpp) for real inputs and the reduced
+    factors: ``gA = U [(skew(U^T gU) S + S skew(V^T gV)) / E + diag(gS)] V^T`` with
+    ``E_ij = s_j^2 - s_i^2`` (1 on the diagonal), plus the terms of the columns outside
+    ``U`` (``m > n``) or rows outside ``Vh`` (``m < n``)."""
+    m, n = u.shape[-2], vh.shape[-1]
+    if g_u is None and g_vh is None:
+        if g_s is None:
+            return None
+        if m >= n:
+            return u.matmul(g_s.unsqueeze(-1) * vh)
+        return (u * g_s.unsqueeze(-2)).matmul(vh)
+
+    def skew(a):
+        return a - _mT(a)
+
+    s2 = s * s
+    k = s.shape[-1]
+    e = s2.unsqueeze(-2) - s2.unsqueeze(-1) + gt.eye(k, dtype=s.dtype)
+    uhgu = skew(_mT(u).matmul(g_u)) if g_u is not None else None
+    vhgv = skew(vh.matmul(_mT(g_vh))) if g_vh is not None else None
+    if uhgu is not None and vhgv is not None:
+        g_a = (uhgu * s.unsqueeze(-2) + s.unsqueeze(-1) * vhgv) / e
+    elif uhgu is None:
+        g_a = s.unsqueeze(-1) * vhgv / e
+    else:
+        g_a = uhgu * s.unsqueeze(-2) / e
+    if g_s is not None:
+        g_a = g_a + gt.diag_embed(g_s)
+    if m > n and g_u is not None:
+        g_a = u.matmul(g_a)
+        g_u_sinv = g_u / s.unsqueeze(-2)
+        g_a = g_a + g_u_sinv - u.matmul(_mT(u).matmul(g_u_sinv))
+        return g_a.matmul(vh)
+    if m < n and g_vh is not None:
+        g_a = g_a.matmul(vh)
+        sinv_g_vh = g_vh / s.unsqueeze(-1)
+        g_a = g_a + sinv_g_vh - sinv_g_vh.matmul(_mT(vh)).matmul(vh)
+        return u.matmul(g_a)
+    return u.matmul(g_a.matmul(vh)) if m >= n else u.matmul(g_a).matmul(vh)
+
+
+@register(
+    "linalg_svd(self, full_matrices)",
+    "LinalgSvdBackward0",
+    save="full_matrices, result",
+    batch=_PER_SAMPLE,
+)
+def _linalg_svd(ctx, g_u=None, g_s=None, g_vh=None):
+    full, (u, s, vh) = ctx.saved_value("full_matrices"), ctx.saved_value("result")
+    k = s.shape[-1]
+    if full:  # torch narrows the full factors (and their gradients) to the reduced ones
+        u, vh = u.narrow(-1, 0, k), vh.narrow(-2, 0, k)
+        g_u = g_u.narrow(-1, 0, k) if g_u is not None else None
+        g_vh = g_vh.narrow(-2, 0, k) if g_vh is not None else None
+    return (_svd_backward(g_u, g_s, g_vh, u, s, vh),)
+
+
+@jvp("linalg_svd")
+def _linalg_svd_jvp(args, out, tangents, lead):
+    # dP = U^T dA V; dS = diag(dP); U^T dU and V^T dV are the skew matrices solving
+    # dP = (U^T dU) S + dS - S (V^T dV) off the diagonal (torch's linalg_svd_jvp, real case)
+    full = args[1] if len(args) > 1 else True
+    u, s, vh = out
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    if full and m != n:
+        raise NotImplementedError(
+            "linalg_svd_jvp: forward-mode AD of linalg.svd with full_matrices=True is only "
+            "defined for square matrices (torch's too): use full_matrices=False"
+        )
+    da = tangents[0]
+    v = _mT(vh)
+    dp = _mT(u).matmul(da).matmul(v)
+    ds = dp.diagonal(0, -2, -1)
+    s2 = s * s
+    off = 1.0 - gt.eye(k, dtype=s.dtype)
+    e = s2.unsqueeze(-2) - s2.unsqueeze(-1) + gt.eye(k, dtype=s.dtype)
+    omega_u = (dp * s.unsqueeze(-2) + s.unsqueeze(-1) * _mT(dp)) / e * off
+    omega_v = (s.unsqueeze(-1) * dp + _mT(dp) * s.unsqueeze(-2)) / e * off
+    du = u.matmul(omega_u)
+    dv = v.matmul(omega_v)
+    if m > k:  # the part of dA V outside U's columns
+        rest = da.matmul(v) / s.unsqueeze(-2)
+        du = du + rest - u.matmul(_mT(u).matmul(rest))
+    if n > k:  # the part of dA^T U outside V's columns
+        rest = _mT(da).matmul(u) / s.unsqueeze(-2)
+        dv = dv + rest - v.matmul(_mT(v).matmul(rest))
+    return (du, ds, _mT(dv))

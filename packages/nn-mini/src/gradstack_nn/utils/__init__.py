@@ -2,7 +2,7 @@
 (``gradstack.utils.data``: datasets, samplers and the ``DataLoader``) and :mod:`.rnn`
 (``gradstack.nn.utils.rnn``: packed sequences)."""
 
-from . import data, rnn
+from . import data, parametrizations, parametrize, rnn
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -11,12 +11,20 @@ from .clip_grad import (
     get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm_",
     "clip_grad_value_",
     "data",
     "rnn",
+    "parametrize",
+    "parametrizations",
+    "weight_norm",
+    "remove_weight_norm",
+    "spectral_norm",
+    "remove_spectral_norm",
     "clip_grad_norm",
     "clip_grads_with_norm_",
     "get_total_norm",

@@ -4,4 +4,5 @@
 from gradstack_nn.utils.data import *  # noqa: F403
 from gradstack_nn.utils.data import __all__  # noqa: F401
 
+from . import dataloader, dataset, sampler  # noqa: F401 - torch's module paths
 from .distributed import DistributedSampler  # noqa: F401 - from gradstack-distributed

@@ -1,0 +1,316 @@
+"""Activation checkpointing (``torch.utils.checkpoint``): ``checkpoint(fn, *args)`` runs
+``fn`` without keeping what its backward would read, and runs it again in the backward
+pass to get those values back; ``checkpoint_sequential`` does so for the segments of a
+sequence of modules.  Memory falls from every intermediate of ``fn`` to its inputs and
+outputs, at the cost of a second forward.
+
+Two implementations, as torch's:
+
+- ``use_reentrant=True`` (torch's default when the argument is omitted, with torch's
+  warning): ``fn`` runs under ``no_grad`` inside a custom ``Function``; its backward runs
+  ``fn`` again on detached copies of the inputs under grad mode and calls ``backward``
+  inside the backward pass.  Gradients reach the tensors that are arguments of
+  ``checkpoint`` only (a parameter that ``fn`` reads from a closure gets its gradient too,
+  through that inner ``backward``, as in torch).
+- ``use_reentrant=False``: ``fn`` runs under grad mode and records its graph, but under
+  saved-tensor hooks (``autograd.graph.saved_tensors_hooks``) that keep an index instead of
+  each saved tensor.  The first time backward unpacks one, ``fn`` runs again under hooks
+  that collect what it saves, in the same order; each index is then answered from that
+  recomputation.  This form works with ``autograd.grad``, ``backward(inputs=...)`` and
+  keyword arguments.
+
+Note [The recomputation draws the forward's random numbers]
+With ``preserve_rng_state=True`` (the default) the CPU generator's state is taken before
+``fn`` runs and set again before the recomputation (inside ``random.fork_rng``, so the
+caller's stream goes on where it was): a ``dropout`` inside ``fn`` draws the same mask
+twice, and the gradient is the one of the forward that ran.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> import gradstack_autograd  # noqa: F401 - the autograd layer
+>>> x = gt.tensor([1.0, 2.0], requires_grad=True)
+>>> y = checkpoint(lambda t: (t.sin() * t).sum(), x, use_reentrant=False)
+>>> y.backward()
+>>> [round(v, 4) for v in x.grad.tolist()]
+[1.3818, 0.077]
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gradstack_tensor as gt
+from gradstack_tensor import random as _random
+
+from . import grad_mode
+from .function import Function
+from .graph import saved_tensors_hooks
+from .graph_api import backward as _backward
+
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "detach_variable"]
+
+_DEBUG_TIP = (
+    "\nTip: To see a more detailed error message, either pass `debug=True` to\n"
+    "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block\n"
+    "with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to\n"
+    "enable checkpoint\u2011debug mode globally.\n"
+)
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation did not save what the forward saved (torch's error)."""
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """Each tensor of ``inputs`` detached, with its ``requires_grad`` kept (torch's)."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            "Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
+        )
+    out = []
+    for inp in inputs:
+        if not isinstance(inp, gt.Tensor):
+            out.append(inp)
+            continue
+        x = inp.detach()
+        x.requires_grad = inp.requires_grad
+        out.append(x)
+    return tuple(out)
+
+
+def _check_backward_validity(inputs) -> None:
+    if not any(isinstance(i, gt.Tensor) and i.requires_grad for i in inputs):
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=3
+        )
+
+
+class _CheckpointFunction(Function):
+    """The reentrant form (torch's ``CheckpointFunction``)."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        _check_backward_validity(args)
+        ctx.run_function = run_function
+        ctx.preserve_rng_state = preserve_rng_state
+        if preserve_rng_state:
+            ctx.fwd_cpu_state = _random.get_rng_state()
+        ctx.inputs = []
+        ctx.tensor_indices = []
+        tensors = []
+        for i, arg in enumerate(args):
+            if isinstance(arg, gt.Tensor):
+                tensors.append(arg)
+                ctx.tensor_indices.append(i)
+                ctx.inputs.append(None)
+            else:
+                ctx.inputs.append(arg)
+        ctx.save_for_backward(*tensors)
+        with grad_mode.no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        inputs = list(ctx.inputs)
+        for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
+            inputs[i] = t
+        with _random.fork_rng(enabled=ctx.preserve_rng_state):
+            if ctx.preserve_rng_state:  # Note [The recomputation draws the forward's ...]
+                _random.set_rng_state(ctx.fwd_cpu_state)
+            detached = detach_variable(tuple(inputs))
+            with grad_mode.enable_grad():
+                outputs = ctx.run_function(*detached)
+        if isinstance(outputs, gt.Tensor):
+            outputs = (outputs,)
+        with_grad, their_grads = [], []
+        for out, g in zip(outputs, grads):
+            if isinstance(out, gt.Tensor) and out.requires_grad:
+                with_grad.append(out)
+                their_grads.append(g)
+        if not with_grad:
+            raise RuntimeError(
+                "none of output has requires_grad=True, this checkpoint() is not necessary"
+            )
+        _backward(with_grad, their_grads)
+        return (None, None) + tuple(
+            inp.grad if isinstance(inp, gt.Tensor) else None for inp in detached
+        )
+
+
+class _Holder:
+    """What the forward's pack hook keeps instead of a saved tensor: its position."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+class _Frame:
+    """One non-reentrant checkpoint: the function, its arguments, the generator state and
+    the values of its last recomputation not yet handed to backward."""
+
+    def __init__(self, fn, args, kwargs, preserve_rng_state):
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.preserve = preserve_rng_state
+        self.rng_state = _random.get_rng_state() if preserve_rng_state else None
+        self.count = 0
+        self.recomputed: dict[int, Any] = {}
+
+    def pack(self, tensor):
+        holder = _Holder(self.count)
+        self.count += 1
+        return holder
+
+    def unpack(self, holder):
+        if holder.index not in self.recomputed:
+            self.recompute()
+        if holder.index not in self.recomputed:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
+                "already unpacked once. If you are calling ctx.saved_tensors in backward, "
+                "make sure to do so only once. Otherwise please open an issue with details "
+                "on your use case."
+            )
+        return self.recomputed.pop(holder.index)
+
+    def recompute(self) -> None:
+        values: list = []
+
+        def collect(tensor):
+            values.append(tensor.detach() if tensor.requires_grad else tensor)
+            return tensor
+
+        with _random.fork_rng(enabled=self.preserve):
+            if self.preserve:  # Note [The recomputation draws the forward's random numbers]
+                _random.set_rng_state(self.rng_state)
+            with grad_mode.enable_grad(), saved_tensors_hooks(collect, lambda t: t):
+                self.fn(*self.args, **self.kwargs)
+        if len(values) != self.count:
+            raise CheckpointError(
+                "torch.utils.checkpoint: A different number of tensors was saved during "
+                "the original forward and recomputation.\n"
+                f"Number of tensors saved during forward: {self.count}\n"
+                f"Number of tensors saved during recomputation: {len(values)}.\n{_DEBUG_TIP}"
+            )
+        self.recomputed = dict(enumerate(values))
+
+
+def checkpoint(
+    function,
+    *args,
+    use_reentrant: bool | None = None,
+    context_fn=None,
+    determinism_check: str = "default",
+    debug: bool = False,
+    early_stop: bool = True,
+    **kwargs,
+):
+    """``function(*args, **kwargs)``, its intermediates recomputed in backward instead of
+    kept (see the module's docstring); ``preserve_rng_state=True`` (a keyword) replays the
+    generator's draws.  ``determinism_check`` and ``early_stop`` are accepted and do not
+    change the result (the recomputation always runs the whole function); ``context_fn``
+    returns the two context managers the forward and the recomputation run under.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> w = gt.tensor([[2.0]], requires_grad=True)
+    >>> out = checkpoint(lambda x: (x @ w).tanh(), gt.ones(3, 1), use_reentrant=False)
+    >>> out.sum().backward()
+    >>> round(w.grad.item(), 4)
+    0.212
+    """
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+            "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+            "exception. use_reentrant=False is recommended, but if you need to preserve the "
+            "current default behavior, you can pass use_reentrant=True. Refer to docs for "
+            "more details on the differences between the two variants.",
+            stacklevel=2,
+        )
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs and use_reentrant:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+    if use_reentrant:
+        if context_fn is not None or debug is not False:
+            raise ValueError(
+                "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
+            )
+        return _CheckpointFunction.apply(function, preserve, *args)
+    frame = _Frame(function, args, kwargs, preserve)
+    if context_fn is not None:
+        forward_context, recompute_context = context_fn()
+        inner = frame.fn
+
+        def run_in_context(*a, **k):
+            with recompute_context:
+                return inner(*a, **k)
+
+        frame.fn = run_in_context
+    else:
+        forward_context = None
+    with saved_tensors_hooks(frame.pack, frame.unpack):
+        if forward_context is not None:
+            with forward_context:
+                return function(*args, **kwargs)
+        return function(*args, **kwargs)
+
+
+def checkpoint_sequential(
+    functions, segments: int, input, use_reentrant: bool | None = None, **kwargs
+):
+    """Run ``functions`` (a ``Sequential`` or a list of callables) in ``segments`` pieces,
+    each but the last under :func:`checkpoint` (torch's split: ``len // segments``
+    functions a segment, the rest in the last one, which runs normally).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> x = gt.tensor([0.5], requires_grad=True)
+    >>> fs = [lambda t: t * 2, lambda t: t.exp(), lambda t: t + 1, lambda t: t.sin()]
+    >>> y = checkpoint_sequential(fs, 2, x, use_reentrant=False)
+    >>> y.backward()
+    >>> round(x.grad.item(), 4)
+    -4.5573
+    """
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter "
+            "should be passed explicitly. In version 2.9 we will raise an exception if "
+            "use_reentrant is not passed. use_reentrant=False is recommended, but if you "
+            "need to preserve the current default behavior, you can pass use_reentrant=True. "
+            "Refer to docs for more details on the differences between the two variants.",
+            stacklevel=2,
+        )
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+
+    def run_function(start, end, functions):
+        def forward(x):
+            for j in range(start, end + 1):
+                x = functions[j](x)
+            return x
+
+        return forward
+
+    if hasattr(functions, "children") and callable(functions.children):
+        functions = list(functions.children())
+    segment_size = len(functions) // segments
+    end = -1
+    for start in range(0, segment_size * (segments - 1), segment_size):
+        end = start + segment_size - 1
+        input = checkpoint(  # noqa: A001 - torch's name
+            run_function(start, end, functions),
+            input,
+            use_reentrant=use_reentrant,
+            preserve_rng_state=preserve,
+        )
+    return run_function(end + 1, len(functions) - 1, functions)(input)
