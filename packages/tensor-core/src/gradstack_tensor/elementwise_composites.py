@@ -379,7 +379,7 @@ def take_along_dim(input, indices, dim=None):
     shape = list(np.broadcast_shapes(tuple(x_shape), tuple(i_shape)))
     xs, ii = list(shape), list(shape)
     xs[axis], ii[axis] = x.shape[axis], idx.shape[axis]
-    return x.expand(*xs).gather(axis, gt.broadcast_to(idx, tuple(ii)))
+    return x.expand(tuple(xs)).gather(axis, gt.broadcast_to(idx, tuple(ii)))
 
 
 def cross(input, other, dim: int | None = None):
