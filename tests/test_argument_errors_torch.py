@@ -51,30 +51,118 @@ import gradstack as gs  # noqa: E402
 # Functions whose call changes process-wide state, reads files, or takes any object by
 # design (the comparison means nothing for them).
 SKIP_FUNCTIONS = {
-    "save", "load", "manual_seed", "seed", "initial_seed", "set_default_dtype",
-    "set_default_tensor_type", "set_grad_enabled", "set_printoptions", "set_rng_state",
-    "get_rng_state", "use_deterministic_algorithms", "set_num_threads",
-    "set_num_interop_threads", "set_anomaly_enabled", "set_float32_matmul_precision",
-    "is_tensor", "is_storage", "compile", "typename", "set_default_device",
-    "set_flush_denormal", "set_warn_always", "is_grad_enabled", "enable_grad", "no_grad",
-    "inference_mode", "get_default_dtype", "set_autocast_enabled", "autocast",
-    "empty", "empty_like", "empty_strided",  # (uninitialized values: compared as raising only)
-    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
-    "normal", "bernoulli", "multinomial", "poisson",  # random draws (their errors are compared)
+    "save",
+    "load",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "set_default_dtype",
+    "set_default_tensor_type",
+    "set_grad_enabled",
+    "set_printoptions",
+    "set_rng_state",
+    "get_rng_state",
+    "use_deterministic_algorithms",
+    "set_num_threads",
+    "set_num_interop_threads",
+    "set_anomaly_enabled",
+    "set_float32_matmul_precision",
+    "is_tensor",
+    "is_storage",
+    "compile",
+    "typename",
+    "set_default_device",
+    "set_flush_denormal",
+    "set_warn_always",
+    "is_grad_enabled",
+    "enable_grad",
+    "no_grad",
+    "inference_mode",
+    "get_default_dtype",
+    "set_autocast_enabled",
+    "autocast",
+    "empty",
+    "empty_like",
+    "empty_strided",  # (uninitialized values: compared as raising only)
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "normal",
+    "bernoulli",
+    "multinomial",
+    "poisson",  # random draws (their errors are compared)
 }
 SKIP_METHODS = {
-    "__init__", "__new__", "__setstate__", "__reduce_ex__", "__reduce__", "__getstate__",
-    "__del__", "__init_subclass__", "__subclasshook__", "__class_getitem__", "__format__",
-    "__sizeof__", "__dir__", "__repr__", "__str__", "__hash__", "__getattribute__",
-    "__setattr__", "__delattr__", "__array__", "__array_wrap__", "__deepcopy__",
-    "__torch_function__", "__torch_dispatch__", "register_hook", "register_post_accumulate_grad_hook",
-    "backward", "storage", "untyped_storage", "data_ptr", "share_memory_", "pin_memory",
-    "numpy", "tolist", "set_", "resize_", "resize_as_", "map_", "apply_", "record_stream",
-    "__eq__", "__ne__",  # (Python's comparison protocol: NotImplemented, then identity)
-    "__contains__", "__iter__", "__len__", "__bool__", "__index__", "__int__", "__float__",
-    "__complex__", "__reversed__", "__dlpack__", "__dlpack_device__", "__array_priority__",
-    "new_empty", "new_empty_strided", "random_", "uniform_", "normal_", "exponential_",
-    "geometric_", "cauchy_", "log_normal_", "bernoulli", "bernoulli_", "multinomial",
+    "__init__",
+    "__new__",
+    "__setstate__",
+    "__reduce_ex__",
+    "__reduce__",
+    "__getstate__",
+    "__del__",
+    "__init_subclass__",
+    "__subclasshook__",
+    "__class_getitem__",
+    "__format__",
+    "__sizeof__",
+    "__dir__",
+    "__repr__",
+    "__str__",
+    "__hash__",
+    "__getattribute__",
+    "__setattr__",
+    "__delattr__",
+    "__array__",
+    "__array_wrap__",
+    "__deepcopy__",
+    "__torch_function__",
+    "__torch_dispatch__",
+    "register_hook",
+    "register_post_accumulate_grad_hook",
+    "backward",
+    "storage",
+    "untyped_storage",
+    "data_ptr",
+    "share_memory_",
+    "pin_memory",
+    "numpy",
+    "tolist",
+    "set_",
+    "resize_",
+    "resize_as_",
+    "map_",
+    "apply_",
+    "record_stream",
+    "__eq__",
+    "__ne__",  # (Python's comparison protocol: NotImplemented, then identity)
+    "__contains__",
+    "__iter__",
+    "__len__",
+    "__bool__",
+    "__index__",
+    "__int__",
+    "__float__",
+    "__complex__",
+    "__reversed__",
+    "__dlpack__",
+    "__dlpack_device__",
+    "__array_priority__",
+    "new_empty",
+    "new_empty_strided",
+    "random_",
+    "uniform_",
+    "normal_",
+    "exponential_",
+    "geometric_",
+    "cauchy_",
+    "log_normal_",
+    "bernoulli",
+    "bernoulli_",
+    "multinomial",
 }
 
 # the wrong-typed values: (label, factory)
@@ -139,8 +227,27 @@ def _calls():
 # the Python operators (a dunder called directly answers NotImplemented in torch, so the
 # operators are compared as written)
 OPERATORS = [
-    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_",
-    "xor", "lshift", "rshift", "lt", "le", "gt", "ge", "iadd", "isub", "imul", "itruediv",
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "matmul",
+    "and_",
+    "or_",
+    "xor",
+    "lshift",
+    "rshift",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "iadd",
+    "isub",
+    "imul",
+    "itruediv",
 ]
 
 
@@ -200,8 +307,7 @@ def compare(label, call):
         # functions read an attribute of the None they were given
         return []
     if not _is_builtin(ours) or (
-        isinstance(theirs, TypeError)
-        and type(ours) in (AttributeError, IndexError, KeyError)
+        isinstance(theirs, TypeError) and type(ours) in (AttributeError, IndexError, KeyError)
     ):
         found.append(("leak", f"{type(ours).__module__}.{type(ours).__name__}: {ours}"))
     elif type(ours) is not type(theirs) and not (
@@ -235,7 +341,9 @@ def known():
 
 
 def record(found):
-    lines = sorted(f"{category}\t{label}" for category, items in found.items() for label, _ in items)
+    lines = sorted(
+        f"{category}\t{label}" for category, items in found.items() for label, _ in items
+    )
     KNOWN_FILE.write_text(
         "# Argument-error differences from torch 2.13 not fixed yet (category, call), written by\n"
         "# `python tests/test_argument_errors_torch.py --record`; see that module.\n"

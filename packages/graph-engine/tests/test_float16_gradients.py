@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import math
 
+import gradstack as gs
 import numpy as np
 import pytest
-
-import gradstack as gs
 
 torch = pytest.importorskip("torch")
 
@@ -64,25 +63,100 @@ EDGES = [
 ]
 
 UNARY = [
-    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh",
-    "digamma", "erf", "erfinv", "exp", "exp2", "expm1", "floor", "lgamma", "log", "log10",
-    "log1p", "log2", "neg", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh",
-    "sqrt", "tan", "tanh", "trunc", "relu", "square", "frac", "sgn", "sinc", "logit",
-    "expit", "erfc", "deg2rad", "rad2deg", "positive", "i0", "nan_to_num",
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "ceil",
+    "cos",
+    "cosh",
+    "digamma",
+    "erf",
+    "erfinv",
+    "exp",
+    "exp2",
+    "expm1",
+    "floor",
+    "lgamma",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "neg",
+    "reciprocal",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "trunc",
+    "relu",
+    "square",
+    "frac",
+    "sgn",
+    "sinc",
+    "logit",
+    "expit",
+    "erfc",
+    "deg2rad",
+    "rad2deg",
+    "positive",
+    "i0",
+    "nan_to_num",
 ]
 
 # binary ops, both operands tensors (each gradient compared)
 BINARY = [
-    "add", "sub", "mul", "div", "pow", "atan2", "maximum", "minimum", "fmax", "fmin",
-    "fmod", "remainder", "hypot", "copysign", "xlogy", "true_divide", "rsub",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "atan2",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "fmod",
+    "remainder",
+    "hypot",
+    "copysign",
+    "xlogy",
+    "true_divide",
+    "rsub",
 ]
 
 # an op with a Python number: (name, the number)
 WITH_NUMBER = [
-    ("pow", -1), ("pow", -2), ("pow", 2), ("pow", 3), ("pow", 0.5), ("pow", -0.5),
-    ("pow", 1.5), ("pow", -3), ("pow", 2.5), ("mul", 3.0), ("div", 3.0), ("div", 1e-3),
-    ("add", 1.0), ("sub", 2.0), ("fmod", 1.5), ("remainder", 1.5), ("xlogy", 2.0),
-    ("atan2", 1.0), ("hypot", 2.0), ("copysign", -1.0), ("rpow", 2.0), ("rpow", 0.5),
+    ("pow", -1),
+    ("pow", -2),
+    ("pow", 2),
+    ("pow", 3),
+    ("pow", 0.5),
+    ("pow", -0.5),
+    ("pow", 1.5),
+    ("pow", -3),
+    ("pow", 2.5),
+    ("mul", 3.0),
+    ("div", 3.0),
+    ("div", 1e-3),
+    ("add", 1.0),
+    ("sub", 2.0),
+    ("fmod", 1.5),
+    ("remainder", 1.5),
+    ("xlogy", 2.0),
+    ("atan2", 1.0),
+    ("hypot", 2.0),
+    ("copysign", -1.0),
+    ("rpow", 2.0),
+    ("rpow", 0.5),
 ]
 
 

@@ -351,8 +351,16 @@ ERRORS = {
         RuntimeError,
         "can't be cast",
     ),
-    "operand_str": (lambda: x23() + "a", TypeError, "argument 'other' must be a Tensor or a Python number, not str"),
-    "operand_list": (lambda: x23() * [1, 2], TypeError, "argument 'other'.*not list.*gradstack.tensor"),
+    "operand_str": (
+        lambda: x23() + "a",
+        TypeError,
+        "argument 'other' must be a Tensor or a Python number, not str",
+    ),
+    "operand_list": (
+        lambda: x23() * [1, 2],
+        TypeError,
+        "argument 'other'.*not list.*gradstack.tensor",
+    ),
     "operand_none": (lambda: x23() - None, TypeError, "NoneType"),
     "unary_not_tensor": (lambda: gt.sin(1.0), TypeError, "must be a Tensor, not float"),
     "function_not_tensor": (lambda: gt.sum([1, 2]), TypeError, "must be Tensor, not list"),

@@ -7,9 +7,8 @@ that requires grad) is tested on its own, with its Note.
 
 from __future__ import annotations
 
-import pytest
-
 import gradstack as gs
+import pytest
 
 torch = pytest.importorskip("torch")
 

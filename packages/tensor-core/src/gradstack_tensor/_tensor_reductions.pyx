@@ -96,8 +96,8 @@ cdef tuple _dim_keepdim(str name, object dim, object keepdim, bint none_dim):
         if keepdim is not NO_KEEPDIM:
             raise TypeError(
                 f"{name}(): 'keepdim' was given without 'dim' (torch has no {name}(*, "
-                f"keepdim) overload): pass dim" + (", or dim=None to reduce every element"
-                                                  if none_dim else "")
+                "keepdim) overload): pass dim"
+                + (", or dim=None to reduce every element" if none_dim else "")
             )
         return None, False
     if dim is None and not none_dim:

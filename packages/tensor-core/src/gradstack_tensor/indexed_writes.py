@@ -93,7 +93,9 @@ def _check_values(x: Tensor, values, shape) -> Tensor:
 def _accumulated(x: Tensor, positions: np.ndarray, values: Tensor) -> Tensor:
     """``x`` with ``values`` (broadcast to ``positions``' shape) added at ``positions``:
     an ``index_add`` into the flattened ``x``, which sums repeated positions in order."""
-    flat = values.expand(tuple(positions.shape)).reshape(-1) if positions.ndim else values.reshape(-1)
+    flat = (
+        values.expand(tuple(positions.shape)).reshape(-1) if positions.ndim else values.reshape(-1)
+    )
     return x.reshape(-1).index_add(0, _long(positions.reshape(-1)), flat).reshape(x.shape)
 
 
