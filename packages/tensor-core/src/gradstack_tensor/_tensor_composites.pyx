@@ -581,7 +581,7 @@ cdef class CompositeMethods(ShapeMethods):
         """Write ``fill_value`` on the main diagonal; see
         :func:`gradstack_tensor.arrangements.fill_diagonal_`."""
         from .arrangements import fill_diagonal_
-        return fill_diagonal_(self, fill_value, wrap)
+        return fill_diagonal_(self, fill_value, _bool_arg("fill_diagonal_", "wrap", wrap))
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
         """A tensor whose diagonals (in ``dim1``, ``dim2``) are ``self``'s last dim; see

@@ -392,6 +392,10 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.tensor([3., 1., 2.]).sort().values.tolist()
         [1.0, 2.0, 3.0]
         """
+        if type(descending) is not bool and not isinstance(descending, np.bool_):
+            raise TypeError(
+                f"sort(): argument 'descending' must be bool, not {type(descending).__name__}"
+            )
         return dispatch(OP_SORT, (self, dim, descending))
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
