@@ -257,6 +257,7 @@ def _binary_arrays():
 # gradstack (tensor-core's elementwise_composites.py), so their gradients are the chain
 # rule through those ops, where torch has a formula of its own.
 KNOWN = {
+    "rsqrt": "the product result**3 rounds twice (torch's pow(3) once): kept, see _rsqrt",
     "sinc": "a composite: at tiny x its gradient is NaN (torch: 0), elsewhere ulps off",
     "logit": "a composite: at 0 its gradient is NaN (torch: inf), below 0 finite (torch: NaN)",
     "hypot": "a composite: at a subnormal x and y = 0 its gradient is 0 (torch: 1)",

@@ -296,9 +296,13 @@ def _sqrt(grad, result):
 
 @elementwise("rsqrt(self)", "RsqrtBackward0", keeps_zero="self")
 def _rsqrt(grad, result):
-    # torch's formula; a float16 pow(3) rounds once, as torch's (Note [float16 pow by a
-    # number is one rounding] in tensor-core's _ufuncs.pyx)
-    return -0.5 * grad * result.pow(3)
+    # torch's is -0.5 * grad * result.pow(3), whose float16 pow(3) now rounds once as
+    # torch's (Note [float16 pow by a number is one rounding] in tensor-core's _ufuncs.pyx)
+    # and whose first-order float16 gradient is then torch's to the bit; but with it the
+    # float16 second order of the recorded fuzz run (seed 20261201 #1269) moved past its
+    # tolerance (52 where torch and this product give 53), so the product stays until
+    # that is understood (tests/test_float16_gradients.py: a known difference)
+    return -0.5 * grad * result * result * result
 
 
 @elementwise("reciprocal(self)", "ReciprocalBackward0")
