@@ -158,7 +158,7 @@ cdef void _check_int_exponent(TensorBase t, object b) except *:
 
 cdef object _scaled(object a, object b, object alpha):
     """``alpha * b`` for ``add``/``sub``, computed in the dtype of ``a (op) b``, as torch."""
-    res = _dt.result_type([operand_dtype_info(a), operand_dtype_info(b)])
+    res = _dt.result_type([operand_dtype_info(a, "input"), operand_dtype_info(b)])
     if isinstance(alpha, bool):
         if res is not _dt.bool_:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -419,7 +419,7 @@ cdef object _inplace_binary_kernel(Op op, tuple args):
     _check_inplace_shape(shape_of(t._data), b)
     if len(args) > 2 and args[2] is not None and (args[2] != 1 or type(args[2]) is bool):
         b = _scaled(t, b, args[2])
-    res = _dt.result_type([operand_dtype_info(t), operand_dtype_info(b)])
+    res = _dt.result_type([operand_dtype_info(t, "input"), operand_dtype_info(b)])
     if op.kind == K_BINARY_FLOAT and not res.is_floating_point:
         res = _dt.get_default_dtype()
     own = dtype_of_array(t._data)

@@ -494,6 +494,8 @@ def index_key(index, shape=None):
     broadcast to the result's shape: a single numpy key, which getitem, setitem and their
     backward (``np.add.at``) all read the same way.
     """
+    if shape is not None and isinstance(index, tuple) and sum(i is Ellipsis for i in index) > 1:
+        index = _one_ellipsis_at_most(index, tuple(shape))
     items = index if isinstance(index, tuple) else (index,)
     key, basic, mixed = [], True, False
     bad_step = False
@@ -526,6 +528,12 @@ def index_key(index, shape=None):
             arr = np.asarray(item)
             if arr.size == 0 and arr.dtype.kind == "f":
                 arr = arr.astype(np.int64)  # torch reads [] as an empty long index
+            if arr.dtype.kind in "US":
+                # torch fails to make an index tensor of str (a TypeError, as for a str item)
+                raise TypeError(
+                    "new(): invalid data type 'str' (an index is an integer, a slice, ..., "
+                    "None, or a long or bool tensor)"
+                )
             if arr.dtype.kind not in "iub":
                 raise IndexError(
                     f"tensors used as indices must be long, int, byte or bool tensors, "
@@ -592,6 +600,67 @@ def index_key(index, shape=None):
             # indices as separated and moves the block first (fuzz seed 8 #8077)
             key = [k for k in key if k is not Ellipsis]
     return tuple(key), False
+
+
+def _one_ellipsis_at_most(index, shape):
+    """An index with several Ellipses, as torch applies it, spelled without them.
+
+    Note [Several Ellipses in an index]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    numpy refuses a second ``...``; torch 2.13 takes any number.  It applies the index
+    item by item at a position ``dim`` in the result so far: an int selects there (the
+    dim goes), a slice slices there and moves on, None inserts a dim and moves on, and
+    every ``...`` moves on by the tensor's dims minus the dims the index names.  So
+    ``x[..., 0, ...]`` of a 3-d x is ``x[..., 0]``, ``x[0, ..., 1, ...]`` is ``x[0, ..., 1]``
+    and ``x[..., ...]`` is ``x``; an item past the last dim raises an IndexError (torch's
+    does too).  Only ints, slices, None and ``...`` are taken with several Ellipses: with
+    a tensor or list index there too the index raises an IndexError saying so.
+    """
+    for item in index:
+        if not (
+            item is None
+            or item is Ellipsis
+            or isinstance(item, slice)
+            or (isinstance(item, (int, np.integer)) and not isinstance(item, bool))
+        ):
+            raise IndexError(
+                "an index with more than one ellipsis ('...') may hold only integers, "
+                f"slices and None here (got {type(item).__name__})"
+            )
+    ndim = len(shape)
+    named = sum(1 for item in index if item is not None and item is not Ellipsis)
+    layout = [("dim", d) for d in range(ndim)]  # the result's dims so far
+    chosen = {}  # input dim -> its int or slice
+    position = 0
+    for item in index:
+        if item is Ellipsis:
+            position += ndim - named
+        elif item is None:
+            layout.insert(position, ("new", None))
+            position += 1
+        else:
+            if position >= len(layout) or layout[position][0] == "new":
+                raise _index_error(
+                    f"too many indices for tensor of dimension {ndim} (an index with more "
+                    "than one ellipsis ('...') names a dim past the last one)",
+                    shape,
+                )
+            chosen[layout[position][1]] = item
+            if isinstance(item, slice):
+                position += 1
+            else:
+                del layout[position]
+    key, done = [], 0
+    for kind, d in layout:
+        if kind == "new":
+            key.append(None)
+            continue
+        for skipped in range(done, d):  # the dims selected away before this one
+            key.append(chosen[skipped])
+        key.append(chosen.get(d, slice(None)))
+        done = d + 1
+    key += [chosen[d] for d in range(done, ndim)]
+    return tuple(key)
 
 
 def _named_dims(key):
@@ -842,6 +911,17 @@ def describe_index_error(shape, err):
 
 
 @OPS["setitem_"].set_kernel
+# Note [An integer tensor written from a value that requires grad]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch 2.13 records ``x[0] = v`` (x an int64 matrix, v a 0-d float tensor that requires
+# grad) as a fill through a view: x then requires grad with a CopySlices grad_fn, though
+# an integer tensor cannot have a gradient, and a backward through it fails torch's
+# internal assert (``isDifferentiableType(grad.scalar_type())``).  A slice, an advanced
+# index or a value of more than one element leaves x as it was, in torch too.  Here an
+# integer tensor never joins the graph: x keeps ``requires_grad=False`` in every form (a
+# difference on purpose; tests/test_torch_refusals.py in tensor-core checks it).
+
+
 def setitem_(input, index, value):
     """``input[index] = value``, with torch's checks in torch's order.
 

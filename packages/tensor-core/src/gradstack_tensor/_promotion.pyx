@@ -23,7 +23,7 @@ cdef inline bint _is_number(object x):
             or isinstance(x, (int, float, np.generic)))
 
 
-cdef object operand_dtype_info(object x):
+cdef object operand_dtype_info(object x, str arg="other"):
     if isinstance(x, Tensor):
         return (dtype_of_array((<TensorBase>x)._data), (<TensorBase>x)._data.ndim)
     if _is_number(x):
@@ -32,8 +32,9 @@ cdef object operand_dtype_info(object x):
                 return float(x)
             return bool(x) if isinstance(x, np.bool_) else int(x)
         return x
+    # the argument is named, as torch's message names it ("argument 'other' ...")
     raise TypeError(
-        f"unsupported operand type {type(x).__name__!r}: expected a Tensor or a Python number "
+        f"argument '{arg}' must be a Tensor or a Python number, not {type(x).__name__} "
         "(wrap arrays and lists with gradstack.tensor(...))"
     )
 
@@ -60,7 +61,7 @@ cdef tuple promote_binary(object a, object b, int kind):
             and is_float_num(cnp.PyArray_TYPE((<TensorBase>b)._data)):
         return (a, (<TensorBase>b)._data, None)
     # the general case: torch's result type
-    res = _dt.result_type([operand_dtype_info(a), operand_dtype_info(b)])
+    res = _dt.result_type([operand_dtype_info(a, "input"), operand_dtype_info(b)])
     if kind == K_BINARY_FLOAT and not res.is_floating_point:
         res = _dt.get_default_dtype()
     x = cast_operand(a, res)

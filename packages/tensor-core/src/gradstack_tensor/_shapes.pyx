@@ -38,8 +38,13 @@ class Size(tuple):
         return Size(tuple(self) + tuple(other))
 
 
-def _normalize_dim(Py_ssize_t dim, Py_ssize_t ndim, str what="dim"):
-    """Wrap a negative dim; IndexError in torch's words when out of range."""
+def _normalize_dim(object dim_arg, Py_ssize_t ndim, str what="dim"):
+    """Wrap a negative dim; IndexError in torch's words when out of range, and torch's
+    TypeError naming the argument for a dim that is not an int (a float, None or a list
+    said "'float' object cannot be interpreted as an integer")."""
+    if not isinstance(dim_arg, (int, np.integer)) and not hasattr(type(dim_arg), "__index__"):
+        raise TypeError(f"argument '{what}' must be int, not {type(dim_arg).__name__}")
+    cdef Py_ssize_t dim = dim_arg
     cdef Py_ssize_t n = ndim if ndim > 0 else 1
     if dim < -n or dim >= n:
         raise IndexError(
@@ -105,8 +110,18 @@ cdef object dim_arg(object dim):
     if dim is None or isinstance(dim, (int, np.integer)):
         return dim
     if isinstance(dim, (tuple, list)):
+        for i, d in enumerate(dim):
+            if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+                # torch names the argument and what it takes (``t.sum([[1]])`` said
+                # "'list' object cannot be interpreted as an integer")
+                raise TypeError(
+                    "argument 'dim' must be an int, a tuple of ints or None, but found "
+                    f"element of type {type(d).__name__} at pos {i}"
+                )
         return tuple(dim)
-    raise TypeError(f"dim must be an int, a tuple of ints or None, got {type(dim).__name__}")
+    raise TypeError(
+        f"argument 'dim' must be an int, a tuple of ints or None, not {type(dim).__name__}"
+    )
 
 
 # ----------------------------------------------------------------------------------------

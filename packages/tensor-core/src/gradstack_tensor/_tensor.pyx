@@ -257,7 +257,7 @@ cdef class Tensor(CompositeMethods):
         """The address of the first element."""
         return self._data.__array_interface__["data"][0]
 
-    def is_contiguous(self, memory_format=None):
+    def is_contiguous(self, *, memory_format=None):
         """Whether the elements are laid out in row-major order without gaps.
 
         Examples
@@ -297,6 +297,11 @@ cdef class Tensor(CompositeMethods):
         >>> gt.zeros(2).requires_grad_().requires_grad
         True
         """
+        if type(requires_grad) is not bool and not isinstance(requires_grad, np.bool_):
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                f"{type(requires_grad).__name__}"
+            )
         self._set_requires_grad(bool(requires_grad))
         return self
 
@@ -478,9 +483,11 @@ cdef class Tensor(CompositeMethods):
         return self._data.tolist()
 
     def __float__(self):
+        _check_one_element(self)
         return float(self.item())
 
     def __int__(self):
+        _check_one_element(self)
         return int(self.item())
 
     def __index__(self):
@@ -911,3 +918,13 @@ cdef object _convert(TensorBase t, object dtype, bint copy):
     if not copy and dtype_of_array(t._data) is dtype:
         return t
     return dispatch(OP_TO_DTYPE, (t, dtype, copy))
+
+
+cdef inline _check_one_element(TensorBase t):
+    """torch's ValueError for ``float(t)``/``int(t)`` of a tensor that has not exactly one
+    element (``t.item()`` raises a RuntimeError instead, as torch's)."""
+    if not _is_meta(t) and cnp.PyArray_SIZE(t._data) != 1:
+        raise ValueError(
+            "only one element tensors can be converted to Python scalars "
+            f"(this one has {cnp.PyArray_SIZE(t._data)}: index it or reduce it first)"
+        )

@@ -25,6 +25,13 @@ from ._tensor_base cimport TensorBase
 from ._tensor_shape cimport ShapeMethods
 
 
+def _bool_arg(str name, str arg, object value):
+    """``value``, which must be a bool, as torch's (``t.median(0, None)`` is a TypeError)."""
+    if type(value) is bool or type(value).__name__ == "bool_":
+        return bool(value)
+    raise TypeError(f"{name}(): argument '{arg}' must be bool, not {type(value).__name__}")
+
+
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
 cdef class CompositeMethods(ShapeMethods):
     """The composite methods of :class:`gradstack_tensor.Tensor`: aliases, in-place forms and
@@ -719,12 +726,12 @@ cdef class CompositeMethods(ShapeMethods):
     def median(self, dim=None, keepdim=False):
         """The lower median; see :func:`gradstack_tensor.median`."""
         from .order_statistics import median
-        return median(self, dim, keepdim)
+        return median(self, dim, _bool_arg("median", "keepdim", keepdim))
 
     def nanmedian(self, dim=None, keepdim=False):
         """The lower median ignoring NaN; see :func:`gradstack_tensor.nanmedian`."""
         from .order_statistics import nanmedian
-        return nanmedian(self, dim, keepdim)
+        return nanmedian(self, dim, _bool_arg("nanmedian", "keepdim", keepdim))
 
     def kthvalue(self, k, dim=-1, keepdim=False):
         """The ``k``-th smallest element; see :func:`gradstack_tensor.kthvalue`."""
@@ -734,7 +741,7 @@ cdef class CompositeMethods(ShapeMethods):
     def mode(self, dim=-1, keepdim=False):
         """The most frequent value; see :func:`gradstack_tensor.mode`."""
         from .order_statistics import mode
-        return mode(self, dim, keepdim)
+        return mode(self, dim, _bool_arg("mode", "keepdim", keepdim))
 
     def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
         """The ``q``-th quantiles; see :func:`gradstack_tensor.quantile`."""
@@ -790,7 +797,7 @@ cdef class CompositeMethods(ShapeMethods):
         """Write ``fill_value`` on the main diagonal; see
         :func:`gradstack_tensor.arrangements.fill_diagonal_`."""
         from .arrangements import fill_diagonal_
-        return fill_diagonal_(self, fill_value, wrap)
+        return fill_diagonal_(self, fill_value, _bool_arg("fill_diagonal_", "wrap", wrap))
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
         """A tensor whose diagonals (in ``dim1``, ``dim2``) are ``self``'s last dim; see

@@ -18,12 +18,13 @@ The examples assume ``import gradstack_tensor as gt``.
 """
 cimport cython
 cimport numpy as cnp
+import numpy as np
 
 from . import dtypes as _dt
 from ._dispatch cimport Op, dispatch, run_kernel
 from . import _op_table  # noqa: F401  # no-cython-lint  (declares the ops looked up below)
 from ._dispatch import OPS
-from ._tensor_base cimport TensorBase
+from ._tensor_base cimport TensorBase, make_tensor
 
 # OP_<NAME> for every op of the table, and the class OpTableMethods
 include "_op_methods.pxi"
@@ -32,6 +33,9 @@ include "_op_methods.pxi"
 # Note [Reflected operators keep torch's operand order]
 # ``2 - t`` is rsub(t, 2) and ``2 / t`` div(2, t): the op sees its operands as written,
 # so that promotion, broadcasting and the derivative formulas see the same order as torch.
+
+
+_NUMBER_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64}
 
 
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
@@ -279,7 +283,18 @@ cdef class ElementwiseMethods(OpTableMethods):
         >>> t = gt.zeros(2, 2)
         >>> t.copy_(gt.tensor([1., 2.])).tolist()
         [[1.0, 2.0], [1.0, 2.0]]
+        >>> t.copy_(3).tolist()
+        [[3.0, 3.0], [3.0, 3.0]]
         """
+        if type(non_blocking) is not bool:
+            raise TypeError(
+                "copy_(): argument 'non_blocking' (position 2) must be bool, not "
+                f"{type(non_blocking).__name__}"
+            )
+        if type(src) is bool or type(src) is int or type(src) is float:
+            # torch takes a Python number as the 0-d tensor of its type (bool, int64,
+            # float64), cast into this dtype (issue 36: it was refused)
+            src = make_tensor(np.asarray(src, dtype=_NUMBER_DTYPES[type(src)]))
         return dispatch(OP_COPY_, (self, src))
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):

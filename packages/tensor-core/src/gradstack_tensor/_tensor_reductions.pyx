@@ -61,13 +61,69 @@ cdef object numpy_alias(object value, object default, object alias, str fname, s
     return alias
 
 
+class _Unset:
+    """The default of a reduction's ``dim`` or ``keepdim`` when the caller gave none
+    (Note [Reduction overloads are torch's])."""
+
+    __slots__ = ("shown",)
+
+    def __init__(self, shown):
+        self.shown = shown
+
+    def __repr__(self):
+        return self.shown
+
+
+NO_DIM = _Unset("None")
+NO_KEEPDIM = _Unset("False")
+
+
+# Note [Reduction overloads are torch's]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch's reductions are overloads: ``sum(*, dtype)`` and ``sum(dim, keepdim=False, *,
+# dtype)``; ``max()``, ``max(int dim, bool keepdim=False)`` and ``max(Tensor other)``.
+# A ``keepdim`` without a ``dim`` matches none of them (``t.sum(keepdim=True)`` is a
+# TypeError), and neither does ``dim=None`` where the dim is an ``int`` (``max``, ``min``,
+# ``prod``); ``keepdim`` must be a bool (``t.sum(0, 1)`` is a TypeError).  A Python
+# signature has one default for "not given" and "None": the defaults here are sentinels
+# that say "not given", so that the calls torch refuses are refused (issue 36).
+
+cdef tuple _dim_keepdim(str name, object dim, object keepdim, bint none_dim):
+    """``(dim, keepdim)`` of reduction ``name`` with the sentinels resolved, or torch's
+    TypeError (Note [Reduction overloads are torch's]); ``none_dim``: whether torch takes
+    ``dim=None``."""
+    if dim is NO_DIM:
+        if keepdim is not NO_KEEPDIM:
+            raise TypeError(
+                f"{name}(): 'keepdim' was given without 'dim' (torch has no {name}(*, "
+                "keepdim) overload): pass dim"
+                + (", or dim=None to reduce every element" if none_dim else "")
+            )
+        return None, False
+    if dim is None and not none_dim:
+        raise TypeError(
+            f"{name}(): argument 'dim' must be int, not NoneType (call {name}() without "
+            "a dim to reduce every element)"
+        )
+    return dim, keepdim_arg(name, False if keepdim is NO_KEEPDIM else keepdim)
+
+
+cdef object keepdim_arg(str name, object keepdim):
+    """``keepdim``, which must be a bool, as torch's (``t.sum(0, 1)`` is a TypeError)."""
+    if type(keepdim) is bool or isinstance(keepdim, np.bool_):
+        return bool(keepdim)
+    raise TypeError(
+        f"{name}(): argument 'keepdim' must be bool, not {type(keepdim).__name__}"
+    )
+
+
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
 cdef class ReductionMethods(ElementwiseMethods):
     """The reductions and linear algebra of :class:`gradstack_tensor.Tensor`."""
 
     # -- reductions -----------------------------------------------------------------------
 
-    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    def sum(self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, axis=None, keepdims=None):
         """The sum over ``dim`` (all elements by default); bool and integer tensors sum as int64.
 
         Examples
@@ -77,12 +133,16 @@ cdef class ReductionMethods(ElementwiseMethods):
         (10.0, [4.0, 6.0], gradstack.Size([2, 1]))
         """
         if axis is not None:
-            dim = numpy_alias(dim, None, axis, "sum", "dim", "axis")
+            dim = numpy_alias(None if dim is NO_DIM else dim, None, axis, "sum", "dim", "axis")
         if keepdims is not None:
-            keepdim = numpy_alias(keepdim, False, keepdims, "sum", "keepdim", "keepdims")
+            keepdim = numpy_alias(
+                False if keepdim is NO_KEEPDIM else keepdim, False, keepdims, "sum", "keepdim",
+                "keepdims"
+            )
+        dim, keepdim = _dim_keepdim("sum", dim, keepdim, True)
         return dispatch(OP_SUM, (self, dim_arg(dim), keepdim, dtype))
 
-    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    def mean(self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, axis=None, keepdims=None):
         """The mean over ``dim`` (all elements by default) of a float tensor.
 
         Examples
@@ -91,20 +151,28 @@ cdef class ReductionMethods(ElementwiseMethods):
         [1.5, 3.5]
         """
         if axis is not None:
-            dim = numpy_alias(dim, None, axis, "mean", "dim", "axis")
+            dim = numpy_alias(None if dim is NO_DIM else dim, None, axis, "mean", "dim", "axis")
         if keepdims is not None:
-            keepdim = numpy_alias(keepdim, False, keepdims, "mean", "keepdim", "keepdims")
+            keepdim = numpy_alias(
+                False if keepdim is NO_KEEPDIM else keepdim, False, keepdims, "mean", "keepdim",
+                "keepdims"
+            )
+        dim, keepdim = _dim_keepdim("mean", dim, keepdim, True)
         return dispatch(OP_MEAN, (self, dim_arg(dim), keepdim, dtype))
 
-    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    def prod(self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, axis=None, keepdims=None):
         """The product over ``dim`` (all elements by default)."""
         if axis is not None:
-            dim = numpy_alias(dim, None, axis, "prod", "dim", "axis")
+            dim = numpy_alias(None if dim is NO_DIM else dim, None, axis, "prod", "dim", "axis")
         if keepdims is not None:
-            keepdim = numpy_alias(keepdim, False, keepdims, "prod", "keepdim", "keepdims")
+            keepdim = numpy_alias(
+                False if keepdim is NO_KEEPDIM else keepdim, False, keepdims, "prod", "keepdim",
+                "keepdims"
+            )
+        dim, keepdim = _dim_keepdim("prod", dim, keepdim, False)
         return dispatch(OP_PROD, (self, dim, keepdim, dtype))
 
-    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    def max(self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, axis=None, keepdims=None):
         """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor,
         the elementwise :meth:`maximum`.
 
@@ -115,22 +183,34 @@ cdef class ReductionMethods(ElementwiseMethods):
         (7.0, [5.0, 7.0], [1, 0])
         """
         if axis is not None:
-            dim = numpy_alias(dim, None, axis, "max", "dim", "axis")
+            dim = numpy_alias(None if dim is NO_DIM else dim, None, axis, "max", "dim", "axis")
         if keepdims is not None:
-            keepdim = numpy_alias(keepdim, False, keepdims, "max", "keepdim", "keepdims")
+            keepdim = numpy_alias(
+                False if keepdim is NO_KEEPDIM else keepdim, False, keepdims, "max", "keepdim",
+                "keepdims"
+            )
         if isinstance(dim, TensorBase):
+            if keepdim is not NO_KEEPDIM:
+                raise TypeError("max(): 'keepdim' is not an argument of max(Tensor other)")
             return dispatch(OP_MAXIMUM, (self, dim))
+        dim, keepdim = _dim_keepdim("max", dim, keepdim, False)
         return dispatch(OP_MAX, (self, dim, keepdim))
 
-    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    def min(self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, axis=None, keepdims=None):
         """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor,
         the elementwise :meth:`minimum`."""
         if axis is not None:
-            dim = numpy_alias(dim, None, axis, "min", "dim", "axis")
+            dim = numpy_alias(None if dim is NO_DIM else dim, None, axis, "min", "dim", "axis")
         if keepdims is not None:
-            keepdim = numpy_alias(keepdim, False, keepdims, "min", "keepdim", "keepdims")
+            keepdim = numpy_alias(
+                False if keepdim is NO_KEEPDIM else keepdim, False, keepdims, "min", "keepdim",
+                "keepdims"
+            )
         if isinstance(dim, TensorBase):
+            if keepdim is not NO_KEEPDIM:
+                raise TypeError("min(): 'keepdim' is not an argument of min(Tensor other)")
             return dispatch(OP_MINIMUM, (self, dim))
+        dim, keepdim = _dim_keepdim("min", dim, keepdim, False)
         return dispatch(OP_MIN, (self, dim, keepdim))
 
     def amax(self, dim=(), keepdim=False, *, axis=None, keepdims=None):
@@ -139,7 +219,7 @@ cdef class ReductionMethods(ElementwiseMethods):
             dim = numpy_alias(dim, (), axis, "amax", "dim", "axis")
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "amax", "keepdim", "keepdims")
-        return dispatch(OP_AMAX, (self, dim_arg(dim), keepdim))
+        return dispatch(OP_AMAX, (self, dim_arg(dim), keepdim_arg("amax", keepdim)))
 
     def amin(self, dim=(), keepdim=False, *, axis=None, keepdims=None):
         """The minimum over ``dim`` (all dims by default), values only."""
@@ -147,7 +227,7 @@ cdef class ReductionMethods(ElementwiseMethods):
             dim = numpy_alias(dim, (), axis, "amin", "dim", "axis")
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "amin", "keepdim", "keepdims")
-        return dispatch(OP_AMIN, (self, dim_arg(dim), keepdim))
+        return dispatch(OP_AMIN, (self, dim_arg(dim), keepdim_arg("amin", keepdim)))
 
     def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The index of the largest element (in the flattened tensor without ``dim``).
@@ -161,7 +241,7 @@ cdef class ReductionMethods(ElementwiseMethods):
             dim = numpy_alias(dim, None, axis, "argmax", "dim", "axis")
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "argmax", "keepdim", "keepdims")
-        return dispatch(OP_ARGMAX, (self, dim, keepdim))
+        return dispatch(OP_ARGMAX, (self, dim, keepdim_arg("argmax", keepdim)))
 
     def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The index of the smallest element (in the flattened tensor without ``dim``)."""
@@ -169,7 +249,7 @@ cdef class ReductionMethods(ElementwiseMethods):
             dim = numpy_alias(dim, None, axis, "argmin", "dim", "axis")
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "argmin", "keepdim", "keepdims")
-        return dispatch(OP_ARGMIN, (self, dim, keepdim))
+        return dispatch(OP_ARGMIN, (self, dim, keepdim_arg("argmin", keepdim)))
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None):
@@ -187,7 +267,9 @@ cdef class ReductionMethods(ElementwiseMethods):
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "var", "keepdim", "keepdims")
         return dispatch(
-            OP_VAR, (self, dim_arg(dim), _correction(unbiased, correction, dim, keepdim), keepdim)
+            OP_VAR,
+            (self, dim_arg(dim), _correction(unbiased, correction, dim, keepdim),
+             keepdim_arg("var", keepdim))
         )
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
@@ -198,7 +280,9 @@ cdef class ReductionMethods(ElementwiseMethods):
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "std", "keepdim", "keepdims")
         return dispatch(
-            OP_STD, (self, dim_arg(dim), _correction(unbiased, correction, dim, keepdim), keepdim)
+            OP_STD,
+            (self, dim_arg(dim), _correction(unbiased, correction, dim, keepdim),
+             keepdim_arg("std", keepdim))
         )
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
@@ -220,7 +304,7 @@ cdef class ReductionMethods(ElementwiseMethods):
             keepdim = numpy_alias(keepdim, False, keepdims, "logsumexp", "keepdim", "keepdims")
         if dim is None:
             raise TypeError("logsumexp() missing required argument 'dim' (pos 1)")
-        return dispatch(OP_LOGSUMEXP, (self, dim_arg(dim), keepdim))
+        return dispatch(OP_LOGSUMEXP, (self, dim_arg(dim), keepdim_arg("logsumexp", keepdim)))
 
     def softmax(self, dim=None, dtype=None, *, axis=None):
         """``exp(self) / sum(exp(self), dim)``, computed stably.
@@ -273,7 +357,9 @@ cdef class ReductionMethods(ElementwiseMethods):
             dim = numpy_alias(dim, None, axis, "all", "dim", "axis")
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "all", "keepdim", "keepdims")
-        return make_tensor(_truth_reduce(self._data, np.logical_and, dim, keepdim))
+        return make_tensor(
+            _truth_reduce(self._data, np.logical_and, dim, keepdim_arg("all", keepdim))
+        )
 
     def any(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Whether some element (along ``dim``, an int or a tuple) is nonzero: a bool tensor
@@ -288,7 +374,9 @@ cdef class ReductionMethods(ElementwiseMethods):
             dim = numpy_alias(dim, None, axis, "any", "dim", "axis")
         if keepdims is not None:
             keepdim = numpy_alias(keepdim, False, keepdims, "any", "keepdim", "keepdims")
-        return make_tensor(_truth_reduce(self._data, np.logical_or, dim, keepdim))
+        return make_tensor(
+            _truth_reduce(self._data, np.logical_or, dim, keepdim_arg("any", keepdim))
+        )
 
     def count_nonzero(self, dim=None, *, axis=None):
         """The number of nonzero elements (along ``dim``, an int or a tuple): an int64 tensor.

@@ -407,6 +407,7 @@ cdef class ShapeMethods(ReductionMethods):
                             memory_format=memory_format)
 
     def expand(self, *sizes):
+    def expand(self, *sizes, size=None):
         """A view broadcast to ``sizes`` (-1 keeps a dim); no data is copied.
 
         Examples
@@ -414,6 +415,13 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.tensor([[1], [2]]).expand(2, 3).tolist()
         [[1, 1, 1], [2, 2, 2]]
         """
+        if size is not None:
+            if sizes:
+                raise TypeError("expand() got multiple values for argument 'size'")
+            sizes = (size,)
+        elif not sizes:
+            # torch's: its one overload takes a size (``expand(())`` is the 0-d one)
+            raise TypeError('expand() missing 1 required positional arguments: "size"')
         return dispatch(OP_EXPAND, (self, shape_from_args(sizes, "expand")))
 
     def expand_as(self, other):
@@ -437,8 +445,8 @@ cdef class ShapeMethods(ReductionMethods):
         """
         cdef Py_ssize_t nd = self._data.ndim
         if nd > 0 and isinstance(start_dim, int) and isinstance(end_dim, int):
-            s = _normalize_dim(start_dim, nd)
-            e = _normalize_dim(end_dim, nd)
+            s = _normalize_dim(start_dim, nd, "start_dim")
+            e = _normalize_dim(end_dim, nd, "end_dim")
             if s > e:
                 raise RuntimeError(
                     "flatten() has invalid args: start_dim cannot come after end_dim"
@@ -468,6 +476,11 @@ cdef class ShapeMethods(ReductionMethods):
 
     def select(self, dim, index):
         """The view at ``index`` along ``dim``, which is removed."""
+        if not isinstance(index, (int, np.integer, TensorBase)) or isinstance(index, bool):
+            # torch's TypeError (numpy's IndexError about its own indices leaked)
+            raise TypeError(
+                f"select(): argument 'index' (position 2) must be int, not {type(index).__name__}"
+            )
         return dispatch(OP_SELECT, (self, dim, index))
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
@@ -515,7 +528,7 @@ cdef class ShapeMethods(ReductionMethods):
         """The views at each index along ``dim``, as a tuple."""
         return dispatch(OP_UNBIND, (self, dim))
 
-    def contiguous(self, memory_format=None):
+    def contiguous(self, *, memory_format=None):
         """``self`` if it is C-contiguous, else a C-contiguous copy.
 
         Examples
@@ -587,6 +600,10 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.tensor([3., 1., 2.]).sort().values.tolist()
         [1.0, 2.0, 3.0]
         """
+        if type(descending) is not bool and not isinstance(descending, np.bool_):
+            raise TypeError(
+                f"sort(): argument 'descending' must be bool, not {type(descending).__name__}"
+            )
         return dispatch(OP_SORT, (self, dim, descending))
 
     def topk(self, k, dim=-1, largest=True, sorted=True):

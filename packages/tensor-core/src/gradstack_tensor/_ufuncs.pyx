@@ -308,6 +308,19 @@ cdef object _float_pow(object x, object y, dict kwargs):
             and float(y.reshape(-1)[0]) == 0.5):
         r = np.asarray(np.power(x, y))
         r = np.where(np.isneginf(x), r.dtype.type(np.inf), np.where(x == 0, r.dtype.type(0), r))
+    elif (type(y) is int or type(y) is float) and cnp.PyArray_Check(x) \
+            and (<cnp.ndarray>x).dtype == np.float16:
+        # Note [float16 pow by a number is one rounding]: torch's half kernel takes none of
+        # the float shortcuts (x * x * x, 1 / (x * x), 1 / sqrt(x)): it rounds the exponent
+        # to half and computes std::pow in float, rounded once.  The shortcuts in float16
+        # round each step: 710 ** -2 underflowed to 0 (its x * x is inf; torch: 1.967e-06,
+        # issue 36), 1e-6 ** -0.5 and a third of the cubes were an ulp off
+        if abs(float(y)) > 65504.0 and abs(float(y)) != float("inf"):
+            raise RuntimeError("value cannot be converted to type c10::Half without overflow")
+        with np.errstate(all="ignore"):
+            r = np.power(x.astype(np.float32), np.float32(np.float16(y))).astype(np.float16)
+        if y == 0.5:  # numpy's sqrt shortcut, where std::pow gives +0 and inf
+            r = np.where(np.isneginf(x), r.dtype.type(np.inf), np.where(x == 0, r.dtype.type(0), r))
     elif type(y) is float and y == -0.5 and cnp.PyArray_Check(x) and x.dtype.kind == "f":
         r = np.reciprocal(np.sqrt(x))
     elif (type(y) is int or type(y) is float) and y == 2 and cnp.PyArray_Check(x) \
@@ -320,8 +333,7 @@ cdef object _float_pow(object x, object y, dict kwargs):
         # Note [A number exponent is a double]: torch's other shortcuts are x * x * x and
         # 1 / (x * x); any other number exponent is std::pow(double(x), double(y)) rounded
         # to x's dtype: numpy's float32 power would round y to float32 first, which flips
-        # the sign of (-1) ** (2**24 + 1) and the last bit of 2 ** 1.1 (fuzz seed 5 #7142);
-        # float16 rounds the exponent to half and computes in float (torch's opmath)
+        # the sign of (-1) ** (2**24 + 1) and the last bit of 2 ** 1.1 (fuzz seed 5 #7142)
         with np.errstate(all="ignore"):
             if y == 3:
                 r = x * x * x
@@ -333,12 +345,6 @@ cdef object _float_pow(object x, object y, dict kwargs):
                 # (1.1 ** 7 an ulp off, 6% of random inputs unlike torch's, against 1.7%
                 # for libm): glibc's pow, as torch's std::pow for its scalar elements
                 r = pow_double_by_number(x, float(y))
-            elif x.dtype == np.float16:  # float16: the exponent rounded to half, in float
-                if abs(float(y)) > 65504.0 and abs(float(y)) != float("inf"):
-                    raise RuntimeError(
-                        "value cannot be converted to type c10::Half without overflow"
-                    )
-                r = np.power(x.astype(np.float32), np.float32(np.float16(y))).astype(x.dtype)
             else:
                 r = np.power(x.astype(np.float64), float(y)).astype(x.dtype)
     elif _float32_operands(x, y):

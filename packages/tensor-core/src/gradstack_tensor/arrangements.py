@@ -104,7 +104,7 @@ def broadcast_to(input, size) -> Tensor:
     >>> gt.broadcast_to(gt.tensor([1, 2]), (2, 2)).tolist()
     [[1, 2], [1, 2]]
     """
-    return _tensor(input, "broadcast_to").expand(*_ints(size, "broadcast_to", "size"))
+    return _tensor(input, "broadcast_to").expand(tuple(_ints(size, "broadcast_to", "size")))
 
 
 def broadcast_shapes(*shapes) -> Size:
@@ -168,7 +168,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     for i, t in enumerate(order):
         shape = [1] * len(order)
         shape[i] = -1
-        grids.append(t.view(*shape).expand(*sizes))
+        grids.append(t.view(*shape).expand(tuple(sizes)))
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)

@@ -167,7 +167,7 @@ def broadcast_tensors(*tensors) -> tuple:
                 except ValueError:
                     raise broadcast_error(a, b) from None
         raise
-    return tuple(t.expand(*shape) for t in tensors)
+    return tuple(t.expand(tuple(shape)) for t in tensors)
 
 
 def masked_select(input, mask, *, out=None) -> Tensor:

@@ -212,8 +212,8 @@ def _contract(a: Tensor, sa: list, b: Tensor, sb: list, keep: set):
                 f"{list(b.shape)}->{[_size(b, sb, s) for s in sb]}"
             )
         sizes[c] = max(na, nb)
-    a = a.expand(*[sizes.get(c, _size(a, sa, c)) for c in sa]) if sa else a
-    b = b.expand(*[sizes.get(c, _size(b, sb, c)) for c in sb]) if sb else b
+    a = a.expand([sizes.get(c, _size(a, sa, c)) for c in sa]) if sa else a
+    b = b.expand([sizes.get(c, _size(b, sb, c)) for c in sb]) if sb else b
     pa = [sa.index(c) for c in batch + a_only + summed]
     pb = [sb.index(c) for c in batch + summed + b_only]
     nb_ = int(np.prod([sizes[c] for c in batch], dtype=np.int64))

@@ -96,8 +96,13 @@ def _size(size, name, size_kw=None) -> tuple:
         size = tuple(size[0])
     out = []
     for s in size:
-        if isinstance(s, Tensor):
-            s = int(s)
+        if (
+            isinstance(s, Tensor)
+            and s.numel() == 1
+            and not s.is_floating_point()
+            and s.dtype is not _dt.bool
+        ):
+            s = int(s)  # (a one-element integer tensor is an int, as torch's SymInt)
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(
                 f"{name}(): argument 'size' must be a tuple of ints, but found element of type "

@@ -192,6 +192,12 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     >>> promote_types(int32, float16)
     gradstack.float16
     """
+    for position, value in enumerate((a, b), 1):
+        if not isinstance(value, dtype):
+            raise TypeError(
+                f"promote_types(): argument 'type{position}' (position {position}) must be "
+                f"gradstack.dtype, not {type(value).__name__}"
+            )
     if a is b:
         return a
     if a._category != b._category:

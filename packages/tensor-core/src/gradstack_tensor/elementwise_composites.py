@@ -262,6 +262,13 @@ def xlogy(input, other):
     zero = x == 0
     safe = gt.where(zero, 1.0, y)
     out = gt.where(zero, 0.0, x * safe.log())
+    if x.requires_grad:
+        # torch's gradient for ``input`` is log(other) where input is 0 too, 0 only where
+        # other <= 0 as well: a term whose value is 0 and whose derivative is that log
+        # (0 * log(other) would be NaN where other is inf, so that one gets 0)
+        live = zero & (y > 0) & (y != float("inf"))
+        log_there = gt.where(live, y, 1.0).log()
+        out = out + gt.where(live, (x - x.detach()) * log_there, 0.0)
     return gt.where(y.isnan(), float("nan"), out)
 
 
@@ -373,7 +380,7 @@ def take_along_dim(input, indices, dim=None):
     shape = list(np.broadcast_shapes(tuple(x_shape), tuple(i_shape)))
     xs, ii = list(shape), list(shape)
     xs[axis], ii[axis] = x.shape[axis], idx.shape[axis]
-    return x.expand(*xs).gather(axis, gt.broadcast_to(idx, tuple(ii)))
+    return x.expand(tuple(xs)).gather(axis, gt.broadcast_to(idx, tuple(ii)))
 
 
 def cross(input, other, dim: int | None = None):

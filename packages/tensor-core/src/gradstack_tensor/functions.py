@@ -453,7 +453,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 def cat(tensors, dim=0, *, out=None):
     """Concatenate tensors along an existing dimension."""
-    return _out("cat", dispatch(OPS["cat"], (tuple(tensors), dim)), out, "cat")
+    tensors = _tensor_sequence("cat", tensors)
+    return _out("cat", dispatch(OPS["cat"], (tensors, dim)), out, "cat")
 
 
 concat = concatenate = cat
@@ -461,7 +462,25 @@ concat = concatenate = cat
 
 def stack(tensors, dim=0, *, out=None):
     """Stack equally shaped tensors along a new dimension."""
-    return _out("stack", dispatch(OPS["stack"], (tuple(tensors), dim)), out, "cat")
+    tensors = _tensor_sequence("stack", tensors)
+    return _out("stack", dispatch(OPS["stack"], (tensors, dim)), out, "cat")
+
+
+def _tensor_sequence(name, tensors) -> tuple:
+    """``tensors`` as a tuple, with torch's TypeError when it is not a tuple or list of
+    Tensors (``cat(None)`` said "'NoneType' object is not iterable")."""
+    if not isinstance(tensors, (tuple, list)):
+        raise TypeError(
+            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+            f"{type(tensors).__name__}"
+        )
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"{name}(): expected Tensor as element {i} in argument 'tensors' (position "
+                f"1), but got {type(t).__name__}"
+            )
+    return tuple(tensors)
 
 
 def is_tensor(obj) -> bool:
@@ -565,6 +584,8 @@ def count_nonzero(input, dim=None, *, axis=None):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``|input - other| <= atol + rtol * |other|``, as a bool tensor."""
+    _tensor_args("isclose", input, other)
     return _wrap(
         np.isclose(_values(input), _values(other), rtol=rtol, atol=atol, equal_nan=equal_nan)
     )
@@ -572,9 +593,21 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """Whether all elements are close: ``|input - other| <= atol + rtol * |other|``."""
+    _tensor_args("allclose", input, other)
     return bool(
         np.allclose(_values(input), _values(other), rtol=rtol, atol=atol, equal_nan=equal_nan)
     )
+
+
+def _tensor_args(name, input, other):
+    """torch's TypeError for an ``input`` or ``other`` that is not a Tensor (a number, a
+    str or a list is not compared: numpy would compare it, or fail in its own words)."""
+    for position, (arg, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
 
 
 def equal(input, other) -> bool:

@@ -93,7 +93,9 @@ def _check_values(x: Tensor, values, shape) -> Tensor:
 def _accumulated(x: Tensor, positions: np.ndarray, values: Tensor) -> Tensor:
     """``x`` with ``values`` (broadcast to ``positions``' shape) added at ``positions``:
     an ``index_add`` into the flattened ``x``, which sums repeated positions in order."""
-    flat = values.expand(*positions.shape).reshape(-1) if positions.ndim else values.reshape(-1)
+    flat = (
+        values.expand(tuple(positions.shape)).reshape(-1) if positions.ndim else values.reshape(-1)
+    )
     return x.reshape(-1).index_add(0, _long(positions.reshape(-1)), flat).reshape(x.shape)
 
 
@@ -181,7 +183,7 @@ def masked_scatter(input, mask, source) -> Tensor:
     if s.numel() < count:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     if count == 0:
-        return x.expand(*shape).clone() if shape else x.clone()
+        return x.expand(tuple(shape)).clone() if shape else x.clone()
     taken = np.maximum(np.cumsum(where.reshape(-1)) - 1, 0)
     values = s.reshape(-1).index_select(0, _long(taken)).reshape(shape)
     return gt.where(_wrap(np.ascontiguousarray(where)), values, x)

@@ -89,6 +89,7 @@ def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = Fa
     [4, 0, 2, 1, 3]
     """
     _tensor(input, "argsort")
+    _bool_args("argsort", descending=descending, stable=stable)
     return input.sort(dim, descending)[1]
 
 
@@ -135,6 +136,7 @@ def unique(
     ([[0, 5], [1, 2]], [1, 1, 0])
     """
     a = _data(_tensor(input, "unique"))
+    _bool_args("unique", sorted=sorted, return_inverse=return_inverse, return_counts=return_counts)
     if dim is None:
         return _unique_result(*_unique_flat(a, True, True), return_inverse, return_counts)
     if a.ndim == 0:
@@ -155,6 +157,7 @@ def unique_consecutive(
     [1, 2, 3, 1]
     """
     a = _data(_tensor(input, "unique_consecutive"))
+    _bool_args("unique_consecutive", return_inverse=return_inverse, return_counts=return_counts)
     if dim is None:
         flat = a.reshape(-1)
         starts = np.ones(flat.shape[0], dtype=bool)
@@ -174,6 +177,13 @@ def unique_consecutive(
     return _unique_result(values, inverse, counts, return_inverse, return_counts)
 
 
+def _bool_args(name, **flags):
+    """torch's TypeError for a flag that is not a bool (``unique(t, None)``)."""
+    for arg, value in flags.items():
+        if type(value) is not bool and not isinstance(value, np.bool_):
+            raise TypeError(f"{name}(): argument '{arg}' must be bool, not {type(value).__name__}")
+
+
 def _values(x):
     return _data(x) if isinstance(x, Tensor) else np.asarray(x)
 
@@ -188,6 +198,12 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     """
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): at least one of 'elements' and 'test_elements' must be a Tensor")
+    for arg, value in (("elements", elements), ("test_elements", test_elements)):
+        if not isinstance(value, (Tensor, bool, int, float)):
+            # torch takes a Tensor or a number (numpy would take a list, a str, None)
+            raise TypeError(
+                f"isin(): argument '{arg}' must be a Tensor or a number, not {type(value).__name__}"
+            )
     e, t = _values(elements), _values(test_elements)
     return _wrap(np.isin(e, t, assume_unique=assume_unique, invert=invert))
 

@@ -297,9 +297,12 @@ def _sqrt(grad, result):
 
 @elementwise("rsqrt(self)", "RsqrtBackward0", keeps_zero="self")
 def _rsqrt(grad, result):
-    # torch's is -0.5 * grad * result.pow(3): the same bits in float32 and float64, but a
-    # float16 pow(3) here rounds each product where torch's rounds once (tensor-core's
-    # _float_pow), and the formula stays as it was until that is torch's
+    # torch's is -0.5 * grad * result.pow(3), whose float16 pow(3) now rounds once as
+    # torch's (Note [float16 pow by a number is one rounding] in tensor-core's _ufuncs.pyx)
+    # and whose first-order float16 gradient is then torch's to the bit; but with it the
+    # float16 second order of the recorded fuzz run (seed 20261201 #1269) moved past its
+    # tolerance (52 where torch and this product give 53), so the product stays until
+    # that is understood (tests/test_float16_gradients.py: a known difference)
     return -0.5 * grad * result * result * result
 
 
@@ -459,12 +462,35 @@ def _cosh(grad, self):
 
 @elementwise("tanh(self)", "TanhBackward0", fused="tanh_backward")
 def _tanh(grad, result):
-    return grad * (1 - result * result)
+    # torch's tanh_backward kernel: float16 in float32, rounded once (Note [Fused backward
+    # kernels round float16 once])
+    return _half_in_float32(lambda g, y: g * (1 - y * y), grad, result)
 
 
 @elementwise("sigmoid(self)", "SigmoidBackward0", fused="sigmoid_backward")
 def _sigmoid(grad, result):
+    if grad.dtype is gt.float16:
+        # torch's half sigmoid_backward rounds after each op, in the order
+        # (grad * (1 - y)) * y (4001 values x 5 gradients: all equal; in float32 and
+        # rounded once 11-24% differed, in the order below up to 29%)
+        return grad * (1 - result) * result
     return grad * result * (1 - result)
+
+
+# Note [Fused backward kernels round float16 once]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Some of torch's backward formulas are one kernel (tanh_backward), which computes a
+# float16 element in float32 (its "opmath" type) and rounds once.
+# The same formula written as float16 tensor ops rounds after each op: tanh's gradient at
+# 0.5 came out 0.78613 where torch's is 0.78662 (issue 36).  So these formulas run in
+# float32 for float16 tensors and round once (still differentiable: the casts are ops).
+
+
+def _half_in_float32(formula, grad, saved):
+    """``formula(grad, saved)``, in float32 and rounded once when ``grad`` is float16."""
+    if grad.dtype is gt.float16 and saved.dtype is gt.float16:
+        return formula(grad.float(), saved.float()).to(gt.float16)
+    return formula(grad, saved)
 
 
 def _zero_grad_formula(ctx, grad):

@@ -219,7 +219,7 @@ def _prod_of_others(x, dim):
     axis = dim % x.dim()
     xt = x.transpose(axis, -1)
     n = xt.shape[-1]
-    rows = xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n)
+    rows = xt.unsqueeze(-2).expand((*xt.shape[:-1], n, n))
     others = gt.where(gt.eye(n, dtype=gt.bool), 1.0, rows).prod(-1)
     return others.transpose(axis, -1)
 

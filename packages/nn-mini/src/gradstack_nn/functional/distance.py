@@ -103,8 +103,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     if mode not in _CDIST_MODES:
         raise ValueError(f"{mode} is not a valid value for compute_mode")
     batch = gt.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
-    a = a.expand(*batch, *a.shape[-2:])
-    b = b.expand(*batch, *b.shape[-2:])
+    a = a.expand((*batch, *a.shape[-2:]))
+    b = b.expand((*batch, *b.shape[-2:]))
     rows_a, rows_b = a.shape[-2], b.shape[-2]
     use_mm = p == 2 and (
         mode == "use_mm_for_euclid_dist"

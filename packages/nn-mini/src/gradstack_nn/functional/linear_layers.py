@@ -76,6 +76,18 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     >>> bilinear(gt.ones(5, 3), gt.ones(5, 4), w, gt.tensor([0.0, 1.0])).tolist()[0]
     [12.0, 13.0]
     """
+    for position, (name, value) in enumerate(
+        (("input1", input1), ("input2", input2), ("weight", weight)), 1
+    ):
+        if not isinstance(value, Tensor):  # torch's TypeError (it was an AttributeError)
+            raise TypeError(
+                f"bilinear(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
+    if bias is not None and not isinstance(bias, Tensor):
+        raise TypeError(
+            f"bilinear(): argument 'bias' (position 4) must be Tensor, not {type(bias).__name__}"
+        )
     _check_bilinear(input1, input2, weight, bias)
     out_features, in1, in2 = weight.shape
     lead = tuple(input1.shape[:-1])

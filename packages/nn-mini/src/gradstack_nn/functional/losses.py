@@ -117,8 +117,8 @@ def _broadcast(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
     if tuple(input.shape) == tuple(target.shape):
         return input, target
     shape = tuple(_broadcast_shapes(tuple(input.shape), tuple(target.shape)))
-    a = input if tuple(input.shape) == shape else input.expand(*shape)
-    b = target if tuple(target.shape) == shape else target.expand(*shape)
+    a = input if tuple(input.shape) == shape else input.expand(tuple(shape))
+    b = target if tuple(target.shape) == shape else target.expand(tuple(shape))
     return a, b
 
 
@@ -401,7 +401,7 @@ def binary_cross_entropy(
         )
     _not_differentiable("binary_cross_entropy", "weight", weight)
     if weight is not None:
-        weight = weight.expand(*_broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+        weight = weight.expand(_broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
     return _OP("binary_cross_entropy")(input, target, weight, reduction)
 
 

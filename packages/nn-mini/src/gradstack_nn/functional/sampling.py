@@ -309,7 +309,7 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     for k in range(d):  # x (the last spatial dim) first
         shape = [1] * d
         shape[d - 1 - k] = spatial[d - 1 - k]
-        columns.append(axes[d - 1 - k].reshape(shape).expand(*spatial))
+        columns.append(axes[d - 1 - k].reshape(shape).expand(tuple(spatial)))
     columns.append(gt.ones(*spatial, dtype=theta.dtype))
     base = gt.stack(columns, -1).reshape(1, -1, d + 1)  # (1, prod(spatial), d + 1)
     grid = base.matmul(theta.transpose(1, 2))  # (N, prod(spatial), d)
