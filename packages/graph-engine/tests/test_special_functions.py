@@ -60,7 +60,8 @@ def test_erfc_keeps_the_layout_and_the_method_and_inplace_forms_agree():
     np.testing.assert_array_equal(t.clone().erfc_().numpy(), got.numpy())
     np.testing.assert_allclose(got.numpy(), torch.tensor(x).t().erfc().numpy(), rtol=5e-7)
     np.testing.assert_allclose(
-        gt.erfc(gt.tensor(x)[::2, ::3]).numpy(), torch.erfc(torch.tensor(x)[::2, ::3]).numpy(),
+        gt.erfc(gt.tensor(x)[::2, ::3]).numpy(),
+        torch.erfc(torch.tensor(x)[::2, ::3]).numpy(),
         rtol=5e-7,
     )
 

@@ -406,7 +406,6 @@ cdef class ShapeMethods(ReductionMethods):
         return self.resize_(tuple(shape_of(expect_other(other, "other")._data)),
                             memory_format=memory_format)
 
-    def expand(self, *sizes):
     def expand(self, *sizes, size=None):
         """A view broadcast to ``sizes`` (-1 keeps a dim); no data is copied.
 

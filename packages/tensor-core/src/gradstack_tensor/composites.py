@@ -327,10 +327,12 @@ def dist(input, other, p: float = 2) -> Tensor:  # noqa: A002 - torch's name
     >>> gt.dist(gt.tensor([1.0, 2.0]), gt.tensor([[0.0, 0.0], [1.0, 1.0]]), 1).item()
     4.0
     """
-    if not isinstance(input, Tensor):
-        raise TypeError(
-            f"dist(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
-        )
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"dist(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
     diff = input - other
     if not diff.is_floating_point():
         raise RuntimeError(

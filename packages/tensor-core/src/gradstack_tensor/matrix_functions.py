@@ -79,6 +79,13 @@ def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):
     """
     import gradstack_tensor as gt
 
+    for position, (name, flag) in enumerate((("some", some), ("compute_uv", compute_uv)), 2):
+        if type(flag) is not bool:
+            raise TypeError(
+                f"svd(): argument '{name}' (position {position}) must be bool, not "
+                f"{type(flag).__name__}"
+            )
+
     from .return_types import svd as _svd_result
 
     if not isinstance(input, gt.Tensor):
