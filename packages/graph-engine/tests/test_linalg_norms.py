@@ -47,8 +47,16 @@ def test_matches_torch(name):
     np.testing.assert_allclose(ga, gb, rtol=1e-10, atol=1e-12)
 
 
-def test_decompositions_are_not_implemented():
-    with pytest.raises(NotImplementedError, match="linalg.svd"):
-        gs.linalg.svd(gs.eye(2))
-    with pytest.raises(NotImplementedError, match="singular value"):
-        gs.linalg.matrix_norm(gs.eye(2), 2)
+@pytest.mark.parametrize("ord", [2, -2, "nuc"])
+@pytest.mark.parametrize("dim, keepdim", [((-2, -1), False), ((0, 2), True), ((2, 0), False)])
+def test_the_norms_of_the_singular_values_match_torch(ord, dim, keepdim):
+    a = np.random.default_rng(7).standard_normal((3, 4, 5))
+    x, t = gs.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    got = gs.linalg.matrix_norm(x, ord, dim, keepdim)
+    want = torch.linalg.matrix_norm(t, ord, dim, keepdim)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-12)
+    with pytest.raises(RuntimeError, match="Order 3 not supported"):
+        gs.linalg.matrix_norm(x, 3)

@@ -73,8 +73,15 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None):  # no
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002
     """The ``ord``-norm of the matrices in the last two dims: ``'fro'``, or ``1``/``-1``
-    (largest/smallest column sum of ``|A|``), ``inf``/``-inf`` (rows).  The spectral and
-    nuclear norms need an SVD: NotImplementedError."""
+    (largest/smallest column sum of ``|A|``), ``inf``/``-inf`` (rows), ``2``/``-2`` (the
+    largest/smallest singular value) and ``'nuc'`` (their sum).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> matrix_norm(gt.tensor([[3.0, 0.0], [0.0, -4.0]]), 2).item()
+    4.0
+    """
     A = _t(A, "matrix_norm")
     if dtype is not None:
         A = A.to(dtype)
@@ -94,10 +101,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
             else sums.amin(reduced_dim, keepdim=True)
         )
         return out if keepdim else out.squeeze((d0, d1) if d0 < d1 else (d1, d0))
-    raise NotImplementedError(
-        f"linalg.matrix_norm(ord={ord!r}) needs a singular value decomposition, which gradstack "
-        "does not implement"
-    )
+    if ord in (2, -2, "nuc"):  # from the singular values, as torch's
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        out = s.amax(-1) if ord == 2 else s.amin(-1) if ord == -2 else s.sum(-1)
+        for d in sorted((d0, d1)) if keepdim else ():
+            out = out.unsqueeze(d)
+        return out
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002
