@@ -34,7 +34,8 @@ Note [The repository is the source folder]
 Sphinx reads the repository's root (``include_patterns`` below), so that the Markdown files
 the repository already has are the site's pages as they are, and the links between them
 (``docs/distributed.md`` to ``packages/distributed/README.md``, a package README to the root
-README) resolve as they do on a code host: the README, each package's README, and every
+README) resolve as they do on a code host: the README, each package's README, the READMEs
+the README links to (the examples, the real programs, the fuzzer), and every
 page of ``docs/`` (a new one is listed in the site's contents by the glob at the end of
 ``docs/index.md``).  The pages' addresses keep their paths (``build/docs/docs/index.html``);
 ``build/docs/index.html`` sends the reader there.
@@ -70,6 +71,9 @@ root_doc = "docs/index"
 include_patterns = [
     "README.md",
     "packages/*/README.md",
+    "examples/README.md",
+    "tests/real_programs/README.md",
+    "tests/fuzz/README.md",
     "docs/**",
 ]
 exclude_patterns = [
