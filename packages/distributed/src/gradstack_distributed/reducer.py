@@ -33,9 +33,10 @@ rank gets the average.  Without the flag, a forward after an incomplete reductio
 torch's error and names the parameters that got no gradient.
 
 Note [Join and the reducer]
-Inside ``ddp.join()`` (:mod:`gradstack_distributed.algorithms.join`) a rank that ran out of inputs calls
-:meth:`Reducer.match_backward` once per iteration of the others: the same all-reduces on
-DDP's communicator, in the same bucket order, with zeros (and a zero used-map), so that
+Inside ``ddp.join()`` (:mod:`gradstack_distributed.algorithms.join`) a rank that ran out
+of inputs calls :meth:`Reducer.match_backward` once per iteration of the others: the same
+all-reduces on DDP's communicator, in the same bucket order, with zeros (and a zero
+used-map), so that
 the ranks still training complete theirs (the used-map it sends is the one its last
 backward left, as torch's ``_get_local_used_map``).  The training ranks' gradients are summed over
 every rank (the joined ones adding zeros) and divided by the world size, or, with
