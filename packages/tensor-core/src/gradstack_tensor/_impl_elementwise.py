@@ -919,7 +919,7 @@ def describe_index_error(shape, err):
 # internal assert (``isDifferentiableType(grad.scalar_type())``).  A slice, an advanced
 # index or a value of more than one element leaves x as it was, in torch too.  Here an
 # integer tensor never joins the graph: x keeps ``requires_grad=False`` in every form (a
-# difference on purpose; tests/test_torch_refusals.py in tensor-core checks it).
+# difference on purpose; the workspace's tests/test_torch_refusals.py checks it).
 
 
 def setitem_(input, index, value):
