@@ -62,6 +62,7 @@ def serve(listener: socket.socket, world: int, token: str) -> None:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, None)
     clients: dict[socket.socket, _Client] = {}
+    told: list[bytes] = []  # every departure relayed so far, for a rank that says HELLO late
     hello = 0
     departures = 0
     accepting = True
@@ -81,6 +82,7 @@ def serve(listener: socket.socket, world: int, token: str) -> None:
         if client.notice is None and departures == 1:
             _report(client, world)
         line = b"LEFT " + json.dumps(notice).encode() + b"\n"
+        told.append(line)
         for other in list(clients.values()):
             if other.rank >= 0:
                 _send(other, line)
@@ -123,6 +125,11 @@ def serve(listener: socket.socket, world: int, token: str) -> None:
                     break
                 if line.startswith(b"HELLO "):
                     hello += 1
+                    # Note [A departure before a HELLO]: a rank may say HELLO after another
+                    # already left (a fast rank's HELLO, notice and end of file can all be
+                    # read before a slower rank's HELLO); it hears of those departures now
+                    for news in told:
+                        _send(client, news)
         if accepting and hello >= world:
             accepting = False
             selector.unregister(listener)
