@@ -47,7 +47,6 @@ from gradstack_tensor.kernels import batch_norm_backward as _bn_backward_kernel
 from gradstack_tensor.kernels import batch_norm_stats as _bn_stats_kernel
 from gradstack_tensor.kernels import layer_norm_backward as _layer_norm_backward_kernel
 
-from .. import _grad_mode as _modes
 from .._op_node import run_fused
 from ..grad_mode import no_grad
 from ._formulas import (
@@ -731,7 +730,7 @@ def _batch_norm_backward_on_arrays(grad, x, weight, eps, running, need):
     """Batch norm's first-order gradients by the C passes of
     ``gradstack_tensor.kernels.batch_norm_backward`` (torch's CPU kernel), or None where the
     formula must run in gradstack ops (create_graph, forward AD, other dtypes)."""
-    if _modes.is_grad_enabled() or _modes.forward_ad_enabled():
+    if not _first_order_arrays(grad):
         return None
     g, a = _data(grad), _data(x)
     w = None if weight is None else _data(weight)
