@@ -334,6 +334,26 @@ def test_lazy_linear_lifecycle_matches_torch():
     assert g2(gt.ones(1, 6)).tolist() == [[1.0, 1.0, 1.0]]
 
 
+def test_lazy_state_dict_holds_uninitialized_parameters_as_torch():
+    g, t = nn.LazyLinear(3), TNN.LazyLinear(3)
+    sd_g, sd_t = g.state_dict(), t.state_dict()
+    assert repr(sd_g) == repr(sd_t)  # OrderedDict([('weight', <UninitializedParameter>), ...
+    assert all(isinstance(v, nn.UninitializedParameter) for v in sd_g.values())
+    # a lazy dict loaded into a lazy module leaves it lazy; into an initialised one it raises
+    g2, t2 = nn.LazyLinear(3), TNN.LazyLinear(3)
+    assert str(g2.load_state_dict(sd_g)) == str(t2.load_state_dict(sd_t))
+    assert repr(g2.weight) == repr(t2.weight) == "<UninitializedParameter>"
+    assert g2.has_uninitialized_params()
+    with pytest.raises(RuntimeError, match="uninitialized parameter") as eg:
+        nn.Linear(4, 3).load_state_dict(sd_g)
+    with pytest.raises(RuntimeError) as et:
+        TNN.Linear(4, 3).load_state_dict(sd_t)
+    assert str(eg.value) == str(et.value)
+    # keep_vars and an initialised module are as before: detached tensors
+    g(gt.ones(1, 2))
+    assert type(g.state_dict()["weight"]) is gt.Tensor
+
+
 def test_dropout_module_train_and_eval():
     gt.manual_seed(0)
     m = nn.Dropout(0.25)

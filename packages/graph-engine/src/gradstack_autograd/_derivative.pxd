@@ -7,6 +7,7 @@ cdef class Derivative:
     cdef readonly tuple inputs          # arg positions of the differentiable inputs
     cdef readonly bint list_input       # args[inputs[0]] is a sequence of tensors (cat, stack)
     cdef readonly tuple save            # arg positions whose values the formula needs
+    cdef readonly tuple pack_order      # indices into ``save`` in torch's packing order
     # None, or one entry per ``save`` position: None (always saved) or the indices (into
     # ``inputs``) of the inputs whose gradient reads it (Note [Save what a gradient needs])
     cdef readonly tuple save_for

@@ -62,6 +62,12 @@ cdef class Derivative:
             self.slots[signature[pos] if pos < len(signature) else f"arg{pos}"] = i
         if save_output:
             self.slots["result"] = len(save)
+        # Note [Torch's packing order]: torch's generated nodes save their inputs in the
+        # alphabetical order of the argument names (``a * b`` packs ``other`` before
+        # ``self``, ``mm`` ``mat2`` before ``self``), then the outputs; saved-tensor pack
+        # hooks see that order, so the recording layer saves ours in it too.
+        names = [signature[p] if p < len(signature) else f"arg{p}" for p in save]
+        self.pack_order = tuple(sorted(range(len(save)), key=names.__getitem__))
         self._classes = {}
 
     cpdef Py_ssize_t slot(self, str name) except -2:

@@ -205,7 +205,7 @@ cdef list _saved_args(Derivative d, OpNode node, tuple args):
     cdef tuple positions = d.save
     cdef Py_ssize_t i, pos, nargs = len(args)
     cdef list saved = [None] * len(positions)
-    for i in range(len(positions)):
+    for i in d.pack_order:  # (Note [Torch's packing order])
         pos = positions[i]
         if pos < nargs and _wanted(d, node, i) and (
                 d.save_if is None or d.save_if[i] is None or d.save_if[i](args)):
@@ -258,10 +258,19 @@ cdef void _save_for_backward(Derivative d, OpNode node, tuple args, object out) 
         return
     if (len(positions) == 2 and not d.save_output and d.save_if is None
             and <Py_ssize_t>positions[1] < nargs):
-        # the common binary case (mul, div ...), without a temporary list
-        node.saved = (
-            _save_value(args[<Py_ssize_t>positions[0]], node) if _wanted(d, node, 0) else None,
-            _save_value(args[<Py_ssize_t>positions[1]], node) if _wanted(d, node, 1) else None)
+        # the common binary case (mul, div ...), without a temporary list; the second
+        # value first where torch packs it first (Note [Torch's packing order])
+        if <Py_ssize_t>d.pack_order[0] == 1:
+            second = (_save_value(args[<Py_ssize_t>positions[1]], node)
+                      if _wanted(d, node, 1) else None)
+            first = (_save_value(args[<Py_ssize_t>positions[0]], node)
+                     if _wanted(d, node, 0) else None)
+        else:
+            first = (_save_value(args[<Py_ssize_t>positions[0]], node)
+                     if _wanted(d, node, 0) else None)
+            second = (_save_value(args[<Py_ssize_t>positions[1]], node)
+                      if _wanted(d, node, 1) else None)
+        node.saved = (first, second)
         untrack(node.saved)
         return
     _save_output(d, node, _saved_args(d, node, args), out, args)

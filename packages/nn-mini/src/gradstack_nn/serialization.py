@@ -1,5 +1,6 @@
 """``save``/``load`` (``gradstack.save``/``gradstack.load``): tensors, state dicts and nested
-containers in a file that cannot execute code when loaded.
+containers in a file that cannot execute code when loaded; other objects (a whole
+``nn.Module``) pickled, as torch, and loaded only with ``weights_only=False``.
 
 Note [The file format]
 ~~~~~~~~~~~~~~~~~~~~~~
@@ -21,14 +22,27 @@ in the saved object is stored once and loads as one tensor; distinct tensors tha
 storage (views) load as independent tensors.  The archive's CRC-32 checksums catch
 corrupted bytes.
 
+Note [Pickled objects, as torch.save]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``torch.save(model)`` pickles the whole module, and torch 2.13 loads such a file only with
+``weights_only=False``: its default refuses pickled classes, because unpickling runs code
+named by the file.  gradstack does the same.  An object the format above cannot hold
+(a Module, an optimizer, any other picklable object) is written with the manifest's root
+``{"t": "pickle"}`` and a member ``data.pkl``: a pickle whose tensors are persistent ids
+(``("tensor", node)`` with a tensor node as above, its array an ``<i>.npy`` member), so
+tensors keep the safe array format and gradstack's tensors stay unpicklable on their own.
+``load`` with ``weights_only=True`` (the default) reads the pickle's opcodes without running
+them, names the first class the file would import, and raises ``pickle.UnpicklingError``
+as torch does; only ``weights_only=False`` unpickles.
+
 Note [Loading refuses what save never writes]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 A file is data from anywhere, so the loader accepts exactly what :func:`save` writes and
 raises :class:`SerializationError` for everything else, before allocating memory for it:
 
 - members are stored, never compressed (a compressed member could inflate far beyond the
-  file's size: a zip bomb), and named ``gradstack.json`` or ``<n>.npy``, once each (no
-  path-like names, no duplicates);
+  file's size: a zip bomb), and named ``gradstack.json``, ``<n>.npy`` or ``data.pkl``,
+  once each (no path-like names, no duplicates);
 - an array's header declares a plain dtype and a shape of non-negative dims whose bytes
   must equal what the member holds, so an array never takes more memory than the file
   gives it;
@@ -57,9 +71,12 @@ Examples
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import pickle
+import pickletools
 import re
 import secrets
 import stat
@@ -72,11 +89,12 @@ from gradstack_tensor import Tensor
 from gradstack_tensor.device import check_device
 from gradstack_tensor.extension import data_of as _data
 
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter, is_lazy
 
 __all__ = ["save", "load", "SerializationError"]
 
 _MANIFEST = "gradstack.json"
+_PICKLE = "data.pkl"
 _FORMAT = "gradstack"
 _VERSION = 1
 _DTYPES = {
@@ -103,36 +121,80 @@ _MAX_DIM = 2**62  # a dim or a byte count beyond this is malformed (numpy's intp
 def save(
     obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True
 ) -> None:
-    """Write ``obj`` to ``f`` (a path or a binary file object) in gradstack's safe format.
+    """Write ``obj`` to ``f`` (a path or a binary file object).
 
-    ``obj`` may be a Tensor (or Parameter), a numpy array, a number, a string, None, or a
-    dict / OrderedDict / list / tuple nesting them: model and optimiser state dicts
-    included.  Dict keys may be strings, numbers, booleans or None.
+    A Tensor (or Parameter), a numpy array, a number, a string, None, or a dict /
+    OrderedDict / list / tuple nesting them (model and optimiser state dicts included; dict
+    keys strings, numbers, booleans or None) is written in gradstack's safe format, which
+    :func:`load` reads without running code.  Anything else (a whole ``nn.Module``, as
+    ``torch.save(model)``) is pickled with its tensors in the safe array format, and loads
+    only with ``load(f, weights_only=False)``, as in torch 2.13 (Note [Pickled objects, as
+    torch.save]).
 
     Writing to a path goes through a temporary file renamed at the end, so an interrupted
     save never leaves a truncated file under the final name.
 
     Raises
     ------
-    TypeError
-        If ``obj`` holds something else (a Module: save its ``state_dict()``).
+    pickle.PicklingError, AttributeError, TypeError
+        If ``obj`` is neither in the safe format nor picklable (a lambda, a local class).
+
+    Examples
+    --------
+    >>> import io
+    >>> from gradstack_nn import Linear
+    >>> buf = io.BytesIO()
+    >>> save(Linear(2, 1), buf)
+    >>> _ = buf.seek(0)
+    >>> type(load(buf, weights_only=False)).__name__
+    'Linear'
     """
-    if pickle_module is not None:
-        raise ValueError("gradstack.save never pickles: pickle_module is not supported")
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("gradstack.save pickles with the pickle module only: pickle_module "
+                         "must be None or pickle")
     arrays: list[np.ndarray] = []
-    root = _encode(obj, arrays, {}, "obj")
+    pickled = None
+    try:
+        root = _encode(obj, arrays, {}, "obj")
+    except TypeError:
+        arrays = []
+        pickled = _pickle(obj, arrays, pickle_protocol)
+        root = {"t": "pickle"}
     manifest = json.dumps(
         {"format": _FORMAT, "version": _VERSION, "root": root},
         allow_nan=False,
         separators=(",", ":"),
     ).encode()
     if isinstance(f, (str, os.PathLike)):
-        _save_to_path(os.fspath(f), manifest, arrays)
+        _save_to_path(os.fspath(f), manifest, arrays, pickled)
     else:
-        _write(f, manifest, arrays)
+        _write(f, manifest, arrays, pickled)
 
 
-def _save_to_path(path: str, manifest: bytes, arrays: list[np.ndarray]) -> None:
+class _TensorPickler(pickle.Pickler):
+    """A pickler that stores tensors as safe array members (Note [Pickled objects, as
+    torch.save])."""
+
+    def __init__(self, fh, protocol, arrays):
+        super().__init__(fh, protocol=protocol)
+        self.arrays = arrays
+        self.memo_tensors: dict = {}
+
+    def persistent_id(self, obj):
+        if not isinstance(obj, Tensor):
+            return None
+        if is_lazy(obj):
+            return ("uninitialized", bool(obj.requires_grad), str(obj.dtype))
+        return ("tensor", _encode(obj, self.arrays, self.memo_tensors, "obj"))
+
+
+def _pickle(obj, arrays, protocol) -> bytes:
+    buf = io.BytesIO()
+    _TensorPickler(buf, 2 if protocol is None else protocol, arrays).dump(obj)
+    return buf.getvalue()
+
+
+def _save_to_path(path: str, manifest: bytes, arrays: list[np.ndarray], pickled=None) -> None:
     """Note [Saving through an unpredictable temporary file]."""
     directory = os.path.dirname(os.path.abspath(path))
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
@@ -152,7 +214,7 @@ def _save_to_path(path: str, manifest: bytes, arrays: list[np.ndarray]) -> None:
         except (FileNotFoundError, AttributeError):
             pass
         with os.fdopen(fd, "wb") as fh:
-            _write(fh, manifest, arrays)
+            _write(fh, manifest, arrays, pickled)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -164,9 +226,11 @@ def _save_to_path(path: str, manifest: bytes, arrays: list[np.ndarray]) -> None:
         raise
 
 
-def _write(fh, manifest: bytes, arrays: list[np.ndarray]) -> None:
+def _write(fh, manifest: bytes, arrays: list[np.ndarray], pickled=None) -> None:
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         zf.writestr(_MANIFEST, manifest)
+        if pickled is not None:
+            zf.writestr(_PICKLE, pickled)
         for i, arr in enumerate(arrays):
             with zf.open(f"{i}.npy", "w", force_zip64=True) as out:
                 np.lib.format.write_array(out, arr, allow_pickle=False)
@@ -241,23 +305,31 @@ def load(
 
     Only JSON and raw arrays are parsed: nothing in the file is executed.  Tensors come
     back with their dtype, shape, values (bit for bit) and ``requires_grad``; Parameters
-    come back as Parameters.  ``map_location`` may name the CPU (the only device).
+    come back as Parameters.  ``map_location`` may name the CPU (the only device).  A file
+    holding a pickled object (``save(model)``) loads only with ``weights_only=False``, which
+    runs the code the pickle names: use it only for files from a trusted source (Note
+    [Pickled objects, as torch.save]).
 
     Raises
     ------
     SerializationError
         If the file is not a gradstack file (a pickle, a PyTorch checkpoint, anything
         else), or is corrupt or truncated.
+    pickle.UnpicklingError
+        If the file holds a pickled object and ``weights_only`` is true, as torch's.
     """
-    if pickle_module is not None:
-        raise ValueError("gradstack.load never unpickles: pickle_module is not supported")
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("gradstack.load unpickles with the pickle module only: pickle_module "
+                         "must be None or pickle")
+    if weights_only is None:
+        weights_only = True  # torch 2.13: None means the default, True
     if isinstance(map_location, (str, gt.device)):
         check_device(map_location)
     name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file>")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return _read(fh, name)
-    return _read(f, name)
+            return _read(fh, name, weights_only)
+    return _read(f, name, weights_only)
 
 
 def _sniff(fh, name) -> None:
@@ -285,11 +357,11 @@ def _sniff(fh, name) -> None:
     )
 
 
-def _read(fh, name):
+def _read(fh, name, weights_only=True):
     _sniff(fh, name)
     try:
-        return _read_archive(fh, name)
-    except SerializationError:
+        return _read_archive(fh, name, weights_only)
+    except (SerializationError, pickle.UnpicklingError):
         raise
     except (
         ValueError,
@@ -311,7 +383,7 @@ def _read(fh, name):
         ) from None
 
 
-def _read_archive(fh, name):
+def _read_archive(fh, name, weights_only=True):
     try:
         zf = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
@@ -345,10 +417,62 @@ def _read_archive(fh, name):
                 f"version {_VERSION} (upgrade gradstack-nn-mini)"
             )
         decoder = _Decoder(zf, name)
+        if manifest.get("root") == {"t": "pickle"}:
+            return _unpickle(zf, name, decoder, weights_only)
         try:
             return decoder.decode(manifest.get("root"))
         except RecursionError:
             raise SerializationError(f"{name}: the manifest nests too deeply") from None
+
+
+def _first_global(data: bytes) -> str:
+    """The first class or function a pickle would import, read from its opcodes without
+    running it ("" if none)."""
+    strings: list = []
+    try:
+        for op, arg, _ in pickletools.genops(data):
+            if op.name in ("GLOBAL", "INST"):
+                return str(arg).replace(" ", ".")
+            if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
+                strings.append(arg)
+            if op.name == "STACK_GLOBAL" and len(strings) >= 2:
+                return f"{strings[-2]}.{strings[-1]}"
+    except Exception:  # noqa: BLE001 - a malformed pickle: no name to give
+        pass
+    return ""
+
+
+class _TensorUnpickler(pickle.Unpickler):
+    def __init__(self, fh, decoder):
+        super().__init__(fh)
+        self.decoder = decoder
+
+    def persistent_load(self, pid):
+        if isinstance(pid, tuple) and len(pid) == 3 and pid[0] == "uninitialized":
+            return UninitializedParameter(requires_grad=bool(pid[1]))
+        if not (isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "tensor"):
+            raise pickle.UnpicklingError(f"unknown persistent id {pid!r:.80}")
+        return self.decoder.decode(pid[1])
+
+
+def _unpickle(zf, name, decoder, weights_only):
+    """Note [Pickled objects, as torch.save]."""
+    if _PICKLE not in zf.NameToInfo:
+        raise SerializationError(f"{name}: the manifest names a pickle but {_PICKLE} is missing")
+    data = _read_member(zf, _PICKLE, name)
+    if weights_only:
+        what = _first_global(data)
+        raise pickle.UnpicklingError(
+            "Weights only load failed. This file holds a pickled object"
+            + (f" (it imports {what})" if what else "")
+            + ", written by gradstack.save of something other than tensors, numbers, "
+            "strings and containers of them (a whole nn.Module, for instance). Unpickling it "
+            "runs code the file names, so gradstack.load refuses it by default, as "
+            "torch.load does since PyTorch 2.6. Re-run gradstack.load with "
+            "weights_only=False only if you got the file from a trusted source; or save "
+            "the model's state_dict() instead, which loads safely."
+        )
+    return _TensorUnpickler(io.BytesIO(data), decoder).load()
 
 
 def _check_members(zf: zipfile.ZipFile, name: str) -> None:
@@ -356,10 +480,10 @@ def _check_members(zf: zipfile.ZipFile, name: str) -> None:
     seen = set()
     for info in zf.infolist():
         member = info.filename
-        if member != _MANIFEST and not _ARRAY_MEMBER.fullmatch(member):
+        if member not in (_MANIFEST, _PICKLE) and not _ARRAY_MEMBER.fullmatch(member):
             raise SerializationError(
                 f"{name}: unexpected member {member!r:.80} (a gradstack file holds only "
-                f"{_MANIFEST} and <n>.npy)"
+                f"{_MANIFEST}, <n>.npy and {_PICKLE})"
             )
         if member in seen:
             raise SerializationError(f"{name}: member {member!r} appears twice")

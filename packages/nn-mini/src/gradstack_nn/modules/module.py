@@ -462,7 +462,12 @@ class Module:
             dot = mod_prefix + "." if mod_prefix else ""
             for name, p in mod._parameters.items():
                 if p is not None:
-                    destination[dot + name] = p if keep_vars else p.detach()
+                    # Note [A lazy parameter in a state dict]: torch's LazyModuleMixin
+                    # stores an UninitializedParameter itself (printed
+                    # `<UninitializedParameter>`), not a detached empty tensor, so that
+                    # loading such a dict into a lazy module leaves it lazy.
+                    keep = keep_vars or is_lazy(p)
+                    destination[dot + name] = p if keep else p.detach()
             for name, b in mod._buffers.items():
                 if b is not None and name not in mod._non_persistent_buffers_set:
                     destination[dot + name] = b if keep_vars else b.detach()
@@ -492,6 +497,18 @@ class Module:
                     f"from checkpoint but received {type(value)}"
                 )
                 continue
+            if is_lazy(value):
+                # A lazy value (the state dict of a lazy module, Note [A lazy parameter in a
+                # state dict]) keeps a lazy parameter lazy, and has no shape to give an
+                # initialised one: torch raises this RuntimeError from the shape access.
+                if is_lazy(param):
+                    continue
+                raise RuntimeError(
+                    "Can't access the shape of an uninitialized parameter or buffer. This "
+                    "error usually happens in `load_state_dict` when trying to load an "
+                    "uninitialized parameter into an initialized one. Call `forward` to "
+                    "initialize the parameters before accessing their attributes."
+                )
             if is_lazy(param):
                 # Note [Loading into a lazy module]
                 # As torch's LazyModuleMixin load hook: the loaded shape materialises the
