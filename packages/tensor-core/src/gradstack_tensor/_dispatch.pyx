@@ -251,9 +251,29 @@ cdef void exit_op() noexcept nogil:
     gs_op_depth -= 1
 
 
+# Note [Meta tensors carry no data] (meta.py): set when the first meta tensor is made; the
+# kernel level then asks ``_meta_in(args)`` (a program that makes no meta tensor pays one
+# flag test per op) and runs ``_meta_run(op, args)`` for an op on meta tensors
+cdef bint _meta_seen = False
+cdef object _meta_in = None
+cdef object _meta_run = None
+
+
+def note_meta_storage(has_meta, run):
+    """From now on, run ``run(op, args)`` instead of the kernel when ``has_meta(args)``."""
+    global _meta_seen, _meta_in, _meta_run
+    _meta_in = has_meta
+    _meta_run = run
+    _meta_seen = True
+
+
 cdef inline object _run_marked(Op op, tuple args):
-    """``run_kernel`` with this thread counted inside an op (Note [Inside a gradstack op])."""
+    """``run_kernel`` with this thread counted inside an op (Note [Inside a gradstack op]);
+    an op with a meta tensor among its arguments runs its shape function instead (Note
+    [Meta tensors carry no data], below every layer, so autograd records it as usual)."""
     global gs_op_depth
+    if _meta_seen and _meta_in(args):
+        return _meta_run(op, args)
     gs_op_depth += 1
     try:
         return run_kernel(op, args)
@@ -267,23 +287,8 @@ cdef object call_next(Op op, tuple args, Py_ssize_t index):
     return _run_marked(op, args)
 
 
-# Note [Meta tensors carry no data] (meta.py): set when the first meta tensor is made; a
-# Python check then (a program that makes no meta tensor pays one flag test per op)
-cdef bint _meta_seen = False
-cdef object _meta_check = None
-
-
-def note_meta_storage(check):
-    """From now on, call ``check(op, args)`` before every op (it refuses meta tensors)."""
-    global _meta_seen, _meta_check
-    _meta_check = check
-    _meta_seen = True
-
-
 cpdef object dispatch(Op op, tuple args):
     """Call ``op`` on ``args`` through every registered layer, outermost first."""
-    if _meta_seen:
-        _meta_check(op, args)
     if _n_layers == 0:
         return _run_marked(op, args)
     return (<DispatchLayer>_layers[0]).handle(op, args, 1)

@@ -583,7 +583,9 @@ cdef class Tensor(CompositeMethods):
         if device is not None and _device_type(device).type == "meta":
             return _to_meta(self, dtype)
         _check_device(device)
-        if _is_meta(self) and (device is not None or dtype is not None or copy):
+        if _is_meta(self) and device is None and dtype is not None:
+            return _to_meta(self, dtype)  # a cast on the meta device stays there
+        if _is_meta(self) and (device is not None or copy):
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         if dtype is None:
             return dispatch(OP_CLONE, (self,)) if copy else self
@@ -769,12 +771,13 @@ cdef class Tensor(CompositeMethods):
 
     # -- new tensors like this one ----------------------------------------------------------
 
-    def new_tensor(self, data, dtype=None, requires_grad=False):
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A new leaf tensor from ``data``, with this tensor's dtype unless ``dtype`` is given."""
         from .creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                      requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, requires_grad=False):
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         """A tensor of zeros of ``size``, with this tensor's dtype unless ``dtype`` is given.
 
         Examples
@@ -783,22 +786,26 @@ cdef class Tensor(CompositeMethods):
         gradstack.int32
         """
         from .creation import zeros
-        return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None, requires_grad=False):
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         """A tensor of ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
         from .creation import ones
-        return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
 
-    def new_full(self, size, fill_value, dtype=None, requires_grad=False):
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype by default."""
         from .creation import full
-        return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
 
-    def new_empty(self, *size, dtype=None, requires_grad=False):
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         """An uninitialised tensor of ``size``, with this tensor's dtype by default."""
         from .creation import empty
-        return empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
 
 
 # ----------------------------------------------------------------------------------------

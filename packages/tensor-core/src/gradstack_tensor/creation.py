@@ -15,6 +15,7 @@ gradstack.Size([2, 3])
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -28,7 +29,7 @@ from ._linspace import torch_linspace
 from ._out import factory_dtype, write_out
 from ._tensor import Tensor, _data, _wrap
 from ._tensor_base import _python_data_kind
-from .device import check_device
+from .device import check_device, factory_on_meta
 from .random import factory_generator
 
 __all__ = [
@@ -57,6 +58,43 @@ __all__ = [
     "normal",
     "scalar_tensor",
 ]
+
+
+def _meta_new(shape, np_dtype, requires_grad: bool) -> Tensor:
+    """A meta tensor of ``shape`` and ``np_dtype`` (Note [Meta tensors carry no data] in
+    meta.py): no memory, and for the random factories no number drawn, as torch's."""
+    from .meta import meta_array
+
+    return _finish(meta_array(shape, np_dtype), requires_grad)
+
+
+def _meta_by_moving(fn):
+    """``fn``, a factory, also on the meta device: made on the CPU with the generator's
+    state put back afterwards (torch's meta factories draw nothing), then moved there.
+    For the factories whose results are small or whose shapes need their arguments read
+    (``tensor``, ``arange``, ``eye`` ...); the size factories make meta tensors directly."""
+
+    @functools.wraps(fn)
+    def factory(*args, **kwargs):
+        if not factory_on_meta(kwargs.get("device")):
+            return fn(*args, **kwargs)
+        kwargs["device"] = "cpu"
+        state = _random.get_rng_state()
+        try:
+            made = fn(*args, **kwargs)
+        finally:
+            _random.set_rng_state(state)
+        return made.to("meta")
+
+    return factory
+
+
+def _like_on_meta(input, device) -> bool:
+    """Whether a ``*_like`` factory makes a meta tensor: the input is one (and no device is
+    asked for), or the meta device is asked for."""
+    if device is None:
+        return isinstance(input, Tensor) and input.is_meta
+    return factory_on_meta(device)
 
 
 def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
@@ -237,6 +275,7 @@ def _tensors_to_values(seq):
     return seq
 
 
+@_meta_by_moving
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays).
 
@@ -313,6 +352,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     )
 
 
+@_meta_by_moving
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, without a copy when it already is one (or a numpy array of a
     supported dtype and no ``dtype`` change)."""
@@ -356,9 +396,11 @@ def zeros(
     >>> zeros(size=(2, 3)).shape
     gradstack.Size([2, 3])
     """
-    check_device(device)
+    meta = factory_on_meta(device)
     shape = _size(size, "zeros", _size_keyword(size_kw, "zeros"))
     d = _factory_dtype(dtype, out, "zeros")
+    if meta:
+        return _meta_new(shape, d.numpy, requires_grad)
     return _done(np.zeros(shape, dtype=d.numpy), requires_grad, out, "zeros")
 
 
@@ -373,9 +415,11 @@ def ones(
     **size_kw,
 ) -> Tensor:
     """A tensor of ones of the given size (as :func:`zeros`)."""
-    check_device(device)
+    meta = factory_on_meta(device)
     shape = _size(size, "ones", _size_keyword(size_kw, "ones"))
     d = _factory_dtype(dtype, out, "ones")
+    if meta:
+        return _meta_new(shape, d.numpy, requires_grad)
     return _done(np.ones(shape, dtype=d.numpy), requires_grad, out, "ones")
 
 
@@ -391,9 +435,11 @@ def empty(
     **size_kw,
 ) -> Tensor:
     """An uninitialised tensor of the given size (as :func:`zeros`)."""
-    check_device(device)
+    meta = factory_on_meta(device)
     shape = _size(size, "empty", _size_keyword(size_kw, "empty"))
     d = _factory_dtype(dtype, out, "empty")
+    if meta:
+        return _meta_new(shape, d.numpy, requires_grad)
     if out is not None:
         from ._out import resize_into
 
@@ -426,7 +472,7 @@ def full(
     pin_memory=False,
 ) -> Tensor:
     """A tensor filled with ``fill_value``; its dtype follows the value (float -> float32)."""
-    check_device(device)
+    meta = factory_on_meta(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if out is not None:
@@ -438,6 +484,8 @@ def full(
     shape = _size((size,), "full")
     floats = fill_checks_floats(d, math.prod(shape))
     value = scalar_as(fill_value, d, "full", checked=True, float_checks=floats)
+    if meta:
+        return _meta_new(shape, d, requires_grad)
     arr = np.full(shape, value, dtype=d)
     return _done(arr, requires_grad, out, "full")
 
@@ -485,6 +533,9 @@ def zeros_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ):
     """Zeros of ``input``'s shape (and dtype, unless ``dtype``)."""
+    if _like_on_meta(input, device):
+        _, d = _like(input, dtype, "zeros_like")
+        return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "zeros_like")
     arr = _empty_like_array(input, d)
@@ -497,6 +548,9 @@ def ones_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ):
     """Ones of ``input``'s shape (and dtype, unless ``dtype``)."""
+    if _like_on_meta(input, device):
+        _, d = _like(input, dtype, "ones_like")
+        return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "ones_like")
     arr = _empty_like_array(input, d)
@@ -509,6 +563,9 @@ def empty_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ):
     """An uninitialised tensor of ``input``'s shape (and dtype, unless ``dtype``)."""
+    if _like_on_meta(input, device):
+        _, d = _like(input, dtype, "empty_like")
+        return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "empty_like")
     return _finish(_empty_like_array(input, d), requires_grad)
@@ -526,6 +583,9 @@ def full_like(
     memory_format=None,
 ):
     """``fill_value`` in ``input``'s shape (and dtype, unless ``dtype``)."""
+    if _like_on_meta(input, device):
+        _, d = _like(input, dtype, "full_like")
+        return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "full_like")
     if isinstance(fill_value, Tensor):
@@ -548,6 +608,9 @@ def rand_like(
     memory_format=None,
 ):
     """Uniform values in [0, 1) of ``input``'s shape (as ``empty_like(input).uniform_()``)."""
+    if _like_on_meta(input, device):
+        _, d = _like(input, dtype, "rand_like")
+        return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "rand_like")
     _random_dtype(d, "check_uniform_bounds")
@@ -568,6 +631,9 @@ def randn_like(
     memory_format=None,
 ):
     """Standard normal values of ``input``'s shape (as ``empty_like(input).normal_()``)."""
+    if _like_on_meta(input, device):
+        _, d = _like(input, dtype, "randn_like")
+        return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "randn_like")
     _random_dtype(d, "normal_kernel_cpu")
@@ -590,6 +656,9 @@ def randint_like(
     memory_format=None,
 ):
     """Random integers in [low, high) (or [0, low)) of ``input``'s shape and dtype."""
+    if _like_on_meta(input, device):
+        _, d = _like(input, dtype, "randint_like")
+        return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "randint_like")
     if high is None:
@@ -599,6 +668,7 @@ def randint_like(
     return t.requires_grad_(True) if requires_grad else t
 
 
+@_meta_by_moving
 def arange(
     start,
     end=None,
@@ -662,6 +732,7 @@ def arange(
     return _done(arr.astype(_np_dtype(dtype)), requires_grad, out, "arange")
 
 
+@_meta_by_moving
 def linspace(
     start,
     end,
@@ -700,6 +771,7 @@ def linspace(
     return _done(values.astype(target), requires_grad, out, "linspace")
 
 
+@_meta_by_moving
 def logspace(
     start,
     end,
@@ -723,6 +795,7 @@ def logspace(
     return _done(values.astype(target), requires_grad, out, "logspace")
 
 
+@_meta_by_moving
 def eye(
     n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -766,10 +839,12 @@ def rand(
     >>> _ = manual_seed(0); rand(2).tolist()
     [0.49625658988952637, 0.7682217955589294]
     """
-    check_device(device)
+    meta = factory_on_meta(device)
     shape = _size(size, "rand", _size_keyword(size_kw, "rand"))
     d = _factory_dtype(dtype, out, "rand")
     _random_dtype(d, "check_uniform_bounds")
+    if meta:
+        return _meta_new(shape, d.numpy, requires_grad)
     gen, batch, wrap = factory_generator(generator, "rand", out is None)
     shape = batch + shape
     arr = _rand.uniform_values(gen, math.prod(shape), d.numpy).reshape(shape)
@@ -790,10 +865,12 @@ def randn(
     """Standard normal random values: ``empty(size).normal_()``, torch's numbers after the
     same ``manual_seed`` (its vectorised Box-Muller from 16 elements, its one-at-a-time
     sampler below)."""
-    check_device(device)
+    meta = factory_on_meta(device)
     shape = _size(size, "randn", _size_keyword(size_kw, "randn"))
     d = _factory_dtype(dtype, out, "randn")
     _random_dtype(d, "normal_kernel_cpu")
+    if meta:
+        return _meta_new(shape, d.numpy, requires_grad)
     gen, batch, wrap = factory_generator(generator, "randn", out is None)
     shape = batch + shape
     values = _rand.normal_values(gen, math.prod(shape), d.numpy, 0.0, 1.0, True)
@@ -807,6 +884,7 @@ def _randint_fill(t: Tensor, low, high, generator) -> None:
     _rand._random_inplace(t, int(low), int(high), generator)
 
 
+@_meta_by_moving
 def randint(
     low=0,
     high=None,
@@ -846,6 +924,7 @@ def randint(
     return _batched(_done(_data(t), requires_grad, out, "randint"), wrap)
 
 
+@_meta_by_moving
 def randperm(
     n,
     *,
@@ -886,6 +965,7 @@ def _batched_randperm(gen, n: int, batch: tuple) -> np.ndarray:
     return np.moveaxis(draws.reshape(order + (n,)), range(len(batch)), range(len(batch))[::-1])
 
 
+@_meta_by_moving
 def normal(
     mean=0.0,
     std=1.0,

@@ -10,7 +10,7 @@ device(type='cpu')
 
 from __future__ import annotations
 
-__all__ = ["device", "cpu", "get_default_device", "set_default_device"]
+__all__ = ["device", "cpu", "get_default_device", "set_default_device", "factory_on_meta"]
 
 _KNOWN_TYPES = ("cpu", "cuda", "mps", "meta")
 
@@ -58,6 +58,18 @@ class device:  # noqa: N801 - torch spells it in lower case
     def __hash__(self):
         return hash((self.type, self.index))
 
+    # Note [A device as a context manager]: torch's ``with torch.device('meta'):`` makes the
+    # device the factories' default inside the block (``nn.Linear(...)`` built there has
+    # meta parameters); the blocks nest, and the default is restored on exit.
+    def __enter__(self):
+        check_factory_device(self)
+        _default_stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default_stack.pop()
+        return False
+
 
 cpu = device("cpu")
 
@@ -74,19 +86,52 @@ def check_device(dev) -> None:
         )
 
 
+_default_stack: list = [cpu]  # the factories' default device, innermost last
+
+
+def check_factory_device(dev) -> None:
+    """Raise a clear error unless ``dev`` names the CPU or the meta device (or is None)."""
+    if dev is None:
+        return
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type != "meta":
+        check_device(d)
+
+
+def factory_on_meta(dev) -> bool:
+    """Whether a factory called with ``device=dev`` makes a meta tensor: ``dev`` is the
+    meta device, or None while the default device is (Note [Meta tensors carry no data]
+    in meta.py); raises for a device gradstack does not have.
+
+    >>> factory_on_meta(None), factory_on_meta("meta")
+    (False, True)
+    >>> with device("meta"):
+    ...     factory_on_meta(None)
+    True
+    """
+    if dev is None:
+        return _default_stack[-1].type == "meta"
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type == "meta":
+        return True
+    check_device(d)
+    return False
+
+
 def get_default_device() -> device:
-    """The device factories allocate on: always the CPU (``torch.get_default_device``).
+    """The device factories allocate on (``torch.get_default_device``): the CPU, or the
+    meta device inside ``with device('meta'):`` or after ``set_default_device('meta')``.
 
     >>> get_default_device()
     device(type='cpu')
     """
-    return cpu
+    return _default_stack[-1]
 
 
 def set_default_device(dev) -> None:
-    """``torch.set_default_device``: ``None`` or a CPU device are accepted (and change
-    nothing, the CPU being gradstack's only device); any other device raises, since no
-    tensor could be made there.
+    """``torch.set_default_device``: ``None`` or a CPU device (the default) or the meta
+    device (factories then make meta tensors); any other device raises, since no tensor
+    could be made there.
 
     >>> set_default_device("cpu")
     >>> set_default_device("cuda")
@@ -94,4 +139,5 @@ def set_default_device(dev) -> None:
     ...
     RuntimeError: gradstack computes on the CPU only; device 'cuda' is not available. ...
     """
-    check_device(dev)
+    check_factory_device(dev)
+    _default_stack[0] = cpu if dev is None else device(dev) if isinstance(dev, str) else dev

@@ -2,21 +2,42 @@
 
 Note [Meta tensors carry no data]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-torch's meta device holds tensors without storage; a model moved there
-(``model.to('meta')``) keeps its structure, the shapes and dtypes of its parameters, and
-no memory, ready to be called with other parameters (``torch.func.functional_call``) or
-given real ones.  gradstack marks the storage, not the tensor: a meta tensor's array is a
-:class:`MetaStorage`, a read-only view of one element broadcast to the shape (so "a
-tensor always has storage" holds and shapes, dtypes and strides read as usual), and every
-tensor sharing it (a view, a ``Parameter`` whose ``.data`` was set to it) is meta too.
+torch's meta device holds tensors without storage; a model moved or built there
+(``model.to('meta')``, ``with torch.device('meta'):``) keeps its structure, the shapes and
+dtypes of its parameters, and no memory, ready to be called with other parameters
+(``torch.func.functional_call``), given real ones (``Module.to_empty`` then
+``load_state_dict``), or used to learn the shapes a program makes.  gradstack marks the
+storage, not the tensor: a meta tensor's array is a :class:`MetaStorage`, a read-only view
+of one element broadcast to the shape (so "a tensor always has storage" holds and shapes
+and dtypes read as usual), and every tensor sharing it (a view, a ``Parameter`` whose
+``.data`` was set to it) is meta too.
 
-What gradstack does not do is torch's shape inference: an op with a meta tensor among its
-arguments raises NotImplementedError at the dispatch point (``dispatch`` checks once the
-first meta tensor exists, so programs without one pay nothing), numpy refuses to compute
-with a :class:`MetaStorage` (a second guard), and the values cannot be read
-(``tolist``, ``item``, ``numpy``) or copied out (``.to('cpu')``), as in torch.  Since no
-op runs, ``t.to('meta')`` of a tensor that requires grad is a leaf that requires grad
-(torch records a ``ToCopyBackward0``).
+Ops on meta tensors give meta tensors, through the same dispatch point as any op, so
+autograd records their nodes as for real tensors.  Once the first meta tensor exists the
+kernel level (``_dispatch.pyx``'s ``_run_marked``, below every layer) asks whether an
+argument is meta and, if so, runs :func:`_run_on_meta` instead of the kernel:
+
+- an elementwise op (the op table's elementwise kinds) is shape arithmetic: the broadcast
+  of its tensors' shapes, and its result dtype from the kernel run on one-element
+  stand-ins of the same dimensionality (torch's promotion treats 0-d tensors apart);
+- an op that writes into a meta tensor (``add_``, ``uniform_``, ``copy_``, ``fill_``, an
+  index assignment ...) writes nothing and returns it, as torch's: a random fill draws no
+  number from the generator, so building a model on the meta device leaves the random
+  stream where it was;
+- every other op runs its own kernel on *stand-ins*: real arrays of the tensors' shapes
+  and dtypes whose one element is broadcast (no memory for the inputs), and its tensor
+  results become meta tensors of their shapes and dtypes.  The kernel's own checks give
+  torch's errors for bad shapes, and the shapes are the kernel's, so they cannot drift from
+  the real op's.  This is computation on zeros, not torch's shape formulas: it costs the
+  op's time and its result's memory for a moment, which is fine for the models people
+  build on the meta device here and is the price of one rule for every op.
+
+Values still cannot be read (``tolist``, ``item``, ``numpy``) or copied out (``.to('cpu')``),
+as in torch; numpy refuses to compute with a :class:`MetaStorage` (a guard for code that
+reads a tensor's array directly), and a backward formula that computes on arrays (the
+fused first-order kernels) raises that error rather than return data: backward through
+meta tensors is not supported.  ``t.to('meta')`` of a tensor that requires grad is a leaf
+that requires grad (torch records a ``ToCopyBackward0``).
 
 Examples
 --------
@@ -26,14 +47,23 @@ Examples
 (device(type='meta'), gradstack.Size([2, 3]), True)
 >>> m
 tensor(..., device='meta', size=(2, 3))
+>>> (m @ gt.ones(3, 4).to("meta")).sum(1)
+tensor(..., device='meta', size=(2,))
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._dispatch import note_meta_storage
-from ._tensor import Tensor, _set_meta_storage
+from ._dispatch import (
+    KIND_BINARY,
+    KIND_BINARY_FLOAT,
+    KIND_COMPARE,
+    KIND_UNARY,
+    KIND_UNARY_FLOAT,
+    note_meta_storage,
+)
+from ._tensor import Tensor, _set_meta_storage, _wrap
 from ._tensor import _data as data_of
 
 __all__ = ["MetaStorage", "meta_array", "is_meta_array"]
@@ -55,20 +85,107 @@ class MetaStorage(np.ndarray):
         raise NotImplementedError(f"numpy's {func.__name__} on a meta tensor: {_NO_DATA}")
 
 
-def _refuse_meta(op, args) -> None:
-    """The dispatch point's check once meta tensors exist: no op runs on one."""
+def _has_meta(args) -> bool:
+    """Whether an argument (or an element of a list/tuple argument) is a meta tensor."""
     for a in args:
-        for t in a if type(a) in (tuple, list) else (a,):
-            if isinstance(t, Tensor) and type(data_of(t)) is MetaStorage:
-                raise NotImplementedError(
-                    f"{op.name}() on a meta tensor: {_NO_DATA} (gradstack has no shape "
-                    "inference on the meta device)"
+        if type(a) in (tuple, list):
+            for t in a:
+                if isinstance(t, Tensor) and type(data_of(t)) is MetaStorage:
+                    return True
+        elif isinstance(a, Tensor) and type(data_of(a)) is MetaStorage:
+            return True
+    return False
+
+
+_ELEMENTWISE = (KIND_BINARY, KIND_BINARY_FLOAT, KIND_COMPARE, KIND_UNARY, KIND_UNARY_FLOAT)
+
+
+def _stand_in(t, probe: bool):
+    """A real tensor standing in for ``t``: its dtype, and its shape (or, with ``probe``,
+    one element of its dimensionality), one element broadcast (no memory)."""
+    a = data_of(t)
+    if type(a) is not MetaStorage:
+        if not probe:
+            return t
+        shape = (1,) * a.ndim
+        return _wrap(np.broadcast_to(np.zeros((), dtype=a.dtype), shape))
+    shape = (1,) * a.ndim if probe else a.shape
+    return _wrap(np.broadcast_to(np.zeros((), dtype=a.dtype), shape))
+
+
+def _stand_ins(args, probe: bool = False) -> tuple:
+    out = []
+    for a in args:
+        if type(a) in (tuple, list):
+            out.append(type(a)(_stand_in(t, probe) if isinstance(t, Tensor) else t for t in a))
+        elif isinstance(a, Tensor):
+            out.append(_stand_in(a, probe))
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def _as_meta(out, view_of=None):
+    """The op's result with every tensor made meta (a view op's keeps its strides)."""
+    if isinstance(out, Tensor):
+        a = data_of(out)
+        if view_of is not None:
+            return _wrap(a.view(MetaStorage))
+        return _wrap(meta_array(a.shape, a.dtype))
+    if isinstance(out, tuple):
+        items = [_as_meta(o) for o in out]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+    if isinstance(out, list):
+        return [_as_meta(o) for o in out]
+    return out
+
+
+def _tensor_shapes(args) -> list:
+    return [tuple(data_of(a).shape) for a in args if isinstance(a, Tensor)]
+
+
+def _run_on_meta(op, args):
+    """An op with a meta tensor among its arguments (Note [Meta tensors carry no data])."""
+    if op.inplace:
+        target = args[0] if args else None
+        if not (isinstance(target, Tensor) and type(data_of(target)) is MetaStorage):
+            raise NotImplementedError(
+                f"{op.name}() into a real tensor from a meta tensor: {_NO_DATA} (torch: "
+                "Cannot copy out of meta tensor; no data!)"
+            )
+        if op.kind in _ELEMENTWISE:
+            shapes = _tensor_shapes(args)
+            try:
+                shape = np.broadcast_shapes(*shapes)
+            except ValueError:
+                shape = None
+            if shape != tuple(data_of(target).shape):
+                raise RuntimeError(
+                    f"output with shape {list(data_of(target).shape)} doesn't match the "
+                    f"broadcast shape {list(shape) if shape is not None else shapes}"
                 )
+        target._bump_version(op.name)
+        return target
+    if op.kind in _ELEMENTWISE:
+        for a in args:  # torch: a real operand must be a 0-d tensor (a scalar)
+            if isinstance(a, Tensor) and type(data_of(a)) is not MetaStorage and a.dim():
+                raise RuntimeError("Tensor on device cpu is not on the expected device meta!")
+        try:
+            shape = np.broadcast_shapes(*_tensor_shapes(args))
+        except ValueError:
+            shape = None  # the kernel on stand-ins raises torch's error
+        if shape is not None:
+            probe = op.run_kernel(*_stand_ins(args, probe=True))
+            if isinstance(probe, Tensor):
+                return _wrap(meta_array(shape, data_of(probe).dtype))
+    stand_ins = _stand_ins(args)
+    out = op.run_kernel(*stand_ins)
+    return _as_meta(out, view_of=stand_ins[0] if op.is_view else None)
 
 
 def meta_array(shape, dtype) -> MetaStorage:
     """A :class:`MetaStorage` of ``shape`` and ``dtype`` (one element of memory)."""
-    note_meta_storage(_refuse_meta)
+    note_meta_storage(_has_meta, _run_on_meta)
     base = np.broadcast_to(np.zeros((), dtype=dtype), tuple(shape))
     return base.view(MetaStorage)
 

@@ -37,7 +37,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Iterator, Mapping
 
 import gradstack_autograd as ag
-from gradstack_tensor import Tensor
+from gradstack_tensor import Tensor, empty_like
 from gradstack_tensor.device import check_device
 from gradstack_tensor.dtypes import as_dtype
 from gradstack_tensor.dtypes import dtype as dtype_type
@@ -576,6 +576,28 @@ class Module:
             for name, b in mod._buffers.items():
                 if b is not None:
                     mod._buffers[name] = fn(b)
+        return self
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Give every parameter and buffer new, uninitialised storage on ``device`` (its
+        shape and dtype kept): how a model built on the meta device gets real memory, to be
+        filled by ``load_state_dict`` or an initialisation (torch's ``Module.to_empty``).
+        ``recurse=False`` leaves the submodules' tensors alone.  Returns ``self``.
+
+        >>> from gradstack_nn import Linear
+        >>> m = Linear(2, 3, device="meta").to_empty(device="cpu")
+        >>> m.weight.is_meta, tuple(m.weight.shape)
+        (False, (3, 2))
+        """
+        modules = self.modules() if recurse else (self,)
+        for mod in modules:
+            for p in mod._parameters.values():
+                if p is not None:
+                    with ag.no_grad():
+                        p.data = empty_like(p, device=device)
+            for name, b in mod._buffers.items():
+                if b is not None:
+                    mod._buffers[name] = empty_like(b, device=device)
         return self
 
     def apply(self, fn) -> Module:
