@@ -20,6 +20,7 @@ Examples
 cimport cython
 cimport numpy as cnp
 from cython.parallel cimport prange
+from libc.stdlib cimport free, malloc
 
 from ._kernels cimport _check_input, kernel_parallel_threshold, kernel_threads, real
 
@@ -57,6 +58,16 @@ __all__ = ["batch_norm_stats", "batch_norm_apply", "batch_norm_backward"]
 # of each row, run four times as fast.  The order of the additions changes (as torch's
 # vectorised sums change it), the result stays a double sum: rounding far below float32's.
 
+#
+# Note [Batch norm over (N, C): a pass along the rows]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# With one element per (sample, channel) (``BatchNorm1d`` on ``(N, C)``), a channel is a
+# column: the loops over one channel would stride through memory by ``C`` elements and
+# touch a new cache line at every element.  These inputs take loops along the rows instead,
+# as torch's kernel for that layout (its channels-last loops): per-channel double
+# accumulators gain a whole row at a time, in row order, so every channel's sums are added
+# in the same order as the column loops add them (the same bits), and the rows vectorise.
+# Threads split the channels into blocks (each channel's sums stay on one thread).
 
 cdef enum:
     ROW_PASS_MIN = 64   # rows at least this long take the one-pass statistics
@@ -163,9 +174,51 @@ cdef void _stats_channel(const real* x, const Layout* lay, Py_ssize_t c, double*
     var[c] = sq / count if count else 0.0
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef void _stats_columns(const real* x, const Layout* lay, Py_ssize_t c0, Py_ssize_t c1,
+                         double* mean, double* var) noexcept nogil:
+    """Channels ``c0:c1`` of an ``(N, C)`` input, along the rows (Note [Batch norm over
+    (N, C): a pass along the rows])."""
+    cdef Py_ssize_t i, c
+    cdef const real* row
+    cdef double d
+    cdef Py_ssize_t n = lay.n
+    for c in range(c0, c1):
+        mean[c] = 0
+        var[c] = 0
+    for i in range(n):
+        row = x + i * lay.c
+        for c in range(c0, c1):
+            mean[c] += row[c]
+    for c in range(c0, c1):
+        mean[c] = mean[c] / n if n else 0.0
+    for i in range(n):
+        row = x + i * lay.c
+        for c in range(c0, c1):
+            d = row[c] - mean[c]
+            var[c] += d * d
+    for c in range(c0, c1):
+        var[c] = var[c] / n if n else 0.0
+
+
+cdef enum:
+    COLUMN_BLOCK = 256  # channels a thread takes at a time on the (N, C) layout
+
+
 cdef void _stats(const real* x, const Layout* lay, double* mean, double* var,
                  int nthreads) noexcept nogil:
-    cdef Py_ssize_t c
+    cdef Py_ssize_t c, b, nblocks
+    if lay.s == 1:
+        nblocks = (lay.c + COLUMN_BLOCK - 1) // COLUMN_BLOCK
+        if nthreads <= 1 or nblocks <= 1:
+            _stats_columns(x, lay, 0, lay.c, mean, var)
+        else:
+            for b in prange(nblocks, schedule="static", num_threads=nthreads):
+                _stats_columns(x, lay, b * COLUMN_BLOCK, min((b + 1) * COLUMN_BLOCK, lay.c),
+                               mean, var)
+        return
     if nthreads <= 1:
         for c in range(lay.c):
             _stats_channel(x, lay, c, mean, var)
@@ -222,9 +275,31 @@ cdef void _apply_channel(const real* x, real* out, const real* alpha, const real
             out[base + j] = x[base + j] * a + b
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _apply_rows(const real* x, real* out, const real* alpha, const real* beta,
+                      const Layout* lay, Py_ssize_t i0, Py_ssize_t i1) noexcept nogil:
+    """Rows ``i0:i1`` of an ``(N, C)`` input (Note [Batch norm over (N, C): a pass along
+    the rows])."""
+    cdef Py_ssize_t i, c, base
+    for i in range(i0, i1):
+        base = i * lay.c
+        for c in range(lay.c):
+            out[base + c] = x[base + c] * alpha[c] + beta[c]
+
+
 cdef void _apply(const real* x, real* out, const real* alpha, const real* beta,
                  const Layout* lay, int nthreads) noexcept nogil:
-    cdef Py_ssize_t c
+    cdef Py_ssize_t c, t, step
+    if lay.s == 1:
+        if nthreads <= 1 or lay.n < 2:
+            _apply_rows(x, out, alpha, beta, lay, 0, lay.n)
+        else:
+            step = (lay.n + nthreads - 1) // nthreads
+            for t in prange(nthreads, schedule="static", num_threads=nthreads):
+                _apply_rows(x, out, alpha, beta, lay, min(t * step, lay.n),
+                            min((t + 1) * step, lay.n))
+        return
     if nthreads <= 1:
         for c in range(lay.c):
             _apply_channel(x, out, alpha, beta, lay, c)
@@ -331,16 +406,98 @@ cdef void _backward_channel(const real* dy, const real* x, const real* mean,
                 dx[base + j] = dy[base + j] * scale
 
 
-cdef void _backward(const real* dy, const real* x, const real* mean, const real* invstd,
-                    const real* weight, real* dx, double* sum_dy, double* dotp,
-                    const Layout* lay, bint train, int nthreads) noexcept nogil:
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _backward_sums(const real* dy, const real* x, const real* mean, double* sum_dy,
+                         double* dotp, const Layout* lay, Py_ssize_t c0,
+                         Py_ssize_t c1) noexcept nogil:
+    """The sums of channels ``c0:c1`` of an ``(N, C)`` input, along the rows (Note [Batch
+    norm over (N, C): a pass along the rows]): ``_backward_channel``'s, in its order."""
+    cdef Py_ssize_t i, c, base
+    for c in range(c0, c1):
+        sum_dy[c] = 0
+        dotp[c] = 0
+    for i in range(lay.n):
+        base = i * lay.c
+        for c in range(c0, c1):
+            sum_dy[c] += dy[base + c]
+            dotp[c] += (<double>x[base + c] - mean[c]) * dy[base + c]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _backward_rows(const real* dy, const real* x, const real* mean, real* dx,
+                         const real* k, const real* grad_mean, const real* scale,
+                         const Layout* lay, bint train, Py_ssize_t i0,
+                         Py_ssize_t i1) noexcept nogil:
+    """Rows ``i0:i1`` of the input's gradient of an ``(N, C)`` input, with
+    ``_backward_channel``'s arithmetic per element."""
+    cdef Py_ssize_t i, c, base
+    for i in range(i0, i1):
+        base = i * lay.c
+        if train:
+            for c in range(lay.c):
+                dx[base + c] = (dy[base + c] - grad_mean[c]
+                                - (x[base + c] - mean[c]) * k[c]) * scale[c]
+        else:
+            for c in range(lay.c):
+                dx[base + c] = dy[base + c] * scale[c]
+
+
+@cython.cdivision(True)
+cdef int _backward_by_rows(const real* dy, const real* x, const real* mean,
+                           const real* invstd, const real* weight, real* dx, double* sum_dy,
+                           double* dotp, const Layout* lay, bint train,
+                           int nthreads) except -1 nogil:
+    cdef Py_ssize_t c, b, t, step, nblocks = (lay.c + COLUMN_BLOCK - 1) // COLUMN_BLOCK
+    cdef Py_ssize_t count = lay.n
+    cdef real* coef
+    cdef real w
+    if nthreads <= 1 or nblocks <= 1:
+        _backward_sums(dy, x, mean, sum_dy, dotp, lay, 0, lay.c)
+    else:
+        for b in prange(nblocks, schedule="static", num_threads=nthreads):
+            _backward_sums(dy, x, mean, sum_dy, dotp, lay, b * COLUMN_BLOCK,
+                           min((b + 1) * COLUMN_BLOCK, lay.c))
+    if dx == NULL:
+        return 0
+    coef = <real*>malloc(3 * lay.c * sizeof(real) + 1)
+    if coef == NULL:
+        with gil:
+            raise MemoryError("batch_norm_backward: no memory for the channel coefficients")
+    train = train and count > 0
+    for c in range(lay.c):
+        w = weight[c] if weight != NULL else 1
+        coef[2 * lay.c + c] = invstd[c] * w                            # scale
+        if train:
+            coef[c] = <real>(dotp[c] * invstd[c] * invstd[c] / count)    # k
+            coef[lay.c + c] = <real>(sum_dy[c] / count)                 # grad_mean
+    if nthreads <= 1 or lay.n < 2:
+        _backward_rows(dy, x, mean, dx, coef, coef + lay.c, coef + 2 * lay.c, lay, train,
+                       0, lay.n)
+    else:
+        step = (lay.n + nthreads - 1) // nthreads
+        for t in prange(nthreads, schedule="static", num_threads=nthreads):
+            _backward_rows(dy, x, mean, dx, coef, coef + lay.c, coef + 2 * lay.c, lay, train,
+                           min(t * step, lay.n), min((t + 1) * step, lay.n))
+    free(coef)
+    return 0
+
+
+cdef int _backward(const real* dy, const real* x, const real* mean, const real* invstd,
+                   const real* weight, real* dx, double* sum_dy, double* dotp,
+                   const Layout* lay, bint train, int nthreads) except -1 nogil:
     cdef Py_ssize_t c
+    if lay.s == 1:
+        return _backward_by_rows(dy, x, mean, invstd, weight, dx, sum_dy, dotp, lay, train,
+                                 nthreads)
     if nthreads <= 1:
         for c in range(lay.c):
             _backward_channel(dy, x, mean, invstd, weight, dx, sum_dy, dotp, lay, c, train)
     else:
         for c in prange(lay.c, schedule="static", num_threads=nthreads):
             _backward_channel(dy, x, mean, invstd, weight, dx, sum_dy, dotp, lay, c, train)
+    return 0
 
 
 def batch_norm_backward(grad, x, mean, invstd, weight, train, need_input):
