@@ -351,7 +351,7 @@ def test_interrupted_save_leaves_no_temporary_file_and_the_old_file(tmp_path, mo
     target = tmp_path / "model.gs"
     save({"old": 1}, target)
 
-    def boom(fh, manifest, arrays):
+    def boom(fh, manifest, arrays, pickled=None):
         fh.write(b"partial")
         raise OSError("disk full")
 
