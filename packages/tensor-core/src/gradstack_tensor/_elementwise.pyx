@@ -111,7 +111,7 @@ cdef object _binary_kernel(Op op, tuple args):
             y = (<TensorBase>b)._data
             if cnp.PyArray_TYPE(<cnp.ndarray>x) != cnp.PyArray_TYPE(<cnp.ndarray>y) or (
                     op.kind == K_BINARY_FLOAT
-                    and not is_float_num(cnp.PyArray_TYPE(<cnp.ndarray>x))):
+                    and not _is_inexact_num(cnp.PyArray_TYPE(<cnp.ndarray>x))):
                 x = None
         elif (type(b) is float or type(b) is int) \
                 and is_float_num(cnp.PyArray_TYPE(<cnp.ndarray>x)):
@@ -162,7 +162,7 @@ cdef object _scaled(object a, object b, object alpha):
     if isinstance(alpha, bool):
         if res is not _dt.bool_:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and not res.is_floating_point:
+    elif isinstance(alpha, float) and not (res.is_floating_point or res.is_complex):
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number."
         )
@@ -201,6 +201,12 @@ cdef object _dtype_error(str name, object a, object b, object err):
     return TypeError(f"{name}: not supported for operands of type {da} and {db} ({err})")
 
 
+cdef inline bint _is_inexact_num(int num) noexcept:
+    """Whether a numpy type number is a float or complex dtype (what torch's "floating
+    point or complex" checks accept; the C loops take float32/float64 only)."""
+    return is_float_num(num) or num == cnp.NPY_CFLOAT or num == cnp.NPY_CDOUBLE
+
+
 cdef object _compare_kernel(Op op, tuple args):
     check_nargs(op, args, 2, 2)
     cdef tuple prep = promote_binary(args[0], args[1], K_BINARY)
@@ -216,7 +222,7 @@ cdef object _unary_kernel(Op op, tuple args):
     cdef TensorBase t = expect_tensor(args[0], op.name)
     cdef cnp.ndarray x = t._data
     cdef int code
-    if op.kind == K_UNARY_FLOAT and not is_float_num(cnp.PyArray_TYPE(x)):
+    if op.kind == K_UNARY_FLOAT and not _is_inexact_num(cnp.PyArray_TYPE(x)):
         x = x.astype(_dt.get_default_dtype().numpy)
     code = _UN_CODES.get(op.name, 0)
     if code:
@@ -420,7 +426,7 @@ cdef object _inplace_binary_kernel(Op op, tuple args):
     if len(args) > 2 and args[2] is not None and (args[2] != 1 or type(args[2]) is bool):
         b = _scaled(t, b, args[2])
     res = _dt.result_type([operand_dtype_info(t, "input"), operand_dtype_info(b)])
-    if op.kind == K_BINARY_FLOAT and not res.is_floating_point:
+    if op.kind == K_BINARY_FLOAT and not (res.is_floating_point or res.is_complex):
         res = _dt.get_default_dtype()
     own = dtype_of_array(t._data)
     if not can_cast_inplace(res, own):
@@ -451,7 +457,7 @@ cdef object _inplace_unary_kernel(Op op, tuple args):
     check_nargs(op, args, 1, 1)
     cdef TensorBase t = expect_tensor(args[0], op.name)
     _check_inplace_target(t, op.name)
-    if op.kind == K_UNARY_FLOAT and not is_float_num(cnp.PyArray_TYPE(t._data)):
+    if op.kind == K_UNARY_FLOAT and not _is_inexact_num(cnp.PyArray_TYPE(t._data)):
         raise RuntimeError(
             f"{op.name}: result type Float can't be cast to the desired output type "
             f"{dtype_of_array(t._data).name}; use the out-of-place op {op.name.rstrip('_')}()"
@@ -487,7 +493,7 @@ cdef object _sum_kernel(Op op, tuple args):
     cdef int num
     if dtype is not None:
         x = x.astype(_dt.as_dtype(dtype, "sum").numpy)
-    elif not is_float_num(cnp.PyArray_TYPE(x)):
+    elif not _is_inexact_num(cnp.PyArray_TYPE(x)):
         x = x.astype(np.int64)       # torch sums bool and integers as int64
     num = cnp.PyArray_TYPE(x)
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):

@@ -58,6 +58,8 @@ CPP_TYPE = {
     "int8": "signed char",
     "uint8": "unsigned char",
     "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
 }
 # torch's ScalarType names
 SCALAR_TYPE = {
@@ -70,6 +72,8 @@ SCALAR_TYPE = {
     "int8": "Char",
     "uint8": "Byte",
     "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 
 

@@ -65,7 +65,7 @@ def _float_input(t: Tensor, name: str, dtype=None):
     x = _data(t)
     if dtype is not None:
         return x.astype(_dt.as_dtype(dtype).numpy)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {t.dtype.name}. Cast with .float() first."
@@ -91,7 +91,8 @@ def _check_nonempty(x, axes, name):
 
 @OPS["mean"].set_kernel
 def mean(input, dim=None, keepdim=False, dtype=None):
-    if dtype is not None and not _dt.as_dtype(dtype, "mean").is_floating_point:
+    if dtype is not None and not (_dt.as_dtype(dtype, "mean").is_floating_point
+                                  or _dt.as_dtype(dtype).is_complex):
         raise RuntimeError(
             "mean(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {SCALAR_TYPE[_dt.as_dtype(dtype).name]}"

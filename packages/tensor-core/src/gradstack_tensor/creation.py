@@ -191,6 +191,8 @@ def _infer_from_data(data) -> np.ndarray:
         return arr.astype(np.int64)
     if arr.dtype.kind == "b":
         return arr
+    if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        return arr.astype(_dt.get_default_dtype().to_complex().numpy)
     if arr.dtype.kind in "US":
         raise TypeError(f"tensor(): new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
     return arr.astype(_dt.from_numpy_dtype(arr.dtype).numpy)

@@ -14,6 +14,7 @@ from .._node import efficient_zeros, saved_tensors_hooks_active
 from .._op_node import run_fused
 from ._elementwise import elementwise
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
+from ._wirtinger import holomorphic
 from ._table import NO_JVP, jvp, register
 from ._tangents import _binary, _extreme_jvp_of, _pad, _tangent_sum
 from .batching import inplace, per_sample, pointwise, unary
@@ -89,6 +90,7 @@ def _rsub_jvp(args, out, tangents, lead):
     batch=pointwise,
     keeps_zero="self, other",
 )
+@holomorphic
 def _mul(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
@@ -114,6 +116,7 @@ def _mul_jvp(args, out, tangents, lead):
     batch=pointwise,
     keeps_zero="self",
 )
+@holomorphic
 def _div(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
@@ -155,6 +158,7 @@ def _pow_name(args):
     batch=pointwise,
     keeps_zero={"PowBackward0": "self", "PowBackward1": "self, exponent"},
 )
+@holomorphic
 def _pow(ctx, grad):
     a, b, out = ctx.saved_value("self"), ctx.saved_value("exponent"), ctx.saved_value("result")
     need_a, need_b = ctx.needs_input_grad
@@ -219,7 +223,7 @@ def _neg(grad):
     return -grad
 
 
-@elementwise("abs(self)", "AbsBackward0", keeps_zero="self")
+@elementwise("abs(self)", "AbsBackward0", keeps_zero="self", holomorphic=False)
 def _abs(grad, self):
     # torch: grad * self.sgn(), whose own gradient is an efficient zero (Note [Efficient zeros])
     return grad * self.sgn()
