@@ -15,7 +15,7 @@ Examples
 ([1.0, 3.0], [2.0, -1.0])
 >>> view_as_real(z).tolist()
 [[1.0, 2.0], [3.0, -1.0]]
->>> complex(gt.tensor([1.0]), gt.tensor([2.0]))
+>>> gt.complex(gt.tensor([1.0]), gt.tensor([2.0]))
 tensor([1.+2.j])
 """
 
@@ -167,7 +167,7 @@ def complex(real, imag, *, out=None) -> Tensor:  # noqa: A001 - torch's name
     """The complex numbers ``real + imag * 1j`` of two float tensors of one dtype.
 
     >>> import gradstack_tensor as gt
-    >>> complex(gt.tensor([1.0]), gt.tensor([-1.0])).tolist()
+    >>> gt.complex(gt.tensor([1.0]), gt.tensor([-1.0])).tolist()
     [(1-1j)]
     """
     return _out(dispatch(OPS["complex"], (real, imag)), out, "complex")

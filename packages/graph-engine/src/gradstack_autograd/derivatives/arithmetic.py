@@ -509,11 +509,18 @@ for _name in ZERO_GRADIENT:
     elementwise(_name, _name.capitalize() + "Backward0", self=lambda grad: _zeros(grad))
 
 
-@register("sgn", "SgnBackward0", batch=unary, keeps_zero="self")
+@register("sgn", "SgnBackward0", save="self, result", batch=unary, keeps_zero="self")
 def _sgn(ctx, grad):
-    """torch's sgn_backward for real dtypes: an efficient zero, which later formulas keep
-    zero even where they multiply it by inf or NaN (Note [Efficient zeros])."""
-    return (efficient_zeros(grad),)
+    """torch's sgn_backward: for real dtypes an efficient zero, which later formulas keep
+    zero even where they multiply it by inf or NaN (Note [Efficient zeros]); for complex
+    ``z``, ``(grad - s * real(conj(s) * grad)) / |z|`` with ``s = sgn(z)``, zero at 0."""
+    z = ctx.saved_value("self")
+    if not z.is_complex():
+        return (efficient_zeros(grad),)
+    s = ctx.saved_value("result")
+    a = z.abs()
+    g = (grad - s * (s.conj() * grad).real) / a
+    return (gt.where(a == 0, gt.zeros((), dtype=g.dtype), g),)
 
 
 @jvp("sgn")
