@@ -225,8 +225,11 @@ def _neg(grad):
 
 @elementwise("abs(self)", "AbsBackward0", keeps_zero="self", holomorphic=False)
 def _abs(grad, self):
-    # torch: grad * self.sgn(), whose own gradient is an efficient zero (Note [Efficient zeros])
-    return grad * self.sgn()
+    # torch: grad * self.sgn(), whose own gradient is an efficient zero (Note [Efficient
+    # zeros]); as a forward formula torch's ``self_t.conj() * self.sgn()`` (a complex
+    # input's tangent, whose real part the real output keeps; the gradient is real)
+    return grad.conj() * self.sgn()
+
 
 
 @register("relu(self)", "ReluBackward0", save="result", fused="relu_backward", batch=unary)
@@ -525,8 +528,14 @@ def _sgn(ctx, grad):
 
 @jvp("sgn")
 def _sgn_jvp(args, out, tangents, lead):
-    """A tangent of zeros (torch's zeros_like: the efficient zero is backward's only)."""
-    return gt.zeros_like(tangents[0])
+    """A tangent of zeros for real dtypes (torch's zeros_like: the efficient zero is
+    backward's only); torch's sgn_backward of the tangent for complex ones."""
+    z, t = args[0], tangents[0]
+    if not z.is_complex():
+        return gt.zeros_like(t)
+    a = z.abs()
+    r = (t - out * (out.conj() * t).real) / a
+    return gt.where(a == 0, gt.zeros((), dtype=r.dtype), r)
 
 
 def _select_extreme(ctx, grad, a_loses, b_loses):

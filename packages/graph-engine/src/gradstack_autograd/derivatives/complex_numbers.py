@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 
-from ._table import NO_JVP, jvp, register
+from ._table import jvp, register
 from .batching import per_sample
 
 __all__: list[str] = []
@@ -81,5 +81,31 @@ def _complex(ctx, grad):
     return (grad.real if need_re else None), (grad.imag if need_im else None)
 
 
-for _name in ("angle", "polar", "complex"):
-    NO_JVP[_name] = f"{_name}'s forward formula is not written yet (complex numbers are new)"
+@jvp("angle")
+def _angle_jvp(args, out, tangents, lead):
+    # d angle(z) = Im(dz / z) = Im(dz * conj(z)) / |z|^2, zero at z = 0 (as the backward)
+    z = args[0]
+    r = (tangents[0] * z.conj()).imag / z.abs().pow(2)
+    return gt.where(z == 0, gt.zeros((), dtype=r.dtype), r)
+
+
+@jvp("polar")
+def _polar_jvp(args, out, tangents, lead):
+    # d (r e^{i theta}) = dr e^{i theta} + i r e^{i theta} d theta
+    t_abs, t_angle = tangents
+    r = None
+    if t_abs is not None:
+        r = t_abs * gt.polar(gt.ones_like(args[1]), args[1])
+    if t_angle is not None:
+        term = t_angle * (out * 1j)
+        r = term if r is None else r + term
+    return r
+
+
+@jvp("complex")
+def _complex_jvp(args, out, tangents, lead):
+    t_re, t_im = tangents
+    like = t_re if t_re is not None else t_im
+    t_re = t_re if t_re is not None else gt.zeros_like(like)
+    t_im = t_im if t_im is not None else gt.zeros_like(like)
+    return gt.complex(t_re, t_im)

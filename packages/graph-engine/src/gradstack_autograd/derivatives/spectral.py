@@ -13,12 +13,20 @@ import gradstack_tensor as gt
 from gradstack_tensor import OPS
 from gradstack_tensor.extension import dispatch
 
+from ._formulas import _lead
 from ._table import jvp, register
 from .batching import per_sample
 
 __all__: list[str] = []
 
 _NO_RULE = "the FFT ops have no batching rule yet; vmap runs them per sample"
+
+
+def _shifted(dim, grad):
+    """The transformed dims of a gradient that may carry a batch prefix (Note [Batched
+    formulas])."""
+    nl = len(_lead(grad))
+    return tuple(d + nl for d in dim) if nl else dim
 
 
 def _c2c(x, dim, normalization, forward):
@@ -41,7 +49,7 @@ def _c2r(x, dim, normalization, last_dim_size):
 )
 def _fft_c2c(ctx, grad):
     dim, norm, forward = (ctx.saved_value(n) for n in ("dim", "normalization", "forward"))
-    return (_c2c(grad, dim, norm, not forward),)
+    return (_c2c(grad, _shifted(dim, grad), norm, not forward),)
 
 
 @jvp("fft_c2c")
@@ -58,14 +66,15 @@ def _fft_c2c_jvp(args, out, tangents, lead):
 def _fft_r2c(ctx, grad):
     x = ctx.saved_value("self")
     dim, norm, onesided = (ctx.saved_value(n) for n in ("dim", "normalization", "onesided"))
+    gdim = _shifted(dim, grad)
     if onesided:
-        last = dim[-1]
-        missing = x.shape[last] - grad.shape[last]
+        last = gdim[-1]
+        missing = x.shape[dim[-1]] - grad.shape[last]
         if missing > 0:
             shape = list(grad.shape)
             shape[last] = missing
             grad = gt.cat([grad, grad.new_zeros(shape)], last)
-    return (_c2c(grad, dim, norm, False).real,)
+    return (_c2c(grad, gdim, norm, False).real,)
 
 
 @jvp("fft_r2c")
@@ -81,6 +90,7 @@ def _fft_r2c_jvp(args, out, tangents, lead):
 )
 def _fft_c2r(ctx, grad):
     dim, norm = ctx.saved_value("dim"), ctx.saved_value("normalization")
+    dim = _shifted(dim, grad)
     g = _r2c(grad, dim, norm, True)
     last = dim[-1]
     double = grad.shape[last] - g.shape[last]
