@@ -161,6 +161,13 @@ def scalar_as(value, dtype, name, *, checked=False, float_checks=True):
         value = value.item()
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, complex):
+        dtype = np.dtype(dtype)
+        if dtype.kind != "c":
+            raise RuntimeError(
+                f"value cannot be converted to type {dtype.name} without overflow"
+            )
+        return np.asarray(value).astype(dtype)
     if not isinstance(value, (bool, int, float)):
         raise TypeError(f"{name}(): expected a number or a Tensor, got {type(value).__name__}")
     dtype = np.dtype(dtype)
@@ -362,6 +369,8 @@ def _clamp_values(input, lo, hi, name):
 
 @OPS["clamp"].set_kernel
 def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
+    if isinstance(input, Tensor) and _data(input).dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     return _wrap(np.asarray(_clamp_values(input, min, max, "clamp")))
 
 

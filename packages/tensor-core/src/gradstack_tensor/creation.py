@@ -795,6 +795,15 @@ def randn(
     check_device(device)
     shape = _size(size, "randn", _size_keyword(size_kw, "randn"))
     d = _factory_dtype(dtype, out, "randn")
+    if d.is_complex:
+        # torch draws a complex tensor's (real, imaginary) pairs as real normals with
+        # standard deviation 1/sqrt(2), so that E|z|^2 = 1
+        gen, batch, wrap = factory_generator(generator, "randn", out is None)
+        shape = batch + shape
+        part = d.to_real().numpy
+        values = _rand.normal_values(gen, 2 * math.prod(shape), part, 0.0, 1.0 / math.sqrt(2), True)
+        arr = values.astype(part, copy=False).view(d.numpy).reshape(shape)
+        return _batched(_done(arr, requires_grad, out, "randn"), wrap)
     _random_dtype(d, "normal_kernel_cpu")
     gen, batch, wrap = factory_generator(generator, "randn", out is None)
     shape = batch + shape

@@ -559,7 +559,7 @@ def result_type(tensor1, tensor2):
     def operand(v, name):
         if isinstance(v, Tensor):
             return (v.dtype, v.dim())
-        if isinstance(v, (bool, int, float, np.number, np.bool_)):
+        if isinstance(v, (bool, int, float, complex, np.number, np.bool_)):
             return v
         raise TypeError(
             f"result_type(): argument '{name}' must be Tensor or Number, not {type(v).__name__}"
