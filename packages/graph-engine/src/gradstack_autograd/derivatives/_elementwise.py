@@ -147,9 +147,7 @@ def _row(
     if batch is None:
         batch = unary if len(signature) == 1 else pointwise
     steps = tuple((formulas[i], reads[i]) for i in inputs)
-    backward = _backward(steps, fused is not None, shortcut)
-    if holomorphic:
-        backward = _wirtinger.holomorphic(backward)
+    backward = _backward(steps, fused is not None, shortcut, holomorphic)
     backward.__name__ = backward.__qualname__ = f"_{name}_backward"
     register(
         op,
@@ -171,13 +169,17 @@ def _row(
     ROWS[name] = forward
 
 
-def _backward(steps, fused, shortcut):
-    """The backward formula: each wanted input's formula applied to ``grad``."""
+def _backward(steps, fused, shortcut, holomorphic):
+    """The backward formula: each wanted input's formula applied to ``grad`` (a complex
+    ``grad`` of a holomorphic op: ``conj(formula(conj(grad)))``, Note [The conjugate
+    Wirtinger gradient] in ``_wirtinger``)."""
     if len(steps) == 1:
         ((formula, names),) = steps
 
         def backward_one(ctx, grad):
             values = [ctx.saved_value(n) for n in names]
+            if holomorphic and grad.is_complex():
+                return (formula(grad.conj(), *values).conj(),)
             if shortcut is not None:
                 r = shortcut(ctx, grad, *values)
                 if r is not None:
@@ -191,6 +193,11 @@ def _backward(steps, fused, shortcut):
         return backward_one
 
     def backward(ctx, grad):
+        if holomorphic and grad.is_complex():
+            return _wirtinger.holomorphic(_real_backward)(ctx, grad)
+        return _real_backward(ctx, grad)
+
+    def _real_backward(ctx, grad):
         return tuple(
             formula(grad, *[ctx.saved_value(n) for n in names]) if need else None
             for (formula, names), need in zip(steps, ctx.needs_input_grad)

@@ -42,7 +42,7 @@ def holomorphic(formula):
 
     @functools.wraps(formula)
     def wrapped(ctx, grad):
-        if not is_complex(grad):
+        if not grad.is_complex():
             return formula(ctx, grad)
         return tuple(conj(g) for g in formula(ctx, grad.conj()))
 
