@@ -1300,3 +1300,109 @@ def _scalar_overload_samples(name, aten, number):
 
 _add(GradOp("mul_scalar", _scalar_overload_samples("mul_scalar", "mul", 0.75)))
 _add(GradOp("div_scalar", _scalar_overload_samples("div_scalar", "div", 3)))
+
+
+# ---------------------------------------------------------------------------------------
+# complex numbers and the FFT ops, on float64 pairs: a complex input is
+# ``view_as_complex`` of a (..., 2) array, a complex output is returned as
+# ``view_as_real`` (the checks here compare float64 tensors; the complex comparisons with
+# torch are tests/test_complex_autograd_torch.py and tests/test_fft_torch.py)
+
+
+def _cplx(L, x):
+    return L.view_as_complex(x)
+
+
+def _pairs(L, z):
+    return L.view_as_real(z)
+
+
+def _complex_samples(rng):
+    z = arr(rng, (3, 2), away=(0.0,))
+    return [
+        _S((z,), lambda L, x: _pairs(L, _cplx(L, x) * (0.5 - 1j)), "view_as_complex, mul"),
+        _S(
+            (arr(rng, (2, 3, 2)).transpose(1, 0, 2).copy(),),
+            lambda L, x: _pairs(L, _cplx(L, x)).sum(-1),
+            "view_as_real of a (2, 3)",
+        ),
+    ]
+
+
+def _conj_samples(name):
+    def gen(rng):
+        return [
+            _S(
+                (arr(rng, (4, 2)),),
+                lambda L, x: _pairs(L, getattr(_cplx(L, x), name)() * (1 + 2j)),
+                f"{name} of a complex vector",
+                torch_fn=lambda L, x: _pairs(
+                    L, getattr(_cplx(L, x), name)().resolve_conj() * (1 + 2j)
+                ),
+            )
+        ]
+
+    return gen
+
+
+def _angle_samples(rng):
+    return [_S((arr(rng, (5, 2), away=(0.0,)),), lambda L, x: _cplx(L, x).angle(), "angle")]
+
+
+def _polar_samples(rng):
+    return [
+        _S(
+            (arr(rng, (4,), 0.2, 2.0), arr(rng, (4,), -3.0, 3.0)),
+            lambda L, r, t: _pairs(L, L.polar(r, t)),
+            "polar",
+        )
+    ]
+
+
+def _complex_ctor_samples(rng):
+    return [
+        _S(
+            (arr(rng, (2, 3)), arr(rng, (2, 3))),
+            lambda L, a, b: _pairs(L, L.complex(a, b) ** 2),
+            "complex, squared",
+        )
+    ]
+
+
+def _fft_samples(kind):
+    """torch's private ops as torch.fft calls them: (dim, normalization, flag)."""
+    cases = {
+        "fft_c2c": [((4, 3, 2), (0,), 0, True), ((3, 5, 2), (0, 1), 1, False)],
+        "fft_r2c": [((6,), (0,), 0, True), ((3, 5), (1,), 2, True), ((4, 3), (0, 1), 1, False)],
+        "fft_c2r": [((4, 2), (0,), 2, 6), ((4, 2), (0,), 0, 7), ((3, 4, 2), (0, 1), 1, 7)],
+    }[kind]
+
+    def gen(rng):
+        out = []
+        for shape, dim, norm, flag in cases:
+            complex_in = kind != "fft_r2c"
+            complex_out = kind != "fft_c2r"
+
+            def fn(L, x, dim=dim, norm=norm, flag=flag, ci=complex_in, co=complex_out):
+                z = _cplx(L, x) if ci else x
+                if L.__name__ == "torch":
+                    r = getattr(L.ops.aten, "_" + kind)(z, list(dim), norm, flag)
+                else:
+                    r = L.OPS[kind](z, dim, norm, flag)
+                return _pairs(L, r) if co else r
+
+            out.append(_S((arr(rng, shape),), fn, f"{kind} {shape} dim={dim} norm={norm}"))
+        return out
+
+    return gen
+
+
+_add(GradOp("view_as_complex", _complex_samples))
+_add(GradOp("view_as_real", _complex_samples))
+_add(GradOp("conj", _conj_samples("conj")))
+_add(GradOp("conj_physical", _conj_samples("conj_physical")))
+_add(GradOp("angle", _angle_samples))
+_add(GradOp("polar", _polar_samples))
+_add(GradOp("complex", _complex_ctor_samples))
+for _kind in ("fft_c2c", "fft_r2c", "fft_c2r"):
+    _add(GradOp(_kind, _fft_samples(_kind)))

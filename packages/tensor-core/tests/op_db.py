@@ -178,6 +178,17 @@ SKIPS: dict[str, str] = {  # op name -> why it has no entry
         for name in ("lgamma", "digamma", "polygamma")
     },
     **{
+        name: "a complex-number op: compared with torch (values, dtypes, errors, gradients) "
+        "in tests/test_complex_dtypes_torch.py and tests/test_complex_autograd_torch.py"
+        for name in ("view_as_real", "view_as_complex", "conj", "conj_physical", "angle",
+                     "polar", "complex")
+    },
+    **{
+        name: "torch's private FFT op behind torch.fft: compared with torch through the "
+        "torch.fft functions (values, dtypes, errors, gradients) in tests/test_fft_torch.py"
+        for name in ("fft_c2c", "fft_r2c", "fft_c2r")
+    },
+    **{
         name: _RANDOM + "test_random_torch.py"
         for name in ("bernoulli", "bernoulli_", "exponential_", "multinomial", "normal", "random_")
     },

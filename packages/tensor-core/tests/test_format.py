@@ -290,7 +290,7 @@ def test_printoptions_semantics():
 
 def test_rejects_unsupported_dtype():
     with pytest.raises(TypeError, match="unsupported dtype"):
-        format_tensor(np.array([1j]), dtype_name="c", is_default_dtype=True)
+        format_tensor(np.array(["a"]), dtype_name="c", is_default_dtype=True)
 
 
 # ----------------------------------------------------------------------------------------

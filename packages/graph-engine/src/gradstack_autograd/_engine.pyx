@@ -77,7 +77,7 @@ cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
     if _same_shape(gd, shape):
         if cnp.PyArray_TYPE(gd) == dtype:
             return g                                  # the common case: nothing to do
-        return g.to(_dtype_of_num(dtype))
+        return _cast_grad(g, dtype)
     gshape = shape_of(gd)
     if gshape != shape:
         if not broadcastable_to(shape, gshape):
@@ -87,7 +87,7 @@ cdef object validate_grad(object g, Node node, tuple edge, Py_ssize_t i):
             )
         g = sum_to(<Tensor>g, shape)
     if cnp.PyArray_TYPE(data_of(<Tensor>g)) != dtype:
-        g = g.to(_dtype_of_num(dtype))
+        g = _cast_grad(g, dtype)
     return g
 
 
@@ -190,7 +190,7 @@ cdef object _validate_batched_grad(Tensor g, Node node, tuple shape, int dtype, 
             )
         g = <Tensor>sum_to(g, shape)
     if cnp.PyArray_TYPE(data_of(g)) != dtype:
-        return g.to(_dtype_of_num(dtype))
+        return _cast_grad(g, dtype)
     return g
 
 
@@ -203,6 +203,15 @@ cdef inline bint _same_shape(cnp.ndarray a, tuple shape):
         if dims[i] != <Py_ssize_t>shape[i]:
             return False
     return True
+
+
+cdef object _cast_grad(object g, int num):
+    """A gradient cast to its input's dtype; a complex gradient of a real input keeps its
+    real part, without numpy's warning (torch's ``handle_r_to_c``: Note [The conjugate
+    Wirtinger gradient] in derivatives/_wirtinger.py)."""
+    if cnp.PyArray_ISCOMPLEX(data_of(<Tensor>g)) and not cnp.PyTypeNum_ISCOMPLEX(num):
+        g = g.real
+    return g.to(_dtype_of_num(num))
 
 
 cdef object _dtype_of_num(int num):

@@ -70,7 +70,8 @@ cdef inline bint _is_float_tensor(object x):
     if not isinstance(x, Tensor):
         return False
     num = cnp.PyArray_TYPE(data_of(<Tensor>x))
-    return num == cnp.NPY_FLOAT or num == cnp.NPY_DOUBLE or num == cnp.NPY_FLOAT16
+    return (num == cnp.NPY_FLOAT or num == cnp.NPY_DOUBLE or num == cnp.NPY_FLOAT16
+            or num == cnp.NPY_CFLOAT or num == cnp.NPY_CDOUBLE)    # (complex outputs too)
 
 
 cdef object _save_value(object v, Node node):

@@ -294,11 +294,11 @@ def _check_dual_args(tensor, tangent, batched, lvl):
         raise TypeError(f"make_dual expects a Tensor as primal, got {type(tensor).__name__}")
     if not isinstance(tangent, Tensor):
         raise TypeError(f"make_dual expects a Tensor as tangent, got {type(tangent).__name__}")
-    if not tensor.is_floating_point():
+    if not (tensor.is_floating_point() or tensor.is_complex()):
         raise ValueError(
             f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
         )
-    if not tangent.is_floating_point():
+    if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
         )
@@ -444,19 +444,20 @@ def _fit(r, lead, out):
             r = r.reshape(tuple(r.shape[:nl]) + (1,) * missing + tuple(r.shape[nl:]))
         r = r.expand(want)
     if r.dtype != out.dtype:
-        r = r.to(out.dtype)
+        # (a complex tangent of a real output keeps its real part: torch's handle_r_to_c)
+        r = (r.real if r.is_complex() and not out.is_complex() else r).to(out.dtype)
     return r
 
 
 def _outputs_with_tangents(out, r, lead):
     """Pair each float output with its fitted tangent (None where the formula gave none)."""
     if isinstance(out, Tensor):
-        if r is not None and out.is_floating_point():
+        if r is not None and (out.is_floating_point() or out.is_complex()):
             return ((out, _fit(r, lead, out)),)
         return ()
     pairs = []
     for o, t in zip(out, r):
-        if t is not None and isinstance(o, Tensor) and o.is_floating_point():
+        if t is not None and isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex()):
             pairs.append((o, _fit(t, lead, o)))
     return tuple(pairs)
 

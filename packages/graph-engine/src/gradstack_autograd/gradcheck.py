@@ -516,10 +516,11 @@ def gradcheck(
         raise AssertionError(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
         )
+    func, inputs = _realified(func, _as_tuple(inputs))
     try:
         _gradcheck(
             func,
-            _as_tuple(inputs),
+            inputs,
             eps=eps,
             atol=atol,
             rtol=rtol,
@@ -537,6 +538,43 @@ def gradcheck(
             raise
         return False
     return True
+
+
+def _realified(func, inputs):
+    """``func`` and ``inputs`` with every complex tensor seen as its real pairs.
+
+    Note [A complex gradcheck checks the real function]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    torch's gradcheck of a complex function compares, for the real and the imaginary part
+    of each complex input and output, the analytical and the numerical derivatives, with
+    the gradient convention of Note [The conjugate Wirtinger gradient]
+    (derivatives/_wirtinger.py).  The same comparison is the real gradcheck of the real
+    function ``view_as_real(func(view_as_complex(x)))``: a complex input becomes a float
+    tensor of its (real, imaginary) pairs, a complex output its pairs, and the backward
+    through ``view_as_complex``/``view_as_real`` (torch's formulas: one is the other) hands
+    the complex formulas their gradients as torch's engine does.  A function without complex
+    inputs or outputs is checked as it is.
+    """
+    complex_at = {i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.is_complex()}
+    if not complex_at and not any(o.is_complex() for o in _outputs(func, inputs)):
+        return func, inputs
+    real_inputs = tuple(
+        gt.view_as_real(x.detach()).clone().requires_grad_(x.requires_grad)
+        if i in complex_at
+        else x
+        for i, x in enumerate(inputs)
+    )
+
+    def real_func(*args):
+        args = tuple(gt.view_as_complex(a) if i in complex_at else a for i, a in enumerate(args))
+        outs = func(*args)
+        if isinstance(outs, Tensor):
+            return gt.view_as_real(outs) if outs.is_complex() else outs
+        return tuple(
+            gt.view_as_real(o) if isinstance(o, Tensor) and o.is_complex() else o for o in outs
+        )
+
+    return real_func, real_inputs
 
 
 def _gradcheck(
@@ -685,6 +723,9 @@ def _random_grad_output(like, noncontiguous):
     generator with ``uniform_``: a program that seeds, calls gradgradcheck and then draws
     again gets torch's numbers (the "Extending PyTorch" page's examples do).
     """
+    if like.is_complex():  # (real and imaginary parts drawn as a float64 pair each)
+        pairs = _random_grad_output(gt.view_as_real(like.detach()), noncontiguous)
+        return gt.view_as_complex(pairs.detach().contiguous()).requires_grad_(True)
     dtype = like.dtype if like.is_floating_point() else gt.float64
     shape = tuple(like.shape)
     noncontiguous = noncontiguous and math.prod(shape) > 1

@@ -23,8 +23,10 @@ Examples
 from . import (  # noqa: F401 - bind kernels
     _allocator,
     _elementwise,
+    _impl_complex,
     _impl_decompositions,
     _impl_elementwise,
+    _impl_fft,
     _impl_linalg,
     _impl_nn,
     _impl_random,
@@ -35,6 +37,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_special,
     _impl_windows,
     _op_table,
+    fft,
     linalg,
     meta,
     return_types,
@@ -61,6 +64,8 @@ from .arrangements import *  # noqa: F403
 from .arrangements import __all__ as _arrangements_all
 from .combinatorics import *  # noqa: F403
 from .combinatorics import __all__ as _combinatorics_all
+from .complex_ops import *  # noqa: F403
+from .complex_ops import __all__ as _complex_ops_all
 from .composites import *  # noqa: F403
 from .composites import __all__ as _composites_all
 from .constants import *  # noqa: F403
@@ -76,6 +81,10 @@ from .creation import __all__ as _creation_all
 from .device import device, get_default_device, set_default_device
 from .dtypes import (
     bool_,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     dtype,
     float16,
@@ -132,6 +141,7 @@ __all__ = sorted(
     | set(_order_statistics_all)
     | set(_matrix_builders_all)
     | set(_combinatorics_all)
+    | set(_complex_ops_all)
     | set(_constants_all)
     | set(_covariance_all)
     | set(_integration_all)
@@ -143,6 +153,7 @@ __all__ = sorted(
     | set(_functions.__all__)
     | {
         "linalg",
+        "fft",
         "finfo",
         "iinfo",
         "special",
@@ -171,6 +182,10 @@ __all__ = sorted(
         "int64",
         "uint8",
         "bool",
+        "complex64",
+        "complex128",
+        "cfloat",
+        "cdouble",
         "half",
         "float",
         "double",

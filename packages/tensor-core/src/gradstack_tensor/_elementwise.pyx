@@ -111,7 +111,7 @@ cdef object _binary_kernel(Op op, tuple args):
             y = (<TensorBase>b)._data
             if cnp.PyArray_TYPE(<cnp.ndarray>x) != cnp.PyArray_TYPE(<cnp.ndarray>y) or (
                     op.kind == K_BINARY_FLOAT
-                    and not is_float_num(cnp.PyArray_TYPE(<cnp.ndarray>x))):
+                    and not _is_inexact_num(cnp.PyArray_TYPE(<cnp.ndarray>x))):
                 x = None
         elif (type(b) is float or type(b) is int) \
                 and is_float_num(cnp.PyArray_TYPE(<cnp.ndarray>x)):
@@ -122,6 +122,10 @@ cdef object _binary_kernel(Op op, tuple args):
         prep = promote_binary(a, b, op.kind)
         x = prep[0]
         y = prep[1]
+        if _is_complex_operand(x) or _is_complex_operand(y):
+            _check_complex(op.name, x if _is_complex_operand(x) else y)
+    elif cnp.PyArray_ISCOMPLEX(<cnp.ndarray>x):
+        _check_complex(op.name, x)
     try:
         if code:
             r = small_binary(code, x, y)
@@ -162,7 +166,7 @@ cdef object _scaled(object a, object b, object alpha):
     if isinstance(alpha, bool):
         if res is not _dt.bool_:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and not res.is_floating_point:
+    elif isinstance(alpha, float) and not (res.is_floating_point or res.is_complex):
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number."
         )
@@ -201,9 +205,81 @@ cdef object _dtype_error(str name, object a, object b, object err):
     return TypeError(f"{name}: not supported for operands of type {da} and {db} ({err})")
 
 
+cdef inline bint _is_inexact_num(int num) noexcept:
+    """Whether a numpy type number is a float or complex dtype (what torch's "floating
+    point or complex" checks accept; the C loops take float32/float64 only)."""
+    return is_float_num(num) or num == cnp.NPY_CFLOAT or num == cnp.NPY_CDOUBLE
+
+
+# Note [Which elementwise ops take complex numbers]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# numpy orders complex numbers lexicographically and rounds their parts; torch refuses
+# the ops that need an order or a rounding (comparisons, maximum, floor, relu ...) with a
+# NotImplementedError, and the refusal is torch's here too.  The ops of a complex operand
+# that pass are numpy's complex loops (+, *, /, exp, log, sin ...: torch's values), except
+# the ufuncs written for real numbers, computed here from their definition (sigmoid, rsqrt).
+cdef dict _NO_COMPLEX = {
+    "lt": '"lt_cpu" not implemented for \'{}\'',
+    "le": '"le_cpu" not implemented for \'{}\'',
+    "gt": '"gt_cpu" not implemented for \'{}\'',
+    "ge": '"ge_cpu" not implemented for \'{}\'',
+    "maximum": "maximum not implemented for complex tensors.",
+    "minimum": "minimum not implemented for complex tensors.",
+    "remainder": '"remainder_cpu" not implemented for \'{}\'',
+    "fmod": '"fmod_cpu" not implemented for \'{}\'',
+    "floor_divide": '"div_floor_cpu" not implemented for \'{}\'',
+    "atan2": '"atan2_cpu" not implemented for \'{}\'',
+    "relu": "clamp is not supported for complex types",
+    "floor": "floor is not supported for complex inputs",
+    "ceil": "ceil is not supported for complex inputs",
+    "round": "round is not supported for complex inputs",
+    "trunc": "trunc is not supported for complex inputs",
+    "sign": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
+            "use torch.sgn instead.",
+    "logical_and": None, "logical_or": None, "logical_xor": None, "logical_not": None,
+}
+
+
+cdef inline bint _is_complex_operand(object x):
+    return (isinstance(x, cnp.ndarray) and cnp.PyArray_ISCOMPLEX(<cnp.ndarray>x)) \
+        or type(x) is complex
+
+
+cdef void _check_complex(str name, object x) except *:
+    """torch's refusal of an op that takes no complex operand (Note [Which elementwise
+    ops take complex numbers])."""
+    cdef str base = name[:len(name) - 1] if name.endswith("_") else name
+    if base not in _NO_COMPLEX or _NO_COMPLEX[base] is None:
+        return
+    dt = x.dtype if isinstance(x, cnp.ndarray) else np.dtype(np.complex128)
+    words = "ComplexFloat" if dt == np.complex64 else "ComplexDouble"
+    raise NotImplementedError((<str>_NO_COMPLEX[base]).format(words))
+
+
+cdef object _complex_unary(Op op, cnp.ndarray x):
+    """A unary op of a complex array: refused, or numpy's complex loop, or computed from
+    its definition where the table's ufunc is written for real numbers."""
+    _check_complex(op.name, x)
+    with np.errstate(all="ignore"):
+        if op.name == "sigmoid":
+            return wrap(as_ndarray(np.reciprocal(1 + np.exp(-x))))
+        if op.name == "rsqrt":
+            return wrap(as_ndarray(np.reciprocal(np.sqrt(x))))
+        if op.name == "neg":
+            return wrap(as_ndarray(np.negative(x)))
+    try:
+        return wrap(as_ndarray(quiet_call1(op.ufunc, x)))
+    except TypeError as e:      # numpy has no complex loop for this ufunc
+        raise NotImplementedError(
+            f"{op.name}: not supported for tensors of type {dtype_of_array(x)} ({e})"
+        ) from None
+
+
 cdef object _compare_kernel(Op op, tuple args):
     check_nargs(op, args, 2, 2)
     cdef tuple prep = promote_binary(args[0], args[1], K_BINARY)
+    if _is_complex_operand(prep[0]) or _is_complex_operand(prep[1]):
+        _check_complex(op.name, prep[0] if _is_complex_operand(prep[0]) else prep[1])
     try:
         r = op.ufunc(prep[0], prep[1])
     except ValueError as e:
@@ -216,8 +292,10 @@ cdef object _unary_kernel(Op op, tuple args):
     cdef TensorBase t = expect_tensor(args[0], op.name)
     cdef cnp.ndarray x = t._data
     cdef int code
-    if op.kind == K_UNARY_FLOAT and not is_float_num(cnp.PyArray_TYPE(x)):
+    if op.kind == K_UNARY_FLOAT and not _is_inexact_num(cnp.PyArray_TYPE(x)):
         x = x.astype(_dt.get_default_dtype().numpy)
+    elif cnp.PyArray_ISCOMPLEX(x):
+        return _complex_unary(op, x)
     code = _UN_CODES.get(op.name, 0)
     if code:
         r = small_unary(code, x)
@@ -420,7 +498,7 @@ cdef object _inplace_binary_kernel(Op op, tuple args):
     if len(args) > 2 and args[2] is not None and (args[2] != 1 or type(args[2]) is bool):
         b = _scaled(t, b, args[2])
     res = _dt.result_type([operand_dtype_info(t, "input"), operand_dtype_info(b)])
-    if op.kind == K_BINARY_FLOAT and not res.is_floating_point:
+    if op.kind == K_BINARY_FLOAT and not (res.is_floating_point or res.is_complex):
         res = _dt.get_default_dtype()
     own = dtype_of_array(t._data)
     if not can_cast_inplace(res, own):
@@ -451,7 +529,7 @@ cdef object _inplace_unary_kernel(Op op, tuple args):
     check_nargs(op, args, 1, 1)
     cdef TensorBase t = expect_tensor(args[0], op.name)
     _check_inplace_target(t, op.name)
-    if op.kind == K_UNARY_FLOAT and not is_float_num(cnp.PyArray_TYPE(t._data)):
+    if op.kind == K_UNARY_FLOAT and not _is_inexact_num(cnp.PyArray_TYPE(t._data)):
         raise RuntimeError(
             f"{op.name}: result type Float can't be cast to the desired output type "
             f"{dtype_of_array(t._data).name}; use the out-of-place op {op.name.rstrip('_')}()"
@@ -487,7 +565,7 @@ cdef object _sum_kernel(Op op, tuple args):
     cdef int num
     if dtype is not None:
         x = x.astype(_dt.as_dtype(dtype, "sum").numpy)
-    elif not is_float_num(cnp.PyArray_TYPE(x)):
+    elif not _is_inexact_num(cnp.PyArray_TYPE(x)):
         x = x.astype(np.int64)       # torch sums bool and integers as int64
     num = cnp.PyArray_TYPE(x)
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):

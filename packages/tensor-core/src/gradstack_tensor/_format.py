@@ -216,10 +216,10 @@ def format_tensor(
     tensor([], size=(0, 3), dtype=gradstack.int64)
     """
     data = np.asarray(data)
-    if data.dtype.kind not in "fiub":
+    if data.dtype.kind not in "fiubc":
         raise TypeError(
-            f"format_tensor: unsupported dtype {data.dtype} (expected a real "
-            "float, integer or bool array)"
+            f"format_tensor: unsupported dtype {data.dtype} (expected a float, "
+            "complex, integer or bool array)"
         )
     indent = len(prefix)
     leading = []
@@ -280,6 +280,8 @@ def _cells(shown: np.ndarray) -> tuple[np.ndarray, int]:
     Non-finite values and zeros do not widen the column (for floats), and cells longer
     than the width (``-inf``, ``-0.``) are left unpadded, both as in torch.
     """
+    if shown.dtype.kind == "c":
+        return _complex_cells(shown)
     if shown.dtype.kind == "f":
         # Note [Format the float64 values]
         # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -300,6 +302,38 @@ def _cells(shown: np.ndarray) -> tuple[np.ndarray, int]:
     cells = np.empty(len(strs), dtype=object)
     cells[:] = [s.rjust(width) for s in strs]
     return cells.reshape(shown.shape), width
+
+
+def _part_strings(part: np.ndarray) -> tuple[list[str], int]:
+    """One real part (``.real`` or ``.imag``) of a complex tensor, formatted as torch's
+    ``_Formatter`` of that part formats it: each string padded to the part's width."""
+    values = part.astype(np.float64)
+    keep = np.isfinite(values) & (values != 0)
+    fmt = _float_formatter(values[keep])
+    strs = [fmt(v) for v in values.ravel().tolist()]
+    sized = [s for s, k in zip(strs, keep.ravel().tolist(), strict=True) if k]
+    width = max(1, *map(len, sized)) if sized else 1
+    return [s.rjust(width) for s in strs], width
+
+
+def _complex_cells(shown: np.ndarray) -> tuple[np.ndarray, int]:
+    """Note [A complex value is two formatted parts]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    torch formats the real and the imaginary parts with a formatter each (its own style
+    and width, decided from that part's values), pads the real part to its width, and
+    writes the imaginary part stripped of its padding with ``j`` and a sign:
+    ``1.+2.j``, ``3.-1.j``.  A row wraps as if every cell were ``real width + imaginary
+    width + 1`` wide (torch's ``_vector_str``), which is the width returned.
+    """
+    reals, w_real = _part_strings(shown.real)
+    imags, w_imag = _part_strings(shown.imag)
+    strs = []
+    for r, i in zip(reals, imags, strict=True):
+        i = (i + "j").lstrip()
+        strs.append(r + i if i[0] in "+-" else r + "+" + i)
+    cells = np.empty(len(strs), dtype=object)
+    cells[:] = strs
+    return cells.reshape(shown.shape), w_real + w_imag + 1
 
 
 def _float_formatter(nonzero_finite: np.ndarray) -> Callable[[float], str]:

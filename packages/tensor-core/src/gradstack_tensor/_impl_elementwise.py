@@ -58,6 +58,8 @@ CPP_TYPE = {
     "int8": "signed char",
     "uint8": "unsigned char",
     "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
 }
 # torch's ScalarType names
 SCALAR_TYPE = {
@@ -70,6 +72,8 @@ SCALAR_TYPE = {
     "int8": "Char",
     "uint8": "Byte",
     "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 
 
@@ -157,6 +161,13 @@ def scalar_as(value, dtype, name, *, checked=False, float_checks=True):
         value = value.item()
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, complex):
+        dtype = np.dtype(dtype)
+        if dtype.kind != "c":
+            raise RuntimeError(
+                f"value cannot be converted to type {dtype.name} without overflow"
+            )
+        return np.asarray(value).astype(dtype)
     if not isinstance(value, (bool, int, float)):
         raise TypeError(f"{name}(): expected a number or a Tensor, got {type(value).__name__}")
     dtype = np.dtype(dtype)
@@ -358,6 +369,8 @@ def _clamp_values(input, lo, hi, name):
 
 @OPS["clamp"].set_kernel
 def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
+    if isinstance(input, Tensor) and _data(input).dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     return _wrap(np.asarray(_clamp_values(input, min, max, "clamp")))
 
 

@@ -65,7 +65,7 @@ def _float_input(t: Tensor, name: str, dtype=None):
     x = _data(t)
     if dtype is not None:
         return x.astype(_dt.as_dtype(dtype).numpy)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {t.dtype.name}. Cast with .float() first."
@@ -91,7 +91,8 @@ def _check_nonempty(x, axes, name):
 
 @OPS["mean"].set_kernel
 def mean(input, dim=None, keepdim=False, dtype=None):
-    if dtype is not None and not _dt.as_dtype(dtype, "mean").is_floating_point:
+    if dtype is not None and not (_dt.as_dtype(dtype, "mean").is_floating_point
+                                  or _dt.as_dtype(dtype).is_complex):
         raise RuntimeError(
             "mean(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {SCALAR_TYPE[_dt.as_dtype(dtype).name]}"
@@ -217,18 +218,30 @@ def _nan_argmin(x, axis, keepdims):
     return np.argmin(x, axis=axis, keepdims=keepdims)
 
 
+def _no_complex(input, kernel):
+    """torch's refusal of an ordering of complex numbers (numpy orders them
+    lexicographically)."""
+    x = _data(input)
+    if x.dtype.kind == "c":
+        words = "ComplexFloat" if x.dtype == np.complex64 else "ComplexDouble"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{words}\'')
+
+
 @OPS["max"].set_kernel
 def max_(input, dim=None, keepdim=False):
+    _no_complex(input, "max_all" if dim is None else "max_cpu")
     return _extreme(input, dim, keepdim, "max", _nan_argmax, np.max, return_types.max)
 
 
 @OPS["min"].set_kernel
 def min_(input, dim=None, keepdim=False):
+    _no_complex(input, "min_all" if dim is None else "min_cpu")
     return _extreme(input, dim, keepdim, "min", _nan_argmin, np.min, return_types.min)
 
 
 @OPS["amax"].set_kernel
 def amax(input, dim=(), keepdim=False):
+    _no_complex(input, "max_values_cpu")
     x = _data(input)
     axes = _axes(dim, x.ndim)
     _check_nonempty(x, axes, "amax")
@@ -237,6 +250,7 @@ def amax(input, dim=(), keepdim=False):
 
 @OPS["amin"].set_kernel
 def amin(input, dim=(), keepdim=False):
+    _no_complex(input, "min_values_cpu")
     x = _data(input)
     axes = _axes(dim, x.ndim)
     _check_nonempty(x, axes, "amin")
@@ -244,6 +258,8 @@ def amin(input, dim=(), keepdim=False):
 
 
 def _arg(input, dim, keepdim, name, fn):
+    if _data(input).dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
     x = _data(input)
     if x.dtype.kind == "b":
         raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'; cast with .int() first")
@@ -285,7 +301,8 @@ def _moment(input, dim, correction, keepdim, name, fn):
     with warnings.catch_warnings():  # numpy's own RuntimeWarning says the same
         warnings.simplefilter("ignore", RuntimeWarning)
         r = quiet(fn, _acc(x), axis=axes, ddof=correction, keepdims=keepdim)
-    return _wrap(_c_order(_result(r, x.dtype)))
+    # (a complex tensor's variance is real: the mean of |x - mean|^2, as numpy's)
+    return _wrap(_c_order(_result(r, x.real.dtype)))
 
 
 @OPS["var"].set_kernel

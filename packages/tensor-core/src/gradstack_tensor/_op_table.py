@@ -978,6 +978,18 @@ ROWS: tuple[OpRow, ...] = (
     op("gather"),
     op("sort"),
     op("topk"),
+    # complex numbers (_impl_complex.py)
+    op("view_as_real", view=True),
+    op("view_as_complex", view=True),
+    op("conj"),  # a copy here: gradstack has no conjugate bit (Note [No conjugate bit])
+    op("conj_physical"),
+    op("polar"),
+    op("complex"),
+    op("angle"),  # of a complex tensor (a real one's is the composite angle())
+    # the discrete Fourier transforms behind torch.fft (_impl_fft.py)
+    op("fft_c2c", aten="_fft_c2c"),
+    op("fft_r2c", aten="_fft_r2c"),
+    op("fft_c2r", aten="_fft_c2r"),
     # indexed writes (_impl_scatter.py)
     op("scatter", inplace_form=True),
     op("scatter_add", inplace_form=True),

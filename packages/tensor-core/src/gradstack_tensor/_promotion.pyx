@@ -20,7 +20,7 @@ cnp.import_array()
 
 cdef inline bint _is_number(object x):
     return (type(x) is float or type(x) is int or type(x) is bool
-            or isinstance(x, (int, float, np.generic)))
+            or isinstance(x, (int, float, complex, np.generic)))
 
 
 cdef object operand_dtype_info(object x, str arg="other"):
@@ -30,6 +30,8 @@ cdef object operand_dtype_info(object x, str arg="other"):
         if isinstance(x, np.generic):
             if isinstance(x, np.floating):
                 return float(x)
+            if isinstance(x, np.complexfloating):
+                return complex(x)
             return bool(x) if isinstance(x, np.bool_) else int(x)
         return x
     # the argument is named, as torch's message names it ("argument 'other' ...")
@@ -62,7 +64,7 @@ cdef tuple promote_binary(object a, object b, int kind):
         return (a, (<TensorBase>b)._data, None)
     # the general case: torch's result type
     res = _dt.result_type([operand_dtype_info(a, "input"), operand_dtype_info(b)])
-    if kind == K_BINARY_FLOAT and not res.is_floating_point:
+    if kind == K_BINARY_FLOAT and not (res.is_floating_point or res.is_complex):
         res = _dt.get_default_dtype()
     x = cast_operand(a, res)
     y = cast_operand(b, res)
@@ -80,6 +82,13 @@ cdef object cast_operand(object v, object res):
         v = v.item()
     if res is _dt.bool_:
         return bool(v)
+    if res.is_complex:
+        return complex(v)
+    if isinstance(v, complex):
+        raise RuntimeError(
+            f"value cannot be converted to type {res.name} without overflow ({v}): a complex "
+            "number with a real tensor needs a complex result"
+        )
     if res.is_floating_point:
         try:
             return float(v)

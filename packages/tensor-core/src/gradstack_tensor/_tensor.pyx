@@ -272,8 +272,8 @@ cdef class Tensor(CompositeMethods):
         return is_float_num(cnp.PyArray_TYPE(self._data))
 
     def is_complex(self):
-        """Always False: gradstack has no complex dtypes."""
-        return False
+        """Whether the dtype is complex (complex64, complex128)."""
+        return bool(cnp.PyArray_ISCOMPLEX(self._data))
 
     @property
     def is_leaf(self):
@@ -547,7 +547,8 @@ cdef class Tensor(CompositeMethods):
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         d = dtype_of_array(self._data)
-        default = d is _dt.get_default_dtype() or d is _dt.int64 or d is _dt.bool_
+        default = (d is _dt.get_default_dtype() or d is _dt.int64 or d is _dt.bool_
+                   or d is _dt.get_default_dtype().to_complex())
         if _is_meta(self):  # torch's words
             size = tuple((<object>self._data).shape)
             parts = ["...", "device='meta'", f"size={size}"]
@@ -668,33 +669,84 @@ cdef class Tensor(CompositeMethods):
         return bool(self.item())
 
     def is_conj(self):
-        """False: real tensors have no conjugate bit."""
+        """False: gradstack's conjugates are computed, never a bit (Note [No conjugate
+        bit] in ``_impl_complex.py``)."""
         return False
 
     def is_neg(self):
-        """False: real tensors have no negative bit."""
+        """False: gradstack has no negative bit."""
         return False
 
     def resolve_conj(self):
-        """``self`` (real tensors have no conjugate bit)."""
+        """``self``: there is no conjugate bit to resolve (Note [No conjugate bit])."""
         return self
 
     def resolve_neg(self):
-        """``self`` (real tensors have no negative bit)."""
+        """``self``: there is no negative bit to resolve."""
         return self
 
     def conj(self):
-        """``self``: the conjugate of a real tensor."""
+        """The complex conjugate (a copy, Note [No conjugate bit]); ``self`` if real.
+
+        Examples
+        --------
+        >>> gt.tensor([1 + 2j]).conj().tolist()
+        [(1-2j)]
+        """
+        if cnp.PyArray_ISCOMPLEX(self._data):
+            return dispatch(<Op>OPS["conj"], (self,))
         return self
 
     def conj_physical(self):
-        """A copy: the conjugate of a real tensor."""
-        return self.clone()
+        """The complex conjugate, always computed (a copy of a real tensor)."""
+        return dispatch(<Op>OPS["conj_physical"], (self,))
+
+    def conj_physical_(self):
+        """Conjugate in place (nothing to do for a real tensor)."""
+        if cnp.PyArray_ISCOMPLEX(self._data):
+            self.copy_(self.conj_physical())
+        return self
 
     @property
     def real(self):
-        """``self``: the real part of a real tensor."""
+        """The real part: a view of a complex tensor, ``self`` if real."""
+        if cnp.PyArray_ISCOMPLEX(self._data):
+            from .complex_ops import real
+            return real(self)
         return self
+
+    @property
+    def mH(self):
+        """The conjugate transpose of the last two dims (``transpose(-2, -1).conj()``)."""
+        return self.transpose(-2, -1).conj()
+
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix (``t().conj()``)."""
+        if (<object>self._data).ndim > 2:
+            raise RuntimeError(
+                "tensor.H is only supported on matrices (2-D tensors). Got "
+                f"{(<object>self._data).ndim}-D tensor."
+            )
+        return self.t().conj()
+
+    def adjoint(self):
+        """The conjugate transpose of the last two dims (``mH``)."""
+        return self.transpose(-2, -1).conj()
+
+    def cfloat(self):
+        """``self.to(complex64)``."""
+        return self.to(_dt.complex64)
+
+    def cdouble(self):
+        """``self.to(complex128)``."""
+        return self.to(_dt.complex128)
+
+    @property
+    def imag(self):
+        """The imaginary part of a complex tensor, a view (an error if real)."""
+        from .complex_ops import imag
+        return imag(self)
 
     def is_pinned(self, device=None):
         """False: no page-locked memory without an accelerator."""

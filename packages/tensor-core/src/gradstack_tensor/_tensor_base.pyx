@@ -222,7 +222,8 @@ cdef class TensorBase:
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach()."
             )
-        if value and not is_float_num(cnp.PyArray_TYPE(self._data)):
+        if value and not (is_float_num(cnp.PyArray_TYPE(self._data))
+                          or cnp.PyArray_ISCOMPLEX(self._data)):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients "
                 f"(this tensor is {dtype_of_array(self._data)}); cast it with .float() first"

@@ -294,6 +294,9 @@ cdef class ReductionMethods(ElementwiseMethods):
         (5.0, 7.0)
         """
         # (torch's norm is a Python function: no numpy aliases)
+        if cnp.PyArray_ISCOMPLEX(self._data):
+            # a complex tensor's norm is its magnitudes' (real, and so is the gradient's path)
+            return dispatch(OP_NORM, (self.abs(), p, dim_arg(dim), keepdim))
         return dispatch(OP_NORM, (self, p, dim_arg(dim), keepdim))
 
     def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None):

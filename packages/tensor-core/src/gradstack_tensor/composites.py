@@ -314,7 +314,7 @@ def vdot(input, other, *, out=None) -> Tensor:  # noqa: A002 - torch's name
         raise TypeError(
             f"vdot(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
-    result = input.dot(other)
+    result = input.conj().dot(other)
     return result if out is None else write_out("vdot", result, out, rule="exact")
 
 
@@ -334,7 +334,7 @@ def dist(input, other, p: float = 2) -> Tensor:  # noqa: A002 - torch's name
                 f"{type(value).__name__}"
             )
     diff = input - other
-    if not diff.is_floating_point():
+    if not (diff.is_floating_point() or diff.is_complex()):
         raise RuntimeError(
             "norm(): input dtype should be either floating point or complex. Got "
             f"{_SCALAR_NAMES.get(str(diff.dtype).split('.')[-1], str(diff.dtype))} instead."

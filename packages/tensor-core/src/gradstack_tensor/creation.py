@@ -229,6 +229,8 @@ def _infer_from_data(data) -> np.ndarray:
         return arr.astype(np.int64)
     if arr.dtype.kind == "b":
         return arr
+    if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        return arr.astype(_dt.get_default_dtype().to_complex().numpy)
     if arr.dtype.kind in "US":
         raise TypeError(f"tensor(): new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
     return arr.astype(_dt.from_numpy_dtype(arr.dtype).numpy)
@@ -868,6 +870,15 @@ def randn(
     meta = factory_on_meta(device)
     shape = _size(size, "randn", _size_keyword(size_kw, "randn"))
     d = _factory_dtype(dtype, out, "randn")
+    if d.is_complex:
+        # torch draws a complex tensor's (real, imaginary) pairs as real normals with
+        # standard deviation 1/sqrt(2), so that E|z|^2 = 1
+        gen, batch, wrap = factory_generator(generator, "randn", out is None)
+        shape = batch + shape
+        part = d.to_real().numpy
+        values = _rand.normal_values(gen, 2 * math.prod(shape), part, 0.0, 1.0 / math.sqrt(2), True)
+        arr = values.astype(part, copy=False).view(d.numpy).reshape(shape)
+        return _batched(_done(arr, requires_grad, out, "randn"), wrap)
     _random_dtype(d, "normal_kernel_cpu")
     if meta:
         return _meta_new(shape, d.numpy, requires_grad)

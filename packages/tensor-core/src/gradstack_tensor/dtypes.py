@@ -37,6 +37,10 @@ __all__ = [
     "int64",
     "uint8",
     "bool_",
+    "complex64",
+    "complex128",
+    "cfloat",
+    "cdouble",
     "half",
     "float",
     "double",
@@ -50,7 +54,7 @@ __all__ = [
     "set_default_dtype",
 ]
 
-_BOOL, _INT, _FLOAT = 0, 1, 2
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class dtype:  # noqa: N801 - torch spells it in lower case
@@ -74,13 +78,29 @@ class dtype:  # noqa: N801 - torch spells it in lower case
         self.name = name
         self.numpy = np.dtype(np_dtype)
         self.is_floating_point = self.numpy.kind == "f"
-        self.is_signed = self.numpy.kind in "if"
+        self.is_signed = self.numpy.kind in "ifc"
         self.itemsize = self.numpy.itemsize
-        self._category = {"b": _BOOL, "i": _INT, "u": _INT, "f": _FLOAT}[self.numpy.kind]
+        self._category = {"b": _BOOL, "i": _INT, "u": _INT, "f": _FLOAT, "c": _COMPLEX}[
+            self.numpy.kind
+        ]
 
     @property
     def is_complex(self) -> bool:
-        return False
+        return self._category == _COMPLEX
+
+    def to_real(self) -> dtype:
+        """The real dtype of a complex one's parts (complex64 -> float32); a real dtype
+        is its own (torch's ``dtype.to_real()``)."""
+        return _TO_REAL.get(self, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype whose parts are this floating dtype (float32 -> complex64);
+        torch's ``dtype.to_complex()``."""
+        if self._category == _COMPLEX:
+            return self
+        if self not in _TO_COMPLEX:
+            raise RuntimeError(f"Unsupported dtype {self.name}")
+        return _TO_COMPLEX[self]
 
     def __repr__(self) -> str:
         return f"gradstack.{self.name}"
@@ -98,12 +118,18 @@ int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 uint8 = dtype("uint8", np.uint8)
 bool_ = dtype("bool", np.bool_)
+complex64 = dtype("complex64", np.complex64)
+complex128 = dtype("complex128", np.complex128)
 
 # torch's aliases
 half, float, double = float16, float32, float64  # noqa: A001 - torch's names
 short, int, long = int16, int32, int64  # noqa: A001
+cfloat, cdouble = complex64, complex128
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64, complex128)
+REAL = ALL[:-2]
+_TO_REAL = {complex64: float32, complex128: float64}
+_TO_COMPLEX = {float16: complex64, float32: complex64, float64: complex128}
 _BY_NUMPY = {d.numpy: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 
@@ -187,10 +213,13 @@ def set_default_dtype(d) -> None:
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
-    """torch.promote_types: the smallest dtype both fit in, floats winning over integers.
+    """torch.promote_types: the smallest dtype both fit in, floats winning over integers,
+    complex over floats (a complex result keeps the wider float's precision).
 
     >>> promote_types(int32, float16)
     gradstack.float16
+    >>> promote_types(float64, complex64)
+    gradstack.complex128
     """
     for position, value in enumerate((a, b), 1):
         if not isinstance(value, dtype):
@@ -200,6 +229,15 @@ def promote_types(a: dtype, b: dtype) -> dtype:
             )
     if a is b:
         return a
+    if a._category == _COMPLEX or b._category == _COMPLEX:
+        # Note [Complex promotion keeps the wider precision]: torch promotes float64 with
+        # complex64 to complex128 (numpy agrees), and float16 or any integer with
+        # complex64 to complex64 (numpy would give complex128 for int64)
+        if a._category == _FLOAT or b._category == _FLOAT:
+            return from_numpy_dtype(np.promote_types(a.numpy, b.numpy))
+        if a._category == b._category:
+            return a if a.itemsize >= b.itemsize else b
+        return a if a._category > b._category else b
     if a._category != b._category:
         return a if a._category > b._category else b
     return from_numpy_dtype(np.promote_types(a.numpy, b.numpy))
@@ -210,6 +248,12 @@ def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | No
         return lower
     if lower is None:
         return higher
+    if higher._category == _COMPLEX:
+        return higher
+    if lower._category == _COMPLEX:
+        # torch keeps the precision of a floating ``higher``: float64 tensor * 1j is
+        # complex128, float32 tensor * complex128 zero-dim tensor is complex64
+        return higher.to_complex() if higher.is_floating_point else lower
     if higher.is_floating_point:
         return higher
     if higher is bool_ or lower.is_floating_point:
@@ -225,6 +269,8 @@ def scalar_dtype(value) -> dtype:
         return int64
     if isinstance(value, _builtins.float):
         return _default_float
+    if isinstance(value, _builtins.complex):
+        return _default_float.to_complex()
     if isinstance(value, np.generic):
         return from_numpy_dtype(value.dtype)
     raise TypeError(f"expected a tensor or a Python number, got {type(value).__name__}")

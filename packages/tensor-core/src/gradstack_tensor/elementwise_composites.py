@@ -519,7 +519,7 @@ def is_floating_point(input) -> bool:
 
 
 def is_complex(input) -> bool:
-    """Whether ``input``'s dtype is complex: never, here."""
+    """Whether ``input``'s dtype is complex (complex64, complex128)."""
     return _t(input, "is_complex").is_complex()
 
 
@@ -559,7 +559,7 @@ def result_type(tensor1, tensor2):
     def operand(v, name):
         if isinstance(v, Tensor):
             return (v.dtype, v.dim())
-        if isinstance(v, (bool, int, float, np.number, np.bool_)):
+        if isinstance(v, (bool, int, float, complex, np.number, np.bool_)):
             return v
         raise TypeError(
             f"result_type(): argument '{name}' must be Tensor or Number, not {type(v).__name__}"
@@ -813,6 +813,11 @@ def angle(input, *, out=None) -> Tensor:
     """
     gt = _gt()
     x = _t(input, "angle")
+    if x.is_complex():  # an op of its own, torch's AngleBackward0
+        from ._out import write_out
+
+        r = gt.dispatch(gt.OPS["angle"], (x,))
+        return r if out is None else write_out("angle", r, out, rule="same")
     if not x.is_floating_point():
         x = x.to(gt.get_default_dtype())
     xd = _data(x)

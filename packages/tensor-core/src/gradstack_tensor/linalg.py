@@ -60,6 +60,8 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None):  # no
     x = _t(x, "vector_norm")
     if dtype is not None:
         x = x.to(dtype)
+    if x.is_complex():
+        x = x.abs()  # (the norm of the magnitudes: a real result, torch's gradient)
     if not x.is_floating_point():
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "

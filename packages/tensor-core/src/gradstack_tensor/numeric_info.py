@@ -30,6 +30,8 @@ class finfo:  # noqa: N801 - torch's name
 
     def __init__(self, type=None) -> None:  # noqa: A002 - torch's argument name
         dtype = _dt.get_default_dtype() if type is None else type
+        if isinstance(dtype, _dt.dtype) and dtype.is_complex:
+            dtype = dtype.to_real()  # torch: the properties of the parts' dtype
         if not isinstance(dtype, _dt.dtype) or not dtype.is_floating_point:
             raise TypeError(
                 "torch.finfo() requires a floating point input type. Use torch.iinfo to "
@@ -58,7 +60,8 @@ class iinfo:  # noqa: N801 - torch's name
     """The range of an integer dtype: ``bits``, ``max``, ``min``, ``dtype``."""
 
     def __init__(self, type) -> None:  # noqa: A002 - torch's argument name
-        if not isinstance(type, _dt.dtype) or type.is_floating_point or type.name == "bool":
+        if (not isinstance(type, _dt.dtype) or type.is_floating_point or type.is_complex
+                or type.name == "bool"):
             raise TypeError(
                 "torch.iinfo() requires an integer input type. Use torch.finfo to handle "
                 "'torch.iinfo'"

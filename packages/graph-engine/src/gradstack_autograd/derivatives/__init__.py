@@ -122,6 +122,7 @@ from . import (
     _table,
     arithmetic,
     batching,
+    complex_numbers,
     decompositions,
     indexed_writes,
     inplace,
@@ -130,6 +131,7 @@ from . import (
     nondifferentiable,
     random_ops,
     reductions,
+    spectral,
     views,
     windows,
 )

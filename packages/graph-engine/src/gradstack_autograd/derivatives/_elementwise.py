@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import inspect
 
+from . import _wirtinger
 from ._table import _parse_signature, jvp, register
 from ._tangents import _pad, _tangent_sum
 from .batching import pointwise, unary
@@ -74,6 +75,7 @@ def elementwise(
     byproduct=False,
     inplace_variant=True,
     batch=None,
+    holomorphic=True,
     **formulas,
 ):
     """The row of the pointwise op ``op`` from its local derivatives (Note [A pointwise
@@ -96,6 +98,10 @@ def elementwise(
         The kernel that may replace the first-order formula of a one-input op.
     shortcut : callable, optional
         ``shortcut(ctx, grad, *values) -> gradient or None``, tried before ``fused``.
+    holomorphic : bool
+        The formulas are ``grad * f'(z)`` of a holomorphic function, and a complex
+        gradient is ``conj(formula(conj(grad)))`` (Note [The conjugate Wirtinger
+        gradient] in ``_wirtinger``); False for a formula already in torch's convention.
     """
     options = dict(
         keeps_zero=keeps_zero,
@@ -105,6 +111,7 @@ def elementwise(
         byproduct=byproduct,
         inplace=inplace_variant,
         batch=batch,
+        holomorphic=holomorphic,
     )
     if formulas:
         _row(op, node, formulas, **options)
@@ -117,7 +124,10 @@ def elementwise(
     return deco
 
 
-def _row(op, node, formulas, *, keeps_zero, fused, shortcut, extra, byproduct, inplace, batch):
+def _row(
+    op, node, formulas, *, keeps_zero, fused, shortcut, extra, byproduct, inplace, batch,
+    holomorphic,
+):
     name, signature = _parse_signature(op)
     unknown = set(formulas) - set(signature)
     if unknown:
@@ -137,7 +147,7 @@ def _row(op, node, formulas, *, keeps_zero, fused, shortcut, extra, byproduct, i
     if batch is None:
         batch = unary if len(signature) == 1 else pointwise
     steps = tuple((formulas[i], reads[i]) for i in inputs)
-    backward = _backward(steps, fused is not None, shortcut)
+    backward = _backward(steps, fused is not None, shortcut, holomorphic)
     backward.__name__ = backward.__qualname__ = f"_{name}_backward"
     register(
         op,
@@ -159,13 +169,17 @@ def _row(op, node, formulas, *, keeps_zero, fused, shortcut, extra, byproduct, i
     ROWS[name] = forward
 
 
-def _backward(steps, fused, shortcut):
-    """The backward formula: each wanted input's formula applied to ``grad``."""
+def _backward(steps, fused, shortcut, holomorphic):
+    """The backward formula: each wanted input's formula applied to ``grad`` (a complex
+    ``grad`` of a holomorphic op: ``conj(formula(conj(grad)))``, Note [The conjugate
+    Wirtinger gradient] in ``_wirtinger``)."""
     if len(steps) == 1:
         ((formula, names),) = steps
 
         def backward_one(ctx, grad):
             values = [ctx.saved_value(n) for n in names]
+            if holomorphic and grad.is_complex():
+                return (formula(grad.conj(), *values).conj(),)
             if shortcut is not None:
                 r = shortcut(ctx, grad, *values)
                 if r is not None:
@@ -179,6 +193,11 @@ def _backward(steps, fused, shortcut):
         return backward_one
 
     def backward(ctx, grad):
+        if holomorphic and grad.is_complex():
+            return _wirtinger.holomorphic(_real_backward)(ctx, grad)
+        return _real_backward(ctx, grad)
+
+    def _real_backward(ctx, grad):
         return tuple(
             formula(grad, *[ctx.saved_value(n) for n in names]) if need else None
             for (formula, names), need in zip(steps, ctx.needs_input_grad)

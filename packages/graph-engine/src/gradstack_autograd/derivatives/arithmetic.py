@@ -14,6 +14,7 @@ from .._node import efficient_zeros, saved_tensors_hooks_active
 from .._op_node import run_fused
 from ._elementwise import elementwise
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
+from ._wirtinger import holomorphic
 from ._table import NO_JVP, jvp, register
 from ._tangents import _binary, _extreme_jvp_of, _pad, _tangent_sum
 from .batching import inplace, per_sample, pointwise, unary
@@ -89,6 +90,7 @@ def _rsub_jvp(args, out, tangents, lead):
     batch=pointwise,
     keeps_zero="self, other",
 )
+@holomorphic
 def _mul(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
@@ -114,6 +116,7 @@ def _mul_jvp(args, out, tangents, lead):
     batch=pointwise,
     keeps_zero="self",
 )
+@holomorphic
 def _div(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("other")
     need_a, need_b = ctx.needs_input_grad
@@ -155,6 +158,7 @@ def _pow_name(args):
     batch=pointwise,
     keeps_zero={"PowBackward0": "self", "PowBackward1": "self, exponent"},
 )
+@holomorphic
 def _pow(ctx, grad):
     a, b, out = ctx.saved_value("self"), ctx.saved_value("exponent"), ctx.saved_value("result")
     need_a, need_b = ctx.needs_input_grad
@@ -219,10 +223,13 @@ def _neg(grad):
     return -grad
 
 
-@elementwise("abs(self)", "AbsBackward0", keeps_zero="self")
+@elementwise("abs(self)", "AbsBackward0", keeps_zero="self", holomorphic=False)
 def _abs(grad, self):
-    # torch: grad * self.sgn(), whose own gradient is an efficient zero (Note [Efficient zeros])
-    return grad * self.sgn()
+    # torch: grad * self.sgn(), whose own gradient is an efficient zero (Note [Efficient
+    # zeros]); as a forward formula torch's ``self_t.conj() * self.sgn()`` (a complex
+    # input's tangent, whose real part the real output keeps; the gradient is real)
+    return grad.conj() * self.sgn()
+
 
 
 @register("relu(self)", "ReluBackward0", save="result", fused="relu_backward", batch=unary)
@@ -505,17 +512,30 @@ for _name in ZERO_GRADIENT:
     elementwise(_name, _name.capitalize() + "Backward0", self=lambda grad: _zeros(grad))
 
 
-@register("sgn", "SgnBackward0", batch=unary, keeps_zero="self")
+@register("sgn", "SgnBackward0", save="self, result", batch=unary, keeps_zero="self")
 def _sgn(ctx, grad):
-    """torch's sgn_backward for real dtypes: an efficient zero, which later formulas keep
-    zero even where they multiply it by inf or NaN (Note [Efficient zeros])."""
-    return (efficient_zeros(grad),)
+    """torch's sgn_backward: for real dtypes an efficient zero, which later formulas keep
+    zero even where they multiply it by inf or NaN (Note [Efficient zeros]); for complex
+    ``z``, ``(grad - s * real(conj(s) * grad)) / |z|`` with ``s = sgn(z)``, zero at 0."""
+    z = ctx.saved_value("self")
+    if not z.is_complex():
+        return (efficient_zeros(grad),)
+    s = ctx.saved_value("result")
+    a = z.abs()
+    g = (grad - s * (s.conj() * grad).real) / a
+    return (gt.where(a == 0, gt.zeros((), dtype=g.dtype), g),)
 
 
 @jvp("sgn")
 def _sgn_jvp(args, out, tangents, lead):
-    """A tangent of zeros (torch's zeros_like: the efficient zero is backward's only)."""
-    return gt.zeros_like(tangents[0])
+    """A tangent of zeros for real dtypes (torch's zeros_like: the efficient zero is
+    backward's only); torch's sgn_backward of the tangent for complex ones."""
+    z, t = args[0], tangents[0]
+    if not z.is_complex():
+        return gt.zeros_like(t)
+    a = z.abs()
+    r = (t - out * (out.conj() * t).real) / a
+    return gt.where(a == 0, gt.zeros((), dtype=r.dtype), r)
 
 
 def _select_extreme(ctx, grad, a_loses, b_loses):

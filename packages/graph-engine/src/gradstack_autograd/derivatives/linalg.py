@@ -21,6 +21,7 @@ from ._formulas import (
     _lead,
     refuse_undifferentiable_result,
 )
+from ._wirtinger import holomorphic
 from ._table import jvp, register
 from ._tangents import _matmul_left, _matmul_right, _pad, _put, _take, _tangent_sum
 from .batching import _arg, _rank, front, last_two, pad, per_sample
@@ -230,6 +231,7 @@ def _matmul_rule(args, bdims):
     extra=_matmul_extra,
     batch=_matmul_rule,
 )
+@holomorphic
 def _matmul(ctx, grad):
     a_dim, b_dim, folded, folded_other, cut_a, cut_b = ctx.extra
     a = folded if folded is not None else ctx.saved_value("self")
@@ -272,6 +274,7 @@ def _matmul(ctx, grad):
     sizes="self, mat2",
     batch=_matmul_rule,
 )
+@holomorphic
 def _mm(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("mat2")
     need_a, need_b = ctx.needs_input_grad
@@ -289,6 +292,7 @@ def _mm(ctx, grad):
     extra=lambda args, out: refuse_undifferentiable_result(out),  # as _matmul_extra
     batch=_matmul_rule,
 )
+@holomorphic
 def _bmm(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("mat2")
     need_a, need_b = ctx.needs_input_grad
@@ -318,6 +322,7 @@ def _matmul_jvp(args, out, tangents, lead):
     batch=_matmul_rule,
     keeps_zero="self, tensor",
 )
+@holomorphic
 def _dot(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("tensor")
     need_a, need_b = ctx.needs_input_grad
@@ -354,6 +359,7 @@ def _outer_rule(args, bdims):
     batch=_outer_rule,
     keeps_zero="self, vec2",  # (torch's outer is a product: MulBackward0)
 )
+@holomorphic
 def _outer(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("vec2")
     need_a, need_b = ctx.needs_input_grad
@@ -382,6 +388,7 @@ def _outer_jvp(args, out, tangents, lead):
     batch=_matmul_rule,
     keeps_zero="self",
 )
+@holomorphic
 def _mv(ctx, grad):
     a, b = ctx.saved_value("self"), ctx.saved_value("vec")
     need_a, need_b = ctx.needs_input_grad
@@ -439,6 +446,7 @@ def _addmm_rule(args, bdims):
     extra=lambda args, out: (_column_major(args[1]), _column_major(args[2])),
     batch=_addmm_rule,
 )
+@holomorphic
 def _addmm(ctx, grad):
     saved = ctx.saved_value
     m1, m2, beta, alpha = saved("mat1"), saved("mat2"), saved("beta"), saved("alpha")

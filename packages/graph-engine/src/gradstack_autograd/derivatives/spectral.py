@@ -1,0 +1,109 @@
+"""The discrete Fourier transforms behind torch.fft: torch's ``_fft_c2c``, ``_fft_r2c``,
+``_fft_c2r`` and their derivatives (torch's ``fft_r2c_backward``/``fft_c2r_backward``).
+
+The transforms are linear, so each backward is the adjoint transform of the gradient with
+the same normalisation: the inverse direction for c2c; for r2c onesided, the missing half
+of the bins filled with zeros before an inverse c2c, the real part kept; for c2r, an r2c of
+the gradient with the bins that stand for two (their mirror image is not stored) doubled.
+"""
+
+from __future__ import annotations
+
+import gradstack_tensor as gt
+from gradstack_tensor import OPS
+from gradstack_tensor.extension import dispatch
+
+from ._formulas import _lead
+from ._table import jvp, register
+from .batching import per_sample
+
+__all__: list[str] = []
+
+_NO_RULE = "the FFT ops have no batching rule yet; vmap runs them per sample"
+
+
+def _shifted(dim, grad):
+    """The transformed dims of a gradient that may carry a batch prefix (Note [Batched
+    formulas])."""
+    nl = len(_lead(grad))
+    return tuple(d + nl for d in dim) if nl else dim
+
+
+def _c2c(x, dim, normalization, forward):
+    return dispatch(OPS["fft_c2c"], (x, dim, normalization, forward))
+
+
+def _r2c(x, dim, normalization, onesided):
+    return dispatch(OPS["fft_r2c"], (x, dim, normalization, onesided))
+
+
+def _c2r(x, dim, normalization, last_dim_size):
+    return dispatch(OPS["fft_c2r"], (x, dim, normalization, last_dim_size))
+
+
+@register(
+    "fft_c2c(self, dim, normalization, forward)",
+    "FftC2CBackward0",
+    save="dim, normalization, forward",
+    batch=per_sample(_NO_RULE),
+)
+def _fft_c2c(ctx, grad):
+    dim, norm, forward = (ctx.saved_value(n) for n in ("dim", "normalization", "forward"))
+    return (_c2c(grad, _shifted(dim, grad), norm, not forward),)
+
+
+@jvp("fft_c2c")
+def _fft_c2c_jvp(args, out, tangents, lead):
+    return _c2c(tangents[0], tuple(d + len(lead) for d in args[1]), args[2], args[3])
+
+
+@register(
+    "fft_r2c(self, dim, normalization, onesided)",
+    "FftR2CBackward0",
+    save="self, dim, normalization, onesided",
+    batch=per_sample(_NO_RULE),
+)
+def _fft_r2c(ctx, grad):
+    x = ctx.saved_value("self")
+    dim, norm, onesided = (ctx.saved_value(n) for n in ("dim", "normalization", "onesided"))
+    gdim = _shifted(dim, grad)
+    if onesided:
+        last = gdim[-1]
+        missing = x.shape[dim[-1]] - grad.shape[last]
+        if missing > 0:
+            shape = list(grad.shape)
+            shape[last] = missing
+            grad = gt.cat([grad, grad.new_zeros(shape)], last)
+    return (_c2c(grad, gdim, norm, False).real,)
+
+
+@jvp("fft_r2c")
+def _fft_r2c_jvp(args, out, tangents, lead):
+    return _r2c(tangents[0], tuple(d + len(lead) for d in args[1]), args[2], args[3])
+
+
+@register(
+    "fft_c2r(self, dim, normalization, last_dim_size)",
+    "FftC2RBackward0",
+    save="dim, normalization",
+    batch=per_sample(_NO_RULE),
+)
+def _fft_c2r(ctx, grad):
+    dim, norm = ctx.saved_value("dim"), ctx.saved_value("normalization")
+    dim = _shifted(dim, grad)
+    g = _r2c(grad, dim, norm, True)
+    last = dim[-1]
+    double = grad.shape[last] - g.shape[last]
+    if double > 0:
+        # the bins 1 .. n - (n//2 + 1) stand for their mirror images too
+        scale = gt.ones(g.shape[last], dtype=g.real.dtype)
+        scale[1 : 1 + double] = 2.0
+        shape = [1] * g.dim()
+        shape[last] = g.shape[last]
+        g = g * scale.reshape(shape)
+    return (g,)
+
+
+@jvp("fft_c2r")
+def _fft_c2r_jvp(args, out, tangents, lead):
+    return _c2r(tangents[0], tuple(d + len(lead) for d in args[1]), args[2], args[3])
