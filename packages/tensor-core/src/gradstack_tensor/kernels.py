@@ -46,6 +46,8 @@ from ._rnn_kernels import *  # noqa: F403
 from ._rnn_kernels import __all__ as _rnn_kernels_all
 from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
+from ._special_kernels import *  # noqa: F403
+from ._special_kernels import __all__ as _special_kernels_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
 from ._window_kernels import *  # noqa: F403
@@ -62,6 +64,7 @@ __all__ = sorted(
         *_norm_kernels_all,
         *_rnn_kernels_all,
         *_sgd_update_all,
+        *_special_kernels_all,
         *_sum_to_shape_all,
         *_window_kernels_all,
     ]
