@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from . import _activation_kernels, _norm_kernels
+from . import _activation_kernels, _loss_kernels, _norm_kernels
 from . import _batch_norm_kernels as _bn_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
@@ -288,6 +288,8 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     beta = _number(beta, "smooth_l1_loss", "beta")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta > 0 and fusable(x, y):  # one C pass (Note [Loss kernels follow torch's formulas])
+        return _result(_reduce(_loss_kernels.smooth_l1(x, y, beta), reduction), x.dtype)
     z = np.abs(quiet(np.subtract, x, y))
     with np.errstate(all="ignore"):
         loss = np.where(z < beta, 0.5 * z * z / beta if beta > 0 else z, z - 0.5 * beta)
@@ -301,6 +303,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     delta = _number(delta, "huber_loss", "delta")
     if not delta > 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if fusable(x, y):  # one C pass (Note [Loss kernels follow torch's formulas])
+        return _result(_reduce(_loss_kernels.huber(x, y, delta), reduction), x.dtype)
     z = np.abs(quiet(np.subtract, x, y))
     with np.errstate(all="ignore"):
         loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))

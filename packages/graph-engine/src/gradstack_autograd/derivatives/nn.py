@@ -381,6 +381,37 @@ register(
     shown=loss_enums,
     batch=loss(tensor_positions=(0, 1), reduction_pos=2),
 )(_loss_backward(_mse_partials))
+
+
+def _kernel_loss_backward(kernel, partials, name):
+    """:func:`_loss_backward` of smooth L1 or Huber, whose first-order gradients of
+    operands of one float32/float64 dtype and shape come from one C pass of ``kernel``
+    (``kernels.smooth_l1_backward``/``huber_backward``, torch's loops: Note [Loss kernels
+    follow torch's formulas] in tensor-core's ``_loss_kernels.pyx``); the target's is the
+    negated input's, as torch's swapped call gives exactly."""
+    formula = _loss_backward(partials, name)
+
+    def backward(ctx, grad):
+        x, y = ctx.saved_value("self"), ctx.saved_value("target")
+        p, reduction = ctx.saved_value(name), ctx.saved_value("reduction")
+        if p > 0 and _first_order_arrays(grad):
+            a, b, g = _data(x), _data(y), _data(grad)
+            if (
+                a.dtype in _C_FLOATS
+                and b.dtype == a.dtype == g.dtype
+                and a.shape == b.shape
+                and (g.shape == a.shape if reduction == "none" else g.size == 1)
+            ):
+                a, b, g = (np.ascontiguousarray(t) for t in (a, b, g))
+                with np.errstate(all="ignore"):
+                    gx = kernel(g, a, b, p, _mean_scale(reduction, a.size))
+                need_x, need_y = ctx.needs_input_grad
+                return (_wrap(gx) if need_x else None), (_wrap(-gx) if need_y else None)
+        return formula(ctx, grad)
+
+    return backward
+
+
 register(
     "smooth_l1_loss(self, target, reduction, beta)",
     "SmoothL1LossBackward0",
@@ -388,7 +419,7 @@ register(
     save="self, target, beta, reduction",
     shown=loss_enums,
     batch=loss(tensor_positions=(0, 1), reduction_pos=2),
-)(_loss_backward(_smooth_l1_partials, "beta"))
+)(_kernel_loss_backward(kernels.smooth_l1_backward, _smooth_l1_partials, "beta"))
 register(
     "huber_loss(self, target, reduction, delta)",
     "HuberLossBackward0",
@@ -396,7 +427,7 @@ register(
     save="self, target, delta, reduction",
     shown=loss_enums,
     batch=loss(tensor_positions=(0, 1), reduction_pos=2),
-)(_loss_backward(_huber_partials, "delta"))
+)(_kernel_loss_backward(kernels.huber_backward, _huber_partials, "delta"))
 
 
 def _reorder(forward, order):
