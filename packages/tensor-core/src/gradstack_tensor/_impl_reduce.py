@@ -12,10 +12,11 @@ import warnings
 
 import numpy as np
 
-from . import _norm_kernels, return_types
+from . import _norm_kernels, _scan_kernels, return_types
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
+from ._kernels import fusable
 from ._shapes import _normalize_dim, normalize_dims
 from ._tensor import Tensor, _data, _wrap
 from ._ufuncs import quiet
@@ -478,6 +479,8 @@ def cumsum(input, dim, dtype=None):
     axis = _normalize_dim(dim, x.ndim)
     if x.ndim == 0:
         return _wrap(x.copy())
+    if fusable(x):  # one C pass (Note [cumsum accumulates in double] in _scan_kernels.pyx)
+        return _wrap(_scan_kernels.cumsum(x, axis))
     # torch's CPU kernel runs the sum in acc_type (double for float32, float for float16)
     # and rounds each prefix once: numpy's float32 running sum differed in the last bits,
     # which ``.long()`` then turned into -1 vs 0 (fuzz seed 21 #10869)

@@ -48,6 +48,8 @@ from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._rnn_kernels import *  # noqa: F403
 from ._rnn_kernels import __all__ as _rnn_kernels_all
+from ._scan_kernels import *  # noqa: F403
+from ._scan_kernels import __all__ as _scan_kernels_all
 from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
 from ._special_kernels import *  # noqa: F403
@@ -69,6 +71,7 @@ __all__ = sorted(
         *_loss_kernels_all,
         *_norm_kernels_all,
         *_rnn_kernels_all,
+        *_scan_kernels_all,
         *_sgd_update_all,
         *_special_kernels_all,
         *_sum_to_shape_all,
