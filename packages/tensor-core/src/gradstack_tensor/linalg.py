@@ -223,10 +223,9 @@ def slogdet(A, *, out=None):
     """
     import numpy as np
 
+    from ._impl_decompositions import take_slogdet_sign
     from ._tensor import _data, _wrap
     from .return_types import linalg_slogdet
-
-    from ._impl_decompositions import take_slogdet_sign
 
     x = _t(A, "slogdet")
     a = _data(x)
