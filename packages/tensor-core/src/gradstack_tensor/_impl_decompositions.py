@@ -14,6 +14,8 @@ that (rare) path the index is recomputed with the same column-by-column algorith
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ._dispatch import OPS
@@ -120,13 +122,34 @@ def linalg_det(A):
     return _result(np.linalg.det(x) if x.size else np.ones(x.shape[:-2]), x.dtype)
 
 
+# Note [slogdet's sign from the kernel's factorization]
+# ``linalg.slogdet`` records the op ``linalg_logabsdet`` (the differentiable half) and
+# returns the sign beside it.  The kernel's np.linalg.slogdet computes both from one LU;
+# it leaves the sign here, for this thread, with the array it factored, and slogdet takes
+# it when the array is the one it passed (one LU where there were two: half of slogdet's
+# forward time at n = 1000).
+_last_sign = threading.local()
+
+
+def take_slogdet_sign(x: np.ndarray):
+    """The sign the last ``linalg_logabsdet`` kernel of this thread computed for exactly
+    the array ``x`` (Note [slogdet's sign from the kernel's factorization]), else None."""
+    last = getattr(_last_sign, "value", None)
+    _last_sign.value = None
+    if last is None or last[0] is not x:
+        return None
+    return last[1]
+
+
 @OPS["linalg_logabsdet"].set_kernel
 def linalg_logabsdet(A):
     x = _data(A)
     check_matrices("linalg.slogdet", x)
     if x.size == 0:
         return _result(np.zeros(x.shape[:-2]), x.dtype)
-    return _result(np.linalg.slogdet(x)[1], x.dtype)
+    sign, logabsdet = np.linalg.slogdet(x)
+    _last_sign.value = (x, sign)
+    return _result(logabsdet, x.dtype)
 
 
 def solve_is_vector(a_shape, b_shape) -> bool:

@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from . import _activation_kernels, _norm_kernels
+from . import _activation_kernels, _loss_kernels, _norm_kernels
 from . import _batch_norm_kernels as _bn_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
@@ -210,6 +210,10 @@ def nll_weights(target: np.ndarray, weight, n_classes: int, ignore_index: int, d
     loss (``weight[target]``, 0 where ignored).  Raises IndexError for an index out of
     range."""
     t = target.astype(np.int64, copy=False)
+    # (one pass when every target is a class: a negative index is a huge unsigned one)
+    if t.size and not (0 <= ignore_index < n_classes) and (t.view(np.uint64) < n_classes).all():
+        w = np.ones(t.shape, dtype=dtype) if weight is None else weight[t].astype(dtype)
+        return t, w
     ignored = t == ignore_index
     bad = ((t < 0) | (t >= n_classes)) & ~ignored
     if bad.any():
@@ -242,9 +246,15 @@ def _nll(op, input, target, weight, reduction, ignore_index):
         t2 = t.reshape(())
         safe, w = nll_weights(t2, w_arr, n_classes, ignore_index, x.dtype)
         picked = x[safe]
-    else:
+    elif x.ndim == 2:
         safe, w = nll_weights(t, w_arr, n_classes, ignore_index, x.dtype)
-        picked = np.take_along_axis(x, np.expand_dims(safe, 1), axis=1).squeeze(1)
+        picked = x[np.arange(x.shape[0]), safe]
+    else:  # (flat indices n C S + t S + s: take_along_axis was half of nll_loss2d's time)
+        safe, w = nll_weights(t, w_arr, n_classes, ignore_index, x.dtype)
+        n, s = x.shape[0], math.prod(x.shape[2:])
+        base = np.arange(n, dtype=np.int64)[:, None] * (n_classes * s) + np.arange(s)
+        flat = (base + safe.reshape(n, s) * s).reshape(safe.shape)
+        picked = np.take(x if x.flags.c_contiguous else np.ascontiguousarray(x), flat)
     loss = quiet(np.multiply, -picked, w)
     if reduction == "none":
         return _result(loss, x.dtype)
@@ -288,6 +298,8 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     beta = _number(beta, "smooth_l1_loss", "beta")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta > 0 and fusable(x, y):  # one C pass (Note [Loss kernels follow torch's formulas])
+        return _result(_reduce(_loss_kernels.smooth_l1(x, y, beta), reduction), x.dtype)
     z = np.abs(quiet(np.subtract, x, y))
     with np.errstate(all="ignore"):
         loss = np.where(z < beta, 0.5 * z * z / beta if beta > 0 else z, z - 0.5 * beta)
@@ -301,6 +313,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     delta = _number(delta, "huber_loss", "delta")
     if not delta > 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if fusable(x, y):  # one C pass (Note [Loss kernels follow torch's formulas])
+        return _result(_reduce(_loss_kernels.huber(x, y, delta), reduction), x.dtype)
     z = np.abs(quiet(np.subtract, x, y))
     with np.errstate(all="ignore"):
         loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))

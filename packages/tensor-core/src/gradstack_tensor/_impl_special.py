@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from . import _activation_kernels
+from . import _activation_kernels, _special_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_nn import erf_array, unary_kernel
@@ -105,9 +105,11 @@ def erfinv(input):
 # recurrence ``psi(x) = psi(x + 1) - 1 / x`` up to 10, then the asymptotic series;
 # ``-+inf`` at ``+-0``, NaN at the negative integers.  ``polygamma(1, x)`` is torch's
 # ``trigamma`` (six recurrence steps and a series), and ``polygamma(n, x)`` for ``n >= 2``
-# is ``(-1)**(n + 1) * n! * zeta(n + 1, x)`` with Cephes' Hurwitz zeta.  Values are
-# computed in float64 and rounded once to the input's dtype (torch's float32 kernels
-# compute in float32: their last bits may differ).
+# is ``(-1)**(n + 1) * n! * zeta(n + 1, x)`` with Cephes' Hurwitz zeta.  float32 and
+# float64 take the C loops of ``_special_kernels`` (Note [Special kernels follow torch's
+# formulas] there: torch's arithmetic in the array's dtype, so float32 values are torch's
+# float32 values); the numpy functions below are the other dtypes' path (float16),
+# computed in float64 and rounded once to the input's dtype.
 
 _PSI_10 = 2.25175258906672110764
 _PSI_A = (8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
@@ -246,13 +248,15 @@ def _rounded(values, like: np.ndarray) -> Tensor:
 def lgamma(input):
     """``log(|gamma(x)|)``, elementwise (+inf at the poles)."""
     x = _float_input(input, "lgamma")
-    return _rounded(_lgamma_array(x.astype(np.float64)), x)
+    r = unary_kernel(_special_kernels.lgamma, x)
+    return _rounded(_lgamma_array(x.astype(np.float64)), x) if r is None else _wrap(r)
 
 
 def digamma(input):
     """The logarithmic derivative of the gamma function, elementwise."""
     x = _float_input(input, "digamma")
-    return _rounded(_digamma_array(x), x)
+    r = unary_kernel(_special_kernels.digamma, x)
+    return _rounded(_digamma_array(x), x) if r is None else _wrap(r)
 
 
 def polygamma(input, n):
@@ -263,9 +267,14 @@ def polygamma(input, n):
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     x = _float_input(input, "polygamma")
     if n == 0:
-        return _rounded(_digamma_array(x), x)
+        return digamma(input)
     if n == 1:
-        return _rounded(_trigamma_array(x), x)
+        r = unary_kernel(_special_kernels.trigamma, x)
+        return _rounded(_trigamma_array(x), x) if r is None else _wrap(r)
+    if n < 2**31:
+        r = unary_kernel(_special_kernels.polygamma, x, int(n))
+        if r is not None:
+            return _wrap(r)
     factor = (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0))
     with np.errstate(all="ignore"):
         zeta = np.asarray(_zeta_array(float(n + 1), x.astype(np.float64)), dtype=np.float64)

@@ -27,6 +27,10 @@ interface::
     _rnn_kernels.pyx               the fused LSTM and GRU cells, forward and backward
     _norm_kernels.pyx              softmax/log_softmax and layer norm, forward and backward
     _adam_update.pyx               the Adam/AdamW update, ``adam_update_``
+    _special_kernels.pyx           lgamma, digamma, trigamma and polygamma (torch's Math.h)
+    _division_kernels.pyx          fmod, remainder and floor division of floats
+    _loss_kernels.pyx              smooth L1 and Huber losses, forward and backward
+    _scan_kernels.pyx              cumsum, forward and reversed
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

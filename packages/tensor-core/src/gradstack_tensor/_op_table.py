@@ -396,7 +396,7 @@ ROWS: tuple[OpRow, ...] = (
     op(
         "fmod",
         BINARY,
-        ufuncs._integer_division("fmod", "fmod_cpu", np.fmod),
+        ufuncs._integer_division("fmod", "fmod_cpu", ufuncs._float_fmod),
         inplace_form=True,
         args=TENSOR_FIRST,
         doc="""C's remainder: ``self - trunc(self / other) * other``, the sign of ``self``.
@@ -410,7 +410,7 @@ ROWS: tuple[OpRow, ...] = (
     op(
         "floor_divide",
         BINARY,
-        ufuncs._integer_division("floor_divide", "div_floor_cpu", np.floor_divide),
+        ufuncs._integer_division("floor_divide", "div_floor_cpu", ufuncs._float_floor_divide),
         inplace_form=True,
         args=EITHER,
         doc="``self // other``: division rounded down (integer division by zero raises).",

@@ -34,18 +34,26 @@ from ._adam_update import *  # noqa: F403
 from ._adam_update import __all__ as _adam_update_all
 from ._batch_norm_kernels import *  # noqa: F403
 from ._batch_norm_kernels import __all__ as _batch_norm_kernels_all
+from ._division_kernels import *  # noqa: F403
+from ._division_kernels import __all__ as _division_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._index_kernels import *  # noqa: F403
 from ._index_kernels import __all__ as _index_kernels_all
 from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
+from ._loss_kernels import *  # noqa: F403
+from ._loss_kernels import __all__ as _loss_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._rnn_kernels import *  # noqa: F403
 from ._rnn_kernels import __all__ as _rnn_kernels_all
+from ._scan_kernels import *  # noqa: F403
+from ._scan_kernels import __all__ as _scan_kernels_all
 from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
+from ._special_kernels import *  # noqa: F403
+from ._special_kernels import __all__ as _special_kernels_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
 from ._window_kernels import *  # noqa: F403
@@ -56,12 +64,16 @@ __all__ = sorted(
         *_activation_all,
         *_adam_update_all,
         *_batch_norm_kernels_all,
+        *_division_kernels_all,
         *_transcendentals_all,
         *_index_kernels_all,
         *_kernels_all,
+        *_loss_kernels_all,
         *_norm_kernels_all,
         *_rnn_kernels_all,
+        *_scan_kernels_all,
         *_sgd_update_all,
+        *_special_kernels_all,
         *_sum_to_shape_all,
         *_window_kernels_all,
     ]

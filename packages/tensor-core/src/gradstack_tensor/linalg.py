@@ -225,13 +225,16 @@ def slogdet(A, *, out=None):
     """
     import numpy as np
 
+    from ._impl_decompositions import take_slogdet_sign
     from ._tensor import _data, _wrap
     from .return_types import linalg_slogdet
 
     x = _t(A, "slogdet")
-    logabsdet = dispatch(OPS["linalg_logabsdet"], (x,))
     a = _data(x)
-    sign = np.linalg.slogdet(a)[0] if a.size else np.ones(a.shape[:-2])
+    logabsdet = dispatch(OPS["linalg_logabsdet"], (x,))
+    sign = take_slogdet_sign(a)  # (Note [slogdet's sign from the kernel's factorization])
+    if sign is None:
+        sign = np.linalg.slogdet(a)[0] if a.size else np.ones(a.shape[:-2])
     result = linalg_slogdet(_wrap(np.array(sign, dtype=a.dtype, order="C")), logabsdet)
     return result if out is None else _out(result, out)
 

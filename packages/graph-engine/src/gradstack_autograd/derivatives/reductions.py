@@ -6,7 +6,7 @@ import math
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import OPS
+from gradstack_tensor import OPS, kernels
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
 from gradstack_tensor.extension import wrap as _wrap
@@ -18,6 +18,7 @@ from ._formulas import (
     _batch_scatter,
     _dim_after,
     _expand_reduced,
+    _first_order_arrays,
     _grad_mode,
     _keep,
     _kernel_arrays,
@@ -595,6 +596,10 @@ def _cumsum(ctx, grad):
     if grad.dim() == len(lead):
         return (grad,)
     d = _dim_after(dim, grad, lead)
+    if not lead and _first_order_arrays(grad):
+        # the reversed running sum in one C pass (Note [cumsum accumulates in double])
+        g = np.ascontiguousarray(_data(grad))
+        return (_wrap(kernels.cumsum(g, d, reverse=True)),)
     return (grad.flip(d).cumsum(d).flip(d),)
 
 

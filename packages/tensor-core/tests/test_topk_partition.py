@@ -1,0 +1,71 @@
+"""topk by a partition (``_impl_reduce._top_k_indices``, Note [topk by a partition]): the
+same values and indices as the full stable sort (ties, NaN, signed zeros, integers), and
+as torch 2.13 where the values are distinct; every dim, largest and smallest,
+non-contiguous and 0-size inputs; the gradient (gradcheck in float64)."""
+
+from __future__ import annotations
+
+import gradstack as gs
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+CASES = [
+    ((1000, 300), 30, -1), ((300, 200), 20, 0), ((7, 50), 5, 1), ((50,), 3, 0),
+    ((4, 9, 30), 7, 2), ((6, 40, 3), 4, 1),
+]  # fmt: skip
+DTYPES = [np.float32, np.float64, np.float16, np.int64, np.int8, np.uint8]
+
+
+def _first_k_of_sort(x, k, dim, largest):
+    s = gs.sort(gs.tensor(x), dim, descending=largest)
+    sl = [slice(None)] * x.ndim
+    sl[dim] = slice(0, k)
+    return s.values.numpy()[tuple(sl)], s.indices.numpy()[tuple(sl)]
+
+
+@pytest.mark.parametrize("shape,k,dim", CASES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("special", [False, True])
+def test_same_answer_as_the_full_sort(shape, k, dim, dtype, largest, special):
+    x = (np.random.default_rng(0).standard_normal(shape) * 100).astype(dtype)
+    if special and np.dtype(dtype).kind == "f":
+        flat = x.reshape(-1)
+        flat[::17], flat[::13], flat[::11], flat[::7] = np.nan, np.inf, -0.0, 0.0
+    if special and np.dtype(dtype).kind != "f":
+        x = x // 16  # many ties
+    r = gs.topk(gs.tensor(x), k, dim, largest)
+    values, indices = _first_k_of_sort(x, k, dim, largest)
+    np.testing.assert_array_equal(r.values.numpy(), values)
+    np.testing.assert_array_equal(r.indices.numpy(), indices)
+    assert r.indices.dtype == gs.int64
+
+
+@pytest.mark.parametrize("shape,k,dim", CASES)
+@pytest.mark.parametrize("largest", [True, False])
+def test_distinct_values_match_torch(shape, k, dim, largest):
+    x = np.random.default_rng(1).permutation(np.prod(shape)).reshape(shape).astype(np.float32)
+    ours = gs.topk(gs.tensor(x), k, dim, largest)
+    theirs = torch.topk(torch.tensor(x), k, dim, largest)
+    np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+    np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+
+
+def test_non_contiguous_empty_and_gradients():
+    x = np.random.default_rng(2).permutation(60 * 40).reshape(60, 40).astype(np.float64)
+    for view in (lambda t: t.T, lambda t: t[:, ::3], lambda t: t[:0]):
+        ours = gs.topk(view(gs.tensor(x)), 3, -1)
+        theirs = torch.topk(view(torch.tensor(x)), 3, -1)
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+    grads = []
+    for L in (gs, torch):
+        a = L.tensor(x, requires_grad=True)
+        v = L.topk(a, 4, 1).values
+        (g,) = L.autograd.grad((v * L.arange(4.0)).sum(), a)
+        grads.append(g.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    a = gs.tensor(x[:5, :12] / 7, requires_grad=True)
+    assert gs.autograd.gradcheck(lambda t: gs.topk(t, 3, 1).values, (a,))
