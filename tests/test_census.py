@@ -130,6 +130,22 @@ def test_presence_is_the_same_path_under_gradstack():
     assert census.gradstack_has("torch.utils.data.dataloader.DataLoader")  # a submodule
     assert census.gradstack_has("torch.inf")
     assert not census.gradstack_has("torch.no_such_name")
+    # Note [A stub is not present]: a function that only raises NotImplementedError
+    ok, stub = census.resolve("gradstack.linalg.qr")
+    if ok and census.is_stub(stub):
+        assert not census.gradstack_has("torch.linalg.qr")
+
+    def missing(*args):
+        """Not here."""
+        raise NotImplementedError("not implemented in gradstack")
+
+    def partial(x):
+        if x:
+            raise NotImplementedError
+        return x
+
+    assert census.is_stub(missing) and not census.is_stub(partial)
+    assert not census.is_stub(census.gradstack_has)
     assert not census.gradstack_has("torch.Tensor.no_such_method")
 
 

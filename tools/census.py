@@ -30,10 +30,12 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import inspect
 import json
 import re
 import subprocess
 import sys
+import textwrap
 import types
 import warnings
 from collections import Counter, defaultdict
@@ -366,8 +368,39 @@ def resolve(path: str, root: str = "gradstack") -> tuple[bool, object]:
 
 
 def gradstack_has(qualname: str) -> bool:
-    """Whether gradstack has torch's ``qualname`` at the same path."""
-    return resolve("gradstack" + qualname[len("torch") :])[0]
+    """Whether gradstack has torch's ``qualname`` at the same path, and it is not a stub
+    (Note [A stub is not present])."""
+    found, obj = resolve("gradstack" + qualname[len("torch") :])
+    return found and not is_stub(obj)
+
+
+# Note [A stub is not present]
+# A few names are defined only to say that gradstack lacks them (``linalg.qr`` raises
+# NotImplementedError "not implemented in gradstack"): a program that calls one fails as if
+# the name were absent, so the census counts it missing.  A stub is a Python function whose
+# body (after its docstring) is one ``raise NotImplementedError``.
+def is_stub(obj: object) -> bool:
+    """Whether ``obj`` is a function that only raises NotImplementedError."""
+    if not isinstance(obj, types.FunctionType):
+        return False
+    try:
+        source = textwrap.dedent(inspect.getsource(obj))
+    except (OSError, TypeError):
+        return False
+    try:
+        node = ast.parse(source).body[0]
+    except (SyntaxError, IndexError):
+        return False
+    if not isinstance(node, ast.FunctionDef):
+        return False
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    name = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(name, ast.Name) and name.id == "NotImplementedError"
 
 
 @dataclass

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import math
 
+import gradstack_nn as nn
 import gradstack_tensor as gt
 import numpy as np
 import pytest
 import torch
 import torch.nn as TNN
-
-import gradstack_nn as nn
 from gradstack_nn import optim
 
 CASES = [

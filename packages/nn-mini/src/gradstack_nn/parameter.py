@@ -125,10 +125,10 @@ class UninitializedBuffer(Tensor):
 
     It holds no values; :meth:`materialize` gives it its shape (and dtype) in place, as
     :meth:`UninitializedParameter.materialize` does, so a state dict being loaded can fill
-    the same object.  It is not a :class:`Buffer` (assigning one to a new attribute does not
-    register it, as in torch): a lazy module assigns it to a buffer registered as None.  Its
-    lazy module stores it as a plain Tensor once every parameter and buffer is materialised (Note [A materialised buffer becomes a plain tensor] in
-    ``modules/lazy.py``).
+    the same object.  It is not a :class:`Buffer` (assigning one to a new attribute does
+    not register it, as in torch): a lazy module assigns it to a buffer registered as None,
+    and stores it as a plain Tensor once every parameter and buffer is materialised (Note
+    [A materialised buffer becomes a plain tensor] in ``modules/lazy.py``).
 
     >>> import gradstack_tensor as gt
     >>> b = UninitializedBuffer()

@@ -8,7 +8,7 @@ from gradstack_nn import Buffer, Parameter, UninitializedBuffer, UninitializedPa
 from gradstack_nn.modules import *  # noqa: F403
 from gradstack_nn.modules import __all__ as _layers
 
-from . import functional, init, parallel, parameter, utils
+from . import functional, init, modules, parallel, parameter, utils
 
 __all__ = [
     "Parameter",
