@@ -21,6 +21,7 @@ __all__ = [
     "current_device_index",
     "set_device_index",
     "synchronize",
+    "device_index",
 ]
 
 _NONE_AVAILABLE = (
@@ -57,3 +58,25 @@ def set_device_index(device) -> None:
 def synchronize(device=None) -> None:
     """Raises ``RuntimeError``, as torch does with no accelerator."""
     raise RuntimeError(_NONE_AVAILABLE)
+
+
+class device_index:  # noqa: N801 - torch's name
+    """The context manager that makes ``device`` the current accelerator index: with None
+    it does nothing; with an index it raises torch's ``RuntimeError`` on entering, as torch
+    does with no accelerator.
+
+    >>> import gradstack as torch
+    >>> with torch.accelerator.device_index(None):
+    ...     pass
+    """
+
+    def __init__(self, device, /) -> None:
+        self.idx = device
+        self.prev_idx = -1
+
+    def __enter__(self) -> None:
+        if self.idx is not None:
+            raise RuntimeError(_NONE_AVAILABLE)
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None

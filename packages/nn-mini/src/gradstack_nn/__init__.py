@@ -56,13 +56,14 @@ from .modules.rnn import *  # noqa: F403
 from .modules.sparse import *  # noqa: F403
 from .modules.transformer import *  # noqa: F403
 from .modules.upsampling import *  # noqa: F403
-from .parameter import Buffer, Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from .serialization import load, save
 
 __all__ = [
     "Parameter",
     "Buffer",
     "UninitializedParameter",
+    "UninitializedBuffer",
     "distributions",
     "functional",
     "init",

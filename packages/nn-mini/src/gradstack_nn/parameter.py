@@ -18,7 +18,14 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "is_parameter", "is_lazy"]
+__all__ = [
+    "Parameter",
+    "Buffer",
+    "UninitializedParameter",
+    "UninitializedBuffer",
+    "is_parameter",
+    "is_lazy",
+]
 
 
 class Parameter(Tensor):
@@ -112,11 +119,53 @@ class UninitializedParameter(Parameter):
         return "<UninitializedParameter>"
 
 
+class UninitializedBuffer(Tensor):
+    """A buffer whose shape is not known yet (the running statistics of a
+    ``LazyBatchNorm1d`` before its first call).
+
+    It holds no values; :meth:`materialize` gives it its shape (and dtype) in place, as
+    :meth:`UninitializedParameter.materialize` does, so a state dict being loaded can fill
+    the same object.  It is not a :class:`Buffer` (assigning one to a new attribute does
+    not register it, as in torch): a lazy module assigns it to a buffer registered as None,
+    and stores it as a plain Tensor once every parameter and buffer is materialised (Note
+    [A materialised buffer becomes a plain tensor] in ``modules/lazy.py``).
+
+    >>> import gradstack_tensor as gt
+    >>> b = UninitializedBuffer()
+    >>> b
+    <UninitializedBuffer>
+    >>> b.materialize((3,))
+    >>> tuple(b.shape), b.requires_grad, is_lazy(b)
+    ((3,), False, False)
+    """
+
+    cls_to_become = Buffer
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        t = Tensor._make_subclass(cls, gt.empty(0, device=device, dtype=dtype), requires_grad)
+        t.persistent = persistent
+        return t
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the buffer ``shape`` (uninitialised values) and make it a Buffer."""
+        if dtype is None:
+            dtype = self.dtype
+        with ag.no_grad():
+            self.data = gt.empty(tuple(shape), device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"
+
+
 def is_parameter(obj) -> bool:
     """Whether ``obj`` is a :class:`Parameter`."""
     return isinstance(obj, Parameter)
 
 
 def is_lazy(obj) -> bool:
-    """Whether ``obj`` is a parameter that has not been materialised yet."""
-    return isinstance(obj, UninitializedParameter)
+    """Whether ``obj`` is a parameter or buffer that has not been materialised yet."""
+    return isinstance(obj, UninitializedParameter | UninitializedBuffer)

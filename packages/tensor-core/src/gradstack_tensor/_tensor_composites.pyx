@@ -156,7 +156,18 @@ cdef class CompositeMethods(ShapeMethods):
                 f"take(): argument 'index' (position 1) must be Tensor, not "
                 f"{type(index).__name__}"
             )
-        return self.reshape(-1).gather(0, index.reshape(-1)).reshape(tuple(index.shape))
+        flat = index.reshape(-1)
+        n = self.numel()
+        if flat.numel():
+            low, high = int(flat.min().item()), int(flat.max().item())
+            for i in (low, high):
+                if not -n <= i < n:
+                    raise IndexError(
+                        f"out of range: tried to access index {i} on a tensor of {n} elements."
+                    )
+            if low < 0:  # torch's take wraps negative indices
+                flat = flat + (flat < 0).long() * n
+        return self.reshape(-1).gather(0, flat).reshape(tuple(index.shape))
 
     def vdot(self, other):
         """``self.dot(other)`` (real tensors)."""

@@ -237,6 +237,56 @@ cdef class ShapeMethods(ReductionMethods):
             )
         return dispatch(OP_TRANSPOSE, (self, -2, -1))
 
+    @property
+    def mH(self):
+        """The conjugate transpose of a batch of matrices (the last two dims swapped), a
+        view; for real dtypes it is :attr:`mT`, with torch's errors (``mH``'s words).
+
+        Examples
+        --------
+        >>> gt.zeros(5, 2, 3).mH.shape
+        gradstack.Size([5, 3, 2])
+        """
+        return _conj_transpose(self, "tensor.mH")
+
+    def adjoint(self):
+        """The conjugate transpose of a batch of matrices, as :attr:`mH` (a view).
+
+        Examples
+        --------
+        >>> gt.tensor([[1.0, 2.0]]).adjoint().tolist()
+        [[1.0], [2.0]]
+        """
+        return _conj_transpose(self, "tensor.adjoint()")
+
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix (2-d; a view); for real dtypes it is
+        :attr:`T`.  torch's errors for other dims (``mH`` for batches of matrices).
+
+        Examples
+        --------
+        >>> gt.tensor([[1.0, 2.0]]).H.tolist()
+        [[1.0], [2.0]]
+        """
+        cdef int nd = self._data.ndim
+        if nd == 0:
+            warnings.warn(
+                "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                UserWarning, stacklevel=1,
+            )
+            return self
+        if nd != 2:
+            extra = (
+                ". For batches of matrices, consider using tensor.mH" if nd > 2 else ""
+            )
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor"
+                f"{extra}" + ("" if extra else ".")
+            )
+        out = dispatch(OP_TRANSPOSE, (self, -2, -1))
+        return out.conj() if out.is_complex() else out
+
     def squeeze(self, dim=None):
         """A view without the dims of size 1 (only ``dim`` when given).
 
@@ -642,3 +692,25 @@ cdef class ShapeMethods(ReductionMethods):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self.select(0, i) for i in range(shape_of(self._data)[0]))
+
+
+_ZERO_DIM_WARNINGS = {"tensor.mH": "Tensor.mH", "tensor.adjoint()": "adjoint()"}
+
+
+def _conj_transpose(self, what):
+    """``self``'s last two dims swapped, conjugated where the dtype is complex (torch's
+    ``mH``/``adjoint``): the checks and warning name ``what``."""
+    nd = self.dim()
+    if nd == 0:
+        # (compiled: no frame of its own, so stacklevel 1 is the caller's line)
+        warnings.warn(
+            _ZERO_DIM_WARNINGS[what] + " is deprecated on 0-D tensors. Consider using x.conj().",
+            UserWarning, stacklevel=1,
+        )
+        return self
+    if nd == 1:
+        raise RuntimeError(
+            f"{what} is only supported on matrices or batches of matrices. Got 1-D tensor."
+        )
+    out = dispatch(OP_TRANSPOSE, (self, -2, -1))
+    return out.conj() if out.is_complex() else out

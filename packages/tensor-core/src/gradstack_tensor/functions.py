@@ -93,11 +93,29 @@ def _functions(rows) -> dict:
         )
         if not inplace:
             made.update((alias, fn) for alias in row.aliases)
+        else:  # torch.arcsinh_ is asinh_: the in-place method aliases have functions too
+            made.update((alias, fn) for alias in row.method_aliases if alias.endswith("_"))
     return made
 
 
 _FROM_TABLE = _functions(ROWS)  # the function forms made from the op table, by name
 globals().update(_FROM_TABLE)
+
+# Note [torch's functions that are a method's call]
+# torch has a function for these methods (``torch.erf_(t)``, ``torch.msort(t)``,
+# ``torch.adjoint(t)``, ``torch.is_signed(t)``): each is the method called on ``input``
+# (``_method_form``, with the method's docstring), so that its checks, results and graph
+# are the method's.  The census of torch's names (docs/census.md) listed them as missing.
+_TORCH_FUNCTIONS_OF_METHODS = (
+    # in-place forms of ops whose function form is written by hand or is a composite
+    "addmv_", "arccos_", "arcsin_", "arctan_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "deg2rad_", "detach_", "erf_",
+    "erfc_", "fix_", "frac_", "ldexp_", "logit_", "nan_to_num_", "negative_", "rad2deg_",
+    "resize_as_", "sinc_", "square_", "xlogy_",
+    # out-of-place
+    "adjoint", "conj", "conj_physical", "ger", "get_device", "is_conj", "is_inference",
+    "is_neg", "is_nonzero", "is_same_size", "is_signed", "msort", "narrow_copy",
+    "resolve_conj", "resolve_neg", "split_with_sizes", "take",
+)  # fmt: skip
 
 __all__ = sorted(
     list(_FROM_TABLE)
@@ -186,7 +204,9 @@ __all__ = sorted(
         "count_nonzero",
         "bernoulli",
         "multinomial",
+        "real",
     ]
+    + list(_TORCH_FUNCTIONS_OF_METHODS)
 )
 
 
@@ -444,6 +464,23 @@ for _name in (
     "numel",
 ):
     globals()[_name] = _method_form(_name)
+
+for _name in _TORCH_FUNCTIONS_OF_METHODS:  # Note [torch's functions that are a method's call]
+    globals()[_name] = _method_form(_name)
+
+
+def real(input):
+    """The real part of ``input``: ``input.real`` (``input`` itself for real dtypes, as
+    torch's ``real``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> x = gt.tensor([1.0, 2.0])
+    >>> real(x) is x
+    True
+    """
+    return _tensor(input, "real").real
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):

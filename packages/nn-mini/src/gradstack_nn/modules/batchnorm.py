@@ -1,4 +1,5 @@
-"""``BatchNorm1d``: batch normalisation with running statistics."""
+"""``BatchNorm1d``: batch normalisation with running statistics; ``LazyBatchNorm1d`` ...
+infer ``num_features`` from their first input."""
 
 from __future__ import annotations
 
@@ -8,10 +9,18 @@ from gradstack_tensor import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+]
 
 
 class _NormBase(Module):
@@ -164,3 +173,80 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """torch's ``_LazyNormBase``: ``num_features`` is 0, the weight and bias are
+    :class:`~gradstack_nn.parameter.UninitializedParameter` objects and the running
+    statistics :class:`~gradstack_nn.parameter.UninitializedBuffer` objects until the first
+    call, which reads ``num_features`` off ``input.shape[1]``."""
+
+    def __init__(
+        self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+        track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True,
+    ) -> None:  # fmt: skip
+        # affine and track_running_stats False: no tensors that would be replaced at once
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = gt.tensor(0, dtype=gt.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        """Reset as the plain layer does, once the parameters have their shapes."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Materialise the parameters and statistics ``(input.shape[1],)``, then reset."""
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        if self.affine:
+            self.weight.materialize((self.num_features,))
+            if self.bias is not None:
+                self.bias.materialize((self.num_features,))
+        if self.track_running_stats:
+            self.running_mean.materialize((self.num_features,))
+            self.running_var.materialize((self.num_features,))
+        self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A :class:`BatchNorm1d` whose ``num_features`` is inferred from the first input
+    (``input.shape[1]``), as ``torch.nn.LazyBatchNorm1d``; it becomes a ``BatchNorm1d``.
+
+    >>> import gradstack_tensor as gt
+    >>> bn = LazyBatchNorm1d()
+    >>> bn.running_mean
+    <UninitializedBuffer>
+    >>> bn(gt.tensor([[1.0, 10.0], [3.0, 30.0]])).shape, bn.running_mean.tolist()
+    (gradstack.Size([2, 2]), [0.20000000298023224, 2.0])
+    >>> bn
+    BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A :class:`BatchNorm2d` whose ``num_features`` is inferred from the first input
+    (``torch.nn.LazyBatchNorm2d``)."""
+
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A :class:`BatchNorm3d` whose ``num_features`` is inferred from the first input
+    (``torch.nn.LazyBatchNorm3d``)."""
+
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim

@@ -1,7 +1,8 @@
 """The convolution layers, as torch's (arguments, ``padding_mode``, initial draws, reprs):
 ``Conv1d``, ``Conv2d``, ``Conv3d`` and ``ConvTranspose1d``, ``ConvTranspose2d``,
 ``ConvTranspose3d``.  The 1-d and 3-d classes are the 2-d ones with another number of
-spatial dims (``_dims``) and their function of :mod:`gradstack_nn.functional.conv`.
+spatial dims (``_dims``) and their function of :mod:`gradstack_nn.functional.conv`.  The
+``Lazy`` forms (``LazyConv2d`` ...) infer ``in_channels`` from their first input.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from gradstack_tensor import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = [
@@ -23,6 +25,12 @@ __all__ = [
     "ConvTranspose1d",
     "ConvTranspose2d",
     "ConvTranspose3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
 ]
 
 
@@ -361,3 +369,133 @@ class ConvTranspose3d(ConvTranspose2d):
         return F.conv_transpose3d(
             input, weight, bias, stride, padding, output_padding, groups, dilation
         )
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """torch's ``_LazyConvXdMixin``: ``in_channels`` is 0 and the weight and bias are
+    :class:`~gradstack_nn.parameter.UninitializedParameter` objects until the first call,
+    which reads ``in_channels`` off the input (dim 1 of a batched input, dim 0 of an
+    unbatched one), materialises them and initialises them as the plain layer does."""
+
+    in_channels: int
+    out_channels: int
+    groups: int
+    kernel_size: tuple
+    _dims: int
+    _transposed = False
+
+    def _lazy_parameters(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """Initialise as the plain layer does, once the parameters have their shapes."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        unbatched = self._dims + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(
+                f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                f"{type(self).__name__}, but got input of size: {input.shape}"
+            )
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        """Materialise the weight and bias from ``input``'s channels, then initialise."""
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._get_in_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self._transposed:
+            shape = (self.in_channels, self.out_channels // self.groups)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups)
+        self.weight.materialize(shape + tuple(self.kernel_size))
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+
+class LazyConv2d(_LazyConvMixin, Conv2d):
+    """A :class:`Conv2d` whose ``in_channels`` is inferred from the first input, as
+    ``torch.nn.LazyConv2d``; it becomes a ``Conv2d`` at its first call.
+
+    >>> import gradstack_tensor as gt
+    >>> conv = LazyConv2d(4, 3)
+    >>> conv
+    LazyConv2d(0, 4, kernel_size=(3, 3), stride=(1, 1))
+    >>> conv(gt.ones(2, 3, 5, 5)).shape, conv
+    (gradstack.Size([2, 4, 3, 3]), Conv2d(3, 4, kernel_size=(3, 3), stride=(1, 1)))
+    """
+
+    cls_to_become = Conv2d
+
+    def __init__(
+        self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+        groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
+        dtype=None,
+    ) -> None:  # fmt: skip
+        super().__init__(
+            0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+            device, dtype,
+        )  # fmt: skip
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(LazyConv2d, Conv1d):
+    """A :class:`Conv1d` whose ``in_channels`` is inferred from the first input
+    (``torch.nn.LazyConv1d``)."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv3d(LazyConv2d, Conv3d):
+    """A :class:`Conv3d` whose ``in_channels`` is inferred from the first input
+    (``torch.nn.LazyConv3d``)."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose2d(_LazyConvMixin, ConvTranspose2d):
+    """A :class:`ConvTranspose2d` whose ``in_channels`` is inferred from the first input,
+    as ``torch.nn.LazyConvTranspose2d``; the weight becomes ``(in_channels, out_channels /
+    groups, kH, kW)``.
+
+    >>> import gradstack_tensor as gt
+    >>> up = LazyConvTranspose2d(2, 3, stride=2)
+    >>> up(gt.ones(1, 4, 5, 5)).shape, tuple(up.weight.shape)
+    (gradstack.Size([1, 2, 11, 11]), (4, 2, 3, 3))
+    """
+
+    cls_to_become = ConvTranspose2d
+    _transposed = True
+
+    def __init__(
+        self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+        groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros",
+        device=None, dtype=None,
+    ) -> None:  # fmt: skip
+        super().__init__(
+            0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+            padding_mode, device, dtype,
+        )  # fmt: skip
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(LazyConvTranspose2d, ConvTranspose1d):
+    """A :class:`ConvTranspose1d` whose ``in_channels`` is inferred from the first input
+    (``torch.nn.LazyConvTranspose1d``)."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose3d(LazyConvTranspose2d, ConvTranspose3d):
+    """A :class:`ConvTranspose3d` whose ``in_channels`` is inferred from the first input
+    (``torch.nn.LazyConvTranspose3d``)."""
+
+    cls_to_become = ConvTranspose3d

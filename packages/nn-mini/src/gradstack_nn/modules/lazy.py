@@ -22,7 +22,7 @@ Linear(in_features=5, out_features=3, bias=True)
 
 from __future__ import annotations
 
-from ..parameter import is_lazy
+from ..parameter import Buffer, is_lazy
 
 __all__ = ["LazyModuleMixin"]
 
@@ -54,6 +54,13 @@ class LazyModuleMixin:
     def _finish_lazy_init(self) -> None:
         if self.has_uninitialized_params():
             return
+        # Note [A materialised buffer becomes a plain tensor]
+        # torch's UninitializedBuffer becomes a torch.Tensor in place; gradstack's Tensor is
+        # a compiled class, which an object cannot become, so the materialised buffer (a
+        # Buffer, the marker class) is stored as a plain tensor on its memory here.
+        for name, buffer in self._buffers.items():
+            if isinstance(buffer, Buffer):
+                self._buffers[name] = buffer.detach()
         hook = self.__dict__.pop("_initialize_hook", None)
         if hook is not None:
             hook.remove()

@@ -574,7 +574,14 @@ class Module:
                         with ag.no_grad():
                             p.grad = fn(p.grad)
             for name, b in mod._buffers.items():
-                if b is not None:
+                if b is None:
+                    continue
+                if is_lazy(b):  # an UninitializedBuffer keeps its class, as a parameter
+                    with ag.no_grad():
+                        new = fn(b)
+                    if new is not b:
+                        b.data = new
+                else:
                     mod._buffers[name] = fn(b)
         return self
 

@@ -1,0 +1,269 @@
+"""Names the census of issue 35 (docs/census.md) found missing and cheap: torch's functions
+that are a method's call (``torch.erf_``, ``torch.msort``, ``torch.is_signed`` ...),
+``Tensor.H``/``mH``/``adjoint``, ``accelerator.device_index`` and the
+``torch.nn.modules.<name>`` module paths, against torch 2.13: values, in-place identity,
+float64 gradients (gradcheck), errors, warnings.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import gradstack as gs
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(values, dtype="float64", requires_grad=False):
+    a = np.asarray(values, dtype=dtype)
+    t = torch.tensor(a, requires_grad=requires_grad)
+    g = gs.tensor(a, requires_grad=requires_grad)
+    return g, t
+
+
+def _same(g, t, exact=False):
+    if isinstance(t, tuple | list):
+        assert len(g) == len(t)
+        for a, b in zip(g, t):
+            _same(a, b, exact)
+        return
+    if isinstance(t, torch.Tensor):
+        assert tuple(g.shape) == tuple(t.shape)
+        assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        if exact:
+            np.testing.assert_array_equal(g.detach().numpy(), t.detach().numpy())
+        else:
+            np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=1e-6)
+    else:
+        assert g == t
+
+
+# -- torch's functions that are a method's call -----------------------------------------
+
+UNIT = [[0.1, -0.5, 0.7], [0.3, 0.9, -0.2]]
+POSITIVE = [[1.5, 2.5, 3.0], [1.2, 4.0, 2.2]]
+
+IN_PLACE = [
+    ("arccos_", UNIT, ()),
+    ("arcsin_", UNIT, ()),
+    ("arctan_", UNIT, ()),
+    ("arctanh_", UNIT, ()),
+    ("arcsinh_", UNIT, ()),
+    ("arccosh_", POSITIVE, ()),
+    ("clamp_max_", UNIT, (0.2,)),
+    ("clamp_min_", UNIT, (0.2,)),
+    ("clip_", UNIT, (-0.1, 0.3)),
+    ("conj_physical_", UNIT, ()),
+    ("deg2rad_", UNIT, ()),
+    ("rad2deg_", UNIT, ()),
+    ("detach_", UNIT, ()),
+    ("erf_", UNIT, ()),
+    ("erfc_", UNIT, ()),
+    ("fix_", POSITIVE, ()),
+    ("frac_", POSITIVE, ()),
+    ("logit_", [[0.1, 0.5, 0.7]], ()),
+    ("nan_to_num_", [[float("nan"), float("inf"), -float("inf"), 1.0]], ()),
+    ("negative_", UNIT, ()),
+    ("sinc_", UNIT, ()),
+    ("square_", UNIT, ()),
+]
+
+
+@pytest.mark.parametrize("name, values, args", IN_PLACE, ids=[c[0] for c in IN_PLACE])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_in_place_functions(name, values, args, dtype):
+    g, t = _pair(values, dtype)
+    rg = getattr(gs, name)(g, *args)
+    rt = getattr(torch, name)(t, *args)
+    assert rg is g and rt is t
+    _same(g, t)
+
+
+def test_in_place_functions_with_tensor_arguments():
+    g, t = _pair(UNIT)
+    calls = [
+        lambda L, x: L.addmv_(L.zeros(2, dtype=L.float64), x, L.ones(3, dtype=L.float64)),
+        lambda L, x: L.xlogy_(x.abs(), x.abs() + 1),
+        lambda L, x: L.ldexp_(L.tensor([[1.0, 2.0]], dtype=L.float64), L.tensor([[2, 3]])),
+    ]
+    for call in calls:
+        _same(call(gs, g.clone()), call(torch, t.clone()))
+    # resize_as_: the shape (new elements are uninitialised, in both)
+    assert tuple(gs.resize_as_(gs.zeros(3), g).shape) == tuple(
+        torch.resize_as_(torch.zeros(3), t).shape
+    )
+    y = gs.zeros(2, dtype=gs.float64)
+    assert gs.addmv_(y, g, gs.ones(3, dtype=gs.float64)) is y
+
+
+OUT_OF_PLACE = [
+    ("conj", lambda L, x: L.conj(x)),
+    ("conj_physical", lambda L, x: L.conj_physical(x)),
+    ("resolve_conj", lambda L, x: L.resolve_conj(x)),
+    ("resolve_neg", lambda L, x: L.resolve_neg(x)),
+    ("adjoint", lambda L, x: L.adjoint(x)),
+    ("msort", lambda L, x: L.msort(x)),
+    ("narrow_copy", lambda L, x: L.narrow_copy(x, 1, 1, 2)),
+    ("split_with_sizes", lambda L, x: L.split_with_sizes(x, [1, 2], 1)),
+    ("take", lambda L, x: L.take(x, L.tensor([0, 5, 2]))),
+    ("ger", lambda L, x: L.ger(x[0], x[1])),
+    ("real", lambda L, x: L.real(x)),
+]
+
+
+@pytest.mark.parametrize("name, call", OUT_OF_PLACE, ids=[c[0] for c in OUT_OF_PLACE])
+def test_out_of_place_functions_values_and_gradients(name, call):
+    g, t = _pair(UNIT)
+    _same(call(gs, g), call(torch, t), exact=True)
+    x = gs.tensor(np.asarray(UNIT), requires_grad=True)
+
+    def fn(x):
+        out = call(gs, x)
+        return tuple(out) if isinstance(out, tuple | list) else out
+
+    assert gs.autograd.gradcheck(fn, (x,))
+    xt = torch.tensor(np.asarray(UNIT), requires_grad=True)
+    outs_g, outs_t = fn(x), call(torch, xt)
+    outs_t = tuple(outs_t) if isinstance(outs_t, tuple | list) else outs_t
+    if not isinstance(outs_g, tuple):
+        outs_g, outs_t = (outs_g,), (outs_t,)
+    sum(o.sum() * (i + 1) for i, o in enumerate(outs_g)).backward()
+    sum(o.sum() * (i + 1) for i, o in enumerate(outs_t)).backward()
+    _same(x.grad, xt.grad)
+
+
+PREDICATES = [
+    ("is_conj", lambda L, x: L.is_conj(x)),
+    ("is_neg", lambda L, x: L.is_neg(x)),
+    ("is_inference", lambda L, x: L.is_inference(x)),
+    ("is_signed", lambda L, x: L.is_signed(x)),
+    ("is_signed uint8", lambda L, x: L.is_signed(x.to(L.uint8))),
+    ("is_nonzero", lambda L, x: L.is_nonzero(x[0, :1])),
+    ("is_same_size", lambda L, x: L.is_same_size(x, x[0])),
+    ("get_device", lambda L, x: L.get_device(x)),
+]
+
+
+@pytest.mark.parametrize("name, call", PREDICATES, ids=[c[0] for c in PREDICATES])
+def test_predicates(name, call):
+    g, t = _pair(UNIT)
+    assert call(gs, g) == call(torch, t)
+
+
+def _error(call):
+    with pytest.raises(Exception) as info:
+        call()
+    return type(info.value)
+
+
+@pytest.mark.parametrize(
+    "name", ["erf_", "msort", "take", "is_signed", "adjoint", "real", "clamp_min_"]
+)
+def test_a_number_for_input_is_a_type_error(name):
+    args = {"take": (gs.tensor([0]),), "clamp_min_": (0.0,)}.get(name, ())
+    targs = {"take": (torch.tensor([0]),), "clamp_min_": (0.0,)}.get(name, ())
+    assert _error(lambda: getattr(gs, name)(1.5, *args)) is TypeError
+    assert _error(lambda: getattr(torch, name)(1.5, *targs)) is TypeError
+
+
+def test_errors_of_the_methods_are_torch_s():
+    g, t = _pair(UNIT)
+    for call in (
+        lambda L, x: L.is_nonzero(x),  # more than one value
+        lambda L, x: L.take(x, L.tensor([6])),  # out of range
+        lambda L, x: L.take(x, L.tensor([-7])),
+    ):
+        assert _error(lambda c=call: c(gs, g)) is _error(lambda c=call: c(torch, t))
+    with pytest.raises(IndexError) as eg:
+        gs.take(g, gs.tensor([0, 6]))
+    with pytest.raises(IndexError) as et:
+        torch.take(t, torch.tensor([0, 6]))
+    assert str(eg.value) == str(et.value)
+    _same(
+        gs.take(g, gs.tensor([[-1, 0], [-6, 2]])), torch.take(t, torch.tensor([[-1, 0], [-6, 2]]))
+    )
+
+
+# -- H, mH, adjoint ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (4, 2, 3)])
+@pytest.mark.parametrize("attr", ["H", "mH", "adjoint"])
+def test_conjugate_transposes(attr, shape):
+    a = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    g = gs.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+
+    def get(x):
+        return x.adjoint() if attr == "adjoint" else getattr(x, attr)
+
+    with warnings.catch_warnings(record=True) as wt:
+        warnings.simplefilter("always")
+        try:
+            rt = get(t)
+        except RuntimeError as e:
+            rt = e
+    with warnings.catch_warnings(record=True) as wg:
+        warnings.simplefilter("always")
+        try:
+            rg = get(g)
+        except RuntimeError as e:
+            rg = e
+    if isinstance(rt, Exception):
+        assert isinstance(rg, RuntimeError) and str(rg) == str(rt)
+        return
+    assert [str(w.message) for w in wg] == [str(w.message).split(" (Triggered")[0] for w in wt]
+    _same(rg, rt, exact=True)
+    if len(shape) >= 2:
+        assert rg.grad_fn.name() == rt.grad_fn.name() == "TransposeBackward0"
+        assert gs.autograd.gradcheck(get, (g,))
+
+
+# -- accelerator.device_index and torch.nn.modules' paths --------------------------------
+
+
+def test_accelerator_device_index():
+    with torch.accelerator.device_index(None), gs.accelerator.device_index(None):
+        pass
+    with pytest.raises(RuntimeError) as et, torch.accelerator.device_index(0):
+        pass
+    with pytest.raises(RuntimeError) as eg, gs.accelerator.device_index(0):
+        pass
+    assert str(et.value) in str(eg.value)
+
+
+def test_nn_modules_paths():
+    from gradstack.nn.modules.activation import MultiheadAttention, ReLU
+    from gradstack.nn.modules.container import ModuleList
+    from gradstack.nn.modules.conv import Conv2d, LazyConv2d
+    from gradstack.nn.modules.linear import Linear
+    from gradstack.nn.modules.loss import _Loss
+    from gradstack.nn.modules.normalization import LayerNorm
+    from gradstack.nn.modules.rnn import GRU, LSTM, RNN
+    from gradstack.nn.modules.transformer import TransformerEncoder
+
+    for cls in (MultiheadAttention, ReLU, ModuleList, Conv2d, LazyConv2d, Linear, LayerNorm,
+                GRU, LSTM, RNN, TransformerEncoder):  # fmt: skip
+        assert getattr(gs.nn, cls.__name__) is cls
+        module = {"MultiheadAttention": "activation"}.get(cls.__name__)
+        if module:
+            assert hasattr(getattr(torch.nn.modules, module), cls.__name__)
+    assert issubclass(gs.nn.MSELoss, _Loss)
+    import gradstack.nn.modules.pixelshuffle
+
+    assert gradstack.nn.modules.pixelshuffle.PixelShuffle is gs.nn.PixelShuffle
+    with pytest.raises(AttributeError):
+        gradstack.nn.modules.linear.NoSuchLayer  # noqa: B018
+    # every torch.nn.modules submodule's layer that gradstack.nn has is at torch's path
+    import types
+
+    for name in dir(torch.nn.modules):
+        sub = getattr(torch.nn.modules, name)
+        if name.startswith("_") or not isinstance(sub, types.ModuleType):
+            continue
+        for layer in getattr(sub, "__all__", ()):
+            if hasattr(gs.nn, layer):
+                mine = getattr(gs.nn.modules, name)
+                assert getattr(mine, layer) is getattr(gs.nn, layer), (name, layer)
