@@ -163,17 +163,10 @@ cdef class CompositeMethods(ShapeMethods):
         return self.dot(other)
 
     def rot90(self, k=1, dims=(0, 1)):
-        """Rotated by 90 degrees ``k`` times in the plane of ``dims`` (flips and a
-        transpose, as torch)."""
-        d0, d1 = dims
-        k = k % 4
-        if k == 1:
-            return self.flip(d1).transpose(d0, d1)
-        if k == 2:
-            return self.flip(d0, d1)
-        if k == 3:
-            return self.flip(d0).transpose(d0, d1)
-        return self.clone()
+        """Rotated by 90 degrees ``k`` times in the plane of ``dims``; see
+        :func:`gradstack_tensor.rot90`."""
+        from .elementwise_composites import rot90
+        return rot90(self, k, dims)
 
     def erfc(self):
         """``1 - erf(self)``, computed without cancelling (Note [erfc is its own function]
@@ -723,15 +716,15 @@ cdef class CompositeMethods(ShapeMethods):
         from .searching import argsort
         return argsort(self, dim, descending, stable=stable)
 
-    def median(self, dim=None, keepdim=False):
+    def median(self, *args, **kwargs):
         """The lower median; see :func:`gradstack_tensor.median`."""
         from .order_statistics import median
-        return median(self, dim, _bool_arg("median", "keepdim", keepdim))
+        return median(self, *args, **kwargs)
 
-    def nanmedian(self, dim=None, keepdim=False):
+    def nanmedian(self, *args, **kwargs):
         """The lower median ignoring NaN; see :func:`gradstack_tensor.nanmedian`."""
         from .order_statistics import nanmedian
-        return nanmedian(self, dim, _bool_arg("nanmedian", "keepdim", keepdim))
+        return nanmedian(self, *args, **kwargs)
 
     def kthvalue(self, k, dim=-1, keepdim=False):
         """The ``k``-th smallest element; see :func:`gradstack_tensor.kthvalue`."""

@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 from ._shapes import Size, _normalize_dim
+from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = [
@@ -97,6 +98,7 @@ def _tensors(tensors, fname: str) -> tuple:
 # ---------------------------------------------------------------------------- broadcasting
 
 
+@checked("broadcast_to")
 def broadcast_to(input, size) -> Tensor:
     """``input`` expanded to ``size`` (a view; -1 keeps a dim): ``input.expand(size)``.
 
@@ -177,6 +179,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 # ---------------------------------------------------------------------------- repeats
 
 
+@checked("tile")
 def tile(input, dims) -> Tensor:
     """``input`` repeated ``dims[i]`` times along each dim; fewer ``dims`` than dims are
     padded with leading 1s (torch's composite of ``repeat``).
@@ -251,6 +254,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
 # ---------------------------------------------------------------------------- rolls and differences
 
 
+@checked("roll")
 def roll(input, shifts, dims=None) -> Tensor:
     """``input`` with its elements shifted by ``shifts`` along ``dims`` (wrapping around);
     without ``dims`` the flattened tensor is rolled and viewed back.
@@ -288,6 +292,7 @@ def _cat(tensors, dim):
     return cat(tensors, dim)
 
 
+@checked("diff")
 def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``out[i] = x[i+1] - x[i]``; logical
     xor for bool), after ``prepend`` and ``append`` are concatenated to ``input``.
@@ -460,6 +465,7 @@ def unflatten(input, dim: int, sizes) -> Tensor:
     return x.view(*shape)
 
 
+@checked("tensor_split")
 def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     """``input`` split along ``dim`` into views: ``n`` nearly equal parts for an int (the
     first ``size % n`` one longer), or at the given indices for a list or a 1-d tensor.
@@ -513,6 +519,7 @@ def _split_at(fname, x, spec, axis):
     return tensor_split(x, spec, axis)
 
 
+@checked("hsplit")
 def hsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along dim 1 (dim 0 for a 1-d tensor), into equal parts for an int."""
     x = _tensor(input, "hsplit")
@@ -524,6 +531,7 @@ def hsplit(input, indices_or_sections) -> tuple:
     return _split_at("hsplit", x, indices_or_sections, 1 if x.dim() > 1 else 0)
 
 
+@checked("vsplit")
 def vsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along dim 0 (at least 2-d), into equal parts for an int."""
     x = _tensor(input, "vsplit")
@@ -535,6 +543,7 @@ def vsplit(input, indices_or_sections) -> tuple:
     return _split_at("vsplit", x, indices_or_sections, 0)
 
 
+@checked("dsplit")
 def dsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along dim 2 (at least 3-d), into equal parts for an int."""
     x = _tensor(input, "dsplit")

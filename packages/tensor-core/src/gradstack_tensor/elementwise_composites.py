@@ -47,6 +47,7 @@ import numpy as np
 
 from ._composite_args import _floating as _floating_dtype
 from ._composite_args import _integral, _name, _write_inplace, _zeros
+from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = [
@@ -272,6 +273,7 @@ def xlogy(input, other):
     return gt.where(y.isnan(), float("nan"), out)
 
 
+@checked("nan_to_num")
 def nan_to_num(input, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
     """``input`` with NaN, +inf and -inf replaced (by default by 0 and the dtype's largest
     and lowest finite values)."""
@@ -297,6 +299,7 @@ def sinc(input):
     return gt.where(zero, 1.0, px.sin() / px)
 
 
+@checked("logit")
 def logit(input, eps: float | None = None):
     """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
     x = _floating(_t(input, "logit"))
@@ -413,6 +416,7 @@ def cross(input, other, dim: int | None = None):
     return gt.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis)
 
 
+@checked("cumprod")
 def cumprod(input, dim: int, *, dtype=None, out=None):
     """The cumulative product along ``dim``, as one product per position (its gradient is
     exact at zeros, as torch's ``cumprod_backward``)."""
@@ -491,9 +495,31 @@ def negative(input, *, out=None):
     return _gt().neg(input, out=out)
 
 
+@checked("rot90")
 def rot90(input, k: int = 1, dims=(0, 1)):
-    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims``."""
-    return _t(input, "rot90").rot90(k, dims)
+    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims`` (flips and a
+    transpose, as torch).
+
+    >>> import gradstack_tensor as gt
+    >>> gt.rot90(gt.tensor([[1, 2], [3, 4]])).tolist()
+    [[2, 4], [1, 3]]
+    """
+    x = _t(input, "rot90")
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = dims
+    if d0 == d1 or abs(d0 - d1) == x.dim():
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
+        )
+    k = k % 4
+    if k == 1:
+        return x.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return x.flip(d0, d1)
+    if k == 3:
+        return x.flip(d0).transpose(d0, d1)
+    return x.clone()
 
 
 def isposinf(input):

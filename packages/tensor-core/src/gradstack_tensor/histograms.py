@@ -40,6 +40,7 @@ import numpy as np
 from . import return_types
 from ._linspace import torch_linspace
 from ._out import check_out_dtype, write_out
+from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = ["histc", "histogram", "histogramdd"]
@@ -195,6 +196,7 @@ def _check_float(x: np.ndarray) -> None:
         raise _not_implemented("histogramdd", x.dtype)
 
 
+@checked("histc")
 def histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor:  # noqa: A002 - torch's names
     """A histogram of ``input`` with ``bins`` equal bins over ``[min, max]`` (the data's
     range when both are 0); elements outside are ignored; a float tensor of ``input``'s
