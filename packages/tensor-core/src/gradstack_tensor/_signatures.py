@@ -73,6 +73,10 @@ SIGNATURES: dict[str, str] = {
     "sum_to_size": "int[] size",
     "broadcast_to": "int[] size",
     "bincount": "Tensor? weights, int minlength",
+    "copysign": "float other",
+    "ldexp": "Tensor other",
+    "trapezoid": "Tensor x",
+    "cumulative_trapezoid": "Tensor x",
 }
 
 
@@ -175,10 +179,11 @@ _NAMESPACE = {
 
 
 @functools.lru_cache(maxsize=None)
-def checker(fname: str, signature: str | None = None):
-    """The check of ``fname``'s arguments after the tensor (``SIGNATURES[fname]`` unless
-    ``signature`` is given): ``check(*args, **kwargs)`` raises torch's TypeError for the
-    first argument of a wrong type; arguments beyond the signature are not checked.
+def checker(fname: str, signature: str | None = None, first: int = 1):
+    """The check of ``fname``'s arguments (``SIGNATURES[fname]`` unless ``signature`` is
+    given; ``first``: the position before the first one, 1 when the signature starts after
+    the tensor): ``check(*args, **kwargs)`` raises torch's TypeError for the first argument
+    of a wrong type; arguments beyond the signature are not checked.
 
     Examples
     --------
@@ -192,7 +197,7 @@ def checker(fname: str, signature: str | None = None):
     params = _parse(signature if signature is not None else SIGNATURES[fname])
     names = [name for _, name, _ in params]
     lines = [f"def check({', '.join(n + '=_M' for n in names)}, *_args, **_kwargs):"]
-    for position, (typ, name, optional) in enumerate(params, 2):
+    for position, (typ, name, optional) in enumerate(params, first + 1):
         test, expected = _TESTS[typ]
         skip = f"{name} is not _M" + (f" and {name} is not None" if optional else "")
         fast = _FAST.get(typ, "False").format(x=name)
@@ -206,16 +211,39 @@ def checker(fname: str, signature: str | None = None):
 
 
 def checked(fname: str, signature: str | None = None, *, first: int = 1):
-    """Decorate a function whose first ``first`` arguments are tensors with the check of
-    the arguments after them (``checker(fname, signature)``)."""
+    """Decorate a function with the check of its arguments from the ``first``-th on
+    (``checker(fname, signature, first)``; ``first=1``: the arguments after the tensor,
+    ``first=0``: every argument, the signature naming the tensor too).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> @checked("double", "Tensor input, int times", first=0)
+    ... def double(input, times=1):
+    ...     return input * 2 ** times
+    >>> double(gt.ones(1), 2).tolist()
+    [4.0]
+    >>> double([1.0])
+    Traceback (most recent call last):
+    ...
+    TypeError: double(): argument 'input' (position 1) must be Tensor, not list
+    """
 
     def decorate(fn):
-        check = checker(fname, signature)
+        check = checker(fname, signature, first)
+        if first == 0:
 
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            check(*args[first:], **kwargs)
-            return fn(*args, **kwargs)
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                check(*args, **kwargs)
+                return fn(*args, **kwargs)
+
+        else:
+
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                check(*args[first:], **kwargs)
+                return fn(*args, **kwargs)
 
         wrapper.__wrapped_unchecked__ = fn  # type: ignore[attr-defined]
         return wrapper

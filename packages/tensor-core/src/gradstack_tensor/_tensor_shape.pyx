@@ -20,6 +20,7 @@ from ._shapes cimport dim_arg, shape_from_args
 from ._shapes import _normalize_dim
 from ._tensor_base cimport TensorBase, autograd_extension, expect_other, shape_of
 from ._tensor_reductions cimport ReductionMethods
+from ._tensor_reductions import NO_DIM
 
 import warnings
 
@@ -237,7 +238,7 @@ cdef class ShapeMethods(ReductionMethods):
             )
         return dispatch(OP_TRANSPOSE, (self, -2, -1))
 
-    def squeeze(self, dim=None):
+    def squeeze(self, dim=NO_DIM):
         """A view without the dims of size 1 (only ``dim`` when given).
 
         Examples
@@ -245,6 +246,10 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.zeros(1, 2, 1).squeeze().shape, gt.zeros(1, 2, 1).squeeze(0).shape
         (gradstack.Size([2]), gradstack.Size([2, 1]))
         """
+        if dim is NO_DIM:
+            dim = None
+        elif dim is None:  # torch has squeeze() and squeeze(dim), no squeeze(None)
+            raise TypeError("squeeze(): argument 'dim' must be int or tuple of ints, not NoneType")
         return dispatch(OP_SQUEEZE, (self, dim_arg(dim)))
 
     def unsqueeze(self, dim):
@@ -270,7 +275,7 @@ cdef class ShapeMethods(ReductionMethods):
         _check_metadata_inplace(self, "unsqueeze_")
         return _set_metadata(self, self.unsqueeze(dim), "unsqueeze_")
 
-    def squeeze_(self, dim=None):
+    def squeeze_(self, dim=NO_DIM):
         """In place :meth:`squeeze`.
 
         Examples

@@ -313,7 +313,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     )
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, without a copy when it already is one (or a numpy array of a
     supported dtype and no ``dtype`` change)."""
     check_device(device)

@@ -253,6 +253,7 @@ def logaddexp2(input, other):
     return _logaddexp(a, b, math.log(2.0), lambda t: t.exp2(), lambda t: t.log1p())
 
 
+@checked("xlogy", "float input, float other", first=0)
 def xlogy(input, other):
     """``input * log(other)``, 0 where ``input`` is 0 (NaN where ``other`` is NaN), as
     torch's; Note [A branch that where does not take is computed on a safe input]."""
@@ -320,6 +321,7 @@ def float_power(input, exponent):
     return base**power
 
 
+@checked("ldexp")
 def ldexp(input, other):
     """``input * 2 ** other``."""
     gt = _gt()
@@ -594,6 +596,7 @@ def result_type(tensor1, tensor2):
     return _result_type([operand(tensor1, "tensor1"), operand(tensor2, "tensor2")])
 
 
+@checked("copysign")
 def copysign(input, other, *, out=None):
     """``|input|`` with the sign of ``other`` (a tensor or a number), as a float tensor.
 

@@ -18,6 +18,7 @@ Examples
 from __future__ import annotations
 
 import gradstack_tensor as gt
+from gradstack_tensor.extension import checked_arguments
 import numpy as np
 from gradstack_tensor import Tensor
 
@@ -38,6 +39,7 @@ __all__ = [
 _OP = gt.get_op
 
 
+@checked_arguments("layer_norm", "Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps", first=0)
 def layer_norm(
     input: Tensor,
     normalized_shape,
@@ -92,6 +94,7 @@ def batch_norm(
     )
 
 
+@checked_arguments("group_norm", "Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps", first=0)
 def group_norm(
     input: Tensor,
     num_groups: int,
