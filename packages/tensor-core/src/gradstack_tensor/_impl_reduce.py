@@ -321,8 +321,13 @@ def norm(input, p="fro", dim=None, keepdim=False):
         r = np.sum(a != 0, axis=axes, keepdims=keepdim).astype(x.dtype)
     elif isinstance(p, (int, float)):
         r = quiet(lambda: np.sum(a**p, axis=axes, keepdims=keepdim) ** (1.0 / p))
-    else:
-        raise ValueError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
+    elif isinstance(p, str):  # torch: a RuntimeError for an order it does not know
+        raise RuntimeError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
+    else:  # torch: a TypeError for an order that is not a number
+        raise TypeError(
+            f"norm(): argument 'ord' (p) must be Number, not {type(p).__name__} (use 'fro', "
+            "a number, inf or -inf)"
+        )
     return _wrap(_c_order(_result(r, x.dtype)))
 
 

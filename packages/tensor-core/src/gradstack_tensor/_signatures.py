@@ -27,6 +27,8 @@ The types, in torch's schema words (a ``?`` suffix also takes None):
 - ``int[]``: an int, or a list or tuple of them (torch's ``int[1]``: ``sum(0)``);
 - ``size``: a list or tuple of ints only (torch's ``SymInt[]``: ``new_full((2,), 1.)``);
 - ``float``: a real Python or numpy number, or a tensor (torch's ``Scalar``/``float``);
+- ``Scalar``: a real number, or a tensor of one element (torch's ``Scalar`` where the
+  value is read: ``arange``'s bounds, ``full``'s value);
 - ``bool``: a bool (or a numpy bool);
 - ``Tensor``: a tensor;
 - ``str``: a string.
@@ -53,7 +55,6 @@ SIGNATURES: dict[str, str] = {
     "histc": "int bins, float min, float max",
     "median": "int dim, bool keepdim",  # (dim=MISSING: over all elements)
     "nanmedian": "int dim, bool keepdim",
-    "mvlgamma": "int p",
     "diff": "int n, int dim, Tensor? prepend, Tensor? append",
     "pixel_shuffle": "int upscale_factor",
     "pixel_unshuffle": "int downscale_factor",
@@ -74,6 +75,12 @@ SIGNATURES: dict[str, str] = {
     "broadcast_to": "int[] size",
     "bincount": "Tensor? weights, int minlength",
     "copysign": "float other",
+    "mvlgamma": "int p",
+    "cholesky": "bool upper",
+    "vander": "int? N, bool increasing",
+    "searchsorted": "float input",
+    "full": "int[] size, Scalar fill_value",  # (first=0)
+    "eye": "int n, int? m",  # (first=0)
     "ldexp": "Tensor other",
     "trapezoid": "Tensor x",
     "cumulative_trapezoid": "Tensor x",
@@ -115,6 +122,13 @@ def _is_real(x) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating, np.bool_, Tensor))
 
 
+def is_scalar(x) -> bool:
+    """Whether ``x`` is torch's ``Scalar``: a real number, or a tensor of one element."""
+    if isinstance(x, Tensor):
+        return x.numel() == 1
+    return isinstance(x, (int, float, np.integer, np.floating, np.bool_))
+
+
 def _is_bool(x) -> bool:
     return isinstance(x, (bool, np.bool_))
 
@@ -129,6 +143,7 @@ _TESTS = {
     "int[]": ("_is_ints_or_int", "tuple of ints"),
     "size": ("_is_size", "tuple of ints"),
     "float": ("_is_real", "float"),
+    "Scalar": ("_is_scalar", "Number"),
     "bool": ("_is_bool", "bool"),
     "Tensor": ("_is_tensor", "Tensor"),
     "str": ("_is_str", "str"),
@@ -170,6 +185,7 @@ _NAMESPACE = {
     "_is_ints_or_int": lambda x: _is_ints(x, True),
     "_is_size": lambda x: _is_ints(x, False),
     "_is_real": _is_real,
+    "_is_scalar": is_scalar,
     "_is_bool": _is_bool,
     "_is_tensor": _is_tensor,
     "_is_str": lambda x: isinstance(x, str),
@@ -210,10 +226,22 @@ def checker(fname: str, signature: str | None = None, first: int = 1):
     return namespace["check"]
 
 
+# torch's name of the tensor argument where it is not ``input``
+_TENSOR_NAMES = {
+    "vander": "x",
+    "norm_except_dim": "v",
+    "searchsorted": "sorted_sequence",
+    "trapezoid": "y",
+    "trapz": "y",
+    "cumulative_trapezoid": "y",
+}
+
+
 def checked(fname: str, signature: str | None = None, *, first: int = 1):
     """Decorate a function with the check of its arguments from the ``first``-th on
     (``checker(fname, signature, first)``; ``first=1``: the arguments after the tensor,
-    ``first=0``: every argument, the signature naming the tensor too).
+    which is checked to be one, ``first=0``: every argument, the signature naming the
+    tensor too).
 
     Examples
     --------
@@ -240,8 +268,12 @@ def checked(fname: str, signature: str | None = None, *, first: int = 1):
 
         else:
 
+            tensor_name = _TENSOR_NAMES.get(fname, "input")
+
             @functools.wraps(fn)
             def wrapper(*args, **kwargs):
+                if args and not isinstance(args[0], Tensor):  # (the tensor first, as torch)
+                    raise argument_error(fname, tensor_name, 1, "Tensor", args[0])
                 check(*args[first:], **kwargs)
                 return fn(*args, **kwargs)
 

@@ -789,8 +789,13 @@ cdef class Tensor(CompositeMethods):
         """A new leaf tensor from ``data``, with this tensor's dtype unless ``dtype`` is given
         (torch's keyword-only ``dtype``, ``device`` and ``requires_grad``)."""
         from .creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, device=device,
-                      requires_grad=requires_grad)
+        try:
+            return tensor(data, dtype=dtype or self.dtype, device=device,
+                          requires_grad=requires_grad)
+        except RuntimeError as e:  # (torch's new_tensor: a TypeError for data of no dtype)
+            if "could not infer dtype" not in str(e):
+                raise
+            raise TypeError(f"new_tensor(): {e}") from None
 
     def new_zeros(self, *size, dtype=None, requires_grad=False):
         """A tensor of zeros of ``size``, with this tensor's dtype unless ``dtype`` is given.

@@ -22,6 +22,7 @@ from ._dispatch cimport dispatch
 from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
 from ._tensor_base cimport TensorBase
+from ._shapes cimport shape_from_args
 from ._tensor_shape cimport ShapeMethods
 
 
@@ -131,8 +132,7 @@ cdef class CompositeMethods(ShapeMethods):
 
     def sum_to_size(self, *size):
         """The sum over the dims that broadcasting ``size`` to this shape would expand."""
-        if len(size) == 1 and not isinstance(size[0], int):
-            size = tuple(size[0])
+        size = shape_from_args(size, "sum_to_size")
         shape = tuple(self.shape)
         lead = len(shape) - len(size)
         if lead < 0 or any(s not in (1, n) for s, n in zip(size, shape[lead:])):
@@ -621,10 +621,14 @@ cdef class CompositeMethods(ShapeMethods):
 
     def clamp_min_(self, min):
         """In place ``clamp_(min=min)``."""
+        if min is None:
+            raise TypeError("clamp_min_(): argument 'min' must be Tensor or Number, not NoneType")
         return self.clamp_(min=min)
 
     def clamp_max_(self, max):
         """In place ``clamp_(max=max)``."""
+        if max is None:
+            raise TypeError("clamp_max_(): argument 'max' must be Tensor or Number, not NoneType")
         return self.clamp_(max=max)
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -945,10 +949,10 @@ cdef class CompositeMethods(ShapeMethods):
         from .arrangements import tile
         return tile(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
 
-    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+    def repeat_interleave(self, *args, **kwargs):
         """Each element repeated in a row; see :func:`gradstack_tensor.repeat_interleave`."""
         from .arrangements import repeat_interleave
-        return repeat_interleave(self, repeats, dim, output_size=output_size)
+        return repeat_interleave(self, *args, **kwargs)
 
     def roll(self, shifts, dims=None):
         """Elements shifted with wrap-around; see :func:`gradstack_tensor.roll`."""

@@ -231,10 +231,14 @@ cdef class ElementwiseMethods(OpTableMethods):
 
     def clamp_min(self, min):
         """``clamp(min=min)``."""
+        if min is None:  # (torch's clamp_min takes a Tensor or a Number, not None)
+            raise TypeError("clamp_min(): argument 'min' must be Tensor or Number, not NoneType")
         return dispatch(OP_CLAMP, (self, min, None))
 
     def clamp_max(self, max):
         """``clamp(max=max)``."""
+        if max is None:
+            raise TypeError("clamp_max(): argument 'max' must be Tensor or Number, not NoneType")
         return dispatch(OP_CLAMP, (self, None, max))
 
     def where(self, condition, other):

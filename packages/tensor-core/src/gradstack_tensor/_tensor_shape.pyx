@@ -166,7 +166,12 @@ cdef class ShapeMethods(ReductionMethods):
         """
         return dispatch(OP_TRANSPOSE, (self, dim0, dim1))
 
-    swapaxes = transpose
+    def swapaxes(self, axis0, axis1):
+        """:meth:`transpose` under numpy's name (torch names its arguments ``axis0`` and
+        ``axis1``)."""
+        _normalize_dim(axis0, self._data.ndim, "axis0")
+        _normalize_dim(axis1, self._data.ndim, "axis1")
+        return dispatch(OP_TRANSPOSE, (self, axis0, axis1))
 
     def permute(self, *dims):
         """A view with the dims in the order ``dims`` (separate ints or one tuple).
@@ -308,7 +313,11 @@ cdef class ShapeMethods(ReductionMethods):
         _check_metadata_inplace(self, "transpose_")
         return _set_metadata(self, self.transpose(dim0, dim1), "transpose_")
 
-    swapaxes_ = transpose_
+    def swapaxes_(self, axis0, axis1):
+        """In place :meth:`swapaxes`."""
+        _normalize_dim(axis0, self._data.ndim, "axis0")
+        _normalize_dim(axis1, self._data.ndim, "axis1")
+        return self.transpose_(axis0, axis1)
     swapdims_ = transpose_
 
     def resize_(self, *sizes, memory_format=None):
@@ -632,6 +641,10 @@ cdef class ShapeMethods(ReductionMethods):
         if index is True:
             index = None
         dispatch(OP_SETITEM_, (self, index, value))
+
+    def __delitem__(self, index):
+        # (Cython's default for a class with __setitem__ is a NotImplementedError)
+        raise TypeError("'Tensor' object does not support item deletion")
 
     def __contains__(self, element):
         if isinstance(element, TensorBase):

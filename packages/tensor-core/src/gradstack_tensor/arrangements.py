@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 
 from ._shapes import Size, _normalize_dim
-from ._signatures import checked
+from ._signatures import MISSING, checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = [
@@ -222,7 +222,7 @@ def _repeat_counts(repeats, n: int) -> np.ndarray:
     return r
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+def repeat_interleave(input, repeats=MISSING, dim=None, *, output_size=None) -> Tensor:
     """Each element (or slice along ``dim``) of ``input`` repeated ``repeats`` times in a
     row (an int, or one count per element); without ``dim`` the input is flattened first.
     ``repeat_interleave(counts)`` alone gives the indices ``0..n-1`` repeated by
@@ -233,7 +233,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     [[1, 2], [3, 4], [3, 4]]
     """
     x = _tensor(input, "repeat_interleave")
-    if repeats is None:
+    if repeats is None:  # (torch has repeat_interleave(repeats), no repeats=None)
+        raise TypeError(
+            "repeat_interleave(): argument 'repeats' must be Tensor or int, not NoneType"
+        )
+    if repeats is MISSING:
         counts = _repeat_counts(x, x.numel())
         return _wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
     if dim is None:

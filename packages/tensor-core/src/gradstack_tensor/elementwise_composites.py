@@ -309,6 +309,7 @@ def logit(input, eps: float | None = None):
     return (x / (1 - x)).log()
 
 
+@checked("float_power", "float input, float exponent", first=0)
 def float_power(input, exponent):
     """``input ** exponent`` in double precision (complex not supported)."""
     gt = _gt()

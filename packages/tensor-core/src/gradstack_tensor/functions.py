@@ -19,7 +19,7 @@ import numpy as np
 from ._dispatch import OPS, dispatch
 from ._op_table import ROWS, OpRow
 from ._out import _SCALAR_NAMES, check_out_dtype, write_out
-from ._signatures import MISSING
+from ._signatures import MISSING, checked
 from ._tensor import Tensor, _data, _wrap
 
 # Note [Function forms from the op table]
@@ -232,12 +232,16 @@ clip = clamp
 
 
 def clamp_min(input, min, *, out=None):  # noqa: A002
+    if min is None:
+        raise TypeError("clamp_min(): argument 'min' must be Tensor or Number, not NoneType")
     return _out(
         "clamp_min", dispatch(OPS["clamp"], (input, min, None)), out, "same", inputs=(input,)
     )
 
 
 def clamp_max(input, max, *, out=None):  # noqa: A002
+    if max is None:
+        raise TypeError("clamp_max(): argument 'max' must be Tensor or Number, not NoneType")
     return _out(
         "clamp_max", dispatch(OPS["clamp"], (input, None, max)), out, "same", inputs=(input,)
     )
@@ -558,6 +562,7 @@ def polygamma(n, input, *, out=None):
     return _out("polygamma", dispatch(OPS["polygamma"], (input, n)), out, inputs=(input,))
 
 
+@checked("mvlgamma")
 def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension ``p``:
     ``sum_i lgamma(x - i / 2) + p (p - 1) / 4 log(pi)`` (torch 2.13 no longer checks that
