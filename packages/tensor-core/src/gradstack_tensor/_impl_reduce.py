@@ -301,6 +301,8 @@ def std(input, dim=None, correction=1, keepdim=False):
 @OPS["norm"].set_kernel
 def norm(input, p="fro", dim=None, keepdim=False):
     x = _float_input(input, "norm")
+    if p is None:  # (torch's default order)
+        p = "fro"
     if p == "fro" and isinstance(dim, (tuple, list)) and len(dim) > 2:
         # torch's norm sends 'fro' over a list of dims to linalg.matrix_norm (fuzz seed 4
         # #10669); over one or two dims it is the vector 2-norm

@@ -46,7 +46,7 @@ from ._tensor import Tensor
 # op or function name -> torch's signature of its arguments after the tensor
 SIGNATURES: dict[str, str] = {
     "chunk": "int chunks, int dim",
-    "split": "int[] split_size, int dim",
+    "split": "int[] split_sizes, int dim",  # (torch's split_with_sizes names the list)
     "tril": "int diagonal",
     "triu": "int diagonal",
     "topk": "int k, int dim, bool largest, bool sorted",

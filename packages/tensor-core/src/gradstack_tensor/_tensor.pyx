@@ -580,6 +580,11 @@ cdef class Tensor(CompositeMethods):
                 dtype = a.dtype
             elif isinstance(a, _dt.dtype) or (isinstance(a, type) and a in (float, int, bool)):
                 dtype = a
+            elif device is not None:  # (torch's to() takes one device)
+                raise TypeError(
+                    "to() received an invalid combination of arguments: two devices "
+                    f"({device!r}, {a!r}); pass to(device, dtype)"
+                )
             else:
                 device = a
         if device is not None and _device_type(device).type == "meta":
@@ -781,6 +786,16 @@ cdef class Tensor(CompositeMethods):
 
     def cuda(self, device=None, non_blocking=False):
         """Raises: gradstack has no CUDA device (``gradstack.cuda.is_available()`` is False)."""
+        if type(non_blocking) is not bool:
+            raise TypeError(
+                "cuda(): argument 'non_blocking' (position 2) must be bool, not "
+                f"{type(non_blocking).__name__}"
+            )
+        if device is not None and not isinstance(device, (str, int, _device_type)):
+            raise TypeError(
+                f"cuda(): argument 'device' (position 1) must be torch.device, not "
+                f"{type(device).__name__}"
+            )
         _check_device("cuda")
 
     # -- new tensors like this one ----------------------------------------------------------

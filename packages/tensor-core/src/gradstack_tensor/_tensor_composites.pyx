@@ -116,6 +116,8 @@ cdef class CompositeMethods(ShapeMethods):
 
     def split_with_sizes(self, split_sizes, dim=0):
         """``self.split(list(split_sizes), dim)``."""
+        from ._signatures import checker
+        checker("split_with_sizes", "size split_sizes, int dim")(split_sizes, dim)
         return self.split(list(split_sizes), dim)
 
     def unsafe_split(self, split_size, dim=0):
@@ -160,7 +162,8 @@ cdef class CompositeMethods(ShapeMethods):
 
     def vdot(self, other):
         """``self.dot(other)`` (real tensors)."""
-        return self.dot(other)
+        from .composites import vdot
+        return vdot(self, other)
 
     def rot90(self, k=1, dims=(0, 1)):
         """Rotated by 90 degrees ``k`` times in the plane of ``dims``; see

@@ -361,6 +361,9 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.arange(6.0).as_strided((2, 2), (1, 2)).tolist()
         [[0.0, 2.0], [1.0, 3.0]]
         """
+        from ._signatures import checker
+        checker("as_strided", "size size, size stride, int? storage_offset", 0)(
+            size, stride, storage_offset)
         cdef TensorBase base = self._view_base if self._view_base is not None else self
         size = tuple(int(d) for d in size)
         stride = tuple(int(s) for s in stride)

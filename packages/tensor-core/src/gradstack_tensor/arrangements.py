@@ -232,7 +232,7 @@ def repeat_interleave(input, repeats=MISSING, dim=None, *, output_size=None) -> 
     >>> gt.tensor([[1, 2], [3, 4]]).repeat_interleave(gt.tensor([1, 2]), dim=0).tolist()
     [[1, 2], [3, 4], [3, 4]]
     """
-    x = _tensor(input, "repeat_interleave")
+    x = _tensor(input, "repeat_interleave", "repeats" if repeats is MISSING else "input")
     if repeats is None:  # (torch has repeat_interleave(repeats), no repeats=None)
         raise TypeError(
             "repeat_interleave(): argument 'repeats' must be Tensor or int, not NoneType"
@@ -442,6 +442,7 @@ def flipud(input) -> Tensor:
     return x.flip(0)
 
 
+@checked("unflatten", "int dim, size sizes")
 def unflatten(input, dim: int, sizes) -> Tensor:
     """``input`` with dim ``dim`` viewed as ``sizes`` (one of them may be -1).
 
@@ -636,6 +637,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) ->
     return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype)
 
 
+@checked("fill_diagonal_", "Scalar fill_value, bool wrap")
 def fill_diagonal_(input, fill_value, wrap: bool = False) -> Tensor:
     """Write ``fill_value`` on the main diagonal of ``input`` in place (``Tensor``'s
     ``fill_diagonal_``): of a matrix, or of an n-d tensor whose dims are all equal; with

@@ -320,6 +320,10 @@ def vdot(input, other, *, out=None) -> Tensor:  # noqa: A002 - torch's name
         raise TypeError(
             f"vdot(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"vdot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
     result = input.dot(other)
     return result if out is None else write_out("vdot", result, out, rule="exact")
 

@@ -283,6 +283,7 @@ def nan_to_num(input, nan: float = 0.0, posinf: float | None = None, neginf: flo
     if not x.is_floating_point():
         return x.clone()
     info = np.finfo(x.dtype.numpy)
+    nan = 0.0 if nan is None else nan  # (torch's nan is a float? too)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
     out = gt.where(x.isnan(), nan, x)

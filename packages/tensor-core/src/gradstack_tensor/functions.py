@@ -251,6 +251,11 @@ def where(condition, input=MISSING, other=MISSING, *, out=None):
     """``input`` where ``condition`` holds, else ``other`` (broadcast); with ``condition``
     alone, the indices where it holds (``nonzero(as_tuple=True)``).  torch has no
     ``where(condition, input)``, nor a None ``input`` or ``other``."""
+    if not isinstance(condition, Tensor):
+        raise TypeError(
+            "where(): argument 'condition' (position 1) must be Tensor, not "
+            f"{type(condition).__name__}"
+        )
     if input is MISSING and other is MISSING:
         if out is not None:
             raise TypeError(

@@ -365,6 +365,12 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
             "histogramdd(): argument 'bins' must be an int, a sequence of ints or a sequence "
             f"of Tensors, not {type(bins).__name__}"
         )
+    for i, b in enumerate(bins):  # (every element's type before the count, as torch)
+        if not isinstance(b, (Tensor, builtins.int, np.integer)) or isinstance(b, builtins.bool):
+            raise TypeError(
+                f"histogramdd(): expected Tensor as element {i} in argument 'bins', but got "
+                f"{type(b).__name__}"
+            )
     if len(bins) != n_dims:
         raise RuntimeError(
             "histogramdd: The size of bins must be equal to the innermost dimension of the input."

@@ -81,6 +81,10 @@ def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):
     """
     import gradstack_tensor as gt
 
+    if not isinstance(input, gt.Tensor):  # (the tensor first, as torch)
+        raise TypeError(
+            f"svd(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     for position, (name, flag) in enumerate((("some", some), ("compute_uv", compute_uv)), 2):
         if type(flag) is not bool:
             raise TypeError(
