@@ -50,6 +50,10 @@ cdef class ElementwiseMethods(OpTableMethods):
         return dispatch(OP_ADD, (self, other, 1))
 
     def __radd__(self, other):
+        if type(other) is list or type(other) is tuple:
+            # as torch: Python's sequence concatenation then decides (``[1] + t`` is its
+            # TypeError, ``seq += t`` extends the list by the tensor's elements)
+            return NotImplemented
         return dispatch(OP_ADD, (self, other, 1))
 
     def __iadd__(self, other):
