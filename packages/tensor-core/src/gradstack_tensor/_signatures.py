@@ -194,7 +194,7 @@ _NAMESPACE = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def checker(fname: str, signature: str | None = None, first: int = 1):
     """The check of ``fname``'s arguments (``SIGNATURES[fname]`` unless ``signature`` is
     given; ``first``: the position before the first one, 1 when the signature starts after
@@ -267,7 +267,6 @@ def checked(fname: str, signature: str | None = None, *, first: int = 1):
                 return fn(*args, **kwargs)
 
         else:
-
             tensor_name = _TENSOR_NAMES.get(fname, "input")
 
             @functools.wraps(fn)

@@ -197,7 +197,8 @@ def _infer_from_data(data) -> np.ndarray:
     if arr.dtype.kind in "US":
         # torch: a ValueError ("too many dimensions 'str'") for a list of str only (it
         # reads a str as a sequence), a TypeError for a str, or str among numbers
-        raise (ValueError if arr.ndim and _only_str(data) else TypeError)(f"tensor(): new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
+        error = ValueError if arr.ndim and _only_str(data) else TypeError
+        raise error(f"tensor(): new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
     return arr.astype(_dt.from_numpy_dtype(arr.dtype).numpy)
 
 

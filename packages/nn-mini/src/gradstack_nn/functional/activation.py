@@ -40,9 +40,9 @@ import warnings
 
 import gradstack_autograd as ag
 import gradstack_tensor as gt
-from gradstack_tensor.extension import checked_arguments
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.extension import checked_arguments
 
 from ._utils import _type_name
 
@@ -398,7 +398,9 @@ def _rrelu_noise(input: Tensor, lower: float, upper: float) -> Tensor:
         return gt.tensor(noise)
 
 
-@checked_arguments("rrelu", "Tensor input, float lower, float upper, bool training, bool inplace", first=0)
+@checked_arguments(
+    "rrelu", "Tensor input, float lower, float upper, bool training, bool inplace", first=0
+)
 def rrelu(
     input: Tensor,
     lower: float = 1.0 / 8,

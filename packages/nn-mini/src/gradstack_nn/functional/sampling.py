@@ -51,9 +51,9 @@ import math
 import warnings
 
 import gradstack_tensor as gt
-from gradstack_tensor.extension import checked_arguments
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.extension import checked_arguments
 
 from .pooling import _averaging
 
