@@ -24,6 +24,27 @@ Differences on purpose (Note [Argument errors that differ from torch's on purpos
 - a call with the wrong number of arguments raises Python's arity TypeError here, which
   names no argument, where torch first reports the type of one of them.
 
+These stay recorded in the known file, on purpose (issue 36): each is an accident of how
+torch happens to be written, and gradstack keeps its rule that a wrong type is a
+TypeError naming the argument (the checks of Note [Argument checks from torch's
+signatures] in tensor-core's ``_signatures.py``):
+
+- ``broadcast_shapes`` with a wrong-typed shape: torch's Python function lets Python's own
+  error escape as a RuntimeError ("'NoneType' object is not iterable"), and takes a lone
+  None as no shape; here a TypeError or ValueError says which shape is wrong;
+- ``unique_consecutive(non-tensor, ...)``: torch's Python dispatcher raises RuntimeError;
+- ``t["abc"]``: torch reads the str as a sequence of indices (IndexError "too many
+  indices"); here the TypeError says what an index is;
+- ``t.cuda(...)``: torch's AssertionError ("not compiled with CUDA") comes from its lazy CUDA
+  initialisation; here the RuntimeError of every CPU-only refusal (``to("cuda")``);
+- ``t.unflatten(0, None)``: torch's RuntimeError "sizes must be non-empty"; here a TypeError
+  naming ``sizes``;
+- ``t << 1.5``, ``1.5 >> t``: torch reaches the shift kernel and raises NotImplementedError
+  for the float dtype; here Python's TypeError for the operand types;
+- refused: ``t.add(0, 1.5)``, ``t.sub(...)`` with two positional arguments (torch's deprecated
+  ``add(Number alpha, Tensor other)`` overload, which warns): pass ``alpha=``; ``t.to(1.5)``
+  (torch's parser reads a Python float as the dtype float64); ``broadcast_shapes(None)``.
+
 The differences not fixed yet are recorded in ``tests/argument_errors_known.txt`` (one
 line per call: category, call); the test fails on a difference that is not recorded (a
 regression, or a new function), and on a recorded one that is gone (remove its line).

@@ -58,11 +58,15 @@ cosine_similarity = _F.cosine_similarity
 pairwise_distance = _F.pairwise_distance
 pdist = _F.pdist
 cdist = _F.cdist
-selu = _F.selu
 celu = _F.celu
 hardshrink = _F.hardshrink
 rrelu = _F.rrelu
 bilinear = _F.bilinear
+
+
+def selu(input):
+    """``functional.selu(input)`` (torch's top-level ``selu`` takes no ``inplace``)."""
+    return _F.selu(input)
 
 
 def threshold(input, threshold, value):

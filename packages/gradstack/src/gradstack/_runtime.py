@@ -76,6 +76,8 @@ _DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
 
 def set_deterministic_debug_mode(debug_mode) -> None:
     """``0``/``"default"`` off, ``1``/``"warn"``, ``2``/``"error"``: the deterministic flag."""
+    if type(debug_mode) is bool or not isinstance(debug_mode, (str, int)):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
     if isinstance(debug_mode, str):
         if debug_mode not in _DEBUG_MODES:
             raise RuntimeError(

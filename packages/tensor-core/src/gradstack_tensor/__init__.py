@@ -38,6 +38,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_windows,
     _op_table,
     fft,
+    _signatures,
     linalg,
     meta,
     return_types,
@@ -127,6 +128,8 @@ from .scans import *  # noqa: F403
 from .scans import __all__ as _scans_all
 from .searching import *  # noqa: F403
 from .searching import __all__ as _searching_all
+
+_signatures.install(OPS)  # Note [Argument checks from torch's signatures]
 
 bool = bool_  # noqa: A001 - torch.bool
 

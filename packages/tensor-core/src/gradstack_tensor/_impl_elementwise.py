@@ -169,7 +169,10 @@ def scalar_as(value, dtype, name, *, checked=False, float_checks=True):
             )
         return np.asarray(value).astype(dtype)
     if not isinstance(value, (bool, int, float)):
-        raise TypeError(f"{name}(): expected a number or a Tensor, got {type(value).__name__}")
+        raise TypeError(
+            f"{name}(): argument 'fill_value' must be a number or a Tensor, not "
+            f"{type(value).__name__}"
+        )
     dtype = np.dtype(dtype)
     if checked:
         _check_fits(value, dtype, float_checks)
@@ -456,7 +459,9 @@ def copy_(input, src):
         return input
     _check_writable(input, "copy_")
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
+        raise TypeError(  # (torch's parser names it 'other')
+            f"copy_(): argument 'other' (src) must be a Tensor, not {type(src).__name__}"
+        )
     dst = _data(input)
     s = _array(src)
     _check_broadcasts_to(np.shape(s), dst.shape)

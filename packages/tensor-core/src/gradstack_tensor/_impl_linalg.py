@@ -45,10 +45,15 @@ def _dtype_error(name, a, b):
     return RuntimeError(f"{words} ({ta} and {tb}: cast one with .to(other.dtype))")
 
 
+# torch's name of each kernel's second operand (its messages name it)
+_SECOND = {"mm": "mat2", "bmm": "mat2", "mv": "vec", "dot": "tensor", "addmm": "mat2"}
+
+
 def _operands(name, a, b):
     """The arrays of ``a`` and ``b``, checked to be tensors of one dtype (torch's words for
     each kernel).  bmm checks dtypes in its kernel (:func:`_refuse_bool`) and passes here."""
-    for label, t in (("self", a), ("other", b)):
+    first = "mat1" if name == "addmm" else "self"
+    for label, t in ((first, a), (_SECOND.get(name, "other"), b)):
         if not isinstance(t, Tensor):
             raise TypeError(
                 f"{name}(): argument '{label}' must be a Tensor, not {type(t).__name__}"

@@ -319,6 +319,8 @@ def std(input, dim=None, correction=1, keepdim=False):
 @OPS["norm"].set_kernel
 def norm(input, p="fro", dim=None, keepdim=False):
     x = _float_input(input, "norm")
+    if p is None:  # (torch's default order)
+        p = "fro"
     if p == "fro" and isinstance(dim, (tuple, list)) and len(dim) > 2:
         # torch's norm sends 'fro' over a list of dims to linalg.matrix_norm (fuzz seed 4
         # #10669); over one or two dims it is the vector 2-norm
@@ -339,8 +341,13 @@ def norm(input, p="fro", dim=None, keepdim=False):
         r = np.sum(a != 0, axis=axes, keepdims=keepdim).astype(x.dtype)
     elif isinstance(p, (int, float)):
         r = quiet(lambda: np.sum(a**p, axis=axes, keepdims=keepdim) ** (1.0 / p))
-    else:
-        raise ValueError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
+    elif isinstance(p, str):  # torch: a RuntimeError for an order it does not know
+        raise RuntimeError(f"norm(): unsupported p={p!r}; use 'fro', a number, inf or -inf")
+    else:  # torch: a TypeError for an order that is not a number
+        raise TypeError(
+            f"norm(): argument 'ord' (p) must be Number, not {type(p).__name__} (use 'fro', "
+            "a number, inf or -inf)"
+        )
     return _wrap(_c_order(_result(r, x.dtype)))
 
 

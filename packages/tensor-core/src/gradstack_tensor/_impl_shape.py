@@ -80,10 +80,10 @@ def reshape(input, shape):
 @OPS["flatten"].set_kernel
 def flatten(input, start_dim=0, end_dim=-1):
     x = _data(input)
+    s = _normalize_dim(start_dim, x.ndim, "start_dim")
+    e = _normalize_dim(end_dim, x.ndim, "end_dim")
     if x.ndim == 0:
         return reshape(input, (1,))
-    s = _normalize_dim(start_dim, x.ndim)
-    e = _normalize_dim(end_dim, x.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = x.shape[:s] + (math.prod(x.shape[s : e + 1]),) + x.shape[e + 1 :]
@@ -94,9 +94,10 @@ def flatten(input, start_dim=0, end_dim=-1):
 def transpose(input, dim0, dim1):
     x = _data(input)
     if x.ndim == 0:
-        _normalize_dim(dim0, 0), _normalize_dim(dim1, 0)
+        _normalize_dim(dim0, 0, "dim0"), _normalize_dim(dim1, 0, "dim1")
         return _view(x.view(), input)
-    return _view(np.swapaxes(x, _normalize_dim(dim0, x.ndim), _normalize_dim(dim1, x.ndim)), input)
+    axes = _normalize_dim(dim0, x.ndim, "dim0"), _normalize_dim(dim1, x.ndim, "dim1")
+    return _view(np.swapaxes(x, *axes), input)
 
 
 @OPS["permute"].set_kernel

@@ -99,10 +99,14 @@ cdef tuple shape_from_args(tuple args, str name):
     for s in args:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(
-                f"{name}(): argument 'size' must be a tuple of ints, but found element of "
-                f"type {type(s).__name__}"
+                f"{name}(): argument '{_SHAPE_ARGUMENT.get(name, 'size')}' must be a tuple of "
+                f"ints, but found element of type {type(s).__name__}"
             )
     return tuple(int(s) for s in args)
+
+
+# torch's name of the shape argument of the methods that are not ``size``
+_SHAPE_ARGUMENT = {"permute": "dims", "flip": "dims", "repeat": "repeats"}
 
 
 cdef object dim_arg(object dim):

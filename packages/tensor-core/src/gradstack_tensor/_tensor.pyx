@@ -575,10 +575,17 @@ cdef class Tensor(CompositeMethods):
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
+            if a is None:  # (an argument left unchanged: ``to(device, None)``)
+                continue
             if isinstance(a, TensorBase):
                 dtype = a.dtype
             elif isinstance(a, _dt.dtype) or (isinstance(a, type) and a in (float, int, bool)):
                 dtype = a
+            elif device is not None:  # (torch's to() takes one device)
+                raise TypeError(
+                    "to() received an invalid combination of arguments: two devices "
+                    f"({device!r}, {a!r}); pass to(device, dtype)"
+                )
             else:
                 device = a
         if device is not None and _device_type(device).type == "meta":
@@ -605,6 +612,11 @@ cdef class Tensor(CompositeMethods):
         >>> gt.zeros(1).type("torch.LongTensor").dtype
         gradstack.int64
         """
+        if type(non_blocking) is not bool:
+            raise TypeError(
+                "type(): argument 'non_blocking' (position 2) must be bool, not "
+                f"{type(non_blocking).__name__}"
+            )
         if dtype is None:
             return f"gradstack.{_TYPE_NAMES[self.dtype.name]}"
         if isinstance(dtype, (str, type)) and dtype not in (float, int, bool):
@@ -749,7 +761,16 @@ cdef class Tensor(CompositeMethods):
         return imag(self)
 
     def is_pinned(self, device=None):
-        """False: no page-locked memory without an accelerator."""
+        """False: no page-locked memory without an accelerator (``device``, when given, is
+        a device, its string or its index, as torch's)."""
+        if device is not None:
+            if isinstance(device, str):
+                _device_type(device)  # (torch's RuntimeError for an unknown device string)
+            elif type(device) is bool or not isinstance(device, (int, _device_type)):
+                raise TypeError(
+                    "is_pinned(): argument 'device' (position 1) must be torch.device, not "
+                    f"{type(device).__name__}"
+                )
         return False
 
     def pin_memory(self, device=None):
@@ -819,15 +840,32 @@ cdef class Tensor(CompositeMethods):
 
     def cuda(self, device=None, non_blocking=False):
         """Raises: gradstack has no CUDA device (``gradstack.cuda.is_available()`` is False)."""
+        if type(non_blocking) is not bool:
+            raise TypeError(
+                "cuda(): argument 'non_blocking' (position 2) must be bool, not "
+                f"{type(non_blocking).__name__}"
+            )
+        if device is not None and not isinstance(device, (str, int, _device_type)):
+            raise TypeError(
+                f"cuda(): argument 'device' (position 1) must be torch.device, not "
+                f"{type(device).__name__}"
+            )
         _check_device("cuda")
 
     # -- new tensors like this one ----------------------------------------------------------
 
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        """A new leaf tensor from ``data``, with this tensor's dtype unless ``dtype`` is given."""
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        """A new leaf tensor from ``data``, with this tensor's dtype unless ``dtype`` is given
+        and its device unless ``device`` is (torch's keyword-only ``dtype``, ``device`` and
+        ``requires_grad``)."""
         from .creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                      requires_grad=requires_grad)
+        try:
+            return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                          requires_grad=requires_grad)
+        except RuntimeError as e:  # (torch's new_tensor: a TypeError for data of no dtype)
+            if "could not infer dtype" not in str(e):
+                raise
+            raise TypeError(f"new_tensor(): {e}") from None
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         """A tensor of zeros of ``size``, with this tensor's dtype unless ``dtype`` is given.
@@ -848,8 +886,11 @@ cdef class Tensor(CompositeMethods):
                     requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype by default."""
+        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype by default
+        (``size`` a sequence of ints, as torch's)."""
+        from ._signatures import checker
         from .creation import full
+        checker("new_full", "size size, float fill_value", 0)(size, fill_value)
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 

@@ -22,6 +22,7 @@ from ._dispatch cimport dispatch
 from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
 from ._tensor_base cimport TensorBase
+from ._shapes cimport shape_from_args
 from ._tensor_shape cimport ShapeMethods
 
 
@@ -115,6 +116,8 @@ cdef class CompositeMethods(ShapeMethods):
 
     def split_with_sizes(self, split_sizes, dim=0):
         """``self.split(list(split_sizes), dim)``."""
+        from ._signatures import checker
+        checker("split_with_sizes", "size split_sizes, int dim")(split_sizes, dim)
         return self.split(list(split_sizes), dim)
 
     def unsafe_split(self, split_size, dim=0):
@@ -131,8 +134,7 @@ cdef class CompositeMethods(ShapeMethods):
 
     def sum_to_size(self, *size):
         """The sum over the dims that broadcasting ``size`` to this shape would expand."""
-        if len(size) == 1 and not isinstance(size[0], int):
-            size = tuple(size[0])
+        size = shape_from_args(size, "sum_to_size")
         shape = tuple(self.shape)
         lead = len(shape) - len(size)
         if lead < 0 or any(s not in (1, n) for s, n in zip(size, shape[lead:])):
@@ -171,20 +173,14 @@ cdef class CompositeMethods(ShapeMethods):
 
     def vdot(self, other):
         """``self.dot(other)`` (real tensors)."""
-        return self.dot(other)
+        from .composites import vdot
+        return vdot(self, other)
 
     def rot90(self, k=1, dims=(0, 1)):
-        """Rotated by 90 degrees ``k`` times in the plane of ``dims`` (flips and a
-        transpose, as torch)."""
-        d0, d1 = dims
-        k = k % 4
-        if k == 1:
-            return self.flip(d1).transpose(d0, d1)
-        if k == 2:
-            return self.flip(d0, d1)
-        if k == 3:
-            return self.flip(d0).transpose(d0, d1)
-        return self.clone()
+        """Rotated by 90 degrees ``k`` times in the plane of ``dims``; see
+        :func:`gradstack_tensor.rot90`."""
+        from .elementwise_composites import rot90
+        return rot90(self, k, dims)
 
     def erfc(self):
         """``1 - erf(self)``, computed without cancelling (Note [erfc is its own function]
@@ -639,10 +635,14 @@ cdef class CompositeMethods(ShapeMethods):
 
     def clamp_min_(self, min):
         """In place ``clamp_(min=min)``."""
+        if min is None:
+            raise TypeError("clamp_min_(): argument 'min' must be Tensor or Number, not NoneType")
         return self.clamp_(min=min)
 
     def clamp_max_(self, max):
         """In place ``clamp_(max=max)``."""
+        if max is None:
+            raise TypeError("clamp_max_(): argument 'max' must be Tensor or Number, not NoneType")
         return self.clamp_(max=max)
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -734,15 +734,15 @@ cdef class CompositeMethods(ShapeMethods):
         from .searching import argsort
         return argsort(self, dim, descending, stable=stable)
 
-    def median(self, dim=None, keepdim=False):
+    def median(self, *args, **kwargs):
         """The lower median; see :func:`gradstack_tensor.median`."""
         from .order_statistics import median
-        return median(self, dim, _bool_arg("median", "keepdim", keepdim))
+        return median(self, *args, **kwargs)
 
-    def nanmedian(self, dim=None, keepdim=False):
+    def nanmedian(self, *args, **kwargs):
         """The lower median ignoring NaN; see :func:`gradstack_tensor.nanmedian`."""
         from .order_statistics import nanmedian
-        return nanmedian(self, dim, _bool_arg("nanmedian", "keepdim", keepdim))
+        return nanmedian(self, *args, **kwargs)
 
     def kthvalue(self, k, dim=-1, keepdim=False):
         """The ``k``-th smallest element; see :func:`gradstack_tensor.kthvalue`."""
@@ -963,10 +963,10 @@ cdef class CompositeMethods(ShapeMethods):
         from .arrangements import tile
         return tile(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
 
-    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+    def repeat_interleave(self, *args, **kwargs):
         """Each element repeated in a row; see :func:`gradstack_tensor.repeat_interleave`."""
         from .arrangements import repeat_interleave
-        return repeat_interleave(self, repeats, dim, output_size=output_size)
+        return repeat_interleave(self, *args, **kwargs)
 
     def roll(self, shifts, dims=None):
         """Elements shifted with wrap-around; see :func:`gradstack_tensor.roll`."""

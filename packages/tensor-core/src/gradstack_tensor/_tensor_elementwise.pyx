@@ -50,6 +50,10 @@ cdef class ElementwiseMethods(OpTableMethods):
         return dispatch(OP_ADD, (self, other, 1))
 
     def __radd__(self, other):
+        if type(other) is list or type(other) is tuple:
+            # as torch: Python's sequence concatenation then decides (``[1] + t`` is its
+            # TypeError, ``seq += t`` extends the list by the tensor's elements)
+            return NotImplemented
         return dispatch(OP_ADD, (self, other, 1))
 
     def __iadd__(self, other):
@@ -231,10 +235,14 @@ cdef class ElementwiseMethods(OpTableMethods):
 
     def clamp_min(self, min):
         """``clamp(min=min)``."""
+        if min is None:  # (torch's clamp_min takes a Tensor or a Number, not None)
+            raise TypeError("clamp_min(): argument 'min' must be Tensor or Number, not NoneType")
         return dispatch(OP_CLAMP, (self, min, None))
 
     def clamp_max(self, max):
         """``clamp(max=max)``."""
+        if max is None:
+            raise TypeError("clamp_max(): argument 'max' must be Tensor or Number, not NoneType")
         return dispatch(OP_CLAMP, (self, None, max))
 
     def where(self, condition, other):

@@ -76,6 +76,7 @@ class _Unset:
 
 NO_DIM = _Unset("None")
 NO_KEEPDIM = _Unset("False")
+NO_UNBIASED = _Unset("None")
 
 
 # Note [Reduction overloads are torch's]
@@ -251,7 +252,7 @@ cdef class ReductionMethods(ElementwiseMethods):
             keepdim = numpy_alias(keepdim, False, keepdims, "argmin", "keepdim", "keepdims")
         return dispatch(OP_ARGMIN, (self, dim, keepdim_arg("argmin", keepdim)))
 
-    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+    def var(self, dim=None, unbiased=NO_UNBIASED, keepdim=False, *, correction=None, axis=None,
             keepdims=None):
         """The variance over ``dim``, with Bessel's correction unless ``unbiased=False`` or
         ``correction=0``.
@@ -268,11 +269,11 @@ cdef class ReductionMethods(ElementwiseMethods):
             keepdim = numpy_alias(keepdim, False, keepdims, "var", "keepdim", "keepdims")
         return dispatch(
             OP_VAR,
-            (self, dim_arg(dim), _correction(unbiased, correction, dim, keepdim),
+            (self, dim_arg(dim), _correction("var", unbiased, correction, dim, keepdim),
              keepdim_arg("var", keepdim))
         )
 
-    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+    def std(self, dim=None, unbiased=NO_UNBIASED, keepdim=False, *, correction=None, axis=None,
             keepdims=None):
         """The standard deviation over ``dim`` (see :meth:`var` for the correction)."""
         if axis is not None:
@@ -281,7 +282,7 @@ cdef class ReductionMethods(ElementwiseMethods):
             keepdim = numpy_alias(keepdim, False, keepdims, "std", "keepdim", "keepdims")
         return dispatch(
             OP_STD,
-            (self, dim_arg(dim), _correction(unbiased, correction, dim, keepdim),
+            (self, dim_arg(dim), _correction("std", unbiased, correction, dim, keepdim),
              keepdim_arg("std", keepdim))
         )
 
@@ -454,13 +455,21 @@ cdef cnp.ndarray _truth_reduce(cnp.ndarray x, object ufunc, object dim, bint kee
     return r
 
 
-cdef object _correction(object unbiased, object correction, object dim, object keepdim):
+cdef object _correction(str name, object unbiased, object correction, object dim,
+                        object keepdim):
     """var/std's correction from torch's two spellings (``unbiased`` or ``correction``).
 
     None (read as 1) when nothing names it and no dim or keepdim is given: torch's
     ``x.var()`` runs ``var.correction`` with ``correction=None`` (its ``_saved_correction``
-    reads None), where ``x.var(0)`` runs the ``unbiased`` overload (1).
+    reads None), where ``x.var(0)`` runs the ``unbiased`` overload (1).  ``unbiased``, when
+    given, is a bool (``x.var(0, 1.5)`` is torch's TypeError, not a truthy correction).
     """
+    if unbiased is NO_UNBIASED:
+        unbiased = None
+    elif type(unbiased) is not bool and not isinstance(unbiased, np.bool_):
+        raise TypeError(
+            f"{name}(): argument 'unbiased' must be bool, not {type(unbiased).__name__}"
+        )
     if correction is not None:
         if unbiased is not None:
             raise TypeError("var/std: pass either unbiased or correction, not both")

@@ -20,6 +20,7 @@ from ._shapes cimport dim_arg, shape_from_args
 from ._shapes import _normalize_dim
 from ._tensor_base cimport TensorBase, autograd_extension, expect_other, shape_of
 from ._tensor_reductions cimport ReductionMethods
+from ._tensor_reductions import NO_DIM
 
 import warnings
 
@@ -165,7 +166,12 @@ cdef class ShapeMethods(ReductionMethods):
         """
         return dispatch(OP_TRANSPOSE, (self, dim0, dim1))
 
-    swapaxes = transpose
+    def swapaxes(self, axis0, axis1):
+        """:meth:`transpose` under numpy's name (torch names its arguments ``axis0`` and
+        ``axis1``)."""
+        _normalize_dim(axis0, self._data.ndim, "axis0")
+        _normalize_dim(axis1, self._data.ndim, "axis1")
+        return dispatch(OP_TRANSPOSE, (self, axis0, axis1))
 
     def permute(self, *dims):
         """A view with the dims in the order ``dims`` (separate ints or one tuple).
@@ -287,7 +293,7 @@ cdef class ShapeMethods(ReductionMethods):
         out = dispatch(OP_TRANSPOSE, (self, -2, -1))
         return out.conj() if out.is_complex() else out
 
-    def squeeze(self, dim=None):
+    def squeeze(self, dim=NO_DIM):
         """A view without the dims of size 1 (only ``dim`` when given).
 
         Examples
@@ -295,6 +301,10 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.zeros(1, 2, 1).squeeze().shape, gt.zeros(1, 2, 1).squeeze(0).shape
         (gradstack.Size([2]), gradstack.Size([2, 1]))
         """
+        if dim is NO_DIM:
+            dim = None
+        elif dim is None:  # torch has squeeze() and squeeze(dim), no squeeze(None)
+            raise TypeError("squeeze(): argument 'dim' must be int or tuple of ints, not NoneType")
         return dispatch(OP_SQUEEZE, (self, dim_arg(dim)))
 
     def unsqueeze(self, dim):
@@ -320,7 +330,7 @@ cdef class ShapeMethods(ReductionMethods):
         _check_metadata_inplace(self, "unsqueeze_")
         return _set_metadata(self, self.unsqueeze(dim), "unsqueeze_")
 
-    def squeeze_(self, dim=None):
+    def squeeze_(self, dim=NO_DIM):
         """In place :meth:`squeeze`.
 
         Examples
@@ -353,7 +363,11 @@ cdef class ShapeMethods(ReductionMethods):
         _check_metadata_inplace(self, "transpose_")
         return _set_metadata(self, self.transpose(dim0, dim1), "transpose_")
 
-    swapaxes_ = transpose_
+    def swapaxes_(self, axis0, axis1):
+        """In place :meth:`swapaxes`."""
+        _normalize_dim(axis0, self._data.ndim, "axis0")
+        _normalize_dim(axis1, self._data.ndim, "axis1")
+        return self.transpose_(axis0, axis1)
     swapdims_ = transpose_
 
     def resize_(self, *sizes, memory_format=None):
@@ -397,6 +411,9 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.arange(6.0).as_strided((2, 2), (1, 2)).tolist()
         [[0.0, 2.0], [1.0, 3.0]]
         """
+        from ._signatures import checker
+        checker("as_strided", "size size, size stride, int? storage_offset", 0)(
+            size, stride, storage_offset)
         cdef TensorBase base = self._view_base if self._view_base is not None else self
         size = tuple(int(d) for d in size)
         stride = tuple(int(s) for s in stride)
@@ -677,6 +694,10 @@ cdef class ShapeMethods(ReductionMethods):
         if index is True:
             index = None
         dispatch(OP_SETITEM_, (self, index, value))
+
+    def __delitem__(self, index):
+        # (Cython's default for a class with __setitem__ is a NotImplementedError)
+        raise TypeError("'Tensor' object does not support item deletion")
 
     def __contains__(self, element):
         if isinstance(element, TensorBase):

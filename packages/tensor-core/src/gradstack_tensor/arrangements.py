@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 from ._shapes import Size, _normalize_dim
+from ._signatures import MISSING, checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = [
@@ -97,6 +98,7 @@ def _tensors(tensors, fname: str) -> tuple:
 # ---------------------------------------------------------------------------- broadcasting
 
 
+@checked("broadcast_to")
 def broadcast_to(input, size) -> Tensor:
     """``input`` expanded to ``size`` (a view; -1 keeps a dim): ``input.expand(size)``.
 
@@ -177,6 +179,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 # ---------------------------------------------------------------------------- repeats
 
 
+@checked("tile")
 def tile(input, dims) -> Tensor:
     """``input`` repeated ``dims[i]`` times along each dim; fewer ``dims`` than dims are
     padded with leading 1s (torch's composite of ``repeat``).
@@ -219,7 +222,7 @@ def _repeat_counts(repeats, n: int) -> np.ndarray:
     return r
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+def repeat_interleave(input, repeats=MISSING, dim=None, *, output_size=None) -> Tensor:
     """Each element (or slice along ``dim``) of ``input`` repeated ``repeats`` times in a
     row (an int, or one count per element); without ``dim`` the input is flattened first.
     ``repeat_interleave(counts)`` alone gives the indices ``0..n-1`` repeated by
@@ -229,8 +232,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     >>> gt.tensor([[1, 2], [3, 4]]).repeat_interleave(gt.tensor([1, 2]), dim=0).tolist()
     [[1, 2], [3, 4], [3, 4]]
     """
-    x = _tensor(input, "repeat_interleave")
-    if repeats is None:
+    x = _tensor(input, "repeat_interleave", "repeats" if repeats is MISSING else "input")
+    if repeats is None:  # (torch has repeat_interleave(repeats), no repeats=None)
+        raise TypeError(
+            "repeat_interleave(): argument 'repeats' must be Tensor or int, not NoneType"
+        )
+    if repeats is MISSING:
         counts = _repeat_counts(x, x.numel())
         return _wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
     if dim is None:
@@ -251,6 +258,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
 # ---------------------------------------------------------------------------- rolls and differences
 
 
+@checked("roll")
 def roll(input, shifts, dims=None) -> Tensor:
     """``input`` with its elements shifted by ``shifts`` along ``dims`` (wrapping around);
     without ``dims`` the flattened tensor is rolled and viewed back.
@@ -288,6 +296,7 @@ def _cat(tensors, dim):
     return cat(tensors, dim)
 
 
+@checked("diff")
 def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``out[i] = x[i+1] - x[i]``; logical
     xor for bool), after ``prepend`` and ``append`` are concatenated to ``input``.
@@ -433,6 +442,7 @@ def flipud(input) -> Tensor:
     return x.flip(0)
 
 
+@checked("unflatten", "int dim, size sizes")
 def unflatten(input, dim: int, sizes) -> Tensor:
     """``input`` with dim ``dim`` viewed as ``sizes`` (one of them may be -1).
 
@@ -460,6 +470,7 @@ def unflatten(input, dim: int, sizes) -> Tensor:
     return x.view(*shape)
 
 
+@checked("tensor_split")
 def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     """``input`` split along ``dim`` into views: ``n`` nearly equal parts for an int (the
     first ``size % n`` one longer), or at the given indices for a list or a 1-d tensor.
@@ -513,6 +524,7 @@ def _split_at(fname, x, spec, axis):
     return tensor_split(x, spec, axis)
 
 
+@checked("hsplit")
 def hsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along dim 1 (dim 0 for a 1-d tensor), into equal parts for an int."""
     x = _tensor(input, "hsplit")
@@ -524,6 +536,7 @@ def hsplit(input, indices_or_sections) -> tuple:
     return _split_at("hsplit", x, indices_or_sections, 1 if x.dim() > 1 else 0)
 
 
+@checked("vsplit")
 def vsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along dim 0 (at least 2-d), into equal parts for an int."""
     x = _tensor(input, "vsplit")
@@ -535,6 +548,7 @@ def vsplit(input, indices_or_sections) -> tuple:
     return _split_at("vsplit", x, indices_or_sections, 0)
 
 
+@checked("dsplit")
 def dsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along dim 2 (at least 3-d), into equal parts for an int."""
     x = _tensor(input, "dsplit")
@@ -623,6 +637,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) ->
     return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype)
 
 
+@checked("fill_diagonal_", "Scalar fill_value, bool wrap")
 def fill_diagonal_(input, fill_value, wrap: bool = False) -> Tensor:
     """Write ``fill_value`` on the main diagonal of ``input`` in place (``Tensor``'s
     ``fill_diagonal_``): of a matrix, or of an n-d tensor whose dims are all equal; with

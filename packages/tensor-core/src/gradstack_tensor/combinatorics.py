@@ -44,6 +44,7 @@ def cartesian_prod(*tensors) -> Tensor:
             raise TypeError(
                 f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
             )
+    for t in tensors:  # (every argument's type first, as torch)
         _vector(t, "cartesian_prod")
     if len(tensors) == 1:
         return tensors[0]

@@ -27,6 +27,7 @@ import numpy as np
 
 from ._out import _CPP_NAMES, _SCALAR_NAMES, write_out
 from ._promotion import can_cast_inplace
+from ._signatures import checked
 from ._tensor import Tensor
 
 __all__ = [
@@ -247,7 +248,11 @@ def _spread_and_mean(name, input, dim, unbiased, keepdim, correction):
     x = _tensor_arg(input, name, "input")
     if isinstance(dim, bool):  # torch.std_mean(x, False): the old unbiased argument
         dim, unbiased = None, dim
-    spread = getattr(x, name.split("_")[0])(dim, unbiased, keepdim, correction=correction)
+    method = getattr(x, name.split("_")[0])
+    if unbiased is None:  # (the method's unbiased, when given, is a bool)
+        spread = method(dim, keepdim=keepdim, correction=correction)
+    else:
+        spread = method(dim, unbiased, keepdim, correction=correction)
     return spread, x.mean(dim, keepdim)
 
 
@@ -267,6 +272,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) 
     return _spread_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
 
 
+@checked("norm_except_dim")
 def norm_except_dim(v, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002 - torch's name
     """The ``pow``-norm of ``v`` over every dim but ``dim``, keeping ``v``'s rank (size 1
     in the dims reduced); ``dim=-1`` is the norm of all of ``v`` (0-d), as torch's.
@@ -313,6 +319,10 @@ def vdot(input, other, *, out=None) -> Tensor:  # noqa: A002 - torch's name
     if not isinstance(input, Tensor):
         raise TypeError(
             f"vdot(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"vdot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
         )
     result = input.conj().dot(other)
     return result if out is None else write_out("vdot", result, out, rule="exact")

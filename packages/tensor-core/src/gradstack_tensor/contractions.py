@@ -64,6 +64,10 @@ def _from_sublists(args):
                 out.append("...")
             elif isinstance(i, (int, np.integer)) and 0 <= int(i) < len(letters):
                 out.append(letters[int(i)])
+            elif not isinstance(i, (int, np.integer)):  # (torch's TypeError for a non-int)
+                raise TypeError(
+                    f"einsum(): expected subscript to be within the range [0, 52), but got {i}"
+                )
             else:
                 raise RuntimeError(
                     f"einsum(): expected subscript to be within the range [0, 52), but got {i}"
@@ -247,13 +251,15 @@ def einsum(*args) -> Tensor:
     else:
         equation, operands = args[0], list(args[1:])
         if not isinstance(equation, str):
-            raise TypeError(
+            # torch's Python einsum raises ValueError when no operand follows, its parser a
+            # TypeError when some do
+            raise (TypeError if operands else ValueError)(
                 f"einsum(): argument 'equation' must be str, not {type(equation).__name__}"
             )
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = list(operands[0])
     if not operands:
-        raise RuntimeError("einsum(): must provide at least one operand")
+        raise ValueError("einsum(): must provide at least one operand")
     for i, op in enumerate(operands):
         _tensor(op, "einsum", f"operands[{i}]")
     subs, output = _parse(equation, operands)

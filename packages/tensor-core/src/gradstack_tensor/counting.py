@@ -21,11 +21,13 @@ import builtins
 import numpy as np
 
 from ._composite_args import _gt, _int, _integral, _long, _name, _tensor, _zeros
+from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = ["bincount"]
 
 
+@checked("bincount")
 def bincount(input, weights=None, minlength: int = 0) -> Tensor:
     """How often each value occurs in a 1-d tensor of non-negative integers (int64), or
     the sums of ``weights`` per value: float32 for float32 weights, float64 for any other

@@ -27,6 +27,7 @@ from . import random as _random
 from ._impl_elementwise import fill_checks_floats, scalar_as
 from ._linspace import torch_linspace
 from ._out import factory_dtype, write_out
+from ._signatures import argument_error, checked, is_scalar
 from ._tensor import Tensor, _data, _wrap
 from ._tensor_base import _python_data_kind
 from .device import check_device, factory_on_meta
@@ -219,7 +220,9 @@ def _infer_from_data(data) -> np.ndarray:
     except ValueError as e:
         raise _ragged_error(e) from None
     if arr.dtype == object:
-        raise TypeError(
+        if all(type(v) is int for v in arr.flat):  # (torch's words and class)
+            raise ValueError("tensor(): Overflow when unpacking long long (an int beyond int64)")
+        raise RuntimeError(  # (torch's class)
             f"tensor(): could not infer dtype of {type(data).__name__}; "
             "pass numbers, nested lists of numbers, or a numpy array"
         )
@@ -232,8 +235,18 @@ def _infer_from_data(data) -> np.ndarray:
     if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype
         return arr.astype(_dt.get_default_dtype().to_complex().numpy)
     if arr.dtype.kind in "US":
-        raise TypeError(f"tensor(): new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
+        # torch: a ValueError ("too many dimensions 'str'") for a list of str only (it
+        # reads a str as a sequence), a TypeError for a str, or str among numbers
+        error = ValueError if arr.ndim and _only_str(data) else TypeError
+        raise error(f"tensor(): new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
     return arr.astype(_dt.from_numpy_dtype(arr.dtype).numpy)
+
+
+def _only_str(data) -> bool:
+    """Whether the nested lists or tuples ``data`` hold str and nothing else."""
+    if isinstance(data, str):
+        return True
+    return isinstance(data, (list, tuple)) and all(_only_str(v) for v in data)
 
 
 def _from_numpy_scalars(data) -> np.ndarray:
@@ -347,6 +360,7 @@ def _python_values_as(values, target):
     raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
+@checked("scalar_tensor", "float s", first=0)
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A 0-d tensor of the default float dtype (or ``dtype``) holding ``s``."""
     return tensor(
@@ -355,7 +369,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 @_meta_by_moving
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, without a copy when it already is one (or a numpy array of a
     supported dtype and no ``dtype`` change)."""
     check_device(device)
@@ -462,6 +476,7 @@ def _size_keyword(kwargs: dict, name: str):
     return size
 
 
+@checked("full", first=0)
 def full(
     size,
     fill_value,
@@ -690,6 +705,10 @@ def arange(
     [0.0, 0.25, 0.5, 0.75]
     """
     check_device(device)
+    bounds = (("end", start),) if end is None else (("start", start), ("end", end))
+    for position, (name, value) in enumerate(bounds + (("step", step),), 1):
+        if not is_scalar(value):  # torch's Number (a tensor of one element too)
+            raise argument_error("arange", name, position, "Number", value)
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -798,6 +817,7 @@ def logspace(
 
 
 @_meta_by_moving
+@checked("eye", first=0)
 def eye(
     n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:

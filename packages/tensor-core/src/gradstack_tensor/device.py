@@ -23,6 +23,12 @@ class device:  # noqa: N801 - torch spells it in lower case
     def __init__(self, type="cpu", index=None):  # noqa: A002 - torch's parameter name
         if isinstance(type, device):
             type, index = type.type, type.index
+        elif isinstance(type, int) and not isinstance(type, bool) and index is None:
+            # torch: an index alone names a device of the accelerator, which there is none of
+            raise RuntimeError(
+                f"Cannot access accelerator device when none is available (device({type}) "
+                "names an accelerator's device; gradstack computes on the CPU only)."
+            )
         if not isinstance(type, str):
             raise TypeError(f"device(): expected a string such as 'cpu', got {type!r}")
         if ":" in type:

@@ -47,6 +47,7 @@ import numpy as np
 
 from ._composite_args import _floating as _floating_dtype
 from ._composite_args import _integral, _name, _write_inplace, _zeros
+from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = [
@@ -252,6 +253,7 @@ def logaddexp2(input, other):
     return _logaddexp(a, b, math.log(2.0), lambda t: t.exp2(), lambda t: t.log1p())
 
 
+@checked("xlogy", "float input, float other", first=0)
 def xlogy(input, other):
     """``input * log(other)``, 0 where ``input`` is 0 (NaN where ``other`` is NaN), as
     torch's; Note [A branch that where does not take is computed on a safe input]."""
@@ -272,6 +274,7 @@ def xlogy(input, other):
     return gt.where(y.isnan(), float("nan"), out)
 
 
+@checked("nan_to_num")
 def nan_to_num(input, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
     """``input`` with NaN, +inf and -inf replaced (by default by 0 and the dtype's largest
     and lowest finite values)."""
@@ -280,6 +283,7 @@ def nan_to_num(input, nan: float = 0.0, posinf: float | None = None, neginf: flo
     if not x.is_floating_point():
         return x.clone()
     info = np.finfo(x.dtype.numpy)
+    nan = 0.0 if nan is None else nan  # (torch's nan is a float? too)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
     out = gt.where(x.isnan(), nan, x)
@@ -297,6 +301,7 @@ def sinc(input):
     return gt.where(zero, 1.0, px.sin() / px)
 
 
+@checked("logit")
 def logit(input, eps: float | None = None):
     """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
     x = _floating(_t(input, "logit"))
@@ -305,6 +310,7 @@ def logit(input, eps: float | None = None):
     return (x / (1 - x)).log()
 
 
+@checked("float_power", "float input, float exponent", first=0)
 def float_power(input, exponent):
     """``input ** exponent`` in double precision (complex not supported)."""
     gt = _gt()
@@ -317,6 +323,7 @@ def float_power(input, exponent):
     return base**power
 
 
+@checked("ldexp")
 def ldexp(input, other):
     """``input * 2 ** other``."""
     gt = _gt()
@@ -413,6 +420,7 @@ def cross(input, other, dim: int | None = None):
     return gt.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis)
 
 
+@checked("cumprod")
 def cumprod(input, dim: int, *, dtype=None, out=None):
     """The cumulative product along ``dim``, as one product per position (its gradient is
     exact at zeros, as torch's ``cumprod_backward``)."""
@@ -491,9 +499,31 @@ def negative(input, *, out=None):
     return _gt().neg(input, out=out)
 
 
+@checked("rot90")
 def rot90(input, k: int = 1, dims=(0, 1)):
-    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims``."""
-    return _t(input, "rot90").rot90(k, dims)
+    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims`` (flips and a
+    transpose, as torch).
+
+    >>> import gradstack_tensor as gt
+    >>> gt.rot90(gt.tensor([[1, 2], [3, 4]])).tolist()
+    [[2, 4], [1, 3]]
+    """
+    x = _t(input, "rot90")
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = dims
+    if d0 == d1 or abs(d0 - d1) == x.dim():
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
+        )
+    k = k % 4
+    if k == 1:
+        return x.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return x.flip(d0, d1)
+    if k == 3:
+        return x.flip(d0).transpose(d0, d1)
+    return x.clone()
 
 
 def isposinf(input):
@@ -568,6 +598,7 @@ def result_type(tensor1, tensor2):
     return _result_type([operand(tensor1, "tensor1"), operand(tensor2, "tensor2")])
 
 
+@checked("copysign")
 def copysign(input, other, *, out=None):
     """``|input|`` with the sign of ``other`` (a tensor or a number), as a float tensor.
 

@@ -22,6 +22,11 @@ Random numbers
 Indexing
     :func:`index_key` turns a torch index (tensors, lists, slices ...) into the key numpy
     takes, and says whether it is basic indexing (a view), as ``t[index]`` does.
+Arguments
+    :func:`checked_arguments` decorates a function with torch's checks of its argument
+    types, from a signature in torch's words (``"Tensor input, int upscale_factor"``):
+    torch's TypeError naming the argument (Note [Argument checks from torch's signatures]
+    in ``_signatures.py``).
 Kernels chosen
     :func:`matmul_folds` says whether ``a @ b`` runs torch's folded mm/mv or its bmm
     (what autograd saves depends on it).  :func:`take_byproduct` gives what a kernel
@@ -53,6 +58,7 @@ from ._dispatch import DispatchLayer, Op, dispatch, register_layer, unregister_l
 from ._elementwise import take_byproduct
 from ._impl_elementwise import index_key
 from ._impl_linalg import matmul_folds
+from ._signatures import checked as checked_arguments
 from ._tensor import _data as data_of
 from ._tensor import _wrap as wrap
 from ._tensor import _wrap_detached as wrap_detached
@@ -65,6 +71,7 @@ __all__ = [
     "Op",
     "VersionCounter",
     "caller_location",
+    "checked_arguments",
     "library_dirs",
     "data_of",
     "dispatch",

@@ -19,6 +19,7 @@ import numpy as np
 from ._dispatch import OPS, dispatch
 from ._op_table import ROWS, OpRow
 from ._out import _SCALAR_NAMES, check_out_dtype, write_out
+from ._signatures import MISSING, checked
 from ._tensor import Tensor, _data, _wrap
 
 # Note [Function forms from the op table]
@@ -238,6 +239,7 @@ divide = true_divide = div
 
 def square(input, *, out=None):
     """``input ** 2``."""
+    _tensor(input, "square")
     return _out("square", dispatch(OPS["pow"], (input, 2)), out, inputs=(input,))
 
 
@@ -250,26 +252,49 @@ clip = clamp
 
 
 def clamp_min(input, min, *, out=None):  # noqa: A002
+    if min is None:
+        raise TypeError("clamp_min(): argument 'min' must be Tensor or Number, not NoneType")
     return _out(
         "clamp_min", dispatch(OPS["clamp"], (input, min, None)), out, "same", inputs=(input,)
     )
 
 
 def clamp_max(input, max, *, out=None):  # noqa: A002
+    if max is None:
+        raise TypeError("clamp_max(): argument 'max' must be Tensor or Number, not NoneType")
     return _out(
         "clamp_max", dispatch(OPS["clamp"], (input, None, max)), out, "same", inputs=(input,)
     )
 
 
-def where(condition, input=None, other=None, *, out=None):
-    """``input`` where ``condition`` holds, else ``other`` (broadcast)."""
-    if input is None and other is None:
+def where(condition, input=MISSING, other=MISSING, *, out=None):
+    """``input`` where ``condition`` holds, else ``other`` (broadcast); with ``condition``
+    alone, the indices where it holds (``nonzero(as_tuple=True)``).  torch has no
+    ``where(condition, input)``, nor a None ``input`` or ``other``."""
+    if not isinstance(condition, Tensor):
+        raise TypeError(
+            "where(): argument 'condition' (position 1) must be Tensor, not "
+            f"{type(condition).__name__}"
+        )
+    if input is MISSING and other is MISSING:
         if out is not None:
             raise TypeError(
                 "where() received an invalid combination of arguments - got (Tensor, "
                 "out=Tensor): the one-argument form takes no out"
             )
         return tuple(_wrap(i.astype("int64")) for i in np.nonzero(_data(condition)))
+    if input is MISSING or other is MISSING:
+        raise TypeError(
+            "where() received an invalid combination of arguments: pass condition alone, or "
+            "condition, input and other (torch's where(Tensor condition, Tensor input, "
+            "Tensor other))"
+        )
+    for position, (arg, label) in enumerate(((input, "input"), (other, "other")), 2):
+        if arg is None:
+            raise TypeError(
+                f"where(): argument '{label}' (position {position}) must be Tensor or Number, "
+                "not NoneType"
+            )
     if out is not None:  # torch's out= overload takes tensors only
         for position, (arg, label) in enumerate(((input, "input"), (other, "other")), 2):
             if not isinstance(arg, Tensor):
@@ -579,6 +604,7 @@ def polygamma(n, input, *, out=None):
     return _out("polygamma", dispatch(OPS["polygamma"], (input, n)), out, inputs=(input,))
 
 
+@checked("mvlgamma")
 def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension ``p``:
     ``sum_i lgamma(x - i / 2) + p (p - 1) / 4 log(pi)`` (torch 2.13 no longer checks that

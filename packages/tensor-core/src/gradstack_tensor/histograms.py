@@ -40,6 +40,7 @@ import numpy as np
 from . import return_types
 from ._linspace import torch_linspace
 from ._out import check_out_dtype, write_out
+from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = ["histc", "histogram", "histogramdd"]
@@ -195,6 +196,7 @@ def _check_float(x: np.ndarray) -> None:
         raise _not_implemented("histogramdd", x.dtype)
 
 
+@checked("histc")
 def histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor:  # noqa: A002 - torch's names
     """A histogram of ``input`` with ``bins`` equal bins over ``[min, max]`` (the data's
     range when both are 0); elements outside are ignored; a float tensor of ``input``'s
@@ -363,6 +365,12 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
             "histogramdd(): argument 'bins' must be an int, a sequence of ints or a sequence "
             f"of Tensors, not {type(bins).__name__}"
         )
+    for i, b in enumerate(bins):  # (every element's type before the count, as torch)
+        if not isinstance(b, (Tensor, builtins.int, np.integer)) or isinstance(b, builtins.bool):
+            raise TypeError(
+                f"histogramdd(): expected Tensor as element {i} in argument 'bins', but got "
+                f"{type(b).__name__}"
+            )
     if len(bins) != n_dims:
         raise RuntimeError(
             "histogramdd: The size of bins must be equal to the innermost dimension of the input."

@@ -15,6 +15,7 @@ import numpy as np
 
 from ._composite_args import _int, _tensor, _zeros
 from ._shapes import _normalize_dim
+from ._signatures import checked
 from ._tensor import Tensor
 
 __all__ = ["trapezoid", "trapz", "cumulative_trapezoid"]
@@ -65,6 +66,7 @@ def _sides(y: Tensor, axis: int):
     return y.narrow(axis, 0, max(n - 1, 0)), y.narrow(axis, min(n, 1), max(n - 1, 0))
 
 
+@checked("trapezoid")
 def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal rule along ``dim``: samples ``y`` at points ``x`` (a tensor), or
     spaced by ``dx`` (a number, 1 by default).  Zero samples integrate to zeros.
@@ -101,6 +103,7 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     return ((left + right) * spacing).sum(axis) / 2.0
 
 
+@checked("trapz", "Tensor x")
 def trapz(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """torch's alias of ``trapezoid``.
 
@@ -110,9 +113,10 @@ def trapz(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     >>> gt.trapz(gt.tensor([1.0, 5.0, 10.0]), dx=2).item()
     21.0
     """
-    return trapezoid(y, x, dx=dx, dim=dim)
+    return trapezoid.__wrapped__(y, x, dx=dx, dim=dim)  # (x checked here)
 
 
+@checked("cumulative_trapezoid")
 def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The running trapezoidal rule along ``dim``: one fewer element there than ``y``.
 

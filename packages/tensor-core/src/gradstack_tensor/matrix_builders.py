@@ -21,6 +21,7 @@ import numpy as np
 
 from ._composite_args import _floating, _gt, _int, _tensor, _zeros
 from ._shapes import _normalize_dim
+from ._signatures import checked
 from ._tensor import Tensor, _wrap
 
 __all__ = ["diag_embed", "diagflat", "block_diag", "vander"]
@@ -147,6 +148,7 @@ def block_diag(*tensors) -> Tensor:
     return gt.cat(rows, 0)
 
 
+@checked("vander")
 def vander(x, N: int | None = None, increasing: bool = False) -> Tensor:
     """The Vandermonde matrix of a 1-d ``x``: column ``j`` is ``x ** (N - 1 - j)`` (``x **
     j`` when ``increasing``), as a running product (torch's cumprod); integers and bool

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 
 from . import linalg as _linalg
+from ._signatures import checked
 from .return_types import slogdet as _slogdet_result
 
 __all__ = ["inverse", "det", "slogdet", "logdet", "cholesky", "matrix_power", "svd", "matrix_exp"]
@@ -45,6 +46,7 @@ def logdet(input):
     return gt.where(sign == -1, float("nan"), logabsdet)
 
 
+@checked("cholesky")
 def cholesky(input, upper: bool = False, *, out=None):
     """``linalg.cholesky(input, upper=upper)``, with torch's deprecation warning."""
     warnings.warn(
@@ -79,6 +81,10 @@ def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):
     """
     import gradstack_tensor as gt
 
+    if not isinstance(input, gt.Tensor):  # (the tensor first, as torch)
+        raise TypeError(
+            f"svd(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     for position, (name, flag) in enumerate((("some", some), ("compute_uv", compute_uv)), 2):
         if type(flag) is not bool:
             raise TypeError(

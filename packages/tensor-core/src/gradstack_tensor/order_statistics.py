@@ -48,6 +48,7 @@ import numpy as np
 
 from . import return_types as _rt
 from ._shapes import _normalize_dim
+from ._signatures import MISSING, checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = [
@@ -168,7 +169,8 @@ def _median_along(x: Tensor, dim, keepdim: bool, fname: str, skip_nan: bool):
     return result(*_pick(x, axis, positions, keepdim))
 
 
-def median(input, dim=None, keepdim: bool = False):
+@checked("median")
+def median(input, dim=MISSING, keepdim: bool = False):
     """The lower median of all elements (a 0-d tensor), or ``(values, indices)`` along
     ``dim``.  NaN propagates: a row with a NaN has NaN as its median.
 
@@ -180,12 +182,13 @@ def median(input, dim=None, keepdim: bool = False):
     """
     x = _tensor(input, "median")
     _no_bool(x, "median")
-    if dim is None:
+    if dim is MISSING:
         return _all_median(x, "median", skip_nan=False)
     return _median_along(x, dim, keepdim, "median", skip_nan=False)
 
 
-def nanmedian(input, dim=None, keepdim: bool = False):
+@checked("nanmedian")
+def nanmedian(input, dim=MISSING, keepdim: bool = False):
     """``median`` ignoring NaN: the lower median of the other elements (NaN where there
     are none).
 
@@ -197,7 +200,7 @@ def nanmedian(input, dim=None, keepdim: bool = False):
     """
     x = _tensor(input, "nanmedian")
     _no_bool(x, "nanmedian")
-    if dim is None:
+    if dim is MISSING:
         return _all_median(x, "nanmedian", skip_nan=True)
     return _median_along(x, dim, keepdim, "nanmedian", skip_nan=True)
 

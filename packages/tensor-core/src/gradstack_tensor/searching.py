@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._shapes import _normalize_dim
+from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
 
 __all__ = [
@@ -223,6 +224,7 @@ def _side(right: bool, side: str | None) -> str:
     return side
 
 
+@checked("searchsorted")
 def searchsorted(
     sorted_sequence,
     input,
@@ -276,6 +278,7 @@ def searchsorted(
     return _wrap(np.asarray(found, dtype=np.int32 if out_int32 else np.int64))
 
 
+@checked("bucketize", "float input, Tensor boundaries", first=0)
 def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False):
     """The bucket of each value of ``input`` among the sorted 1-d ``boundaries``: ``i``
     such that ``boundaries[i-1] < x <= boundaries[i]`` (``<=`` and ``<`` swap with

@@ -42,6 +42,7 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.extension import checked_arguments
 
 from ._utils import _type_name
 
@@ -215,6 +216,7 @@ def selu_(input: Tensor) -> Tensor:
     return selu(input, inplace=True)
 
 
+@checked_arguments("celu", "Tensor input, float alpha, bool inplace", first=0)
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     x = _tensor(input, "celu")
@@ -349,12 +351,14 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return gt.where(x > 0, x, w * x)
 
 
+@checked_arguments("hardshrink", "Tensor input, float lambd", first=0)
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, 0 elsewhere."""
     x = _tensor(input, "hardshrink")
     return gt.where((x > lambd) | (x < -lambd), x, 0.0)
 
 
+@checked_arguments("softshrink", "Tensor input, float lambd", first=0)
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
     x = _tensor(input, "softshrink")
@@ -394,6 +398,9 @@ def _rrelu_noise(input: Tensor, lower: float, upper: float) -> Tensor:
         return gt.tensor(noise)
 
 
+@checked_arguments(
+    "rrelu", "Tensor input, float lower, float upper, bool training, bool inplace", first=0
+)
 def rrelu(
     input: Tensor,
     lower: float = 1.0 / 8,

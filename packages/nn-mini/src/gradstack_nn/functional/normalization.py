@@ -20,6 +20,7 @@ from __future__ import annotations
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.extension import checked_arguments
 
 from ._utils import _check_tensor
 from .padding import pad
@@ -38,6 +39,11 @@ __all__ = [
 _OP = gt.get_op
 
 
+@checked_arguments(
+    "layer_norm",
+    "Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps",
+    first=0,
+)
 def layer_norm(
     input: Tensor,
     normalized_shape,
@@ -92,6 +98,9 @@ def batch_norm(
     )
 
 
+@checked_arguments(
+    "group_norm", "Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps", first=0
+)
 def group_norm(
     input: Tensor,
     num_groups: int,

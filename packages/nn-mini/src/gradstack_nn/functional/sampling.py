@@ -53,6 +53,7 @@ import warnings
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.extension import checked_arguments
 
 from .pooling import _averaging
 
@@ -561,6 +562,7 @@ def grid_sample(
 # rearrangements: pixel and channel shuffles
 
 
+@checked_arguments("pixel_shuffle", "Tensor input, int upscale_factor", first=0)
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """``(*, C * r * r, H, W)`` rearranged into ``(*, C, H * r, W * r)``."""
     r = int(upscale_factor)
@@ -581,6 +583,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     return x.reshape(*lead, c // (r * r), h * r, w * r)
 
 
+@checked_arguments("pixel_unshuffle", "Tensor input, int downscale_factor", first=0)
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """``(*, C, H * r, W * r)`` rearranged into ``(*, C * r * r, H, W)``."""
     r = int(downscale_factor)
