@@ -48,6 +48,8 @@ from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
+from ._vector_norm_kernels import *  # noqa: F403
+from ._vector_norm_kernels import __all__ as _vector_norm_kernels_all
 from ._window_kernels import *  # noqa: F403
 from ._window_kernels import __all__ as _window_kernels_all
 
@@ -63,6 +65,7 @@ __all__ = sorted(
         *_rnn_kernels_all,
         *_sgd_update_all,
         *_sum_to_shape_all,
+        *_vector_norm_kernels_all,
         *_window_kernels_all,
     ]
 )
