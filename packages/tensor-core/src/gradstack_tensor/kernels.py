@@ -42,6 +42,8 @@ from ._index_kernels import *  # noqa: F403
 from ._index_kernels import __all__ as _index_kernels_all
 from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
+from ._masked_fill_kernels import *  # noqa: F403
+from ._masked_fill_kernels import __all__ as _masked_fill_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._rnn_kernels import *  # noqa: F403
@@ -64,6 +66,7 @@ __all__ = sorted(
         *_transcendentals_all,
         *_index_kernels_all,
         *_kernels_all,
+        *_masked_fill_kernels_all,
         *_norm_kernels_all,
         *_rnn_kernels_all,
         *_sgd_update_all,
