@@ -34,6 +34,8 @@ from ._adam_update import *  # noqa: F403
 from ._adam_update import __all__ as _adam_update_all
 from ._batch_norm_kernels import *  # noqa: F403
 from ._batch_norm_kernels import __all__ as _batch_norm_kernels_all
+from ._dropout_kernels import *  # noqa: F403
+from ._dropout_kernels import __all__ as _dropout_kernels_all
 from ._embedding_bag_kernels import *  # noqa: F403
 from ._embedding_bag_kernels import __all__ as _embedding_bag_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
@@ -62,6 +64,7 @@ __all__ = sorted(
         *_activation_all,
         *_adam_update_all,
         *_batch_norm_kernels_all,
+        *_dropout_kernels_all,
         *_embedding_bag_kernels_all,
         *_transcendentals_all,
         *_index_kernels_all,
