@@ -20,7 +20,8 @@ def test_bernoulli_scalar_matches_torch(dtype, shape, p):
     a = gt.empty(shape, dtype=getattr(gt, dtype)).bernoulli_(p)
     b = torch.empty(shape, dtype=getattr(torch, dtype)).bernoulli_(p)
     np.testing.assert_array_equal(a.numpy(), b.numpy())
-    # the generators are at the same place afterwards
+    # the generators are at the same place afterwards, in the same state
+    np.testing.assert_array_equal(gt.random.get_rng_state().numpy(), torch.get_rng_state().numpy())
     np.testing.assert_array_equal(gt.rand(5).numpy(), torch.rand(5).numpy())
 
 
@@ -45,6 +46,24 @@ def test_dropout_mask_matches_torch():
     got = gt.empty_like(gt.from_numpy(x)).bernoulli_(0.9).div_(0.9)
     want = torch.empty_like(torch.from_numpy(x)).bernoulli_(0.9).div_(0.9)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_draw_is_fill_of_random_raw():
+    for dtype in (np.float32, np.float64):
+        a, b = np.empty(1001, dtype), np.empty(1001, dtype)
+        bits = np.random.MT19937(3)
+        kernels.bernoulli_scalar_draw_(a, bits, 0.25)
+        after = bits.random_raw(4)
+        ref = np.random.MT19937(3)
+        kernels.bernoulli_scalar_fill_(b, ref.random_raw(2002), 0.25)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(after, ref.random_raw(4))
+    with pytest.raises(TypeError, match="BitGenerator"):
+        kernels.bernoulli_scalar_draw_(a, np.random.default_rng(0), 0.5)
+    with pytest.raises(ValueError, match="read-only"):
+        ro = np.empty(3)
+        ro.flags.writeable = False
+        kernels.bernoulli_scalar_draw_(ro, np.random.MT19937(0), 0.5)
 
 
 def test_kernel_checks_its_arguments():

@@ -1,14 +1,16 @@
 # cython: language_level=3
-"""``bernoulli_scalar_fill_``: dropout's mask, ``bernoulli_(p)`` of a float32/float64
-array with a number ``p``, in one pass over the generator's raw draws (Note [Dropout's
-mask in one pass]).
+"""``bernoulli_scalar_fill_`` and ``bernoulli_scalar_draw_``: dropout's mask,
+``bernoulli_(p)`` of a float32/float64 array with a number ``p``, in one pass over the
+generator's raw draws, given or drawn (Note [Dropout's mask in one pass]).
 
 Its arrays are checked by ``_kernels.pyx``'s shared code; public as
 ``gradstack_tensor.kernels``.
 """
 
 cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport uint64_t
+from numpy.random cimport bitgen_t
 
 from ._kernels cimport _check_output, real
 
@@ -16,7 +18,7 @@ import numpy as np
 
 cnp.import_array()
 
-__all__ = ["bernoulli_scalar_fill_"]
+__all__ = ["bernoulli_scalar_draw_", "bernoulli_scalar_fill_"]
 
 # Note [Dropout's mask in one pass]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -26,9 +28,12 @@ __all__ = ["bernoulli_scalar_fill_"]
 # _random_kernels.pyx's gsr_u53) and stores u < p.  Composed of numpy calls that was five
 # passes and four temporaries of the tensor's size (the 64-bit draws, the doubles, the
 # comparison, its cast); here the raw draws are read once and the 0/1 written straight
-# into the tensor: the same draws, the same values.  (The draws themselves, numpy's
-# MT19937 ``random_raw``, stay the cost that torch pays too.)  One thread: the draws are
-# sequential, and the pass after them is cheap next to them.
+# into the tensor: the same draws, the same values.  bernoulli_scalar_draw_ goes further:
+# it asks numpy's bit generator for each 32-bit draw through its C interface (the
+# bitgen_t of its capsule, under its lock), the same stream random_raw returns, so not
+# even the 16 bytes per element of raw draws are written (a (4, 6, 128, 128) mask: 6 MiB
+# of draws that random_raw wrote and the fill read back).  One thread: the draws are
+# sequential.
 
 
 cdef void _fill(real* out, const uint64_t* raw, Py_ssize_t n, double p) noexcept nogil:
@@ -86,3 +91,49 @@ def bernoulli_scalar_fill_(out, raw, p):
             _fill(<float*>op, rp, n, q)
         else:
             _fill(<double*>op, rp, n, q)
+
+
+cdef void _draw(real* out, bitgen_t* rng, Py_ssize_t n, double p) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t r64
+    cdef uint64_t low53 = (<uint64_t>1 << 53) - 1
+    cdef double scale = 1.0 / 9007199254740992.0
+    for i in range(n):
+        r64 = <uint64_t>rng.next_uint32(rng.state) << 32
+        r64 = r64 | <uint64_t>rng.next_uint32(rng.state)
+        out[i] = 1 if <double>(r64 & low53) * scale < p else 0
+
+
+def bernoulli_scalar_draw_(out, bit_generator, p):
+    """:func:`bernoulli_scalar_fill_` drawing its raw 32-bit draws from ``bit_generator``
+    (a ``numpy.random.BitGenerator``; ``2 * out.size`` of them, the stream its
+    ``random_raw`` gives), with no array of draws (Note [Dropout's mask in one pass]).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import bernoulli_scalar_draw_, bernoulli_scalar_fill_
+    >>> a, b = np.empty(1000), np.empty(1000)
+    >>> bernoulli_scalar_draw_(a, np.random.MT19937(7), 0.3)
+    >>> bernoulli_scalar_fill_(b, np.random.MT19937(7).random_raw(2000), 0.3)
+    >>> bool((a == b).all())
+    True
+    """
+    cdef str func = "bernoulli_scalar_draw_"
+    cdef int typenum = _check_output(func, "out", out)
+    capsule = getattr(bit_generator, "capsule", None)
+    if capsule is None or not PyCapsule_IsValid(capsule, "BitGenerator"):
+        raise TypeError(
+            f"{func}: bit_generator must be a numpy.random.BitGenerator (MT19937 for "
+            f"torch's stream), got {type(bit_generator).__name__}"
+        )
+    cdef bitgen_t* rng = <bitgen_t*>PyCapsule_GetPointer(capsule, "BitGenerator")
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out)
+    cdef double q = p
+    cdef void* op = cnp.PyArray_DATA(<cnp.ndarray>out)
+    with bit_generator.lock:
+        with nogil:
+            if typenum == cnp.NPY_FLOAT:
+                _draw(<float*>op, rng, n, q)
+            else:
+                _draw(<double*>op, rng, n, q)

@@ -278,7 +278,9 @@ def _bernoulli_into(input: Tensor, p, gen, name: str) -> Tensor:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     if x.dtype in _FILL_DTYPES and x.flags.c_contiguous and x.flags.aligned and x.flags.writeable:
         # Note [Dropout's mask in one pass] (_dropout_kernels.pyx): the same draws
-        _dropout_kernels.bernoulli_scalar_fill_(x.reshape(-1), gen._random(2 * x.size), p)
+        if x.size:
+            gen._fresh = False  # as gen._random(n > 0)
+        _dropout_kernels.bernoulli_scalar_draw_(x.reshape(-1), gen._bits, p)
         input._bump_version(name)
         return input
     u = uniform_values(gen, x.size, np.float64)
