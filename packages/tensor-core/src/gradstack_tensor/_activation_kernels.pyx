@@ -47,7 +47,8 @@ __all__ = [
 # vectorised erf/exp/tanh, within about 1 ulp):
 #   - float64 takes libm's erf, exp and tanh (~1 ulp), one element at a time;
 #   - float32 evaluates erf, exp and tanh in double without a branch (Note [float32 erf,
-#     exp and tanh in double]) and rounds the value once to float32, so that the compiler
+#     exp and tanh in double]; the exact GELU takes torch's own float erf, Note [float32
+#     exact GELU in torch's erf]) and rounds the value once to float32, so that the compiler
 #     vectorises the loops (with AVX2 and FMA, 4 doubles at a time, Note [AVX2 clones] in
 #     _kernels.pyx; with AVX-512, 8, in a third copy as in Note [AVX-512 copies of the
 #     transcendental loops]).  glibc's erff is scalar and branches on |x|: ~15 ns an
@@ -81,6 +82,21 @@ __all__ = [
 # float32 gives the correctly rounded erf and exp except within 1e-12 of a rounding
 # boundary (the tests compare with torch's Sleef functions at a few ulp).
 #
+# Note [float32 exact GELU in torch's erf]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch's vectorised float32 GELU (exact form) and its backward do not call Sleef's erf:
+# they call Vectorized<float>::erf (ATen's vec256/vec512_float.h), Abramowitz and Stegun
+# 7.1.26, erf(y) = sign(y) (1 - t r(t) exp(-y*y)) with t = 1 / (1 + 0.3275911 |y|) and r
+# of degree 4, in float arithmetic with Sleef's expf (absolute error below 1.5e-7).  The
+# float32 GELU loops compute that same formula in float (8 or 16 lanes, where the double
+# erf of degree 22 above took 4 or 8 and was 3-4x slower than torch), with an exp in
+# float for non-positive arguments (Cody-Waite, Taylor to r**7, ~1 ulp like Sleef's
+# u10; 0 below -87 where Sleef's is subnormal).  Where 1 + erf cancels (x below about -3)
+# both libraries carry erf's absolute error of ~1e-7 into GELU, so an ulp of difference
+# in the exp can show as a relative difference there; elsewhere they agree within an ulp
+# or two (max absolute difference 1.4e-6 at |x| <= 15, as before this change).  The
+# ``erf`` op keeps the double erf above (correctly rounded).
+
 # Note [float32 erfinv in double]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # torch's float32 erfinv (~2.5 ns an element, vectorised) is calc_erfinv in float; with
@@ -239,6 +255,67 @@ cdef extern from *:
         return gs_act_exp_core(-gs_act_min(-gs_act_min(v, 700.0), 700.0));
     }
 
+    /* Note [float32 exact GELU in torch's erf]: exp(v) in float for v <= 0 or nan, within
+       ~1 ulp (Sleef's expf_u10 is too): k = round(v / ln 2), r = v - k ln 2 (ln 2 in two
+       parts, the first with 16 bits so that k * hi is exact), exp(r) by its Taylor
+       series to r**7 (|r| <= 0.347: truncation < 1e-8 relatively) times 2**k from k's
+       bits; v below -87 (exp(v) below FLT_MIN, where Sleef gives subnormals) and -inf
+       give 0, by integer selects on the bits (which GCC 12 vectorises). */
+    #define GS_ACT_EXPF_LIMIT 0xc2ae0000u   /* -87.0f */
+    GS_BODY float gs_act_expf_nonpos(float v) {
+        uint32_t bits, keep;
+        memcpy(&bits, &v, sizeof bits);
+        keep = 0u - (uint32_t)((bits <= GS_ACT_EXPF_LIMIT)
+                               | ((bits & 0x7fffffffu) > 0x7f800000u));
+        float w = gs_act_clamp(v, 0x42ae0000u);  /* |v| <= 87 (nan stays nan) */
+        float kr = w * 1.44269504088896341f + 12582912.0f;
+        float k = kr - 12582912.0f;
+        float r = (w - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
+        float p = 1.0f / 5040.0f;
+        p = p * r + 1.0f / 720.0f;
+        p = p * r + 1.0f / 120.0f;
+        p = p * r + 1.0f / 24.0f;
+        p = p * r + 1.0f / 6.0f;
+        p = p * r + 0.5f;
+        p = p * r + 1.0f;
+        p = p * r + 1.0f;
+        uint32_t kbits;
+        memcpy(&kbits, &kr, sizeof kbits);
+        kbits = (kbits - 0x4b400000u + 127u) << 23;   /* 2**k, k in [-126, 0] */
+        float scale;
+        memcpy(&scale, &kbits, sizeof scale);
+        float e = p * scale;
+        uint32_t ebits;
+        memcpy(&ebits, &e, sizeof ebits);
+        ebits &= keep;
+        memcpy(&e, &ebits, sizeof e);
+        return e;
+    }
+
+    /* torch's vectorised float erf (Vectorized<float>::erf, ATen's vec256/vec512):
+       Abramowitz and Stegun 7.1.26, erf(y) = sign(y) (1 - r(t) t exp(-y*y)) with
+       t = 1 / (1 + p |y|), absolute error below 1.5e-7 (Note [float32 exact GELU in
+       torch's erf]); the sign by the bits. */
+    GS_BODY float gs_act_erf_torch(float y) {
+        uint32_t bits, sign;
+        memcpy(&bits, &y, sizeof bits);
+        sign = bits & 0x80000000u;
+        bits ^= sign;
+        float a;
+        memcpy(&a, &bits, sizeof a);
+        float t = 1.0f / (0.3275911f * a + 1.0f);
+        float r = 1.061405429f * t + -1.453152027f;
+        r = r * t + 1.421413741f;
+        r = r * t + -0.284496736f;
+        r = r * t + 0.254829592f;
+        float e = gs_act_expf_nonpos(-(y * y));
+        float v = (-e * t) * r + 1.0f;
+        memcpy(&bits, &v, sizeof bits);
+        bits ^= sign;
+        memcpy(&v, &bits, sizeof v);
+        return v;
+    }
+
     GS_BODY double gs_act_tanh(float u) {
         double e = gs_act_exp(-2.0f * fabsf(u));     /* exact, or -inf (clamped) */
         return copysign((1.0 - e) / (1.0 + e), (double)u);
@@ -264,7 +341,7 @@ cdef extern from *:
                 float v = x[i];
                 /* torch's order (x (1 + erf) overflows from 1.7e38), and times nan
                    for +-inf: torch's float32 GELU of +inf is nan */
-                out[i] = v * (1.0f + (float)gs_act_erf(v * alpha)) * 0.5f * ((v - v) + 1.0f);
+                out[i] = v * (1.0f + gs_act_erf_torch(v * alpha)) * 0.5f * ((v - v) + 1.0f);
             }
         }
     }
@@ -293,8 +370,8 @@ cdef extern from *:
             const float beta = (float)(GS_ACT_2_SQRTPI * GS_ACT_SQRT1_2 * 0.5);
             for (i = start; i < stop; i++) {
                 float v = x[i];
-                float cdf = 0.5f * (1.0f + (float)gs_act_erf(v * alpha));
-                float pdf = beta * (float)gs_act_exp(v * v * -0.5f);
+                float cdf = 0.5f * (1.0f + gs_act_erf_torch(v * alpha));
+                float pdf = beta * gs_act_expf_nonpos(v * v * -0.5f);
                 out[i] = g[i] * (cdf + v * pdf);
             }
         }

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from . import _masked_fill_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._loops import fill_zero
@@ -1160,11 +1161,36 @@ def _mask(mask):
     return m
 
 
+_BLOCK_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _repeated_block(x, m):
+    """The mask ``m`` as the flat block that, repeated, is ``m`` broadcast to ``x``'s
+    shape, when the kernel takes it (float32/float64 C-contiguous ``x`` of at least one
+    element, ``m`` C-contiguous whose dims right-aligned to ``x``'s are 1 before a suffix
+    equal to ``x``'s); else None."""
+    if x.dtype not in _BLOCK_DTYPES or not (x.flags.c_contiguous and x.flags.aligned):
+        return None
+    if m.ndim > x.ndim or x.size == 0 or not m.flags.c_contiguous:
+        return None
+    lead = x.ndim - m.ndim
+    ms = m.shape
+    k = m.ndim
+    while k > 0 and ms[k - 1] == x.shape[lead + k - 1]:
+        k -= 1
+    if any(d != 1 for d in ms[:k]):
+        return None
+    return m.reshape(-1)
+
+
 @OPS["masked_fill"].set_kernel
 def masked_fill(input, mask, value):
     x = _data(input)
     m = _mask(mask)
     v = scalar_as(value, x.dtype, "masked_fill", checked=True)
+    block = _repeated_block(x, m)
+    if block is not None:  # Note [A mask repeated over the leading dims]
+        return _wrap(_masked_fill_kernels.masked_fill_block(x, block, v))
     try:
         return _wrap(np.where(m, v, x))  # out of place, the two broadcast (as torch)
     except ValueError:

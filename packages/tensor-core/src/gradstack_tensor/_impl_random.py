@@ -62,6 +62,7 @@ import warnings
 
 import numpy as np
 
+from . import _dropout_kernels
 from . import _random_kernels as _rk
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, _check_writable
@@ -275,8 +276,18 @@ def _bernoulli_into(input: Tensor, p, gen, name: str) -> Tensor:
     p = _real(p, name, "p")
     if not 0.0 <= p <= 1.0:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    if x.dtype in _FILL_DTYPES and x.flags.c_contiguous and x.flags.aligned and x.flags.writeable:
+        # Note [Dropout's mask in one pass] (_dropout_kernels.pyx): the same draws
+        if x.size:
+            gen._fresh = False  # as gen._random(n > 0)
+        _dropout_kernels.bernoulli_scalar_draw_(x.reshape(-1), gen._bits, p)
+        input._bump_version(name)
+        return input
     u = uniform_values(gen, x.size, np.float64)
     return _write(input, (u < p).astype(x.dtype), name)
+
+
+_FILL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _bernoulli_inplace(input, p=0.5, generator=None):

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from . import _norm_kernels, _scan_kernels, return_types
+from . import _norm_kernels, _scan_kernels, _vector_norm_kernels, return_types
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
@@ -316,6 +316,9 @@ def std(input, dim=None, correction=1, keepdim=False):
     return _moment(input, dim, correction, keepdim, "std", np.std)
 
 
+_ONE_PASS_NORM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 @OPS["norm"].set_kernel
 def norm(input, p="fro", dim=None, keepdim=False):
     x = _float_input(input, "norm")
@@ -328,6 +331,15 @@ def norm(input, p="fro", dim=None, keepdim=False):
             f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}"
         )
     axes = _axes(dim, x.ndim)
+    if (
+        axes is None
+        and p in ("fro", 2, 2.0)
+        and x.dtype in _ONE_PASS_NORM_DTYPES
+        and x.flags.c_contiguous
+        and x.flags.aligned
+    ):  # Note [The 2-norm in one pass] (_vector_norm_kernels.pyx): clip_grad_norm_'s norm
+        r = np.sqrt(np.float64(_vector_norm_kernels.sum_of_squares(x))).astype(x.dtype)
+        return _wrap(np.full((1,) * x.ndim if keepdim else (), r, dtype=x.dtype))
     a = np.abs(_acc(x))
     if p in (float("inf"), "inf", float("-inf"), "-inf"):
         _check_max_norm_identity(x, axes, "inf" if p in (float("inf"), "inf") else "-inf")

@@ -36,6 +36,10 @@ from ._batch_norm_kernels import *  # noqa: F403
 from ._batch_norm_kernels import __all__ as _batch_norm_kernels_all
 from ._division_kernels import *  # noqa: F403
 from ._division_kernels import __all__ as _division_kernels_all
+from ._dropout_kernels import *  # noqa: F403
+from ._dropout_kernels import __all__ as _dropout_kernels_all
+from ._embedding_bag_kernels import *  # noqa: F403
+from ._embedding_bag_kernels import __all__ as _embedding_bag_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._index_kernels import *  # noqa: F403
@@ -44,6 +48,8 @@ from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
 from ._loss_kernels import *  # noqa: F403
 from ._loss_kernels import __all__ as _loss_kernels_all
+from ._masked_fill_kernels import *  # noqa: F403
+from ._masked_fill_kernels import __all__ as _masked_fill_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._rnn_kernels import *  # noqa: F403
@@ -56,6 +62,8 @@ from ._special_kernels import *  # noqa: F403
 from ._special_kernels import __all__ as _special_kernels_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
+from ._vector_norm_kernels import *  # noqa: F403
+from ._vector_norm_kernels import __all__ as _vector_norm_kernels_all
 from ._window_kernels import *  # noqa: F403
 from ._window_kernels import __all__ as _window_kernels_all
 
@@ -69,12 +77,16 @@ __all__ = sorted(
         *_index_kernels_all,
         *_kernels_all,
         *_loss_kernels_all,
+        *_dropout_kernels_all,
+        *_embedding_bag_kernels_all,
+        *_masked_fill_kernels_all,
         *_norm_kernels_all,
         *_rnn_kernels_all,
         *_scan_kernels_all,
         *_sgd_update_all,
         *_special_kernels_all,
         *_sum_to_shape_all,
+        *_vector_norm_kernels_all,
         *_window_kernels_all,
     ]
 )

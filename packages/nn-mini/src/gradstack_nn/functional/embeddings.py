@@ -18,7 +18,11 @@ from __future__ import annotations
 import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import Tensor
+from gradstack_autograd import Function
+from gradstack_tensor import Tensor, kernels
+from gradstack_tensor.extension import data_of, wrap
+
+from ..parameter import Parameter
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -142,7 +146,8 @@ def embedding_bag(
             if padding_idx < -num:
                 raise AssertionError("padding_idx must be within num_embeddings")
             padding_idx = num + padding_idx
-    idx = input.detach().numpy().astype(np.int64)
+    idx = input.detach().numpy().astype(np.int64)  # a copy: the backward reads it
+    fused = not sparse and _fused(weight, per_sample_weights)  # Note [A bag in one pass]
     if input.dim() == 2:
         if offsets is not None:
             type_str = "<unknown>"
@@ -154,10 +159,13 @@ def embedding_bag(
                 f"{type_str}"
             )
         bags, length = idx.shape
-        bag_of = np.repeat(np.arange(bags, dtype=np.int64), length)
-        rows = idx
-        mask = np.ones(idx.shape, dtype=bool)
-        flat_pos = np.arange(idx.size).reshape(idx.shape)
+        starts = np.arange(bags, dtype=np.int64) * length
+        ends = starts + length
+        if not fused:
+            bag_of = np.repeat(np.arange(bags, dtype=np.int64), length)
+            rows = idx
+            mask = np.ones(idx.shape, dtype=bool)
+            flat_pos = np.arange(idx.size).reshape(idx.shape)
     elif input.dim() == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
@@ -182,12 +190,12 @@ def embedding_bag(
                 f"offsets[-1] of {starts[-1]}"
             )
         bags = starts.shape[0]
-        bag_of = None  # offsets that go back make bags overlap: the padded layout then
-        if mode != "max" and (bags < 2 or bool((starts[1:] >= starts[:-1]).all())):
-            bag_of = np.searchsorted(starts, np.arange(total), side="right") - 1
         counts = np.maximum(ends - starts, 0)
         length = int(counts.max()) if bags else 0
-        if bag_of is None:
+        bag_of = None  # offsets that go back make bags overlap: the padded layout then
+        if not fused and mode != "max" and (bags < 2 or bool((starts[1:] >= starts[:-1]).all())):
+            bag_of = np.searchsorted(starts, np.arange(total), side="right") - 1
+        if not fused and bag_of is None:
             flat_pos = starts[:, None] + np.arange(length)[None, :]
             mask = np.arange(length)[None, :] < counts[:, None]
             flat_pos = np.where(mask, flat_pos, 0)
@@ -205,6 +213,17 @@ def embedding_bag(
     if max_norm is not None:  # the rows of the bags, renormalised in place (unrecorded)
         with ag.no_grad():
             gt.get_op("embedding_renorm_")(weight, gt.tensor(idx.reshape(-1)), max_norm, norm_type)
+    if fused:
+        return _EmbeddingBag.apply(
+            weight,
+            per_sample_weights.reshape(-1) if per_sample_weights is not None else None,
+            idx.reshape(-1),
+            np.ascontiguousarray(starts, dtype=np.int64),
+            np.ascontiguousarray(ends, dtype=np.int64),
+            mode,
+            -1 if padding_idx is None else padding_idx,
+            bool(scale_grad_by_freq),
+        )
     if bag_of is not None and mode != "max":  # Note [A bag is a run of rows]
         return _bag_sums(
             idx.reshape(-1),
@@ -245,6 +264,110 @@ def embedding_bag(
         count = np.maximum(mask.sum(1), 1).astype(np.float64)
         out = out / gt.tensor(count, dtype=out.dtype).unsqueeze(-1)
     return out
+
+
+_FUSED_DTYPES = (gt.float32, gt.float64)
+_PLAIN = (Tensor, Parameter)
+
+
+def _fused(weight: Tensor, psw: Tensor | None) -> bool:
+    """Whether :class:`_EmbeddingBag` (the fused kernels) computes the bags: float32/float64
+    tables that are plain tensors (not vmap's batched ones, whose storage is not their
+    values) without a forward-mode tangent (the Function has no ``jvp``), the per-sample
+    weights likewise and of the table's dtype.  Otherwise the bags are composed of
+    gradstack ops (Notes [A bag is a run of rows] and [A bag is a padded row])."""
+    if type(weight) not in _PLAIN or weight.dtype not in _FUSED_DTYPES:
+        return False
+    if psw is not None and (type(psw) not in _PLAIN or psw.dtype != weight.dtype):
+        return False
+    unpack = ag.forward_ad.unpack_dual
+    return unpack(weight).tangent is None and (psw is None or unpack(psw).tangent is None)
+
+
+class _EmbeddingBag(Function):
+    """``embedding_bag`` by the kernels of tensor-core's ``_embedding_bag_kernels``
+    (Note [A bag in one pass]): bag ``b`` is ``idx[starts[b]:ends[b]]``.
+
+    The first-order backward is one kernel call per input; under ``create_graph`` the
+    same gradients are written in gradstack ops (:meth:`_composed_grads`), so that they
+    differentiate again.
+    """
+
+    @staticmethod
+    def forward(ctx, weight, psw, idx, starts, ends, mode, pad, scale_grad_by_freq):
+        w = data_of(weight)
+        p = data_of(psw) if psw is not None else None
+        out, max_rows = kernels.embedding_bag_forward(w, idx, starts, ends, mode, p, pad)
+        ctx.save_for_backward(weight, psw)
+        ctx.bags = (idx, starts, ends, mode, pad, scale_grad_by_freq, max_rows)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        weight, psw = ctx.saved_tensors
+        idx, starts, ends, mode, pad, freq, max_rows = ctx.bags
+        need_w, need_p = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        if ag.is_grad_enabled() or grad.dtype != weight.dtype:
+            gw, gp = _EmbeddingBag._composed_grads(ctx, grad, weight, psw, need_w, need_p)
+            return gw, gp, None, None, None, None, None, None
+        g = data_of(grad)
+        p = data_of(psw) if psw is not None else None
+        gw = gp = None
+        if need_w:
+            gw = wrap(
+                kernels.embedding_bag_backward(
+                    g, idx, starts, ends, weight.shape[0], mode, p, pad, freq, max_rows
+                )
+            )
+        if need_p:
+            gp = wrap(
+                kernels.embedding_bag_per_sample_weights_backward(
+                    g, data_of(weight), idx, starts, ends, pad
+                )
+            )
+        return gw, gp, None, None, None, None, None, None
+
+    @staticmethod
+    def _composed_grads(ctx, grad, weight, psw, need_w, need_p):
+        """The gradients of the table and the weights in gradstack ops (create_graph)."""
+        idx, starts, ends, mode, pad, freq, max_rows = ctx.bags
+        num, dim = weight.shape
+        counts = np.bincount(idx, minlength=num) if freq else None
+        if mode == "max":
+            if not need_w:
+                return None, None
+            flat = max_rows.reshape(-1)
+            present = np.flatnonzero(flat >= 0)
+            rows = flat[present]
+            dest = rows * dim + present % dim
+            g = grad.reshape(-1)[gt.tensor(present)]
+            if counts is not None:
+                g = g * gt.tensor(1.0 / counts[rows], dtype=grad.dtype)
+            gw = grad.new_zeros((num * dim,)).index_add(0, gt.tensor(dest), g).reshape(num, dim)
+            return gw, None
+        lengths = np.maximum(ends - starts, 0)
+        bag_of = np.repeat(np.arange(starts.shape[0], dtype=np.int64), lengths)
+        first = np.cumsum(lengths) - lengths
+        pos = np.arange(bag_of.shape[0], dtype=np.int64) - first[bag_of] + starts[bag_of]
+        kept = idx[pos] != pad
+        pos, bag_of = pos[kept], bag_of[kept]
+        rows = idx[pos]
+        g = grad.index_select(0, gt.tensor(bag_of))  # (kept, dim): each entry's bag's row
+        gw = gp = None
+        if need_w:
+            scale = np.ones(pos.shape[0])
+            if counts is not None:
+                scale = scale / counts[rows]
+            if mode == "mean":
+                scale = scale / np.bincount(bag_of, minlength=starts.shape[0])[bag_of]
+            terms = g * gt.tensor(scale[:, None], dtype=grad.dtype)
+            if psw is not None:
+                terms = terms * psw[gt.tensor(pos)].unsqueeze(-1)
+            gw = grad.new_zeros((num, dim)).index_add(0, gt.tensor(rows), terms)
+        if need_p:
+            dots = (g * weight.index_select(0, gt.tensor(rows))).sum(-1)
+            gp = grad.new_zeros((idx.shape[0],)).index_add(0, gt.tensor(pos), dots)
+        return gw, gp
 
 
 def _bag_sums(idx, bag_of, weight, bags, mode, padding_idx, psw, scale_grad_by_freq, sparse):
