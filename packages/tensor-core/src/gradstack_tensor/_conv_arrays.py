@@ -33,7 +33,7 @@ Note [A convolution's columns are made a chunk at a time]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 The columns are ``kh * kw`` times the input (9 times for a 3x3 kernel): made for the
 whole batch at once, a ResNet stage's columns are 18 MiB, held through the product.  Made
-for a chunk of samples at a time (at most ``_CHUNK_ELEMENTS`` elements, 4 MiB of float32:
+for a chunk of samples at a time (at most ``_CHUNK_ELEMENTS`` elements, 2 MiB of float32:
 whole samples, at least one), the buffer is reused, stays in the last-level cache
 between im2col and the product, and the step's peak memory does not grow with it.  The
 chunks' products are the same products: the values do not depend on the chunk size.
@@ -65,7 +65,7 @@ __all__ = ["conv2d_forward", "conv2d_backward"]
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 # Note [A convolution's columns are made a chunk at a time]
-_CHUNK_ELEMENTS = 1 << 20
+_CHUNK_ELEMENTS = 1 << 19
 
 
 def _pair(func: str, name: str, value) -> tuple[int, int]:
