@@ -60,6 +60,15 @@ __all__ = [
 #   the input without, or divisor_override); a window with nothing inside gives 0; its
 #   backward adds ``grad / divisor`` to each element of the window, in output order.
 #
+# Note [Locals for the loops' sizes]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The window's sizes live in a struct read through a pointer; a loop that stores through
+# another pointer of the same type family must reload ``g.sw`` at every element (C cannot
+# prove the store does not change it), which also keeps GCC from vectorising the loop.
+# The stride is copied into a local first, and col2im's unit-stride rows (every stride-1
+# convolution's input gradient) get a loop of their own, ``dst[xo] += src[xo]``, which
+# GCC vectorises.
+#
 # Note [Window kernels split planes across threads]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # Every plane is independent (col2im and the backwards write only their own plane), so a
@@ -175,6 +184,7 @@ cdef int _threads(Py_ssize_t touched, Py_ssize_t planes) noexcept nogil:
 cdef void _im2col_plane(const real* x, real* cols, const Window* g) noexcept nogil:
     """One channel's ``(kh * kw, oh * ow)`` block of columns."""
     cdef Py_ssize_t i, j, y, xo, iy, ix0, lo, hi, L = g.oh * g.ow
+    cdef Py_ssize_t sw = g.sw   # Note [Locals for the loops' sizes]
     cdef real* row
     cdef real* dst
     cdef const real* src
@@ -183,8 +193,8 @@ cdef void _im2col_plane(const real* x, real* cols, const Window* g) noexcept nog
             row = cols + (i * g.kw + j) * L
             # the outputs whose column stays inside: 0 <= xo * sw - pw + j * dw < w
             ix0 = j * g.dw - g.pw
-            lo = 0 if ix0 >= 0 else (-ix0 + g.sw - 1) // g.sw
-            hi = 0 if g.w - ix0 <= 0 else (g.w - ix0 - 1) // g.sw + 1
+            lo = 0 if ix0 >= 0 else (-ix0 + sw - 1) // sw
+            hi = 0 if g.w - ix0 <= 0 else (g.w - ix0 - 1) // sw + 1
             if hi > g.ow:
                 hi = g.ow
             if lo > hi:
@@ -198,11 +208,11 @@ cdef void _im2col_plane(const real* x, real* cols, const Window* g) noexcept nog
                 src = x + iy * g.w + ix0
                 if lo:
                     memset(dst, 0, lo * sizeof(real))
-                if g.sw == 1:
+                if sw == 1:
                     memcpy(dst + lo, src + lo, (hi - lo) * sizeof(real))
                 else:
                     for xo in range(lo, hi):
-                        dst[xo] = src[xo * g.sw]
+                        dst[xo] = src[xo * sw]
                 if hi < g.ow:
                     memset(dst + hi, 0, (g.ow - hi) * sizeof(real))
 
@@ -213,14 +223,15 @@ cdef void _im2col_plane(const real* x, real* cols, const Window* g) noexcept nog
 cdef void _col2im_plane(const real* cols, real* x, const Window* g) noexcept nogil:
     """One channel's columns added back into its zeroed ``(h, w)`` plane."""
     cdef Py_ssize_t i, j, y, xo, iy, ix0, lo, hi, L = g.oh * g.ow
-    cdef const real* src
+    cdef Py_ssize_t sw = g.sw   # a local: the loop's stores cannot alias it (Note [Locals
+    cdef const real* src        # for the loops' sizes])
     cdef real* dst
     memset(x, 0, g.h * g.w * sizeof(real))
     for i in range(g.kh):
         for j in range(g.kw):
             ix0 = j * g.dw - g.pw
-            lo = 0 if ix0 >= 0 else (-ix0 + g.sw - 1) // g.sw
-            hi = 0 if g.w - ix0 <= 0 else (g.w - ix0 - 1) // g.sw + 1
+            lo = 0 if ix0 >= 0 else (-ix0 + sw - 1) // sw
+            hi = 0 if g.w - ix0 <= 0 else (g.w - ix0 - 1) // sw + 1
             if hi > g.ow:
                 hi = g.ow
             for y in range(g.oh):
@@ -229,8 +240,12 @@ cdef void _col2im_plane(const real* cols, real* x, const Window* g) noexcept nog
                     continue
                 src = cols + (i * g.kw + j) * L + y * g.ow
                 dst = x + iy * g.w + ix0
-                for xo in range(lo, hi):
-                    dst[xo * g.sw] += src[xo]
+                if sw == 1:
+                    for xo in range(lo, hi):
+                        dst[xo] += src[xo]
+                else:
+                    for xo in range(lo, hi):
+                        dst[xo * sw] += src[xo]
 
 
 cdef void _im2col_all(const real* x, real* cols, const Window* g, Py_ssize_t planes,
