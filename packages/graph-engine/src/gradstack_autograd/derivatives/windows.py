@@ -325,7 +325,7 @@ def _conv2d_rule(args, bdims):
     if bdims[0] is None or any(b is not None for b in bdims[1:3]):
         return NotImplemented
     x = front(args[0], bdims[0])
-    return _folded(lambda t: _conv2d(t, *args[1:]), x, 4 if x.dim() == 5 else 3), 0
+    return _folded(lambda t: _conv2d(t, *args[1:]), x, 3), 0
 
 
 @register(
