@@ -27,6 +27,10 @@ POOL_CASES = [
     ((1, 3, 9, 9), (2, 2), (4, 5), (1, 0), (1, 1), True),  # stride > kernel
     ((3, 1, 6, 5), (2, 3), (1, 2), (1, 1), (2, 1), True),
     ((0, 3, 6, 6), (2, 2), (2, 2), (0, 0), (1, 1), False),  # empty batch
+    # windows inside the plane (Note [Max pooling's windows inside the plane])
+    ((2, 3, 7, 6), (3, 3), (1, 1), (0, 0), (1, 1), False),
+    ((1, 2, 9, 8), (2, 3), (3, 2), (0, 0), (1, 1), True),
+    ((2, 2, 9, 8), (2, 3), (3, 2), (0, 0), (1, 1), False),
 ]
 
 
@@ -76,6 +80,18 @@ def test_max_pool2d_nan_wins_and_ties_take_the_first():
     _same(values, tv.numpy())
     _same(indices, ti.numpy())
     assert indices.ravel().tolist() == [1, 6]  # the first 3; the last NaN
+
+
+def test_max_pool2d_of_windows_of_minus_inf_and_nan_take_torchs_index():
+    x = np.array([[[[-np.inf, -np.inf, np.nan, 1.0], [-np.inf, -np.inf, 2.0, np.nan]]]])
+    for dtype in DTYPES:
+        values, indices = kernels.max_pool2d_forward(
+            x.astype(dtype), (2, 2), (2, 2), (0, 0), (1, 1), False
+        )
+        tv, ti = F.max_pool2d(torch.from_numpy(x.astype(dtype)), 2, return_indices=True)
+        _same(values, tv.numpy())
+        _same(indices, ti.numpy())
+    assert indices.ravel().tolist() == [0, 7]  # the first element; the last NaN
 
 
 def test_max_pool2d_of_a_window_with_nothing_inside():
