@@ -130,7 +130,9 @@ def test_forward_mode_matches_torch():
     for lib in (gs, torch):
         fwAD = lib.autograd.forward_ad
         with fwAD.dual_level():
-            duals = [fwAD.make_dual(lib.tensor(a), lib.tensor(t)) for a, t in zip((x, w, b), tangents)]
+            duals = [
+                fwAD.make_dual(lib.tensor(a), lib.tensor(t)) for a, t in zip((x, w, b), tangents)
+            ]
             out = lib.nn.functional.conv2d(*duals, *case[3:])
             res.append(fwAD.unpack_dual(out).tangent.numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-10, atol=1e-10)

@@ -337,14 +337,14 @@ def _conv2d_rule(args, bdims):
 )
 def _conv2d_backward(ctx, grad):
     x, w = ctx.saved_value("input"), ctx.saved_value("weight")
-    args = [ctx.saved_value(n) for n in _CONV_ARGS]
+    stride, padding, dilation, groups = (ctx.saved_value(n) for n in _CONV_ARGS)
     need = tuple(bool(v) for v in ctx.needs_input_grad)
     lead = _lead(grad)
     if not lead:
-        fast = _conv2d_backward_on_arrays(grad, x, w, *args, need)
+        fast = _conv2d_backward_on_arrays(grad, x, w, stride, padding, dilation, groups, need)
         if fast is not None:
             return fast
-    return _conv2d_backward_in_ops(grad, x, w, *args, need, lead)
+    return _conv2d_backward_in_ops(grad, x, w, stride, padding, dilation, groups, need, lead)
 
 
 def _conv_weight_tangent(x, tw, stride, padding, dilation, groups, lead):
@@ -361,9 +361,7 @@ def _conv_weight_tangent(x, tw, stride, padding, dilation, groups, lead):
     spatial = tuple(out.shape[-2:])
     front_dims = tuple(out.shape[:-3])  # (N,) or ()
     out = out.reshape(front_dims + (groups, b, per) + spatial)
-    out = out.movedim(len(front_dims) + 1, 0).reshape(
-        (b,) + front_dims + (o,) + spatial
-    )
+    out = out.movedim(len(front_dims) + 1, 0).reshape((b,) + front_dims + (o,) + spatial)
     return out.reshape(tuple(lead) + tuple(out.shape[1:]))
 
 
@@ -382,4 +380,6 @@ def _conv2d_jvp(args, out, tangents, lead):
         shape = tuple(lead) + (1,) * (out.dim() - 3) + (tb.shape[-1], 1, 1)
         term = tb.reshape(shape)
         r = term if r is None else r + term
+    if r is None:
+        return None
     return r.expand(tuple(lead) + tuple(out.shape))
