@@ -194,9 +194,11 @@ def conv2d_forward(x, weight, bias, stride, padding, dilation, groups):
     out = np.empty((g.n, g.o, g.oh, g.ow), dtype=x.dtype)
     flat = out.reshape(g.n, G, g.o // G, L)
     step = g.chunk()
+    window = g.window
+    cbuf = np.empty((min(step, g.n), g.c * g.kh * g.kw, L), dtype=x.dtype)
     for start in range(0, g.n, step):
         stop = min(start + step, g.n)
-        cols = _im2col(x[start:stop], *g.window)
+        cols = _im2col(x[start:stop], *window, out=cbuf[: stop - start])
         np.matmul(w2, cols.reshape(stop - start, G, -1, L), out=flat[start:stop])
     if bias is not None:
         out += bias.reshape(g.o, 1, 1)
@@ -247,30 +249,35 @@ def conv2d_backward(grad, x, weight, stride, padding, dilation, groups, need):
             f"{func}: grad must be the output's shape {(g.n, g.o, g.oh, g.ow)}, got {grad.shape}"
         )
     need_x, need_w, need_b = (bool(v) for v in need)
-    G, L, og = g.groups, g.oh * g.ow, g.o // g.groups
-    gflat = grad.reshape(g.n, G, og, L)
+    G, L, og, n = g.groups, g.oh * g.ow, g.o // g.groups, g.n
+    kg = weight[0].size
+    gflat = grad.reshape(n, G, og, L)
     gx = gw = gb = None
     if need_b:
-        gb = grad.reshape(g.n, g.o, L).sum(axis=2).sum(axis=0)
-    if need_x:
-        wt = np.ascontiguousarray(weight.reshape(G, og, -1).transpose(0, 2, 1))  # (G, Kg, Og)
-        gx = np.empty_like(x) if g.chunk() < g.n or not g.n else None
-    if need_w:
-        gwt = np.zeros((G, weight[0].size, og), dtype=x.dtype)  # (G, Kg, Og)
+        gb = grad.reshape(n, g.o, L).sum(axis=2).sum(axis=0)
+    # Note [A convolution's columns are made a chunk at a time]: the chunk's buffers are
+    # made once, and col2im writes into the input gradient's rows without a copy
     step = g.chunk()
-    for start in range(0, g.n, step):
-        stop = min(start + step, g.n)
+    window, size = g.window, (g.h, g.w)
+    if need_x:
+        wt = np.ascontiguousarray(weight.reshape(G, og, kg).transpose(0, 2, 1))  # (G, Kg, Og)
+        gx = np.empty_like(x)
+        gbuf = np.empty((step, G, kg, L), dtype=x.dtype)
+    if need_w:
+        gwt = np.zeros((G, kg, og), dtype=x.dtype)
+        cbuf = np.empty((step, G * kg, L), dtype=x.dtype)
+        wbuf = np.empty((step, G, kg, og), dtype=x.dtype)
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        m = stop - start
         chunk = gflat[start:stop]
         if need_w:
-            cols = _im2col(x[start:stop], *g.window).reshape(stop - start, G, -1, L)
-            gwt += np.matmul(cols, chunk.transpose(0, 1, 3, 2)).sum(axis=0)
-            del cols
+            cols = _im2col(x[start:stop], *window, out=cbuf[:m]).reshape(m, G, kg, L)
+            part = np.matmul(cols, chunk.transpose(0, 1, 3, 2), out=wbuf[:m])
+            gwt += part[0] if m == 1 else part.sum(axis=0)
         if need_x:
-            gcols = np.matmul(wt, chunk).reshape(stop - start, -1, L)
-            if step >= g.n:
-                gx = _col2im(gcols, (g.h, g.w), *g.window)
-            else:
-                gx[start:stop] = _col2im(gcols, (g.h, g.w), *g.window)
+            gcols = np.matmul(wt, chunk, out=gbuf[:m]).reshape(m, G * kg, L)
+            _col2im(gcols, size, *window, out=gx[start:stop])
     if need_w:
         gw = np.ascontiguousarray(gwt.transpose(0, 2, 1)).reshape(weight.shape)
     return gx, gw, gb

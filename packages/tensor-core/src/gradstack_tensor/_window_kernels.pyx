@@ -144,6 +144,22 @@ cdef cnp.ndarray _plane_input(str func, str name, object x):
     return <cnp.ndarray>x
 
 
+cdef cnp.ndarray _result(str func, object out, tuple shape, object dtype, object source):
+    """A new result array, or ``out`` once checked: an ndarray of ``shape`` and ``dtype``,
+    C-contiguous, writeable, not overlapping ``source``."""
+    if out is None:
+        return np.empty(shape, dtype=dtype)
+    if (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise ValueError(
+            f"{func}: out must be a writeable C-contiguous {dtype} ndarray of shape {shape}, "
+            f"got {type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}"
+        )
+    if np.may_share_memory(out, source):
+        raise ValueError(f"{func}: out must not overlap the input; pass a separate array")
+    return <cnp.ndarray>out
+
+
 cdef Py_ssize_t _planes(cnp.ndarray a, int trailing):
     """The product of the dims of ``a`` in front of its last ``trailing``."""
     cdef Py_ssize_t n = 1
@@ -281,7 +297,7 @@ cdef void _col2im_all(const real* cols, real* x, const Window* g, Py_ssize_t pla
             _col2im_plane(cols + p * size_out, x + p * size_in, g)
 
 
-def im2col(x, kernel_size, dilation, padding, stride):
+def im2col(x, kernel_size, dilation, padding, stride, out=None):
     """Every window of the zero-padded planes of ``x`` as a column, in torch's ``im2col``
     layout, which is also the layout of the convolution's product.
 
@@ -292,6 +308,9 @@ def im2col(x, kernel_size, dilation, padding, stride):
         float32 or float64, C-contiguous.
     kernel_size, dilation, padding, stride : pair of int
         As torch's ``im2col`` (its argument order); positive (padding non-negative).
+    out : ndarray, optional
+        Where to write the columns (a C-contiguous array of the result's shape and dtype,
+        not overlapping ``x``): a buffer reused across calls.
 
     Returns
     -------
@@ -332,20 +351,20 @@ def im2col(x, kernel_size, dilation, padding, stride):
     cdef tuple lead = x.shape[:-3]
     cdef Py_ssize_t c = cnp.PyArray_DIM(a, cnp.PyArray_NDIM(a) - 3)
     cdef Py_ssize_t planes = _planes(a, 2)
-    cdef cnp.ndarray out = np.empty(lead + (c * g.kh * g.kw, g.oh * g.ow), dtype=x.dtype)
+    cdef cnp.ndarray res = _result(func, out, lead + (c * g.kh * g.kw, g.oh * g.ow), x.dtype, x)
     cdef int nthreads = _threads(planes * (g.h * g.w + g.kh * g.kw * g.oh * g.ow), planes)
     if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT:
         with nogil:
-            _im2col_all(<const float*>cnp.PyArray_DATA(a), <float*>cnp.PyArray_DATA(out), &g,
+            _im2col_all(<const float*>cnp.PyArray_DATA(a), <float*>cnp.PyArray_DATA(res), &g,
                         planes, nthreads)
     else:
         with nogil:
-            _im2col_all(<const double*>cnp.PyArray_DATA(a), <double*>cnp.PyArray_DATA(out),
+            _im2col_all(<const double*>cnp.PyArray_DATA(a), <double*>cnp.PyArray_DATA(res),
                         &g, planes, nthreads)
-    return out
+    return res
 
 
-def col2im(cols, output_size, kernel_size, dilation, padding, stride):
+def col2im(cols, output_size, kernel_size, dilation, padding, stride, out=None):
     """The adjoint of :func:`im2col`: each column added back into its window of a zero
     ``output_size`` plane (overlaps sum, in torch's order).
 
@@ -356,6 +375,9 @@ def col2im(cols, output_size, kernel_size, dilation, padding, stride):
         C-contiguous, L the number of windows of the padded ``output_size`` plane.
     output_size, kernel_size, dilation, padding, stride : pair of int
         As torch's ``col2im`` (its argument order).
+    out : ndarray, optional
+        Where to write the result (a C-contiguous array of its shape and dtype, not
+        overlapping ``cols``): a slice of a larger result, written without a copy.
 
     Returns
     -------
@@ -396,17 +418,17 @@ def col2im(cols, output_size, kernel_size, dilation, padding, stride):
         )
     cdef Py_ssize_t c = rows // (g.kh * g.kw)
     cdef Py_ssize_t planes = _planes(a, 2) * c
-    cdef cnp.ndarray out = np.empty(cols.shape[:-2] + (c, g.h, g.w), dtype=cols.dtype)
+    cdef cnp.ndarray res = _result(func, out, cols.shape[:-2] + (c, g.h, g.w), cols.dtype, cols)
     cdef int nthreads = _threads(planes * (g.h * g.w + g.kh * g.kw * L), planes)
     if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT:
         with nogil:
-            _col2im_all(<const float*>cnp.PyArray_DATA(a), <float*>cnp.PyArray_DATA(out), &g,
+            _col2im_all(<const float*>cnp.PyArray_DATA(a), <float*>cnp.PyArray_DATA(res), &g,
                         planes, nthreads)
     else:
         with nogil:
-            _col2im_all(<const double*>cnp.PyArray_DATA(a), <double*>cnp.PyArray_DATA(out),
+            _col2im_all(<const double*>cnp.PyArray_DATA(a), <double*>cnp.PyArray_DATA(res),
                         &g, planes, nthreads)
-    return out
+    return res
 
 
 # -------------------------------------------------------------------------------------
