@@ -171,13 +171,17 @@ def test_per_sample_gradients_match_torch():
     np.testing.assert_allclose(res[0], res[1], rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("groups", [1, 2])
 @pytest.mark.parametrize("dtype", ["float16", "int64", "int32"])
-def test_other_dtypes_take_numpy_as_torch(dtype):
+def test_other_dtypes_take_numpy_as_torch(dtype, groups):
     rng = np.random.default_rng(7)
-    x = rng.integers(-3, 4, (2, 3, 6, 5)).astype(dtype)
-    w = rng.integers(-3, 4, (4, 3, 3, 2)).astype(dtype)
-    ours = F.conv2d(gs.tensor(x), gs.tensor(w), None, 2, 1).numpy()
-    theirs = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), None, 2, 1).numpy()
+    x = rng.integers(-3, 4, (2, 4, 6, 5)).astype(dtype)
+    w = rng.integers(-3, 4, (4, 4 // groups, 3, 2)).astype(dtype)
+    b = rng.integers(-3, 4, (4,)).astype(dtype)
+    ours = F.conv2d(gs.tensor(x), gs.tensor(w), gs.tensor(b), 2, 1, 1, groups).numpy()
+    theirs = torch.nn.functional.conv2d(
+        torch.tensor(x), torch.tensor(w), torch.tensor(b), 2, 1, 1, groups
+    ).numpy()
     assert ours.dtype == theirs.dtype
     np.testing.assert_array_equal(ours, theirs)
 
