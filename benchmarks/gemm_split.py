@@ -41,10 +41,19 @@ __all__ = [
     "torch_gemms",
 ]
 
+# Note [What counts as GEMM time]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# gradstack: its GEMM ops and their backward nodes, and its convolution op ``conv2d``
+# with its ConvolutionBackward0 (im2col, the products and col2im inside them), as torch's
+# side counts its convolution primitives whole; torch: its GEMM, convolution and RNN
+# primitives (TORCH_PRIMITIVES).  Events inside a counted event are not counted again.
 GRADSTACK_GEMM_OPS = frozenset(
     f"aten::{n}"
-    for n in ("mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "mv", "addmv", "dot", "linear")
-)
+    for n in (
+        "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "mv", "addmv", "dot", "linear",
+        "conv2d",
+    )
+)  # fmt: skip
 _TORCH_GEMMS = frozenset(
     f"aten::{n}" for n in ("mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot")
 )

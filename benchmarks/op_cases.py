@@ -465,6 +465,9 @@ def _conv(n, r):
     return Case((x, w, b), call(lambda L, x, w, b: L.nn.functional.conv2d(x, w, b, padding=1)))
 
 
+R["conv2d"] = _conv
+
+
 def _linear(n, r):
     x, w = f32(r, sq(n)), f32(r, sq(n))
     return Case((x, w, f32(r, sq(n)[:1])), call(lambda L, x, w, b: L.nn.functional.linear(x, w, b)))

@@ -35,6 +35,14 @@ def _F(L):
     return L.nn.functional
 
 
+def _conv2d_as_torch(L, x, w, b, args):
+    """The conv2d op called as torch's ``F.conv2d`` calls it: an unbatched input is
+    unsqueezed into a batch of one and the result squeezed (torch's SqueezeBackward1)."""
+    if x.dim() == 3:
+        return L.OPS["conv2d"](x.unsqueeze(0), w, b, *args).squeeze(0)
+    return L.OPS["conv2d"](x, w, b, *args)
+
+
 def extend(db) -> None:
     """Add the nn ops' samples to the autograd op database module ``db``."""
     GradOp, arr, add = db.GradOp, db.arr, db._add
@@ -419,6 +427,26 @@ def extend(db) -> None:
             )
         return out
 
+    def conv2d(rng):
+        # (input, weight, bias or None, stride, padding, dilation, groups)
+        out = []
+        for shape, wshape, bias, a in (
+            ((2, 3, 5, 4), (4, 3, 2, 2), True, ((1, 1), (0, 0), (1, 1), 1)),
+            ((1, 4, 6, 5), (4, 2, 3, 2), False, ((2, 1), (1, 2), (1, 2), 2)),
+            ((3, 5, 6), (2, 3, 3, 3), True, ((1, 2), (1, 0), (1, 1), 1)),
+        ):
+            inputs = (arr(rng, shape), arr(rng, wshape)) + ((arr(rng, wshape[:1]),) if bias else ())
+            out.append(
+                S(
+                    inputs,
+                    lambda L, x, w, b=None, a=a: _conv2d_as_torch(L, x, w, b, a),
+                    f"conv2d {list(shape)} {list(wshape)} bias={bias} {a}",
+                    lambda L, x, w, b=None, a=a: _F(L).conv2d(x, w, b, *a),
+                )
+            )
+        return out
+
+    add(GradOp("conv2d", conv2d))
     add(GradOp("avg_pool2d", avg_pool))
     add(GradOp("avg_pool2d_backward", avg_pool_backward))
     add(GradOp("im2col", im2col))

@@ -166,6 +166,35 @@ def _im2col_ref(x, k, d, p, s):
     return cols[0] if unbatched else cols
 
 
+def _conv2d_ref(x, w, b, s, p, d, groups):
+    """The 2-d convolution by its definition: a sum over each window, in the operands'
+    dtype for integers (C's wraparound, as torch's), float64 for floats."""
+    x, w = np.asarray(x), np.asarray(w)
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    dtype = x.dtype
+    acc = np.int64 if dtype.kind in "iu" else np.float64
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    out = _blocks_ref((h, wd), (kh, kw), d, p, s)
+    xp = np.zeros((n, c, h + 2 * p[0], wd + 2 * p[1]), dtype=acc)
+    xp[:, :, p[0] : p[0] + h, p[1] : p[1] + wd] = x
+    res = np.zeros((n, o, *out), dtype=acc)
+    per = o // groups
+    for oc in range(o):
+        group = oc // per
+        for i in range(kh):
+            for j in range(kw):
+                rows = slice(i * d[0], i * d[0] + s[0] * (out[0] - 1) + 1, s[0])
+                cols = slice(j * d[1], j * d[1] + s[1] * (out[1] - 1) + 1, s[1])
+                patch = xp[:, group * cg : (group + 1) * cg, rows, cols]
+                res[:, oc] += np.einsum("nchw,c->nhw", patch, w[oc, :, i, j].astype(acc))
+    if b is not None:
+        res += np.asarray(b).astype(acc).reshape(o, 1, 1)
+    res = res.astype(dtype)
+    return res[0] if unbatched else res
+
+
 def _col2im_ref(cols, size, k, d, p, s):
     cols = np.asarray(cols)
     unbatched = cols.ndim == 2
@@ -451,6 +480,21 @@ def _samples(db):
         ):
             yield S(make(shape, dtype, rng), args, desc=f"{list(shape)} {args}")
 
+    def conv2d(info, dtype, rng):
+        for shape, wshape, bias, args, layout in (
+            ((2, 3, 5, 4), (4, 3, 2, 2), True, ((1, 1), (0, 0), (1, 1), 1), "c"),
+            ((1, 4, 6, 7), (6, 2, 3, 2), False, ((2, 1), (1, 2), (2, 1), 2), "c"),
+            ((3, 5, 6), (2, 3, 3, 3), True, ((1, 2), (1, 0), (1, 1), 1), "c"),
+            ((2, 3, 5, 4), (4, 3, 3, 1), True, ((1, 1), (1, 1), (1, 1), 1), "T"),
+            ((0, 2, 4, 4), (3, 2, 3, 3), True, ((1, 1), (1, 1), (1, 1), 1), "c"),
+        ):
+            if args[2] != (1, 1) and np.dtype(dtype).kind != "f":
+                continue  # torch's dilated CPU convolution takes floats only
+            x = make(shape, dtype, rng, layout=layout)
+            w = make(wshape, dtype, rng, layout="sliced" if layout == "T" else "c")
+            b = make((wshape[0],), dtype, rng) if bias else None
+            yield S(x, (w, b) + args, desc=f"{list(shape)} {list(wshape)} {args} {layout}")
+
     def col2im(info, dtype, rng):
         for shape, args in (
             ((2, 12, 12), ((5, 4), (2, 2), (1, 1), (0, 0), (1, 1))),
@@ -499,6 +543,7 @@ def _samples(db):
         avg_pool=avg_pool,
         avg_pool_backward=avg_pool_backward,
         im2col=im2col,
+        conv2d=conv2d,
         col2im=col2im,
         max_pool=max_pool,
         nll=nll,
@@ -595,6 +640,13 @@ def extend(db) -> None:
         s["avg_pool_backward"],
         lambda torch, g, *a: torch.ops.aten.avg_pool2d_backward(g, *a),
         dtypes=FLOATS + ("int64",),
+    )
+    add(
+        "conv2d",
+        _conv2d_ref,
+        s["conv2d"],
+        lambda torch, x, *a: _tf(torch).conv2d(x, *a),
+        dtypes=pooled,  # torch's CPU convolution: every numeric dtype, no bool
     )
     add("nll_loss2d", _nll_ref, s["nll2d"], _torch_nll)
     add(

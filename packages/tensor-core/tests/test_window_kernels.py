@@ -27,6 +27,10 @@ POOL_CASES = [
     ((1, 3, 9, 9), (2, 2), (4, 5), (1, 0), (1, 1), True),  # stride > kernel
     ((3, 1, 6, 5), (2, 3), (1, 2), (1, 1), (2, 1), True),
     ((0, 3, 6, 6), (2, 2), (2, 2), (0, 0), (1, 1), False),  # empty batch
+    # windows inside the plane (Note [Max pooling's windows inside the plane])
+    ((2, 3, 7, 6), (3, 3), (1, 1), (0, 0), (1, 1), False),
+    ((1, 2, 9, 8), (2, 3), (3, 2), (0, 0), (1, 1), True),
+    ((2, 2, 9, 8), (2, 3), (3, 2), (0, 0), (1, 1), False),
 ]
 
 
@@ -76,6 +80,18 @@ def test_max_pool2d_nan_wins_and_ties_take_the_first():
     _same(values, tv.numpy())
     _same(indices, ti.numpy())
     assert indices.ravel().tolist() == [1, 6]  # the first 3; the last NaN
+
+
+def test_max_pool2d_of_windows_of_minus_inf_and_nan_take_torchs_index():
+    x = np.array([[[[-np.inf, -np.inf, np.nan, 1.0], [-np.inf, -np.inf, 2.0, np.nan]]]])
+    for dtype in DTYPES:
+        values, indices = kernels.max_pool2d_forward(
+            x.astype(dtype), (2, 2), (2, 2), (0, 0), (1, 1), False
+        )
+        tv, ti = F.max_pool2d(torch.from_numpy(x.astype(dtype)), 2, return_indices=True)
+        _same(values, tv.numpy())
+        _same(indices, ti.numpy())
+    assert indices.ravel().tolist() == [0, 7]  # the first element; the last NaN
 
 
 def test_max_pool2d_of_a_window_with_nothing_inside():
@@ -335,3 +351,34 @@ def test_batch_norm_op_values_and_kernel_gradients_are_torchs(dtype, shape, trai
     if affine:
         np.testing.assert_allclose(dw, wt.grad.numpy(), **tol)
         np.testing.assert_allclose(db, bt.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_im2col_and_col2im_write_into_out(dtype):
+    x = _input((3, 2, 6, 5), dtype, 1, special=False)
+    args = ((3, 2), (1, 2), (1, 0), (2, 1))
+    cols = kernels.im2col(x, *args)
+    buf = np.full((4,) + cols.shape[1:], 7.0, dtype)
+    got = kernels.im2col(x, *args, out=buf[1:4])
+    assert got.base is buf or got is buf[1:4] or np.shares_memory(got, buf)
+    _same(buf[1:4], cols)
+    back = kernels.col2im(cols, (6, 5), *args)
+    res = np.full((5, 2, 6, 5), 7.0, dtype)
+    kernels.col2im(cols, (6, 5), *args, out=res[2:5])
+    _same(res[2:5], back)
+    assert (res[:2] == 7.0).all()  # rows outside out untouched
+
+
+def test_im2col_and_col2im_refuse_a_bad_out():
+    x = np.ones((2, 1, 4, 4))
+    args = ((2, 2), (1, 1), (0, 0), (1, 1))
+    cols = kernels.im2col(x, *args)
+    for bad in (np.empty((2, 4, 8)), np.empty((2, 4, 9), np.float32), np.empty((2, 9, 4)).T):
+        with pytest.raises(ValueError, match="out must be"):
+            kernels.im2col(x, *args, out=bad)
+    with pytest.raises(ValueError, match="overlap"):
+        kernels.col2im(cols, (4, 4), *args, out=cols.reshape(-1)[:32].reshape(2, 1, 4, 4))
+    frozen = np.empty((2, 1, 4, 4))
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        kernels.col2im(cols, (4, 4), *args, out=frozen)

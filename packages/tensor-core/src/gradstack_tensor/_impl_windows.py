@@ -22,6 +22,7 @@ op                                     torch counterpart
 ``max_pool2d_with_indices``            ``aten::max_pool2d_with_indices``
 ``avg_pool2d``                         ``aten::avg_pool2d``
 ``avg_pool2d_backward``                ``aten::avg_pool2d_backward``
+``conv2d``                             ``aten::conv2d`` (numeric padding)
 =====================================  ===========================================
 
 Examples
@@ -41,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ._conv_arrays import conv2d_forward as _conv2d_forward_kernel
 from ._dispatch import OPS
 from ._impl_nn import _scalar_name, _tensor
 from ._tensor import _wrap
@@ -465,3 +467,105 @@ def avg_pool2d_backward(
 
 OPS["avg_pool2d"].set_kernel(avg_pool2d)
 OPS["avg_pool2d_backward"].set_kernel(avg_pool2d_backward)
+
+
+# -------------------------------------------------------------------------------------
+# the 2-d convolution
+
+
+def _conv_numpy(x, w, b, s, p, d, groups):
+    """``conv2d`` of the dtypes the C path does not take (integers in their dtype, as
+    torch's ``slow_conv2d_cpu``; float16 in float32, cast back): numpy's windows and
+    products."""
+    dtype = x.dtype
+    if dtype == np.float16:
+        x, w = x.astype(np.float32), w.astype(np.float32)
+        b = None if b is None else b.astype(np.float32)
+    n, c = x.shape[:2]
+    o, cg, kh, kw = w.shape
+    k = (kh, kw)
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1]))) if max(p) else x
+    out = _blocks(x.shape[2:], k, d, p, s)
+    win = _windows(xp, k, d, s, out)  # (N, C, oh, ow, kh, kw)
+    cols = np.ascontiguousarray(win.transpose(0, 2, 3, 1, 4, 5)).reshape(
+        n, out[0] * out[1], groups, cg * kh * kw
+    )
+    w2 = w.reshape(groups, o // groups, cg * kh * kw)
+    res = np.einsum("nlgk,gok->ngol", cols, w2).reshape(n, o, out[0], out[1])
+    if b is not None:
+        res = res + b.reshape(o, 1, 1)
+    return np.ascontiguousarray(res.astype(dtype, copy=False))
+
+
+def conv2d(input, weight, bias, stride, padding, dilation, groups):
+    """2-d cross-correlation of an ``(N, C, H, W)`` (or ``(C, H, W)``) input with a
+    ``(O, C / groups, kh, kw)`` weight, plus ``bias``: torch's ``aten::conv2d`` with
+    numeric padding.  float32/float64 go to ``_conv_arrays.conv2d_forward`` (im2col in C,
+    BLAS products, Note [The orientation of a convolution's products]); other dtypes
+    are computed with numpy."""
+    op = "conv2d"
+    x = _tensor(input, op, "input")
+    w = _tensor(weight, op, "weight")
+    b = None if bias is None else _tensor(bias, op, "bias")
+    if x.dtype.kind not in "fiu":
+        raise NotImplementedError(f"\"slow_conv2d_cpu\" not implemented for '{_scalar_name(x)}'")
+    for what, t in (("weight", w), ("bias", b)):
+        if t is not None and t.dtype != x.dtype:
+            raise RuntimeError(
+                f"Input type ({x.dtype}) and {what} type ({t.dtype}) should be the same "
+                "(cast one with .to())"
+            )
+    if x.ndim not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+            f"{list(x.shape)}"
+        )
+    if w.ndim != 4:
+        raise RuntimeError(
+            f"Expected 4-dimensional weight for 4-dimensional input {list(x.shape)}, but got "
+            f"weight of size {list(w.shape)} instead"
+        )
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups <= 0:
+        raise RuntimeError(f"non-positive groups is not supported (got groups={groups!r})")
+    groups = int(groups)
+    s, p, d = (_pair(v, op, what) for v, what in
+               ((stride, "stride"), (padding, "padding"), (dilation, "dilation")))  # fmt: skip
+    if min(s) <= 0 or min(d) <= 0 or min(p) < 0:
+        raise RuntimeError(
+            f"conv2d: stride and dilation must be positive and padding non-negative, got "
+            f"stride={s}, padding={p}, dilation={d}"
+        )
+    batched = x.ndim == 4
+    x = x if batched else x[None]
+    if w.shape[0] % groups or w.shape[0] == 0:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size {list(w.shape)} instead"
+        )
+    if x.shape[1] != w.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(w.shape)}, expected input"
+            f"{list(x.shape)} to have {w.shape[1] * groups} channels, but got {x.shape[1]} "
+            "channels instead"
+        )
+    if b is not None and (b.ndim != 1 or b.shape[0] != w.shape[0]):
+        raise RuntimeError(
+            f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
+            f"{w.shape[0]} elements, but got bias of size {list(b.shape)} instead"
+        )
+    padded = (x.shape[2] + 2 * p[0], x.shape[3] + 2 * p[1])
+    span = (d[0] * (w.shape[2] - 1) + 1, d[1] * (w.shape[3] - 1) + 1)
+    if padded[0] < span[0] or padded[1] < span[1] or not min(x.shape[1:]) or not min(w.shape):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({padded[0]} x {padded[1]}). Kernel "
+            f"size: ({span[0]} x {span[1]}). Kernel size can't be greater than actual input "
+            "size"
+        )
+    if x.dtype in _C_DTYPES:
+        res = _conv2d_forward_kernel(x, w, b, s, p, d, groups)
+    else:
+        res = _conv_numpy(x, w, b, s, p, d, groups)
+    return _wrap(res if batched else res[0])
+
+
+OPS["conv2d"].set_kernel(conv2d)

@@ -1019,6 +1019,8 @@ ROWS: tuple[OpRow, ...] = (
     op("max_pool2d_with_indices"),
     op("avg_pool2d"),
     op("avg_pool2d_backward"),
+    # the 2-d convolution: im2col + BLAS products, forward and backward (_impl_windows.py)
+    op("conv2d"),
     # the fused recurrent cells: one LSTM/GRU step after its GEMMs (_impl_rnn.py)
     op("_thnn_fused_lstm_cell"),
     op("_thnn_fused_gru_cell"),

@@ -19,7 +19,12 @@ _Array = npt.NDArray[_Float]
 _Pair = tuple[int, int]
 
 def im2col(
-    x: _Array[_Float], kernel_size: _Pair, dilation: _Pair, padding: _Pair, stride: _Pair
+    x: _Array[_Float],
+    kernel_size: _Pair,
+    dilation: _Pair,
+    padding: _Pair,
+    stride: _Pair,
+    out: _Array[_Float] | None = None,
 ) -> _Array[_Float]: ...
 def col2im(
     cols: _Array[_Float],
@@ -28,6 +33,7 @@ def col2im(
     dilation: _Pair,
     padding: _Pair,
     stride: _Pair,
+    out: _Array[_Float] | None = None,
 ) -> _Array[_Float]: ...
 def max_pool2d_forward(
     x: _Array[_Float],

@@ -34,6 +34,8 @@ from ._adam_update import *  # noqa: F403
 from ._adam_update import __all__ as _adam_update_all
 from ._batch_norm_kernels import *  # noqa: F403
 from ._batch_norm_kernels import __all__ as _batch_norm_kernels_all
+from ._conv_arrays import *  # noqa: F403
+from ._conv_arrays import __all__ as _conv_arrays_all
 from ._division_kernels import *  # noqa: F403
 from ._division_kernels import __all__ as _division_kernels_all
 from ._dropout_kernels import *  # noqa: F403
@@ -73,6 +75,7 @@ __all__ = sorted(
         *_adam_update_all,
         *_batch_norm_kernels_all,
         *_division_kernels_all,
+        *_conv_arrays_all,
         *_transcendentals_all,
         *_index_kernels_all,
         *_kernels_all,

@@ -36,10 +36,11 @@ from gradstack_tensor import OPS
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch
 from gradstack_tensor.extension import wrap as _wrap
+from gradstack_tensor.kernels import conv2d_backward as _conv2d_backward_kernel
 from gradstack_tensor.kernels import max_pool2d_backward as _max_pool2d_backward_kernel
 
 from .. import _grad_mode as _modes
-from ._formulas import _batch_scatter
+from ._formulas import _batch_scatter, _first_order_arrays, _lead
 from ._table import jvp, register
 from ._tangents import _take
 from .batching import front
@@ -240,3 +241,145 @@ def _avg_pool2d_backward_backward(ctx, grad):
 @jvp("avg_pool2d_backward")
 def _avg_pool2d_backward_jvp(args, out, tangents, lead):
     return _avg_pool2d_adjoint(tangents[0], args[1], args[2:8])
+
+
+# -------------------------------------------------------------------------------------
+# the 2-d convolution
+#
+# Note [A convolution's gradient on arrays or in ops]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A first-order backward of float32/float64 (no create_graph, no forward-mode AD, not
+# batched: _first_order_arrays) runs ``gradstack_tensor.kernels.conv2d_backward``: the
+# columns made again from the saved input a chunk of the batch at a time, the weight's
+# gradient in the product orientation that is fastest (Note [The orientation of a
+# convolution's products] in tensor-core's _conv_arrays.py), col2im in C, and only the
+# gradients the node is asked for (the first convolution of a network, whose input
+# needs none, makes no input gradient).  Otherwise the same formula is written in
+# gradstack ops (im2col, matmul, col2im, sum), so its gradients of every order, forward
+# mode and vmap come from theirs.
+
+
+_CONV_ARGS = ("stride", "padding", "dilation", "groups")
+
+
+def _conv2d(x, w, b, stride, padding, dilation, groups):
+    return dispatch(OPS["conv2d"], (x, w, b, stride, padding, dilation, groups))
+
+
+def _conv_geometry(x_shape, w_shape, stride, padding, dilation):
+    kh, kw = w_shape[2], w_shape[3]
+    out = tuple(
+        (x_shape[-2 + i] + 2 * padding[i] - dilation[i] * ((kh, kw)[i] - 1) - 1) // stride[i] + 1
+        for i in (0, 1)
+    )
+    return (kh, kw), out
+
+
+def _conv2d_backward_in_ops(grad, x, w, stride, padding, dilation, groups, need, lead):
+    """Note [A convolution's gradient on arrays or in ops]: the formula in gradstack ops;
+    ``grad`` is ``lead + (N, O, oh, ow)`` (``lead`` a batched backward's batch)."""
+    unbatched = x.dim() == 3
+    x4 = x.unsqueeze(0) if unbatched else x
+    if unbatched:
+        grad = grad.unsqueeze(len(lead))
+    n, c, h, width = x4.shape
+    o = w.shape[0]
+    k, out = _conv_geometry(x4.shape, w.shape, stride, padding, dilation)
+    length = out[0] * out[1]
+    gflat = grad.reshape(tuple(lead) + (n, groups, o // groups, length))
+    gx = gw = gb = None
+    if need[0]:
+        wt = w.reshape(groups, o // groups, -1).mT
+        gcols = wt.matmul(gflat).reshape((math.prod(lead) * n, -1, length))
+        gx = dispatch(OPS["col2im"], (gcols, (h, width), k, dilation, padding, stride))
+        gx = gx.reshape(tuple(lead) + tuple(x.shape))
+    if need[1]:
+        cols = dispatch(OPS["im2col"], (x4, k, dilation, padding, stride))
+        cols = cols.reshape(n, groups, -1, length)
+        gw = gflat.matmul(cols.mT).sum(len(lead)).reshape(tuple(lead) + tuple(w.shape))
+    if need[2]:
+        d = len(lead)
+        gb = grad.sum((d, d + 2, d + 3))
+    return gx, gw, gb
+
+
+def _conv2d_backward_on_arrays(grad, x, w, stride, padding, dilation, groups, need):
+    """Note [A convolution's gradient on arrays or in ops]: the C/BLAS path, or None."""
+    if not _first_order_arrays(grad):
+        return None
+    g, a, wa = _data(grad), _data(x), _data(w)
+    if a.dtype != g.dtype or wa.dtype != g.dtype:
+        return None
+    unbatched = a.ndim == 3
+    if unbatched:
+        a, g = a[None], g[None]
+    gx, gw, gb = _conv2d_backward_kernel(g, a, wa, stride, padding, dilation, groups, need)
+    if gx is not None and unbatched:
+        gx = gx[0]
+    return tuple(None if t is None else _wrap(t) for t in (gx, gw, gb))
+
+
+def _conv2d_rule(args, bdims):
+    """vmap's rule of ``conv2d``: a batched input (weight and bias shared) is folded into
+    ``N``; a batched weight or bias (an ensemble) runs once per sample."""
+    if bdims[0] is None or any(b is not None for b in bdims[1:3]):
+        return NotImplemented
+    x = front(args[0], bdims[0])
+    return _folded(lambda t: _conv2d(t, *args[1:]), x, 3), 0
+
+
+@register(
+    "conv2d(input, weight, bias, stride, padding, dilation, groups)",
+    "ConvolutionBackward0",
+    inputs="input, weight, bias",
+    save=("input", "weight") + _CONV_ARGS,
+    batch=_conv2d_rule,
+)
+def _conv2d_backward(ctx, grad):
+    x, w = ctx.saved_value("input"), ctx.saved_value("weight")
+    stride, padding, dilation, groups = (ctx.saved_value(n) for n in _CONV_ARGS)
+    need = tuple(bool(v) for v in ctx.needs_input_grad)
+    lead = _lead(grad)
+    if not lead:
+        fast = _conv2d_backward_on_arrays(grad, x, w, stride, padding, dilation, groups, need)
+        if fast is not None:
+            return fast
+    return _conv2d_backward_in_ops(grad, x, w, stride, padding, dilation, groups, need, lead)
+
+
+def _conv_weight_tangent(x, tw, stride, padding, dilation, groups, lead):
+    """``conv2d(x, tw)`` for a weight tangent ``lead + w.shape``: the ``lead`` batch folded
+    into the output channels of each group, unfolded after."""
+    if not lead:
+        return _conv2d(x, tw, None, stride, padding, dilation, groups)
+    b = math.prod(lead)
+    o = tw.shape[-4]
+    per = o // groups
+    w = tw.reshape((b, groups, per) + tuple(tw.shape[-3:])).transpose(0, 1)
+    out = _conv2d(x, w.reshape((groups * b * per,) + tuple(tw.shape[-3:])), None, stride,
+                  padding, dilation, groups)  # fmt: skip
+    spatial = tuple(out.shape[-2:])
+    front_dims = tuple(out.shape[:-3])  # (N,) or ()
+    out = out.reshape(front_dims + (groups, b, per) + spatial)
+    out = out.movedim(len(front_dims) + 1, 0).reshape((b,) + front_dims + (o,) + spatial)
+    return out.reshape(tuple(lead) + tuple(out.shape[1:]))
+
+
+@jvp("conv2d")
+def _conv2d_jvp(args, out, tangents, lead):
+    x, w, _, stride, padding, dilation, groups = args
+    tx, tw, tb = tangents
+    r = None
+    if tx is not None:
+        # every dim in front of (C, H, W) is a batch: N, and the tangents' lead
+        r = _folded(lambda t: _conv2d(t, w, None, stride, padding, dilation, groups), tx, 3)
+    if tw is not None:
+        term = _conv_weight_tangent(x, tw, stride, padding, dilation, groups, lead)
+        r = term if r is None else r + term
+    if tb is not None:
+        shape = tuple(lead) + (1,) * (out.dim() - 3) + (tb.shape[-1], 1, 1)
+        term = tb.reshape(shape)
+        r = term if r is None else r + term
+    if r is None:
+        return None
+    return r.expand(tuple(lead) + tuple(out.shape))

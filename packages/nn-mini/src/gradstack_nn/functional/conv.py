@@ -2,25 +2,20 @@
 ``conv_transpose1d``, ``conv_transpose2d``, ``conv_transpose3d``) and the window
 functions they are built on, ``unfold`` (im2col) and ``fold`` (col2im).
 
-Note [A convolution is an unfold and a product]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-``conv2d`` copies every kernel-sized window of the padded input into a column
-(``im2col``, torch's ``F.unfold``) and multiplies the weight, viewed as an
-``(out_channels, in_channels / groups * kH * kW)`` matrix, with those columns: one BLAS
-product per sample and group.  Both steps are ops of the derivative table, so gradients
-of every order, forward-mode AD and vmap (per-sample gradients, ensembles of CNNs) come
-from theirs, with no convolution-specific formula to keep right.  The price is the
-memory of the columns (``kH * kW`` times the input) and the node names: the graph shows
-the unfold, the product and the bias add where torch shows one ``ConvolutionBackward0``.
-
-Note [A convolution's product is batched, not folded]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-``weight (O, K) @ cols (N, K, L)`` is a matmul of a 2-d and a batched operand, which
-torch folds (``cols.mT`` reshaped to ``(N * L, K)``) and so saves a copy of the columns for
-the weight's gradient (Note [matmul saves its folded operand]): ``kH * kW`` times the
-input, copied at every forward.  The weight expanded to ``(N, O, K)`` (a view) makes it
-a batched product instead, which saves the columns as they are; the values are the same
-products, and the expand's gradient sums the weight's over the batch, as the fold did.
+Note [A convolution is one op]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``conv2d`` is tensor-core's ``conv2d`` op (torch's ``aten::conv2d``, its node torch's
+``ConvolutionBackward0``): im2col in C and BLAS products over chunks of the batch,
+nothing saved but the input and the weight (the backward makes the columns again), the
+weight's gradient as one sum of products in the fastest orientation (Note [The
+orientation of a convolution's products] in tensor-core's ``_conv_arrays.py``) and no
+input gradient for an input that needs none.  Its derivative is written once more in
+gradstack ops (im2col, matmul, col2im: Note [A convolution's gradient on arrays or in
+ops] in graph-engine's ``derivatives/windows.py``), which is what runs under
+``create_graph``, forward-mode AD and vmap, so gradients of every order come from
+theirs.  Until this op, ``conv2d`` was that composition in the forward too: its graph
+held the columns (``kH * kW`` times the input) from the forward to the backward, and its
+weight gradient was one product per sample in the orientation BLAS runs slowest.
 
 The 3-d forms are 2-d ones and a fold or unfold over the depth (Note [A 3-d convolution
 is a depth unfold and a 2-d convolution], Note [A 3-d transposed convolution is a 2-d one
@@ -184,8 +179,7 @@ def conv2d(
     ``(C, H, W)``) input with ``weight`` of shape ``(out_channels, C / groups, kH, kW)``,
     plus ``bias``; ``padding`` is an int, a pair, ``'valid'`` or ``'same'``.
 
-    Computed as an unfold and one product (Note [A convolution is an unfold and a
-    product]).
+    One op, ``conv2d`` (ConvolutionBackward0; Note [A convolution is one op]).
     """
     _check_conv2d(input, weight, bias, groups)
     stride = _pair(stride, "stride")
@@ -214,25 +208,11 @@ def conv2d(
             f"Calculated padded input size per channel: ({height} x {width}). Kernel size: "
             f"({span[0]} x {span[1]}). Kernel size can't be greater than actual input size"
         )
-    out_h = (height - span[0]) // stride[0] + 1
-    out_w = (width - span[1]) // stride[1] + 1
-    cols = unfold(x, kernel, dilation, padding, stride)  # ([N,] C * kH * kW, L)
-    out_channels = weight.shape[0]
-    lead = tuple(cols.shape[:-2])
-    if groups == 1 and lead:
-        # Note [A convolution's product is batched, not folded]
-        w = weight.reshape(out_channels, -1)
-        out = w.expand(lead + tuple(w.shape)).matmul(cols)
-    elif groups == 1:
-        out = weight.reshape(out_channels, -1).matmul(cols)
-    else:
-        cols = cols.reshape(lead + (groups, -1, cols.shape[-1]))
-        w = weight.reshape(groups, out_channels // groups, -1)
-        out = w.matmul(cols)  # ([N,] G, O / G, L)
-    out = out.reshape(lead + (out_channels, out_h, out_w))
-    if bias is not None:
-        out = out + bias.reshape(out_channels, 1, 1)
-    return out
+    # Note [A convolution is one op]; an unbatched input is a batch of one, as torch's
+    conv = _OP("conv2d")
+    if x.dim() == 3:
+        return conv(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    return conv(x, weight, bias, stride, padding, dilation, groups)
 
 
 def _lift_1d(value, unit: int):
@@ -293,9 +273,9 @@ def conv_transpose2d(
     """2-d transposed convolution (the adjoint of :func:`conv2d`), as
     ``torch.nn.functional.conv_transpose2d``: ``weight`` is ``(C, out_channels / groups,
     kH, kW)``; each input pixel spreads ``weight``'s window into the output, computed as one
-    product and a :func:`fold` (Note [A convolution is an unfold and a product], read
-    backwards).  The output is ``(H - 1) * stride - 2 * padding + dilation * (kH - 1) +
-    output_padding + 1`` high (and so wide)."""
+    product and a :func:`fold` (the im2col form of a convolution, read backwards).  The
+    output is ``(H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1``
+    high (and so wide)."""
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         raise TypeError("conv_transpose2d(): input and weight must be Tensors")
     if input.dim() not in (3, 4):
