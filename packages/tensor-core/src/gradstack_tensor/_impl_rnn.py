@@ -37,6 +37,7 @@ import numpy as np
 from ._dispatch import OPS
 from ._impl_linalg import _gemm
 from ._impl_nn import _scalar_name, _tensor
+from ._recurrent_gemm import pack_panels, panel_matmul
 from ._rnn_kernels import gru_cell_forward, lstm_cell_forward
 from ._tensor import Tensor, _data, _wrap
 
@@ -155,7 +156,8 @@ OPS["_thnn_fused_gru_cell"].set_kernel(_thnn_fused_gru_cell)
 # ``(4H, T N)`` times ``(T N, H)``), which is what torch's oneDNN layer computes.  These
 # ops run a direction of a layer whole, after its input's product (Note [A recurrent
 # layer projects its whole input at once] in nn-mini's rnn.py): per step, the hidden
-# product ``h W_hh^T + b_hh`` (``addmm``'s arithmetic, ``_gemm``) and the fused cell's
+# product ``h W_hh^T + b_hh`` (float32: from the weight packed once, Note [A packed weight
+# for the steps] in _recurrent_gemm.pyx; else ``addmm``'s arithmetic) and the fused cell's
 # kernel (Note [One pass over a cell's row]); the steps' results are written into one
 # array.  Their backward (graph-engine's derivatives/rnn.py) runs the cells' backward
 # kernels step by step, one ``dgates W_hh`` product a step (the recurrence needs it),
@@ -200,6 +202,32 @@ def _layer_arrays(op, gates, input_gates, states, weight_hh, bias_hh):
     return arrays, dtype, (steps, batch, hidden)
 
 
+# Note [A packed weight for the steps] (_recurrent_gemm.pyx): float32 steps of up to this
+# many rows take the weight packed once a layer; larger batches take BLAS's sgemm, whose
+# packing is then a small part of each product.
+PANEL_ROWS = 64
+
+
+def hidden_product(w):
+    """``f(h) = h @ w.T [+ b]`` for the steps of a layer: from ``w`` packed once
+    (``kernels.pack_panels``) for float32 and small batches, else ``_gemm`` (``addmm``'s
+    arithmetic).  ``w`` is C-contiguous ``(G, H)``."""
+    w_t = w.T
+    if w.dtype != np.float32:
+        return lambda h, b: _gemm(h, w_t, b)
+    panels = None
+
+    def product(h, b):
+        nonlocal panels
+        if h.shape[0] > PANEL_ROWS:
+            return _gemm(h, w_t, b)
+        if panels is None:
+            panels = pack_panels(np.ascontiguousarray(w_t))
+        return panel_matmul(np.ascontiguousarray(h), panels, w.shape[0], b)
+
+    return product
+
+
 def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False):
     """``(output, cell_states, workspace)`` of an LSTM layer's direction (Note [A
     recurrent layer is one op]): ``input_gates`` ``(T, N, 4H)`` (``x W_ih^T + b_ih`` of
@@ -211,9 +239,9 @@ def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False):
     out = np.empty((steps, batch, hidden), ig.dtype)
     cells = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 4 * hidden), ig.dtype)
-    w_t = w.T
+    product = hidden_product(w)
     for t in range(steps - 1, -1, -1) if reverse else range(steps):
-        hy, cy, ws = lstm_cell_forward(ig[t], _gemm(h, w_t, b), c)
+        hy, cy, ws = lstm_cell_forward(ig[t], product(h, b), c)
         out[t], cells[t], work[t] = hy, cy, ws
         h, c = hy, cy
     return _results((out, cells, work), dtype)
@@ -228,9 +256,9 @@ def _gru_layer(input_gates, hx, weight_hh, bias_hh=None, reverse=False):
     )
     out = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 5 * hidden), ig.dtype)
-    w_t = w.T
+    product = hidden_product(w)
     for t in range(steps - 1, -1, -1) if reverse else range(steps):
-        hy, ws = gru_cell_forward(ig[t], _gemm(h, w_t, b), h)
+        hy, ws = gru_cell_forward(ig[t], product(h, b), h)
         out[t], work[t] = hy, ws
         h = hy
     return _results((out, work), dtype)

@@ -42,6 +42,8 @@ from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
+from ._recurrent_gemm import *  # noqa: F403
+from ._recurrent_gemm import __all__ as _recurrent_gemm_all
 from ._rnn_kernels import *  # noqa: F403
 from ._rnn_kernels import __all__ as _rnn_kernels_all
 from ._sgd_update import *  # noqa: F403
@@ -58,6 +60,7 @@ __all__ = sorted(
         *_batch_norm_kernels_all,
         *_transcendentals_all,
         *_index_kernels_all,
+        *_recurrent_gemm_all,
         *_kernels_all,
         *_norm_kernels_all,
         *_rnn_kernels_all,

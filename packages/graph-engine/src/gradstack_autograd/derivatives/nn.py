@@ -235,7 +235,10 @@ def _nll_coefficients(shape, target, weight, reduction, ignore_index, dtype, sca
     # an ignored target gets 0, as torch's kernel leaves it (even when every target is
     # ignored and the total weight is 0, where dividing afterwards gave NaN everywhere)
     vals = np.where(ignored, 0, vals).astype(dtype, copy=False)
-    coef = np.zeros(shape, dtype=dtype)
+    # empty then zeroed, not np.zeros: a large block then comes from the block cache with
+    # its pages mapped (as _index_scatter_kernel's; calloc faults them in every step)
+    coef = np.empty(shape, dtype=dtype)
+    coef.fill(0)
     if nd == 1:
         coef[safe] = vals
     elif nd == 2:  # (indexing, not put_along_axis: a third of the backward's time)

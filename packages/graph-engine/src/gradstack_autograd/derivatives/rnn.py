@@ -69,6 +69,27 @@ def _arrays_path(grads, saved):
     return contiguous, [None if g is None else np.ascontiguousarray(g) for g in grad_arrays]
 
 
+def _times(w):
+    """``f(g) = g @ w`` for the steps' gradients: float32 from ``w`` packed once (Note [A
+    packed weight for the steps] in tensor-core's _recurrent_gemm.pyx), else numpy."""
+    if w.dtype != np.float32:
+        return lambda g: g @ w
+    panels = None
+
+    def times(g):
+        nonlocal panels
+        if g.shape[0] > _PANEL_ROWS:
+            return g @ w
+        if panels is None:
+            panels = kernels.pack_panels(np.ascontiguousarray(w))
+        return kernels.panel_matmul(np.ascontiguousarray(g), panels, w.shape[1])
+
+    return times
+
+
+_PANEL_ROWS = 64  # as tensor-core's forward (_impl_rnn.py's PANEL_ROWS)
+
+
 def _previous(out, h0, reverse):
     """Each step's input state, ``(T, N, H)``: ``h0`` then the outputs, in step order."""
     if reverse:
@@ -118,6 +139,7 @@ def _weight_grads_ops(dgates, out, hx, reverse, has_bias):
 def _lstm_arrays(grad_out, grad_cells, ig, hx, cx, w, b, reverse, out, cells, work):
     steps, batch, hidden = out.shape
     dgates = np.empty(work.shape, work.dtype)
+    times = _times(w)
     gh = gc = None
     for t in _order(steps, not reverse):  # backward: the forward's steps, last first
         ghy = grad_out[t] if grad_out is not None else None
@@ -130,7 +152,7 @@ def _lstm_arrays(grad_out, grad_cells, ig, hx, cx, w, b, reverse, out, cells, wo
         c_prev = _previous_step(cells, cx, t, steps, reverse)
         g, gc, _ = kernels.lstm_cell_backward(ghy, gcy, c_prev, cells[t], work[t])
         dgates[t] = g
-        gh = g @ w
+        gh = times(g)
     zeros = np.zeros((batch, hidden), work.dtype)
     gw, gb = _weight_grads(dgates, _previous(out, hx, reverse), b is not None)
     return dgates, (zeros if gh is None else gh), (zeros if gc is None else gc), gw, gb
@@ -243,12 +265,13 @@ def _gru_arrays(grad_out, hx, w, b, reverse, out, work):
     steps, batch, hidden = out.shape
     dig = np.empty((steps, batch, 3 * hidden), work.dtype)
     dhg = np.empty((steps, batch, 3 * hidden), work.dtype)
+    times = _times(w)
     gh = None
     for t in _order(steps, not reverse):
         ghy = grad_out[t] if gh is None else grad_out[t] + gh
         gi, ghg, ghx, _, _ = kernels.gru_cell_backward(ghy, work[t])
         dig[t], dhg[t] = gi, ghg
-        gh = ghx + ghg @ w
+        gh = ghx + times(ghg)
     gw, gb = _weight_grads(dhg, _previous(out, hx, reverse), b is not None)
     zeros = np.zeros((batch, hidden), work.dtype)
     return dig, (zeros if gh is None else gh), gw, gb
