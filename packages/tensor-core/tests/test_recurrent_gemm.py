@@ -62,6 +62,14 @@ def test_packing_pads_with_zeros():
     assert not panels[1, :, 2:].any()
 
 
+@pytest.mark.parametrize(("n", "k"), [(1024, 256), (18, 3), (5, 7), (0, 4), (16, 0)])
+def test_packing_a_transposed_matrix(n, k):
+    w = np.random.default_rng(n + k).standard_normal((n, k)).astype(np.float32)
+    np.testing.assert_array_equal(
+        pack_panels(w, transposed=True), pack_panels(np.ascontiguousarray(w.T))
+    )
+
+
 def test_the_arguments_are_checked_before_memory_is_touched():
     a = np.ones((2, 3), np.float32)
     panels = pack_panels(np.ones((3, 5), np.float32))

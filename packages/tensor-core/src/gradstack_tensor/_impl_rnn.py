@@ -204,16 +204,17 @@ def _layer_arrays(op, gates, input_gates, states, weight_hh, bias_hh):
 
 # Note [A packed weight for the steps] (_recurrent_gemm.pyx): float32 steps of up to this
 # many rows take the weight packed once a layer; larger batches take BLAS's sgemm, whose
-# packing is then a small part of each product.
+# packing is then a small part of each product, and so does a layer of one step (the
+# decoder of a sequence-to-sequence model), where packing would be an extra pass.
 PANEL_ROWS = 64
 
 
-def hidden_product(w):
-    """``f(h) = h @ w.T [+ b]`` for the steps of a layer: from ``w`` packed once
-    (``kernels.pack_panels``) for float32 and small batches, else ``_gemm`` (``addmm``'s
-    arithmetic).  ``w`` is C-contiguous ``(G, H)``."""
+def hidden_product(w, steps):
+    """``f(h, b) = h @ w.T [+ b]`` for the ``steps`` steps of a layer: from ``w`` packed
+    once (``kernels.pack_panels``) for float32, small batches and more than one step, else
+    ``_gemm`` (``addmm``'s arithmetic).  ``w`` is C-contiguous ``(G, H)``."""
     w_t = w.T
-    if w.dtype != np.float32:
+    if w.dtype != np.float32 or steps < 2:
         return lambda h, b: _gemm(h, w_t, b)
     panels = None
 
@@ -222,7 +223,7 @@ def hidden_product(w):
         if h.shape[0] > PANEL_ROWS:
             return _gemm(h, w_t, b)
         if panels is None:
-            panels = pack_panels(np.ascontiguousarray(w_t))
+            panels = pack_panels(w, transposed=True)
         return panel_matmul(np.ascontiguousarray(h), panels, w.shape[0], b)
 
     return product
@@ -239,7 +240,7 @@ def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False):
     out = np.empty((steps, batch, hidden), ig.dtype)
     cells = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 4 * hidden), ig.dtype)
-    product = hidden_product(w)
+    product = hidden_product(w, steps)
     for t in range(steps - 1, -1, -1) if reverse else range(steps):
         hy, cy, ws = lstm_cell_forward(ig[t], product(h, b), c)
         out[t], cells[t], work[t] = hy, cy, ws
@@ -256,7 +257,7 @@ def _gru_layer(input_gates, hx, weight_hh, bias_hh=None, reverse=False):
     )
     out = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 5 * hidden), ig.dtype)
-    product = hidden_product(w)
+    product = hidden_product(w, steps)
     for t in range(steps - 1, -1, -1) if reverse else range(steps):
         hy, ws = gru_cell_forward(ig[t], product(h, b), h)
         out[t], work[t] = hy, ws

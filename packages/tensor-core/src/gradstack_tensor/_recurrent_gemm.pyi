@@ -7,7 +7,9 @@ __all__ = ["PANEL_WIDTH", "pack_panels", "panel_matmul"]
 
 PANEL_WIDTH: int
 
-def pack_panels(b: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]: ...
+def pack_panels(
+    b: npt.NDArray[np.float32], transposed: bool = False
+) -> npt.NDArray[np.float32]: ...
 def panel_matmul(
     a: npt.NDArray[np.float32],
     panels: npt.NDArray[np.float32],

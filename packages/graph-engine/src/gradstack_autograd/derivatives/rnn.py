@@ -69,10 +69,11 @@ def _arrays_path(grads, saved):
     return contiguous, [None if g is None else np.ascontiguousarray(g) for g in grad_arrays]
 
 
-def _times(w):
-    """``f(g) = g @ w`` for the steps' gradients: float32 from ``w`` packed once (Note [A
-    packed weight for the steps] in tensor-core's _recurrent_gemm.pyx), else numpy."""
-    if w.dtype != np.float32:
+def _times(w, steps):
+    """``f(g) = g @ w`` for the ``steps`` steps' gradients: float32 from ``w`` packed once
+    (Note [A packed weight for the steps] in tensor-core's _recurrent_gemm.pyx), else
+    numpy (also for one step: packing would be an extra pass)."""
+    if w.dtype != np.float32 or steps < 2:
         return lambda g: g @ w
     panels = None
 
@@ -139,7 +140,7 @@ def _weight_grads_ops(dgates, out, hx, reverse, has_bias):
 def _lstm_arrays(grad_out, grad_cells, ig, hx, cx, w, b, reverse, out, cells, work):
     steps, batch, hidden = out.shape
     dgates = np.empty(work.shape, work.dtype)
-    times = _times(w)
+    times = _times(w, steps)
     gh = gc = None
     for t in _order(steps, not reverse):  # backward: the forward's steps, last first
         ghy = grad_out[t] if grad_out is not None else None
@@ -265,7 +266,7 @@ def _gru_arrays(grad_out, hx, w, b, reverse, out, work):
     steps, batch, hidden = out.shape
     dig = np.empty((steps, batch, 3 * hidden), work.dtype)
     dhg = np.empty((steps, batch, 3 * hidden), work.dtype)
-    times = _times(w)
+    times = _times(w, steps)
     gh = None
     for t in _order(steps, not reverse):
         ghy = grad_out[t] if gh is None else grad_out[t] + gh
