@@ -186,3 +186,15 @@ def test_the_op_checks_its_arguments():
         op(z(2, 1, 8), z(1, 2, dtype=gt.float64), z(1, 2), z(8, 2), None, False)
     with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
         gt.get_op("_gru_layer")(z(2, 1, 6, dtype=gt.int64), z(1, 2), z(6, 2), None, False)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+@pytest.mark.parametrize("batch", [3, 64, 65])
+def test_float32_steps_on_both_sides_of_the_packed_product(mode, batch):
+    """Batches up to PANEL_ROWS take the packed weight, larger ones BLAS (Note [A packed
+    weight for the steps]); both give torch's values and gradients."""
+    x = np.random.default_rng(batch).standard_normal((4, batch, 5))
+    ours = _grads(gs, mode, "float32", "all", {"bidirectional": True}, x, None)
+    theirs = _grads(torch, mode, "float32", "all", {"bidirectional": True}, x, None)
+    for a, b in zip(ours, theirs):  # weight gradients: sums of 4 * batch float32 terms
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-5)
