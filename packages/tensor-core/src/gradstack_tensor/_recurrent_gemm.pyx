@@ -43,9 +43,14 @@ __all__ = ["PANEL_WIDTH", "pack_panels", "panel_matmul"]
 # (4 rows x 16 columns) over k: per k two loads of the panel, four broadcasts of a, eight
 # fmas.  Each output element is one sum over k in order, in float32 with fma (no
 # intermediate rounding of the products), then ``+ bias`` rounded once: the values of a
-# BLAS sgemm to rounding (whose k-order differs).  One thread: the products of a
-# recurrent step are ~5 MFLOP, below what pays for a fork (Note [When a cell's rows take
-# threads] in _rnn_kernels.pyx measured 2k-element rows).
+# BLAS sgemm to rounding (whose k-order differs).
+#
+# One thread.  The panels split across threads without changing a bit (each is 16
+# columns of the result), and that was tried: on this 2-core host at load average ~15,
+# the median (20, 256) @ (256, 1024) took 1.8x to 30x longer on 2 threads than on one
+# (from 1M to 16M multiply-adds, 2 of 2 runs each; a team waits for its descheduled
+# thread).  Batches above PANEL_ROWS (tensor-core's _impl_rnn.py) take BLAS's sgemm and
+# its threads.
 
 cdef enum:
     PANEL = 16
