@@ -54,6 +54,10 @@ GRADSTACK_GEMM_OPS = frozenset(
         "conv2d",
     )
 )  # fmt: skip
+# gradstack's recurrent layers (``_lstm_layer``/``_gru_layer``: a direction of a layer in
+# one op, its per-step GEMMs and cells, and their backward nodes) count as torch's oneDNN
+# layers (``mkldnn_rnn_layer``) do: a primitive, its elementwise work included.
+GRADSTACK_GEMM_OPS = GRADSTACK_GEMM_OPS | {"gradstack::_lstm_layer", "gradstack::_gru_layer"}
 _TORCH_GEMMS = frozenset(
     f"aten::{n}" for n in ("mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot")
 )

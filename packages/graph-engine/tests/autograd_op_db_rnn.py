@@ -1,5 +1,6 @@
 """Samples of the fused recurrent cells (``derivatives/nn.py``'s ``_thnn_fused_lstm_cell``
-and ``_thnn_fused_gru_cell``) for graph-engine's op database.
+and ``_thnn_fused_gru_cell``) and layers (``derivatives/rnn.py``'s ``_lstm_layer`` and
+``_gru_layer``) for graph-engine's op database.
 
 ``autograd_op_db.py`` calls :func:`extend` with itself at import: gradcheck and
 gradgradcheck in float64, forward mode against reverse mode and the batched backward.
@@ -44,3 +45,26 @@ def extend(db) -> None:
 
     for name, gates in (("_thnn_fused_lstm_cell", 4), ("_thnn_fused_gru_cell", 3)):
         add(GradOp(name, samples(name, gates), torch=False))
+
+    def layer_samples(name, gates):
+        def gen(rng):
+            out = []
+            for t, n, h, bias, reverse in ((3, 2, 2, True, False), (2, 3, 2, False, True)):
+                states = [arr(rng, (n, h)) for _ in range(2 if gates == 4 else 1)]
+                inputs = [arr(rng, (t, n, gates * h)), *states, arr(rng, (gates * h, h))]
+                if bias:
+                    inputs.append(arr(rng, (gates * h,)))
+
+                def call(L, *tensors, _bias=bias, _reverse=reverse):
+                    args = tensors if _bias else tensors + (None,)
+                    out = L.OPS[name](*args, _reverse)
+                    return out[:2] if gates == 4 else out[0]
+
+                desc = f"{name} T={t} N={n} H={h} bias={bias} reverse={reverse}"
+                out.append(db.GradSample(tuple(inputs), call, desc))
+            return out
+
+        return gen
+
+    for name, gates in (("_lstm_layer", 4), ("_gru_layer", 3)):
+        add(GradOp(name, layer_samples(name, gates), torch=False))

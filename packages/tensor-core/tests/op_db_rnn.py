@@ -85,6 +85,63 @@ def _torch_gru(torch, ig, hg, hx, ib=None, hb=None):
     return (hx - n) * z + n, torch.cat([r, z, n, hx, hn], 1)
 
 
+def _steps(count, reverse):
+    return range(count - 1, -1, -1) if reverse else range(count)
+
+
+def _hidden_ref(h, w, b):
+    return h @ np.asarray(w, np.float64).T + (0 if b is None else np.asarray(b, np.float64))
+
+
+def _lstm_layer_ref(ig, hx, cx, w, b=None, reverse=False):
+    dtype = np.asarray(ig).dtype
+    ig = np.asarray(ig, np.float64)
+    h, c = np.asarray(hx, np.float64), np.asarray(cx, np.float64)
+    out, cells, work = (np.zeros(ig.shape[:2] + (n,)) for n in (h.shape[1],) * 2 + (ig.shape[2],))
+    for t in _steps(ig.shape[0], reverse):
+        h, c, work[t] = _lstm_ref(ig[t], _hidden_ref(h, w, b), c)
+        out[t], cells[t] = h, c
+    return tuple(a.astype(dtype) for a in (out, cells, work))
+
+
+def _gru_layer_ref(ig, hx, w, b=None, reverse=False):
+    dtype = np.asarray(ig).dtype
+    ig = np.asarray(ig, np.float64)
+    h = np.asarray(hx, np.float64)
+    out = np.zeros(ig.shape[:2] + (h.shape[1],))
+    work = np.zeros(ig.shape[:2] + (5 * h.shape[1],))
+    for t in _steps(ig.shape[0], reverse):
+        h, work[t] = _gru_ref(ig[t], _hidden_ref(h, w, b), h)
+        out[t] = h
+    return out.astype(dtype), work.astype(dtype)
+
+
+def _torch_lstm_layer(torch, ig, hx, cx, w, b=None, reverse=False):
+    _floats_only(ig, "_lstm_layer")
+    h, c = hx, cx
+    out, cells, work = [None] * ig.shape[0], [None] * ig.shape[0], [None] * ig.shape[0]
+    for t in _steps(ig.shape[0], reverse):
+        hg = h @ w.t() if b is None else torch.addmm(b, h, w.t())
+        h, c, work[t] = _torch_lstm(torch, ig[t], hg, c)
+        out[t], cells[t] = h, c
+    if not out:
+        return ig[:, :, : hx.shape[1]], ig[:, :, : hx.shape[1]], ig
+    return torch.stack(out), torch.stack(cells), torch.stack(work)
+
+
+def _torch_gru_layer(torch, ig, hx, w, b=None, reverse=False):
+    _floats_only(ig, "_gru_layer")
+    h = hx
+    out, work = [None] * ig.shape[0], [None] * ig.shape[0]
+    for t in _steps(ig.shape[0], reverse):
+        hg = h @ w.t() if b is None else torch.addmm(b, h, w.t())
+        h, work[t] = _torch_gru(torch, ig[t], hg, h)
+        out[t] = h
+    if not out:
+        return ig[:, :, : hx.shape[1]], ig.new_zeros(ig.shape[:2] + (5 * hx.shape[1],))
+    return torch.stack(out), torch.stack(work)
+
+
 def extend(db) -> None:
     """Add the fused cells' entries to the op database module ``db`` (``op_db.py``)."""
     make, S = db.make_array, db.SampleInput
@@ -126,3 +183,30 @@ def extend(db) -> None:
 
     add("_thnn_fused_lstm_cell", _lstm_ref, samples(4), _torch_lstm)
     add("_thnn_fused_gru_cell", _gru_ref, samples(3), _torch_gru)
+
+    def layer_samples(gates):
+        def gen(info, dtype, rng):
+            for t, n, h, layout, bias, reverse in (
+                (3, 2, 2, "c", True, False),
+                (4, 3, 5, "T", False, True),
+                (2, 2, 3, "sliced", True, True),
+                (0, 2, 2, "c", True, False),
+                (2, 0, 2, "c", False, False),
+                (1, 2, 0, "c", True, True),
+            ):
+                ig = make((t, n, gates * h), dtype, rng, layout=layout)
+                states = [make((n, h), dtype, rng, layout=layout)]
+                if gates == 4:
+                    states.append(make((n, h), dtype, rng))
+                w = make((gates * h, h), dtype, rng, (-0.5, 0.5), layout=layout)
+                b = make((gates * h,), dtype, rng) if bias else None
+                yield S(
+                    ig,
+                    tuple(states) + (w, b, reverse),
+                    desc=f"T={t} N={n} H={h} {layout} bias={bias} reverse={reverse}",
+                )
+
+        return gen
+
+    add("_lstm_layer", _lstm_layer_ref, layer_samples(4), _torch_lstm_layer)
+    add("_gru_layer", _gru_layer_ref, layer_samples(3), _torch_gru_layer)

@@ -35,7 +35,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._dispatch import OPS
+from ._impl_linalg import _gemm
 from ._impl_nn import _scalar_name, _tensor
+from ._recurrent_gemm import pack_panels, panel_matmul
 from ._rnn_kernels import gru_cell_forward, lstm_cell_forward
 from ._tensor import Tensor, _data, _wrap
 
@@ -140,3 +142,128 @@ def _thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_
 
 OPS["_thnn_fused_lstm_cell"].set_kernel(_thnn_fused_lstm_cell)
 OPS["_thnn_fused_gru_cell"].set_kernel(_thnn_fused_gru_cell)
+
+
+# -------------------------------------------------------------------------------------
+# whole layers: _lstm_layer and _gru_layer
+#
+# Note [A recurrent layer is one op]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Written as a cell per step, an LSTM layer of T steps records 3 T graph nodes, and its
+# backward takes the hidden weight's gradient as T products ``h_{t-1}^T dgates_t`` of
+# inner size N (the batch), each added into the gradient: for T = 30, N = 20, H = 256
+# that was 5x the time of the one product over all the steps (``dgates^T`` of
+# ``(4H, T N)`` times ``(T N, H)``), which is what torch's oneDNN layer computes.  These
+# ops run a direction of a layer whole, after its input's product (Note [A recurrent
+# layer projects its whole input at once] in nn-mini's rnn.py): per step, the hidden
+# product ``h W_hh^T + b_hh`` (float32: from the weight packed once, Note [A packed weight
+# for the steps] in _recurrent_gemm.pyx; else ``addmm``'s arithmetic) and the fused cell's
+# kernel (Note [One pass over a cell's row]); the steps' results are written into one
+# array.  Their backward (graph-engine's derivatives/rnn.py) runs the cells' backward
+# kernels step by step, one ``dgates W_hh`` product a step (the recurrence needs it),
+# and the weight and bias gradients once over all the steps.  The op's results are
+# every step's hidden state (``output``, in time order), every step's cell state (LSTM:
+# the backward reads them; the last is ``c_n``), and the cells' workspaces, stacked
+# (not differentiable).  ``reverse`` runs the steps from the last to the first (the
+# reverse direction of a bidirectional layer).
+
+
+def _layer_arrays(op, gates, input_gates, states, weight_hh, bias_hh):
+    """The layer's arrays checked (torch's words), C-contiguous, in the dtype the kernels
+    compute in (float16 as float32); and the dtype of the results."""
+    ig = _tensor(input_gates, op, "input_gates")
+    dtype = ig.dtype
+    if dtype.kind != "f":
+        raise RuntimeError(f"\"{op}\" not implemented for '{_scalar_name(ig)}'")
+    if ig.ndim != 3 or ig.shape[2] % gates:
+        raise RuntimeError(
+            f"{op}: input_gates must be 3-D, (steps, batch, {gates} * hidden_size), got "
+            f"shape {list(ig.shape)}"
+        )
+    steps, batch, hidden = ig.shape[0], ig.shape[1], ig.shape[2] // gates
+    named = [(name, _tensor(t, op, name)) for name, t in states]
+    named.append(("weight_hh", _tensor(weight_hh, op, "weight_hh")))
+    if bias_hh is not None:
+        named.append(("bias_hh", _tensor(bias_hh, op, "bias_hh")))
+    want = {"weight_hh": (gates * hidden, hidden), "bias_hh": (gates * hidden,)}
+    for name, a in named:
+        if a.dtype != dtype:
+            raise RuntimeError(
+                f"{op}: expected all arguments to have the dtype of input_gates "
+                f"({_scalar_name(ig)}), got {_scalar_name(a)} for {name}"
+            )
+        shape = want.get(name, (batch, hidden))
+        if a.shape != shape:
+            raise RuntimeError(f"{op}: {name} must have shape {list(shape)}, got {list(a.shape)}")
+    work = dtype if dtype in _KERNEL_DTYPES else np.dtype(np.float32)
+    arrays = [np.ascontiguousarray(a, dtype=work) for a in [ig] + [a for _, a in named]]
+    if bias_hh is None:
+        arrays.append(None)
+    return arrays, dtype, (steps, batch, hidden)
+
+
+# Note [A packed weight for the steps] (_recurrent_gemm.pyx): float32 steps of up to this
+# many rows take the weight packed once a layer; larger batches take BLAS's sgemm, whose
+# packing is then a small part of each product, and so does a layer of one step (the
+# decoder of a sequence-to-sequence model), where packing would be an extra pass.
+PANEL_ROWS = 64
+
+
+def hidden_product(w, steps):
+    """``f(h, b) = h @ w.T [+ b]`` for the ``steps`` steps of a layer: from ``w`` packed
+    once (``kernels.pack_panels``) for float32, small batches and more than one step, else
+    ``_gemm`` (``addmm``'s arithmetic).  ``w`` is C-contiguous ``(G, H)``."""
+    w_t = w.T
+    if w.dtype != np.float32 or steps < 2:
+        return lambda h, b: _gemm(h, w_t, b)
+    panels = None
+
+    def product(h, b):
+        nonlocal panels
+        if h.shape[0] > PANEL_ROWS:
+            return _gemm(h, w_t, b)
+        if panels is None:
+            panels = pack_panels(w, transposed=True)
+        return panel_matmul(np.ascontiguousarray(h), panels, w.shape[0], b)
+
+    return product
+
+
+def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False):
+    """``(output, cell_states, workspace)`` of an LSTM layer's direction (Note [A
+    recurrent layer is one op]): ``input_gates`` ``(T, N, 4H)`` (``x W_ih^T + b_ih`` of
+    every step), the initial states ``hx``, ``cx`` ``(N, H)``, ``weight_hh`` ``(4H, H)``
+    and ``bias_hh`` ``(4H,)`` or None; ``(T, N, H)``, ``(T, N, H)``, ``(T, N, 4H)``."""
+    (ig, h, c, w, b), dtype, (steps, batch, hidden) = _layer_arrays(
+        "_lstm_layer", 4, input_gates, (("hx", hx), ("cx", cx)), weight_hh, bias_hh
+    )
+    out = np.empty((steps, batch, hidden), ig.dtype)
+    cells = np.empty((steps, batch, hidden), ig.dtype)
+    work = np.empty((steps, batch, 4 * hidden), ig.dtype)
+    product = hidden_product(w, steps)
+    for t in range(steps - 1, -1, -1) if reverse else range(steps):
+        hy, cy, ws = lstm_cell_forward(ig[t], product(h, b), c)
+        out[t], cells[t], work[t] = hy, cy, ws
+        h, c = hy, cy
+    return _results((out, cells, work), dtype)
+
+
+def _gru_layer(input_gates, hx, weight_hh, bias_hh=None, reverse=False):
+    """``(output, workspace)`` of a GRU layer's direction (Note [A recurrent layer is one
+    op]): ``input_gates`` ``(T, N, 3H)``, ``hx`` ``(N, H)``, ``weight_hh`` ``(3H, H)``,
+    ``bias_hh`` ``(3H,)`` or None; ``(T, N, H)`` and ``(T, N, 5H)``."""
+    (ig, h, w, b), dtype, (steps, batch, hidden) = _layer_arrays(
+        "_gru_layer", 3, input_gates, (("hx", hx),), weight_hh, bias_hh
+    )
+    out = np.empty((steps, batch, hidden), ig.dtype)
+    work = np.empty((steps, batch, 5 * hidden), ig.dtype)
+    product = hidden_product(w, steps)
+    for t in range(steps - 1, -1, -1) if reverse else range(steps):
+        hy, ws = gru_cell_forward(ig[t], product(h, b), h)
+        out[t], work[t] = hy, ws
+        h = hy
+    return _results((out, work), dtype)
+
+
+OPS["_lstm_layer"].set_kernel(_lstm_layer)
+OPS["_gru_layer"].set_kernel(_gru_layer)

@@ -25,6 +25,7 @@ interface::
     _index_kernels.pyx             indexing: ``take_rows``, ``embedding_backward``,
                                    ``scatter_add_``, ``gather``
     _rnn_kernels.pyx               the fused LSTM and GRU cells, forward and backward
+    _recurrent_gemm.pyx            an RNN step's product by a weight packed once a layer
     _norm_kernels.pyx              softmax/log_softmax and layer norm, forward and backward
     _adam_update.pyx               the Adam/AdamW update, ``adam_update_``
     _special_kernels.pyx           lgamma, digamma, trigamma and polygamma (torch's Math.h)

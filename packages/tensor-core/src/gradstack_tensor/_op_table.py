@@ -1024,6 +1024,9 @@ ROWS: tuple[OpRow, ...] = (
     # the fused recurrent cells: one LSTM/GRU step after its GEMMs (_impl_rnn.py)
     op("_thnn_fused_lstm_cell"),
     op("_thnn_fused_gru_cell"),
+    # a recurrent layer's direction in one op, after its input's GEMM (_impl_rnn.py)
+    op("_lstm_layer", aten=None),
+    op("_gru_layer", aten=None),
 )
 
 # the rows by name

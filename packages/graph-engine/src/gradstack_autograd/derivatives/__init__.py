@@ -14,6 +14,7 @@ Each op has one block, in the module of its family:
   ``setitem_`` ...);
 - ``nondifferentiable``: comparisons, logical and bitwise ops, argmax, detach;
 - ``nn``: losses, normalisation, embedding, activations;
+- ``rnn``: the recurrent layers' ops (``_lstm_layer``, ``_gru_layer``);
 - ``random_ops``: bernoulli, normal, multinomial, the in-place fills;
 - ``windows``: im2col/col2im (``F.unfold``/``F.fold``, and so convolutions), max pooling.
 
@@ -131,6 +132,7 @@ from . import (
     nondifferentiable,
     random_ops,
     reductions,
+    rnn,
     spectral,
     views,
     windows,

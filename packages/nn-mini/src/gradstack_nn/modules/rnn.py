@@ -18,7 +18,12 @@ over a cell's row] in tensor-core's ``_rnn_kernels.pyx``).  The gates' sum is to
 ``(h W_hh^T + b_hh) + (x W_ih^T + b_ih)``, so the biases are in the products and the
 cell takes none.  ``W_hh^T`` is taken once a layer and the projected input is unbound
 once (one ``UnbindBackward0``, where indexing it each step made a backward that wrote a
-whole-sequence gradient per step), and the steps' outputs are stacked once.
+whole-sequence gradient per step), and the steps' outputs are stacked once.  That loop
+is what runs for ``proj_size``, packed sequences and dtypes other than float32/float64;
+otherwise a direction of a layer is ONE op, tensor-core's ``_lstm_layer``/``_gru_layer``,
+the same steps with no graph node per step and a backward that takes the hidden
+weight's gradient as one product over all the steps (Note [A recurrent layer is one op]
+in tensor-core's ``_impl_rnn.py``).
 
 Examples
 --------
@@ -52,6 +57,9 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 _LSTM_CELL = gt.get_op("_thnn_fused_lstm_cell")
 _GRU_CELL = gt.get_op("_thnn_fused_gru_cell")
+_LSTM_LAYER = gt.get_op("_lstm_layer")
+_GRU_LAYER = gt.get_op("_gru_layer")
+_LAYER_DTYPES = (gt.float32, gt.float64)
 
 
 def _hidden_gates(h: Tensor, w_hh_t: Tensor, b_hh) -> Tensor:
@@ -283,6 +291,26 @@ class RNNBase(Module):
                                 packed.unsorted_indices)  # fmt: skip
         return output, (h_n, c_n)
 
+    def _whole_layer(self, layer_input: Tensor) -> bool:
+        """Whether a direction of a layer runs as one op (Note [A recurrent layer is one
+        op]): LSTM without ``proj_size`` and GRU, float32/float64, at least one step."""
+        return (
+            self.mode in ("LSTM", "GRU")
+            and not self.proj_size
+            and layer_input.dtype in _LAYER_DTYPES
+            and layer_input.shape[0] > 0
+        )
+
+    def _layer_op(self, projected: Tensor, h0: Tensor, c0: Any, w_hh, b_hh, reverse: bool):
+        """``(output, h_n, c_n)`` of a direction of a layer, by one op (Note [A recurrent
+        layer is one op] in tensor-core's _impl_rnn.py); ``c_n`` is None for GRU."""
+        last = 0 if reverse else projected.shape[0] - 1
+        if self.mode == "LSTM":
+            out, cells, _ = _LSTM_LAYER(projected, h0, c0, w_hh, b_hh, reverse)
+            return out, out[last], cells[last]
+        out, _ = _GRU_LAYER(projected, h0, w_hh, b_hh, reverse)
+        return out, out[last], None
+
     def _run(self, input: Tensor, hx):
         """The layers over the sequence: ``(output, states)`` with ``states`` one per layer
         and direction (a pair for LSTM)."""
@@ -318,6 +346,16 @@ class RNNBase(Module):
                 index = layer * directions + direction
                 # Note [A recurrent layer projects its whole input at once]; Note [A
                 # recurrent step is two GEMMs and one fused cell]
+                if self._whole_layer(layer_input):
+                    out, h, c = self._layer_op(
+                        F.linear(layer_input, w_ih, b_ih), h0[index],
+                        None if c0 is None else c0[index], w_hh, b_hh, direction == 1,
+                    )  # fmt: skip
+                    outputs.append(out)
+                    h_last.append(h)
+                    if lstm:
+                        c_last.append(c)
+                    continue
                 projected = F.linear(layer_input, w_ih, b_ih).unbind(0)
                 w_hh_t = w_hh.t()
                 w_hr_t = self._projection_t(layer, direction)
