@@ -727,25 +727,6 @@ cdef class Tensor(CompositeMethods):
             return real(self)
         return self
 
-    @property
-    def mH(self):
-        """The conjugate transpose of the last two dims (``transpose(-2, -1).conj()``)."""
-        return self.transpose(-2, -1).conj()
-
-    @property
-    def H(self):
-        """The conjugate transpose of a matrix (``t().conj()``)."""
-        if (<object>self._data).ndim > 2:
-            raise RuntimeError(
-                "tensor.H is only supported on matrices (2-D tensors). Got "
-                f"{(<object>self._data).ndim}-D tensor."
-            )
-        return self.t().conj()
-
-    def adjoint(self):
-        """The conjugate transpose of the last two dims (``mH``)."""
-        return self.transpose(-2, -1).conj()
-
     def cfloat(self):
         """``self.to(complex64)``."""
         return self.to(_dt.complex64)
