@@ -513,6 +513,43 @@ def _cell(kind):
     return make
 
 
+def _layer(kind):
+    """An LSTM/GRU layer (torch's nn.LSTM / nn.GRU) over a sequence whose output has about
+    n elements (steps x batch x hidden), weights set from the arrays."""
+
+    def make(n, r):
+        steps, batch, hidden = {100: (5, 2, 10), 10_000: (10, 10, 100)}.get(n, (50, 80, 256))
+        gates = 4 if kind == "LSTM" else 3
+        arrays = (
+            f32(r, (steps, batch, hidden)),
+            f32(r, (gates * hidden, hidden), -0.1, 0.1),
+            f32(r, (gates * hidden, hidden), -0.1, 0.1),
+            f32(r, (gates * hidden,), -0.1, 0.1),
+            f32(r, (gates * hidden,), -0.1, 0.1),
+        )
+
+        def build(L):
+            layer = getattr(L.nn, kind)(hidden, hidden)
+            with L.no_grad():
+                for p, a in zip(layer.parameters(), arrays[1:], strict=True):
+                    p.copy_(L.from_numpy(a))
+
+            def run(x, *_weights):
+                return layer(x)[0]
+
+            run.layer = layer
+            return run
+
+        return Case(
+            arrays,
+            build,
+            grad=(True, False, False, False, False),
+            params=lambda run: list(run.layer.parameters()),
+        )
+
+    return make
+
+
 def _embedding_bag(n, r):
     w = f32(r, sq(n))
     text = _idx(r, w.shape[0], w.shape[0] * 4)
@@ -578,11 +615,15 @@ FUNCTIONAL: dict[str, Callable[[int, np.random.Generator], Case]] = {
     "masked_fill + softmax (attention)": _attention_mask,
     "nn.LSTMCell": _cell("LSTMCell"),
     "nn.GRUCell": _cell("GRUCell"),
+    "nn.LSTM": _layer("LSTM"),
+    "nn.GRU": _layer("GRU"),
 }
 
 # ops with no torch twin (gradstack's own internals); the sweep lists them as such
 NO_TORCH_TWIN = {
     "_index_scatter": "gradstack's scatter-add behind embedding's backward (timed there)",
+    "_lstm_layer": "a direction of gradstack's nn.LSTM in one op (timed as nn.LSTM)",
+    "_gru_layer": "a direction of gradstack's nn.GRU in one op (timed as nn.GRU)",
 }
 
 

@@ -237,8 +237,9 @@ def panel_matmul(a, panels, Py_ssize_t n, bias=None):
             raise ValueError(f"{func}: bias must have shape ({n},), got {tuple(bias.shape)}")
     cdef cnp.ndarray out = np.empty((M, n), np.float32)
     if not (GS_PANEL_AVX2 and kernel_avx2()):
-        b = panels.transpose(1, 0, 2).reshape(K, panels.shape[0] * PANEL)[:, :n]
-        np.matmul(a, b, out=out)
+        # a product per panel (the panels are not a strided view of b: no copy of them)
+        product = np.matmul(a, panels)  # (panels, M, 16)
+        out[...] = product.transpose(1, 0, 2).reshape(M, panels.shape[0] * PANEL)[:, :n]
         if bias is not None:
             out += bias
         return out
