@@ -96,8 +96,8 @@ def transpose(input, dim0, dim1):
     if x.ndim == 0:
         _normalize_dim(dim0, 0, "dim0"), _normalize_dim(dim1, 0, "dim1")
         return _view(x.view(), input)
-    axes = _normalize_dim(dim0, x.ndim, "dim0"), _normalize_dim(dim1, x.ndim, "dim1")
-    return _view(np.swapaxes(x, *axes), input)
+    d0, d1 = _normalize_dim(dim0, x.ndim, "dim0"), _normalize_dim(dim1, x.ndim, "dim1")
+    return _view(np.swapaxes(x, d0, d1), input)
 
 
 @OPS["permute"].set_kernel

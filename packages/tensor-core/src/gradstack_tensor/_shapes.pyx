@@ -106,7 +106,7 @@ cdef tuple shape_from_args(tuple args, str name):
 
 
 # torch's name of the shape argument of the methods that are not ``size``
-_SHAPE_ARGUMENT = {"permute": "dims", "flip": "dims", "repeat": "repeats"}
+_SHAPE_ARGUMENT = {"permute": "dims", "flip": "dims", "repeat": "repeats", "reshape": "shape"}
 
 
 cdef object dim_arg(object dim):
