@@ -6,7 +6,7 @@ tensors, the generator's position after the fill, and the kernel's argument chec
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_tensor import kernels
+from gradstack_tensor import _dropout_kernels, kernels
 
 torch = pytest.importorskip("torch")
 
@@ -46,6 +46,25 @@ def test_dropout_mask_matches_torch():
     got = gt.empty_like(gt.from_numpy(x)).bernoulli_(0.9).div_(0.9)
     want = torch.empty_like(torch.from_numpy(x)).bernoulli_(0.9).div_(0.9)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("blocks", [True, False])
+@pytest.mark.parametrize("n", [0, 1, 311, 312, 313, 1024, 1025, 5000])
+@pytest.mark.parametrize("skip", [0, 1, 623, 624])
+def test_draw_leaves_numpy_s_stream_where_random_raw_would(blocks, n, skip):
+    # Note [MT19937 in blocks]: the state twisted and the position moved as numpy's own
+    try:
+        assert _dropout_kernels._mt_blocks(blocks) == blocks
+        a, b = np.empty(n, np.float32), np.empty(n, np.float32)
+        bits, ref = np.random.MT19937(n + skip), np.random.MT19937(n + skip)
+        bits.random_raw(skip)
+        ref.random_raw(skip)
+        kernels.bernoulli_scalar_draw_(a, bits, 0.6)
+        kernels.bernoulli_scalar_fill_(b, ref.random_raw(2 * n), 0.6)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(bits.random_raw(1300), ref.random_raw(1300))
+    finally:
+        _dropout_kernels._mt_blocks(True)
 
 
 def test_draw_is_fill_of_random_raw():

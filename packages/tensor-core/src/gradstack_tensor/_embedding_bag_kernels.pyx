@@ -19,7 +19,7 @@ from libc.string cimport memset
 
 from ._dispatch cimport enter_op, exit_op
 from ._kernels cimport (
-    _check_float_array, kernel_parallel_threshold, kernel_threads, real,
+    _check_float_array, kernel_avx2, kernel_parallel_threshold, kernel_threads, real,
 )
 
 import numpy as np
@@ -31,6 +31,55 @@ __all__ = [
     "embedding_bag_forward",
     "embedding_bag_per_sample_weights_backward",
 ]
+
+cdef extern from *:
+    """
+    /* Note [A bag in one pass]: dst += src * s over a row (s == 1: dst += src), the
+       rows' loop of the forward and of the backward; GS_BODY, GS_DISPATCH: _kernels.pxd */
+    #define GS_BAG_BODY(name, T)                                                     \
+    GS_BODY void name(T* restrict dst, const T* restrict src, T s, Py_ssize_t n) {   \
+        Py_ssize_t d;                                                                \
+        if (s == (T)1) {                                                             \
+            for (d = 0; d < n; d++)                                                  \
+                dst[d] = dst[d] + src[d];                                            \
+        } else {                                                                     \
+            for (d = 0; d < n; d++)                                                  \
+                dst[d] = dst[d] + src[d] * s;                                        \
+        }                                                                            \
+    }
+    GS_BAG_BODY(gs_bag_body_f32, float)
+    GS_BAG_BODY(gs_bag_body_f64, double)
+    static void gs_bag_f32_default(float* dst, const float* src, float s, Py_ssize_t n)
+    { gs_bag_body_f32(dst, src, s, n); }
+    static void gs_bag_f64_default(double* dst, const double* src, double s, Py_ssize_t n)
+    { gs_bag_body_f64(dst, src, s, n); }
+    #if GS_AVX2_CLONES
+    /* "avx2" without "fma": the product and the sum round separately in both copies */
+    __attribute__((target("avx2")))
+    static void gs_bag_f32_avx2(float* dst, const float* src, float s, Py_ssize_t n)
+    { gs_bag_body_f32(dst, src, s, n); }
+    __attribute__((target("avx2")))
+    static void gs_bag_f64_avx2(double* dst, const double* src, double s, Py_ssize_t n)
+    { gs_bag_body_f64(dst, src, s, n); }
+    #endif
+    static void gs_bag_f32(int gs_avx2, float* dst, const float* src, float s, Py_ssize_t n)
+    { GS_DISPATCH(gs_bag_f32, (dst, src, s, n)); }
+    static void gs_bag_f64(int gs_avx2, double* dst, const double* src, double s,
+                           Py_ssize_t n)
+    { GS_DISPATCH(gs_bag_f64, (dst, src, s, n)); }
+    """
+    void gs_bag_f32(int avx2, float* dst, const float* src, float s, Py_ssize_t n) noexcept nogil
+    void gs_bag_f64(int avx2, double* dst, const double* src, double s,
+                    Py_ssize_t n) noexcept nogil
+
+
+cdef inline void _add_row(real* dst, const real* src, real s, Py_ssize_t n,
+                          int avx2) noexcept nogil:
+    if real is float:
+        gs_bag_f32(avx2, dst, src, s, n)
+    else:
+        gs_bag_f64(avx2, dst, src, s, n)
+
 
 cdef enum:
     MODE_SUM = 0
@@ -171,6 +220,7 @@ cdef void _bag_forward(real* out, int64_t* arg, const real* w, const int64_t* id
                        Py_ssize_t b, Py_ssize_t dim, int mode,
                        int64_t pad) noexcept nogil:
     """Output row `b` (and, for max, its winning rows `arg`)."""
+    cdef int avx2 = kernel_avx2()
     cdef real* o = out + b * dim
     cdef int64_t* a = arg + b * dim if mode == MODE_MAX else NULL
     cdef const real* row
@@ -197,13 +247,8 @@ cdef void _bag_forward(real* out, int64_t* arg, const real* w, const int64_t* id
                     if row[d] > o[d]:
                         o[d] = row[d]
                         a[d] = k
-        elif psw != NULL:
-            s = psw[i]
-            for d in range(dim):
-                o[d] = o[d] + row[d] * s
         else:
-            for d in range(dim):
-                o[d] = o[d] + row[d]
+            _add_row(o, row, psw[i] if psw != NULL else 1, dim, avx2)
         count += 1
     if mode == MODE_MEAN and count > 1:
         s = <real>count
@@ -320,8 +365,8 @@ cdef void _backward(real* gw, const real* g, const int64_t* idx, const real* psw
     cdef Py_ssize_t b, i, d
     cdef int64_t k, count
     cdef real s
-    cdef real* dst
     cdef const real* src
+    cdef int avx2 = kernel_avx2()
     for b in range(bags):
         src = g + b * dim
         if mode == MODE_MAX:
@@ -350,13 +395,7 @@ cdef void _backward(real* gw, const real* g, const int64_t* idx, const real* psw
                 s = s / <real>count
             if psw != NULL:
                 s = s * psw[i]
-            dst = gw + k * dim
-            if s == 1:
-                for d in range(dim):
-                    dst[d] = dst[d] + src[d]
-            else:
-                for d in range(dim):
-                    dst[d] = dst[d] + src[d] * s
+            _add_row(gw + k * dim, src, s, dim, avx2)
 
 
 def embedding_bag_backward(grad, indices, starts, ends, num_weights, mode,
