@@ -63,12 +63,12 @@ cdef int _scan_blocks(bint single, bint reverse, const char* x, char* out,
             a = 0.0
             base = o * n + (n - 1 if reverse else 0)
             if single:
-                for jj in range(n):
+                for _ in range(n):
                     a += <double>xf[base]
                     of[base] = <float>a
                     base += step
             else:
-                for jj in range(n):
+                for _ in range(n):
                     a += xd[base]
                     od[base] = a
                     base += step
