@@ -356,6 +356,20 @@ def _clamp_values(input, lo, hi, name):
         return scalar_as(b, res, name)
 
     out = x.astype(res, copy=False)
+    numbers = [b for b in bounds if not isinstance(b, Tensor)]
+    if len(numbers) == len(bounds) and out.dtype.kind == "f" and out.size:
+        values = [scalar_as(b, res, name) for b in bounds]
+        if not any(np.isnan(v) for v in values) and (len(values) == 1 or values[0] <= values[1]):
+            # Note [clamp by numbers in one pass]
+            # np.clip in one pass (its NaN stays NaN), where the compares, ors and wheres
+            # above take six; its ties at a zero bound may give the bound's zero, so the
+            # zeros of x (exactly the ties then, since lo <= hi) are put back
+            low = values[0] if lo is not None else None
+            high = values[-1] if hi is not None else None
+            r = np.asarray(np.clip(out, low, high))  # (a 0-d x gives a numpy scalar)
+            if any(v == 0 for v in values):
+                np.copyto(r, out, where=out == 0)
+            return r
     try:
         if lo is not None:
             b = bound(lo)

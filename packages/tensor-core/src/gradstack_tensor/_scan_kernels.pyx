@@ -53,8 +53,27 @@ cdef int _scan_blocks(bint single, bint reverse, const char* x, char* out,
     cdef const double* xd = <const double*>x
     cdef float* of = <float*>out
     cdef double* od = <double*>out
+    cdef double a
+    cdef Py_ssize_t step
     if acc == NULL:
         return -1
+    if inner == 1:  # a scan along the last dim: one accumulator, a tight loop per row
+        step = -1 if reverse else 1
+        for o in range(o_start, o_stop):
+            a = 0.0
+            base = o * n + (n - 1 if reverse else 0)
+            if single:
+                for _ in range(n):
+                    a += <double>xf[base]
+                    of[base] = <float>a
+                    base += step
+            else:
+                for _ in range(n):
+                    a += xd[base]
+                    od[base] = a
+                    base += step
+        free(acc)
+        return 0
     for o in range(o_start, o_stop):
         for k in range(inner):
             acc[k] = 0.0
