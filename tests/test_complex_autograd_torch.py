@@ -5,10 +5,9 @@ least-squares fit."""
 
 from __future__ import annotations
 
+import gradstack as gs
 import numpy as np
 import pytest
-
-import gradstack as gs
 
 torch = pytest.importorskip("torch")
 
@@ -80,8 +79,9 @@ def test_grad_matches_torch(name, fn, arrays):
     assert str(out.dtype).split(".")[-1] == str(tout.dtype).split(".")[-1]
     if name != "vdot":  # (gradstack's vdot is conj() then dot: DotBackward0)
         assert type(out.grad_fn).__name__ == type(tout.grad_fn).__name__
-    np.testing.assert_allclose(out.detach().numpy(), tout.detach().resolve_conj().numpy(),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        out.detach().numpy(), tout.detach().resolve_conj().numpy(), rtol=1e-10, atol=1e-12
+    )
     for g, tg in zip(grads, tgrads):
         assert str(g.dtype).split(".")[-1] == str(tg.dtype).split(".")[-1]
         np.testing.assert_allclose(g.numpy(), tg.resolve_conj().numpy(), rtol=1e-9, atol=1e-11)

@@ -52,16 +52,26 @@ __all__ = [
     "ifftshift",
 ]
 
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
-               "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool"}
+_TYPE_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
 
 
 def _input(x, fname: str) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"fft_{fname}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise TypeError(
+            f"fft_{fname}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
+        )
     return x
 
 
@@ -130,8 +140,9 @@ def _check_n(n) -> None:
 
 def _c2c(fname, x, n, dim, norm, forward):
     if not x.is_complex():
-        raise RuntimeError(f"{fname} expects a complex input tensor, but got "
-                           f"{_TYPE_NAMES[x.dtype.name]}")
+        raise RuntimeError(
+            f"{fname} expects a complex input tensor, but got {_TYPE_NAMES[x.dtype.name]}"
+        )
     d = _wrap_dim(dim, x.dim())
     size = x.shape[d] if n is None else n
     _check_n(size)
@@ -142,8 +153,9 @@ def _c2c(fname, x, n, dim, norm, forward):
 
 def _r2c(fname, x, n, dim, norm, forward, onesided):
     if x.is_complex():
-        raise RuntimeError(f"{fname} expects a real input tensor, but got "
-                           f"{_TYPE_NAMES[x.dtype.name]}")
+        raise RuntimeError(
+            f"{fname} expects a real input tensor, but got {_TYPE_NAMES[x.dtype.name]}"
+        )
     x = _promote(x, False)
     d = _wrap_dim(dim, x.dim())
     size = x.shape[d] if n is None else n
@@ -294,8 +306,9 @@ def _fftn(fname, input, s, dim, norm, forward):
 def _rfftn(fname, input, s, dim, norm):
     x = _input(input, fname)
     if x.is_complex():
-        raise RuntimeError(f"{fname} expects a real-valued input tensor, but got "
-                           f"{_TYPE_NAMES[x.dtype.name]}")
+        raise RuntimeError(
+            f"{fname} expects a real-valued input tensor, but got {_TYPE_NAMES[x.dtype.name]}"
+        )
     shape, dims = _shape_and_dims(x, s, dim)
     if not shape:
         raise RuntimeError(f"{fname} must transform at least one axis")
@@ -408,8 +421,9 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
 def _creation_dtype(dtype, fname):
     d = _dt.get_default_dtype() if dtype is None else _dt.as_dtype(dtype, fname)
     if not d.is_floating_point and not d.is_complex:
-        raise RuntimeError(f"{fname} requires a floating point or complex dtype, got "
-                           f"{_TYPE_NAMES[d.name]}")  # (torch's arange then mul_ would fail)
+        raise RuntimeError(
+            f"{fname} requires a floating point or complex dtype, got {_TYPE_NAMES[d.name]}"
+        )  # (torch's arange then mul_ would fail)
     return d
 
 
@@ -450,9 +464,9 @@ def _shift(input, dim, fname, inverse):
     from .arrangements import roll
 
     x = _input(input, fname)
-    dims = list(range(x.dim())) if dim is None else [
-        _wrap_dim(d, x.dim()) for d in _ints(dim, "dim")
-    ]
+    dims = (
+        list(range(x.dim())) if dim is None else [_wrap_dim(d, x.dim()) for d in _ints(dim, "dim")]
+    )
     if not dims:
         return roll(x, [], [])
     shifts = [(x.shape[d] + 1) // 2 if inverse else x.shape[d] // 2 for d in dims]
