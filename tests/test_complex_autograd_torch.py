@@ -64,6 +64,19 @@ PROGRAMS = [
     ("vdot", lambda L, a, b: L.vdot(a, b), (_c(3), _c(3))),
     ("norm", lambda L, a: a.norm(), (_c(3),)),
     ("to complex", lambda L, a: a.to(L.complex128) * 1j, (_r(3),)),
+    ("prod", lambda L, a: a.prod(1), (_c(2, 3),)),
+    ("cumsum", lambda L, a: a.cumsum(0), (_c(4),)),
+    ("var std", lambda L, a: a.var() + a.std(0).sum(), (_c(5, 2),)),
+    ("det", lambda L, a: L.linalg.det(a), (_c(3, 3),)),
+    ("inv", lambda L, a: L.linalg.inv(a), (_c(3, 3),)),
+    ("solve", lambda L, a, b: L.linalg.solve(a, b), (_c(3, 3), _c(3))),
+    ("einsum", lambda L, a, b: L.einsum("ij,j->i", a, b), (_c(2, 3), _c(3))),
+    ("sigmoid rsqrt", lambda L, a: a.sigmoid() + a.rsqrt(), (_c(4),)),
+    (
+        "where index cat",
+        lambda L, a, b: L.cat([a[1:], b]).where(L.tensor([True, False, True, True]), 0.0),
+        (_c(3), _r(2)),
+    ),
 ]
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from gradstack_tensor import linalg as _linalg
 from gradstack_tensor.extension import data_of as _data
 
+from ._wirtinger import holomorphic
 from ._table import jvp, register
 from .batching import per_sample
 
@@ -38,6 +39,7 @@ def _expand_last_two(t):
 
 
 @register("linalg_inv(self)", "LinalgInvExBackward0", save="result", batch=_PER_SAMPLE)
+@holomorphic
 def _linalg_inv(ctx, grad):
     inverse = ctx.saved_value("result")
     return (-(_mT(inverse).matmul(grad).matmul(_mT(inverse))),)
@@ -84,6 +86,7 @@ def _det_gradient_matrix(a, det):
 
 
 @register("linalg_det(self)", "LinalgDetBackward0", save="self, result", batch=_PER_SAMPLE)
+@holomorphic
 def _linalg_det(ctx, grad):
     a, det = ctx.saved_value("self"), ctx.saved_value("result")
     return (_expand_last_two(grad) * _det_gradient_matrix(a, det),)
@@ -131,6 +134,7 @@ def _as_matrix(b, vector):
     save="self, left, result",
     batch=_PER_SAMPLE,
 )
+@holomorphic
 def _linalg_solve(ctx, grad):
     a, left, x = (ctx.saved_value(k) for k in ("self", "left", "result"))
     # B was a (batch of) vector(s) exactly when X has A's shape without its last dim
