@@ -21,8 +21,8 @@ import numpy as np
 from gradstack_tensor import linalg as _linalg
 from gradstack_tensor.extension import data_of as _data
 
-from ._wirtinger import holomorphic
 from ._table import jvp, register
+from ._wirtinger import holomorphic
 from .batching import per_sample
 
 __all__: list[str] = []

@@ -35,9 +35,9 @@ from ._shown import (
     whole_or_dim,
     whole_or_dim_list,
 )
-from ._wirtinger import holomorphic
 from ._table import jvp, register
 from ._tangents import _extreme_jvp, _keepdims, _mask, _reduced, _shift, _sum_over, _var_tangent
+from ._wirtinger import holomorphic
 from .batching import _arg, _dims_arg, along_dim, front, max_min, reduction, var_std
 
 __all__: list[str] = []
