@@ -69,6 +69,14 @@ CASES = [
     ("irfftn", {"s": (4, 7), "norm": "forward"}, (3, 4, 5), COMPLEX),
     ("irfftn", {}, (3, 4, 5), COMPLEX),
     ("irfftn", {"dim": (0,)}, (5, 3), COMPLEX),
+    ("hfft2", {}, (3, 4, 5), BOTH),
+    ("hfft2", {"s": (3, 7), "norm": "ortho"}, (4, 5), COMPLEX),
+    ("ihfft2", {}, (3, 4, 6), REAL),
+    ("ihfft2", {"s": (5, 5), "norm": "forward"}, (4, 6), REAL),
+    ("hfftn", {}, (3, 4, 5), COMPLEX),
+    ("hfftn", {"dim": (0,), "s": (6,)}, (3, 4), COMPLEX),
+    ("ihfftn", {}, (3, 4, 5), REAL),
+    ("ihfftn", {"dim": (2, 0), "norm": "ortho"}, (3, 4, 5), REAL),
 ]
 
 
@@ -140,6 +148,8 @@ GRADCHECK = [
     ("ifftn", {"s": (3, 2)}, (2, 2), "complex128"),
     ("rfftn", {}, (2, 3, 4), "float64"),
     ("irfftn", {}, (2, 3, 3), "complex128"),
+    ("hfft2", {}, (3, 3), "complex128"),
+    ("ihfftn", {}, (2, 3, 4), "float64"),
     ("fftshift", {}, (3, 4), "complex128"),
     ("ifftshift", {"dim": 1}, (3, 5), "float64"),
 ]

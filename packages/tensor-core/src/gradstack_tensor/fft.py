@@ -46,6 +46,10 @@ __all__ = [
     "ifftn",
     "rfftn",
     "irfftn",
+    "hfft2",
+    "ihfft2",
+    "hfftn",
+    "ihfftn",
     "fftfreq",
     "rfftfreq",
     "fftshift",
@@ -412,6 +416,85 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     gradstack.Size([2, 4])
     """
     return _irfftn("irfft2", input, s, dim, norm)
+
+
+def _hfftn(fname, input, s, dim, norm):
+    """torch's ``fft_hfftn``: c2c over all but the last dim, then c2r of the conjugate."""
+    x = _input(input, fname)
+    shape, dims = _shape_and_dims(x, s, dim)
+    if not shape:
+        raise RuntimeError(f"{fname} must transform at least one axis")
+    given = s is not None and _ints(s, "s")[-1] != -1
+    last = shape[-1] if given else 2 * (x.shape[dims[-1]] - 1)
+    _check_n(last)
+    shape[-1] = last // 2 + 1
+    x = _resize(_promote(x, True), dims, shape)
+    n = _norm(norm, True)
+    if len(dims) > 1:
+        x = dispatch(OPS["fft_c2c"], (x, tuple(dims[:-1]), n, True))
+    x = dispatch(OPS["conj"], (x,))
+    return dispatch(OPS["fft_c2r"], (x, (dims[-1],), n, last))
+
+
+def _ihfftn(fname, input, s, dim, norm):
+    """torch's ``fft_ihfftn``: r2c (onesided) of the last dim, conjugated, then the
+    inverse c2c over the others."""
+    x = _input(input, fname)
+    if x.is_complex():
+        raise RuntimeError(
+            f"{fname} expects a real input tensor, but got {_TYPE_NAMES[x.dtype.name]}"
+        )
+    shape, dims = _shape_and_dims(x, s, dim)
+    if not shape:
+        raise RuntimeError(f"{fname} must transform at least one axis")
+    x = _resize(_promote(x, False), dims, shape)
+    n = _norm(norm, False)
+    r = dispatch(OPS["fft_r2c"], (x, (dims[-1],), n, True))
+    if len(dims) == 1:
+        return dispatch(OPS["conj"], (r,))
+    r = dispatch(OPS["conj_physical"], (r,))
+    return dispatch(OPS["fft_c2c"], (r, tuple(dims[:-1]), n, False))
+
+
+def hfftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """The N-dimensional :func:`hfft`: a real result from the first half of a
+    Hermitian-symmetric signal (``torch.fft.hfftn``).
+
+    >>> import gradstack_tensor as gt
+    >>> hfftn(gt.ones(2, 3)).shape
+    gradstack.Size([2, 4])
+    """
+    return _hfftn("hfftn", input, s, dim, norm)
+
+
+def ihfftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """The inverse of :func:`hfftn` (``torch.fft.ihfftn``).
+
+    >>> import gradstack_tensor as gt
+    >>> ihfftn(gt.ones(2, 4)).shape
+    gradstack.Size([2, 3])
+    """
+    return _ihfftn("ihfftn", input, s, dim, norm)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """:func:`hfftn` over the last two dims (``torch.fft.hfft2``).
+
+    >>> import gradstack_tensor as gt
+    >>> hfft2(gt.ones(2, 3)).shape
+    gradstack.Size([2, 4])
+    """
+    return _hfftn("hfft2", input, s, dim, norm)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """:func:`ihfftn` over the last two dims (``torch.fft.ihfft2``).
+
+    >>> import gradstack_tensor as gt
+    >>> ihfft2(gt.ones(2, 4)).shape
+    gradstack.Size([2, 3])
+    """
+    return _ihfftn("ihfft2", input, s, dim, norm)
 
 
 # ----------------------------------------------------------------------------------------
