@@ -5,10 +5,9 @@ least-squares fit."""
 
 from __future__ import annotations
 
+import gradstack as gs
 import numpy as np
 import pytest
-
-import gradstack as gs
 
 torch = pytest.importorskip("torch")
 
@@ -65,6 +64,19 @@ PROGRAMS = [
     ("vdot", lambda L, a, b: L.vdot(a, b), (_c(3), _c(3))),
     ("norm", lambda L, a: a.norm(), (_c(3),)),
     ("to complex", lambda L, a: a.to(L.complex128) * 1j, (_r(3),)),
+    ("prod", lambda L, a: a.prod(1), (_c(2, 3),)),
+    ("cumsum", lambda L, a: a.cumsum(0), (_c(4),)),
+    ("var std", lambda L, a: a.var() + a.std(0).sum(), (_c(5, 2),)),
+    ("det", lambda L, a: L.linalg.det(a), (_c(3, 3),)),
+    ("inv", lambda L, a: L.linalg.inv(a), (_c(3, 3),)),
+    ("solve", lambda L, a, b: L.linalg.solve(a, b), (_c(3, 3), _c(3))),
+    ("einsum", lambda L, a, b: L.einsum("ij,j->i", a, b), (_c(2, 3), _c(3))),
+    ("sigmoid rsqrt", lambda L, a: a.sigmoid() + a.rsqrt(), (_c(4),)),
+    (
+        "where index cat",
+        lambda L, a, b: L.cat([a[1:], b]).where(L.tensor([True, False, True, True]), 0.0),
+        (_c(3), _r(2)),
+    ),
 ]
 
 
@@ -80,8 +92,9 @@ def test_grad_matches_torch(name, fn, arrays):
     assert str(out.dtype).split(".")[-1] == str(tout.dtype).split(".")[-1]
     if name != "vdot":  # (gradstack's vdot is conj() then dot: DotBackward0)
         assert type(out.grad_fn).__name__ == type(tout.grad_fn).__name__
-    np.testing.assert_allclose(out.detach().numpy(), tout.detach().resolve_conj().numpy(),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        out.detach().numpy(), tout.detach().resolve_conj().numpy(), rtol=1e-10, atol=1e-12
+    )
     for g, tg in zip(grads, tgrads):
         assert str(g.dtype).split(".")[-1] == str(tg.dtype).split(".")[-1]
         np.testing.assert_allclose(g.numpy(), tg.resolve_conj().numpy(), rtol=1e-9, atol=1e-11)
@@ -170,3 +183,32 @@ def test_complex_least_squares_fit_as_torch():
     np.testing.assert_allclose(traj[0][0], traj[1][0], rtol=1e-9, atol=1e-12)
     assert abs(traj[0][1] - traj[1][1]) < 1e-9
     np.testing.assert_allclose(traj[0][0], np.linalg.lstsq(A, b, rcond=None)[0], atol=1e-6)
+
+
+def test_inplace_ops_on_complex_tensors_record_as_torch():
+    res = []
+    for L in (gs, torch):
+        a = L.tensor([1 + 2j, 3 - 1j], dtype=L.complex128, requires_grad=True)
+        z = a * 1
+        z.mul_(2j)
+        z.add_(a)
+        z.exp_()
+        (z.abs() ** 2).sum().backward()
+        res.append(a.grad.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
+
+
+def test_inplace_write_through_a_complex_view_is_refused_under_autograd():
+    # Note [No in-place write through a complex view under autograd]: refused, never a
+    # wrong gradient; under no_grad (or without grad) the write goes through
+    a = gs.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    z = a * 1
+    for write in (lambda: z.real.mul_(3), lambda: gs.view_as_real(z).zero_()):
+        with pytest.raises(NotImplementedError, match="view of another dtype"):
+            write()
+    x = gs.ones(2, 2, dtype=gs.float64, requires_grad=True) * 1
+    with pytest.raises(NotImplementedError, match="view of another dtype"):
+        gs.view_as_complex(x).mul_(1j)
+    with gs.no_grad():
+        z.real.mul_(3)
+    assert z.tolist() == [3 + 2j, 9 - 1j]

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import math
 
+import gradstack as gs
 import numpy as np
 import pytest
-
-import gradstack as gs
 
 torch = pytest.importorskip("torch")
 
@@ -35,7 +34,11 @@ def test_dtype_names_and_predicates():
         d, td = getattr(gs, name), getattr(torch, name)
         assert repr(d) == repr(td).replace("torch", "gradstack")
         assert (d.is_complex, d.is_floating_point, d.is_signed, d.itemsize) == (
-            td.is_complex, td.is_floating_point, td.is_signed, td.itemsize)
+            td.is_complex,
+            td.is_floating_point,
+            td.is_signed,
+            td.itemsize,
+        )
         assert d.to_real().name == str(td.to_real()).split(".")[-1]
     assert gs.float32.to_complex() is gs.complex64
     assert gs.float64.to_complex() is gs.complex128
@@ -181,7 +184,8 @@ VALUES = [
     "torch.abs(torch.tensor([3+4j], dtype=torch.complex128))",
     "torch.tensor([1+2j, 0j, -1j]).sgn()",
     "torch.polar(torch.tensor([1., 2.]), torch.tensor([0.5, -2.]))",
-    "torch.polar(torch.tensor([[1.], [2.]], dtype=torch.float64), torch.tensor([0.5, 1.], dtype=torch.float64))",
+    "torch.polar(torch.tensor([[1.], [2.]], dtype=torch.float64),"
+    " torch.tensor([0.5, 1.], dtype=torch.float64))",
     "torch.complex(torch.tensor([1., 2.]), torch.tensor([0.5, 1.]))",
     "torch.complex(torch.tensor([[1.]]), torch.tensor([0.5, 1.]))",
     "torch.tensor([1+2j, 3-1j]) * torch.tensor([2-1j, 1j])",
@@ -299,4 +303,6 @@ def test_errors_as_torch(src):
     words = str(te.value).split("\n")[0].split(" (")[0]
     # torch's message, or its first words where ours explains more
     assert words[:30].lower() in str(ge.value).lower() or str(ge.value)[:20] in words, (
-        str(ge.value), str(te.value))
+        str(ge.value),
+        str(te.value),
+    )

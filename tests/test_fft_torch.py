@@ -5,16 +5,19 @@ frequency and shift helpers, torch's errors, and an FFT convolution."""
 
 from __future__ import annotations
 
+import gradstack as gs
 import numpy as np
 import pytest
-
-import gradstack as gs
 
 torch = pytest.importorskip("torch")
 
 RNG = np.random.default_rng(2013)
-TOL = {"float32": (2e-5, 2e-5), "complex64": (2e-5, 2e-5), "float64": (1e-12, 1e-12),
-       "complex128": (1e-12, 1e-12)}
+TOL = {
+    "float32": (2e-5, 2e-5),
+    "complex64": (2e-5, 2e-5),
+    "float64": (1e-12, 1e-12),
+    "complex128": (1e-12, 1e-12),
+}
 
 
 def _array(shape, dtype):
@@ -66,6 +69,14 @@ CASES = [
     ("irfftn", {"s": (4, 7), "norm": "forward"}, (3, 4, 5), COMPLEX),
     ("irfftn", {}, (3, 4, 5), COMPLEX),
     ("irfftn", {"dim": (0,)}, (5, 3), COMPLEX),
+    ("hfft2", {}, (3, 4, 5), BOTH),
+    ("hfft2", {"s": (3, 7), "norm": "ortho"}, (4, 5), COMPLEX),
+    ("ihfft2", {}, (3, 4, 6), REAL),
+    ("ihfft2", {"s": (5, 5), "norm": "forward"}, (4, 6), REAL),
+    ("hfftn", {}, (3, 4, 5), COMPLEX),
+    ("hfftn", {"dim": (0,), "s": (6,)}, (3, 4), COMPLEX),
+    ("ihfftn", {}, (3, 4, 5), REAL),
+    ("ihfftn", {"dim": (2, 0), "norm": "ortho"}, (3, 4, 5), REAL),
 ]
 
 
@@ -91,12 +102,12 @@ def test_values_dtypes_and_gradients_as_torch(fname, kwargs, shape, dtype):
     assert type(out.grad_fn).__name__ == type(tout.grad_fn).__name__
     rtol, atol = TOL[_name(out.dtype)]
     scale = max(1.0, float(np.abs(tout.detach().resolve_conj().numpy()).max(initial=0)))
-    np.testing.assert_allclose(out.detach().numpy(), tout.detach().resolve_conj().numpy(),
-                               rtol=rtol, atol=atol * scale)
+    np.testing.assert_allclose(
+        out.detach().numpy(), tout.detach().resolve_conj().numpy(), rtol=rtol, atol=atol * scale
+    )
     assert g.dtype == x_dtype(dtype) and _name(tg.dtype) == dtype
     gscale = max(1.0, float(np.abs(tg.resolve_conj().numpy()).max(initial=0)))
-    np.testing.assert_allclose(g.numpy(), tg.resolve_conj().numpy(), rtol=rtol,
-                               atol=atol * gscale)
+    np.testing.assert_allclose(g.numpy(), tg.resolve_conj().numpy(), rtol=rtol, atol=atol * gscale)
 
 
 def x_dtype(name):
@@ -113,7 +124,8 @@ def _weights(shape, complex_out, dtype):
         w = RNG.standard_normal(tuple(shape))
         if complex_out:
             w = (w + 1j * RNG.standard_normal(tuple(shape))).astype(
-                "complex128" if part == "float64" else "complex64")
+                "complex128" if part == "float64" else "complex64"
+            )
         _W[key] = w.astype(w.dtype if complex_out else part)
     return _W[key]
 
@@ -136,13 +148,16 @@ GRADCHECK = [
     ("ifftn", {"s": (3, 2)}, (2, 2), "complex128"),
     ("rfftn", {}, (2, 3, 4), "float64"),
     ("irfftn", {}, (2, 3, 3), "complex128"),
+    ("hfft2", {}, (3, 3), "complex128"),
+    ("ihfftn", {}, (2, 3, 4), "float64"),
     ("fftshift", {}, (3, 4), "complex128"),
     ("ifftshift", {"dim": 1}, (3, 5), "float64"),
 ]
 
 
-@pytest.mark.parametrize("fname, kwargs, shape, dtype", GRADCHECK,
-                         ids=[f"{c[0]}-{c[1]}-{c[3]}" for c in GRADCHECK])
+@pytest.mark.parametrize(
+    "fname, kwargs, shape, dtype", GRADCHECK, ids=[f"{c[0]}-{c[1]}-{c[3]}" for c in GRADCHECK]
+)
 def test_gradcheck_and_gradgradcheck(fname, kwargs, shape, dtype):
     x = gs.tensor(_array(shape, dtype), requires_grad=True)
 

@@ -180,8 +180,15 @@ SKIPS: dict[str, str] = {  # op name -> why it has no entry
     **{
         name: "a complex-number op: compared with torch (values, dtypes, errors, gradients) "
         "in tests/test_complex_dtypes_torch.py and tests/test_complex_autograd_torch.py"
-        for name in ("view_as_real", "view_as_complex", "conj", "conj_physical", "angle",
-                     "polar", "complex")
+        for name in (
+            "view_as_real",
+            "view_as_complex",
+            "conj",
+            "conj_physical",
+            "angle",
+            "polar",
+            "complex",
+        )
     },
     **{
         name: "torch's private FFT op behind torch.fft: compared with torch through the "

@@ -427,7 +427,7 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
         out = call_next(op, args, next_index)
         _refresh_after_unrecorded_write(self_t)
         return out
-    if not self_t.is_floating_point():
+    if not (self_t.is_floating_point() or self_t.is_complex()):
         # an integer or bool tensor never requires grad: writing a value that does
         # (``bool_t.copy_(x)``) records nothing, as in torch
         return call_next(op, args, next_index)
@@ -444,6 +444,18 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
             _refresh_views(base, None)
         return out
     base = self_t._view_base
+    if base is not None \
+            and cnp.PyArray_TYPE(data_of(base)) != cnp.PyArray_TYPE(data_of(self_t)):
+        # Note [No in-place write through a complex view under autograd]: a view of
+        # another dtype (``z.real``, ``view_as_real(z)``, ``view_as_complex(x)``) has no
+        # strided replay over its base (torch replays ``view_as_real`` ...): refused rather
+        # than recorded with a wrong gradient
+        raise NotImplementedError(
+            f"{op.name}: gradstack does not record an in-place write into a view of another "
+            f"dtype than its base ({self_t.dtype} view of a {base.dtype} tensor: "
+            "z.real, z.imag, view_as_real, view_as_complex) while autograd records; write "
+            "out of place (torch.complex(z.real * 2, z.imag)) or under no_grad()"
+        )
     _check_view_may_be_written(self_t, op, args, next_index)
     if self_t._grad_fn is None and self_t._requires_grad and base is None:
         _validate_arguments_first(op, args, next_index)

@@ -25,9 +25,19 @@ from ._tensor import Tensor, _data, _wrap, _wrap_view
 
 __all__: list[str] = []
 
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_TYPE_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 def scalar_type_name(d) -> str:
@@ -137,7 +147,9 @@ def _real_pair(a, b, fname, first, second):
             f"{scalar_type_name(db)} for second argument"
         )
     if da is _dt.float16:
-        raise RuntimeError(f"{fname}(): float16 parts need complex32, which gradstack does not have")
+        raise RuntimeError(
+            f"{fname}(): float16 parts need complex32, which gradstack does not have"
+        )
     try:
         shape = np.broadcast_shapes(xa.shape, xb.shape)
     except ValueError:

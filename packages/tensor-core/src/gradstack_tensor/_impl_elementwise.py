@@ -165,9 +165,7 @@ def scalar_as(value, dtype, name, *, checked=False, float_checks=True):
     if isinstance(value, complex):
         dtype = np.dtype(dtype)
         if dtype.kind != "c":
-            raise RuntimeError(
-                f"value cannot be converted to type {dtype.name} without overflow"
-            )
+            raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
         return np.asarray(value).astype(dtype)
     if not isinstance(value, (bool, int, float)):
         raise TypeError(

@@ -92,8 +92,9 @@ def _check_nonempty(x, axes, name):
 
 @OPS["mean"].set_kernel
 def mean(input, dim=None, keepdim=False, dtype=None):
-    if dtype is not None and not (_dt.as_dtype(dtype, "mean").is_floating_point
-                                  or _dt.as_dtype(dtype).is_complex):
+    if dtype is not None and not (
+        _dt.as_dtype(dtype, "mean").is_floating_point or _dt.as_dtype(dtype).is_complex
+    ):
         raise RuntimeError(
             "mean(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {SCALAR_TYPE[_dt.as_dtype(dtype).name]}"
@@ -225,7 +226,7 @@ def _no_complex(input, kernel):
     x = _data(input)
     if x.dtype.kind == "c":
         words = "ComplexFloat" if x.dtype == np.complex64 else "ComplexDouble"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{words}\'')
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{words}'")
 
 
 @OPS["max"].set_kernel

@@ -48,6 +48,8 @@ _SCALAR_NAMES = {
     "int8": "Char",
     "uint8": "Byte",
     "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 
 _RESIZE_WARNING = (

@@ -42,8 +42,9 @@ __all__ = [
 
 def _t(x, fname: str, name: str = "input") -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{name}' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise TypeError(
+            f"{fname}(): argument '{name}' (position 1) must be Tensor, not {type(x).__name__}"
+        )
     return x
 
 

@@ -77,7 +77,7 @@ def lerp(input, end, weight, *, out=None) -> Tensor:
             f"result type {_SCALAR_NAMES[input.dtype.name]} can't be cast to the desired "
             f"output type {_SCALAR_NAMES[out.dtype.name]}"
         )
-    if not input.is_floating_point():
+    if not (input.is_floating_point() or input.is_complex()):
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_SCALAR_NAMES[input.dtype.name]}'"

@@ -176,6 +176,8 @@ def _not_for(kernel, dtype):
     """torch's NotImplementedError for a factory's kernel that has no loop for ``dtype``."""
     scalar = {
         "bool": "Bool",
+        "complex64": "ComplexFloat",
+        "complex128": "ComplexDouble",
         "int64": "Long",
         "int32": "Int",
         "int16": "Short",

@@ -46,22 +46,36 @@ __all__ = [
     "ifftn",
     "rfftn",
     "irfftn",
+    "hfft2",
+    "ihfft2",
+    "hfftn",
+    "ihfftn",
     "fftfreq",
     "rfftfreq",
     "fftshift",
     "ifftshift",
 ]
 
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
-               "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool"}
+_TYPE_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
 
 
 def _input(x, fname: str) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"fft_{fname}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise TypeError(
+            f"fft_{fname}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
+        )
     return x
 
 
@@ -130,8 +144,9 @@ def _check_n(n) -> None:
 
 def _c2c(fname, x, n, dim, norm, forward):
     if not x.is_complex():
-        raise RuntimeError(f"{fname} expects a complex input tensor, but got "
-                           f"{_TYPE_NAMES[x.dtype.name]}")
+        raise RuntimeError(
+            f"{fname} expects a complex input tensor, but got {_TYPE_NAMES[x.dtype.name]}"
+        )
     d = _wrap_dim(dim, x.dim())
     size = x.shape[d] if n is None else n
     _check_n(size)
@@ -142,8 +157,9 @@ def _c2c(fname, x, n, dim, norm, forward):
 
 def _r2c(fname, x, n, dim, norm, forward, onesided):
     if x.is_complex():
-        raise RuntimeError(f"{fname} expects a real input tensor, but got "
-                           f"{_TYPE_NAMES[x.dtype.name]}")
+        raise RuntimeError(
+            f"{fname} expects a real input tensor, but got {_TYPE_NAMES[x.dtype.name]}"
+        )
     x = _promote(x, False)
     d = _wrap_dim(dim, x.dim())
     size = x.shape[d] if n is None else n
@@ -294,8 +310,9 @@ def _fftn(fname, input, s, dim, norm, forward):
 def _rfftn(fname, input, s, dim, norm):
     x = _input(input, fname)
     if x.is_complex():
-        raise RuntimeError(f"{fname} expects a real-valued input tensor, but got "
-                           f"{_TYPE_NAMES[x.dtype.name]}")
+        raise RuntimeError(
+            f"{fname} expects a real-valued input tensor, but got {_TYPE_NAMES[x.dtype.name]}"
+        )
     shape, dims = _shape_and_dims(x, s, dim)
     if not shape:
         raise RuntimeError(f"{fname} must transform at least one axis")
@@ -401,6 +418,85 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     return _irfftn("irfft2", input, s, dim, norm)
 
 
+def _hfftn(fname, input, s, dim, norm):
+    """torch's ``fft_hfftn``: c2c over all but the last dim, then c2r of the conjugate."""
+    x = _input(input, fname)
+    shape, dims = _shape_and_dims(x, s, dim)
+    if not shape:
+        raise RuntimeError(f"{fname} must transform at least one axis")
+    given = s is not None and _ints(s, "s")[-1] != -1
+    last = shape[-1] if given else 2 * (x.shape[dims[-1]] - 1)
+    _check_n(last)
+    shape[-1] = last // 2 + 1
+    x = _resize(_promote(x, True), dims, shape)
+    n = _norm(norm, True)
+    if len(dims) > 1:
+        x = dispatch(OPS["fft_c2c"], (x, tuple(dims[:-1]), n, True))
+    x = dispatch(OPS["conj"], (x,))
+    return dispatch(OPS["fft_c2r"], (x, (dims[-1],), n, last))
+
+
+def _ihfftn(fname, input, s, dim, norm):
+    """torch's ``fft_ihfftn``: r2c (onesided) of the last dim, conjugated, then the
+    inverse c2c over the others."""
+    x = _input(input, fname)
+    if x.is_complex():
+        raise RuntimeError(
+            f"{fname} expects a real input tensor, but got {_TYPE_NAMES[x.dtype.name]}"
+        )
+    shape, dims = _shape_and_dims(x, s, dim)
+    if not shape:
+        raise RuntimeError(f"{fname} must transform at least one axis")
+    x = _resize(_promote(x, False), dims, shape)
+    n = _norm(norm, False)
+    r = dispatch(OPS["fft_r2c"], (x, (dims[-1],), n, True))
+    if len(dims) == 1:
+        return dispatch(OPS["conj"], (r,))
+    r = dispatch(OPS["conj_physical"], (r,))
+    return dispatch(OPS["fft_c2c"], (r, tuple(dims[:-1]), n, False))
+
+
+def hfftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """The N-dimensional :func:`hfft`: a real result from the first half of a
+    Hermitian-symmetric signal (``torch.fft.hfftn``).
+
+    >>> import gradstack_tensor as gt
+    >>> hfftn(gt.ones(2, 3)).shape
+    gradstack.Size([2, 4])
+    """
+    return _hfftn("hfftn", input, s, dim, norm)
+
+
+def ihfftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """The inverse of :func:`hfftn` (``torch.fft.ihfftn``).
+
+    >>> import gradstack_tensor as gt
+    >>> ihfftn(gt.ones(2, 4)).shape
+    gradstack.Size([2, 3])
+    """
+    return _ihfftn("ihfftn", input, s, dim, norm)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """:func:`hfftn` over the last two dims (``torch.fft.hfft2``).
+
+    >>> import gradstack_tensor as gt
+    >>> hfft2(gt.ones(2, 3)).shape
+    gradstack.Size([2, 4])
+    """
+    return _hfftn("hfft2", input, s, dim, norm)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """:func:`ihfftn` over the last two dims (``torch.fft.ihfft2``).
+
+    >>> import gradstack_tensor as gt
+    >>> ihfft2(gt.ones(2, 4)).shape
+    gradstack.Size([2, 3])
+    """
+    return _ihfftn("ihfft2", input, s, dim, norm)
+
+
 # ----------------------------------------------------------------------------------------
 # helpers
 
@@ -408,8 +504,9 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
 def _creation_dtype(dtype, fname):
     d = _dt.get_default_dtype() if dtype is None else _dt.as_dtype(dtype, fname)
     if not d.is_floating_point and not d.is_complex:
-        raise RuntimeError(f"{fname} requires a floating point or complex dtype, got "
-                           f"{_TYPE_NAMES[d.name]}")  # (torch's arange then mul_ would fail)
+        raise RuntimeError(
+            f"{fname} requires a floating point or complex dtype, got {_TYPE_NAMES[d.name]}"
+        )  # (torch's arange then mul_ would fail)
     return d
 
 
@@ -450,9 +547,9 @@ def _shift(input, dim, fname, inverse):
     from .arrangements import roll
 
     x = _input(input, fname)
-    dims = list(range(x.dim())) if dim is None else [
-        _wrap_dim(d, x.dim()) for d in _ints(dim, "dim")
-    ]
+    dims = (
+        list(range(x.dim())) if dim is None else [_wrap_dim(d, x.dim()) for d in _ints(dim, "dim")]
+    )
     if not dims:
         return roll(x, [], [])
     shifts = [(x.shape[d] + 1) // 2 if inverse else x.shape[d] // 2 for d in dims]

@@ -60,8 +60,12 @@ class iinfo:  # noqa: N801 - torch's name
     """The range of an integer dtype: ``bits``, ``max``, ``min``, ``dtype``."""
 
     def __init__(self, type) -> None:  # noqa: A002 - torch's argument name
-        if (not isinstance(type, _dt.dtype) or type.is_floating_point or type.is_complex
-                or type.name == "bool"):
+        if (
+            not isinstance(type, _dt.dtype)
+            or type.is_floating_point
+            or type.is_complex
+            or type.name == "bool"
+        ):
             raise TypeError(
                 "torch.iinfo() requires an integer input type. Use torch.finfo to handle "
                 "'torch.iinfo'"

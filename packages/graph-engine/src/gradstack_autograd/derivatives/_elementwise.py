@@ -125,7 +125,17 @@ def elementwise(
 
 
 def _row(
-    op, node, formulas, *, keeps_zero, fused, shortcut, extra, byproduct, inplace, batch,
+    op,
+    node,
+    formulas,
+    *,
+    keeps_zero,
+    fused,
+    shortcut,
+    extra,
+    byproduct,
+    inplace,
+    batch,
     holomorphic,
 ):
     name, signature = _parse_signature(op)

@@ -14,9 +14,9 @@ from .._node import efficient_zeros, saved_tensors_hooks_active
 from .._op_node import run_fused
 from ._elementwise import elementwise
 from ._formulas import _detached, _grad_mode, _is_tensor, _lead, _sum_all, _zeros
-from ._wirtinger import holomorphic
 from ._table import NO_JVP, jvp, register
 from ._tangents import _binary, _extreme_jvp_of, _pad, _tangent_sum
+from ._wirtinger import holomorphic
 from .batching import inplace, per_sample, pointwise, unary
 
 __all__: list[str] = []
@@ -229,7 +229,6 @@ def _abs(grad, self):
     # zeros]); as a forward formula torch's ``self_t.conj() * self.sgn()`` (a complex
     # input's tangent, whose real part the real output keeps; the gradient is real)
     return grad.conj() * self.sgn()
-
 
 
 @register("relu(self)", "ReluBackward0", save="result", fused="relu_backward", batch=unary)

@@ -74,8 +74,9 @@ def _polar(ctx, grad):
     return g_abs, g_angle
 
 
-@register("complex(real, imag)", "ComplexBackward0", inputs="real, imag",
-          batch=per_sample(_NO_RULE))
+@register(
+    "complex(real, imag)", "ComplexBackward0", inputs="real, imag", batch=per_sample(_NO_RULE)
+)
 def _complex(ctx, grad):
     need_re, need_im = ctx.needs_input_grad
     return (grad.real if need_re else None), (grad.imag if need_im else None)

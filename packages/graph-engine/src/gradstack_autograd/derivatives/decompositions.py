@@ -24,6 +24,7 @@ from gradstack_tensor.extension import wrap as _wrap
 
 from ._formulas import _first_order_arrays
 from ._table import jvp, register
+from ._wirtinger import holomorphic
 from .batching import per_sample
 
 __all__: list[str] = []
@@ -40,6 +41,7 @@ def _expand_last_two(t):
 
 
 @register("linalg_inv(self)", "LinalgInvExBackward0", save="result", batch=_PER_SAMPLE)
+@holomorphic
 def _linalg_inv(ctx, grad):
     inverse = ctx.saved_value("result")
     return (-(_mT(inverse).matmul(grad).matmul(_mT(inverse))),)
@@ -114,6 +116,7 @@ def _det_gradient_matrix(a, det, arrays=False):
 
 
 @register("linalg_det(self)", "LinalgDetBackward0", save="self, result", batch=_PER_SAMPLE)
+@holomorphic
 def _linalg_det(ctx, grad):
     a, det = ctx.saved_value("self"), ctx.saved_value("result")
     return (_expand_last_two(grad) * _det_gradient_matrix(a, det, _first_order_arrays(grad)),)
@@ -165,6 +168,7 @@ def _as_matrix(b, vector):
     save="self, left, result",
     batch=_PER_SAMPLE,
 )
+@holomorphic
 def _linalg_solve(ctx, grad):
     a, left, x = (ctx.saved_value(k) for k in ("self", "left", "result"))
     # B was a (batch of) vector(s) exactly when X has A's shape without its last dim

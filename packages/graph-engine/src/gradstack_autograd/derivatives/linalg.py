@@ -21,9 +21,9 @@ from ._formulas import (
     _lead,
     refuse_undifferentiable_result,
 )
-from ._wirtinger import holomorphic
 from ._table import jvp, register
 from ._tangents import _matmul_left, _matmul_right, _pad, _put, _take, _tangent_sum
+from ._wirtinger import holomorphic
 from .batching import _arg, _rank, front, last_two, pad, per_sample
 
 __all__: list[str] = []

@@ -38,6 +38,7 @@ from ._shown import (
 )
 from ._table import jvp, register
 from ._tangents import _extreme_jvp, _keepdims, _mask, _reduced, _shift, _sum_over, _var_tangent
+from ._wirtinger import holomorphic
 from .batching import _arg, _dims_arg, along_dim, front, max_min, reduction, var_std
 
 __all__: list[str] = []
@@ -121,6 +122,7 @@ def _mean_jvp(args, out, tangents, lead):
     batch=reduction,
     shown=compose(whole_or_dim(), uint_dims("dim")),
 )
+@holomorphic
 def _prod(ctx, grad):
     x, dim, keepdim, out = (ctx.saved_value(k) for k in ("self", "dim", "keepdim", "result"))
     shape = ctx.input_shape(0)

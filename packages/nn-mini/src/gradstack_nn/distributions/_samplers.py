@@ -46,7 +46,7 @@ _C0331_F = float(_F32(0.0331))  # 0.0331f
 _SCALAR_TYPE = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
     "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-    "float64": "Double",
+    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }  # fmt: skip
 
 
