@@ -27,8 +27,8 @@ The types, in torch's schema words (a ``?`` suffix also takes None):
 - ``int[]``: an int, or a list or tuple of them (torch's ``int[1]``: ``sum(0)``);
 - ``size``: a list or tuple of ints only (torch's ``SymInt[]``: ``new_full((2,), 1.)``);
 - ``float``: a real Python or numpy number, or a tensor (torch's ``Scalar``/``float``);
-- ``Scalar``: a real number, or a tensor of one element (torch's ``Scalar`` where the
-  value is read: ``arange``'s bounds, ``full``'s value);
+- ``Scalar``: a number (complex included), or a tensor of one element (torch's
+  ``Scalar`` where the value is read: ``arange``'s bounds, ``full``'s value);
 - ``bool``: a bool (or a numpy bool);
 - ``Tensor``: a tensor;
 - ``str``: a string.
@@ -123,10 +123,12 @@ def _is_real(x) -> bool:
 
 
 def is_scalar(x) -> bool:
-    """Whether ``x`` is torch's ``Scalar``: a real number, or a tensor of one element."""
+    """Whether ``x`` is torch's ``Scalar``: a number (complex included), or a tensor of one
+    element."""
     if isinstance(x, Tensor):
         return x.numel() == 1
-    return isinstance(x, (int, float, np.integer, np.floating, np.bool_))
+    return isinstance(x, (int, float, complex, np.integer, np.floating, np.complexfloating,
+                          np.bool_))
 
 
 def _is_bool(x) -> bool:
