@@ -382,3 +382,20 @@ def test_im2col_and_col2im_refuse_a_bad_out():
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="writeable"):
         kernels.col2im(cols, (4, 4), *args, out=frozen)
+
+
+def test_im2col_and_col2im_max_threads_caps_the_team():
+    x = _input((4, 8, 40, 40), np.float64, 2, special=False)  # above the parallel threshold
+    args = ((3, 3), (1, 1), (1, 1), (1, 1))
+    old = kernels.get_num_threads()
+    kernels.set_num_threads(2)
+    try:
+        cols = kernels.im2col(x, *args)
+        _same(kernels.im2col(x, *args, max_threads=1), cols)
+        back = kernels.col2im(cols, (40, 40), *args)
+        _same(kernels.col2im(cols, (40, 40), *args, max_threads=1), back)
+    finally:
+        kernels.set_num_threads(old)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="max_threads"):
+            kernels.im2col(x, *args, max_threads=bad)

@@ -198,7 +198,7 @@ def conv2d_forward(x, weight, bias, stride, padding, dilation, groups):
     cbuf = np.empty((min(step, g.n), g.c * g.kh * g.kw, L), dtype=x.dtype)
     for start in range(0, g.n, step):
         stop = min(start + step, g.n)
-        cols = _im2col(x[start:stop], *window, out=cbuf[: stop - start])
+        cols = _im2col(x[start:stop], *window, out=cbuf[: stop - start], max_threads=1)
         np.matmul(w2, cols.reshape(stop - start, G, -1, L), out=flat[start:stop])
     if bias is not None:
         out += bias.reshape(g.o, 1, 1)
@@ -272,12 +272,12 @@ def conv2d_backward(grad, x, weight, stride, padding, dilation, groups, need):
         m = stop - start
         chunk = gflat[start:stop]
         if need_w:
-            cols = _im2col(x[start:stop], *window, out=cbuf[:m]).reshape(m, G, kg, L)
+            cols = _im2col(x[start:stop], *window, out=cbuf[:m], max_threads=1).reshape(m, G, kg, L)
             part = np.matmul(cols, chunk.transpose(0, 1, 3, 2), out=wbuf[:m])
             gwt += part[0] if m == 1 else part.sum(axis=0)
         if need_x:
             gcols = np.matmul(wt, chunk, out=gbuf[:m]).reshape(m, G * kg, L)
-            _col2im(gcols, size, *window, out=gx[start:stop])
+            _col2im(gcols, size, *window, out=gx[start:stop], max_threads=1)
     if need_w:
         gw = np.ascontiguousarray(gwt.transpose(0, 2, 1)).reshape(weight.shape)
     return gx, gw, gb

@@ -25,6 +25,7 @@ def im2col(
     padding: _Pair,
     stride: _Pair,
     out: _Array[_Float] | None = None,
+    max_threads: int | None = None,
 ) -> _Array[_Float]: ...
 def col2im(
     cols: _Array[_Float],
@@ -34,6 +35,7 @@ def col2im(
     padding: _Pair,
     stride: _Pair,
     out: _Array[_Float] | None = None,
+    max_threads: int | None = None,
 ) -> _Array[_Float]: ...
 def max_pool2d_forward(
     x: _Array[_Float],

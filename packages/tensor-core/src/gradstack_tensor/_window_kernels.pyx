@@ -86,6 +86,9 @@ __all__ = [
 # team of threads takes whole planes and the results do not depend on the thread count.
 # Threads start from kernel_parallel_threshold() elements touched (input plus output),
 # the threshold of the other memory-bound kernels: below it a team costs more than it saves.
+# A caller that runs im2col/col2im on many pieces in a row (the convolution's chunks of the
+# batch) passes max_threads=1: a team per piece cost ~50x the work on a loaded 2-core host
+# (ResNet's stride-1 convolutions, 2 threads: 1.17 s forward against 24 ms on one).
 
 
 cdef struct Window:
@@ -201,6 +204,17 @@ cdef int _threads(Py_ssize_t touched, Py_ssize_t planes) noexcept nogil:
     return <int>min(<Py_ssize_t>n, planes) if planes > 0 else 1
 
 
+cdef int _capped(str func, object max_threads, int nthreads) except -1:
+    """``nthreads`` capped at a caller's ``max_threads`` (a positive int, or None)."""
+    if max_threads is None:
+        return nthreads
+    if isinstance(max_threads, bool) or not isinstance(max_threads, (int, np.integer)) \
+            or max_threads < 1:
+        raise ValueError(f"{func}: max_threads must be a positive int or None, got "
+                         f"{max_threads!r}")
+    return <int>min(nthreads, max_threads)
+
+
 # -------------------------------------------------------------------------------------
 # im2col / col2im
 
@@ -297,7 +311,7 @@ cdef void _col2im_all(const real* cols, real* x, const Window* g, Py_ssize_t pla
             _col2im_plane(cols + p * size_out, x + p * size_in, g)
 
 
-def im2col(x, kernel_size, dilation, padding, stride, out=None):
+def im2col(x, kernel_size, dilation, padding, stride, out=None, max_threads=None):
     """Every window of the zero-padded planes of ``x`` as a column, in torch's ``im2col``
     layout, which is also the layout of the convolution's product.
 
@@ -311,6 +325,9 @@ def im2col(x, kernel_size, dilation, padding, stride, out=None):
     out : ndarray, optional
         Where to write the columns (a C-contiguous array of the result's shape and dtype,
         not overlapping ``x``): a buffer reused across calls.
+    max_threads : int, optional
+        At most this many threads (Note [Window kernels split planes across threads]);
+        1 for a caller that runs the kernel on many small pieces in a row.
 
     Returns
     -------
@@ -352,7 +369,8 @@ def im2col(x, kernel_size, dilation, padding, stride, out=None):
     cdef Py_ssize_t c = cnp.PyArray_DIM(a, cnp.PyArray_NDIM(a) - 3)
     cdef Py_ssize_t planes = _planes(a, 2)
     cdef cnp.ndarray res = _result(func, out, lead + (c * g.kh * g.kw, g.oh * g.ow), x.dtype, x)
-    cdef int nthreads = _threads(planes * (g.h * g.w + g.kh * g.kw * g.oh * g.ow), planes)
+    cdef int nthreads = _capped(func, max_threads, _threads(
+        planes * (g.h * g.w + g.kh * g.kw * g.oh * g.ow), planes))
     if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT:
         with nogil:
             _im2col_all(<const float*>cnp.PyArray_DATA(a), <float*>cnp.PyArray_DATA(res), &g,
@@ -364,7 +382,8 @@ def im2col(x, kernel_size, dilation, padding, stride, out=None):
     return res
 
 
-def col2im(cols, output_size, kernel_size, dilation, padding, stride, out=None):
+def col2im(cols, output_size, kernel_size, dilation, padding, stride, out=None,
+           max_threads=None):
     """The adjoint of :func:`im2col`: each column added back into its window of a zero
     ``output_size`` plane (overlaps sum, in torch's order).
 
@@ -378,6 +397,8 @@ def col2im(cols, output_size, kernel_size, dilation, padding, stride, out=None):
     out : ndarray, optional
         Where to write the result (a C-contiguous array of its shape and dtype, not
         overlapping ``cols``): a slice of a larger result, written without a copy.
+    max_threads : int, optional
+        At most this many threads, as :func:`im2col`'s.
 
     Returns
     -------
@@ -419,7 +440,8 @@ def col2im(cols, output_size, kernel_size, dilation, padding, stride, out=None):
     cdef Py_ssize_t c = rows // (g.kh * g.kw)
     cdef Py_ssize_t planes = _planes(a, 2) * c
     cdef cnp.ndarray res = _result(func, out, cols.shape[:-2] + (c, g.h, g.w), cols.dtype, cols)
-    cdef int nthreads = _threads(planes * (g.h * g.w + g.kh * g.kw * L), planes)
+    cdef int nthreads = _capped(func, max_threads, _threads(
+        planes * (g.h * g.w + g.kh * g.kw * L), planes))
     if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT:
         with nogil:
             _col2im_all(<const float*>cnp.PyArray_DATA(a), <float*>cnp.PyArray_DATA(res), &g,
