@@ -470,7 +470,12 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.zeros(4).resize_as_(gt.zeros(2, 2)).shape
         gradstack.Size([2, 2])
         """
-        return self.resize_(tuple(shape_of(expect_other(other, "other")._data)),
+        if not isinstance(other, TensorBase):  # (torch's name of the argument)
+            raise TypeError(
+                "resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                f"{type(other).__name__}"
+            )
+        return self.resize_(tuple(shape_of((<TensorBase>other)._data)),
                             memory_format=memory_format)
 
     def expand(self, *sizes, size=None):
