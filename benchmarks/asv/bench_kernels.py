@@ -56,21 +56,58 @@ _NEEDS = {
 }
 
 
-def _cases(n, dtype=np.float32):
-    """name -> (kernel call, numpy call) on arrays of n elements."""
+# the inputs each kernel's case reads (Note [Each case draws only its own inputs])
+INPUTS = {
+    "sin_backward": {"g", "x"},
+    "cos_backward": {"g", "x"},
+    "relu_backward": {"g", "out"},
+    "sigmoid_backward": {"g", "s"},
+    "tanh_backward": {"g", "t"},
+    "mul_backward": {"g", "a", "b"},
+    "div_backward": {"g", "a", "b"},
+    "sum_to_shape_rows": {"rows"},
+    "sum_to_shape_cols": {"rows"},
+    "sum_to_shape_scalar": {"g"},
+    "accumulate_": {"dst", "src"},
+    "add_scaled_": {"dst", "src"},
+    "sgd_update_": {"param", "grad", "buf"},
+    "sin_forward": {"x"},
+    "cos_forward": {"x"},
+    "tanh_forward": {"x"},
+    "sincos_forward": {"x"},
+    "tanh_backward_broadcast": {"t"},
+}
+
+
+def _cases(n, needed=None, dtype=np.float32):
+    """name -> (kernel call, numpy call) on arrays of n elements; only the cases whose
+    inputs are all ``needed`` (default: every input) can be called.
+
+    Note [Each case draws only its own inputs]
+    Every benchmark process times one kernel, but drawing every case's inputs (13 random
+    arrays, 52 MB at n = 2**20) cost more than the timed calls of a --quick run.  An input
+    the case does not read is skipped by advancing the generator past its draws (one 64-bit
+    output per float64 that ``uniform`` draws), so every input keeps the values it had when
+    all were drawn in this order.
+    """
     r = rng()
 
-    def uniform(low=-3.0, high=3.0, shape=(n,)):
+    def uniform(name, low=-3.0, high=3.0, shape=(n,)):
+        if needed is not None and name not in needed:
+            r.bit_generator.advance(int(np.prod(shape)))
+            return None
         return r.uniform(low, high, size=shape).astype(dtype)
 
-    g, x = uniform(), uniform()
-    s, t, out = uniform(0.0, 1.0), uniform(-1.0, 1.0), np.maximum(uniform(), 0)
-    a, b = uniform(), uniform(0.5, 3.0)
+    g, x = uniform("g"), uniform("x")
+    s, t, out = uniform("s", 0.0, 1.0), uniform("t", -1.0, 1.0), uniform("out")
+    out = None if out is None else np.maximum(out, 0)
+    a, b = uniform("a"), uniform("b", 0.5, 3.0)
     cols = 3 if n < 64 else 64
-    rows = uniform(shape=(max(1, n // cols), cols))
-    param, grad, buf = uniform(), uniform(), uniform()
-    np_param, np_buf = param.copy(), buf.copy()
-    dst, src = uniform(), uniform()
+    rows = uniform("rows", shape=(max(1, n // cols), cols))
+    param, grad, buf = uniform("param"), uniform("grad"), uniform("buf")
+    np_param = None if param is None else param.copy()
+    np_buf = None if buf is None else buf.copy()
+    dst, src = uniform("dst"), uniform("src")
     one = np.broadcast_to(np.asarray(2.0, dtype), (n,))
     lr, momentum, wd = 1e-3, 0.9, 1e-4
 
@@ -122,7 +159,7 @@ def _case(kernel, n, threads):
     if kernel in _NEEDS:
         require(attrs=(_NEEDS[kernel],))
     K.set_num_threads(threads)  # each asv benchmark runs in its own process
-    return _cases(n)[kernel]
+    return _cases(n, INPUTS[kernel])[kernel]
 
 
 class FusedKernels:
