@@ -36,6 +36,7 @@ True
 # ``float``, ``int`` and ``bool`` here, exactly as torch's namespace does), so nothing in
 # this module may use those builtins after the imports.
 import importlib as _importlib
+import sys as _sys
 
 import gradstack_autograd as _gradstack_autograd  # noqa: F401 - registers the autograd layer
 import gradstack_tensor as _gradstack_tensor
@@ -105,6 +106,15 @@ __all__ = sorted(
     | set(_runtime_all)
 )
 del _NAMES, _nn_functions_all, _runtime_all
+
+# Note [Submodules that are tensor-core's own]
+# torch.linalg, torch.special and torch.fft are importable modules (``import torch.fft``,
+# ``from torch.linalg import norm``); here they are tensor-core's modules, registered under
+# the facade's names too, so that every spelling gives the one module object
+# (``gradstack.fft is gradstack_tensor.fft``).
+for _name in ("fft", "linalg", "special"):
+    _sys.modules[f"{__name__}.{_name}"] = getattr(_gradstack_tensor, _name)
+del _name
 
 # ``func`` (functional-api) is imported on first use, as ``autograd.functional`` is (Note
 # [Lazy upper layers] in ``gradstack.autograd``): ``import gradstack`` stays light.
