@@ -89,7 +89,9 @@ def test_ensembling_recipe_stack_module_state_on_meta():
     # stacked real weights through functional_call under vmap
     for L in (gs, torch):
         L.manual_seed(0)
-        models = [L.nn.Sequential(L.nn.Linear(4, 6), L.nn.Tanh(), L.nn.Linear(6, 2)) for _ in range(3)]
+        models = [
+            L.nn.Sequential(L.nn.Linear(4, 6), L.nn.Tanh(), L.nn.Linear(6, 2)) for _ in range(3)
+        ]
         params, buffers = L.func.stack_module_state(models)
         base = copy.deepcopy(models[0]).to("meta")
 

@@ -87,8 +87,9 @@ def test_rows_match_torch_batch_norm_1d():
     y = torch.nn.functional.batch_norm(xt, None, None, w, b, training=True, eps=1e-5)
     y.backward(torch.from_numpy(dy))
     invstd = (1 / np.sqrt(var + 1e-5)).astype(np.float32)
-    gx, gw, gb = batch_norm_backward(dy, x, mean.astype(np.float32), invstd,
-                                     w.detach().numpy(), True, True)
+    gx, gw, gb = batch_norm_backward(
+        dy, x, mean.astype(np.float32), invstd, w.detach().numpy(), True, True
+    )
     np.testing.assert_allclose(gx, xt.grad.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(gw.astype(np.float32), w.grad.numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(gb.astype(np.float32), b.grad.numpy(), rtol=1e-5, atol=1e-5)

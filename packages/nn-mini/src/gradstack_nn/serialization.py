@@ -150,8 +150,10 @@ def save(
     'Linear'
     """
     if pickle_module is not None and pickle_module is not pickle:
-        raise ValueError("gradstack.save pickles with the pickle module only: pickle_module "
-                         "must be None or pickle")
+        raise ValueError(
+            "gradstack.save pickles with the pickle module only: pickle_module "
+            "must be None or pickle"
+        )
     arrays: list[np.ndarray] = []
     pickled = None
     try:
@@ -319,8 +321,10 @@ def load(
         If the file holds a pickled object and ``weights_only`` is true, as torch's.
     """
     if pickle_module is not None and pickle_module is not pickle:
-        raise ValueError("gradstack.load unpickles with the pickle module only: pickle_module "
-                         "must be None or pickle")
+        raise ValueError(
+            "gradstack.load unpickles with the pickle module only: pickle_module "
+            "must be None or pickle"
+        )
     if weights_only is None:
         weights_only = True  # torch 2.13: None means the default, True
     if isinstance(map_location, (str, gt.device)):

@@ -127,8 +127,9 @@ def is_scalar(x) -> bool:
     element."""
     if isinstance(x, Tensor):
         return x.numel() == 1
-    return isinstance(x, (int, float, complex, np.integer, np.floating, np.complexfloating,
-                          np.bool_))
+    return isinstance(
+        x, (int, float, complex, np.integer, np.floating, np.complexfloating, np.bool_)
+    )
 
 
 def _is_bool(x) -> bool:
