@@ -267,3 +267,76 @@ def test_nn_modules_paths():
             if hasattr(gs.nn, layer):
                 mine = getattr(gs.nn.modules, name)
                 assert getattr(mine, layer) is getattr(gs.nn, layer), (name, layer)
+
+
+# -- select_scatter, slice_scatter, diagonal_scatter, Tensor.matrix_exp --------------------
+
+SCATTERS = [
+    ("select", (2, 3), (3,), lambda L, x, s: L.select_scatter(x, s, 0, 1)),
+    ("select dim -1", (2, 3), (2,), lambda L, x, s: L.select_scatter(x, s, -1, -1)),
+    ("slice", (4, 3), (2, 3), lambda L, x, s: L.slice_scatter(x, s, 0, 1, 3)),
+    ("slice step", (4, 3), (2, 3), lambda L, x, s: L.slice_scatter(x, s, start=0, step=2)),
+    ("slice dim 1", (4, 3), (4, 2), lambda L, x, s: L.slice_scatter(x, s, 1, 1)),
+    ("slice negative", (4, 3), (1, 3), lambda L, x, s: L.slice_scatter(x, s, 0, -1)),
+    ("diagonal", (3, 3), (3,), lambda L, x, s: L.diagonal_scatter(x, s)),
+    ("diagonal offset", (3, 4), (3,), lambda L, x, s: L.diagonal_scatter(x, s, 1)),
+    ("diagonal dims", (2, 3, 3), (2, 3), lambda L, x, s: L.diagonal_scatter(x, s, 0, 1, 2)),
+    ("method", (2, 3), (3,), lambda L, x, s: x.select_scatter(s, 0, 0)),
+    ("method slice", (4, 3), (2, 3), lambda L, x, s: x.slice_scatter(s, 0, 2)),
+    ("method diagonal", (3, 3), (2,), lambda L, x, s: x.diagonal_scatter(s, -1)),
+]
+
+
+@pytest.mark.parametrize("name, xs, ss, call", SCATTERS, ids=[c[0] for c in SCATTERS])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_view_scatters(name, xs, ss, call, dtype):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ss).astype(dtype)
+    _same(call(gs, gs.tensor(a), gs.tensor(b)), call(torch, torch.tensor(a), torch.tensor(b)))
+    # gradients: both inputs, against torch's and by gradcheck in float64
+    xg, sg = gs.tensor(a, requires_grad=True), gs.tensor(b, requires_grad=True)
+    xt, st = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    w = rng.standard_normal(xs).astype(dtype)
+    (call(gs, xg, sg) * gs.tensor(w)).sum().backward()
+    (call(torch, xt, st) * torch.tensor(w)).sum().backward()
+    _same(xg.grad, xt.grad)
+    _same(sg.grad, st.grad)
+    x64 = gs.tensor(a.astype("float64"), requires_grad=True)
+    s64 = gs.tensor(b.astype("float64"), requires_grad=True)
+    assert gs.autograd.gradcheck(lambda x, s: call(gs, x, s), (x64, s64))
+
+
+def test_view_scatters_cast_src_and_leave_input_alone():
+    x, s = gs.zeros(2, 3), gs.ones(3, dtype=gs.float64)
+    out = gs.select_scatter(x, s, 0, 1)
+    ref = torch.select_scatter(torch.zeros(2, 3), torch.ones(3, dtype=torch.float64), 0, 1)
+    _same(out, ref)
+    assert x.tolist() == [[0.0] * 3] * 2  # a new tensor
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda L: L.select_scatter(L.zeros(2, 3), L.ones(2), 0, 1),
+        lambda L: L.slice_scatter(L.zeros(4, 3), L.ones(3, 3), 0, 1, 3),
+        lambda L: L.diagonal_scatter(L.zeros(3, 3), L.ones(2)),
+        lambda L: L.select_scatter(L.zeros(2, 3), 1.0, 0, 1),
+        lambda L: L.select_scatter([0.0], L.ones(3), 0, 1),
+        lambda L: L.select_scatter(L.zeros(2, 3), L.ones(3), 0, 5),
+    ],
+)
+def test_view_scatter_errors(call):
+    with pytest.raises(Exception) as et:
+        call(torch)
+    with pytest.raises(Exception) as eg:
+        call(gs)
+    assert type(eg.value) is type(et.value)
+    if type(et.value) is RuntimeError:
+        assert str(eg.value) == str(et.value)
+
+
+def test_tensor_matrix_exp():
+    a = np.array([[[0.0, 1.0], [-1.0, 0.0]], [[0.5, 0.2], [0.1, -0.3]]])
+    _same(gs.tensor(a).matrix_exp(), torch.tensor(a).matrix_exp())
+    x = gs.tensor(a, requires_grad=True)
+    assert gs.autograd.gradcheck(lambda x: x.matrix_exp(), (x,))
