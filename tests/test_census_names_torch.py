@@ -340,3 +340,54 @@ def test_tensor_matrix_exp():
     _same(gs.tensor(a).matrix_exp(), torch.tensor(a).matrix_exp())
     x = gs.tensor(a, requires_grad=True)
     assert gs.autograd.gradcheck(lambda x: x.matrix_exp(), (x,))
+
+
+# -- torch's top-level forms of nn functions ----------------------------------------------
+
+NN_FORMS = [
+    ("conv3d", (1, 2, 4, 4, 4), lambda L, x: L.conv3d(x, L.ones(3, 2, 2, 2, 2, dtype=x.dtype))),
+    (
+        "conv_transpose3d",
+        (1, 2, 3, 3, 3),
+        lambda L, x: L.conv_transpose3d(x, L.ones(2, 3, 2, 2, 2, dtype=x.dtype), stride=2),
+    ),
+    ("channel_shuffle", (1, 4, 2, 2), lambda L, x: L.channel_shuffle(x, 2)),
+    ("prelu", (2, 3, 4), lambda L, x: L.prelu(x, L.full((3,), 0.25, dtype=x.dtype))),
+    ("rms_norm", (2, 3, 4), lambda L, x: L.rms_norm(x, (4,), eps=1e-6)),
+    ("max_pool1d", (2, 3, 8), lambda L, x: L.max_pool1d(x, 2)),
+    ("max_pool1d stride", (2, 3, 8), lambda L, x: L.max_pool1d(x, 3, 2, 1, 1, True)),
+    ("max_pool2d", (2, 3, 6, 6), lambda L, x: L.max_pool2d(x, (2, 3))),
+    ("max_pool3d", (1, 2, 4, 4, 4), lambda L, x: L.max_pool3d(x, 2, stride=1)),
+    ("avg_pool1d", (2, 3, 8), lambda L, x: L.avg_pool1d(x, 3, 2, 1, False, False)),
+    ("adaptive_avg_pool1d", (2, 3, 8), lambda L, x: L.adaptive_avg_pool1d(x, 3)),
+    ("adaptive_max_pool1d", (2, 3, 8), lambda L, x: L.adaptive_max_pool1d(x, 3)),
+]
+
+
+@pytest.mark.parametrize("name, shape, call", NN_FORMS, ids=[c[0] for c in NN_FORMS])
+def test_top_level_nn_forms(name, shape, call):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(shape)
+    _same(call(gs, gs.tensor(a)), call(torch, torch.tensor(a)))
+    x = gs.tensor(a, requires_grad=True)
+
+    def fn(x):
+        out = call(gs, x)
+        return out[0] if isinstance(out, tuple) else out
+
+    assert gs.autograd.gradcheck(fn, (x,))
+
+
+IN_PLACE_NN = [
+    ("selu_", lambda L, x: L.selu_(x)),
+    ("celu_", lambda L, x: L.celu_(x, 0.5)),
+    ("threshold_", lambda L, x: L.threshold_(x, 0.1, -2.0)),
+    ("rrelu_", lambda L, x: L.rrelu_(x, 0.1, 0.3, False)),
+]
+
+
+@pytest.mark.parametrize("name, call", IN_PLACE_NN, ids=[c[0] for c in IN_PLACE_NN])
+def test_top_level_nn_in_place_forms(name, call):
+    g, t = _pair(UNIT)
+    assert call(gs, g) is g and call(torch, t) is t
+    _same(g, t)
