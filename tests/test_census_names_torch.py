@@ -391,3 +391,105 @@ def test_top_level_nn_in_place_forms(name, call):
     g, t = _pair(UNIT)
     assert call(gs, g) is g and call(torch, t) is t
     _same(g, t)
+
+
+# -- nn.init.dirac_, nn.utils.rnn.invert_permutation, nn.utils' fusion ---------------------
+
+
+@pytest.mark.parametrize(
+    "shape, groups", [((3, 4, 5), 1), ((4, 2, 3, 3), 2), ((2, 3, 3, 3, 3), 1), ((6, 4, 2, 2), 3)]
+)
+def test_dirac(shape, groups):
+    g, t = gs.empty(*shape), torch.empty(*shape)
+    assert gs.nn.init.dirac_(g, groups) is g
+    torch.nn.init.dirac_(t, groups)
+    _same(g, t, exact=True)
+    w = gs.nn.Parameter(gs.ones(*shape))
+    gs.nn.init.dirac_(w, groups)
+    assert w.requires_grad and w.grad_fn is None
+
+
+def test_dirac_errors():
+    for lib in (gs, torch):
+        with pytest.raises(ValueError, match="Only tensors with 3, 4, or 5 dimensions"):
+            lib.nn.init.dirac_(lib.empty(2, 2))
+        with pytest.raises(ValueError, match="dim 0 must be divisible by groups"):
+            lib.nn.init.dirac_(lib.empty(3, 2, 2), 2)
+
+
+def test_invert_permutation():
+    from gradstack.nn.utils.rnn import invert_permutation
+    from torch.nn.utils.rnn import invert_permutation as t_invert
+
+    assert invert_permutation(None) is None is t_invert(None)
+    p = [3, 0, 2, 1]
+    _same(invert_permutation(gs.tensor(p)), t_invert(torch.tensor(p)), exact=True)
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fuse_conv_bn(transpose, bias):
+    torch.manual_seed(0)
+    if transpose:
+        tc, gc = (
+            torch.nn.ConvTranspose2d(2, 3, 3, bias=bias),
+            gs.nn.ConvTranspose2d(2, 3, 3, bias=bias),
+        )
+    else:
+        tc, gc = torch.nn.Conv2d(2, 3, 3, bias=bias), gs.nn.Conv2d(2, 3, 3, bias=bias)
+    tb, gb = torch.nn.BatchNorm2d(3), gs.nn.BatchNorm2d(3)
+    tb(torch.randn(4, 3, 2, 2) * 3 + 1)  # running statistics
+    for t, g in ((tc, gc), (tb, gb)):
+        g.load_state_dict({k: gs.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+        t.eval()
+        g.eval()
+    ft = torch.nn.utils.fuse_conv_bn_eval(tc, tb, transpose)
+    fg = gs.nn.utils.fuse_conv_bn_eval(gc, gb, transpose)
+    assert type(fg.weight) is gs.nn.Parameter and fg is not gc
+    _same(fg.weight, ft.weight)
+    _same(fg.bias, ft.bias)
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype("float32")
+    np.testing.assert_allclose(
+        fg(gs.tensor(x)).detach().numpy(),
+        ft(torch.tensor(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        gs.nn.utils.fuse_conv_bn_eval(gc.train(), gb)
+
+
+def test_fuse_linear_bn():
+    torch.manual_seed(1)
+    tl, gl = torch.nn.Linear(4, 3), gs.nn.Linear(4, 3)
+    tb, gb = torch.nn.BatchNorm1d(3), gs.nn.BatchNorm1d(3)
+    tb(torch.randn(8, 3) * 2 - 1)
+    for t, g in ((tl, gl), (tb, gb)):
+        g.load_state_dict({k: gs.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+        t.eval()
+        g.eval()
+    ft, fg = torch.nn.utils.fuse_linear_bn_eval(tl, tb), gs.nn.utils.fuse_linear_bn_eval(gl, gb)
+    _same(fg.weight, ft.weight)
+    _same(fg.bias, ft.bias)
+    w, b = gs.nn.utils.fuse_linear_bn_weights(
+        gl.weight, None, gb.running_mean, gb.running_var, gb.eps, gb.weight, gb.bias
+    )
+    wt, bt = torch.nn.utils.fuse_linear_bn_weights(
+        tl.weight, None, tb.running_mean, tb.running_var, tb.eps, tb.weight, tb.bias
+    )
+    _same(w, wt)
+    _same(b, bt)
+    assert b.requires_grad == bt.requires_grad
+
+
+def test_distributed_probes(monkeypatch):
+    import torch.distributed as td
+
+    import gradstack.distributed as gd
+
+    assert gd.is_gloo_available() is False  # gradstack's one backend is MPI
+    assert gd.is_nccl_available() is td.is_nccl_available() is False
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    assert gd.is_torchelastic_launched() is td.is_torchelastic_launched() is False
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "abc")
+    assert gd.is_torchelastic_launched() is td.is_torchelastic_launched() is True

@@ -51,8 +51,11 @@ from .process_group import (
     group,
     init_process_group,
     is_available,
+    is_gloo_available,
     is_initialized,
     is_mpi_available,
+    is_nccl_available,
+    is_torchelastic_launched,
     new_group,
 )
 from .reduce_op import ReduceOp
@@ -87,6 +90,9 @@ __all__ = [
     "is_available",
     "is_initialized",
     "is_mpi_available",
+    "is_gloo_available",
+    "is_nccl_available",
+    "is_torchelastic_launched",
     "isend",
     "new_group",
     "recv",
