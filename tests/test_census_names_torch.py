@@ -483,9 +483,8 @@ def test_fuse_linear_bn():
 
 
 def test_distributed_probes(monkeypatch):
-    import torch.distributed as td
-
     import gradstack.distributed as gd
+    import torch.distributed as td
 
     assert gd.is_gloo_available() is False  # gradstack's one backend is MPI
     assert gd.is_nccl_available() is td.is_nccl_available() is False
