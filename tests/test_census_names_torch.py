@@ -492,3 +492,47 @@ def test_distributed_probes(monkeypatch):
     assert gd.is_torchelastic_launched() is td.is_torchelastic_launched() is False
     monkeypatch.setenv("TORCHELASTIC_RUN_ID", "abc")
     assert gd.is_torchelastic_launched() is td.is_torchelastic_launched() is True
+
+
+# -- linalg.vander, linalg.diagonal -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "values", [[1.0, 2.0, 3.0], [[1, 2], [3, 4]], [[0.5, -1.0, 2.0], [3.0, 0.0, 1.5]]]
+)
+@pytest.mark.parametrize("N", [None, 2, 4])
+def test_linalg_vander(values, N):
+    a = np.asarray(values)
+    _same(gs.linalg.vander(gs.tensor(a), N=N), torch.linalg.vander(torch.tensor(a), N=N), True)
+    if a.dtype.kind == "f":
+        x = gs.tensor(a, requires_grad=True)
+        assert gs.autograd.gradcheck(lambda x: gs.linalg.vander(x, N=N), (x,))
+
+
+def test_linalg_vander_errors():
+    for call in (
+        lambda L: L.linalg.vander(L.tensor([True, False])),
+        lambda L: L.linalg.vander(L.tensor([1.0, 2.0]), N=1),
+        lambda L: L.linalg.vander(L.tensor(1.0)),
+    ):
+        with pytest.raises(RuntimeError) as et:
+            call(torch)
+        with pytest.raises(RuntimeError) as eg:
+            call(gs)
+        assert str(eg.value) == str(et.value)
+
+
+def test_linalg_diagonal():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for kwargs in ({}, {"offset": 1}, {"offset": -1, "dim1": 0, "dim2": 2}):
+        _same(
+            gs.linalg.diagonal(gs.tensor(a), **kwargs),
+            torch.linalg.diagonal(torch.tensor(a), **kwargs),
+            True,
+        )
+    x = gs.tensor(a, requires_grad=True)
+    assert gs.autograd.gradcheck(lambda x: gs.linalg.diagonal(x, offset=1), (x,))
+    with pytest.raises(IndexError):
+        torch.linalg.diagonal(torch.ones(3))
+    with pytest.raises(IndexError):
+        gs.linalg.diagonal(gs.ones(3))
