@@ -536,3 +536,35 @@ def test_linalg_diagonal():
         torch.linalg.diagonal(torch.ones(3))
     with pytest.raises(IndexError):
         gs.linalg.diagonal(gs.ones(3))
+
+
+def test_set_multithreading_enabled():
+    import threading
+
+    for lib in (gs, torch):
+        ag = lib.autograd
+        assert ag.is_multithreading_enabled() is True
+        with ag.set_multithreading_enabled(False):
+            assert ag.is_multithreading_enabled() is False
+            seen: list = []
+            other = threading.Thread(
+                target=lambda a=ag, seen=seen: seen.append(a.is_multithreading_enabled())
+            )
+            other.start()
+            other.join()
+            assert seen == [True]  # per thread
+        assert ag.is_multithreading_enabled() is True
+
+        @ag.set_multithreading_enabled(False)
+        def inside(a=ag):
+            return a.is_multithreading_enabled()
+
+        # torch's quirk, kept: the decorator's construction switches it off at once
+        assert inside() is False and ag.is_multithreading_enabled() is False
+        ag.set_multithreading_enabled(True)
+        assert ag.is_multithreading_enabled() is True
+    # backward runs and gives the same gradient with the switch off
+    x = gs.tensor([1.0, 2.0], requires_grad=True)
+    with gs.autograd.set_multithreading_enabled(False):
+        (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
