@@ -568,3 +568,33 @@ def test_set_multithreading_enabled():
     with gs.autograd.set_multithreading_enabled(False):
         (x * x).sum().backward()
     assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_checkpoint_noop_context_fn_and_early_stop():
+    import gradstack.utils.checkpoint as gc
+    import torch.utils.checkpoint as tc
+
+    for mod in (gc, tc):
+        f, r = mod.noop_context_fn()
+        with f, r:
+            pass
+    w = gs.tensor([[2.0]], requires_grad=True)
+    wt = torch.tensor([[2.0]], requires_grad=True)
+    for enable in (False, True):
+        with gc.set_checkpoint_early_stop(enable):
+            out = gc.checkpoint(
+                lambda x: (x @ w).tanh(),
+                gs.ones(3, 1),
+                use_reentrant=False,
+                context_fn=gc.noop_context_fn,
+            )
+        with tc.set_checkpoint_early_stop(enable):
+            outt = tc.checkpoint(
+                lambda x: (x @ wt).tanh(),
+                torch.ones(3, 1),
+                use_reentrant=False,
+                context_fn=tc.noop_context_fn,
+            )
+        out.sum().backward()
+        outt.sum().backward()
+        _same(w.grad, wt.grad)
