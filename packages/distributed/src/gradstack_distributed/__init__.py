@@ -30,6 +30,7 @@ from .collectives import (
     isend,
     recv,
     reduce,
+    reduce_scatter,
     reduce_scatter_tensor,
     scatter,
     send,
@@ -98,6 +99,7 @@ __all__ = [
     "recv",
     "reduce",
     "reduce_scatter_tensor",
+    "reduce_scatter",
     "scatter",
     "send",
 ]
