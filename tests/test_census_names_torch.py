@@ -267,3 +267,334 @@ def test_nn_modules_paths():
             if hasattr(gs.nn, layer):
                 mine = getattr(gs.nn.modules, name)
                 assert getattr(mine, layer) is getattr(gs.nn, layer), (name, layer)
+
+
+# -- select_scatter, slice_scatter, diagonal_scatter, Tensor.matrix_exp --------------------
+
+SCATTERS = [
+    ("select", (2, 3), (3,), lambda L, x, s: L.select_scatter(x, s, 0, 1)),
+    ("select dim -1", (2, 3), (2,), lambda L, x, s: L.select_scatter(x, s, -1, -1)),
+    ("slice", (4, 3), (2, 3), lambda L, x, s: L.slice_scatter(x, s, 0, 1, 3)),
+    ("slice step", (4, 3), (2, 3), lambda L, x, s: L.slice_scatter(x, s, start=0, step=2)),
+    ("slice dim 1", (4, 3), (4, 2), lambda L, x, s: L.slice_scatter(x, s, 1, 1)),
+    ("slice negative", (4, 3), (1, 3), lambda L, x, s: L.slice_scatter(x, s, 0, -1)),
+    ("diagonal", (3, 3), (3,), lambda L, x, s: L.diagonal_scatter(x, s)),
+    ("diagonal offset", (3, 4), (3,), lambda L, x, s: L.diagonal_scatter(x, s, 1)),
+    ("diagonal dims", (2, 3, 3), (2, 3), lambda L, x, s: L.diagonal_scatter(x, s, 0, 1, 2)),
+    ("method", (2, 3), (3,), lambda L, x, s: x.select_scatter(s, 0, 0)),
+    ("method slice", (4, 3), (2, 3), lambda L, x, s: x.slice_scatter(s, 0, 2)),
+    ("method diagonal", (3, 3), (2,), lambda L, x, s: x.diagonal_scatter(s, -1)),
+]
+
+
+@pytest.mark.parametrize("name, xs, ss, call", SCATTERS, ids=[c[0] for c in SCATTERS])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_view_scatters(name, xs, ss, call, dtype):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ss).astype(dtype)
+    _same(call(gs, gs.tensor(a), gs.tensor(b)), call(torch, torch.tensor(a), torch.tensor(b)))
+    # gradients: both inputs, against torch's and by gradcheck in float64
+    xg, sg = gs.tensor(a, requires_grad=True), gs.tensor(b, requires_grad=True)
+    xt, st = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    w = rng.standard_normal(xs).astype(dtype)
+    (call(gs, xg, sg) * gs.tensor(w)).sum().backward()
+    (call(torch, xt, st) * torch.tensor(w)).sum().backward()
+    _same(xg.grad, xt.grad)
+    _same(sg.grad, st.grad)
+    x64 = gs.tensor(a.astype("float64"), requires_grad=True)
+    s64 = gs.tensor(b.astype("float64"), requires_grad=True)
+    assert gs.autograd.gradcheck(lambda x, s: call(gs, x, s), (x64, s64))
+
+
+def test_view_scatters_cast_src_and_leave_input_alone():
+    x, s = gs.zeros(2, 3), gs.ones(3, dtype=gs.float64)
+    out = gs.select_scatter(x, s, 0, 1)
+    ref = torch.select_scatter(torch.zeros(2, 3), torch.ones(3, dtype=torch.float64), 0, 1)
+    _same(out, ref)
+    assert x.tolist() == [[0.0] * 3] * 2  # a new tensor
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda L: L.select_scatter(L.zeros(2, 3), L.ones(2), 0, 1),
+        lambda L: L.slice_scatter(L.zeros(4, 3), L.ones(3, 3), 0, 1, 3),
+        lambda L: L.diagonal_scatter(L.zeros(3, 3), L.ones(2)),
+        lambda L: L.select_scatter(L.zeros(2, 3), 1.0, 0, 1),
+        lambda L: L.select_scatter([0.0], L.ones(3), 0, 1),
+        lambda L: L.select_scatter(L.zeros(2, 3), L.ones(3), 0, 5),
+    ],
+)
+def test_view_scatter_errors(call):
+    with pytest.raises(Exception) as et:
+        call(torch)
+    with pytest.raises(Exception) as eg:
+        call(gs)
+    assert type(eg.value) is type(et.value)
+    if type(et.value) is RuntimeError:
+        assert str(eg.value) == str(et.value)
+
+
+def test_tensor_matrix_exp():
+    a = np.array([[[0.0, 1.0], [-1.0, 0.0]], [[0.5, 0.2], [0.1, -0.3]]])
+    _same(gs.tensor(a).matrix_exp(), torch.tensor(a).matrix_exp())
+    x = gs.tensor(a, requires_grad=True)
+    assert gs.autograd.gradcheck(lambda x: x.matrix_exp(), (x,))
+
+
+# -- torch's top-level forms of nn functions ----------------------------------------------
+
+NN_FORMS = [
+    ("conv3d", (1, 2, 4, 4, 4), lambda L, x: L.conv3d(x, L.ones(3, 2, 2, 2, 2, dtype=x.dtype))),
+    (
+        "conv_transpose3d",
+        (1, 2, 3, 3, 3),
+        lambda L, x: L.conv_transpose3d(x, L.ones(2, 3, 2, 2, 2, dtype=x.dtype), stride=2),
+    ),
+    ("channel_shuffle", (1, 4, 2, 2), lambda L, x: L.channel_shuffle(x, 2)),
+    ("prelu", (2, 3, 4), lambda L, x: L.prelu(x, L.full((3,), 0.25, dtype=x.dtype))),
+    ("rms_norm", (2, 3, 4), lambda L, x: L.rms_norm(x, (4,), eps=1e-6)),
+    ("max_pool1d", (2, 3, 8), lambda L, x: L.max_pool1d(x, 2)),
+    ("max_pool1d stride", (2, 3, 8), lambda L, x: L.max_pool1d(x, 3, 2, 1, 1, True)),
+    ("max_pool2d", (2, 3, 6, 6), lambda L, x: L.max_pool2d(x, (2, 3))),
+    ("max_pool3d", (1, 2, 4, 4, 4), lambda L, x: L.max_pool3d(x, 2, stride=1)),
+    ("avg_pool1d", (2, 3, 8), lambda L, x: L.avg_pool1d(x, 3, 2, 1, False, False)),
+    ("adaptive_avg_pool1d", (2, 3, 8), lambda L, x: L.adaptive_avg_pool1d(x, 3)),
+    ("adaptive_max_pool1d", (2, 3, 8), lambda L, x: L.adaptive_max_pool1d(x, 3)),
+]
+
+
+@pytest.mark.parametrize("name, shape, call", NN_FORMS, ids=[c[0] for c in NN_FORMS])
+def test_top_level_nn_forms(name, shape, call):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(shape)
+    _same(call(gs, gs.tensor(a)), call(torch, torch.tensor(a)))
+    x = gs.tensor(a, requires_grad=True)
+
+    def fn(x):
+        out = call(gs, x)
+        return out[0] if isinstance(out, tuple) else out
+
+    assert gs.autograd.gradcheck(fn, (x,))
+
+
+IN_PLACE_NN = [
+    ("selu_", lambda L, x: L.selu_(x)),
+    ("celu_", lambda L, x: L.celu_(x, 0.5)),
+    ("threshold_", lambda L, x: L.threshold_(x, 0.1, -2.0)),
+    ("rrelu_", lambda L, x: L.rrelu_(x, 0.1, 0.3, False)),
+]
+
+
+@pytest.mark.parametrize("name, call", IN_PLACE_NN, ids=[c[0] for c in IN_PLACE_NN])
+def test_top_level_nn_in_place_forms(name, call):
+    g, t = _pair(UNIT)
+    assert call(gs, g) is g and call(torch, t) is t
+    _same(g, t)
+
+
+# -- nn.init.dirac_, nn.utils.rnn.invert_permutation, nn.utils' fusion ---------------------
+
+
+@pytest.mark.parametrize(
+    "shape, groups", [((3, 4, 5), 1), ((4, 2, 3, 3), 2), ((2, 3, 3, 3, 3), 1), ((6, 4, 2, 2), 3)]
+)
+def test_dirac(shape, groups):
+    g, t = gs.empty(*shape), torch.empty(*shape)
+    assert gs.nn.init.dirac_(g, groups) is g
+    torch.nn.init.dirac_(t, groups)
+    _same(g, t, exact=True)
+    w = gs.nn.Parameter(gs.ones(*shape))
+    gs.nn.init.dirac_(w, groups)
+    assert w.requires_grad and w.grad_fn is None
+
+
+def test_dirac_errors():
+    for lib in (gs, torch):
+        with pytest.raises(ValueError, match="Only tensors with 3, 4, or 5 dimensions"):
+            lib.nn.init.dirac_(lib.empty(2, 2))
+        with pytest.raises(ValueError, match="dim 0 must be divisible by groups"):
+            lib.nn.init.dirac_(lib.empty(3, 2, 2), 2)
+
+
+def test_invert_permutation():
+    from gradstack.nn.utils.rnn import invert_permutation
+    from torch.nn.utils.rnn import invert_permutation as t_invert
+
+    assert invert_permutation(None) is None is t_invert(None)
+    p = [3, 0, 2, 1]
+    _same(invert_permutation(gs.tensor(p)), t_invert(torch.tensor(p)), exact=True)
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fuse_conv_bn(transpose, bias):
+    torch.manual_seed(0)
+    if transpose:
+        tc, gc = (
+            torch.nn.ConvTranspose2d(2, 3, 3, bias=bias),
+            gs.nn.ConvTranspose2d(2, 3, 3, bias=bias),
+        )
+    else:
+        tc, gc = torch.nn.Conv2d(2, 3, 3, bias=bias), gs.nn.Conv2d(2, 3, 3, bias=bias)
+    tb, gb = torch.nn.BatchNorm2d(3), gs.nn.BatchNorm2d(3)
+    tb(torch.randn(4, 3, 2, 2) * 3 + 1)  # running statistics
+    for t, g in ((tc, gc), (tb, gb)):
+        g.load_state_dict({k: gs.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+        t.eval()
+        g.eval()
+    ft = torch.nn.utils.fuse_conv_bn_eval(tc, tb, transpose)
+    fg = gs.nn.utils.fuse_conv_bn_eval(gc, gb, transpose)
+    assert type(fg.weight) is gs.nn.Parameter and fg is not gc
+    _same(fg.weight, ft.weight)
+    _same(fg.bias, ft.bias)
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype("float32")
+    np.testing.assert_allclose(
+        fg(gs.tensor(x)).detach().numpy(),
+        ft(torch.tensor(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        gs.nn.utils.fuse_conv_bn_eval(gc.train(), gb)
+
+
+def test_fuse_linear_bn():
+    torch.manual_seed(1)
+    tl, gl = torch.nn.Linear(4, 3), gs.nn.Linear(4, 3)
+    tb, gb = torch.nn.BatchNorm1d(3), gs.nn.BatchNorm1d(3)
+    tb(torch.randn(8, 3) * 2 - 1)
+    for t, g in ((tl, gl), (tb, gb)):
+        g.load_state_dict({k: gs.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+        t.eval()
+        g.eval()
+    ft, fg = torch.nn.utils.fuse_linear_bn_eval(tl, tb), gs.nn.utils.fuse_linear_bn_eval(gl, gb)
+    _same(fg.weight, ft.weight)
+    _same(fg.bias, ft.bias)
+    w, b = gs.nn.utils.fuse_linear_bn_weights(
+        gl.weight, None, gb.running_mean, gb.running_var, gb.eps, gb.weight, gb.bias
+    )
+    wt, bt = torch.nn.utils.fuse_linear_bn_weights(
+        tl.weight, None, tb.running_mean, tb.running_var, tb.eps, tb.weight, tb.bias
+    )
+    _same(w, wt)
+    _same(b, bt)
+    assert b.requires_grad == bt.requires_grad
+
+
+def test_distributed_probes(monkeypatch):
+    import gradstack.distributed as gd
+    import torch.distributed as td
+
+    assert gd.is_gloo_available() is False  # gradstack's one backend is MPI
+    assert gd.is_nccl_available() is td.is_nccl_available() is False
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    assert gd.is_torchelastic_launched() is td.is_torchelastic_launched() is False
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "abc")
+    assert gd.is_torchelastic_launched() is td.is_torchelastic_launched() is True
+
+
+# -- linalg.vander, linalg.diagonal -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "values", [[1.0, 2.0, 3.0], [[1, 2], [3, 4]], [[0.5, -1.0, 2.0], [3.0, 0.0, 1.5]]]
+)
+@pytest.mark.parametrize("N", [None, 2, 4])
+def test_linalg_vander(values, N):
+    a = np.asarray(values)
+    _same(gs.linalg.vander(gs.tensor(a), N=N), torch.linalg.vander(torch.tensor(a), N=N), True)
+    if a.dtype.kind == "f":
+        x = gs.tensor(a, requires_grad=True)
+        assert gs.autograd.gradcheck(lambda x: gs.linalg.vander(x, N=N), (x,))
+
+
+def test_linalg_vander_errors():
+    for call in (
+        lambda L: L.linalg.vander(L.tensor([True, False])),
+        lambda L: L.linalg.vander(L.tensor([1.0, 2.0]), N=1),
+        lambda L: L.linalg.vander(L.tensor(1.0)),
+    ):
+        with pytest.raises(RuntimeError) as et:
+            call(torch)
+        with pytest.raises(RuntimeError) as eg:
+            call(gs)
+        assert str(eg.value) == str(et.value)
+
+
+def test_linalg_diagonal():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for kwargs in ({}, {"offset": 1}, {"offset": -1, "dim1": 0, "dim2": 2}):
+        _same(
+            gs.linalg.diagonal(gs.tensor(a), **kwargs),
+            torch.linalg.diagonal(torch.tensor(a), **kwargs),
+            True,
+        )
+    x = gs.tensor(a, requires_grad=True)
+    assert gs.autograd.gradcheck(lambda x: gs.linalg.diagonal(x, offset=1), (x,))
+    with pytest.raises(IndexError):
+        torch.linalg.diagonal(torch.ones(3))
+    with pytest.raises(IndexError):
+        gs.linalg.diagonal(gs.ones(3))
+
+
+def test_set_multithreading_enabled():
+    import threading
+
+    for lib in (gs, torch):
+        ag = lib.autograd
+        assert ag.is_multithreading_enabled() is True
+        with ag.set_multithreading_enabled(False):
+            assert ag.is_multithreading_enabled() is False
+            seen: list = []
+            other = threading.Thread(
+                target=lambda a=ag, seen=seen: seen.append(a.is_multithreading_enabled())
+            )
+            other.start()
+            other.join()
+            assert seen == [True]  # per thread
+        assert ag.is_multithreading_enabled() is True
+
+        @ag.set_multithreading_enabled(False)
+        def inside(a=ag):
+            return a.is_multithreading_enabled()
+
+        # torch's quirk, kept: the decorator's construction switches it off at once
+        assert inside() is False and ag.is_multithreading_enabled() is False
+        ag.set_multithreading_enabled(True)
+        assert ag.is_multithreading_enabled() is True
+    # backward runs and gives the same gradient with the switch off
+    x = gs.tensor([1.0, 2.0], requires_grad=True)
+    with gs.autograd.set_multithreading_enabled(False):
+        (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_checkpoint_noop_context_fn_and_early_stop():
+    import gradstack.utils.checkpoint as gc
+    import torch.utils.checkpoint as tc
+
+    for mod in (gc, tc):
+        f, r = mod.noop_context_fn()
+        with f, r:
+            pass
+    w = gs.tensor([[2.0]], requires_grad=True)
+    wt = torch.tensor([[2.0]], requires_grad=True)
+    for enable in (False, True):
+        with gc.set_checkpoint_early_stop(enable):
+            out = gc.checkpoint(
+                lambda x: (x @ w).tanh(),
+                gs.ones(3, 1),
+                use_reentrant=False,
+                context_fn=gc.noop_context_fn,
+            )
+        with tc.set_checkpoint_early_stop(enable):
+            outt = tc.checkpoint(
+                lambda x: (x @ wt).tanh(),
+                torch.ones(3, 1),
+                use_reentrant=False,
+                context_fn=tc.noop_context_fn,
+            )
+        out.sum().backward()
+        outt.sum().backward()
+        _same(w.grad, wt.grad)

@@ -1043,16 +1043,15 @@ def render(table: dict[str, list[Entry]], usage: dict | None) -> str:
         "# Census of torch's names",
         "",
         "Which of torch's public names gradstack has, written by `hatch run census`",
-        "(`tools/census.py`; do not edit by hand).  Two figures: the names of each namespace",
-        "of torch "
-        + _torch_version()
-        + " (from `dir()`), and the names a body of public torch code uses, weighted by how",
-        "often it uses them.  A name is *present* when the same path under `gradstack`",
-        "resolves (`torch.nn.functional.gelu` as `gradstack.nn.functional.gelu`,",
-        "`torch.Tensor.view` as `gradstack.Tensor.view`).  A name that makes no sense on",
-        "gradstack (CUDA, quantization, TorchScript, sparse layouts ...) is *out of scope*",
-        "by the first of [the rules](#out-of-scope-rules) that matches it, and listed under",
-        "it.",
+        "(`tools/census.py`; do not edit by hand).  Two figures: the names of each",
+        f"namespace of torch {_torch_version()} (from `dir()`), and the names a body of",
+        "public torch code uses, weighted by how often it uses them.  A name is *present*",
+        "when the same path under `gradstack` resolves (`torch.nn.functional.gelu` as",
+        "`gradstack.nn.functional.gelu`, `torch.Tensor.view` as `gradstack.Tensor.view`)",
+        "to something other than a stub that raises NotImplementedError.  A name that makes",
+        "no sense on gradstack (CUDA, quantization, TorchScript, sparse layouts ...) is",
+        "*out of scope* by the first of [the rules](#out-of-scope-rules) that matches it,",
+        "and listed under it.",
         "",
     ]
     total = Counter[str]()
@@ -1070,9 +1069,9 @@ def render(table: dict[str, list[Entry]], usage: dict | None) -> str:
         "## Summary",
         "",
         f"- **By name**: gradstack has **{_pct(total['present'], total['in_scope'])}** of the"
-        f" {total['in_scope']} in-scope public names of the {len(table)} namespaces below",
-        f"  ({total['present']} present, {total['in_scope'] - total['present']} missing;"
-        f" {total['out']} names out of scope).",
+        f" {total['in_scope']} in-scope public names",
+        f"  of the {len(table)} namespaces below ({total['present']} present,"
+        f" {total['in_scope'] - total['present']} missing; {total['out']} names out of scope).",
     ]
     if usage is not None:
         out += _usage_summary(usage)

@@ -143,6 +143,18 @@ def test_reduce_scatter_tensor(results, op, dtype):
         assert_same(results.out(case, r), full[3 * r : 3 * r + 3])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_reduce_scatter_list(results, dtype):
+    w = results.world
+    case = f"reduce_scatter/{dtype}"
+    full = reference("SUM", results.inputs(case), w)
+    for r in range(w):
+        assert_same(results.out(case, r), full[r])
+    for r in range(w):
+        kind, message = results.facts[r]["error/reduce_scatter_list"]
+        assert kind == "ValueError" and "one tensor per rank" in message
+
+
 def test_errors_are_clear_and_on_every_rank(results):
     w = results.world
     facts = results.facts

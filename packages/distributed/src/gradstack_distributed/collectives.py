@@ -53,6 +53,7 @@ __all__ = [
     "all_gather",
     "all_gather_into_tensor",
     "reduce_scatter_tensor",
+    "reduce_scatter",
     "gather",
     "scatter",
     "send",
@@ -645,6 +646,35 @@ def reduce_scatter_tensor(
 
     sig = _signature(fn, a, op, extra=out.size)
     return _submit(pg, fn, sig, start, [output], async_op, timeout)
+
+
+def reduce_scatter(
+    output, input_list, op=RedOpType.SUM, group=None, async_op=False, *, timeout=None
+):
+    """Reduce the i-th tensor of every rank's ``input_list`` into rank i's ``output``
+    (torch's list form of :func:`reduce_scatter_tensor`: the list, one tensor of
+    ``output``'s shape and dtype per rank, is concatenated and reduced by it)."""
+    pg = resolve(group)
+    if pg is None:
+        return _skip("reduce_scatter")
+    import gradstack_tensor as gt
+
+    fn = "reduce_scatter"
+    if not isinstance(input_list, list | tuple) or len(input_list) != pg.size():
+        size = len(input_list) if isinstance(input_list, list | tuple) else type(input_list)
+        raise ValueError(
+            f"{fn}: input_list must hold one tensor per rank of the group ({pg.size()}), got {size}"
+        )
+    _array(output, "output", fn, writeable=True)
+    for i, t in enumerate(input_list):
+        _array(t, f"input_list[{i}]", fn)
+        if tuple(t.shape) != tuple(output.shape) or t.dtype != output.dtype:
+            raise ValueError(
+                f"{fn}: input_list[{i}] must have the output's shape {tuple(output.shape)} "
+                f"and dtype {output.dtype}, got {tuple(t.shape)} and {t.dtype}"
+            )
+    flat = gt.cat([t.reshape(-1) for t in input_list])
+    return reduce_scatter_tensor(output, flat, op, group, async_op, timeout=timeout)
 
 
 def gather(

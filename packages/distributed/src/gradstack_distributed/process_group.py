@@ -33,6 +33,9 @@ __all__ = [
     "default_pg_timeout",
     "is_available",
     "is_mpi_available",
+    "is_gloo_available",
+    "is_nccl_available",
+    "is_torchelastic_launched",
     "is_initialized",
     "init_process_group",
     "destroy_process_group",
@@ -226,6 +229,24 @@ def is_available() -> bool:
 def is_mpi_available() -> bool:
     """Same as :func:`is_available` (the MPI backend is the only one)."""
     return is_available()
+
+
+def is_gloo_available() -> bool:
+    """False: gradstack's only backend is MPI (no Gloo)."""
+    return False
+
+
+def is_nccl_available() -> bool:
+    """False: NCCL is CUDA's, and gradstack computes on the CPU."""
+    return False
+
+
+def is_torchelastic_launched() -> bool:
+    """Whether this process was started by torchelastic (``torchrun``), as torch decides:
+    the ``TORCHELASTIC_RUN_ID`` environment variable is set."""
+    import os
+
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
 def is_initialized() -> bool:

@@ -128,6 +128,18 @@ for dtype in ["int32", "float32", "float64"]:
         arrays[f"reduce_scatter_tensor/{op}/{dtype}/in"] = a
         arrays[f"reduce_scatter_tensor/{op}/{dtype}/out"] = out.numpy().copy()
 
+# reduce_scatter: a list of world tensors of the output's shape per rank
+for dtype in ["float32", "int32"]:
+    a = sample(dtype, (world, 2, 3))
+    out = tensor(np.zeros((2, 3), dtype))
+    dist.reduce_scatter(out, [tensor(a[i]) for i in range(world)])
+    arrays[f"reduce_scatter/{dtype}/in"] = a
+    arrays[f"reduce_scatter/{dtype}/out"] = out.numpy().copy()
+record_error(
+    "error/reduce_scatter_list",
+    lambda: dist.reduce_scatter(gt.zeros(2), [gt.zeros(2)] * (world + 1)),
+)
+
 # errors that every rank sees the same way
 noncontig = tensor(np.ones((4, 3), np.float32)).t()
 record_error("error/noncontiguous", lambda: dist.all_reduce(noncontig))

@@ -45,6 +45,21 @@ __all__ = [
     "group_norm",
     "batch_norm",
     "instance_norm",
+    "conv3d",
+    "conv_transpose3d",
+    "channel_shuffle",
+    "prelu",
+    "rms_norm",
+    "selu_",
+    "celu_",
+    "threshold_",
+    "rrelu_",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "avg_pool1d",
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
 ]
 
 # the same function as functional's
@@ -62,6 +77,107 @@ celu = _F.celu
 hardshrink = _F.hardshrink
 rrelu = _F.rrelu
 bilinear = _F.bilinear
+conv3d = _F.conv3d
+conv_transpose3d = _F.conv_transpose3d
+
+
+def _tensor(input, name):
+    from gradstack_tensor import Tensor
+
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    return input
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``functional.rms_norm``."""
+    return _F.rms_norm(_tensor(input, "rms_norm"), normalized_shape, weight, eps)
+
+
+def channel_shuffle(input, groups):
+    """``functional.channel_shuffle(input, groups)``; ``groups`` an int."""
+    _tensor(input, "channel_shuffle")
+    if not isinstance(groups, int) or isinstance(groups, bool):
+        raise TypeError(
+            "channel_shuffle(): argument 'groups' (position 2) must be int, not "
+            f"{type(groups).__name__}"
+        )
+    return _F.channel_shuffle(input, groups)
+
+
+def prelu(input, weight):
+    """``functional.prelu(input, weight)``."""
+    return _F.prelu(_tensor(input, "prelu"), weight)
+
+
+def selu_(input):
+    """In-place ``selu``."""
+    return _F.selu_(_tensor(input, "selu_"))
+
+
+def celu_(input, alpha=1.0):
+    """In-place ``celu``."""
+    return _F.celu_(_tensor(input, "celu_"), alpha)
+
+
+def threshold_(input, threshold, value):
+    """In-place ``threshold``."""
+    return _F.threshold_(_tensor(input, "threshold_"), threshold, value)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """In-place ``rrelu`` (aten's signature; ``generator`` must be None)."""
+    if generator is not None:
+        raise NotImplementedError("rrelu_(generator=...) is not implemented in gradstack")
+    return _F.rrelu_(_tensor(input, "rrelu_"), lower, upper, training)
+
+
+# aten's pooling forms: ``stride=()`` (torch's default) means the kernel size, and the max
+# pools return no indices
+def _stride(stride):
+    return None if stride is None or (isinstance(stride, list | tuple) and not stride) else stride
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``functional.max_pool1d`` without indices (aten's signature)."""
+    return _F.max_pool1d(
+        _tensor(input, "max_pool1d"), kernel_size, _stride(stride), padding, dilation, ceil_mode
+    )
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``functional.max_pool2d`` without indices (aten's signature)."""
+    return _F.max_pool2d(
+        _tensor(input, "max_pool2d"), kernel_size, _stride(stride), padding, dilation, ceil_mode
+    )
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``functional.max_pool3d`` without indices (aten's signature)."""
+    return _F.max_pool3d(
+        _tensor(input, "max_pool3d"), kernel_size, _stride(stride), padding, dilation, ceil_mode
+    )
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True):  # fmt: skip
+    """``functional.avg_pool1d`` (aten's signature)."""
+    return _F.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """``functional.adaptive_avg_pool1d(input, output_size)``."""
+    return _F.adaptive_avg_pool1d(_tensor(input, "adaptive_avg_pool1d"), output_size)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """The pair ``(values, indices)`` of ``functional.adaptive_max_pool1d`` (aten's form
+    always returns the indices)."""
+    return _F.adaptive_max_pool1d(
+        _tensor(input, "adaptive_max_pool1d"), output_size, return_indices=True
+    )
 
 
 def selu(input):

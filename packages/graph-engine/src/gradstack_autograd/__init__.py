@@ -38,8 +38,10 @@ from .grad_mode import (
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph_api import backward, grad
@@ -58,6 +60,8 @@ __all__ = [
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "set_multithreading_enabled",
+    "is_multithreading_enabled",
     "Function",
     "FunctionCtx",
     "once_differentiable",

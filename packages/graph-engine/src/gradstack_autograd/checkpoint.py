@@ -38,6 +38,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any
 
@@ -49,7 +50,14 @@ from .function import Function
 from .graph import saved_tensors_hooks
 from .graph_api import backward as _backward
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "detach_variable"]
+__all__ = [
+    "checkpoint",
+    "checkpoint_sequential",
+    "CheckpointError",
+    "detach_variable",
+    "noop_context_fn",
+    "set_checkpoint_early_stop",
+]
 
 _DEBUG_TIP = (
     "\nTip: To see a more detailed error message, either pass `debug=True` to\n"
@@ -197,6 +205,35 @@ class _Frame:
                 f"Number of tensors saved during recomputation: {len(values)}.\n{_DEBUG_TIP}"
             )
         self.recomputed = dict(enumerate(values))
+
+
+def noop_context_fn():
+    """The default ``context_fn`` of :func:`checkpoint`: two null context managers (the
+    forward's and the recomputation's)."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+# torch's switch of early stopping; gradstack's recomputation always runs the whole
+# function, which computes the same values (Note in :func:`checkpoint`'s docstring)
+_enable_checkpoint_early_stop = True
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Whether non-reentrant checkpoints stop their recomputation early (torch's context
+    manager).  It is recorded and restored; gradstack always recomputes the whole function,
+    so the results are the same either way.
+
+    >>> with set_checkpoint_early_stop(False):
+    ...     pass
+    """
+    global _enable_checkpoint_early_stop
+    prev = _enable_checkpoint_early_stop
+    try:
+        _enable_checkpoint_early_stop = enable
+        yield
+    finally:
+        _enable_checkpoint_early_stop = prev
 
 
 def checkpoint(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 from . import _grad_mode
 
@@ -32,6 +33,8 @@ __all__ = [
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "set_multithreading_enabled",
+    "is_multithreading_enabled",
 ]
 
 is_grad_enabled = _grad_mode.is_grad_enabled
@@ -145,6 +148,50 @@ class set_grad_enabled(_DecoratorContextManager):  # noqa: N801
 
     def __exit__(self, *exc) -> None:
         _grad_mode._set_grad_enabled(self.prev)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+# Note [Multithreaded backward is a recorded switch]
+# torch runs a backward pass that reaches accelerator devices on their worker threads, and
+# ``set_multithreading_enabled(False)`` keeps it on the calling thread.  gradstack's backward
+# always runs on the calling thread (the CPU is its only device), so the switch changes
+# nothing it computes: it is kept per thread, as torch's, for the programs that set and
+# read it.
+_multithreading = threading.local()
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether multithreaded backward is enabled in this thread (True unless
+    :class:`set_multithreading_enabled` turned it off; Note [Multithreaded backward is a
+    recorded switch])."""
+    return getattr(_multithreading, "enabled", True)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):  # noqa: N801
+    """Enable or disable multithreaded backward: at once when called, for a block, or for a
+    function; gradstack's backward runs on the calling thread either way (Note
+    [Multithreaded backward is a recorded switch]).
+
+    >>> import gradstack_autograd as ag
+    >>> with ag.grad_mode.set_multithreading_enabled(False):
+    ...     ag.grad_mode.is_multithreading_enabled()
+    False
+    >>> ag.grad_mode.is_multithreading_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = is_multithreading_enabled()
+        _multithreading.enabled = bool(mode)
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _multithreading.enabled = self.prev
 
     def clone(self):
         return self.__class__(self.mode)

@@ -35,6 +35,7 @@ __all__ = [
     "ones_",
     "zeros_",
     "eye_",
+    "dirac_",
     "xavier_uniform_",
     "xavier_normal_",
     "kaiming_uniform_",
@@ -149,6 +150,33 @@ def eye_(tensor: Tensor) -> Tensor:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with ag.no_grad():
         return tensor.copy_(gt.eye(*tensor.shape, dtype=tensor.dtype))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: each output channel of
+    each of the ``groups`` copies its input channel of the same index at the kernel's
+    centre (as many as the channels allow), so the convolution is the identity on them.
+
+    >>> import gradstack_tensor as gt
+    >>> w = dirac_(gt.empty(2, 2, 3))
+    >>> w[0, 0].tolist(), w[0, 1].tolist()
+    ([0.0, 1.0, 0.0], [0.0, 0.0, 0.0])
+    """
+    _check(tensor, "dirac_")
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    centre = tuple(n // 2 for n in sizes[2:])
+    with ag.no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(per_group, sizes[1])):
+                tensor[(g * per_group + d, d) + centre] = 1
+    return tensor
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:

@@ -115,9 +115,19 @@ cdef class CompositeMethods(ShapeMethods):
     # -- aliases and in-place forms made of other methods -------------------------------
 
     def split_with_sizes(self, split_sizes, dim=0):
-        """``self.split(list(split_sizes), dim)``."""
-        from ._signatures import checker
-        checker("split_with_sizes", "size split_sizes, int dim")(split_sizes, dim)
+        """``self.split(list(split_sizes), dim)``; torch's TypeError for sizes that are not
+        a sequence of ints."""
+        if not isinstance(split_sizes, (list, tuple)):
+            raise TypeError(
+                "split_with_sizes(): argument 'split_sizes' (position 1) must be tuple of "
+                f"ints, not {type(split_sizes).__name__}"
+            )
+        for pos, size in enumerate(split_sizes):
+            if not isinstance(size, (int, TensorBase)) or isinstance(size, bool):
+                raise TypeError(
+                    "split_with_sizes(): argument 'split_sizes' (position 1) must be tuple "
+                    f"of ints, but found element of type {type(size).__name__} at pos {pos}"
+                )
         return self.split(list(split_sizes), dim)
 
     def unsafe_split(self, split_size, dim=0):
@@ -127,6 +137,27 @@ cdef class CompositeMethods(ShapeMethods):
     def unsafe_chunk(self, chunks, dim=0):
         """``self.chunk(chunks, dim)``."""
         return self.chunk(chunks, dim)
+
+    def select_scatter(self, src, dim, index):
+        """See :func:`gradstack_tensor.select_scatter`."""
+        from .arrangements import select_scatter
+        return select_scatter(self, src, dim, index)
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        """See :func:`gradstack_tensor.slice_scatter`."""
+        from .arrangements import slice_scatter
+        return slice_scatter(self, src, dim, start, end, step)
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        """See :func:`gradstack_tensor.diagonal_scatter`."""
+        from .arrangements import diagonal_scatter
+        return diagonal_scatter(self, src, offset, dim1, dim2)
+
+    def matrix_exp(self):
+        """The matrix exponential of each square matrix; see
+        :func:`gradstack_tensor.matrix_exp`."""
+        from .matrix_functions import matrix_exp
+        return matrix_exp(self)
 
     def narrow_copy(self, dim, start, length):
         """A copy of ``self.narrow(dim, start, length)``."""
@@ -634,15 +665,25 @@ cdef class CompositeMethods(ShapeMethods):
         return self.pow_(2)
 
     def clamp_min_(self, min):
-        """In place ``clamp_(min=min)``."""
+        """In place ``clamp_(min=min)``; ``min`` is a number or a tensor (None is torch's
+        TypeError)."""
         if min is None:
-            raise TypeError("clamp_min_(): argument 'min' must be Tensor or Number, not NoneType")
+            raise TypeError(
+                "clamp_min_() received an invalid combination of arguments - got (Tensor, "
+                "NoneType), but expected (Tensor input, Tensor min) or (Tensor input, "
+                "Number min)"
+            )
         return self.clamp_(min=min)
 
     def clamp_max_(self, max):
-        """In place ``clamp_(max=max)``."""
+        """In place ``clamp_(max=max)``; ``max`` is a number or a tensor (None is torch's
+        TypeError)."""
         if max is None:
-            raise TypeError("clamp_max_(): argument 'max' must be Tensor or Number, not NoneType")
+            raise TypeError(
+                "clamp_max_() received an invalid combination of arguments - got (Tensor, "
+                "NoneType), but expected (Tensor input, Tensor max) or (Tensor input, "
+                "Number max)"
+            )
         return self.clamp_(max=max)
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):

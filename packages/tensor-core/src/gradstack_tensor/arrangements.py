@@ -60,6 +60,9 @@ __all__ = [
     "dsplit",
     "scatter",
     "scatter_add",
+    "select_scatter",
+    "slice_scatter",
+    "diagonal_scatter",
     "index_add",
     "index_copy",
     "index_fill",
@@ -666,3 +669,66 @@ def fill_diagonal_(input, fill_value, wrap: bool = False) -> Tensor:
     if size:
         x[tuple(_wrap(np.ascontiguousarray(p, dtype=np.int64)) for p in positions)] = fill_value
     return x
+
+
+# ------------------------------------------------------------------------ embedding a view
+
+# Note [A view's scatter is a clone and a copy into its view]
+# torch's ``select_scatter``/``slice_scatter``/``diagonal_scatter`` return ``input`` with the
+# view that ``select``/slicing/``diagonal`` would take replaced by ``src``.  Here they are a
+# clone of ``input`` and ``copy_`` of ``src`` into that view of the clone: autograd
+# rebases the copy (CopySlices, where torch records SelectScatterBackward0 ...), and the
+# gradients are torch's: ``input``'s with the view zeroed, ``src``'s the view's.  ``src``
+# must have the view's shape (torch's message); its dtype is cast to ``input``'s, as torch.
+
+
+def _embed(fname: str, input, src, view) -> Tensor:
+    x = _tensor(input, fname)
+    s = _tensor(src, fname, "src")
+    out = x.clone()
+    target = view(out)
+    if tuple(s.shape) != tuple(target.shape):
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{list(s.shape)}, slice size = {list(target.shape)}"
+        )
+    target.copy_(s)
+    return out
+
+
+def select_scatter(input, src, dim: int, index: int) -> Tensor:
+    """``input`` with ``input.select(dim, index)`` replaced by ``src`` (a new tensor; Note
+    [A view's scatter is a clone and a copy into its view]).
+
+    >>> import gradstack_tensor as gt
+    >>> gt.select_scatter(gt.zeros(2, 2), gt.ones(2), 0, 1).tolist()
+    [[0.0, 0.0], [1.0, 1.0]]
+    """
+    return _embed("select_scatter", input, src, lambda t: t.select(dim, index))
+
+
+def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """``input`` with its slice ``start:end:step`` along ``dim`` replaced by ``src`` (a new
+    tensor).
+
+    >>> import gradstack_tensor as gt
+    >>> gt.slice_scatter(gt.zeros(4), gt.ones(2), start=0, step=2).tolist()
+    [1.0, 0.0, 1.0, 0.0]
+    """
+
+    def view(t):
+        d = _normalize_dim(dim, t.dim())
+        return t[(slice(None),) * d + (slice(start, end, step),)]
+
+    return _embed("slice_scatter", input, src, view)
+
+
+def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``input`` with its diagonal ``input.diagonal(offset, dim1, dim2)`` replaced by
+    ``src`` (a new tensor).
+
+    >>> import gradstack_tensor as gt
+    >>> gt.diagonal_scatter(gt.zeros(2, 2), gt.ones(2)).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    return _embed("diagonal_scatter", input, src, lambda t: t.diagonal(offset, dim1, dim2))

@@ -41,6 +41,8 @@ __all__ = [
     "svdvals",
     "matrix_exp",
     "householder_product",
+    "diagonal",
+    "vander",
     "LinAlgError",
 ]
 
@@ -154,6 +156,43 @@ def multi_dot(tensors):
     for t in tensors[1:]:
         out = out @ t
     return out
+
+
+def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """The diagonals of a batch of matrices: ``A.diagonal(offset, dim1, dim2)`` (a view),
+    with ``linalg.diagonal``'s defaults (the last two dims).
+
+    >>> import gradstack_tensor as gt
+    >>> diagonal(gt.arange(8.0).reshape(2, 2, 2)).tolist()
+    [[0.0, 3.0], [4.0, 7.0]]
+    """
+    return _t(A, "diagonal").diagonal(offset, dim1, dim2)
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrices of the vectors in ``x`` (``(..., n)`` -> ``(..., n, N)``),
+    increasing powers ``x ** 0 .. x ** (N - 1)`` (``N`` defaults to ``n``, and must be more
+    than 1), in ``x``'s dtype: torch's ones and running product (``cumprod``), concatenated.
+
+    >>> import gradstack_tensor as gt
+    >>> vander(gt.tensor([1.0, 2.0, 3.0])).tolist()
+    [[1.0, 1.0, 1.0], [1.0, 2.0, 4.0], [1.0, 3.0, 9.0]]
+    """
+    import gradstack_tensor as gt
+
+    x = _t(x, "vander")
+    if x.dtype == gt.bool:
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+        )
+    x_ = x.unsqueeze(-1) if x.dim() == 0 else x
+    shape = list(x_.shape)
+    n = shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = gt.cumprod(x_.unsqueeze(-1).expand(*shape, n - 1), -1)
+    ones = gt.ones(*shape, 1, dtype=powers.dtype)
+    return gt.cat([ones, powers], -1)
 
 
 def _not_implemented(name):

@@ -36,9 +36,11 @@ from gradstack_autograd import (  # type: ignore[no-redef]  # noqa: F811
     is_anomaly_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_detect_anomaly,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from gradstack_autograd.function import InplaceFunction, NestedIOFunction, once_differentiable
 # isort: on
@@ -60,6 +62,8 @@ __all__ = [
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "set_multithreading_enabled",
+    "is_multithreading_enabled",
     "detect_anomaly",
     "set_detect_anomaly",
     "is_anomaly_enabled",

@@ -1,5 +1,6 @@
 """``gradstack.utils.checkpoint``: activation checkpointing (``checkpoint``,
-``checkpoint_sequential``, ``CheckpointError``, ``detach_variable``) from
+``checkpoint_sequential``, ``CheckpointError``, ``detach_variable``, ``noop_context_fn``,
+``set_checkpoint_early_stop``) from
 gradstack-graph-engine's ``gradstack_autograd.checkpoint``."""
 
 from gradstack_autograd.checkpoint import (
@@ -7,6 +8,15 @@ from gradstack_autograd.checkpoint import (
     checkpoint,
     checkpoint_sequential,
     detach_variable,
+    noop_context_fn,
+    set_checkpoint_early_stop,
 )
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "detach_variable"]
+__all__ = [
+    "checkpoint",
+    "checkpoint_sequential",
+    "CheckpointError",
+    "detach_variable",
+    "noop_context_fn",
+    "set_checkpoint_early_stop",
+]

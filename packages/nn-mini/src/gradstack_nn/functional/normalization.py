@@ -136,6 +136,9 @@ def group_norm(
     return out
 
 
+@checked_arguments(
+    "rms_norm", "Tensor input, int[] normalized_shape, Tensor? weight, float? eps", first=0
+)
 def rms_norm(
     input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
 ) -> Tensor:

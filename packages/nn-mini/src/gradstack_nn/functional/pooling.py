@@ -36,6 +36,7 @@ import math
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.extension import checked_arguments
 
 from ._utils import _pair, _triple
 from .padding import pad
@@ -182,6 +183,23 @@ def max_pool2d_with_indices(
     return (values, indices) if return_indices else values
 
 
+# torch's argument types of the pooling functions (Note [Argument checks from torch's
+# signatures] in gradstack_tensor._signatures)
+_MAX_POOL_ARGS = (
+    "Tensor input, int[] kernel_size, int[]? stride, int[] padding, int[] dilation, "
+    "bool ceil_mode, bool return_indices"
+)
+_AVG_POOL1D_ARGS = (
+    "Tensor input, int[] kernel_size, int[]? stride, int[] padding, bool ceil_mode, "
+    "bool count_include_pad"
+)
+
+
+@checked_arguments(
+    "max_pool2d",
+    _MAX_POOL_ARGS,
+    first=0,
+)
 def max_pool2d(
     input: Tensor,
     kernel_size,
@@ -220,6 +238,11 @@ def max_pool1d_with_indices(
     return out, idx
 
 
+@checked_arguments(
+    "max_pool1d",
+    _MAX_POOL_ARGS,
+    first=0,
+)
 def max_pool1d(
     input: Tensor,
     kernel_size,
@@ -301,6 +324,11 @@ def max_pool3d_with_indices(
     return (out, indices) if return_indices else out
 
 
+@checked_arguments(
+    "max_pool3d",
+    _MAX_POOL_ARGS,
+    first=0,
+)
 def max_pool3d(
     input: Tensor,
     kernel_size,
@@ -363,6 +391,11 @@ def avg_pool2d(
     return out.squeeze(0) if unbatched else out
 
 
+@checked_arguments(
+    "avg_pool1d",
+    _AVG_POOL1D_ARGS,
+    first=0,
+)
 def avg_pool1d(
     input: Tensor,
     kernel_size,
@@ -492,6 +525,11 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     return out.squeeze(0) if unbatched else out
 
 
+@checked_arguments(
+    "adaptive_avg_pool1d",
+    "Tensor input, int[] output_size",
+    first=0,
+)
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """The mean of each of ``output_size`` windows that tile the last dim."""
     x, unbatched = _batched(input, 1, "adaptive_avg_pool1d")
@@ -569,6 +607,11 @@ def adaptive_max_pool1d_with_indices(input: Tensor, output_size):
     return out, idx
 
 
+@checked_arguments(
+    "adaptive_max_pool1d",
+    "Tensor input, int[] output_size, bool return_indices",
+    first=0,
+)
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
     """See :func:`adaptive_max_pool1d_with_indices`."""
     out, idx = adaptive_max_pool1d_with_indices(input, output_size)

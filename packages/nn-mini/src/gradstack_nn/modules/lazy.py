@@ -34,7 +34,7 @@ class LazyModuleMixin:
     the module becomes once its parameters are materialised, or None to stay).
     """
 
-    cls_to_become = None
+    cls_to_become: type | None = None
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

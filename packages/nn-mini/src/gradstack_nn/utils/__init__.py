@@ -11,6 +11,12 @@ from .clip_grad import (
     get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
@@ -30,4 +36,8 @@ __all__ = [
     "get_total_norm",
     "parameters_to_vector",
     "vector_to_parameters",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
 ]

@@ -39,6 +39,7 @@ __all__ = [
     "pack_sequence",
     "unpad_sequence",
     "unpack_sequence",
+    "invert_permutation",
 ]
 
 
@@ -97,6 +98,17 @@ def _invert_permutation(permutation):
     inverse = np.empty_like(p)
     inverse[p] = np.arange(p.size)
     return gt.tensor(inverse, dtype=gt.int64)
+
+
+def invert_permutation(permutation):
+    """The inverse of a permutation of ``0..n-1`` (int64; None stays None), as torch's
+    ``nn.utils.rnn.invert_permutation``.
+
+    >>> import gradstack_tensor as gt
+    >>> invert_permutation(gt.tensor([2, 0, 1])).tolist()
+    [1, 2, 0]
+    """
+    return _invert_permutation(permutation)
 
 
 def _lengths_list(lengths) -> list:

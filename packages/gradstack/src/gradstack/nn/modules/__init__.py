@@ -185,7 +185,7 @@ def _submodule(name: str, names: list[str]) -> _types.ModuleType:
                     f"module {module.__name__!r} has no attribute {attr!r}"
                 ) from None
 
-        module.__getattr__ = __getattr__  # type: ignore[attr-defined]
+        setattr(module, "__getattr__", __getattr__)  # noqa: B010 - a module's own hook
     return module
 
 

@@ -9,6 +9,12 @@ from gradstack_nn.utils.clip_grad import (
     get_total_norm,
 )
 from gradstack_nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from gradstack_nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
 from gradstack_nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from gradstack_nn.utils.weight_norm import remove_weight_norm, weight_norm
 
@@ -30,4 +36,8 @@ __all__ = [
     "get_total_norm",
     "parameters_to_vector",
     "vector_to_parameters",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
 ]

@@ -2,6 +2,7 @@
 
 from gradstack_nn.utils.rnn import (
     PackedSequence,
+    invert_permutation,
     pack_padded_sequence,
     pack_sequence,
     pad_packed_sequence,
@@ -18,4 +19,5 @@ __all__ = [
     "pack_sequence",
     "unpad_sequence",
     "unpack_sequence",
+    "invert_permutation",
 ]
