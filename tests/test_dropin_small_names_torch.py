@@ -486,3 +486,14 @@ def test_as_strided_under_autograd_is_refused_not_wrong():
         x.as_strided((2,), (1,))
     with gs.no_grad():
         assert x.as_strided((2,), (2,)).tolist() == [0.0, 2.0]
+
+
+def test_numpy_axis_alias_of_the_joins_and_squeeze_as_torch():
+    for L in (gs, torch):
+        x = L.ones(2, 3)
+        assert tuple(L.cat([x, x], axis=1).shape) == (2, 6)
+        assert tuple(L.concat([x, x], axis=0).shape) == (4, 3)
+        assert tuple(L.stack([x, x], axis=2).shape) == (2, 3, 2)
+        assert tuple(x.unsqueeze(0).squeeze(axis=0).shape) == (2, 3)
+    with pytest.raises(TypeError, match="axis"):
+        gs.cat([gs.ones(2)], 1, axis=0)

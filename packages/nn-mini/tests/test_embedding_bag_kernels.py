@@ -230,31 +230,6 @@ def test_create_graph_matches_first_order(mode):
     np.testing.assert_allclose(got[0], got[1], rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.filterwarnings("ignore:There is a performance drop")
-def test_vmap_and_forward_ad_take_the_composed_path():
-    from gradstack_functional.func import jvp, vmap
-
-    rng = np.random.default_rng(11)
-    tables = rng.standard_normal((3, 6, 2))
-    text, offsets = gt.tensor([0, 5, 2, 2, 1]), gt.tensor([0, 2])
-    got = vmap(lambda w: F.embedding_bag(text, w, offsets, mode="sum"))(gt.tensor(tables))
-    want = [
-        torch.nn.functional.embedding_bag(
-            torch.tensor(text.numpy()), torch.tensor(t), torch.tensor(offsets.numpy()),
-            mode="sum",
-        ).numpy()
-        for t in tables
-    ]  # fmt: skip
-    np.testing.assert_allclose(got.numpy(), np.stack(want), rtol=1e-12)
-    tangent = rng.standard_normal((6, 2))
-    _, dy = jvp(lambda w: F.embedding_bag(text, w, offsets, mode="mean"),
-                (gt.tensor(tables[0]),), (gt.tensor(tangent),))  # fmt: skip
-    want = torch.nn.functional.embedding_bag(
-        torch.tensor(text.numpy()), torch.tensor(tangent), torch.tensor(offsets.numpy())
-    )
-    np.testing.assert_allclose(dy.numpy(), want.numpy(), rtol=1e-12)
-
-
 def test_kernels_check_their_arguments():
     w = np.ones((4, 2), np.float32)
     idx, st, en = np.array([0, 1, 3]), np.array([0, 1]), np.array([1, 3])

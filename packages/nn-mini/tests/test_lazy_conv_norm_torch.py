@@ -12,9 +12,10 @@ import gradstack_nn as nn
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-import torch
-import torch.nn as TNN
 from gradstack_nn import optim
+
+torch = pytest.importorskip("torch")
+TNN = torch.nn
 
 CASES = [
     ("LazyConv1d", (4, 3), {}, (2, 3, 7)),

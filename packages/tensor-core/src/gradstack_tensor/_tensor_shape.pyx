@@ -293,14 +293,20 @@ cdef class ShapeMethods(ReductionMethods):
         out = dispatch(OP_TRANSPOSE, (self, -2, -1))
         return out.conj() if out.is_complex() else out
 
-    def squeeze(self, dim=NO_DIM):
-        """A view without the dims of size 1 (only ``dim`` when given).
+    def squeeze(self, dim=NO_DIM, *, axis=None):
+        """A view without the dims of size 1 (only ``dim`` when given; ``axis`` is torch's
+        alias of ``dim``).
 
         Examples
         --------
         >>> gt.zeros(1, 2, 1).squeeze().shape, gt.zeros(1, 2, 1).squeeze(0).shape
         (gradstack.Size([2]), gradstack.Size([2, 1]))
         """
+        if axis is not None:
+            if dim is not NO_DIM:
+                raise TypeError("squeeze() received both 'dim' and its alias 'axis'; pass one "
+                                "of them")
+            dim = axis
         if dim is NO_DIM:
             dim = None
         elif dim is None:  # torch has squeeze() and squeeze(dim), no squeeze(None)

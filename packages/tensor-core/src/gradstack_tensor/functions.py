@@ -514,18 +514,32 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return _out("addmm", dispatch(OPS["addmm"], (input, mat1, mat2, beta, alpha)), out, "exact")
 
 
-def cat(tensors, dim=0, *, out=None):
-    """Concatenate tensors along an existing dimension."""
+def _axis(name, dim, axis):
+    """torch's numpy-style ``axis`` for ``dim`` (``cat(ts, axis=1)``): the alias, unless both
+    were given."""
+    if axis is None:
+        return dim
+    if dim != 0:
+        raise TypeError(f"{name}() received both 'dim' and its alias 'axis'; pass one of them")
+    return axis
+
+
+def cat(tensors, dim=0, *, out=None, axis=None):
+    """Concatenate tensors along an existing dimension (``axis`` is torch's alias of
+    ``dim``)."""
     tensors = _tensor_sequence("cat", tensors)
+    dim = _axis("cat", dim, axis)
     return _out("cat", dispatch(OPS["cat"], (tensors, dim)), out, "cat")
 
 
 concat = concatenate = cat
 
 
-def stack(tensors, dim=0, *, out=None):
-    """Stack equally shaped tensors along a new dimension."""
+def stack(tensors, dim=0, *, out=None, axis=None):
+    """Stack equally shaped tensors along a new dimension (``axis`` is torch's alias of
+    ``dim``)."""
     tensors = _tensor_sequence("stack", tensors)
+    dim = _axis("stack", dim, axis)
     return _out("stack", dispatch(OPS["stack"], (tensors, dim)), out, "cat")
 
 
