@@ -118,7 +118,8 @@ cdef extern from *:
 cdef inline double _squares(const real* x, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
     if real is float:
         return gs_sq_f32(kernel_avx2(), x, start, stop)
-    return gs_sq_f64(kernel_avx2(), x, start, stop)
+    else:  # (an else, so that Cython's float specialisation has no unreachable line)
+        return gs_sq_f64(kernel_avx2(), x, start, stop)
 
 
 cdef double _sum_squares(const real* x, Py_ssize_t n, int nthreads) noexcept nogil:
