@@ -164,14 +164,14 @@ def test_file_is_an_npz_with_a_json_manifest(tmp_path):
         assert npz["0"].tolist() == [1.0, 2.0]
 
 
-def test_other_objects_are_pickled_and_load_only_with_weights_only_false():
-    # Note [Pickled objects, as torch.save]: what the safe format has no node for is pickled
-    for obj in ({(1, 2): 3}, {"a": [1, {1, 2}]}):
+def test_other_objects_are_pickled_and_load_through_the_allowlist():
+    # Note [Pickled objects, as torch.save]: what the safe format has no node for is
+    # pickled; containers of plain values import only allowlisted builtins, as torch's
+    for obj in ({(1, 2): 3}, {"a": [1, {1, 2}], "b": frozenset({2}), "c": 1 + 2j}):
         buf = io.BytesIO()
         save(obj, buf)
         buf.seek(0)
-        with pytest.raises(pickle.UnpicklingError, match="weights_only=False"):
-            load(buf)
+        assert load(buf) == obj
         buf.seek(0)
         assert load(buf, weights_only=False) == obj
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
@@ -212,6 +212,42 @@ def test_whole_module_round_trips_as_torch_save():
     assert np.array_equal(again.head.bias.detach().numpy(), model.head.bias.detach().numpy())
     again.head.bias.detach().add_(1.0)
     assert not np.array_equal(again.head.bias.detach().numpy(), model.head.bias.detach().numpy())
+
+
+def test_safe_globals_allow_a_module_class_for_the_weights_only_load():
+    from gradstack_nn.serialization import (
+        add_safe_globals,
+        clear_safe_globals,
+        get_safe_globals,
+        safe_globals,
+    )
+
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    buf = io.BytesIO()
+    save(model, buf)
+    classes = [nn.Sequential, nn.Linear, nn.ReLU]
+    for _ in range(2):  # the block's allowlist ends with the block
+        buf.seek(0)
+        with safe_globals(classes):
+            again = load(buf)
+        assert type(again) is nn.Sequential and type(again[0].weight) is Parameter
+        buf.seek(0)
+        with pytest.raises(pickle.UnpicklingError, match=r"add_safe_globals\(\[Sequential\]\)"):
+            load(buf)
+    buf.seek(0)
+    with safe_globals(classes[:2]), pytest.raises(pickle.UnpicklingError, match="ReLU"):
+        load(buf)  # every global the file imports must be allowed
+    add_safe_globals(classes)
+    try:
+        assert set(get_safe_globals()) == set(classes)
+        buf.seek(0)
+        assert np.array_equal(load(buf)[0].bias.detach().numpy(),
+                              model[0].bias.detach().numpy())  # fmt: skip
+    finally:
+        clear_safe_globals()
+    assert get_safe_globals() == []
+    with pytest.raises(TypeError, match="safe globals"):
+        add_safe_globals([3])
 
 
 def test_lazy_module_round_trips(tmp_path):

@@ -31,9 +31,12 @@ named by the file.  gradstack does the same.  An object the format above cannot 
 ``{"t": "pickle"}`` and a member ``data.pkl``: a pickle whose tensors are persistent ids
 (``("tensor", node)`` with a tensor node as above, its array an ``<i>.npy`` member), so
 tensors keep the safe array format and gradstack's tensors stay unpicklable on their own.
-``load`` with ``weights_only=True`` (the default) reads the pickle's opcodes without running
-them, names the first class the file would import, and raises ``pickle.UnpicklingError``
-as torch does; only ``weights_only=False`` unpickles.
+``load`` with ``weights_only=True`` (the default) unpickles only what imports nothing
+beyond an allowlist: ``collections.OrderedDict``, ``set``, ``frozenset``, ``complex``,
+``slice``, ``bytearray``, and the globals the user allowed with
+:func:`add_safe_globals` or ``with safe_globals([...]):`` (torch's API); anything else is
+refused before it is imported, with ``pickle.UnpicklingError`` naming the global and how to
+allow it, as torch does.  ``weights_only=False`` unpickles everything.
 
 Note [Loading refuses what save never writes]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -71,12 +74,12 @@ Examples
 
 from __future__ import annotations
 
+import _compat_pickle
 import io
 import json
 import math
 import os
 import pickle
-import pickletools
 import re
 import secrets
 import stat
@@ -91,7 +94,15 @@ from gradstack_tensor.extension import data_of as _data
 
 from .parameter import Parameter, UninitializedParameter, is_lazy
 
-__all__ = ["save", "load", "SerializationError"]
+__all__ = [
+    "save",
+    "load",
+    "SerializationError",
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "safe_globals",
+]
 
 _MANIFEST = "gradstack.json"
 _PICKLE = "data.pkl"
@@ -429,23 +440,6 @@ def _read_archive(fh, name, weights_only=True):
             raise SerializationError(f"{name}: the manifest nests too deeply") from None
 
 
-def _first_global(data: bytes) -> str:
-    """The first class or function a pickle would import, read from its opcodes without
-    running it ("" if none)."""
-    strings: list = []
-    try:
-        for op, arg, _ in pickletools.genops(data):
-            if op.name in ("GLOBAL", "INST"):
-                return str(arg).replace(" ", ".")
-            if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
-                strings.append(arg)
-            if op.name == "STACK_GLOBAL" and len(strings) >= 2:
-                return f"{strings[-2]}.{strings[-1]}"
-    except Exception:  # noqa: BLE001 - a malformed pickle: no name to give
-        pass
-    return ""
-
-
 class _TensorUnpickler(pickle.Unpickler):
     def __init__(self, fh, decoder):
         super().__init__(fh)
@@ -459,23 +453,115 @@ class _TensorUnpickler(pickle.Unpickler):
         return self.decoder.decode(pid[1])
 
 
+# the globals a weights-only load imports without being told: containers and values whose
+# construction from data runs no code of the file's choosing (torch allows these too)
+_SAFE_BY_DEFAULT = {
+    "collections.OrderedDict": OrderedDict,
+    "builtins.set": set,
+    "builtins.frozenset": frozenset,
+    "builtins.complex": complex,
+    "builtins.slice": slice,
+    "builtins.bytearray": bytearray,
+}
+_safe_globals: dict = {}  # "module.qualname" -> object, by add_safe_globals
+
+
+def _global_name(obj) -> str:
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def _named(entries) -> dict:
+    out = {}
+    for entry in entries:
+        if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str):
+            obj, name = entry  # torch's (object, "module.name") form
+        elif callable(entry):
+            obj, name = entry, _global_name(entry)
+        else:
+            raise TypeError(
+                "safe globals are classes or functions, or (object, 'module.name') pairs; "
+                f"got {entry!r:.80}"
+            )
+        out[name] = obj
+    return out
+
+
+def add_safe_globals(safe_globals) -> None:
+    """Allow ``load(..., weights_only=True)`` to import these classes or functions (or
+    ``(object, "module.name")`` pairs) from a pickled file (torch's
+    ``torch.serialization.add_safe_globals``; Note [Pickled objects, as torch.save]).
+
+    Examples
+    --------
+    >>> from gradstack_nn import Linear
+    >>> add_safe_globals([Linear]); Linear in get_safe_globals()
+    True
+    >>> clear_safe_globals()
+    """
+    _safe_globals.update(_named(safe_globals))
+
+
+def get_safe_globals() -> list:
+    """The globals :func:`add_safe_globals` allowed."""
+    return list(_safe_globals.values())
+
+
+def clear_safe_globals() -> None:
+    """Forget the globals :func:`add_safe_globals` allowed."""
+    _safe_globals.clear()
+
+
+class safe_globals:  # noqa: N801 - torch's name
+    """``with safe_globals([Net]):`` allows these globals for the loads inside the block
+    only (torch's ``torch.serialization.safe_globals``)."""
+
+    def __init__(self, safe_globals):
+        self._entries = _named(safe_globals)
+        self._saved: dict = {}
+
+    def __enter__(self):
+        self._saved = dict(_safe_globals)
+        _safe_globals.update(self._entries)
+        return self
+
+    def __exit__(self, *exc):
+        _safe_globals.clear()
+        _safe_globals.update(self._saved)
+        return False
+
+
+class _WeightsOnlyUnpickler(_TensorUnpickler):
+    """Unpickles only the allowlist's globals (Note [Pickled objects, as torch.save])."""
+
+    def find_class(self, module, name):
+        # protocol 2 names Python 2's modules (``__builtin__.set``), as pickle's own
+        # find_class maps them (no Python 3 module has those names)
+        module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+        full = f"{module}.{name}"
+        allowed = _SAFE_BY_DEFAULT.get(full) or _safe_globals.get(full)
+        if allowed is None:
+            short = name.rsplit(".", 1)[-1]
+            raise pickle.UnpicklingError(
+                "Weights only load failed. This file holds a pickled object that imports "
+                f"{full}, which is not an allowed global: unpickling runs code the file "
+                "names, so gradstack.load refuses it by default, as torch.load does since "
+                "PyTorch 2.6. If you trust the file, allow the global with "
+                f"gradstack.serialization.add_safe_globals([{short}]) or the "
+                f"gradstack.serialization.safe_globals([{short}]) context manager, or "
+                "re-run gradstack.load with weights_only=False; or save the model's "
+                "state_dict() instead, which loads safely."
+            )
+        return allowed
+
+
 def _unpickle(zf, name, decoder, weights_only):
     """Note [Pickled objects, as torch.save]."""
     if _PICKLE not in zf.NameToInfo:
         raise SerializationError(f"{name}: the manifest names a pickle but {_PICKLE} is missing")
     data = _read_member(zf, _PICKLE, name)
     if weights_only:
-        what = _first_global(data)
-        raise pickle.UnpicklingError(
-            "Weights only load failed. This file holds a pickled object"
-            + (f" (it imports {what})" if what else "")
-            + ", written by gradstack.save of something other than tensors, numbers, "
-            "strings and containers of them (a whole nn.Module, for instance). Unpickling it "
-            "runs code the file names, so gradstack.load refuses it by default, as "
-            "torch.load does since PyTorch 2.6. Re-run gradstack.load with "
-            "weights_only=False only if you got the file from a trusted source; or save "
-            "the model's state_dict() instead, which loads safely."
-        )
+        return _WeightsOnlyUnpickler(io.BytesIO(data), decoder).load()
     return _TensorUnpickler(io.BytesIO(data), decoder).load()
 
 
