@@ -510,6 +510,23 @@ def extend(db) -> None:
 
     add(GradOp("silu_", silu_inplace))
     add(GradOp("log_sigmoid", unary("log_sigmoid", lambda L, a, e: _F(L).logsigmoid(a))))
+
+    def softplus(rng):
+        out = []
+        for shape, tr in (((), False), ((4,), False), ((2, 3), True)):
+            x = arr(rng, shape, -3.0, 3.0, away=(0.5, -1.0), transposed=tr)
+            for beta, threshold in ((1.0, 20.0), (2.0, 1.0), (0.5, -0.5)):
+                out.append(
+                    S(
+                        (x,),
+                        lambda L, a, b=beta, t=threshold: L.OPS["softplus"](a, b, t),
+                        f"softplus {list(shape)} beta {beta} threshold {threshold}",
+                        lambda L, a, b=beta, t=threshold: _F(L).softplus(a, b, t),
+                    )
+                )
+        return out
+
+    add(GradOp("softplus", softplus))
     add(
         GradOp(
             "leaky_relu",

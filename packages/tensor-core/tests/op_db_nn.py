@@ -320,6 +320,13 @@ def _silu_ref(x):
     return x / (1 + np.exp(-x))
 
 
+def _softplus_ref(x, beta=1.0, threshold=20.0):
+    xd = x.astype(np.float64)
+    with np.errstate(over="ignore"):
+        out = np.where(xd * beta > threshold, xd, np.log1p(np.exp(xd * beta)) / beta)
+    return out.astype(x.dtype)
+
+
 def _log_sigmoid_ref(x):
     return -np.logaddexp(0, -x)
 
@@ -465,6 +472,14 @@ def _samples(db):
         if np.dtype(dtype).kind == "f":
             yield S(np.array([-100.0, 0.0, 100.0], dtype=dtype), desc="tails")
 
+    def softplus(info, dtype, rng):
+        yield from unary(info, dtype, rng)
+        if np.dtype(dtype).kind == "f":
+            x = np.array([-100.0, -1.0, 0.0, 1.5, 19.0, 21.0, 100.0], dtype=dtype)
+            yield S(x, desc="tails and the threshold")
+            for beta, threshold in ((2.0, 20.0), (0.5, 3.0), (1.0, -1.0)):
+                yield S(make((2, 3), dtype, rng), (beta, threshold), desc=f"beta {beta}")
+
     def leaky(info, dtype, rng):
         yield from unary(info, dtype, rng)
         for slope in (0.2, -0.5):
@@ -559,6 +574,7 @@ def _samples(db):
         gelu=gelu,
         gelu_backward=gelu_backward,
         silu=silu,
+        softplus=softplus,
         leaky=leaky,
         unary=unary,
     )
@@ -727,6 +743,12 @@ def extend(db) -> None:
         inplace=True,
     )
     add("log_sigmoid", _log_sigmoid_ref, s["silu"], lambda torch, x: _tf(torch).logsigmoid(x))
+    add(
+        "softplus",
+        _softplus_ref,
+        s["softplus"],
+        lambda torch, x, beta=1.0, threshold=20.0: _tf(torch).softplus(x, beta, threshold),
+    )
     add(
         "leaky_relu",
         _leaky_relu_ref,

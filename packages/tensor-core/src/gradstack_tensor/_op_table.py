@@ -1012,6 +1012,7 @@ ROWS: tuple[OpRow, ...] = (
     op("gelu_backward"),
     op("silu", inplace_form=True),
     op("log_sigmoid"),
+    op("softplus"),
     op("leaky_relu", inplace_form=True),
     # sliding windows: F.unfold/F.fold (and so convolutions), max pooling (_impl_windows.py)
     op("im2col"),

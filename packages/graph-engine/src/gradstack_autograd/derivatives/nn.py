@@ -997,6 +997,42 @@ def _log_sigmoid_jvp(args, out, tangents, lead):
     return None if t is None else t * (-args[0]).sigmoid()
 
 
+@register("softplus(self, beta, threshold)", "SoftplusBackward0", save="self, beta, threshold",
+          batch=unary)
+def _softplus(ctx, grad):
+    """torch's ``softplus_backward``: ``grad * z / (z + 1)`` with ``z = exp(beta * x)``, and
+    ``grad`` where ``beta * x > threshold``."""
+    x = ctx.saved_value("self")
+    beta, threshold = ctx.saved_value("beta"), ctx.saved_value("threshold")
+    if _first_order_arrays(grad):
+        a, g = _data(x), _data(grad)
+        if a.dtype == g.dtype and a.shape == g.shape:  # the formula in four numpy passes
+            z = np.multiply(a, float(beta), out=np.empty(a.shape, a.dtype))
+            above = z > threshold
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.exp(z, out=z)
+                gx = np.multiply(g, z, out=np.empty(a.shape, a.dtype))  # (0-d: an array)
+                np.add(z, 1, out=z)
+                np.divide(gx, z, out=gx)
+            np.copyto(gx, g, where=above)
+            return (_wrap(gx),)
+    return (_softplus_derivative(x, beta, threshold, grad),)
+
+
+def _softplus_derivative(x, beta, threshold, t):
+    scaled = x * beta
+    z = scaled.exp()
+    return gt.where(scaled > threshold, t, t * z / (z + 1))
+
+
+@jvp("softplus")
+def _softplus_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    beta = args[1] if len(args) > 1 else 1.0
+    threshold = args[2] if len(args) > 2 else 20.0
+    return None if t is None else _softplus_derivative(args[0], beta, threshold, t)
+
+
 # torch names the in-place variant's node LeakyReluBackward1; the registry's rule is one
 # node name per op and its in-place twin (test_inplace_variants_have_the_node_name_of_their_twin)
 @register(

@@ -233,11 +233,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``."""
     x = _tensor(input, "softplus")
-    scaled = x * beta if beta != 1 else x
-    smooth = scaled.clamp(max=threshold).exp().log1p()
-    if beta != 1:
-        smooth = smooth / beta
-    return gt.where(scaled > threshold, x, smooth)
+    return _OP("softplus")(x, beta, threshold)
 
 
 def hardtanh(
