@@ -997,8 +997,12 @@ def _log_sigmoid_jvp(args, out, tangents, lead):
     return None if t is None else t * (-args[0]).sigmoid()
 
 
-@register("softplus(self, beta, threshold)", "SoftplusBackward0", save="self, beta, threshold",
-          batch=unary)
+@register(
+    "softplus(self, beta, threshold)",
+    "SoftplusBackward0",
+    save="self, beta, threshold",
+    batch=unary,
+)
 def _softplus(ctx, grad):
     """torch's ``softplus_backward``: ``grad * z / (z + 1)`` with ``z = exp(beta * x)``, and
     ``grad`` where ``beta * x > threshold``."""
