@@ -133,6 +133,7 @@ from . import (
     random_ops,
     reductions,
     rnn,
+    rnn_cells,
     spectral,
     views,
     windows,

@@ -3,7 +3,7 @@
 
 Note [A layer's two backward paths]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-As the fused cells' (Note [The fused cells' two backward paths] in ``nn.py``): a
+As the fused cells' (Note [The fused cells' two backward paths] in ``rnn_cells.py``): a
 first-order backward of float32/float64 gradients runs on arrays: the cells' backward
 kernels step by step, from the last step the forward ran to the first, each step's
 hidden-state gradient the next step's output gradient plus ``dgates W_hh`` (one product a
@@ -11,7 +11,7 @@ step), and then the weight gradient as ONE product over all the steps, ``dgates^
 ``(G H, T N)`` times the steps' input states ``(T N, H)``, the bias gradient one column sum,
 the input gates' gradient the stacked gate gradients themselves.  Under create_graph,
 forward-mode AD or a batched backward, the same recursion runs in gradstack ops (the
-cells' differentiable formulas of ``nn.py``, the hidden products recomputed from the
+cells' differentiable formulas of ``rnn_cells.py``, the hidden products recomputed from the
 saved states), which differentiate again.  The two agree to rounding: the weight
 gradient's terms are summed in another order.
 
@@ -37,7 +37,7 @@ from gradstack_tensor.extension import wrap as _wrap
 from ._formulas import _first_order_arrays
 from ._table import jvp, register
 from .batching import per_sample
-from .nn import (
+from .rnn_cells import (
     _fused_gru_cell_jvp,
     _fused_lstm_cell_jvp,
     _gru_cell_differentiable,
