@@ -25,19 +25,7 @@ from ._tensor import Tensor, _data, _wrap, _wrap_view
 
 __all__: list[str] = []
 
-_TYPE_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
+_TYPE_NAMES = _dt.SCALAR_TYPE_NAMES
 
 
 def scalar_type_name(d) -> str:

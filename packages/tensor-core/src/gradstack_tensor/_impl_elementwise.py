@@ -63,19 +63,7 @@ CPP_TYPE = {
     "complex128": "c10::complex<double>",
 }
 # torch's ScalarType names
-SCALAR_TYPE = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
+SCALAR_TYPE = _dt.SCALAR_TYPE_NAMES
 
 
 def warn_at_caller(message, category=UserWarning):

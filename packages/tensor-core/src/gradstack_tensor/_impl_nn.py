@@ -56,19 +56,7 @@ __all__: list[str] = []
 _REDUCTIONS = ("none", "mean", "sum")
 
 # torch's names of the scalar types, as its error messages spell them
-_SCALAR_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
+_SCALAR_NAMES = _dt.SCALAR_TYPE_NAMES
 
 
 def _scalar_name(a: np.ndarray) -> str:

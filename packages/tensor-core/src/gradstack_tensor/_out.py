@@ -38,19 +38,7 @@ from ._tensor import Tensor, _data, _wrap
 
 __all__: list[str] = []
 
-_SCALAR_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
+_SCALAR_NAMES = _dt.SCALAR_TYPE_NAMES
 
 _RESIZE_WARNING = (
     "An output with one or more elements was resized since it had shape {old}, which does "

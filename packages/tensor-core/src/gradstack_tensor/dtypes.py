@@ -52,6 +52,7 @@ __all__ = [
     "result_type",
     "get_default_dtype",
     "set_default_dtype",
+    "SCALAR_TYPE_NAMES",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -134,6 +135,22 @@ _BY_NUMPY = {d.numpy: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 
 _default_float = float32
+
+# torch's ScalarType names, as its error messages spell them (``"addmm_impl_cpu_" not
+# implemented for 'Bool'``): the one table the kernels' and layers' messages read
+SCALAR_TYPE_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 def from_name(name: str) -> dtype:

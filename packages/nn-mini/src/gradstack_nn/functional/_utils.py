@@ -7,21 +7,9 @@ from __future__ import annotations
 import gradstack_autograd as ag
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.dtypes import SCALAR_TYPE_NAMES
 
-# torch's names of the scalar types, as its error messages spell them
-_TORCH_TYPE_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
+_TORCH_TYPE_NAMES = SCALAR_TYPE_NAMES  # torch's names of the scalar types
 
 
 def _type_name(t: Tensor) -> str:
