@@ -42,6 +42,7 @@ db = _load("op_db")
 
 PYTHON_KERNELS = {
     "gradstack_tensor._impl_elementwise",
+    "gradstack_tensor._impl_indexing",
     "gradstack_tensor._impl_reduce",
     "gradstack_tensor._impl_shape",
     "gradstack_tensor._impl_linalg",

@@ -1,6 +1,6 @@
 """Advanced indexing, gather, index_select, copy_, addmm and cat follow torch's rules.
 
-Note [torch selects ints first] in ``_impl_elementwise.py``: torch applies int indices as
+Note [torch selects ints first] in ``_impl_indexing.py``: torch applies int indices as
 ``select`` before advanced indexing, so ``zeros(3, 4, 5)[0, :, [1, 1]]`` has shape
 [4, 2] (numpy, counting the int as advanced, gives [2, 4]).  Each key below is compared
 with torch 2.13: shape and values of ``x[key]``, and the tensor after ``x[key] = v``.

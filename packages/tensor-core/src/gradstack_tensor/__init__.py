@@ -27,6 +27,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_decompositions,
     _impl_elementwise,
     _impl_fft,
+    _impl_indexing,
     _impl_linalg,
     _impl_nn,
     _impl_random,

@@ -10,7 +10,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._dispatch import OPS
-from ._impl_elementwise import CPP_TYPE, SCALAR_TYPE, expand_error, expands_to
+from ._impl_elementwise import CPP_TYPE, SCALAR_TYPE
+from ._impl_indexing import expand_error, expands_to
 from ._loops import batched_outer_product
 from ._tensor import Tensor, _data, _wrap
 from .creation import _python_values_as

@@ -13,7 +13,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._dispatch import OPS
-from ._impl_elementwise import describe_index_error, index_key, torch_dims, writable_alias
+from ._impl_elementwise import torch_dims, writable_alias
+from ._impl_indexing import describe_index_error, index_key
 from ._index_kernels import gather as _gather_kernel
 from ._shapes import _normalize_dim, broadcast_view
 from ._tensor import Tensor, _data, _wrap, _wrap_detached, _wrap_view

@@ -56,7 +56,7 @@ from __future__ import annotations
 # wrapper would add a Python frame to each call.
 from ._dispatch import DispatchLayer, Op, dispatch, register_layer, unregister_layer
 from ._elementwise import take_byproduct
-from ._impl_elementwise import index_key
+from ._impl_indexing import index_key
 from ._impl_linalg import matmul_folds
 from ._signatures import checked as checked_arguments
 from ._tensor import _data as data_of
