@@ -21,7 +21,9 @@ Examples
 # they look ops up, and _elementwise, which cimports _tensor and so imports the whole core
 # first, binds the C kernels of the declared ops; the _impl_* modules bind the Python ones.
 from . import (  # noqa: F401 - bind kernels
+    _above,
     _allocator,
+    _composite_args,
     _elementwise,
     _impl_complex,
     _impl_decompositions,
@@ -39,10 +41,26 @@ from . import (  # noqa: F401 - bind kernels
     _impl_windows,
     _op_table,
     _signatures,
+    arrangements,
+    complex_ops,
+    composites,
+    contractions,
+    counting,
+    covariance,
+    creation,
+    elementwise_composites,
     fft,
+    histograms,
+    indexed_writes,
+    legacy,
     linalg,
+    matrix_builders,
+    matrix_functions,
     meta,
+    order_statistics,
     return_types,
+    scans,
+    searching,
     special,
 )
 from . import functions as _functions
@@ -129,6 +147,24 @@ from .scans import *  # noqa: F403
 from .scans import __all__ as _scans_all
 from .searching import *  # noqa: F403
 from .searching import __all__ as _searching_all
+
+# Note [Methods bound from above] (_above.py): the functions that the Tensor's methods
+# call, from the modules written on top of the Tensor.
+for _module in (
+    arrangements, complex_ops, composites, contractions, counting, covariance, creation,
+    elementwise_composites, histograms, indexed_writes, legacy, matrix_builders,
+    matrix_functions, order_statistics, scans, searching,
+):  # fmt: skip
+    _above.bind(_module)
+_above.bind(_functions, "allclose", "isclose", "mvlgamma")
+_above.bind_namespace("linalg", linalg)
+_above.bind(arrangements, "fill_diagonal_")
+_above.bind(elementwise_composites, "heaviside_", "hypot_")
+_above.bind(indexed_writes, "masked_scatter_")
+_above.bind(meta, "meta_array", "no_data_error")
+_above.bind(_composite_args, "_name", "_write_inplace")
+_above.bind(_signatures, "checker")
+del _module
 
 _signatures.install(OPS)  # Note [Argument checks from torch's signatures]
 

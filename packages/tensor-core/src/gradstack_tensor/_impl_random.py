@@ -298,19 +298,32 @@ def _bernoulli_inplace(input, p=0.5, generator=None):
     return _bernoulli_into(input, p, gen, "bernoulli_")
 
 
+def empty_like_array(input: Tensor, dtype) -> np.ndarray:
+    """torch's ``empty_like`` (``preserve_format``): the input's strides when it is dense
+    (a permutation of a contiguous block), else C-contiguous.  The factories'
+    ``*_like`` (``creation.py``) and the draws into a new tensor (whose order of draws is
+    that memory's order) share it."""
+    x = _data(input)
+    target = dtype.numpy
+    if x.ndim >= 2 and not x.flags.c_contiguous and x.size > 1:
+        extent = sum((n - 1) * abs(st) for n, st in zip(x.shape, x.strides)) + x.itemsize
+        if extent == x.size * x.itemsize and min(x.strides) > 0:
+            return np.empty_like(x, dtype=target, order="K")
+    return np.empty(x.shape, dtype=target)
+
+
 def _bernoulli(input, p=None, generator=None):
     """0/1 draws of ``input``'s shape and dtype: 1 with probability ``input`` (or ``p``)."""
     if not isinstance(input, Tensor):
         raise TypeError(
             f"bernoulli(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
-    from .creation import _empty_like_array
 
     gen = generator_or_default(generator, "bernoulli")
     # torch's empty_like: an expanded (overlapping) input gets a C-contiguous result, whose
     # memory order is the order of the draws (numpy's empty_like kept the stride-0 dim
     # innermost: other draws than torch's for Bernoulli(probs).sample(shape))
-    out = _wrap(_empty_like_array(input, input.dtype))
+    out = _wrap(empty_like_array(input, input.dtype))
     return _bernoulli_into(out, input if p is None else p, gen, "bernoulli")
 
 

@@ -25,6 +25,7 @@ from . import dtypes as _dt
 from ._dispatch cimport Op, dispatch
 from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
+from ._above import ABOVE  # Note [Methods bound from above]
 from ._loops cimport is_float_num
 from ._shapes cimport shape_from_args
 from ._shapes import Size, _normalize_dim, _size_of_scalar_dim
@@ -54,7 +55,7 @@ cdef inline bint _is_meta(TensorBase t):
 
 
 cdef object _no_data(str what):
-    from .meta import no_data_error
+    no_data_error = ABOVE.no_data_error
     return no_data_error(what)
 
 from cpython.object cimport PyObject, PyTypeObject
@@ -620,7 +621,7 @@ cdef class Tensor(CompositeMethods):
         if dtype is None:
             return f"gradstack.{_TYPE_NAMES[self.dtype.name]}"
         if isinstance(dtype, (str, type)) and dtype not in (float, int, bool):
-            from .legacy import legacy_type  # (legacy imports this module)
+            legacy_type = ABOVE.legacy_type
 
             dtype = legacy_type(dtype)
         return self.to(dtype)
@@ -723,7 +724,7 @@ cdef class Tensor(CompositeMethods):
     def real(self):
         """The real part: a view of a complex tensor, ``self`` if real."""
         if cnp.PyArray_ISCOMPLEX(self._data):
-            from .complex_ops import real
+            real = ABOVE.real
             return real(self)
         return self
 
@@ -738,7 +739,7 @@ cdef class Tensor(CompositeMethods):
     @property
     def imag(self):
         """The imaginary part of a complex tensor, a view (an error if real)."""
-        from .complex_ops import imag
+        imag = ABOVE.imag
         return imag(self)
 
     def is_pinned(self, device=None):
@@ -839,7 +840,7 @@ cdef class Tensor(CompositeMethods):
         """A new leaf tensor from ``data``, with this tensor's dtype unless ``dtype`` is given
         and its device unless ``device`` is (torch's keyword-only ``dtype``, ``device`` and
         ``requires_grad``)."""
-        from .creation import tensor
+        tensor = ABOVE.tensor
         try:
             return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
@@ -856,28 +857,28 @@ cdef class Tensor(CompositeMethods):
         >>> gt.tensor([1], dtype=gt.int32).new_zeros(2).dtype
         gradstack.int32
         """
-        from .creation import zeros
+        zeros = ABOVE.zeros
         return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
                      requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         """A tensor of ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
-        from .creation import ones
+        ones = ABOVE.ones
         return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype by default
         (``size`` a sequence of ints, as torch's)."""
-        from ._signatures import checker
-        from .creation import full
+        checker = ABOVE.checker
+        full = ABOVE.full
         checker("new_full", "size size, float fill_value", 0)(size, fill_value)
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         """An uninitialised tensor of ``size``, with this tensor's dtype by default."""
-        from .creation import empty
+        empty = ABOVE.empty
         return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
                      requires_grad=requires_grad)
 
@@ -971,7 +972,7 @@ def _wrap_detached(TensorBase src not None):
 cdef object _to_meta(Tensor t, object dtype):
     """``t.to('meta')``: a meta tensor of ``t``'s shape (and dtype, unless ``dtype`` is
     given), a leaf that requires grad if ``t`` does (Note [Meta tensors carry no data])."""
-    from .meta import meta_array
+    meta_array = ABOVE.meta_array
     d = _dt.as_dtype(dtype) if dtype is not None else dtype_of_array(t._data)
     if _is_meta(t) and d is dtype_of_array(t._data):
         return t

@@ -38,6 +38,7 @@ cdef class TensorBase:
 
 
 cdef TensorBase make_tensor(cnp.ndarray data)
+cdef TensorBase make_view(cnp.ndarray data, TensorBase base)
 cdef TensorBase new_empty_tensor(type cls)
 cdef object dtype_of_array(cnp.ndarray a)
 cdef object autograd_extension()

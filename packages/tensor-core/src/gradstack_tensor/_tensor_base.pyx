@@ -278,6 +278,16 @@ cdef TensorBase make_tensor(cnp.ndarray data):
     return t
 
 
+cdef TensorBase make_view(cnp.ndarray data, TensorBase base):
+    """A new tensor over ``data``, a view of ``base``'s storage that shares its version
+    counter: ``_tensor.wrap_view`` for the method groups (see :func:`make_tensor`)."""
+    cdef TensorBase t = make_tensor(data)
+    t._vc = base.version_counter()
+    t._view_base = base._view_base if base._view_base is not None else base
+    t._is_inference = base._is_inference
+    return t
+
+
 cdef TensorBase expect_other(object x, str name):
     if not isinstance(x, TensorBase):
         raise TypeError(f"{name}(): argument 'other' must be a Tensor, not {type(x).__name__}")

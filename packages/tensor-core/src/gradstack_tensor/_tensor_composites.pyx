@@ -9,7 +9,8 @@
 It holds the methods of the functions that tensor-core writes in Python as compositions
 of its ops (``composites.py``, ``elementwise_composites.py``, ``matrix_builders.py``,
 ``order_statistics.py``, ``searching.py`` ...: those modules import ``_tensor``, so each
-method imports its function when it runs), the methods of ops that no group module
+method calls its function through ``ABOVE``, Note [Methods bound from above] in
+``_above.py``), the methods of ops that no group module
 declares (the special functions ``erf``, ``lgamma`` ..., the indexed writes
 ``scatter``, ``index_add`` ...), and the aliases and in-place forms torch programs call,
 made of other methods (``erf_`` is ``copy_(erf())``, ``unsafe_split`` is ``split``).
@@ -21,6 +22,7 @@ cimport cython
 from ._dispatch cimport dispatch
 from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
+from ._above import ABOVE  # Note [Methods bound from above]
 from ._tensor_base cimport TensorBase
 from ._shapes cimport shape_from_args
 from ._tensor_shape cimport ShapeMethods
@@ -38,7 +40,7 @@ cdef class CompositeMethods(ShapeMethods):
     """The composite methods of :class:`gradstack_tensor.Tensor`: aliases, in-place forms and
     the functions of the Python composite modules."""
 
-    # -- composites (gradstack_tensor/composites.py; the module imports this one) ---------
+    # -- composites (gradstack_tensor/composites.py) --------------------------------------
 
     def lerp(self, end, weight):
         """``self + weight * (end - self)``; see :func:`gradstack_tensor.lerp`.
@@ -48,32 +50,32 @@ cdef class CompositeMethods(ShapeMethods):
         >>> gt.tensor([0., 10.]).lerp(gt.tensor([10., 20.]), 0.25).tolist()
         [2.5, 12.5]
         """
-        from .composites import lerp
+        lerp = ABOVE.lerp
         return lerp(self, end, weight)
 
     def lerp_(self, end, weight):
         """In-place :meth:`lerp`."""
-        from .composites import lerp
+        lerp = ABOVE.lerp
         return self.copy_(lerp(self, end, weight))
 
     def addcmul(self, tensor1, tensor2, *, value=1):
         """``self + value * tensor1 * tensor2``; see :func:`gradstack_tensor.addcmul`."""
-        from .composites import addcmul
+        addcmul = ABOVE.addcmul
         return addcmul(self, tensor1, tensor2, value=value)
 
     def addcmul_(self, tensor1, tensor2, *, value=1):
         """In-place :meth:`addcmul`."""
-        from .composites import addcmul
+        addcmul = ABOVE.addcmul
         return self.copy_(addcmul(self, tensor1, tensor2, value=value))
 
     def addcdiv(self, tensor1, tensor2, *, value=1):
         """``self + value * tensor1 / tensor2``; see :func:`gradstack_tensor.addcdiv`."""
-        from .composites import addcdiv
+        addcdiv = ABOVE.addcdiv
         return addcdiv(self, tensor1, tensor2, value=value)
 
     def addcdiv_(self, tensor1, tensor2, *, value=1):
         """In-place :meth:`addcdiv`."""
-        from .composites import addcdiv
+        addcdiv = ABOVE.addcdiv
         return self.copy_(addcdiv(self, tensor1, tensor2, value=value))
 
     def erf(self):
@@ -98,7 +100,7 @@ cdef class CompositeMethods(ShapeMethods):
 
     def mvlgamma(self, p):
         """The multivariate log-gamma function; see :func:`gradstack_tensor.mvlgamma`."""
-        from .functions import mvlgamma
+        mvlgamma = ABOVE.mvlgamma
         return mvlgamma(self, p)
 
     def masked_select(self, mask):
@@ -109,7 +111,7 @@ cdef class CompositeMethods(ShapeMethods):
         >>> gt.tensor([1, 2, 3]).masked_select(gt.tensor([True, False, True])).tolist()
         [1, 3]
         """
-        from .composites import masked_select
+        masked_select = ABOVE.masked_select
         return masked_select(self, mask)
 
     # -- aliases and in-place forms made of other methods -------------------------------
@@ -140,23 +142,23 @@ cdef class CompositeMethods(ShapeMethods):
 
     def select_scatter(self, src, dim, index):
         """See :func:`gradstack_tensor.select_scatter`."""
-        from .arrangements import select_scatter
+        select_scatter = ABOVE.select_scatter
         return select_scatter(self, src, dim, index)
 
     def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
         """See :func:`gradstack_tensor.slice_scatter`."""
-        from .arrangements import slice_scatter
+        slice_scatter = ABOVE.slice_scatter
         return slice_scatter(self, src, dim, start, end, step)
 
     def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
         """See :func:`gradstack_tensor.diagonal_scatter`."""
-        from .arrangements import diagonal_scatter
+        diagonal_scatter = ABOVE.diagonal_scatter
         return diagonal_scatter(self, src, offset, dim1, dim2)
 
     def matrix_exp(self):
         """The matrix exponential of each square matrix; see
         :func:`gradstack_tensor.matrix_exp`."""
-        from .matrix_functions import matrix_exp
+        matrix_exp = ABOVE.matrix_exp
         return matrix_exp(self)
 
     def narrow_copy(self, dim, start, length):
@@ -204,13 +206,13 @@ cdef class CompositeMethods(ShapeMethods):
 
     def vdot(self, other):
         """``self.dot(other)`` (real tensors)."""
-        from .composites import vdot
+        vdot = ABOVE.vdot
         return vdot(self, other)
 
     def rot90(self, k=1, dims=(0, 1)):
         """Rotated by 90 degrees ``k`` times in the plane of ``dims``; see
         :func:`gradstack_tensor.rot90`."""
-        from .elementwise_composites import rot90
+        rot90 = ABOVE.rot90
         return rot90(self, k, dims)
 
     def erfc(self):
@@ -394,7 +396,7 @@ cdef class CompositeMethods(ShapeMethods):
         """
         result = self.float_power(exponent)
         if result.dtype is not self.dtype:
-            from ._composite_args import _name
+            _name = ABOVE._name
             raise RuntimeError(
                 f"the base given to float_power_ has dtype {_name(self.dtype)} but the "
                 f"operation's result requires dtype {_name(result.dtype)}"
@@ -472,13 +474,13 @@ cdef class CompositeMethods(ShapeMethods):
 
     def dist(self, other, p=2):
         """The ``p``-norm of ``self - other``; see :func:`gradstack_tensor.dist`."""
-        from .composites import dist
+        dist = ABOVE.dist
         return dist(self, other, p)
 
     def svd(self, some=True, compute_uv=True):
         """The legacy singular value decomposition ``(U, S, V)``; see
         :func:`gradstack_tensor.svd`."""
-        from .matrix_functions import svd
+        svd = ABOVE.svd
         return svd(self, some, compute_uv)
 
     def angle(self):
@@ -490,174 +492,174 @@ cdef class CompositeMethods(ShapeMethods):
         >>> gt.tensor([-2.0, 0.0, 3.0]).angle().tolist()
         [3.1415927410125732, 0.0, 0.0]
         """
-        from .elementwise_composites import angle
+        angle = ABOVE.angle
         return angle(self)
 
-    # -- elementwise_composites.py (it imports this module) ------------------------------
+    # -- elementwise_composites.py --------------------------------------------------------
 
     def greater(self, *args, **kwargs):
         """See :func:`gradstack_tensor.greater` (``self`` its first argument)."""
-        from .elementwise_composites import greater
+        greater = ABOVE.greater
         return greater(self, *args, **kwargs)
 
     def greater_equal(self, *args, **kwargs):
         """See :func:`gradstack_tensor.greater_equal` (``self`` its first argument)."""
-        from .elementwise_composites import greater_equal
+        greater_equal = ABOVE.greater_equal
         return greater_equal(self, *args, **kwargs)
 
     def less(self, *args, **kwargs):
         """See :func:`gradstack_tensor.less` (``self`` its first argument)."""
-        from .elementwise_composites import less
+        less = ABOVE.less
         return less(self, *args, **kwargs)
 
     def less_equal(self, *args, **kwargs):
         """See :func:`gradstack_tensor.less_equal` (``self`` its first argument)."""
-        from .elementwise_composites import less_equal
+        less_equal = ABOVE.less_equal
         return less_equal(self, *args, **kwargs)
 
     def not_equal(self, *args, **kwargs):
         """See :func:`gradstack_tensor.not_equal` (``self`` its first argument)."""
-        from .elementwise_composites import not_equal
+        not_equal = ABOVE.not_equal
         return not_equal(self, *args, **kwargs)
 
     def arccos(self, *args, **kwargs):
         """See :func:`gradstack_tensor.arccos` (``self`` its first argument)."""
-        from .elementwise_composites import arccos
+        arccos = ABOVE.arccos
         return arccos(self, *args, **kwargs)
 
     def arcsin(self, *args, **kwargs):
         """See :func:`gradstack_tensor.arcsin` (``self`` its first argument)."""
-        from .elementwise_composites import arcsin
+        arcsin = ABOVE.arcsin
         return arcsin(self, *args, **kwargs)
 
     def arctan(self, *args, **kwargs):
         """See :func:`gradstack_tensor.arctan` (``self`` its first argument)."""
-        from .elementwise_composites import arctan
+        arctan = ABOVE.arctan
         return arctan(self, *args, **kwargs)
 
     def arctan2(self, *args, **kwargs):
         """See :func:`gradstack_tensor.arctan2` (``self`` its first argument)."""
-        from .elementwise_composites import arctan2
+        arctan2 = ABOVE.arctan2
         return arctan2(self, *args, **kwargs)
 
     def fix(self, *args, **kwargs):
         """See :func:`gradstack_tensor.fix` (``self`` its first argument)."""
-        from .elementwise_composites import fix
+        fix = ABOVE.fix
         return fix(self, *args, **kwargs)
 
     def positive(self, *args, **kwargs):
         """See :func:`gradstack_tensor.positive` (``self`` its first argument)."""
-        from .elementwise_composites import positive
+        positive = ABOVE.positive
         return positive(self, *args, **kwargs)
 
     def deg2rad(self, *args, **kwargs):
         """See :func:`gradstack_tensor.deg2rad` (``self`` its first argument)."""
-        from .elementwise_composites import deg2rad
+        deg2rad = ABOVE.deg2rad
         return deg2rad(self, *args, **kwargs)
 
     def rad2deg(self, *args, **kwargs):
         """See :func:`gradstack_tensor.rad2deg` (``self`` its first argument)."""
-        from .elementwise_composites import rad2deg
+        rad2deg = ABOVE.rad2deg
         return rad2deg(self, *args, **kwargs)
 
     def frac(self, *args, **kwargs):
         """See :func:`gradstack_tensor.frac` (``self`` its first argument)."""
-        from .elementwise_composites import frac
+        frac = ABOVE.frac
         return frac(self, *args, **kwargs)
 
     def signbit(self, *args, **kwargs):
         """See :func:`gradstack_tensor.signbit` (``self`` its first argument)."""
-        from .elementwise_composites import signbit
+        signbit = ABOVE.signbit
         return signbit(self, *args, **kwargs)
 
     def logaddexp(self, *args, **kwargs):
         """See :func:`gradstack_tensor.logaddexp` (``self`` its first argument)."""
-        from .elementwise_composites import logaddexp
+        logaddexp = ABOVE.logaddexp
         return logaddexp(self, *args, **kwargs)
 
     def logaddexp2(self, *args, **kwargs):
         """See :func:`gradstack_tensor.logaddexp2` (``self`` its first argument)."""
-        from .elementwise_composites import logaddexp2
+        logaddexp2 = ABOVE.logaddexp2
         return logaddexp2(self, *args, **kwargs)
 
     def xlogy(self, *args, **kwargs):
         """See :func:`gradstack_tensor.xlogy` (``self`` its first argument)."""
-        from .elementwise_composites import xlogy
+        xlogy = ABOVE.xlogy
         return xlogy(self, *args, **kwargs)
 
     def nan_to_num(self, *args, **kwargs):
         """See :func:`gradstack_tensor.nan_to_num` (``self`` its first argument)."""
-        from .elementwise_composites import nan_to_num
+        nan_to_num = ABOVE.nan_to_num
         return nan_to_num(self, *args, **kwargs)
 
     def sinc(self, *args, **kwargs):
         """See :func:`gradstack_tensor.sinc` (``self`` its first argument)."""
-        from .elementwise_composites import sinc
+        sinc = ABOVE.sinc
         return sinc(self, *args, **kwargs)
 
     def logit(self, *args, **kwargs):
         """See :func:`gradstack_tensor.logit` (``self`` its first argument)."""
-        from .elementwise_composites import logit
+        logit = ABOVE.logit
         return logit(self, *args, **kwargs)
 
     def float_power(self, *args, **kwargs):
         """See :func:`gradstack_tensor.float_power` (``self`` its first argument)."""
-        from .elementwise_composites import float_power
+        float_power = ABOVE.float_power
         return float_power(self, *args, **kwargs)
 
     def ldexp(self, *args, **kwargs):
         """See :func:`gradstack_tensor.ldexp` (``self`` its first argument)."""
-        from .elementwise_composites import ldexp
+        ldexp = ABOVE.ldexp
         return ldexp(self, *args, **kwargs)
 
     def nansum(self, *args, **kwargs):
         """See :func:`gradstack_tensor.nansum` (``self`` its first argument)."""
-        from .elementwise_composites import nansum
+        nansum = ABOVE.nansum
         return nansum(self, *args, **kwargs)
 
     def nanmean(self, *args, **kwargs):
         """See :func:`gradstack_tensor.nanmean` (``self`` its first argument)."""
-        from .elementwise_composites import nanmean
+        nanmean = ABOVE.nanmean
         return nanmean(self, *args, **kwargs)
 
     def aminmax(self, *args, **kwargs):
         """See :func:`gradstack_tensor.aminmax` (``self`` its first argument)."""
-        from .elementwise_composites import aminmax
+        aminmax = ABOVE.aminmax
         return aminmax(self, *args, **kwargs)
 
     def take_along_dim(self, *args, **kwargs):
         """See :func:`gradstack_tensor.take_along_dim` (``self`` its first argument)."""
-        from .elementwise_composites import take_along_dim
+        take_along_dim = ABOVE.take_along_dim
         return take_along_dim(self, *args, **kwargs)
 
     def cross(self, *args, **kwargs):
         """See :func:`gradstack_tensor.cross` (``self`` its first argument)."""
-        from .elementwise_composites import cross
+        cross = ABOVE.cross
         return cross(self, *args, **kwargs)
 
     def cumprod(self, *args, **kwargs):
         """See :func:`gradstack_tensor.cumprod` (``self`` its first argument)."""
-        from .elementwise_composites import cumprod
+        cumprod = ABOVE.cumprod
         return cumprod(self, *args, **kwargs)
 
     def baddbmm(self, *args, **kwargs):
         """See :func:`gradstack_tensor.baddbmm` (``self`` its first argument)."""
-        from .elementwise_composites import baddbmm
+        baddbmm = ABOVE.baddbmm
         return baddbmm(self, *args, **kwargs)
 
     def addbmm(self, *args, **kwargs):
         """See :func:`gradstack_tensor.addbmm` (``self`` its first argument)."""
-        from .elementwise_composites import addbmm
+        addbmm = ABOVE.addbmm
         return addbmm(self, *args, **kwargs)
 
     def addmv(self, *args, **kwargs):
         """See :func:`gradstack_tensor.addmv` (``self`` its first argument)."""
-        from .elementwise_composites import addmv
+        addmv = ABOVE.addmv
         return addmv(self, *args, **kwargs)
 
     def addr(self, *args, **kwargs):
         """See :func:`gradstack_tensor.addr` (``self`` its first argument)."""
-        from .elementwise_composites import addr
+        addr = ABOVE.addr
         return addr(self, *args, **kwargs)
 
     def square_(self):
@@ -688,12 +690,12 @@ cdef class CompositeMethods(ShapeMethods):
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         """See :func:`gradstack_tensor.isclose`."""
-        from .functions import isclose
+        isclose = ABOVE.isclose
         return isclose(self, other, rtol, atol, equal_nan)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         """See :func:`gradstack_tensor.allclose`."""
-        from .functions import allclose
+        allclose = ABOVE.allclose
         return allclose(self, other, rtol, atol, equal_nan)
 
     # -- indexed writes (_impl_scatter.py) ----------------------------------------------
@@ -752,7 +754,7 @@ cdef class CompositeMethods(ShapeMethods):
         """In-place :meth:`index_fill`."""
         return dispatch(OPS["index_fill_"], (self, dim, index, value))
 
-    # -- searching.py, arrangements.py and contractions.py (they import this module) -------
+    # -- searching.py, arrangements.py and contractions.py -------------------------------------
 
     def nonzero(self, *, as_tuple=False):
         """The indices of the nonzero elements; see :func:`gradstack_tensor.nonzero`.
@@ -762,261 +764,261 @@ cdef class CompositeMethods(ShapeMethods):
         >>> gt.tensor([0, 3, 0, 5]).nonzero().tolist()
         [[1], [3]]
         """
-        from .searching import nonzero
+        nonzero = ABOVE.nonzero
         return nonzero(self, as_tuple=as_tuple)
 
     def argwhere(self):
         """``self.nonzero()``; see :func:`gradstack_tensor.argwhere`."""
-        from .searching import argwhere
+        argwhere = ABOVE.argwhere
         return argwhere(self)
 
     def argsort(self, dim=-1, descending=False, *, stable=False):
         """The indices that sort ``self`` along ``dim``; see :func:`gradstack_tensor.argsort`."""
-        from .searching import argsort
+        argsort = ABOVE.argsort
         return argsort(self, dim, descending, stable=stable)
 
     def median(self, *args, **kwargs):
         """The lower median; see :func:`gradstack_tensor.median`."""
-        from .order_statistics import median
+        median = ABOVE.median
         return median(self, *args, **kwargs)
 
     def nanmedian(self, *args, **kwargs):
         """The lower median ignoring NaN; see :func:`gradstack_tensor.nanmedian`."""
-        from .order_statistics import nanmedian
+        nanmedian = ABOVE.nanmedian
         return nanmedian(self, *args, **kwargs)
 
     def kthvalue(self, k, dim=-1, keepdim=False):
         """The ``k``-th smallest element; see :func:`gradstack_tensor.kthvalue`."""
-        from .order_statistics import kthvalue
+        kthvalue = ABOVE.kthvalue
         return kthvalue(self, k, dim, keepdim)
 
     def mode(self, dim=-1, keepdim=False):
         """The most frequent value; see :func:`gradstack_tensor.mode`."""
-        from .order_statistics import mode
+        mode = ABOVE.mode
         return mode(self, dim, _bool_arg("mode", "keepdim", keepdim))
 
     def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
         """The ``q``-th quantiles; see :func:`gradstack_tensor.quantile`."""
-        from .order_statistics import quantile
+        quantile = ABOVE.quantile
         return quantile(self, q, dim, keepdim, interpolation=interpolation)
 
     def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
         """The ``q``-th quantiles ignoring NaN; see :func:`gradstack_tensor.nanquantile`."""
-        from .order_statistics import nanquantile
+        nanquantile = ABOVE.nanquantile
         return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
     def cummax(self, dim):
         """The running maximum and its indices; see :func:`gradstack_tensor.cummax`."""
-        from .order_statistics import cummax
+        cummax = ABOVE.cummax
         return cummax(self, dim)
 
     def cummin(self, dim):
         """The running minimum and its indices; see :func:`gradstack_tensor.cummin`."""
-        from .order_statistics import cummin
+        cummin = ABOVE.cummin
         return cummin(self, dim)
 
     def inverse(self):
         """The inverse of each square matrix; see :func:`gradstack_tensor.linalg.inv`."""
-        from .linalg import inv
+        inv = ABOVE.linalg.inv
         return inv(self)
 
     def det(self):
         """The determinant of each square matrix; see :func:`gradstack_tensor.linalg.det`."""
-        from .linalg import det
+        det = ABOVE.linalg.det
         return det(self)
 
     def slogdet(self):
         """``(sign, logabsdet)``; see :func:`gradstack_tensor.slogdet`."""
-        from .matrix_functions import slogdet
+        slogdet = ABOVE.slogdet
         return slogdet(self)
 
     def logdet(self):
         """The log of each determinant; see :func:`gradstack_tensor.logdet`."""
-        from .matrix_functions import logdet
+        logdet = ABOVE.logdet
         return logdet(self)
 
     def cholesky(self, upper=False):
         """The Cholesky factor (deprecated in torch); see :func:`gradstack_tensor.cholesky`."""
-        from .matrix_functions import cholesky
+        cholesky = ABOVE.cholesky
         return cholesky(self, upper)
 
     def matrix_power(self, n):
         """``self`` to the matrix power ``n``; see :func:`gradstack_tensor.linalg.matrix_power`."""
-        from .linalg import matrix_power
+        matrix_power = ABOVE.linalg.matrix_power
         return matrix_power(self, n)
 
     def fill_diagonal_(self, fill_value, wrap=False):
         """Write ``fill_value`` on the main diagonal; see
         :func:`gradstack_tensor.arrangements.fill_diagonal_`."""
-        from .arrangements import fill_diagonal_
+        fill_diagonal_ = ABOVE.fill_diagonal_
         return fill_diagonal_(self, fill_value, _bool_arg("fill_diagonal_", "wrap", wrap))
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
         """A tensor whose diagonals (in ``dim1``, ``dim2``) are ``self``'s last dim; see
         :mod:`gradstack_tensor.matrix_builders`."""
-        from .matrix_builders import diag_embed
+        diag_embed = ABOVE.diag_embed
         return diag_embed(self, offset, dim1, dim2)
 
     def diagflat(self, offset=0):
         """The flattened ``self`` on diagonal ``offset`` of a square matrix; see
         :mod:`gradstack_tensor.matrix_builders`."""
-        from .matrix_builders import diagflat
+        diagflat = ABOVE.diagflat
         return diagflat(self, offset)
 
     def cov(self, *, correction=1, fweights=None, aweights=None):
         """The covariance of the variables in ``self``'s rows; see
         :mod:`gradstack_tensor.covariance`."""
-        from .covariance import cov
+        cov = ABOVE.cov
         return cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
     def corrcoef(self):
         """The correlation coefficients of the variables in ``self``'s rows; see
         :mod:`gradstack_tensor.covariance`."""
-        from .covariance import corrcoef
+        corrcoef = ABOVE.corrcoef
         return corrcoef(self)
 
     def bincount(self, weights=None, minlength=0):
         """The count (or weight sum) of each value of a 1-d int tensor; see
         :mod:`gradstack_tensor.counting`."""
-        from .counting import bincount
+        bincount = ABOVE.bincount
         return bincount(self, weights, minlength)
 
     def logcumsumexp(self, dim):
         """``log(cumsum(exp(self)))`` along ``dim``, computed stably; see
         :mod:`gradstack_tensor.scans`."""
-        from .scans import logcumsumexp
+        logcumsumexp = ABOVE.logcumsumexp
         return logcumsumexp(self, dim)
 
     def hypot(self, other):
         """``sqrt(self**2 + other**2)`` without overflow; see
         :mod:`gradstack_tensor.elementwise_composites`."""
-        from .elementwise_composites import hypot
+        hypot = ABOVE.hypot
         return hypot(self, other)
 
     def hypot_(self, other):
         """In-place :meth:`hypot`; see :mod:`gradstack_tensor.elementwise_composites`."""
-        from .elementwise_composites import hypot_
+        hypot_ = ABOVE.hypot_
         return hypot_(self, other)
 
     def gcd(self, other):
         """The greatest common divisor (integers); see
         :mod:`gradstack_tensor.elementwise_composites`."""
-        from .elementwise_composites import gcd
+        gcd = ABOVE.gcd
         return gcd(self, other)
 
     def gcd_(self, other):
         """In-place :meth:`gcd`; see :mod:`gradstack_tensor.elementwise_composites`."""
-        from .elementwise_composites import gcd_
+        gcd_ = ABOVE.gcd_
         return gcd_(self, other)
 
     def lcm(self, other):
         """The least common multiple (integers); see
         :mod:`gradstack_tensor.elementwise_composites`."""
-        from .elementwise_composites import lcm
+        lcm = ABOVE.lcm
         return lcm(self, other)
 
     def lcm_(self, other):
         """In-place :meth:`lcm`; see :mod:`gradstack_tensor.elementwise_composites`."""
-        from .elementwise_composites import lcm_
+        lcm_ = ABOVE.lcm_
         return lcm_(self, other)
 
     def heaviside(self, values):
         """The Heaviside step function (``values`` where ``self`` is 0); see
         :mod:`gradstack_tensor.elementwise_composites`."""
-        from .elementwise_composites import heaviside
+        heaviside = ABOVE.heaviside
         return heaviside(self, values)
 
     def heaviside_(self, values):
         """In-place :meth:`heaviside`; see :mod:`gradstack_tensor.elementwise_composites`."""
-        from .elementwise_composites import heaviside_
+        heaviside_ = ABOVE.heaviside_
         return heaviside_(self, values)
 
     def index_put(self, indices, values, accumulate=False):
         """A copy with ``values`` put at ``indices`` (summed with ``accumulate``); see
         :mod:`gradstack_tensor.indexed_writes`."""
-        from .indexed_writes import index_put
+        index_put = ABOVE.index_put
         return index_put(self, indices, values, accumulate)
 
     def index_put_(self, indices, values, accumulate=False):
         """Put ``values`` at ``indices`` in place (summed with ``accumulate``); see
         :mod:`gradstack_tensor.indexed_writes`."""
-        from .indexed_writes import index_put_
+        index_put_ = ABOVE.index_put_
         return index_put_(self, indices, values, accumulate)
 
     def masked_scatter(self, mask, source):
         """A copy with ``source``'s elements where ``mask`` is True; see
         :mod:`gradstack_tensor.indexed_writes`."""
-        from .indexed_writes import masked_scatter
+        masked_scatter = ABOVE.masked_scatter
         return masked_scatter(self, mask, source)
 
     def masked_scatter_(self, mask, source):
         """In-place :meth:`masked_scatter`; see :mod:`gradstack_tensor.indexed_writes`."""
-        from .indexed_writes import masked_scatter_
+        masked_scatter_ = ABOVE.masked_scatter_
         return masked_scatter_(self, mask, source)
 
     def copysign(self, other):
         """``|self|`` with ``other``'s sign; see :func:`gradstack_tensor.copysign`."""
-        from .elementwise_composites import copysign
+        copysign = ABOVE.copysign
         return copysign(self, other)
 
     def fmax(self, other):
         """The maximum ignoring NaN; see :func:`gradstack_tensor.fmax`."""
-        from .elementwise_composites import fmax
+        fmax = ABOVE.fmax
         return fmax(self, other)
 
     def fmin(self, other):
         """The minimum ignoring NaN; see :func:`gradstack_tensor.fmin`."""
-        from .elementwise_composites import fmin
+        fmin = ABOVE.fmin
         return fmin(self, other)
 
     def isposinf(self):
         """Where ``self`` is +inf; see :func:`gradstack_tensor.isposinf`."""
-        from .elementwise_composites import isposinf
+        isposinf = ABOVE.isposinf
         return isposinf(self)
 
     def isneginf(self):
         """Where ``self`` is -inf; see :func:`gradstack_tensor.isneginf`."""
-        from .elementwise_composites import isneginf
+        isneginf = ABOVE.isneginf
         return isneginf(self)
 
     def isreal(self):
         """Everywhere True for a real tensor; see :func:`gradstack_tensor.isreal`."""
-        from .elementwise_composites import isreal
+        isreal = ABOVE.isreal
         return isreal(self)
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         """The distinct elements; see :func:`gradstack_tensor.unique`."""
-        from .searching import unique
+        unique = ABOVE.unique
         return unique(self, sorted, return_inverse, return_counts, dim)
 
     def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
         """Runs of equal elements kept once; see :func:`gradstack_tensor.unique_consecutive`."""
-        from .searching import unique_consecutive
+        unique_consecutive = ABOVE.unique_consecutive
         return unique_consecutive(self, return_inverse, return_counts, dim)
 
     def broadcast_to(self, size):
         """``self.expand(size)``; see :func:`gradstack_tensor.broadcast_to`."""
-        from .arrangements import broadcast_to
+        broadcast_to = ABOVE.broadcast_to
         return broadcast_to(self, size)
 
     def tile(self, *dims):
         """``self`` repeated along each dim; see :func:`gradstack_tensor.tile`."""
-        from .arrangements import tile
+        tile = ABOVE.tile
         return tile(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
 
     def repeat_interleave(self, *args, **kwargs):
         """Each element repeated in a row; see :func:`gradstack_tensor.repeat_interleave`."""
-        from .arrangements import repeat_interleave
+        repeat_interleave = ABOVE.repeat_interleave
         return repeat_interleave(self, *args, **kwargs)
 
     def roll(self, shifts, dims=None):
         """Elements shifted with wrap-around; see :func:`gradstack_tensor.roll`."""
-        from .arrangements import roll
+        roll = ABOVE.roll
         return roll(self, shifts, dims)
 
     def diff(self, n=1, dim=-1, prepend=None, append=None):
         """The ``n``-th forward difference; see :func:`gradstack_tensor.diff`."""
-        from .arrangements import diff
+        diff = ABOVE.diff
         return diff(self, n, dim, prepend, append)
 
     def swapdims(self, dim0, dim1):
@@ -1025,58 +1027,58 @@ cdef class CompositeMethods(ShapeMethods):
 
     def fliplr(self):
         """Flipped along dim 1; see :func:`gradstack_tensor.fliplr`."""
-        from .arrangements import fliplr
+        fliplr = ABOVE.fliplr
         return fliplr(self)
 
     def flipud(self):
         """Flipped along dim 0; see :func:`gradstack_tensor.flipud`."""
-        from .arrangements import flipud
+        flipud = ABOVE.flipud
         return flipud(self)
 
     def unflatten(self, dim, sizes):
         """Dim ``dim`` viewed as ``sizes``; see :func:`gradstack_tensor.unflatten`."""
-        from .arrangements import unflatten
+        unflatten = ABOVE.unflatten
         return unflatten(self, dim, sizes)
 
     def tensor_split(self, indices_or_sections, dim=0):
         """Views along ``dim``; see :func:`gradstack_tensor.tensor_split`."""
-        from .arrangements import tensor_split
+        tensor_split = ABOVE.tensor_split
         return tensor_split(self, indices_or_sections, dim)
 
     def hsplit(self, indices_or_sections):
         """See :func:`gradstack_tensor.hsplit`."""
-        from .arrangements import hsplit
+        hsplit = ABOVE.hsplit
         return hsplit(self, indices_or_sections)
 
     def vsplit(self, indices_or_sections):
         """See :func:`gradstack_tensor.vsplit`."""
-        from .arrangements import vsplit
+        vsplit = ABOVE.vsplit
         return vsplit(self, indices_or_sections)
 
     def dsplit(self, indices_or_sections):
         """See :func:`gradstack_tensor.dsplit`."""
-        from .arrangements import dsplit
+        dsplit = ABOVE.dsplit
         return dsplit(self, indices_or_sections)
 
     def inner(self, other):
         """Sums of products over the last dims; see :func:`gradstack_tensor.inner`."""
-        from .contractions import inner
+        inner = ABOVE.inner
         return inner(self, other)
 
     def kron(self, other):
         """The Kronecker product; see :func:`gradstack_tensor.kron`."""
-        from .contractions import kron
+        kron = ABOVE.kron
         return kron(self, other)
 
     def histc(self, bins=100, min=0, max=0):
         """A histogram with ``bins`` equal bins; see :func:`gradstack_tensor.histc`."""
-        from .histograms import histc
+        histc = ABOVE.histc
         return histc(self, bins, min, max)
 
     def histogram(self, bins=100, *, range=None, weight=None, density=False):
         """``(hist, bin_edges)`` of this tensor's values; see
         :func:`gradstack_tensor.histogram`."""
-        from .histograms import histogram
+        histogram = ABOVE.histogram
         return histogram(self, bins, range=range, weight=weight, density=density)
 
 
@@ -1090,5 +1092,5 @@ def _scatter_src(src, value):
 
 
 def _inplace(name, self, result):
-    from ._composite_args import _write_inplace
+    _write_inplace = ABOVE._write_inplace
     return _write_inplace(name, self, result)

@@ -16,9 +16,10 @@ from . import dtypes as _dt
 from ._dispatch cimport Op, dispatch
 from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
+from ._above import ABOVE  # Note [Methods bound from above]
 from ._shapes cimport dim_arg, shape_from_args
 from ._shapes import _normalize_dim
-from ._tensor_base cimport TensorBase, autograd_extension, expect_other, shape_of
+from ._tensor_base cimport TensorBase, autograd_extension, expect_other, make_view, shape_of
 from ._tensor_reductions cimport ReductionMethods
 from ._tensor_reductions import NO_DIM
 
@@ -192,12 +193,12 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.zeros(2, 3, 4).movedim(0, -1).shape
         gradstack.Size([3, 4, 2])
         """
-        from .composites import movedim
+        movedim = ABOVE.movedim
         return movedim(self, source, destination)
 
     def moveaxis(self, source, destination):
         """Alias of :meth:`movedim` (numpy's name)."""
-        from .composites import movedim
+        movedim = ABOVE.movedim
         return movedim(self, source, destination)
 
     def t(self):
@@ -417,7 +418,7 @@ cdef class ShapeMethods(ReductionMethods):
         >>> gt.arange(6.0).as_strided((2, 2), (1, 2)).tolist()
         [[0.0, 2.0], [1.0, 3.0]]
         """
-        from ._signatures import checker
+        checker = ABOVE.checker
         checker("as_strided", "size size, size stride, int? storage_offset", 0)(
             size, stride, storage_offset)
         cdef TensorBase base = self._view_base if self._view_base is not None else self
@@ -465,8 +466,7 @@ cdef class ShapeMethods(ReductionMethods):
         view = np.lib.stride_tricks.as_strided(
             flat[offset:] if needed else flat[:0], size, tuple(s * item for s in stride)
         )
-        from ._tensor import _wrap_view
-        return _wrap_view(view, base)
+        return make_view(view, base)
 
     def resize_as_(self, other, *, memory_format=None):
         """In place, ``self.resize_(other.shape)``.

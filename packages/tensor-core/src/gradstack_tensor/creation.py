@@ -535,18 +535,6 @@ def _like(input, dtype, name):
     return input.shape, (_dt.as_dtype(dtype, name) if dtype is not None else input.dtype)
 
 
-def _empty_like_array(input: Tensor, dtype) -> np.ndarray:
-    """torch's ``empty_like`` (``preserve_format``): the input's strides when it is dense
-    (a permutation of a contiguous block), else C-contiguous."""
-    x = _data(input)
-    target = dtype.numpy
-    if x.ndim >= 2 and not x.flags.c_contiguous and x.size > 1:
-        extent = sum((n - 1) * abs(st) for n, st in zip(x.shape, x.strides)) + x.itemsize
-        if extent == x.size * x.itemsize and min(x.strides) > 0:
-            return np.empty_like(x, dtype=target, order="K")
-    return np.empty(x.shape, dtype=target)
-
-
 @_batched_like
 def zeros_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
@@ -557,7 +545,7 @@ def zeros_like(
         return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "zeros_like")
-    arr = _empty_like_array(input, d)
+    arr = _rand.empty_like_array(input, d)
     arr[...] = 0
     return _finish(arr, requires_grad)
 
@@ -572,7 +560,7 @@ def ones_like(
         return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "ones_like")
-    arr = _empty_like_array(input, d)
+    arr = _rand.empty_like_array(input, d)
     arr[...] = 1
     return _finish(arr, requires_grad)
 
@@ -587,7 +575,7 @@ def empty_like(
         return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "empty_like")
-    return _finish(_empty_like_array(input, d), requires_grad)
+    return _finish(_rand.empty_like_array(input, d), requires_grad)
 
 
 @_batched_like
@@ -609,7 +597,7 @@ def full_like(
     _, d = _like(input, dtype, "full_like")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    arr = _empty_like_array(input, d)
+    arr = _rand.empty_like_array(input, d)
     floats = fill_checks_floats(arr.dtype, arr.size)
     arr[...] = scalar_as(fill_value, arr.dtype, "full_like", checked=True, float_checks=floats)
     return _finish(arr, requires_grad)
@@ -633,7 +621,7 @@ def rand_like(
     check_device(device)
     _, d = _like(input, dtype, "rand_like")
     _random_dtype(d, "check_uniform_bounds")
-    t = _finish(_empty_like_array(input, d), False)
+    t = _finish(_rand.empty_like_array(input, d), False)
     _rand.uniform_(t, 0.0, 1.0, generator)
     return t.requires_grad_(True) if requires_grad else t
 
@@ -656,7 +644,7 @@ def randn_like(
     check_device(device)
     _, d = _like(input, dtype, "randn_like")
     _random_dtype(d, "normal_kernel_cpu")
-    t = _finish(_empty_like_array(input, d), False)
+    t = _finish(_rand.empty_like_array(input, d), False)
     _rand.normal_(t, 0.0, 1.0, generator)
     return t.requires_grad_(True) if requires_grad else t
 
@@ -682,7 +670,7 @@ def randint_like(
     _, d = _like(input, dtype, "randint_like")
     if high is None:
         low, high = 0, low
-    t = _finish(_empty_like_array(input, d), False)
+    t = _finish(_rand.empty_like_array(input, d), False)
     _randint_fill(t, low, high, generator)
     return t.requires_grad_(True) if requires_grad else t
 
