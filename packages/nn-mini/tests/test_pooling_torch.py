@@ -25,6 +25,7 @@ _LP = np.random.default_rng(2)
 XL, XL3 = _LP.standard_normal((2, 6, 5, 4)), _LP.standard_normal((2, 6, 7))
 POS, POS1 = _LP.uniform(0.2, 2.0, (2, 3, 6, 7)), _LP.uniform(0.2, 2.0, (2, 3, 9))
 VOL = np.random.default_rng(23).standard_normal((2, 2, 5, 6, 7))
+POSV = _LP.uniform(0.2, 2.0, (2, 2, 5, 6, 7))
 
 # name -> (fn(L, F, *tensors), arrays)
 PROGRAMS = {
@@ -57,6 +58,10 @@ PROGRAMS = {
     "lp_pool1d_stride_ceil": (lambda L, F, x: F.lp_pool1d(x, 1.7, 2, 3, True), [POS1]),
     "lp_pool1d_one": (lambda L, F, x: F.lp_pool1d(x, 1, 2), [POS1]),
     "lp_pool1d_inf": (lambda L, F, x: F.lp_pool1d(x, float("inf"), 3, 2), [XL3]),
+    "lp_pool3d": (lambda L, F, x: F.lp_pool3d(x, 2, 2), [VOL]),
+    "lp_pool3d_fractional": (lambda L, F, x: F.lp_pool3d(x, 1.5, (2, 3, 2), (1, 2, 2)), [POSV]),
+    "lp_pool3d_ceil_unbatched": (lambda L, F, x: F.lp_pool3d(x[0], 3, 2, ceil_mode=True), [POSV]),
+    "lp_pool3d_inf": (lambda L, F, x: F.lp_pool3d(x, float("inf"), (2, 2, 3), 2), [VOL]),
     "max_pool3d": (lambda L, F, x: F.max_pool3d(x, 2), [VOL]),
     "max_pool3d_options": (
         lambda L, F, x: F.max_pool3d(x, (3, 2, 3), (2, 1, 2), (1, 1, 0), (1, 2, 1)),
@@ -160,13 +165,13 @@ MODULES = [
     ("AdaptiveAvgPool3d", ((2, 3, 4),)), ("AdaptiveAvgPool3d", (1,)),
     ("AdaptiveMaxPool3d", (2,)), ("AdaptiveMaxPool3d", ((None, 2, 3),)),
     ("LPPool1d", (2, 3)), ("LPPool1d", (1.5, 3, 2, True)), ("LPPool2d", (2, 3)),
-    ("LPPool2d", (3, (2, 1), 1)),
+    ("LPPool2d", (3, (2, 1), 1)), ("LPPool3d", (2, 2)), ("LPPool3d", (1.5, (2, 3, 2), 1, True)),
 ]  # fmt: skip
 
 
 def _module_input(name):
     if name.startswith("LPPool"):
-        return POS1 if name.endswith("1d") else POS
+        return {"1d": POS1, "2d": POS, "3d": POSV}[name[-2:]]
     return {"1d": X1, "2d": X, "3d": VOL}[name[-2:]]
 
 
@@ -196,6 +201,7 @@ def test_errors_match_torch(name):
 ERROR_TYPES = {
     "avg_pool2d_padding": lambda L: L.nn.functional.avg_pool2d(L.ones(1, 1, 4, 4), 2, padding=2),
     "max_pool3d_rank": lambda L: L.nn.functional.max_pool3d(L.ones(1, 4, 4), 2),
+    "lp_pool3d_rank": lambda L: L.nn.functional.lp_pool3d(L.ones(4, 4, 4), 2, 2),
     "avg_pool3d_too_small": lambda L: L.nn.functional.avg_pool3d(L.ones(1, 1, 1, 4, 4), 2),
 }
 

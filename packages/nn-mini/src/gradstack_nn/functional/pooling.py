@@ -1,7 +1,7 @@
 """Pooling as functions: max pooling (``max_pool1d``/``2d``/``3d``, and with their
 indices), average pooling (``avg_pool1d``/``2d``/``3d``), adaptive average and max pooling
 (``adaptive_avg_pool1d``/``2d``/``3d``, ``adaptive_max_pool1d``/``2d``/``3d``) and
-power-average pooling (``lp_pool1d``/``2d``).
+power-average pooling (``lp_pool1d``/``2d``/``3d``).
 
 ``max_pool2d`` and ``avg_pool2d`` are one op of the registry each
 (MaxPool2DWithIndicesBackward0, AvgPool2DBackward0); the others are composed of ops that
@@ -62,6 +62,7 @@ __all__ = [
     "adaptive_max_pool3d_with_indices",
     "lp_pool1d",
     "lp_pool2d",
+    "lp_pool3d",
 ]
 
 _OP = gt.get_op
@@ -673,38 +674,61 @@ def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False
 # power-average pooling
 
 
-def _lp_finish(out: Tensor, count: int, norm_type: float) -> Tensor:
-    """torch's ``(sign(out) * relu(abs(out))).mul(count).pow(1 / norm_type)``."""
-    return (out.sign() * out.abs().relu()).mul(count).pow(1.0 / norm_type)
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, window: int, max_pool, avg_pool):
+    """torch's power-average pooling of any dimension: ``p = +-inf`` is a max pool of
+    ``+-|x|``; else the average pool of ``x ** p`` (without padding) times the window's
+    ``window`` elements, then ``(sign(out) * relu(abs(out))) ** (1 / p)``, in torch's
+    order of operations (the values and gradients are torch's, a zero sum's gradient 0)."""
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(window).pow(1.0 / norm_type)
+
+
+def _window(kernel_size, n: int) -> int:
+    """The number of elements of an ``n``-d window: a number or ``n`` sizes, as torch's
+    ``_single``/``_pair``/``_triple``."""
+    sizes = (kernel_size,) * n if isinstance(kernel_size, (int, np.integer)) else kernel_size
+    return math.prod(int(k) for k in sizes)
 
 
 def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
     """``(sum over each window of x ** p) ** (1 / p)`` over the last dim of an
     ``(N, C, L)`` or ``(C, L)`` input (``p = inf``: the maximum of ``|x|``); computed as
-    torch's: an ``avg_pool1d`` of ``x ** p`` times the window size."""
-    if isinstance(norm_type, (int, float)):
-        if norm_type == float("inf"):
-            return max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-        if norm_type == -float("inf"):
-            return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if stride is not None:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return _lp_finish(out, kernel_size, norm_type)
+    torch's: an ``avg_pool1d`` of ``x ** p`` times the window size.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> lp_pool1d(gt.tensor([[[3.0, 4.0, 1.0, 1.0]]]), 2, 2).tolist()
+    [[[5.0, 1.4142135381698608]]]
+    """
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, _window(kernel_size, 1),
+                    max_pool1d, avg_pool1d)  # fmt: skip
 
 
 def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
     """``(sum over each window of x ** p) ** (1 / p)`` over the last two dims of an
     ``(N, C, H, W)`` or ``(C, H, W)`` input, as :func:`lp_pool1d`."""
-    kw, kh = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
-    if isinstance(norm_type, (int, float)):
-        if norm_type == float("inf"):
-            return max_pool2d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-        if norm_type == -float("inf"):
-            return -max_pool2d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if stride is not None:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return _lp_finish(out, kw * kh, norm_type)
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, _window(kernel_size, 2),
+                    max_pool2d, avg_pool2d)  # fmt: skip
+
+
+def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """``(sum over each window of x ** p) ** (1 / p)`` over the last three dims of an
+    ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input, as :func:`lp_pool1d`.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> lp_pool3d(gt.ones(1, 1, 2, 2, 2), 1, 2).tolist()
+    [[[[[8.0]]]]]
+    """
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, _window(kernel_size, 3),
+                    max_pool3d, avg_pool3d)  # fmt: skip

@@ -34,6 +34,7 @@ __all__ = [
     "AdaptiveMaxPool3d",
     "LPPool1d",
     "LPPool2d",
+    "LPPool3d",
 ]
 
 
@@ -296,5 +297,21 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool2d(
+            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
+        )
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over the last three dims (:func:`F.lp_pool3d`).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> LPPool3d(2, 2)(gt.ones(1, 1, 2, 4, 4)).shape
+    gradstack.Size([1, 1, 1, 2, 2])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool3d(
             input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
         )
