@@ -107,6 +107,14 @@ CASES.update(
             maximize=[False, True],
         )
         + [dict()],
+        "Adafactor": _grid(
+            lr=[0.01, 0.5],
+            beta2_decay=[-0.8, -0.5],
+            d=[1.0, 1.5],
+            weight_decay=[0.0, 0.1],
+            maximize=[False, True],
+        )
+        + [dict(eps=(1e-6, 1e-2)), dict()],
     }
 )
 PARAMS = [
@@ -382,6 +390,12 @@ def test_param_groups_and_add_param_group_match_torch():
         ("ASGD", dict(lr=-0.1), "Invalid learning rate: -0.1"),
         ("ASGD", dict(weight_decay=-1), "Invalid weight_decay value: -1"),
         ("LBFGS", dict(lr=-1.0), "Invalid learning rate: -1.0"),
+        ("Adafactor", dict(lr=-1.0), "Learning rate should be >= 0 but is: -1.0"),
+        ("Adafactor", dict(beta2_decay=0.5), "beta2_decay should be <= 0 but is: 0.5"),
+        ("Adafactor", dict(eps=(-1.0, 1e-3)), "epsilon1 should be >= 0 but is: -1.0"),
+        ("Adafactor", dict(eps=(None, -1.0)), "epsilon2 should be >= 0 but is: -1.0"),
+        ("Adafactor", dict(d=0.5), "Clipping threshold d should be >= 1 but is: 0.5"),
+        ("Adafactor", dict(weight_decay=-1.0), "weight_decay should be >= 0 but is: -1.0"),
     ],
 )
 def test_argument_errors_as_torch(name, kwargs, message):
@@ -405,6 +419,7 @@ def test_defaults_and_repr_match_torch():
         "Rprop",
         "ASGD",
         "LBFGS",
+        "Adafactor",
     ):
         g = getattr(gs_optim, name)([Parameter(gt.zeros(1))])
         t = getattr(torch.optim, name)([torch.nn.Parameter(torch.zeros(1))])

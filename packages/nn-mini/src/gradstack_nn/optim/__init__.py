@@ -19,6 +19,7 @@ Examples
 
 from . import (
     adadelta,
+    adafactor,
     adagrad,
     adam,
     adamax,
@@ -34,6 +35,7 @@ from . import (
     sgd,
 )
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
@@ -63,5 +65,6 @@ __all__ = [
     "LBFGS",
     "Rprop",
     "ASGD",
+    "Adafactor",
     "lr_scheduler",
 ]
