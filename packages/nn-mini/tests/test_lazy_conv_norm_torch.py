@@ -7,6 +7,7 @@ torch's errors."""
 from __future__ import annotations
 
 import math
+import re
 
 import gradstack_nn as nn
 import gradstack_tensor as gt
@@ -32,6 +33,10 @@ CASES = [
     ("LazyBatchNorm2d", (), {"bias": False}, (2, 3, 4, 4)),
     ("LazyBatchNorm2d", (), {"track_running_stats": False}, (2, 3, 4, 4)),
     ("LazyBatchNorm3d", (), {"eps": 1e-3}, (2, 3, 2, 2, 2)),
+    ("LazyInstanceNorm1d", (), {}, (4, 3, 5)),
+    ("LazyInstanceNorm2d", (), {"bias": False, "momentum": 0.3}, (2, 3, 4, 4)),
+    ("LazyInstanceNorm2d", (), {"track_running_stats": False}, (2, 3, 4, 5)),
+    ("LazyInstanceNorm3d", (), {"affine": False}, (2, 3, 2, 3, 2)),
 ]
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 
@@ -68,7 +73,7 @@ def test_lazy_layer_matches_torch(name, args, kwargs, shape):
     for b in g.buffers():
         assert type(b) is gt.Tensor  # Note [A materialised buffer becomes a plain tensor]
     assert tuple(yg.shape) == tuple(yt.shape)
-    if "BatchNorm" in name:
+    if "Norm" in name:
         # values without parameters to copy: the batch statistics are torch's
         np.testing.assert_allclose(yg.detach().numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-5)
         for gb, tb in zip(g.buffers(), t.buffers()):
@@ -83,6 +88,16 @@ def test_values_and_gradients_with_torch_s_parameters(name, args, kwargs, shape)
     t(x)
     g.load_state_dict({k: _g(v) for k, v in t.state_dict().items()})  # materialises
     assert type(g).__name__ == name  # still lazy until its first call, as torch
+    if name.startswith("LazyInstanceNorm") and g.affine:
+        # torch's num_features stays 0 when a state dict materialises a lazy instance norm
+        # before its first call, so the call refuses the input: gradstack's does the same
+        t_lazy = getattr(TNN, name)(*args, **kwargs)
+        t_lazy.load_state_dict(t.state_dict())
+        with pytest.raises(ValueError) as theirs:
+            t_lazy(x)
+        with pytest.raises(ValueError, match=re.escape(str(theirs.value))):
+            g(_g(x))
+        return
     xt = x.clone().requires_grad_(True)
     xg = _g(x).requires_grad_(True)
     yt = t(xt)

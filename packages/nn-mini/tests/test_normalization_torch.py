@@ -81,6 +81,12 @@ INSTANCE_NORMS = {
     "instance_norm2d_affine": (lambda L: L.nn.InstanceNorm2d(3, affine=True), X, {}),
     "instance_norm1d_tracked": (lambda L: L.nn.InstanceNorm1d(3, track_running_stats=True), X1, {}),
     "instance_norm2d_unbatched": (lambda L: L.nn.InstanceNorm2d(3), X[0], {}),
+    "instance_norm2d_no_bias": (lambda L: L.nn.InstanceNorm2d(3, affine=True, bias=False), X, {}),
+    "instance_norm2d_tracked_momentum": (
+        lambda L: L.nn.InstanceNorm2d(3, track_running_stats=True, momentum=0.3),
+        X,
+        {},
+    ),
 }
 
 
@@ -93,7 +99,14 @@ def test_instance_norms_match_torch(name):
 ERRORS = {
     "group_norm_groups": lambda L: L.nn.functional.group_norm(L.ones(2, 3, 4), 2),
     "local_response_norm_dims": lambda L: L.nn.LocalResponseNorm(2)(L.ones(2, 6)),
+    "instance_norm_features": lambda L: L.nn.InstanceNorm1d(3, affine=True)(L.ones(2, 4, 5)),
+    "instance_norm_dims": lambda L: L.nn.InstanceNorm2d(3)(L.ones(2, 3)),
 }
+
+
+def test_instance_norm_warns_as_torch_when_its_features_differ():
+    with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
+        gs.nn.InstanceNorm1d(3)(gs.ones(2, 4, 5))
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))

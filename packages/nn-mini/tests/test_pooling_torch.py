@@ -59,6 +59,38 @@ PROGRAMS = {
     "lp_pool1d_one": (lambda L, F, x: F.lp_pool1d(x, 1, 2), [POS1]),
     "lp_pool1d_inf": (lambda L, F, x: F.lp_pool1d(x, float("inf"), 3, 2), [XL3]),
     "lp_pool3d": (lambda L, F, x: F.lp_pool3d(x, 2, 2), [VOL]),
+    "max_unpool2d": (
+        lambda L, F, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+        [X],
+    ),
+    "max_unpool2d_size": (
+        lambda L, F, x: F.max_unpool2d(
+            *F.max_pool2d(x, 3, 2, 1, return_indices=True), 3, 2, 1, x.shape
+        ),
+        [X],
+    ),
+    "max_unpool2d_overlap_unbatched": (
+        lambda L, F, x: F.max_unpool2d(*F.max_pool2d(x[0], 3, 1, return_indices=True), 3, 1),
+        [X],
+    ),
+    "max_unpool1d": (
+        lambda L, F, x: F.max_unpool1d(
+            *F.max_pool1d(x, 3, 2, return_indices=True), 3, 2, output_size=[7]
+        ),
+        [X1],
+    ),
+    "max_unpool3d": (
+        lambda L, F, x: F.max_unpool3d(
+            *F.max_pool3d(x, 2, return_indices=True), 2, output_size=x.shape
+        ),
+        [VOL],
+    ),
+    "max_unpool3d_pad_unbatched": (
+        lambda L, F, x: F.max_unpool3d(
+            *F.max_pool3d(x[0], 3, 2, 1, return_indices=True), 3, 2, 1, x.shape[2:]
+        ),
+        [VOL],
+    ),
     "lp_pool3d_fractional": (lambda L, F, x: F.lp_pool3d(x, 1.5, (2, 3, 2), (1, 2, 2)), [POSV]),
     "lp_pool3d_ceil_unbatched": (lambda L, F, x: F.lp_pool3d(x[0], 3, 2, ceil_mode=True), [POSV]),
     "lp_pool3d_inf": (lambda L, F, x: F.lp_pool3d(x, float("inf"), (2, 2, 3), 2), [VOL]),
@@ -186,6 +218,27 @@ ERRORS = {
     "avg_pool2d_rank": lambda L: L.nn.functional.avg_pool2d(L.ones(3, 3), 2),
     "max_pool3d_padding": lambda L: L.nn.functional.max_pool3d(L.ones(1, 1, 4, 4, 4), 2, padding=2),
     "avg_pool3d_padding": lambda L: L.nn.functional.avg_pool3d(L.ones(1, 1, 4, 4, 4), 2, padding=2),
+    "max_unpool_int32": lambda L: L.nn.functional.max_unpool2d(
+        L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 2, dtype=L.int32), 2
+    ),
+    "max_unpool_shapes": lambda L: L.nn.functional.max_unpool2d(
+        L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 1, dtype=L.int64), 2
+    ),
+    "max_unpool_bad_index": lambda L: L.nn.functional.max_unpool2d(
+        L.ones(1, 1, 2, 2), L.tensor([[[[0, 17], [2, 16]]]]), 2
+    ),
+    "max_unpool_rank": lambda L: L.nn.functional.max_unpool2d(
+        L.ones(2, 2), L.zeros(2, 2, dtype=L.int64), 2
+    ),
+    "max_unpool3d_rank": lambda L: L.nn.functional.max_unpool3d(
+        L.ones(2, 2, 2), L.zeros(2, 2, 2, dtype=L.int64), 2
+    ),
+    "max_unpool_output_size_length": lambda L: L.nn.functional.max_unpool2d(
+        L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 2, dtype=L.int64), 2, output_size=(1, 4, 4)
+    ),
+    "max_unpool_output_size_range": lambda L: L.nn.functional.max_unpool2d(
+        L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 2, dtype=L.int64), 2, output_size=(6, 4)
+    ),
     "avg_pool3d_divisor": lambda L: L.nn.functional.avg_pool3d(
         L.ones(1, 1, 4, 4, 4), 2, divisor_override=0
     ),
@@ -209,3 +262,19 @@ ERROR_TYPES = {
 @pytest.mark.parametrize("name", sorted(ERROR_TYPES))
 def test_error_types_match_torch(name):
     assert_same_error(ERROR_TYPES[name], words=False)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_max_unpool_modules_match_torch(dims):
+    """repr, and the layer's output with an explicit ``output_size``, as torch's."""
+    shape = {1: (2, 3, 8), 2: (2, 3, 6, 8), 3: (1, 2, 4, 6, 4)}[dims]
+    x = np.random.default_rng(dims).standard_normal(shape)
+    outs = []
+    for L in (torch, gs):
+        pool = getattr(L.nn, f"MaxPool{dims}d")(2, return_indices=True)
+        unpool = getattr(L.nn, f"MaxUnpool{dims}d")(2, stride=2)
+        t = L.tensor(x)
+        out = unpool(*pool(t), output_size=t.shape)
+        outs.append((repr(unpool), out.detach().numpy()))
+    assert outs[0][0] == outs[1][0]
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])

@@ -16,6 +16,7 @@ layout, not an API):
 ``linear_layers``        linear, bilinear
 ``conv``                 conv1d/2d/3d, conv_transpose1d/2d/3d, unfold, fold
 ``pooling``              max, average, adaptive and power-average pooling, 1-d to 3-d
+``unpooling``            max unpooling (the partial inverse of max pooling), 1-d to 3-d
 ``sampling``             interpolate (upsample), affine_grid, grid_sample, pixel and channel
                          shuffles
 ``padding``              pad
@@ -63,6 +64,7 @@ from . import (
     padding,
     pooling,
     sampling,
+    unpooling,
 )
 from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
@@ -77,12 +79,14 @@ from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sampling import *  # noqa: F403
+from .unpooling import *  # noqa: F403
 
 # (``__all__ +=`` of each family's list, a form type checkers follow through star imports)
 __all__: list[str] = []
 __all__ += linear_layers.__all__
 __all__ += conv.__all__
 __all__ += pooling.__all__
+__all__ += unpooling.__all__
 __all__ += sampling.__all__
 __all__ += padding.__all__
 __all__ += activation.__all__

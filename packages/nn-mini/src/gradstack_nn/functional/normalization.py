@@ -159,6 +159,29 @@ def rms_norm(
     return out * weight if weight is not None else out
 
 
+def _update_instance_stats(input, running_mean, running_var, momentum, dims, count):
+    """torch's running statistics of an instance norm.
+
+    Note [Instance norm's running statistics, in torch's order]
+    torch runs a batch norm over the ``(1, N * C, *)`` view with the running statistics
+    repeated ``N`` times, then stores the mean over ``N`` of the ``N`` updated copies: each
+    sample's mean (and unbiased variance) is accumulated in double, rounded to the
+    statistics' dtype, mixed in as ``momentum * stat + (1 - momentum) * running`` in that
+    dtype, and the copies are averaged.  Averaging the samples' means first and mixing once
+    (the algebraically equal order) gave results a few ulps off torch's.
+    """
+    n, c = input.shape[0], input.shape[1]
+    x = input.detach().to(gt.float64)
+    mean = x.mean(dims, keepdim=True)
+    for running, stat in (
+        (running_mean, mean),
+        (running_var, (x - mean).pow(2).sum(dims, keepdim=True) / (count - 1)),
+    ):
+        if running is not None:
+            stat = stat.reshape(n, c).to(running.dtype)
+            running.copy_((stat * momentum + running * (1 - momentum)).mean(0))
+
+
 def instance_norm(
     input: Tensor,
     running_mean: Tensor | None = None,
@@ -177,7 +200,7 @@ def instance_norm(
 
     if input.dim() < 3:
         raise ValueError(f"instance_norm expects an (N, C, *) input, got {input.dim()}-D")
-    n, c = input.shape[0], input.shape[1]
+    c = input.shape[1]
     dims = tuple(range(2, input.dim()))
     shape = (1, c) + (1,) * (input.dim() - 2)
     if use_input_stats:
@@ -193,12 +216,7 @@ def instance_norm(
         var = input.var(dims, keepdim=True, correction=0)
         if running_mean is not None or running_var is not None:
             with no_grad():
-                if running_mean is not None:
-                    batch_mean = mean.detach().reshape(n, c).mean(0)
-                    running_mean.mul_(1 - momentum).add_(batch_mean * momentum)
-                if running_var is not None:
-                    unbiased = var.detach().reshape(n, c) * (count / (count - 1))
-                    running_var.mul_(1 - momentum).add_(unbiased.mean(0) * momentum)
+                _update_instance_stats(input, running_mean, running_var, momentum, dims, count)
     else:
         if running_mean is None or running_var is None:
             raise ValueError(

@@ -17,6 +17,7 @@ from __future__ import annotations
 from gradstack_tensor import Tensor
 
 from .. import functional as F
+from .conv import _ntuple
 from .module import Module
 
 __all__ = [
@@ -35,6 +36,9 @@ __all__ = [
     "LPPool1d",
     "LPPool2d",
     "LPPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -314,4 +318,61 @@ class LPPool3d(_LPPoolNd):
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool3d(
             input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
+        )
+
+
+class _MaxUnpoolNd(Module):
+    """The max unpooling layers: ``kernel_size``, ``stride`` (by default the kernel size)
+    and ``padding`` as tuples of the layer's dimension, as torch's."""
+
+    _dims = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        n = self._dims
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, n)
+        self.padding = _ntuple(padding, n)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of :class:`MaxPool1d` (:func:`F.max_unpool1d`).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> MaxUnpool1d(2)(gt.tensor([[5.0, 7.0]]), gt.tensor([[1, 2]])).tolist()
+    [[0.0, 5.0, 7.0, 0.0]]
+    """
+
+    _dims = 1
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return F.max_unpool1d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of :class:`MaxPool2d` (:func:`F.max_unpool2d`)."""
+
+    _dims = 2
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return F.max_unpool2d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of :class:`MaxPool3d` (:func:`F.max_unpool3d`)."""
+
+    _dims = 3
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return F.max_unpool3d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
         )
