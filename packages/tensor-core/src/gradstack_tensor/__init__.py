@@ -147,6 +147,8 @@ from .scans import *  # noqa: F403
 from .scans import __all__ as _scans_all
 from .searching import *  # noqa: F403
 from .searching import __all__ as _searching_all
+from .windows import *  # noqa: F403
+from .windows import __all__ as _windows_all
 
 # Note [Methods bound from above] (_above.py): the functions that the Tensor's methods
 # call, from the modules written on top of the Tensor.
@@ -178,6 +180,7 @@ __all__ = sorted(
     | set(_contractions_all)
     | set(_elementwise_composites_all)
     | set(_searching_all)
+    | set(_windows_all)
     | set(_order_statistics_all)
     | set(_matrix_builders_all)
     | set(_combinatorics_all)
