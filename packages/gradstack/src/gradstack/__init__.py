@@ -43,11 +43,13 @@ import gradstack_tensor as _gradstack_tensor
 from gradstack_autograd import (
     enable_grad,
     inference_mode,
+    is_anomaly_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
+from gradstack_autograd.anomaly_mode import is_anomaly_check_nan_enabled
 from gradstack_tensor import *  # noqa: F403
 from gradstack_tensor.kernels import get_num_threads, set_num_threads
 from gradstack_tensor.random import get_rng_state, set_rng_state
@@ -78,6 +80,8 @@ _NAMES = [
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
     "get_num_threads",
     "set_num_threads",
     "get_rng_state",

@@ -34,7 +34,6 @@ __all__ = [
     "selu",
     "celu",
     "threshold",
-    "hardshrink",
     "rrelu",
     "bilinear",
     "dropout",
@@ -48,7 +47,6 @@ __all__ = [
     "conv3d",
     "conv_transpose3d",
     "channel_shuffle",
-    "prelu",
     "rms_norm",
     "selu_",
     "celu_",
@@ -74,7 +72,6 @@ pairwise_distance = _F.pairwise_distance
 pdist = _F.pdist
 cdist = _F.cdist
 celu = _F.celu
-hardshrink = _F.hardshrink
 rrelu = _F.rrelu
 bilinear = _F.bilinear
 conv3d = _F.conv3d
@@ -105,11 +102,6 @@ def channel_shuffle(input, groups):
             f"{type(groups).__name__}"
         )
     return _F.channel_shuffle(input, groups)
-
-
-def prelu(input, weight):
-    """``functional.prelu(input, weight)``."""
-    return _F.prelu(_tensor(input, "prelu"), weight)
 
 
 def selu_(input):

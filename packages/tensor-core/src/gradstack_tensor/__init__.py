@@ -41,6 +41,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_windows,
     _op_table,
     _signatures,
+    activations,
     arrangements,
     complex_ops,
     composites,
@@ -56,6 +57,7 @@ from . import (  # noqa: F401 - bind kernels
     linalg,
     matrix_builders,
     matrix_functions,
+    memory_factories,
     meta,
     order_statistics,
     return_types,
@@ -80,6 +82,8 @@ from ._format import get_printoptions, printoptions, set_printoptions
 from ._shapes import Size
 from ._tensor import Tensor
 from ._tensor_base import VersionCounter
+from .activations import *  # noqa: F403
+from .activations import __all__ as _activations_all
 from .arrangements import *  # noqa: F403
 from .arrangements import __all__ as _arrangements_all
 from .combinatorics import *  # noqa: F403
@@ -139,6 +143,8 @@ from .matrix_builders import *  # noqa: F403
 from .matrix_builders import __all__ as _matrix_builders_all
 from .matrix_functions import *  # noqa: F403
 from .matrix_functions import __all__ as _matrix_functions_all
+from .memory_factories import *  # noqa: F403
+from .memory_factories import __all__ as _memory_factories_all
 from .numeric_info import finfo, iinfo
 from .order_statistics import *  # noqa: F403
 from .order_statistics import __all__ as _order_statistics_all
@@ -153,9 +159,9 @@ from .windows import __all__ as _windows_all
 # Note [Methods bound from above] (_above.py): the functions that the Tensor's methods
 # call, from the modules written on top of the Tensor.
 for _module in (
-    arrangements, complex_ops, composites, contractions, counting, covariance, creation,
-    elementwise_composites, histograms, indexed_writes, legacy, matrix_builders,
-    matrix_functions, order_statistics, scans, searching,
+    activations, arrangements, complex_ops, composites, contractions, counting, covariance,
+    creation, elementwise_composites, histograms, indexed_writes, legacy, matrix_builders,
+    matrix_functions, memory_factories, order_statistics, scans, searching,
 ):  # fmt: skip
     _above.bind(_module)
 _above.bind(_functions, "allclose", "isclose", "mvlgamma")
@@ -181,6 +187,8 @@ __all__ = sorted(
     | set(_elementwise_composites_all)
     | set(_searching_all)
     | set(_windows_all)
+    | set(_activations_all)
+    | set(_memory_factories_all)
     | set(_order_statistics_all)
     | set(_matrix_builders_all)
     | set(_combinatorics_all)

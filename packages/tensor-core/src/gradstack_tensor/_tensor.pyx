@@ -876,6 +876,44 @@ cdef class Tensor(CompositeMethods):
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
+    def is_distributed(self):
+        """False: a gradstack tensor lives in one process (torch's answer for a tensor that
+        is not a distributed RPC tensor)."""
+        return False
+
+    def new(self, *args, device=None):
+        """torch's legacy constructor with this tensor's dtype: ``t.new()`` (empty),
+        ``t.new(2, 3)`` or ``t.new(Size)`` (uninitialised), ``t.new(data)`` (a copy of a
+        sequence), ``t.new(tensor)`` (an alias of that tensor, which must have this dtype:
+        a view of its storage in the graph, ``AliasBackward0``, as torch's).
+
+        Examples
+        --------
+        >>> x = gt.ones(2, dtype=gt.float64)
+        >>> x.new([1, 2]).dtype, tuple(x.new(2, 3).shape), tuple(x.new().shape)
+        (gradstack.float64, (2, 3), (0,))
+        """
+        tensor, empty = ABOVE.tensor, ABOVE.empty
+        if not args:
+            return empty(0, dtype=self.dtype, device=device)
+        if len(args) == 1 and isinstance(args[0], TensorBase):
+            if args[0].dtype is not self.dtype:
+                raise TypeError(
+                    f"new(): expected a tensor of dtype {self.dtype}, got one of dtype "
+                    f"{args[0].dtype}; convert it with .to({self.dtype})"
+                )
+            return dispatch(OPS["alias"], (args[0],))
+        if all(type(a) is int for a in args) or (
+            len(args) == 1 and type(args[0]).__name__ == "Size"
+        ):
+            return empty(*args, dtype=self.dtype, device=device)
+        if len(args) == 1 and not isinstance(args[0], (int, float, complex)):
+            return tensor(args[0], dtype=self.dtype, device=device)
+        raise TypeError(
+            "new(): expected sizes (ints), a Size, a sequence of data or a tensor, got "
+            f"({', '.join(type(a).__name__ for a in args)})"
+        )
+
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         """An uninitialised tensor of ``size``, with this tensor's dtype by default."""
         empty = ABOVE.empty

@@ -19,6 +19,8 @@ The examples assume ``import gradstack_tensor as gt``.
 """
 cimport cython
 
+import numpy as np
+
 from ._dispatch cimport dispatch
 from . import _op_table  # no-cython-lint: imported to declare the ops looked up below
 from ._dispatch import OPS
@@ -1080,6 +1082,91 @@ cdef class CompositeMethods(ShapeMethods):
         :func:`gradstack_tensor.histogram`."""
         histogram = ABOVE.histogram
         return histogram(self, bins, range=range, weight=weight, density=density)
+
+    # -- Python callables, nonzero_static, the activations torch has as methods ----------
+
+    def apply_(self, callable):
+        """Replace each element ``v`` by ``callable(v)`` (a Python function of a Python
+        number; slow, for tensors that do not require grad, as torch's).
+
+        Examples
+        --------
+        >>> gt.tensor([1.0, 2.0]).apply_(lambda v: v * 10).tolist()
+        [10.0, 20.0]
+        """
+        return _python_map(self, "apply_", callable, ())
+
+    def map_(self, tensor, callable):
+        """Replace each element ``v`` by ``callable(v, w)``, ``w`` the element of
+        ``tensor`` (broadcast to this shape) at the same position."""
+        if not isinstance(tensor, TensorBase):
+            raise TypeError(
+                f"map_(): argument 'tensor' must be Tensor, not {type(tensor).__name__}"
+            )
+        return _python_map(self, "map_", callable, (tensor,))
+
+    def map2_(self, x, y, callable):
+        """Replace each element ``v`` by ``callable(v, a, b)``, ``a`` and ``b`` the elements
+        of ``x`` and ``y`` (broadcast to this shape) at the same position."""
+        for arg, value in (("x", x), ("y", y)):
+            if not isinstance(value, TensorBase):
+                raise TypeError(
+                    f"map2_(): argument '{arg}' must be Tensor, not {type(value).__name__}"
+                )
+        return _python_map(self, "map2_", callable, (x, y))
+
+    def nonzero_static(self, *, size, fill_value=-1):
+        """The indices of the nonzero elements (as :meth:`nonzero`), exactly ``size`` rows:
+        the first ``size``, or padded with rows of ``fill_value``.
+
+        Examples
+        --------
+        >>> gt.tensor([0, 1, 0, 2]).nonzero_static(size=3).flatten().tolist()
+        [1, 3, -1]
+        """
+        tensor = ABOVE.tensor
+        if type(size) is not int:
+            raise TypeError(
+                f"nonzero_static(): argument 'size' must be int, not {type(size).__name__}"
+            )
+        if size < 0:
+            raise RuntimeError(
+                f"nonzero_static: 'size' must be an non-negative integer, got {size}"
+            )
+        found = self.nonzero().numpy()
+        out = np.full((size, found.shape[1]), fill_value, dtype=found.dtype)
+        kept = min(size, found.shape[0])
+        out[:kept] = found[:kept]
+        return tensor(out)
+
+    def hardshrink(self, lambd=0.5):
+        """``x`` where ``|x| > lambd``, 0 elsewhere; see :func:`gradstack_tensor.hardshrink`."""
+        hardshrink = ABOVE.hardshrink
+        return hardshrink(self, lambd)
+
+    def prelu(self, weight):
+        """``x`` where positive, ``weight * x`` elsewhere; see
+        :func:`gradstack_tensor.prelu`."""
+        prelu = ABOVE.prelu
+        return prelu(self, weight)
+
+
+def _python_map(TensorBase self, str name, fn, tuple others):
+    """Write ``fn(self_value, *other_values)`` into each element, with Python numbers."""
+    if self._requires_grad:
+        raise RuntimeError(
+            f"Can't call {name}() on Variable that requires grad. Use "
+            f"var.detach().{name}() instead."
+        )
+    arrays = [np.broadcast_to(o.numpy(force=True), (<object>self._data).shape)
+              for o in others]
+    out = (<object>self._data)
+    columns = [out.ravel().tolist()] + [a.ravel().tolist() for a in arrays]
+    values = [fn(*items) for items in zip(*columns)]
+    if values:
+        out[...] = np.asarray(values, dtype=out.dtype).reshape(out.shape)
+    self.bump_version(name)
+    return self
 
 
 def _scatter_src(src, value):

@@ -468,6 +468,49 @@ cdef class ShapeMethods(ReductionMethods):
         )
         return make_view(view, base)
 
+    def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
+                          requires_grad=False, pin_memory=False):
+        """An uninitialised tensor of ``size`` and ``stride``, of this tensor's dtype by
+        default; see :func:`gradstack_tensor.empty_strided`."""
+        empty_strided = ABOVE.empty_strided
+        return empty_strided(size, stride, dtype=dtype or self.dtype,
+                             requires_grad=requires_grad)
+
+    def resize(self, *sizes):
+        """torch's deprecated out-of-place resize: this tensor reshaped to ``sizes``, which
+        must hold as many elements (autograd's ``Resize``), with torch's warning."""
+        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=1)
+        shape = shape_from_args(sizes, "resize")
+        return _autograd_resize(self, shape)
+
+    def resize_as(self, tensor):
+        """torch's deprecated out-of-place ``resize_as``: :meth:`resize` to ``tensor``'s
+        shape."""
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=1)
+        if not isinstance(tensor, TensorBase):
+            raise TypeError(
+                f"resize_as(): argument 'tensor' must be Tensor, not {type(tensor).__name__}"
+            )
+        return _autograd_resize(self, tuple(tensor.shape))
+
+    def as_strided_(self, size, stride, storage_offset=None):
+        """In place, :meth:`as_strided`: this tensor becomes that view of its storage."""
+        view = self.as_strided(size, stride, storage_offset)
+        self._data = (<TensorBase>view)._data
+        self.bump_version("as_strided_")
+        return self
+
+    def as_strided_scatter(self, src, size, stride, storage_offset=None):
+        """A copy of this tensor with ``src`` written into its ``as_strided(size, stride,
+        storage_offset)`` view."""
+        if not isinstance(src, TensorBase):
+            raise TypeError(
+                f"as_strided_scatter(): argument 'src' must be Tensor, not {type(src).__name__}"
+            )
+        out = self.clone()
+        out.as_strided(size, stride, storage_offset).copy_(src)
+        return out
+
     def resize_as_(self, other, *, memory_format=None):
         """In place, ``self.resize_(other.shape)``.
 
@@ -746,3 +789,20 @@ def _conj_transpose(self, what):
         )
     out = dispatch(OP_TRANSPOSE, (self, -2, -1))
     return out.conj() if out.is_complex() else out
+
+
+def _autograd_resize(TensorBase self, tuple shape):
+    """autograd's ``Resize`` of torch's deprecated ``resize``: a view of the contiguous
+    tensor, which must keep its number of elements."""
+    cdef Py_ssize_t numel = 1
+    for d in shape:
+        numel *= d
+    if numel != self.numel():
+        raise RuntimeError(
+            f"requested resize to {'x'.join(str(d) for d in shape)} ({numel} elements in "
+            f"total), but the given tensor has a size of "
+            f"{'x'.join(str(d) for d in self.shape)} ({self.numel()} elements). autograd's "
+            "resize can only change the shape of a given tensor, while preserving the "
+            "number of elements. "
+        )
+    return self.contiguous().view(shape)

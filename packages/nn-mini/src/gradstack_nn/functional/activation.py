@@ -324,34 +324,10 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * b.sigmoid()
 
 
-def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """``x`` where positive, ``weight * x`` elsewhere; a weight of several elements holds
-    one slope per channel (dim 1)."""
-    x = _tensor(input, "prelu")
-    if not isinstance(weight, Tensor):
-        raise TypeError(f"prelu(): argument 'weight' must be Tensor, not {type(weight).__name__}")
-    if weight.dim() > 1:
-        raise RuntimeError(
-            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}"
-        )
-    w = weight
-    if weight.numel() != 1:
-        channels = x.shape[1] if x.dim() >= 2 else (x.shape[0] if x.dim() == 1 else 1)
-        if weight.numel() != channels:
-            raise RuntimeError(
-                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
-                f"= {weight.numel()} and channel size = {channels}."
-            )
-        if x.dim() >= 2:
-            w = weight.reshape(*((channels,) + (1,) * (x.dim() - 2)))
-    return gt.where(x > 0, x, w * x)
-
-
-@checked_arguments("hardshrink", "Tensor input, float lambd", first=0)
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """``x`` where ``|x| > lambd``, 0 elsewhere."""
-    x = _tensor(input, "hardshrink")
-    return gt.where((x > lambd) | (x < -lambd), x, 0.0)
+# ``prelu`` and ``hardshrink`` are tensor-core's (torch has them as Tensor methods and
+# top-level functions too)
+prelu = gt.prelu
+hardshrink = gt.hardshrink
 
 
 @checked_arguments("softshrink", "Tensor input, float lambd", first=0)
