@@ -302,3 +302,28 @@ def test_polynomials_carry_no_gradient(name):
         n = lib.tensor([2.0, 3.0], dtype=lib.float64, requires_grad=True)
         y = getattr(lib.special, name)(x, n)
         assert not y.requires_grad and y.grad_fn is None
+
+
+def test_frexp():
+    x = np.array([1.5, 8.0, 0.0, -0.0, -3.0, 1e-310, 5e-324, 1e308, np.inf, -np.inf, np.nan])
+    for dtype in ("float16", "float32", "float64"):
+        with np.errstate(over="ignore"):
+            a, b = _pair(x.astype(dtype))
+        for ours, theirs in ((gs.frexp(a), torch.frexp(b)), (a.frexp(), b.frexp())):
+            _same(ours.mantissa, theirs.mantissa, rtol=0, atol=0)
+            _same(ours.exponent, theirs.exponent, rtol=0, atol=0)
+            assert type(ours).__name__ == "frexp" and ours._fields == ("mantissa", "exponent")
+    for lib in (gs, torch):
+        with pytest.raises(RuntimeError, match="only supports floating-point dtypes"):
+            lib.frexp(lib.tensor([1, 2]))
+    v = np.array([1.5, 8.0, 0.0, -3.0, 1e-310, 0.3])
+    results = []
+    for lib in (gs, torch):
+        t = lib.tensor(v, dtype=lib.float64, requires_grad=True)
+        m, e = lib.frexp(t)
+        assert m.grad_fn.name() == "FrexpBackward0" and not e.requires_grad
+        (m * lib.arange(6.0, dtype=lib.float64)).sum().backward()
+        results.append(t.grad)
+    _same(results[0], results[1], rtol=0, atol=0)  # (inf at 1e-310: 2 ** -1029 is 0 in float32)
+    xg = gs.tensor([0.6, -1.7, 3.3, 0.2], dtype=gs.float64, requires_grad=True)
+    assert gs.autograd.gradcheck(lambda t: gs.frexp(t)[0], (xg,))

@@ -285,6 +285,25 @@ _add(
     )
 )
 
+# frexp's mantissa (values away from the powers of 2, where it jumps)
+_add(
+    GradOp(
+        "frexp",
+        lambda rng: [
+            _S(
+                (rng.uniform(0.55, 0.95, (4,)) * np.array([1.0, -4.0, 0.25, 1024.0]),),
+                lambda L, t: L.frexp(t)[0],
+                "frexp mantissa",
+            ),
+            _S(
+                (arr(rng, (2, 3), 1.1, 1.9, transposed=True),),
+                lambda L, t: t.frexp().mantissa,
+                "frexp method",
+            ),
+        ],
+    )
+)
+
 # ---------------------------------------------------------------------------------------
 # elementwise binary
 

@@ -961,6 +961,21 @@ ROWS: tuple[OpRow, ...] = (
         """,
     ),
     op(
+        "frexp",
+        args=TENSOR,
+        out=None,
+        doc="""``(mantissa, exponent)`` with ``self = mantissa * 2 ** exponent`` and
+        ``0.5 <= |mantissa| < 1`` (C's frexp): the mantissa in ``self``'s dtype, the exponent
+        int32; floating-point tensors only.
+
+        Examples
+        --------
+        >>> m, e = gt.tensor([8.0, 0.75]).frexp()
+        >>> m.tolist(), e.tolist()
+        ([0.5, 0.75], [4, 0])
+        """,
+    ),
+    op(
         "nextafter",
         BINARY,
         ufuncs._floats_only("nextafter_cpu", np.nextafter),

@@ -6,7 +6,8 @@ their derivatives as torch's derivatives.yaml writes them.
 - ``igamma``/``igammac`` and ``special_zeta``: differentiable in their second argument
   only; the first argument's gradient raises torch's NotImplementedError when backward
   needs it (Note [Derivatives torch does not implement]);
-- ``nextafter``: ``grad`` for ``self``, zeros for ``other``;
+- ``nextafter``: ``grad`` for ``self``, zeros for ``other``; ``frexp``: the mantissa's
+  gradient divided by ``2 ** exponent``;
 - the Bessel functions and the orthogonal polynomials: no derivative in torch, their
   results never require grad.
 
@@ -26,10 +27,11 @@ import math
 
 import gradstack_tensor as gt
 from gradstack_tensor import special
+from gradstack_tensor.extension import data_of, wrap
 
 from ._elementwise import elementwise
-from ._table import NO_JVP, _not_differentiable
-from .batching import pointwise, unary
+from ._table import NO_JVP, _not_differentiable, register
+from .batching import per_sample, pointwise, unary
 
 __all__: list[str] = []
 
@@ -131,3 +133,23 @@ _not_differentiable(
     "special_shifted_chebyshev_polynomial_v", "special_shifted_chebyshev_polynomial_w",
     batch=pointwise,
 )  # fmt: skip
+
+
+def _exponent(args, out):
+    """frexp's exponent (a copy, kept by the node): the gradient divides by ``2 ** e``."""
+    return data_of(out[1]).copy() if isinstance(out, tuple) else None
+
+
+@register(
+    "frexp(self)",
+    "FrexpBackward0",
+    extra=_exponent,
+    batch=per_sample("frexp returns two tensors; rare in vmap"),
+)
+def _frexp(ctx, grad, grad_exponent=None):
+    if grad is None:
+        return (None,)
+    return (grad / wrap(ctx.extra).exp2(),)  # torch's grad / exponent.exp2()
+
+
+NO_JVP["frexp"] = "not written yet: torch's is the tangent / exponent.exp2()"
