@@ -300,8 +300,52 @@ def _make_binary(name: str, doc: str):
     return special
 
 
-for _name, _doc in _UNARY_DOCS.items():
-    globals()[_name] = _make_unary(_name, _doc)
-for _name, _doc in _BINARY_DOCS.items():
-    globals()[_name] = _make_binary(_name, _doc)
-del _name, _doc
+airy_ai = _make_unary("airy_ai", _UNARY_DOCS["airy_ai"])
+bessel_j0 = _make_unary("bessel_j0", _UNARY_DOCS["bessel_j0"])
+bessel_j1 = _make_unary("bessel_j1", _UNARY_DOCS["bessel_j1"])
+bessel_y0 = _make_unary("bessel_y0", _UNARY_DOCS["bessel_y0"])
+bessel_y1 = _make_unary("bessel_y1", _UNARY_DOCS["bessel_y1"])
+modified_bessel_i0 = _make_unary("modified_bessel_i0", _UNARY_DOCS["modified_bessel_i0"])
+modified_bessel_i1 = _make_unary("modified_bessel_i1", _UNARY_DOCS["modified_bessel_i1"])
+modified_bessel_k0 = _make_unary("modified_bessel_k0", _UNARY_DOCS["modified_bessel_k0"])
+modified_bessel_k1 = _make_unary("modified_bessel_k1", _UNARY_DOCS["modified_bessel_k1"])
+scaled_modified_bessel_k0 = _make_unary(
+    "scaled_modified_bessel_k0", _UNARY_DOCS["scaled_modified_bessel_k0"]
+)
+scaled_modified_bessel_k1 = _make_unary(
+    "scaled_modified_bessel_k1", _UNARY_DOCS["scaled_modified_bessel_k1"]
+)
+spherical_bessel_j0 = _make_unary("spherical_bessel_j0", _UNARY_DOCS["spherical_bessel_j0"])
+i0e = _make_unary("i0e", _UNARY_DOCS["i0e"])
+i1 = _make_unary("i1", _UNARY_DOCS["i1"])
+i1e = _make_unary("i1e", _UNARY_DOCS["i1e"])
+erfcx = _make_unary("erfcx", _UNARY_DOCS["erfcx"])
+chebyshev_polynomial_t = _make_binary(
+    "chebyshev_polynomial_t", _BINARY_DOCS["chebyshev_polynomial_t"]
+)
+chebyshev_polynomial_u = _make_binary(
+    "chebyshev_polynomial_u", _BINARY_DOCS["chebyshev_polynomial_u"]
+)
+chebyshev_polynomial_v = _make_binary(
+    "chebyshev_polynomial_v", _BINARY_DOCS["chebyshev_polynomial_v"]
+)
+chebyshev_polynomial_w = _make_binary(
+    "chebyshev_polynomial_w", _BINARY_DOCS["chebyshev_polynomial_w"]
+)
+hermite_polynomial_h = _make_binary("hermite_polynomial_h", _BINARY_DOCS["hermite_polynomial_h"])
+hermite_polynomial_he = _make_binary("hermite_polynomial_he", _BINARY_DOCS["hermite_polynomial_he"])
+laguerre_polynomial_l = _make_binary("laguerre_polynomial_l", _BINARY_DOCS["laguerre_polynomial_l"])
+legendre_polynomial_p = _make_binary("legendre_polynomial_p", _BINARY_DOCS["legendre_polynomial_p"])
+shifted_chebyshev_polynomial_t = _make_binary(
+    "shifted_chebyshev_polynomial_t", _BINARY_DOCS["shifted_chebyshev_polynomial_t"]
+)
+shifted_chebyshev_polynomial_u = _make_binary(
+    "shifted_chebyshev_polynomial_u", _BINARY_DOCS["shifted_chebyshev_polynomial_u"]
+)
+shifted_chebyshev_polynomial_v = _make_binary(
+    "shifted_chebyshev_polynomial_v", _BINARY_DOCS["shifted_chebyshev_polynomial_v"]
+)
+shifted_chebyshev_polynomial_w = _make_binary(
+    "shifted_chebyshev_polynomial_w", _BINARY_DOCS["shifted_chebyshev_polynomial_w"]
+)
+zeta = _make_binary("zeta", _BINARY_DOCS["zeta"])

@@ -30,7 +30,7 @@ from gradstack_tensor import special
 from gradstack_tensor.extension import data_of, wrap
 
 from ._elementwise import elementwise
-from ._table import NO_JVP, _not_differentiable, register
+from ._table import NO_JVP, _not_differentiable, jvp, register
 from .batching import per_sample, pointwise, unary
 
 __all__: list[str] = []
@@ -152,4 +152,7 @@ def _frexp(ctx, grad, grad_exponent=None):
     return (grad / wrap(ctx.extra).exp2(),)  # torch's grad / exponent.exp2()
 
 
-NO_JVP["frexp"] = "not written yet: torch's is the tangent / exponent.exp2()"
+@jvp("frexp")
+def _frexp_jvp(args, out, tangents, lead):
+    (t,) = tangents
+    return (t / out[1].exp2(), None)  # torch's self_t / exponent.exp2()
