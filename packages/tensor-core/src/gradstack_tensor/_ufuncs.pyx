@@ -578,6 +578,8 @@ def _special_unary(str name, str kernel, bint half):
     special functions' numpy path]); ``kernel`` is torch's name in its dtype errors."""
     def special(x, **kwargs):
         x = np.asarray(x)
+        if x.dtype.name not in _SCALAR_TYPE:  # (complex, or a dtype torch does not have)
+            raise TypeError(f"{name}: not supported for {x.dtype.name} tensors")
         if x.dtype == np.float16 and half:
             r = _bessel_kernels.unary(name, _c_floats(x.astype(np.float32))).astype(np.float16)
         elif x.dtype == np.float32 or x.dtype == np.float64:
@@ -593,9 +595,11 @@ cdef tuple _binary_operands(object x, object y):
     """Two arrays of one floating dtype and the shape of the result: both of that shape,
     or one of one element (a Python number takes the array's dtype, as torch's wrapped
     number does)."""
-    if not cnp.PyArray_Check(x):
+    if not cnp.PyArray_Check(x) and not cnp.PyArray_Check(y):  # (two numbers: a raw call)
+        x, y = np.asarray(x), np.asarray(y)
+    elif not cnp.PyArray_Check(x):
         x = np.asarray(x, dtype=y.dtype)
-    if not cnp.PyArray_Check(y):
+    elif not cnp.PyArray_Check(y):
         y = np.asarray(y, dtype=x.dtype)
     shape = np.broadcast_shapes(x.shape, y.shape)
     if x.shape != shape and x.size != 1:
@@ -614,6 +618,8 @@ def _special_binary(str name, str kernel, bint half):
         dtype = x.dtype
         if dtype != y.dtype or dtype.kind != "f" or (dtype == np.float16 and not half):
             bad = y.dtype if dtype.kind == "f" and dtype != np.float16 else dtype
+            if bad.name not in _SCALAR_TYPE:  # (complex, or a dtype torch does not have)
+                raise TypeError(f"{name}: not supported for {bad.name} operands")
             raise not_implemented(kernel, bad, "compute in float32 or float64")
         work = np.float32 if dtype == np.float16 else dtype
         a = _c_floats(x.astype(work, copy=False))
