@@ -26,8 +26,6 @@ ALLOWED_ULPS = {
     ("modified_bessel_k0", "float64"): 3,
     ("scaled_modified_bessel_k0", "float64"): 4,
     ("scaled_modified_bessel_k0", "float32"): 3,
-    ("erfcx", "float64"): 1,
-    ("igamma", "float64"): 64,
 }
 
 RNG = np.random.default_rng(35)
@@ -108,7 +106,7 @@ def test_incomplete_gamma_values_are_torchs(name, dtype):
     ref = getattr(torch, name)(torch.from_numpy(a), torch.from_numpy(x)).numpy()
     ours = binary(name, a, x)
     if name == "igamma" and dtype == "float32" and FMA_LIKE_TORCH:
-        # the 1 - igammac branch (Note [Bessel kernels contract as torch's]): relative
+        # a few tiny values of the series (Note [Bessel kernels contract as torch's])
         np.testing.assert_allclose(ours, ref, rtol=2e-4, atol=1e-30, equal_nan=True)
         return
     _check(name, dtype, ours, ref)

@@ -70,11 +70,15 @@ __all__ = ["BINARY", "UNARY", "binary", "unary"]
 # FMA), as torch takes its AVX2/AVX-512 kernels.  The two copies differ in the last bit
 # of some values.  Measured against torch 2.13 (AVX-512) on dense grids the FMA copy
 # gives torch's bits for every function but these, whose contractions GCC chooses
-# differently inside torch's inlined code: ``modified_bessel_k0`` and the scaled
-# ``k0`` below 2 (up to 3 ulp), ``erfcx`` in float64 (1 ulp, 75 of 11,000 values), and
-# ``igamma`` where it is ``1 - igammac`` (``x > 1``, ``x > a``: a few ulp of the
-# complement, more where the result is tiny).  NaN ``x`` gives NaN in every polynomial,
-# where torch's loop returns an uninitialised value.
+# differently: ``modified_bessel_k0`` and the scaled ``k0`` below 2 (up to 3 ulp, where
+# neither copy is torch's everywhere), and float32 ``igamma`` at a few points of its
+# series where the result is tiny (2 of 6,000 random pairs, 1e-19: torch's kernel there
+# has no FMA, elsewhere it has).  torch's own kernels are not all of one kind: its
+# float64 ``erfcx`` and the ``1 - igammac`` branch of ``igamma`` (``x > 1``, ``x > a``)
+# have no fused multiply-adds, so the FMA copy takes the default copy's functions there
+# (found by comparing both copies with torch: each matches it exactly where it is taken).
+# NaN ``x`` gives NaN in every polynomial, where torch's loop returns an uninitialised
+# value.
 #
 # Note [Bessel kernels' threads]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -1276,7 +1280,7 @@ cdef extern from *:
         1., 66., 1925., 32670., 357423., 2637558., 13339535., 45995730., 105258076., 150917976., \
         120543840., 39916800., 0.
 
-    #define GS_BK_DEFINE_IGAMMA(T, S) \
+    #define GS_BK_DEFINE_IGAMMA(T, S, P) \
     static T gs_bk_ratevl_##S(T x, const T num[], int64_t M, const T denom[], int64_t N) { \
         int64_t i, dir; T y, num_ans, denom_ans; T absx = gs_bk_fabs(x); const T* p; \
         if (absx > 1) { dir = -1; p = num + M; y = 1 / x; } else { dir = 1; p = num; y = x; } \
@@ -1424,23 +1428,24 @@ cdef extern from *:
             return gs_bk_igam_asymptotic_##S(a, x, 1); \
         if ((a > LARGE) && (absxma_a < LARGERATIO / gs_bk_sqrt(a))) \
             return gs_bk_igam_asymptotic_##S(a, x, 1); \
-        if ((x > 1.0) && (x > a)) return 1.0 - gs_bk_igammac_##S(a, x); \
+        /* (P: the copy torch's igamma kernel computes its complement with) */ \
+        if ((x > 1.0) && (x > a)) return 1.0 - gs_bk_igammac_##P(a, x); \
         return gs_bk_igam_series_##S(a, x); \
     }
 
     #define GS_BK_ERFCX_EXP exp
-    #define GS_BK_DEFINE_ALL(T, S) \
+    #define GS_BK_DEFINE_ALL(T, S, P) \
         GS_BK_DEFINE_BESSEL(T, S) GS_BK_DEFINE_MODIFIED(T, S) GS_BK_DEFINE_ERFCX(T, S) \
-        GS_BK_DEFINE_POLYNOMIALS(T, S) GS_BK_DEFINE_IGAMMA(T, S)
-    GS_BK_DEFINE_ALL(float, f)
-    GS_BK_DEFINE_ALL(double, d)
+        GS_BK_DEFINE_POLYNOMIALS(T, S) GS_BK_DEFINE_IGAMMA(T, S, P)
+    GS_BK_DEFINE_ALL(float, f, f)
+    GS_BK_DEFINE_ALL(double, d, d)
     /* Note [Bessel kernels contract as torch's]: the copies torch's AVX2/AVX-512 builds make */
     #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     #define GS_BK_FMA_COPIES 1
     #pragma GCC push_options
     #pragma GCC target("avx2,fma")
-    GS_BK_DEFINE_ALL(float, ff)
-    GS_BK_DEFINE_ALL(double, fd)
+    GS_BK_DEFINE_ALL(float, ff, f)
+    GS_BK_DEFINE_ALL(double, fd, d)
     #pragma GCC pop_options
     #else
     #define GS_BK_FMA_COPIES 0
@@ -1471,13 +1476,13 @@ cdef extern from *:
     #pragma GCC pop_options
     #endif
 
-    #define GS_BK_UNARY_TABLE(S) { \
+    #define GS_BK_UNARY_TABLE(S, E) { \
         gs_bk_airy_ai_##S, gs_bk_bessel_j0_##S, gs_bk_bessel_j1_##S, gs_bk_bessel_y0_##S, \
         gs_bk_bessel_y1_##S, gs_bk_modified_bessel_i0_##S, gs_bk_modified_bessel_i1_##S, \
         gs_bk_modified_bessel_k0_##S, gs_bk_modified_bessel_k1_##S, \
         gs_bk_scaled_modified_bessel_k0_##S, gs_bk_scaled_modified_bessel_k1_##S, \
         gs_bk_spherical_bessel_j0_##S, gs_bk_i0_##S, gs_bk_i0e_##S, gs_bk_i1_##S, gs_bk_i1e_##S, \
-        gs_bk_erfcx_##S}
+        gs_bk_erfcx_##E}
     #define GS_BK_BINARY_TABLE(S) { \
         gs_bk_chebyshev_polynomial_t_n_##S, gs_bk_chebyshev_polynomial_u_n_##S, \
         gs_bk_chebyshev_polynomial_v_n_##S, gs_bk_chebyshev_polynomial_w_n_##S, \
@@ -1486,13 +1491,14 @@ cdef extern from *:
         gs_bk_shifted_chebyshev_polynomial_t_n_##S, gs_bk_shifted_chebyshev_polynomial_u_n_##S, \
         gs_bk_shifted_chebyshev_polynomial_v_n_##S, gs_bk_shifted_chebyshev_polynomial_w_n_##S, \
         gs_bk_igamma_##S, gs_bk_igammac_##S}
-    static float (*const gs_bk_unary_f[])(float) = GS_BK_UNARY_TABLE(f);
-    static double (*const gs_bk_unary_d[])(double) = GS_BK_UNARY_TABLE(d);
+    static float (*const gs_bk_unary_f[])(float) = GS_BK_UNARY_TABLE(f, f);
+    static double (*const gs_bk_unary_d[])(double) = GS_BK_UNARY_TABLE(d, d);
     static float (*const gs_bk_binary_f[])(float, float) = GS_BK_BINARY_TABLE(f);
     static double (*const gs_bk_binary_d[])(double, double) = GS_BK_BINARY_TABLE(d);
     #if GS_BK_FMA_COPIES
-    static float (*const gs_bk_unary_ff[])(float) = GS_BK_UNARY_TABLE(ff);
-    static double (*const gs_bk_unary_fd[])(double) = GS_BK_UNARY_TABLE(fd);
+    static float (*const gs_bk_unary_ff[])(float) = GS_BK_UNARY_TABLE(ff, ff);
+    /* (torch's float64 erfcx kernel has no fused multiply-adds) */
+    static double (*const gs_bk_unary_fd[])(double) = GS_BK_UNARY_TABLE(fd, d);
     static float (*const gs_bk_binary_ff[])(float, float) = GS_BK_BINARY_TABLE(ff);
     static double (*const gs_bk_binary_fd[])(double, double) = GS_BK_BINARY_TABLE(fd);
     #else
