@@ -68,17 +68,16 @@ __all__ = ["BINARY", "UNARY", "binary", "unary"]
 # a default copy and a copy with ``target("avx2,fma")`` where GCC contracts the same
 # expressions; a call takes the second when ``kernel_avx2()`` (the CPU has AVX2 and
 # FMA), as torch takes its AVX2/AVX-512 kernels.  The two copies differ in the last bit
-# of some values.  Measured against torch 2.13 (AVX-512) on dense grids the FMA copy
-# gives torch's bits for every function but these, whose contractions GCC chooses
-# differently: ``modified_bessel_k0`` and the scaled ``k0`` below 2 (up to 3 ulp, where
-# neither copy is torch's everywhere), and float32 ``igamma`` at a few points of its
-# series where the result is tiny (2 of 6,000 random pairs, 1e-19: torch's kernel there
-# has no FMA, elsewhere it has).  torch's own kernels are not all of one kind: its
-# float64 ``erfcx`` and the ``1 - igammac`` branch of ``igamma`` (``x > 1``, ``x > a``)
-# have no fused multiply-adds, so the FMA copy takes the default copy's functions there
-# (found by comparing both copies with torch: each matches it exactly where it is taken).
-# NaN ``x`` gives NaN in every polynomial, where torch's loop returns an uninitialised
-# value.
+# of some values.  torch's own kernels are not all of one kind, and where GCC contracted
+# them differently the code says so (found by comparing both copies with torch on dense
+# grids, each exact where it is taken): torch's float64 ``erfcx`` and the ``1 - igammac``
+# branch of ``igamma`` (``x > 1``, ``x > a``) have no fused multiply-adds, so the FMA
+# copy takes the default copy's functions there; ``k0`` and the scaled ``k0`` below 2 fuse
+# ``c - log(x / 2) * i0(x)`` as ``fma(-log, i0, c)``, written out.  Measured against
+# torch 2.13 (AVX-512) the FMA copy then gives torch's bits for every function, float32
+# and float64, but float32 ``igamma`` at a few points of its series where the result is
+# tiny (2 of 6,000 random pairs, around 1e-19 and 1e-26, ~1e-4 relative).  NaN ``x``
+# gives NaN in every polynomial, where torch's loop returns an uninitialised value.
 #
 # Note [Bessel kernels' threads]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -115,6 +114,7 @@ cdef extern from *:
     #define gs_bk_lgamma(x) _Generic((x), float: gs_bk_lgammaf, default: gs_bk_lgammad)(x)
     #define gs_bk_pow(x, y) _Generic((x) + (y), float: powf, default: pow)(x, y)
     #define GS_BK_IS_FLOAT(T) (sizeof(T) == sizeof(float))
+    #define GS_BK_FMA(a, b, c) _Generic((a) + (b) + (c), float: fmaf, default: fma)(a, b, c)
     #define GS_BK_EPS(T) (GS_BK_IS_FLOAT(T) ? (T)FLT_EPSILON : (T)DBL_EPSILON)
     #define GS_BK_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -927,7 +927,7 @@ cdef extern from *:
     }
 
     /* the modified Bessel functions (Cephes' i0, i1, k0, k1 and their scaled forms) */
-    #define GS_BK_DEFINE_MODIFIED(T, S) \
+    #define GS_BK_DEFINE_MODIFIED(T, S, F) \
     static T gs_bk_modified_bessel_i0_##S(T x) { \
         static const T A[] = {GS_BK_I0E_A}, B[] = {GS_BK_I0E_B}; \
         T a, p, ax = gs_bk_fabs(x); \
@@ -958,6 +958,9 @@ cdef extern from *:
         if (x <= (T)2.0) { \
             GS_BK_CLENSHAW(T, a, p, x * x - (T)2.0, A, GS_BK_LEN(A)); \
             /* (torch's log(0.5 * x) is of a double) */ \
+            if (F && !GS_BK_IS_FLOAT(T)) \
+                return GS_BK_FMA(-gs_bk_log(0.5 * x), gs_bk_modified_bessel_i0_##S(x), \
+                                 (T)0.5 * (a - p)); \
             return (T)0.5 * (a - p) - gs_bk_log(0.5 * x) * gs_bk_modified_bessel_i0_##S(x); \
         } \
         GS_BK_CLENSHAW(T, a, p, (T)8.0 / x - (T)2.0, B, GS_BK_LEN(B)); \
@@ -982,6 +985,9 @@ cdef extern from *:
         if (x < (T)0.0) return (T)NAN; \
         if (x <= (T)2.0) { \
             GS_BK_CLENSHAW(T, a, p, x * x - (T)2.0, A, GS_BK_LEN(A)); \
+            if (F) \
+                return GS_BK_FMA(-gs_bk_log((T)0.5 * x), gs_bk_modified_bessel_i0_##S(x), \
+                                 (T)0.5 * (a - p)) * gs_bk_exp(x); \
             return ((T)0.5 * (a - p) - gs_bk_log((T)0.5 * x) * gs_bk_modified_bessel_i0_##S(x)) \
                 * gs_bk_exp(x); \
         } \
@@ -1434,18 +1440,18 @@ cdef extern from *:
     }
 
     #define GS_BK_ERFCX_EXP exp
-    #define GS_BK_DEFINE_ALL(T, S, P) \
-        GS_BK_DEFINE_BESSEL(T, S) GS_BK_DEFINE_MODIFIED(T, S) GS_BK_DEFINE_ERFCX(T, S) \
+    #define GS_BK_DEFINE_ALL(T, S, P, F) \
+        GS_BK_DEFINE_BESSEL(T, S) GS_BK_DEFINE_MODIFIED(T, S, F) GS_BK_DEFINE_ERFCX(T, S) \
         GS_BK_DEFINE_POLYNOMIALS(T, S) GS_BK_DEFINE_IGAMMA(T, S, P)
-    GS_BK_DEFINE_ALL(float, f, f)
-    GS_BK_DEFINE_ALL(double, d, d)
+    GS_BK_DEFINE_ALL(float, f, f, 0)
+    GS_BK_DEFINE_ALL(double, d, d, 0)
     /* Note [Bessel kernels contract as torch's]: the copies torch's AVX2/AVX-512 builds make */
     #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     #define GS_BK_FMA_COPIES 1
     #pragma GCC push_options
     #pragma GCC target("avx2,fma")
-    GS_BK_DEFINE_ALL(float, ff, f)
-    GS_BK_DEFINE_ALL(double, fd, d)
+    GS_BK_DEFINE_ALL(float, ff, f, 1)
+    GS_BK_DEFINE_ALL(double, fd, d, 1)
     #pragma GCC pop_options
     #else
     #define GS_BK_FMA_COPIES 0
