@@ -131,6 +131,7 @@ def _S(inputs, fn, desc, torch_fn=None):
 
 _UNARY = {
     # name: (lo, hi, points to stay away from)
+    "i0": (-3, 3, ()),
     "exp": (-2, 2, ()),
     "exp2": (-2, 2, ()),
     "expm1": (-2, 2, ()),
@@ -209,6 +210,96 @@ _add(
             _S((arr(rng, (4,), 0.3, 4),), lambda L, t: L.polygamma(1, t), "trigamma"),
             _S((arr(rng, (2, 3), 0.5, 4, transposed=True),), lambda L, t: t.polygamma(2), "n=2"),
             _S((arr(rng, (3,), -2.7, -2.3),), lambda L, t: L.polygamma(3, t), "n=3, negative"),
+        ],
+    )
+)
+
+# torch.special's functions with kernels of their own (derivatives.special_functions):
+# the gradients of i0e, i1, i1e, erfcx, and of igamma, igammac and zeta in their second
+# argument (their first argument's gradient raises, as torch's: a constant here)
+for _n, _call, _lo, _hi in (
+    ("special_i0e", lambda L, t: L.special.i0e(t), -4, 4),
+    ("special_i1", lambda L, t: L.special.i1(t), -4, 4),
+    ("special_i1e", lambda L, t: L.special.i1e(t), -4, 4),
+    ("special_erfcx", lambda L, t: L.special.erfcx(t), -2, 3),
+):
+
+    def _special_gen(rng, _n=_n, _call=_call, _lo=_lo, _hi=_hi):
+        return [
+            _S((arr(rng, (4,), _lo, _hi, away=(0,)),), _call, f"{_n} [4]"),
+            _S((arr(rng, (2, 3), _lo, _hi, away=(0,), transposed=True),), _call, f"{_n} T"),
+        ]
+
+    _add(GradOp(_n, _special_gen))
+
+
+def _second_argument_samples(name, call, lo, hi, rlo, rhi):
+    def gen(rng):
+        out = []
+        for sa, sb in (((2, 3), (2, 3)), ((3,), (2, 3)), ((2, 3), ())):
+            if name.endswith("_") and np.broadcast_shapes(sa, sb) != sa:
+                continue  # (an in-place op keeps its input's shape)
+            a = rng.uniform(lo, hi, size=sa)
+            b = arr(rng, sb, rlo, rhi, transposed=len(sb) == 2)
+            out.append(
+                _S(
+                    (b,),
+                    lambda L, y, _a=a: call(L, L.from_numpy(np.array(_a)), y),
+                    f"{name} {list(sa)}, {list(sb)}",
+                )
+            )
+        return out
+
+    return gen
+
+
+_add(
+    GradOp(
+        "igamma", _second_argument_samples("igamma", lambda L, a, y: L.igamma(a, y), 0.5, 4, 0.3, 5)
+    )
+)
+_add(
+    GradOp(
+        "igammac",
+        _second_argument_samples("igammac", lambda L, a, y: L.igammac(a, y), 0.5, 4, 0.3, 5),
+    )
+)
+_add(
+    GradOp(
+        "igamma_",
+        _second_argument_samples("igamma_", lambda L, a, y: a.clone().igamma_(y), 0.5, 4, 0.3, 5),
+    )
+)
+_add(
+    GradOp(
+        "igammac_",
+        _second_argument_samples("igammac_", lambda L, a, y: a.clone().igammac_(y), 0.5, 4, 0.3, 5),
+    )
+)
+_add(
+    GradOp(
+        "special_zeta",
+        _second_argument_samples(
+            "special_zeta", lambda L, x, q: L.special.zeta(x, q), 1.5, 4, 0.5, 3
+        ),
+    )
+)
+
+# frexp's mantissa (values away from the powers of 2, where it jumps)
+_add(
+    GradOp(
+        "frexp",
+        lambda rng: [
+            _S(
+                (rng.uniform(0.55, 0.95, (4,)) * np.array([1.0, -4.0, 0.25, 1024.0]),),
+                lambda L, t: L.frexp(t)[0],
+                "frexp mantissa",
+            ),
+            _S(
+                (arr(rng, (2, 3), 1.1, 1.9, transposed=True),),
+                lambda L, t: t.frexp().mantissa,
+                "frexp method",
+            ),
         ],
     )
 )
@@ -308,6 +399,7 @@ _BINARY = {
     "fmod": dict(call=lambda L, x, y: L.fmod(x, y), make=_remainder_pair, scalars=(-1.25,)),
     "atan2": dict(call=lambda L, x, y: L.atan2(x, y), away_r=(0,)),
     # quotients far from integers (the jumps), as remainder's
+    "nextafter": dict(call=lambda L, x, y: L.nextafter(x, y), away_r=(0,)),
     "div_rounding": dict(
         call=lambda L, x, y: L.div(x, y, rounding_mode="floor"),
         make=_remainder_pair,
@@ -323,6 +415,7 @@ _INPLACE_METHOD = {
     "remainder": lambda L, x, y: x.remainder_(y),
     "fmod": lambda L, x, y: x.fmod_(y),
     "atan2": lambda L, x, y: x.atan2_(y),
+    "nextafter": lambda L, x, y: x.nextafter_(y),
 }
 
 for _n, _kw in _BINARY.items():

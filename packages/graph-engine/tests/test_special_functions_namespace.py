@@ -1,5 +1,5 @@
 """gradstack_tensor.special (``gradstack.special``) against torch.special: values and
-float64 gradients, and NotImplementedError for the incomplete gamma and Bessel families."""
+float64 gradients (the incomplete gamma and Bessel families: tests/test_special_bessel_torch.py)."""
 
 from __future__ import annotations
 
@@ -59,5 +59,5 @@ def test_entr_edges_and_missing_functions():
     for lib in (gt, torch):
         out = lib.special.entr(lib.tensor([0.0, -1.0, float("nan")])).tolist()
         assert out[:2] == [0.0, float("-inf")] and np.isnan(out[2])
-    with pytest.raises(NotImplementedError, match="gammainc"):
-        gt.special.gammainc(gt.tensor([1.0]), gt.tensor([1.0]))
+    # (the incomplete gamma and Bessel families: tests/test_special_bessel_torch.py)
+    assert round(gt.special.gammainc(gt.tensor([1.0]), gt.tensor([1.0])).item(), 5) == 0.63212

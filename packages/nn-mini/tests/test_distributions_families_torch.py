@@ -266,11 +266,6 @@ def _same(a, b, what, tol=(1e-10, 1e-12)):
         assert np.shape(ra) == np.shape(rb), what
 
 
-# Gamma.cdf (and Chi2's, InverseGamma's) is torch.special.gammainc, which tensor-core does
-# not have yet
-GAMMAINC = {"Gamma", "Chi2", "InverseGamma"}
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_values_match_torch(name):
     value = _value(name)
@@ -295,8 +290,7 @@ def test_values_match_torch(name):
         "log_prob",
         _tol(name),
     )
-    if name not in GAMMAINC:
-        _same(_call(lambda: ours.cdf(v_gs)), _call(lambda: theirs.cdf(v_t)), "cdf", _tol(name))
+    _same(_call(lambda: ours.cdf(v_gs)), _call(lambda: theirs.cdf(v_t)), "cdf", _tol(name))
     q = R.uniform(0.05, 0.95, tuple(theirs.batch_shape))
     _same(
         _call(lambda: ours.icdf(gs.tensor(q))),
@@ -311,19 +305,6 @@ def test_values_match_torch(name):
             "enumerate_support",
             _tol(name),
         )
-
-
-@pytest.mark.xfail(reason="gammainc: tensor-core's special.gammainc is not implemented")
-@pytest.mark.parametrize("name", sorted(GAMMAINC))
-def test_gamma_cdf_needs_gammainc(name):
-    value = _value(name)
-    ours, theirs = _build(gs, name, _params(gs, name)), _build(torch, name, _params(torch, name))
-    _same(
-        _call(lambda: ours.cdf(gs.tensor(value))),
-        _call(lambda: theirs.cdf(torch.tensor(value))),
-        "cdf",
-        _tol(name),
-    )
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

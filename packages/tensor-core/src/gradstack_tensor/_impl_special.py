@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from . import _activation_kernels, _special_kernels
+from . import _activation_kernels, _special_kernels, return_types
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_nn import erf_array, unary_kernel
@@ -282,6 +282,20 @@ def polygamma(input, n):
     return _rounded(values, x)
 
 
+def frexp(input):
+    """torch's frexp: C's frexp of each element (numpy's), the exponent as int32."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"frexp(): argument 'input' must be Tensor, not {type(input).__name__}")
+    x = _data(input)
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(x)
+    return return_types.frexp(
+        _wrap(np.asarray(mantissa, dtype=x.dtype)), _wrap(np.asarray(exponent, dtype=np.int32))
+    )
+
+
+OPS["frexp"].set_kernel(frexp)
 OPS["erf"].set_kernel(erf)
 OPS["erfinv"].set_kernel(erfinv)
 OPS["erfc"].set_kernel(erfc)

@@ -28,7 +28,8 @@ interface::
     _recurrent_gemm.pyx            an RNN step's product by a weight packed once a layer
     _norm_kernels.pyx              softmax/log_softmax and layer norm, forward and backward
     _adam_update.pyx               the Adam/AdamW update, ``adam_update_``
-    _special_kernels.pyx           lgamma, digamma, trigamma and polygamma (torch's Math.h)
+    _special_kernels.pyx           lgamma, digamma, trigamma, polygamma, zeta (torch's Math.h)
+    _bessel_kernels.pyx            torch.special's Bessel functions, polynomials, erfcx, igamma
     _division_kernels.pyx          fmod, remainder and floor division of floats
     _loss_kernels.pyx              smooth L1 and Huber losses, forward and backward
     _scan_kernels.pyx              cumsum, forward and reversed

@@ -283,6 +283,24 @@ def _rounded(ufunc: Any) -> _Deferred:
     return ufuncs._rounded_unary(ufunc)
 
 
+# torch.special's functions over _bessel_kernels (the op is ``special_<name>``); the flag
+# says whether torch's kernel takes float16 (computing in float32)
+_SPECIAL_UNARY = (
+    ("airy_ai", False), ("bessel_j0", False), ("bessel_j1", False), ("bessel_y0", False),
+    ("bessel_y1", False), ("modified_bessel_i0", False), ("modified_bessel_i1", False),
+    ("modified_bessel_k0", False), ("modified_bessel_k1", False),
+    ("scaled_modified_bessel_k0", False), ("scaled_modified_bessel_k1", False),
+    ("spherical_bessel_j0", False), ("i0e", True), ("i1", True), ("i1e", True),
+    ("erfcx", False),
+)  # fmt: skip
+_SPECIAL_BINARY = (
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "zeta",
+)  # fmt: skip
+
 # ----------------------------------------------------------------------------------------
 # The table
 
@@ -887,6 +905,90 @@ ROWS: tuple[OpRow, ...] = (
     op("lgamma"),
     op("digamma"),
     op("polygamma"),
+    # torch.special's Bessel functions, orthogonal polynomials, erfcx and zeta: elementwise
+    # over C kernels (_bessel_kernels.pyx, Note [The special functions' numpy path] in
+    # _ufuncs.pyx); torch has no Tensor methods for them, special.py calls them
+    *(
+        op(f"special_{name}", UNARY_FLOAT, ufuncs._special_unary(name, f"{name}_cpu", half))
+        for name, half in _SPECIAL_UNARY
+    ),
+    *(
+        op(f"special_{name}", BINARY_FLOAT, ufuncs._special_binary(name, f"{name}_cpu", False))
+        for name in _SPECIAL_BINARY
+    ),
+    op(
+        "i0",
+        UNARY_FLOAT,
+        ufuncs._special_unary("i0", "i0_cpu", True),
+        inplace_form=True,
+        args=TENSOR,
+        doc="""The modified Bessel function of the first kind of order 0 (Cephes' ``i0``, as
+        torch's ``calc_i0``).
+
+        Examples
+        --------
+        >>> round(gt.tensor(1.0).i0().item(), 5)
+        1.26607
+        """,
+    ),
+    op(
+        "igamma",
+        BINARY,
+        ufuncs._special_binary("igamma", "igamma_cpu", True),
+        inplace_form=True,
+        args=TENSORS,
+        doc="""The regularized lower incomplete gamma function ``P(self, other)`` (SciPy's
+        ``gammainc``, as torch's): floating-point tensors only.
+
+        Examples
+        --------
+        >>> round(gt.tensor(1.0).igamma(gt.tensor(1.0)).item(), 5)
+        0.63212
+        """,
+    ),
+    op(
+        "igammac",
+        BINARY,
+        ufuncs._special_binary("igammac", "igammac_cpu", True),
+        inplace_form=True,
+        args=TENSORS,
+        doc="""The regularized upper incomplete gamma function ``Q(self, other) = 1 - P``.
+
+        Examples
+        --------
+        >>> round(gt.tensor(1.0).igammac(gt.tensor(1.0)).item(), 5)
+        0.36788
+        """,
+    ),
+    op(
+        "frexp",
+        args=TENSOR,
+        out=None,
+        doc="""``(mantissa, exponent)`` with ``self = mantissa * 2 ** exponent`` and
+        ``0.5 <= |mantissa| < 1`` (C's frexp): the mantissa in ``self``'s dtype, the exponent
+        int32; floating-point tensors only.
+
+        Examples
+        --------
+        >>> m, e = gt.tensor([8.0, 0.75]).frexp()
+        >>> m.tolist(), e.tolist()
+        ([0.5, 0.75], [4, 0])
+        """,
+    ),
+    op(
+        "nextafter",
+        BINARY,
+        ufuncs._floats_only("nextafter_cpu", np.nextafter),
+        inplace_form=True,
+        args=TENSORS,
+        doc="""The next floating-point value after ``self`` towards ``other``.
+
+        Examples
+        --------
+        >>> gt.tensor([1.0]).nextafter(gt.tensor([2.0])).item() > 1.0
+        True
+        """,
+    ),
     # torch's sub with the operands swapped (``2 - t``), where, clamp, masked_fill
     op("rsub"),
     op("where"),

@@ -1,6 +1,7 @@
 # cython: language_level=3
-"""Special-function kernels: ``lgamma``, ``digamma``, ``trigamma`` and ``polygamma``, each
-one pass in C over a float32 or float64 array, with torch's formulas.
+"""Special-function kernels: ``lgamma``, ``digamma``, ``trigamma``, ``polygamma`` and the
+Hurwitz ``zeta``, each one pass in C over float32 or float64 arrays, with torch's
+formulas.
 
 The ops ``lgamma``, ``digamma`` and ``polygamma`` take these loops for float32/float64
 tensors (``_impl_special.py``); their derivatives are those ops again (``digamma``,
@@ -22,6 +23,7 @@ __all__ = [
     "lgamma",
     "polygamma",
     "trigamma",
+    "zeta",
 ]
 
 
@@ -374,3 +376,63 @@ def polygamma(x, int n):
         raise ValueError(f"polygamma: n must be at least 2 (got {n}); take digamma for 0 "
                          "and trigamma for 1")
     return _run("polygamma", POLYGAMMA, n, x)
+
+
+cdef void _zeta_range(bint single, const char* x, Py_ssize_t sx, const char* q,
+                      Py_ssize_t sq, char* out, Py_ssize_t start,
+                      Py_ssize_t stop) noexcept nogil:
+    cdef Py_ssize_t i
+    if single:
+        for i in range(start, stop):
+            (<float*>out)[i] = gs_sp_zetaf((<const float*>x)[i * sx], (<const float*>q)[i * sq])
+    else:
+        for i in range(start, stop):
+            (<double*>out)[i] = gs_sp_zeta((<const double*>x)[i * sx],
+                                           (<const double*>q)[i * sq])
+
+
+def zeta(x, q):
+    """torch's Hurwitz zeta ``sum_k (k + q) ** -x`` (``torch.special.zeta``) of two
+    float32/float64 C-contiguous arrays of one dtype, as a new array of the shape of the
+    larger: one shape, or one of them of one element (repeated).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import zeta
+    >>> zeta(np.array([2.0, 1.0]), np.array([1.0]))
+    array([1.64493407,        inf])
+    """
+    cdef int typenum = _check_input("zeta", "x", x)
+    if _check_input("zeta", "q", q) != typenum:
+        raise TypeError(f"zeta: x and q must have one dtype, got {x.dtype} and {q.dtype}; "
+                        "cast one of them")
+    cdef cnp.ndarray xa = <cnp.ndarray>x, qa = <cnp.ndarray>q, big
+    cdef Py_ssize_t sx = 1, sq = 1
+    if cnp.PyArray_SAMESHAPE(xa, qa):
+        big = xa
+    elif cnp.PyArray_SIZE(qa) == 1:
+        big, sq = xa, 0
+    elif cnp.PyArray_SIZE(xa) == 1:
+        big, sx = qa, 0
+    else:
+        raise ValueError(f"zeta: x and q must have one shape, or one of them one element; "
+                         f"got {x.shape} and {q.shape} (broadcast them first)")
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(big), cnp.PyArray_DIMS(big),
+                                             typenum, 0)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(big), block, start, step
+    cdef int nthreads = kernel_threads(n, _special_threshold)
+    cdef bint single = typenum == cnp.NPY_FLOAT
+    cdef const char* xp = <const char*>cnp.PyArray_DATA(xa)
+    cdef const char* qp = <const char*>cnp.PyArray_DATA(qa)
+    cdef char* op_ = <char*>cnp.PyArray_DATA(out)
+    if nthreads <= 1:
+        with nogil:
+            _zeta_range(single, xp, sx, qp, sq, op_, 0, n)
+        return out
+    step = kernel_block_size(n, nthreads)
+    with nogil:
+        for block in prange(nthreads, schedule="static", num_threads=nthreads):
+            start = block * step
+            _zeta_range(single, xp, sx, qp, sq, op_, min(start, n), min(start + step, n))
+    return out

@@ -34,7 +34,7 @@ import numpy as np
 
 from ._loops cimport has_zero, pow_double_by_number, relu_float, sigmoid_tail
 
-from . import _division_kernels
+from . import _bessel_kernels, _division_kernels, _special_kernels
 
 cnp.import_array()
 
@@ -541,3 +541,110 @@ def _bool_aware(bool_ufunc, other_ufunc):
             return bool_ufunc(x, y)
         return other_ufunc(x, y)
     return ufunc
+
+
+# ----------------------------------------------------------------------------------------
+# torch.special's functions with C kernels (_bessel_kernels.pyx, _special_kernels.pyx)
+#
+# Note [The special functions' numpy path]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The ops ``special_bessel_j0``, ``i0``, ``special_chebyshev_polynomial_t``, ``igamma``
+# ... take these functions as their ufunc: the elementwise kernels have promoted the
+# operands (integers became the default float for the unary and the polynomial ops), and
+# these take float32/float64 arrays to the C loops in the layout they need (a copy of
+# a non-contiguous or byte-swapped array; broadcast operands expanded unless one is a
+# single element).  float16 computes in float32 and rounds once where torch's kernel
+# takes Half (``i0``, ``i0e``, ``i1``, ``i1e``, ``igamma``, ``igammac``: torch's
+# calc_i0(Half) upcasts); elsewhere, and for integer and bool operands of ``igamma``,
+# torch's "not implemented for" error.  ``out=`` (the in-place forms) is written last.
+
+cdef object _c_floats(object a):
+    """``a`` as a C-contiguous array of native byte order (a copy only when needed)."""
+    if not cnp.PyArray_ISCARRAY_RO(<cnp.ndarray>a) or not a.dtype.isnative:
+        return np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+    return a
+
+
+cdef object _into(object r, dict kwargs):
+    out = kwargs.get("out")
+    if out is None:
+        return r
+    np.copyto(out, r, casting="unsafe")
+    return out
+
+
+def _special_unary(str name, str kernel, bint half):
+    """The ufunc of the unary special function ``name`` of ``_bessel_kernels`` (Note [The
+    special functions' numpy path]); ``kernel`` is torch's name in its dtype errors."""
+    def special(x, **kwargs):
+        x = np.asarray(x)
+        if x.dtype.name not in _SCALAR_TYPE:  # (complex, or a dtype torch does not have)
+            raise TypeError(f"{name}: not supported for {x.dtype.name} tensors")
+        if x.dtype == np.float16 and half:
+            r = _bessel_kernels.unary(name, _c_floats(x.astype(np.float32))).astype(np.float16)
+        elif x.dtype == np.float32 or x.dtype == np.float64:
+            r = _bessel_kernels.unary(name, _c_floats(x))
+        else:
+            raise not_implemented(kernel, x.dtype, "compute in float32 or float64")
+        return _into(r, kwargs)
+    special.__name__ = special.__qualname__ = name
+    return special
+
+
+cdef tuple _binary_operands(object x, object y):
+    """Two arrays of one floating dtype and the shape of the result: both of that shape,
+    or one of one element (a Python number takes the array's dtype, as torch's wrapped
+    number does)."""
+    if not cnp.PyArray_Check(x) and not cnp.PyArray_Check(y):  # (two numbers: a raw call)
+        x, y = np.asarray(x), np.asarray(y)
+    elif not cnp.PyArray_Check(x):
+        x = np.asarray(x, dtype=y.dtype)
+    elif not cnp.PyArray_Check(y):
+        y = np.asarray(y, dtype=x.dtype)
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    if x.shape != shape and x.size != 1:
+        x = np.broadcast_to(x, shape)
+    if y.shape != shape and y.size != 1:
+        y = np.broadcast_to(y, shape)
+    return x, y, shape
+
+
+def _special_binary(str name, str kernel, bint half):
+    """The ufunc of the binary special function ``name`` (``"zeta"`` of
+    ``_special_kernels``, else of ``_bessel_kernels``): Note [The special functions' numpy
+    path]."""
+    def special(x, y, **kwargs):
+        x, y, shape = _binary_operands(x, y)
+        dtype = x.dtype
+        if dtype != y.dtype or dtype.kind != "f" or (dtype == np.float16 and not half):
+            bad = y.dtype if dtype.kind == "f" and dtype != np.float16 else dtype
+            if bad.name not in _SCALAR_TYPE:  # (complex, or a dtype torch does not have)
+                raise TypeError(f"{name}: not supported for {bad.name} operands")
+            raise not_implemented(kernel, bad, "compute in float32 or float64")
+        work = np.float32 if dtype == np.float16 else dtype
+        a = _c_floats(x.astype(work, copy=False))
+        b = _c_floats(y.astype(work, copy=False))
+        if name == "zeta":
+            r = _special_kernels.zeta(a, b)
+        else:
+            r = _bessel_kernels.binary(name, a, b)
+        r = r.reshape(shape)  # (one element of each: the broadcast shape)
+        if dtype == np.float16:
+            r = r.astype(np.float16)
+        return _into(r, kwargs)
+    special.__name__ = special.__qualname__ = name
+    return special
+
+
+def _floats_only(str kernel, ufunc):
+    """``ufunc`` of two operands refusing integer and bool ones as torch's ``kernel``
+    (``nextafter_cpu``) does."""
+    def checked(x, y, **kwargs):
+        kind = _operand_kind(x, y)
+        if kind != "f":
+            np.broadcast_shapes(np.shape(x), np.shape(y))
+            dtype = x.dtype if cnp.PyArray_Check(x) else y.dtype
+            raise not_implemented(kernel, dtype, "compute in a floating-point dtype")
+        return ufunc(x, y, **kwargs)
+    checked.__name__ = checked.__qualname__ = ufunc.__name__
+    return checked

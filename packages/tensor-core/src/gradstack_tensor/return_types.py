@@ -27,6 +27,7 @@ __all__ = [
     "linalg_slogdet",
     "svd",
     "linalg_svd",
+    "frexp",
 ]
 
 max = namedtuple("max", ["values", "indices"])  # noqa: A001 - torch's names
@@ -46,10 +47,11 @@ slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
 linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 svd = namedtuple("svd", ["U", "S", "V"])
 linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
+frexp = namedtuple("frexp", ["mantissa", "exponent"])
 
 for _t in (
     max, min, sort, topk, histogram, histogramdd, aminmax,
     median, nanmedian, kthvalue, mode, cummax, cummin, slogdet, linalg_slogdet, svd,
-    linalg_svd,
+    linalg_svd, frexp,
 ):  # fmt: skip
     _t.__module__ = "gradstack.return_types"

@@ -1,11 +1,19 @@
-"""``gradstack_tensor.special`` (``gradstack.special``): the functions of
-``torch.special`` that are existing ops under other names, or compositions of them
+"""``gradstack_tensor.special`` (``gradstack.special``): torch's ``torch.special``.
+
+The functions that are existing ops under other names, or compositions of them
 (``expit``, ``logit``, ``xlogy``, ``xlog1py``, ``entr``, ``ndtr``, ``ndtri``,
 ``log_ndtr``, ``erf``, ``erfc``, ``erfinv``, ``exp2``, ``expm1``, ``log1p``, ``sinc``,
 ``round``, ``logsumexp``, ``softmax``, ``log_softmax``, ``gammaln``, ``digamma``/``psi``,
-``polygamma``, ``multigammaln``).  The incomplete gamma and Bessel families (``gammainc``,
-``i0`` ...) and ``zeta`` are not implemented: they raise NotImplementedError naming the
-function.
+``polygamma``, ``multigammaln``, ``i0``, ``gammainc``/``gammaincc`` (``igamma``,
+``igammac``)), and the ops of their own, with C kernels of torch's algorithms
+(``_bessel_kernels.pyx``): the Bessel functions (``bessel_j0`` ... ``airy_ai``,
+``modified_bessel_*``, ``scaled_modified_bessel_k0/k1``, ``spherical_bessel_j0``,
+``i0e``, ``i1``, ``i1e``), ``erfcx``, the Hurwitz ``zeta`` and the orthogonal
+polynomials (``chebyshev_polynomial_t`` ... ``legendre_polynomial_p``, of a tensor or
+number ``input`` and degree ``n``).  Derivatives are torch's: ``i0``, ``i0e``, ``i1``,
+``i1e``, ``erfcx``, ``zeta`` and ``gammainc``/``gammaincc`` in their second argument; the
+Bessel functions and the polynomials carry no gradient (their results never require
+grad, as torch's).
 
 Examples
 --------
@@ -14,18 +22,33 @@ Examples
 0.5
 >>> entr(gt.tensor([0.0, 0.5])).tolist()
 [0.0, 0.3465735912322998]
+>>> [round(v, 6) for v in bessel_j0(gt.tensor([0.0, 1.0], dtype=gt.float64)).tolist()]
+[1.0, 0.765198]
+>>> chebyshev_polynomial_t(gt.tensor([0.5]), 2).tolist()
+[-0.5]
 """
 
 from __future__ import annotations
 
 import math
 
+from ._dispatch import OPS, dispatch
+from ._out import write_out
 from ._tensor import Tensor
 
 __all__ = [
     "expit", "logit", "xlogy", "xlog1py", "entr", "ndtr", "ndtri", "log_ndtr", "erf",
     "erfc", "erfinv", "exp2", "expm1", "log1p", "sinc", "round", "logsumexp", "softmax",
-    "log_softmax", "gammaln", "digamma", "psi", "polygamma", "multigammaln",
+    "log_softmax", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0",
+    "gammainc", "gammaincc", "zeta", "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0",
+    "bessel_y1", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+    "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "spherical_bessel_j0", "i0e", "i1", "i1e", "erfcx", "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+    "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
 ]  # fmt: skip
 
 
@@ -156,17 +179,6 @@ def log_softmax(input, dim, *, dtype=None):
     return _t(input, "log_softmax").log_softmax(dim, dtype=dtype)
 
 
-def _not_implemented(name):
-    def missing(*args, **kwargs):
-        raise NotImplementedError(
-            f"torch.special.{name} is not implemented in gradstack (no incomplete gamma, "
-            "zeta or Bessel functions yet)"
-        )
-
-    missing.__name__ = name
-    return missing
-
-
 def gammaln(input):
     """``lgamma(input)``."""
     return _t(input, "gammaln").lgamma()
@@ -190,7 +202,150 @@ def multigammaln(input, p):
     return _t(input, "multigammaln").mvlgamma(p)
 
 
-for _name in ("gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "bessel_j0", "bessel_j1",
-              "zeta", "erfcx", "spherical_bessel_j0"):  # fmt: skip
-    globals()[_name] = _not_implemented(_name)
-del _name
+def _result(name: str, result: Tensor, out, inputs) -> Tensor:
+    return result if out is None else write_out(name, result, out, inputs=inputs)
+
+
+def i0(input, *, out=None):
+    """The modified Bessel function of the first kind of order 0 (``torch.i0``)."""
+    return _result("i0", dispatch(OPS["i0"], (_t(input, "i0"),)), out, (input,))
+
+
+def gammainc(input, other, *, out=None):
+    """The regularized lower incomplete gamma function (``torch.igamma``)."""
+    _t(input, "gammainc")
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"special.gammainc(): argument 'other' must be Tensor, not {type(other).__name__}"
+        )
+    return _result("gammainc", dispatch(OPS["igamma"], (input, other)), out, (input, other))
+
+
+def gammaincc(input, other, *, out=None):
+    """The regularized upper incomplete gamma function (``torch.igammac``)."""
+    _t(input, "gammaincc")
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"special.gammaincc(): argument 'other' must be Tensor, not {type(other).__name__}"
+        )
+    return _result("gammaincc", dispatch(OPS["igammac"], (input, other)), out, (input, other))
+
+
+# the functions of one tensor over the ops ``special_<name>`` (``_bessel_kernels.pyx``)
+_UNARY_DOCS = {
+    "airy_ai": "Airy's function Ai.",
+    "bessel_j0": "The Bessel function of the first kind of order 0.",
+    "bessel_j1": "The Bessel function of the first kind of order 1.",
+    "bessel_y0": "The Bessel function of the second kind of order 0 (NaN below 0).",
+    "bessel_y1": "The Bessel function of the second kind of order 1 (NaN below 0).",
+    "modified_bessel_i0": "The modified Bessel function of the first kind of order 0.",
+    "modified_bessel_i1": "The modified Bessel function of the first kind of order 1.",
+    "modified_bessel_k0": "The modified Bessel function of the second kind of order 0.",
+    "modified_bessel_k1": "The modified Bessel function of the second kind of order 1.",
+    "scaled_modified_bessel_k0": "``exp(x) * modified_bessel_k0(x)``.",
+    "scaled_modified_bessel_k1": "``exp(x) * modified_bessel_k1(x)``.",
+    "spherical_bessel_j0": "The spherical Bessel function of the first kind of order 0.",
+    "i0e": "``exp(-|x|) * i0(x)``.",
+    "i1": "The modified Bessel function of the first kind of order 1.",
+    "i1e": "``exp(-|x|) * i1(x)``.",
+    "erfcx": "The scaled complementary error function ``exp(x**2) * erfc(x)``.",
+}
+
+# the functions of an input and a degree ``n`` (``zeta``: of ``input`` and ``other``)
+_BINARY_DOCS = {
+    "chebyshev_polynomial_t": "The Chebyshev polynomial of the first kind of degree ``n``.",
+    "chebyshev_polynomial_u": "The Chebyshev polynomial of the second kind of degree ``n``.",
+    "chebyshev_polynomial_v": "The Chebyshev polynomial of the third kind of degree ``n``.",
+    "chebyshev_polynomial_w": "The Chebyshev polynomial of the fourth kind of degree ``n``.",
+    "hermite_polynomial_h": "The physicists' Hermite polynomial of degree ``n``.",
+    "hermite_polynomial_he": "The probabilists' Hermite polynomial of degree ``n``.",
+    "laguerre_polynomial_l": "The Laguerre polynomial of degree ``n``.",
+    "legendre_polynomial_p": "The Legendre polynomial of degree ``n``.",
+    "shifted_chebyshev_polynomial_t": "``chebyshev_polynomial_t(2 x - 1, n)``.",
+    "shifted_chebyshev_polynomial_u": "``chebyshev_polynomial_u(2 x - 1, n)``.",
+    "shifted_chebyshev_polynomial_v": "``chebyshev_polynomial_v(2 x - 1, n)``.",
+    "shifted_chebyshev_polynomial_w": "``chebyshev_polynomial_w(2 x - 1, n)``.",
+    "zeta": "The Hurwitz zeta function ``sum_k (k + other) ** -input``.",
+}
+
+
+def _make_unary(name: str, doc: str):
+    op = OPS[f"special_{name}"]
+
+    def special(input, *, out=None):
+        return _result(name, dispatch(op, (_t(input, name),)), out, (input,))
+
+    special.__name__ = special.__qualname__ = name
+    special.__doc__ = doc
+    return special
+
+
+def _make_binary(name: str, doc: str):
+    op = OPS[f"special_{name}"]
+    second = "other" if name == "zeta" else "n"
+
+    def special(input, n, *, out=None):
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(
+                f"special.{name}(): at least one of 'input' and '{second}' must be a Tensor, "
+                f"got {type(input).__name__} and {type(n).__name__}"
+            )
+        inputs = tuple(a for a in (input, n) if isinstance(a, Tensor))
+        if not isinstance(input, Tensor):  # (a number: a 0-d tensor, promoted as torch's)
+            input = _gt().tensor(input)
+        return _result(name, dispatch(op, (input, n)), out, inputs)
+
+    special.__name__ = special.__qualname__ = name
+    special.__doc__ = doc
+    return special
+
+
+airy_ai = _make_unary("airy_ai", _UNARY_DOCS["airy_ai"])
+bessel_j0 = _make_unary("bessel_j0", _UNARY_DOCS["bessel_j0"])
+bessel_j1 = _make_unary("bessel_j1", _UNARY_DOCS["bessel_j1"])
+bessel_y0 = _make_unary("bessel_y0", _UNARY_DOCS["bessel_y0"])
+bessel_y1 = _make_unary("bessel_y1", _UNARY_DOCS["bessel_y1"])
+modified_bessel_i0 = _make_unary("modified_bessel_i0", _UNARY_DOCS["modified_bessel_i0"])
+modified_bessel_i1 = _make_unary("modified_bessel_i1", _UNARY_DOCS["modified_bessel_i1"])
+modified_bessel_k0 = _make_unary("modified_bessel_k0", _UNARY_DOCS["modified_bessel_k0"])
+modified_bessel_k1 = _make_unary("modified_bessel_k1", _UNARY_DOCS["modified_bessel_k1"])
+scaled_modified_bessel_k0 = _make_unary(
+    "scaled_modified_bessel_k0", _UNARY_DOCS["scaled_modified_bessel_k0"]
+)
+scaled_modified_bessel_k1 = _make_unary(
+    "scaled_modified_bessel_k1", _UNARY_DOCS["scaled_modified_bessel_k1"]
+)
+spherical_bessel_j0 = _make_unary("spherical_bessel_j0", _UNARY_DOCS["spherical_bessel_j0"])
+i0e = _make_unary("i0e", _UNARY_DOCS["i0e"])
+i1 = _make_unary("i1", _UNARY_DOCS["i1"])
+i1e = _make_unary("i1e", _UNARY_DOCS["i1e"])
+erfcx = _make_unary("erfcx", _UNARY_DOCS["erfcx"])
+chebyshev_polynomial_t = _make_binary(
+    "chebyshev_polynomial_t", _BINARY_DOCS["chebyshev_polynomial_t"]
+)
+chebyshev_polynomial_u = _make_binary(
+    "chebyshev_polynomial_u", _BINARY_DOCS["chebyshev_polynomial_u"]
+)
+chebyshev_polynomial_v = _make_binary(
+    "chebyshev_polynomial_v", _BINARY_DOCS["chebyshev_polynomial_v"]
+)
+chebyshev_polynomial_w = _make_binary(
+    "chebyshev_polynomial_w", _BINARY_DOCS["chebyshev_polynomial_w"]
+)
+hermite_polynomial_h = _make_binary("hermite_polynomial_h", _BINARY_DOCS["hermite_polynomial_h"])
+hermite_polynomial_he = _make_binary("hermite_polynomial_he", _BINARY_DOCS["hermite_polynomial_he"])
+laguerre_polynomial_l = _make_binary("laguerre_polynomial_l", _BINARY_DOCS["laguerre_polynomial_l"])
+legendre_polynomial_p = _make_binary("legendre_polynomial_p", _BINARY_DOCS["legendre_polynomial_p"])
+shifted_chebyshev_polynomial_t = _make_binary(
+    "shifted_chebyshev_polynomial_t", _BINARY_DOCS["shifted_chebyshev_polynomial_t"]
+)
+shifted_chebyshev_polynomial_u = _make_binary(
+    "shifted_chebyshev_polynomial_u", _BINARY_DOCS["shifted_chebyshev_polynomial_u"]
+)
+shifted_chebyshev_polynomial_v = _make_binary(
+    "shifted_chebyshev_polynomial_v", _BINARY_DOCS["shifted_chebyshev_polynomial_v"]
+)
+shifted_chebyshev_polynomial_w = _make_binary(
+    "shifted_chebyshev_polynomial_w", _BINARY_DOCS["shifted_chebyshev_polynomial_w"]
+)
+zeta = _make_binary("zeta", _BINARY_DOCS["zeta"])

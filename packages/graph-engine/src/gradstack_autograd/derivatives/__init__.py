@@ -16,6 +16,8 @@ Each op has one block, in the module of its family:
 - ``nn``: losses, normalisation, embedding, activations;
 - ``rnn``: the recurrent layers' ops (``_lstm_layer``, ``_gru_layer``);
 - ``random_ops``: bernoulli, normal, multinomial, the in-place fills;
+- ``special_functions``: torch.special's Bessel functions, polynomials, erfcx, zeta,
+  igamma/igammac, i0 and nextafter;
 - ``windows``: im2col/col2im (``F.unfold``/``F.fold``, and so convolutions), max pooling.
 
 A block is the op's row, ``@register("op(arg, ...)", node, inputs=..., save=...,
@@ -134,6 +136,7 @@ from . import (
     reductions,
     rnn,
     rnn_cells,
+    special_functions,
     spectral,
     views,
     windows,
