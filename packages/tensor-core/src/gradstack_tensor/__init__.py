@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_complex,
     _impl_decompositions,
     _impl_elementwise,
+    _impl_factorizations,
     _impl_fft,
     _impl_indexing,
     _impl_linalg,
