@@ -122,6 +122,8 @@ from .matrix_builders import *  # noqa: F403
 from .matrix_builders import __all__ as _matrix_builders_all
 from .matrix_functions import *  # noqa: F403
 from .matrix_functions import __all__ as _matrix_functions_all
+from .matrix_factorizations import *  # noqa: F403
+from .matrix_factorizations import __all__ as _matrix_factorizations_all
 from .numeric_info import finfo, iinfo
 from .order_statistics import *  # noqa: F403
 from .order_statistics import __all__ as _order_statistics_all
@@ -154,6 +156,7 @@ __all__ = sorted(
     | set(_scans_all)
     | set(_indexed_writes_all)
     | set(_matrix_functions_all)
+    | set(_matrix_factorizations_all)
     | set(_histograms_all)
     | set(_functions.__all__)
     | {

@@ -59,6 +59,19 @@ def _check_float(fname: str, x: np.ndarray) -> None:
         raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got Half")
 
 
+def _check_kernel_dtype(kernel: str, x: np.ndarray) -> None:
+    """torch's dtype dispatch of a LAPACK kernel: float32/64 and complex64/128 only."""
+    if x.dtype.kind not in "fc" or x.dtype == np.float16:
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_type_name(x.dtype)}'"
+        )
+
+
+def _check_float_or_double(x: np.ndarray) -> None:
+    if x.dtype.kind not in "fc" or x.dtype == np.float16:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+
+
 def _check_finite(fname: str, x: np.ndarray) -> None:
     if x.size and not np.isfinite(x).all():
         raise RuntimeError(f"{fname}: input tensor should not contain infs or NaNs.")
@@ -77,6 +90,7 @@ def linalg_eig(A):
     x = _data(A)
     if x.dtype.kind not in "fc":  # torch asks for the complex type of the input first
         raise RuntimeError(f"Unknown Complex ScalarType for {_type_name(x.dtype)}")
+    _check_kernel_dtype("linalg_eig_out_cpu", x)
     check_matrices("linalg.eig", x)
     _check_finite("torch.linalg.eig", x)
     cdt = complex_dtype_of(x.dtype)
@@ -88,6 +102,9 @@ def linalg_eig(A):
 
 def eigvals_array(x: np.ndarray) -> np.ndarray:
     """The eigenvalues alone (``geev`` without eigenvectors), complex."""
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"Unknown Complex ScalarType for {_type_name(x.dtype)}")
+    _check_kernel_dtype("linalg_eig_out_cpu", x)
     check_matrices("linalg.eigvals", x)
     _check_finite("torch.linalg.eig", x)
     cdt = complex_dtype_of(x.dtype)
@@ -110,6 +127,7 @@ def linalg_eigh(A, UPLO="L"):
 
     uplo = _check_uplo(UPLO)
     x = _data(A)
+    _check_kernel_dtype("linalg_eigh_cpu", x)
     check_matrices("linalg.eigh", x)
     real = np.dtype(x.dtype.char.lower()) if x.dtype.kind == "c" else x.dtype
     if x.size == 0:
@@ -150,7 +168,9 @@ def linalg_qr(A, mode="reduced"):
         raise RuntimeError(
             f"linalg.qr: The input tensor A must have at least 2 dimensions."
         )
-    _check_float("linalg.qr", x)
+    if x.dtype.kind not in "fc":
+        _check_float("linalg.qr", x)
+    _check_kernel_dtype("geqrf_cpu", x)
     m, n = x.shape[-2:]
     k = min(m, n)
     batch = x.shape[:-2]
@@ -195,23 +215,25 @@ def linalg_lstsq(A, B, rcond=None, driver=None):
         raise RuntimeError(
             f"torch.linalg.lstsq: input must have at least 2 dimensions."
         )
-    _check_float("torch.linalg.lstsq", a)
     if a.dtype != b.dtype:
         raise RuntimeError(
             "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
             f"input's dtype {_type_name(a.dtype)} and other's dtype {_type_name(b.dtype)}"
         )
-    vector = solve_is_vector(a.shape, b.shape) and b.ndim == a.ndim - 1
-    if b.ndim == 1 and a.ndim == 2:
-        vector = True
+    if a.ndim < b.ndim or a.ndim - b.ndim > 1:
+        raise RuntimeError(
+            "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+            "(input.dim() - other.dim()) <= 1"
+        )
+    _check_float_or_double(a)
+    vector = b.ndim == a.ndim - 1
     bm = b[..., None] if vector else b
     if bm.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
     m, n = a.shape[-2:]
     if bm.shape[-2] != m:
         raise RuntimeError(
-            "torch.linalg.lstsq: input.size(-2) should match other.size(-2). Got "
-            f"{m} != {bm.shape[-2]} (A is {m} x {n}: B needs {m} rows)"
+            "torch.linalg.lstsq: input.size(-2) should match other.size(-2)"
         )
     k = bm.shape[-1]
     batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
@@ -221,6 +243,8 @@ def linalg_lstsq(A, B, rcond=None, driver=None):
     eps = float(np.finfo(real).eps)
     rc = eps * max(m, n) if rcond is None else float(rcond)
     count = a_b.shape[0]
+    if driver == "gels" and a_b.size:
+        _check_full_rank(a_b)
     sol = np.zeros((count, n, k), a.dtype)
     ranks = np.zeros(count, np.int64)
     svals = np.zeros((count, min(m, n)), real)
@@ -251,12 +275,24 @@ def linalg_lstsq(A, B, rcond=None, driver=None):
     )
     if m > n and driver != "gelsy" and (full_rank or driver == "gels"):
         residuals = res.reshape(batch + (k,))
-        if vector:
-            residuals = residuals[..., 0]
         res_out = _out(residuals, real)
     else:
         res_out = _out(empty, real)
     return _result(_out(solution, a.dtype), res_out, ranks_out, sv_out)
+
+
+def _check_full_rank(a: np.ndarray) -> None:
+    """``gels`` (QR, or LQ for wide matrices) fails on an exactly zero diagonal of ``R``:
+    torch's error, with its 1-based index."""
+    m, n = a.shape[-2:]
+    r = np.linalg.qr(a if m >= n else np.conj(np.swapaxes(a, -1, -2)), mode="r")
+    zero = np.diagonal(r, 0, -2, -1) == 0
+    if zero.any():
+        code = int(np.argmax(zero.any(0))) + 1
+        raise LinAlgError(
+            "torch.linalg.lstsq: The least squares solution could not be computed because "
+            f"the input matrix does not have full rank (error code: {code})."
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -319,12 +355,9 @@ def linalg_solve_triangular(A, B, upper, left=True, unitriangular=False):
                 f"linalg.solve_triangular: The input tensor {name} must have at least 2 "
                 "dimensions."
             )
-    if a.dtype != b.dtype:
-        raise RuntimeError(
-            "linalg.solve_triangular: Expected A and B to have the same dtype, but found A "
-            f"of type {_type_name(a.dtype)} and B of type {_type_name(b.dtype)} instead"
-        )
-    _check_float("linalg.solve_triangular", a)
+    _check_kernel_dtype("triangular_solve_cpu", a)
+    if b.dtype != a.dtype:  # (torch solves in A's dtype)
+        b = b.astype(a.dtype)
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(
             "linalg.solve_triangular: A must be batches of square matrices, but they are "
@@ -432,7 +465,7 @@ def linalg_lu(A, pivot=True):
     if x.ndim < 2:
         raise RuntimeError("linalg.lu: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(x.shape)} instead")
-    _check_float("linalg.lu", x)
+    _check_kernel_dtype("lu_cpu", x)
     if not pivot:
         raise RuntimeError(
             "linalg.lu_factor: LU without pivoting is not implemented on the CPU"
@@ -473,20 +506,18 @@ def linalg_pinv(A, atol=None, rtol=None, hermitian=False):
     """The pseudo-inverse of each matrix from its SVD (``eigh`` when ``hermitian``): the
     reciprocals of the singular values above :func:`tolerance`, zeros for the rest."""
     x = _data(A)
-    if x.ndim < 2:
+    if x.ndim < 2 or x.dtype.kind not in "fc" or x.dtype == np.float16:
         raise RuntimeError(
-            "linalg.pinv(" + ("{hermitian=True}" if hermitian else "{hermitian=False}")
-            + "): expected a tensor with 2 or more dimensions of float, double, cfloat or "
-            f"cdouble types"
+            f"linalg.pinv({_type_name(x.dtype)}{{{list(x.shape)}}}): expected a tensor with 2 "
+            "or more dimensions of float, double, cfloat or cdouble types"
         )
-    _check_float("linalg.pinv", x)
     m, n = x.shape[-2:]
     real = np.dtype(x.dtype.char.lower()) if x.dtype.kind == "c" else x.dtype
     if x.size == 0:
         return _out(np.zeros(x.shape[:-2] + (n, m)), x.dtype)
     if hermitian:
         if m != n:
-            check_matrices("linalg.pinv", x)
+            check_matrices("linalg.eigh", x)
         w, u = np.linalg.eigh(x)
         size = np.abs(w)
         tol = tolerance(size.max(-1, keepdims=True), m, n, real, atol, rtol)

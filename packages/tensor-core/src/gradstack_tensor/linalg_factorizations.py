@@ -159,7 +159,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return dispatch(OPS["linalg_lstsq"], (_t(A, "lstsq", "self"), B, rcond, driver))
 
 
-def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: bool = False,
+def solve_triangular(A, B, *, upper=None, left: bool = True, unitriangular: bool = False,
                      out=None):  # fmt: skip
     """``X`` with ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A``, read
     from its upper (``upper=True``) or lower triangle, ones on its diagonal when
@@ -173,6 +173,10 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: boo
     [[1.0], [1.0]]
     """
     a = _t(A, "solve_triangular", "input")
+    if upper is None:  # (keyword-only and required, as torch's)
+        raise TypeError(
+            'linalg_solve_triangular() missing 1 required positional arguments: "upper"'
+        )
     args = (a, B, bool(upper), bool(left), bool(unitriangular))
     return _write(dispatch(OPS["linalg_solve_triangular"], args), out)
 
@@ -199,7 +203,7 @@ def _lu_packed(a: Tensor, pivot: bool):
     x = _data(a)
     if x.ndim < 2:
         raise RuntimeError(
-            f"torch.linalg.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
+            f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
             f"{list(x.shape)} instead"
         )
     p, low, up = lu(a, pivot=pivot)
@@ -235,6 +239,18 @@ def _pad_cols(t: Tensor, n: int) -> Tensor:
     return gt.cat([t, gt.zeros(*t.shape[:-1], extra, dtype=t.dtype)], -1)
 
 
+def _raise_singular_lu(info: np.ndarray, fname: str) -> None:
+    flat = info.reshape(-1)
+    i = int(np.flatnonzero(flat)[0])
+    prefix = f"(Batch element {i}): " if info.ndim else ""
+    raise RuntimeError(
+        f"torch.linalg.{fname}: {prefix}U[{flat[i]},{flat[i]}] is zero and using it on "
+        "lu_solve would result in a division by zero. If you still want to perform the "
+        "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+        "pivot)"
+    )
+
+
 def lu_factor(A, *, pivot: bool = True, out=None):
     """The LU decomposition packed as LAPACK's ``getrf`` gives it: the named tuple
     ``(LU, pivots)`` (1-based int32 pivots), for :func:`lu_solve`.
@@ -251,16 +267,8 @@ def lu_factor(A, *, pivot: bool = True, out=None):
     a = _t(A, "lu_factor")
     r = _lu_packed(a, pivot)
     info = _data(r.info)
-    if info.size and info.any():
-        flat = info.reshape(-1)
-        i = int(np.flatnonzero(flat)[0])
-        prefix = f"(Batch element {i}): " if info.ndim else ""
-        raise LinAlgError(
-            f"torch.linalg.lu_factor: {prefix}U[{flat[i]},{flat[i]}] is zero and using it on "
-            "lu_solve would result in a division by zero. If you still want to perform the "
-            "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
-            "pivot)"
-        )
+    if info.size and info.any():  # (a RuntimeError in torch, not a LinAlgError)
+        _raise_singular_lu(info, "lu_factor")
     return _write(_result(r.LU, r.pivots), out)
 
 
@@ -276,7 +284,7 @@ def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False, out=None)
     """
     r = _lu_packed(_t(A, "lu_factor_ex"), pivot)
     if check_errors and _data(r.info).any():
-        lu_factor(A, pivot=pivot)
+        _raise_singular_lu(_data(r.info), "lu_factor_ex")
     return _write(r, out)
 
 
@@ -299,7 +307,7 @@ def lu_unpack_tensors(LU: Tensor, pivots: Tensor, unpack_data=True, unpack_pivot
         if piv.dtype != np.int32:
             raise RuntimeError(
                 "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
-                f"dtype. Note: this function is intended to be used with the output produced "
+                "dtype.\nNote: this function is intended to be used with the output produced "
                 "by torch.linalg.lu_factor"
             )
         perm = _f.pivots_to_permutation(piv, m)
@@ -324,7 +332,15 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False, out=Non
     lu_t = _t(LU, "lu_solve", "LU")
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg_lu_solve(): argument 'B' must be Tensor, not {type(B).__name__}")
-    check_matrices("linalg.lu_solve", _data(lu_t), "LU")
+    check_matrices("torch.linalg.lu_solve", _data(lu_t))
+    n = lu_t.shape[-1]
+    rows = B.shape[-2] if left else B.shape[-1]
+    if B.dim() < 2 or rows != n:
+        shape = tuple(B.shape[-2:]) if B.dim() >= 2 else (B.shape[-1], 1)
+        raise RuntimeError(
+            "linalg.lu_solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {shape[0]}x{shape[1]})"
+        )
     p, low, up = lu_unpack_tensors(lu_t, pivots)
     if left != adjoint:
         # A X = B with A = P L U: X = U^-1 L^-1 P^T B;  (X A^H = B: A X^H = B^H)
@@ -371,7 +387,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
         raise RuntimeError(
             "torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."
         )
-    _f._check_float("torch.linalg.matrix_rank", x)
+    _f._check_float_or_double(x)
     m, n = x.shape[-2:]
     real = np.dtype(x.dtype.char.lower()) if x.dtype.kind == "c" else x.dtype
     if x.size == 0:
@@ -402,9 +418,7 @@ def cond(A, p=None, *, out=None):
 
     a = _t(A, "cond", "input")
     if a.dim() < 2:
-        raise RuntimeError(
-            "linalg.cond: The input tensor A must have at least 2 dimensions."
-        )
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p in (None, 2, -2):
         s = svdvals(a)
         if s.shape[-1] == 0:
@@ -413,7 +427,7 @@ def cond(A, p=None, *, out=None):
         return _write(r, out)
     if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    check_matrices("linalg.cond", _data(a))
+    check_matrices(f"linalg.cond(ord={p})", _data(a))
     try:
         r = matrix_norm(a, p) * matrix_norm(inv(a), p)
     except LinAlgError:  # torch: a singular matrix has condition number inf
@@ -439,8 +453,10 @@ def inv_ex(A, *, check_errors: bool = False, out=None):
 
     a = _t(A, "inv_ex")
     x = _data(a)
-    check_matrices("linalg.inv_ex", x)
+    check_matrices("linalg.inv", x)
     info = _info(x)
+    if info.any() and check_errors:
+        _renamed(lambda: inv(a), "linalg.inv", "linalg.inv_ex")
     if info.any() and not check_errors:
         with np.errstate(all="ignore"):
             bad = _wrap(np.full(x.shape, np.nan, x.dtype))
@@ -452,6 +468,15 @@ def inv_ex(A, *, check_errors: bool = False, out=None):
     else:
         inverse = inv(a)
     return _write(_result(inverse, _wrap(info)), out)
+
+
+def _renamed(call, name: str, new: str):
+    """``call()``, its LinAlgError's message naming ``new`` instead of ``name`` (the ``_ex``
+    function raises as itself)."""
+    try:
+        return call()
+    except LinAlgError as e:
+        raise LinAlgError(str(e).replace(name, new, 1)) from None
 
 
 def _info(x: np.ndarray) -> np.ndarray:
@@ -485,7 +510,7 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None)
     info = np.array([_first_bad_minor(np.asarray(m)) if not _spd(m) else 0 for m in flat],
                     np.int32).reshape(x.shape[:-2])  # fmt: skip
     if not info.any() or check_errors:
-        factor = cholesky(a, upper=upper)
+        factor = _renamed(lambda: cholesky(a, upper=upper), "linalg.cholesky", "linalg.cholesky_ex")
     else:
         ok = gt.tensor(info == 0).unsqueeze(-1).unsqueeze(-1)
         safe = gt.where(ok, a, gt.eye(x.shape[-1], dtype=a.dtype))
@@ -527,7 +552,7 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
         mask = ok.reshape(tuple(ok.shape) + (1,) * (r.dim() - ok.dim()))
         r = gt.where(mask, r, float("nan"))
     else:
-        r = solve(a, B, left=left)
+        r = _renamed(lambda: solve(a, B, left=left), "linalg.solve", "linalg.solve_ex")
     return _write(_result(r, _wrap(info)), out)
 
 

@@ -165,8 +165,8 @@ def _linalg_qr(ctx, g_q=None, g_r=None):
     # zero columns, plus Q gR
     mode = ctx.saved_value("mode")
     q, r = ctx.saved_value("result")
+    _qr_checks(mode, r.shape[-2], r.shape[-1])  # (R is m x n when 'complete')
     m, n = q.shape[-2], r.shape[-1]
-    _qr_checks(mode, m, n)
     if g_q is None and g_r is None:
         return (None,)
     if g_q is not None and g_r is not None:
