@@ -100,19 +100,6 @@ def linalg_eig(A):
     return _result(_out(w, cdt), _out(v, cdt))
 
 
-def eigvals_array(x: np.ndarray) -> np.ndarray:
-    """The eigenvalues alone (``geev`` without eigenvectors), complex."""
-    if x.dtype.kind not in "fc":
-        raise RuntimeError(f"Unknown Complex ScalarType for {_type_name(x.dtype)}")
-    _check_kernel_dtype("linalg_eig_out_cpu", x)
-    check_matrices("linalg.eigvals", x)
-    _check_finite("torch.linalg.eig", x)
-    cdt = complex_dtype_of(x.dtype)
-    if x.size == 0:
-        return np.zeros(x.shape[:-1], cdt)
-    return np.asarray(np.linalg.eigvals(x), dtype=cdt)
-
-
 def _check_uplo(uplo) -> str:
     if not isinstance(uplo, str) or uplo.upper() not in ("L", "U") or len(uplo) != 1:
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")

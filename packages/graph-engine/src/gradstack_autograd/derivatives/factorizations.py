@@ -23,7 +23,7 @@ from __future__ import annotations
 import gradstack_tensor as gt
 from gradstack_tensor import linalg as _linalg
 
-from ._table import NO_JVP, jvp, register
+from ._table import jvp, register
 from .batching import per_sample
 
 __all__: list[str] = []
@@ -300,7 +300,20 @@ def _linalg_pinv(ctx, grad):
     return (pinv_backward(grad, pinv_a, a),)
 
 
-NO_JVP["linalg_pinv"] = "torch's pinv_jvp is not written here yet (backward only)"
+def pinv_jvp(a, pinv_a, da):
+    """The tangent of ``A^+`` at constant rank (Golub and Pereyra):
+    ``-A^+ dA A^+ + A^+ A^+^H dA^H (I - A A^+) + (I - A^+ A) dA^H A^+^H A^+``."""
+    dah = da.mH
+    pinv_ah = pinv_a.mH
+    first = -pinv_a.matmul(da).matmul(pinv_a)
+    second = pinv_a.matmul(pinv_ah).matmul(dah - dah.matmul(a).matmul(pinv_a))
+    third = (dah - pinv_a.matmul(a).matmul(dah)).matmul(pinv_ah).matmul(pinv_a)
+    return first + second + third
+
+
+@jvp("linalg_pinv")
+def _linalg_pinv_jvp(args, out, tangents, lead):
+    return pinv_jvp(args[0], out, tangents[0])
 
 
 def _is_vector_rhs(a, b):
@@ -348,7 +361,36 @@ def _linalg_lstsq(ctx, g_x=None, g_res=None, g_rank=None, g_sv=None):
     return (g_a, g_b)
 
 
-NO_JVP["linalg_lstsq"] = "torch's lstsq jvps (through pinv_jvp) are not written here yet"
+@jvp("linalg_lstsq")
+def _linalg_lstsq_jvp(args, out, tangents, lead):
+    # torch's linalg_lstsq_solution_jvp (dX = d(A^+) B + A^+ dB) and residuals_jvp
+    # (Danskin: dL = 2 Re(r * conj(dA X - dB)) summed over rows, r = A X - B)
+    a, b = args[0], args[1]
+    ta, tb = tangents[0], tangents[1]
+    vector = _is_vector_rhs(a, b)
+    bm = b.unsqueeze(-1) if vector else b
+    tbm = None if tb is None else (tb.unsqueeze(-1) if vector else tb)
+    pinv_a = _linalg.pinv(a)
+    dx = None
+    if ta is not None:
+        dx = pinv_jvp(a, pinv_a, ta).matmul(bm)
+    if tbm is not None:
+        dx = pinv_a.matmul(tbm) if dx is None else dx + pinv_a.matmul(tbm)
+    x, res = out[0], out[1]
+    d_res = None
+    if res.numel() > 0:
+        xm = x.unsqueeze(-1) if vector else x
+        r = a.matmul(xm) - bm
+        dr = None
+        if ta is not None:
+            dr = ta.matmul(xm)
+        if tbm is not None:
+            dr = -tbm if dr is None else dr - tbm
+        prod = r * (dr.conj() if dr.is_complex() else dr)
+        d_res = 2 * (prod.real if prod.is_complex() else prod).sum(-2)
+    if dx is not None and vector:
+        dx = dx.squeeze(-1)
+    return dx, d_res, None, None
 
 
 # ---------------------------------------------------------------------------------------
@@ -399,4 +441,26 @@ def lu_backward(g_l, g_u, p, low, up):
     return p.matmul(g_a)
 
 
-NO_JVP["linalg_lu"] = "torch's linalg_lu_jvp is not written here yet (backward only)"
+@jvp("linalg_lu")
+def _linalg_lu_jvp(args, out, tangents, lead):
+    # A = P L U: with X = L1^-1 (P^T dA)_1 U1^-1 on the leading k x k block,
+    # dL1 = L1 tril(X, -1), dU1 = triu(X) U1; a wide matrix's dU2 = L^-1 (P^T dA)_2 -
+    # tril(X, -1) U2, a tall one's dL2 = (P^T dA)_2 U^-1 - L2 triu(X)
+    p, low, up = out
+    pda = p.mT.matmul(tangents[0])
+    m, n = low.shape[-2], up.shape[-1]
+    k = min(m, n)
+    l1, u1 = low[..., :k, :], up[..., :, :k]
+    y = _linalg.solve_triangular(l1, pda[..., :k, :k], upper=False, unitriangular=True)
+    x = _linalg.solve_triangular(u1, y, upper=True, left=False)
+    lower, upper = x.tril(-1), x.triu()
+    d_l1, d_u1 = l1.matmul(lower), upper.matmul(u1)
+    if m == n:
+        return None, d_l1, d_u1
+    if m < n:
+        rest = _linalg.solve_triangular(l1, pda[..., :, k:], upper=False, unitriangular=True)
+        d_u2 = rest - lower.matmul(up[..., :, k:])
+        return None, d_l1, gt.cat([d_u1, d_u2], -1)
+    rest = _linalg.solve_triangular(u1, pda[..., k:, :], upper=True, left=False)
+    d_l2 = rest - low[..., k:, :].matmul(upper)
+    return None, gt.cat([d_l1, d_l2], -2), d_u1
