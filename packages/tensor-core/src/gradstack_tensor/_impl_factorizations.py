@@ -479,12 +479,16 @@ def tolerance(s_max: np.ndarray, m: int, n: int, real, atol, rtol) -> np.ndarray
     """torch's threshold of pinv and matrix_rank: ``max(atol, rtol * s_max)``, ``rtol``
     defaulting to ``eps * max(m, n)`` (to 0 when ``atol`` is given and positive)."""
     eps = float(np.finfo(real).eps)
-    a = 0.0 if atol is None else _data(atol) if isinstance(atol, Tensor) else float(atol)
+
+    def batched(t):  # a tensor tolerance has the batch's shape: against s_max's (..., 1)
+        return np.asarray(_data(t))[..., None] if isinstance(t, Tensor) else float(t)
+
+    a = 0.0 if atol is None else batched(atol)
     if rtol is None:
         default = eps * max(m, n)
         r = default if atol is None else np.where(np.asarray(a) > 0, 0.0, default)
     else:
-        r = _data(rtol) if isinstance(rtol, Tensor) else float(rtol)
+        r = batched(rtol)
     return np.maximum(a, np.asarray(r) * s_max)
 
 

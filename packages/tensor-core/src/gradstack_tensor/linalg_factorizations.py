@@ -99,7 +99,11 @@ def eigvals(A, *, out=None):
     # (always through eig's op, as torch does when A needs a gradient: forward-mode
     # tangents are invisible here; LAPACK's eigenvalues are the same with or without
     # eigenvectors up to rounding)
-    return _write(eig(_t(A, "eigvals")).eigenvalues, out)
+    a = _t(A, "eigvals")
+    x = _data(a)
+    if x.dtype.kind in "fc":
+        check_matrices("linalg.eigvals", x)
+    return _write(eig(a).eigenvalues, out)
 
 
 def eigh(A, UPLO: str = "L", *, out=None):
