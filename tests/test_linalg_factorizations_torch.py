@@ -52,58 +52,110 @@ VALUES = [
     V("torch.lu get_infos", lambda l, a: tuple(l.lu(a, get_infos=True)), Ab),
     V("Tensor.lu", lambda l, a: tuple(a.lu()), tall),
     V("torch.lu_solve", lambda l, a, b: l.lu_solve(b, *l.lu(a)), A, B),
-    V("Tensor.lu_solve", lambda l, a, b: b.lu_solve(*l.lu(a)), Ab, rng.standard_normal((2,4,1))),
+    V("Tensor.lu_solve", lambda l, a, b: b.lu_solve(*l.lu(a)), Ab, rng.standard_normal((2, 4, 1))),
     V("torch.lu_unpack", lambda l, a: tuple(l.lu_unpack(*l.linalg.lu_factor(a))), Ab),
     V("lu_unpack tall", lambda l, a: tuple(l.lu_unpack(*l.linalg.lu_factor(a))), tall),
     V("lu_unpack wide", lambda l, a: tuple(l.lu_unpack(*l.linalg.lu_factor(a))), wide),
     V("triangular_solve", lambda l, a, b: tuple(l.triangular_solve(b, a)), A, B),
-    V("triangular_solve T low unit", lambda l, a, b: tuple(l.triangular_solve(b, a, False, True, True)), A, B),
-    V("Tensor.triangular_solve bat", lambda l, a, b: tuple(b.triangular_solve(a)), Ab, rng.standard_normal((4,2))),
+    V(
+        "triangular_solve T low unit",
+        lambda l, a, b: tuple(l.triangular_solve(b, a, False, True, True)),
+        A,
+        B,
+    ),
+    V(
+        "Tensor.triangular_solve bat",
+        lambda l, a, b: tuple(b.triangular_solve(a)),
+        Ab,
+        rng.standard_normal((4, 2)),
+    ),
     V("cholesky_solve", lambda l, b, L: l.cholesky_solve(b, L), B, L),
     V("cholesky_solve upper", lambda l, b, L: l.cholesky_solve(b, L.mT, upper=True), B, L),
     V("cholesky_inverse", lambda l, L: l.cholesky_inverse(L), L),
     V("Tensor.cholesky_inverse up", lambda l, L: L.mT.cholesky_inverse(upper=True), L),
     V("geqrf", lambda l, a: tuple(l.geqrf(a)), tall),
-    V("geqrf wide batch", lambda l, a: tuple(l.geqrf(a)), rng.standard_normal((2,3,5))),
+    V("geqrf wide batch", lambda l, a: tuple(l.geqrf(a)), rng.standard_normal((2, 3, 5))),
     V("orgqr", lambda l, a: l.orgqr(*l.geqrf(a)), tall),
-    V("ormqr", lambda l, a, c: l.ormqr(*l.geqrf(a), c), tall, rng.standard_normal((5,2))),
-    V("ormqr right T", lambda l, a, c: l.ormqr(*l.geqrf(a), c, left=False, transpose=True), tall, rng.standard_normal((2,5))),
-    V("ormqr wide", lambda l, a, c: l.ormqr(*l.geqrf(a), c), wide, rng.standard_normal((3,2))),
+    V("ormqr", lambda l, a, c: l.ormqr(*l.geqrf(a), c), tall, rng.standard_normal((5, 2))),
+    V(
+        "ormqr right T",
+        lambda l, a, c: l.ormqr(*l.geqrf(a), c, left=False, transpose=True),
+        tall,
+        rng.standard_normal((2, 5)),
+    ),
+    V("ormqr wide", lambda l, a, c: l.ormqr(*l.geqrf(a), c), wide, rng.standard_normal((3, 2))),
     V("pinverse", lambda l, a: l.pinverse(a), tall),
     V("Tensor.pinverse", lambda l, a: a.pinverse(), wide),
     V("linalg.eigvals", lambda l, a: l.linalg.eigvals(a), Ab),
     V("linalg.eigvalsh", lambda l, a: l.linalg.eigvalsh(a), Ab),
-    V("linalg.lstsq", lambda l, a, b: tuple(l.linalg.lstsq(a, b)), tall, rng.standard_normal((5,2))),
-    V("matrix_rank", lambda l, a: l.linalg.matrix_rank(a), np.ones((2,3,3))),
-    V("matrix_rank herm atol", lambda l, a: l.linalg.matrix_rank(a, hermitian=True, atol=1.0), A+A.T),
+    V(
+        "linalg.lstsq",
+        lambda l, a, b: tuple(l.linalg.lstsq(a, b)),
+        tall,
+        rng.standard_normal((5, 2)),
+    ),
+    V("matrix_rank", lambda l, a: l.linalg.matrix_rank(a), np.ones((2, 3, 3))),
+    V(
+        "matrix_rank herm atol",
+        lambda l, a: l.linalg.matrix_rank(a, hermitian=True, atol=1.0),
+        A + A.T,
+    ),
     V("matrix_rank rtol", lambda l, a: l.linalg.matrix_rank(a, rtol=0.3), tall),
     V("pinv atol", lambda l, a: l.linalg.pinv(a, atol=0.5), tall),
-    V("pinv herm", lambda l, a: l.linalg.pinv(a+a.mT, hermitian=True), Ab),
+    V("pinv herm", lambda l, a: l.linalg.pinv(a + a.mT, hermitian=True), Ab),
     V("cond tall", lambda l, a: l.linalg.cond(a), tall),
-    V("cond singular 1", lambda l, a: l.linalg.cond(a, 1), np.ones((3,3))),
+    V("cond singular 1", lambda l, a: l.linalg.cond(a, 1), np.ones((3, 3))),
     V("inv_ex", lambda l, a: tuple(l.linalg.inv_ex(a)), Ab),
-    V("inv_ex singular info", lambda l, a: l.linalg.inv_ex(a).info, np.stack([np.ones((3,3)), A])),
-    V("cholesky_ex", lambda l, a: tuple(l.linalg.cholesky_ex(a)), A@A.T+np.eye(3)),
-    V("cholesky_ex info", lambda l, a: l.linalg.cholesky_ex(a).info, np.stack([-np.eye(3), A@A.T+np.eye(3)])),
+    V("inv_ex singular info", lambda l, a: l.linalg.inv_ex(a).info, np.stack([np.ones((3, 3)), A])),
+    V("cholesky_ex", lambda l, a: tuple(l.linalg.cholesky_ex(a)), A @ A.T + np.eye(3)),
+    V(
+        "cholesky_ex info",
+        lambda l, a: l.linalg.cholesky_ex(a).info,
+        np.stack([-np.eye(3), A @ A.T + np.eye(3)]),
+    ),
     V("solve_ex", lambda l, a, b: tuple(l.linalg.solve_ex(a, b)), A, B),
-    V("solve_ex singular info", lambda l, a, b: l.linalg.solve_ex(a, b).info, np.ones((3,3)), B),
-    V("lu_factor_ex", lambda l, a: tuple(l.linalg.lu_factor_ex(a)), np.stack([np.ones((3,3)), A])),
-    V("lu", lambda l, a: tuple(l.linalg.lu(a)), rng.standard_normal((2,3,6,4))),
-    V("solve_triangular bcast", lambda l, a, b: l.linalg.solve_triangular(a, b, upper=False), rng.standard_normal((2,1,3,3))+3*np.eye(3), rng.standard_normal((4,3,2))),
-    V("solve_triangular zero diag", lambda l, a, b: l.linalg.solve_triangular(a, b, upper=True), np.triu(np.ones((3,3)))-np.diag([0,1,1]), B),
-    V("tensorinv", lambda l, a: l.linalg.tensorinv(a, ind=2), (rng.standard_normal((6,6))+6*np.eye(6)).reshape(2,3,6)),
-    V("tensorsolve dims", lambda l, a, b: l.linalg.tensorsolve(a, b, dims=(0,)), (rng.standard_normal((6,6))+6*np.eye(6)).reshape(6,2,3), rng.standard_normal((2,3))),
-    V("eig real", lambda l, a: tuple(l.linalg.eig(a)), np.diag([1.,2.,3.])),
-    V("qr r", lambda l, a: tuple(l.linalg.qr(a, mode='r')), tall),
-    V("qr complete", lambda l, a: tuple(l.linalg.qr(a, mode='complete')), tall),
-    V("qr empty", lambda l, a: tuple(l.linalg.qr(a)), np.zeros((0,3))),
-    V("eigh empty", lambda l, a: tuple(l.linalg.eigh(a)), np.zeros((2,0,0))),
-    V("eig empty", lambda l, a: tuple(l.linalg.eig(a)), np.zeros((0,3,3))),
-    V("lu empty", lambda l, a: tuple(l.linalg.lu(a)), np.zeros((0,3))),
-    V("lu_factor empty", lambda l, a: tuple(l.linalg.lu_factor(a)), np.zeros((3,0))),
-    V("pinv empty", lambda l, a: l.linalg.pinv(a), np.zeros((0,3))),
-    V("lstsq empty", lambda l, a, b: tuple(l.linalg.lstsq(a, b)), np.zeros((0,3,2)), np.zeros((0,3,1))),
-    V("f32 eigh", lambda l, a: l.linalg.eigvalsh(a), (A+A.T).astype(np.float32), tol=1e-5),
+    V("solve_ex singular info", lambda l, a, b: l.linalg.solve_ex(a, b).info, np.ones((3, 3)), B),
+    V("lu_factor_ex", lambda l, a: tuple(l.linalg.lu_factor_ex(a)), np.stack([np.ones((3, 3)), A])),
+    V("lu", lambda l, a: tuple(l.linalg.lu(a)), rng.standard_normal((2, 3, 6, 4))),
+    V(
+        "solve_triangular bcast",
+        lambda l, a, b: l.linalg.solve_triangular(a, b, upper=False),
+        rng.standard_normal((2, 1, 3, 3)) + 3 * np.eye(3),
+        rng.standard_normal((4, 3, 2)),
+    ),
+    V(
+        "solve_triangular zero diag",
+        lambda l, a, b: l.linalg.solve_triangular(a, b, upper=True),
+        np.triu(np.ones((3, 3))) - np.diag([0, 1, 1]),
+        B,
+    ),
+    V(
+        "tensorinv",
+        lambda l, a: l.linalg.tensorinv(a, ind=2),
+        (rng.standard_normal((6, 6)) + 6 * np.eye(6)).reshape(2, 3, 6),
+    ),
+    V(
+        "tensorsolve dims",
+        lambda l, a, b: l.linalg.tensorsolve(a, b, dims=(0,)),
+        (rng.standard_normal((6, 6)) + 6 * np.eye(6)).reshape(6, 2, 3),
+        rng.standard_normal((2, 3)),
+    ),
+    V("eig real", lambda l, a: tuple(l.linalg.eig(a)), np.diag([1.0, 2.0, 3.0])),
+    V("qr r", lambda l, a: tuple(l.linalg.qr(a, mode="r")), tall),
+    V("qr complete", lambda l, a: tuple(l.linalg.qr(a, mode="complete")), tall),
+    V("qr empty", lambda l, a: tuple(l.linalg.qr(a)), np.zeros((0, 3))),
+    V("eigh empty", lambda l, a: tuple(l.linalg.eigh(a)), np.zeros((2, 0, 0))),
+    V("eig empty", lambda l, a: tuple(l.linalg.eig(a)), np.zeros((0, 3, 3))),
+    V("lu empty", lambda l, a: tuple(l.linalg.lu(a)), np.zeros((0, 3))),
+    V("lu_factor empty", lambda l, a: tuple(l.linalg.lu_factor(a)), np.zeros((3, 0))),
+    V("pinv empty", lambda l, a: l.linalg.pinv(a), np.zeros((0, 3))),
+    V(
+        "lstsq empty",
+        lambda l, a, b: tuple(l.linalg.lstsq(a, b)),
+        np.zeros((0, 3, 2)),
+        np.zeros((0, 3, 1)),
+    ),
+    V("f32 eigh", lambda l, a: l.linalg.eigvalsh(a), (A + A.T).astype(np.float32), tol=1e-5),
     V("f32 qr", lambda l, a: tuple(l.linalg.qr(a)), tall.astype(np.float32), tol=1e-5),
     V("f32 lu", lambda l, a: tuple(l.linalg.lu(a)), tall.astype(np.float32), tol=1e-5),
     V("f32 eigvals", lambda l, a: l.linalg.eigvals(a), A.astype(np.float32), tol=1e-5),
@@ -112,9 +164,24 @@ VALUES = [
     V("c128 eigvalsh", lambda l, a: l.linalg.eigvalsh(a), C + C.conj().T),
     V("c128 pinv", lambda l, a: l.linalg.pinv(a), C[:2]),
     V("c128 lstsq", lambda l, a, b: l.linalg.lstsq(a, b).solution, C, C[:, :1]),
-    V("c128 solve_tri", lambda l, a, b: l.linalg.solve_triangular(a, b, upper=True, left=False), C, C[:2]),
-    V("c128 cholesky_solve", lambda l, b, L: l.cholesky_solve(b, L), C[:, :2], np.linalg.cholesky(C@C.conj().T+np.eye(3))),
-    V("c128 lu_solve adj", lambda l, a, b: l.linalg.lu_solve(*l.linalg.lu_factor(a), b, adjoint=True), C, C[:, :2]),
+    V(
+        "c128 solve_tri",
+        lambda l, a, b: l.linalg.solve_triangular(a, b, upper=True, left=False),
+        C,
+        C[:2],
+    ),
+    V(
+        "c128 cholesky_solve",
+        lambda l, b, L: l.cholesky_solve(b, L),
+        C[:, :2],
+        np.linalg.cholesky(C @ C.conj().T + np.eye(3)),
+    ),
+    V(
+        "c128 lu_solve adj",
+        lambda l, a, b: l.linalg.lu_solve(*l.linalg.lu_factor(a), b, adjoint=True),
+        C,
+        C[:, :2],
+    ),
     *[
         V(f"lstsq {d} {kind}", lambda l, a, b, d=d: tuple(l.linalg.lstsq(a, b, driver=d)), a, b)
         for d in ("gels", "gelsy", "gelsd", "gelss")
@@ -125,8 +192,12 @@ VALUES = [
         )
     ],
     *[
-        V(f"lstsq rank-deficient {d}", lambda l, a, b, d=d: tuple(l.linalg.lstsq(a, b, driver=d)),
-          np.ones((5, 3)), rng.standard_normal((5, 1)))
+        V(
+            f"lstsq rank-deficient {d}",
+            lambda l, a, b, d=d: tuple(l.linalg.lstsq(a, b, driver=d)),
+            np.ones((5, 3)),
+            rng.standard_normal((5, 1)),
+        )
         for d in ("gelsy", "gelsd", "gelss")
     ],
     *[
@@ -186,7 +257,7 @@ def test_eig_and_eigh_match_torch_up_to_the_eigenvectors_phase(a, hermitian):
     tol = 1e-4 if a.dtype == np.float32 else 1e-9
     results = []
     for lib in (gs, torch):
-        eig = (lambda t: lib.linalg.eigh(t)) if hermitian else (lambda t: lib.linalg.eig(t))
+        eig = lib.linalg.eigh if hermitian else lib.linalg.eig
         results.append(_invariants(lib, eig, lib.tensor(a), hermitian))
     (lg, res_g, norms_g, abs_g), (lt, _res_t, norms_t, abs_t) = results
     assert str(lg.dtype).split(".")[-1] == str(lt.dtype).split(".")[-1]
@@ -211,40 +282,116 @@ def run(name, f, *arrays, gg=True):
 
 GRADIENTS = [
     run("eigvals", lambda L, a: L.linalg.eigvals(a), A),
-    run("eig V*V invariants", lambda L, a: (lambda r: (r.eigenvectors.abs()**2, r.eigenvalues))(L.linalg.eig(a)), A),
-    run("eigh", lambda L, a: (lambda r: (r.eigenvalues, r.eigenvectors.abs()))(L.linalg.eigh(a + a.mT)), A),
-    run("eigh batched", lambda L, a: (lambda r: (r.eigenvalues, (r.eigenvectors**2)))(L.linalg.eigh(a + a.mT)), rng.standard_normal((2,3,3))),
-    run("eigvalsh U", lambda L, a: L.linalg.eigvalsh(a + a.mT, UPLO='U'), A),
+    run(
+        "eig V*V invariants",
+        lambda L, a: (lambda r: (r.eigenvectors.abs() ** 2, r.eigenvalues))(L.linalg.eig(a)),
+        A,
+    ),
+    run(
+        "eigh",
+        lambda L, a: (lambda r: (r.eigenvalues, r.eigenvectors.abs()))(L.linalg.eigh(a + a.mT)),
+        A,
+    ),
+    run(
+        "eigh batched",
+        lambda L, a: (lambda r: (r.eigenvalues, (r.eigenvectors**2)))(L.linalg.eigh(a + a.mT)),
+        rng.standard_normal((2, 3, 3)),
+    ),
+    run("eigvalsh U", lambda L, a: L.linalg.eigvalsh(a + a.mT, UPLO="U"), A),
     run("qr square", lambda L, a: tuple(L.linalg.qr(a)), A),
     run("qr tall", lambda L, a: tuple(L.linalg.qr(a)), tall),
     run("qr wide", lambda L, a: tuple(L.linalg.qr(a)), wide),
-    run("qr complete wide", lambda L, a: tuple(L.linalg.qr(a, mode='complete')), wide),
-    run("solve_triangular", lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True), A + 3*np.eye(3), B),
-    run("solve_triangular low right unit", lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True), A, B.T),
+    run("qr complete wide", lambda L, a: tuple(L.linalg.qr(a, mode="complete")), wide),
+    run(
+        "solve_triangular",
+        lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+        A + 3 * np.eye(3),
+        B,
+    ),
+    run(
+        "solve_triangular low right unit",
+        lambda L, a, b: L.linalg.solve_triangular(
+            a, b, upper=False, left=False, unitriangular=True
+        ),
+        A,
+        B.T,
+    ),
     run("pinv tall", lambda L, a: L.linalg.pinv(a), tall),
     run("pinv wide", lambda L, a: L.linalg.pinv(a), wide),
     run("pinv herm", lambda L, a: L.linalg.pinv(a + a.mT, hermitian=True), A),
-    run("lstsq tall", lambda L, a, b: L.linalg.lstsq(a, b).solution, tall, rng.standard_normal((5,2))),
-    run("lstsq gelsd res", lambda L, a, b: tuple(L.linalg.lstsq(a, b, driver='gelsd')[:2]), tall, rng.standard_normal((5,2))),
-    run("lstsq wide", lambda L, a, b: L.linalg.lstsq(a, b).solution, wide, rng.standard_normal((3,2))),
+    run(
+        "lstsq tall",
+        lambda L, a, b: L.linalg.lstsq(a, b).solution,
+        tall,
+        rng.standard_normal((5, 2)),
+    ),
+    run(
+        "lstsq gelsd res",
+        lambda L, a, b: tuple(L.linalg.lstsq(a, b, driver="gelsd")[:2]),
+        tall,
+        rng.standard_normal((5, 2)),
+    ),
+    run(
+        "lstsq wide",
+        lambda L, a, b: L.linalg.lstsq(a, b).solution,
+        wide,
+        rng.standard_normal((3, 2)),
+    ),
     run("lu square", lambda L, a: tuple(L.linalg.lu(a)[1:]), A),
     run("lu tall", lambda L, a: tuple(L.linalg.lu(a)[1:]), tall),
     run("lu wide", lambda L, a: tuple(L.linalg.lu(a)[1:]), wide),
     run("lu_factor", lambda L, a: L.linalg.lu_factor(a).LU, A),
     run("lu_solve", lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b), A, B),
-    run("lu_solve adj", lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True), A, B),
-    run("lu_solve right", lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, left=False), A, B.T),
-    run("lu_solve right adj", lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, left=False, adjoint=True), A, B.T),
+    run(
+        "lu_solve adj",
+        lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True),
+        A,
+        B,
+    ),
+    run(
+        "lu_solve right",
+        lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, left=False),
+        A,
+        B.T,
+    ),
+    run(
+        "lu_solve right adj",
+        lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, left=False, adjoint=True),
+        A,
+        B.T,
+    ),
     run("cond", lambda L, a: L.linalg.cond(a), A),
-    run("cond fro", lambda L, a: L.linalg.cond(a, 'fro'), A),
-    run("tensorinv", lambda L, a: L.linalg.tensorinv(a.reshape(4,2,2), ind=1), rng.standard_normal((4,4)) + 4*np.eye(4)),
-    run("tensorsolve", lambda L, a, b: L.linalg.tensorsolve(a.reshape(2,3,6), b), rng.standard_normal((6,6))+6*np.eye(6), rng.standard_normal((2,3))),
-    run("eigh complex", lambda L, a: (lambda r: (r.eigenvalues, r.eigenvectors.abs()))(L.linalg.eigh(a + a.mH)), Ac),
+    run("cond fro", lambda L, a: L.linalg.cond(a, "fro"), A),
+    run(
+        "tensorinv",
+        lambda L, a: L.linalg.tensorinv(a.reshape(4, 2, 2), ind=1),
+        rng.standard_normal((4, 4)) + 4 * np.eye(4),
+    ),
+    run(
+        "tensorsolve",
+        lambda L, a, b: L.linalg.tensorsolve(a.reshape(2, 3, 6), b),
+        rng.standard_normal((6, 6)) + 6 * np.eye(6),
+        rng.standard_normal((2, 3)),
+    ),
+    run(
+        "eigh complex",
+        lambda L, a: (lambda r: (r.eigenvalues, r.eigenvectors.abs()))(L.linalg.eigh(a + a.mH)),
+        Ac,
+    ),
     run("qr complex", lambda L, a: (lambda r: (r.Q.abs(), r.R.abs()))(L.linalg.qr(a)), Ac),
     run("qr complex wide", lambda L, a: (lambda r: (r.Q.abs(), r.R.abs()))(L.linalg.qr(a)), Ac[:2]),
     run("pinv complex", lambda L, a: L.linalg.pinv(a), Ac[:2]),
-    run("solve_triangular complex", lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True), Ac + 3*np.eye(3), Ac[:, :2]),
-    run("eig complex", lambda L, a: (lambda r: (r.eigenvectors.abs(), r.eigenvalues))(L.linalg.eig(a)), Ac),
+    run(
+        "solve_triangular complex",
+        lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+        Ac + 3 * np.eye(3),
+        Ac[:, :2],
+    ),
+    run(
+        "eig complex",
+        lambda L, a: (lambda r: (r.eigenvectors.abs(), r.eigenvalues))(L.linalg.eig(a)),
+        Ac,
+    ),
     run("lu complex", lambda L, a: tuple(L.linalg.lu(a)[1:]), Ac),
 ]
 
@@ -301,29 +448,51 @@ ERRORS = [
     both("eig 1d", lambda l: l.linalg.eig(f64(l, 3))),
     both("eig int", lambda l: l.linalg.eig(l.ones(2, 2, dtype=l.int64))),
     both("eig half", lambda l: l.linalg.eig(l.ones(2, 2, dtype=l.float16))),
-    both("eig nan", lambda l: l.linalg.eig(f64(l, 2, 2) * float('nan'))),
+    both("eig nan", lambda l: l.linalg.eig(f64(l, 2, 2) * float("nan"))),
     both("eigvals nonsquare", lambda l: l.linalg.eigvals(f64(l, 2, 3))),
     both("eigh nonsquare", lambda l: l.linalg.eigh(f64(l, 2, 3))),
     both("eigh int", lambda l: l.linalg.eigh(l.ones(2, 2, dtype=l.int64))),
-    both("eigh UPLO", lambda l: l.linalg.eigh(f64(l, 2, 2), UPLO='X')),
-    both("eigvalsh UPLO", lambda l: l.linalg.eigvalsh(f64(l, 2, 2), UPLO='l')),
+    both("eigh UPLO", lambda l: l.linalg.eigh(f64(l, 2, 2), UPLO="X")),
+    both("eigvalsh UPLO", lambda l: l.linalg.eigvalsh(f64(l, 2, 2), UPLO="l")),
     both("eigh 1d", lambda l: l.linalg.eigh(f64(l, 2))),
-    both("qr mode", lambda l: l.linalg.qr(f64(l, 2, 2), mode='full')),
+    both("qr mode", lambda l: l.linalg.qr(f64(l, 2, 2), mode="full")),
     both("qr 1d", lambda l: l.linalg.qr(f64(l, 2))),
     both("qr int", lambda l: l.linalg.qr(l.ones(2, 2, dtype=l.int64))),
     both("qr half", lambda l: l.linalg.qr(l.ones(2, 2, dtype=l.float16))),
-    both("lstsq driver", lambda l: l.linalg.lstsq(f64(l, 3, 2), f64(l, 3, 1), driver='foo')),
+    both("lstsq driver", lambda l: l.linalg.lstsq(f64(l, 3, 2), f64(l, 3, 1), driver="foo")),
     both("lstsq rows", lambda l: l.linalg.lstsq(f64(l, 3, 2), f64(l, 4, 1))),
     both("lstsq dtype", lambda l: l.linalg.lstsq(f64(l, 3, 2), l.ones(3, 1))),
     both("lstsq 1d", lambda l: l.linalg.lstsq(f64(l, 3), f64(l, 3))),
-    both("lstsq int", lambda l: l.linalg.lstsq(l.ones(3, 2, dtype=l.int64), l.ones(3, 1, dtype=l.int64))),
+    both(
+        "lstsq int",
+        lambda l: l.linalg.lstsq(l.ones(3, 2, dtype=l.int64), l.ones(3, 1, dtype=l.int64)),
+    ),
     both("lstsq bcast dims", lambda l: l.linalg.lstsq(f64(l, 3, 2), f64(l, 2, 3, 1))),
-    both("solve_tri dtype", lambda l: l.linalg.solve_triangular(f64(l, 2, 2), l.ones(2, 1), upper=True)),
-    both("solve_tri shape", lambda l: l.linalg.solve_triangular(f64(l, 2, 2), f64(l, 3, 1), upper=True)),
-    both("solve_tri right shape", lambda l: l.linalg.solve_triangular(f64(l, 2, 2), f64(l, 2, 3), upper=True, left=False)),
-    both("solve_tri nonsquare", lambda l: l.linalg.solve_triangular(f64(l, 2, 3), f64(l, 2, 1), upper=True)),
-    both("solve_tri 1d B", lambda l: l.linalg.solve_triangular(f64(l, 2, 2), f64(l, 2), upper=True)),
-    both("solve_tri int", lambda l: l.linalg.solve_triangular(l.ones(2, 2, dtype=l.int64), l.ones(2, 1, dtype=l.int64), upper=True)),
+    both(
+        "solve_tri dtype",
+        lambda l: l.linalg.solve_triangular(f64(l, 2, 2), l.ones(2, 1), upper=True),
+    ),
+    both(
+        "solve_tri shape",
+        lambda l: l.linalg.solve_triangular(f64(l, 2, 2), f64(l, 3, 1), upper=True),
+    ),
+    both(
+        "solve_tri right shape",
+        lambda l: l.linalg.solve_triangular(f64(l, 2, 2), f64(l, 2, 3), upper=True, left=False),
+    ),
+    both(
+        "solve_tri nonsquare",
+        lambda l: l.linalg.solve_triangular(f64(l, 2, 3), f64(l, 2, 1), upper=True),
+    ),
+    both(
+        "solve_tri 1d B", lambda l: l.linalg.solve_triangular(f64(l, 2, 2), f64(l, 2), upper=True)
+    ),
+    both(
+        "solve_tri int",
+        lambda l: l.linalg.solve_triangular(
+            l.ones(2, 2, dtype=l.int64), l.ones(2, 1, dtype=l.int64), upper=True
+        ),
+    ),
     both("solve_tri no upper", lambda l: l.linalg.solve_triangular(f64(l, 2, 2), f64(l, 2, 1))),
     both("lu 1d", lambda l: l.linalg.lu(f64(l, 2))),
     both("lu int", lambda l: l.linalg.lu(l.ones(2, 2, dtype=l.int64))),
@@ -332,19 +501,28 @@ ERRORS = [
     both("lu_factor singular batch", lambda l: l.linalg.lu_factor(f64(l, 3, 2, 2))),
     both("lu_factor_ex check", lambda l: l.linalg.lu_factor_ex(f64(l, 2, 2), check_errors=True)),
     both("lu_factor 1d", lambda l: l.linalg.lu_factor(f64(l, 2))),
-    both("lu_solve nonsquare", lambda l: l.linalg.lu_solve(f64(l, 2, 3), l.ones(2, dtype=l.int32), f64(l, 2, 1))),
-    both("lu_solve shape", lambda l: l.linalg.lu_solve(*l.linalg.lu_factor(l.eye(2, dtype=l.float64)), f64(l, 3, 1))),
+    both(
+        "lu_solve nonsquare",
+        lambda l: l.linalg.lu_solve(f64(l, 2, 3), l.ones(2, dtype=l.int32), f64(l, 2, 1)),
+    ),
+    both(
+        "lu_solve shape",
+        lambda l: l.linalg.lu_solve(*l.linalg.lu_factor(l.eye(2, dtype=l.float64)), f64(l, 3, 1)),
+    ),
     both("pinv 1d", lambda l: l.linalg.pinv(f64(l, 3))),
     both("pinv int", lambda l: l.linalg.pinv(l.ones(2, 2, dtype=l.int64))),
     both("pinv herm nonsquare", lambda l: l.linalg.pinv(f64(l, 2, 3), hermitian=True)),
     both("matrix_rank 1d", lambda l: l.linalg.matrix_rank(f64(l, 3))),
     both("matrix_rank int", lambda l: l.linalg.matrix_rank(l.ones(2, 2, dtype=l.int64))),
     both("cond 1d", lambda l: l.linalg.cond(f64(l, 3))),
-    both("cond fro nonsquare", lambda l: l.linalg.cond(f64(l, 2, 3), 'fro')),
+    both("cond fro nonsquare", lambda l: l.linalg.cond(f64(l, 2, 3), "fro")),
     both("cond bad p", lambda l: l.linalg.cond(f64(l, 2, 2), 3)),
     both("inv_ex nonsquare", lambda l: l.linalg.inv_ex(f64(l, 2, 3))),
     both("inv_ex check", lambda l: l.linalg.inv_ex(f64(l, 2, 2), check_errors=True)),
-    both("cholesky_ex check", lambda l: l.linalg.cholesky_ex(-l.eye(2, dtype=l.float64), check_errors=True)),
+    both(
+        "cholesky_ex check",
+        lambda l: l.linalg.cholesky_ex(-l.eye(2, dtype=l.float64), check_errors=True),
+    ),
     both("solve_ex check", lambda l: l.linalg.solve_ex(f64(l, 2, 2), f64(l, 2), check_errors=True)),
     both("tensorinv ind", lambda l: l.linalg.tensorinv(f64(l, 4, 2, 2), ind=0)),
     both("tensorinv shape", lambda l: l.linalg.tensorinv(f64(l, 4, 2, 3), ind=1)),
@@ -357,11 +535,38 @@ ERRORS = [
     both("triangular_solve 1d", lambda l: l.triangular_solve(f64(l, 2), f64(l, 2, 2))),
     both("geqrf 1d", lambda l: l.geqrf(f64(l, 2))),
     both("geqrf int", lambda l: l.geqrf(l.ones(2, 2, dtype=l.int64))),
-    both("lu_unpack int64 piv", lambda l: l.lu_unpack(l.eye(2, dtype=l.float64), l.ones(2, dtype=l.int64))),
-    both("eig backward gauge", lambda l: l.linalg.eig(l.tensor([[1., 2.], [3., 4.]], dtype=l.float64, requires_grad=True)).eigenvectors.real.sum().backward()),
-    both("eigh complex gauge", lambda l: l.linalg.eigh(l.tensor([[2., 1j], [-1j, 2.]], dtype=l.complex128, requires_grad=True)).eigenvectors.real.sum().backward()),
-    both("qr r backward", lambda l: l.linalg.qr(f64(l, 3, 2).requires_grad_(), mode='r').R.sum().backward()),
-    both("qr complete tall backward", lambda l: l.linalg.qr(l.eye(3, 2, dtype=l.float64).requires_grad_(), mode='complete').R.sum().backward()),
+    both(
+        "lu_unpack int64 piv",
+        lambda l: l.lu_unpack(l.eye(2, dtype=l.float64), l.ones(2, dtype=l.int64)),
+    ),
+    both(
+        "eig backward gauge",
+        lambda l: (
+            l.linalg.eig(l.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=l.float64, requires_grad=True))
+            .eigenvectors.real.sum()
+            .backward()
+        ),
+    ),
+    both(
+        "eigh complex gauge",
+        lambda l: (
+            l.linalg.eigh(l.tensor([[2.0, 1j], [-1j, 2.0]], dtype=l.complex128, requires_grad=True))
+            .eigenvectors.real.sum()
+            .backward()
+        ),
+    ),
+    both(
+        "qr r backward",
+        lambda l: l.linalg.qr(f64(l, 3, 2).requires_grad_(), mode="r").R.sum().backward(),
+    ),
+    both(
+        "qr complete tall backward",
+        lambda l: (
+            l.linalg.qr(l.eye(3, 2, dtype=l.float64).requires_grad_(), mode="complete")
+            .R.sum()
+            .backward()
+        ),
+    ),
 ]
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._dispatch import OPS
-from ._impl_decompositions import LinAlgError, check_matrices, solve_is_vector
+from ._impl_decompositions import LinAlgError, check_matrices
 from ._out import _SCALAR_NAMES as _TYPE_NAMES
 from ._tensor import Tensor, _data, _wrap
 
@@ -62,9 +62,7 @@ def _check_float(fname: str, x: np.ndarray) -> None:
 def _check_kernel_dtype(kernel: str, x: np.ndarray) -> None:
     """torch's dtype dispatch of a LAPACK kernel: float32/64 and complex64/128 only."""
     if x.dtype.kind not in "fc" or x.dtype == np.float16:
-        raise NotImplementedError(
-            f"\"{kernel}\" not implemented for '{_type_name(x.dtype)}'"
-        )
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(x.dtype)}'")
 
 
 def _check_float_or_double(x: np.ndarray) -> None:
@@ -152,9 +150,7 @@ def linalg_qr(A, mode="reduced"):
     mode = parse_qr_mode(mode)
     x = _data(A)
     if x.ndim < 2:
-        raise RuntimeError(
-            f"linalg.qr: The input tensor A must have at least 2 dimensions."
-        )
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
     if x.dtype.kind not in "fc":
         _check_float("linalg.qr", x)
     _check_kernel_dtype("geqrf_cpu", x)
@@ -199,9 +195,7 @@ def linalg_lstsq(A, B, rcond=None, driver=None):
             "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
         )
     if a.ndim < 2:
-        raise RuntimeError(
-            f"torch.linalg.lstsq: input must have at least 2 dimensions."
-        )
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     if a.dtype != b.dtype:
         raise RuntimeError(
             "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
@@ -219,9 +213,7 @@ def linalg_lstsq(A, B, rcond=None, driver=None):
         raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
     m, n = a.shape[-2:]
     if bm.shape[-2] != m:
-        raise RuntimeError(
-            "torch.linalg.lstsq: input.size(-2) should match other.size(-2)"
-        )
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     k = bm.shape[-1]
     batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
     a_b = np.broadcast_to(a, batch + (m, n)).reshape((-1, m, n))
@@ -252,8 +244,10 @@ def linalg_lstsq(A, B, rcond=None, driver=None):
     if vector:
         solution = solution[..., 0]
     empty = np.zeros((0,), real)
-    ranks_out = _out(ranks.reshape(batch), np.int64) if driver != "gels" else _wrap(
-        np.zeros((0,), np.int64)
+    ranks_out = (
+        _out(ranks.reshape(batch), np.int64)
+        if driver != "gels"
+        else _wrap(np.zeros((0,), np.int64))
     )
     sv_out = (
         _out(svals.reshape(batch + (min(m, n),)), real)
@@ -322,7 +316,9 @@ def _back_substitution(u: np.ndarray, b: np.ndarray) -> np.ndarray:
     x = np.zeros(np.broadcast_shapes(u.shape[:-2], b.shape[:-2]) + b.shape[-2:], dtype)
     with np.errstate(all="ignore"):
         for i in range(n - 1, -1, -1):
-            acc = b[..., i, :] - np.einsum("...j,...jk->...k", u[..., i, i + 1 :], x[..., i + 1 :, :])
+            acc = b[..., i, :] - np.einsum(
+                "...j,...jk->...k", u[..., i, i + 1 :], x[..., i + 1 :, :]
+            )
             x[..., i, :] = acc / u[..., i, i, None]
     return x
 
@@ -339,8 +335,7 @@ def linalg_solve_triangular(A, B, upper, left=True, unitriangular=False):
     for name, x in (("A", a), ("B", b)):
         if x.ndim < 2:
             raise RuntimeError(
-                f"linalg.solve_triangular: The input tensor {name} must have at least 2 "
-                "dimensions."
+                f"linalg.solve_triangular: The input tensor {name} must have at least 2 dimensions."
             )
     _check_kernel_dtype("triangular_solve_cpu", a)
     if b.dtype != a.dtype:  # (torch solves in A's dtype)
@@ -450,17 +445,19 @@ def linalg_lu(A, pivot=True):
 
     x = _data(A)
     if x.ndim < 2:
-        raise RuntimeError("linalg.lu: Expected tensor with 2 or more dimensions. Got size: "
-                           f"{list(x.shape)} instead")
+        raise RuntimeError(
+            "linalg.lu: Expected tensor with 2 or more dimensions. Got size: "
+            f"{list(x.shape)} instead"
+        )
     _check_kernel_dtype("lu_cpu", x)
     if not pivot:
-        raise RuntimeError(
-            "linalg.lu_factor: LU without pivoting is not implemented on the CPU"
-        )
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     m, n = x.shape[-2:]
     k = min(m, n)
-    lu, pivots, _info = lu_factor_arrays(x) if x.size else (
-        np.zeros(x.shape, x.dtype), np.ones(x.shape[:-2] + (k,), np.int32), None
+    lu, pivots, _info = (
+        lu_factor_arrays(x)
+        if x.size
+        else (np.zeros(x.shape, x.dtype), np.ones(x.shape[:-2] + (k,), np.int32), None)
     )
     perm = pivots_to_permutation(pivots, m)
     p = permutation_matrix(perm, x.dtype)
@@ -520,9 +517,7 @@ def linalg_pinv(A, atol=None, rtol=None, hermitian=False):
         tol = tolerance(s[..., :1], m, n, real, atol, rtol)
         with np.errstate(all="ignore"):
             inv = np.where(s > _keep(tol, s), 1.0 / s, 0.0)
-        r = (np.conj(np.swapaxes(vh, -1, -2)) * inv[..., None, :]) @ np.conj(
-            np.swapaxes(u, -1, -2)
-        )
+        r = (np.conj(np.swapaxes(vh, -1, -2)) * inv[..., None, :]) @ np.conj(np.swapaxes(u, -1, -2))
     return _out(r, x.dtype)
 
 

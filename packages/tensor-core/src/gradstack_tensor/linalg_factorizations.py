@@ -604,7 +604,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
         keep = [d for d in range(nd) if d not in dims]
         a = a.permute(*keep, *dims)
     bshape = tuple(B.shape)
-    result_shape = tuple(a.shape)[len(bshape):]
+    result_shape = tuple(a.shape)[len(bshape) :]
     p, q = math.prod(bshape), math.prod(result_shape)
     if tuple(a.shape)[: len(bshape)] != bshape or p != q:
         raise RuntimeError(

@@ -278,9 +278,7 @@ def geqrf(input, *, out=None):
 
     x = _data(_tensor(input, "geqrf", "input", 1))
     if x.ndim < 2:
-        raise RuntimeError(
-            f"torch.geqrf: input must have at least 2 dimensions."
-        )
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     _check_kernel_dtype("geqrf_cpu", x)
     m, n = x.shape[-2:]
     if x.size == 0:

@@ -43,6 +43,7 @@ __all__ = [
     "geqrf",
 ]
 
+
 def _structseq(name: str, fields: list[str]):
     """A named tuple printed as torch's ``torch.return_types`` ones: the type's qualified
     name, then one ``field=value`` a line (Note [Return types print as torch's])."""

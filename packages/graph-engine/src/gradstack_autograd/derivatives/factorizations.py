@@ -121,9 +121,7 @@ def _linalg_eig_jvp(args, out, tangents, lead):
     return eig_jvp(tangents[0], out[0], out[1], False)
 
 
-@register(
-    "linalg_eigh(self, UPLO)", "LinalgEighBackward0", save="result", batch=_PER_SAMPLE
-)
+@register("linalg_eigh(self, UPLO)", "LinalgEighBackward0", save="result", batch=_PER_SAMPLE)
 def _linalg_eigh(ctx, g_l=None, g_v=None):
     values, vectors = ctx.saved_value("result")
     return (eig_backward(g_l, g_v, values, vectors, True),)
@@ -147,8 +145,7 @@ def _qr_checks(mode, m, n):
         )
     if mode == "complete" and m > n:
         raise RuntimeError(
-            "The QR decomposition is not differentiable when mode='complete' and "
-            "nrows > ncols."
+            "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
         )
 
 
@@ -378,14 +375,13 @@ def _linalg_lstsq_jvp(args, out, tangents, lead):
         dx = pinv_a.matmul(tbm) if dx is None else dx + pinv_a.matmul(tbm)
     x, res = out[0], out[1]
     d_res = None
-    if res.numel() > 0:
+    if res.numel() > 0 and (ta is not None or tbm is not None):
         xm = x.unsqueeze(-1) if vector else x
         r = a.matmul(xm) - bm
-        dr = None
-        if ta is not None:
-            dr = ta.matmul(xm)
-        if tbm is not None:
-            dr = -tbm if dr is None else dr - tbm
+        if ta is None:
+            dr = -tbm  # type: ignore[operator]  # (one of the two tangents is given)
+        else:
+            dr = ta.matmul(xm) if tbm is None else ta.matmul(xm) - tbm
         prod = r * (dr.conj() if dr.is_complex() else dr)
         d_res = 2 * (prod.real if prod.is_complex() else prod).sum(-2)
     if dx is not None and vector:
