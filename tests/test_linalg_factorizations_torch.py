@@ -182,6 +182,8 @@ VALUES = [
         C,
         C[:, :2],
     ),
+    V("c128 svdvals real", lambda l, a: l.linalg.svdvals(a), C),
+    V("c128 cond real", lambda l, a: l.linalg.cond(a), C),
     *[
         V(f"lstsq {d} {kind}", lambda l, a, b, d=d: tuple(l.linalg.lstsq(a, b, driver=d)), a, b)
         for d in ("gels", "gelsy", "gelsd", "gelss")
@@ -669,3 +671,39 @@ def test_matrix_rank_and_pinv_take_tensor_tolerances():
         torch.linalg.pinv(t, atol=torch.tensor(atol)).numpy(),
         atol=1e-10,
     )
+
+
+LOWRANK = [
+    ("svd_lowrank", {"q": 3}, (2, 8, 5)),
+    ("svd_lowrank", {"q": 3}, (5, 8)),
+    ("svd_lowrank", {"q": 4, "niter": 1}, (8, 5)),
+    ("pca_lowrank", {"q": 3}, (2, 8, 5)),
+    ("pca_lowrank", {}, (5, 8)),
+    ("pca_lowrank", {"center": False}, (8, 5)),
+]
+
+
+@pytest.mark.parametrize("name, kwargs, shape", LOWRANK)
+def test_lowrank_factorizations_match_torch_after_the_same_seed(name, kwargs, shape):
+    # the Gaussian sketch is torch's draw; the singular vectors' signs are LAPACK's
+    # (Note [SVD's signs are LAPACK's]): compared through S and U diag(S) V^H
+    a = np.random.default_rng(0).standard_normal(shape)
+    results = []
+    for lib in (gs, torch):
+        lib.manual_seed(3)
+        x = lib.tensor(a, requires_grad=True)
+        U, S, V = getattr(lib, name)(x, **kwargs)
+        product = (U * S.unsqueeze(-2)) @ V.mH
+        (g,) = lib.autograd.grad(S.sum() + product.pow(2).sum(), x)
+        results.append((S.detach().numpy(), product.detach().numpy(), g.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10)
+
+
+def test_lowrank_argument_errors_match_torch():
+    for kwargs in ({"q": 9}, {"q": -1}, {"niter": -1}):
+        got, want = (
+            _error(lib, lambda lib, kw=kwargs: lib.pca_lowrank(lib.ones(4, 3), **kw))
+            for lib in (gs, torch)
+        )
+        assert got == want

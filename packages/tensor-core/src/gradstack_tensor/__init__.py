@@ -118,12 +118,14 @@ from .integration import *  # noqa: F403
 from .integration import __all__ as _integration_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
+from .lowrank import *  # noqa: F403
+from .lowrank import __all__ as _lowrank_all
 from .matrix_builders import *  # noqa: F403
 from .matrix_builders import __all__ as _matrix_builders_all
-from .matrix_functions import *  # noqa: F403
-from .matrix_functions import __all__ as _matrix_functions_all
 from .matrix_factorizations import *  # noqa: F403
 from .matrix_factorizations import __all__ as _matrix_factorizations_all
+from .matrix_functions import *  # noqa: F403
+from .matrix_functions import __all__ as _matrix_functions_all
 from .numeric_info import finfo, iinfo
 from .order_statistics import *  # noqa: F403
 from .order_statistics import __all__ as _order_statistics_all
@@ -157,6 +159,7 @@ __all__ = sorted(
     | set(_indexed_writes_all)
     | set(_matrix_functions_all)
     | set(_matrix_factorizations_all)
+    | set(_lowrank_all)
     | set(_histograms_all)
     | set(_functions.__all__)
     | {

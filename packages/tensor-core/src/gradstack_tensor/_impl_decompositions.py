@@ -256,4 +256,5 @@ def linalg_svd(A, full_matrices=True):
         s = np.zeros(batch + (k,), dtype=x.dtype)
     else:
         u, s, vh = np.linalg.svd(x, full_matrices=bool(full_matrices))
-    return _svd_result(_result(u, x.dtype), _result(s, x.dtype), _result(vh, x.dtype))
+    real = np.dtype(x.dtype.char.lower()) if x.dtype.kind == "c" else x.dtype  # (S is real)
+    return _svd_result(_result(u, x.dtype), _result(s, real), _result(vh, x.dtype))
