@@ -707,3 +707,91 @@ def test_lowrank_argument_errors_match_torch():
             for lib in (gs, torch)
         )
         assert got == want
+
+
+def _symmetric(rng, n, kind):
+    a = rng.standard_normal((n, n))
+    if kind == "small diagonal":  # 2x2 pivots
+        a[np.diag_indices(n)] *= 0.01
+    elif kind == "integers":  # ties and zero columns
+        a = rng.integers(-2, 3, (n, n)).astype(float)
+    return a + a.T
+
+
+@pytest.mark.parametrize("kind", ["random", "small diagonal", "integers"])
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 7])
+def test_ldl_factor_and_solve_match_torch(n, kind):
+    rng = np.random.default_rng(n * 10 + len(kind))
+    for _ in range(5):
+        a = _symmetric(rng, n, kind)
+        got = gs.linalg.ldl_factor_ex(gs.tensor(a))
+        want = torch.linalg.ldl_factor_ex(torch.tensor(a))
+        assert got.pivots.tolist() == want.pivots.tolist()
+        assert got.info.tolist() == want.info.tolist()
+        if want.info.item():
+            continue
+        np.testing.assert_allclose(got.LD.numpy(), want.LD.numpy(), rtol=1e-10, atol=1e-12)
+        b = rng.standard_normal((n, 2))
+        np.testing.assert_allclose(
+            gs.linalg.ldl_solve(got.LD, got.pivots, gs.tensor(b)).numpy(),
+            torch.linalg.ldl_solve(want.LD, want.pivots, torch.tensor(b)).numpy(),
+            rtol=1e-9,
+            atol=1e-9,
+        )
+
+
+@pytest.mark.parametrize(
+    "dtype, hermitian",
+    [("float64", False), ("float32", False), ("float64", True), ("complex128", False)],
+)
+def test_ldl_batched_and_dtypes_match_torch(dtype, hermitian):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((2, 4, 4))
+    if dtype == "complex128":
+        a = a + 1j * rng.standard_normal((2, 4, 4))
+    a = (a + np.swapaxes(a, -1, -2)).astype(dtype)
+    b = rng.standard_normal((2, 4, 2)).astype(a.dtype)  # (torch crashes on broadcast batches)
+    tol = 1e-5 if dtype == "float32" else 1e-10
+    got = gs.linalg.ldl_factor(gs.tensor(a), hermitian=hermitian)
+    want = torch.linalg.ldl_factor(torch.tensor(a), hermitian=hermitian)
+    assert repr(type(got).__name__) == repr(type(want).__name__)
+    assert got.pivots.tolist() == want.pivots.tolist()
+    np.testing.assert_allclose(got.LD.numpy(), want.LD.numpy(), rtol=tol, atol=tol)
+    x = gs.linalg.ldl_solve(got.LD, got.pivots, gs.tensor(b), hermitian=hermitian)
+    y = torch.linalg.ldl_solve(want.LD, want.pivots, torch.tensor(b), hermitian=hermitian)
+    assert tuple(x.shape) == tuple(y.shape)
+    np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=tol * 10, atol=tol * 10)
+    wide = gs.linalg.ldl_solve(got.LD, got.pivots, gs.tensor(np.stack([b, 2 * b])))
+    np.testing.assert_allclose(wide.numpy()[1], 2 * x.numpy(), rtol=tol * 10, atol=tol * 10)
+
+
+_LD = np.array([[4.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.75, 2.0, -1.25]])
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda l: l.linalg.ldl_factor(l.ones(2, 3)),
+        lambda l: l.linalg.ldl_factor(l.ones(3)),
+        lambda l: l.linalg.ldl_factor(l.ones(2, 2, dtype=l.int64)),
+        lambda l: l.linalg.ldl_factor(l.ones(2, 2, dtype=l.float16)),
+        lambda l: l.linalg.ldl_factor_ex(l.ones(2, 3)),
+        lambda l: l.linalg.ldl_solve(
+            l.tensor(_LD), l.tensor([3, -3, -3], dtype=l.int32), l.ones(2, 1, dtype=l.float64)
+        ),
+        lambda l: l.linalg.ldl_solve(
+            l.tensor(_LD), l.tensor([3, -3, -3], dtype=l.int32), l.ones(3, dtype=l.float64)
+        ),
+        lambda l: l.linalg.ldl_solve(
+            l.tensor(_LD), l.tensor([3, -3, -3], dtype=l.int32), l.ones(3, 1)
+        ),
+    ],
+)
+def test_ldl_errors_match_torch(f):
+    assert _error(gs, f) == _error(torch, f)
+
+
+def test_ldl_of_a_singular_matrix_reports_info():
+    for lib in (gs, torch):
+        r = lib.linalg.ldl_factor_ex(lib.zeros(2, 2))
+        assert r.info.item() == 1 and r.pivots.tolist() == [1, 2]

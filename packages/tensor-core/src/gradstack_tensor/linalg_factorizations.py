@@ -47,6 +47,9 @@ __all__ = [
     "solve_ex",
     "tensorinv",
     "tensorsolve",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
 ]
 
 
@@ -613,3 +616,125 @@ def tensorsolve(A, B, dims=None, *, out=None):
         )
     x = solve(a.reshape(p, q), B.reshape(p))
     return _write(x.reshape(result_shape), out)
+
+
+def _ldl_checks(x: np.ndarray, fname: str, hermitian: bool) -> None:
+    if x.ndim < 2:
+        raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"{fname}: Expected a floating point or complex tensor as input. Got "
+            f"{_f._type_name(x.dtype)}"
+        )
+    _f._check_kernel_dtype("ldl_factor_kernel_cpu", x)
+    if x.shape[-1] != x.shape[-2]:
+        raise RuntimeError(
+            f"{fname}: A must be batches of square matrices, but they are {x.shape[-2]} by "
+            f"{x.shape[-1]} matrices"
+        )
+    if hermitian and x.dtype.kind == "c":
+        raise NotImplementedError(
+            f"{fname}: hermitian=True for complex matrices (LAPACK's hetrf) is not "
+            "implemented in gradstack; a real symmetric or complex symmetric matrix is"
+        )
+
+
+def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False, out=None):
+    """The Bunch-Kaufman factorization ``A = P L D L^T P^T`` of each symmetric matrix (its
+    lower triangle read), packed as LAPACK's ``sytrf`` packs it: the named tuple
+    ``(LD, pivots, info)`` (Note [LDL by Bunch-Kaufman in numpy]).  Not differentiable.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> A = gt.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=gt.float64)
+    >>> ldl_factor_ex(A).pivots.tolist()
+    [-2, -2]
+    """
+    from ._ldl import sytf2
+    from .return_types import linalg_ldl_factor_ex as _result
+
+    x = _data(_t(A, "ldl_factor_ex"))
+    _ldl_checks(x, "torch.linalg.ldl_factor_ex", bool(hermitian))
+    n = x.shape[-1]
+    flat = x.reshape((-1, n, n))
+    lds = np.zeros(flat.shape, x.dtype)
+    pivots = np.zeros(flat.shape[:-1], np.int32)
+    infos = np.zeros(flat.shape[0], np.int32)
+    for i, m in enumerate(flat):
+        lds[i], pivots[i], infos[i] = sytf2(m)
+    batch = x.shape[:-2]
+    info = infos.reshape(batch)
+    if check_errors and info.any():
+        raise RuntimeError(f"torch.linalg.ldl_factor_ex: Unknown error code: {int(info.max())}.")
+    result = _result(_wrap(lds.reshape(x.shape)), _wrap(pivots.reshape(batch + (n,))), _wrap(info))
+    return _write(result, out)
+
+
+def ldl_factor(A, *, hermitian: bool = False, out=None):
+    """:func:`ldl_factor_ex` without ``info``: the named tuple ``(LD, pivots)``.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> A = gt.tensor([[4.0, 2.0], [2.0, 3.0]], dtype=gt.float64)
+    >>> ldl_factor(A).LD.tolist()
+    [[4.0, 0.0], [0.5, 2.0]]
+    """
+    from .return_types import linalg_ldl_factor as _result
+
+    a = _t(A, "ldl_factor")
+    x = _data(a)
+    if x.ndim >= 2 and x.dtype.kind in "fc":
+        _ldl_checks(x, "torch.linalg.ldl_factor_ex", bool(hermitian))
+    r = ldl_factor_ex(a, hermitian=hermitian)
+    if _data(r.info).any():
+        raise RuntimeError(
+            f"torch.linalg.ldl_factor: Unknown error code: {int(_data(r.info).max())}."
+        )
+    return _write(_result(r.LD, r.pivots), out)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian: bool = False, out=None):
+    """``X`` with ``A X = B`` from ``A``'s :func:`ldl_factor` (LAPACK's ``sytrs``); batch
+    dims broadcast.  Not differentiable.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> A = gt.tensor([[4.0, 2.0], [2.0, 3.0]], dtype=gt.float64)
+    >>> ldl_solve(*ldl_factor(A), gt.tensor([[6.0], [5.0]], dtype=gt.float64)).tolist()
+    [[1.0], [1.0]]
+    """
+    from ._ldl import sytrs
+
+    ld = _data(_t(LD, "ldl_solve", "LD"))
+    piv = _data(pivots)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg_ldl_solve(): argument 'B' must be Tensor, not {type(B).__name__}")
+    b = _data(B)
+    if b.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+    if b.dtype != ld.dtype:
+        raise RuntimeError(
+            "Expected b and A to have the same dtype, but found b of type "
+            f"{_f._type_name(b.dtype)} and A of type {_f._type_name(ld.dtype)} instead."
+        )
+    if piv.dtype != np.int32:
+        raise RuntimeError(
+            f"torch.linalg.ldl_solve: Expected LU_pivots to be int32, but got {piv.dtype.name}"
+        )
+    n = ld.shape[-1]
+    if b.shape[-2] != n:
+        raise RuntimeError(
+            "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is "
+            f"{n} by {n} but each b matrix is {b.shape[-2]} by {b.shape[-1]}"
+        )
+    if hermitian and ld.dtype.kind == "c":
+        _ldl_checks(ld, "torch.linalg.ldl_solve", True)
+    batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
+    ld_b = np.broadcast_to(ld, batch + (n, n)).reshape((-1, n, n))
+    piv_b = np.broadcast_to(piv, batch + (n,)).reshape((-1, n))
+    b_b = np.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
+    x = np.stack([sytrs(l, p, r) for l, p, r in zip(ld_b, piv_b, b_b)]) if b_b.shape[0] else b_b
+    return _write(_wrap(np.ascontiguousarray(x.reshape(batch + b.shape[-2:]), ld.dtype)), out)

@@ -41,6 +41,8 @@ __all__ = [
     "linalg_solve_ex",
     "triangular_solve",
     "geqrf",
+    "linalg_ldl_factor",
+    "linalg_ldl_factor_ex",
 ]
 
 
@@ -93,3 +95,5 @@ linalg_cholesky_ex = _structseq("linalg_cholesky_ex", ["L", "info"])
 linalg_solve_ex = _structseq("linalg_solve_ex", ["result", "info"])
 triangular_solve = _structseq("triangular_solve", ["solution", "cloned_coefficient"])
 geqrf = _structseq("geqrf", ["a", "tau"])
+linalg_ldl_factor = _structseq("linalg_ldl_factor", ["LD", "pivots"])
+linalg_ldl_factor_ex = _structseq("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
