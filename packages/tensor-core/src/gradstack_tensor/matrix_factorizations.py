@@ -20,6 +20,7 @@ import numpy as np
 
 from . import linalg as _linalg
 from ._out import _SCALAR_NAMES
+from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
 from .linalg_factorizations import lu_unpack_tensors
 from .return_types import _structseq
@@ -60,6 +61,7 @@ def _write(result, out):
     return write_out("", result, out, rule="exact")
 
 
+@checked("qr", "Tensor input, bool some", first=0)
 def qr(input, some: bool = True, *, out=None):
     """``linalg.qr(input, 'reduced' if some else 'complete')`` as torch's ``qr`` named
     tuple ``(Q, R)``, with torch's deprecation warning.
@@ -85,6 +87,7 @@ def qr(input, some: bool = True, *, out=None):
     return _write(_result(q, r), out)
 
 
+@checked("_lu_with_info", "Tensor input, bool pivot, bool get_infos", first=0)
 def lu(A, pivot: bool = True, get_infos: bool = False, out=None):
     """torch's legacy ``lu``: the tuple ``(LU, pivots)`` of :func:`linalg.lu_factor`, or
     ``(LU, pivots, info)`` with ``get_infos`` (no error for a singular matrix), with
@@ -118,6 +121,7 @@ def lu(A, pivot: bool = True, get_infos: bool = False, out=None):
     return result
 
 
+@checked("lu_solve", "Tensor input, Tensor LU_data, Tensor LU_pivots", first=0)
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """``linalg.lu_solve(LU_data, LU_pivots, b)``, with torch's deprecation warning.
 
@@ -239,6 +243,7 @@ def cholesky_solve(B, L, upper: bool = False, *, out=None):
     return _write(x, out)
 
 
+@checked("cholesky_inverse", "Tensor input, bool upper", first=0)
 def cholesky_inverse(L, upper: bool = False, *, out=None):
     """The inverse of ``A = L L^H`` (``U^H U`` when ``upper``) from its Cholesky factor.
 
@@ -292,6 +297,7 @@ def geqrf(input, *, out=None):
     )
 
 
+@checked("orgqr", "Tensor input, Tensor input2", first=0)
 def orgqr(input, tau):
     """``linalg.householder_product(input, tau)``: the ``Q`` of :func:`geqrf`'s factors.
 
@@ -305,6 +311,7 @@ def orgqr(input, tau):
     return _linalg.householder_product(input, tau)
 
 
+@checked("ormqr", "Tensor input, Tensor input2, Tensor input3, bool left, bool transpose", first=0)
 def ormqr(input, tau, other, left: bool = True, transpose: bool = False, *, out=None):
     """``Q @ other`` for the full ``m x m`` ``Q`` of :func:`geqrf`'s factors (``other @ Q``
     when not ``left``, ``Q^H`` for ``Q`` when ``transpose``).
@@ -332,6 +339,7 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False, *, out=
     return _write(q.matmul(other) if left else other.matmul(q), out)
 
 
+@checked("pinverse", "Tensor input, float rcond", first=0)
 def pinverse(input, rcond: float = 1e-15):
     """``linalg.pinv(input, rtol=rcond)``.
 
