@@ -795,3 +795,46 @@ def test_ldl_of_a_singular_matrix_reports_info():
     for lib in (gs, torch):
         r = lib.linalg.ldl_factor_ex(lib.zeros(2, 2))
         assert r.info.item() == 1 and r.pivots.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(6, 6), (3, 7, 4), (2, 4, 7), (1, 1), (5, 0), (0, 3, 3)])
+@pytest.mark.parametrize("layout", ["C", "transposed"])
+def test_lu_kernel_matches_torch(dtype, shape, layout):
+    # the C getf2 (_lu_kernels.pyx): pivots, info and factors against torch's getrf
+    a = np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
+    if layout == "transposed":
+        a = np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2)  # (a non-contiguous view)
+    got = gs.linalg.lu_factor_ex(gs.tensor(a))
+    want = torch.linalg.lu_factor_ex(torch.tensor(a))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    assert got.pivots.tolist() == want.pivots.tolist()
+    assert got.info.tolist() == want.info.tolist()
+    np.testing.assert_allclose(got.LU.numpy(), want.LU.numpy(), rtol=tol, atol=tol)
+    P, L_, U = gs.linalg.lu(gs.tensor(a))
+    np.testing.assert_allclose((P @ L_ @ U).numpy(), a, rtol=tol * 10, atol=tol * 10)
+
+
+def test_lu_kernel_checks_its_arguments_before_writing():
+    from gradstack_tensor._lu_kernels import getf2_
+
+    a = np.ones((1, 2, 2))
+    p, i = np.zeros((1, 2), np.int32), np.zeros(1, np.int32)
+    bad_calls = [
+        (np.ones((2, 2)), p, i),  # not 3-d
+        (np.ones((1, 2, 2), np.complex128), p, i),  # complex: the numpy loop's
+        (np.ones((1, 2, 2), np.int64), p, i),
+        (np.ones((1, 2, 4))[:, :, ::2], p, i),  # not contiguous
+        (a, np.zeros((1, 3), np.int32), i),  # wrong pivots shape
+        (a, np.zeros((1, 2), np.int64), i),  # wrong pivots dtype
+        (a, p, np.zeros(2, np.int32)),  # wrong info shape
+    ]
+    for args in bad_calls:
+        before = args[0].copy()
+        with pytest.raises((TypeError, ValueError)):
+            getf2_(*args)
+        np.testing.assert_array_equal(args[0], before)
+    frozen = np.ones((1, 2, 2))
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError):
+        getf2_(frozen, p, i)

@@ -379,10 +379,11 @@ def lu_factor_arrays(x: np.ndarray):
     ~~~~~~~~~~~~~~~~~~~~~~~~~~
     numpy exposes no ``getrf``.  This is its unblocked algorithm (``getf2``): for each
     column, the pivot of largest magnitude (``|re| + |im|`` for complex numbers, as
-    LAPACK's ``i?amax``; the first of equal ones), the row swap, the multipliers, the
-    rank-1 update of the rest, vectorised over the batch.  The pivots are LAPACK's; the
-    factors differ from torch's blocked ``getrf`` by rounding only (the updates are summed
-    in another order).
+    LAPACK's ``i?amax``; the first of equal ones), the row swap, the multipliers (times
+    the pivot's reciprocal), the rank-1 update of the rest: in C for float32/float64
+    (``_lu_kernels.pyx``), vectorised over the batch in numpy for complex matrices.  The
+    pivots are LAPACK's; the factors differ from torch's blocked ``getrf`` by rounding only
+    (the updates are summed in another order).
     """
     lu = np.array(x, order="C", copy=True)
     batch = lu.shape[:-2]
@@ -392,7 +393,13 @@ def lu_factor_arrays(x: np.ndarray):
     count = lu.shape[0]
     pivots = np.zeros((count, k), np.int32)
     info = np.zeros(count, np.int32)
+    if lu.dtype in (np.float32, np.float64):  # the same loop in C
+        from ._lu_kernels import getf2_
+
+        getf2_(lu, pivots, info)
+        return lu.reshape(batch + (m, n)), pivots.reshape(batch + (k,)), info.reshape(batch)
     at = np.arange(count)
+    tiny = np.finfo(lu.dtype).tiny
     with np.errstate(all="ignore"):
         for j in range(k):
             col = lu[:, j:, j]
@@ -408,7 +415,9 @@ def lu_factor_arrays(x: np.ndarray):
             zero = pivot == 0
             info[(info == 0) & zero] = j + 1
             safe = np.where(zero, 1, pivot)
-            lu[:, j + 1 :, j] /= safe[:, None]
+            big = (np.abs(safe) >= tiny)[:, None]  # getf2: times the reciprocal
+            col = lu[:, j + 1 :, j]
+            lu[:, j + 1 :, j] = np.where(big, col * (1 / safe)[:, None], col / safe[:, None])
             lu[:, j + 1 :, j + 1 :] -= lu[:, j + 1 :, j, None] * lu[:, j, None, j + 1 :]
     return lu.reshape(batch + (m, n)), pivots.reshape(batch + (k,)), info.reshape(batch)
 
