@@ -81,7 +81,7 @@ def qr(input, some: bool = True, *, out=None):
         "parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = "
         "torch.linalg.qr(A, 'reduced' if some else 'complete')",
         UserWarning,
-        stacklevel=2,
+        stacklevel=3,
     )
     q, r = _linalg.qr(_tensor(input, "qr", "input", 1), "reduced" if some else "complete")
     return _write(_result(q, r), out)
@@ -109,7 +109,7 @@ def lu(A, pivot: bool = True, get_infos: bool = False, out=None):
         "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
         "torch.linalg.lu_factor_ex(A, compute_pivots)",
         UserWarning,
-        stacklevel=2,
+        stacklevel=3,
     )
     r = _linalg.lu_factor_ex(A, pivot=pivot)
     if get_infos:
@@ -139,7 +139,7 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
         "reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
         "torch.linalg.lu_solve(LU, pivots, B)",
         UserWarning,
-        stacklevel=2,
+        stacklevel=3,
     )
     return _write(_linalg.lu_solve(LU_data, LU_pivots, _tensor(b, "lu_solve", "input", 1)), out)
 
