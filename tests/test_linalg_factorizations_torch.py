@@ -742,14 +742,21 @@ def test_ldl_factor_and_solve_match_torch(n, kind):
 
 @pytest.mark.parametrize(
     "dtype, hermitian",
-    [("float64", False), ("float32", False), ("float64", True), ("complex128", False)],
+    [
+        ("float64", False),
+        ("float32", False),
+        ("float64", True),
+        ("complex128", False),
+        ("complex128", True),
+    ],
 )
 def test_ldl_batched_and_dtypes_match_torch(dtype, hermitian):
     rng = np.random.default_rng(7)
     a = rng.standard_normal((2, 4, 4))
     if dtype == "complex128":
         a = a + 1j * rng.standard_normal((2, 4, 4))
-    a = (a + np.swapaxes(a, -1, -2)).astype(dtype)
+    a_t = np.conj(np.swapaxes(a, -1, -2)) if hermitian else np.swapaxes(a, -1, -2)
+    a = (a + a_t).astype(dtype)
     b = rng.standard_normal((2, 4, 2)).astype(a.dtype)  # (torch crashes on broadcast batches)
     tol = 1e-5 if dtype == "float32" else 1e-10
     got = gs.linalg.ldl_factor(gs.tensor(a), hermitian=hermitian)
@@ -761,7 +768,9 @@ def test_ldl_batched_and_dtypes_match_torch(dtype, hermitian):
     y = torch.linalg.ldl_solve(want.LD, want.pivots, torch.tensor(b), hermitian=hermitian)
     assert tuple(x.shape) == tuple(y.shape)
     np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=tol * 10, atol=tol * 10)
-    wide = gs.linalg.ldl_solve(got.LD, got.pivots, gs.tensor(np.stack([b, 2 * b])))
+    wide = gs.linalg.ldl_solve(
+        got.LD, got.pivots, gs.tensor(np.stack([b, 2 * b])), hermitian=hermitian
+    )
     np.testing.assert_allclose(wide.numpy()[1], 2 * x.numpy(), rtol=tol * 10, atol=tol * 10)
 
 

@@ -13,7 +13,8 @@ the rest.  The pivots and their packed format are LAPACK's (``pivots[k] > 0``: r
 and ``pivots[k]`` swapped, a 1x1 block; two equal negative entries: a 2x2 block, row
 ``k + 1`` swapped with ``-pivots[k]``); the values differ from a blocked ``sytrf`` (larger
 matrices) by rounding only.  Magnitudes of complex numbers are LAPACK's ``|re| + |im|``.
-Hermitian complex matrices (``hetf2``) are not implemented.
+Hermitian complex matrices take ``hetf2``/``hetrs``'s
+variants (real diagonals, ``x x^H``, conjugated swaps).
 """
 
 from __future__ import annotations
@@ -31,11 +32,16 @@ def _abs1(x):
     return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
 
 
-def sytf2(a: np.ndarray):
-    """``(LD, pivots, info)`` of one symmetric matrix ``a`` (its lower triangle read):
-    LAPACK's packed factors (the strict upper triangle zero), 1-based int32 pivots,
-    ``info`` the 1-based index of a zero diagonal block (0 if none)."""
+def sytf2(a: np.ndarray, hermitian: bool = False):
+    """``(LD, pivots, info)`` of one symmetric matrix ``a`` (Hermitian when ``hermitian``:
+    LAPACK's ``hetf2``; its lower triangle read): LAPACK's packed factors (the strict
+    upper triangle zero), 1-based int32 pivots, ``info`` the 1-based index of a zero
+    diagonal block (0 if none)."""
     a = np.tril(np.array(a, copy=True))
+    herm = hermitian and np.iscomplexobj(a)
+    if herm:
+        idx = np.arange(a.shape[0])
+        a[idx, idx] = a[idx, idx].real
     n = a.shape[0]
     ipiv = np.zeros(n, np.int32)
     info = 0
@@ -43,7 +49,7 @@ def sytf2(a: np.ndarray):
     with np.errstate(all="ignore"):
         while k < n:
             kstep = 1
-            absakk = float(_abs1(a[k, k]))
+            absakk = float(abs(a[k, k].real) if herm else _abs1(a[k, k]))
             if k < n - 1:
                 col = _abs1(a[k + 1 :, k])
                 imax = k + 1 + int(np.argmax(col))
@@ -62,7 +68,9 @@ def sytf2(a: np.ndarray):
                         rowmax = max(rowmax, float(_abs1(a[imax + 1 :, imax]).max()))
                     if absakk >= _ALPHA * colmax * (colmax / rowmax):
                         kp = k
-                    elif float(_abs1(a[imax, imax])) >= _ALPHA * rowmax:
+                    elif float(abs(a[imax, imax].real) if herm else _abs1(a[imax, imax])) >= (
+                        _ALPHA * rowmax
+                    ):
                         kp = imax
                     else:
                         kp, kstep = imax, 2
@@ -73,12 +81,20 @@ def sytf2(a: np.ndarray):
                         a[kp + 1 :, kk] = a[kp + 1 :, kp]
                         a[kp + 1 :, kp] = tail
                     mid = a[kk + 1 : kp, kk].copy()
-                    a[kk + 1 : kp, kk] = a[kp, kk + 1 : kp]
-                    a[kp, kk + 1 : kp] = mid
+                    if herm:  # (the swapped segment crosses the diagonal: conjugated)
+                        a[kk + 1 : kp, kk] = np.conj(a[kp, kk + 1 : kp])
+                        a[kp, kk + 1 : kp] = np.conj(mid)
+                        a[kp, kk] = np.conj(a[kp, kk])
+                    else:
+                        a[kk + 1 : kp, kk] = a[kp, kk + 1 : kp]
+                        a[kp, kk + 1 : kp] = mid
                     a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
                     if kstep == 2:
                         a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
-                _update(a, k, kstep)
+                if herm:
+                    _update_hermitian(a, k, kstep)
+                else:
+                    _update(a, k, kstep)
             if kstep == 1:
                 ipiv[k] = kp + 1
             else:
@@ -110,8 +126,43 @@ def _update(a: np.ndarray, k: int, kstep: int) -> None:
         a[k + 2 :, k + 1] = wkp1
 
 
-def sytrs(ld: np.ndarray, ipiv: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``X`` with ``A X = b`` from one matrix's :func:`sytf2` factors."""
+def _update_hermitian(a: np.ndarray, k: int, kstep: int) -> None:
+    """``hetf2``'s updates: real diagonals, ``x x^H`` for ``x x^T``."""
+    n = a.shape[0]
+    if kstep == 1:
+        a[k, k] = a[k, k].real
+        if k < n - 1:
+            r1 = 1.0 / a[k, k].real
+            x = a[k + 1 :, k].copy()
+            a[k + 1 :, k + 1 :] += np.tril(np.outer(x, -r1 * np.conj(x)))
+            idx = np.arange(k + 1, n)
+            a[idx, idx] = a[idx, idx].real
+            a[k + 1 :, k] = x * r1
+        return
+    a[k, k] = a[k, k].real
+    a[k + 1, k + 1] = a[k + 1, k + 1].real
+    if k < n - 2:
+        d = abs(a[k + 1, k])
+        d11 = a[k + 1, k + 1].real / d
+        d22 = a[k, k].real / d
+        tt = 1.0 / (d11 * d22 - 1.0)
+        d21 = a[k + 1, k] / d
+        d = tt / d
+        ak, ak1 = a[k + 2 :, k].copy(), a[k + 2 :, k + 1].copy()
+        wk = d * (d11 * ak - d21 * ak1)
+        wkp1 = d * (d22 * ak1 - np.conj(d21) * ak)
+        a[k + 2 :, k + 2 :] -= np.tril(np.outer(ak, np.conj(wk)) + np.outer(ak1, np.conj(wkp1)))
+        idx = np.arange(k + 2, n)
+        a[idx, idx] = a[idx, idx].real
+        a[k + 2 :, k] = wk
+        a[k + 2 :, k + 1] = wkp1
+
+
+def sytrs(ld: np.ndarray, ipiv: np.ndarray, b: np.ndarray, hermitian: bool = False):
+    """``X`` with ``A X = b`` from one matrix's :func:`sytf2` factors (``hetrs`` when
+    ``hermitian``)."""
+    herm = hermitian and np.iscomplexobj(ld)
+    cj = np.conj if herm else (lambda v: v)
     x = np.array(b, dtype=np.result_type(ld.dtype, b.dtype), copy=True)
     n = ld.shape[0]
     with np.errstate(all="ignore"):
@@ -122,7 +173,7 @@ def sytrs(ld: np.ndarray, ipiv: np.ndarray, b: np.ndarray) -> np.ndarray:
                 if kp != k:
                     x[[k, kp]] = x[[kp, k]]
                 x[k + 1 :] -= np.outer(ld[k + 1 :, k], x[k])
-                x[k] = x[k] / ld[k, k]
+                x[k] = x[k] * (1.0 / ld[k, k].real) if herm else x[k] / ld[k, k]
                 k += 1
             else:
                 kp = -ipiv[k] - 1
@@ -132,24 +183,24 @@ def sytrs(ld: np.ndarray, ipiv: np.ndarray, b: np.ndarray) -> np.ndarray:
                     ld[k + 2 :, k + 1], x[k + 1]
                 )
                 akm1k = ld[k + 1, k]
-                akm1 = ld[k, k] / akm1k
+                akm1 = ld[k, k] / cj(akm1k)
                 ak = ld[k + 1, k + 1] / akm1k
                 denom = akm1 * ak - 1.0
-                bkm1, bk = x[k] / akm1k, x[k + 1] / akm1k
+                bkm1, bk = x[k] / cj(akm1k), x[k + 1] / akm1k
                 x[k] = (ak * bkm1 - bk) / denom
                 x[k + 1] = (akm1 * bk - bkm1) / denom
                 k += 2
         k = n - 1
         while k >= 0:  # L^T X = Y
             if ipiv[k] > 0:
-                x[k] -= ld[k + 1 :, k] @ x[k + 1 :]
+                x[k] -= cj(ld[k + 1 :, k]) @ x[k + 1 :]
                 kp = ipiv[k] - 1
                 if kp != k:
                     x[[k, kp]] = x[[kp, k]]
                 k -= 1
             else:
-                x[k] -= ld[k + 1 :, k] @ x[k + 1 :]
-                x[k - 1] -= ld[k + 1 :, k - 1] @ x[k + 1 :]
+                x[k] -= cj(ld[k + 1 :, k]) @ x[k + 1 :]
+                x[k - 1] -= cj(ld[k + 1 :, k - 1]) @ x[k + 1 :]
                 kp = -ipiv[k] - 1
                 if kp != k:
                     x[[k, kp]] = x[[kp, k]]

@@ -632,11 +632,6 @@ def _ldl_checks(x: np.ndarray, fname: str, hermitian: bool) -> None:
             f"{fname}: A must be batches of square matrices, but they are {x.shape[-2]} by "
             f"{x.shape[-1]} matrices"
         )
-    if hermitian and x.dtype.kind == "c":
-        raise NotImplementedError(
-            f"{fname}: hermitian=True for complex matrices (LAPACK's hetrf) is not "
-            "implemented in gradstack; a real symmetric or complex symmetric matrix is"
-        )
 
 
 def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False, out=None):
@@ -662,7 +657,7 @@ def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False, out
     pivots = np.zeros(flat.shape[:-1], np.int32)
     infos = np.zeros(flat.shape[0], np.int32)
     for i, m in enumerate(flat):
-        lds[i], pivots[i], infos[i] = sytf2(m)
+        lds[i], pivots[i], infos[i] = sytf2(m, bool(hermitian))
     batch = x.shape[:-2]
     info = infos.reshape(batch)
     if check_errors and info.any():
@@ -730,11 +725,10 @@ def ldl_solve(LD, pivots, B, *, hermitian: bool = False, out=None):
             "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is "
             f"{n} by {n} but each b matrix is {b.shape[-2]} by {b.shape[-1]}"
         )
-    if hermitian and ld.dtype.kind == "c":
-        _ldl_checks(ld, "torch.linalg.ldl_solve", True)
     batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
     ld_b = np.broadcast_to(ld, batch + (n, n)).reshape((-1, n, n))
     piv_b = np.broadcast_to(piv, batch + (n,)).reshape((-1, n))
     b_b = np.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
-    x = np.stack([sytrs(l, p, r) for l, p, r in zip(ld_b, piv_b, b_b)]) if b_b.shape[0] else b_b
+    herm = bool(hermitian)
+    x = np.stack([sytrs(l, p, r, herm) for l, p, r in zip(ld_b, piv_b, b_b)]) if len(b_b) else b_b
     return _write(_wrap(np.ascontiguousarray(x.reshape(batch + b.shape[-2:]), ld.dtype)), out)
