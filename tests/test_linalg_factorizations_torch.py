@@ -587,6 +587,29 @@ def test_errors_match_torch(f):
     assert got == want
 
 
+_NAN = np.array([[[1.0, 1.0], [1.0, 2.0]], [[np.nan, 1.0], [1.0, 1.0]]])
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda l: l.linalg.svd(l.tensor(_NAN)),
+        lambda l: l.linalg.svd(l.tensor(_NAN[1])),
+        lambda l: l.linalg.pinv(l.tensor(_NAN)),
+        lambda l: l.linalg.matrix_rank(l.tensor(_NAN)),
+        lambda l: l.linalg.cond(l.tensor(_NAN)),
+    ],
+)
+def test_svd_of_non_finite_input_raises_torch_error(f):
+    assert _error(gs, f) == _error(torch, f)
+
+
+def test_lstsq_of_non_finite_input_raises():
+    # (torch's CPU lstsq fails an internal assert; here a LinAlgError says why)
+    with pytest.raises(gs.linalg.LinAlgError, match="infinities or NaNs"):
+        gs.linalg.lstsq(gs.tensor(_NAN), gs.tensor(_NAN))
+
+
 def test_eig_of_non_finite_input_raises_torch_error():
     # (torch's eigvals without a gradient crashes in MKL's gebal on NaN; eig raises)
     for fn in (gs.linalg.eig, gs.linalg.eigvals):

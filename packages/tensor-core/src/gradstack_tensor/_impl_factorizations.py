@@ -70,6 +70,18 @@ def _check_float_or_double(x: np.ndarray) -> None:
         raise RuntimeError("This function doesn't handle types other than float and double")
 
 
+def svd_not_finite(x: np.ndarray) -> LinAlgError:
+    """torch's error for an SVD of a matrix with infinities or NaNs (LAPACK's ``gesdd``
+    does not converge; numpy's error says less), naming the first such batch element."""
+    bad = ~np.isfinite(x.reshape((-1,) + x.shape[-2:])).all((-2, -1))
+    i = int(np.argmax(bad))
+    prefix = f"(Batch element {i}): " if x.ndim > 2 else ""
+    return LinAlgError(
+        f"linalg.svd: {prefix}The algorithm failed to converge because the input matrix "
+        "contained non-finite values."
+    )
+
+
 def _check_finite(fname: str, x: np.ndarray) -> None:
     if x.size and not np.isfinite(x).all():
         raise RuntimeError(f"{fname}: input tensor should not contain infs or NaNs.")
@@ -222,6 +234,10 @@ def linalg_lstsq(A, B, rcond=None, driver=None):
     eps = float(np.finfo(real).eps)
     rc = eps * max(m, n) if rcond is None else float(rcond)
     count = a_b.shape[0]
+    if a_b.size and not (np.isfinite(a_b).all() and np.isfinite(b_b).all()):
+        raise LinAlgError(  # (torch's CPU lstsq fails an internal assert there)
+            "torch.linalg.lstsq: the input matrices contain infinities or NaNs"
+        )
     if driver == "gels" and a_b.size:
         _check_full_rank(a_b)
     sol = np.zeros((count, n, k), a.dtype)
@@ -522,6 +538,8 @@ def linalg_pinv(A, atol=None, rtol=None, hermitian=False):
             inv = np.where(size > _keep(tol, size), 1.0 / w, 0.0)
         r = (u * inv[..., None, :]) @ np.conj(np.swapaxes(u, -1, -2))
     else:
+        if not np.isfinite(x).all():
+            raise svd_not_finite(x)
         u, s, vh = np.linalg.svd(x, full_matrices=False)
         tol = tolerance(s[..., :1], m, n, real, atol, rtol)
         with np.errstate(all="ignore"):

@@ -402,6 +402,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
         check_matrices("torch.linalg.matrix_rank", x)
         s = np.abs(np.linalg.eigvalsh(x))
     else:
+        if not np.isfinite(x).all():
+            raise _f.svd_not_finite(x)
         s = np.linalg.svd(x, compute_uv=False)
     s = s.astype(real)
     tol = _f.tolerance(s.max(-1, keepdims=True), m, n, real, atol, rtol)
