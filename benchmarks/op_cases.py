@@ -274,6 +274,18 @@ R["linalg_solve"] = lambda n, r: Case(
     (_spd(n, r), f32(r, sq(n))), call(lambda L, a, b: L.linalg.solve(a, b))
 )
 R["linalg_cholesky"] = lambda n, r: Case((_spd(n, r),), call(lambda L, a: L.linalg.cholesky(a)))
+R["linalg_eig"] = lambda n, r: Case((_spd(n, r),), call(lambda L, a: L.linalg.eigvals(a).real))
+R["linalg_eigh"] = lambda n, r: Case((_spd(n, r),), call(lambda L, a: L.linalg.eigvalsh(a)))
+R["linalg_qr"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, a: L.linalg.qr(a).R))
+R["linalg_lstsq"] = lambda n, r: Case(
+    (_spd(n, r), f32(r, sq(n))), call(lambda L, a, b: L.linalg.lstsq(a, b).solution)
+)
+R["linalg_solve_triangular"] = lambda n, r: Case(
+    (_spd(n, r), f32(r, sq(n))),
+    call(lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True)),
+)
+R["linalg_lu"] = lambda n, r: Case((_spd(n, r),), call(lambda L, a: L.linalg.lu(a).U))
+R["linalg_pinv"] = lambda n, r: Case((_spd(n, r),), call(lambda L, a: L.linalg.pinv(a)))
 
 # ---- views, copies, indexing
 R["cat"] = lambda n, r: Case((f32(r, sq(n)), f32(r, sq(n))), call(lambda L, a, b: L.cat([a, b], 0)))

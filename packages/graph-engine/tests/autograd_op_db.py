@@ -942,6 +942,84 @@ def _svd_samples(rng):
 
 
 _add(GradOp("linalg_svd", _svd_samples))
+
+
+def _factorization_samples(rng):
+    # eigenvectors and QR/LU factors enter through functions their gradients are defined
+    # for: symmetric inputs for eigh, |V|^2 for eig's eigenvectors (phase-invariant)
+    a, tall, wide = arr(rng, (3, 3), -1, 1), arr(rng, (4, 3), -1, 1), arr(rng, (3, 4), -1, 1)
+    batch = arr(rng, (2, 3, 3), -1, 1)
+    tri = _square(rng, (3, 3))
+    b = arr(rng, (3, 2), -1, 1)
+
+    def eigh_parts(L, t):
+        r = L.linalg.eigh(t + t.mT)
+        return r.eigenvalues, r.eigenvectors * r.eigenvectors
+
+    def eig_parts(L, t):
+        r = L.linalg.eig(t)
+        return r.eigenvalues.real, r.eigenvectors.abs() ** 2
+
+    def lu_parts(L, t):
+        r = L.linalg.lu(t)
+        return r.L, r.U
+
+    return {
+        "linalg_eig": [
+            _S([a], lambda L, t: L.linalg.eigvals(t).real, "eigvals 3x3"),
+            _S([a], eig_parts, "values, |V|^2"),
+        ],
+        "linalg_eigh": [
+            _S([a], eigh_parts, "3x3"),
+            _S([batch], lambda L, t: L.linalg.eigvalsh(t + t.mT, UPLO="U"), "eigvalsh U batched"),
+        ],
+        "linalg_qr": [
+            _S([tall], lambda L, t: tuple(L.linalg.qr(t)), "4x3"),
+            _S([wide], lambda L, t: tuple(L.linalg.qr(t)), "3x4"),
+            _S([a], lambda L, t: tuple(L.linalg.qr(t, mode="complete")), "complete 3x3"),
+        ],
+        "linalg_lstsq": [
+            _S([tall, arr(rng, (4, 2))], lambda L, x, y: L.linalg.lstsq(x, y).solution, "4x3"),
+            _S(
+                [tall, arr(rng, (4, 2))],
+                lambda L, x, y: tuple(L.linalg.lstsq(x, y, driver="gelsd")[:2]),
+                "residuals",
+            ),
+            _S([wide, arr(rng, (3,))], lambda L, x, y: L.linalg.lstsq(x, y).solution, "3x4 vector"),
+        ],
+        "linalg_solve_triangular": [
+            _S([tri, b], lambda L, x, y: L.linalg.solve_triangular(x, y, upper=True), "upper"),
+            _S(
+                [tri, b.T.copy()],
+                lambda L, x, y: L.linalg.solve_triangular(
+                    x, y, upper=False, left=False, unitriangular=True
+                ),
+                "lower, right, unit",
+            ),
+        ],
+        "linalg_lu": [
+            _S([a], lu_parts, "3x3"),
+            _S([tall], lu_parts, "4x3"),
+            _S([wide], lu_parts, "3x4"),
+        ],
+        "linalg_pinv": [
+            _S([tall], lambda L, t: L.linalg.pinv(t), "4x3"),
+            _S([wide], lambda L, t: L.linalg.pinv(t), "3x4"),
+            _S([a], lambda L, t: L.linalg.pinv(t + t.mT, hermitian=True), "hermitian"),
+        ],
+    }
+
+
+for _n in (
+    "linalg_eig",
+    "linalg_eigh",
+    "linalg_qr",
+    "linalg_lstsq",
+    "linalg_solve_triangular",
+    "linalg_lu",
+    "linalg_pinv",
+):
+    _add(GradOp(_n, lambda rng, _n=_n: _factorization_samples(rng)[_n]))
 for _n in ("linalg_inv", "linalg_det", "linalg_logabsdet", "linalg_solve", "linalg_cholesky"):
     _add(GradOp(_n, lambda rng, _n=_n: _decomposition_samples(rng)[_n]))
 for _n in ("tril", "triu"):

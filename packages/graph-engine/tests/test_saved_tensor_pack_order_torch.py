@@ -41,6 +41,9 @@ KNOWN = {
     # torch names the three outputs S, U, Vh and packs them in that (alphabetical) order;
     # gradstack saves the op's output tuple (U, S, Vh) as it is returned.
     "linalg_svd": "outputs packed in the returned order",
+    # as svd: torch packs linalg_lu's outputs in its own order, gradstack the returned
+    # (P, L, U)
+    "linalg_lu": "outputs packed in the returned order",
     # torch's matmul of a vector records dot(self, tensor) or mv(self, vec), which pack
     # ``self`` first; gradstack's one matmul row packs by its own names (other, self),
     # which is torch's order for the matrix cases (mm, bmm).

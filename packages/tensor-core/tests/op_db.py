@@ -160,6 +160,19 @@ SKIPS: dict[str, str] = {  # op name -> why it has no entry
     "linalg_svd": "its singular vectors' signs are LAPACK's, which may differ from torch's "
     "MKL per pair: compared with torch up to those signs (values, errors, empty inputs, "
     "gradients of sign-invariant functions) in tests/test_dropin_small_names_torch.py",
+    **{
+        name: f"{why}: compared with torch (values{extra}, errors, empty and batched "
+        "inputs, gradients) in tests/test_linalg_factorizations_torch.py"
+        for name, why, extra in (
+            ("linalg_eig", "its eigenvectors are defined up to a phase", " and invariants"),
+            ("linalg_eigh", "its eigenvectors are defined up to a sign", " and invariants"),
+            ("linalg_qr", "a named tuple of factors, its modes", ""),
+            ("linalg_lstsq", "four fields, filled by driver", ""),
+            ("linalg_solve_triangular", "keyword-only arguments, upper required", ""),
+            ("linalg_lu", "the named tuple (P, L, U)", ""),
+            ("linalg_pinv", "its atol/rtol/hermitian keywords", ""),
+        )
+    },
     "div_rounding": "no function of its own: div(a, b, rounding_mode=...) calls it; its values, "
     "dtypes and gradients are compared with torch in graph-engine's test_div_rounding_mode.py",
     "mul_scalar": "torch's mul.Scalar, no public function: compared with torch.ops.aten.mul.Scalar "

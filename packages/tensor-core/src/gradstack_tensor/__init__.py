@@ -28,6 +28,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_complex,
     _impl_decompositions,
     _impl_elementwise,
+    _impl_factorizations,
     _impl_fft,
     _impl_indexing,
     _impl_linalg,
@@ -139,8 +140,12 @@ from .integration import *  # noqa: F403
 from .integration import __all__ as _integration_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
+from .lowrank import *  # noqa: F403
+from .lowrank import __all__ as _lowrank_all
 from .matrix_builders import *  # noqa: F403
 from .matrix_builders import __all__ as _matrix_builders_all
+from .matrix_factorizations import *  # noqa: F403
+from .matrix_factorizations import __all__ as _matrix_factorizations_all
 from .matrix_functions import *  # noqa: F403
 from .matrix_functions import __all__ as _matrix_functions_all
 from .memory_factories import *  # noqa: F403
@@ -200,6 +205,8 @@ __all__ = sorted(
     | set(_scans_all)
     | set(_indexed_writes_all)
     | set(_matrix_functions_all)
+    | set(_matrix_factorizations_all)
+    | set(_lowrank_all)
     | set(_histograms_all)
     | set(_functions.__all__)
     | {

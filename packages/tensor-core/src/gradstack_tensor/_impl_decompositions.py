@@ -255,5 +255,10 @@ def linalg_svd(A, full_matrices=True):
         vh = np.broadcast_to(np.eye(vn, n, dtype=x.dtype), batch + (vn, n))
         s = np.zeros(batch + (k,), dtype=x.dtype)
     else:
+        if not np.isfinite(x).all():
+            from ._impl_factorizations import svd_not_finite
+
+            raise svd_not_finite(x)
         u, s, vh = np.linalg.svd(x, full_matrices=bool(full_matrices))
-    return _svd_result(_result(u, x.dtype), _result(s, x.dtype), _result(vh, x.dtype))
+    real = np.dtype(x.dtype.char.lower()) if x.dtype.kind == "c" else x.dtype  # (S is real)
+    return _svd_result(_result(u, x.dtype), _result(s, real), _result(vh, x.dtype))

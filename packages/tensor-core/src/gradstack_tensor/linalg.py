@@ -3,8 +3,8 @@ product of ``torch.linalg`` that compose existing ops (``vector_norm``, ``matrix
 for the Frobenius and 1/inf norms, ``norm``, ``cross``, ``vecdot``, ``matmul``,
 ``multi_dot``), and those with a factorization on numpy's LAPACK: ``inv``, ``det``,
 ``slogdet``, ``solve``, ``cholesky``, ``matrix_power``, ``svd`` and ``svdvals`` (ops of
-their own, with derivatives in graph-engine).  The other decompositions (``eig``, ``qr``,
-``lu`` ...) are not implemented: they raise NotImplementedError naming the function.
+their own, with derivatives in graph-engine); the eigendecompositions, QR, least squares,
+triangular solves, LU and what is made of them are in :mod:`.linalg_factorizations`.
 
 Examples
 --------
@@ -22,6 +22,8 @@ import math
 from ._dispatch import OPS, dispatch
 from ._impl_decompositions import LinAlgError
 from ._tensor import Tensor
+from .linalg_factorizations import *  # noqa: F403 - eig, qr, lstsq, lu ... (their module)
+from .linalg_factorizations import __all__ as _factorizations_all
 
 __all__ = [
     "vector_norm",
@@ -44,6 +46,7 @@ __all__ = [
     "diagonal",
     "vander",
     "LinAlgError",
+    *_factorizations_all,
 ]
 
 
@@ -193,24 +196,6 @@ def vander(x, *, N=None):
     powers = gt.cumprod(x_.unsqueeze(-1).expand(*shape, n - 1), -1)
     ones = gt.ones(*shape, 1, dtype=powers.dtype)
     return gt.cat([ones, powers], -1)
-
-
-def _not_implemented(name):
-    def missing(*args, **kwargs):
-        raise NotImplementedError(
-            f"torch.linalg.{name} is not implemented in gradstack (no decompositions or "
-            "solvers yet)"
-        )
-
-    missing.__name__ = name
-    return missing
-
-
-for _name in ("eig", "eigh", "eigvals", "eigvalsh", "qr", "lstsq", "pinv",
-              "matrix_rank", "lu", "lu_factor", "inv_ex", "cholesky_ex",
-              "solve_ex"):  # fmt: skip
-    globals()[_name] = _not_implemented(_name)
-del _name
 
 
 # -------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ Each op has one block, in the module of its family:
 - ``linalg``: matmul and its family, addmm, trace, tril/triu, diag;
 - ``decompositions``: linalg_inv, linalg_det, linalg_logabsdet, linalg_solve,
   linalg_cholesky (the matrix functions with a factorization);
+- ``factorizations``: linalg_eig, linalg_eigh, linalg_qr, linalg_lstsq,
+  linalg_solve_triangular, linalg_lu, linalg_pinv;
 - ``views``: getitem, view/reshape, transpose, permute, expand, narrow, split, cat, stack,
   gather, index_select, sort/topk ...;
 - ``indexed_writes``: scatter, scatter_add, index_add, index_copy, index_fill;
@@ -127,6 +129,7 @@ from . import (
     batching,
     complex_numbers,
     decompositions,
+    factorizations,
     indexed_writes,
     inplace,
     linalg,
