@@ -57,6 +57,7 @@ from . import (  # noqa: F401 - bind kernels
     legacy,
     linalg,
     matrix_builders,
+    matrix_factorizations,
     matrix_functions,
     memory_factories,
     meta,
@@ -166,7 +167,8 @@ from .windows import __all__ as _windows_all
 for _module in (
     activations, arrangements, complex_ops, composites, contractions, counting, covariance,
     creation, elementwise_composites, histograms, indexed_writes, legacy, matrix_builders,
-    matrix_functions, memory_factories, order_statistics, scans, searching,
+    matrix_factorizations, matrix_functions, memory_factories, order_statistics, scans,
+    searching,
 ):  # fmt: skip
     _above.bind(_module)
 _above.bind(_functions, "allclose", "isclose", "mvlgamma")

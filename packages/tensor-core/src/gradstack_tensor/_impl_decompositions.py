@@ -33,6 +33,18 @@ class LinAlgError(RuntimeError):
 LinAlgError.__module__ = "gradstack.linalg"
 
 
+def svd_not_finite(x: np.ndarray) -> LinAlgError:
+    """torch's error for an SVD of a matrix with infinities or NaNs (LAPACK's ``gesdd``
+    does not converge; numpy's error says less), naming the first such batch element."""
+    bad = ~np.isfinite(x.reshape((-1,) + x.shape[-2:])).all((-2, -1))
+    i = int(np.argmax(bad))
+    prefix = f"(Batch element {i}): " if x.ndim > 2 else ""
+    return LinAlgError(
+        f"linalg.svd: {prefix}The algorithm failed to converge because the input matrix "
+        "contained non-finite values."
+    )
+
+
 def check_matrices(fname: str, x: np.ndarray, name: str = "A") -> None:
     """torch's checks of a batch of square float matrices, in torch's order."""
     if x.ndim < 2:
@@ -256,8 +268,6 @@ def linalg_svd(A, full_matrices=True):
         s = np.zeros(batch + (k,), dtype=x.dtype)
     else:
         if not np.isfinite(x).all():
-            from ._impl_factorizations import svd_not_finite
-
             raise svd_not_finite(x)
         u, s, vh = np.linalg.svd(x, full_matrices=bool(full_matrices))
     real = np.dtype(x.dtype.char.lower()) if x.dtype.kind == "c" else x.dtype  # (S is real)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._dispatch import OPS
-from ._impl_decompositions import LinAlgError, check_matrices
+from ._impl_decompositions import LinAlgError, check_matrices, svd_not_finite
 from ._out import _SCALAR_NAMES as _TYPE_NAMES
 from ._tensor import Tensor, _data, _wrap
 
@@ -68,18 +68,6 @@ def _check_kernel_dtype(kernel: str, x: np.ndarray) -> None:
 def _check_float_or_double(x: np.ndarray) -> None:
     if x.dtype.kind not in "fc" or x.dtype == np.float16:
         raise RuntimeError("This function doesn't handle types other than float and double")
-
-
-def svd_not_finite(x: np.ndarray) -> LinAlgError:
-    """torch's error for an SVD of a matrix with infinities or NaNs (LAPACK's ``gesdd``
-    does not converge; numpy's error says less), naming the first such batch element."""
-    bad = ~np.isfinite(x.reshape((-1,) + x.shape[-2:])).all((-2, -1))
-    i = int(np.argmax(bad))
-    prefix = f"(Batch element {i}): " if x.ndim > 2 else ""
-    return LinAlgError(
-        f"linalg.svd: {prefix}The algorithm failed to converge because the input matrix "
-        "contained non-finite values."
-    )
 
 
 def _check_finite(fname: str, x: np.ndarray) -> None:

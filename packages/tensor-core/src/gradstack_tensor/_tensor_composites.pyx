@@ -489,55 +489,55 @@ cdef class CompositeMethods(ShapeMethods):
 
     def qr(self, some=True):
         """The QR decomposition (deprecated in torch); see :func:`gradstack_tensor.qr`."""
-        from .matrix_factorizations import qr
+        qr = ABOVE.qr
         return qr(self, some)
 
     def lu(self, pivot=True, get_infos=False):
         """The packed LU decomposition (deprecated in torch); see
         :func:`gradstack_tensor.lu`."""
-        from .matrix_factorizations import lu
+        lu = ABOVE.lu
         return lu(self, pivot, get_infos)
 
     def lu_solve(self, LU_data, LU_pivots):
         """``X`` with ``A X = self`` from ``A``'s LU; see :func:`gradstack_tensor.lu_solve`."""
-        from .matrix_factorizations import lu_solve
+        lu_solve = ABOVE.lu_solve
         return lu_solve(self, LU_data, LU_pivots)
 
     def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
         """``X`` with ``A X = self`` for triangular ``A``; see
         :func:`gradstack_tensor.triangular_solve`."""
-        from .matrix_factorizations import triangular_solve
+        triangular_solve = ABOVE.triangular_solve
         return triangular_solve(self, A, upper, transpose, unitriangular)
 
     def cholesky_solve(self, input2, upper=False):
         """``X`` with ``L L^H X = self``; see :func:`gradstack_tensor.cholesky_solve`."""
-        from .matrix_factorizations import cholesky_solve
+        cholesky_solve = ABOVE.cholesky_solve
         return cholesky_solve(self, input2, upper)
 
     def cholesky_inverse(self, upper=False):
         """The inverse from a Cholesky factor; see :func:`gradstack_tensor.cholesky_inverse`."""
-        from .matrix_factorizations import cholesky_inverse
+        cholesky_inverse = ABOVE.cholesky_inverse
         return cholesky_inverse(self, upper)
 
     def geqrf(self):
         """LAPACK's ``geqrf`` factors; see :func:`gradstack_tensor.geqrf`."""
-        from .matrix_factorizations import geqrf
+        geqrf = ABOVE.geqrf
         return geqrf(self)
 
     def orgqr(self, input2):
         """The ``Q`` of ``geqrf``'s factors; see :func:`gradstack_tensor.orgqr`."""
-        from .matrix_factorizations import orgqr
+        orgqr = ABOVE.orgqr
         return orgqr(self, input2)
 
     def ormqr(self, input2, input3, left=True, transpose=False):
         """A product with the ``Q`` of ``geqrf``'s factors; see
         :func:`gradstack_tensor.ormqr`."""
-        from .matrix_factorizations import ormqr
+        ormqr = ABOVE.ormqr
         return ormqr(self, input2, input3, left, transpose)
 
     def pinverse(self, rcond=1e-15):
         """The pseudo-inverse; see :func:`gradstack_tensor.pinverse`."""
-        from .matrix_factorizations import pinverse
+        pinverse = ABOVE.pinverse
         return pinverse(self, rcond)
 
     def angle(self):

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._dispatch import OPS, dispatch
-from ._impl_decompositions import LinAlgError
-from ._tensor import Tensor
+from ._impl_decompositions import LinAlgError, check_matrices
+from ._tensor import Tensor, _data, _wrap
 from .linalg_factorizations import *  # noqa: F403 - eig, qr, lstsq, lu ... (their module)
 from .linalg_factorizations import __all__ as _factorizations_all
 
@@ -46,6 +48,7 @@ __all__ = [
     "diagonal",
     "vander",
     "LinAlgError",
+    "cond",
     *_factorizations_all,
 ]
 
@@ -378,6 +381,36 @@ def svdvals(A, *, driver=None, out=None):
         raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
     s = svd(x, full_matrices=False, driver=driver).S
     return _out(s, out)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number of each matrix in the norm ``p``: ``s_max / s_min`` for
+    ``None``/``2`` (``s_min / s_max`` for ``-2``, any shape), ``norm(A) * norm(inv(A))``
+    for ``'fro'``, ``'nuc'``, ``1``, ``-1``, ``inf``, ``-inf`` (square matrices).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> cond(gt.tensor([[4.0, 0.0], [0.0, 2.0]])).item()
+    2.0
+    """
+    a = _t(A, "cond")
+    if a.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p in (None, 2, -2):
+        s = svdvals(a)
+        if s.shape[-1] == 0:
+            return _out(s.sum(-1), out)
+        r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+        return _out(r, out)
+    if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    check_matrices(f"linalg.cond(ord={p})", _data(a))
+    try:
+        r = matrix_norm(a, p) * matrix_norm(inv(a), p)
+    except LinAlgError:  # torch: a singular matrix has condition number inf
+        return _out(_wrap(np.full(tuple(a.shape[:-2]), math.inf, dtype=_data(a).dtype)), out)
+    return _out(r, out)
 
 
 def matrix_exp(A):

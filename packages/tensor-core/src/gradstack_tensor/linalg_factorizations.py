@@ -41,7 +41,6 @@ __all__ = [
     "lu_solve",
     "pinv",
     "matrix_rank",
-    "cond",
     "inv_ex",
     "cholesky_ex",
     "solve_ex",
@@ -60,6 +59,23 @@ def _t(x, fname: str, name: str = "A") -> Tensor:
             f"{type(x).__name__}"
         )
     return x
+
+
+# Note [The factorizations call the ops, not torch.linalg's functions]
+# ``linalg.py`` (the ``torch.linalg`` namespace) imports this module, so the compositions
+# here call the ops that ``linalg.inv``/``solve``/``cholesky`` call, not those functions.
+
+
+def _inv(A):
+    return dispatch(OPS["linalg_inv"], (A,))
+
+
+def _solve(A, B, left=True):
+    return dispatch(OPS["linalg_solve"], (A, B, bool(left)))
+
+
+def _cholesky(A, upper=False):
+    return dispatch(OPS["linalg_cholesky"], (A, bool(upper)))
 
 
 def _write(result, out):
@@ -411,40 +427,6 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False, out=None):
     return _write(_wrap(np.asarray(rank)), out)
 
 
-def cond(A, p=None, *, out=None):
-    """The condition number of each matrix in the norm ``p``: ``s_max / s_min`` for
-    ``None``/``2`` (``s_min / s_max`` for ``-2``, any shape), ``norm(A) * norm(inv(A))``
-    for ``'fro'``, ``'nuc'``, ``1``, ``-1``, ``inf``, ``-inf`` (square matrices).
-
-    Examples
-    --------
-    >>> import gradstack_tensor as gt
-    >>> cond(gt.tensor([[4.0, 0.0], [0.0, 2.0]])).item()
-    2.0
-    """
-    from .linalg import inv, matrix_norm, svdvals
-
-    a = _t(A, "cond", "input")
-    if a.dim() < 2:
-        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
-    if p in (None, 2, -2):
-        s = svdvals(a)
-        if s.shape[-1] == 0:
-            return _write(s.sum(-1), out)
-        r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
-        return _write(r, out)
-    if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
-        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    check_matrices(f"linalg.cond(ord={p})", _data(a))
-    try:
-        r = matrix_norm(a, p) * matrix_norm(inv(a), p)
-    except LinAlgError:  # torch: a singular matrix has condition number inf
-        import gradstack_tensor as gt
-
-        return _write(gt.full(tuple(a.shape[:-2]), math.inf, dtype=a.dtype), out)
-    return _write(r, out)
-
-
 def inv_ex(A, *, check_errors: bool = False, out=None):
     """The inverse of each square matrix and the ``info`` of its LU (0, or the 1-based
     index of a zero pivot, where the inverse is not meaningful), as the named tuple
@@ -456,7 +438,6 @@ def inv_ex(A, *, check_errors: bool = False, out=None):
     >>> inv_ex(gt.tensor([[2.0, 0.0], [0.0, 4.0]])).inverse.tolist()
     [[0.5, 0.0], [0.0, 0.25]]
     """
-    from .linalg import inv
     from .return_types import linalg_inv_ex as _result
 
     a = _t(A, "inv_ex")
@@ -464,7 +445,7 @@ def inv_ex(A, *, check_errors: bool = False, out=None):
     check_matrices("linalg.inv", x)
     info = _info(x)
     if info.any() and check_errors:
-        _renamed(lambda: inv(a), "linalg.inv", "linalg.inv_ex")
+        _renamed(lambda: _inv(a), "linalg.inv", "linalg.inv_ex")
     if info.any() and not check_errors:
         with np.errstate(all="ignore"):
             bad = _wrap(np.full(x.shape, np.nan, x.dtype))
@@ -472,9 +453,9 @@ def inv_ex(A, *, check_errors: bool = False, out=None):
 
         ok = gt.tensor(info == 0).unsqueeze(-1).unsqueeze(-1) if info.ndim else None
         safe = a if ok is None else gt.where(ok, a, gt.eye(x.shape[-1], dtype=a.dtype))
-        inverse = bad if ok is None else gt.where(ok, inv(safe), bad)
+        inverse = bad if ok is None else gt.where(ok, _inv(safe), bad)
     else:
-        inverse = inv(a)
+        inverse = _inv(a)
     return _write(_result(inverse, _wrap(info)), out)
 
 
@@ -508,7 +489,6 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None)
     import gradstack_tensor as gt
 
     from ._impl_decompositions import _first_bad_minor
-    from .linalg import cholesky
     from .return_types import linalg_cholesky_ex as _result
 
     a = _t(A, "cholesky_ex")
@@ -518,11 +498,13 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None)
     info = np.array([_first_bad_minor(np.asarray(m)) if not _spd(m) else 0 for m in flat],
                     np.int32).reshape(x.shape[:-2])  # fmt: skip
     if not info.any() or check_errors:
-        factor = _renamed(lambda: cholesky(a, upper=upper), "linalg.cholesky", "linalg.cholesky_ex")
+        factor = _renamed(
+            lambda: _cholesky(a, upper=upper), "linalg.cholesky", "linalg.cholesky_ex"
+        )
     else:
         ok = gt.tensor(info == 0).unsqueeze(-1).unsqueeze(-1)
         safe = gt.where(ok, a, gt.eye(x.shape[-1], dtype=a.dtype))
-        factor = gt.where(ok, cholesky(safe, upper=upper), gt.zeros_like(a))
+        factor = gt.where(ok, _cholesky(safe, upper=upper), gt.zeros_like(a))
     return _write(_result(factor, _wrap(info)), out)
 
 
@@ -544,7 +526,6 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
     >>> solve_ex(gt.tensor([[2.0, 0.0], [0.0, 4.0]]), gt.tensor([2.0, 4.0])).result.tolist()
     [1.0, 1.0]
     """
-    from .linalg import solve
     from .return_types import linalg_solve_ex as _result
 
     a = _t(A, "solve_ex")
@@ -556,11 +537,11 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
 
         ok = gt.tensor(info == 0)
         safe = gt.where(ok.unsqueeze(-1).unsqueeze(-1), a, gt.eye(x.shape[-1], dtype=a.dtype))
-        r = solve(safe, B, left=left)
+        r = _solve(safe, B, left=left)
         mask = ok.reshape(tuple(ok.shape) + (1,) * (r.dim() - ok.dim()))
         r = gt.where(mask, r, float("nan"))
     else:
-        r = _renamed(lambda: solve(a, B, left=left), "linalg.solve", "linalg.solve_ex")
+        r = _renamed(lambda: _solve(a, B, left=left), "linalg.solve", "linalg.solve_ex")
     return _write(_result(r, _wrap(info)), out)
 
 
@@ -574,8 +555,6 @@ def tensorinv(A, ind: int = 2, *, out=None):
     >>> tensorinv(gt.eye(4).reshape(4, 2, 2), ind=1).shape
     gradstack.Size([2, 2, 4])
     """
-    from .linalg import inv
-
     a = _t(A, "tensorinv")
     if not isinstance(ind, int) or ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
@@ -587,7 +566,7 @@ def tensorinv(A, ind: int = 2, *, out=None):
             "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
             f"prod(self.shape[:ind]), but got {q} != {p}"
         )
-    return _write(inv(a.reshape(p, q)).reshape(rest + first), out)
+    return _write(_inv(a.reshape(p, q)).reshape(rest + first), out)
 
 
 def tensorsolve(A, B, dims=None, *, out=None):
@@ -600,8 +579,6 @@ def tensorsolve(A, B, dims=None, *, out=None):
     >>> tensorsolve(2 * gt.eye(6).reshape(2, 3, 6), gt.ones(2, 3)).shape
     gradstack.Size([6])
     """
-    from .linalg import solve
-
     a = _t(A, "tensorsolve")
     if dims is not None:
         nd = a.dim()
@@ -616,7 +593,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
             "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
             f"prod(self.shape[:other.ndim]), but got {q} != {p}"
         )
-    x = solve(a.reshape(p, q), B.reshape(p))
+    x = _solve(a.reshape(p, q), B.reshape(p))
     return _write(x.reshape(result_shape), out)
 
 
