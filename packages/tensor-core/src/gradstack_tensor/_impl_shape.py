@@ -329,9 +329,15 @@ def split(input, split_size_or_sections, dim=0):
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     axis = _normalize_dim(dim, x.ndim)
+    # Note [split slices once per piece]: the pieces are in range by construction, so
+    # each is one basic slice of the array, wrapped as a view (narrow's checks per piece
+    # were most of the time of a split into many pieces); a writable array's slices are
+    # writable, so only a read-only one goes through ``_view``'s rebuild
+    lead = (slice(None),) * axis
+    wrap = _view if not x.flags.writeable else _wrap_view
     out, start = [], 0
     for size in _split_sizes(x.shape[axis], split_size_or_sections):
-        out.append(narrow(input, axis, start, size))
+        out.append(wrap(x[(*lead, slice(start, start + size))], input))
         start += size
     return tuple(out)
 

@@ -609,7 +609,21 @@ def _pieces_backward(ctx, grads, dim):
     shape = ctx.input_shape(0)
     axis = dim % len(shape)
     pieces = ctx.extra
-    lead = _lead(next(x for x in grads if x is not None))
+    first = next(x for x in grads if x is not None)
+    if _first_order_arrays(first):
+        # Note [split's gradient in one block]: the pieces' gradients written into one
+        # zeroed block, not a zeros tensor per piece without a gradient and a cat of all
+        # (a split into 1,000 rows of which one is used made 999 tensors per backward)
+        out = kernels.result_zeros(tuple(shape), _data(first).dtype)
+        key = [slice(None)] * len(shape)
+        start = 0
+        for g, size in zip(grads, pieces):
+            if g is not None:
+                key[axis] = slice(start, start + size)
+                out[tuple(key)] = _data(g)
+            start += size
+        return (_data_wrap(out),)
+    lead = _lead(first)
     out = []
     for g, size in zip(grads, pieces):
         if g is None:
