@@ -18,6 +18,7 @@ from ._formulas import (
     _first_order_arrays,
     _lead,
     _sum_all,
+    scatter_along,
 )
 from ._shown import narrow_as_slice, split_sizes, squeeze_dims, uint_dims
 from ._table import jvp, register
@@ -928,7 +929,7 @@ def _gather(ctx, grad):
     shape = ctx.input_shape(0)
     if not shape:  # every element of the result is the 0-d input
         return (_sum_all(grad, _lead(grad)),)
-    return (_batch_scatter(grad, _along_axis_key(_data(index), dim % len(shape)), shape),)
+    return (scatter_along(grad, _data(index), dim % len(shape), shape),)
 
 
 @jvp("gather")
@@ -949,7 +950,7 @@ def _sorted_backward(ctx, grad, grad_indices=None):
         return (None,)
     if not shape:
         return (grad,)
-    return (_batch_scatter(grad, _along_axis_key(ctx.extra, dim % len(shape)), shape),)
+    return (scatter_along(grad, ctx.extra, dim % len(shape), shape),)
 
 
 # Note [Selections keep their indices, not their values]
