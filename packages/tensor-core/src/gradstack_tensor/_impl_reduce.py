@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from . import _norm_kernels, _scan_kernels, _vector_norm_kernels, return_types
+from . import _norm_kernels, _order_kernels, _scan_kernels, _vector_norm_kernels, return_types
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
@@ -559,32 +559,20 @@ def sort(input, dim=-1, descending=False):
     )
 
 
-def _top_k_indices(x, k, axis, largest):
-    """The indices of the ``k`` largest (smallest) elements along ``axis``, in the order of
-    the full stable sort (:func:`_argsort`), or None where that order cannot be read off a
-    partition: a tie at the k-th value, or NaN among the kept values.
-
-    Note [topk by a partition]
-    np.argpartition selects the k elements in one O(n) pass per row; only they are then
-    sorted (the full sort was 4-5x torch's topk at 10**6 elements).  To give the full
-    stable sort's answer, the selection is put back in index order before its stable sort
-    by value, and a row whose k-th value also occurs outside the selection (which of the
-    equal elements the full sort keeps is the lower indices, the partition's is arbitrary)
-    or whose kept values hold NaN, falls back to the full sort.
-    """
-    n = x.shape[axis]
-    part = np.argpartition(x, n - k if largest else k - 1, axis=axis)
-    sl = [slice(None)] * x.ndim
-    sl[axis] = slice(n - k, n) if largest else slice(0, k)
-    picked = np.sort(part[tuple(sl)], axis=axis)  # back in index order
-    vals = np.take_along_axis(x, picked, axis=axis)
-    edge = (np.min if largest else np.max)(vals, axis=axis, keepdims=True)
-    if x.dtype.kind in "fc" and np.isnan(vals).any():
-        return None
-    if ((x == edge).sum(axis=axis) != (vals == edge).sum(axis=axis)).any():
-        return None
-    order = _argsort(vals, axis, largest)
-    return np.take_along_axis(picked, order, axis=axis)
+def _topk_by_kernel(x, k, axis, largest, sorted):  # noqa: A002 - torch's name
+    """topk along ``axis`` by tensor-core's ``topk_rows``: torch's choice among ties and
+    its order (Note [topk breaks ties as torch] in _order_kernels.pyx); the results are
+    contiguous, as torch's."""
+    rows = np.moveaxis(x, axis, -1)
+    outer = rows.shape[:-1]
+    values, indices = _order_kernels.topk_rows(
+        rows.reshape(math.prod(outer), rows.shape[-1]), k, largest, sorted
+    )
+    values, indices = values.reshape(outer + (k,)), indices.reshape(outer + (k,))
+    if axis != x.ndim - 1:
+        values = np.ascontiguousarray(np.moveaxis(values, -1, axis))
+        indices = np.ascontiguousarray(np.moveaxis(indices, -1, axis))
+    return return_types.topk(_wrap(values), _wrap(indices))
 
 
 @OPS["topk"].set_kernel
@@ -592,21 +580,12 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     x = _data(input)
     if x.dtype.kind == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU; cast with .int() first")
+    if x.dtype.kind == "c":
+        raise RuntimeError("topk does not support complex dtypes on CPU")
     axis = _normalize_dim(dim, x.ndim)
     n = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"topk(): selected index k={k} out of range for dimension of size {n}")
-    if x.ndim and 0 < k < n // 2:
-        picked = _top_k_indices(x, k, axis, largest)
-        if picked is not None:
-            return return_types.topk(
-                _wrap(np.take_along_axis(x, picked, axis=axis)), _wrap(picked.astype(np.int64))
-            )
-    r = sort(input, dim, descending=largest)
-    if x.ndim == 0:
-        return return_types.topk(*r)  # as torch: the element itself, for k = 0 or 1
-    sl = [slice(None)] * x.ndim
-    sl[axis] = slice(0, k)
-    return return_types.topk(
-        _wrap(_data(r.values)[tuple(sl)].copy()), _wrap(_data(r.indices)[tuple(sl)].copy())
-    )
+    if x.ndim == 0:  # as torch: the element itself, for k = 0 or 1
+        return return_types.topk(_wrap(x.copy()), _wrap(np.zeros((), np.int64)))
+    return _topk_by_kernel(x, k, axis, largest, sorted)
