@@ -25,7 +25,9 @@ import numpy as np
 
 cnp.import_array()
 
-__all__ = ["embedding_backward", "gather", "result_zeros", "scatter_add_", "take_rows"]
+__all__ = [
+    "embedding_backward", "gather", "result_zeros", "scatter_", "scatter_add_", "take_rows"
+]
 
 cdef enum:
     MAX_DIMS = 64                 # NPY_MAXDIMS in numpy 2
@@ -556,7 +558,35 @@ def scatter_add_(out, dim, index, src, *, wrap_negative=False):
     array([[3., 0., 3.],
            [0., 0., 0.]])
     """
-    cdef str func = "scatter_add_"
+    _scatter_checked("scatter_add_", out, dim, index, src, wrap_negative, True)
+    return None
+
+
+def scatter_(out, dim, index, src, *, wrap_negative=False):
+    """``out[..., index[p], ...] = src[p]`` along ``dim`` for every position ``p`` of
+    ``index``, in place: torch's ``scatter_`` without ``reduce``.
+
+    Where an index repeats, the last write in C order of ``index`` wins (as torch's loop,
+    which writes each row of ``index`` in order).  The arguments are those of
+    :func:`scatter_add_`; ``src`` may be a broadcast (stride 0), for a single value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import scatter_
+    >>> out = np.zeros((2, 3))
+    >>> scatter_(out, 1, np.array([[0, 0, 2]]), np.array([[1., 2., 3.]]))
+    >>> out
+    array([[2., 0., 3.],
+           [0., 0., 0.]])
+    """
+    _scatter_checked("scatter_", out, dim, index, src, wrap_negative, False)
+    return None
+
+
+cdef int _scatter_checked(str func, object out, object dim, object index, object src,
+                          bint wrap_negative, bint add) except -1:
+    """The checks of scatter_add_/scatter_, then the pass (``add``: sums, else writes)."""
     cdef int typenum = _check_float_array(func, "out", out)
     _check_float_array(func, "src", src)
     _index_typenum(func, "index", index)
@@ -593,7 +623,7 @@ def scatter_add_(out, dim, index, src, *, wrap_negative=False):
                 f"dim {d}"
             )
     if cnp.PyArray_SIZE(s) == 0:
-        return None
+        return 0
     cdef Walk w
     _plan(func, &w, o, i, s, d, wrap_negative)
     cdef const char* ip = <const char*>cnp.PyArray_DATA(i)
@@ -602,10 +632,51 @@ def scatter_add_(out, dim, index, src, *, wrap_negative=False):
     cdef const void* sp = cnp.PyArray_DATA(s)
     with nogil:
         if typenum == cnp.NPY_FLOAT:
-            _scatter_add(&w, <float*>op, <const float*>sp, ip, is64)
+            if add:
+                _scatter_add(&w, <float*>op, <const float*>sp, ip, is64)
+            elif is64:
+                _scatter_set(&w, <float*>op, <const float*>sp, <const int64_t*>ip)
+            else:
+                _scatter_set(&w, <float*>op, <const float*>sp, <const int32_t*>ip)
         else:
-            _scatter_add(&w, <double*>op, <const double*>sp, ip, is64)
-    return None
+            if add:
+                _scatter_add(&w, <double*>op, <const double*>sp, ip, is64)
+            elif is64:
+                _scatter_set(&w, <double*>op, <const double*>sp, <const int64_t*>ip)
+            else:
+                _scatter_set(&w, <double*>op, <const double*>sp, <const int32_t*>ip)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _scatter_set(const Walk* w, real* out, const real* src,
+                       const index_t* idx) noexcept nogil:
+    """``out[p with p[dim] := idx[p]] = src[p]`` over the walk, in C order (the indices
+    were checked by ``_plan``)."""
+    cdef Py_ssize_t coord[MAX_DIMS]
+    cdef Py_ssize_t ob = 0, sb = 0, ib = 0, t
+    cdef int nd = w.nd, d
+    cdef Py_ssize_t last = w.shape[nd - 1]
+    cdef Py_ssize_t os = w.ostr[nd - 1], ss = w.sstr[nd - 1], istep = w.istr[nd - 1]
+    cdef Py_ssize_t odim = w.ostr[w.dim]
+    cdef Py_ssize_t step = 0 if w.dim == nd - 1 else os    # along the last axis: idx moves
+    cdef int64_t k, n = w.n
+    cdef bint wrap = w.wrap
+    for d in range(nd):
+        coord[d] = 0
+    while True:
+        if wrap:
+            for t in range(last):
+                k = idx[ib + t * istep]
+                if k < 0:
+                    k = k + n
+                out[ob + k * odim + t * step] = src[sb + t * ss]
+        else:
+            for t in range(last):
+                out[ob + idx[ib + t * istep] * odim + t * step] = src[sb + t * ss]
+        if not _next(w, coord, &ob, &sb, &ib):
+            return
 
 
 # -------------------------------------------------------------------------------------
