@@ -104,6 +104,8 @@ def _scatter_values(x, src, idx, name):
         s = _data(src)
         if s.dtype != x.dtype:
             raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+        if s.ndim == 0:  # (a 0-d self and index: reshaped to one element by the caller)
+            return s, s.shape
         return s[tuple(slice(0, k) for k in idx.shape)], s.shape
     if isinstance(src, (bool, int, float, np.number)):
         _check_fits(src, x.dtype, float_checks=False)
