@@ -278,3 +278,64 @@ def test_scatter_second_order():
     s = gs.tensor(rng.standard_normal((3, 4)), requires_grad=True)
     assert gradcheck(lambda t, u: t.scatter(1, idx, u) ** 2, (a, s))
     assert gradgradcheck(lambda t, u: t.scatter_add(1, idx, u) ** 2, (a, s))
+
+
+# ---------------------------------------------------------------------------------------
+# diagonal / unfold: views built on the array's buffer, gradients on arrays
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(5, 5), (3, 4, 6), (0, 3), (2, 0, 4), (4, 1)])
+def test_diagonal_views_and_gradients(dtype, shape):
+    x = np.random.default_rng(13).standard_normal(shape).astype(dtype)
+    nd = len(shape)
+    for offset in (-7, -2, -1, 0, 1, 3, 9):
+        for d1 in range(-nd, nd):
+            for d2 in range(-nd, nd):
+                if d1 % nd == d2 % nd:
+                    continue
+                a, b = (
+                    gs.tensor(x).diagonal(offset, d1, d2),
+                    torch.tensor(x).diagonal(offset, d1, d2),
+                )
+                _same(a, b)
+                assert a.stride() == b.stride()
+                if b.numel():
+                    assert a.storage_offset() == b.storage_offset()
+        _grads(lambda L, t: t.diagonal(offset, -1, 0), x)
+
+
+def test_diagonal_writes_through_and_of_non_contiguous_inputs():
+    x = np.arange(20.0, dtype=np.float32).reshape(4, 5)
+    a, b = gs.tensor(x), torch.tensor(x)
+    a.diagonal(1).mul_(-1)
+    b.diagonal(1).mul_(-1)
+    _same(a, b)
+    _same(gs.tensor(x).t().diagonal(-1), torch.tensor(x).t().diagonal(-1))
+    _grads(lambda L, t: t.t()[::2].diagonal(), x)
+    _grads(lambda L, t: L.diagonal(t.expand(3, 4, 5), 0, 1, 2), x)
+    a = gs.tensor(np.random.default_rng(14).standard_normal((4, 5)), requires_grad=True)
+    assert gradgradcheck(lambda t: t.diagonal(1) ** 2, (a,))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(5, 7), (3, 4, 6), (0, 3), (6,)])
+def test_unfold_views_and_gradients(dtype, shape):
+    x = np.random.default_rng(15).standard_normal(shape).astype(dtype)
+    for d in range(-len(shape), len(shape)):
+        for size in range(0, shape[d] + 1):
+            for step in (1, 2, 3, 5):
+                a, b = gs.tensor(x).unfold(d, size, step), torch.tensor(x).unfold(d, size, step)
+                _same(a, b)
+                assert a.stride() == b.stride()
+                if size:
+                    _grads(lambda L, t: t.unfold(d, size, step), x)
+
+
+def test_unfold_of_non_contiguous_input_and_second_order():
+    x = np.random.default_rng(16).standard_normal((6, 8))
+    _grads(lambda L, t: t.t().unfold(1, 2, 2), x)
+    _grads(lambda L, t: t[:, ::2].unfold(0, 3, 3), x)
+    a = gs.tensor(x, requires_grad=True)
+    assert gradgradcheck(lambda t: t.unfold(1, 2, 2) ** 2, (a,))
+    assert gradgradcheck(lambda t: t.unfold(1, 3, 2) ** 2, (a,))

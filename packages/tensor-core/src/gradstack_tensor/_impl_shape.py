@@ -231,9 +231,22 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     a2 = _normalize_dim(dim2, x.ndim)
     if a1 == a2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    offset = int(offset)
+    if x.flags.c_contiguous and x.flags.writeable:
+        # Note [A strided view of a contiguous array made directly]: the view built on the
+        # array's own buffer (``np.ndarray(shape, dtype, x, offset, strides)``, which
+        # checks the extent against the buffer), writable as the array is: np.diagonal's
+        # read-only view and the rebuild that lifts it were most of the op's time
+        n1, n2 = x.shape[a1], x.shape[a2]
+        length = max(0, min(n1 - max(0, -offset), n2 - max(0, offset)))
+        start = (offset * x.strides[a2] if offset >= 0 else -offset * x.strides[a1]) if length else 0
+        rest = [d for d in range(x.ndim) if d not in (a1, a2)]
+        shape = tuple(x.shape[d] for d in rest) + (length,)
+        strides = tuple(x.strides[d] for d in rest) + (x.strides[a1] + x.strides[a2],)
+        return _wrap_view(np.ndarray(shape, x.dtype, x, start, strides), input)
     # numpy's diagonal is torch's: the diagonal becomes the last dim, an offset beyond
     # the matrix gives an empty one (numpy marks the view read-only; _view lifts that)
-    return _view(np.diagonal(x, int(offset), a1, a2), input)
+    return _view(np.diagonal(x, offset, a1, a2), input)
 
 
 @OPS["unfold"].set_kernel
@@ -259,6 +272,8 @@ def unfold(input, dimension, size, step):
     shape = x.shape[:axis] + (count,) + x.shape[axis + 1 :] + (size,)
     strides = x.strides[:axis] + (x.strides[axis] * step,) + x.strides[axis + 1 :]
     strides += (x.strides[axis],)
+    if x.flags.c_contiguous and x.flags.writeable:  # Note [A strided view of a contiguous ...]
+        return _wrap_view(np.ndarray(shape, x.dtype, x, 0, strides), input)
     r = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
     return _view(r, input, overlapping=True)
 

@@ -530,6 +530,15 @@ def _diagonal_positions(shape, offset, dim1, dim2, length):
 def _diagonal(ctx, grad):
     offset, dim1, dim2 = (ctx.saved_value(k) for k in ("offset", "dim1", "dim2"))
     shape = ctx.input_shape(0)
+    if _first_order_arrays(grad):
+        # zeros with the gradient written on their diagonal: a view of the fresh block
+        # (numpy's diagonal is torch's, read-only until told otherwise: the block is ours)
+        out = kernels.result_zeros(tuple(shape), _data(grad).dtype)
+        n = len(shape)
+        d = np.diagonal(out, offset, dim1 % n, dim2 % n)
+        d.flags.writeable = True
+        d[...] = _data(grad)
+        return (_data_wrap(out),)
     order, permuted, key = _diagonal_positions(shape, offset, dim1, dim2, grad.shape[-1])
     g = _batch_scatter(grad, key, permuted)  # zeros but the diagonal, dims still moved
     inverse = [0] * len(order)
@@ -587,14 +596,29 @@ def _unfold_backward_arrays(g, shape, axis, size, step):
     the window (``size`` of them), no index array, no copy of ``g``.  Positions go from the
     window's last to its first, so an element shared by windows sums them in window order
     (as the index_add of the differentiable formula)."""
-    out = kernels.result_zeros(shape, g.dtype)
     count = g.shape[axis]
+    if 0 < size == step:
+        # windows side by side: the gradient is the windows laid back in place, one copy,
+        # and zeros only past the last window
+        out = kernels.result_zeros(shape, g.dtype) if count * size < shape[axis] else None
+        if out is None:
+            out = np.empty(shape, g.dtype)
+        key = [slice(None)] * len(shape)
+        key[axis] = slice(0, count * size)
+        covered = out[tuple(key)]
+        split = covered.reshape(shape[:axis] + (count, size) + shape[axis + 1 :])
+        np.copyto(split, np.moveaxis(g, -1, axis + 1))
+        return out
+    out = kernels.result_zeros(shape, g.dtype)
     if count == 0:
         return out
     key = [slice(None)] * len(shape)
     for k in range(size - 1, -1, -1):
         key[axis] = slice(k, k + step * (count - 1) + 1, step)
-        out[tuple(key)] += g[..., k]
+        if step >= size:  # windows apart: each element has one gradient at most
+            out[tuple(key)] = g[..., k]
+        else:
+            out[tuple(key)] += g[..., k]
     return out
 
 
