@@ -335,7 +335,7 @@ def _split_sizes(n, split_size_or_sections):
                 f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
             )
         return [0]
-    return [min(size, n - i) for i in range(0, n, size)] or [0]
+    return [size] * (n // size) + ([n % size] if n % size else []) or [0]
 
 
 @OPS["split"].set_kernel

@@ -662,7 +662,7 @@ def _pieces_backward(ctx, grads, dim):
 
 def _piece_sizes(args, out):
     dim = args[2]
-    return tuple(o.shape[dim] for o in out)
+    return tuple(_data(o).shape[dim] for o in out)  # (the arrays' shapes: no Size objects)
 
 
 @register(
