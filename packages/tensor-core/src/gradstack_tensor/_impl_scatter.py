@@ -30,13 +30,15 @@ from ._shapes import _normalize_dim
 from ._tensor import Tensor, _data, _wrap
 
 _INDEX_NAMES = {"int64": "Long", "int32": "Int"}
+_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # (dtypes: no conversion per test)
 
 
 def _scatter_index(index, name: str) -> np.ndarray:
     if not isinstance(index, Tensor):
         raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
     idx = _data(index)
-    if idx.dtype not in (np.int64, np.int32):
+    if idx.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"{name.rstrip('_')}(): Expected dtype int32/int64 for index")
     return idx
 
@@ -80,7 +82,7 @@ def _kernel_operands(x, values, index):
     """Whether tensor-core's scatter kernels take these arrays (float32/float64, one dtype,
     native and aligned)."""
     return (
-        x.dtype in (np.float32, np.float64)
+        x.dtype in _KERNEL_DTYPES
         and values.dtype == x.dtype
         and index.dtype.isnative
         and x.flags.aligned
@@ -128,7 +130,8 @@ def _scatter_into(out, dim, index, src, reduce, name, add):
         src_shape = (1,) * x.ndim
         values = values.reshape((1,) * x.ndim)
     _check_sizes(x, axis, idx, src_shape)
-    values = np.broadcast_to(values, idx.shape)
+    if values.shape != idx.shape:
+        values = np.broadcast_to(values, idx.shape)
     if (add or reduce in ("add", None)) and _kernel_operands(x, values, idx):
         # Note [scatter in one C pass]: the bounds checked by the kernel before any write
         # (its words are torch's; torch's type), then one strided pass in index order

@@ -178,13 +178,13 @@ def _scatter_jvp(args, out, tangents, lead):
 )
 def _scatter_add(ctx, grad):
     dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
-    out_shape = tuple(grad.shape[len(_lead(grad)) :])  # (self's shape)
-    key, shape = _positions(ctx, out_shape, dim, index, "scatter")
     need_self, need_src = ctx.needs_input_grad
     arrays = _scatter_arrays(grad, index) if need_src else None
     if arrays is not None:  # Note [scatter's backward on arrays]
         g, idx = arrays
         return (grad if need_self else None), _wrap(kernels.gather(g, dim % g.ndim, idx))
+    out_shape = tuple(grad.shape[len(_lead(grad)) :])  # (self's shape)
+    key, shape = _positions(ctx, out_shape, dim, index, "scatter")
     return (grad if need_self else None), (
         _gathered(grad, dim, index, key, shape, out_shape) if need_src else None
     )
