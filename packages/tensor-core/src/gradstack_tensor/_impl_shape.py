@@ -239,7 +239,8 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         # read-only view and the rebuild that lifts it were most of the op's time
         n1, n2 = x.shape[a1], x.shape[a2]
         length = max(0, min(n1 - max(0, -offset), n2 - max(0, offset)))
-        start = (offset * x.strides[a2] if offset >= 0 else -offset * x.strides[a1]) if length else 0
+        start = offset * x.strides[a2] if offset >= 0 else -offset * x.strides[a1]
+        start = start if length else 0  # (an empty diagonal: at the start, in bounds)
         rest = [d for d in range(x.ndim) if d not in (a1, a2)]
         shape = tuple(x.shape[d] for d in rest) + (length,)
         strides = tuple(x.strides[d] for d in rest) + (x.strides[a1] + x.strides[a2],)
