@@ -3,10 +3,12 @@
 ``embedding_backward`` (its gradient, a scatter-add of rows: Note [Embedding's backward is
 a scatter-add of rows]) and ``scatter_add_`` (the scatter-add behind the backward of
 getitem with an integer index, index_select, gather, unfold and the ``*_add`` writes: Note
-[One strided scatter-add]).
+[One strided scatter-add]), ``scatter_`` (its writing twin: scatter and scatter's backward)
+and ``gather``.
 
 Every index is checked against its dimension before any memory is touched (an IndexError
-names the first bad index); the float arguments are checked by ``_kernels.pyx``'s shared
+names the first bad index; gather, which writes only its own result, checks each index
+before it reads through it: Note [gather checks as it reads]); the float arguments are checked by ``_kernels.pyx``'s shared
 code.  Public as ``gradstack_tensor.kernels``.
 """
 
