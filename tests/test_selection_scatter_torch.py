@@ -339,3 +339,30 @@ def test_unfold_of_non_contiguous_input_and_second_order():
     a = gs.tensor(x, requires_grad=True)
     assert gradgradcheck(lambda t: t.unfold(1, 2, 2) ** 2, (a,))
     assert gradgradcheck(lambda t: t.unfold(1, 3, 2) ** 2, (a,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_max_min_argmax_argmin_with_nan_inf_and_ties(dtype):
+    # Note [numpy's argmax is torch's with NaN]: the first NaN of a row wins
+    rng = np.random.default_rng(17)
+    for _ in range(40):
+        x = rng.integers(-2, 3, (4, int(rng.integers(1, 70)))).astype(dtype)
+        x[rng.random(x.shape) < 0.05] = np.nan
+        x[rng.random(x.shape) < 0.05] = np.inf
+        x[rng.random(x.shape) < 0.05] = -np.inf
+        x[rng.random(x.shape) < 0.1] = -0.0
+        for dim in (0, 1):
+            for name in ("max", "min"):
+                r, t = (
+                    getattr(gs, name)(gs.tensor(x), dim),
+                    getattr(torch, name)(torch.tensor(x), dim),
+                )
+                _same(r.values, t.values)
+                np.testing.assert_array_equal(
+                    np.signbit(r.values.numpy()), np.signbit(t.values.numpy())
+                )
+                _same(r.indices, t.indices)
+            for name in ("argmax", "argmin"):
+                _same(
+                    getattr(gs, name)(gs.tensor(x), dim), getattr(torch, name)(torch.tensor(x), dim)
+                )
