@@ -101,3 +101,27 @@ def test_non_contiguous_empty_and_gradients():
     np.testing.assert_array_equal(grads[0], grads[1])
     a = gs.tensor(x[:5, :12] / 7, requires_grad=True)
     assert gs.autograd.gradcheck(lambda t: gs.topk(t, 3, 1).values, (a,))
+
+
+def test_topk_rows_kernel_contract():
+    from gradstack_tensor.kernels import topk_rows
+
+    x = np.random.default_rng(4).integers(0, 5, (6, 30)).astype(np.float16)
+    for rows in (x, x[:, ::2], x.T.copy().T, x[:0]):
+        v, i = topk_rows(rows, 3, largest=False)
+        t = torch.topk(torch.tensor(np.ascontiguousarray(rows)), 3, 1, largest=False)
+        assert v.dtype == np.float16 and i.dtype == np.int64 and v.flags.c_contiguous
+        np.testing.assert_array_equal(v, t.values.numpy())
+        np.testing.assert_array_equal(i, t.indices.numpy())
+    with pytest.raises(TypeError, match="2-d"):
+        topk_rows(np.zeros(3), 1)
+    with pytest.raises(TypeError, match="dtype"):
+        topk_rows(np.zeros((2, 3), np.complex64), 1)
+    with pytest.raises(ValueError, match="out of range"):
+        topk_rows(np.zeros((2, 3)), 4)
+    assert topk_rows(np.zeros((2, 3)), 0)[0].shape == (2, 0)
+
+
+def test_topk_refuses_complex_as_torch():
+    with pytest.raises(RuntimeError, match="complex"):
+        gs.topk(gs.tensor([1 + 2j, 3j]), 1)
