@@ -8,8 +8,8 @@ and ``gather``.
 
 Every index is checked against its dimension before any memory is touched (an IndexError
 names the first bad index; gather, which writes only its own result, checks each index
-before it reads through it: Note [gather checks as it reads]); the float arguments are checked by ``_kernels.pyx``'s shared
-code.  Public as ``gradstack_tensor.kernels``.
+before it reads through it: Note [gather checks as it reads]); the float arguments are
+checked by ``_kernels.pyx``'s shared code.  Public as ``gradstack_tensor.kernels``.
 """
 
 cimport cython
