@@ -1,7 +1,8 @@
-"""topk by a partition (``_impl_reduce._top_k_indices``, Note [topk by a partition]): the
-same values and indices as the full stable sort (ties, NaN, signed zeros, integers), and
-as torch 2.13 where the values are distinct; every dim, largest and smallest,
-non-contiguous and 0-size inputs; the gradient (gradcheck in float64)."""
+"""topk (``_impl_reduce._topk_by_kernel``, tensor-core's ``topk_rows``: Note [topk breaks
+ties as torch]): the same values and indices as torch 2.13, ties, NaN, signed zeros and
+integers included, both of torch's selection paths (64 k <= n and not), sorted or not;
+every dim, largest and smallest, non-contiguous and 0-size inputs; the gradient
+(gradcheck in float64)."""
 
 from __future__ import annotations
 
@@ -25,22 +26,53 @@ def _first_k_of_sort(x, k, dim, largest):
     return s.values.numpy()[tuple(sl)], s.indices.numpy()[tuple(sl)]
 
 
-@pytest.mark.parametrize("shape,k,dim", CASES)
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("largest", [True, False])
-@pytest.mark.parametrize("special", [False, True])
-def test_same_answer_as_the_full_sort(shape, k, dim, dtype, largest, special):
+def _ties(shape, dtype, special):
     x = (np.random.default_rng(0).standard_normal(shape) * 100).astype(dtype)
     if special and np.dtype(dtype).kind == "f":
         flat = x.reshape(-1)
         flat[::17], flat[::13], flat[::11], flat[::7] = np.nan, np.inf, -0.0, 0.0
     if special and np.dtype(dtype).kind != "f":
         x = x // 16  # many ties
-    r = gs.topk(gs.tensor(x), k, dim, largest)
-    values, indices = _first_k_of_sort(x, k, dim, largest)
-    np.testing.assert_array_equal(r.values.numpy(), values)
-    np.testing.assert_array_equal(r.indices.numpy(), indices)
+    return x
+
+
+@pytest.mark.parametrize("shape,k,dim", CASES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("special", [False, True])
+@pytest.mark.parametrize("ordered", [True, False])
+def test_same_answer_as_torch(shape, k, dim, dtype, largest, special, ordered):
+    x = _ties(shape, dtype, special)
+    r = gs.topk(gs.tensor(x), k, dim, largest, ordered)
+    t = torch.topk(torch.tensor(x), k, dim, largest, ordered)
+    np.testing.assert_array_equal(r.values.numpy(), t.values.numpy())
+    np.testing.assert_array_equal(np.signbit(r.values.numpy()), np.signbit(t.values.numpy()))
+    np.testing.assert_array_equal(r.indices.numpy(), t.indices.numpy())
     assert r.indices.dtype == gs.int64
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 9, 10, 40, 200, 639, 640])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8])
+def test_rows_of_ties_both_selection_paths(k, dtype):
+    """Rows of few distinct values (many ties at the k-th), k on both sides of n / 64."""
+    x = np.random.default_rng(k).integers(0, 4, (5, 640)).astype(dtype)
+    for largest in (True, False):
+        for ordered in (True, False):
+            r = gs.topk(gs.tensor(x), k, 1, largest, ordered)
+            t = torch.topk(torch.tensor(x), k, 1, largest, ordered)
+            np.testing.assert_array_equal(r.indices.numpy(), t.indices.numpy())
+            np.testing.assert_array_equal(r.values.numpy(), t.values.numpy())
+
+
+def test_gradient_of_ties_goes_where_torch_sends_it():
+    x = np.random.default_rng(3).integers(0, 3, (4, 50)).astype(np.float32)
+    grads = []
+    for L in (gs, torch):
+        a = L.tensor(x, requires_grad=True)
+        v = L.topk(a, 7, 1).values
+        (g,) = L.autograd.grad((v * L.arange(7.0)).sum(), a)
+        grads.append(g.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
 
 
 @pytest.mark.parametrize("shape,k,dim", CASES)
@@ -69,3 +101,27 @@ def test_non_contiguous_empty_and_gradients():
     np.testing.assert_array_equal(grads[0], grads[1])
     a = gs.tensor(x[:5, :12] / 7, requires_grad=True)
     assert gs.autograd.gradcheck(lambda t: gs.topk(t, 3, 1).values, (a,))
+
+
+def test_topk_rows_kernel_contract():
+    from gradstack_tensor.kernels import topk_rows
+
+    x = np.random.default_rng(4).integers(0, 5, (6, 30)).astype(np.float16)
+    for rows in (x, x[:, ::2], x.T.copy().T, x[:0]):
+        v, i = topk_rows(rows, 3, largest=False)
+        t = torch.topk(torch.tensor(np.ascontiguousarray(rows)), 3, 1, largest=False)
+        assert v.dtype == np.float16 and i.dtype == np.int64 and v.flags.c_contiguous
+        np.testing.assert_array_equal(v, t.values.numpy())
+        np.testing.assert_array_equal(i, t.indices.numpy())
+    with pytest.raises(TypeError, match="2-d"):
+        topk_rows(np.zeros(3), 1)
+    with pytest.raises(TypeError, match="dtype"):
+        topk_rows(np.zeros((2, 3), np.complex64), 1)
+    with pytest.raises(ValueError, match="out of range"):
+        topk_rows(np.zeros((2, 3)), 4)
+    assert topk_rows(np.zeros((2, 3)), 0)[0].shape == (2, 0)
+
+
+def test_topk_refuses_complex_as_torch():
+    with pytest.raises(RuntimeError, match="complex"):
+        gs.topk(gs.tensor([1 + 2j, 3j]), 1)

@@ -12,10 +12,11 @@ import warnings
 
 import numpy as np
 
-from . import _norm_kernels, _scan_kernels, _vector_norm_kernels, return_types
+from . import _norm_kernels, _order_kernels, _scan_kernels, _vector_norm_kernels, return_types
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, torch_dims, warn_at_caller
+from ._index_kernels import gather as _gather_kernel
 from ._kernels import fusable
 from ._shapes import _normalize_dim, normalize_dims
 from ._tensor import Tensor, _data, _wrap
@@ -189,35 +190,32 @@ def _extreme(input, dim, keepdim, name, arg_fn, red_fn, result_type):
         return result_type(_wrap(x.copy()), _wrap(np.zeros((), np.int64)))
     _check_nonempty(x, (axis,), name)
     idx = arg_fn(x, axis=axis, keepdims=True)
-    values = np.take_along_axis(x, idx, axis=axis)
+    if x.dtype in _GATHER_DTYPES and x.flags.aligned:
+        values = _gather_kernel(x, axis, idx)  # (one C pass; take_along_axis builds a key)
+    else:
+        values = np.take_along_axis(x, idx, axis=axis)
     if not keepdim:
         values, idx = values.squeeze(axis), idx.squeeze(axis)
     return result_type(_wrap(_c_order(values)), _wrap(_c_order(idx.astype(np.int64))))
 
 
+# Note [numpy's argmax is torch's with NaN]
+# torch's max/min/argmax/argmin along a dim propagate NaN: the first NaN of a row wins.
+# numpy's argmax and argmin do the same (a NaN is taken as the extreme and the first one is
+# returned, in its scalar and its SIMD loops alike), so no pass over the input looks for
+# NaN first (that pass and its boolean array were 2/3 of max's forward at 10**4 elements);
+# tests/test_selection_scatter_torch.py checks rows with NaN, inf and ties against torch.
+
+
 def _nan_argmax(x, axis, keepdims):
-    # torch propagates NaN: the first NaN wins
-    if x.dtype.kind == "f":
-        nan = np.isnan(x)
-        if nan.any():
-            return np.where(
-                nan.any(axis=axis, keepdims=keepdims),
-                np.argmax(nan, axis=axis, keepdims=keepdims),
-                np.argmax(np.where(nan, -np.inf, x), axis=axis, keepdims=keepdims),
-            )
-    return np.argmax(x, axis=axis, keepdims=keepdims)
+    return np.argmax(x, axis=axis, keepdims=keepdims)  # Note [numpy's argmax is torch's ...]
 
 
 def _nan_argmin(x, axis, keepdims):
-    if x.dtype.kind == "f":
-        nan = np.isnan(x)
-        if nan.any():
-            return np.where(
-                nan.any(axis=axis, keepdims=keepdims),
-                np.argmax(nan, axis=axis, keepdims=keepdims),
-                np.argmin(np.where(nan, np.inf, x), axis=axis, keepdims=keepdims),
-            )
-    return np.argmin(x, axis=axis, keepdims=keepdims)
+    return np.argmin(x, axis=axis, keepdims=keepdims)  # Note [numpy's argmax is torch's ...]
+
+
+_GATHER_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _no_complex(input, kernel):
@@ -559,32 +557,20 @@ def sort(input, dim=-1, descending=False):
     )
 
 
-def _top_k_indices(x, k, axis, largest):
-    """The indices of the ``k`` largest (smallest) elements along ``axis``, in the order of
-    the full stable sort (:func:`_argsort`), or None where that order cannot be read off a
-    partition: a tie at the k-th value, or NaN among the kept values.
-
-    Note [topk by a partition]
-    np.argpartition selects the k elements in one O(n) pass per row; only they are then
-    sorted (the full sort was 4-5x torch's topk at 10**6 elements).  To give the full
-    stable sort's answer, the selection is put back in index order before its stable sort
-    by value, and a row whose k-th value also occurs outside the selection (which of the
-    equal elements the full sort keeps is the lower indices, the partition's is arbitrary)
-    or whose kept values hold NaN, falls back to the full sort.
-    """
-    n = x.shape[axis]
-    part = np.argpartition(x, n - k if largest else k - 1, axis=axis)
-    sl = [slice(None)] * x.ndim
-    sl[axis] = slice(n - k, n) if largest else slice(0, k)
-    picked = np.sort(part[tuple(sl)], axis=axis)  # back in index order
-    vals = np.take_along_axis(x, picked, axis=axis)
-    edge = (np.min if largest else np.max)(vals, axis=axis, keepdims=True)
-    if x.dtype.kind in "fc" and np.isnan(vals).any():
-        return None
-    if ((x == edge).sum(axis=axis) != (vals == edge).sum(axis=axis)).any():
-        return None
-    order = _argsort(vals, axis, largest)
-    return np.take_along_axis(picked, order, axis=axis)
+def _topk_by_kernel(x, k, axis, largest, sorted):  # noqa: A002 - torch's name
+    """topk along ``axis`` by tensor-core's ``topk_rows``: torch's choice among ties and
+    its order (Note [topk breaks ties as torch] in _order_kernels.pyx); the results are
+    contiguous, as torch's."""
+    rows = np.moveaxis(x, axis, -1)
+    outer = rows.shape[:-1]
+    values, indices = _order_kernels.topk_rows(
+        rows.reshape(math.prod(outer), rows.shape[-1]), k, largest, sorted
+    )
+    values, indices = values.reshape(outer + (k,)), indices.reshape(outer + (k,))
+    if axis != x.ndim - 1:
+        values = np.ascontiguousarray(np.moveaxis(values, -1, axis))
+        indices = np.ascontiguousarray(np.moveaxis(indices, -1, axis))
+    return return_types.topk(_wrap(values), _wrap(indices))
 
 
 @OPS["topk"].set_kernel
@@ -592,21 +578,12 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     x = _data(input)
     if x.dtype.kind == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU; cast with .int() first")
+    if x.dtype.kind == "c":
+        raise RuntimeError("topk does not support complex dtypes on CPU")
     axis = _normalize_dim(dim, x.ndim)
     n = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"topk(): selected index k={k} out of range for dimension of size {n}")
-    if x.ndim and 0 < k < n // 2:
-        picked = _top_k_indices(x, k, axis, largest)
-        if picked is not None:
-            return return_types.topk(
-                _wrap(np.take_along_axis(x, picked, axis=axis)), _wrap(picked.astype(np.int64))
-            )
-    r = sort(input, dim, descending=largest)
-    if x.ndim == 0:
-        return return_types.topk(*r)  # as torch: the element itself, for k = 0 or 1
-    sl = [slice(None)] * x.ndim
-    sl[axis] = slice(0, k)
-    return return_types.topk(
-        _wrap(_data(r.values)[tuple(sl)].copy()), _wrap(_data(r.indices)[tuple(sl)].copy())
-    )
+    if x.ndim == 0:  # as torch: the element itself, for k = 0 or 1
+        return return_types.topk(_wrap(x.copy()), _wrap(np.zeros((), np.int64)))
+    return _topk_by_kernel(x, k, axis, largest, sorted)

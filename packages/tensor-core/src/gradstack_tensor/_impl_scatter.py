@@ -24,24 +24,27 @@ import numpy as np
 
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, _check_fits, _check_writable
+from ._index_kernels import scatter_ as _scatter_set
 from ._index_kernels import scatter_add_ as _scatter_add
 from ._shapes import _normalize_dim
 from ._tensor import Tensor, _data, _wrap
 
 _INDEX_NAMES = {"int64": "Long", "int32": "Int"}
+_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # (dtypes: no conversion per test)
 
 
 def _scatter_index(index, name: str) -> np.ndarray:
     if not isinstance(index, Tensor):
         raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
     idx = _data(index)
-    if idx.dtype not in (np.int64, np.int32):
+    if idx.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"{name.rstrip('_')}(): Expected dtype int32/int64 for index")
     return idx
 
 
-def _scatter_key(x: np.ndarray, axis: int, idx: np.ndarray, src_shape, name: str):
-    """The numpy key of the positions written, after torch's size and bound checks."""
+def _check_sizes(x: np.ndarray, axis: int, idx: np.ndarray, src_shape) -> None:
+    """torch's rank and size checks of scatter's operands."""
     if idx.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     if src_shape is not None and len(src_shape) != x.ndim:
@@ -59,6 +62,10 @@ def _scatter_key(x: np.ndarray, axis: int, idx: np.ndarray, src_shape, name: str
                     else f" and to be no larger size than src {list(src_shape)}"
                 )
             )
+
+
+def _scatter_key(x: np.ndarray, axis: int, idx: np.ndarray):
+    """The numpy key of the positions written, after torch's bound check."""
     n = x.shape[axis]
     bad = (idx < 0) | (idx >= n)
     if bad.any():
@@ -71,17 +78,23 @@ def _scatter_key(x: np.ndarray, axis: int, idx: np.ndarray, src_shape, name: str
     return tuple(key)
 
 
-def _add_at(x, axis, index, values, key):
-    """``np.add.at(x, key, values)``, where ``key`` puts ``values[p]`` at ``index[p]`` along
-    ``axis``: one C pass for float32/float64 (tensor-core's ``scatter_add_``)."""
-    if (
-        x.dtype in (np.float32, np.float64)
+def _kernel_operands(x, values, index):
+    """Whether tensor-core's scatter kernels take these arrays (float32/float64, one dtype,
+    native and aligned)."""
+    return (
+        x.dtype in _KERNEL_DTYPES
         and values.dtype == x.dtype
         and index.dtype.isnative
         and x.flags.aligned
         and values.flags.aligned
         and index.flags.aligned
-    ):
+    )
+
+
+def _add_at(x, axis, index, values, key):
+    """``np.add.at(x, key, values)``, where ``key`` puts ``values[p]`` at ``index[p]`` along
+    ``axis``: one C pass for float32/float64 (tensor-core's ``scatter_add_``)."""
+    if _kernel_operands(x, values, index):
         _scatter_add(x, axis, index, values)
     else:
         np.add.at(x, key, values)
@@ -93,6 +106,8 @@ def _scatter_values(x, src, idx, name):
         s = _data(src)
         if s.dtype != x.dtype:
             raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+        if s.ndim == 0:  # (a 0-d self and index: reshaped to one element by the caller)
+            return s, s.shape
         return s[tuple(slice(0, k) for k in idx.shape)], s.shape
     if isinstance(src, (bool, int, float, np.number)):
         _check_fits(src, x.dtype, float_checks=False)
@@ -114,8 +129,20 @@ def _scatter_into(out, dim, index, src, reduce, name, add):
     if src_shape is not None and len(src_shape) == 0:
         src_shape = (1,) * x.ndim
         values = values.reshape((1,) * x.ndim)
-    key = _scatter_key(x, axis, idx, src_shape, name)
-    values = np.broadcast_to(values, idx.shape)
+    _check_sizes(x, axis, idx, src_shape)
+    if values.shape != idx.shape:
+        values = np.broadcast_to(values, idx.shape)
+    if (add or reduce in ("add", None)) and _kernel_operands(x, values, idx):
+        # Note [scatter in one C pass]: the bounds checked by the kernel before any write
+        # (its words are torch's; torch's type), then one strided pass in index order
+        if np.may_share_memory(x, values):  # (``x.scatter_(d, i, x)``: read before written)
+            values = values.copy()
+        try:
+            (_scatter_add if add or reduce == "add" else _scatter_set)(x, axis, idx, values)
+        except IndexError as e:
+            raise RuntimeError(str(e)) from None
+        return
+    key = _scatter_key(x, axis, idx)
     if add or reduce == "add":
         _add_at(x, axis, idx, values, key)
     elif reduce == "multiply":

@@ -231,9 +231,23 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     a2 = _normalize_dim(dim2, x.ndim)
     if a1 == a2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    offset = int(offset)
+    if x.flags.c_contiguous and x.flags.writeable:
+        # Note [A strided view of a contiguous array made directly]: the view built on the
+        # array's own buffer (``np.ndarray(shape, dtype, x, offset, strides)``, which
+        # checks the extent against the buffer), writable as the array is: np.diagonal's
+        # read-only view and the rebuild that lifts it were most of the op's time
+        n1, n2 = x.shape[a1], x.shape[a2]
+        length = max(0, min(n1 - max(0, -offset), n2 - max(0, offset)))
+        start = offset * x.strides[a2] if offset >= 0 else -offset * x.strides[a1]
+        start = start if length else 0  # (an empty diagonal: at the start, in bounds)
+        rest = [d for d in range(x.ndim) if d not in (a1, a2)]
+        shape = tuple(x.shape[d] for d in rest) + (length,)
+        strides = tuple(x.strides[d] for d in rest) + (x.strides[a1] + x.strides[a2],)
+        return _wrap_view(np.ndarray(shape, x.dtype, x, start, strides), input)
     # numpy's diagonal is torch's: the diagonal becomes the last dim, an offset beyond
     # the matrix gives an empty one (numpy marks the view read-only; _view lifts that)
-    return _view(np.diagonal(x, int(offset), a1, a2), input)
+    return _view(np.diagonal(x, offset, a1, a2), input)
 
 
 @OPS["unfold"].set_kernel
@@ -259,6 +273,8 @@ def unfold(input, dimension, size, step):
     shape = x.shape[:axis] + (count,) + x.shape[axis + 1 :] + (size,)
     strides = x.strides[:axis] + (x.strides[axis] * step,) + x.strides[axis + 1 :]
     strides += (x.strides[axis],)
+    if x.flags.c_contiguous and x.flags.writeable:  # Note [A strided view of a contiguous ...]
+        return _wrap_view(np.ndarray(shape, x.dtype, x, 0, strides), input)
     r = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
     return _view(r, input, overlapping=True)
 
@@ -320,7 +336,7 @@ def _split_sizes(n, split_size_or_sections):
                 f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
             )
         return [0]
-    return [min(size, n - i) for i in range(0, n, size)] or [0]
+    return [size] * (n // size) + ([n % size] if n % size else []) or [0]
 
 
 @OPS["split"].set_kernel
@@ -329,9 +345,15 @@ def split(input, split_size_or_sections, dim=0):
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     axis = _normalize_dim(dim, x.ndim)
+    # Note [split slices once per piece]: the pieces are in range by construction, so
+    # each is one basic slice of the array, wrapped as a view (narrow's checks per piece
+    # were most of the time of a split into many pieces); a writable array's slices are
+    # writable, so only a read-only one goes through ``_view``'s rebuild
+    lead = (slice(None),) * axis
+    wrap = _view if not x.flags.writeable else _wrap_view
     out, start = [], 0
     for size in _split_sizes(x.shape[axis], split_size_or_sections):
-        out.append(narrow(input, axis, start, size))
+        out.append(wrap(x[(*lead, slice(start, start + size))], input))
         start += size
     return tuple(out)
 

@@ -5,7 +5,14 @@ from typing import Any, SupportsIndex
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["embedding_backward", "gather", "result_zeros", "scatter_add_", "take_rows"]
+__all__ = [
+    "embedding_backward",
+    "gather",
+    "result_zeros",
+    "scatter_",
+    "scatter_add_",
+    "take_rows",
+]
 
 _Index = npt.NDArray[np.int32] | npt.NDArray[np.int64]
 _Float = npt.NDArray[np.float32] | npt.NDArray[np.float64]
@@ -19,6 +26,14 @@ def embedding_backward(
     scale_grad_by_freq: bool = False,
 ) -> _Float: ...
 def scatter_add_(
+    out: _Float,
+    dim: SupportsIndex,
+    index: _Index,
+    src: _Float,
+    *,
+    wrap_negative: bool = False,
+) -> None: ...
+def scatter_(
     out: _Float,
     dim: SupportsIndex,
     index: _Index,

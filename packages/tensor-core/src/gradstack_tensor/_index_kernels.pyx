@@ -3,17 +3,19 @@
 ``embedding_backward`` (its gradient, a scatter-add of rows: Note [Embedding's backward is
 a scatter-add of rows]) and ``scatter_add_`` (the scatter-add behind the backward of
 getitem with an integer index, index_select, gather, unfold and the ``*_add`` writes: Note
-[One strided scatter-add]).
+[One strided scatter-add]), ``scatter_`` (its writing twin: scatter and scatter's backward)
+and ``gather``.
 
 Every index is checked against its dimension before any memory is touched (an IndexError
-names the first bad index); the float arguments are checked by ``_kernels.pyx``'s shared
-code.  Public as ``gradstack_tensor.kernels``.
+names the first bad index; gather, which writes only its own result, checks each index
+before it reads through it: Note [gather checks as it reads]); the float arguments are
+checked by ``_kernels.pyx``'s shared code.  Public as ``gradstack_tensor.kernels``.
 """
 
 cimport cython
 cimport numpy as cnp
 from cython.parallel cimport prange
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from ._dispatch cimport enter_op, exit_op
@@ -25,7 +27,9 @@ import numpy as np
 
 cnp.import_array()
 
-__all__ = ["embedding_backward", "gather", "result_zeros", "scatter_add_", "take_rows"]
+__all__ = [
+    "embedding_backward", "gather", "result_zeros", "scatter_", "scatter_add_", "take_rows"
+]
 
 cdef enum:
     MAX_DIMS = 64                 # NPY_MAXDIMS in numpy 2
@@ -495,6 +499,21 @@ cdef int _plan(str func, Walk* w, cnp.ndarray target, cnp.ndarray index, cnp.nda
                int dim, bint wrap) except -1:
     """The walk over `index` (and `other`, of its shape) into `target` along `dim`; raises
     IndexError for the first index out of range, before any memory is written."""
+    _walk(func, w, target, index, other, dim, wrap)
+    cdef const char* ip = <const char*>cnp.PyArray_DATA(index)
+    cdef bint is64 = _is64(index)
+    cdef int64_t bad = 0
+    cdef bint found
+    with nogil:
+        found = _find_bad(w, ip, is64, &bad)
+    if found:
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {w.n}")
+    return 0
+
+
+cdef int _walk(str func, Walk* w, cnp.ndarray target, cnp.ndarray index, cnp.ndarray other,
+               int dim, bint wrap) except -1:
+    """The walk of `_plan`, its indices not checked (a caller that checks each as it goes)."""
     cdef int a, nd = cnp.PyArray_NDIM(index)
     w.nd = nd
     w.dim = dim
@@ -505,14 +524,6 @@ cdef int _plan(str func, Walk* w, cnp.ndarray target, cnp.ndarray index, cnp.nda
     _element_strides(func, "out", target, w.ostr)
     _element_strides(func, "src", other, w.sstr)
     _element_strides(func, "index", index, w.istr)
-    cdef const char* ip = <const char*>cnp.PyArray_DATA(index)
-    cdef bint is64 = _is64(index)
-    cdef int64_t bad = 0
-    cdef bint found
-    with nogil:
-        found = _find_bad(w, ip, is64, &bad)
-    if found:
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {w.n}")
     return 0
 
 
@@ -556,7 +567,35 @@ def scatter_add_(out, dim, index, src, *, wrap_negative=False):
     array([[3., 0., 3.],
            [0., 0., 0.]])
     """
-    cdef str func = "scatter_add_"
+    _scatter_checked("scatter_add_", out, dim, index, src, wrap_negative, True)
+    return None
+
+
+def scatter_(out, dim, index, src, *, wrap_negative=False):
+    """``out[..., index[p], ...] = src[p]`` along ``dim`` for every position ``p`` of
+    ``index``, in place: torch's ``scatter_`` without ``reduce``.
+
+    Where an index repeats, the last write in C order of ``index`` wins (as torch's loop,
+    which writes each row of ``index`` in order).  The arguments are those of
+    :func:`scatter_add_`; ``src`` may be a broadcast (stride 0), for a single value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import scatter_
+    >>> out = np.zeros((2, 3))
+    >>> scatter_(out, 1, np.array([[0, 0, 2]]), np.array([[1., 2., 3.]]))
+    >>> out
+    array([[2., 0., 3.],
+           [0., 0., 0.]])
+    """
+    _scatter_checked("scatter_", out, dim, index, src, wrap_negative, False)
+    return None
+
+
+cdef int _scatter_checked(str func, object out, object dim, object index, object src,
+                          bint wrap_negative, bint add) except -1:
+    """The checks of scatter_add_/scatter_, then the pass (``add``: sums, else writes)."""
     cdef int typenum = _check_float_array(func, "out", out)
     _check_float_array(func, "src", src)
     _index_typenum(func, "index", index)
@@ -593,7 +632,7 @@ def scatter_add_(out, dim, index, src, *, wrap_negative=False):
                 f"dim {d}"
             )
     if cnp.PyArray_SIZE(s) == 0:
-        return None
+        return 0
     cdef Walk w
     _plan(func, &w, o, i, s, d, wrap_negative)
     cdef const char* ip = <const char*>cnp.PyArray_DATA(i)
@@ -602,10 +641,51 @@ def scatter_add_(out, dim, index, src, *, wrap_negative=False):
     cdef const void* sp = cnp.PyArray_DATA(s)
     with nogil:
         if typenum == cnp.NPY_FLOAT:
-            _scatter_add(&w, <float*>op, <const float*>sp, ip, is64)
+            if add:
+                _scatter_add(&w, <float*>op, <const float*>sp, ip, is64)
+            elif is64:
+                _scatter_set(&w, <float*>op, <const float*>sp, <const int64_t*>ip)
+            else:
+                _scatter_set(&w, <float*>op, <const float*>sp, <const int32_t*>ip)
         else:
-            _scatter_add(&w, <double*>op, <const double*>sp, ip, is64)
-    return None
+            if add:
+                _scatter_add(&w, <double*>op, <const double*>sp, ip, is64)
+            elif is64:
+                _scatter_set(&w, <double*>op, <const double*>sp, <const int64_t*>ip)
+            else:
+                _scatter_set(&w, <double*>op, <const double*>sp, <const int32_t*>ip)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _scatter_set(const Walk* w, real* out, const real* src,
+                       const index_t* idx) noexcept nogil:
+    """``out[p with p[dim] := idx[p]] = src[p]`` over the walk, in C order (the indices
+    were checked by ``_plan``)."""
+    cdef Py_ssize_t coord[MAX_DIMS]
+    cdef Py_ssize_t ob = 0, sb = 0, ib = 0, t
+    cdef int nd = w.nd, d
+    cdef Py_ssize_t last = w.shape[nd - 1]
+    cdef Py_ssize_t os = w.ostr[nd - 1], ss = w.sstr[nd - 1], istep = w.istr[nd - 1]
+    cdef Py_ssize_t odim = w.ostr[w.dim]
+    cdef Py_ssize_t step = 0 if w.dim == nd - 1 else os    # along the last axis: idx moves
+    cdef int64_t k, n = w.n
+    cdef bint wrap = w.wrap
+    for d in range(nd):
+        coord[d] = 0
+    while True:
+        if wrap:
+            for t in range(last):
+                k = idx[ib + t * istep]
+                if k < 0:
+                    k = k + n
+                out[ob + k * odim + t * step] = src[sb + t * ss]
+        else:
+            for t in range(last):
+                out[ob + idx[ib + t * istep] * odim + t * step] = src[sb + t * ss]
+        if not _next(w, coord, &ob, &sb, &ib):
+            return
 
 
 # -------------------------------------------------------------------------------------
@@ -614,27 +694,38 @@ def scatter_add_(out, dim, index, src, *, wrap_negative=False):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _gather(const Walk* w, const real* x, real* out, const char* idx,
-                  bint is64) noexcept nogil:
-    """``out[p] = x[p with p[dim] := index[p]]`` over the walk (`out` has its src role)."""
+cdef bint _gather(const Walk* w, const real* x, real* out, const index_t* idx,
+                  int64_t* bad) noexcept nogil:
+    """``out[p] = x[p with p[dim] := index[p]]`` over the walk (`out` has its src role),
+    each index checked as it is read (Note [gather checks as it reads]): True, with the
+    index in `bad`, at the first out of range."""
     cdef Py_ssize_t coord[MAX_DIMS]
     cdef Py_ssize_t xb = 0, ob = 0, ib = 0, t
     cdef int nd = w.nd, d
     cdef Py_ssize_t last = w.shape[nd - 1]
     cdef Py_ssize_t xs = w.ostr[nd - 1], os = w.sstr[nd - 1], istep = w.istr[nd - 1]
     cdef Py_ssize_t xdim = w.ostr[w.dim]
-    cdef bint along_last = w.dim == nd - 1
+    cdef Py_ssize_t step = 0 if w.dim == nd - 1 else xs    # along the last axis: idx moves
+    cdef int64_t k, n = w.n
     for d in range(nd):
         coord[d] = 0
     while True:
-        if along_last:
-            for t in range(last):
-                out[ob + t * os] = x[xb + _index_at(idx, ib + t * istep, is64) * xdim]
-        else:
-            for t in range(last):
-                out[ob + t * os] = x[xb + _index_at(idx, ib + t * istep, is64) * xdim + t * xs]
+        for t in range(last):
+            k = idx[ib + t * istep]
+            if <uint64_t>k >= <uint64_t>n:    # (a negative index too)
+                bad[0] = k
+                return True
+            out[ob + t * os] = x[xb + k * xdim + t * step]
         if not _next(w, coord, &xb, &ob, &ib):
-            return
+            return False
+
+
+# Note [gather checks as it reads]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# gather writes only its own new result, so its indices are checked in the pass that uses
+# them, before each read of ``x``: at the first bad index the pass stops and the result is
+# dropped.  A separate checking pass (what scatter_add_ needs, since it writes into its
+# caller's array) read the whole index twice: about a third of the kernel's time.
 
 
 def gather(x, dim, index):
@@ -699,16 +790,26 @@ def gather(x, dim, index):
     if result.size == 0:
         return result
     cdef Walk w
-    _plan(func, &w, <cnp.ndarray>x, <cnp.ndarray>index, <cnp.ndarray>view, d, False)
+    _walk(func, &w, <cnp.ndarray>x, <cnp.ndarray>index, <cnp.ndarray>view, d, False)
     cdef const char* ip = <const char*>cnp.PyArray_DATA(<cnp.ndarray>index)
     cdef bint is64 = _is64(<cnp.ndarray>index)
     cdef const void* xp = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* op = cnp.PyArray_DATA(<cnp.ndarray>view)
+    cdef int64_t bad = 0
+    cdef bint found
     with nogil:
         if typenum == cnp.NPY_FLOAT:
-            _gather(&w, <const float*>xp, <float*>op, ip, is64)
+            if is64:
+                found = _gather(&w, <const float*>xp, <float*>op, <const int64_t*>ip, &bad)
+            else:
+                found = _gather(&w, <const float*>xp, <float*>op, <const int32_t*>ip, &bad)
         else:
-            _gather(&w, <const double*>xp, <double*>op, ip, is64)
+            if is64:
+                found = _gather(&w, <const double*>xp, <double*>op, <const int64_t*>ip, &bad)
+            else:
+                found = _gather(&w, <const double*>xp, <double*>op, <const int32_t*>ip, &bad)
+    if found:
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {w.n}")
     return result
 
 

@@ -23,7 +23,7 @@ interface::
     _window_kernels.pyx            im2col/col2im, max and average pooling (and backwards)
     _batch_norm_kernels.pyx        batch norm's statistics, output and backward sums
     _index_kernels.pyx             indexing: ``take_rows``, ``embedding_backward``,
-                                   ``scatter_add_``, ``gather``
+                                   ``scatter_add_``, ``scatter_``, ``gather``
     _rnn_kernels.pyx               the fused LSTM and GRU cells, forward and backward
     _recurrent_gemm.pyx            an RNN step's product by a weight packed once a layer
     _norm_kernels.pyx              softmax/log_softmax and layer norm, forward and backward
@@ -33,6 +33,7 @@ interface::
     _division_kernels.pyx          fmod, remainder and floor division of floats
     _loss_kernels.pyx              smooth L1 and Huber losses, forward and backward
     _scan_kernels.pyx              cumsum, forward and reversed
+    _order_kernels.pyx             topk's selection per row, torch's (C++: ``topk_rows``)
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

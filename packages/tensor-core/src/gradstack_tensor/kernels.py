@@ -54,6 +54,8 @@ from ._masked_fill_kernels import *  # noqa: F403
 from ._masked_fill_kernels import __all__ as _masked_fill_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
+from ._order_kernels import *  # noqa: F403
+from ._order_kernels import __all__ as _order_kernels_all
 from ._recurrent_gemm import *  # noqa: F403
 from ._recurrent_gemm import __all__ as _recurrent_gemm_all
 from ._rnn_kernels import *  # noqa: F403
@@ -87,6 +89,7 @@ __all__ = sorted(
         *_embedding_bag_kernels_all,
         *_masked_fill_kernels_all,
         *_norm_kernels_all,
+        *_order_kernels_all,
         *_rnn_kernels_all,
         *_scan_kernels_all,
         *_sgd_update_all,

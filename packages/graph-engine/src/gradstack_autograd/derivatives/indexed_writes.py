@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_tensor import Tensor
+from gradstack_tensor import Tensor, kernels
 from gradstack_tensor.extension import data_of as _data
+from gradstack_tensor.extension import wrap as _wrap
 
-from ._formulas import _along_axis_key, _batch_gather, _lead, _sum_all
+from ._formulas import _along_axis_key, _batch_gather, _first_order_arrays, _lead, _sum_all
 from ._table import jvp, register
 from ._tangents import _pad, _put, _take, _tangent_sum
 from .batching import per_sample
@@ -89,10 +90,45 @@ def _gathered(grad, dim, index, key, shape, out_shape):
     return _values_grad(grad, key, shape, out_shape)
 
 
+def _scatter_arrays(grad, index):
+    """grad's and index's arrays when scatter's backward may run on them with tensor-core's
+    kernels (Note [scatter's backward on arrays]), else None."""
+    if not _first_order_arrays(grad):
+        return None
+    g, idx = _data(grad), _data(index)
+    if g.ndim == 0 or idx.ndim != g.ndim or idx.dtype not in _INDEX_DTYPES or idx.size == 0:
+        return None
+    return g, idx
+
+
+_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+
+
+# Note [scatter's backward on arrays]
+# At first order, ``self``'s gradient of scatter is a copy of the incoming gradient with
+# zeros written at the scattered positions (tensor-core's ``scatter_``: one pass, where the
+# mask of the differentiable formula took a boolean array, a fancy-index write and a
+# masked_fill), and the values' gradient is ``kernels.gather`` of it: torch's
+# ``grad.scatter(dim, index, 0)`` and ``grad.gather(dim, index)`` on the arrays.
+
+
 def _replaced(ctx, grad, kind):
     """The gradients of a write that replaces: none for ``self`` where it was written,
     the incoming gradient read back there for the values."""
     dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
+    arrays = _scatter_arrays(grad, index) if kind == "scatter" else None
+    if arrays is not None:
+        g, idx = arrays
+        axis = dim % g.ndim
+        need_self, need_values = ctx.needs_input_grad
+        g_self = g_values = None
+        if need_self:
+            out = np.copy(g, order="K")
+            kernels.scatter_(out, axis, idx, np.broadcast_to(np.zeros((), g.dtype), idx.shape))
+            g_self = _wrap(out)
+        if need_values:
+            g_values = _wrap(kernels.gather(g, axis, idx))
+        return g_self, g_values
     out_shape = tuple(grad.shape[len(_lead(grad)) :])  # (self's shape)
     key, shape = _positions(ctx, out_shape, dim, index, kind)
     need_self, need_values = ctx.needs_input_grad
@@ -142,9 +178,13 @@ def _scatter_jvp(args, out, tangents, lead):
 )
 def _scatter_add(ctx, grad):
     dim, index = ctx.saved_value("dim"), ctx.saved_value("index")
+    need_self, need_src = ctx.needs_input_grad
+    arrays = _scatter_arrays(grad, index) if need_src else None
+    if arrays is not None:  # Note [scatter's backward on arrays]
+        g, idx = arrays
+        return (grad if need_self else None), _wrap(kernels.gather(g, dim % g.ndim, idx))
     out_shape = tuple(grad.shape[len(_lead(grad)) :])  # (self's shape)
     key, shape = _positions(ctx, out_shape, dim, index, "scatter")
-    need_self, need_src = ctx.needs_input_grad
     return (grad if need_self else None), (
         _gathered(grad, dim, index, key, shape, out_shape) if need_src else None
     )

@@ -14,8 +14,6 @@ from gradstack_tensor.kernels import softmax_backward as _softmax_backward_kerne
 
 from .. import _grad_mode as _modes
 from ._formulas import (
-    _along_axis_key,
-    _batch_scatter,
     _dim_after,
     _expand_reduced,
     _first_order_arrays,
@@ -25,6 +23,7 @@ from ._formulas import (
     _lead,
     _reduced_count,
     refuse_undifferentiable_result,
+    scatter_along,
     var_backward,
 )
 from ._shown import (
@@ -299,8 +298,12 @@ def _extreme_backward(ctx, grad):
     g = grad
     if not keepdim:
         idx = np.expand_dims(idx, axis)
-        g = g.unsqueeze(axis + len(lead))
-    return (_batch_scatter(g, _along_axis_key(idx, axis), shape),)
+        g = (
+            _wrap(np.expand_dims(_data(g), axis))
+            if _first_order_arrays(g)
+            else g.unsqueeze(axis + len(lead))
+        )
+    return (scatter_along(g, idx, axis, shape),)
 
 
 def _amax_backward(ctx, grad):

@@ -18,6 +18,7 @@ from ._formulas import (
     _first_order_arrays,
     _lead,
     _sum_all,
+    scatter_along,
 )
 from ._shown import narrow_as_slice, split_sizes, squeeze_dims, uint_dims
 from ._table import jvp, register
@@ -529,6 +530,15 @@ def _diagonal_positions(shape, offset, dim1, dim2, length):
 def _diagonal(ctx, grad):
     offset, dim1, dim2 = (ctx.saved_value(k) for k in ("offset", "dim1", "dim2"))
     shape = ctx.input_shape(0)
+    if _first_order_arrays(grad):
+        # zeros with the gradient written on their diagonal: a view of the fresh block
+        # (numpy's diagonal is torch's, read-only until told otherwise: the block is ours)
+        out = kernels.result_zeros(tuple(shape), _data(grad).dtype)
+        n = len(shape)
+        d = np.diagonal(out, offset, dim1 % n, dim2 % n)
+        d.flags.writeable = True
+        d[...] = _data(grad)
+        return (_data_wrap(out),)
     order, permuted, key = _diagonal_positions(shape, offset, dim1, dim2, grad.shape[-1])
     g = _batch_scatter(grad, key, permuted)  # zeros but the diagonal, dims still moved
     inverse = [0] * len(order)
@@ -586,14 +596,29 @@ def _unfold_backward_arrays(g, shape, axis, size, step):
     the window (``size`` of them), no index array, no copy of ``g``.  Positions go from the
     window's last to its first, so an element shared by windows sums them in window order
     (as the index_add of the differentiable formula)."""
-    out = kernels.result_zeros(shape, g.dtype)
     count = g.shape[axis]
+    if 0 < size == step:
+        # windows side by side: the gradient is the windows laid back in place, one copy,
+        # and zeros only past the last window
+        out = kernels.result_zeros(shape, g.dtype) if count * size < shape[axis] else None
+        if out is None:
+            out = np.empty(shape, g.dtype)
+        key = [slice(None)] * len(shape)
+        key[axis] = slice(0, count * size)
+        covered = out[tuple(key)]
+        split = covered.reshape(shape[:axis] + (count, size) + shape[axis + 1 :])
+        np.copyto(split, np.moveaxis(g, -1, axis + 1))
+        return out
+    out = kernels.result_zeros(shape, g.dtype)
     if count == 0:
         return out
     key = [slice(None)] * len(shape)
     for k in range(size - 1, -1, -1):
         key[axis] = slice(k, k + step * (count - 1) + 1, step)
-        out[tuple(key)] += g[..., k]
+        if step >= size:  # windows apart: each element has one gradient at most
+            out[tuple(key)] = g[..., k]
+        else:
+            out[tuple(key)] += g[..., k]
     return out
 
 
@@ -609,7 +634,21 @@ def _pieces_backward(ctx, grads, dim):
     shape = ctx.input_shape(0)
     axis = dim % len(shape)
     pieces = ctx.extra
-    lead = _lead(next(x for x in grads if x is not None))
+    first = next(x for x in grads if x is not None)
+    if _first_order_arrays(first):
+        # Note [split's gradient in one block]: the pieces' gradients written into one
+        # zeroed block, not a zeros tensor per piece without a gradient and a cat of all
+        # (a split into 1,000 rows of which one is used made 999 tensors per backward)
+        out = kernels.result_zeros(tuple(shape), _data(first).dtype)
+        key = [slice(None)] * len(shape)
+        start = 0
+        for g, size in zip(grads, pieces):
+            if g is not None:
+                key[axis] = slice(start, start + size)
+                out[tuple(key)] = _data(g)
+            start += size
+        return (_data_wrap(out),)
+    lead = _lead(first)
     out = []
     for g, size in zip(grads, pieces):
         if g is None:
@@ -623,7 +662,7 @@ def _pieces_backward(ctx, grads, dim):
 
 def _piece_sizes(args, out):
     dim = args[2]
-    return tuple(o.shape[dim] for o in out)
+    return tuple(_data(o).shape[dim] for o in out)  # (the arrays' shapes: no Size objects)
 
 
 @register(
@@ -914,7 +953,7 @@ def _gather(ctx, grad):
     shape = ctx.input_shape(0)
     if not shape:  # every element of the result is the 0-d input
         return (_sum_all(grad, _lead(grad)),)
-    return (_batch_scatter(grad, _along_axis_key(_data(index), dim % len(shape)), shape),)
+    return (scatter_along(grad, _data(index), dim % len(shape), shape),)
 
 
 @jvp("gather")
@@ -935,7 +974,7 @@ def _sorted_backward(ctx, grad, grad_indices=None):
         return (None,)
     if not shape:
         return (grad,)
-    return (_batch_scatter(grad, _along_axis_key(ctx.extra, dim % len(shape)), shape),)
+    return (scatter_along(grad, ctx.extra, dim % len(shape), shape),)
 
 
 # Note [Selections keep their indices, not their values]
