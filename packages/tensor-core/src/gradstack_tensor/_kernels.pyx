@@ -32,6 +32,7 @@ interface::
     _division_kernels.pyx          fmod, remainder and floor division of floats
     _loss_kernels.pyx              smooth L1 and Huber losses, forward and backward
     _scan_kernels.pyx              cumsum, forward and reversed
+    _nll_kernels.pyx               the NLL loss (nll_loss, nll_loss2d), forward and backward
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

@@ -52,6 +52,8 @@ from ._loss_kernels import *  # noqa: F403
 from ._loss_kernels import __all__ as _loss_kernels_all
 from ._masked_fill_kernels import *  # noqa: F403
 from ._masked_fill_kernels import __all__ as _masked_fill_kernels_all
+from ._nll_kernels import *  # noqa: F403
+from ._nll_kernels import __all__ as _nll_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._recurrent_gemm import *  # noqa: F403
@@ -86,6 +88,7 @@ __all__ = sorted(
         *_dropout_kernels_all,
         *_embedding_bag_kernels_all,
         *_masked_fill_kernels_all,
+        *_nll_kernels_all,
         *_norm_kernels_all,
         *_rnn_kernels_all,
         *_scan_kernels_all,
