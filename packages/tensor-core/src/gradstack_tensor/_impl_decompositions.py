@@ -18,6 +18,7 @@ import threading
 
 import numpy as np
 
+from . import _triangular_arrays
 from ._dispatch import OPS
 from ._out import _SCALAR_NAMES as _TYPE_NAMES
 from ._tensor import Tensor, _data, _wrap
@@ -198,6 +199,25 @@ def linalg_solve(A, B, left=True):
     return _result(r[..., 0] if vector else r, a.dtype)
 
 
+def _cholesky_low(x: np.ndarray) -> np.ndarray:
+    """The lower factor: blocked on matrix products for float32/float64 matrices above a
+    block (Note [Triangular solves by recursive halving] in _triangular_arrays.py), else
+    numpy's potrf.  Where the blocked factorization fails, potrf decides (a matrix at the
+    edge of positive-definiteness may pass one and fail the other's roundings)."""
+    if x.dtype in _BLOCKED_DTYPES and x.shape[-1] >= _BLOCKED_CHOLESKY_FROM:
+        try:
+            return _triangular_arrays.cholesky_lower(x)
+        except np.linalg.LinAlgError:
+            pass
+    return np.linalg.cholesky(x)
+
+
+_BLOCKED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# potrf is faster up to n = 150 (40 vs 98 us at 100, float32), the blocked factor from 200
+# (363 vs 548 us; at 600, 3.2 vs 7.6 ms): CPU time, one thread
+_BLOCKED_CHOLESKY_FROM = 192
+
+
 @OPS["linalg_cholesky"].set_kernel
 def linalg_cholesky(A, upper=False):
     x = _data(A)
@@ -205,7 +225,7 @@ def linalg_cholesky(A, upper=False):
     if x.size == 0:
         return _result(np.empty(x.shape), x.dtype)
     try:
-        low = np.linalg.cholesky(x)
+        low = _cholesky_low(x)
     except np.linalg.LinAlgError:
         flat = x.reshape((-1,) + x.shape[-2:])
         for i, m in enumerate(flat):

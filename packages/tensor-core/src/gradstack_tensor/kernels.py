@@ -68,6 +68,8 @@ from ._special_kernels import *  # noqa: F403
 from ._special_kernels import __all__ as _special_kernels_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
+from ._triangular_arrays import *  # noqa: F403
+from ._triangular_arrays import __all__ as _triangular_arrays_all
 from ._vector_norm_kernels import *  # noqa: F403
 from ._vector_norm_kernels import __all__ as _vector_norm_kernels_all
 from ._window_kernels import *  # noqa: F403
@@ -95,6 +97,7 @@ __all__ = sorted(
         *_sgd_update_all,
         *_special_kernels_all,
         *_sum_to_shape_all,
+        *_triangular_arrays_all,
         *_vector_norm_kernels_all,
         *_window_kernels_all,
     ]

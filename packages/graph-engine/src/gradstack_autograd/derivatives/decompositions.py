@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 import numpy as np
+from gradstack_tensor import kernels
 from gradstack_tensor import linalg as _linalg
 from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import wrap as _wrap
@@ -228,6 +229,8 @@ def _linalg_cholesky(ctx, grad):
     # torch's cholesky_backward (Iain Murray, arXiv 1602.07527):
     # L^-H Phi(L^H gL), symmetrised, then L^-1 on the right
     upper, low = ctx.saved_value("upper"), ctx.saved_value("result")
+    if _first_order_arrays(grad) and _data(low).dtype == _data(grad).dtype:
+        return (_wrap(_cholesky_backward_arrays(_data(low), _data(grad), upper)),)
     g = grad
     if upper:
         low, g = _mT(low), _mT(g)
@@ -236,6 +239,21 @@ def _linalg_cholesky(ctx, grad):
     ga = _linalg.solve(_mT(low), ga)
     ga = _linalg.solve(low, ga, left=False)
     return (ga,)
+
+
+def _cholesky_backward_arrays(low, g, upper):
+    """torch's cholesky_backward on arrays (first order): its formula above, with its
+    two triangular solves by tensor-core's blocked ``solve_triangular`` (Note [Triangular
+    solves by recursive halving]) where ``linalg.solve`` factored each triangle as a
+    general matrix (~2.7x the flops)."""
+    if upper:
+        low, g = np.swapaxes(low, -1, -2), np.swapaxes(g, -1, -2)
+    low_t = np.swapaxes(low, -1, -2)
+    ga = np.tril(low_t @ g)
+    ga = 0.5 * (ga + np.swapaxes(np.tril(ga, -1), -1, -2))
+    ga = kernels.solve_triangular(low_t, ga, upper=True)
+    ga = kernels.solve_triangular(low, ga, upper=False, left=False)
+    return np.ascontiguousarray(ga, dtype=g.dtype)
 
 
 @jvp("linalg_cholesky")
