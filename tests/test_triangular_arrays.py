@@ -61,17 +61,24 @@ def test_solve_triangular_batches_views_and_empty(dtype):
     bt = np.swapaxes(np.random.default_rng(3).standard_normal((3, 9, 100)).astype(dtype), -1, -2)
     ours = kernels.solve_triangular(up, bt, upper=True)
     theirs = torch.linalg.solve_triangular(
-        torch.from_numpy(np.ascontiguousarray(up)), torch.from_numpy(np.ascontiguousarray(bt)),
+        torch.from_numpy(np.ascontiguousarray(up)),
+        torch.from_numpy(np.ascontiguousarray(bt)),
         upper=True,
     ).numpy()
     _close(ours, theirs, dtype)
     # only the named triangle is read
     junk = low + np.triu(np.full((100, 100), np.nan, dtype), 1)
-    _close(kernels.solve_triangular(junk, b[0], upper=False),
-           kernels.solve_triangular(low, b[0], upper=False), dtype, 0.0)
-    for a, bb in [(np.eye(3, dtype=dtype), np.zeros((3, 0), dtype)),
-                  (np.zeros((0, 0), dtype), np.zeros((0, 4), dtype)),
-                  (np.zeros((0, 5, 5), dtype), np.zeros((0, 5, 2), dtype))]:
+    _close(
+        kernels.solve_triangular(junk, b[0], upper=False),
+        kernels.solve_triangular(low, b[0], upper=False),
+        dtype,
+        0.0,
+    )
+    for a, bb in [
+        (np.eye(3, dtype=dtype), np.zeros((3, 0), dtype)),
+        (np.zeros((0, 0), dtype), np.zeros((0, 4), dtype)),
+        (np.zeros((0, 5, 5), dtype), np.zeros((0, 5, 2), dtype)),
+    ]:
         out = kernels.solve_triangular(a, bb, upper=True)
         assert out.shape == bb.shape and out.dtype == dtype
 
@@ -144,7 +151,7 @@ def test_cholesky_gradcheck_in_float64():
         x = gs.tensor(r.standard_normal(shape) / 8, requires_grad=True)
         eye = gs.eye(shape[-1], dtype=gs.float64)
 
-        def fn(v):
+        def fn(v, eye=eye):
             return gs.linalg.cholesky(v @ v.mT + eye)
 
         assert gs.autograd.gradcheck(fn, (x,), eps=1e-6, atol=1e-5, fast_mode=True)

@@ -31,8 +31,13 @@ def test_rows_match_the_float64_kernel(n, offset):
     )
     for weight, weight64 in ((w, w64), (None, None)):
         want = K.layer_norm_backward(g64, x64, n, weight64)
-        for flags in [(True, True, True), (True, False, False), (False, True, True),
-                      (False, False, True), (True, True, False)]:
+        for flags in [
+            (True, True, True),
+            (True, False, False),
+            (False, True, True),
+            (False, False, True),
+            (True, True, False),
+        ]:
             got = K.layer_norm_backward(
                 g, x, n, weight, input_grad=flags[0], weight_grad=flags[1], bias_grad=flags[2]
             )
