@@ -158,3 +158,35 @@ def test_cholesky_gradcheck_in_float64():
     small = gs.tensor(r.standard_normal((2, 4, 4)), requires_grad=True)
     eye4 = gs.eye(4, dtype=gs.float64)
     assert gs.autograd.gradgradcheck(lambda v: gs.linalg.cholesky(v @ v.mT + eye4), (small,))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["spd", "symmetric indefinite", "general", "batch of both"])
+def test_det_and_logabsdet_gradients_by_the_cholesky_inverse(dtype, kind):
+    # (Note [The inverse of a symmetric positive-definite matrix by its Cholesky factor]:
+    # from 192 rows a symmetric matrix's inverse is tried by its factor first)
+    n = 200
+    r = np.random.default_rng(8)
+    m = r.standard_normal((n, n))
+    if kind == "spd":
+        a = _spd(n, np.float64)
+    elif kind == "symmetric indefinite":
+        a = (m + m.T) / np.sqrt(n) + 0.1 * np.eye(n)
+    elif kind == "general":
+        a = m / np.sqrt(n) + np.eye(n)
+    else:
+        a = np.stack([_spd(n, np.float64), (m + m.T) / np.sqrt(n)])
+    # scaled to |det| = 1, which float32 holds
+    a = (a / np.exp(np.linalg.slogdet(a)[1] / n)[..., None, None]).astype(dtype)
+    for name in ("det", "logabsdet"):
+        grads = []
+        for L in (gs, torch):
+            t = L.tensor(a, requires_grad=True)
+            out = L.linalg.det(t) if name == "det" else L.linalg.slogdet(t)[1]
+            (g,) = L.autograd.grad(out.sum(), t)
+            grads.append((out.detach().numpy(), g.numpy()))
+        (o1, g1), (o2, g2) = grads
+        tol = 2e-4 if dtype == np.float32 else 1e-9
+        np.testing.assert_allclose(o1, o2, rtol=tol, atol=tol)  # (logabsdet ~ 0 here)
+        scale = np.abs(g2).max()
+        np.testing.assert_allclose(g1, g2, rtol=0, atol=tol * scale)
