@@ -190,3 +190,44 @@ def test_det_and_logabsdet_gradients_by_the_cholesky_inverse(dtype, kind):
         np.testing.assert_allclose(o1, o2, rtol=tol, atol=tol)  # (logabsdet ~ 0 here)
         scale = np.abs(g2).max()
         np.testing.assert_allclose(g1, g2, rtol=0, atol=tol * scale)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["spd", "symmetric indefinite", "general"])
+@pytest.mark.parametrize("case", ["matrix", "vector", "right", "batched"])
+def test_solve_of_a_symmetric_system_is_torchs(dtype, kind, case):
+    # (Note [A symmetric system is tried by its Cholesky factor first], from 192 rows)
+    n = 200
+    r = np.random.default_rng(9)
+    m = r.standard_normal((n, n))
+    if kind == "spd":
+        a = _spd(n, np.float64)
+    elif kind == "symmetric indefinite":
+        a = (m + m.T) / np.sqrt(n) + 0.1 * np.eye(n)
+    else:
+        a = m / np.sqrt(n) + 2 * np.eye(n)
+    b = r.standard_normal({"vector": (n,), "batched": (3, n, 4)}.get(case, (n, 5)))
+    if case == "batched":
+        a = np.stack([a, a.T @ a / n + np.eye(n), a])  # SPD only if a is
+    a, b = a.astype(dtype), b.astype(dtype)
+    left = case != "right"
+    grads = []
+    for L in (gs, torch):
+        ta, tb = L.tensor(a, requires_grad=True), L.tensor(b, requires_grad=True)
+        out = L.linalg.solve(ta, tb if left else tb.mT, left=left)
+        ga, gb = L.autograd.grad((out * out).sum(), (ta, tb))
+        grads.append([v.detach().numpy() for v in (out, ga, gb)])
+    for u, v in zip(*grads):
+        _close(u, v, dtype, scale=50.0)
+
+
+def test_solve_of_a_singular_symmetric_system_is_torchs_error():
+    a = _spd(200, np.float64)
+    a[:, 7] = 0
+    a[7, :] = 0
+    b = np.ones((200, 2))
+    with pytest.raises(torch.linalg.LinAlgError) as theirs:
+        torch.linalg.solve(torch.from_numpy(a), torch.from_numpy(b))
+    with pytest.raises(gs.linalg.LinAlgError) as ours:
+        gs.linalg.solve(gs.tensor(a), gs.tensor(b))
+    assert str(ours.value) == str(theirs.value)
