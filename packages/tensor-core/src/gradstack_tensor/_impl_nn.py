@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from . import _activation_kernels, _loss_kernels, _norm_kernels
+from . import _activation_kernels, _loss_kernels, _nll_kernels, _norm_kernels
 from . import _batch_norm_kernels as _bn_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
@@ -220,6 +220,27 @@ def nll_weights(target: np.ndarray, weight, n_classes: int, ignore_index: int, d
     return safe, w
 
 
+_NLL_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def nll_kernel_takes(x: np.ndarray, weight) -> bool:
+    """Whether ``_nll_kernels`` takes an NLL loss of input `x` (at least 2-d) and `weight`:
+    C-contiguous float32/float64 arrays (the others keep the numpy path)."""
+    return (
+        x.dtype in _NLL_KERNEL_DTYPES
+        and x.flags.c_contiguous
+        and x.flags.aligned
+        and (weight is None or (weight.flags.c_contiguous and weight.flags.aligned))
+    )
+
+
+def nll_kernel_target(t: np.ndarray) -> np.ndarray:
+    """Targets as ``_nll_kernels`` takes them: C-contiguous int64."""
+    if t.dtype == np.int64 and t.flags.c_contiguous and t.flags.aligned:
+        return t
+    return np.ascontiguousarray(t, dtype=np.int64)
+
+
 def _nll(op, input, target, weight, reduction, ignore_index):
     x = _float(input, op, "nll_loss_out_frame")
     t = _nll_target(target, op)
@@ -233,6 +254,12 @@ def _nll(op, input, target, weight, reduction, ignore_index):
             f"weight tensor should be defined either for all {n_classes} classes or no "
             f"classes but got weight tensor of shape: {list(w_arr.shape)}"
         )
+    if x.ndim >= 2 and nll_kernel_takes(x, w_arr):
+        # one pass over the targets (Note [The NLL kernels follow torch's loops])
+        loss, _ = _nll_kernels.nll_loss_forward(
+            x, nll_kernel_target(t), w_arr, reduction, ignore_index
+        )
+        return _wrap(loss.reshape(t.shape) if reduction == "none" else loss)
     if x.ndim == 1:
         t2 = t.reshape(())
         safe, w = nll_weights(t2, w_arr, n_classes, ignore_index, x.dtype)

@@ -34,6 +34,7 @@ interface::
     _loss_kernels.pyx              smooth L1 and Huber losses, forward and backward
     _scan_kernels.pyx              cumsum, forward and reversed
     _order_kernels.pyx             topk's selection per row, torch's (C++: ``topk_rows``)
+    _nll_kernels.pyx               the NLL loss (nll_loss, nll_loss2d), forward and backward
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

@@ -52,6 +52,8 @@ from ._loss_kernels import *  # noqa: F403
 from ._loss_kernels import __all__ as _loss_kernels_all
 from ._masked_fill_kernels import *  # noqa: F403
 from ._masked_fill_kernels import __all__ as _masked_fill_kernels_all
+from ._nll_kernels import *  # noqa: F403
+from ._nll_kernels import __all__ as _nll_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._order_kernels import *  # noqa: F403
@@ -68,6 +70,8 @@ from ._special_kernels import *  # noqa: F403
 from ._special_kernels import __all__ as _special_kernels_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
+from ._triangular_arrays import *  # noqa: F403
+from ._triangular_arrays import __all__ as _triangular_arrays_all
 from ._vector_norm_kernels import *  # noqa: F403
 from ._vector_norm_kernels import __all__ as _vector_norm_kernels_all
 from ._window_kernels import *  # noqa: F403
@@ -88,6 +92,7 @@ __all__ = sorted(
         *_dropout_kernels_all,
         *_embedding_bag_kernels_all,
         *_masked_fill_kernels_all,
+        *_nll_kernels_all,
         *_norm_kernels_all,
         *_order_kernels_all,
         *_rnn_kernels_all,
@@ -95,6 +100,7 @@ __all__ = sorted(
         *_sgd_update_all,
         *_special_kernels_all,
         *_sum_to_shape_all,
+        *_triangular_arrays_all,
         *_vector_norm_kernels_all,
         *_window_kernels_all,
     ]

@@ -49,6 +49,7 @@ from gradstack_tensor.kernels import layer_norm_backward as _layer_norm_backward
 
 from ..grad_mode import no_grad
 from ._formulas import (
+    _KERNEL_DTYPES,
     _batch_scatter,
     _first_order_arrays,
     _kernel_arrays,
@@ -270,6 +271,25 @@ def _nll_flat_indices(shape, safe):
     return (base + safe.reshape(n, s) * s).reshape(-1)
 
 
+def _nll_kernel_backward(shape, target, weight, reduction, ignore_index, g):
+    """The input's gradient from tensor-core's NLL kernel (Note [The NLL kernels follow
+    torch's loops] in _nll_kernels.pyx), or None when it does not take the arrays (a 1-d
+    input, a weight of another dtype or layout): first order, ``g`` the gradient's array."""
+    if len(shape) < 2 or g.dtype not in _KERNEL_DTYPES:
+        return None
+    w = None
+    if weight is not None:
+        w = _data(weight)
+        if w.dtype != g.dtype or not (w.flags.c_contiguous and w.flags.aligned):
+            return None
+    t = _data(target)
+    if t.dtype != np.int64 or not (t.flags.c_contiguous and t.flags.aligned):
+        t = np.ascontiguousarray(t, dtype=np.int64)
+    if not (g.flags.c_contiguous and g.flags.aligned):
+        g = np.ascontiguousarray(g)
+    return kernels.nll_loss_backward(g, shape, t, w, reduction, ignore_index)
+
+
 def _nll_backward(ctx, grad):
     ctx.saved_value("self")  # (read as torch's formula does: the version check)
     target, weight, reduction, ignore_index = (
@@ -277,6 +297,11 @@ def _nll_backward(ctx, grad):
     )
     shape = tuple(ctx.input_shape(0))
     lead = _lead(grad)
+    if not lead and _first_order_arrays(grad):
+        # one pass over the targets, torch's values (a reduced or an unreduced loss)
+        out = _nll_kernel_backward(shape, target, weight, reduction, ignore_index, _data(grad))
+        if out is not None:
+            return (_wrap(out),)
     if reduction != "none" and grad.dim() == 0 and _kernel_arrays(grad) is not None:
         # first order, a reduced loss: the gradient folded into the scattered values, no
         # pass of ``g * coef`` over the whole input (the same products, (-w / total) * g)
