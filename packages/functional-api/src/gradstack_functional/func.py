@@ -12,6 +12,7 @@ Examples
 [[0.0, 2.0], [4.0, 6.0]]
 """
 
+from .batched_tensor import is_batched
 from .eager_transforms import (
     grad,
     grad_and_value,
@@ -37,4 +38,23 @@ __all__ = [
     "hessian",
     "functional_call",
     "stack_module_state",
+    "debug_unwrap",
 ]
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The tensor under a transform's wrapper, for debugging: inside ``vmap`` a batched
+    tensor's physical tensor (batch dims included; with ``recurse=False`` one level of
+    nested ``vmap`` only); any other tensor as it is.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> from gradstack_functional.func import vmap
+    >>> vmap(lambda r: debug_unwrap(r).sum())(gt.ones(3, 2)).tolist()   # sums all 6
+    [6.0, 6.0, 6.0]
+    """
+    if not is_batched(tensor):
+        return tensor
+    inner = tensor._gs_value
+    return debug_unwrap(inner) if recurse else inner

@@ -1,7 +1,7 @@
 """``gradstack.func``: torch.func's composable transforms (``vmap``, ``grad``,
 ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``,
-``functional_call``, ``stack_module_state``) from gradstack-functional-api
-(``gradstack_functional.func``)."""
+``functional_call``, ``stack_module_state``, ``debug_unwrap``) from gradstack-functional-api
+(``gradstack_functional.func``), and ``replace_all_batch_norm_modules_`` from nn-mini."""
 
 try:
     import gradstack_functional.func as _impl
@@ -14,5 +14,8 @@ except ModuleNotFoundError as e:  # pragma: no cover - a partial install
     ) from None
 
 from gradstack_functional.func import *  # noqa: F403,E402
+from gradstack_nn.utils.batch_norm_replacement import (  # noqa: E402
+    replace_all_batch_norm_modules_,
+)
 
-__all__ = list(_impl.__all__)
+__all__ = [*_impl.__all__, "replace_all_batch_norm_modules_"]

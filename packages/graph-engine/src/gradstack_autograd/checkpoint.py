@@ -54,8 +54,11 @@ __all__ = [
     "checkpoint",
     "checkpoint_sequential",
     "CheckpointError",
+    "CheckpointFunction",
+    "check_backward_validity",
     "detach_variable",
     "noop_context_fn",
+    "set_checkpoint_debug_enabled",
     "set_checkpoint_early_stop",
 ]
 
@@ -89,19 +92,22 @@ def detach_variable(inputs: tuple) -> tuple:
     return tuple(out)
 
 
-def _check_backward_validity(inputs) -> None:
+def check_backward_validity(inputs) -> None:
+    """torch's warning when no tensor of ``inputs`` requires grad (the reentrant
+    checkpoint's gradients would all be None)."""
     if not any(isinstance(i, gt.Tensor) and i.requires_grad for i in inputs):
         warnings.warn(
             "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=3
         )
 
 
-class _CheckpointFunction(Function):
-    """The reentrant form (torch's ``CheckpointFunction``)."""
+class CheckpointFunction(Function):
+    """The reentrant form of :func:`checkpoint` (torch's ``CheckpointFunction``):
+    ``CheckpointFunction.apply(function, preserve_rng_state, *args)``."""
 
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
-        _check_backward_validity(args)
+        check_backward_validity(args)
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
@@ -236,6 +242,30 @@ def set_checkpoint_early_stop(enable: bool):
         _enable_checkpoint_early_stop = prev
 
 
+# torch's override of checkpoint's ``debug`` argument (None: each call's own)
+_checkpoint_debug_enabled: bool | None = None
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):
+    """Within the block, every :func:`checkpoint` runs with ``debug=enabled`` whatever its
+    own argument says (None: each call's own), as torch's context manager.  torch's debug
+    mode adds the traces of the operators of both runs to a recomputation's mismatch
+    error; gradstack's error gives the counts and the tip to this switch only, so the
+    switch is recorded and restored and changes no result.
+
+    >>> with set_checkpoint_debug_enabled(True):
+    ...     pass
+    """
+    global _checkpoint_debug_enabled
+    prev = _checkpoint_debug_enabled
+    try:
+        _checkpoint_debug_enabled = enabled
+        yield
+    finally:
+        _checkpoint_debug_enabled = prev
+
+
 def checkpoint(
     function,
     *args,
@@ -279,7 +309,7 @@ def checkpoint(
             raise ValueError(
                 "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
             )
-        return _CheckpointFunction.apply(function, preserve, *args)
+        return CheckpointFunction.apply(function, preserve, *args)
     frame = _Frame(function, args, kwargs, preserve)
     if context_fn is not None:
         forward_context, recompute_context = context_fn()

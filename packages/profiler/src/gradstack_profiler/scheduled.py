@@ -65,7 +65,49 @@ __all__ = [
     "tensorboard_trace_handler",
     "supported_activities",
     "record_function",
+    "DeviceType",
+    "kineto_available",
 ]
+
+
+class DeviceType(enum.IntEnum):
+    """torch's device kinds (``c10::DeviceType``), with torch's numbers: what a profiler
+    event's ``device_type`` names.  gradstack's events are all ``CPU``."""
+
+    CPU = 0
+    CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
+    FPGA = 7
+    MAIA = 8
+    XLA = 9
+    Vulkan = 10
+    Metal = 11
+    XPU = 12
+    MPS = 13
+    Meta = 14
+    HPU = 15
+    VE = 16
+    Lazy = 17
+    IPU = 18
+    MTIA = 19
+    PrivateUse1 = 20
+
+    def __str__(self):
+        return f"DeviceType.{self.name}"
+
+
+def kineto_available() -> bool:
+    """False: gradstack's profiler records its own events, not through Kineto (torch's
+    answer in a build without Kineto; code that checks it keeps to the CPU path).
+
+    >>> kineto_available()
+    False
+    """
+    return False
 
 
 class ProfilerActivity(enum.Enum):

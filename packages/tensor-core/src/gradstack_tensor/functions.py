@@ -109,13 +109,14 @@ globals().update(_FROM_TABLE)
 # are the method's.  The census of torch's names (docs/census.md) listed them as missing.
 _TORCH_FUNCTIONS_OF_METHODS = (
     # in-place forms of ops whose function form is written by hand or is a composite
-    "addmv_", "arccos_", "arcsin_", "arctan_", "clamp_max_", "clamp_min_", "clip_",
+    "addmv_", "arccos_", "arcsin_", "arctan_", "as_strided_", "clamp_max_", "clamp_min_", "clip_",
     "conj_physical_", "deg2rad_", "detach_", "erf_", "erfc_", "fix_", "frac_", "ldexp_",
     "logit_", "nan_to_num_", "negative_", "rad2deg_", "resize_as_", "sinc_", "square_",
     "xlogy_",
     # out-of-place
-    "adjoint", "conj", "conj_physical", "ger", "get_device", "is_conj", "is_inference",
-    "is_neg", "is_nonzero", "is_same_size", "is_signed", "msort", "narrow_copy",
+    "adjoint", "as_strided_scatter", "conj", "conj_physical", "ger", "get_device", "is_conj",
+    "is_distributed", "is_inference", "is_neg", "is_nonzero", "is_same_size", "is_signed",
+    "msort", "narrow_copy", "nonzero_static",
     "resolve_conj", "resolve_neg", "split_with_sizes", "take",
 )  # fmt: skip
 

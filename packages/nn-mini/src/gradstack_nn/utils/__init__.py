@@ -3,6 +3,7 @@
 (``gradstack.nn.utils.rnn``: packed sequences)."""
 
 from . import data, parametrizations, parametrize, rnn
+from .batch_norm_replacement import replace_all_batch_norm_modules_
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -17,6 +18,7 @@ from .fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from .init import skip_init
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
@@ -35,6 +37,7 @@ __all__ = [
     "clip_grads_with_norm_",
     "get_total_norm",
     "parameters_to_vector",
+    "skip_init",
     "vector_to_parameters",
     "fuse_conv_bn_eval",
     "fuse_conv_bn_weights",

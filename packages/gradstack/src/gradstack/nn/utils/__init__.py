@@ -15,12 +15,14 @@ from gradstack_nn.utils.fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from gradstack_nn.utils.init import skip_init
 from gradstack_nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from gradstack_nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 from . import clip_grad, parametrizations, parametrize, rnn
 
 __all__ = [
+    "skip_init",
     "clip_grad_norm_",
     "clip_grad_value_",
     "clip_grad",
