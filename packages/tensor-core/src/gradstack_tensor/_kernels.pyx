@@ -32,6 +32,7 @@ interface::
     _division_kernels.pyx          fmod, remainder and floor division of floats
     _loss_kernels.pyx              smooth L1 and Huber losses, forward and backward
     _scan_kernels.pyx              cumsum, forward and reversed
+    _sum_kernels.pyx               the sum of every element of a float32 array
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

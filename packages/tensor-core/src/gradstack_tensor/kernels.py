@@ -64,6 +64,8 @@ from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
 from ._special_kernels import *  # noqa: F403
 from ._special_kernels import __all__ as _special_kernels_all
+from ._sum_kernels import *  # noqa: F403
+from ._sum_kernels import __all__ as _sum_kernels_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
 from ._vector_norm_kernels import *  # noqa: F403
@@ -91,6 +93,7 @@ __all__ = sorted(
         *_scan_kernels_all,
         *_sgd_update_all,
         *_special_kernels_all,
+        *_sum_kernels_all,
         *_sum_to_shape_all,
         *_vector_norm_kernels_all,
         *_window_kernels_all,
