@@ -33,6 +33,7 @@ interface::
     _loss_kernels.pyx              smooth L1 and Huber losses, forward and backward
     _scan_kernels.pyx              cumsum, forward and reversed
     _sum_kernels.pyx               the sum of every element of a float32 array
+    _pointwise_kernels.pyx         sign (float32/float64) and the float32 exp2
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

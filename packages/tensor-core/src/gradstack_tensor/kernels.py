@@ -54,6 +54,8 @@ from ._masked_fill_kernels import *  # noqa: F403
 from ._masked_fill_kernels import __all__ as _masked_fill_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
+from ._pointwise_kernels import *  # noqa: F403
+from ._pointwise_kernels import __all__ as _pointwise_kernels_all
 from ._recurrent_gemm import *  # noqa: F403
 from ._recurrent_gemm import __all__ as _recurrent_gemm_all
 from ._rnn_kernels import *  # noqa: F403
@@ -83,6 +85,7 @@ __all__ = sorted(
         *_transcendentals_all,
         *_index_kernels_all,
         *_recurrent_gemm_all,
+        *_pointwise_kernels_all,
         *_kernels_all,
         *_loss_kernels_all,
         *_dropout_kernels_all,
