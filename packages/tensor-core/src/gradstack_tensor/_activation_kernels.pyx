@@ -96,6 +96,17 @@ __all__ = [
 # in the exp can show as a relative difference there; elsewhere they agree within an ulp
 # or two (max absolute difference 1.4e-6 at |x| <= 15, as before this change).  The
 # ``erf`` op keeps the double erf above (correctly rounded).
+#
+# Note [float32 SiLU with a float exp]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch's float32 silu and silu_backward compute exp(-x) with Sleef's expf (within an ulp)
+# in 16 float lanes; with the double exp above (8 lanes, correctly rounded) the loops took
+# twice torch's time (~0.8 ms at 1M elements, one thread, AVX-512).  They take
+# gs_act_expf, the float exp of the GELU loops extended to every float (to inf above
+# 88.72, into the subnormals below -87 as Sleef's): 0.40 ms (torch 0.41 ms), backward
+# 0.47 ms (torch 0.49 ms); with AVX2 0.67 and 0.77 ms.  On every 397th float32 the
+# forward is within 4 ulps of torch's, 99.8% of them equal; the backward, whose
+# 1 + x (1 - s) cancels near x = -1.28, as before this change (the same ulp profile).
 
 # Note [float32 erfinv by one polynomial]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -291,6 +302,44 @@ cdef extern from *:
         return e;
     }
 
+    /* Note [float32 SiLU with a float exp]: exp(v) in float for every float v, within ~1
+       ulp (as gs_act_expf_nonpos: Cody-Waite, Taylor to r**7) for |v| <= 104 (beyond,
+       exp rounds to 0 or is inf); 2**k is applied as two powers of two, 2**(k >> 1) and
+       2**(k - (k >> 1)) (each normal for k in [-150, 128]), so that the second product
+       rounds once into the subnormals as Sleef's does; v above ln(FLT_MAX) = 88.7228 and
+       +inf give inf (an integer select on the bits), nan stays nan */
+    GS_BODY float gs_act_expf(float v) {
+        uint32_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        uint32_t big = 0u - (uint32_t)((bits > 0x42b17217u) & (bits <= 0x7f800000u));
+        float w = gs_act_clamp(v, 0x42d00000u);  /* |v| <= 104 (nan stays nan) */
+        float kr = w * 1.44269504088896341f + 12582912.0f;
+        float k = kr - 12582912.0f;
+        float r = (w - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
+        float p = 1.0f / 5040.0f;
+        p = p * r + 1.0f / 720.0f;
+        p = p * r + 1.0f / 120.0f;
+        p = p * r + 1.0f / 24.0f;
+        p = p * r + 1.0f / 6.0f;
+        p = p * r + 0.5f;
+        p = p * r + 1.0f;
+        p = p * r + 1.0f;
+        uint32_t kbits;
+        memcpy(&kbits, &kr, sizeof kbits);
+        int32_t ki = (int32_t)(kbits - 0x4b400000u);  /* k, in [-150, 150] */
+        int32_t k1 = ki >> 1;
+        uint32_t s1bits = (uint32_t)(k1 + 127) << 23, s2bits = (uint32_t)(ki - k1 + 127) << 23;
+        float s1, s2;
+        memcpy(&s1, &s1bits, sizeof s1);
+        memcpy(&s2, &s2bits, sizeof s2);
+        float e = (p * s1) * s2;
+        uint32_t ebits;
+        memcpy(&ebits, &e, sizeof ebits);
+        ebits = (ebits & ~big) | (0x7f800000u & big);
+        memcpy(&e, &ebits, sizeof e);
+        return e;
+    }
+
     /* torch's vectorised float erf (Vectorized<float>::erf, ATen's vec256/vec512):
        Abramowitz and Stegun 7.1.26, erf(y) = sign(y) (1 - r(t) t exp(-y*y)) with
        t = 1 / (1 + p |y|), absolute error below 1.5e-7 (Note [float32 exact GELU in
@@ -394,13 +443,13 @@ cdef extern from *:
     GS_BODY void gs_silu_f32_body(const float* x, float* out, Py_ssize_t start,
                                   Py_ssize_t stop) {
         for (Py_ssize_t i = start; i < stop; i++)
-            out[i] = x[i] / (1.0f + (float)gs_act_exp(-x[i]));
+            out[i] = x[i] / (1.0f + gs_act_expf(-x[i]));
     }
 
     GS_BODY void gs_silu_backward_f32_body(const float* g, const float* x, float* out,
                                            Py_ssize_t start, Py_ssize_t stop) {
         for (Py_ssize_t i = start; i < stop; i++) {
-            float s = 1.0f / (1.0f + (float)gs_act_exp(-x[i]));
+            float s = 1.0f / (1.0f + gs_act_expf(-x[i]));
             out[i] = g[i] * s * (1.0f + x[i] * (1.0f - s));
         }
     }
