@@ -8,6 +8,7 @@ import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_tensor import _random_kernels
+from gradstack_tensor import random as gt_random
 
 torch = pytest.importorskip("torch")
 
@@ -60,3 +61,36 @@ def test_the_kernel_checks_its_arguments():
         _random_kernels.random_mod(np.zeros(3, np.uint64), out, 0, 0)
     with pytest.raises((TypeError, ValueError)):
         _random_kernels.random_mod(np.zeros(3, np.uint64), np.empty(3, np.int32), 10, 0)
+
+
+def test_the_stream_continues_as_torchs():
+    # the state after random_ (drawn by the C loop, Note [random_ draws in the same pass])
+    # is numpy's, hence torch's: later draws and the saved state agree
+    for seed in (0, 77):
+        torch.manual_seed(seed)
+        gt.manual_seed(seed)
+        for n, hi in ((5, 10), (1000, 100), (623, 3), (1, 7), (2000, 2**24)):
+            want = torch.empty(n).random_(-3, hi).numpy()
+            np.testing.assert_array_equal(gt.empty(n).random_(-3, hi).numpy(), want)
+            np.testing.assert_array_equal(gt.rand(7).numpy(), torch.rand(7).numpy())
+        np.testing.assert_array_equal(
+            gt_random.get_rng_state().numpy(), torch.get_rng_state().numpy()
+        )
+        g, tg = gt.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+        np.testing.assert_array_equal(
+            gt.empty(50, dtype=gt.float64).random_(0, 9, generator=g).numpy(),
+            torch.empty(50, dtype=torch.float64).random_(0, 9, generator=tg).numpy(),
+        )
+        np.testing.assert_array_equal(gt.randn(3, generator=g).numpy(),
+                                      torch.randn(3, generator=tg).numpy())  # fmt: skip
+
+
+def test_the_twister_kernel_checks_its_arguments():
+    key = np.zeros(624, np.uint32)
+    out = np.empty(3)
+    with pytest.raises(ValueError, match="624 words"):
+        _random_kernels.mt_random_mod(key[:10], 0, out, 10, 0)
+    with pytest.raises(ValueError, match="position"):
+        _random_kernels.mt_random_mod(key, 625, out, 10, 0)
+    with pytest.raises(ValueError, match="span"):
+        _random_kernels.mt_random_mod(key, 0, out, 2**32, 0)

@@ -452,10 +452,13 @@ def random_fill(input, low, high, gen):
             low, high = _float_bounds(low, high, name)
     x = _data(input)
     if name in ("float32", "float64"):  # one C pass (Note [random_ in one C pass])
-        raw, span, low = _random_draws(gen, x.size, name, low, high)
         view = _memory_order(x)
         flat = view.reshape(-1) if view.flags.c_contiguous else np.empty(x.size, x.dtype)
-        _rk.random_mod(raw, flat, span, low)
+        if low is not None and high - low < 2**28:  # 32-bit draws, drawn in the same pass
+            gen._random_mod_into(flat, high - low, low)
+        else:
+            raw, span, low = _random_draws(gen, x.size, name, low, high)
+            _rk.random_mod(raw, flat, span, low)
         if not view.flags.c_contiguous:
             view[...] = flat.reshape(view.shape)
         input._bump_version("random_")
