@@ -33,6 +33,7 @@ __all__ = [
     "leaky_relu_backward",
     "silu",
     "silu_backward",
+    "softplus_backward",
 ]
 
 
@@ -549,6 +550,25 @@ cdef extern from *:
         }
     }
 
+    /* Note [softplus_backward in one pass]: torch's softplus_backward in float,
+       x * beta > threshold ? g : g * z / (z + 1) with z = exp(x * beta), the exp in float
+       (gs_act_expf), the choice by a select on the bits (the other side may be nan) */
+    GS_BODY void gs_softplus_backward_f32_body(float beta, float threshold, const float* g,
+                                               const float* x, float* out,
+                                               Py_ssize_t start, Py_ssize_t stop) {
+        uint32_t keep, gb, rb;
+        for (Py_ssize_t i = start; i < stop; i++) {
+            float v = x[i] * beta;
+            float z = gs_act_expf(v);
+            float r = g[i] * z / (z + 1.0f);
+            keep = 0u - (uint32_t)(v > threshold);
+            memcpy(&gb, g + i, sizeof gb);
+            memcpy(&rb, &r, sizeof rb);
+            rb = (gb & keep) | (rb & ~keep);
+            memcpy(out + i, &rb, sizeof rb);
+        }
+    }
+
     #define GS_ACT_CLONES(suffix, attr)                                                \\
         attr static void gs_gelu_f32_##suffix(int tanh_form, const float* x, float* out,   \\
                                               Py_ssize_t start, Py_ssize_t stop) {         \\
@@ -581,6 +601,11 @@ cdef extern from *:
         attr static int gs_erfinv_f32_##suffix(int backward, const float* g,               \\
                 const float* y, float* out, Py_ssize_t start, Py_ssize_t stop) {           \\
             return gs_erfinv_f32_body(backward, g, y, out, start, stop);                   \\
+        }                                                                                  \\
+        attr static void gs_softplus_backward_f32_##suffix(float beta, float threshold,    \\
+                const float* g, const float* x, float* out, Py_ssize_t start,              \\
+                Py_ssize_t stop) {                                                         \\
+            gs_softplus_backward_f32_body(beta, threshold, g, x, out, start, stop);        \\
         }
 
     GS_ACT_CLONES(default, )
@@ -711,6 +736,23 @@ cdef extern from *:
         }
     }
 
+    static void gs_softplus_backward_f32(int gs_avx2, int gs_avx512, float beta,
+                                         float threshold, const float* g, const float* x,
+                                         float* out, Py_ssize_t start, Py_ssize_t stop) {
+        GS_ACT_DISPATCH(gs_softplus_backward_f32, (beta, threshold, g, x, out, start, stop));
+    }
+
+    /* float64: torch's formula with libm's exp, one element at a time */
+    static void gs_softplus_backward_f64(double beta, double threshold, const double* g,
+                                         const double* x, double* out, Py_ssize_t start,
+                                         Py_ssize_t stop) {
+        for (Py_ssize_t i = start; i < stop; i++) {
+            double v = x[i] * beta;
+            double z = exp(v);
+            out[i] = v > threshold ? g[i] : g[i] * z / (z + 1.0);
+        }
+    }
+
     static void gs_erfinv_f64(int backward, const double* g, const double* y, double* out,
                               Py_ssize_t start, Py_ssize_t stop) {
         const double k = 0.5 * 1.77245385090551602730;
@@ -729,6 +771,12 @@ cdef extern from *:
                        float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
     void gs_erfinv_f64(int backward, const double* g, const double* y, double* out,
                        Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_softplus_backward_f32(int avx2, int avx512, float beta, float threshold,
+                                  const float* g, const float* x, float* out,
+                                  Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_softplus_backward_f64(double beta, double threshold, const double* g,
+                                  const double* x, double* out, Py_ssize_t start,
+                                  Py_ssize_t stop) noexcept nogil
 
 
 # the loops' kinds (gs_act_f32's switch); erfinv has its own loops
@@ -1069,3 +1117,58 @@ def leaky_relu_backward(grad, x, negative_slope=0.01):
     """
     return _apply("leaky_relu_backward", LEAKY_RELU, False, grad, x,
                   _slope("leaky_relu_backward", negative_slope))
+
+
+cdef void _softplus_range(bint single, double beta, double threshold, const void* g,
+                          const void* x, void* out, Py_ssize_t start,
+                          Py_ssize_t stop) noexcept nogil:
+    if single:
+        gs_softplus_backward_f32(kernel_avx2(), kernel_avx512(), <float>beta,
+                                 <float>threshold, <const float*>g, <const float*>x,
+                                 <float*>out, start, stop)
+    else:
+        gs_softplus_backward_f64(beta, threshold, <const double*>g, <const double*>x,
+                                 <double*>out, start, stop)
+
+
+cdef cnp.ndarray _softplus_backward(str func, object grad, object x, object beta,
+                                    object threshold):
+    cdef int typenum = _check_input(func, "x", x)
+    cdef double b = float(beta), t = float(threshold)
+    cdef cnp.ndarray xa = <cnp.ndarray>x
+    _check_input(func, "grad", grad)
+    _check_same(func, "grad", grad, "x", x)
+    cdef const void* gp = cnp.PyArray_DATA(<cnp.ndarray>grad)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(xa), cnp.PyArray_DIMS(xa),
+                                             typenum, 0)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(xa), block, start, step
+    cdef int nthreads = kernel_threads(n, _activation_threshold)
+    cdef bint single = typenum == cnp.NPY_FLOAT
+    cdef const void* xp = cnp.PyArray_DATA(xa)
+    cdef void* op_ = cnp.PyArray_DATA(out)
+    if nthreads <= 1:
+        with nogil:
+            _softplus_range(single, b, t, gp, xp, op_, 0, n)
+        return out
+    step = (kernel_block_size(n, nthreads) + 63) // 64 * 64
+    with nogil:
+        for block in prange(nthreads, schedule="static", num_threads=nthreads):
+            start = block * step
+            _softplus_range(single, b, t, gp, xp, op_, min(start, n), min(start + step, n))
+    return out
+
+
+def softplus_backward(grad, x, beta=1.0, threshold=20.0):
+    """torch's softplus_backward: ``grad`` where ``x * beta > threshold``, else
+    ``grad * z / (z + 1)`` with ``z = exp(x * beta)`` (Note [softplus_backward in one
+    pass]; the exp in float for float32, libm's for float64); arrays as for
+    :func:`gelu_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import softplus_backward
+    >>> softplus_backward(np.ones(3), np.array([-1.0, 0.0, 30.0]))
+    array([0.26894142, 0.5       , 1.        ])
+    """
+    return _softplus_backward("softplus_backward", grad, x, beta, threshold)
