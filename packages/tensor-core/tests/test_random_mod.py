@@ -69,7 +69,8 @@ def test_the_stream_continues_as_torchs():
     for seed in (0, 77):
         torch.manual_seed(seed)
         gt.manual_seed(seed)
-        for n, hi in ((5, 10), (1000, 100), (623, 3), (1, 7), (2000, 2**24)):
+        # (from 2**15 elements the twister runs in the C loop: both paths, one stream)
+        for n, hi in ((5, 10), (40_000, 100), (623, 3), (2**15 + 1, 7), (2000, 2**24)):
             want = torch.empty(n).random_(-3, hi).numpy()
             np.testing.assert_array_equal(gt.empty(n).random_(-3, hi).numpy(), want)
             np.testing.assert_array_equal(gt.rand(7).numpy(), torch.rand(7).numpy())
@@ -78,8 +79,8 @@ def test_the_stream_continues_as_torchs():
         )
         g, tg = gt.Generator().manual_seed(5), torch.Generator().manual_seed(5)
         np.testing.assert_array_equal(
-            gt.empty(50, dtype=gt.float64).random_(0, 9, generator=g).numpy(),
-            torch.empty(50, dtype=torch.float64).random_(0, 9, generator=tg).numpy(),
+            gt.empty(50_000, dtype=gt.float64).random_(0, 9, generator=g).numpy(),
+            torch.empty(50_000, dtype=torch.float64).random_(0, 9, generator=tg).numpy(),
         )
         np.testing.assert_array_equal(gt.randn(3, generator=g).numpy(),
                                       torch.randn(3, generator=tg).numpy())  # fmt: skip
