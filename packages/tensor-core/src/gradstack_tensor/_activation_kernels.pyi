@@ -17,6 +17,7 @@ __all__ = [
     "leaky_relu_backward",
     "silu",
     "silu_backward",
+    "softplus_backward",
 ]
 
 _Float = TypeVar("_Float", np.float32, np.float64)
@@ -39,3 +40,6 @@ def leaky_relu(x: _Array[_Float], negative_slope: float = 0.01) -> _Array[_Float
 def leaky_relu_backward(
     grad: _Array[_Float], x: _Array[_Float], negative_slope: float = 0.01
 ) -> _Array[_Float]: ...
+def softplus_backward(
+    grad: npt.NDArray[_Float], x: npt.NDArray[_Float], beta: float = 1.0, threshold: float = 20.0
+) -> npt.NDArray[_Float]: ...

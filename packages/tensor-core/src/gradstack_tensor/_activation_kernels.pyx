@@ -33,6 +33,7 @@ __all__ = [
     "leaky_relu_backward",
     "silu",
     "silu_backward",
+    "softplus_backward",
 ]
 
 
@@ -58,9 +59,9 @@ __all__ = [
 # Two torch artefacts are kept: its vectorised float32 GELU (exact form) of +inf is nan,
 # and it overflows to inf from x = 1.7e38 (it computes x (1 + erf) before halving); its
 # float64 one, and both tanh forms, give inf and x.
-# erfinv is torch's calc_erfinv (a rational first guess, then two Newton steps with
-# erf/exp): for float64, and for float32 without AVX-512, in the array's dtype with libm's
-# functions, one element at a time (Note [float32 erfinv in double] for the other case).
+# erfinv of float64 is torch's calc_erfinv (a rational first guess, then two Newton steps
+# with erf/exp) with libm's functions, one element at a time; of float32, one polynomial
+# in double (Note [float32 erfinv by one polynomial]).
 #
 # Note [float32 erf, exp and tanh in double]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -96,21 +97,44 @@ __all__ = [
 # in the exp can show as a relative difference there; elsewhere they agree within an ulp
 # or two (max absolute difference 1.4e-6 at |x| <= 15, as before this change).  The
 # ``erf`` op keeps the double erf above (correctly rounded).
+#
+# Note [float32 SiLU with a float exp]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch's float32 silu and silu_backward compute exp(-x) with Sleef's expf (within an ulp)
+# in 16 float lanes; with the double exp above (8 lanes, correctly rounded) the loops took
+# twice torch's time (~0.8 ms at 1M elements, one thread, AVX-512).  They take
+# gs_act_expf, the float exp of the GELU loops extended to every float (to inf above
+# 88.72, into the subnormals below -87 as Sleef's): 0.40 ms (torch 0.41 ms), backward
+# 0.47 ms (torch 0.49 ms); with AVX2 0.67 and 0.77 ms.  On every 397th float32 the
+# forward is within 4 ulps of torch's, 99.8% of them equal; the backward, whose
+# 1 + x (1 - s) cancels near x = -1.28, as before this change (the same ulp profile).
 
-# Note [float32 erfinv in double]
-# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# torch's float32 erfinv (~2.5 ns an element, vectorised) is calc_erfinv in float; with
-# libm's scalar erff/expf/logf that algorithm costs ~35 ns an element here.  The float32
-# loop with AVX-512 runs calc_erfinv in double instead, without a branch: both first
-# guesses (the central rational function, and the tail's, whose sqrt(-log((1 - |y|)/2))
-# is exp(log(l)/2) with l in [ln 2, 17.4], since GCC keeps sqrt a call for errno's sake)
-# with the one for |y| <= 0.7 taken by arithmetic, then the two Newton steps with the
-# double erf and exp above and a log by atanh's series; the result is rounded once.  It
-# is within an ulp of torch's everywhere but near +-1, where erfinv is ill-conditioned
-# (4e-6 relatively at 0.99999).  |y| >= 1 and nan are redone by the scalar loop.  The
-# AVX2 copy of this loop ran ~10x slower than the scalar one here (not understood), so
-# CPUs without AVX-512 keep the scalar loop (~10-20 ms at 1M elements with AVX-512,
-# ~60-90 ms without, measured on a loaded host).
+# Note [float32 erfinv by one polynomial]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch's float32 erfinv is not calc_erfinv in float: it is vectorised (~2.5 ns an
+# element; MKL's vsErfInv in the builds with MKL) and nearly correctly rounded (on every
+# 53rd float32 in [0, 1), 20.1M values, it differs from the correctly rounded value in
+# 1,125, by 1 ulp).  calc_erfinv in double (a first guess, two Newton steps with erf and
+# exp) took ~20-30 ns an element even vectorised with AVX-512.  The float32 loop computes
+#     erfinv(y) = y P(w),  w = -log((1 - |y|)(1 + |y|)) = -log(1 - y*y)
+# in double, without a branch: (1 - |y|)(1 + |y|) is exact for a float32 y; the log is the
+# atanh series above; P is one polynomial of degree 30 in u = w/8 - 1 over w in [0, 16]
+# (every float32 |y| < 1 has w <= 15.95), by Horner's rule (its coefficients' absolute
+# values sum to 4.8: no cancellation).  erfinv(y)/y is analytic in w, but has
+# singularities at Im w = +-pi (where 1 - y*y = e**-w is negative), which is why the
+# degree is this high; a split at w = 6.25 would need degree 18 for the first piece and a
+# select or a branch for the second.  P is the Chebyshev interpolant of erfinv(y)/y at 300
+# points of [0, 16] (mpmath, 40 digits), truncated to degree 30 and converted to powers of
+# u: its relative error is 6.1e-14 at 4001 points.  The double value is then rounded once:
+# on the 20.1M values above it differs from the correctly rounded one in 17, by 1 ulp,
+# and from torch's by at most 1 ulp.  Tiny y give w = 0 and y P(0) = y sqrt(pi)/2, the
+# right value down to the subnormals; -0.0 stays -0.0.  |y| >= 1 and nan (+-inf at +-1,
+# nan beyond) are redone by calc_erfinv in a scalar pass, taken only when the loop saw
+# one.  The backward loop is ErfinvBackward0 in torch's float order,
+# ((float)(sqrt(pi)/2) * exp(x*x)) * grad with x the float32 erfinv and the exp in double
+# rounded.  At 1M elements, one thread: ~2.7 ms with AVX-512 (torch: 2.5 ms), ~4.5 ms
+# with AVX2 (the log's m > sqrt(2) is an integer compare of the bits, without which GCC
+# 12 does not vectorise the AVX2 copy); the SSE2 copy is not vectorised (~40-80 ms).
 
 cdef extern from *:
     """
@@ -139,11 +163,6 @@ cdef extern from *:
         bits = (bits & 0x80000000u) | mag;
         memcpy(&x, &bits, sizeof x);
         return x;
-    }
-
-    /* min(a, limit) for |a| < 2**50 or nan (which stays nan), as arithmetic (exact there) */
-    GS_BODY double gs_act_min(double a, double limit) {
-        return a - (a > limit) * (a - limit);
     }
 
     /* erf(a) for a in [0, 4] or nan (Note [float32 erf, exp and tanh in double]) */
@@ -183,13 +202,10 @@ cdef extern from *:
         return copysign(gs_act_erf_core(gs_act_clamp(fabsf(x), GS_ACT_BITS_4)), (double)x);
     }
 
-    /* erf(x) for |x| < 2**50 or nan (erfinv's Newton steps) */
-    GS_BODY double gs_act_erf_d(double x) {
-        return copysign(gs_act_erf_core(gs_act_min(fabs(x), 4.0)), x);
-    }
-
     /* log(v) for v > 0 normal: v = 2**e m with m in [sqrt(1/2), sqrt(2)), log m =
-       2 atanh(s) with s = (m - 1)/(m + 1), |s| <= 0.172, by its series to s**21 */
+       2 atanh(s) with s = (m - 1)/(m + 1), |s| <= 0.172, by its series to s**21 (absolute
+       error ~1e-16); m > sqrt(2) is an integer compare of the bits, which GCC 12
+       vectorises for AVX2 where it does not a compare of doubles */
     GS_BODY double gs_act_log(double v) {
         uint64_t bits, ebits;                          /* (AVX2 has no signed >> of 64 bits) */
         memcpy(&bits, &v, sizeof bits);
@@ -198,9 +214,9 @@ cdef extern from *:
         memcpy(&e, &ebits, sizeof e);
         e = e - (6755399441055744.0 / 1.5 + 1023.0);
         bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+        double big = (int64_t)bits > (int64_t)0x3ff6a09e667f3bcdLL;   /* m > sqrt(2) */
         double m;
         memcpy(&m, &bits, sizeof m);                   /* [1, 2) */
-        double big = m > 1.41421356237309504880;
         m = m * (1.0 - 0.5 * big);
         e = e + big;
         double s = (m - 1.0) / (m + 1.0);
@@ -250,11 +266,6 @@ cdef extern from *:
         return gs_act_exp_core(gs_act_clamp(v, GS_ACT_BITS_700));
     }
 
-    /* exp(v) for |v| < 2**50 or nan (erfinv's) */
-    GS_BODY double gs_act_exp_d(double v) {
-        return gs_act_exp_core(-gs_act_min(-gs_act_min(v, 700.0), 700.0));
-    }
-
     /* Note [float32 exact GELU in torch's erf]: exp(v) in float for v <= 0 or nan, within
        ~1 ulp (Sleef's expf_u10 is too): k = round(v / ln 2), r = v - k ln 2 (ln 2 in two
        parts, the first with 16 bits so that k * hi is exact), exp(r) by its Taylor
@@ -288,6 +299,44 @@ cdef extern from *:
         uint32_t ebits;
         memcpy(&ebits, &e, sizeof ebits);
         ebits &= keep;
+        memcpy(&e, &ebits, sizeof e);
+        return e;
+    }
+
+    /* Note [float32 SiLU with a float exp]: exp(v) in float for every float v, within ~1
+       ulp (as gs_act_expf_nonpos: Cody-Waite, Taylor to r**7) for |v| <= 104 (beyond,
+       exp rounds to 0 or is inf); 2**k is applied as two powers of two, 2**(k >> 1) and
+       2**(k - (k >> 1)) (each normal for k in [-150, 128]), so that the second product
+       rounds once into the subnormals as Sleef's does; v above ln(FLT_MAX) = 88.7228 and
+       +inf give inf (an integer select on the bits), nan stays nan */
+    GS_BODY float gs_act_expf(float v) {
+        uint32_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        uint32_t big = 0u - (uint32_t)((bits > 0x42b17217u) & (bits <= 0x7f800000u));
+        float w = gs_act_clamp(v, 0x42d00000u);  /* |v| <= 104 (nan stays nan) */
+        float kr = w * 1.44269504088896341f + 12582912.0f;
+        float k = kr - 12582912.0f;
+        float r = (w - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
+        float p = 1.0f / 5040.0f;
+        p = p * r + 1.0f / 720.0f;
+        p = p * r + 1.0f / 120.0f;
+        p = p * r + 1.0f / 24.0f;
+        p = p * r + 1.0f / 6.0f;
+        p = p * r + 0.5f;
+        p = p * r + 1.0f;
+        p = p * r + 1.0f;
+        uint32_t kbits;
+        memcpy(&kbits, &kr, sizeof kbits);
+        int32_t ki = (int32_t)(kbits - 0x4b400000u);  /* k, in [-150, 150] */
+        int32_t k1 = ki >> 1;
+        uint32_t s1bits = (uint32_t)(k1 + 127) << 23, s2bits = (uint32_t)(ki - k1 + 127) << 23;
+        float s1, s2;
+        memcpy(&s1, &s1bits, sizeof s1);
+        memcpy(&s2, &s2bits, sizeof s2);
+        float e = (p * s1) * s2;
+        uint32_t ebits;
+        memcpy(&ebits, &e, sizeof ebits);
+        ebits = (ebits & ~big) | (0x7f800000u & big);
         memcpy(&e, &ebits, sizeof e);
         return e;
     }
@@ -395,58 +444,92 @@ cdef extern from *:
     GS_BODY void gs_silu_f32_body(const float* x, float* out, Py_ssize_t start,
                                   Py_ssize_t stop) {
         for (Py_ssize_t i = start; i < stop; i++)
-            out[i] = x[i] / (1.0f + (float)gs_act_exp(-x[i]));
+            out[i] = x[i] / (1.0f + gs_act_expf(-x[i]));
     }
 
     GS_BODY void gs_silu_backward_f32_body(const float* g, const float* x, float* out,
                                            Py_ssize_t start, Py_ssize_t stop) {
         for (Py_ssize_t i = start; i < stop; i++) {
-            float s = 1.0f / (1.0f + (float)gs_act_exp(-x[i]));
+            float s = 1.0f / (1.0f + gs_act_expf(-x[i]));
             out[i] = g[i] * s * (1.0f + x[i] * (1.0f - s));
         }
     }
 
-    /* erfinv of float32 y with |y| < 1, in double: torch's calc_erfinv (its rational first
-       guess, both branches computed and one taken by arithmetic, then two Newton steps)
-       with the erf, exp and log above, rounded once (Note [float32 erfinv in double]);
-       backward: 0.5 sqrt(pi) exp(erfinv(y)**2) grad.  Returns whether some |y| >= 1 or
-       nan, which gs_erfinv_f32's scalar pass redoes. */
-    GS_BODY double gs_erfinv_d(double v) {
-            double a = fabs(v);
-            double z = v * v;
-            double num = ((-0.140543331 * z + 0.914624893) * z - 1.645349621) * z + 0.886226899;
-            double dem = (((0.012229801 * z - 0.329097515) * z + 1.442710462) * z
-                          - 2.118377725) * z + 1.0;
-            double central = v * num / dem;
-            /* sqrt(l) for l = -log((1 - a)/2) in [ln 2, 17.4], as exp(log(l) / 2): GCC
-               keeps sqrt a call to libm (for errno), which the loop would not vectorise */
-            double w = gs_act_exp_d(0.5 * gs_act_log(-gs_act_log((1.0 - a) * 0.5)));
-            num = ((1.641345311 * w + 3.429567803) * w - 1.624906493) * w - 1.970840454;
-            dem = (1.637067800 * w + 3.543889200) * w + 1.0;
-            double tail = copysign(num, v) / dem;
-            double c = a <= 0.7;
-            double x = c * central + (1.0 - c) * tail;
-            x = x - (gs_act_erf_d(x) - v) / (GS_ACT_2_SQRTPI * gs_act_exp_d(-x * x));
-            return x - (gs_act_erf_d(x) - v) / (GS_ACT_2_SQRTPI * gs_act_exp_d(-x * x));
+    /* erfinv of a float32 y with |y| < 1, in double (Note [float32 erfinv by one
+       polynomial]): y P(w) with w = -log((1 - |y|)(1 + |y|)) in [0, 15.95] and P of
+       degree 30 in u = w/8 - 1 (coefficients from the highest power down).  Lanes with
+       |y| >= 1 or nan give garbage, which gs_erfinv_f32's scalar pass replaces. */
+    GS_BODY double gs_erfinv_poly(float yf) {
+        double a = fabsf(yf);
+        double w = -gs_act_log((1.0 - a) * (1.0 + a));    /* 1 - a*a, exact */
+        double u = w * 0.125 - 1.0;
+        double p = 6.782998123882583e-05;
+        p = p * u + -0.00014556553777501975;
+        p = p * u + -0.0003651202036817607;
+        p = p * u + 0.0010448847361321496;
+        p = p * u + 0.0004902654324965032;
+        p = p * u + -0.00295041217676063;
+        p = p * u + 0.0007841479439842657;
+        p = p * u + 0.0037663363346116096;
+        p = p * u + -0.0025328090629324796;
+        p = p * u + -0.0017260483733054274;
+        p = p * u + 0.001091223555709593;
+        p = p * u + 0.0012168042805734353;
+        p = p * u + 0.0007023537009139276;
+        p = p * u + -0.0038760956154357666;
+        p = p * u + 0.00399292238310524;
+        p = p * u + -0.0014260155501053312;
+        p = p * u + -0.002760867412833599;
+        p = p * u + 0.008066070102873163;
+        p = p * u + -0.012231358742263016;
+        p = p * u + 0.011444508319215282;
+        p = p * u + -0.002710620837660105;
+        p = p * u + -0.013740790280757432;
+        p = p * u + 0.032916734290885694;
+        p = p * u + -0.04568106400712176;
+        p = p * u + 0.042149529963458665;
+        p = p * u + -0.015798974623559288;
+        p = p * u + -0.03647959817943259;
+        p = p * u + 0.12572654993784005;
+        p = p * u + -0.32354791296194113;
+        p = p * u + 1.4108582484329473;
+        p = p * u + 2.661438641581136;
+        return (double)yf * p;
     }
 
+    /* out = erfinv(y), or (backward) autograd's ErfinvBackward0 in torch's float order:
+       ((float)(sqrt(pi)/2) * expf(x * x)) * g with x the float32 erfinv and expf the
+       double exp rounded.  Returns whether some |y| >= 1 or nan (tested on the bits: an
+       integer compare), whose elements the caller redoes. */
     GS_BODY int gs_erfinv_f32_body(int backward, const float* g, const float* y, float* out,
                                    Py_ssize_t start, Py_ssize_t stop) {
-        int outside = 0;
+        const float k = (float)(0.5 * 1.77245385090551602730);
+        uint32_t outside = 0, bits;
         Py_ssize_t i;
         if (backward) {
-            for (i = start; i < stop; i++) {
-                outside |= !(fabsf(y[i]) < 1.0f);
-                double x = gs_erfinv_d(y[i]);
-                out[i] = (float)(0.88622692545275801365 * gs_act_exp_d(x * x)) * g[i];
+            /* erfinv into out, then the exp on it, a block in L1 at a time: one loop doing
+               both ran 1.4-2.5x slower with AVX-512 (register spills); blocks of a multiple
+               of 64 elements keep the vector loops' remainders where they were */
+            for (Py_ssize_t block = start; block < stop; block += 1024) {
+                Py_ssize_t end = stop - block > 1024 ? block + 1024 : stop;
+                for (i = block; i < end; i++) {
+                    memcpy(&bits, y + i, sizeof bits);
+                    outside |= (bits & 0x7fffffffu) >= 0x3f800000u;
+                    out[i] = (float)gs_erfinv_poly(y[i]);
+                }
+                for (i = block; i < end; i++) {
+                    float x = out[i];
+                    out[i] = (k * (float)gs_act_exp(x * x)) * g[i];
+                }
             }
         } else {
             for (i = start; i < stop; i++) {
-                outside |= !(fabsf(y[i]) < 1.0f);
-                out[i] = (float)gs_erfinv_d(y[i]);
+                memcpy(&bits, y + i, sizeof bits);
+                outside |= (bits & 0x7fffffffu) >= 0x3f800000u;
+                out[i] = (float)gs_erfinv_poly(y[i]);
             }
         }
-        return outside;
+        return (int)outside;
     }
 
     /* leaky_relu: x > 0 ? x : x * slope; backward: x > 0 ? g : g * slope (torch's), as a
@@ -464,6 +547,25 @@ cdef extern from *:
                 float c = x[i] > 0.0f;
                 out[i] = g[i] * (c + (1.0f - c) * slope);
             }
+        }
+    }
+
+    /* Note [softplus_backward in one pass]: torch's softplus_backward in float,
+       x * beta > threshold ? g : g * z / (z + 1) with z = exp(x * beta), the exp in float
+       (gs_act_expf), the choice by a select on the bits (the other side may be nan) */
+    GS_BODY void gs_softplus_backward_f32_body(float beta, float threshold, const float* g,
+                                               const float* x, float* out,
+                                               Py_ssize_t start, Py_ssize_t stop) {
+        uint32_t keep, gb, rb;
+        for (Py_ssize_t i = start; i < stop; i++) {
+            float v = x[i] * beta;
+            float z = gs_act_expf(v);
+            float r = g[i] * z / (z + 1.0f);
+            keep = 0u - (uint32_t)(v > threshold);
+            memcpy(&gb, g + i, sizeof gb);
+            memcpy(&rb, &r, sizeof rb);
+            rb = (gb & keep) | (rb & ~keep);
+            memcpy(out + i, &rb, sizeof rb);
         }
     }
 
@@ -495,6 +597,15 @@ cdef extern from *:
         attr static void gs_leaky_f32_##suffix(float slope, const float* g,                \\
                 const float* x, float* out, Py_ssize_t start, Py_ssize_t stop) {           \\
             gs_leaky_f32_body(slope, g, x, out, start, stop);                              \\
+        }                                                                                  \\
+        attr static int gs_erfinv_f32_##suffix(int backward, const float* g,               \\
+                const float* y, float* out, Py_ssize_t start, Py_ssize_t stop) {           \\
+            return gs_erfinv_f32_body(backward, g, y, out, start, stop);                   \\
+        }                                                                                  \\
+        attr static void gs_softplus_backward_f32_##suffix(float beta, float threshold,    \\
+                const float* g, const float* x, float* out, Py_ssize_t start,              \\
+                Py_ssize_t stop) {                                                         \\
+            gs_softplus_backward_f32_body(beta, threshold, g, x, out, start, stop);        \\
         }
 
     GS_ACT_CLONES(default, )
@@ -504,11 +615,6 @@ cdef extern from *:
     #  define GS_ACT_AVX512 __attribute__((target( \\
             "avx512f,avx512dq,avx512vl,avx2,fma,prefer-vector-width=512")))
     GS_ACT_CLONES(avx512, GS_ACT_AVX512)
-    GS_ACT_AVX512 static int gs_erfinv_f32_avx512(int backward, const float* g,
-                                                  const float* y, float* out,
-                                                  Py_ssize_t start, Py_ssize_t stop) {
-        return gs_erfinv_f32_body(backward, g, y, out, start, stop);
-    }
     #  define GS_ACT_DISPATCH(name, args) \
         (gs_avx2 && gs_avx512 ? name##_avx512 args : GS_DISPATCH(name, args))
     #else
@@ -619,20 +725,31 @@ cdef extern from *:
     static void gs_erfinv_f32(int gs_avx2, int gs_avx512, int backward, const float* g,
                               const float* y, float* out, Py_ssize_t start, Py_ssize_t stop) {
         const float k = (float)(0.5 * 1.77245385090551602730);
-        int vectorised = 0;
-    #if GS_AVX2_CLONES
-        /* only the AVX-512 copy pays (Note [float32 erfinv in double]) */
-        if (gs_avx2 && gs_avx512) {
-            if (!gs_erfinv_f32_avx512(backward, g, y, out, start, stop))
-                return;
-            vectorised = 1;
-        }
-    #endif
+        if (!GS_ACT_DISPATCH(gs_erfinv_f32, (backward, g, y, out, start, stop)))
+            return;
+        /* |y| >= 1 and nan: calc_erfinv's +-inf at +-1, nan elsewhere */
         for (Py_ssize_t i = start; i < stop; i++) {
-            if (vectorised && fabsf(y[i]) < 1.0f)
+            if (fabsf(y[i]) < 1.0f)
                 continue;
             float x = gs_erfinv_one_f32(y[i]);
             out[i] = backward ? k * expf(x * x) * g[i] : x;
+        }
+    }
+
+    static void gs_softplus_backward_f32(int gs_avx2, int gs_avx512, float beta,
+                                         float threshold, const float* g, const float* x,
+                                         float* out, Py_ssize_t start, Py_ssize_t stop) {
+        GS_ACT_DISPATCH(gs_softplus_backward_f32, (beta, threshold, g, x, out, start, stop));
+    }
+
+    /* float64: torch's formula with libm's exp, one element at a time */
+    static void gs_softplus_backward_f64(double beta, double threshold, const double* g,
+                                         const double* x, double* out, Py_ssize_t start,
+                                         Py_ssize_t stop) {
+        for (Py_ssize_t i = start; i < stop; i++) {
+            double v = x[i] * beta;
+            double z = exp(v);
+            out[i] = v > threshold ? g[i] : g[i] * z / (z + 1.0);
         }
     }
 
@@ -654,6 +771,12 @@ cdef extern from *:
                        float* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
     void gs_erfinv_f64(int backward, const double* g, const double* y, double* out,
                        Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_softplus_backward_f32(int avx2, int avx512, float beta, float threshold,
+                                  const float* g, const float* x, float* out,
+                                  Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_softplus_backward_f64(double beta, double threshold, const double* g,
+                                  const double* x, double* out, Py_ssize_t start,
+                                  Py_ssize_t stop) noexcept nogil
 
 
 # the loops' kinds (gs_act_f32's switch); erfinv has its own loops
@@ -994,3 +1117,58 @@ def leaky_relu_backward(grad, x, negative_slope=0.01):
     """
     return _apply("leaky_relu_backward", LEAKY_RELU, False, grad, x,
                   _slope("leaky_relu_backward", negative_slope))
+
+
+cdef void _softplus_range(bint single, double beta, double threshold, const void* g,
+                          const void* x, void* out, Py_ssize_t start,
+                          Py_ssize_t stop) noexcept nogil:
+    if single:
+        gs_softplus_backward_f32(kernel_avx2(), kernel_avx512(), <float>beta,
+                                 <float>threshold, <const float*>g, <const float*>x,
+                                 <float*>out, start, stop)
+    else:
+        gs_softplus_backward_f64(beta, threshold, <const double*>g, <const double*>x,
+                                 <double*>out, start, stop)
+
+
+cdef cnp.ndarray _softplus_backward(str func, object grad, object x, object beta,
+                                    object threshold):
+    cdef int typenum = _check_input(func, "x", x)
+    cdef double b = float(beta), t = float(threshold)
+    cdef cnp.ndarray xa = <cnp.ndarray>x
+    _check_input(func, "grad", grad)
+    _check_same(func, "grad", grad, "x", x)
+    cdef const void* gp = cnp.PyArray_DATA(<cnp.ndarray>grad)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(xa), cnp.PyArray_DIMS(xa),
+                                             typenum, 0)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(xa), block, start, step
+    cdef int nthreads = kernel_threads(n, _activation_threshold)
+    cdef bint single = typenum == cnp.NPY_FLOAT
+    cdef const void* xp = cnp.PyArray_DATA(xa)
+    cdef void* op_ = cnp.PyArray_DATA(out)
+    if nthreads <= 1:
+        with nogil:
+            _softplus_range(single, b, t, gp, xp, op_, 0, n)
+        return out
+    step = (kernel_block_size(n, nthreads) + 63) // 64 * 64
+    with nogil:
+        for block in prange(nthreads, schedule="static", num_threads=nthreads):
+            start = block * step
+            _softplus_range(single, b, t, gp, xp, op_, min(start, n), min(start + step, n))
+    return out
+
+
+def softplus_backward(grad, x, beta=1.0, threshold=20.0):
+    """torch's softplus_backward: ``grad`` where ``x * beta > threshold``, else
+    ``grad * z / (z + 1)`` with ``z = exp(x * beta)`` (Note [softplus_backward in one
+    pass]; the exp in float for float32, libm's for float64); arrays as for
+    :func:`gelu_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import softplus_backward
+    >>> softplus_backward(np.ones(3), np.array([-1.0, 0.0, 30.0]))
+    array([0.26894142, 0.5       , 1.        ])
+    """
+    return _softplus_backward("softplus_backward", grad, x, beta, threshold)

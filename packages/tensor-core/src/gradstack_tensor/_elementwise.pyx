@@ -25,6 +25,7 @@ from ._loops import BINARY_CODES, UNARY_CODES
 from ._promotion cimport cast_operand, operand_dtype_info, promote_binary
 from ._promotion import can_cast_inplace
 from ._shapes cimport check_no_partial_overlap
+from ._sum_kernels cimport sum_dense_f32
 from ._shapes import broadcast_error, normalize_dims
 from ._tensor cimport Tensor, expect_tensor, wrap
 from ._tensor_base cimport TensorBase, as_ndarray, dtype_of_array, shape_of
@@ -576,6 +577,12 @@ cdef object _sum_kernel(Op op, tuple args):
         axis = None
     else:
         axis = normalize_dims(dim, x.ndim)
+    if num == cnp.NPY_FLOAT and cnp.PyArray_SIZE(x) > 4096 and (
+            axis is None or len(axis) == x.ndim):
+        # every element of a float32 array: one vectorised pass (_sum_kernels.pyx)
+        r = sum_dense_f32(x)
+        if r is not None:
+            return wrap(<cnp.ndarray>(r.reshape((1,) * x.ndim) if keepdim else r))
     if num == cnp.NPY_FLOAT16:
         r = quiet_sum(x, axis, keepdim, np.float32)
         return wrap(_c_order(as_ndarray(quiet_cast(r, np.float16))))

@@ -414,22 +414,28 @@ def _float_bounds(low: int, high: int, dtype_name: str) -> tuple[int, int]:
     return low, high
 
 
-def random_values(gen, n: int, dtype_name: str, low: int | None, high: int | None):
-    """torch's ``random_()``, ``random_(to)`` and ``random_(from, to)`` values (int64)."""
+def _random_draws(gen, n: int, dtype_name: str, low: int | None, high: int | None):
+    """torch's ``random_()``, ``random_(to)`` and ``random_(from, to)`` as ``(raw, span,
+    from)``: the values are ``int64((raw % span) + from)``, computed modulo 2**64."""
     if low is None:  # random_(): [0, 2**mantissa] for floats, [0, max] for integers
         if dtype_name == "bool":
-            return (gen._random(n) & np.uint64(1)).astype(np.int64)
+            return gen._random(n), 2, 0
         if dtype_name in ("float64", "int64"):
             bound = 2**53 + 1 if dtype_name == "float64" else 2**63
-            return (gen._random64(n) % np.uint64(bound)).astype(np.int64)
+            return gen._random64(n), bound, 0
         bound = 2 ** _MANTISSA[dtype_name] + 1 if dtype_name in _MANTISSA else None
         if bound is None:
             bound = _INT_LIMITS[dtype_name][1] + 1
-        return (gen._random(n) % np.uint64(bound)).astype(np.int64)
+        return gen._random(n), bound, 0
     span = high - low
     # torch 2.13 draws 64 bits once the range reaches 2**28 (32 bits below), whatever the
     # dtype (measured: DistributionsHelper.h of older versions said 2**32 and four dtypes)
-    raw = gen._random64(n) if span >= 2**28 else gen._random(n)
+    return (gen._random64(n) if span >= 2**28 else gen._random(n)), span, low
+
+
+def random_values(gen, n: int, dtype_name: str, low: int | None, high: int | None):
+    """torch's ``random_()``, ``random_(to)`` and ``random_(from, to)`` values (int64)."""
+    raw, span, low = _random_draws(gen, n, dtype_name, low, high)
     # torch: int64((raw % span) + from), computed modulo 2**64
     return ((raw % np.uint64(span)) + np.uint64(low % 2**64)).view(np.int64)
 
@@ -458,6 +464,20 @@ def random_fill(input, low, high, gen):
         if name in _MANTISSA:
             low, high = _float_bounds(low, high, name)
     x = _data(input)
+    if name in ("float32", "float64"):  # one C pass (Note [random_ in one C pass])
+        view = _memory_order(x)
+        flat = view.reshape(-1) if view.flags.c_contiguous else np.empty(x.size, x.dtype)
+        # 32-bit draws of a large tensor drawn in the same pass (below 2**15 elements,
+        # reading and writing numpy's 624-word state costs more than it saves: ~40 us)
+        if low is not None and high - low < 2**28 and x.size >= 2**15:
+            gen._random_mod_into(flat, high - low, low)
+        else:
+            raw, span, low = _random_draws(gen, x.size, name, low, high)
+            _rk.random_mod(raw, flat, span, low)
+        if not view.flags.c_contiguous:
+            view[...] = flat.reshape(view.shape)
+        input._bump_version("random_")
+        return input
     values = random_values(gen, x.size, name, low, high)
     return _write(input, values.astype(x.dtype), "random_")
 

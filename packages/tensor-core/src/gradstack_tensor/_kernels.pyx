@@ -35,6 +35,8 @@ interface::
     _scan_kernels.pyx              cumsum, forward and reversed
     _order_kernels.pyx             topk's selection per row, torch's (C++: ``topk_rows``)
     _nll_kernels.pyx               the NLL loss (nll_loss, nll_loss2d), forward and backward
+    _sum_kernels.pyx               the sum of every element of a float32 array
+    _pointwise_kernels.pyx         sign (float32/float64) and the float32 exp2
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

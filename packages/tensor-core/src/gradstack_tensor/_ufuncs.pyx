@@ -33,6 +33,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._loops cimport has_zero, pow_double_by_number, relu_float, sigmoid_tail
+from ._pointwise_kernels cimport exp2_dense, sign_dense
 
 from . import _bessel_kernels, _division_kernels, _special_kernels
 
@@ -180,6 +181,10 @@ def _sign_ufunc(x):
     if x.dtype == np.bool_:
         return x.copy()
     if x.dtype.kind == "f":
+        if cnp.PyArray_Check(x):
+            r = sign_dense(<cnp.ndarray>x)  # float32/float64, one dense block: one C pass
+            if r is not None:
+                return r
         r = np.asarray(np.greater(x, 0)).view(np.int8)  # (a 0-d x gives a numpy scalar)
         np.subtract(r, np.asarray(np.less(x, 0)).view(np.int8), out=r)
         return r.astype(x.dtype)
@@ -413,6 +418,10 @@ def _rounded_unary(ufunc):
     def rounded(x, **kwargs):
         if cnp.PyArray_Check(x) and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_FLOAT:
             out = kwargs.get("out")
+            if out is None and ufunc is np.exp2:
+                r = exp2_dense(<cnp.ndarray>x)  # one dense block: a vectorised C pass
+                if r is not None:
+                    return r
             if out is None:
                 out = np.empty_like(x, order="K")
             with np.errstate(all="ignore"):  # (numpy's buffered casts: no float64 copy)

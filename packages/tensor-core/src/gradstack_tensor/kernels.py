@@ -58,6 +58,8 @@ from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._order_kernels import *  # noqa: F403
 from ._order_kernels import __all__ as _order_kernels_all
+from ._pointwise_kernels import *  # noqa: F403
+from ._pointwise_kernels import __all__ as _pointwise_kernels_all
 from ._recurrent_gemm import *  # noqa: F403
 from ._recurrent_gemm import __all__ as _recurrent_gemm_all
 from ._rnn_kernels import *  # noqa: F403
@@ -68,6 +70,8 @@ from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
 from ._special_kernels import *  # noqa: F403
 from ._special_kernels import __all__ as _special_kernels_all
+from ._sum_kernels import *  # noqa: F403
+from ._sum_kernels import __all__ as _sum_kernels_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
 from ._triangular_arrays import *  # noqa: F403
@@ -87,6 +91,7 @@ __all__ = sorted(
         *_transcendentals_all,
         *_index_kernels_all,
         *_recurrent_gemm_all,
+        *_pointwise_kernels_all,
         *_kernels_all,
         *_loss_kernels_all,
         *_dropout_kernels_all,
@@ -99,6 +104,7 @@ __all__ = sorted(
         *_scan_kernels_all,
         *_sgd_update_all,
         *_special_kernels_all,
+        *_sum_kernels_all,
         *_sum_to_shape_all,
         *_triangular_arrays_all,
         *_vector_norm_kernels_all,

@@ -140,6 +140,19 @@ class Generator:
             self._fresh = False
         return self._bits.random_raw(n)
 
+    def _random_mod_into(self, out: np.ndarray, span: int, low: int) -> None:
+        """``out[i] = int64(raw % span + low)`` for ``len(out)`` raw 32-bit draws, drawn
+        and converted in one C pass (span below 2**32; Note [random_ draws in the same
+        pass] in _random_kernels.pyx)."""
+        from ._random_kernels import mt_random_mod
+
+        if out.size > 0:
+            self._fresh = False
+        state = self._bits.state
+        key = np.ascontiguousarray(state["state"]["key"], dtype=np.uint32).copy()
+        pos = mt_random_mod(key, int(state["state"]["pos"]), out, span, low)
+        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+
     def _random64(self, n: int) -> np.ndarray:
         """``n`` 64-bit draws, torch's ``random64()``: two raw draws, the first one high."""
         r = self._random(2 * n)

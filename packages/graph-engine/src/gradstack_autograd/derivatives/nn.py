@@ -1033,6 +1033,8 @@ def _softplus(ctx, grad):
     beta, threshold = ctx.saved_value("beta"), ctx.saved_value("threshold")
     if _first_order_arrays(grad):
         a, g = _data(x), _data(grad)
+        if kernels.fusable(g, a):  # one C pass (tensor-core's kernels.softplus_backward)
+            return (_wrap(kernels.softplus_backward(g, a, float(beta), float(threshold))),)
         if a.dtype == g.dtype and a.shape == g.shape:  # the formula in four numpy passes
             z = np.multiply(a, float(beta), out=np.empty(a.shape, a.dtype))
             above = z > threshold

@@ -1,0 +1,4 @@
+cimport numpy as cnp
+
+cdef object sign_dense(cnp.ndarray x)
+cdef object exp2_dense(cnp.ndarray x)
