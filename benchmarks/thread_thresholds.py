@@ -140,7 +140,6 @@ CASES: list[tuple[str, str, str, Callable[[int], Callable[[], object]]]] = [
 ]  # fmt: skip
 
 
-
 def threshold_of(module: str, const: str) -> int:
     """The threshold constant of a kernel module (tensor-core's, or graph-engine's
     ``_backward_kernels``)."""
@@ -148,6 +147,7 @@ def threshold_of(module: str, const: str) -> int:
         module = "_kernels"
     package = "gradstack_autograd" if module == "_backward_kernels" else "gradstack_tensor"
     return int(getattr(importlib.import_module(f"{package}.{module}"), const))
+
 
 FACTORS = (0.25, 1, 4, 16)  # sizes: these multiples of the threshold
 
@@ -172,7 +172,7 @@ def speedup(fn, rounds: int) -> tuple[float, float]:
         fn()
     for r in range(rounds):
         times = {}
-        for threads in ((1, 2) if r % 2 == 0 else (2, 1)):
+        for threads in (1, 2) if r % 2 == 0 else (2, 1):
             gs.set_num_threads(threads)
             times[threads] = _sample(fn)
         ratios.append(times[1] / times[2])
