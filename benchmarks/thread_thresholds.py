@@ -37,9 +37,8 @@ from collections.abc import Callable
 for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
-import numpy as np  # noqa: E402
-
 import gradstack as gs  # noqa: E402
+import numpy as np  # noqa: E402
 from gradstack_autograd import _backward_kernels as B  # noqa: E402
 from gradstack_tensor import kernels as K  # noqa: E402
 
@@ -101,40 +100,61 @@ def _embedding_backward(n):  # n = indices * 64 gradient elements, 1000 rows
     return lambda: K.embedding_backward(grad, idx, 1000, -1)
 
 
+def _on_array(kernel, arrays):
+    """``make(n)``: ``kernel`` on fresh float32 arrays of ``n`` elements, ``arrays`` of them."""
+
+    def make(n):
+        args = [_f32(n) for _ in range(arrays)]
+        return lambda: kernel(*args)
+
+    return make
+
+
+def _on_tensor(method, rows=False, positive=False):
+    """``make(n)``: ``method`` on a float32 tensor of ``n`` elements (rows of 64 when
+    ``rows``; above 0.5 when ``positive``)."""
+
+    def make(n):
+        x = _f32(*_rows(n)) if rows else _f32(n)
+        t = gs.from_numpy(np.abs(x) + 0.5 if positive else x)
+        return lambda: method(t)
+
+    return make
+
+
+def _smooth_l1(n):
+    a, b = _t(n), _t(n)
+    return lambda: F.smooth_l1_loss(a, b, reduction="none")
+
+
 # (name, module of the threshold, its threshold's name, make(n) -> call)
 CASES: list[tuple[str, str, str, Callable[[int], Callable[[], object]]]] = [
-    ("accumulate_", "_kernels", "PARALLEL_THRESHOLD",
-     lambda n: (lambda a=_f32(n), b=_f32(n): K.accumulate_(a, b))),
+    ("accumulate_", "_kernels", "PARALLEL_THRESHOLD", _on_array(K.accumulate_, 2)),
     ("sgd_update_", "_sgd_update", "PARALLEL_THRESHOLD", _sgd),
     ("adam_update_", "_adam_update", "PARALLEL_THRESHOLD", _adam),
     ("sum_to_shape (rows to a row)", "_sum_to_shape", "PARALLEL_THRESHOLD",
-     lambda n: (lambda g=_f32(*_rows(n)), s=(1, 64): K.sum_to_shape(g, s))),
-    ("tanh_backward", "_backward_kernels", "PARALLEL_THRESHOLD",
-     lambda n: (lambda g=_f32(n), t=_f32(n): B.tanh_backward(g, t))),
+     _on_tensor(lambda t: K.sum_to_shape(t.numpy(), (1, 64)), rows=True)),
+    ("tanh_backward", "_backward_kernels", "PARALLEL_THRESHOLD", _on_array(B.tanh_backward, 2)),
     ("sin_backward", "_backward_kernels", "TRANSCENDENTAL_THRESHOLD",
-     lambda n: (lambda g=_f32(n), x=_f32(n): B.sin_backward(g, x))),
+     _on_array(B.sin_backward, 2)),
     ("tanh (float32)", "_float32_transcendentals", "TRANSCENDENTAL_THRESHOLD",
-     lambda n: (lambda x=_t(n): x.tanh())),
-    ("gelu", "_activation_kernels", "ACTIVATION_THRESHOLD",
-     lambda n: (lambda x=_t(n): F.gelu(x))),
+     _on_tensor(lambda t: t.tanh())),
+    ("gelu", "_activation_kernels", "ACTIVATION_THRESHOLD", _on_tensor(F.gelu)),
     ("lgamma", "_special_kernels", "SPECIAL_THRESHOLD",
-     lambda n: (lambda x=gs.from_numpy(np.abs(_f32(n)) + 0.5): x.lgamma())),
-    ("fmod", "_division_kernels", "DIVISION_THRESHOLD",
-     lambda n: (lambda x=_t(n): x.fmod(0.7))),
-    ("smooth_l1_loss", "_loss_kernels", "LOSS_THRESHOLD",
-     lambda n: (lambda a=_t(n), b=_t(n): F.smooth_l1_loss(a, b, reduction="none"))),
+     _on_tensor(lambda t: t.lgamma(), positive=True)),
+    ("fmod", "_division_kernels", "DIVISION_THRESHOLD", _on_tensor(lambda t: t.fmod(0.7))),
+    ("smooth_l1_loss", "_loss_kernels", "LOSS_THRESHOLD", _smooth_l1),
     ("softmax (rows of 64)", "_norm_kernels", "ROW_THRESHOLD",
-     lambda n: (lambda x=_t(*_rows(n)): F.softmax(x, -1))),
+     _on_tensor(lambda t: F.softmax(t, -1), rows=True)),
     ("layer_norm (rows of 64)", "_norm_kernels", "ROW_THRESHOLD",
-     lambda n: (lambda x=_t(*_rows(n)): F.layer_norm(x, (64,)))),
+     _on_tensor(lambda t: F.layer_norm(t, (64,)), rows=True)),
     ("cumsum (rows of 64)", "_scan_kernels", "SCAN_THRESHOLD",
-     lambda n: (lambda x=_t(*_rows(n)): x.cumsum(-1))),
+     _on_tensor(lambda t: t.cumsum(-1), rows=True)),
     ("lstm_cell_forward (H 256)", "_rnn_kernels", "RNN_PARALLEL_THRESHOLD", _lstm_cell),
     ("batch_norm (training)", "_batch_norm_kernels", "PARALLEL_THRESHOLD", _batch_norm),
     ("max_pool2d 2x2", "_window_kernels", "PARALLEL_THRESHOLD", _max_pool),
     ("masked_fill", "_masked_fill_kernels", "PARALLEL_THRESHOLD", _masked_fill),
-    ("vector norm", "_vector_norm_kernels", "PARALLEL_THRESHOLD",
-     lambda n: (lambda x=_t(n): x.norm())),
+    ("vector norm", "_vector_norm_kernels", "PARALLEL_THRESHOLD", _on_tensor(lambda t: t.norm())),
     ("embedding_backward (dim 64)", "_index_kernels", "PARALLEL_THRESHOLD",
      _embedding_backward),
 ]  # fmt: skip
