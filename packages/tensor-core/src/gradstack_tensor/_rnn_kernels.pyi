@@ -9,6 +9,8 @@ __all__ = [
     "RNN_PARALLEL_THRESHOLD",
     "gru_cell_backward",
     "gru_cell_forward",
+    "gru_layer_backward",
+    "gru_layer_forward",
     "lstm_cell_backward",
     "lstm_cell_forward",
     "lstm_layer_backward",
@@ -62,6 +64,21 @@ def lstm_layer_backward(
     grad_cells: npt.NDArray[np.float32] | None,
     cx: npt.NDArray[np.float32],
     cells: npt.NDArray[np.float32],
+    workspace: npt.NDArray[np.float32],
+    panels: npt.NDArray[np.float32],
+    reverse: bool = False,
+) -> (
+    tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None
+): ...
+def gru_layer_forward(
+    input_gates: npt.NDArray[np.float32],
+    hx: npt.NDArray[np.float32],
+    panels: npt.NDArray[np.float32],
+    hidden_bias: npt.NDArray[np.float32] | None = None,
+    reverse: bool = False,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...
+def gru_layer_backward(
+    grad_output: npt.NDArray[np.float32],
     workspace: npt.NDArray[np.float32],
     panels: npt.NDArray[np.float32],
     reverse: bool = False,

@@ -44,6 +44,8 @@ __all__ = [
     "RNN_PARALLEL_THRESHOLD",
     "gru_cell_backward",
     "gru_cell_forward",
+    "gru_layer_backward",
+    "gru_layer_forward",
     "lstm_cell_backward",
     "lstm_cell_forward",
     "lstm_layer_backward",
@@ -766,21 +768,22 @@ def gru_cell_backward(grad_hy, workspace, has_bias=False):
 
 
 # ---------------------------------------------------------------------------------------
-# a whole LSTM layer's steps (Note [A layer's steps in one C loop])
+# a whole LSTM or GRU layer's steps (Note [A layer's steps in one C loop])
 
 # Note [A layer's steps in one C loop]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# A layer's direction (tensor-core's ``_lstm_layer``, Note [A recurrent layer is one op]
-# in _impl_rnn.py) ran its steps in Python: per step the packed product, the cell kernel
-# (three new arrays) and three copies of its results into the layer's outputs; the
-# backward, per step, the sums of the incoming gradients, the cell's backward kernel and
-# a copy of its gate gradients, and the product by W_hh.  At T = 30, N = 20, H = 256 that
-# was ~0.7 ms of the forward's 5.2 and ~1.3 ms of the backward's 8.6 (one thread) beyond
-# the kernels themselves.  These loops run the same steps in C: the packed product
-# (``panel_matmul_into``, the bits of ``panel_matmul``) into one scratch array, the cell's
-# rows (``_lstm_forward_rows``/``_lstm_backward_rows``, the bits of the cell kernels)
-# written straight into the layer's outputs, the gradient sums (``grad_out[t] + gh``,
-# one float rounding each, as numpy's) into scratch rows.  float32 only, with the AVX2
+# A layer's direction (tensor-core's ``_lstm_layer``/``_gru_layer``, Note [A recurrent
+# layer is one op] in _impl_rnn.py) ran its steps in Python: per step the packed product,
+# the cell kernel (new arrays) and copies of its results into the layer's outputs; the
+# backward, per step, the sums of the incoming gradients, the cell's backward kernel, a
+# copy of its gate gradients and the product by W_hh.  For the LSTM at T = 30, N = 20,
+# H = 256 that was ~0.5 ms of the forward's 5.4 and ~0.8 ms of the backward's 9.3 (one
+# thread, CPU time) beyond the kernels themselves.  These loops run the same steps in C:
+# the packed product (``panel_matmul_into``, the bits of ``panel_matmul``) into one
+# scratch array, the cell's rows (``_lstm_forward_rows`` ... ``_gru_backward_rows``, the
+# bits of the cell kernels) written straight into the layer's outputs, the gradient sums
+# (``grad_out[t] + gh``; the GRU's ``ghx + dhg W_hh``: one float rounding each, as
+# numpy's) into scratch rows.  float32 only, with the AVX2
 # panel kernel: the callers take the Python steps otherwise (float64, another CPU).
 
 
@@ -1074,3 +1077,190 @@ def lstm_layer_backward(grad_output, grad_cells, cx, cells, workspace, panels,
     if not have_c:
         grad_cx = np.zeros((N, H), np.float32)
     return dgates, gh, grad_cx
+
+
+def gru_layer_forward(input_gates, hx, panels, hidden_bias=None, bint reverse=False):
+    """The steps of a GRU layer's direction in one C loop (Note [A layer's steps in one C
+    loop]): per step ``h W_hh^T [+ b_hh]`` from ``W_hh^T``'s panels and the fused cell
+    (:func:`gru_cell_forward`).
+
+    Parameters
+    ----------
+    input_gates : ndarray
+        ``(T, N, 3 H)`` float32, C-contiguous: ``x W_ih^T + b_ih`` of every step.
+    hx : ndarray
+        ``(N, H)`` float32: the initial state.
+    panels : ndarray
+        ``pack_panels(W_hh, transposed=True)``, ``(3 H / 16, H, 16)`` (rounded up).
+    hidden_bias : ndarray or None
+        ``(3 H,)`` float32, added to each step's product.
+    reverse : bool
+        Run the steps from the last to the first.
+
+    Returns
+    -------
+    (output, workspace) : tuple of ndarray or None
+        ``(T, N, H)`` and ``(T, N, 5 H)``; None when the panel kernel cannot run on this
+        CPU (the caller then runs the steps itself).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Arrays that are not float32 and C-contiguous, or shapes that do not fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import gru_layer_forward, pack_panels
+    >>> out, ws = gru_layer_forward(np.zeros((2, 1, 3), np.float32), np.ones((1, 1), np.float32),
+    ...                             pack_panels(np.zeros((3, 1), np.float32), transposed=True))
+    >>> out.ravel().tolist()
+    [0.5, 0.25]
+    """
+    cdef str func = "gru_layer_forward"
+    if _check_input(func, "input_gates", input_gates) != cnp.NPY_FLOAT:
+        raise TypeError(f"{func}: input_gates must be float32, got {input_gates.dtype}")
+    if input_gates.ndim != 3 or input_gates.shape[2] % 3:
+        raise ValueError(
+            f"{func}: input_gates must have shape (T, N, 3 * H), got {tuple(input_gates.shape)}"
+        )
+    cdef Py_ssize_t T = input_gates.shape[0], N = input_gates.shape[1]
+    cdef Py_ssize_t H = input_gates.shape[2] // 3, G = 3 * H, W = 5 * H
+    _check_2d(func, "hx", hx, cnp.NPY_FLOAT, N, H)
+    _check_panels(func, panels, H, G)
+    _check_bias(func, "hidden_bias", hidden_bias, cnp.NPY_FLOAT, G)
+    if not panel_kernel_available():
+        return None
+    cdef cnp.ndarray out = _empty3(T, N, H)
+    cdef cnp.ndarray work = _empty3(T, N, W)
+    cdef cnp.ndarray hg = _empty(N, G, cnp.NPY_FLOAT)
+    cdef const float* ig = <const float*>_ptr(input_gates)
+    cdef const float* pp = <const float*>_ptr(panels)
+    cdef const float* pb = NULL if hidden_bias is None else <const float*>_ptr(hidden_bias)
+    cdef float* po = <float*>_ptr(out)
+    cdef float* pw = <float*>_ptr(work)
+    cdef float* phg = <float*>_ptr(hg)
+    cdef const float* h = <const float*>_ptr(hx)
+    cdef Py_ssize_t i, t
+    cdef int failed = 0
+    cdef int nthreads = kernel_threads(N * H, _rnn_threshold)
+    cdef Cell cell
+    cell.kind = GRU_FORWARD
+    cell.H = H
+    cell.a[3] = NULL
+    cell.a[4] = NULL
+    if N == 0 or H == 0:
+        return out, work
+    with nogil:
+        for i in range(T):
+            t = T - 1 - i if reverse else i
+            panel_matmul_into(h, pp, pb, phg, N, H, G)
+            cell.a[0] = <void*>(ig + t * N * G)
+            cell.a[1] = <void*>phg
+            cell.a[2] = <void*>h
+            cell.out[0] = <void*>(po + t * N * H)
+            cell.out[1] = <void*>(pw + t * N * W)
+            failed = _run_typed(&cell, <float*>NULL, N, nthreads)
+            if failed:
+                break
+            h = po + t * N * H
+    if failed:
+        raise MemoryError(f"{func}: cannot allocate a scratch row of {2 * H} values")
+    return out, work
+
+
+def gru_layer_backward(grad_output, workspace, panels, bint reverse=False):
+    """The steps of a GRU layer's backward in one C loop (Note [A layer's steps in one C
+    loop]): from the forward's last step to its first, the cell's backward
+    (:func:`gru_cell_backward`) on the step's output gradient plus the one from the step
+    after it, which is ``grad_hx + grad_hidden_gates W_hh`` (``W_hh``'s panels).
+
+    Parameters
+    ----------
+    grad_output : ndarray
+        ``(T, N, H)`` float32: the gradient of every step's hidden state.
+    workspace : ndarray
+        ``(T, N, 5 H)``: the forward's workspaces.
+    panels : ndarray
+        ``pack_panels(W_hh)``, ``(H / 16, 3 H, 16)`` (rounded up).
+    reverse : bool
+        Whether the forward ran from the last step to the first.
+
+    Returns
+    -------
+    (grad_input_gates, grad_hidden_gates, grad_hx) : tuple of ndarray or None
+        ``(T, N, 3 H)`` twice and ``(N, H)``; None when the panel kernel cannot run on
+        this CPU.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`gru_layer_forward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import gru_layer_backward, gru_layer_forward
+    >>> from gradstack_tensor.kernels import pack_panels
+    >>> w = np.zeros((3, 1), np.float32)
+    >>> out, ws = gru_layer_forward(np.zeros((1, 1, 3), np.float32), np.ones((1, 1), np.float32),
+    ...                             pack_panels(w, transposed=True))
+    >>> gi, gh, ghx = gru_layer_backward(np.ones((1, 1, 1), np.float32), ws, pack_panels(w))
+    >>> gi.ravel().tolist(), gh.ravel().tolist(), ghx.tolist()
+    ([0.0, 0.25, 0.5], [0.0, 0.25, 0.25], [[0.5]])
+    """
+    cdef str func = "gru_layer_backward"
+    if _check_input(func, "workspace", workspace) != cnp.NPY_FLOAT:
+        raise TypeError(f"{func}: workspace must be float32, got {workspace.dtype}")
+    if workspace.ndim != 3 or workspace.shape[2] % 5:
+        raise ValueError(
+            f"{func}: workspace must have shape (T, N, 5 * H), got {tuple(workspace.shape)}"
+        )
+    cdef Py_ssize_t T = workspace.shape[0], N = workspace.shape[1]
+    cdef Py_ssize_t H = workspace.shape[2] // 5, G = 3 * H, W = 5 * H
+    _check_3d(func, "grad_output", grad_output, T, N, H)
+    _check_panels(func, panels, G, H)
+    if not panel_kernel_available():
+        return None
+    cdef cnp.ndarray dig = _empty3(T, N, G)
+    cdef cnp.ndarray dhg = _empty3(T, N, G)
+    cdef cnp.ndarray gh = np.zeros((N, H), np.float32)
+    cdef cnp.ndarray ghx = np.empty((N, H), np.float32)
+    cdef cnp.ndarray prod = np.empty((N, H), np.float32)
+    cdef cnp.ndarray hsum = np.empty((N, H), np.float32)
+    cdef const float* go = <const float*>_ptr(grad_output)
+    cdef const float* pws = <const float*>_ptr(workspace)
+    cdef const float* pp = <const float*>_ptr(panels)
+    cdef float* pdi = <float*>_ptr(dig)
+    cdef float* pdh = <float*>_ptr(dhg)
+    cdef float* pgh = <float*>_ptr(gh)
+    cdef float* pghx = <float*>_ptr(ghx)
+    cdef float* pprod = <float*>_ptr(prod)
+    cdef float* phs = <float*>_ptr(hsum)
+    cdef const float* ghy
+    cdef Py_ssize_t i, t, NH = N * H
+    cdef bint have_h = False
+    cdef int nthreads = kernel_threads(N * H, _rnn_threshold)
+    cdef Cell cell
+    cell.kind = GRU_BACKWARD
+    cell.H = H
+    if N == 0 or H == 0:
+        return dig, dhg, gh
+    with nogil:
+        for i in range(T):
+            t = i if reverse else T - 1 - i     # the forward's steps, last first
+            if have_h:                          # grad_out[t] + gh, as the Python steps
+                _sum_rows(go + t * NH, pgh, phs, NH)
+                ghy = phs
+            else:
+                ghy = go + t * NH
+            cell.a[0] = <void*>ghy
+            cell.a[1] = <void*>(pws + t * N * W)
+            cell.out[0] = <void*>(pdi + t * N * G)
+            cell.out[1] = <void*>(pdh + t * N * G)
+            cell.out[2] = <void*>pghx
+            _run_typed(&cell, <float*>NULL, N, nthreads)
+            panel_matmul_into(pdh + t * N * G, pp, NULL, pprod, N, G, H)
+            _sum_rows(pghx, pprod, pgh, NH)     # ghx + dhg W_hh
+            have_h = True
+    return dig, dhg, gh

@@ -1,13 +1,18 @@
-"""Note [A layer's steps in one C loop] (_rnn_kernels.pyx): ``lstm_layer_forward`` and
-``lstm_layer_backward`` give the bits of the Python steps they replace (the packed
-product, the cell kernels, the gradient sums); an LSTM through them against torch is in
-nn-mini's test_lstm_layer_loop_torch.py."""
+"""Note [A layer's steps in one C loop] (_rnn_kernels.pyx): ``lstm_layer_forward``,
+``lstm_layer_backward``, ``gru_layer_forward`` and ``gru_layer_backward`` give the bits of
+the Python steps they replace (the packed product, the cell kernels, the gradient sums);
+LSTMs and GRUs through them against torch are in nn-mini's
+test_recurrent_layer_loops_torch.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from gradstack_tensor.kernels import (
+    gru_cell_backward,
+    gru_cell_forward,
+    gru_layer_backward,
+    gru_layer_forward,
     lstm_cell_backward,
     lstm_cell_forward,
     lstm_layer_backward,
@@ -147,3 +152,92 @@ def test_arguments_are_checked_before_memory_is_touched():
         lstm_layer_backward(out, None, h, cells, work, panels)
     with pytest.raises(TypeError, match="float32"):
         lstm_layer_backward(out, None, h, cells, work.astype(np.float64), pack_panels(w))
+
+
+# ------------------------------------------------------------------------------ GRU
+
+
+def _gru_forward_steps(ig, h, w, b, reverse):
+    """The Python steps of _impl_rnn._gru_layer (float32, packed weight)."""
+    panels = pack_panels(w, transposed=True)
+    steps, batch, hidden = ig.shape[0], ig.shape[1], h.shape[1]
+    out = np.empty((steps, batch, hidden), np.float32)
+    work = np.empty((steps, batch, 5 * hidden), np.float32)
+    for t in _steps(steps, reverse):
+        hy, ws = gru_cell_forward(ig[t], panel_matmul(h, panels, w.shape[0], b), h)
+        out[t], work[t] = hy, ws
+        h = hy
+    return out, work
+
+
+def _gru_backward_steps(grad_out, w, work, reverse):
+    """The Python steps of graph-engine's _gru_arrays (float32, packed weight)."""
+    steps, batch, hidden = grad_out.shape
+    panels = pack_panels(w)
+    dig = np.empty((steps, batch, 3 * hidden), np.float32)
+    dhg = np.empty((steps, batch, 3 * hidden), np.float32)
+    gh = None
+    for t in _steps(steps, not reverse):
+        ghy = grad_out[t] if gh is None else grad_out[t] + gh
+        gi, ghg, ghx, _, _ = gru_cell_backward(ghy, work[t])
+        dig[t], dhg[t] = gi, ghg
+        gh = ghx + panel_matmul(ghg, panels, hidden)
+    return dig, dhg, gh
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize(
+    ("steps", "batch", "hidden"), [(2, 1, 1), (5, 3, 7), (10, 32, 128), (3, 64, 17)]
+)
+def test_gru_forward_has_the_bits_of_the_python_steps(steps, batch, hidden, bias, reverse):
+    ig = _f32(steps, batch, 3 * hidden)
+    h = _f32(batch, hidden)
+    w = _f32(3 * hidden, hidden) * 0.3
+    b = _f32(3 * hidden) if bias else None
+    got = gru_layer_forward(ig, h, pack_panels(w, transposed=True), b, reverse)
+    if got is None:
+        pytest.skip("no AVX2 panel kernel on this CPU")
+    for g, x in zip(got, _gru_forward_steps(ig, h, w, b, reverse)):
+        assert g.shape == x.shape and g.dtype == np.float32 and g.flags.c_contiguous
+        assert g.tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize(
+    ("steps", "batch", "hidden"), [(1, 2, 3), (2, 1, 1), (6, 4, 9), (10, 32, 128)]
+)
+def test_gru_backward_has_the_bits_of_the_python_steps(steps, batch, hidden, reverse):
+    ig = _f32(steps, batch, 3 * hidden)
+    w = _f32(3 * hidden, hidden) * 0.3
+    out, work = _gru_forward_steps(ig, _f32(batch, hidden), w, _f32(3 * hidden), reverse)
+    go = _f32(steps, batch, hidden)
+    got = gru_layer_backward(go, work, pack_panels(w), reverse)
+    if got is None:
+        pytest.skip("no AVX2 panel kernel on this CPU")
+    for g, x in zip(got, _gru_backward_steps(go, w, work, reverse)):
+        assert g.shape == x.shape and g.dtype == np.float32
+        assert g.tobytes() == x.tobytes()
+
+
+def test_gru_zero_rows_and_checks():
+    w = _f32(6, 2)
+    ig, h = np.zeros((3, 0, 6), np.float32), np.zeros((0, 2), np.float32)
+    got = gru_layer_forward(ig, h, pack_panels(w, transposed=True))
+    if got is None:
+        pytest.skip("no AVX2 panel kernel on this CPU")
+    assert [a.shape for a in got] == [(3, 0, 2), (3, 0, 10)]
+    back = gru_layer_backward(got[0], got[1], pack_panels(w))
+    assert [a.shape for a in back] == [(3, 0, 6), (3, 0, 6), (0, 2)]
+    ig, h = _f32(3, 2, 6), _f32(2, 2)
+    with pytest.raises(TypeError, match="float32"):
+        gru_layer_forward(ig.astype(np.float64), h, pack_panels(w, transposed=True))
+    with pytest.raises(ValueError, match="panels"):
+        gru_layer_forward(ig, h, pack_panels(w))
+    with pytest.raises(ValueError, match="hx"):
+        gru_layer_forward(ig, _f32(2, 3), pack_panels(w, transposed=True))
+    out, work = _gru_forward_steps(ig, h, w, None, False)
+    with pytest.raises(ValueError, match="grad_output"):
+        gru_layer_backward(_f32(2, 2, 2), work, pack_panels(w))
+    with pytest.raises(ValueError, match="workspace"):
+        gru_layer_backward(out, work[..., :9], pack_panels(w))
