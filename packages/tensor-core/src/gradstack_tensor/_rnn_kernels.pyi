@@ -56,9 +56,7 @@ def lstm_layer_forward(
     panels: npt.NDArray[np.float32],
     hidden_bias: npt.NDArray[np.float32] | None = None,
     reverse: bool = False,
-) -> (
-    tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None
-): ...
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...
 def lstm_layer_backward(
     grad_output: npt.NDArray[np.float32] | None,
     grad_cells: npt.NDArray[np.float32] | None,
@@ -67,9 +65,7 @@ def lstm_layer_backward(
     workspace: npt.NDArray[np.float32],
     panels: npt.NDArray[np.float32],
     reverse: bool = False,
-) -> (
-    tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None
-): ...
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...
 def gru_layer_forward(
     input_gates: npt.NDArray[np.float32],
     hx: npt.NDArray[np.float32],
@@ -82,6 +78,4 @@ def gru_layer_backward(
     workspace: npt.NDArray[np.float32],
     panels: npt.NDArray[np.float32],
     reverse: bool = False,
-) -> (
-    tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None
-): ...
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...
