@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import gradstack_tensor as gt
@@ -207,8 +208,13 @@ def _fast_path(p: Tensor, *states) -> bool:
     if any(np.shares_memory(a, b) for i, a in enumerate(key) for b in arrays[i:]):
         return False
     ident = id(p)
-    _DISJOINT[ident] = (weakref.ref(p, lambda _, k=ident: _DISJOINT.pop(k, None)), key)
+    _DISJOINT[ident] = (weakref.ref(p, functools.partial(_forget, ident)), key)
     return True
+
+
+def _forget(ident: int, _ref: object) -> None:
+    """Drop a dead parameter's entry of ``_DISJOINT`` (a weak reference's callback)."""
+    _DISJOINT.pop(ident, None)
 
 
 _DISJOINT: dict[int, tuple] = {}
