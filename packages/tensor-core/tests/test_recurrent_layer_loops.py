@@ -1,4 +1,4 @@
-"""Note [A layer's steps in one C loop] (_rnn_kernels.pyx): ``lstm_layer_forward``,
+"""Note [A layer's steps in one C loop] (_recurrent_layers.pyx): ``lstm_layer_forward``,
 ``lstm_layer_backward``, ``gru_layer_forward`` and ``gru_layer_backward`` give the bits of
 the Python steps they replace (the packed product, the cell kernels, the gradient sums);
 LSTMs and GRUs through them against torch are in nn-mini's

@@ -38,12 +38,8 @@ from ._dispatch import OPS
 from ._impl_linalg import _gemm
 from ._impl_nn import _scalar_name, _tensor
 from ._recurrent_gemm import pack_panels, panel_matmul
-from ._rnn_kernels import (
-    gru_cell_forward,
-    gru_layer_forward,
-    lstm_cell_forward,
-    lstm_layer_forward,
-)
+from ._recurrent_layers import gru_layer_forward, lstm_layer_forward
+from ._rnn_kernels import gru_cell_forward, lstm_cell_forward
 from ._tensor import Tensor, _data, _wrap
 
 __all__: list[str] = []
@@ -243,7 +239,7 @@ def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False):
         "_lstm_layer", 4, input_gates, (("hx", hx), ("cx", cx)), weight_hh, bias_hh
     )
     if ig.dtype == np.float32 and steps >= 2 and batch <= PANEL_ROWS:
-        # Note [A layer's steps in one C loop] (_rnn_kernels.pyx)
+        # Note [A layer's steps in one C loop] (_recurrent_layers.pyx)
         done = lstm_layer_forward(ig, h, c, pack_panels(w, transposed=True), b, reverse)
         if done is not None:
             return _results(done, dtype)
@@ -266,7 +262,7 @@ def _gru_layer(input_gates, hx, weight_hh, bias_hh=None, reverse=False):
         "_gru_layer", 3, input_gates, (("hx", hx),), weight_hh, bias_hh
     )
     if ig.dtype == np.float32 and steps >= 2 and batch <= PANEL_ROWS:
-        # Note [A layer's steps in one C loop] (_rnn_kernels.pyx)
+        # Note [A layer's steps in one C loop] (_recurrent_layers.pyx)
         done = gru_layer_forward(ig, h, pack_panels(w, transposed=True), b, reverse)
         if done is not None:
             return _results(done, dtype)

@@ -9,12 +9,8 @@ __all__ = [
     "RNN_PARALLEL_THRESHOLD",
     "gru_cell_backward",
     "gru_cell_forward",
-    "gru_layer_backward",
-    "gru_layer_forward",
     "lstm_cell_backward",
     "lstm_cell_forward",
-    "lstm_layer_backward",
-    "lstm_layer_forward",
 ]
 
 _Float = TypeVar("_Float", np.float32, np.float64)
@@ -49,33 +45,3 @@ def gru_cell_backward(
 ) -> tuple[
     _Array[_Float], _Array[_Float], _Array[_Float], _Array[_Float] | None, _Array[_Float] | None
 ]: ...
-def lstm_layer_forward(
-    input_gates: npt.NDArray[np.float32],
-    hx: npt.NDArray[np.float32],
-    cx: npt.NDArray[np.float32],
-    panels: npt.NDArray[np.float32],
-    hidden_bias: npt.NDArray[np.float32] | None = None,
-    reverse: bool = False,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...
-def lstm_layer_backward(
-    grad_output: npt.NDArray[np.float32] | None,
-    grad_cells: npt.NDArray[np.float32] | None,
-    cx: npt.NDArray[np.float32],
-    cells: npt.NDArray[np.float32],
-    workspace: npt.NDArray[np.float32],
-    panels: npt.NDArray[np.float32],
-    reverse: bool = False,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...
-def gru_layer_forward(
-    input_gates: npt.NDArray[np.float32],
-    hx: npt.NDArray[np.float32],
-    panels: npt.NDArray[np.float32],
-    hidden_bias: npt.NDArray[np.float32] | None = None,
-    reverse: bool = False,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...
-def gru_layer_backward(
-    grad_output: npt.NDArray[np.float32],
-    workspace: npt.NDArray[np.float32],
-    panels: npt.NDArray[np.float32],
-    reverse: bool = False,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...

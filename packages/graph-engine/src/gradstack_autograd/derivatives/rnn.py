@@ -140,7 +140,7 @@ def _weight_grads_ops(dgates, out, hx, reverse, has_bias):
 def _lstm_arrays(grad_out, grad_cells, ig, hx, cx, w, b, reverse, out, cells, work):
     steps, batch, hidden = out.shape
     if work.dtype == np.float32 and steps >= 2 and batch <= _PANEL_ROWS:
-        # Note [A layer's steps in one C loop] (tensor-core's _rnn_kernels.pyx)
+        # Note [A layer's steps in one C loop] (tensor-core's _recurrent_layers.pyx)
         panels = kernels.pack_panels(w)
         done = kernels.lstm_layer_backward(grad_out, grad_cells, cx, cells, work, panels, reverse)
         if done is not None:
@@ -273,7 +273,7 @@ def _lstm_layer_jvp(args, out, tangents, lead):
 def _gru_arrays(grad_out, hx, w, b, reverse, out, work):
     steps, batch, hidden = out.shape
     if work.dtype == np.float32 and steps >= 2 and batch <= _PANEL_ROWS:
-        # Note [A layer's steps in one C loop] (tensor-core's _rnn_kernels.pyx)
+        # Note [A layer's steps in one C loop] (tensor-core's _recurrent_layers.pyx)
         done = kernels.gru_layer_backward(grad_out, work, kernels.pack_panels(w), reverse)
         if done is not None:
             dig, dhg, gh = done
