@@ -86,3 +86,28 @@ def test_addmm_that_is_not_a_linears_keeps_torchs_errors():
         gt.addmm(gt.zeros(4, dtype=gt.float64), x, w.t())
     with pytest.raises(RuntimeError, match="expand|size"):
         gt.addmm(gt.zeros(5), x, w.t())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "bias_shape", [(7,), (5, 7), (1, 7), (5, 1), (), (0,)], ids=lambda s: str(list(s))
+)
+def test_the_bias_added_in_place_gives_product_plus_bias(dtype, bias_shape):
+    # Note [A Linear's bias added in place]: the same bits as ``x @ y + bias``, for the
+    # shapes it adds in place (a row, the product's shape) and those it leaves to numpy
+    n = 0 if bias_shape == (0,) else 7
+    x = RNG.standard_normal((5, 300)).astype(dtype)
+    y = np.asfortranarray(RNG.standard_normal((300, n)).astype(dtype))
+    b = RNG.standard_normal(bias_shape).astype(dtype)
+    got = _impl_linalg._gemm(x, y, b)
+    want = x @ y + b
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert got.tobytes() == want.tobytes()
+
+
+def test_a_bias_of_another_dtype_is_not_added_in_place():
+    x = RNG.standard_normal((5, 3)).astype(np.float32)
+    y = RNG.standard_normal((3, 4)).astype(np.float32)
+    b = RNG.standard_normal(4)  # float64: numpy's promotion, as before
+    got = _impl_linalg._gemm(x, y, b)
+    assert got.dtype == np.float64 and got.tobytes() == (x @ y + b).tobytes()

@@ -38,6 +38,7 @@ from ._dispatch import OPS
 from ._impl_linalg import _gemm
 from ._impl_nn import _scalar_name, _tensor
 from ._recurrent_gemm import pack_panels, panel_matmul
+from ._recurrent_layers import gru_layer_forward, lstm_layer_forward
 from ._rnn_kernels import gru_cell_forward, lstm_cell_forward
 from ._tensor import Tensor, _data, _wrap
 
@@ -237,6 +238,11 @@ def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False):
     (ig, h, c, w, b), dtype, (steps, batch, hidden) = _layer_arrays(
         "_lstm_layer", 4, input_gates, (("hx", hx), ("cx", cx)), weight_hh, bias_hh
     )
+    if ig.dtype == np.float32 and steps >= 2 and batch <= PANEL_ROWS:
+        # Note [A layer's steps in one C loop] (_recurrent_layers.pyx)
+        done = lstm_layer_forward(ig, h, c, pack_panels(w, transposed=True), b, reverse)
+        if done is not None:
+            return _results(done, dtype)
     out = np.empty((steps, batch, hidden), ig.dtype)
     cells = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 4 * hidden), ig.dtype)
@@ -255,6 +261,11 @@ def _gru_layer(input_gates, hx, weight_hh, bias_hh=None, reverse=False):
     (ig, h, w, b), dtype, (steps, batch, hidden) = _layer_arrays(
         "_gru_layer", 3, input_gates, (("hx", hx),), weight_hh, bias_hh
     )
+    if ig.dtype == np.float32 and steps >= 2 and batch <= PANEL_ROWS:
+        # Note [A layer's steps in one C loop] (_recurrent_layers.pyx)
+        done = gru_layer_forward(ig, h, pack_panels(w, transposed=True), b, reverse)
+        if done is not None:
+            return _results(done, dtype)
     out = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 5 * hidden), ig.dtype)
     product = hidden_product(w, steps)

@@ -152,6 +152,20 @@ cdef extern from *:
                               Py_ssize_t N) noexcept nogil
 
 
+cdef int panel_kernel_available() noexcept nogil:
+    """Whether :func:`panel_matmul_into` can run (the AVX2 copy, on a CPU that has it)."""
+    return GS_PANEL_AVX2 and kernel_avx2()
+
+
+cdef void panel_matmul_into(const float* a, const float* panels, const float* bias,
+                            float* c, Py_ssize_t M, Py_ssize_t K,
+                            Py_ssize_t N) noexcept nogil:
+    """``c = a @ b [+ bias]`` from b's panels, as :func:`panel_matmul` computes it, into
+    ``c`` (M, N); only where :func:`panel_kernel_available`, on checked arrays."""
+    if M and N:
+        gs_panel_matmul_avx2(a, panels, bias, c, M, K, N)
+
+
 cdef int _check_f32(str func, str name, object a, int ndim) except -1:
     if _check_input(func, name, a) != cnp.NPY_FLOAT:
         raise TypeError(f"{func}: {name} must be float32, got {a.dtype}")

@@ -374,18 +374,7 @@ cdef void _column_sums(const real* x, real* out, Py_ssize_t rows,
 # ---------------------------------------------------------------------------------------
 # the drivers: rows split into blocks across threads (Note [When a cell's rows take threads])
 
-cdef enum:
-    LSTM_FORWARD = 0
-    LSTM_BACKWARD = 1
-    GRU_FORWARD = 2
-    GRU_BACKWARD = 3
-
-
-cdef struct Cell:
-    int kind
-    Py_ssize_t H
-    void* a[6]      # inputs
-    void* out[3]    # outputs
+# (the kinds of cell and the Cell struct: _rnn_kernels.pxd)
 
 
 cdef int _rows(const Cell* c, real* dummy, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
@@ -426,6 +415,17 @@ cdef int _run_typed(const Cell* c, real* dummy, Py_ssize_t rows,
     return failed
 
 
+cdef int run_cell_rows_f32(const Cell* c, Py_ssize_t rows, int nthreads) noexcept nogil:
+    """The rows of a float32 cell across ``nthreads`` (the layer loops of
+    _recurrent_layers.pyx); the number of blocks that could not allocate their scratch."""
+    return _run_typed(c, <float*>NULL, rows, nthreads)
+
+
+cdef int cell_threads(Py_ssize_t rows, Py_ssize_t H) noexcept nogil:
+    """The team for a cell of ``rows`` x ``H`` (Note [When a cell's rows take threads])."""
+    return kernel_threads(rows * H, _rnn_threshold)
+
+
 cdef int _run(Cell* c, int typenum, Py_ssize_t rows) except -1:
     """Run the cell's rows; each block of rows allocates a scratch row, and a block that
     cannot raises MemoryError here (its rows were left unwritten: nothing is returned)."""
@@ -445,10 +445,6 @@ cdef int _run(Cell* c, int typenum, Py_ssize_t rows) except -1:
 
 # ---------------------------------------------------------------------------------------
 # argument checks (before any memory is touched)
-
-cdef inline void* _ptr(object a):
-    return cnp.PyArray_DATA(<cnp.ndarray>a)
-
 
 cdef int _check_2d(str func, str name, object a, int typenum, Py_ssize_t rows,
                    Py_ssize_t cols) except -1:

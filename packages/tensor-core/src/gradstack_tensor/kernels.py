@@ -62,6 +62,8 @@ from ._pointwise_kernels import *  # noqa: F403
 from ._pointwise_kernels import __all__ as _pointwise_kernels_all
 from ._recurrent_gemm import *  # noqa: F403
 from ._recurrent_gemm import __all__ as _recurrent_gemm_all
+from ._recurrent_layers import *  # noqa: F403
+from ._recurrent_layers import __all__ as _recurrent_layers_all
 from ._rnn_kernels import *  # noqa: F403
 from ._rnn_kernels import __all__ as _rnn_kernels_all
 from ._scan_kernels import *  # noqa: F403
@@ -101,6 +103,7 @@ __all__ = sorted(
         *_norm_kernels_all,
         *_order_kernels_all,
         *_rnn_kernels_all,
+        *_recurrent_layers_all,
         *_scan_kernels_all,
         *_sgd_update_all,
         *_special_kernels_all,

@@ -139,6 +139,14 @@ def _weight_grads_ops(dgates, out, hx, reverse, has_bias):
 
 def _lstm_arrays(grad_out, grad_cells, ig, hx, cx, w, b, reverse, out, cells, work):
     steps, batch, hidden = out.shape
+    if work.dtype == np.float32 and steps >= 2 and batch <= _PANEL_ROWS:
+        # Note [A layer's steps in one C loop] (tensor-core's _recurrent_layers.pyx)
+        panels = kernels.pack_panels(w)
+        done = kernels.lstm_layer_backward(grad_out, grad_cells, cx, cells, work, panels, reverse)
+        if done is not None:
+            dgates, gh, gc = done
+            gw, gb = _weight_grads(dgates, _previous(out, hx, reverse), b is not None)
+            return dgates, gh, gc, gw, gb
     dgates = np.empty(work.shape, work.dtype)
     times = _times(w, steps)
     gh = gc = None
@@ -264,6 +272,13 @@ def _lstm_layer_jvp(args, out, tangents, lead):
 
 def _gru_arrays(grad_out, hx, w, b, reverse, out, work):
     steps, batch, hidden = out.shape
+    if work.dtype == np.float32 and steps >= 2 and batch <= _PANEL_ROWS:
+        # Note [A layer's steps in one C loop] (tensor-core's _recurrent_layers.pyx)
+        done = kernels.gru_layer_backward(grad_out, work, kernels.pack_panels(w), reverse)
+        if done is not None:
+            dig, dhg, gh = done
+            gw, gb = _weight_grads(dhg, _previous(out, hx, reverse), b is not None)
+            return dig, gh, gw, gb
     dig = np.empty((steps, batch, 3 * hidden), work.dtype)
     dhg = np.empty((steps, batch, 3 * hidden), work.dtype)
     times = _times(w, steps)
