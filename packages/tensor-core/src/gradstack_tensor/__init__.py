@@ -22,6 +22,7 @@ Examples
 # first, binds the C kernels of the declared ops; the _impl_* modules bind the Python ones.
 from . import (  # noqa: F401 - bind kernels
     _allocator,
+    _bfloat16,
     _elementwise,
     _impl_complex,
     _impl_decompositions,
@@ -88,6 +89,7 @@ from .dtypes import (
     complex64,
     complex128,
     double,
+    bfloat16,
     dtype,
     float16,
     float32,
@@ -178,6 +180,7 @@ __all__ = sorted(
         "registered_layers",
         "unregister_layer",
         "float16",
+        "bfloat16",
         "float32",
         "float64",
         "int8",
