@@ -71,6 +71,35 @@ _NATIVE = frozenset(
 _INPUT_DTYPE = frozenset({"layer_norm", "batch_norm"})
 
 
+# ops torch 2.13 has no bfloat16 kernel for: its exception and words
+_REFUSED = {
+    "linalg_cholesky": (NotImplementedError, "\"cholesky_cpu\" not implemented for 'BFloat16'"),
+    "linalg_det": (NotImplementedError, "\"lu_cpu\" not implemented for 'BFloat16'"),
+    "linalg_solve": (NotImplementedError, "\"lu_cpu\" not implemented for 'BFloat16'"),
+    "linalg_svd": (NotImplementedError, "\"linalg_svd_cpu\" not implemented for 'BFloat16'"),
+    "linalg_inv": (RuntimeError, "linalg.inv: Low precision dtypes not supported. Got BFloat16"),
+    "linalg_logabsdet": (
+        RuntimeError, "linalg.slogdet: Low precision dtypes not supported. Got BFloat16"
+    ),
+    "fft_c2c": (RuntimeError, "Unsupported dtype BFloat16"),
+    "fft_r2c": (RuntimeError, "Unsupported dtype BFloat16"),
+    "fft_c2r": (RuntimeError, "Unsupported dtype BFloat16"),
+    "view_as_complex": (
+        RuntimeError,
+        "view_as_complex is only supported for half, float and double tensors, but got a "
+        "tensor of scalar type: BFloat16",
+    ),
+    "polar": (
+        RuntimeError,
+        "Expected both inputs to be Half, Float or Double tensors but got BFloat16 and BFloat16",
+    ),
+    "complex": (
+        RuntimeError,
+        "Expected both inputs to be Half, Float or Double tensors but got BFloat16 and BFloat16",
+    ),
+}
+
+
 def is_bfloat16_array(a) -> bool:
     """Whether the numpy array ``a`` holds bfloat16."""
     return a.dtype == BFLOAT16
@@ -117,6 +146,9 @@ def _run_in_float32(op, args):
     ml_dtypes and computed in float32])."""
     if op.is_view or op.name in _NATIVE:
         return op.run_own_kernel(*args)
+    if op.name in _REFUSED and not (op.name == "linalg_det" and data_of(args[0]).size == 0):
+        error, words = _REFUSED[op.name]  # (torch's det of empty matrices is 1, no kernel)
+        raise error(f"{words} (compute in float32: .float() first)")
     operands: list = []
     explicit = None
     up = []
