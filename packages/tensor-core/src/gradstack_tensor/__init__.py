@@ -119,6 +119,23 @@ from .integration import *  # noqa: F403
 from .integration import __all__ as _integration_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
+from . import autocast_mode as amp  # noqa: E402 - torch.amp
+from .autocast_mode import (
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .matrix_builders import *  # noqa: F403
 from .matrix_builders import __all__ as _matrix_builders_all
 from .matrix_functions import *  # noqa: F403
@@ -160,6 +177,21 @@ __all__ = sorted(
     | {
         "linalg",
         "fft",
+        "amp",
+        "autocast",
+        "autocast_decrement_nesting",
+        "autocast_increment_nesting",
+        "clear_autocast_cache",
+        "get_autocast_cpu_dtype",
+        "get_autocast_dtype",
+        "is_autocast_cache_enabled",
+        "is_autocast_cpu_enabled",
+        "is_autocast_enabled",
+        "set_autocast_cache_enabled",
+        "set_autocast_cpu_dtype",
+        "set_autocast_cpu_enabled",
+        "set_autocast_dtype",
+        "set_autocast_enabled",
         "finfo",
         "iinfo",
         "special",
