@@ -77,8 +77,14 @@ ROUNDS_INSIDE = {
     "prod": "torch multiplies bfloat16 in bfloat16, rounding every product",
 }
 # and these to 8 ulps: a recurrent step feeds its rounded state to the next
-LOOSER = {"_gru_layer", "_lstm_layer", "_thnn_fused_gru_cell", "_thnn_fused_lstm_cell",
-          "avg_pool2d_backward", "col2im"}
+LOOSER = {
+    "_gru_layer",
+    "_lstm_layer",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_lstm_cell",
+    "avg_pool2d_backward",
+    "col2im",
+}
 
 
 # the share of results bit-equal to torch's, where it is below 97%, and why

@@ -46,6 +46,7 @@ from . import (  # noqa: F401 - bind kernels
     return_types,
     special,
 )
+from . import autocast_mode as amp  # noqa: E402 - torch.amp
 from . import functions as _functions
 from .__about__ import __version__
 from ._dispatch import (
@@ -65,6 +66,22 @@ from ._tensor import Tensor
 from ._tensor_base import VersionCounter
 from .arrangements import *  # noqa: F403
 from .arrangements import __all__ as _arrangements_all
+from .autocast_mode import (
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .combinatorics import *  # noqa: F403
 from .combinatorics import __all__ as _combinatorics_all
 from .complex_ops import *  # noqa: F403
@@ -83,13 +100,13 @@ from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
 from .device import device, get_default_device, set_default_device
 from .dtypes import (
+    bfloat16,
     bool_,
     cdouble,
     cfloat,
     complex64,
     complex128,
     double,
-    bfloat16,
     dtype,
     float16,
     float32,
@@ -119,23 +136,6 @@ from .integration import *  # noqa: F403
 from .integration import __all__ as _integration_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
-from . import autocast_mode as amp  # noqa: E402 - torch.amp
-from .autocast_mode import (
-    autocast,
-    autocast_decrement_nesting,
-    autocast_increment_nesting,
-    clear_autocast_cache,
-    get_autocast_cpu_dtype,
-    get_autocast_dtype,
-    is_autocast_cache_enabled,
-    is_autocast_cpu_enabled,
-    is_autocast_enabled,
-    set_autocast_cache_enabled,
-    set_autocast_cpu_dtype,
-    set_autocast_cpu_enabled,
-    set_autocast_dtype,
-    set_autocast_enabled,
-)
 from .matrix_builders import *  # noqa: F403
 from .matrix_builders import __all__ as _matrix_builders_all
 from .matrix_functions import *  # noqa: F403

@@ -59,10 +59,33 @@ _FLOAT32 = np.dtype(np.float32)
 # ops whose kernels only move or alias data: numpy does that on bfloat16 arrays as on any
 _NATIVE = frozenset(
     {
-        "to_dtype", "clone", "contiguous", "copy_", "detach", "alias", "fill_", "zero_",
-        "setitem_", "getitem", "expand", "expand_as", "view", "reshape", "flatten",
-        "permute", "transpose", "t", "squeeze", "unsqueeze", "select", "narrow", "split",
-        "chunk", "unbind", "diagonal", "unfold",
+        "to_dtype",
+        "clone",
+        "contiguous",
+        "copy_",
+        "detach",
+        "alias",
+        "fill_",
+        "zero_",
+        "setitem_",
+        "getitem",
+        "expand",
+        "expand_as",
+        "view",
+        "reshape",
+        "flatten",
+        "permute",
+        "transpose",
+        "t",
+        "squeeze",
+        "unsqueeze",
+        "select",
+        "narrow",
+        "split",
+        "chunk",
+        "unbind",
+        "diagonal",
+        "unfold",
     }
 )
 
@@ -79,7 +102,8 @@ _REFUSED = {
     "linalg_svd": (NotImplementedError, "\"linalg_svd_cpu\" not implemented for 'BFloat16'"),
     "linalg_inv": (RuntimeError, "linalg.inv: Low precision dtypes not supported. Got BFloat16"),
     "linalg_logabsdet": (
-        RuntimeError, "linalg.slogdet: Low precision dtypes not supported. Got BFloat16"
+        RuntimeError,
+        "linalg.slogdet: Low precision dtypes not supported. Got BFloat16",
     ),
     "fft_c2c": (RuntimeError, "Unsupported dtype BFloat16"),
     "fft_r2c": (RuntimeError, "Unsupported dtype BFloat16"),

@@ -78,36 +78,126 @@ PRIORITY = 500  # above autograd (100), below the profiler (1000) and vmap (2000
 # torch 2.13's AutocastCPU lists, by torch's op name (aten::<name>)
 LOWER_PRECISION_FP = frozenset(
     {
-        "conv1d", "conv2d", "conv3d", "bmm", "mm", "linalg_vecdot", "baddbmm", "addmm",
-        "_addmm_activation", "addbmm", "linear", "_convolution", "matmul", "conv_tbc",
-        "mkldnn_rnn_layer", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-        "prelu", "scaled_dot_product_attention", "_native_multi_head_attention",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "bmm",
+        "mm",
+        "linalg_vecdot",
+        "baddbmm",
+        "addmm",
+        "_addmm_activation",
+        "addbmm",
+        "linear",
+        "_convolution",
+        "matmul",
+        "conv_tbc",
+        "mkldnn_rnn_layer",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "prelu",
+        "scaled_dot_product_attention",
+        "_native_multi_head_attention",
     }
 )
 FP32 = frozenset(
     {
-        "avg_pool3d", "binary_cross_entropy", "grid_sampler", "polar", "prod", "quantile",
-        "nanquantile", "stft", "cdist", "grid_sampler_2d", "_grid_sampler_2d_cpu_fallback",
-        "grid_sampler_3d", "trace", "view_as_complex", "cholesky", "cholesky_inverse",
-        "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr", "pinverse", "max_pool3d",
-        "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "reflection_pad1d",
-        "reflection_pad2d", "replication_pad1d", "replication_pad2d", "replication_pad3d",
-        "mse_loss", "cosine_embedding_loss", "nll_loss", "nll_loss2d", "hinge_embedding_loss",
-        "poisson_nll_loss", "smooth_l1_loss", "cross_entropy_loss", "l1_loss", "huber_loss",
-        "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
-        "ctc_loss", "kl_div", "multilabel_margin_loss", "binary_cross_entropy_with_logits",
-        "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft",
-        "fft_irfft", "fft_rfft2", "fft_irfft2", "fft_rfftn", "fft_irfftn", "fft_hfft",
-        "fft_ihfft", "linalg_cond", "linalg_matrix_rank", "linalg_solve", "linalg_cholesky",
-        "linalg_svdvals", "linalg_eigvals", "linalg_eigvalsh", "linalg_inv",
-        "linalg_householder_product", "linalg_tensorinv", "linalg_tensorsolve",
-        "fake_quantize_per_tensor_affine", "geqrf", "_lu_with_info", "qr", "svd",
-        "triangular_solve", "fractional_max_pool2d", "fractional_max_pool3d",
-        "adaptive_max_pool3d", "multilabel_margin_loss_forward", "linalg_qr",
-        "linalg_cholesky_ex", "linalg_svd", "linalg_eig", "linalg_eigh", "linalg_lstsq",
+        "avg_pool3d",
+        "binary_cross_entropy",
+        "grid_sampler",
+        "polar",
+        "prod",
+        "quantile",
+        "nanquantile",
+        "stft",
+        "cdist",
+        "grid_sampler_2d",
+        "_grid_sampler_2d_cpu_fallback",
+        "grid_sampler_3d",
+        "trace",
+        "view_as_complex",
+        "cholesky",
+        "cholesky_inverse",
+        "cholesky_solve",
+        "inverse",
+        "lu_solve",
+        "orgqr",
+        "ormqr",
+        "pinverse",
+        "max_pool3d",
+        "max_unpool2d",
+        "max_unpool3d",
+        "adaptive_avg_pool3d",
+        "reflection_pad1d",
+        "reflection_pad2d",
+        "replication_pad1d",
+        "replication_pad2d",
+        "replication_pad3d",
+        "mse_loss",
+        "cosine_embedding_loss",
+        "nll_loss",
+        "nll_loss2d",
+        "hinge_embedding_loss",
+        "poisson_nll_loss",
+        "smooth_l1_loss",
+        "cross_entropy_loss",
+        "l1_loss",
+        "huber_loss",
+        "margin_ranking_loss",
+        "soft_margin_loss",
+        "triplet_margin_loss",
+        "multi_margin_loss",
+        "ctc_loss",
+        "kl_div",
+        "multilabel_margin_loss",
+        "binary_cross_entropy_with_logits",
+        "fft_fft",
+        "fft_ifft",
+        "fft_fft2",
+        "fft_ifft2",
+        "fft_fftn",
+        "fft_ifftn",
+        "fft_rfft",
+        "fft_irfft",
+        "fft_rfft2",
+        "fft_irfft2",
+        "fft_rfftn",
+        "fft_irfftn",
+        "fft_hfft",
+        "fft_ihfft",
+        "linalg_cond",
+        "linalg_matrix_rank",
+        "linalg_solve",
+        "linalg_cholesky",
+        "linalg_svdvals",
+        "linalg_eigvals",
+        "linalg_eigvalsh",
+        "linalg_inv",
+        "linalg_householder_product",
+        "linalg_tensorinv",
+        "linalg_tensorsolve",
+        "fake_quantize_per_tensor_affine",
+        "geqrf",
+        "_lu_with_info",
+        "qr",
+        "svd",
+        "triangular_solve",
+        "fractional_max_pool2d",
+        "fractional_max_pool3d",
+        "adaptive_max_pool3d",
+        "multilabel_margin_loss_forward",
+        "linalg_qr",
+        "linalg_cholesky_ex",
+        "linalg_svd",
+        "linalg_eig",
+        "linalg_eigh",
+        "linalg_lstsq",
         "linalg_inv_ex",
         # gradstack's ops under torch's names that decompose to them: the FFTs' primitives
-        "_fft_c2c", "_fft_r2c", "_fft_c2r",
+        "_fft_c2c",
+        "_fft_r2c",
+        "_fft_c2r",
     }
 )
 PROMOTE = frozenset({"stack", "cat", "index_copy"})
@@ -116,14 +206,39 @@ PROMOTE = frozenset({"stack", "cat", "index_copy"})
 _GRADSTACK_NAMES = {"fft_c2c": "_fft_c2c", "fft_r2c": "_fft_r2c", "fft_c2r": "_fft_c2r"}
 
 _DEVICE_TYPES = (
-    "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
-    "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
+    "cpu",
+    "cuda",
+    "ipu",
+    "xpu",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "hip",
+    "ve",
+    "fpga",
+    "maia",
+    "xla",
+    "lazy",
+    "vulkan",
+    "mps",
+    "meta",
+    "hpu",
+    "mtia",
+    "privateuseone",
 )
 # the device types torch 2.13 autocasts on, with their default lower dtype
 _DEFAULT_DTYPE = {
-    "cpu": _dt.bfloat16, "cuda": _dt.float16, "xpu": _dt.bfloat16, "mps": _dt.float16,
-    "hpu": _dt.bfloat16, "xla": _dt.bfloat16, "ipu": _dt.float16, "mtia": _dt.float16,
-    "maia": _dt.float16, "privateuseone": _dt.float16,
+    "cpu": _dt.bfloat16,
+    "cuda": _dt.float16,
+    "xpu": _dt.bfloat16,
+    "mps": _dt.float16,
+    "hpu": _dt.bfloat16,
+    "xla": _dt.bfloat16,
+    "ipu": _dt.float16,
+    "mtia": _dt.float16,
+    "maia": _dt.float16,
+    "privateuseone": _dt.float16,
 }
 
 
@@ -146,9 +261,7 @@ _threads_on = 0  # threads with CPU autocast on: the layer is registered while >
 
 def _check_device(device_type) -> str:
     if not isinstance(device_type, str):
-        raise TypeError(
-            f"argument 'device_type' must be str, not {type(device_type).__name__}"
-        )
+        raise TypeError(f"argument 'device_type' must be str, not {type(device_type).__name__}")
     if device_type.split(":")[0] not in _DEVICE_TYPES:
         raise RuntimeError(
             f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device "
@@ -303,7 +416,9 @@ class autocast:  # noqa: N801 - torch's name
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self.device = device_type
         if not is_autocast_available(device_type):
-            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+            raise RuntimeError(
+                f"User specified an unsupported autocast device_type '{device_type}'"
+            )
         self._cache_enabled = (
             is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
         )
@@ -484,7 +599,7 @@ def autocast_function(torch_name: str):
     def decorate(func):
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            if not _active():
+            if not _threads_on or not _active():  # (the first test costs a global read)
                 return func(*args, **kwargs)
             args, kwargs = _cast_args(policy, args, kwargs)
             _state.inside += 1

@@ -22,6 +22,7 @@ import math
 from ._dispatch import OPS, dispatch
 from ._impl_decompositions import LinAlgError
 from ._tensor import Tensor
+from .autocast_mode import autocast_function
 
 __all__ = [
     "vector_norm",
@@ -137,6 +138,7 @@ def cross(input, other, *, dim: int = -1):
     return _cross(input, other, dim)
 
 
+@autocast_function("linalg_vecdot")
 def vecdot(x, y, *, dim: int = -1):
     """The dot product of the vectors along ``dim`` (broadcast)."""
     return (_t(x, "vecdot") * y).sum(dim)

@@ -42,6 +42,7 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import autocast_function
 from gradstack_tensor.extension import checked_arguments
 
 from ._utils import _type_name
@@ -324,6 +325,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * b.sigmoid()
 
 
+@autocast_function("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where positive, ``weight * x`` elsewhere; a weight of several elements holds
     one slope per channel (dim 1)."""
