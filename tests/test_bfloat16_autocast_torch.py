@@ -532,3 +532,20 @@ def test_random_draws_are_torchs_after_the_same_seed(n):
         torch.empty(n, dtype=torch.bfloat16).uniform_(-2, 3),
         "uniform_",
     )
+
+
+def test_module_bfloat16_save_and_load(tmp_path):
+    import io
+
+    model = gs.nn.Linear(3, 2).bfloat16()
+    assert model.weight.dtype is gs.bfloat16 and model.bias.dtype is gs.bfloat16
+    out = model(gs.ones(1, 3, dtype=gs.bfloat16))
+    assert out.dtype is gs.bfloat16
+    buf = io.BytesIO()
+    gs.save(model.state_dict(), buf)
+    buf.seek(0)
+    state = gs.load(buf)
+    assert state["weight"].dtype is gs.bfloat16
+    _assert_bit_equal(state["weight"], torch.from_numpy(model.weight.detach().float().numpy()).bfloat16())
+    reference = torch.nn.Linear(3, 2).bfloat16()
+    assert reference.weight.dtype is torch.bfloat16
