@@ -20,8 +20,20 @@ import pytest
 torch = pytest.importorskip("torch")
 
 RNG = np.random.default_rng(35)
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-          "float32", "float64", "complex64", "complex128"]
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 
 
 def _bits(t) -> np.ndarray:
@@ -126,9 +138,16 @@ def test_conversion_rounds_as_torch():
 
 def test_creation_functions_take_bfloat16():
     for name, args in [
-        ("zeros", (2, 3)), ("ones", (2, 3)), ("empty", (2, 3)), ("eye", (3,)),
-        ("full", ((2,), 1 / 3)), ("arange", (0, 2, 0.25)), ("linspace", (0, 1, 5)),
-        ("randn", (4,)), ("rand", (4,)), ("tensor", ([0.1, 1e10, -2.7],)),
+        ("zeros", (2, 3)),
+        ("ones", (2, 3)),
+        ("empty", (2, 3)),
+        ("eye", (3,)),
+        ("full", ((2,), 1 / 3)),
+        ("arange", (0, 2, 0.25)),
+        ("linspace", (0, 1, 5)),
+        ("randn", (4,)),
+        ("rand", (4,)),
+        ("tensor", ([0.1, 1e10, -2.7],)),
     ]:
         g = getattr(gs, name)(*args, dtype=gs.bfloat16)
         t = getattr(torch, name)(*args, dtype=torch.bfloat16)
@@ -253,7 +272,11 @@ def test_gradients_bit_equal_to_torch(name):
         a = L.from_numpy(x.copy()).bfloat16().requires_grad_()
         b = L.from_numpy(w.copy()).bfloat16().requires_grad_()
         out = f(L, a, b)
-        g = L.from_numpy(v[: out.shape[0], : out.shape[-1]].copy()).bfloat16() if out.dim() == 2 else None
+        g = (
+            L.from_numpy(v[: out.shape[0], : out.shape[-1]].copy()).bfloat16()
+            if out.dim() == 2
+            else None
+        )
         out.backward(g if g is not None and g.shape == out.shape else L.ones_like(out) * 0.37)
         grads.append([t.grad for t in (a, b)])
     for gg, tg in zip(*grads):
@@ -304,7 +327,9 @@ AUTOCAST_DTYPES = {
     "mm_then_add_float": lambda L, a, b, c: (a @ b) + 1.5,
     "softmax_of_bf16": lambda L, a, b, c: (a @ b).softmax(-1),
     "log_softmax_f32": lambda L, a, b, c: a.log_softmax(-1),
-    "cross_entropy": lambda L, a, b, c: L.nn.functional.cross_entropy(a @ b, L.tensor([0, 1, 0, 1])),
+    "cross_entropy": lambda L, a, b, c: L.nn.functional.cross_entropy(
+        a @ b, L.tensor([0, 1, 0, 1])
+    ),
     "mse_loss": lambda L, a, b, c: L.nn.functional.mse_loss(a @ b, L.zeros(4, 2)),
     "l1_loss": lambda L, a, b, c: L.nn.functional.l1_loss(a @ b, L.zeros(4, 2)),
     "bce_logits": lambda L, a, b, c: L.nn.functional.binary_cross_entropy_with_logits(
@@ -432,48 +457,52 @@ def test_autocast_is_unregistered_after_an_exception():
 
 def test_custom_fwd_and_custom_bwd_as_torchs():
     seen = {}
-    for L in (gs, torch):
-
-        class Square(L.autograd.Function):
-            @staticmethod
-            @L.amp.custom_fwd(device_type="cpu", cast_inputs=L.float32)
-            def forward(ctx, x):
-                seen[L, "fwd"] = (x.dtype, L.is_autocast_enabled("cpu"))
-                ctx.save_for_backward(x)
-                return x * x
-
-            @staticmethod
-            @L.amp.custom_bwd(device_type="cpu")
-            def backward(ctx, grad):
-                seen[L, "bwd"] = L.is_autocast_enabled("cpu")
-                (x,) = ctx.saved_tensors
-                return 2 * x * grad
-
-        class Plain(L.autograd.Function):
-            @staticmethod
-            @L.amp.custom_fwd(device_type="cpu")
-            def forward(ctx, x):
-                return x @ x
-
-            @staticmethod
-            @L.amp.custom_bwd(device_type="cpu")
-            def backward(ctx, grad):
-                seen[L, "plain_bwd"] = L.is_autocast_enabled("cpu")
-                return grad
-
-        x = L.ones(2, 2, requires_grad=True)
-        with L.autocast("cpu"):
-            y = Square.apply(x @ x)
-            z = Plain.apply(x)
-        seen[L, "y"] = y.dtype
-        seen[L, "z"] = z.dtype
-        y.sum().backward()
-        z.sum().backward()
-        with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
-            L.amp.custom_fwd(device_type=None)
+    for lib in (gs, torch):
+        _custom_fwd_case(lib, seen)
     for key in ("fwd", "bwd", "plain_bwd", "y", "z"):
         g, t = seen[gs, key], seen[torch, key]
         assert str(g).replace("gradstack.", "torch.") == str(t), key
+
+
+def _custom_fwd_case(L, seen):
+
+    class Square(L.autograd.Function):
+        @staticmethod
+        @L.amp.custom_fwd(device_type="cpu", cast_inputs=L.float32)
+        def forward(ctx, x):
+            seen[L, "fwd"] = (x.dtype, L.is_autocast_enabled("cpu"))
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @L.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, grad):
+            seen[L, "bwd"] = L.is_autocast_enabled("cpu")
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    class Plain(L.autograd.Function):
+        @staticmethod
+        @L.amp.custom_fwd(device_type="cpu")
+        def forward(ctx, x):
+            return x @ x
+
+        @staticmethod
+        @L.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, grad):
+            seen[L, "plain_bwd"] = L.is_autocast_enabled("cpu")
+            return grad
+
+    x = L.ones(2, 2, requires_grad=True)
+    with L.autocast("cpu"):
+        y = Square.apply(x @ x)
+        z = Plain.apply(x)
+    seen[L, "y"] = y.dtype
+    seen[L, "z"] = z.dtype
+    y.sum().backward()
+    z.sum().backward()
+    with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+        L.amp.custom_fwd(device_type=None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -523,7 +552,10 @@ def test_random_draws_are_torchs_after_the_same_seed(n):
     for name in ("rand", "randn"):
         torch.manual_seed(3)
         gs.manual_seed(3)
-        g, t = getattr(gs, name)(n, dtype=gs.bfloat16), getattr(torch, name)(n, dtype=torch.bfloat16)
+        g, t = (
+            getattr(gs, name)(n, dtype=gs.bfloat16),
+            getattr(torch, name)(n, dtype=torch.bfloat16),
+        )
         _assert_bit_equal(g, t, name)
     torch.manual_seed(4)
     gs.manual_seed(4)
@@ -546,6 +578,8 @@ def test_module_bfloat16_save_and_load(tmp_path):
     buf.seek(0)
     state = gs.load(buf)
     assert state["weight"].dtype is gs.bfloat16
-    _assert_bit_equal(state["weight"], torch.from_numpy(model.weight.detach().float().numpy()).bfloat16())
+    _assert_bit_equal(
+        state["weight"], torch.from_numpy(model.weight.detach().float().numpy()).bfloat16()
+    )
     reference = torch.nn.Linear(3, 2).bfloat16()
     assert reference.weight.dtype is torch.bfloat16

@@ -133,7 +133,17 @@ short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
 ALL = (
-    float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    bool_,
+    complex64,
     complex128,
 )
 REAL = ALL[:-2]
