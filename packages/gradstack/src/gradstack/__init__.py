@@ -116,7 +116,7 @@ del _NAMES, _nn_functions_all, _runtime_all
 # ``from torch.linalg import norm``); here they are tensor-core's modules, registered under
 # the facade's names too, so that every spelling gives the one module object
 # (``gradstack.fft is gradstack_tensor.fft``).
-for _name in ("fft", "linalg", "special"):
+for _name in ("amp", "fft", "linalg", "special"):
     _sys.modules[f"{__name__}.{_name}"] = getattr(_gradstack_tensor, _name)
 del _name
 

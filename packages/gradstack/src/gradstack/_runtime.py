@@ -152,6 +152,7 @@ def set_num_interop_threads(num: int) -> None:
 
 _TYPE_NAMES = {
     "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor",
     "float32": "FloatTensor",
     "float64": "DoubleTensor",
     "int8": "CharTensor",

@@ -71,7 +71,8 @@ cdef inline bint _is_float_tensor(object x):
         return False
     num = cnp.PyArray_TYPE(data_of(<Tensor>x))
     return (num == cnp.NPY_FLOAT or num == cnp.NPY_DOUBLE or num == cnp.NPY_FLOAT16
-            or num == cnp.NPY_CFLOAT or num == cnp.NPY_CDOUBLE)    # (complex outputs too)
+            or num == cnp.NPY_CFLOAT or num == cnp.NPY_CDOUBLE    # (complex outputs too)
+            or num >= 256)      # a numpy user type: the only one a tensor holds is bfloat16
 
 
 cdef object _save_value(object v, Node node):

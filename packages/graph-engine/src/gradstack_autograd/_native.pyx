@@ -246,8 +246,17 @@ cdef object np_sum_to(cnp.ndarray g, tuple shape):
     if r is not None:
         return np.reshape(r, shape)
     with np.errstate(all="ignore"):  # inf - inf is nan, silently, as in the forward sum
-        r = np.add.reduce(g, axis=axes, keepdims=True)
+        r = _add_reduce(g, axes)
     return np.reshape(r[(0,) * lead] if lead else r, shape)
+
+
+cdef object _add_reduce(cnp.ndarray g, tuple axes):
+    """``g`` summed over ``axes`` (kept): numpy's, except that bfloat16 (a numpy user type,
+    whose ml_dtypes loop would round at every step) accumulates in float32 and rounds once,
+    as torch's sum (Note [bfloat16 is stored by ml_dtypes and computed in float32])."""
+    if cnp.PyArray_TYPE(g) >= 256:
+        return np.add.reduce(g, axis=axes, keepdims=True, dtype=np.float32).astype(g.dtype)
+    return np.add.reduce(g, axis=axes, keepdims=True)
 
 
 cdef bint broadcastable_to(tuple shape, tuple target) except -1:
@@ -285,7 +294,7 @@ cdef object _np_sum_to_batched(cnp.ndarray g, tuple shape):
     lead = g.ndim - 1 - len(shape)
     axes = tuple(range(1, 1 + lead)) + tuple(i + 1 + lead for i, s in enumerate(shape)
                                              if s == 1 and g.shape[i + 1 + lead] != 1)
-    r = np.add.reduce(g, axis=axes, keepdims=True) if axes else g
+    r = _add_reduce(g, axes) if axes else g
     return np.reshape(r, (g.shape[0],) + shape)
 
 

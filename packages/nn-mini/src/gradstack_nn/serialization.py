@@ -112,6 +112,7 @@ _DTYPES = {
     np.dtype(d)
     for d in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 }
+_BFLOAT16 = gt.bfloat16.numpy
 _ND_DTYPES = _DTYPES | {
     np.dtype(d) for d in ("uint16", "uint32", "uint64", "complex64", "complex128")
 }
@@ -253,14 +254,20 @@ def _encode(obj, arrays, memo, where):
     if isinstance(obj, Tensor):
         key = id(obj)
         if key not in memo:
-            arrays.append(_data(obj))
+            data = _data(obj)
+            # Note [bfloat16 is saved as its bits]: .npy has no bfloat16 (numpy writes the
+            # ml_dtypes array as void, "|V2"): its uint16 bits are saved, the node says so
+            arrays.append(data.view(np.uint16) if data.dtype == _BFLOAT16 else data)
             memo[key] = (len(arrays) - 1, obj)  # keep obj alive: ids stay unique
-        return {
+        node = {
             "t": "tensor",
             "id": memo[key][0],
             "requires_grad": bool(obj.requires_grad),
             "parameter": isinstance(obj, Parameter),
         }
+        if obj.dtype is gt.bfloat16:
+            node["dtype"] = "bfloat16"
+        return node
     if isinstance(obj, np.ndarray):
         if obj.dtype not in _ND_DTYPES:
             raise TypeError(
@@ -652,10 +659,15 @@ class _Decoder:
                 self.fail("tensor flags requires_grad/parameter must be true or false")
             if i in self.tensors:
                 return self.tensors[i]
-            arr = self.array(i, _DTYPES)
+            bits = node.get("dtype") == "bfloat16"  # Note [bfloat16 is saved as its bits]
+            if node.get("dtype", "bfloat16") != "bfloat16":
+                self.fail(f"unknown tensor dtype {node['dtype']!r:.40}")
+            arr = self.array(i, {np.dtype(np.uint16)} if bits else _DTYPES)
             if not arr.dtype.isnative:
                 arr = arr.astype(arr.dtype.newbyteorder("="))
-            if requires_grad and arr.dtype.kind != "f":
+            if bits:
+                arr = arr.view(_BFLOAT16)
+            if requires_grad and arr.dtype.kind != "f" and not bits:
                 self.fail(
                     f"a {arr.dtype} tensor flagged requires_grad (only floating-point tensors "
                     "can require gradients)"

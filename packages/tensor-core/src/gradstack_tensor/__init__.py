@@ -23,6 +23,7 @@ Examples
 from . import (  # noqa: F401 - bind kernels
     _above,
     _allocator,
+    _bfloat16,
     _composite_args,
     _elementwise,
     _impl_complex,
@@ -67,6 +68,7 @@ from . import (  # noqa: F401 - bind kernels
     searching,
     special,
 )
+from . import autocast_mode as amp  # noqa: E402 - torch.amp
 from . import functions as _functions
 from .__about__ import __version__
 from ._dispatch import (
@@ -88,6 +90,22 @@ from .activations import *  # noqa: F403
 from .activations import __all__ as _activations_all
 from .arrangements import *  # noqa: F403
 from .arrangements import __all__ as _arrangements_all
+from .autocast_mode import (
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .combinatorics import *  # noqa: F403
 from .combinatorics import __all__ as _combinatorics_all
 from .complex_ops import *  # noqa: F403
@@ -106,6 +124,7 @@ from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
 from .device import device, get_default_device, set_default_device
 from .dtypes import (
+    bfloat16,
     bool_,
     cdouble,
     cfloat,
@@ -214,6 +233,21 @@ __all__ = sorted(
     | {
         "linalg",
         "fft",
+        "amp",
+        "autocast",
+        "autocast_decrement_nesting",
+        "autocast_increment_nesting",
+        "clear_autocast_cache",
+        "get_autocast_cpu_dtype",
+        "get_autocast_dtype",
+        "is_autocast_cache_enabled",
+        "is_autocast_cpu_enabled",
+        "is_autocast_enabled",
+        "set_autocast_cache_enabled",
+        "set_autocast_cpu_dtype",
+        "set_autocast_cpu_enabled",
+        "set_autocast_dtype",
+        "set_autocast_enabled",
         "finfo",
         "iinfo",
         "special",
@@ -234,6 +268,7 @@ __all__ = sorted(
         "registered_layers",
         "unregister_layer",
         "float16",
+        "bfloat16",
         "float32",
         "float64",
         "int8",

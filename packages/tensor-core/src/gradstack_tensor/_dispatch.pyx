@@ -112,6 +112,12 @@ cdef class Op:
         """Run the kernel directly, below every dispatch layer."""
         return _run_marked(self, args)
 
+    def run_own_kernel(self, *args):
+        """Run the kernel itself on ``args``, as they are (no meta or bfloat16 handling:
+        what those handlers call, Note [bfloat16 is stored by ml_dtypes and computed in
+        float32])."""
+        return run_kernel(self, args)
+
     def __call__(self, *args):
         return dispatch(self, args)
 
@@ -267,6 +273,22 @@ def note_meta_storage(has_meta, run):
     _meta_seen = True
 
 
+# Note [bfloat16 is stored by ml_dtypes and computed in float32] (bfloat16.py): set when the
+# first bfloat16 dtype is asked for; the kernel level then asks ``_bf16_in(args)`` and runs
+# ``_bf16_run(op, args)`` (the kernel on float32 copies, results rounded to bfloat16)
+cdef bint _bf16_seen = False
+cdef object _bf16_in = None
+cdef object _bf16_run = None
+
+
+def note_bfloat16_storage(has_bfloat16, run):
+    """From now on, run ``run(op, args)`` instead of the kernel when ``has_bfloat16(args)``."""
+    global _bf16_seen, _bf16_in, _bf16_run
+    _bf16_in = has_bfloat16
+    _bf16_run = run
+    _bf16_seen = True
+
+
 cdef inline object _run_marked(Op op, tuple args):
     """``run_kernel`` with this thread counted inside an op (Note [Inside a gradstack op]);
     an op with a meta tensor among its arguments runs its shape function instead (Note
@@ -276,6 +298,8 @@ cdef inline object _run_marked(Op op, tuple args):
         return _meta_run(op, args)
     gs_op_depth += 1
     try:
+        if _bf16_seen and _bf16_in(args):
+            return _bf16_run(op, args)
         return run_kernel(op, args)
     finally:
         gs_op_depth -= 1

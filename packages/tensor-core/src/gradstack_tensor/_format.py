@@ -41,9 +41,12 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 __all__ = ["format_tensor", "set_printoptions", "get_printoptions", "printoptions"]
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 
 @dataclasses.dataclass
@@ -216,6 +219,8 @@ def format_tensor(
     tensor([], size=(0, 3), dtype=gradstack.int64)
     """
     data = np.asarray(data)
+    if data.dtype == _BFLOAT16:  # its values exactly, in float32 (numpy kind "V")
+        data = data.astype(np.float32)
     if data.dtype.kind not in "fiubc":
         raise TypeError(
             f"format_tensor: unsupported dtype {data.dtype} (expected a float, "

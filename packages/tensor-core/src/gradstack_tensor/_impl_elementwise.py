@@ -223,7 +223,9 @@ def writable_alias(r: np.ndarray, *, overlapping=False) -> np.ndarray:
         "data": (r.__array_interface__["data"][0], False),
         "version": 3,
     }
-    return np.asarray(_ArrayInterface(interface, owner))
+    out = np.asarray(_ArrayInterface(interface, owner))
+    # the array interface spells a numpy user dtype (bfloat16) as void: give it back
+    return out if out.dtype == r.dtype else out.view(r.dtype)
 
 
 def _check_writable(t: Tensor, name: str) -> None:

@@ -147,9 +147,9 @@ def uniform_values(gen, n: int, dtype: np.dtype, low: float = 0.0, high: float =
         _rk.uniform_f64(gen._random64(n), out, low, high, _fused())
         return out
     out = np.empty(n, dtype=np.float32)
-    if dtype == np.float16:  # torch draws float16 in float32 (its opmath type) and rounds
+    if dtype != np.float32:  # torch draws float16 and bfloat16 in float32 and rounds
         _rk.uniform_f32(gen._random(n), out, low, high, _fused())
-        return out.astype(np.float16)
+        return out.astype(dtype)
     _rk.uniform_f32(gen._random(n), out, low, high, _fused())
     return out
 
@@ -185,7 +185,7 @@ def normal_values(gen, n: int, dtype: np.dtype, mean: float, std: float, contigu
     if tail:
         data[n - 16 :] = uniform_values(gen, 16, np.float32)
         _rk.normal_blocks_f32(data[n - 16 :], mean, std, vectorised)
-    return data if dtype != np.float16 else data.astype(np.float16)
+    return data if dtype == np.float32 else data.astype(dtype)
 
 
 def exponential_values(gen, n: int, lambd: float) -> np.ndarray:

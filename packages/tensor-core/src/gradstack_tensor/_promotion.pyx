@@ -68,6 +68,13 @@ cdef tuple promote_binary(object a, object b, int kind):
         res = _dt.get_default_dtype()
     x = cast_operand(a, res)
     y = cast_operand(b, res)
+    if res is _dt.bfloat16:
+        # no bfloat16 operand reached here (those compute in float32 below every layer: Note
+        # [bfloat16 is stored by ml_dtypes and computed in float32]), but the default dtype
+        # is bfloat16 (``arange(3) * 0.5``): ml_dtypes' loops take two bfloat16 arrays (a
+        # Python number beside one would promote to float32) and compute in float32
+        x = np.asarray(x, dtype=res.numpy)
+        y = np.asarray(y, dtype=res.numpy)
     return (x, y, None)
 
 

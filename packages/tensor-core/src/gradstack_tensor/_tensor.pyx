@@ -269,8 +269,11 @@ cdef class Tensor(CompositeMethods):
         return bool(self._data.flags.c_contiguous)
 
     def is_floating_point(self):
-        """Whether the dtype is a floating-point one (float16, float32, float64)."""
-        return is_float_num(cnp.PyArray_TYPE(self._data))
+        """Whether the dtype is a floating-point one (float16, bfloat16, float32, float64)."""
+        cdef int num = cnp.PyArray_TYPE(self._data)
+        if num >= 256:      # NPY_USERDEF: ml_dtypes' bfloat16 is a numpy user type
+            return dtype_of_array(self._data).is_floating_point
+        return is_float_num(num)
 
     def is_complex(self):
         """Whether the dtype is complex (complex64, complex128)."""
@@ -802,6 +805,16 @@ cdef class Tensor(CompositeMethods):
         """``to(float16)``."""
         return _convert(self, _dt.float16, False)
 
+    def bfloat16(self):
+        """``to(bfloat16)`` (Note [bfloat16 is stored by ml_dtypes and computed in float32]).
+
+        Examples
+        --------
+        >>> gt.tensor([1.0, 1.0 / 3]).bfloat16().tolist()
+        [1.0, 0.333984375]
+        """
+        return _convert(self, _dt.as_dtype(_dt.bfloat16), False)
+
     def long(self):
         """``to(int64)``."""
         return _convert(self, _dt.int64, False)
@@ -1029,6 +1042,7 @@ def _data(TensorBase t not None):
 
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor",
                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 

@@ -151,7 +151,8 @@ cdef list _DTYPE_BY_NUM = [None] * 32
 
 cdef void _fill_dtype_table():
     for d in _dt.ALL:
-        _DTYPE_BY_NUM[d.numpy.num] = d
+        if d.numpy.num < 32:    # a numpy user type (ml_dtypes' bfloat16) is looked up by dtype
+            _DTYPE_BY_NUM[d.numpy.num] = d
 
 
 _fill_dtype_table()
@@ -223,7 +224,8 @@ cdef class TensorBase:
                 "use var_no_grad = var.detach()."
             )
         if value and not (is_float_num(cnp.PyArray_TYPE(self._data))
-                          or cnp.PyArray_ISCOMPLEX(self._data)):
+                          or cnp.PyArray_ISCOMPLEX(self._data)
+                          or dtype_of_array(self._data).is_floating_point):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients "
                 f"(this tensor is {dtype_of_array(self._data)}); cast it with .float() first"

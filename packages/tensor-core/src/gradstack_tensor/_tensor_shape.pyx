@@ -466,6 +466,8 @@ cdef class ShapeMethods(ReductionMethods):
         view = np.lib.stride_tricks.as_strided(
             flat[offset:] if needed else flat[:0], size, tuple(s * item for s in stride)
         )
+        if view.dtype != flat.dtype:    # (a numpy user dtype, bfloat16, comes back as void)
+            view = view.view(flat.dtype)
         return make_view(view, base)
 
     def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,

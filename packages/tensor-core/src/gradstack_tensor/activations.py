@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ._signatures import checked
 from ._tensor import Tensor
+from .autocast_mode import autocast_function
 from .functions import where
 
 __all__ = ["hardshrink", "prelu"]
@@ -36,6 +37,7 @@ def hardshrink(input, lambd=0.5) -> Tensor:
     return where((x > lambd) | (x < -lambd), x, 0.0)
 
 
+@autocast_function("prelu")
 def prelu(input, weight) -> Tensor:
     """``x`` where positive, ``weight * x`` elsewhere; a weight of several elements holds
     one slope per channel (dim 1, or dim 0 of a 1-d input)."""

@@ -24,11 +24,13 @@ True
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
     "dtype",
     "float16",
+    "bfloat16",
     "float32",
     "float64",
     "int8",
@@ -75,15 +77,14 @@ class dtype:  # noqa: N801 - torch spells it in lower case
 
     __slots__ = ("name", "numpy", "is_floating_point", "is_signed", "itemsize", "_category")
 
-    def __init__(self, name: str, np_dtype) -> None:
+    def __init__(self, name: str, np_dtype, kind: str | None = None) -> None:
         self.name = name
         self.numpy = np.dtype(np_dtype)
-        self.is_floating_point = self.numpy.kind == "f"
-        self.is_signed = self.numpy.kind in "ifc"
+        kind = kind or self.numpy.kind  # ml_dtypes' bfloat16 is numpy kind "V": say "f"
+        self.is_floating_point = kind == "f"
+        self.is_signed = kind in "ifc"
         self.itemsize = self.numpy.itemsize
-        self._category = {"b": _BOOL, "i": _INT, "u": _INT, "f": _FLOAT, "c": _COMPLEX}[
-            self.numpy.kind
-        ]
+        self._category = {"b": _BOOL, "i": _INT, "u": _INT, "f": _FLOAT, "c": _COMPLEX}[kind]
 
     @property
     def is_complex(self) -> bool:
@@ -111,6 +112,10 @@ class dtype:  # noqa: N801 - torch spells it in lower case
 
 
 float16 = dtype("float16", np.float16)
+# Note [bfloat16 is stored by ml_dtypes and computed in float32]: the storage is ml_dtypes'
+# numpy bfloat16 (8 exponent bits, 7 mantissa bits); every op on it computes in float32 and
+# rounds its result to bfloat16, as torch's CPU kernels do (``_bfloat16.py``)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, kind="f")
 float32 = dtype("float32", np.float32)
 float64 = dtype("float64", np.float64)
 int8 = dtype("int8", np.int8)
@@ -127,19 +132,41 @@ half, float, double = float16, float32, float64  # noqa: A001 - torch's names
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64, complex128)
+ALL = (
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    bool_,
+    complex64,
+    complex128,
+)
 REAL = ALL[:-2]
 _TO_REAL = {complex64: float32, complex128: float64}
-_TO_COMPLEX = {float16: complex64, float32: complex64, float64: complex128}
+_TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
+# the storage dtypes numpy's promotion does not order as torch's (c10::promoteTypes):
+# bfloat16 with float16 is float32, with any other float the wider of the two
+_FLOAT_RANK = {float16: 1, bfloat16: 1, float32: 2, float64: 3}
 _BY_NUMPY = {d.numpy: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 
 _default_float = float32
 
+# set by ``_bfloat16.py``: called when a bfloat16 dtype is asked for, so that the kernel level
+# starts computing bfloat16 operands in float32 (Note [bfloat16 is stored by ml_dtypes and
+# computed in float32]); a program that never asks pays nothing per op
+_on_bfloat16 = None
+
 # torch's ScalarType names, as its error messages spell them (``"addmm_impl_cpu_" not
 # implemented for 'Bool'``): the one table the kernels' and layers' messages read
 SCALAR_TYPE_NAMES = {
     "float16": "Half",
+    "bfloat16": "BFloat16",
     "float32": "Float",
     "float64": "Double",
     "int64": "Long",
@@ -164,7 +191,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
     gradstack.float64
     """
     try:
-        return _BY_NUMPY[np.dtype(np_dtype)]
+        d = _BY_NUMPY[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         shown = np.dtype(np_dtype) if _is_dtype_like(np_dtype) else repr(np_dtype)
         raise TypeError(
@@ -172,6 +199,9 @@ def from_numpy_dtype(np_dtype) -> dtype:
             f"supported: {', '.join(d.name for d in ALL)}. Convert with .astype(np.float32) "
             f"(or another supported dtype) first."
         ) from None
+    if d is bfloat16 and _on_bfloat16 is not None:
+        _on_bfloat16()
+    return d
 
 
 def _is_dtype_like(x) -> bool:
@@ -193,6 +223,8 @@ def as_dtype(x, name=None) -> dtype:
     gradstack.float64
     """
     if isinstance(x, dtype):
+        if x is bfloat16 and _on_bfloat16 is not None:
+            _on_bfloat16()
         return x
     if x is builtins_float:
         return float64
@@ -218,7 +250,7 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d) -> None:
-    """Set the dtype used for Python floats: float32 or float64 (or float16)."""
+    """Set the dtype used for Python floats: float32 or float64 (or float16, bfloat16)."""
     global _default_float
     if not isinstance(d, dtype):
         raise TypeError(
@@ -251,12 +283,17 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         # complex64 to complex128 (numpy agrees), and float16 or any integer with
         # complex64 to complex64 (numpy would give complex128 for int64)
         if a._category == _FLOAT or b._category == _FLOAT:
-            return from_numpy_dtype(np.promote_types(a.numpy, b.numpy))
+            real = a if a._category == _FLOAT else b  # bfloat16's parts are complex64's
+            other = b if real is a else a
+            return from_numpy_dtype(np.promote_types(_TO_COMPLEX[real].numpy, other.numpy))
         if a._category == b._category:
             return a if a.itemsize >= b.itemsize else b
         return a if a._category > b._category else b
     if a._category != b._category:
         return a if a._category > b._category else b
+    if a._category == _FLOAT and (a is bfloat16 or b is bfloat16):
+        ra, rb = _FLOAT_RANK[a], _FLOAT_RANK[b]
+        return float32 if ra == rb else (a if ra > rb else b)
     return from_numpy_dtype(np.promote_types(a.numpy, b.numpy))
 
 

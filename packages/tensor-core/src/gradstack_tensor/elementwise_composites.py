@@ -49,6 +49,7 @@ from ._composite_args import _floating as _floating_dtype
 from ._composite_args import _integral, _name, _write_inplace, _zeros
 from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
+from .autocast_mode import autocast_function
 
 __all__ = [
     "angle",
@@ -461,12 +462,14 @@ def _scaled_sum(input, product, beta, alpha):
     return (input if beta == 1 else input * beta) + p
 
 
+@autocast_function("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
     r = _scaled_sum(input, _t(batch1, "baddbmm", "batch1").bmm(batch2), beta, alpha)
     return r if out is None else out.copy_(r)
 
 
+@autocast_function("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     r = _scaled_sum(input, _t(batch1, "addbmm", "batch1").bmm(batch2).sum(0), beta, alpha)

@@ -34,6 +34,7 @@ __all__ = [
     "FloatTensor",
     "DoubleTensor",
     "HalfTensor",
+    "BFloat16Tensor",
     "LongTensor",
     "IntTensor",
     "ShortTensor",
@@ -98,6 +99,7 @@ def _legacy(name: str, dt: _dt.dtype) -> type:
 FloatTensor = _legacy("FloatTensor", _dt.float32)
 DoubleTensor = _legacy("DoubleTensor", _dt.float64)
 HalfTensor = _legacy("HalfTensor", _dt.float16)
+BFloat16Tensor = _legacy("BFloat16Tensor", _dt.bfloat16)
 LongTensor = _legacy("LongTensor", _dt.int64)
 IntTensor = _legacy("IntTensor", _dt.int32)
 ShortTensor = _legacy("ShortTensor", _dt.int16)
@@ -111,6 +113,7 @@ _BY_NAME = {
         FloatTensor,
         DoubleTensor,
         HalfTensor,
+        BFloat16Tensor,
         LongTensor,
         IntTensor,
         ShortTensor,

@@ -24,6 +24,7 @@ import numpy as np
 from ._dispatch import OPS, dispatch
 from ._impl_decompositions import LinAlgError, check_matrices
 from ._tensor import Tensor, _data, _wrap
+from .autocast_mode import autocast_function
 from .linalg_factorizations import *  # noqa: F403 - eig, qr, lstsq, lu ... (their module)
 from .linalg_factorizations import __all__ as _factorizations_all
 
@@ -143,6 +144,7 @@ def cross(input, other, *, dim: int = -1):
     return _cross(input, other, dim)
 
 
+@autocast_function("linalg_vecdot")
 def vecdot(x, y, *, dim: int = -1):
     """The dot product of the vectors along ``dim`` (broadcast)."""
     return (_t(x, "vecdot") * y).sum(dim)

@@ -12,6 +12,7 @@ Examples
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from . import dtypes as _dt
@@ -37,7 +38,8 @@ class finfo:  # noqa: N801 - torch's name
                 "torch.finfo() requires a floating point input type. Use torch.iinfo to "
                 "handle 'torch.finfo'"
             )
-        info = np.finfo(dtype.numpy)
+        # (ml_dtypes' own finfo for its bfloat16: numpy's refuses a user dtype)
+        info = ml_dtypes.finfo(dtype.numpy) if dtype.name == "bfloat16" else np.finfo(dtype.numpy)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)

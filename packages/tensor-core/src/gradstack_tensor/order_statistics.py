@@ -50,6 +50,7 @@ from . import return_types as _rt
 from ._shapes import _normalize_dim
 from ._signatures import MISSING, checked
 from ._tensor import Tensor, _data, _wrap
+from .autocast_mode import autocast_function
 
 __all__ = [
     "median",
@@ -353,6 +354,7 @@ def _quantile(fname, input, q, dim, keepdim, interpolation, skip_nan):
     return value[0] if scalar_q else value
 
 
+@autocast_function("quantile")
 def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
     """The ``q``-th quantiles (``q`` a number or a 1-D tensor in [0, 1]) of ``input``'s
     elements, or along ``dim``; a tensor ``q`` adds its dim first.  NaN propagates.
@@ -369,6 +371,7 @@ def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = 
     return _quantile("quantile", input, q, dim, keepdim, interpolation, skip_nan=False)
 
 
+@autocast_function("nanquantile")
 def nanquantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
     """``quantile`` ignoring NaN (NaN where a row has only NaN).
 

@@ -79,6 +79,7 @@ def _precisions() -> dict:
 
     return {
         dt.float16: (0.001, 1e-5),
+        dt.bfloat16: (0.016, 1e-5),
         dt.float32: (1.3e-6, 1e-5),
         dt.float64: (1e-7, 1e-7),
     }
@@ -143,6 +144,7 @@ def _scalar_msg(actual, expected, rtol, atol) -> str:
 
 def _tensor_msg(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol, atol) -> str:
     """Note [The mismatch statistics are computed in the compared dtype]."""
+    a, e = _bfloat16_as_float32(a), _bfloat16_as_float32(e)
     n = matches.size
     mismatches = n - int(matches.sum())
     extra = f"Mismatched elements: {mismatches} / {n} ({mismatches / n:.1%})"
@@ -171,8 +173,16 @@ def _tensor_msg(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol, atol) -
     )
 
 
+def _bfloat16_as_float32(a: np.ndarray) -> np.ndarray:
+    """A bfloat16 array's values in float32 (exact; numpy kind "V" computes nothing)."""
+    from .dtypes import bfloat16
+
+    return a.astype(np.float32) if a.dtype == bfloat16.numpy else a
+
+
 def _isclose(a: np.ndarray, e: np.ndarray, rtol, atol, equal_nan) -> np.ndarray:
-    """torch.isclose in the compared dtype."""
+    """torch.isclose in the compared dtype (bfloat16's values in float32)."""
+    a, e = _bfloat16_as_float32(a), _bfloat16_as_float32(e)
     if a.dtype.kind not in "fc":
         if a.dtype == np.bool_ or (rtol == 0 and atol == 0):
             return a == e
@@ -483,7 +493,7 @@ def make_tensor(
     from .numeric_info import finfo, iinfo
 
     check_device(device)  # (refuses a device gradstack has not)
-    floating = dtype in (dt.float16, dt.float32, dt.float64)
+    floating = dtype in (dt.float16, dt.bfloat16, dt.float32, dt.float64)
     integral = dtype in (dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64)
     boolean = dtype is dt.bool_
 

@@ -480,6 +480,8 @@ def _sigmoid(grad, result):
         # (grad * (1 - y)) * y (4001 values x 5 gradients: all equal; in float32 and
         # rounded once 11-24% differed, in the order below up to 29%)
         return grad * (1 - result) * result
+    if grad.dtype is gt.bfloat16:
+        return _half_in_float32(lambda g, y: g * (1 - y) * y, grad, result)
     return grad * result * (1 - result)
 
 
@@ -492,10 +494,14 @@ def _sigmoid(grad, result):
 # float32 for float16 tensors and round once (still differentiable: the casts are ops).
 
 
+_HALVES = (gt.float16, gt.bfloat16)
+
+
 def _half_in_float32(formula, grad, saved):
-    """``formula(grad, saved)``, in float32 and rounded once when ``grad`` is float16."""
-    if grad.dtype is gt.float16 and saved.dtype is gt.float16:
-        return formula(grad.float(), saved.float()).to(gt.float16)
+    """``formula(grad, saved)``, in float32 and rounded once when ``grad`` is float16 (or
+    bfloat16)."""
+    if grad.dtype in _HALVES and saved.dtype is grad.dtype:
+        return formula(grad.float(), saved.float()).to(grad.dtype)
     return formula(grad, saved)
 
 

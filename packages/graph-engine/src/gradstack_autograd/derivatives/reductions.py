@@ -214,10 +214,10 @@ def _prod_of_others(x, dim):
     """
     if dim is None:
         return _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
-    if x.dtype == gt.float16:
+    if x.dtype in (gt.float16, gt.bfloat16):
         # in float32, as torch's cumprods accumulate: products of the others that pass
         # 65504 on the way are not inf * 0 = NaN at a zero (fuzz seed 14 #18785)
-        return _prod_of_others(x.to(gt.float32), dim).to(gt.float16)
+        return _prod_of_others(x.to(gt.float32), dim).to(x.dtype)
     axis = dim % x.dim()
     xt = x.transpose(axis, -1)
     n = xt.shape[-1]
@@ -507,9 +507,9 @@ def _logsumexp_jvp(args, out, tangents, lead):
 def _in_float32(grad, out, formula):
     """``formula(grad, out)``, in float32 for float16 tensors and rounded once, as torch's
     CPU softmax kernels compute half precision (their "opmath" type)."""
-    if grad.dtype is not gt.float16:
+    if grad.dtype is not gt.float16 and grad.dtype is not gt.bfloat16:
         return formula(grad, out)
-    return formula(grad.float(), out.float()).to(gt.float16)
+    return formula(grad.float(), out.float()).to(grad.dtype)
 
 
 @register(

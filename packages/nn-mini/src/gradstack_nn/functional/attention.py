@@ -18,6 +18,7 @@ import math
 
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import autocast_function
 
 from .activation import softmax
 from .dropouts import dropout
@@ -25,6 +26,7 @@ from .dropouts import dropout
 __all__ = ["scaled_dot_product_attention"]
 
 
+@autocast_function("scaled_dot_product_attention")
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import autocast_function
 
 from ._utils import _pair, _triple
 from .padding import pad
@@ -166,6 +167,7 @@ def check_same_dtype(input: Tensor, weight: Tensor, bias) -> None:
             )
 
 
+@autocast_function("conv2d")
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -228,6 +230,7 @@ def _lift_1d(value, unit: int):
     return (unit, value)
 
 
+@autocast_function("conv1d")
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -260,6 +263,7 @@ def conv1d(
     return out.squeeze(-2)
 
 
+@autocast_function("conv_transpose2d")
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -328,6 +332,7 @@ def conv_transpose2d(
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_function("conv_transpose1d")
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor,
@@ -379,6 +384,7 @@ def _check_conv3d(input: Tensor, weight: Tensor, bias, groups: int, name: str) -
     check_same_dtype(input, weight, bias)
 
 
+@autocast_function("conv3d")
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -485,6 +491,7 @@ def conv3d(
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_function("conv_transpose3d")
 def conv_transpose3d(
     input: Tensor,
     weight: Tensor,

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import autocast_function
 
 __all__ = ["linear", "bilinear"]
 
 
+@autocast_function("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``, with ``weight`` of shape ``(out_features, in_features)``.
 

@@ -31,6 +31,7 @@ import warnings
 
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import autocast_function
 
 from ._utils import _not_differentiable, _type_name
 
@@ -149,6 +150,7 @@ def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str, mean_
     return weighted.sum() / weight.sum() if mean_by_weight else weighted.mean()
 
 
+@autocast_function("mse_loss")
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -168,6 +170,7 @@ def mse_loss(
     return _OP("mse_loss")(x, y, reduction)
 
 
+@autocast_function("l1_loss")
 def l1_loss(
     input: Tensor,
     target: Tensor,
@@ -192,6 +195,7 @@ def l1_loss(
     return loss.sum() if reduction == "sum" else loss
 
 
+@autocast_function("smooth_l1_loss")
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -211,6 +215,7 @@ def smooth_l1_loss(
     return _OP("smooth_l1_loss")(x, y, reduction, beta)
 
 
+@autocast_function("huber_loss")
 def huber_loss(
     input: Tensor,
     target: Tensor,
@@ -264,6 +269,7 @@ def _nll_loss_nd(input, target, weight, reduction, ignore_index):
     return out.view(*out_size) if reduction == "none" else out
 
 
+@autocast_function("nll_loss")
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -284,6 +290,7 @@ def nll_loss(
     return _nll_loss_nd(input, target, weight, reduction, ignore_index)
 
 
+@autocast_function("cross_entropy_loss")
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -382,6 +389,7 @@ def _cross_entropy_probs(input, target, weight, reduction, ignore_index, ls, cla
     return _OP("div_scalar")(-prod.sum(), input.numel() // n_classes)
 
 
+@autocast_function("binary_cross_entropy")
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -405,6 +413,7 @@ def binary_cross_entropy(
     return _OP("binary_cross_entropy")(input, target, weight, reduction)
 
 
+@autocast_function("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -431,6 +440,7 @@ def binary_cross_entropy_with_logits(
 # divergence and likelihood losses
 
 
+@autocast_function("kl_div")
 def kl_div(
     input: Tensor,
     target: Tensor,
@@ -490,6 +500,7 @@ def _stirling(target: Tensor) -> Tensor:
     return gt.where(above, term, 0.0)
 
 
+@autocast_function("poisson_nll_loss")
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,

@@ -26,6 +26,7 @@ from collections.abc import Callable
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import autocast_function
 
 from ._utils import _not_differentiable, _type_name
 from .activation import logsigmoid
@@ -91,6 +92,7 @@ def _positive_part(z: Tensor) -> Tensor:
 # pairwise margins
 
 
+@autocast_function("margin_ranking_loss")
 def margin_ranking_loss(
     input1: Tensor,
     input2: Tensor,
@@ -122,6 +124,7 @@ def margin_ranking_loss(
     return _reduce(gt.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
+@autocast_function("hinge_embedding_loss")
 def hinge_embedding_loss(
     input: Tensor,
     target: Tensor,
@@ -149,6 +152,7 @@ def hinge_embedding_loss(
     return _reduce(output, reduction)
 
 
+@autocast_function("soft_margin_loss")
 def soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -178,6 +182,7 @@ def soft_margin_loss(
     return _reduce((-input * target).exp().log1p(), reduction)
 
 
+@autocast_function("cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -278,6 +283,7 @@ def _check_multi_margin_shapes(input: Tensor, target: Tensor, weight: Tensor | N
         raise RuntimeError("target out of range")
 
 
+@autocast_function("multi_margin_loss")
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -339,6 +345,7 @@ def _multilabel_pairs(target: np.ndarray, n_classes: int) -> np.ndarray:
     return counts[:, :, None] * ~is_target[:, None, :]
 
 
+@autocast_function("multilabel_margin_loss")
 def multilabel_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -403,6 +410,7 @@ def _check_margin(margin: float) -> None:
         raise ValueError(f"margin must be greater than 0, got {margin}")
 
 
+@autocast_function("triplet_margin_loss")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,

@@ -36,6 +36,7 @@ import math
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import autocast_function
 from gradstack_tensor.extension import checked_arguments
 
 from ._utils import _pair, _triple
@@ -330,6 +331,7 @@ def max_pool3d_with_indices(
     _MAX_POOL_ARGS,
     first=0,
 )
+@autocast_function("max_pool3d")
 def max_pool3d(
     input: Tensor,
     kernel_size,
@@ -414,6 +416,7 @@ def avg_pool1d(
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_function("avg_pool3d")
 def avg_pool3d(
     input: Tensor,
     kernel_size,
@@ -541,6 +544,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_function("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     """The mean of each of ``output_size`` windows that tile the last three dims, as
     ``torch.nn.functional.adaptive_avg_pool3d``: a product with each dim's averaging
@@ -655,6 +659,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size):
     return v, indices
 
 
+@autocast_function("adaptive_max_pool3d")
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
     """Max pooling to ``output_size`` over the last three dims, as
     ``torch.nn.functional.adaptive_max_pool3d`` (torch's windows ``[floor(i * n / m),

@@ -53,6 +53,7 @@ import warnings
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import autocast_function
 from gradstack_tensor.extension import checked_arguments
 
 from .pooling import _averaging
@@ -409,6 +410,7 @@ def _cubic_coefficients(t: Tensor) -> list[Tensor]:
     return [far(t + 1), near(t), near(s), far(s + 1)]
 
 
+@autocast_function("grid_sampler")
 def grid_sample(
     input: Tensor,
     grid: Tensor,

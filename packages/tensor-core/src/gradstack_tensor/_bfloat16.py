@@ -1,0 +1,235 @@
+"""bfloat16 tensors: stored as ml_dtypes' numpy bfloat16, computed in float32.
+
+Note [bfloat16 is stored by ml_dtypes and computed in float32]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``gradstack.bfloat16`` tensors hold arrays of the ``ml_dtypes`` package's bfloat16, a numpy
+dtype (1 sign, 8 exponent and 7 mantissa bits: float32's range at 3 significant digits),
+so their storage, views, copies, indexing and printing are numpy's as for any dtype.  Its
+numpy kind is ``"V"``, not ``"f"``, and numpy's own loops on it round after every step (a
+sum of 1000 ones would stop at 256), so gradstack does not compute with them: torch's CPU
+kernels compute a bfloat16 op in float32 (its "opmath" type) and round each result to
+bfloat16 once, sums and means accumulating in float32, and gradstack does the same, for
+every op in one place.
+
+Once the first bfloat16 dtype is asked for (``dtypes._on_bfloat16``), the kernel level
+(``_dispatch.pyx``'s ``_run_marked``, below every layer, so autograd records the op as
+usual and the backward formulas' ops come here again) asks whether an argument is a
+bfloat16 tensor and, if so, runs :func:`_run_in_float32`:
+
+- an op that only moves or aliases data (a view, ``to``, ``clone``, ``copy_``, an index
+  assignment ...) runs its kernel on the bfloat16 arrays (numpy moves them as they are);
+- every other op runs its kernel on float32 copies of the bfloat16 tensors (a ``dtype=``
+  of bfloat16 becomes float32), and its float32 results are rounded to bfloat16 when
+  torch's result would be bfloat16: the op's ``dtype=`` when it has one, else torch's
+  promotion of the operands (``bf16 + float16`` is float32, ``bf16 + 1.5`` is bfloat16;
+  the normalisations keep their input's dtype whatever their weights' dtype, as torch's
+  mixed-type CPU kernels);
+- an in-place op on a bfloat16 tensor writes its float32 result back, rounded, into the
+  tensor's memory (views see it) and bumps its version once.
+
+A program that never asks for bfloat16 pays one flag test per op.  The C kernels never see
+a bfloat16 array, so none of them can misread one.
+
+Examples
+--------
+>>> import gradstack_tensor as gt
+>>> x = gt.tensor([1.0, 2.0, 3.0], dtype=gt.bfloat16)
+>>> (x / 3).tolist()
+[0.333984375, 0.66796875, 1.0]
+>>> gt.ones(1000, dtype=gt.bfloat16).sum().item()
+1000.0
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import dtypes as _dt
+from ._dispatch import note_bfloat16_storage
+from ._tensor import Tensor, _wrap
+from ._tensor import _data as data_of
+
+__all__ = ["BFLOAT16", "is_bfloat16_array"]
+
+BFLOAT16 = _dt.bfloat16.numpy
+_FLOAT32 = np.dtype(np.float32)
+
+# ops whose kernels only move or alias data: numpy does that on bfloat16 arrays as on any
+_NATIVE = frozenset(
+    {
+        "to_dtype",
+        "clone",
+        "contiguous",
+        "copy_",
+        "detach",
+        "alias",
+        "fill_",
+        "zero_",
+        "setitem_",
+        "getitem",
+        "expand",
+        "expand_as",
+        "view",
+        "reshape",
+        "flatten",
+        "permute",
+        "transpose",
+        "t",
+        "squeeze",
+        "unsqueeze",
+        "select",
+        "narrow",
+        "split",
+        "chunk",
+        "unbind",
+        "diagonal",
+        "unfold",
+    }
+)
+
+# ops whose result has their input's dtype whatever the dtype of their weights (torch's
+# mixed-type CPU kernels: a bfloat16 input with float32 weight and bias gives bfloat16)
+_INPUT_DTYPE = frozenset({"layer_norm", "batch_norm"})
+
+
+# ops torch 2.13 has no bfloat16 kernel for: its exception and words
+_REFUSED = {
+    "linalg_cholesky": (NotImplementedError, "\"cholesky_cpu\" not implemented for 'BFloat16'"),
+    "linalg_det": (NotImplementedError, "\"lu_cpu\" not implemented for 'BFloat16'"),
+    "linalg_solve": (NotImplementedError, "\"lu_cpu\" not implemented for 'BFloat16'"),
+    "linalg_svd": (NotImplementedError, "\"linalg_svd_cpu\" not implemented for 'BFloat16'"),
+    "linalg_inv": (RuntimeError, "linalg.inv: Low precision dtypes not supported. Got BFloat16"),
+    "linalg_logabsdet": (
+        RuntimeError,
+        "linalg.slogdet: Low precision dtypes not supported. Got BFloat16",
+    ),
+    "fft_c2c": (RuntimeError, "Unsupported dtype BFloat16"),
+    "fft_r2c": (RuntimeError, "Unsupported dtype BFloat16"),
+    "fft_c2r": (RuntimeError, "Unsupported dtype BFloat16"),
+    "view_as_complex": (
+        RuntimeError,
+        "view_as_complex is only supported for half, float and double tensors, but got a "
+        "tensor of scalar type: BFloat16",
+    ),
+    "polar": (
+        RuntimeError,
+        "Expected both inputs to be Half, Float or Double tensors but got BFloat16 and BFloat16",
+    ),
+    "complex": (
+        RuntimeError,
+        "Expected both inputs to be Half, Float or Double tensors but got BFloat16 and BFloat16",
+    ),
+}
+
+
+# Note [bfloat16 add and sub round their scalar]: torch's add, sub and rsub of a bfloat16
+# tensor round a number operand, ``alpha`` and a 0-d tensor of another dtype to bfloat16
+# first (``x - 0.3`` subtracts 0.30078125), and then compute in float32; mul and div
+# compute with the number as it is (as torch's float16, _elementwise.pyx's Note [A float16
+# tensor and a scalar compute in float32]).  18% of ``x - 0.3`` differed otherwise.
+_SCALAR_IN_BFLOAT16 = frozenset({"add", "add_", "sub", "sub_", "rsub"})
+
+
+def _scalar_in_bfloat16(a):
+    """A number or 0-d tensor operand of add/sub rounded to bfloat16 (in float32), as
+    torch's (Note [bfloat16 add and sub round their scalar])."""
+    if isinstance(a, (builtins.int, builtins.float)) and not isinstance(a, builtins.bool):
+        return float(np.float32(a).astype(BFLOAT16))
+    if isinstance(a, Tensor):
+        d = data_of(a)
+        if d.ndim == 0 and d.dtype.kind == "f":
+            return _wrap(d.astype(BFLOAT16).astype(d.dtype))
+    return a
+
+
+def is_bfloat16_array(a) -> bool:
+    """Whether the numpy array ``a`` holds bfloat16."""
+    return a.dtype == BFLOAT16
+
+
+def _has_bfloat16(args) -> bool:
+    """Whether an argument (or an element of a list/tuple argument) is a bfloat16 tensor."""
+    for a in args:
+        if type(a) in (tuple, list):
+            for t in a:
+                if isinstance(t, Tensor) and data_of(t).dtype == BFLOAT16:
+                    return True
+        elif isinstance(a, Tensor) and data_of(a).dtype == BFLOAT16:
+            return True
+    return False
+
+
+def _up(t, operands: list):
+    """``t`` for the float32 kernel (a bfloat16 tensor as a float32 copy), noting its
+    ``(dtype, ndim)`` in ``operands`` for torch's promotion."""
+    a = data_of(t)
+    if a.dtype == BFLOAT16:
+        operands.append((_dt.bfloat16, a.ndim))
+        return _wrap(a.astype(_FLOAT32))
+    operands.append((_dt.from_numpy_dtype(a.dtype), a.ndim))
+    return t
+
+
+def _round(out):
+    """The op's float32 results rounded to bfloat16 (other results as they are)."""
+    if isinstance(out, Tensor):
+        a = data_of(out)
+        return _wrap(a.astype(BFLOAT16)) if a.dtype == _FLOAT32 else out
+    if isinstance(out, tuple):
+        items = [_round(o) for o in out]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+    if isinstance(out, list):
+        return [_round(o) for o in out]
+    return out
+
+
+def _run_in_float32(op, args):
+    """An op with a bfloat16 tensor among its arguments (Note [bfloat16 is stored by
+    ml_dtypes and computed in float32])."""
+    if op.is_view or op.name in _NATIVE:
+        return op.run_own_kernel(*args)
+    if op.name in _REFUSED and not (op.name == "linalg_det" and data_of(args[0]).size == 0):
+        error, words = _REFUSED[op.name]  # (torch's det of empty matrices is 1, no kernel)
+        raise error(f"{words} (compute in float32: .float() first)")
+    operands: list = []
+    explicit = None
+    up = []
+    for a in args:
+        if isinstance(a, Tensor):
+            up.append(_up(a, operands))
+        elif type(a) in (tuple, list):
+            up.append(type(a)(_up(t, operands) if isinstance(t, Tensor) else t for t in a))
+        elif isinstance(a, _dt.dtype):
+            explicit = a
+            up.append(_dt.float32 if a is _dt.bfloat16 else a)
+        else:
+            if isinstance(a, (builtins.bool, builtins.int, builtins.float)):
+                operands.append(a)
+            up.append(a)
+    if explicit is not None:
+        to_bfloat16 = explicit is _dt.bfloat16
+    elif op.name in _INPUT_DTYPE:
+        to_bfloat16 = operands[0][0] is _dt.bfloat16
+    else:
+        to_bfloat16 = _dt.result_type(operands) is _dt.bfloat16
+    if op.name in _SCALAR_IN_BFLOAT16 and (to_bfloat16 or op.inplace):
+        up = [_scalar_in_bfloat16(a) for a in up]
+    out = op.run_own_kernel(*up)
+    if op.inplace:
+        target = args[0]
+        if isinstance(target, Tensor) and data_of(target).dtype == BFLOAT16:
+            np.copyto(data_of(target), data_of(up[0]), casting="unsafe")
+            target._bump_version(op.name)
+            return target
+        return out
+    return _round(out) if to_bfloat16 else out
+
+
+def _note_bfloat16() -> None:
+    note_bfloat16_storage(_has_bfloat16, _run_in_float32)
+    _dt._on_bfloat16 = None  # once is enough
+
+
+_dt._on_bfloat16 = _note_bfloat16
