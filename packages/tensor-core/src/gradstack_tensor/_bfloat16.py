@@ -185,11 +185,41 @@ def _round(out):
     return out
 
 
+def _nextafter_bits(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The bfloat16 next to ``x`` towards ``y``: a step of the bit pattern, as C's
+    ``nextafter`` on torch's ``c10::BFloat16`` (computed in float32 it would step by a
+    float32 ulp and round back to ``x``)."""
+    x, y = np.broadcast_arrays(x, y)
+    bits = x.view(np.uint16).astype(np.int32)
+    xf, yf = x.astype(np.float32), y.astype(np.float32)
+    up = (yf > xf) == (xf > 0)
+    stepped = np.where(up, bits + 1, bits - 1)
+    tiny = np.where(yf > 0, 0x0001, 0x8001)  # from a zero: the least subnormal, y's sign
+    out = np.where(xf == 0, tiny, stepped)
+    out = np.where(xf == yf, y.view(np.uint16), out)
+    out = out.astype(np.uint16).view(BFLOAT16)
+    return np.where(np.isnan(xf) | np.isnan(yf), np.float32("nan"), out).astype(BFLOAT16)
+
+
+def _nextafter(op, args):
+    x, y = args[0], args[1]
+    out = _nextafter_bits(data_of(x), data_of(y))
+    if op.inplace:
+        np.copyto(data_of(x), out.reshape(data_of(x).shape), casting="unsafe")
+        x._bump_version(op.name)
+        return x
+    return _wrap(np.array(out, dtype=BFLOAT16))
+
+
 def _run_in_float32(op, args):
     """An op with a bfloat16 tensor among its arguments (Note [bfloat16 is stored by
     ml_dtypes and computed in float32])."""
     if op.is_view or op.name in _NATIVE:
         return op.run_own_kernel(*args)
+    if op.name in ("nextafter", "nextafter_") and all(
+        isinstance(a, Tensor) and data_of(a).dtype == BFLOAT16 for a in args[:2]
+    ):
+        return _nextafter(op, args)
     if op.name in _REFUSED and not (op.name == "linalg_det" and data_of(args[0]).size == 0):
         error, words = _REFUSED[op.name]  # (torch's det of empty matrices is 1, no kernel)
         raise error(f"{words} (compute in float32: .float() first)")
