@@ -921,7 +921,10 @@ cdef class Tensor(CompositeMethods):
         ):
             return empty(*args, dtype=self.dtype, device=device)
         if len(args) == 1 and not isinstance(args[0], (int, float, complex)):
-            return tensor(args[0], dtype=self.dtype, device=device)
+            try:
+                return tensor(args[0], dtype=self.dtype, device=device)
+            except RuntimeError as e:  # (data it cannot read: torch's TypeError)
+                raise TypeError(str(e)) from None
         raise TypeError(
             "new(): expected sizes (ints), a Size, a sequence of data or a tensor, got "
             f"({', '.join(type(a).__name__ for a in args)})"

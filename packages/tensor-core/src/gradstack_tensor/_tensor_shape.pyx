@@ -23,6 +23,8 @@ from ._tensor_base cimport TensorBase, autograd_extension, expect_other, make_vi
 from ._tensor_reductions cimport ReductionMethods
 from ._tensor_reductions import NO_DIM
 
+import functools
+import operator
 import warnings
 
 import numpy as np
@@ -482,8 +484,9 @@ cdef class ShapeMethods(ReductionMethods):
         """torch's deprecated out-of-place resize: this tensor reshaped to ``sizes``, which
         must hold as many elements (autograd's ``Resize``), with torch's warning."""
         warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=1)
-        shape = shape_from_args(sizes, "resize")
-        return _autograd_resize(self, shape)
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        return _autograd_resize(self, sizes)
 
     def resize_as(self, tensor):
         """torch's deprecated out-of-place ``resize_as``: :meth:`resize` to ``tensor``'s
@@ -793,18 +796,18 @@ def _conj_transpose(self, what):
     return out.conj() if out.is_complex() else out
 
 
-def _autograd_resize(TensorBase self, tuple shape):
+def _autograd_resize(TensorBase self, tuple sizes):
     """autograd's ``Resize`` of torch's deprecated ``resize``: a view of the contiguous
-    tensor, which must keep its number of elements."""
-    cdef Py_ssize_t numel = 1
-    for d in shape:
-        numel *= d
+    tensor, which must keep its number of elements.  As torch's, the element count is the
+    product of ``sizes`` as given (sizes that do not multiply are a TypeError, sizes whose
+    product is not the count a RuntimeError), then the sizes are read as a shape."""
+    numel = functools.reduce(operator.mul, sizes, 1)
     if numel != self.numel():
         raise RuntimeError(
-            f"requested resize to {'x'.join(str(d) for d in shape)} ({numel} elements in "
+            f"requested resize to {'x'.join(str(d) for d in sizes)} ({numel} elements in "
             f"total), but the given tensor has a size of "
             f"{'x'.join(str(d) for d in self.shape)} ({self.numel()} elements). autograd's "
             "resize can only change the shape of a given tensor, while preserving the "
             "number of elements. "
         )
-    return self.contiguous().view(shape)
+    return self.contiguous().view(shape_from_args(sizes, "resize"))

@@ -326,8 +326,18 @@ def get_autocast_dtype(device_type: str) -> _dt.dtype:
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
     """Set the lower dtype autocast uses on ``device_type`` in this thread."""
+    if not isinstance(device_type, str):  # (torch parses its arguments before the device)
+        raise TypeError(
+            "set_autocast_dtype(): argument 'device_type' (position 1) must be str, not "
+            f"{type(device_type).__name__}"
+        )
+    if not isinstance(dtype, _dt.dtype):
+        raise TypeError(
+            "set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
+            f"{type(dtype).__name__}"
+        )
     device_type = _check_device(device_type)
-    _state.dtype[device_type] = _dt.as_dtype(dtype, "set_autocast_dtype")
+    _state.dtype[device_type] = dtype
 
 
 def _deprecated(old: str, new: str) -> None:
