@@ -18,14 +18,49 @@ VALUES = {
     "int8": [-128, -3, -1, 0, 1, 5, 100, 127],
     "uint8": [0, 1, 5, 100, 128, 200, 253, 255],
 }
-SIGNED = [-2**31, -3, -1, 0, 1, 5, 100, 2**31 - 1]
-COUNTS = [-300, -70, -65, -64, -63, -9, -8, -7, -1, 0, 1, 2, 7, 8, 9, 15, 16, 31, 32, 33,
-          63, 64, 65, 100, 255, 256, 257]
+SIGNED = [-(2**31), -3, -1, 0, 1, 5, 100, 2**31 - 1]
+COUNTS = [
+    -300,
+    -70,
+    -65,
+    -64,
+    -63,
+    -9,
+    -8,
+    -7,
+    -1,
+    0,
+    1,
+    2,
+    7,
+    8,
+    9,
+    15,
+    16,
+    31,
+    32,
+    33,
+    63,
+    64,
+    65,
+    100,
+    255,
+    256,
+    257,
+]
 SCALARS = COUNTS + [True, 1.5, 2**40]
 OPERATORS = ("__lshift__", "__rshift__")
 SCALAR_METHODS = (
-    "__lshift__", "__rshift__", "__rlshift__", "__rrshift__", "__ilshift__", "__irshift__",
-    "bitwise_left_shift", "bitwise_right_shift", "bitwise_left_shift_", "bitwise_right_shift_",
+    "__lshift__",
+    "__rshift__",
+    "__rlshift__",
+    "__rrshift__",
+    "__ilshift__",
+    "__irshift__",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "bitwise_left_shift_",
+    "bitwise_right_shift_",
 )
 
 
@@ -42,9 +77,7 @@ def _outcome(lib, f):
 
 def _values(L, dtype):
     if dtype in ("bool", "float32"):
-        return L.tensor([True, False, True, False, True, False, True, True]).to(
-            getattr(L, dtype)
-        )
+        return L.tensor([True, False, True, False, True, False, True, True]).to(getattr(L, dtype))
     values = VALUES.get(dtype, SIGNED if dtype in ("int32", "int64") else VALUES["int8"])
     return L.tensor(values).to(getattr(L, dtype))
 

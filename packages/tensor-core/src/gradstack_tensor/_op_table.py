@@ -1014,7 +1014,8 @@ ROWS: tuple[OpRow, ...] = (
     # complex numbers (_impl_complex.py)
     op("view_as_real", view=True),
     op("view_as_complex", view=True),
-    op("conj"),  # a copy here: gradstack has no conjugate bit (Note [No conjugate bit])
+    op("conj"),  # a lazy conjugate view (Note [The conjugate and negative bits])
+    op("_neg_view"),  # a lazy negative view (``imag`` of a conjugate view)
     op("conj_physical"),
     op("polar"),
     op("complex"),
