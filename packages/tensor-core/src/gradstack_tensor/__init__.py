@@ -115,6 +115,8 @@ from .indexed_writes import *  # noqa: F403
 from .indexed_writes import __all__ as _indexed_writes_all
 from .integration import *  # noqa: F403
 from .integration import __all__ as _integration_all
+from .layouts import *  # noqa: F403
+from .layouts import __all__ as _layouts_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
 from .matrix_builders import *  # noqa: F403
@@ -146,6 +148,7 @@ __all__ = sorted(
     | set(_matrix_builders_all)
     | set(_combinatorics_all)
     | set(_complex_ops_all)
+    | set(_layouts_all)
     | set(_constants_all)
     | set(_covariance_all)
     | set(_integration_all)

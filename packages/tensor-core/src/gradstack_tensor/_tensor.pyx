@@ -220,8 +220,9 @@ cdef class Tensor(CompositeMethods):
 
     @property
     def layout(self):
-        """Always ``"strided"``."""
-        return "strided"
+        """Always :data:`strided` (gradstack has no sparse layouts)."""
+        from .layouts import strided
+        return strided
 
     def element_size(self):
         """The size of one element in bytes."""
@@ -267,7 +268,15 @@ cdef class Tensor(CompositeMethods):
         --------
         >>> gt.zeros(2, 3).is_contiguous(), gt.zeros(2, 3).t().is_contiguous()
         (True, False)
+
+        With ``memory_format=channels_last`` (or ``_3d``): whether they are laid out
+        channels last (``gradstack_tensor.layouts``).
         """
+        if memory_format is not None:
+            from . import layouts
+            layouts.check_memory_format(memory_format, "is_contiguous")
+            if memory_format in (layouts.channels_last, layouts.channels_last_3d):
+                return layouts.is_laid_out(self.shape, self.stride(), memory_format)
         return bool(self._data.flags.c_contiguous)
 
     def is_floating_point(self):
@@ -579,8 +588,17 @@ cdef class Tensor(CompositeMethods):
         device = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        if memory_format is not None:
+            from . import layouts
+            layouts.check_memory_format(memory_format, "to")
+            if memory_format is not layouts.preserve_format:
+                # the conversion, then the layout asked for (self when both hold)
+                return self.to(*args, dtype=dtype, device=device, copy=copy).contiguous(
+                    memory_format=memory_format
+                )
         for a in args:
             if a is None:  # (an argument left unchanged: ``to(device, None)``)
                 continue
