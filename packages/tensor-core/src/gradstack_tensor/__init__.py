@@ -111,6 +111,8 @@ from .elementwise_composites import __all__ as _elementwise_composites_all
 from .functions import *  # noqa: F403
 from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
+from .index_arithmetic import *  # noqa: F403
+from .index_arithmetic import __all__ as _index_arithmetic_all
 from .indexed_writes import *  # noqa: F403
 from .indexed_writes import __all__ as _indexed_writes_all
 from .integration import *  # noqa: F403
@@ -149,6 +151,7 @@ __all__ = sorted(
     | set(_combinatorics_all)
     | set(_complex_ops_all)
     | set(_layouts_all)
+    | set(_index_arithmetic_all)
     | set(_constants_all)
     | set(_covariance_all)
     | set(_integration_all)
