@@ -40,6 +40,22 @@ cdef class CompositeMethods(ShapeMethods):
 
     # -- composites (gradstack_tensor/composites.py; the module imports this one) ---------
 
+    def renorm(self, p, dim, maxnorm):
+        """:func:`gradstack_tensor.renorm` of ``self``.
+
+        Examples
+        --------
+        >>> gt.tensor([[3.0, 4.0], [0.0, 0.5]]).renorm(2, 0, 1.0).tolist()[1]
+        [0.0, 0.5]
+        """
+        from .composites import renorm
+        return renorm(self, p, dim, maxnorm)
+
+    def renorm_(self, p, dim, maxnorm):
+        """In-place :meth:`renorm`; returns ``self``."""
+        from .composites import renorm
+        return self.copy_(renorm(self, p, dim, maxnorm))
+
     def lerp(self, end, weight):
         """``self + weight * (end - self)``; see :func:`gradstack_tensor.lerp`.
 
