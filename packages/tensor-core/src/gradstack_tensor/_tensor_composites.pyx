@@ -40,6 +40,22 @@ cdef class CompositeMethods(ShapeMethods):
 
     # -- composites (gradstack_tensor/composites.py; the module imports this one) ---------
 
+    def put(self, index, source, accumulate=False):
+        """:func:`gradstack_tensor.put` of ``self``.
+
+        Examples
+        --------
+        >>> gt.zeros(3).put(gt.tensor([2]), gt.tensor([5.0])).tolist()
+        [0.0, 0.0, 5.0]
+        """
+        from .composites import put
+        return put(self, index, source, accumulate)
+
+    def put_(self, index, source, accumulate=False):
+        """In-place :meth:`put`; returns ``self``."""
+        from .composites import put
+        return self.copy_(put(self, index, source, accumulate))
+
     def renorm(self, p, dim, maxnorm):
         """:func:`gradstack_tensor.renorm` of ``self``.
 
