@@ -39,9 +39,6 @@ signatures] in tensor-core's ``_signatures.py``):
   initialisation; here the RuntimeError of every CPU-only refusal (``to("cuda")``);
 - ``t.unflatten(0, None)``: torch's RuntimeError "sizes must be non-empty"; here a TypeError
   naming ``sizes``;
-- ``t << 1.5``, ``1.5 >> t``: torch reaches its shift kernel and raises NotImplementedError
-  for the float dtype; gradstack has no shift operators yet (``<<``/``>>`` of integer
-  tensors are Python's TypeError too: a missing op, not an argument check);
 - refused: ``t.add(0, 1.5)``, ``t.sub(...)`` with two positional arguments (torch's deprecated
   ``add(Number alpha, Tensor other)`` overload, which warns): pass ``alpha=``; ``t.to(1.5)``
   (torch's parser reads a Python float as the dtype float64); ``broadcast_shapes(None)``.

@@ -1516,6 +1516,24 @@ def _conj_samples(name):
     return gen
 
 
+def _neg_view_samples(rng):
+    # torch's _neg_view (imag of a conj view is one): a lazy negative view
+    return [
+        _S(
+            (arr(rng, (3, 2)),),
+            lambda L, x: L.OPS["_neg_view"](x * 2) * 3,
+            "_neg_view of a float matrix",
+            torch_fn=lambda L, x: L._neg_view(x * 2).resolve_neg() * 3,
+        ),
+        _S(
+            (arr(rng, (4, 2)),),
+            lambda L, x: _cplx(L, x).conj().imag * 2,
+            "imag of a conj view",
+            torch_fn=lambda L, x: _cplx(L, x).conj().imag.resolve_neg() * 2,
+        ),
+    ]
+
+
 def _angle_samples(rng):
     return [_S((arr(rng, (5, 2), away=(0.0,)),), lambda L, x: _cplx(L, x).angle(), "angle")]
 
@@ -1572,6 +1590,7 @@ _add(GradOp("view_as_complex", _complex_samples))
 _add(GradOp("view_as_real", _complex_samples))
 _add(GradOp("conj", _conj_samples("conj")))
 _add(GradOp("conj_physical", _conj_samples("conj_physical")))
+_add(GradOp("_neg_view", _neg_view_samples))
 _add(GradOp("angle", _angle_samples))
 _add(GradOp("polar", _polar_samples))
 _add(GradOp("complex", _complex_ctor_samples))

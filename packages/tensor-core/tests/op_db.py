@@ -222,6 +222,7 @@ SKIPS: dict[str, str] = {  # op name -> why it has no entry
             "view_as_complex",
             "conj",
             "conj_physical",
+            "_neg_view",
             "angle",
             "polar",
             "complex",
@@ -701,6 +702,8 @@ _TORCH_NO_FUNCTION = {
     "bitwise_or_",
     "bitwise_xor_",
     "bitwise_not_",
+    "bitwise_left_shift_",
+    "bitwise_right_shift_",
     "logical_not_",
     "sign_",
     "sgn_",
@@ -826,6 +829,24 @@ def _pow_ref(a, b):
     return np.power(a.astype(np.int64), b.astype(np.int64))
 
 
+def _shift_ref(a, b, left):
+    """torch's shifts, element by element in Python integers: counts outside
+    ``[0, bits)`` give 0 (left) or the sign (right); a left shift wraps."""
+    dtype = np.asarray(a).dtype if isinstance(b, int) else np.result_type(a, b)
+    a, b = np.asarray(a), np.asarray(b)
+    bits = dtype.itemsize * 8
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype)
+    for i, (x, n) in enumerate(zip(*(v.ravel() for v in np.broadcast_arrays(a, b)))):
+        x, n = int(x), int(np.array(n).astype(dtype))
+        if left:
+            v = 0 if not 0 <= n < bits else (x << n) % (1 << bits)
+            v = v - (1 << bits) if dtype.kind == "i" and v >= 1 << (bits - 1) else v
+        else:
+            v = (x >> n) if 0 <= n < bits else (-1 if x < 0 else 0)
+        out.flat[i] = v
+    return out
+
+
 _BINARY = (
     ("add", np.add, ALL, None, False, ALL, (2, 1.5, True)),
     ("sub", np.subtract, NUMERIC, None, False, NUMERIC, (2, 1.5)),
@@ -842,6 +863,8 @@ _BINARY = (
     ("bitwise_or", np.bitwise_or, INTS + ("bool",), None, False, INTS + ("bool",), (3,)),
     ("bitwise_xor", np.bitwise_xor, INTS + ("bool",), None, False, INTS + ("bool",), (3,)),
     ("nextafter", np.nextafter, FLOATS, None, False, FLOATS, ()),
+    ("bitwise_left_shift", lambda a, b: _shift_ref(a, b, True), INTS, None, False, INTS, (3, 70)),
+    ("bitwise_right_shift", lambda a, b: _shift_ref(a, b, False), INTS, None, False, INTS, (3, -1)),
 )
 _DOMAINS = {"pow": (0.1, 3.0)}
 

@@ -19,6 +19,7 @@ Examples
 from __future__ import annotations
 
 from gradstack_nn import functional as _F
+from gradstack_tensor import Tensor as _Tensor
 
 __all__ = [
     "conv1d",
@@ -58,6 +59,14 @@ __all__ = [
     "avg_pool1d",
     "adaptive_avg_pool1d",
     "adaptive_max_pool1d",
+    "max_pool1d_with_indices",
+    "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss",
+    "hinge_embedding_loss",
+    "kl_div",
+    "margin_ranking_loss",
+    "poisson_nll_loss",
+    "triplet_margin_loss",
 ]
 
 # the same function as functional's
@@ -231,3 +240,109 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
     return _F.instance_norm(
         input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
     )
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):  # fmt: skip
+    """``functional.max_pool1d(..., return_indices=True)`` (aten's signature): the maxima
+    and their indices."""
+    return _F.max_pool1d(
+        _tensor(input, "max_pool1d_with_indices"), kernel_size, _stride(stride), padding,
+        dilation, ceil_mode, return_indices=True,
+    )  # fmt: skip
+
+
+# Note [torch's top-level losses take aten's reduction]
+# ``torch.kl_div(input, target, 1)``: the top-level losses are aten's ops, whose
+# ``reduction`` is an int of at::Reduction (0 none, 1 mean, 2 sum), not functional's str;
+# ``kl_div``'s 1 is a plain mean, without functional's warning about "batchmean".  Their
+# default is 0, no reduction, where torch's schema says Mean: the value torch 2.13's Python
+# binding passes (``torch.kl_div(a, p).shape`` is ``a``'s), and what gradstack passes.
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduction(reduction, name):
+    if type(reduction) is not int:
+        raise TypeError(
+            f"{name}(): argument 'reduction' must be int (0 none, 1 mean, 2 sum), not "
+            f"{type(reduction).__name__}"
+        )
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def _tensors(name, **arguments):
+    """torch's TypeError naming the first argument that is not a Tensor (the optional
+    ones, given as ``(value,)``, may be None)."""
+    for position, (arg, value) in enumerate(arguments.items(), 1):
+        optional = isinstance(value, tuple)
+        value = value[0] if optional else value
+        if not (isinstance(value, _Tensor) or (optional and value is None)):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    """``functional.binary_cross_entropy_with_logits`` with aten's int ``reduction``."""
+    name = "binary_cross_entropy_with_logits"
+    _tensors(name, input=input, target=target, weight=(weight,), pos_weight=(pos_weight,))
+    return _F.binary_cross_entropy_with_logits(
+        input, target, weight, reduction=_reduction(reduction, name), pos_weight=pos_weight
+    )
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    """``functional.cosine_embedding_loss`` with aten's int ``reduction``."""
+    _tensors("cosine_embedding_loss", input1=input1, input2=input2, target=target)
+    return _F.cosine_embedding_loss(
+        input1, input2, target, margin, reduction=_reduction(reduction, "cosine_embedding_loss")
+    )
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    """``functional.hinge_embedding_loss`` with aten's int ``reduction``."""
+    _tensors("hinge_embedding_loss", input=input, target=target)
+    return _F.hinge_embedding_loss(
+        input, target, margin, reduction=_reduction(reduction, "hinge_embedding_loss")
+    )
+
+
+def kl_div(input, target, reduction=0, *, log_target=False):
+    """``functional.kl_div`` with aten's int ``reduction`` (1 is a plain mean, Note
+    [torch's top-level losses take aten's reduction])."""
+    _tensors("kl_div", input=input, target=target)
+    r = _reduction(reduction, "kl_div")
+    if r == "mean":
+        return _F.kl_div(input, target, reduction="none", log_target=log_target).mean()
+    return _F.kl_div(input, target, reduction=r, log_target=log_target)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    """``functional.margin_ranking_loss`` with aten's int ``reduction``."""
+    _tensors("margin_ranking_loss", input1=input1, input2=input2, target=target)
+    return _F.margin_ranking_loss(
+        input1, input2, target, margin, reduction=_reduction(reduction, "margin_ranking_loss")
+    )
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    """``functional.poisson_nll_loss`` with aten's arguments (all required, ``reduction``
+    an int)."""
+    _tensors("poisson_nll_loss", input=input, target=target)
+    return _F.poisson_nll_loss(
+        input, target, log_input, full, eps=eps,
+        reduction=_reduction(reduction, "poisson_nll_loss"),
+    )  # fmt: skip
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
+                        reduction=0):  # fmt: skip
+    """``functional.triplet_margin_loss`` with aten's int ``reduction``."""
+    _tensors("triplet_margin_loss", anchor=anchor, positive=positive, negative=negative)
+    return _F.triplet_margin_loss(
+        anchor, positive, negative, margin, p, eps, swap,
+        reduction=_reduction(reduction, "triplet_margin_loss"),
+    )  # fmt: skip

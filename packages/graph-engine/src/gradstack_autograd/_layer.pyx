@@ -485,6 +485,19 @@ cdef object _inplace_call_impl(Op op, tuple args, Py_ssize_t next_index):
             "another view of it, and the view has no history of its own yet. Use the view "
             "in an out-of-place op first, or write through its base."
         )
+    if self_t._vc is not None and self_t._vc.lazy_views is not None and self_t._vc.lazy_views:
+        # Note [No in-place write through a lazy view under autograd]
+        # tensor-core's lazy conj/neg views are mirrors kept equal to their input by the
+        # writes (Note [The conjugate and negative bits]), not views for autograd: a
+        # recorded write into one of them or into their storage would leave the other's
+        # history behind (torch rebases it with CopySlices), a wrong gradient; refused
+        _validate_arguments_first(op, args, next_index)
+        raise NotImplementedError(
+            f"{op.name}: gradstack does not record an in-place write into a tensor that has "
+            "a lazy conj() or imag-of-conj view alive, or into such a view, while autograd "
+            "records; resolve the view first (z.conj().resolve_conj(), or "
+            "z.conj_physical()), write out of place, or write under no_grad()"
+        )
     if not_differentiable:  # bitwise_or_ ... of a float: the kernel raises torch's error
         return call_next(op, args, next_index)
     if op.derivative is None:

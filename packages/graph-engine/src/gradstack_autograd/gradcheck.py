@@ -559,7 +559,7 @@ def _realified(func, inputs):
     if not complex_at and not any(o.is_complex() for o in _outputs(func, inputs)):
         return func, inputs
     real_inputs = tuple(
-        gt.view_as_real(x.detach()).clone().requires_grad_(x.requires_grad)
+        gt.view_as_real(x.detach().resolve_conj()).clone().requires_grad_(x.requires_grad)
         if i in complex_at
         else x
         for i, x in enumerate(inputs)
@@ -568,10 +568,12 @@ def _realified(func, inputs):
     def real_func(*args):
         args = tuple(gt.view_as_complex(a) if i in complex_at else a for i, a in enumerate(args))
         outs = func(*args)
+        # (a lazy conj output resolved first, as torch's gradcheck does)
         if isinstance(outs, Tensor):
-            return gt.view_as_real(outs) if outs.is_complex() else outs
+            return gt.view_as_real(outs.resolve_conj()) if outs.is_complex() else outs
         return tuple(
-            gt.view_as_real(o) if isinstance(o, Tensor) and o.is_complex() else o for o in outs
+            gt.view_as_real(o.resolve_conj()) if isinstance(o, Tensor) and o.is_complex() else o
+            for o in outs
         )
 
     return real_func, real_inputs
@@ -724,7 +726,7 @@ def _random_grad_output(like, noncontiguous):
     again gets torch's numbers (the "Extending PyTorch" page's examples do).
     """
     if like.is_complex():  # (real and imaginary parts drawn as a float64 pair each)
-        pairs = _random_grad_output(gt.view_as_real(like.detach()), noncontiguous)
+        pairs = _random_grad_output(gt.view_as_real(like.detach().resolve_conj()), noncontiguous)
         return gt.view_as_complex(pairs.detach().contiguous()).requires_grad_(True)
     dtype = like.dtype if like.is_floating_point() else gt.float64
     shape = tuple(like.shape)

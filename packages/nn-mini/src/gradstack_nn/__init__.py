@@ -27,7 +27,17 @@ True
 
 import gradstack_autograd as _ag  # noqa: F401 - registers the autograd layer
 
-from . import distributions, functional, init, modules, optim, serialization, utils, zeroed_grads
+from . import (
+    attention,
+    distributions,
+    functional,
+    init,
+    modules,
+    optim,
+    serialization,
+    utils,
+    zeroed_grads,
+)  # fmt: skip
 from .__about__ import __version__
 
 # each family's layers (one star import a module of modules/, which type checkers follow;

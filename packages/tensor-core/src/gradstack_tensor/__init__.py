@@ -154,10 +154,14 @@ from .elementwise_composites import __all__ as _elementwise_composites_all
 from .functions import *  # noqa: F403
 from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
+from .index_arithmetic import *  # noqa: F403
+from .index_arithmetic import __all__ as _index_arithmetic_all
 from .indexed_writes import *  # noqa: F403
 from .indexed_writes import __all__ as _indexed_writes_all
 from .integration import *  # noqa: F403
 from .integration import __all__ as _integration_all
+from .layouts import *  # noqa: F403
+from .layouts import __all__ as _layouts_all
 from .legacy import *  # noqa: F403
 from .legacy import __all__ as _legacy_all
 from .lowrank import *  # noqa: F403
@@ -219,6 +223,8 @@ __all__ = sorted(
     | set(_matrix_builders_all)
     | set(_combinatorics_all)
     | set(_complex_ops_all)
+    | set(_layouts_all)
+    | set(_index_arithmetic_all)
     | set(_constants_all)
     | set(_covariance_all)
     | set(_integration_all)

@@ -5,14 +5,8 @@
 ``[..., 1]`` (their ``grad_fn`` is torch's ``SelectBackward0``), written in
 ``complex_ops.py``.
 
-Note [No conjugate bit]
-~~~~~~~~~~~~~~~~~~~~~~~
-torch's ``conj()`` of a complex tensor is a lazy view: it sets a conjugate bit that later
-kernels read (``is_conj()`` is True, ``resolve_conj()`` materialises it).  numpy has no
-such view, so gradstack's ``conj()`` of a complex tensor is a copy (its values are
-torch's, ``is_conj()`` is always False and ``resolve_conj()`` returns the tensor); a write
-into the result does not reach the input, where torch's would.  The node is torch's
-``ConjBackward0`` all the same.
+``conj`` of a complex tensor is a lazy conjugate view and ``_neg_view`` a lazy negative
+view (Note [The conjugate and negative bits] in ``lazy_views.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
+from . import lazy_views
 from ._dispatch import OPS
 from ._tensor import Tensor, _data, _wrap, _wrap_view
 
@@ -42,6 +37,12 @@ def _tensor_arg(x, fname, arg="self"):
 @OPS["view_as_real"].set_kernel
 def view_as_real(input):
     x = _data(_tensor_arg(input, "view_as_real"))
+    if lazy_views.kind_of(input) == "conj":
+        raise RuntimeError(
+            "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the "
+            "conjugate tensor so you can view it as real, use self.resolve_conj(); however, "
+            "be warned that the resulting tensor will NOT alias the original."
+        )
     if x.dtype.kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
     part = np.dtype(np.float32 if x.dtype == np.complex64 else np.float64)
@@ -104,7 +105,28 @@ def _offset(x: np.ndarray) -> int:
 @OPS["conj"].set_kernel
 def conj(input):
     x = _data(_tensor_arg(input, "conj"))
-    return _wrap(np.conj(x)) if x.dtype.kind == "c" else input
+    if x.dtype.kind != "c":
+        return input
+    return _flip(input, "conj")
+
+
+@OPS["_neg_view"].set_kernel
+def neg_view(input):
+    _tensor_arg(input, "_neg_view")
+    return _flip(input, "neg")
+
+
+def _flip(t, kind):
+    """A lazy ``kind`` view of ``t``; of a lazy ``kind`` view, the memory it mirrors (the
+    bit cleared: ``z.conj().conj()`` aliases ``z``)."""
+    own = lazy_views.kind_of(t)
+    if own is None:
+        return lazy_views.make_lazy(t, kind)
+    if own != kind:
+        raise NotImplementedError(
+            f"a lazy {kind} view of a lazy {own} view: resolve it first (resolve_{own}())"
+        )
+    return _wrap_view(lazy_views.source_alias(t), t._gs_lazy_view.base)
 
 
 @OPS["conj_physical"].set_kernel

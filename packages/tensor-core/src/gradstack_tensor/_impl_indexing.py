@@ -487,6 +487,13 @@ def setitem_(input, index, value):
     # the value first, as torch's valueToTensor, before the index is looked at (uint8
     # ``t[[0]] = -0.75`` of an empty t: the overflow, not the index; fuzz seed 38 #5823)
     src = _array(value)
+    if isinstance(src, complex):
+        if dst.dtype.kind != "c":
+            raise RuntimeError(
+                f"value cannot be converted to type {input.dtype} without overflow: a complex "
+                "number needs a complex tensor"
+            )
+        src = dst.dtype.type(src)
     if isinstance(src, (int, float, np.generic)):  # bool is an int
         # (torch checks a float stored into float32, not into float16: Note [A fill ...])
         src = scalar_as(

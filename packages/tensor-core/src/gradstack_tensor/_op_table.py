@@ -568,6 +568,39 @@ ROWS: tuple[OpRow, ...] = (
         args=TENSOR,
         doc="Bitwise not (``~``) of an integer or bool tensor.",
     ),
+    op(
+        "bitwise_left_shift",
+        BINARY,
+        ufuncs._shift("lshift_cpu", True),
+        inplace_form=True,
+        args=EITHER,
+        doc="""``self << other`` of integer tensors (Note [Shift counts outside the bit width]).
+
+        Examples
+        --------
+        >>> gt.tensor([1, -3], dtype=gt.int8).bitwise_left_shift(2).tolist()
+        [4, -12]
+        >>> gt.tensor([1, 1]).bitwise_left_shift(gt.tensor([63, 64])).tolist()
+        [-9223372036854775808, 0]
+        """,
+    ),
+    op(
+        "bitwise_right_shift",
+        BINARY,
+        ufuncs._shift("rshift_cpu", False),
+        inplace_form=True,
+        args=EITHER,
+        doc="""``self >> other`` of integer tensors, arithmetic (the sign fills) for signed
+        types (Note [Shift counts outside the bit width]).
+
+        Examples
+        --------
+        >>> gt.tensor([-8, 8]).bitwise_right_shift(1).tolist()
+        [-4, 4]
+        >>> gt.tensor([-8, 8]).bitwise_right_shift(gt.tensor([70, -1])).tolist()
+        [-1, 0]
+        """,
+    ),
     # -- unary functions that keep the dtype ---------------------------------------------
     op(
         "neg",
@@ -1091,7 +1124,8 @@ ROWS: tuple[OpRow, ...] = (
     # complex numbers (_impl_complex.py)
     op("view_as_real", view=True),
     op("view_as_complex", view=True),
-    op("conj"),  # a copy here: gradstack has no conjugate bit (Note [No conjugate bit])
+    op("conj"),  # a lazy conjugate view (Note [The conjugate and negative bits])
+    op("_neg_view"),  # a lazy negative view (``imag`` of a conjugate view)
     op("conj_physical"),
     op("polar"),
     op("complex"),

@@ -136,12 +136,15 @@ cdef class Tensor(CompositeMethods):
 
     @property
     def _base(self):
-        """The tensor whose storage this view aliases, or None if it is not a view."""
+        """The tensor whose storage this view aliases, or None if it is not a view (a
+        lazy conj/neg view's is the tensor it mirrors, as torch's)."""
+        if self._view_base is None and _lazy_kind(self) is not None:
+            return self._gs_lazy_view.base
         return self._view_base
 
     def _is_view(self):
         """Whether this tensor is a view of another tensor's storage."""
-        return self._view_base is not None
+        return self._view_base is not None or _lazy_kind(self) is not None
 
     @property
     def shape(self):
@@ -218,8 +221,9 @@ cdef class Tensor(CompositeMethods):
 
     @property
     def layout(self):
-        """Always ``"strided"``."""
-        return "strided"
+        """Always :data:`strided` (gradstack has no sparse layouts)."""
+        from .layouts import strided
+        return strided
 
     def element_size(self):
         """The size of one element in bytes."""
@@ -265,7 +269,15 @@ cdef class Tensor(CompositeMethods):
         --------
         >>> gt.zeros(2, 3).is_contiguous(), gt.zeros(2, 3).t().is_contiguous()
         (True, False)
+
+        With ``memory_format=channels_last`` (or ``_3d``): whether they are laid out
+        channels last (``gradstack_tensor.layouts``).
         """
+        if memory_format is not None:
+            from . import layouts
+            layouts.check_memory_format(memory_format, "is_contiguous")
+            if memory_format in (layouts.channels_last, layouts.channels_last_3d):
+                return layouts.is_laid_out(self.shape, self.stride(), memory_format)
         return bool(self._data.flags.c_contiguous)
 
     def is_floating_point(self):
@@ -441,11 +453,15 @@ cdef class Tensor(CompositeMethods):
             )
         if _is_meta(self):
             raise _no_data("numpy()")
+        if _lazy_kind(self) is not None:
+            raise _lazy_numpy_error(self)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
         if _is_meta(self):
             raise _no_data("numpy.asarray()")
+        if _lazy_kind(self) is not None:
+            raise _lazy_numpy_error(self)
         if self._requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
@@ -576,8 +592,17 @@ cdef class Tensor(CompositeMethods):
         device = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        if memory_format is not None:
+            from . import layouts
+            layouts.check_memory_format(memory_format, "to")
+            if memory_format is not layouts.preserve_format:
+                # the conversion, then the layout asked for (self when both hold)
+                return self.to(*args, dtype=dtype, device=device, copy=copy).contiguous(
+                    memory_format=memory_format
+                )
         for a in args:
             if a is None:  # (an argument left unchanged: ``to(device, None)``)
                 continue
@@ -685,29 +710,46 @@ cdef class Tensor(CompositeMethods):
         return bool(self.item())
 
     def is_conj(self):
-        """False: gradstack's conjugates are computed, never a bit (Note [No conjugate
-        bit] in ``_impl_complex.py``)."""
-        return False
+        """Whether this tensor is a lazy conjugate view (``conj()`` of a complex tensor,
+        and its views; Note [The conjugate and negative bits] in ``lazy_views.py``)."""
+        return _lazy_kind(self) == "conj"
 
     def is_neg(self):
-        """False: gradstack has no negative bit."""
-        return False
+        """Whether this tensor is a lazy negative view (``imag`` of a conjugate view)."""
+        return _lazy_kind(self) == "neg"
 
     def resolve_conj(self):
-        """``self``: there is no conjugate bit to resolve (Note [No conjugate bit])."""
-        return self
-
-    def resolve_neg(self):
-        """``self``: there is no negative bit to resolve."""
-        return self
-
-    def conj(self):
-        """The complex conjugate (a copy, Note [No conjugate bit]); ``self`` if real.
+        """A copy with the conjugate bit resolved (``clone()``), or ``self`` without it.
 
         Examples
         --------
-        >>> gt.tensor([1 + 2j]).conj().tolist()
-        [(1-2j)]
+        >>> c = gt.tensor([1 + 2j]).conj()
+        >>> c.is_conj(), c.resolve_conj().is_conj(), c.resolve_conj().tolist()
+        (True, False, [(1-2j)])
+        """
+        if _lazy_kind(self) == "conj":
+            return dispatch(<Op>OPS["clone"], (self,))
+        return self
+
+    def resolve_neg(self):
+        """A copy with the negative bit resolved (``clone()``), or ``self`` without it."""
+        if _lazy_kind(self) == "neg":
+            return dispatch(<Op>OPS["clone"], (self,))
+        return self
+
+    def conj(self):
+        """The complex conjugate, a lazy view (``is_conj()``: writes into it reach ``self``,
+        conjugated); ``self`` if real (Note [The conjugate and negative bits]).
+
+        Examples
+        --------
+        >>> z = gt.tensor([1 + 2j])
+        >>> c = z.conj()
+        >>> c.tolist(), c.is_conj()
+        ([(1-2j)], True)
+        >>> c[0] = 3 + 3j
+        >>> z.tolist()
+        [(3-3j)]
         """
         if cnp.PyArray_ISCOMPLEX(self._data):
             return dispatch(<Op>OPS["conj"], (self,))
@@ -988,7 +1030,50 @@ cdef Tensor wrap_view(cnp.ndarray data, TensorBase base):
     t._vc = base.version_counter()
     t._view_base = base._view_base if base._view_base is not None else base
     t._is_inference = base._is_inference
+    if t._vc.lazy_views is not None:
+        _inherit_lazy(t, base)
     return t
+
+
+# Note [The conjugate and negative bits] is in lazy_views.py: a lazy view's record is in
+# its __dict__, and the views of a lazy view (which alias its mirror) share it
+cdef inline object _lazy_kind(TensorBase t):
+    """"conj", "neg" or None (no lazy view of this storage: one C check)."""
+    if t._vc is None or t._vc.lazy_views is None:
+        return None
+    rec = getattr(t, "_gs_lazy_view", None)
+    return None if rec is None else rec.kind
+
+
+cdef void _inherit_lazy(TensorBase t, TensorBase base) except *:
+    rec = getattr(base, "_gs_lazy_view", None)
+    if rec is not None:
+        t._gs_lazy_view = rec
+
+
+cdef object _lazy_numpy_error(TensorBase t):
+    if _lazy_kind(t) == "conj":
+        return RuntimeError(
+            "Can't call numpy() on Tensor that has conjugate bit set. Use "
+            "tensor.resolve_conj().numpy() instead."
+        )
+    return RuntimeError(
+        "Can't call numpy() on Tensor that has negative bit set. Use "
+        "tensor.resolve_neg().numpy() instead."
+    )
+
+
+def _lazy_view_kind(TensorBase t not None):
+    """"conj", "neg" or None: what lazy view ``t`` is (for lazy_views.py and complex_ops)."""
+    return _lazy_kind(t)
+
+
+def _share_version(TensorBase t not None, TensorBase base not None):
+    """Give the fresh tensor ``t`` ``base``'s version counter (returned): the two alias one
+    storage without ``t`` being a view of ``base`` for autograd (a lazy view)."""
+    t._vc = base.version_counter()
+    t._is_inference = base._is_inference
+    return t._vc
 
 
 cdef Tensor expect_tensor(object x, str name):
@@ -1020,6 +1105,8 @@ def _wrap_detached(TensorBase src not None):
     cdef Tensor t = wrap(src._data)
     t._vc = src.version_counter()
     t._is_inference = src._is_inference
+    if t._vc.lazy_views is not None:
+        _inherit_lazy(t, src)
     return t
 
 

@@ -14,6 +14,9 @@ cdef class VersionCounter:
     # views it tracks (a list, or None), so that a write through any alias of the storage
     # reaches them (``x.detach().add_(1)``)
     cdef public object views_base
+    # tensor-core's lazy views of this storage (Note [The conjugate and negative bits] in
+    # lazy_views.py): a WeakSet of their records, or None; every write syncs them
+    cdef public object lazy_views
 
 
 cdef class TensorBase:

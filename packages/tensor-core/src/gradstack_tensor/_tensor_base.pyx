@@ -68,9 +68,19 @@ cdef class VersionCounter:
         self.last_writer = None
         self.track_writes = False
         self.views_base = None
+        self.lazy_views = None
 
     def __repr__(self):
         return f"VersionCounter(value={self.value})"
+
+
+# lazy_views.sync(tensor, counter), installed by lazy_views.py at import
+cdef object _lazy_sync = None
+
+
+def _set_lazy_sync(fn):
+    global _lazy_sync
+    _lazy_sync = fn
 
 
 _LIBRARY_DIRS = ()
@@ -213,6 +223,13 @@ cdef class TensorBase:
             vc.last_writer = (op_name, caller_location())
         else:
             vc.last_writer = (op_name, None)
+        if vc.lazy_views is not None and _lazy_sync is not None:
+            # the lazy views of this storage see the write, or the storage sees a write
+            # into one of them (Note [The conjugate and negative bits])
+            try:
+                _lazy_sync(self, vc)
+            except Exception:   # (a void method cannot raise: numpy's copies do not)
+                pass
 
     cdef _set_requires_grad(self, bint value):
         if self._grad_fn is not None:

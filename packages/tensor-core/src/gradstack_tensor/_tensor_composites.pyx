@@ -44,6 +44,38 @@ cdef class CompositeMethods(ShapeMethods):
 
     # -- composites (gradstack_tensor/composites.py) --------------------------------------
 
+    def put(self, index, source, accumulate=False):
+        """:func:`gradstack_tensor.put` of ``self``.
+
+        Examples
+        --------
+        >>> gt.zeros(3).put(gt.tensor([2]), gt.tensor([5.0])).tolist()
+        [0.0, 0.0, 5.0]
+        """
+        from .composites import put
+        return put(self, index, source, accumulate)
+
+    def put_(self, index, source, accumulate=False):
+        """In-place :meth:`put`; returns ``self``."""
+        from .composites import put
+        return self.copy_(put(self, index, source, accumulate))
+
+    def renorm(self, p, dim, maxnorm):
+        """:func:`gradstack_tensor.renorm` of ``self``.
+
+        Examples
+        --------
+        >>> gt.tensor([[3.0, 4.0], [0.0, 0.5]]).renorm(2, 0, 1.0).tolist()[1]
+        [0.0, 0.5]
+        """
+        from .composites import renorm
+        return renorm(self, p, dim, maxnorm)
+
+    def renorm_(self, p, dim, maxnorm):
+        """In-place :meth:`renorm`; returns ``self``."""
+        from .composites import renorm
+        return self.copy_(renorm(self, p, dim, maxnorm))
+
     def lerp(self, end, weight):
         """``self + weight * (end - self)``; see :func:`gradstack_tensor.lerp`.
 

@@ -158,6 +158,37 @@ cdef class ElementwiseMethods(OpTableMethods):
     def __rxor__(self, other):
         return dispatch(OP_BITWISE_XOR, (self, other))
 
+    def __iand__(self, other):
+        return dispatch(OP_BITWISE_AND_, (self, other))
+
+    def __ior__(self, other):
+        return dispatch(OP_BITWISE_OR_, (self, other))
+
+    def __ixor__(self, other):
+        return dispatch(OP_BITWISE_XOR_, (self, other))
+
+    def __lshift__(self, other):
+        return dispatch(OP_BITWISE_LEFT_SHIFT, (self, other))
+
+    def __rlshift__(self, other):
+        if not isinstance(other, (int, float, complex)):
+            return NotImplemented   # as torch: Python's TypeError names both types
+        return dispatch(OP_BITWISE_LEFT_SHIFT, (other, self))
+
+    def __ilshift__(self, other):
+        return dispatch(OP_BITWISE_LEFT_SHIFT_, (self, other))
+
+    def __rshift__(self, other):
+        return dispatch(OP_BITWISE_RIGHT_SHIFT, (self, other))
+
+    def __rrshift__(self, other):
+        if not isinstance(other, (int, float, complex)):
+            return NotImplemented   # as torch: Python's TypeError names both types
+        return dispatch(OP_BITWISE_RIGHT_SHIFT, (other, self))
+
+    def __irshift__(self, other):
+        return dispatch(OP_BITWISE_RIGHT_SHIFT_, (self, other))
+
     def __eq__(self, other):
         return dispatch(OP_EQ, (self, other))
 

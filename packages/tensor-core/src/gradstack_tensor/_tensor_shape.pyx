@@ -661,13 +661,36 @@ cdef class ShapeMethods(ReductionMethods):
         >>> t = gt.zeros(2, 3)
         >>> t.contiguous() is t, t.t().contiguous().is_contiguous()
         (True, True)
+
+        ``memory_format=channels_last`` (``_3d``): ``self`` if it is laid out channels
+        last, else a copy that is (``gradstack_tensor.layouts``).
         """
+        if memory_format is not None:
+            from . import layouts
+            layouts.check_memory_format(memory_format, "contiguous")
+            if memory_format is layouts.preserve_format and not cnp.PyArray_IS_C_CONTIGUOUS(
+                    self._data):
+                raise RuntimeError(
+                    "preserve memory format is unsupported by the contiguous operator"
+                )
+            order = layouts.channels_last_order(memory_format, self._data.ndim, "contiguous")
+            if order is not None:
+                if layouts.is_laid_out(self.shape, self.stride(), memory_format):
+                    return self
+                return _channels_last_copy(self, order)
         if cnp.PyArray_IS_C_CONTIGUOUS(self._data):
             return self
         return dispatch(OP_CONTIGUOUS, (self,))
 
     def clone(self, *, memory_format=None):
-        """A copy with its own storage (recorded by autograd: gradients flow back)."""
+        """A copy with its own storage (recorded by autograd: gradients flow back),
+        row-major, or channels last with ``memory_format=channels_last`` (``_3d``)."""
+        if memory_format is not None:
+            from . import layouts
+            layouts.check_memory_format(memory_format, "clone")
+            order = layouts.channels_last_order(memory_format, self._data.ndim, "clone")
+            if order is not None:
+                return _channels_last_copy(self, order)
         return dispatch(OP_CLONE, (self,))
 
     def repeat(self, *sizes):
@@ -811,3 +834,16 @@ def _autograd_resize(TensorBase self, tuple sizes):
             "number of elements. "
         )
     return self.contiguous().view(shape_from_args(sizes, "resize"))
+
+
+def _channels_last_copy(t, order):
+    """A copy of ``t`` laid out in the dims' ``order`` (channels last), as ops: the
+    permuted tensor copied row-major, permuted back."""
+    back = [0] * len(order)
+    for i, d in enumerate(order):
+        back[d] = i
+    p = t.permute(*order)
+    c = p.contiguous()
+    if c is p:  # (already laid out so: still a copy)
+        c = p.clone()
+    return c.permute(*back)

@@ -243,6 +243,58 @@ def _not_for_float(str kernel, ufunc):
     return checked
 
 
+def _shift(str kernel, bint left):
+    """torch's ``bitwise_left_shift`` (``left``) or ``bitwise_right_shift`` of integer
+    operands, both already in the result dtype; ``kernel`` is torch's name for it.
+
+    Note [Shift counts outside the bit width]
+    C leaves ``a << b`` undefined for a count ``b`` that is negative or not less than the
+    bit width, and numpy passes that on (x86 takes the count modulo 32 or 64).  torch
+    defines it: a left shift by such a count is 0; a right shift by it is the shift by
+    the whole width (0 for unsigned types and non-negative values, -1 for negative
+    values: the sign fills every bit).  A left shift computes in the unsigned type of
+    the same width, so that bits shifted past the sign wrap (``int8(5) << 7`` is -128)
+    and never overflow.  Bool and floating-point operands have no kernel in torch
+    (``"lshift_cpu" not implemented for 'Bool'``).
+    """
+    def shift(x, y, out=None, casting=None):
+        kind = _operand_kind(x, y)
+        if kind not in "iu":
+            try:    # torch broadcasts the shapes before it picks a kernel
+                np.broadcast_shapes(np.shape(x), np.shape(y))
+            except ValueError:
+                from ._shapes import broadcast_error
+                raise broadcast_error(np.shape(x), np.shape(y)) from None
+            # (a raw op call may pass two numbers)
+            dtype = x.dtype if cnp.PyArray_Check(x) else np.asarray(y).dtype
+            from .dtypes import SCALAR_TYPE_NAMES
+            raise NotImplementedError(
+                f"\"{kernel}\" not implemented for '{SCALAR_TYPE_NAMES[np.dtype(dtype).name]}' "
+                "(shifts take integer tensors: cast with .long() first)"
+            )
+        dtype = x.dtype if cnp.PyArray_Check(x) else np.asarray(y).dtype
+        a = np.asarray(x, dtype=dtype)
+        b = np.asarray(y, dtype=dtype)
+        bits = dtype.itemsize * 8
+        inside = np.less(b, bits) if kind == "u" else np.logical_and(b >= 0, b < bits)
+        if left:
+            unsigned = np.dtype(f"u{dtype.itemsize}")
+            count = np.where(inside, b, 0).astype(unsigned)
+            # (two 0-d operands give a numpy scalar)
+            r = np.asarray(np.left_shift(a.astype(unsigned), count)).view(dtype)
+            r = np.where(inside, r, np.zeros((), dtype))
+        elif kind == "u":
+            r = np.where(inside, np.right_shift(a, np.where(inside, b, 0)), np.zeros((), dtype))
+        else:
+            r = np.right_shift(a, np.where(inside, b, bits - 1).astype(dtype))
+        if out is None:
+            return r
+        np.copyto(out, r, casting="unsafe")
+        return out
+    shift.__name__ = kernel
+    return shift
+
+
 def _integer_identity(ufunc):
     """A rounding ufunc that returns integer tensors unchanged, keeping their dtype."""
     def rounding(x):

@@ -4,8 +4,9 @@
 
 ``real`` and ``imag`` of a complex tensor are views, ``view_as_real(z)[..., 0]`` and
 ``[..., 1]`` as in torch (their ``grad_fn`` is ``SelectBackward0``); of a real tensor,
-``real`` is the tensor itself and ``imag`` an error.  ``conj`` copies (Note [No conjugate
-bit] in ``_impl_complex.py``).
+``real`` is the tensor itself and ``imag`` an error.  ``conj`` is a lazy conjugate view,
+and ``imag`` of one a lazy negative view (Note [The conjugate and negative bits] in
+``lazy_views.py``).
 
 Examples
 --------
@@ -58,6 +59,8 @@ def real(input) -> Tensor:
     x = _t(input, "real")
     if not x.is_complex():
         return x
+    if x.is_conj():  # the real part of the memory the conjugate view mirrors
+        x = x.conj()
     return dispatch(OPS["view_as_real"], (x,)).select(-1, 0)
 
 
@@ -71,6 +74,9 @@ def imag(input) -> Tensor:
     x = _t(input, "imag")
     if not x.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    if x.is_conj():  # minus the imaginary part of the memory it mirrors: torch's neg bit
+        part = dispatch(OPS["view_as_real"], (x.conj(),)).select(-1, 1)
+        return dispatch(OPS["_neg_view"], (part,))
     return dispatch(OPS["view_as_real"], (x,)).select(-1, 1)
 
 
@@ -95,13 +101,13 @@ def view_as_complex(input) -> Tensor:
 
 
 def conj(input) -> Tensor:
-    """The complex conjugate (the tensor itself if it is real).
+    """The complex conjugate, a lazy view (the tensor itself if it is real).
 
     >>> import gradstack_tensor as gt
     >>> conj(gt.tensor([1 + 2j])).tolist()
     [(1-2j)]
     """
-    return dispatch(OPS["conj"], (_t(input, "conj"),))
+    return _t(input, "conj").conj()
 
 
 def conj_physical(input) -> Tensor:
@@ -115,41 +121,41 @@ def conj_physical(input) -> Tensor:
 
 
 def resolve_conj(input) -> Tensor:
-    """The tensor itself: gradstack has no conjugate bit to resolve.
+    """A copy with the conjugate bit resolved, or the tensor itself without one.
 
     >>> import gradstack_tensor as gt
-    >>> resolve_conj(gt.tensor([1j])).tolist()
-    [1j]
+    >>> resolve_conj(gt.tensor([1j]).conj()).is_conj()
+    False
     """
-    return _t(input, "resolve_conj")
+    return _t(input, "resolve_conj").resolve_conj()
 
 
 def resolve_neg(input) -> Tensor:
-    """The tensor itself: gradstack has no negative bit to resolve.
+    """A copy with the negative bit resolved, or the tensor itself without one.
 
     >>> import gradstack_tensor as gt
-    >>> resolve_neg(gt.tensor([1.0])).tolist()
-    [1.0]
+    >>> resolve_neg(gt.tensor([1 + 2j]).conj().imag).tolist()
+    [-2.0]
     """
-    return _t(input, "resolve_neg")
+    return _t(input, "resolve_neg").resolve_neg()
 
 
 def is_conj(input) -> bool:
-    """False: gradstack's conjugates are computed, never a bit (Note [No conjugate bit]).
+    """Whether ``input`` is a lazy conjugate view (Note [The conjugate and negative bits]).
 
     >>> import gradstack_tensor as gt
-    >>> is_conj(gt.tensor([1j]).conj())
-    False
+    >>> is_conj(gt.tensor([1j]).conj()), is_conj(gt.tensor([1j]))
+    (True, False)
     """
     return _t(input, "is_conj").is_conj()
 
 
 def is_neg(input) -> bool:
-    """False: gradstack has no negative bit.
+    """Whether ``input`` is a lazy negative view (``imag`` of a conjugate view).
 
     >>> import gradstack_tensor as gt
-    >>> is_neg(gt.tensor([1.0]))
-    False
+    >>> is_neg(gt.tensor([1j]).conj().imag), is_neg(gt.tensor([1.0]))
+    (True, False)
     """
     return _t(input, "is_neg").is_neg()
 

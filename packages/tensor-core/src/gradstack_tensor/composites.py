@@ -31,6 +31,8 @@ from ._signatures import checked
 from ._tensor import Tensor
 
 __all__ = [
+    "put",
+    "renorm",
     "norm_except_dim",
     "vdot",
     "dist",
@@ -370,3 +372,77 @@ def as_strided(input, size, stride, storage_offset=None) -> Tensor:  # noqa: A00
             f"{type(input).__name__}"
         )
     return input.as_strided(size, stride, storage_offset)
+
+
+def renorm(input, p, dim, maxnorm, *, out=None) -> Tensor:  # noqa: A002 - torch's names
+    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``
+    scaled down to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, torch's factor);
+    differentiable through the norm, as torch's ``renorm_backward``.
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.renorm(gt.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0).tolist()
+    [[0.6000000238418579, 0.800000011920929], [0.30000001192092896, 0.4000000059604645]]
+    """
+    from ._shapes import _normalize_dim
+    from .linalg import vector_norm
+
+    x = _tensor_arg(input, "renorm", "input")
+    for name, value in (("p", p), ("maxnorm", maxnorm)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(
+                f"renorm(): argument '{name}' must be Number, not {type(value).__name__}"
+            )
+    if x.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.dim()} dimensions")
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    d = _normalize_dim(dim, x.dim())
+    others = tuple(i for i in range(x.dim()) if i != d)
+    norm = vector_norm(x, p, dim=others, keepdim=True)
+    factor = (maxnorm / (norm + 1e-7)).where(norm > maxnorm, 1.0)
+    result = x * factor
+    return result if out is None else write_out("renorm", result, out, rule="same")
+
+
+def put(input, index, source, accumulate=False) -> Tensor:  # noqa: A002 - torch's names
+    """``input`` (as if flattened) with ``source``'s elements written at the flat
+    ``index`` positions (added there with ``accumulate``); negative indices count from
+    the end.  Differentiable as torch's ``PutBackward0`` (composed with ``index_put``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> gt.put(gt.zeros(2, 2), gt.tensor([0, -1]), gt.tensor([1.0, 2.0])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    from .dtypes import SCALAR_TYPE_NAMES
+
+    x = _tensor_arg(input, "put", "input")
+    idx = _tensor_arg(index, "put", "index")
+    src = _tensor_arg(source, "put", "source")
+    if idx.dtype.name != "int64":
+        raise RuntimeError(
+            f"put_(): Expected a long tensor for index, but got {SCALAR_TYPE_NAMES[idx.dtype.name]}"
+        )
+    if src.dtype is not x.dtype:
+        raise RuntimeError(
+            "put_(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{SCALAR_TYPE_NAMES[x.dtype.name]} and source.dtype = "
+            f"{SCALAR_TYPE_NAMES[src.dtype.name]}"
+        )
+    if src.numel() != idx.numel():
+        raise IndexError(
+            "put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {src.numel()}, index.numel() = {idx.numel()}"
+        )
+    n = x.numel()
+    flat = idx.reshape(-1)
+    outside = (flat >= n) | (flat < -n)
+    if bool(outside.any()):
+        bad = int(flat[outside][0])
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    return x.reshape(-1).index_put((flat,), src.reshape(-1), bool(accumulate)).reshape(x.shape)

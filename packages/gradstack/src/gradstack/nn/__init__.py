@@ -8,13 +8,14 @@ from gradstack_nn import Buffer, Parameter, UninitializedBuffer, UninitializedPa
 from gradstack_nn.modules import *  # noqa: F403
 from gradstack_nn.modules import __all__ as _layers
 
-from . import functional, init, modules, parallel, parameter, utils
+from . import attention, functional, init, modules, parallel, parameter, utils
 
 __all__ = [
     "Parameter",
     "Buffer",
     "UninitializedParameter",
     "UninitializedBuffer",
+    "attention",
     "functional",
     "init",
     "parallel",

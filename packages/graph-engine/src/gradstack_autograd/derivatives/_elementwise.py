@@ -189,7 +189,7 @@ def _backward(steps, fused, shortcut, holomorphic):
         def backward_one(ctx, grad):
             values = [ctx.saved_value(n) for n in names]
             if holomorphic and grad.is_complex():
-                return (formula(grad.conj(), *values).conj(),)
+                return (formula(grad.conj_physical(), *values).conj_physical(),)
             if shortcut is not None:
                 r = shortcut(ctx, grad, *values)
                 if r is not None:

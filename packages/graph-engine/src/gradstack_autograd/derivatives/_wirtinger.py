@@ -32,8 +32,17 @@ def is_complex(t) -> bool:
 
 
 def conj(t):
-    """The conjugate of a complex tensor; anything else unchanged."""
-    return t.conj() if is_complex(t) else t
+    """The conjugate of a complex tensor, computed (Note [Gradients are never lazy views]);
+    anything else unchanged.
+
+    Note [Gradients are never lazy views]
+    tensor-core's ``conj()`` is a lazy view that shares its input's version counter and
+    is kept equal to it by writes (Note [The conjugate and negative bits]); the engine
+    writes into gradients in place without versions (input buffers) and a leaf's
+    ``.grad`` takes over a gradient's array, so the formulas conjugate with
+    ``conj_physical()``: the same values, an array of its own.
+    """
+    return t.conj_physical() if is_complex(t) else t
 
 
 def holomorphic(formula):
@@ -44,6 +53,6 @@ def holomorphic(formula):
     def wrapped(ctx, grad):
         if not grad.is_complex():
             return formula(ctx, grad)
-        return tuple(conj(g) for g in formula(ctx, grad.conj()))
+        return tuple(conj(g) for g in formula(ctx, grad.conj_physical()))
 
     return wrapped

@@ -36,7 +36,18 @@ def _view_as_complex_jvp(args, out, tangents, lead):
 
 @register("conj(self)", "ConjBackward0", batch=per_sample(_NO_RULE))
 def _conj(ctx, grad):
-    return (grad.conj(),)
+    # (torch's grad.conj(), computed: Note [Gradients are never lazy views] in _wirtinger)
+    return (grad.conj_physical(),)
+
+
+@register("_neg_view(self)", "NegViewBackward0", batch=per_sample(_NO_RULE))
+def _neg_view(ctx, grad):
+    return (grad.neg(),)
+
+
+@jvp("_neg_view")
+def _neg_view_jvp(args, out, tangents, lead):
+    return tangents[0].neg()
 
 
 @register("conj_physical(self)", "ConjPhysicalBackward0", batch=per_sample(_NO_RULE))
@@ -46,7 +57,7 @@ def _conj_physical(ctx, grad):
 
 @jvp("conj", "conj_physical")
 def _conj_jvp(args, out, tangents, lead):
-    return tangents[0].conj()
+    return tangents[0].conj_physical()
 
 
 @register("angle(self)", "AngleBackward0", save="self", batch=per_sample(_NO_RULE))
@@ -67,7 +78,7 @@ def _angle(ctx, grad):
 def _polar(ctx, grad):
     # torch's polar_backward
     result = ctx.saved_value("result")
-    grad_conj = grad.conj()
+    grad_conj = grad.conj_physical()
     need_abs, need_angle = ctx.needs_input_grad
     g_abs = (grad_conj * result.sgn()).real if need_abs else None
     g_angle = (grad_conj * (result * 1j)).real if need_angle else None
