@@ -10,6 +10,7 @@ module, and adds no field::
     ElementwiseMethods   _tensor_elementwise.pyx  operators, elementwise and in-place ops
     ReductionMethods     _tensor_reductions.pyx   reductions, linear algebra
     ShapeMethods         _tensor_shape.pyx        views, reshaping, indexing
+    SearchMethods        _tensor_search.pyx       searching, arrangements, contractions
     CompositeMethods     _tensor_composites.pyx   composites, aliases, in-place forms
     Tensor               _tensor.pyx              attributes, conversions, autograd methods
 

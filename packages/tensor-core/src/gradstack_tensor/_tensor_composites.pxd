@@ -1,5 +1,5 @@
-from ._tensor_shape cimport ShapeMethods
+from ._tensor_search cimport SearchMethods
 
 
-cdef class CompositeMethods(ShapeMethods):
+cdef class CompositeMethods(SearchMethods):
     pass

@@ -1,0 +1,5 @@
+from ._tensor_shape cimport ShapeMethods
+
+
+cdef class SearchMethods(ShapeMethods):
+    pass
