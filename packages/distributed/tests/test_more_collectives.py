@@ -46,9 +46,7 @@ def test_object_collectives(facts):
             assert f["group_all_gather_object_out"] == [("g", 0), ("g", w - 1)]
             assert f["group_scatter_object_list_out"] == ["a" if r == 0 else "b"]
         else:
-            assert f["group_all_gather_object"] == [
-                "ok", None, [skipped("all_gather_object", r)]
-            ]  # fmt: skip
+            assert f["group_all_gather_object"] == ["ok", None, [skipped("all_gather_object", r)]]
             assert f["group_all_gather_object_out"] == ["untouched"] * 2
             assert f["group_scatter_object_list_out"] == [None]
         assert f["error/scatter_output"] == [
@@ -99,11 +97,13 @@ def test_all_to_all_errors(facts):
     w = len(facts)
     for f in facts:
         assert f["error/a2a_divide"] == [
-            "RuntimeError", "Tensor's dim 0 does not divide equally across group size"
-        ]  # fmt: skip
+            "RuntimeError",
+            "Tensor's dim 0 does not divide equally across group size",
+        ]
         assert f["error/a2a_nsplits"] == [
-            "RuntimeError", "Number of tensor splits not equal to group size"
-        ]  # fmt: skip
+            "RuntimeError",
+            "Number of tensor splits not equal to group size",
+        ]
         assert f["error/a2a_sum"] == ["RuntimeError", "Split sizes doesn't match total dim 0 size"]
         kind, message = f["error/a2a_dtype"]
         assert kind == "ValueError"
@@ -122,7 +122,10 @@ def test_batch_isend_irecv(facts):
         prv = (r - 1) % w
         assert f["batch"] == [[True] * 4, [float(prv)] * 3, [10.0 + prv] * 3, 4]
         assert f["batch_tag"] == [prv, 7 * prv]
-        assert f["p2pop_repr"] == f"P2POp(irecv group_src={prv}, group_dst={r}, (3,), gradstack.float32)"
+        assert (
+            f["p2pop_repr"]
+            == f"P2POp(irecv group_src={prv}, group_dst={r}, (3,), gradstack.float32)"
+        )
         assert f["error/p2p_op"] == [
             "ValueError",
             "Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.isend`` or "
@@ -150,18 +153,21 @@ def test_monitored_barrier(facts):
             "assuming it represents seconds"
         ]
         assert f["error/monitored_type"] == [
-            "TypeError", "Expected timeout argument to be of type datetime.timedelta, got 5"
-        ]  # fmt: skip
+            "TypeError",
+            "Expected timeout argument to be of type datetime.timedelta, got 5",
+        ]
         warned = [] if r in (0, w - 1) else [skipped("monitored_barrier", r)]
         assert f["monitored_group"] == ["ok", None, warned]
         assert f["monitored_after"] == ["ok", None, []]
     missing = ", ".join(str(i) for i in range(1, w))
     assert facts[0]["monitored_missing"] == [
-        "DistBackendError", "[Rank 0]: Rank 1 failed to pass monitoredBarrier in 500 ms"
-    ]  # fmt: skip
+        "DistBackendError",
+        "[Rank 0]: Rank 1 failed to pass monitoredBarrier in 500 ms",
+    ]
     assert facts[0]["monitored_missing_all"] == [
-        "DistBackendError", f"[Rank 0]: Ranks {missing} failed to pass monitoredBarrier in 500 ms"
-    ]  # fmt: skip
+        "DistBackendError",
+        f"[Rank 0]: Ranks {missing} failed to pass monitoredBarrier in 500 ms",
+    ]
 
 
 def test_argument_errors_are_torchs(tmp_path):
@@ -209,8 +215,10 @@ def test_argument_errors_are_torchs(tmp_path):
         "``torch.distributed.P2POp``.",
     ]
     assert seen["scatter_output"] == [
-        "ValueError", "Expected argument scatter_object_output_list to be a list of size at least 1."
-    ]  # fmt: skip
+        "ValueError",
+        "Expected argument scatter_object_output_list to be a list of size at least 1.",
+    ]
     assert seen["monitored_type"] == [
-        "TypeError", "Expected timeout argument to be of type datetime.timedelta, got 5"
-    ]  # fmt: skip
+        "TypeError",
+        "Expected timeout argument to be of type datetime.timedelta, got 5",
+    ]

@@ -18,6 +18,7 @@ Examples
 """
 
 from .__about__ import __version__
+from .all_to_all import all_to_all, all_to_all_single
 from .collectives import (
     Work,
     all_gather,
@@ -35,9 +36,9 @@ from .collectives import (
     scatter,
     send,
 )
-from .all_to_all import all_to_all, all_to_all_single
 from .faults import DistBackendError, DistError
 from .monitored_barrier import monitored_barrier
+from .mpi import MPIUnavailableError
 from .object_collectives import (
     all_gather_object,
     broadcast_object_list,
@@ -45,7 +46,6 @@ from .object_collectives import (
     scatter_object_list,
 )
 from .p2p_batch import P2POp, batch_isend_irecv
-from .mpi import MPIUnavailableError
 from .process_group import (
     Backend,
     GroupMember,

@@ -118,9 +118,14 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     _check_list(input_tensor_list, "input_tensor_list")
     _same_dtype([*output_tensor_list, *input_tensor_list])
     w = pg.size()
-    for arg, lst in (("output_tensor_list", output_tensor_list), ("input_tensor_list", input_tensor_list)):
+    for arg, lst in (
+        ("output_tensor_list", output_tensor_list),
+        ("input_tensor_list", input_tensor_list),
+    ):
         if len(lst) != w:
-            raise ValueError(f"{fn}: `{arg}` must hold {w} tensors (the group's size), not {len(lst)}")
+            raise ValueError(
+                f"{fn}: `{arg}` must hold {w} tensors (the group's size), not {len(lst)}"
+            )
     ins = [np.ascontiguousarray(t.numpy(force=True)) for t in input_tensor_list]
     outs = [
         _array(t, f"output_tensor_list[{i}]", fn, contiguous=False, writeable=True)
@@ -130,7 +135,11 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     sc = np.array([a.nbytes for a in ins], dtype=np.int64)
     rc = np.array([a.nbytes for a in outs], dtype=np.int64)
     _check_counts(pg, group, dtype, sc, rc, fn)
-    send = np.concatenate([a.reshape(-1).view(np.uint8) for a in ins]) if ins else np.zeros(0, np.uint8)
+    send = (
+        np.concatenate([a.reshape(-1).view(np.uint8) for a in ins])
+        if ins
+        else np.zeros(0, np.uint8)
+    )
     recv = np.empty(int(rc.sum()), dtype=np.uint8)
 
     def finish():
@@ -159,9 +168,13 @@ def _splits(sizes, t: np.ndarray, w: int) -> np.ndarray:
 
 
 def all_to_all_single(
-    output, input, output_split_sizes=None, input_split_sizes=None, group=None,
+    output,
+    input,
+    output_split_sizes=None,
+    input_split_sizes=None,
+    group=None,
     async_op: bool = False,
-):  # fmt: skip
+):
     """Split ``input`` along its first dimension (``input_split_sizes``, default equal
     parts), send part j to rank j, and concatenate the parts received from ranks 0, 1 ...
     into ``output`` (split by ``output_split_sizes``)."""

@@ -33,7 +33,7 @@ import numpy as np
 from gradstack_tensor import from_numpy
 
 from . import mpi
-from .collectives import _skip, irecv, isend
+from .collectives import Work, _skip, irecv, isend
 from .faults import DistBackendError
 from .process_group import resolve
 
@@ -51,7 +51,9 @@ def _timeout_seconds(pg, timeout) -> float | None:
         )
         timeout = timedelta(seconds=timeout)
     if not isinstance(timeout, timedelta):
-        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {timeout}")
+        raise TypeError(
+            f"Expected timeout argument to be of type datetime.timedelta, got {timeout}"
+        )
     return timeout.total_seconds()
 
 
@@ -71,18 +73,15 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False):
         return None if deadline is None else max(deadline - time.monotonic(), 1e-3)
 
     if rank != 0:
-        isend(from_numpy(np.ones(1, np.uint8)), group_dst=0, group=group, tag=tag).wait(left())
         try:
-            irecv(from_numpy(np.zeros(1, np.uint8)), group_src=0, group=group, tag=tag).wait(left())
+            _post(isend, 0, group, tag).wait(left())
+            _post(irecv, 0, group, tag).wait(left())
         except DistBackendError as exc:
             raise DistBackendError(
                 f"Rank {rank} timed out in monitoredBarrier after {ms} ms."
             ) from exc
         return None
-    works = {
-        i: irecv(from_numpy(np.zeros(1, np.uint8)), group_src=i, group=group, tag=tag)
-        for i in range(1, size)
-    }
+    works = {i: _post(irecv, i, group, tag) for i in range(1, size)}
     failed: list[int] = []
     cause = None
     for i, work in works.items():  # one deadline for all, so every receive ends
@@ -92,16 +91,20 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False):
             failed.append(i)
             cause = cause or exc
     if failed:
-        who = (
-            f"Ranks {', '.join(map(str, failed))}" if wait_all_ranks else f"Rank {failed[0]}"
-        )
+        who = f"Ranks {', '.join(map(str, failed))}" if wait_all_ranks else f"Rank {failed[0]}"
         raise DistBackendError(
             f"[Rank 0]: {who} failed to pass monitoredBarrier in {ms} ms"
         ) from cause
-    answers = [
-        isend(from_numpy(np.ones(1, np.uint8)), group_dst=i, group=group, tag=tag)
-        for i in range(1, size)
-    ]
-    for work in answers:
+    for work in [_post(isend, i, group, tag) for i in range(1, size)]:
         work.wait(left())
     return None
+
+
+def _post(op, peer: int, group, tag: int) -> Work:
+    """A one-byte ``isend`` to, or ``irecv`` from, group rank ``peer``."""
+    if op is isend:
+        work = isend(from_numpy(np.ones(1, np.uint8)), group=group, tag=tag, group_dst=peer)
+    else:
+        work = irecv(from_numpy(np.zeros(1, np.uint8)), group=group, tag=tag, group_src=peer)
+    assert work is not None  # the caller is a member of the group
+    return work

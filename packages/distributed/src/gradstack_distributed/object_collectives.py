@@ -139,9 +139,12 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
 
 
 def scatter_object_list(
-    scatter_object_output_list, scatter_object_input_list=None, src=None, group=None,
+    scatter_object_output_list,
+    scatter_object_input_list=None,
+    src=None,
+    group=None,
     group_src=None,
-):  # fmt: skip
+):
     """Give rank i ``scatter_object_input_list[i]`` of rank ``src`` (global rank; default
     0), in ``scatter_object_output_list[0]`` (a list of at least one element)."""
     pg = resolve(group)

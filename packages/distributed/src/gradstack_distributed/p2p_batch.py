@@ -15,7 +15,10 @@ Run with ``mpiexec -n 2 python script.py``::
     dist.init_process_group("mpi")
     r, w = dist.get_rank(), dist.get_world_size()
     got = gt.zeros(2)
-    ops = [dist.P2POp(dist.irecv, got, (r - 1) % w), dist.P2POp(dist.isend, gt.ones(2) * r, (r + 1) % w)]
+    ops = [
+        dist.P2POp(dist.irecv, got, (r - 1) % w),
+        dist.P2POp(dist.isend, gt.ones(2) * r, (r + 1) % w),
+    ]
     for work in dist.batch_isend_irecv(ops):
         work.wait()
     # got == tensor([1., 1.]) on rank 0, tensor([0., 0.]) on rank 1

@@ -63,9 +63,10 @@ facts["group_all_gather_object_out"] = out
 received = [None]
 record(
     "group_scatter_object_list",
-    lambda: dist.scatter_object_list(received, ["a", "b"] if rank == world - 1 else None,
-                                     src=world - 1, group=g),
-)  # fmt: skip
+    lambda: dist.scatter_object_list(
+        received, ["a", "b"] if rank == world - 1 else None, src=world - 1, group=g
+    ),
+)
 facts["group_scatter_object_list_out"] = received
 record("error/scatter_output", lambda: dist.scatter_object_list([], None, src=0))
 record(
@@ -76,8 +77,14 @@ record(
 # all_to_all ----------------------------------------------------------------------------
 for dtype in ["float32", "int64", "float64", "bool"]:
     gdt = getattr(gt, dtype)
-    ins = [gt.from_numpy(np.full((rank + j + 1, 2), (100 * rank + j) % 7 if dtype != "bool"
-                                 else (rank + j) % 2).astype(dtype)) for j in range(world)]  # fmt: skip
+    ins = [
+        gt.from_numpy(
+            np.full(
+                (rank + j + 1, 2), (100 * rank + j) % 7 if dtype != "bool" else (rank + j) % 2
+            ).astype(dtype)
+        )
+        for j in range(world)
+    ]
     outs = [gt.zeros((i + rank + 1, 2), dtype=gdt) for i in range(world)]
     dist.all_to_all(outs, ins)
     facts[f"all_to_all/{dtype}"] = [o.numpy().copy() for o in outs]
@@ -94,24 +101,44 @@ facts["all_to_all_single/async"] = [work.wait(), o2.numpy().copy()]
 # uneven splits: rank r sends rank j (r + j) % 3 rows of 3 (values 1000 r + 10 j + k)
 in_split = [(rank + j) % 3 for j in range(world)]
 out_split = [(i + rank) % 3 for i in range(world)]
-rows = [np.full((n, 3), 1000 * rank + 10 * j, dtype=np.int32) + np.arange(3, dtype=np.int32)
-        for j, n in enumerate(in_split)]  # fmt: skip
+rows = [
+    np.full((n, 3), 1000 * rank + 10 * j, dtype=np.int32) + np.arange(3, dtype=np.int32)
+    for j, n in enumerate(in_split)
+]
 inp = gt.from_numpy(np.concatenate(rows))
 o = gt.zeros((sum(out_split), 3), dtype=gt.int32)
 dist.all_to_all_single(o, inp, output_split_sizes=out_split, input_split_sizes=in_split)
 facts["all_to_all_single/uneven"] = o.numpy().copy()
 
 record("error/a2a_divide", lambda: dist.all_to_all_single(gt.zeros(world + 1), gt.zeros(world + 1)))
-record("error/a2a_nsplits", lambda: dist.all_to_all_single(gt.zeros(world), gt.zeros(world),
-                                                          input_split_sizes=[1] * (world + 1)))
-record("error/a2a_sum", lambda: dist.all_to_all_single(gt.zeros(world), gt.zeros(world),
-                                                      input_split_sizes=[2] * world))
-record("error/a2a_dtype", lambda: dist.all_to_all_single(gt.zeros(world),
-                                                        gt.zeros(world, dtype=gt.float64)))
-record("error/a2a_mismatch", lambda: dist.all_to_all_single(
-    gt.zeros(world + 1), gt.zeros(world), output_split_sizes=[2] + [1] * (world - 1)))
-record("error/a2a_list_len", lambda: dist.all_to_all([gt.zeros(1)] * (world + 1), [gt.zeros(1)] * world))
-record("after_errors", lambda: (dist.all_to_all_single(o, inp, out_split, in_split), o.numpy().sum())[1])
+record(
+    "error/a2a_nsplits",
+    lambda: dist.all_to_all_single(
+        gt.zeros(world), gt.zeros(world), input_split_sizes=[1] * (world + 1)
+    ),
+)
+record(
+    "error/a2a_sum",
+    lambda: dist.all_to_all_single(gt.zeros(world), gt.zeros(world), input_split_sizes=[2] * world),
+)
+record(
+    "error/a2a_dtype",
+    lambda: dist.all_to_all_single(gt.zeros(world), gt.zeros(world, dtype=gt.float64)),
+)
+record(
+    "error/a2a_mismatch",
+    lambda: dist.all_to_all_single(
+        gt.zeros(world + 1), gt.zeros(world), output_split_sizes=[2] + [1] * (world - 1)
+    ),
+)
+record(
+    "error/a2a_list_len",
+    lambda: dist.all_to_all([gt.zeros(1)] * (world + 1), [gt.zeros(1)] * world),
+)
+record(
+    "after_errors",
+    lambda: (dist.all_to_all_single(o, inp, out_split, in_split), o.numpy().sum())[1],
+)
 
 # batch_isend_irecv -------------------------------------------------------------------
 nxt, prv = (rank + 1) % world, (rank - 1) % world
@@ -125,10 +152,12 @@ ops = [
 works = dist.batch_isend_irecv(ops)
 facts["batch"] = [[w.wait() for w in works], x.tolist(), y.tolist(), len(works)]
 z = gt.zeros(2, dtype=gt.int64)
-works = dist.batch_isend_irecv([
-    dist.P2POp(dist.isend, gt.tensor([rank, 7 * rank]), group_peer=nxt, tag=5),
-    dist.P2POp(dist.irecv, z, group_peer=prv, tag=5),
-])  # fmt: skip
+works = dist.batch_isend_irecv(
+    [
+        dist.P2POp(dist.isend, gt.tensor([rank, 7 * rank]), group_peer=nxt, tag=5),
+        dist.P2POp(dist.irecv, z, group_peer=prv, tag=5),
+    ]
+)
 for w in works:
     w.wait()
 facts["batch_tag"] = z.tolist()
@@ -136,22 +165,36 @@ facts["p2pop_repr"] = repr(ops[0])
 record("error/p2p_op", lambda: dist.P2POp(dist.all_reduce, gt.zeros(1), nxt))
 record("error/p2p_tensor", lambda: dist.P2POp(dist.isend, [1.0], nxt))
 record("error/p2p_list", lambda: dist.batch_isend_irecv([1, 2]))
-record("error/p2p_groups", lambda: dist.batch_isend_irecv(
-    [dist.P2POp(dist.isend, gt.zeros(1), 0, group=g), dist.P2POp(dist.isend, gt.zeros(1), 0)]
-) if g is not dist.GroupMember.NON_GROUP_MEMBER else None)
+record(
+    "error/p2p_groups",
+    lambda: (
+        dist.batch_isend_irecv(
+            [
+                dist.P2POp(dist.isend, gt.zeros(1), 0, group=g),
+                dist.P2POp(dist.isend, gt.zeros(1), 0),
+            ]
+        )
+        if g is not dist.GroupMember.NON_GROUP_MEMBER
+        else None
+    ),
+)
 
 # monitored_barrier -------------------------------------------------------------------
 record("monitored", lambda: dist.monitored_barrier(timeout=timedelta(seconds=60)))
-record("monitored_all", lambda: dist.monitored_barrier(timeout=timedelta(seconds=60),
-                                                       wait_all_ranks=True))
+record(
+    "monitored_all",
+    lambda: dist.monitored_barrier(timeout=timedelta(seconds=60), wait_all_ranks=True),
+)
 record("monitored_float", lambda: dist.monitored_barrier(timeout=60.0))
 record("error/monitored_type", lambda: dist.monitored_barrier(timeout=5))
 record("monitored_group", lambda: dist.monitored_barrier(group=g))
 # the other ranks stay away: rank 0 names them
 if rank == 0:
     record("monitored_missing", lambda: dist.monitored_barrier(timeout=timedelta(seconds=0.5)))
-    record("monitored_missing_all", lambda: dist.monitored_barrier(
-        timeout=timedelta(seconds=0.5), wait_all_ranks=True))
+    record(
+        "monitored_missing_all",
+        lambda: dist.monitored_barrier(timeout=timedelta(seconds=0.5), wait_all_ranks=True),
+    )
 dist.barrier()
 record("monitored_after", lambda: dist.monitored_barrier(timeout=timedelta(seconds=60)))
 dist.barrier()
