@@ -72,6 +72,15 @@ def test_all_to_all(facts, dtype):
             np.testing.assert_array_equal(got[i], expected)
 
 
+def test_all_to_all_non_contiguous(facts):
+    w = len(facts)
+    for r, f in enumerate(facts):
+        for i, (contiguous, got) in enumerate(f["all_to_all/noncontiguous"]):
+            assert contiguous is False
+            np.testing.assert_array_equal(got, np.full((3, 2), 10 * i + r, np.float32))
+        assert len(f["all_to_all/noncontiguous"]) == w
+
+
 def test_all_to_all_single(facts):
     w = len(facts)
     for r, f in enumerate(facts):
