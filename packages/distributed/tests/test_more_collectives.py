@@ -168,6 +168,11 @@ def test_monitored_barrier(facts):
         warned = [] if r in (0, w - 1) else [skipped("monitored_barrier", r)]
         assert f["monitored_group"] == ["ok", None, warned]
         assert f["monitored_after"] == ["ok", None, []]
+    for r in range(1, w):
+        assert facts[r]["monitored_no_root"] == [
+            "DistBackendError",
+            f"Rank {r} timed out in monitoredBarrier after 500 ms.",
+        ]
     missing = ", ".join(str(i) for i in range(1, w))
     assert facts[0]["monitored_missing"] == [
         "DistBackendError",

@@ -11,7 +11,10 @@ Note [monitored_barrier's messages have a tag of their own]
 The messages travel on the group's point-to-point communicators with tag ``MPI_TAG_UB``
 (the largest tag MPI allows), so that they never match a user's ``recv`` with the usual
 tags; a program that itself sends with tag ``MPI_TAG_UB`` must not have such messages in
-flight during a monitored barrier.
+flight during a monitored barrier.  A monitored barrier that timed out may leave such
+messages unreceived (a rank's message to an absent rank 0), as gloo's does: before the
+next one, rank 0 must receive them (``recv(t, src=i, tag=MPI_TAG_UB)`` of a one-byte
+uint8 tensor) or the next barrier pairs them up wrongly.
 
 Examples
 --------

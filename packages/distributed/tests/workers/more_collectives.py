@@ -202,6 +202,16 @@ if rank == 0:
         lambda: dist.monitored_barrier(timeout=timedelta(seconds=0.5), wait_all_ranks=True),
     )
 dist.barrier()
+# rank 0 stays away: the others time out waiting for its answer (then rank 0 drains
+# their messages, which carry tag MPI_TAG_UB)
+if rank != 0:
+    record("monitored_no_root", lambda: dist.monitored_barrier(timeout=timedelta(seconds=0.5)))
+else:
+    from mpi4py import MPI
+
+    for i in range(1, world):
+        dist.recv(gt.zeros(1, dtype=gt.uint8), src=i, tag=MPI.COMM_WORLD.Get_attr(MPI.TAG_UB))
+dist.barrier()
 record("monitored_after", lambda: dist.monitored_barrier(timeout=timedelta(seconds=60)))
 dist.barrier()
 dist.destroy_process_group()
