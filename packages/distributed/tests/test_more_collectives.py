@@ -147,6 +147,10 @@ def test_batch_isend_irecv(facts):
             "Invalid ``p2p_op_list``. Each op is expected to to be of type "
             "``torch.distributed.P2POp``.",
         ]
+        assert f["error/p2p_empty"] == [
+            "IndexError",
+            "batch_isend_irecv: `p2p_op_list` is empty; give at least one P2POp",
+        ]
         if r in (0, w - 1):
             assert f["error/p2p_groups"] == ["ValueError", "All ops need to use the same group."]
 
@@ -206,6 +210,7 @@ def test_argument_errors_are_torchs(tmp_path):
         record("dtype", lambda: tdist.all_to_all_single(z, z.double()))
         record("p2p_op", lambda: tdist.P2POp(tdist.all_reduce, z, 0))
         record("p2p_list", lambda: tdist.batch_isend_irecv([1, 2]))
+        record("p2p_empty", lambda: tdist.batch_isend_irecv([]))
         record("scatter_output", lambda: tdist.scatter_object_list([], None, src=0))
         record("monitored_type", lambda: tdist.monitored_barrier(timeout=5))
         out = [None]
@@ -228,6 +233,7 @@ def test_argument_errors_are_torchs(tmp_path):
         "Invalid ``p2p_op_list``. Each op is expected to to be of type "
         "``torch.distributed.P2POp``.",
     ]
+    assert seen["p2p_empty"][0] == "IndexError"
     assert seen["scatter_output"] == [
         "ValueError",
         "Expected argument scatter_object_output_list to be a list of size at least 1.",

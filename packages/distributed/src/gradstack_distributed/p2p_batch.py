@@ -87,7 +87,8 @@ def batch_isend_irecv(p2p_op_list) -> list[Work]:
             "``torch.distributed.P2POp``."
         )
     if not p2p_op_list:
-        raise ValueError("batch_isend_irecv: `p2p_op_list` is empty; give at least one P2POp")
+        # torch's error type (its p2p_op_list[0] fails), with words that say why
+        raise IndexError("batch_isend_irecv: `p2p_op_list` is empty; give at least one P2POp")
     group = p2p_op_list[0].group
     if not all(group == p.group for p in p2p_op_list):
         raise ValueError("All ops need to use the same group.")

@@ -171,6 +171,7 @@ facts["p2pop_repr"] = repr(ops[0])
 record("error/p2p_op", lambda: dist.P2POp(dist.all_reduce, gt.zeros(1), nxt))
 record("error/p2p_tensor", lambda: dist.P2POp(dist.isend, [1.0], nxt))
 record("error/p2p_list", lambda: dist.batch_isend_irecv([1, 2]))
+record("error/p2p_empty", lambda: dist.batch_isend_irecv([]))
 record(
     "error/p2p_groups",
     lambda: (
