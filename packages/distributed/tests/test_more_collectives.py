@@ -2,17 +2,24 @@
 ``batch_isend_irecv``, and ``monitored_barrier``, on 2 ranks and on 3.
 
 The worker (workers/more_collectives.py) makes each call on every rank and pickles what
-it got; here the values torch's semantics give are computed from the ranks' inputs.  The
-argument errors' words are checked against torch's own on a one-process gloo group.
+it got; here the values torch's semantics give are computed from the ranks' inputs, and
+the shared value cases are compared with torch's own gloo on as many processes
+(workers/more_collectives_torch.py).  The argument errors' words are checked against
+torch's on a one-process gloo group.
 """
 
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+WORKERS = Path(__file__).resolve().parent / "workers"
 
 
 @pytest.fixture(scope="module", params=[2, 3], ids=["2ranks", "3ranks"])
@@ -242,3 +249,39 @@ def test_argument_errors_are_torchs(tmp_path):
         "TypeError",
         "Expected timeout argument to be of type datetime.timedelta, got 5",
     ]
+
+
+@pytest.fixture(scope="module")
+def torch_facts(facts, tmp_path_factory):
+    """The shared value cases on torch's gloo, one process per rank (no MPI), on as many
+    ranks as ``facts``."""
+    pytest.importorskip("torch")
+    world = len(facts)
+    out = tmp_path_factory.mktemp(f"torch{world}")
+    store = out / "store"
+    worker = WORKERS / "more_collectives_torch.py"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(worker), str(r), str(world), str(store), str(out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for r in range(world)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err[-4000:]
+    return [pickle.loads((out / f"rank{r}.pkl").read_bytes()) for r in range(world)]
+
+
+def test_values_equal_torch_gloo(facts, torch_facts):
+    for f, t in zip(facts, torch_facts):
+        for key in ["all_gather_object", "gather_object", "scatter_object_list", "batch"]:
+            assert f[key] == t[key], key
+        objs, _ = f["broadcast_object_list"]
+        assert objs[:3] == t["broadcast_object_list"][:3]
+        np.testing.assert_array_equal(objs[3], t["broadcast_object_list"][3])
+        for key in ["all_to_all_single/equal", "all_to_all_single/uneven"]:
+            assert f[key].dtype == t[key].dtype, key
+            np.testing.assert_array_equal(f[key], t[key])
