@@ -285,3 +285,9 @@ def test_values_equal_torch_gloo(facts, torch_facts):
         for key in ["all_to_all_single/equal", "all_to_all_single/uneven"]:
             assert f[key].dtype == t[key].dtype, key
             np.testing.assert_array_equal(f[key], t[key])
+        for dtype in ["float32", "int64", "bool"]:
+            key = f"all_to_all_equal/{dtype}"
+            assert len(f[key]) == len(t[key])
+            for mine, theirs in zip(f[key], t[key]):
+                assert mine.dtype == theirs.dtype
+                np.testing.assert_array_equal(mine, theirs)

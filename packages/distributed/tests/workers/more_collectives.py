@@ -89,6 +89,12 @@ for dtype in ["float32", "int64", "float64", "bool"]:
     dist.all_to_all(outs, ins)
     facts[f"all_to_all/{dtype}"] = [o.numpy().copy() for o in outs]
 
+for dtype in ["float32", "int64", "bool"]:  # as in more_collectives_torch.py
+    ins = [gt.from_numpy(np.full((2, 3), 100 * rank + j).astype(dtype)) for j in range(world)]
+    outs = [gt.zeros((2, 3), dtype=getattr(gt, dtype)) for _ in range(world)]
+    dist.all_to_all(outs, ins)
+    facts[f"all_to_all_equal/{dtype}"] = [o.numpy().copy() for o in outs]
+
 # all_to_all with non-contiguous tensors (outputs written through their strides)
 ins = [gt.from_numpy(np.full((2, 3), 10 * rank + j, np.float32)).t() for j in range(world)]
 outs = [gt.zeros((2, 3)).t() for _ in range(world)]
