@@ -95,6 +95,7 @@ def test_all_to_all_single(facts):
             [np.arange(w * 2, dtype=np.float64)[2 * r : 2 * r + 2] + 100 * i for i in range(w)]
         )
         np.testing.assert_array_equal(f["all_to_all_single/equal"], expected)
+        np.testing.assert_array_equal(f["all_to_all_single/inplace"], expected)
         done, got = f["all_to_all_single/async"]
         assert done is True
         np.testing.assert_array_equal(got, expected)

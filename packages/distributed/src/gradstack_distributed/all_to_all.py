@@ -195,6 +195,8 @@ def all_to_all_single(
     sc = _splits(input_split_sizes, a, w) * _row_bytes(a)
     rc = _splits(output_split_sizes, out, w) * _row_bytes(out)
     _check_counts(pg, group, a.dtype, sc, rc, fn)
+    if np.shares_memory(a, out):  # MPI must not read and write one buffer: send a copy
+        a = a.copy()
     return _alltoallv(pg, fn, a, sc, out, rc, None, [output], async_op)
 
 

@@ -110,6 +110,10 @@ o2 = gt.zeros(world * 2, dtype=gt.float64)
 work = dist.all_to_all_single(o2, a, async_op=True)
 facts["all_to_all_single/async"] = [work.wait(), o2.numpy().copy()]
 
+same = gt.from_numpy(np.arange(world * 2, dtype=np.float64) + 100 * rank)
+dist.all_to_all_single(same, same)  # output and input one tensor
+facts["all_to_all_single/inplace"] = same.numpy().copy()
+
 # uneven splits: rank r sends rank j (r + j) % 3 rows of 3 (values 1000 r + 10 j + k)
 in_split = [(rank + j) % 3 for j in range(world)]
 out_split = [(i + rank) % 3 for i in range(world)]
