@@ -66,6 +66,28 @@ def test_object_collectives(facts):
         ]
 
 
+def test_objects_holding_tensors(facts):
+    w = len(facts)
+    for f in facts:
+        assert f["all_gather_object_tensors"] == ["ok", None, []]
+        got = f["all_gather_object_tensors_out"]
+        assert len(got) == w
+        for i, o in enumerate(got):
+            kind, dtype, grad, contiguous, values = o["loss"]
+            assert [kind, dtype, grad, contiguous] == ["Tensor", "gradstack.float32", False, True]
+            np.testing.assert_array_equal(values, np.float32(0.5 + i))
+            assert o["w"][:3] == ["Tensor", "gradstack.float32", True]
+            np.testing.assert_array_equal(o["w"][4], np.ones((2, 3), np.float32))
+            assert o["p"][:3] == ["Parameter", "gradstack.float32", True]
+            np.testing.assert_array_equal(o["p"][4], np.full(2, float(i), np.float32))
+            # a transposed tensor arrives transposed (torch's pickle keeps strides too)
+            assert o["ints"][:4] == ["Tensor", "gradstack.int64", False, False]
+            np.testing.assert_array_equal(o["ints"][4], np.arange(4).reshape(2, 2).T)
+        kind, message = f["error/nonleaf"]
+        assert kind == "RuntimeError"
+        assert message.startswith("Cowardly refusing to serialize non-leaf tensor")
+
+
 @pytest.mark.parametrize("dtype", ["float32", "int64", "float64", "bool"])
 def test_all_to_all(facts, dtype):
     w = len(facts)

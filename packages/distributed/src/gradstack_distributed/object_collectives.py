@@ -13,6 +13,16 @@ As in torch, the received bytes go through ``pickle.loads``: only use these call
 ranks you trust (unpickling runs arbitrary code).  The source rank of
 ``broadcast_object_list`` keeps its own list untouched (torch does not round-trip it).
 
+Note [Tensors inside objects]
+gradstack tensors refuse plain pickling (``Tensor.__reduce_ex__`` raises, so that
+``pickle.load`` of a file never runs code in their name), but programs gather metrics and
+state dicts that hold tensors, and torch pickles its tensors here.  So these calls pickle
+with a Pickler whose ``reducer_override`` sends a tensor by value: a copy of its numpy
+values in their memory order (numpy's ``order="K"``: a transposed tensor arrives
+transposed, with torch's strides; a slice's gaps are not kept, where torch sends the
+whole storage), ``requires_grad``, and whether it is a ``Parameter``.  As torch, a non-leaf
+tensor that requires grad is refused (autograd does not cross processes).
+
 Examples
 --------
 Run with ``mpiexec -n 2 python script.py``::
@@ -26,11 +36,13 @@ Run with ``mpiexec -n 2 python script.py``::
 
 from __future__ import annotations
 
+import io
 import pickle
 from typing import Any
 
 import numpy as np
-from gradstack_tensor import from_numpy
+from gradstack_nn import Parameter
+from gradstack_tensor import Tensor, from_numpy
 
 from .collectives import _skip, all_gather, broadcast, gather, scatter
 from .process_group import resolve
@@ -38,8 +50,33 @@ from .process_group import resolve
 __all__ = ["all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list"]
 
 
+class _Pickler(pickle.Pickler):
+    """pickle's Pickler, with gradstack tensors by value (Note [Tensors inside objects])."""
+
+    def reducer_override(self, obj):
+        if not isinstance(obj, Tensor):
+            return NotImplemented
+        if obj.requires_grad and not obj.is_leaf:
+            raise RuntimeError(
+                "Cowardly refusing to serialize non-leaf tensor which requires_grad, since "
+                "autograd does not support crossing process boundaries.  If you just want to "
+                "transfer the data, call detach() on the tensor before serializing (e.g., "
+                "putting it on the queue)."
+            )
+        values = np.array(obj.numpy(force=True), copy=True)
+        return _rebuild_tensor, (values, bool(obj.requires_grad), isinstance(obj, Parameter))
+
+
+def _rebuild_tensor(values: np.ndarray, requires_grad: bool, parameter: bool):
+    if parameter:
+        return Parameter(from_numpy(values), requires_grad=requires_grad)
+    return from_numpy(values).requires_grad_(requires_grad)
+
+
 def _to_bytes(obj: Any) -> np.ndarray:
-    return np.frombuffer(pickle.dumps(obj), dtype=np.uint8).copy()
+    buffer = io.BytesIO()
+    _Pickler(buffer).dump(obj)
+    return np.frombuffer(buffer.getbuffer(), dtype=np.uint8).copy()
 
 
 def _from_bytes(a: np.ndarray, size: int) -> Any:

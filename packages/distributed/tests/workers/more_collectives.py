@@ -56,6 +56,34 @@ inputs = [("obj", i, "y" * (50 * i)) for i in range(world)] if rank == 0 else No
 dist.scatter_object_list(received, inputs, src=0)
 facts["scatter_object_list"] = received
 
+# tensors inside objects travel by value (Note [Tensors inside objects])
+from gradstack_nn import Parameter  # noqa: E402
+
+out = [None] * world
+payload = {
+    "loss": gt.tensor(0.5 + rank),
+    "w": gt.ones((2, 3), requires_grad=True) * 1.0,
+    "p": Parameter(gt.full((2,), float(rank))),
+    "ints": gt.arange(4).reshape(2, 2).t(),
+}
+payload["w"] = payload["w"].detach().requires_grad_(True)
+record("all_gather_object_tensors", lambda: dist.all_gather_object(out, payload))
+facts["all_gather_object_tensors_out"] = [
+    {
+        k: [
+            type(v).__name__,
+            str(v.dtype),
+            v.requires_grad,
+            v.is_contiguous(),
+            v.detach().numpy().copy(),
+        ]
+        for k, v in o.items()
+    }
+    for o in out
+]
+nonleaf = gt.ones(2, requires_grad=True) * 2
+record("error/nonleaf", lambda: dist.all_gather_object([None] * world, nonleaf))
+
 g = dist.new_group([0, world - 1])
 out = ["untouched"] * 2
 record("group_all_gather_object", lambda: dist.all_gather_object(out, ("g", rank), group=g))
