@@ -18,6 +18,7 @@ Examples
 """
 
 from .__about__ import __version__
+from .all_to_all import all_to_all, all_to_all_single
 from .collectives import (
     Work,
     all_gather,
@@ -36,7 +37,15 @@ from .collectives import (
     send,
 )
 from .faults import DistBackendError, DistError
+from .monitored_barrier import monitored_barrier
 from .mpi import MPIUnavailableError
+from .object_collectives import (
+    all_gather_object,
+    broadcast_object_list,
+    gather_object,
+    scatter_object_list,
+)
+from .p2p_batch import P2POp, batch_isend_irecv
 from .process_group import (
     Backend,
     GroupMember,
@@ -67,18 +76,25 @@ __all__ = [
     "DistError",
     "GroupMember",
     "MPIUnavailableError",
+    "P2POp",
     "ProcessGroup",
     "ReduceOp",
     "Work",
     "__version__",
     "all_gather",
     "all_gather_into_tensor",
+    "all_gather_object",
     "all_reduce",
+    "all_to_all",
+    "all_to_all_single",
     "barrier",
+    "batch_isend_irecv",
     "broadcast",
+    "broadcast_object_list",
     "default_pg_timeout",
     "destroy_process_group",
     "gather",
+    "gather_object",
     "get_backend",
     "get_global_rank",
     "get_group_rank",
@@ -95,12 +111,14 @@ __all__ = [
     "is_nccl_available",
     "is_torchelastic_launched",
     "isend",
+    "monitored_barrier",
     "new_group",
     "recv",
     "reduce",
     "reduce_scatter_tensor",
     "reduce_scatter",
     "scatter",
+    "scatter_object_list",
     "send",
 ]
 

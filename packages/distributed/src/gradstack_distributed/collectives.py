@@ -446,6 +446,7 @@ _KINDS = [
     "reduce_scatter_tensor",
     "gather",
     "scatter",
+    "all_to_all",
 ]
 _DTYPES = [
     np.bool_,
