@@ -146,7 +146,9 @@ PROGRAMS = {
         [X],
     ),
     "fractional_max_pool3d": (
-        lambda L, F, x: F.fractional_max_pool3d(x, (2, 2, 3), (3, 4, 4), _random_samples=L.tensor(U3)),
+        lambda L, F, x: F.fractional_max_pool3d(
+            x, (2, 2, 3), (3, 4, 4), _random_samples=L.tensor(U3)
+        ),
         [VOL],
     ),
     "fractional_max_pool3d_ratio_unbatched": (
@@ -399,6 +401,8 @@ def test_fractional_max_pool_module_state_as_torch(dims):
     u = U2[:1] if dims == 2 else U3[:1]
     names = []
     for L in (gs, torch):
-        layer = getattr(L.nn, f"FractionalMaxPool{dims}d")(2, output_size=2, _random_samples=L.tensor(u))
+        layer = getattr(L.nn, f"FractionalMaxPool{dims}d")(
+            2, output_size=2, _random_samples=L.tensor(u)
+        )
         names.append((repr(layer), list(layer.state_dict()), layer.kernel_size, layer.output_size))
     assert names[0] == names[1]

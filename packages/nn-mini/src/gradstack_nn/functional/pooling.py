@@ -792,7 +792,9 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples,
     if samples.size(1) != channels:
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
     if samples.size(2) != dims:
-        raise RuntimeError(f"Expect _random_samples.size(2) equals to {dims}; got {samples.size(2)}.")
+        raise RuntimeError(
+            f"Expect _random_samples.size(2) equals to {dims}; got {samples.size(2)}."
+        )
     words = ("height", "width") if dims == 2 else ("time", "height", "width")
     for word, n, m, k in zip(words, spatial, out, kernel):
         if m + k - 1 > n:
@@ -816,7 +818,9 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples,
     flat = flat.reshape(n_batch, channels, *out, math.prod(kernel))
     size, windows = math.prod(spatial), math.prod(out)
     planes = x.detach().numpy().reshape(n_batch, channels, size)
-    values = np.take_along_axis(planes, flat.reshape(n_batch, channels, windows * flat.shape[-1]), -1)
+    values = np.take_along_axis(
+        planes, flat.reshape(n_batch, channels, windows * flat.shape[-1]), -1
+    )
     values = values.reshape(flat.shape)
     if flat.shape[-1] == 0 or values.size == 0:
         choice = np.zeros(flat.shape[:-1] + (1,), dtype=np.int64)
