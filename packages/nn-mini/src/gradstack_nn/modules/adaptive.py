@@ -6,11 +6,11 @@ rare classes, each cluster a two-layer projection; ``forward`` gives ``(output, 
 Examples
 --------
 >>> import gradstack_tensor as gt
->>> asm = AdaptiveLogSoftmaxWithLoss(8, 10, [4, 7])
->>> out = asm(gt.randn(3, 8), gt.tensor([0, 5, 9]))
+>>> asm = AdaptiveLogSoftmaxWithLoss(16, 10, [4, 7])
+>>> out = asm(gt.randn(3, 16), gt.tensor([0, 5, 9]))
 >>> out.output.shape, out.loss.shape
 (gradstack.Size([3]), gradstack.Size([]))
->>> asm.log_prob(gt.randn(3, 8)).exp().sum(1).allclose(gt.ones(3))
+>>> asm.log_prob(gt.randn(3, 16)).exp().sum(1).allclose(gt.ones(3))
 True
 """
 

@@ -207,8 +207,8 @@ class CrossMapLRN2d(Module):
     >>> import gradstack_tensor as gt
     >>> CrossMapLRN2d(3)
     CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)
-    >>> CrossMapLRN2d(3, alpha=1.0, beta=1.0)(gt.ones(1, 2, 1, 1)).flatten().tolist()
-    [0.6, 0.6]
+    >>> CrossMapLRN2d(3, alpha=1.5, beta=1.0)(gt.ones(1, 2, 1, 1)).flatten().tolist()
+    [0.5, 0.5]
     """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
