@@ -106,6 +106,7 @@ _PATHS = {
     "loss": [
         "L1Loss",
         "NLLLoss",
+        "CTCLoss",
         "PoissonNLLLoss",
         "GaussianNLLLoss",
         "KLDivLoss",
