@@ -93,10 +93,25 @@ ERRORS = {
     "target_lengths_size": lambda L: L.nn.functional.ctc_loss(
         L.zeros(3, 2, 2), L.tensor([[1], [1]]), [3, 3], [1]
     ),
+    "blank": lambda L: L.nn.functional.ctc_loss(L.zeros(3, 1, 2), L.tensor([[1]]), [3], [1], 2),
+    "negative_input_length": lambda L: L.nn.functional.ctc_loss(
+        L.zeros(3, 1, 2), L.tensor([[1]]), [-1], [1]
+    ),
+    "negative_target_length": lambda L: L.nn.functional.ctc_loss(
+        L.zeros(3, 1, 2), L.tensor([[1]]), [3], [-1]
+    ),
+    "empty": lambda L: L.nn.functional.ctc_loss(L.zeros(0, 1, 2), L.tensor([[1]]), [0], [1]),
+    "target_width": lambda L: L.nn.functional.ctc_loss(L.zeros(3, 1, 2), L.tensor([[1]]), [3], [2]),
     "input_length": lambda L: L.nn.functional.ctc_loss(L.zeros(3, 1, 2), L.tensor([[1]]), [4], [1]),
 }
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_ctc_errors_match_torch(name):
-    assert_same_error(ERRORS[name], words=False)
+    assert_same_error(ERRORS[name])
+
+
+def test_ctc_refuses_a_label_out_of_range():
+    """(torch reads past the classes: an arbitrary loss)"""
+    with pytest.raises(RuntimeError, match="target label 3 is out of range for 2 classes"):
+        gs.nn.functional.ctc_loss(gs.zeros(3, 1, 2), gs.tensor([[3]]), [3], [1])

@@ -133,6 +133,17 @@ def ctc_loss(
         raise RuntimeError("input_lengths must be of size batch_size")
     if len(tls) != n:
         raise RuntimeError("target_lengths must be of size batch_size")
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
+    classes = log_probs.shape[2]
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    for name, lengths in (("input_lengths", ils), ("target_lengths", tls)):
+        if min(lengths) < 0:
+            raise RuntimeError(
+                f"Expected {name} to have value at least 0, but got value {min(lengths)} "
+                "(while checking arguments for ctc_loss_allocate_outputs)"
+            )
     tg = targets.detach().numpy().astype(np.int64)
     per_sample = []
     offset = 0
@@ -140,7 +151,7 @@ def ctc_loss(
         if ils[b] > log_probs.shape[0]:
             raise RuntimeError(
                 f"Expected input_lengths to have value at most {log_probs.shape[0]}, but got "
-                f"value {ils[b]} (while checking arguments for ctc_loss_cpu)"
+                f"value {ils[b]} (while checking arguments for ctc_loss_allocate_outputs)"
             )
         if tg.ndim == 1:
             per_sample.append(tg[offset : offset + tls[b]])
@@ -150,9 +161,15 @@ def ctc_loss(
                 raise RuntimeError(
                     f"Expected tensor to have size at least {tls[b]} at dimension 1, but got "
                     f"size {tg.shape[1]} for argument #2 'targets' (while checking arguments "
-                    "for ctc_loss_cpu)"
+                    "for ctc_loss_allocate_outputs)"
                 )
             per_sample.append(tg[b, : tls[b]])
+    for tgt in per_sample:
+        bad = tgt[(tgt < 0) | (tgt >= classes)]
+        if bad.size:  # (torch reads out of bounds here)
+            raise RuntimeError(
+                f"ctc_loss: target label {bad[0]} is out of range for {classes} classes"
+            )
     nll = _CTC.apply(log_probs, per_sample, ils, tls, int(blank), bool(zero_infinity))
     if zero_infinity:
         nll = gt.where(nll == float("inf"), gt.zeros((), dtype=nll.dtype), nll)
