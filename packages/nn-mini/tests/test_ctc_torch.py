@@ -115,3 +115,17 @@ def test_ctc_refuses_a_label_out_of_range():
     """(torch reads past the classes: an arbitrary loss)"""
     with pytest.raises(RuntimeError, match="target label 3 is out of range for 2 classes"):
         gs.nn.functional.ctc_loss(gs.zeros(3, 1, 2), gs.tensor([[3]]), [3], [1])
+
+
+def test_ctc_second_order_raises_as_torch():
+    """torch's CTC gradient cannot be differentiated: neither can gradstack's (no silent
+    zeros), the first-order gradient under ``create_graph`` being torch's."""
+    results = []
+    for L in (gs, torch):
+        lp = L.tensor(X[:, :2], requires_grad=True)
+        loss = L.nn.functional.ctc_loss(lp.log_softmax(2), L.tensor(TARGETS[:2]), IL[:2], TL[:2])
+        (g,) = L.autograd.grad(loss, lp, create_graph=True)
+        with pytest.raises(RuntimeError, match="derivative for aten::_ctc_loss_backward"):
+            L.autograd.grad((g * g).sum(), lp)
+        results.append(g.detach().numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-10, atol=1e-12)

@@ -104,6 +104,19 @@ def test_cross_map_lrn2d_matches_torch(channels, size, alpha, beta, k, dtype):
     np.testing.assert_allclose(g1, g2, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_cross_map_lrn2d_non_contiguous_zero_size_and_half_as_torch(dtype):
+    outs = []
+    for L in (gs, torch):
+        x = L.tensor(XL, dtype=getattr(L, dtype)).transpose(2, 3)
+        y = L.nn.CrossMapLRN2d(3, 0.5)(x)
+        empty = L.nn.CrossMapLRN2d(3)(L.zeros(0, 3, 2, 2))
+        outs.append((y.float().numpy(), str(y.dtype).split(".")[-1], tuple(empty.shape)))
+    tol = 1e-3 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=tol, atol=tol)
+    assert outs[0][1:] == outs[1][1:]
+
+
 def test_cross_map_lrn2d_is_not_local_response_norm():
     """The legacy window differs (as torch's): the table above tests something else."""
     x = gs.tensor(XL)

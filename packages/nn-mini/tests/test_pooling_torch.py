@@ -301,6 +301,9 @@ ERRORS = {
     "fractional_pool_kernel": lambda L: L.nn.functional.fractional_max_pool2d(
         L.ones(1, 2, 5, 5), (3, 2, 1), output_size=2
     ),
+    "fractional_pool_sample_dtype": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), 3, output_size=2, _random_samples=L.rand(1, 2, 2, dtype=L.float64)
+    ),
     "fractional_pool3d_time": lambda L: L.nn.functional.fractional_max_pool3d(
         L.ones(1, 2, 5, 5, 5), 3, output_size=4
     ),
@@ -406,3 +409,16 @@ def test_fractional_max_pool_module_state_as_torch(dims):
         )
         names.append((repr(layer), list(layer.state_dict()), layer.kernel_size, layer.output_size))
     assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_fractional_max_pool_non_contiguous_and_dtypes_as_torch(dtype):
+    u = U2[:2]
+    outs = []
+    for L in (gs, torch):
+        x = L.tensor(X, dtype=getattr(L, dtype)).transpose(2, 3)
+        v, i = L.nn.functional.fractional_max_pool2d(
+            x, 2, (3, 2), return_indices=True, _random_samples=L.tensor(u, dtype=x.dtype)
+        )
+        outs.append((v.float().numpy().tolist(), i.tolist(), str(v.dtype).split(".")[-1]))
+    assert outs[0] == outs[1]

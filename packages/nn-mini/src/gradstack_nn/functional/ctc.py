@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 import numpy as np
-from gradstack_autograd import Function
+from gradstack_autograd import Function, is_grad_enabled
 from gradstack_tensor import Tensor
 
 __all__ = ["ctc_loss"]
@@ -62,6 +62,20 @@ def _alpha_beta(lp: np.ndarray, ext: np.ndarray, backward: bool) -> np.ndarray:
         two = np.where(skip, np.concatenate([neg, neg, prev[:-2]])[:width], -np.inf)
         a[t] = _lse(prev, one, two.astype(lp.dtype)) + emit[t]
     return a[::-1, ::-1] if backward else a
+
+
+class _NotTwice(Function):
+    """The identity on torch's CTC gradient, whose own derivative raises as torch's does
+    (a ``once_differentiable`` backward would not notice: its upstream gradient need not
+    require grad while ``log_probs`` does)."""
+
+    @staticmethod
+    def forward(ctx, grad, log_probs):
+        return grad
+
+    @staticmethod
+    def backward(ctx, _):
+        raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
 
 
 class _CTC(Function):
@@ -103,7 +117,10 @@ class _CTC(Function):
                 lcab[:, c] = _lse(*[cols[:, i] for i in range(cols.shape[1])])
             with np.errstate(over="ignore", invalid="ignore"):
                 grad[:il, b] = (np.exp(lp[:il, b]) - np.exp(lcab + nll[b] - lp[:il, b])) * g[b]
-        return gt.tensor(grad, dtype=log_probs.dtype), None, None, None, None, None
+        result = gt.tensor(grad, dtype=log_probs.dtype)
+        if is_grad_enabled() and (log_probs.requires_grad or grad_output.requires_grad):
+            result = _NotTwice.apply(result, log_probs)
+        return result, None, None, None, None, None
 
 
 def _lengths(v) -> list[int]:
