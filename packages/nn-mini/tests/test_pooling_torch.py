@@ -304,6 +304,12 @@ ERRORS = {
     "fractional_pool_sample_dtype": lambda L: L.nn.functional.fractional_max_pool2d(
         L.ones(1, 2, 5, 5), 3, output_size=2, _random_samples=L.rand(1, 2, 2, dtype=L.float64)
     ),
+    "fractional_pool_sample_batch": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(3, 2, 5, 5), 2, 2, _random_samples=L.rand(1, 2, 2)
+    ),
+    "fractional_pool_sample_rank": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(3, 2, 5, 5), 2, 2, _random_samples=L.rand(3, 2)
+    ),
     "fractional_pool3d_time": lambda L: L.nn.functional.fractional_max_pool3d(
         L.ones(1, 2, 5, 5, 5), 3, output_size=4
     ),

@@ -789,8 +789,12 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples,
         raise RuntimeError(
             f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: {list(input.shape)}"
         )
+    if samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
     if samples.dtype != input.dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.size(0) < (1 if input.dim() == dims + 1 else input.size(0)):
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
     if samples.size(1) != channels:
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
     if samples.size(2) != dims:
