@@ -32,6 +32,8 @@ CASES = {
     "infinite_zeroed": dict(reduction="none", lengths=(IL_INF, TL_INF), zero_infinity=True),
     "infinite_zeroed_mean": dict(reduction="mean", lengths=(IL_INF, TL_INF), zero_infinity=True),
     "unbatched": dict(unbatched=True),
+    "zero_input_length": dict(reduction="none", lengths=([12, 0, 12, 3, 7], [4, 0, 4, 1, 0])),
+    "full_width_targets": dict(lengths=([12, 12, 12, 12, 12], [4, 4, 4, 4, 4])),
 }
 
 

@@ -1,6 +1,6 @@
 """The connectionist temporal classification loss, ``ctc_loss``, as torch's CPU kernel:
-the forward-backward recursions in log space over the targets extended with blanks, per
-sample, in numpy, and torch's gradient formula (Note [torch's CTC gradient]).
+the forward-backward recursions in log space over the targets extended with blanks, all
+samples at once in numpy, and torch's gradient formula (Note [torch's CTC gradient]).
 
 Note [torch's CTC gradient]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -38,30 +38,14 @@ def _lse(*xs: np.ndarray) -> np.ndarray:
         return np.log(sum(np.exp(x - m) for x in xs)) + m
 
 
-def _extended(target: np.ndarray, blank: int) -> np.ndarray:
-    ext = np.full(2 * len(target) + 1, blank, dtype=np.int64)
-    ext[1::2] = target
-    return ext
-
-
-def _alpha_beta(lp: np.ndarray, ext: np.ndarray, backward: bool) -> np.ndarray:
-    """``log_alpha`` (or ``log_beta``) ``(T, S')`` of one sample: ``lp`` its ``(T, C)``
-    log-probabilities over its input length."""
-    steps, width = lp.shape[0], len(ext)
-    if backward:
-        lp, ext = lp[::-1], ext[::-1]
-    skip = np.zeros(width, dtype=bool)
-    skip[2:] = ext[2:] != ext[:-2]
-    emit = lp[:, ext]
-    a = np.full((steps, width), -np.inf, dtype=lp.dtype)
-    a[0, : min(2, width)] = emit[0, : min(2, width)]
-    neg = np.array([-np.inf], dtype=lp.dtype)
-    for t in range(1, steps):
-        prev = a[t - 1]
-        one = np.concatenate([neg, prev[:-1]])
-        two = np.where(skip, np.concatenate([neg, neg, prev[:-2]])[:width], -np.inf)
-        a[t] = _lse(prev, one, two.astype(lp.dtype)) + emit[t]
-    return a[::-1, ::-1] if backward else a
+def _shifted(a: np.ndarray, k: int, fill=-np.inf) -> np.ndarray:
+    """``a`` moved ``k`` places along its last dim (right for ``k > 0``), ``fill`` in."""
+    out = np.full_like(a, fill)
+    if k > 0:
+        out[..., k:] = a[..., :-k]
+    else:
+        out[..., :k] = a[..., -k:]
+    return out
 
 
 class _NotTwice(Function):
@@ -79,48 +63,78 @@ class _NotTwice(Function):
 
 
 class _CTC(Function):
+    """Note [torch's CTC gradient].  All samples at once: the targets extended with blanks
+    padded to the longest, the states past a sample's ``2 * target_length + 1`` and the
+    steps past its input length kept at ``-inf`` (the recursions' sums are elementwise,
+    so each sample's numbers are those of its own recursion)."""
+
     @staticmethod
-    def forward(ctx, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    def forward(ctx, log_probs, ext, widths, input_lengths, zero_infinity):
         lp = log_probs.detach().numpy()
-        nll = np.zeros(lp.shape[1], dtype=lp.dtype)
-        saved: list[tuple[np.ndarray, np.ndarray] | None] = []
-        for b, (tgt, il) in enumerate(zip(targets, input_lengths)):
-            ext = _extended(tgt, blank)
-            if il == 0:
-                nll[b] = 0.0 if len(tgt) == 0 else np.inf
-                saved.append(None)
+        steps, n, _ = lp.shape
+        il = np.asarray(input_lengths, dtype=np.int64)
+        states = np.arange(ext.shape[1])
+        valid = states[None, :] < widths[:, None]  # (N, W)
+        emit = np.take_along_axis(lp, np.broadcast_to(ext, (steps,) + ext.shape), 2)
+        emit = np.where(valid, emit, -np.inf)
+        skip = np.zeros(ext.shape, dtype=bool)
+        skip[:, 2:] = ext[:, 2:] != ext[:, :-2]
+        alpha = np.full(emit.shape, -np.inf, dtype=lp.dtype)
+        if steps:
+            alpha[0, :, :2] = emit[0, :, :2]
+        for t in range(1, steps):
+            prev = alpha[t - 1]
+            two = np.where(skip, _shifted(prev, 2), -np.inf).astype(lp.dtype)
+            alpha[t] = _lse(prev, _shifted(prev, 1), two) + emit[t]
+        nll = np.zeros(n, dtype=lp.dtype)
+        for b in range(n):
+            if il[b] == 0:
+                nll[b] = 0.0 if widths[b] == 1 else np.inf
                 continue
-            alpha = _alpha_beta(lp[:il, b], ext, backward=False)
-            last = alpha[il - 1, len(ext) - 2 :]
-            nll[b] = -_lse(*[np.array(v) for v in last]) if len(last) else np.inf
-            saved.append((ext, alpha))
+            last = alpha[il[b] - 1, b, max(widths[b] - 2, 0) : widths[b]]
+            nll[b] = -_lse(*[np.array(v) for v in last])
         ctx.save_for_backward(log_probs)
-        ctx.args = (saved, list(input_lengths), nll, zero_infinity)
+        ctx.args = (ext, widths, il, emit, skip, alpha, nll, zero_infinity)
         return gt.tensor(nll, dtype=log_probs.dtype)
 
     @staticmethod
     def backward(ctx, grad_output):
         (log_probs,) = ctx.saved_tensors
-        saved, input_lengths, nll, zero_infinity = ctx.args
+        ext, widths, il, emit, skip, alpha, nll, zero_infinity = ctx.args
         lp = log_probs.detach().numpy()
+        steps, n, classes = lp.shape
         g = grad_output.detach().numpy()
-        grad = np.zeros_like(lp)
-        for b, (item, il) in enumerate(zip(saved, input_lengths)):
-            if item is None or (zero_infinity and nll[b] == np.inf):
-                continue
-            ext, alpha = item
-            beta = _alpha_beta(lp[:il, b], ext, backward=True)
-            ab = alpha + beta
-            lcab = np.full((il, lp.shape[2]), -np.inf, dtype=lp.dtype)
-            for c in np.unique(ext):
-                cols = ab[:, ext == c]
-                lcab[:, c] = _lse(*[cols[:, i] for i in range(cols.shape[1])])
-            with np.errstate(over="ignore", invalid="ignore"):
-                grad[:il, b] = (np.exp(lp[:il, b]) - np.exp(lcab + nll[b] - lp[:il, b])) * g[b]
+        beta = np.full(alpha.shape, -np.inf, dtype=lp.dtype)
+        skip_back = _shifted(skip, -2, False)
+        rows = np.arange(n)
+        for t in range(steps - 1, -1, -1):
+            if t + 1 < steps:
+                nxt = beta[t + 1]
+                two = np.where(skip_back, _shifted(nxt, -2), -np.inf).astype(lp.dtype)
+                beta[t] = np.where((t < il - 1)[:, None], _lse(nxt, _shifted(nxt, -1), two)
+                                   + emit[t], -np.inf)  # fmt: skip
+            start = rows[il - 1 == t]
+            for b in start:
+                lo = max(widths[b] - 2, 0)
+                beta[t, b, lo : widths[b]] = emit[t, b, lo : widths[b]]
+        ab = alpha + beta
+        top = ab.max(2, keepdims=True)
+        top = np.where(top == -np.inf, 0, top)
+        total = np.zeros(lp.shape, dtype=lp.dtype)
+        index = np.broadcast_to(ext, ab.shape)
+        t_idx, b_idx = np.indices(ab.shape[:2])
+        np.add.at(total, (t_idx[..., None], b_idx[..., None], index), np.exp(ab - top))
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            lcab = np.log(total) + top
+            grad = (np.exp(lp) - np.exp(lcab + nll[None, :, None] - lp)) * g[None, :, None]
+        live = np.arange(steps)[:, None] < il[None, :]
+        if zero_infinity:
+            live &= nll[None, :] != np.inf
+        grad = np.where(live[..., None], grad, 0).astype(lp.dtype)
         result = gt.tensor(grad, dtype=log_probs.dtype)
         if is_grad_enabled() and (log_probs.requires_grad or grad_output.requires_grad):
             result = _NotTwice.apply(result, log_probs)
-        return result, None, None, None, None, None
+        return result, None, None, None, None
 
 
 def _lengths(v) -> list[int]:
@@ -187,7 +201,12 @@ def ctc_loss(
             raise RuntimeError(
                 f"ctc_loss: target label {bad[0]} is out of range for {classes} classes"
             )
-    nll = _CTC.apply(log_probs, per_sample, ils, tls, int(blank), bool(zero_infinity))
+    width = 2 * max((len(t) for t in per_sample), default=0) + 1
+    ext = np.full((n, width), int(blank), dtype=np.int64)
+    for b, tgt in enumerate(per_sample):
+        ext[b, 1 : 2 * len(tgt) : 2] = tgt
+    widths = np.array([2 * len(t) + 1 for t in per_sample], dtype=np.int64)
+    nll = _CTC.apply(log_probs, ext, widths, ils, bool(zero_infinity))
     if zero_infinity:
         nll = gt.where(nll == float("inf"), gt.zeros((), dtype=nll.dtype), nll)
     if reduction == "mean":
