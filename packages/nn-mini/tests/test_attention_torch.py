@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gradstack_nn_tests_oracle import assert_program_matches_torch
+from gradstack_nn_tests_oracle import assert_program_matches_torch, assert_same_error
 from gradstack_nn_tests_torch_like import GS as gs
 
 torch = pytest.importorskip("torch")
@@ -195,6 +195,105 @@ PROGRAMS = {
         [Q, KK, VV],
     ),
 }
+
+
+# F.multi_head_attention_forward, torch's signature (the computation of MultiheadAttention)
+_RM = np.random.default_rng(35)
+WIN, BIN = _RM.standard_normal((24, 8)) * 0.3, _RM.standard_normal(24) * 0.1
+WOUT, BOUT = _RM.standard_normal((8, 8)) * 0.3, _RM.standard_normal(8) * 0.1
+WK5, WV7 = _RM.standard_normal((8, 5)) * 0.3, _RM.standard_normal((8, 7)) * 0.3
+K5, V7 = _RM.standard_normal((6, 3, 5)), _RM.standard_normal((6, 3, 7))
+BKV = _RM.standard_normal((2, 1, 1, 8))
+STATIC = _RM.standard_normal((2, 6, 4, 4))
+FMASK = _RM.standard_normal((5, 6))
+KPM = _RM.random((3, 6)) < 0.3
+KPM[:, 0] = False
+L_MASK_3D = np.zeros((5, 5, 6))
+
+
+def _mha(L, F, x, y, w, b, wo, bo, **kw):
+    return F.multi_head_attention_forward(x, y, y, 8, 2, w, b, None, None, False, 0.0, wo, bo, **kw)
+
+
+_MHA_ARRAYS = [X, Y, WIN, BIN, WOUT, BOUT]
+PROGRAMS.update({
+    "mha_forward": (lambda L, F, *a: _mha(L, F, *a)[0], _MHA_ARRAYS),
+    "mha_forward_weights": (lambda L, F, *a: _mha(L, F, *a)[1], _MHA_ARRAYS),
+    "mha_forward_weights_per_head": (
+        lambda L, F, *a: _mha(L, F, *a, average_attn_weights=False)[1], _MHA_ARRAYS
+    ),
+    "mha_forward_unbatched_masks": (
+        lambda L, F, x, y, *a: _mha(
+            L, F, x[:, 0], y[:, 0], *a, attn_mask=L.tensor(FMASK),
+            key_padding_mask=L.tensor(KPM[0]),
+        )[0],
+        _MHA_ARRAYS,
+    ),
+    "mha_forward_bias_kv_zero_attn": (
+        lambda L, F, x, y, w, b, wo, bo, bkv: F.multi_head_attention_forward(
+            x, y, y, 8, 2, w, b, bkv[0], bkv[1], True, 0.0, wo, bo,
+            attn_mask=L.tensor(FMASK), key_padding_mask=L.tensor(KPM),
+        )[0],
+        _MHA_ARRAYS + [BKV],
+    ),
+    "mha_forward_separate": (
+        lambda L, F, x, k, v, w, wk, wv, b, wo: F.multi_head_attention_forward(
+            x, k, v, 8, 4, None, b, None, None, False, 0.0, wo, None,
+            use_separate_proj_weight=True, q_proj_weight=w[:8], k_proj_weight=wk,
+            v_proj_weight=wv, need_weights=True,
+        )[1],
+        [X, K5, V7, WIN, WK5, WV7, BIN, WOUT],
+    ),
+    "mha_forward_static": (
+        lambda L, F, x, y, w, b, wo, bo, st: F.multi_head_attention_forward(
+            x, y, y, 8, 2, w, b, None, None, False, 0.0, wo, bo, static_k=st[0], static_v=st[1],
+        )[0],
+        _MHA_ARRAYS + [STATIC],
+    ),
+})  # fmt: skip
+
+
+def test_multi_head_attention_forward_without_weights_gives_none():
+    """(torch's ``need_weights=False`` path is its fused kernel, not twice differentiable:
+    the values and first-order gradients only; ``training=False`` turns dropout off.)"""
+    results = []
+    for L in (gs, torch):
+        args = [L.tensor(a, requires_grad=True) for a in _MHA_ARRAYS]
+        out, w = _mha(L, L.nn.functional, *args, need_weights=False)
+        out2, _ = L.nn.functional.multi_head_attention_forward(
+            *args[:2], args[1], 8, 2, *args[2:4], None, None, False, 0.9, *args[4:],
+            training=False,
+        )  # fmt: skip
+        grads = L.autograd.grad((out * out).sum(), args)
+        results.append((w, out.detach().numpy(), out2.detach().numpy(), [g.numpy() for g in grads]))
+    (w1, o1, p1, g1), (w2, o2, p2, g2) = results
+    assert w1 is None and w2 is None
+    np.testing.assert_allclose(o1, o2, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(p1, o2, rtol=1e-9, atol=1e-12)
+    for a, b in zip(g1, g2):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+def test_multi_head_attention_forward_errors_match_torch():
+    def bad(**kw):
+        return lambda L: _mha(
+            L, L.nn.functional, *[L.tensor(a) for a in _MHA_ARRAYS],
+            **{k: (L.tensor(v) if isinstance(v, np.ndarray) else v) for k, v in kw.items()},
+        )  # fmt: skip
+
+    for program in [
+        lambda L: L.nn.functional.multi_head_attention_forward(
+            *[L.tensor(a) for a in (X, Y, Y)], 6, 2, *[L.tensor(a) for a in (WIN, BIN)],
+            None, None, False, 0.0, L.tensor(WOUT), None,
+        ),
+        lambda L: L.nn.functional.multi_head_attention_forward(
+            *[L.tensor(a) for a in (X, Y, Y)], 8, 2, None, None, None, None, False, 0.0,
+            L.tensor(WOUT), None,
+        ),
+        bad(is_causal=True),
+        bad(attn_mask=L_MASK_3D),
+    ]:  # fmt: skip
+        assert_same_error(program, words=False)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

@@ -92,3 +92,33 @@ def test_parameter_dict_parameters_reach_the_optimiser():
     (pd["a"].sum() + 2 * pd["b"].sum()).backward()
     opt.step()
     assert pd["a"].tolist() == [0.5, 0.5] and pd["b"].tolist() == [0.0, 0.0, 0.0]
+
+
+def _container_program(lib):
+    """torch's deprecated Container: its warning, children, state dict, repr and errors."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lib.manual_seed(0)
+        c = lib.nn.Container(fc=lib.nn.Linear(2, 3), act=lib.nn.ReLU(), none=None)
+    log = [("warning", [(w.category.__name__, str(w.message)) for w in caught])]
+    log.append(("children", [n for n, _ in c.named_children()], list(c._modules)))
+    log.append(("state_dict", [(k, v.tolist()) for k, v in c.state_dict().items()]))
+    log.append(("repr", _repr(c)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        log.append(("empty repr", repr(lib.nn.Container())))
+        errors = [
+            lambda: lib.nn.Container(fc=3),
+            lambda: c(lib.ones(1)),
+            lambda: lib.nn.Container(lib.nn.ReLU()),
+        ]
+        log.append(("errors", [error_of(f) for f in errors]))
+    return log
+
+
+def test_container_matches_torch():
+    ours, theirs = _container_program(gs), _container_program(torch)
+    assert ours == theirs
+    assert ours[0][1] and ours[1][1] == ["fc", "act"]

@@ -76,6 +76,62 @@ def test_local_response_norm_module_matches_torch(args):
     )
 
 
+# (channels, size, alpha, beta, k): torch's legacy window (never drops channel 0) and its
+# hand-written backward, which is not the forward's derivative (torch's backward fails
+# for size 1: its padded buffer is one channel short)
+CROSS_MAP = [
+    (5, 3, 0.3, 0.75, 1.5), (7, 5, 1.0, 0.6, 2.0), (3, 4, 0.5, 0.75, 1.0), (6, 2, 2.0, 0.9, 1.0),
+    (2, 7, 0.3, 0.75, 1.0), (9, 3, 1e-4, 0.75, 1), (1, 3, 0.5, 0.5, 1.0), (8, 2, 0.7, 1.0, 0.5),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("channels, size, alpha, beta, k", CROSS_MAP, ids=str)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cross_map_lrn2d_matches_torch(channels, size, alpha, beta, k, dtype):
+    x = np.random.default_rng(channels * 10 + size).standard_normal((2, channels, 3, 4))
+    g = np.random.default_rng(size).standard_normal(x.shape)
+    results = []
+    for L in (gs, torch):
+        xt = L.tensor(x, dtype=getattr(L, dtype), requires_grad=True)
+        layer = L.nn.CrossMapLRN2d(size, alpha, beta, k)
+        y = layer(xt)
+        (grad,) = L.autograd.grad(y, xt, L.tensor(g, dtype=getattr(L, dtype)))
+        results.append((repr(layer), y.detach().numpy(), grad.numpy(), str(y.dtype)))
+    (r1, y1, g1, d1), (r2, y2, g2, d2) = results
+    assert r1 == r2 and d1.split(".")[-1] == d2.split(".")[-1]
+    tol = 1e-12 if dtype == "float64" else 2e-6
+    np.testing.assert_allclose(y1, y2, rtol=tol, atol=tol)
+    np.testing.assert_allclose(g1, g2, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_cross_map_lrn2d_non_contiguous_zero_size_and_half_as_torch(dtype):
+    outs = []
+    for L in (gs, torch):
+        x = L.tensor(XL, dtype=getattr(L, dtype)).transpose(2, 3)
+        y = L.nn.CrossMapLRN2d(3, 0.5)(x)
+        empty = L.nn.CrossMapLRN2d(3)(L.zeros(0, 3, 2, 2))
+        outs.append((y.float().numpy(), str(y.dtype).split(".")[-1], tuple(empty.shape)))
+    tol = 1e-3 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=tol, atol=tol)
+    assert outs[0][1:] == outs[1][1:]
+
+
+def test_cross_map_lrn2d_is_not_local_response_norm():
+    """The legacy window differs (as torch's): the table above tests something else."""
+    x = gs.tensor(XL)
+    a = gs.nn.CrossMapLRN2d(3, 0.5)(x)
+    b = gs.nn.functional.local_response_norm(x, 3, 0.5)
+    assert (a - b).abs().max().item() > 1e-3
+
+
+def test_cross_map_lrn2d_differentiates_twice():
+    """torch's backward raises under create_graph; gradstack's differentiates its formula:
+    the second derivative is that of the first, checked by finite differences."""
+    x = gs.tensor(XL, dtype=gs.float64, requires_grad=True)
+    assert gs.autograd.gradgradcheck(lambda t: gs.nn.CrossMapLRN2d(3, 0.5, 0.7, 1.2)(t), (x,))
+
+
 INSTANCE_NORMS = {
     "instance_norm2d": (lambda L: L.nn.InstanceNorm2d(3), X, {}),
     "instance_norm2d_affine": (lambda L: L.nn.InstanceNorm2d(3, affine=True), X, {}),
@@ -101,6 +157,7 @@ ERRORS = {
     "local_response_norm_dims": lambda L: L.nn.LocalResponseNorm(2)(L.ones(2, 6)),
     "instance_norm_features": lambda L: L.nn.InstanceNorm1d(3, affine=True)(L.ones(2, 4, 5)),
     "instance_norm_dims": lambda L: L.nn.InstanceNorm2d(3)(L.ones(2, 3)),
+    "cross_map_lrn2d_dims": lambda L: L.nn.CrossMapLRN2d(3)(L.ones(2, 3, 4)),
 }
 
 

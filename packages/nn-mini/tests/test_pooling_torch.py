@@ -24,6 +24,8 @@ X1 = R.standard_normal((2, 3, 7))
 _LP = np.random.default_rng(2)
 XL, XL3 = _LP.standard_normal((2, 6, 5, 4)), _LP.standard_normal((2, 6, 7))
 POS, POS1 = _LP.uniform(0.2, 2.0, (2, 3, 6, 7)), _LP.uniform(0.2, 2.0, (2, 3, 9))
+_FR = np.random.default_rng(35)
+U2, U3 = _FR.uniform(0, 1, (2, 3, 2)), _FR.uniform(0, 1, (2, 2, 3))
 VOL = np.random.default_rng(23).standard_normal((2, 2, 5, 6, 7))
 POSV = _LP.uniform(0.2, 2.0, (2, 2, 5, 6, 7))
 
@@ -125,6 +127,36 @@ PROGRAMS = {
         [VOL],
     ),
     "adaptive_max_pool3d": (lambda L, F, x: F.adaptive_max_pool3d(x, (3, 4, 5)), [VOL]),
+    "fractional_max_pool2d": (
+        lambda L, F, x: F.fractional_max_pool2d(x, 2, (3, 4), _random_samples=L.tensor(U2)),
+        [X],
+    ),
+    "fractional_max_pool2d_ratio_unbatched": (
+        lambda L, F, x: F.fractional_max_pool2d(
+            x[0], (2, 3), output_ratio=(0.5, 0.6), _random_samples=L.tensor(U2[1:])
+        ),
+        [X],
+    ),
+    "fractional_max_pool2d_one": (
+        lambda L, F, x: F.fractional_max_pool2d(x, (3, 1), 1, _random_samples=L.tensor(U2)),
+        [X],
+    ),
+    "fractional_max_pool2d_overlapping": (
+        lambda L, F, x: F.fractional_max_pool2d(x, 3, (3, 4), _random_samples=L.tensor(U2)),
+        [X],
+    ),
+    "fractional_max_pool3d": (
+        lambda L, F, x: F.fractional_max_pool3d(
+            x, (2, 2, 3), (3, 4, 4), _random_samples=L.tensor(U3)
+        ),
+        [VOL],
+    ),
+    "fractional_max_pool3d_ratio_unbatched": (
+        lambda L, F, x: F.fractional_max_pool3d(
+            x[1], 2, output_ratio=0.5, _random_samples=L.tensor(U3[:1])
+        ),
+        [VOL],
+    ),
     "adaptive_max_pool3d_unbatched": (
         lambda L, F, x: F.adaptive_max_pool3d(x[1], (2, None, 3)),
         [VOL],
@@ -239,6 +271,58 @@ ERRORS = {
     "max_unpool_output_size_range": lambda L: L.nn.functional.max_unpool2d(
         L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 2, dtype=L.int64), 2, output_size=(6, 4)
     ),
+    "fractional_pool_height": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), 3, output_size=4
+    ),
+    "fractional_pool_width": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), 3, output_size=(2, 4)
+    ),
+    "fractional_pool_rank": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(2, 5, 5, 1, 1), 3, output_size=2
+    ),
+    "fractional_pool_small_rank": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(5, 5), 3, output_size=2
+    ),
+    "fractional_pool_no_size": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), 3
+    ),
+    "fractional_pool_sample_channels": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), 3, output_size=2, _random_samples=L.rand(1, 3, 2)
+    ),
+    "fractional_pool_sample_dims": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), 3, output_size=2, _random_samples=L.rand(1, 2, 3)
+    ),
+    "fractional_pool_ratio_float": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), 3, output_ratio=0.5
+    ),
+    "fractional_pool_ratio_long": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), 3, output_ratio=(0.5, 0.5, 0.5)
+    ),
+    "fractional_pool_kernel": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), (3, 2, 1), output_size=2
+    ),
+    "fractional_pool_sample_dtype": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(1, 2, 5, 5), 3, output_size=2, _random_samples=L.rand(1, 2, 2, dtype=L.float64)
+    ),
+    "fractional_pool_sample_batch": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(3, 2, 5, 5), 2, 2, _random_samples=L.rand(1, 2, 2)
+    ),
+    "fractional_pool_sample_rank": lambda L: L.nn.functional.fractional_max_pool2d(
+        L.ones(3, 2, 5, 5), 2, 2, _random_samples=L.rand(3, 2)
+    ),
+    "fractional_pool3d_time": lambda L: L.nn.functional.fractional_max_pool3d(
+        L.ones(1, 2, 5, 5, 5), 3, output_size=4
+    ),
+    "fractional_pool3d_rank": lambda L: L.nn.functional.fractional_max_pool3d(
+        L.ones(5, 5, 5), 3, output_size=2
+    ),
+    "fractional_pool3d_sample_dims": lambda L: L.nn.functional.fractional_max_pool3d(
+        L.ones(1, 2, 5, 5, 5), 3, output_size=2, _random_samples=L.rand(1, 2, 2)
+    ),
+    "fractional_pool_module_no_size": lambda L: L.nn.FractionalMaxPool2d(3),
+    "fractional_pool_module_both": lambda L: L.nn.FractionalMaxPool2d(3, 2, 0.5),
+    "fractional_pool_module_ratio": lambda L: L.nn.FractionalMaxPool2d(3, output_ratio=1.5),
+    "fractional_pool3d_module_kernel": lambda L: L.nn.FractionalMaxPool3d(0, output_ratio=0.5),
     "avg_pool3d_divisor": lambda L: L.nn.functional.avg_pool3d(
         L.ones(1, 1, 4, 4, 4), 2, divisor_override=0
     ),
@@ -278,3 +362,69 @@ def test_max_unpool_modules_match_torch(dims):
         outs.append((repr(unpool), out.detach().numpy()))
     assert outs[0][0] == outs[1][0]
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("batched", [True, False])
+def test_fractional_max_pool_draws_torch_samples(dims, dtype, batched):
+    """Without ``_random_samples`` the windows are torch's after the same ``manual_seed``
+    (Note [Fractional max pooling draws torch's samples]): values and indices of two calls,
+    of the function and of the layer, and the layer's repr."""
+    x = (X if dims == 2 else VOL) if batched else (X[0] if dims == 2 else VOL[1])
+    results = []
+    for L in (gs, torch):
+        t = L.tensor(x, dtype=getattr(L, dtype))
+        pool = getattr(L.nn.functional, f"fractional_max_pool{dims}d")
+        layer = getattr(L.nn, f"FractionalMaxPool{dims}d")(2, output_ratio=0.6, return_indices=True)
+        L.manual_seed(7)
+        runs = [pool(t, 2, 3, return_indices=True), pool(t, (2,) * (dims - 1) + (3,), 2,
+                return_indices=True), layer(t)]  # fmt: skip
+        results.append(
+            ([(v.numpy().tolist(), i.numpy().tolist()) for v, i in runs], repr(layer),
+             float(L.rand(()).item()))
+        )  # fmt: skip
+    assert results[0] == results[1]
+
+
+def test_fractional_max_pool_ties_nan_and_empty_as_torch():
+    """The first of equal maxima, the last NaN of a window, an empty batch and a zero size."""
+    x = np.zeros((1, 2, 6, 6))
+    x[0, 1, 2, 3] = x[0, 1, 4, 4] = np.nan
+    x[0, 0, :3, :3] = 1.0
+    u = np.random.default_rng(3).uniform(0, 1, (1, 2, 2))
+    out = []
+    for L in (gs, torch):
+        F = L.nn.functional
+        v, i = F.fractional_max_pool2d(L.tensor(x), 3, 2, return_indices=True,
+                                       _random_samples=L.tensor(u))  # fmt: skip
+        e = F.fractional_max_pool2d(L.ones(0, 2, 5, 5), 3, 2)
+        z = F.fractional_max_pool2d(L.tensor(x), 3, 0, _random_samples=L.tensor(u))
+        out.append((np.nan_to_num(v.numpy(), nan=-7).tolist(), i.tolist(), tuple(e.shape),
+                    tuple(z.shape)))  # fmt: skip
+    assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_fractional_max_pool_module_state_as_torch(dims):
+    u = U2[:1] if dims == 2 else U3[:1]
+    names = []
+    for L in (gs, torch):
+        layer = getattr(L.nn, f"FractionalMaxPool{dims}d")(
+            2, output_size=2, _random_samples=L.tensor(u)
+        )
+        names.append((repr(layer), list(layer.state_dict()), layer.kernel_size, layer.output_size))
+    assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_fractional_max_pool_non_contiguous_and_dtypes_as_torch(dtype):
+    u = U2[:2]
+    outs = []
+    for L in (gs, torch):
+        x = L.tensor(X, dtype=getattr(L, dtype)).transpose(2, 3)
+        v, i = L.nn.functional.fractional_max_pool2d(
+            x, 2, (3, 2), return_indices=True, _random_samples=L.tensor(u, dtype=x.dtype)
+        )
+        outs.append((v.float().numpy().tolist(), i.tolist(), str(v.dtype).split(".")[-1]))
+    assert outs[0] == outs[1]

@@ -43,6 +43,7 @@ from .__about__ import __version__
 # each family's layers (one star import a module of modules/, which type checkers follow;
 # ``from .modules import *`` they do not, inside this package's import cycle)
 from .modules.activation import *  # noqa: F403
+from .modules.adaptive import *  # noqa: F403
 from .modules.attention import *  # noqa: F403
 from .modules.batchnorm import *  # noqa: F403
 from .modules.channelshuffle import *  # noqa: F403

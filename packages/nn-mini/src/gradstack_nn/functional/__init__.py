@@ -28,6 +28,7 @@ layout, not an API):
 ``attention``            scaled_dot_product_attention
 ``losses``               the regression, classification and likelihood losses, kl_div
 ``margin_losses``        the margin, embedding and triplet losses
+``ctc``                  the CTC loss
 ``_utils``               torch's type names, argument checks, int pairs and triples
 =======================  ======================================================================
 
@@ -54,6 +55,7 @@ from . import (
     activation,
     attention,
     conv,
+    ctc,
     distance,
     dropouts,
     embeddings,
@@ -69,6 +71,7 @@ from . import (
 from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .conv import *  # noqa: F403
+from .ctc import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropouts import *  # noqa: F403
 from .embeddings import *  # noqa: F403
@@ -97,3 +100,4 @@ __all__ += distance.__all__
 __all__ += attention.__all__
 __all__ += losses.__all__
 __all__ += margin_losses.__all__
+__all__ += ctc.__all__

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 import numpy as np
+from gradstack_autograd import Function
 from gradstack_tensor import Tensor
 from gradstack_tensor.extension import checked_arguments
 
@@ -265,3 +266,76 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     if out is None:
         return x / denom
     return out.copy_(x / denom)
+
+
+# Note [torch's legacy cross-map LRN]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# ``nn.CrossMapLRN2d`` is not ``local_response_norm``: torch's autograd ``Function``
+# (torch/nn/_functions.py) sums the squares with a running window that adds channel
+# ``c + pre_pad - 1`` and removes channel ``c - pre_pad`` only when ``c > pre_pad``, so
+# channel 0's square is never removed (pre_pad = (size - 1) // 2 + 1), and its hand-written
+# backward uses a window of its own (the one ``inverse_pre_pad = size - (size - 1) / 2``
+# centres), not the derivative of that forward.  Both windows are 0/1 matrices over the
+# channels here, built by running torch's loops on indices, so values and gradients are
+# torch's.  torch's backward cannot be differentiated again (its ``out=`` ops raise); this
+# one is written with differentiable ops and so differentiates torch's backward formula.
+
+
+def _cross_map_windows(channels: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The forward's and the backward's channel windows of torch's CrossMapLRN2d, as
+    ``(channels, channels)`` 0/1 matrices: row ``c`` marks the channels summed for ``c``."""
+    forward = np.zeros((channels, channels))
+    pre_pad = int((size - 1) / 2 + 1)
+    forward[0, : min(pre_pad, channels)] = 1.0
+    for c in range(1, channels):
+        forward[c] = forward[c - 1]
+        if c < channels - pre_pad + 1:
+            forward[c, c + pre_pad - 1] += 1.0
+        if c > pre_pad:
+            forward[c, c - pre_pad] -= 1.0
+    backward = np.zeros((channels, channels))
+    inverse_pre_pad = int(size - (size - 1) / 2)
+    for c in range(channels):
+        lo, hi = c - inverse_pre_pad, c - inverse_pre_pad + size - 1
+        backward[c, max(lo, 0) : min(hi, channels - 1) + 1] = 1.0
+    return forward, backward
+
+
+def _channel_mix(window: np.ndarray, t: Tensor) -> Tensor:
+    """``sum_j window[c, j] * t[:, j]`` for an ``(N, C, H, W)`` tensor."""
+    n, c, h, w = t.shape
+    mixed = gt.tensor(window, dtype=t.dtype) @ t.reshape(n, c, h * w)
+    return mixed.reshape(n, c, h, w)
+
+
+def _cross_map_scale(input: Tensor, window: np.ndarray, size, alpha, k) -> Tensor:
+    return _channel_mix(window, input * input).mul(alpha / size).add(k)
+
+
+class _CrossMapLRN2d(Function):
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        forward, backward = _cross_map_windows(input.shape[1], size)
+        ctx.save_for_backward(input)
+        ctx.args = (size, alpha, beta, k, forward, backward)
+        return input * _cross_map_scale(input, forward, size, alpha, k).pow(-beta)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input,) = ctx.saved_tensors
+        size, alpha, beta, k, forward, backward = ctx.args
+        scale = _cross_map_scale(input, forward, size, alpha, k)
+        output = input * scale.pow(-beta)
+        accum = _channel_mix(backward, grad_output * output / scale)
+        grad = scale.pow(-beta) * grad_output - input * accum * (2 * alpha * beta / size)
+        return grad, None, None, None, None
+
+
+def _cross_map_lrn2d(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1
+) -> Tensor:
+    """torch's legacy ``CrossMapLRN2d`` function (Note [torch's legacy cross-map LRN]) for
+    a 4-d input."""
+    if input.dim() != 4:
+        raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+    return _CrossMapLRN2d.apply(input, size, alpha, beta, k)

@@ -43,6 +43,10 @@ from ._utils import _pair, _triple
 from .padding import pad
 
 __all__ = [
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
@@ -737,3 +741,171 @@ def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: boo
     """
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, _window(kernel_size, 3),
                     max_pool3d, avg_pool3d)  # fmt: skip
+
+
+# -------------------------------------------------------------------------------------
+# fractional max pooling
+
+# Note [Fractional max pooling draws torch's samples]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# torch's ``fractional_max_pool2d``/``3d`` draw ``rand(N, C, dims)`` of the input's dtype
+# (``N`` 1 for an unbatched input) when no ``_random_samples`` are given; gradstack draws
+# the same tensor from its torch-compatible stream, so after the same ``manual_seed`` the
+# windows are torch's.  Each plane's window starts along a dim of size ``n`` pooled to
+# ``m`` by ``k`` are torch's ``generate_intervals``: ``int((i + u) * alpha) - int(u *
+# alpha)`` with ``alpha = (n - k) / (m - 1)`` in the input's dtype, the last start
+# ``n - k``.  The 2-d kernel reads sample 0 for the width and 1 for the height, the 3-d
+# one 0, 1, 2 for time, height, width.  The maximum of a window is its first largest
+# element (its last NaN if it has one); the output is a ``gather`` of the input at those
+# flat indices, whose gradient (a scatter-add) is torch's backward.
+
+
+def _fractional_starts(samples: np.ndarray, n: int, m: int, k: int) -> np.ndarray:
+    """``(N, C, m)`` window starts of torch's ``generate_intervals`` for samples ``(N, C)``."""
+    starts = np.full(samples.shape + (m,), n - k, dtype=np.int64)
+    if m > 1:
+        t = samples.dtype.type
+        alpha = t(n - k) / t(m - 1)
+        i = np.arange(m - 1).astype(samples.dtype)
+        first = ((i + samples[..., None]) * alpha).astype(np.int64)
+        starts[..., :-1] = first - (samples * alpha).astype(np.int64)[..., None]
+    return starts
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples, dims):
+    name = f"fractional_max_pool{dims}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    spatial = tuple(input.size(d) for d in range(-dims, 0))
+    if output_size is None:
+        if dims == 2 and len(output_ratio) > 2:
+            raise ValueError(
+                f"{name} requires output_ratio to either be a single Int or tuple of Ints."
+            )
+        ratio = _repeat(output_ratio, dims)
+        output_size = [int(s * r) for s, r in zip(spatial, ratio)]
+    channels = input.size(-dims - 1)
+    if samples is None:
+        n_batch = 1 if input.dim() == dims + 1 else input.size(0)
+        samples = gt.rand(n_batch, channels, dims, dtype=input.dtype)
+    kernel = _fractional_sizes(kernel_size, dims, f"{name}: kernel_size")
+    out = _fractional_sizes(output_size, dims, f"{name}: output_size")
+    if input.dim() not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: {list(input.shape)}"
+        )
+    if samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
+    if samples.dtype != input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.size(0) < (1 if input.dim() == dims + 1 else input.size(0)):
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.size(1) != channels:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.size(2) != dims:
+        raise RuntimeError(
+            f"Expect _random_samples.size(2) equals to {dims}; got {samples.size(2)}."
+        )
+    words = ("height", "width") if dims == 2 else ("time", "height", "width")
+    for word, n, m, k in zip(words, spatial, out, kernel):
+        if m + k - 1 > n:
+            where = f"{name}()" if dims == 2 else f"{name}_out()"
+            raise RuntimeError(f"{where}: pool {word} {k} too large relative to input {word} {n}")
+    unbatched = input.dim() == dims + 1
+    x = input.unsqueeze(0) if unbatched else input
+    n_batch = x.size(0)
+    u = samples.detach().numpy()[:n_batch]
+    # the sample each dim reads (Note [Fractional max pooling draws torch's samples])
+    order = (1, 0) if dims == 2 else (0, 1, 2)
+    flat = np.zeros((n_batch, channels) + tuple(out) + tuple(kernel), dtype=np.int64)
+    stride = 1
+    for d in reversed(range(dims)):
+        starts = _fractional_starts(u[..., order[d]], spatial[d], out[d], kernel[d])
+        pos = starts[..., :, None] + np.arange(kernel[d])  # (N, C, m, k)
+        shape = [n_batch, channels] + [1] * (2 * dims)
+        shape[2 + d], shape[2 + dims + d] = out[d], kernel[d]
+        flat = flat + pos.reshape(shape) * stride
+        stride *= spatial[d]
+    flat = flat.reshape(n_batch, channels, *out, math.prod(kernel))
+    size, windows = math.prod(spatial), math.prod(out)
+    planes = x.detach().numpy().reshape(n_batch, channels, size)
+    values = np.take_along_axis(
+        planes, flat.reshape(n_batch, channels, windows * flat.shape[-1]), -1
+    )
+    values = values.reshape(flat.shape)
+    if flat.shape[-1] == 0 or values.size == 0:
+        choice = np.zeros(flat.shape[:-1] + (1,), dtype=np.int64)
+    else:
+        nan = np.isnan(values) if values.dtype.kind in "fc" else np.zeros(values.shape, bool)
+        last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+        choice = np.where(nan.any(-1), last_nan, np.argmax(values, axis=-1))[..., None]
+    indices = np.take_along_axis(flat, choice, -1)[..., 0] if values.size else flat[..., 0]
+    index = gt.tensor(np.ascontiguousarray(indices), dtype=gt.int64)
+    flat_index = index.reshape(n_batch, channels, windows)
+    output = x.reshape(n_batch, channels, size).gather(2, flat_index)
+    output = output.reshape(n_batch, channels, *out)
+    if unbatched:
+        return output.squeeze(0), index.squeeze(0)
+    return output, index
+
+
+def _repeat(v, n: int) -> tuple:
+    """torch's ``_pair``/``_triple``: an iterable as a tuple, anything else ``n`` times."""
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def _fractional_sizes(v, dims: int, what: str) -> tuple:
+    sizes = (v,) * dims if isinstance(v, int) else tuple(v)
+    if len(sizes) == 1:
+        sizes = sizes * dims
+    if len(sizes) != dims:
+        raise RuntimeError(f"{what} must either be a single Int or tuple of Ints")
+    return tuple(int(s) for s in sizes)
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor, kernel_size, output_size=None, output_ratio=None,
+    return_indices: bool = False, _random_samples=None,
+):  # fmt: skip
+    """Fractional max pooling over ``(N, C, H, W)`` (or ``(C, H, W)``) to ``output_size`` (or
+    ``output_ratio`` of the input's size) with pseudo-random window starts; the values and
+    their flat indices in each ``H * W`` plane (Note [Fractional max pooling draws torch's
+    samples]).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> x = gt.arange(16.0).reshape(1, 1, 4, 4)
+    >>> u = gt.tensor([[[0.5, 0.5]]])
+    >>> out, idx = fractional_max_pool2d_with_indices(x, 2, 2, _random_samples=u)
+    >>> out.tolist(), idx.tolist()
+    ([[[[5.0, 7.0], [13.0, 15.0]]]], [[[[5, 7], [13, 15]]]])
+    """
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+
+
+def fractional_max_pool2d(
+    input: Tensor, kernel_size, output_size=None, output_ratio=None,
+    return_indices: bool = False, _random_samples=None,
+):  # fmt: skip
+    """:func:`fractional_max_pool2d_with_indices`, the values only unless ``return_indices``."""
+    out = _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+    return out if return_indices else out[0]
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor, kernel_size, output_size=None, output_ratio=None,
+    return_indices: bool = False, _random_samples=None,
+):  # fmt: skip
+    """Fractional max pooling over ``(N, C, T, H, W)`` (or ``(C, T, H, W)``): the 3-d
+    :func:`fractional_max_pool2d_with_indices`."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+
+
+def fractional_max_pool3d(
+    input: Tensor, kernel_size, output_size=None, output_ratio=None,
+    return_indices: bool = False, _random_samples=None,
+):  # fmt: skip
+    """:func:`fractional_max_pool3d_with_indices`, the values only unless ``return_indices``."""
+    out = _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+    return out if return_indices else out[0]

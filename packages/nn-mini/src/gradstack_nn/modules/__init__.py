@@ -3,6 +3,7 @@
 
 from . import (
     activation,
+    adaptive,
     attention,
     batchnorm,
     channelshuffle,
@@ -28,6 +29,7 @@ from . import (
     upsampling,
 )
 from .activation import *  # noqa: F403
+from .adaptive import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .batchnorm import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
@@ -67,6 +69,7 @@ __all__ += channelshuffle.__all__
 __all__ += upsampling.__all__
 __all__ += flatten.__all__
 __all__ += activation.__all__
+__all__ += adaptive.__all__
 __all__ += dropout.__all__
 __all__ += normalization.__all__
 __all__ += batchnorm.__all__

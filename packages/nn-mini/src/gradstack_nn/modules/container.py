@@ -1,9 +1,10 @@
 """Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList`` and
-``ParameterDict``."""
+``ParameterDict``, and torch's deprecated ``Container``."""
 
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -12,7 +13,14 @@ from gradstack_tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = [
+    "Container",
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+]
 
 
 def _index(idx: int, size: int, what: str) -> int:
@@ -20,6 +28,34 @@ def _index(idx: int, size: int, what: str) -> int:
     if not -size <= idx < size:
         raise IndexError(f"index {idx} is out of range for a {what} of length {size}")
     return idx % size
+
+
+class Container(Module):
+    """torch's deprecated base container: a ``Module`` whose keyword arguments become its
+    submodules.  Constructing one warns (``FutureWarning``, torch's words); subclass
+    ``Module`` instead.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from gradstack_nn import Linear
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     c = Container(fc=Linear(1, 2))
+    >>> list(dict(c.named_children()))
+    ['fc']
+    """
+
+    def __init__(self, **kwargs: Module | None) -> None:
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented in "
+            "`nn.Module`. Subclass that instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -19,6 +19,7 @@ from .. import functional as F
 from .module import Module
 
 __all__ = [
+    "CTCLoss",
     "MSELoss",
     "L1Loss",
     "SmoothL1Loss",
@@ -470,3 +471,19 @@ class GaussianNLLLoss(_Loss):
         return F.gaussian_nll_loss(
             input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
         )
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (:func:`F.ctc_loss`): ``forward(
+    log_probs, targets, input_lengths, target_lengths)``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
+        return F.ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+            self.zero_infinity,
+        )  # fmt: skip

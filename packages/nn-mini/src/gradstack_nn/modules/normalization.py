@@ -19,10 +19,11 @@ from gradstack_tensor import Tensor
 
 from .. import functional as F
 from .. import init
+from ..functional.normalization import _cross_map_lrn2d
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 class LayerNorm(Module):
@@ -191,6 +192,34 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """torch's legacy cross-map local response normalisation of a 4-d input: not
+    :class:`LocalResponseNorm`'s window (Note [torch's legacy cross-map LRN] in
+    ``functional/normalization.py``).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> CrossMapLRN2d(3)
+    CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)
+    >>> CrossMapLRN2d(3, alpha=1.5, beta=1.0)(gt.ones(1, 2, 1, 1)).flatten().tolist()
+    [0.5, 0.5]
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -21,6 +21,8 @@ from .conv import _ntuple
 from .module import Module
 
 __all__ = [
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
@@ -376,3 +378,70 @@ class MaxUnpool3d(_MaxUnpoolNd):
         return F.max_unpool3d(
             input, indices, self.kernel_size, self.stride, self.padding, output_size
         )
+
+
+def _repeat(v, n: int) -> tuple:
+    """torch's ``_pair``/``_triple``: an iterable as a tuple, anything else ``n`` times."""
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+class _FractionalMaxPoolNd(Module):
+    """The fractional max pooling layers (:func:`F.fractional_max_pool2d`/``3d``), with
+    torch's argument checks; ``_random_samples`` (fixed window starts) is a buffer."""
+
+    _dims = 0
+
+    def __init__(
+        self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+        _random_samples=None,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        n = self._dims
+        if n == 3 and (
+            (isinstance(kernel_size, int) and kernel_size <= 0)
+            or (isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))
+        ):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _repeat(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _repeat(output_size, n) if output_size is not None else None
+        self.output_ratio = _repeat(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{type(self).__name__} requires specifying either an output size, or a "
+                "pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):
+        pool = F.fractional_max_pool2d if self._dims == 2 else F.fractional_max_pool3d
+        return pool(
+            input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+            _random_samples=self._random_samples,
+        )  # fmt: skip
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Max pooling over pseudo-random windows of ``kernel_size`` to ``output_size`` (or
+    ``output_ratio``) of an ``(N, C, H, W)`` input (:func:`F.fractional_max_pool2d`).
+
+    Examples
+    --------
+    >>> import gradstack_tensor as gt
+    >>> pool = FractionalMaxPool2d(2, output_size=2)
+    >>> pool(gt.randn(1, 3, 5, 5)).shape
+    gradstack.Size([1, 3, 2, 2])
+    """
+
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """The 3-d :class:`FractionalMaxPool2d` over ``(N, C, T, H, W)``
+    (:func:`F.fractional_max_pool3d`)."""
+
+    _dims = 3

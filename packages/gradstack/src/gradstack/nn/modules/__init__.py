@@ -26,6 +26,7 @@ from gradstack_nn.modules import __all__  # noqa: F401
 
 # torch 2.13's ``torch.nn.modules.<name>.__all__``, the names gradstack has
 _PATHS = {
+    "adaptive": ["AdaptiveLogSoftmaxWithLoss"],
     "activation": [
         "Threshold",
         "ReLU",
@@ -66,7 +67,14 @@ _PATHS = {
         "LazyBatchNorm3d",
     ],
     "channelshuffle": ["ChannelShuffle"],
-    "container": ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"],
+    "container": [
+        "Container",
+        "Sequential",
+        "ModuleList",
+        "ModuleDict",
+        "ParameterList",
+        "ParameterDict",
+    ],
     "conv": [
         "Conv1d",
         "Conv2d",
@@ -98,6 +106,7 @@ _PATHS = {
     "loss": [
         "L1Loss",
         "NLLLoss",
+        "CTCLoss",
         "PoissonNLLLoss",
         "GaussianNLLLoss",
         "KLDivLoss",
@@ -118,7 +127,13 @@ _PATHS = {
         "TripletMarginWithDistanceLoss",
     ],
     "module": ["Module"],
-    "normalization": ["LocalResponseNorm", "LayerNorm", "GroupNorm", "RMSNorm"],
+    "normalization": [
+        "LocalResponseNorm",
+        "CrossMapLRN2d",
+        "LayerNorm",
+        "GroupNorm",
+        "RMSNorm",
+    ],
     "padding": [
         "CircularPad1d",
         "CircularPad2d",
@@ -146,6 +161,8 @@ _PATHS = {
         "AvgPool3d",
         "LPPool1d",
         "LPPool2d",
+        "FractionalMaxPool2d",
+        "FractionalMaxPool3d",
         "AdaptiveMaxPool1d",
         "AdaptiveMaxPool2d",
         "AdaptiveMaxPool3d",
