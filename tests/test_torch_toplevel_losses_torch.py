@@ -20,6 +20,7 @@ P = R.uniform(0.05, 0.95, (4, 5))
 SIGNS = np.where(R.standard_normal(4) > 0, 1.0, -1.0)
 SIGNS5 = np.where(R.standard_normal((4, 5)) > 0, 1.0, -1.0)
 COUNTS = R.integers(0, 5, (4, 5)).astype(np.float64)
+LOGITS = R.standard_normal((6, 2, 5))  # (T, N, C) for ctc_loss
 
 
 def _run(lib, fn, arrays):
@@ -82,6 +83,14 @@ def _cases():
             [X, Y, Z],
         ),
     )
+    for r in (0, 1, 2):
+        yield f"ctc_loss r={r}", (
+            lambda L, lp, r=r: L.ctc_loss(
+                lp.log_softmax(2), L.tensor([[1, 2], [3, 1]]), [6, 5], [2, 2], 0, r
+            ), [LOGITS])  # fmt: skip
+    yield "ctc_loss zero_infinity", (
+        lambda L, lp: L.ctc_loss(lp.log_softmax(2), L.tensor([[1, 2, 3, 4]]), [2], [4], 0, 1, True),
+        [LOGITS[:, :1]])  # fmt: skip
     yield (
         "max_pool1d_with_indices",
         (lambda L, x: L.max_pool1d_with_indices(x.unsqueeze(0), 2), [X]),

@@ -222,11 +222,12 @@ RULES = [
         r"\.is_shared$",
     ),
     Rule(
-        "legacy_types",
-        "the legacy typed tensor classes of the dtypes gradstack lacks (``HalfTensor``, "
-        "``BFloat16Tensor``, ``CharTensor``, ``ShortTensor``, ``ByteTensor``)",
-        r"^torch\.(BFloat16Tensor|HalfTensor|ComplexFloatTensor|ComplexDoubleTensor|"
-        r"CharTensor|ShortTensor|ByteTensor)$",
+        "complex32",
+        "torch's half-precision complex dtype (``complex32``, ``chalf``): numpy has no "
+        "complex dtype below complex64, nor does ml_dtypes (which gives gradstack "
+        "bfloat16), and gradstack's storage is numpy arrays; torch's own support is "
+        "experimental (it warns so) and most of its CPU kernels refuse the dtype",
+        r"^torch\.(complex32|chalf)$|^torch\.Tensor\.chalf$",
     ),
     Rule(
         "observability",

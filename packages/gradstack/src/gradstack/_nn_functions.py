@@ -64,6 +64,7 @@ __all__ = [
     "cosine_embedding_loss",
     "hinge_embedding_loss",
     "kl_div",
+    "ctc_loss",
     "margin_ranking_loss",
     "poisson_nll_loss",
     "triplet_margin_loss",
@@ -300,6 +301,23 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return _F.cosine_embedding_loss(
         input1, input2, target, margin, reduction=_reduction(reduction, "cosine_embedding_loss")
     )
+
+
+def ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
+    zero_infinity=False,
+):  # fmt: skip
+    """``functional.ctc_loss`` with aten's int ``reduction`` (lengths as lists or tensors)."""
+    _tensors("ctc_loss", log_probs=log_probs, targets=targets)
+    if isinstance(input_lengths, _Tensor) != isinstance(target_lengths, _Tensor):
+        raise TypeError(
+            "ctc_loss(): input_lengths and target_lengths must be both tensors or both "
+            "sequences of ints"
+        )
+    return _F.ctc_loss(
+        log_probs, targets, input_lengths, target_lengths, blank,
+        reduction=_reduction(reduction, "ctc_loss"), zero_infinity=zero_infinity,
+    )  # fmt: skip
 
 
 def hinge_embedding_loss(input, target, margin=1.0, reduction=0):

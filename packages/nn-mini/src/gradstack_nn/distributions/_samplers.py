@@ -31,6 +31,7 @@ import math
 import gradstack_tensor as gt
 import numpy as np
 from gradstack_tensor import Tensor
+from gradstack_tensor.dtypes import SCALAR_TYPE_NAMES
 from gradstack_tensor.extension import data_of, wrap
 
 from ._torch_stream import TorchStream
@@ -43,11 +44,7 @@ _C0331_F = float(_F32(0.0331))  # 0.0331f
 
 
 # torch's ScalarType names, as its dispatch errors print them
-_SCALAR_TYPE = {
-    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-    "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}  # fmt: skip
+_SCALAR_TYPE = SCALAR_TYPE_NAMES
 
 
 def _type_name(t: Tensor) -> str:
