@@ -36,17 +36,23 @@ _HEADER = (
 
 
 def load_table(folder: Path = HERE) -> ModuleType:
-    """``_op_table.py`` of ``folder``, loaded alone (it declares no op so)."""
-    name = "_gradstack_op_table_for_codegen"
-    spec = importlib.util.spec_from_file_location(name, folder / "_op_table.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # (NamedTuple looks its module up while being created)
+    """``_op_table.py`` of ``folder``, loaded alone (it declares no op so).
+
+    The table imports its vocabulary from ``._op_row``, so it is loaded as a module of a
+    stand-in package whose path is ``folder``: the relative import finds ``_op_row.py``
+    beside it, and nothing compiled is imported.
+    """
+    package = "_gradstack_op_table_for_codegen"
+    stand_in = ModuleType(package)
+    stand_in.__path__ = [str(folder)]
+    saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k.split(".")[0] == package}
+    sys.modules[package] = stand_in
     try:
-        spec.loader.exec_module(module)
+        return importlib.import_module(package + "._op_table")
     finally:
-        del sys.modules[name]
-    return module
+        for key in [k for k in sys.modules if k.split(".")[0] == package]:
+            del sys.modules[key]
+        sys.modules.update(saved)
 
 
 def _constant(name: str) -> str:

@@ -1,7 +1,7 @@
 """The op table: every built-in op of the tensor library, declared once, one row per op.
 
-A row (:class:`OpRow`, made by :func:`op`) says everything about an op that is not its
-kernel's code:
+A row (:class:`OpRow`, made by :func:`op`; both in ``_op_row.py``) says everything about an
+op that is not its kernel's code:
 
 - its name (torch's), its kind (how the generic elementwise kernels treat it) and, for an
   elementwise op, its numpy path (``ufunc``: a numpy ufunc, or a function of
@@ -27,9 +27,9 @@ Note [Generated from the op table]
 A row with ``args`` gets a Tensor method and a function form that nobody writes.  The
 methods must stay C-level methods of the compiled Tensor (a method added at run time
 would be a Python function and could not live on a cdef class), so the build writes them:
-``_op_codegen.py`` reads this file, alone, and writes ``_op_methods.pxi`` (the class
-``OpTableMethods`` of the Tensor's class chain, and a C global per op) and
-``_op_methods.pyi`` (its stub), which ``_tensor_elementwise.pyx`` includes and
+``_op_codegen.py`` reads this file (and ``_op_row.py``), alone, and writes
+``_op_methods.pxi`` (the class ``OpTableMethods`` of the Tensor's class chain, and a C
+global per op) and ``_op_methods.pyi`` (its stub), which ``_tensor_elementwise.pyx`` includes and
 ``_tensor.pyi`` inherits.  The build hook (``hatch_build.py``: ``tools/rebuild.py`` and
 every wheel build) runs the generator before Cython and rewrites a file only when its text
 changes, so an edit of a row recompiles the one module that includes it, and only when the
@@ -38,11 +38,11 @@ at import, by ``functions.py``, from the same rows.
 
 Note [The table is read at build time]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-The build reads this module before anything is compiled, so it imports numpy and the
-standard library only.  A ``ufunc`` that is one of ``_ufuncs.pyx``'s functions is named
-through :data:`ufuncs` (``ufuncs._rounded_unary(np.exp)``), which records the call and
-makes it when the ops are declared; and the ops are declared only when this module is
-imported as ``gradstack_tensor._op_table``.
+The build reads this module before anything is compiled, so it imports numpy, the
+standard library and ``_op_row.py`` only.  A ``ufunc`` that is one of ``_ufuncs.pyx``'s
+functions is named through :data:`ufuncs` (``ufuncs._rounded_unary(np.exp)``), which
+records the call and makes it when the ops are declared; and the ops are declared only
+when this module is imported as ``gradstack_tensor._op_table``.
 
 Examples
 --------
@@ -58,10 +58,28 @@ Examples
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
+
+from ._op_row import (
+    BINARY,
+    BINARY_FLOAT,
+    COMPARE,
+    EITHER,
+    ELEMENTWISE,
+    OTHER,
+    TENSOR,
+    TENSOR_FIRST,
+    TENSORS,
+    UNARY,
+    UNARY_FLOAT,
+    OpRow,
+    _Deferred,
+    op,
+    resolve,
+    ufuncs,
+)
 
 __all__ = [
     "OTHER",
@@ -82,199 +100,6 @@ __all__ = [
     "ufuncs",
     "resolve",
 ]
-
-# ----------------------------------------------------------------------------------------
-# The kinds (Op.kind, gradstack_tensor.KIND_*): how the generic elementwise kernels treat
-# an op
-
-OTHER = "other"  # a kernel of its own (_impl_*.py, or _elementwise.pyx's sum)
-BINARY = "binary"  # elementwise, torch promotion, result in the promoted dtype
-BINARY_FLOAT = "binary_float"  # elementwise, integer results become the default float
-COMPARE = "compare"  # elementwise, promoted inputs, bool result
-UNARY = "unary"  # elementwise, same dtype out
-UNARY_FLOAT = "unary_float"  # elementwise, integer inputs become the default float first
-ELEMENTWISE = (BINARY, BINARY_FLOAT, COMPARE, UNARY, UNARY_FLOAT)
-
-# The argument kinds of the generated forms, as torch's schema spells them.  A method checks
-# ``other`` when it must be a Tensor; a function form checks each argument that must be.
-TENSOR = "Tensor"  # unary: (Tensor self)
-TENSORS = "Tensor, Tensor"  # torch's maximum, atan2, logical_and ...: no Python number
-TENSOR_FIRST = "Tensor, Tensor|Number"  # a number ``other`` (and in-place), a Tensor first
-EITHER = "Tensor|Number, Tensor|Number"  # either may be a number (pow(2, t), remainder ...)
-
-_SAME = object()  # ``aten``'s default: torch's name is the op's name
-_DERIVED = object()  # ``out``'s default: from the kind
-
-
-class _Deferred:
-    """A function of ``_ufuncs.pyx`` (``attr``), called with ``args`` when the ops are
-    declared (Note [The table is read at build time])."""
-
-    __slots__ = ("attr", "args", "called")
-
-    def __init__(self, attr: str, args: tuple = (), called: bool = False) -> None:
-        self.attr, self.args, self.called = attr, args, called
-
-    def __call__(self, *args: Any) -> _Deferred:
-        return _Deferred(self.attr, args, True)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(map(repr, self.args))
-        return f"ufuncs.{self.attr}" + (f"({inner})" if self.called else "")
-
-
-class _Ufuncs:
-    """``ufuncs.name`` stands for ``gradstack_tensor._ufuncs.name``, made later."""
-
-    def __getattr__(self, attr: str) -> _Deferred:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _Deferred(attr)
-
-
-ufuncs = _Ufuncs()
-
-
-def resolve(spec: Any, module: Any) -> Any:
-    """``spec`` with every ``ufuncs.x(...)`` made from ``module`` (``_ufuncs``)."""
-    if isinstance(spec, _Deferred):
-        fn = getattr(module, spec.attr)
-        return fn(*(resolve(a, module) for a in spec.args)) if spec.called else fn
-    return spec
-
-
-class OpRow(NamedTuple):
-    """One op of the table (made by :func:`op`, which explains each field)."""
-
-    name: str
-    kind: str
-    ufunc: Any
-    inplace_form: bool
-    writes: bool
-    view: bool
-    aten: str | None
-    args: str | None
-    forms: tuple[str, ...]
-    params: str
-    doc: str
-    inplace_doc: str
-    aliases: tuple[str, ...]
-    method_aliases: tuple[str, ...]
-    out: str | None
-
-    @property
-    def inplace_name(self) -> str | None:
-        """The name of the in-place form, or None."""
-        return self.name + "_" if self.inplace_form else None
-
-    @property
-    def unary(self) -> bool:
-        """A generated form of one tensor argument."""
-        return self.args == TENSOR
-
-    @property
-    def arg_kinds(self) -> tuple[str, ...]:
-        """``args`` split: one kind per positional argument."""
-        return tuple(a.strip() for a in (self.args or "").split(","))
-
-    @property
-    def param_names(self) -> tuple[str, ...]:
-        """The names the generated forms pass to the op after ``self``, in order."""
-        return tuple(
-            p.split("=")[0].strip() for p in self.params.split(",") if p.strip() not in ("", "*")
-        )
-
-
-def op(
-    name: str,
-    kind: str = OTHER,
-    ufunc: Any = None,
-    *,
-    inplace_form: bool = False,
-    writes: bool = False,
-    view: bool = False,
-    aten: Any = _SAME,
-    args: str | None = None,
-    forms: tuple[str, ...] = ("method", "function"),
-    params: str | None = None,
-    doc: str = "",
-    inplace_doc: str | None = None,
-    aliases: tuple[str, ...] = (),
-    method_aliases: tuple[str, ...] = (),
-    out: Any = _DERIVED,
-) -> OpRow:
-    """One row of the table.
-
-    Parameters
-    ----------
-    name : str
-        torch's name of the op (``"mul"``; an op that writes in place ends in ``_``).
-    kind : str
-        ``OTHER`` (its own kernel) or an elementwise kind (``BINARY``, ``UNARY_FLOAT`` ...).
-    ufunc : numpy ufunc or ``ufuncs.<function>(...)``
-        The numpy path of an elementwise op: what its C kernel calls past the small loops.
-    inplace_form : bool
-        Also declare ``name_``, the same op writing into its first argument.
-    writes, view : bool
-        The op writes into its first argument (``zero_``), or returns a view of it.
-    aten : str or None
-        torch's name of the op, when it differs from ``name`` (``"to"`` for ``to_dtype``);
-        None when torch has no such op.  The in-place form's is this name with ``_``.
-    args : str, optional
-        The argument kinds (``TENSOR``, ``TENSORS``, ``TENSOR_FIRST``, ``EITHER``).  A row
-        with ``args`` gets the generated forms that ``forms`` names (Note [Generated from
-        the op table]); without, its method and function are written by hand.
-    forms : tuple of str
-        Which forms are generated: ``"method"`` (with the in-place method) and
-        ``"function"`` (with the in-place function of a unary op).
-    params : str, optional
-        The generated method's parameters after ``self`` (default ``"other"`` for two
-        arguments): ``"exponent"``, ``"other, *, alpha=1"``; each name is passed to the op
-        in order.
-    doc : str
-        The method's docstring (numpy style, examples with ``gt``); the function form's
-        starts with its first line.
-    inplace_doc : str, optional
-        The in-place method's docstring (default: "In-place :meth:`name`; returns self").
-    aliases, method_aliases : tuple of str
-        Other names of the generated forms (``multiply``), or of the method only
-        (``negative``; a name ending in ``_`` aliases the in-place method).
-    out : str or None
-        The ``out=`` rule of the function form (Note [Which dtypes out= accepts] in
-        ``_out.py``); default ``"same"`` for ``UNARY``, else ``"cast"``; None: no ``out=``.
-    """
-    if kind not in ELEMENTWISE and kind != OTHER:
-        raise ValueError(f"op {name!r}: unknown kind {kind!r}")
-    if (ufunc is None) != (kind == OTHER):
-        raise ValueError(f"op {name!r}: an elementwise op has a ufunc, no other op does")
-    if params is None:
-        params = "" if args in (None, TENSOR) else "other"
-    if out is _DERIVED:
-        out = "same" if kind == UNARY else "cast"
-    doc = inspect.cleandoc(doc) if "\n" in doc else doc
-    if args is not None and not doc:
-        raise ValueError(f"op {name!r}: a row with generated forms needs its docstring")
-    return OpRow(
-        name=name,
-        kind=kind,
-        ufunc=ufunc,
-        inplace_form=inplace_form,
-        writes=writes,
-        view=view,
-        aten=name if aten is _SAME else aten,
-        args=args,
-        forms=forms if args is not None else (),
-        params=params,
-        doc=doc,
-        inplace_doc=(
-            inspect.cleandoc(inplace_doc)
-            if inplace_doc
-            else f"In-place :meth:`{name}`; returns ``self``."
-        ),
-        aliases=aliases,
-        method_aliases=method_aliases,
-        out=out,
-    )
 
 
 def _rounded(ufunc: Any) -> _Deferred:
