@@ -17,7 +17,7 @@ Two figures, both written to ``docs/census.md``:
 
 2. **The uses.**  The names a body of public torch code uses, counted by reading its ``.py``
    files, the code cells of its ``.ipynb`` notebooks and the PyTorch cells of d2l's Markdown
-   chapters with :mod:`ast` (Note [What counts as a use]); the share of the in-scope uses
+   chapters with :mod:`ast` (Note [What counts as a use] in ``census_scan.py``); the share of the in-scope uses
    whose name gradstack has, weighted by how often each name is used.  The corpus is read
    from checkouts or from bare git directories (``git ls-tree``/``cat-file`` on ``HEAD``,
    no network); the counts and the repositories' commits are saved in
@@ -546,7 +546,7 @@ def _usage_section(usage: dict) -> list[str]:
         f"torch {usage['torch']}'s names used by {sum(r['programs'] for r in repos)} programs",
         "(`.py` files, notebooks' code cells and d2l's PyTorch cells) of these repositories,",
         "read at these commits (`hatch run census --scan <git dirs>`; Note [What counts as",
-        "a use] in `tools/census.py`):",
+        "a use] in `tools/census_scan.py`):",
         "",
         "| repository | commit | programs | uses |",
         "|---|---|---:|---:|",
