@@ -18,9 +18,9 @@ Two figures, both written to ``docs/census.md``:
 2. **The uses.**  The names a body of public torch code uses, counted by reading its ``.py``
    files, the code cells of its ``.ipynb`` notebooks and the PyTorch cells of d2l's Markdown
    chapters with :mod:`ast` (Note [What counts as a use] in ``census_scan.py``); the share
-   of the in-scope uses whose name gradstack has, weighted by how often each name is used.  The corpus is read
-   from checkouts or from bare git directories (``git ls-tree``/``cat-file`` on ``HEAD``,
-   no network); the counts and the repositories' commits are saved in
+   of the in-scope uses whose name gradstack has, weighted by how often each name is used.
+   The corpus is read from checkouts or from bare git directories (``git ls-tree``/
+   ``cat-file`` on ``HEAD``, no network); the counts and the repositories' commits are saved in
    ``tools/census_usage.json``, so that the page is rewritten after gradstack gains names
    without the corpus at hand.
 """
