@@ -30,6 +30,7 @@ from .optimizer import (
     check_betas,
     check_flags,
     check_nonnegative,
+    lr_betas_eps,
     params_with_state,
     scalar,
     with_weight_decay,
@@ -120,9 +121,7 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _step_group(self, group) -> None:
-        lr = scalar(group["lr"])
-        beta1, beta2 = (scalar(b) for b in group["betas"])
-        eps = group["eps"]
+        lr, beta1, beta2, eps = lr_betas_eps(group)
         amsgrad = group["amsgrad"]
         decoupled = group.get("decoupled_weight_decay", False)
         names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())

@@ -25,6 +25,7 @@ __all__ = [
     "check_lr_eps_wd",
     "check_betas",
     "scalar",
+    "lr_betas_eps",
     "has_grad",
     "params_with_state",
     "zeros_state",
@@ -48,6 +49,13 @@ def scalar(value) -> float:
     if isinstance(value, Tensor):
         return value.item()
     return value
+
+
+def lr_betas_eps(group) -> tuple:
+    """An Adam-style group's ``(lr, beta1, beta2, eps)``, a tensor ``lr`` or beta read as a
+    Python number (:func:`scalar`)."""
+    beta1, beta2 = (scalar(b) for b in group["betas"])
+    return scalar(group["lr"]), beta1, beta2, group["eps"]
 
 
 def check_flags(name: str, *, capturable: bool = False, differentiable: bool = False) -> None:
