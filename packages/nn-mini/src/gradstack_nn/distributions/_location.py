@@ -20,6 +20,8 @@ class MeanAndModeAtLoc:
     (2.0, 2.0)
     """
 
+    loc: Tensor
+
     @property
     def mean(self) -> Tensor:
         return self.loc

@@ -4,6 +4,8 @@ holds them: the one place torch's two classes write out alike."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from gradstack_tensor import Tensor
 
 __all__ = ["ParametersOfBase"]
@@ -19,6 +21,8 @@ class ParametersOfBase:
     >>> RelaxedBernoulli(gt.tensor(0.5), logits=gt.tensor(0.0)).probs.item()
     0.5
     """
+
+    base_dist: Any  # (the TransformedDistribution's base)
 
     @property
     def temperature(self) -> Tensor:
