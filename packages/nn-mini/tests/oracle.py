@@ -12,7 +12,8 @@ and these run them on gradstack (as ``GS``) and on torch and compare.
   seed: repr, state dict (names and values), output;
 - :func:`assert_layer_matches_torch`: a layer's initial weights, and in float64 its output,
   gradients (to order 2) and buffers;
-- :func:`assert_state_equal`: an optimiser's state;
+- :func:`assert_state_equal`: an optimiser's state; :func:`step_both_optimizers`: the same
+  parameters and gradients stepped by a gradstack and a torch optimiser;
 - :func:`error_of` and :func:`assert_same_error`: the exception type and words;
 - :func:`seeded_run`, :func:`assert_seeded_run_matches_torch`: a random layer after the
   same seed, bit for bit.
@@ -35,6 +36,7 @@ __all__ = [
     "assert_module_matches_torch",
     "assert_layer_matches_torch",
     "assert_state_equal",
+    "step_both_optimizers",
     "error_of",
     "assert_same_error",
     "seeded_run",
@@ -192,6 +194,35 @@ def assert_state_equal(gstate, tstate, rtol, atol):
         else:
             assert type(a) is type(b), key
             assert a == pytest.approx(b, rel=rtol, abs=atol), key
+
+
+def step_both_optimizers(init, grads, layout, make_gs, make_torch):
+    """Parameters of the arrays ``init`` in gradstack (with ``layout="transposed"`` each
+    matrix a transposed view, its gradients too: not C-contiguous, the tensor-op path)
+    and in torch, the optimisers ``make_gs(params)``/``make_torch(params)`` over them,
+    stepped once per entry of ``grads`` (a list of arrays a step); returns ``(gs params,
+    torch params, gs optimiser, torch optimiser)``."""
+    torch = _torch()
+    gp = []
+    for a in init:
+        if layout == "transposed" and a.ndim == 2:
+            gp.append(gs.nn.Parameter(gs.tensor(np.ascontiguousarray(a.T)).t()))
+        else:
+            gp.append(gs.nn.Parameter(gs.tensor(a)))
+    tp = [torch.nn.Parameter(torch.tensor(a)) for a in init]
+    gopt, topt = make_gs(gp), make_torch(tp)
+    for step in grads:
+        for p, g in zip(gp, step):
+            p.grad = (
+                gs.tensor(g)
+                if p.dim() < 2 or layout == "contiguous"
+                else gs.tensor(np.ascontiguousarray(g.T)).t()
+            )
+        for p, g in zip(tp, step):
+            p.grad = torch.tensor(g)
+        gopt.step()
+        topt.step()
+    return gp, tp, gopt, topt
 
 
 def error_of(fn):

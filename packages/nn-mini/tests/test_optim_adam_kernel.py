@@ -11,6 +11,7 @@ import pytest
 from gradstack_nn import Parameter
 from gradstack_nn.optim import Adam, AdamW
 from gradstack_nn.optim import adam as adam_module
+from gradstack_nn_tests_oracle import step_both_optimizers
 from gradstack_tensor.kernels import adam_update_
 
 torch = pytest.importorskip("torch")
@@ -33,28 +34,14 @@ def run_both(cls, options, dtype, steps=5, layout="contiguous", lr=0.05):
     shapes = [(5, 3), (3,), (), (0, 4)]
     init = [rng.standard_normal(s).astype(dtype) for s in shapes]
     grads = [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(steps)]
-    gp = []
-    for a in init:
-        if layout == "transposed" and a.ndim == 2:
-            gp.append(Parameter(gt.tensor(np.ascontiguousarray(a.T)).t()))
-        else:
-            gp.append(Parameter(gt.tensor(a)))
-    tp = [torch.nn.Parameter(torch.tensor(a)) for a in init]
     gcls, tcls = (Adam, torch.optim.Adam) if cls == "Adam" else (AdamW, torch.optim.AdamW)
-    gopt = gcls(gp, lr=lr, **options)
-    topt = tcls(tp, lr=lr, foreach=False, **options)
-    for step in grads:
-        for p, g in zip(gp, step):
-            p.grad = (
-                gt.tensor(g)
-                if p.dim() < 2 or layout == "contiguous"
-                else gt.tensor(np.ascontiguousarray(g.T)).t()
-            )
-        for p, g in zip(tp, step):
-            p.grad = torch.tensor(g)
-        gopt.step()
-        topt.step()
-    return gp, tp, gopt, topt
+    return step_both_optimizers(
+        init,
+        grads,
+        layout,
+        lambda params: gcls(params, lr=lr, **options),
+        lambda params: tcls(params, lr=lr, foreach=False, **options),
+    )
 
 
 def assert_close(a, b, dtype):

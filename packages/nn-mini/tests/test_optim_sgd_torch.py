@@ -12,6 +12,7 @@ import pytest
 from gradstack_nn import Parameter
 from gradstack_nn.optim import SGD, Optimizer
 from gradstack_nn.optim import sgd as sgd_module
+from gradstack_nn_tests_oracle import step_both_optimizers
 
 torch = pytest.importorskip("torch")
 
@@ -31,26 +32,13 @@ def run_both(options, dtype, steps=4, layout="contiguous", lr=0.05):
     shapes = [(5, 3), (3,), ()]
     init = [rng.standard_normal(s).astype(dtype) for s in shapes]
     grads = [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(steps)]
-    gp = []
-    for a in init:
-        if layout == "transposed" and a.ndim == 2:
-            # a parameter whose array is not C-contiguous: the tensor-op path
-            gp.append(Parameter(gt.tensor(np.ascontiguousarray(a.T)).t()))
-        else:
-            gp.append(Parameter(gt.tensor(a)))
-    tp = [torch.nn.Parameter(torch.tensor(a)) for a in init]
-    gopt, topt = SGD(gp, lr=lr, **options), torch.optim.SGD(tp, lr=lr, **options)
-    for step in grads:
-        for p, g in zip(gp, step):
-            p.grad = (
-                gt.tensor(g)
-                if p.dim() < 2 or layout == "contiguous"
-                else gt.tensor(np.ascontiguousarray(g.T)).t()
-            )
-        for p, g in zip(tp, step):
-            p.grad = torch.tensor(g)
-        gopt.step()
-        topt.step()
+    gp, tp, gopt, topt = step_both_optimizers(
+        init,
+        grads,
+        layout,
+        lambda params: SGD(params, lr=lr, **options),
+        lambda params: torch.optim.SGD(params, lr=lr, **options),
+    )
     gbufs = [gopt.state[p].get("momentum_buffer") for p in gp]
     tbufs = [topt.state[p].get("momentum_buffer") for p in tp]
     return gp, tp, gbufs, tbufs

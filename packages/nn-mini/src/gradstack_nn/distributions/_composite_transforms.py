@@ -461,7 +461,34 @@ class ReshapeTransform(Transform):
         return shape[:cut] + self.in_shape
 
 
-class CatTransform(Transform):
+class _TransformsAlongDim(Transform):
+    """What ``CatTransform`` and ``StackTransform`` share: the transforms ``tseq`` (checked,
+    with the cache size given), the ``dim`` along which they apply, the check that a
+    tensor has that dim, and bijectivity (when every transform is bijective)."""
+
+    transforms: list[Transform]
+
+    def __init__(self, tseq, dim: int, cache_size: int) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def _check_dim(self, t, name):
+        if not -t.dim() <= self.dim < t.dim():
+            raise AssertionError(
+                f"dim {self.dim} out of range for {name} with {t.dim()} dimensions"
+            )
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+
+class CatTransform(_TransformsAlongDim):
     """The transforms ``tseq`` applied to consecutive slices of ``lengths`` along
     ``dim`` (as ``cat``).
 
@@ -474,15 +501,8 @@ class CatTransform(Transform):
     [1.0, 2.0, 4.0]
     """
 
-    transforms: list[Transform]
-
     def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        super().__init__(tseq, dim, cache_size)
         if lengths is None:
             lengths = [1] * len(self.transforms)
         self.lengths = list(lengths)
@@ -490,7 +510,6 @@ class CatTransform(Transform):
             raise AssertionError(
                 f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})"
             )
-        self.dim = dim
 
     @lazy_property
     def event_dim(self) -> int:
@@ -505,11 +524,8 @@ class CatTransform(Transform):
             return self
         return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
 
-    def _check(self, t, name):
-        if not -t.dim() <= self.dim < t.dim():
-            raise AssertionError(
-                f"dim {self.dim} out of range for {name} with {t.dim()} dimensions"
-            )
+    def _check(self, t, name, dim_name=None):
+        self._check_dim(t, name if dim_name is None else dim_name)
         if t.size(self.dim) != self.length:
             raise AssertionError(
                 f"{name}.size({self.dim}) = {t.size(self.dim)} must equal length {self.length}"
@@ -522,25 +538,11 @@ class CatTransform(Transform):
             start = start + length
 
     def _call(self, x):
-        if not -x.dim() <= self.dim < x.dim():
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {x.dim()} dimensions"
-            )
-        if x.size(self.dim) != self.length:
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal length {self.length}"
-            )
+        self._check(x, "x", dim_name="tensor")
         return gt.cat([trans(xslice) for trans, xslice in self._slices(x)], dim=self.dim)
 
     def _inverse(self, y):
-        if not -y.dim() <= self.dim < y.dim():
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {y.dim()} dimensions"
-            )
-        if y.size(self.dim) != self.length:
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal length {self.length}"
-            )
+        self._check(y, "y", dim_name="tensor")
         return gt.cat([trans.inv(yslice) for trans, yslice in self._slices(y)], dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
@@ -561,10 +563,6 @@ class CatTransform(Transform):
             return gt.cat(logdetjacs, dim=dim)
         return sum(logdetjacs)
 
-    @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        return all(t.bijective for t in self.transforms)
-
     @constraints.dependent_property
     def domain(self):
         return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
@@ -574,7 +572,7 @@ class CatTransform(Transform):
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
 
 
-class StackTransform(Transform):
+class StackTransform(_TransformsAlongDim):
     """The transforms ``tseq`` applied to the slices of ``dim`` (as ``stack``).
 
     Examples
@@ -586,16 +584,8 @@ class StackTransform(Transform):
     [[1.0], [2.0]]
     """
 
-    transforms: list[Transform]
-
     def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
-        self.dim = dim
+        super().__init__(tseq, dim, cache_size)
 
     def with_cache(self, cache_size=1):
         if self._cache_size == cache_size:
@@ -606,10 +596,7 @@ class StackTransform(Transform):
         return [z.select(self.dim, i) for i in range(z.size(self.dim))]
 
     def _check(self, t, name):
-        if not -t.dim() <= self.dim < t.dim():
-            raise AssertionError(
-                f"dim {self.dim} out of range for {name} with {t.dim()} dimensions"
-            )
+        self._check_dim(t, name)
         if t.size(self.dim) != len(self.transforms):
             raise AssertionError(
                 f"{name}.size({self.dim}) = {t.size(self.dim)} must equal len(transforms) "
@@ -634,10 +621,6 @@ class StackTransform(Transform):
             for xslice, yslice, trans in zip(self._slice(x), self._slice(y), self.transforms)
         ]
         return gt.stack(logdetjacs, dim=self.dim)
-
-    @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
     def domain(self):

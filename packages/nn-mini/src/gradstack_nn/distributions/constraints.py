@@ -224,6 +224,44 @@ class MixtureSameFamilyConstraint(Constraint):
         return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
+class _LowerBounded(Constraint):
+    """A region with a ``lower_bound`` (its subclasses say which), shown with it."""
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+        super().__init__()
+
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _UpperBounded(Constraint):
+    """A region with an ``upper_bound`` (its subclasses say which), shown with it."""
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+
+
+class _Bounded(Constraint):
+    """A region between ``lower_bound`` and ``upper_bound`` (its subclasses say which
+    ends are in), shown with them."""
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def __repr__(self):
+        return (
+            f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
+            f"upper_bound={self.upper_bound})"
+        )
+
+
 class _Boolean(Constraint):
     """The two values ``{0, 1}``."""
 
@@ -245,56 +283,31 @@ class _OneHot(Constraint):
         return is_boolean.all(-1) & is_normalized
 
 
-class _IntegerInterval(Constraint):
+class _IntegerInterval(_Bounded):
     """The integers of ``[lower_bound, upper_bound]``."""
 
     is_discrete = True
 
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        super().__init__()
-
     def check(self, value):
         return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        return (
-            f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-            f"upper_bound={self.upper_bound})"
-        )
 
-
-class _IntegerLessThan(Constraint):
+class _IntegerLessThan(_UpperBounded):
     """The integers of ``(-inf, upper_bound]``."""
 
     is_discrete = True
 
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
-
     def check(self, value):
         return (value % 1 == 0) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
 
-
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_LowerBounded):
     """The integers of ``[lower_bound, inf)``."""
 
     is_discrete = True
 
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
-
     def check(self, value):
         return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
 
 class _Real(Constraint):
@@ -304,82 +317,39 @@ class _Real(Constraint):
         return value == value
 
 
-class _GreaterThan(Constraint):
+class _GreaterThan(_LowerBounded):
     """The half line ``(lower_bound, inf]``."""
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
 
     def check(self, value):
         return self.lower_bound < value
 
-    def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
-
-class _GreaterThanEq(Constraint):
+class _GreaterThanEq(_LowerBounded):
     """The half line ``[lower_bound, inf)``."""
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
 
     def check(self, value):
         return self.lower_bound <= value
 
-    def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
-
-class _LessThan(Constraint):
+class _LessThan(_UpperBounded):
     """The half line ``[-inf, upper_bound)``."""
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
 
     def check(self, value):
         return value < self.upper_bound
 
-    def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
 
-
-class _Interval(Constraint):
+class _Interval(_Bounded):
     """The interval ``[lower_bound, upper_bound]``."""
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        super().__init__()
 
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        return (
-            f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-            f"upper_bound={self.upper_bound})"
-        )
 
-
-class _HalfOpenInterval(Constraint):
+class _HalfOpenInterval(_Bounded):
     """The interval ``[lower_bound, upper_bound)``."""
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        super().__init__()
 
     def check(self, value):
         return (self.lower_bound <= value) & (value < self.upper_bound)
-
-    def __repr__(self):
-        return (
-            f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-            f"upper_bound={self.upper_bound})"
-        )
 
 
 class _Simplex(Constraint):

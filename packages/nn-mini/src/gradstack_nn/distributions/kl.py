@@ -142,6 +142,24 @@ def _infinite_like(tensor):
     return gt.full_like(tensor, math.inf)
 
 
+def _register_infinite(type_p, parameter, *types_q):
+    """Register one function as the KL of ``type_p`` to each of ``types_q``: infinite
+    everywhere (q's support does not cover p's), a tensor like p's ``parameter``.  The
+    pairs are registered last to first, as the stack of ``register_kl`` decorators this
+    replaces did (Note [Infinite KL pairs])."""
+    # Note [Infinite KL pairs]
+    # torch writes each family's infinite pairs as a stack of decorators on one function;
+    # the registry's ambiguity check compares the functions by identity, so the pairs of
+    # one family keep sharing one function here.
+
+    def _kl_infinity(p, q):
+        return _infinite_like(getattr(p, parameter))
+
+    for type_q in reversed(types_q):
+        register_kl(type_p, type_q)(_kl_infinity)
+    return _kl_infinity
+
+
 def _x_log_x(tensor):
     """``x * log(x)`` (0 at 0)."""
     return gt.special.xlogy(tensor, tensor)
@@ -491,9 +509,7 @@ def _kl_beta_continuous_bernoulli(p, q):
     return -p.entropy() - p.mean * q.logits - gt.log1p(-q.probs) - q._cont_bern_log_norm()
 
 
-@register_kl(Beta, Pareto)
-def _kl_beta_infinity(p, q):
-    return _infinite_like(p.concentration1)
+_kl_beta_infinity = _register_infinite(Beta, "concentration1", Pareto)
 
 
 @register_kl(Beta, Exponential)
@@ -538,9 +554,7 @@ def _kl_beta_uniform(p, q):
 # Note that the KL between a ContinuousBernoulli and Beta has no closed form
 
 
-@register_kl(ContinuousBernoulli, Pareto)
-def _kl_continuous_bernoulli_infinity(p, q):
-    return _infinite_like(p.probs)
+_kl_continuous_bernoulli_infinity = _register_infinite(ContinuousBernoulli, "probs", Pareto)
 
 
 @register_kl(ContinuousBernoulli, Exponential)
@@ -572,12 +586,9 @@ def _kl_continuous_bernoulli_uniform(p, q):
     )
 
 
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, ContinuousBernoulli)
-@register_kl(Exponential, Pareto)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
+_kl_exponential_infinity = _register_infinite(
+    Exponential, "rate", Beta, ContinuousBernoulli, Pareto, Uniform
+)
 
 
 @register_kl(Exponential, Gamma)
@@ -613,12 +624,9 @@ def _kl_exponential_normal(p, q):
     return t1 - 1 + (t2 - t3 + t4) / var_normal
 
 
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, ContinuousBernoulli)
-@register_kl(Gamma, Pareto)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
+_kl_gamma_infinity = _register_infinite(
+    Gamma, "concentration", Beta, ContinuousBernoulli, Pareto, Uniform
+)
 
 
 @register_kl(Gamma, Exponential)
@@ -661,14 +669,9 @@ def _kl_gamma_normal(p, q):
     return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + t4) / var_normal
 
 
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, ContinuousBernoulli)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-def _kl_gumbel_infinity(p, q):
-    return _infinite_like(p.loc)
+_kl_gumbel_infinity = _register_infinite(
+    Gumbel, "loc", Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform
+)
 
 
 # Note that the KL between a Gumbel and Laplace has no closed form
@@ -683,14 +686,9 @@ def _kl_gumbel_normal(p, q):
     return -t1 + t2 + t3 - (_euler_gamma + 1)
 
 
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, ContinuousBernoulli)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Pareto)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p, q):
-    return _infinite_like(p.loc)
+_kl_laplace_infinity = _register_infinite(
+    Laplace, "loc", Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform
+)
 
 
 @register_kl(Laplace, Normal)
@@ -704,14 +702,9 @@ def _kl_laplace_normal(p, q):
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
 
 
-@register_kl(Normal, Beta)
-@register_kl(Normal, ContinuousBernoulli)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Pareto)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
+_kl_normal_infinity = _register_infinite(
+    Normal, "loc", Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform
+)
 
 
 @register_kl(Normal, Gumbel)
@@ -736,11 +729,7 @@ def _kl_normal_laplace(p, q):
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, ContinuousBernoulli)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p, q):
-    return _infinite_like(p.scale)
+_kl_pareto_infinity = _register_infinite(Pareto, "scale", Beta, ContinuousBernoulli, Uniform)
 
 
 @register_kl(Pareto, Exponential)
@@ -782,10 +771,7 @@ def _kl_pareto_normal(p, q):
     return result
 
 
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p, q):
-    return _infinite_like(p.rate)
+_kl_poisson_infinity = _register_infinite(Poisson, "rate", Bernoulli, Binomial)
 
 
 @register_kl(Uniform, Beta)

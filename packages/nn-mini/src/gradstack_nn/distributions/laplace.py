@@ -16,12 +16,13 @@ import gradstack_tensor as gt
 from gradstack_tensor import Size, Tensor
 
 from . import constraints
+from ._location import MeanAndModeAtLoc
 from .distribution import Distribution
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(MeanAndModeAtLoc, Distribution):
     """The Laplace distribution with location ``loc`` and scale ``scale``;
     ``rsample`` inverts the CDF at ``uniform_(eps - 1, 1)`` draws, as torch.
 
@@ -38,14 +39,6 @@ class Laplace(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

@@ -21,6 +21,7 @@ from gradstack_tensor import Size, Tensor
 
 from . import constraints
 from ._linalg import solve_triangular
+from ._location import MeanAndModeAtLoc
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import _standard_normal, lazy_property
@@ -52,7 +53,7 @@ def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     return mahalanobis_term1 - mahalanobis_term2
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(MeanAndModeAtLoc, Distribution):
     """The multivariate normal with covariance ``cov_factor @ cov_factor.T +
     diag(cov_diag)``: its ``log_prob`` and ``entropy`` cost ``O(m^2 n)`` instead of
     ``O(n^3)`` for rank ``m``.
@@ -125,14 +126,6 @@ class LowRankMultivariateNormal(Distribution):
         )
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @lazy_property
     def variance(self) -> Tensor:

@@ -20,6 +20,7 @@ from gradstack_tensor import Size, Tensor
 
 from . import constraints
 from ._linalg import cholesky_inverse, solve_triangular
+from ._location import MeanAndModeAtLoc
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
 
@@ -84,7 +85,7 @@ def _precision_to_scale_tril(P):
     return solve_triangular(L_inv, Id, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(MeanAndModeAtLoc, Distribution):
     """The multivariate normal distribution with mean ``loc`` and exactly one of a
     positive-definite ``covariance_matrix``, a positive-definite ``precision_matrix`` or a
     lower-triangular ``scale_tril`` with a positive diagonal.
@@ -196,14 +197,6 @@ class MultivariateNormal(Distribution):
         return cholesky_inverse(self._unbroadcasted_scale_tril).expand(
             self._batch_shape + self._event_shape + self._event_shape
         )
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

@@ -19,13 +19,14 @@ from gradstack_autograd import no_grad
 from gradstack_tensor import Size, Tensor
 
 from . import constraints
+from ._location import MeanAndModeAtLoc
 from .exp_family import ExponentialFamily
 from .utils import _Number, _standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(MeanAndModeAtLoc, ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``
     (broadcast together); ``rsample`` is ``loc + eps * scale``.
 
@@ -50,14 +51,6 @@ class Normal(ExponentialFamily):
     support = constraints.real
     has_rsample = True
     _mean_carrier_measure = 0
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:

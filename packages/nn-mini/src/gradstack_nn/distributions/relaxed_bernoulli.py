@@ -16,6 +16,7 @@ from gradstack_tensor import Size, Tensor
 
 from . import constraints
 from ._binary_parameter import BinaryProbsLogits
+from ._relaxed import ParametersOfBase
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
@@ -73,7 +74,7 @@ class LogitRelaxedBernoulli(BinaryProbsLogits, Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(ParametersOfBase, TransformedDistribution):
     """A reparameterisable relaxation of ``Bernoulli`` to ``(0, 1)`` with
     ``temperature``: ``LogitRelaxedBernoulli`` through a sigmoid.
 
@@ -98,15 +99,3 @@ class RelaxedBernoulli(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs

@@ -15,6 +15,7 @@ import gradstack_tensor as gt
 from gradstack_tensor import Size, Tensor
 
 from . import constraints
+from ._relaxed import ParametersOfBase
 from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
@@ -91,7 +92,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(ParametersOfBase, TransformedDistribution):
     """A reparameterisable relaxation of ``OneHotCategorical`` to the simplex with
     ``temperature``: ``ExpRelaxedCategorical`` through ``exp``.
 
@@ -116,15 +117,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs

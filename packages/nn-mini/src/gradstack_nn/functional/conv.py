@@ -137,7 +137,14 @@ def _check_conv2d(input: Tensor, weight: Tensor, bias, groups: int) -> None:
         )
     if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
         raise RuntimeError(f"non-positive groups is not supported (got groups={groups!r})")
-    channels = input.shape[-3]
+    _check_channels(input.shape, input.shape[-3], weight, bias, groups)
+    check_same_dtype(input, weight, bias)
+
+
+def _check_channels(shape, channels: int, weight: Tensor, bias, groups: int) -> None:
+    """torch's errors for a convolution's ``groups`` that do not divide the weight's output
+    channels, an input (of ``shape``, as the message shows it) whose ``channels`` are not
+    the weight's times ``groups``, and a bias that is not one per output channel."""
     if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
@@ -146,7 +153,7 @@ def _check_conv2d(input: Tensor, weight: Tensor, bias, groups: int) -> None:
     if channels != weight.shape[1] * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
-            f"input{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"input{list(shape)} to have {weight.shape[1] * groups} channels, but got "
             f"{channels} channels instead"
         )
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
@@ -154,7 +161,40 @@ def _check_conv2d(input: Tensor, weight: Tensor, bias, groups: int) -> None:
             f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
             f"with {weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead"
         )
-    check_same_dtype(input, weight, bias)
+
+
+def _check_window(name: str, stride, dilation, padding) -> None:
+    """The error for a non-positive stride or dilation or a negative padding."""
+    if min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
+        raise RuntimeError(
+            f"{name}: stride and dilation must be positive and padding non-negative, got "
+            f"stride={stride}, dilation={dilation}, padding={padding}"
+        )
+
+
+def _check_transposed_channels(shape, channels: int, weight: Tensor) -> None:
+    """torch's error for a transposed convolution's input (of ``shape``, batched) whose
+    ``channels`` are not the weight's first dim."""
+    if weight.shape[0] != channels:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(shape)} to have {weight.shape[0]} channels, but got {channels} channels "
+            "instead"
+        )
+
+
+def _check_output_padding(output_padding, stride, dilation) -> None:
+    """torch's error for an ``output_padding`` not below the stride or the dilation, each
+    dim named (``depth``, ``height``, ``width``)."""
+    if any(op >= max(s, dl) for op, s, dl in zip(output_padding, stride, dilation)):
+        dims = ("depth", "height", "width")[-len(stride) :]
+        given = (("output_padding", output_padding), ("stride", stride), ("dilation", dilation))
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            + " ".join(
+                f"{what}_{dim}: {v}" for what, values in given for dim, v in zip(dims, values)
+            )
+        )
 
 
 def check_same_dtype(input: Tensor, weight: Tensor, bias) -> None:
@@ -197,11 +237,7 @@ def conv2d(
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}' (use 'valid' or 'same')")
     padding = _pair(padding, "padding")
-    if min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
-        raise RuntimeError(
-            f"conv2d: stride and dilation must be positive and padding non-negative, got "
-            f"stride={stride}, dilation={dilation}, padding={padding}"
-        )
+    _check_window("conv2d", stride, dilation, padding)
     x = _pad_right(input, *extra) if max(extra) else input
     height, width = x.shape[-2] + 2 * padding[0], x.shape[-1] + 2 * padding[1]
     span = (dilation[0] * (kernel[0] - 1) + 1, dilation[1] * (kernel[1] - 1) + 1)
@@ -292,22 +328,10 @@ def conv_transpose2d(
     if weight.dim() != 4:
         raise RuntimeError(f"conv_transpose2d: expected a 4-d weight, got {list(weight.shape)}")
     n, c, h, w = x.shape
-    if weight.shape[0] != c:
-        raise RuntimeError(
-            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
-            f"{list(x.shape)} to have {weight.shape[0]} channels, but got {c} channels instead"
-        )
+    _check_transposed_channels(x.shape, c, weight)
     stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
     dilation, output_padding = _pair(dilation, "dilation"), _pair(output_padding, "output_padding")
-    if output_padding[0] >= max(stride[0], dilation[0]) or output_padding[1] >= max(
-        stride[1], dilation[1]
-    ):
-        raise RuntimeError(
-            "output padding must be smaller than either stride or dilation, but got "
-            f"output_padding_height: {output_padding[0]} output_padding_width: "
-            f"{output_padding[1]} stride_height: {stride[0]} stride_width: {stride[1]} "
-            f"dilation_height: {dilation[0]} dilation_width: {dilation[1]}"
-        )
+    _check_output_padding(output_padding, stride, dilation)
     kh, kw = weight.shape[2], weight.shape[3]
     out_per_group = weight.shape[1]
     out_channels = out_per_group * groups
@@ -443,29 +467,10 @@ def conv3d(
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}' (use 'valid' or 'same')")
     padding = _triple(padding, "padding")
-    if min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
-        raise RuntimeError(
-            f"conv3d: stride and dilation must be positive and padding non-negative, got "
-            f"stride={stride}, dilation={dilation}, padding={padding}"
-        )
+    _check_window("conv3d", stride, dilation, padding)
     n, c = x.shape[0], x.shape[1]
     out_channels = weight.shape[0]
-    if out_channels % groups:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
-            f"0, but got weight of size {list(weight.shape)} instead"
-        )
-    if c != weight.shape[1] * groups:
-        raise RuntimeError(
-            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
-            f"input{list(x.shape)} to have {weight.shape[1] * groups} channels, but got "
-            f"{c} channels instead"
-        )
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
-        raise RuntimeError(
-            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
-            f"with {out_channels} elements, but got bias of size {list(bias.shape)} instead"
-        )
+    _check_channels(x.shape, c, weight, bias, groups)
     if padding[0]:
         x = pad(x, (0, 0, 0, 0, padding[0], padding[0]))
     depth, h, w = x.shape[2], x.shape[3], x.shape[4]
@@ -524,11 +529,7 @@ def conv_transpose3d(
     unbatched = input.dim() == 4
     x = input.unsqueeze(0) if unbatched else input
     n, c, depth, h, w = x.shape
-    if weight.shape[0] != c:
-        raise RuntimeError(
-            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
-            f"{list(x.shape)} to have {weight.shape[0]} channels, but got {c} channels instead"
-        )
+    _check_transposed_channels(x.shape, c, weight)
     if c % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
@@ -537,15 +538,7 @@ def conv_transpose3d(
     stride, padding = _triple(stride, "stride"), _triple(padding, "padding")
     dilation = _triple(dilation, "dilation")
     output_padding = _triple(output_padding, "output_padding")
-    if any(op >= max(s, dl) for op, s, dl in zip(output_padding, stride, dilation)):
-        raise RuntimeError(
-            "output padding must be smaller than either stride or dilation, but got "
-            f"output_padding_depth: {output_padding[0]} output_padding_height: "
-            f"{output_padding[1]} output_padding_width: {output_padding[2]} stride_depth: "
-            f"{stride[0]} stride_height: {stride[1]} stride_width: {stride[2]} "
-            f"dilation_depth: {dilation[0]} dilation_height: {dilation[1]} dilation_width: "
-            f"{dilation[2]}"
-        )
+    _check_output_padding(output_padding, stride, dilation)
     per_group = weight.shape[1]
     out_channels = per_group * groups
     kd, kh, kw = weight.shape[2], weight.shape[3], weight.shape[4]

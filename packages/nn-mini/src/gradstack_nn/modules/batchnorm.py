@@ -9,9 +9,10 @@ from gradstack_tensor import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from ..parameter import UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
+from .normalization import _affine_parameters
 
 __all__ = [
     "BatchNorm1d",
@@ -44,15 +45,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(gt.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(gt.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", gt.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", gt.ones(num_features, device=device, dtype=dtype))

@@ -30,6 +30,22 @@ def _index(idx: int, size: int, what: str) -> int:
     return idx % size
 
 
+def _delete_renumbered(container: Sequential | ModuleList, idx, what: str) -> None:
+    """``del container[idx]`` (an index or a slice) for a ``Sequential`` or a
+    ``ModuleList`` (``what``, for the index error), the modules left named ``0, 1, 2 ...``
+    again in order, as torch does."""
+    keys = list(container._modules)
+    if isinstance(idx, slice):
+        for key in keys[idx]:
+            delattr(container, key)
+    else:
+        delattr(container, keys[_index(idx, len(container), what)])
+    modules = list(container._modules.values())
+    container._modules.clear()
+    for i, m in enumerate(modules):
+        container._modules[str(i)] = m
+
+
 class Container(Module):
     """torch's deprecated base container: a ``Module`` whose keyword arguments become its
     submodules.  Constructing one warns (``FutureWarning``, torch's words); subclass
@@ -93,17 +109,7 @@ class Sequential(Module):
         setattr(self, key, module)
 
     def __delitem__(self, idx) -> None:
-        keys = list(self._modules)
-        if isinstance(idx, slice):
-            for key in keys[idx]:
-                delattr(self, key)
-        else:
-            delattr(self, keys[_index(idx, len(self), "Sequential")])
-        # keep the names 0, 1, 2 ... in order, as torch does
-        modules = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(modules):
-            self._modules[str(i)] = m
+        _delete_renumbered(self, idx, "Sequential")
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -170,16 +176,7 @@ class ModuleList(Module):
         setattr(self, str(_index(idx, len(self), "ModuleList")), module)
 
     def __delitem__(self, idx) -> None:
-        keys = list(self._modules)
-        if isinstance(idx, slice):
-            for key in keys[idx]:
-                delattr(self, key)
-        else:
-            delattr(self, keys[_index(idx, len(self), "ModuleList")])
-        modules = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(modules):
-            self._modules[str(i)] = m
+        _delete_renumbered(self, idx, "ModuleList")
 
     def __len__(self) -> int:
         return len(self._modules)

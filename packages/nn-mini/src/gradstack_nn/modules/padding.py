@@ -62,6 +62,18 @@ class _ConstantPad(_Pad):
         return f"padding={self.padding}, value={self.value}"
 
 
+class _Zeros:
+    """A constant pad of zeros, shown as the plain pads (by its padding alone)."""
+
+    padding: tuple
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)  # type: ignore[call-arg]
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
 class ConstantPad1d(_ConstantPad):
     """Pad the last dim with ``value``."""
 
@@ -80,34 +92,16 @@ class ConstantPad3d(_ConstantPad):
     dims = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class ZeroPad1d(_Zeros, ConstantPad1d):
     """Pad the last dim with zeros."""
 
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_Zeros, ConstantPad2d):
     """Pad the last two dims with zeros."""
 
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_Zeros, ConstantPad3d):
     """Pad the last three dims with zeros."""
-
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
 
 
 class ReflectionPad1d(_Pad):

@@ -15,10 +15,9 @@ Examples
 from __future__ import annotations
 
 import gradstack_tensor as gt
-from gradstack_tensor import Tensor
 
 from ._ops import addcdiv_, addcmul_
-from .optimizer import Optimizer, check_flags, has_grad, scalar
+from .optimizer import Optimizer, check_flags, check_nonnegative, param_updates, scalar
 
 __all__ = ["Adagrad"]
 
@@ -63,20 +62,13 @@ class Adagrad(Optimizer):
         differentiable=False,
         fused=None,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
-            )
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_nonnegative(
+            lr=lr,
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            eps=eps,
+        )
         check_flags("Adagrad", differentiable=differentiable)
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
@@ -99,24 +91,25 @@ class Adagrad(Optimizer):
         for p in group["params"]:
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = gt.tensor(0.0)
-                state["sum"] = gt.full_like(p, group["initial_accumulator_value"])
+                _init_param_state(p, state, group)
 
     def _step_group(self, group) -> None:
         lr = scalar(group["lr"])
         lr_decay, weight_decay, eps = group["lr_decay"], group["weight_decay"], group["eps"]
-        for p in group["params"]:
-            if not has_grad(p):
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                self._init_state({"params": [p], **group})
-            state["step"].add_(1)
+
+        def init_state(p, state):
+            _init_param_state(p, state, group)
+
+        for p, state, grad in param_updates(self, group, init_state):
             step = state["step"].item()
-            grad = -p.grad if group["maximize"] else p.grad
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
             clr = lr / (1 + (step - 1) * lr_decay)
             addcmul_(state["sum"], grad, grad, value=1)
             std = state["sum"].sqrt().add_(eps)
             addcdiv_(p, grad, std, value=-clr)
+
+
+def _init_param_state(p, state, group) -> None:
+    state["step"] = gt.tensor(0.0)
+    state["sum"] = gt.full_like(p, group["initial_accumulator_value"])

@@ -25,7 +25,17 @@ from gradstack_tensor import Tensor
 from gradstack_tensor.extension import data_of as _data
 
 from ._ops import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, check_flags, has_grad, scalar
+from .optimizer import (
+    Optimizer,
+    check_betas,
+    check_flags,
+    check_nonnegative,
+    lr_betas_eps,
+    params_with_state,
+    scalar,
+    with_weight_decay,
+    zeros_state,
+)
 
 try:
     from gradstack_tensor.kernels import adam_update_ as _adam_update_
@@ -84,18 +94,9 @@ class Adam(Optimizer):
         fused=None,
         decoupled_weight_decay=False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_nonnegative(lr=lr, eps=eps)
+        check_betas(betas)
+        check_nonnegative(weight_decay=weight_decay)
         if not (
             (isinstance(betas[0], float) and isinstance(betas[1], float))
             or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))
@@ -120,22 +121,11 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _step_group(self, group) -> None:
-        lr = scalar(group["lr"])
-        beta1, beta2 = (scalar(b) for b in group["betas"])
-        eps = group["eps"]
-        weight_decay = group["weight_decay"]
+        lr, beta1, beta2, eps = lr_betas_eps(group)
         amsgrad = group["amsgrad"]
         decoupled = group.get("decoupled_weight_decay", False)
-        for p in group["params"]:
-            if not has_grad(p):
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = gt.tensor(0.0)
-                state["exp_avg"] = gt.zeros_like(p)
-                state["exp_avg_sq"] = gt.zeros_like(p)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = gt.zeros_like(p)
+        names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
+        for p, state in params_with_state(self, group, zeros_state(names)):
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             max_sq = state.get("max_exp_avg_sq") if amsgrad else None
             if (
@@ -147,11 +137,7 @@ class Adam(Optimizer):
                 continue
             grad = -p.grad if group["maximize"] else p.grad
             state["step"].add_(1)
-            if weight_decay != 0:
-                if decoupled:
-                    p.mul_(1 - lr * weight_decay)
-                else:
-                    grad = grad.add(p, alpha=weight_decay)
+            grad = with_weight_decay(p, grad, group, lr)
             lerp_(exp_avg, grad, 1 - beta1)
             addcmul_(exp_avg_sq.mul_(beta2), grad, grad, value=1 - beta2)
             step = state["step"].item()

@@ -24,8 +24,8 @@ from .optimizer import (
     check_betas,
     check_flags,
     check_lr_eps_wd,
+    lr_betas_eps,
     param_updates,
-    scalar,
     with_weight_decay,
 )
 
@@ -56,9 +56,7 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
 
     def _step_group(self, group) -> None:
-        lr = scalar(group["lr"])
-        beta1, beta2 = (scalar(b) for b in group["betas"])
-        eps = group["eps"]
+        lr, beta1, beta2, eps = lr_betas_eps(group)
         for p, state, grad in param_updates(self, group, ("exp_avg", "exp_inf")):
             exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
             grad = with_weight_decay(p, grad, group, lr)

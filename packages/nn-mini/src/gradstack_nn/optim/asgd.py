@@ -15,9 +15,8 @@ Examples
 from __future__ import annotations
 
 import gradstack_tensor as gt
-from gradstack_tensor import Tensor
 
-from .optimizer import Optimizer, check_flags, has_grad, scalar
+from .optimizer import Optimizer, check_flags, check_nonnegative, param_updates, scalar
 
 __all__ = ["ASGD"]
 
@@ -65,12 +64,7 @@ class ASGD(Optimizer):
         differentiable=False,
         capturable=False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_nonnegative(lr=lr, weight_decay=weight_decay)
         check_flags("ASGD", capturable=capturable, differentiable=differentiable)
         defaults = {
             "lr": lr,
@@ -90,18 +84,15 @@ class ASGD(Optimizer):
         lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]
         weight_decay = group["weight_decay"]
         dtype = gt.get_default_dtype()
-        for p in group["params"]:
-            if not has_grad(p):
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = gt.zeros((), dtype=dtype)
-                state["eta"] = gt.tensor(lr, dtype=dtype)
-                state["mu"] = gt.ones((), dtype=dtype)
-                state["ax"] = gt.zeros_like(p)
-            grad = -p.grad if group["maximize"] else p.grad
+
+        def init_state(p, state):
+            state["step"] = gt.zeros((), dtype=dtype)
+            state["eta"] = gt.tensor(lr, dtype=dtype)
+            state["mu"] = gt.ones((), dtype=dtype)
+            state["ax"] = gt.zeros_like(p)
+
+        for p, state, grad in param_updates(self, group, init_state):
             ax, eta, mu, step_t = state["ax"], state["eta"], state["mu"], state["step"]
-            step_t.add_(1)
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
             # Note [ASGD reads eta and mu back from their 0-d tensors]: torch keeps them as

@@ -22,8 +22,8 @@ from .optimizer import (
     check_betas,
     check_flags,
     check_lr_eps_wd,
+    lr_betas_eps,
     param_updates,
-    scalar,
     with_weight_decay,
 )
 
@@ -55,9 +55,7 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
 
     def _step_group(self, group) -> None:
-        lr = scalar(group["lr"])
-        beta1, beta2 = (scalar(b) for b in group["betas"])
-        eps = group["eps"]
+        lr, beta1, beta2, eps = lr_betas_eps(group)
         momentum_decay = group["momentum_decay"]
         names = ("mu_product", "exp_avg", "exp_avg_sq")
         for p, state, grad in param_updates(self, group, names):

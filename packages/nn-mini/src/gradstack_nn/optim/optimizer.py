@@ -1,7 +1,9 @@
 """``Optimizer``: the base class of the optimisers (parameter groups, state, zero_grad and
 state dicts), with torch's interface; and what the optimisers' modules share: the checks
-of their arguments, and the loop over a group's parameters that have a gradient, with
-their state (``param_updates``) and weight decay (``with_weight_decay``)."""
+of their arguments (``check_nonnegative``, ``check_betas``, ``check_flags``), and the loop
+over a group's parameters that have a gradient, with their state created at the first step
+(``params_with_state``; ``param_updates`` also counts ``step`` and negates the gradient
+under ``maximize``) and weight decay (``with_weight_decay``)."""
 
 from __future__ import annotations
 
@@ -19,10 +21,14 @@ __all__ = [
     "Optimizer",
     "required",
     "check_flags",
+    "check_nonnegative",
     "check_lr_eps_wd",
     "check_betas",
     "scalar",
+    "lr_betas_eps",
     "has_grad",
+    "params_with_state",
+    "zeros_state",
     "param_updates",
     "with_weight_decay",
 ]
@@ -45,6 +51,13 @@ def scalar(value) -> float:
     return value
 
 
+def lr_betas_eps(group) -> tuple:
+    """An Adam-style group's ``(lr, beta1, beta2, eps)``, a tensor ``lr`` or beta read as a
+    Python number (:func:`scalar`)."""
+    beta1, beta2 = (scalar(b) for b in group["betas"])
+    return scalar(group["lr"]), beta1, beta2, group["eps"]
+
+
 def check_flags(name: str, *, capturable: bool = False, differentiable: bool = False) -> None:
     """Refuse the options that need machinery gradstack's optimisers do not have."""
     if capturable:
@@ -59,17 +72,31 @@ def check_flags(name: str, *, capturable: bool = False, differentiable: bool = F
         )
 
 
+_WHAT = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def check_nonnegative(**values) -> None:
+    """torch's check (ValueError, torch's words) that each hyper-parameter given is
+    ``>= 0``, in the order given: ``Invalid learning rate: ...`` for ``lr`` (which may be a
+    1-element tensor), ``Invalid epsilon value: ...`` for ``eps``, ``Invalid <name> value:
+    ...`` for the others.
+
+    >>> check_nonnegative(lr=0.1, momentum=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid momentum value: -1
+    """
+    for name, value in values.items():
+        if name == "lr" and isinstance(value, Tensor) and value.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {_WHAT.get(name, name + ' value')}: {value}")
+
+
 def check_lr_eps_wd(lr, eps, weight_decay) -> None:
     """torch's checks (ValueError, torch's words) of a learning rate (a number or a
     1-element tensor), an epsilon and a weight decay, in torch's order."""
-    if isinstance(lr, Tensor) and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    check_nonnegative(lr=lr, eps=eps, weight_decay=weight_decay)
 
 
 def check_betas(betas) -> None:
@@ -275,18 +302,38 @@ def _cast_state(param: Tensor, name: str, value):
     return copy.deepcopy(value)
 
 
-def param_updates(optimizer, group, state_names):
-    """``(param, state, grad)`` for each parameter of ``group`` that has a gradient: its
-    state created (``step`` a float32 0-d tensor, the others zeros of its shape) the first
-    time, ``step`` counted, the gradient negated under ``maximize``."""
+def params_with_state(optimizer, group, init_state):
+    """``(param, state)`` for each parameter of ``group`` that has a gradient (a None or
+    zeroed ``.grad`` is skipped, as torch skips None), ``init_state(param, state)`` filling
+    its empty state the first time, as torch creates the state at the first step."""
     for p in group["params"]:
         if not has_grad(p):
             continue
         state = optimizer.state[p]
         if len(state) == 0:
-            state["step"] = gt.tensor(0.0)
-            for name in state_names:
-                state[name] = gt.tensor(1.0) if name == "mu_product" else gt.zeros_like(p)
+            init_state(p, state)
+        yield p, state
+
+
+def zeros_state(state_names):
+    """An ``init_state`` for :func:`params_with_state`: ``step`` a float32 0-d tensor, each
+    of ``state_names`` zeros of the parameter's shape (``mu_product`` a 0-d one)."""
+
+    def init_state(p, state):
+        state["step"] = gt.tensor(0.0)
+        for name in state_names:
+            state[name] = gt.tensor(1.0) if name == "mu_product" else gt.zeros_like(p)
+
+    return init_state
+
+
+def param_updates(optimizer, group, state_names):
+    """``(param, state, grad)`` for each parameter of ``group`` that has a gradient: its
+    state created the first time (``state_names`` a tuple: ``step`` a float32 0-d tensor,
+    the others zeros of its shape, as :func:`zeros_state`; or a function ``(param, state)``
+    filling it), ``step`` counted, the gradient negated under ``maximize``."""
+    init_state = zeros_state(state_names) if isinstance(state_names, tuple) else state_names
+    for p, state in params_with_state(optimizer, group, init_state):
         grad = -p.grad if group["maximize"] else p.grad
         state["step"].add_(1)
         yield p, state, grad

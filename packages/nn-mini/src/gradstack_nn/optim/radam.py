@@ -21,8 +21,8 @@ from .optimizer import (
     check_betas,
     check_flags,
     check_lr_eps_wd,
+    lr_betas_eps,
     param_updates,
-    scalar,
     with_weight_decay,
 )
 
@@ -51,9 +51,7 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
 
     def _step_group(self, group) -> None:
-        lr = scalar(group["lr"])
-        beta1, beta2 = (scalar(b) for b in group["betas"])
-        eps = group["eps"]
+        lr, beta1, beta2, eps = lr_betas_eps(group)
         for p, state, grad in param_updates(self, group, ("exp_avg", "exp_avg_sq")):
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             step = state["step"].item()

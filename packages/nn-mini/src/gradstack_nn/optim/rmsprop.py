@@ -14,11 +14,8 @@ Examples
 
 from __future__ import annotations
 
-import gradstack_tensor as gt
-from gradstack_tensor import Tensor
-
 from ._ops import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, check_flags, has_grad, scalar
+from .optimizer import Optimizer, check_flags, check_nonnegative, param_updates, scalar
 
 __all__ = ["RMSprop"]
 
@@ -67,18 +64,7 @@ class RMSprop(Optimizer):
         maximize=False,
         differentiable=False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_nonnegative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         check_flags("RMSprop", capturable=capturable, differentiable=differentiable)
         defaults = {
             "lr": lr,
@@ -99,20 +85,10 @@ class RMSprop(Optimizer):
         alpha, eps = group["alpha"], group["eps"]
         weight_decay, momentum = group["weight_decay"], group["momentum"]
         centered = group["centered"]
-        for p in group["params"]:
-            if not has_grad(p):
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = gt.zeros(())
-                state["square_avg"] = gt.zeros_like(p)
-                if momentum > 0:
-                    state["momentum_buffer"] = gt.zeros_like(p)
-                if centered:
-                    state["grad_avg"] = gt.zeros_like(p)
-            grad = -p.grad if group["maximize"] else p.grad
+        names = ("square_avg",) + (("momentum_buffer",) if momentum > 0 else ())
+        names += ("grad_avg",) if centered else ()
+        for p, state, grad in param_updates(self, group, names):
             square_avg = state["square_avg"]
-            state["step"].add_(1)
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
             addcmul_(square_avg.mul_(alpha), grad, grad, value=1 - alpha)

@@ -17,10 +17,9 @@ Examples
 from __future__ import annotations
 
 import gradstack_tensor as gt
-from gradstack_tensor import Tensor
 
 from ._ops import addcmul_
-from .optimizer import Optimizer, check_flags, has_grad, scalar
+from .optimizer import Optimizer, check_flags, check_nonnegative, param_updates, scalar
 
 __all__ = ["Rprop"]
 
@@ -63,10 +62,7 @@ class Rprop(Optimizer):
         maximize=False,
         differentiable=False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_nonnegative(lr=lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         check_flags("Rprop", capturable=capturable, differentiable=differentiable)
@@ -84,17 +80,14 @@ class Rprop(Optimizer):
     def _step_group(self, group) -> None:
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
-        for p in group["params"]:
-            if not has_grad(p):
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = gt.zeros((), dtype=gt.get_default_dtype())
-                state["prev"] = gt.zeros_like(p)
-                state["step_size"] = gt.full_like(p.grad, scalar(group["lr"]))
-            grad = -p.grad if group["maximize"] else p.grad
+
+        def init_state(p, state):
+            state["step"] = gt.zeros((), dtype=gt.get_default_dtype())
+            state["prev"] = gt.zeros_like(p)
+            state["step_size"] = gt.full_like(p.grad, scalar(group["lr"]))
+
+        for p, state, grad in param_updates(self, group, init_state):
             prev, step_size = state["prev"], state["step_size"]
-            state["step"].add_(1)
             # Note [Rprop's sign masks]: torch maps sign(g * prev) to etaplus/etaminus/1
             # and then zeroes g where that factor equals etaminus; the masks are taken from
             # the product's sign directly (the same elements, without comparing floats).
