@@ -11,6 +11,7 @@ _Float = TypeVar("_Float", np.float32, np.float64)
 
 UNARY: tuple[str, ...]
 BINARY: tuple[str, ...]
+BESSEL: tuple[str, ...]
 
 def unary(name: str, x: npt.NDArray[_Float]) -> npt.NDArray[_Float]: ...
 def binary(name: str, x: npt.NDArray[_Float], y: npt.NDArray[_Float]) -> npt.NDArray[_Float]: ...
