@@ -1,13 +1,10 @@
 """Type stub for ``gradstack_tensor._bessel_kernels`` (see its .pyx)."""
 
-from typing import TypeVar
-
-import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BINARY", "UNARY", "binary", "unary"]
+from ._kernel_types import _Float
 
-_Float = TypeVar("_Float", np.float32, np.float64)
+__all__ = ["BINARY", "UNARY", "binary", "unary"]
 
 UNARY: tuple[str, ...]
 BINARY: tuple[str, ...]

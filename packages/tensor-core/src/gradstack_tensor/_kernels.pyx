@@ -79,11 +79,7 @@ import numpy as np
 cnp.import_array()
 
 __all__ = [
-    "PARALLEL_THRESHOLD",
-    "accumulate_",
-    "add_scaled_",
-    "fusable",
-    "get_num_threads",
+    "PARALLEL_THRESHOLD", "accumulate_", "add_scaled_", "fusable", "get_num_threads",
     "set_num_threads",
 ]
 
