@@ -118,6 +118,17 @@ def run_docstring_examples():
     return _run_docstring_examples
 
 
+@pytest.fixture
+def threads():
+    """Set tensor-core's kernel thread count inside a test (the fixture is the setter,
+    ``gradstack_tensor.kernels.set_num_threads``); restored afterwards."""
+    from gradstack_tensor import kernels
+
+    before = kernels.get_num_threads()
+    yield kernels.set_num_threads
+    kernels.set_num_threads(before)
+
+
 # --------------------------------------------------------------------------- stale extensions
 
 _INCLUDE = re.compile(r"""^[ \t]*include[ \t]+["']([^"']+)["']""", re.M)
