@@ -37,3 +37,25 @@ def assert_bitwise_equal(results):
         for a, b in zip(first, other, strict=True):
             assert a.dtype == b.dtype and a.shape == b.shape
             assert a.tobytes() == b.tobytes()
+
+
+def random_operand_pairs(seed=54321, count=2000):
+    """``count`` pairs of operands, valid and invalid mixed: None, a float64 array of another
+    shape, or arrays of one shape, float32 mostly, else of a random dtype (float16, int64,
+    bool ...), for the tests that a kernel gives numpy's result or a clean error."""
+    rng = np.random.default_rng(seed)
+    shapes = [(), (1,), (4,), (2, 2), (0,), (2, 0)]
+    dtypes = [np.float32, np.float64, np.float16, np.int64, bool]
+    for _ in range(count):
+        shape = shapes[rng.integers(len(shapes))]
+        operands = []
+        for _ in range(2):
+            kind = rng.integers(10)
+            if kind == 0:
+                operands.append(None)
+            elif kind == 1:
+                operands.append(rng.uniform(size=shapes[rng.integers(len(shapes))]))
+            else:
+                dtype = dtypes[0] if kind < 6 else dtypes[rng.integers(len(dtypes))]
+                operands.append(np.asarray(rng.uniform(-2, 2, size=shape)).astype(dtype))
+        yield operands
