@@ -44,13 +44,15 @@ WITHOUT_TORCH = os.environ.get("GRADSTACK_WITHOUT_TORCH") == "1"
 
 # Note [Test helpers import by name]
 # The tests run with ``--import-mode=importlib``, which keeps the tests folders off
-# ``sys.path``, so a test cannot ``import op_db``.  A helper module of tensor-core's or
-# graph-engine's tests (``op_db.py``, ``torch_compare.py`` ...) imports as
-# ``gradstack_tensor_tests_<name>`` or ``gradstack_autograd_tests_<name>``, names no other
-# package's tests use; this finder finds those names in the package's tests folder.
+# ``sys.path``, so a test cannot ``import op_db``.  A helper module of tensor-core's,
+# graph-engine's or functional-api's tests (``op_db.py``, ``torch_compare.py`` ...) imports
+# as ``gradstack_tensor_tests_<name>``, ``gradstack_autograd_tests_<name>`` or
+# ``gradstack_functional_tests_<name>``, names no other package's tests use; this finder
+# finds those names in the package's tests folder.
 _TEST_HELPERS = {
     "gradstack_tensor_tests_": ROOT / "packages" / "tensor-core" / "tests",
     "gradstack_autograd_tests_": ROOT / "packages" / "graph-engine" / "tests",
+    "gradstack_functional_tests_": ROOT / "packages" / "functional-api" / "tests",
 }
 
 
