@@ -12,16 +12,7 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_functional.func import (
-    grad,
-    grad_and_value,
-    hessian,
-    jacfwd,
-    jacrev,
-    jvp,
-    vjp,
-    vmap,
-)
+from gradstack_functional.func import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp, vmap
 
 torch = pytest.importorskip("torch")
 import torch.func as tf  # noqa: E402
