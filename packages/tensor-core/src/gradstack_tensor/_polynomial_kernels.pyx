@@ -47,13 +47,13 @@ cdef extern from *:
     /* the orthogonal polynomials of x and an integer degree n (torch's *_forward(T, int64)) */
     #define GS_BK_DEFINE_POLYNOMIALS(T, S, P, F) \
     /* the value of the kind (0 to 3: T, U, V, W) at 1 (upper) or -1 */ \
-    GS_BK_FN(F) inline T gs_bk_chebyshev_end_##S(int kind, int upper, int64_t n) { \
+    GS_BK_INLINE(F) T gs_bk_chebyshev_end_##S(int kind, int upper, int64_t n) { \
         int64_t m = (kind == 1) ? n + 1 \
             : (kind == 0 || (kind == 2) == upper) ? 1 : n + n + 1; \
         return (upper || n % 2 == 0) ? m : -m; \
     } \
     /* Note [One Chebyshev function for eight] */ \
-    GS_BK_FN(F) inline T gs_bk_chebyshev_##S(T x, int64_t n, int kind, int shifted, int64_t big) { \
+    GS_BK_INLINE(F) T gs_bk_chebyshev_##S(T x, int64_t n, int kind, int shifted, int64_t big) { \
         T z = shifted ? x + x - (T)1.0 : x, a, p, q, r; int64_t k; \
         if (n < 0) return (T)0.0; \
         if (shifted ? (x == (T)1.0 || x == (T)0.0) : gs_bk_fabs(x) == (T)1.0) \

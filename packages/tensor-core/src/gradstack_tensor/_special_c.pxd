@@ -66,6 +66,12 @@ cdef extern from *:
        builds are; P is the plain copy's suffix */
     #define GS_BK_FN(F) static GS_BK_FN_##F
     #define GS_BK_FN_0
+    /* a helper inlined into every caller (where its constant arguments fold away) */
+    #if defined(__GNUC__)
+    #define GS_BK_INLINE(F) GS_BK_FN(F) inline __attribute__((always_inline))
+    #else
+    #define GS_BK_INLINE(F) GS_BK_FN(F) inline
+    #endif
     #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     #define GS_BK_FMA_COPIES 1
     #define GS_BK_FN_1 __attribute__((target("avx2,fma")))
