@@ -498,17 +498,8 @@ cdef extern from *:
         GS_BK_CLENSHAW(T, a, p, (T)8.0 / x - (T)2.0, B, GS_BK_LEN(B)); \
         return (T)0.5 * (a - p) / gs_bk_sqrt(x); \
     } \
-    /* torch's calc_i0, calc_i0e, calc_i1, calc_i1e (float i1/i1e: the last 17 and 7 terms) */ \
-    GS_BK_FN(F) T gs_bk_i0_##S(T x_) { \
-        static const T A[] = {GS_BK_I0E_A}, B[] = {GS_BK_I0E_B}; \
-        T a, p, x = gs_bk_fabs(x_); \
-        if (x <= (T)8.0) { \
-            GS_BK_CLENSHAW(T, a, p, (x / (T)2.0) - (T)2.0, A, GS_BK_LEN(A)); \
-            return gs_bk_exp(x) * ((T)0.5 * (a - p)); \
-        } \
-        GS_BK_CLENSHAW(T, a, p, (T)32.0 / x - (T)2.0, B, GS_BK_LEN(B)); \
-        return gs_bk_exp(x) * ((T)0.5 * (a - p)) / gs_bk_sqrt(x); \
-    } \
+    /* torch's calc_i0e, calc_i1, calc_i1e (float i1/i1e: the last 17 and 7 terms); its \
+       calc_i0 is modified_bessel_i0's arithmetic, step for step (the table takes that) */ \
     GS_BK_FN(F) T gs_bk_i0e_##S(T x_) { \
         static const T A[] = {GS_BK_I0E_A}, B[] = {GS_BK_I0E_B}; \
         T a, p, x = gs_bk_fabs(x_); \
@@ -553,7 +544,7 @@ cdef extern from *:
             gs_bk_bessel_y1_##S, gs_bk_modified_bessel_i0_##S, gs_bk_modified_bessel_i1_##S, \
             gs_bk_modified_bessel_k0_##S, gs_bk_modified_bessel_k1_##S, \
             gs_bk_scaled_modified_bessel_k0_##S, gs_bk_scaled_modified_bessel_k1_##S, \
-            gs_bk_spherical_bessel_j0_##S, gs_bk_i0_##S, gs_bk_i0e_##S, gs_bk_i1_##S, \
+            gs_bk_spherical_bessel_j0_##S, gs_bk_modified_bessel_i0_##S, gs_bk_i0e_##S, gs_bk_i1_##S, \
             gs_bk_i1e_##S};
     GS_BK_COPIES(GS_BK_DEFINE_BESSELS)
     GS_BK_UNARY_RANGE(gs_bk_bessel_range, gs_bk_bessels, fd)
