@@ -544,8 +544,8 @@ cdef extern from *:
             gs_bk_bessel_y1_##S, gs_bk_modified_bessel_i0_##S, gs_bk_modified_bessel_i1_##S, \
             gs_bk_modified_bessel_k0_##S, gs_bk_modified_bessel_k1_##S, \
             gs_bk_scaled_modified_bessel_k0_##S, gs_bk_scaled_modified_bessel_k1_##S, \
-            gs_bk_spherical_bessel_j0_##S, gs_bk_modified_bessel_i0_##S, gs_bk_i0e_##S, gs_bk_i1_##S, \
-            gs_bk_i1e_##S};
+            gs_bk_spherical_bessel_j0_##S, gs_bk_modified_bessel_i0_##S /* i0 */, \
+            gs_bk_i0e_##S, gs_bk_i1_##S, gs_bk_i1e_##S};
     GS_BK_COPIES(GS_BK_DEFINE_BESSELS)
     GS_BK_UNARY_RANGE(gs_bk_bessel_range, gs_bk_bessels, fd)
     #define GS_BK_N_BESSEL ((int)GS_BK_LEN(gs_bk_bessels_f))
