@@ -1,4 +1,6 @@
-"""Workspace-wide pytest configuration: two guards that keep a green run honest.
+"""Workspace-wide pytest configuration: two guards that keep a green run honest, the
+import of the packages' test helpers (Note [Test helpers import by name]) and the run of
+the docstring examples every package tests (Note [Examples run as a reader runs them]).
 
 Note [Never test a stale extension]
 The packages are installed editable, and editable installs do not recompile Cython on
@@ -24,15 +26,110 @@ thousands of tests skipped.  Here such skips become failures, centrally:
 
 from __future__ import annotations
 
+import doctest
+import importlib.abc
 import importlib.util
 import os
+import pkgutil
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent
 WITHOUT_TORCH = os.environ.get("GRADSTACK_WITHOUT_TORCH") == "1"
+
+# --------------------------------------------------------------------------- test helpers
+
+# Note [Test helpers import by name]
+# The tests run with ``--import-mode=importlib``, which keeps the tests folders off
+# ``sys.path``, so a test cannot ``import op_db``.  A helper module of tensor-core's,
+# graph-engine's or functional-api's tests (``op_db.py``, ``torch_compare.py`` ...) imports
+# as ``gradstack_tensor_tests_<name>``, ``gradstack_autograd_tests_<name>`` or
+# ``gradstack_functional_tests_<name>``, names no other package's tests use; this finder
+# finds those names in the package's tests folder.
+_TEST_HELPERS = {
+    "gradstack_tensor_tests_": ROOT / "packages" / "tensor-core" / "tests",
+    "gradstack_autograd_tests_": ROOT / "packages" / "graph-engine" / "tests",
+    "gradstack_functional_tests_": ROOT / "packages" / "functional-api" / "tests",
+}
+
+
+class _TestHelperFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        for prefix, folder in _TEST_HELPERS.items():
+            file = folder / f"{fullname.removeprefix(prefix)}.py"
+            if fullname.startswith(prefix) and file.is_file():
+                return importlib.util.spec_from_file_location(fullname, file)
+        return None
+
+
+if not any(isinstance(f, _TestHelperFinder) for f in sys.meta_path):
+    sys.meta_path.append(_TestHelperFinder())
+
+# --------------------------------------------------------------------------- docstring examples
+
+# Note [Examples run as a reader runs them]
+# Every package's ``tests/test_docs.py`` runs the examples in the docstrings of each of its
+# modules (the API reference shows them: docs/_ext/gradstack_api.py): its test asks for
+# ``docstring_module``, one module of the package its ``DOCSTRING_PACKAGE`` names, and
+# calls ``run_docstring_examples``.  A reader runs an example in a session of their own:
+# the names the module defines or imports are there (the examples use them unqualified),
+# but ``float``, ``round`` or ``sum`` are Python's, not the ops of the same name that the
+# module's namespace holds, and ``gt`` is gradstack_tensor.  (``as_reader=False``: the
+# module's namespace as it is, doctest.testmod's.)
+
+
+def pytest_generate_tests(metafunc):
+    if "docstring_module" in metafunc.fixturenames:
+        package = importlib.import_module(metafunc.module.DOCSTRING_PACKAGE)
+        prefix = package.__name__ + "."
+        names = {package.__name__} | {
+            m.name for m in pkgutil.walk_packages(package.__path__, prefix)
+        }
+        metafunc.parametrize("docstring_module", sorted(names))
+
+
+def _run_docstring_examples(name: str, *, as_reader: bool = True) -> None:
+    module = importlib.import_module(name)
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    if not as_reader:
+        result = doctest.testmod(module, optionflags=flags)
+    else:
+        import builtins
+
+        import gradstack_tensor
+
+        globs = {k: v for k, v in vars(module).items() if not hasattr(builtins, k)}
+        globs["gt"] = gradstack_tensor  # the examples of Tensor's methods say ``gt.``
+        runner = doctest.DocTestRunner(optionflags=flags)
+        seen = set()
+        for test in doctest.DocTestFinder().find(module, name, globs=globs):
+            # a Cython module's ``__test__`` repeats its functions' docstrings (autotestdict)
+            if test.examples and test.docstring not in seen:
+                seen.add(test.docstring)
+                runner.run(test)
+        result = runner.summarize(verbose=False)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+@pytest.fixture
+def run_docstring_examples():
+    """``run(name, as_reader=True)``: Note [Examples run as a reader runs them]."""
+    return _run_docstring_examples
+
+
+@pytest.fixture
+def threads():
+    """Set tensor-core's kernel thread count inside a test (the fixture is the setter,
+    ``gradstack_tensor.kernels.set_num_threads``); restored afterwards."""
+    from gradstack_tensor import kernels
+
+    before = kernels.get_num_threads()
+    yield kernels.set_num_threads
+    kernels.set_num_threads(before)
+
 
 # --------------------------------------------------------------------------- stale extensions
 

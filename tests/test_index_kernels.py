@@ -27,13 +27,6 @@ INDEX_TYPES = [np.int32, np.int64]
 BIG = 1 << 17  # above PARALLEL_THRESHOLD
 
 
-@pytest.fixture
-def threads():
-    before = K.get_num_threads()
-    yield K.set_num_threads
-    K.set_num_threads(before)
-
-
 def tol(dtype):
     return {"rtol": 1e-5, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-12}
 

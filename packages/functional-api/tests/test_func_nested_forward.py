@@ -24,7 +24,10 @@ from gradstack_functional.func import (
 )
 
 torch = pytest.importorskip("torch")
+import gradstack_functional_tests_func_compare as _cmp  # noqa: E402
 import torch.func as tf  # noqa: E402
+
+both = _cmp.both
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning"),
@@ -35,21 +38,8 @@ pytestmark = [
 RNG = np.random.default_rng(1515)
 
 
-def both(a):
-    a = np.asarray(a, dtype=np.float64)
-    return gt.tensor(a), torch.tensor(a)
-
-
 def close(ours, theirs, atol=1e-9):
-    if isinstance(theirs, (tuple, list)):
-        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
-        for o, t in zip(ours, theirs):
-            close(o, t, atol)
-        return
-    assert tuple(ours.shape) == tuple(theirs.shape), (ours.shape, theirs.shape)
-    np.testing.assert_allclose(
-        np.asarray(ours.tolist()), theirs.detach().numpy(), atol=atol, rtol=1e-9
-    )
+    _cmp.close(ours, theirs, atol, rtol=1e-9)
 
 
 # functions of x: (3,) -> (2,) or scalar, written once for a library namespace L; each

@@ -12,44 +12,16 @@ import gradstack_autograd as ag
 import gradstack_tensor as gt
 import numpy as np
 import pytest
-from gradstack_functional.func import (
-    grad,
-    grad_and_value,
-    hessian,
-    jacfwd,
-    jacrev,
-    jvp,
-    vjp,
-    vmap,
-)
+from gradstack_functional.func import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp, vmap
 
 torch = pytest.importorskip("torch")
 import torch.func as tf  # noqa: E402
+from gradstack_functional_tests_func_compare import both, close  # noqa: E402
 
 # torch.func scripts helpers with the deprecated torch.jit.script
 pytestmark = pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning")
 
 RNG = np.random.default_rng(99)
-
-
-def both(a):
-    a = np.asarray(a, dtype=np.float64)
-    return gt.tensor(a), torch.tensor(a)
-
-
-def close(ours, theirs, atol=1e-9):
-    if isinstance(theirs, (tuple, list)):
-        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
-        for o, t in zip(ours, theirs):
-            close(o, t, atol)
-        return
-    if isinstance(theirs, dict):
-        assert sorted(ours) == sorted(theirs)
-        for k in theirs:
-            close(ours[k], theirs[k], atol)
-        return
-    assert tuple(ours.shape) == tuple(theirs.shape), (ours.shape, theirs.shape)
-    np.testing.assert_allclose(np.asarray(ours.tolist()), theirs.detach().numpy(), atol=atol)
 
 
 # scalar functions of x: (3,), w: (3,)

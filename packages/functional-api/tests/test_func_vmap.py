@@ -16,7 +16,10 @@ from gradstack_functional import batching_layer
 from gradstack_functional.func import vmap
 
 torch = pytest.importorskip("torch")
+import gradstack_functional_tests_func_compare as _cmp  # noqa: E402
 import torch.func as tf  # noqa: E402
+
+both = _cmp.both
 
 # torch.func scripts helpers with the deprecated torch.jit.script
 pytestmark = pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning")
@@ -24,24 +27,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:Deprecation
 RNG = np.random.default_rng(1234)
 
 
-def both(a):
-    a = np.asarray(a, dtype=np.float64)
-    return gt.tensor(a), torch.tensor(a)
-
-
 def close(ours, theirs, atol=1e-10):
-    if isinstance(theirs, (tuple, list)):
-        assert type(ours) is type(theirs) and len(ours) == len(theirs)
-        for o, t in zip(ours, theirs):
-            close(o, t, atol)
-        return
-    if isinstance(theirs, dict):
-        assert list(ours) == list(theirs)
-        for k in theirs:
-            close(ours[k], theirs[k], atol)
-        return
-    assert tuple(ours.shape) == tuple(theirs.shape), (ours.shape, theirs.shape)
-    np.testing.assert_allclose(np.asarray(ours.tolist()), theirs.detach().numpy(), atol=atol)
+    _cmp.close(ours, theirs, atol, strict=True)
 
 
 # (name, fn(L, a, b)) on samples a: (3, 4), b: (4,)

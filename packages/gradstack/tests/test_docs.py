@@ -1,21 +1,8 @@
-"""The examples in the docstrings run and print what they say."""
+"""The examples in the docstrings of every module of gradstack run and print what they
+say (Note [Examples run as a reader runs them] in the workspace's conftest.py)."""
 
-from __future__ import annotations
-
-import doctest
-import importlib
-import pkgutil
-
-import gradstack
-import pytest
-
-MODULES = sorted(
-    {"gradstack"} | {m.name for m in pkgutil.walk_packages(gradstack.__path__, "gradstack.")}
-)
+DOCSTRING_PACKAGE = "gradstack"
 
 
-@pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name):
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+def test_docstring_examples(docstring_module, run_docstring_examples):
+    run_docstring_examples(docstring_module, as_reader=False)

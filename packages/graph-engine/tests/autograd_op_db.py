@@ -1437,15 +1437,12 @@ _add(GradOp("_index_scatter", _index_scatter_samples, torch=False))
 
 # the nn ops of derivatives/nn.py (losses, normalisation, activations): autograd_op_db_nn.py
 def _extend_with(name):
-    import importlib.util
+    """Add the entries of the helper module ``name`` (Note [Test helpers import by name] in
+    the workspace's conftest.py) to this database."""
+    import importlib
     import sys
-    from pathlib import Path
 
-    path = Path(__file__).with_name(f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"gradstack_autograd_tests_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.extend(sys.modules[__name__])
+    importlib.import_module(f"gradstack_autograd_tests_{name}").extend(sys.modules[__name__])
 
 
 _extend_with("autograd_op_db_nn")

@@ -11,10 +11,8 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
 import zlib
-from pathlib import Path
 
 import gradstack_autograd as ag
 import gradstack_tensor as gt
@@ -24,20 +22,7 @@ from gradstack_autograd import _backward_kernels as _kernels
 from gradstack_autograd import _native, derivatives
 from gradstack_tensor import OPS
 
-
-def _load(name):
-    """Import a sibling helper module under a name no other package's tests use."""
-    mod_name = f"gradstack_autograd_tests_{name}"
-    if mod_name not in sys.modules:
-        path = Path(__file__).with_name(f"{name}.py")
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
-
-
-db = _load("autograd_op_db")
+db = importlib.import_module("gradstack_autograd_tests_autograd_op_db")
 GRAD_OPS = db.GRAD_OPS
 
 

@@ -10,10 +10,8 @@ gradients holding inf and nan, second-order gradients, and forward-mode tangents
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import math
-import sys
-from pathlib import Path
 
 import gradstack_autograd as ag
 import gradstack_autograd.forward_ad  # noqa: F401 - ag.forward_ad
@@ -27,19 +25,7 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning")
 
 
-def _load(name):
-    """Import a sibling helper module under a name no other package's tests use."""
-    mod_name = f"gradstack_autograd_tests_{name}"
-    if mod_name not in sys.modules:
-        path = Path(__file__).with_name(f"{name}.py")
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
-
-
-_cmp = _load("torch_compare")
+_cmp = importlib.import_module("gradstack_autograd_tests_torch_compare")
 GS, compare = _cmp.GS, _cmp.compare
 
 nan, inf = math.nan, math.inf

@@ -4,9 +4,7 @@ forward mode, in float64."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+import importlib
 
 import numpy as np
 import pytest
@@ -17,19 +15,7 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning")
 
 
-def _load(name):
-    """Import a sibling helper module under a name no other package's tests use."""
-    mod_name = f"gradstack_autograd_tests_{name}"
-    if mod_name not in sys.modules:
-        path = Path(__file__).with_name(f"{name}.py")
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
-
-
-compare = _load("torch_compare").compare
+compare = importlib.import_module("gradstack_autograd_tests_torch_compare").compare
 
 X = np.random.default_rng(3).standard_normal((3, 4, 5))
 MASK4 = np.array([True, False, True, True])

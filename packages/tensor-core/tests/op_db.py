@@ -2018,15 +2018,12 @@ def to_ref(obj):
 
 # the nn ops of _impl_nn.py (losses, normalisation, activations): entries in op_db_nn.py
 def _extend_with(name):
-    import importlib.util
+    """Add the entries of the helper module ``name`` (Note [Test helpers import by name] in
+    the workspace's conftest.py) to this database."""
+    import importlib
     import sys
-    from pathlib import Path
 
-    path = Path(__file__).with_name(f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"gradstack_tensor_tests_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.extend(sys.modules[__name__])
+    importlib.import_module(f"gradstack_tensor_tests_{name}").extend(sys.modules[__name__])
 
 
 _extend_with("op_db_nn")

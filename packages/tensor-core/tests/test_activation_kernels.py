@@ -9,6 +9,7 @@ import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_tensor import _activation_kernels, _kernels, kernels
+from gradstack_tensor_tests_float32_checks import SIMD_COPIES, simd_copy
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -155,18 +156,12 @@ def test_threads_give_the_same_bits(dtype):
     _close(one[0], F.gelu(torch.tensor(x)), dtype)
 
 
-@pytest.mark.parametrize("avx", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("avx", SIMD_COPIES)
 def test_every_simd_copy_matches_torch(avx):
     x = _inputs("float32")
-    old = (_kernels._avx2(), _kernels._avx512())
-    try:
-        _kernels._avx2(avx[0])
-        _kernels._avx512(avx[1])
+    with simd_copy(avx):
         for ours, theirs in FORWARD.values():
             _close(ours(gt.tensor(x)).numpy(), theirs(torch.tensor(x)), "float32")
-    finally:
-        _kernels._avx2(old[0])
-        _kernels._avx512(old[1])
 
 
 def test_silu_in_place():

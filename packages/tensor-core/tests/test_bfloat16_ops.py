@@ -11,10 +11,8 @@ ulp (``rtol=2**-7``), and the count of results that are not bit-equal is bounded
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
 import warnings
-from pathlib import Path
 
 import gradstack_tensor as gt
 import ml_dtypes
@@ -26,19 +24,7 @@ torch = pytest.importorskip("torch")
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-def _load(name):
-    mod_name = f"gradstack_tensor_tests_{name}"
-    if mod_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            mod_name, Path(__file__).with_name(f"{name}.py")
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
-
-
-db = _load("op_db")
+db = importlib.import_module("gradstack_tensor_tests_op_db")
 
 # ops not compared here, with the reason
 EXCEPTIONS = {

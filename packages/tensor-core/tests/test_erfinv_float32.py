@@ -10,19 +10,11 @@ import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_tensor import _kernels, kernels
+from gradstack_tensor_tests_float32_checks import SIMD_COPIES, simd_copy, ulps
 
 torch = pytest.importorskip("torch")
 
 RNG = np.random.default_rng(3434)
-
-
-def _ulps(a, b):
-    """|a - b| in float32 ulps (the bits as a monotonic integer line; -0.0 is +0.0)."""
-    a = np.asarray(a, np.float32).view(np.int32).astype(np.int64)
-    b = np.asarray(b, np.float32).view(np.int32).astype(np.int64)
-    a = np.where(a < 0, -(a & 0x7FFFFFFF), a)
-    b = np.where(b < 0, -(b & 0x7FFFFFFF), b)
-    return np.abs(a - b)
 
 
 def _grid():
@@ -35,18 +27,12 @@ def _torch_erfinv(y):
     return torch.erfinv(torch.from_numpy(y)).numpy()
 
 
-@pytest.mark.parametrize("avx", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("avx", SIMD_COPIES)
 def test_every_simd_copy_is_within_an_ulp_of_torch(avx):
     y = _grid()
-    old = (_kernels._avx2(), _kernels._avx512())
-    try:
-        _kernels._avx2(avx[0])
-        _kernels._avx512(avx[1])
+    with simd_copy(avx):
         got = kernels.erfinv(y)
-    finally:
-        _kernels._avx2(old[0])
-        _kernels._avx512(old[1])
-    assert _ulps(got, _torch_erfinv(y)).max() <= 1
+    assert ulps(got, _torch_erfinv(y)).max() <= 1
     assert np.array_equal(np.signbit(got), np.signbit(y))  # -0.0 and -1e-45 keep the sign
 
 
@@ -55,7 +41,7 @@ def test_within_an_ulp_of_the_correctly_rounded_value():
 
     y = _grid()
     got = kernels.erfinv(y)
-    d = _ulps(got, exact(y.astype(np.float64)).astype(np.float32))
+    d = ulps(got, exact(y.astype(np.float64)).astype(np.float32))
     assert d.max() <= 1
     assert np.count_nonzero(d) <= y.size // 100_000  # 6e-14 relative: nearly always exact
 
@@ -67,7 +53,7 @@ def test_edges():
     want = _torch_erfinv(y)
     assert np.array_equal(np.isnan(got), np.isnan(want))
     finite = ~np.isnan(want)
-    assert (_ulps(got[finite], want[finite]) <= 1).all()
+    assert (ulps(got[finite], want[finite]) <= 1).all()
     assert got[0] == np.inf and got[1] == -np.inf
     assert np.array_equal(np.signbit(got[8:12]), [False, True, False, True])
 
@@ -91,7 +77,7 @@ def test_backward_matches_torch(n):
     forward = kernels.erfinv(y)
     assert (
         np.array_equal(forward, _torch_erfinv(y))
-        or _ulps(forward[ok], _torch_erfinv(y)[ok]).max() <= 1
+        or ulps(forward[ok], _torch_erfinv(y)[ok]).max() <= 1
     )
 
 
@@ -101,7 +87,7 @@ def test_the_op_on_layouts():
         out = gt.erfinv(view(gt.tensor(base)))
         want = torch.erfinv(view(torch.tensor(base)))
         assert tuple(out.shape) == tuple(want.shape)
-        assert (_ulps(out.numpy(), want.numpy()) <= 1).all()
+        assert (ulps(out.numpy(), want.numpy()) <= 1).all()
 
 
 def test_threads_give_the_same_bits():
@@ -118,7 +104,7 @@ def test_threads_give_the_same_bits():
         _kernels.set_num_threads(old)
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
-    assert _ulps(one[0], _torch_erfinv(y)).max() <= 1
+    assert ulps(one[0], _torch_erfinv(y)).max() <= 1
 
 
 def test_float64_keeps_calc_erfinv():

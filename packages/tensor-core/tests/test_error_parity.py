@@ -13,11 +13,9 @@ left out (torch skips most checks when there is nothing to compute).
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import re
-import sys
 import warnings
-from pathlib import Path
 
 import gradstack_tensor as gt
 import numpy as np
@@ -26,19 +24,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 
-def _load(name):
-    mod_name = f"gradstack_tensor_tests_{name}"
-    if mod_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            mod_name, Path(__file__).with_name(f"{name}.py")
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
-
-
-db = _load("op_db")
+db = importlib.import_module("gradstack_tensor_tests_op_db")
 
 PYTHON_KERNELS = {
     "gradstack_tensor._impl_elementwise",

@@ -17,30 +17,15 @@ Seeded (``SEED``); the whole file runs in a few seconds.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import math
-import sys
 import warnings
-from pathlib import Path
 
 import gradstack_tensor as gt
 import numpy as np
 import pytest
 
-
-def _load(name):
-    mod_name = f"gradstack_tensor_tests_{name}"
-    if mod_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            mod_name, Path(__file__).with_name(f"{name}.py")
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
-
-
-db = _load("op_db")
+db = importlib.import_module("gradstack_tensor_tests_op_db")
 
 # var/std over fewer elements than the correction: numpy warns as torch does (a UserWarning
 # there); the value (nan or inf) is what these tests check

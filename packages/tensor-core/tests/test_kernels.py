@@ -25,50 +25,22 @@ import numpy as np
 import pytest
 from gradstack_tensor import _kernels
 from gradstack_tensor import kernels as K
+from gradstack_tensor_tests_kernel_checks import (
+    BIG,
+    DTYPES,
+    SIZES,
+    TIGHT,
+    assert_bitwise_equal,
+    random_operand_pairs,
+    run_on_threads,
+    uniform,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 # the kernel modules that gradstack_tensor.kernels gathers (its `from .x import *` lines)
 KERNEL_MODULES = re.findall(r"^from \.(\w+) import \*", inspect.getsource(K), re.M)
-
-DTYPES = [np.float32, np.float64]
-BIG = 1 << 17  # above PARALLEL_THRESHOLD
-SIZES = [0, 1, 6, 1000, BIG]
-# A few ulps: the kernels do numpy's operations in numpy's order, but a compiler may fuse
-# a multiply and an add (FMA) on some targets.
-TIGHT = {np.float32: dict(rtol=4e-7, atol=0), np.float64: dict(rtol=1e-15, atol=0)}
-
-
-@pytest.fixture
-def threads():
-    """Set the kernel thread count inside a test; restored afterwards."""
-    before = K.get_num_threads()
-    yield K.set_num_threads
-    K.set_num_threads(before)
-
-
-def uniform(rng, shape, dtype, low=-3.0, high=3.0):
-    """An ndarray (also for shape ()) of values drawn uniformly from [low, high)."""
-    return np.asarray(rng.uniform(low, high, size=shape), dtype=dtype)
-
-
-def run_on_threads(set_threads, fn, counts=(1, 2)):
-    """fn() once per thread count; the results, as lists of arrays."""
-    results = []
-    for count in counts:
-        set_threads(count)
-        out = fn()
-        results.append(list(out) if isinstance(out, tuple) else [out])
-    return results
-
-
-def assert_bitwise_equal(results):
-    first, *rest = results
-    for other in rest:
-        for a, b in zip(first, other, strict=True):
-            assert a.dtype == b.dtype and a.shape == b.shape
-            assert a.tobytes() == b.tobytes()
 
 
 # ---------------------------------------------------------------------------------------
@@ -739,21 +711,7 @@ def test_fuzz_bad_inputs_raise_cleanly():
 
 def test_fuzz_random_operands_never_misbehave():
     """Random valid and invalid operands mixed: a result that matches numpy, or a clean error."""
-    rng = np.random.default_rng(54321)
-    shapes = [(), (1,), (4,), (2, 2), (0,), (2, 0)]
-    dtypes = [np.float32, np.float64, np.float16, np.int64, bool]
-    for _ in range(2000):
-        shape = shapes[rng.integers(len(shapes))]
-        operands = []
-        for _ in range(2):
-            kind = rng.integers(10)
-            if kind == 0:
-                operands.append(None)
-            elif kind == 1:
-                operands.append(rng.uniform(size=shapes[rng.integers(len(shapes))]))
-            else:
-                dtype = dtypes[0] if kind < 6 else dtypes[rng.integers(len(dtypes))]
-                operands.append(np.asarray(rng.uniform(-2, 2, size=shape)).astype(dtype))
+    for operands in random_operand_pairs():
         before = operands[0].copy() if isinstance(operands[0], np.ndarray) else None
         try:
             K.add_scaled_(*operands, 0.5)

@@ -14,13 +14,6 @@ from gradstack_tensor import kernels as K
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture
-def threads():
-    before = K.get_num_threads()
-    yield K.set_num_threads
-    K.set_num_threads(before)
-
-
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 16, 17, 100, 1000, 1003])
 @pytest.mark.parametrize("scale", [1e-3, 1.0, 30.0, 1e4])
 def test_rows_match_float64_and_torch(n, scale):

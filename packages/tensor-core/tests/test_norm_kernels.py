@@ -27,13 +27,6 @@ TOL = {np.float32: dict(rtol=2e-6, atol=2e-6), np.float64: dict(rtol=1e-13, atol
 SHAPES = [(7,), (3, 5), (2, 3, 4), (1024, 65), (2, 1, 3, 1), (0, 4), (4, 0), (3, 0, 2)]
 
 
-@pytest.fixture
-def threads():
-    before = K.get_num_threads()
-    yield K.set_num_threads
-    K.set_num_threads(before)
-
-
 def _torch_softmax(x, dim, log, grad=None):
     t = torch.from_numpy(x.copy()).requires_grad_(grad is not None)
     y = (torch.log_softmax if log else torch.softmax)(t, dim)

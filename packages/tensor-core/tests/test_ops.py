@@ -15,30 +15,14 @@ from __future__ import annotations
 
 import importlib.util
 import operator
-import sys
 import warnings
-from pathlib import Path
 
 import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_tensor._loops import _unary_c_limit
 
-
-def _load(name):
-    """Import a sibling helper module under a name no other package's tests use."""
-    mod_name = f"gradstack_tensor_tests_{name}"
-    if mod_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            mod_name, Path(__file__).with_name(f"{name}.py")
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
-
-
-db = _load("op_db")
+db = importlib.import_module("gradstack_tensor_tests_op_db")
 
 # var/std over fewer elements than the correction: numpy warns as torch does (a UserWarning
 # there); the value (nan or inf) is what these tests check

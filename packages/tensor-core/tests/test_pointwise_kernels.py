@@ -9,6 +9,7 @@ import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_tensor import _kernels, kernels
+from gradstack_tensor_tests_float32_checks import SIMD_COPIES, simd_copy, ulps
 
 torch = pytest.importorskip("torch")
 
@@ -25,26 +26,12 @@ def _grid():
     return np.concatenate([x, EDGES])
 
 
-def _ulps(a, b):
-    a = np.asarray(a, np.float32).view(np.int32).astype(np.int64)
-    b = np.asarray(b, np.float32).view(np.int32).astype(np.int64)
-    a = np.where(a < 0, -(a & 0x7FFFFFFF), a)
-    b = np.where(b < 0, -(b & 0x7FFFFFFF), b)
-    return np.abs(a - b)
-
-
 def _with_simd(avx, fn):
-    old = (_kernels._avx2(), _kernels._avx512())
-    try:
-        _kernels._avx2(avx[0])
-        _kernels._avx512(avx[1])
+    with simd_copy(avx):
         return fn()
-    finally:
-        _kernels._avx2(old[0])
-        _kernels._avx512(old[1])
 
 
-@pytest.mark.parametrize("avx", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("avx", SIMD_COPIES)
 def test_exp2_is_correctly_rounded_and_within_an_ulp_of_torch(avx):
     x = _grid()
     got = _with_simd(avx, lambda: kernels.exp2_f32(x))
@@ -53,13 +40,13 @@ def test_exp2_is_correctly_rounded_and_within_an_ulp_of_torch(avx):
     nan = np.isnan(exact)
     assert np.array_equal(np.isnan(got), nan)
     assert np.count_nonzero(got[~nan] != exact[~nan]) <= 2
-    assert _ulps(got[~nan], exact[~nan]).max() <= 1
+    assert ulps(got[~nan], exact[~nan]).max() <= 1
     want = torch.exp2(torch.from_numpy(x)).numpy()
-    assert _ulps(got[~nan], want[~nan]).max() <= 1
+    assert ulps(got[~nan], want[~nan]).max() <= 1
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("avx", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("avx", SIMD_COPIES)
 def test_sign_is_torchs_to_the_bit(avx, dtype):
     x = np.concatenate([_grid(), RNG.standard_normal(1000).astype(np.float32)])
     with np.errstate(invalid="ignore"):  # (nan payloads)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gradstack_tensor import _kernels, kernels
+from gradstack_tensor import kernels
+from gradstack_tensor_tests_float32_checks import SIMD_COPIES, simd_copy, ulps
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -21,30 +22,16 @@ def _grid():
     return np.concatenate([x[~np.isnan(x)], EDGES])
 
 
-def _ulps(a, b):
-    a = np.asarray(a, np.float32).view(np.int32).astype(np.int64)
-    b = np.asarray(b, np.float32).view(np.int32).astype(np.int64)
-    a = np.where(a < 0, -(a & 0x7FFFFFFF), a)
-    b = np.where(b < 0, -(b & 0x7FFFFFFF), b)
-    return np.abs(a - b)
-
-
-@pytest.mark.parametrize("avx", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("avx", SIMD_COPIES)
 def test_silu_and_its_backward_match_torch(avx):
     x = _grid()
     g = np.random.default_rng(1).standard_normal(x.size).astype(np.float32)
-    old = (_kernels._avx2(), _kernels._avx512())
-    try:
-        _kernels._avx2(avx[0])
-        _kernels._avx512(avx[1])
+    with simd_copy(avx):
         got, got_b = kernels.silu(x), kernels.silu_backward(g, x)
-    finally:
-        _kernels._avx2(old[0])
-        _kernels._avx512(old[1])
     want = F.silu(torch.from_numpy(x)).numpy()
     assert np.array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
-    d = _ulps(got[ok], want[ok])
+    d = ulps(got[ok], want[ok])
     assert d.max() <= 4
     assert np.count_nonzero(d) <= x.size // 200
     t = torch.from_numpy(x).requires_grad_()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gradstack_tensor import _kernels, kernels
+from gradstack_tensor_tests_float32_checks import SIMD_COPIES, simd_copy
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -25,19 +26,13 @@ def _torch_backward(g, x, beta, threshold):
     return t.grad.numpy()
 
 
-@pytest.mark.parametrize("avx", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("avx", SIMD_COPIES)
 @pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (2.0, 5.0), (0.5, 100.0)])
 def test_float32_matches_torch(avx, beta, threshold):
     x = _grid()
     g = np.random.default_rng(1).standard_normal(x.size).astype(np.float32)
-    old = (_kernels._avx2(), _kernels._avx512())
-    try:
-        _kernels._avx2(avx[0])
-        _kernels._avx512(avx[1])
+    with simd_copy(avx):
         got = kernels.softplus_backward(g, x, beta, threshold)
-    finally:
-        _kernels._avx2(old[0])
-        _kernels._avx512(old[1])
     want = _torch_backward(g, x, beta, threshold)
     assert np.array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)

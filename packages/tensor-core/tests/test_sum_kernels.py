@@ -11,6 +11,7 @@ import gradstack_tensor as gt
 import numpy as np
 import pytest
 from gradstack_tensor import _kernels, kernels
+from gradstack_tensor_tests_float32_checks import SIMD_COPIES, simd_copy
 
 torch = pytest.importorskip("torch")
 
@@ -89,17 +90,11 @@ def test_threads_give_the_same_bits():
     _close_to_exact(one, x)
 
 
-@pytest.mark.parametrize("avx", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("avx", SIMD_COPIES)
 def test_every_simd_copy(avx):
     x = RNG.uniform(0, 1, 200_000).astype(np.float32)
-    old = (_kernels._avx2(), _kernels._avx512())
-    try:
-        _kernels._avx2(avx[0])
-        _kernels._avx512(avx[1])
+    with simd_copy(avx):
         got = kernels.sum_all(x)
-    finally:
-        _kernels._avx2(old[0])
-        _kernels._avx512(old[1])
     _close_to_exact(got, x)
 
 

@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - public submodules, as in torch.autograd; the tab
     derivatives,  # the derivative table: each op's VJP, JVP and batching rule, by family
     forward_ad,  # torch.autograd.forward_ad
     function,
+    grad_mode,
     graph,
 )
 from .__about__ import __version__
@@ -54,14 +55,7 @@ _set_autograd_extension(_AutogradExtension())
 __all__ = [
     "backward",
     "grad",
-    "no_grad",
-    "enable_grad",
-    "set_grad_enabled",
-    "inference_mode",
-    "is_grad_enabled",
-    "is_inference_mode_enabled",
-    "set_multithreading_enabled",
-    "is_multithreading_enabled",
+    *grad_mode.__all__,  # no_grad ... is_multithreading_enabled
     "Function",
     "FunctionCtx",
     "once_differentiable",

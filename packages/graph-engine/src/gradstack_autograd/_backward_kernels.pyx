@@ -43,17 +43,9 @@ from libc.math cimport cos, sin
 cnp.import_array()
 
 __all__ = [
-    "TRANSCENDENTAL_THRESHOLD",
-    "cos_backward",
-    "div_backward",
-    "mul_backward",
-    "cos_backward_from_sin",
-    "relu_backward",
-    "sigmoid_backward",
-    "sin_backward",
-    "sin_backward_from_cos",
-    "square_backward",
-    "tanh_backward",
+    "TRANSCENDENTAL_THRESHOLD", "cos_backward", "div_backward", "mul_backward",
+    "cos_backward_from_sin", "relu_backward", "sigmoid_backward", "sin_backward",
+    "sin_backward_from_cos", "square_backward", "tanh_backward",
 ]
 
 ctypedef fused real:

@@ -96,30 +96,32 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
         return cls()(orig_func)
 
 
-class no_grad(_NoParamDecoratorContextManager):  # noqa: N801 - torch's name
+class _GradModeBlock(_NoParamDecoratorContextManager):
+    """A block (or decorated function) run with grad mode ``_mode``, the previous mode
+    restored after it: ``no_grad`` and ``enable_grad``."""
+
+    _mode: bool
+
+    def __init__(self) -> None:
+        self._prev: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._prev.append(_grad_mode._set_grad_enabled(self._mode))
+
+    def __exit__(self, *exc) -> None:
+        _grad_mode._set_grad_enabled(self._prev.pop())
+
+
+class no_grad(_GradModeBlock):  # noqa: N801 - torch's name
     """Disable gradient recording: ops inside produce tensors with ``requires_grad=False``."""
 
-    def __init__(self) -> None:
-        self._prev: list[bool] = []
-
-    def __enter__(self) -> None:
-        self._prev.append(_grad_mode._set_grad_enabled(False))
-
-    def __exit__(self, *exc) -> None:
-        _grad_mode._set_grad_enabled(self._prev.pop())
+    _mode = False
 
 
-class enable_grad(_NoParamDecoratorContextManager):  # noqa: N801
+class enable_grad(_GradModeBlock):  # noqa: N801
     """Enable gradient recording (inside a ``no_grad`` block, for example)."""
 
-    def __init__(self) -> None:
-        self._prev: list[bool] = []
-
-    def __enter__(self) -> None:
-        self._prev.append(_grad_mode._set_grad_enabled(True))
-
-    def __exit__(self, *exc) -> None:
-        _grad_mode._set_grad_enabled(self._prev.pop())
+    _mode = True
 
 
 class set_grad_enabled(_DecoratorContextManager):  # noqa: N801

@@ -36,16 +36,7 @@ from ._recorder import LAYER_PRIORITY
 from .events import EventList, FunctionEvent, FunctionEventAvg, Interval, Kernel
 
 __all__ = [
-    "profile",
-    "record_function",
-    "emit_nvtx",
-    "load_nvprof",
-    "parse_nvprof_trace",
-    "EventList",
-    "FunctionEvent",
-    "FunctionEventAvg",
-    "Interval",
-    "Kernel",
+    *profiler.__all__,  # the torch-shaped names: profile ... Kernel
     "event_name",
     "LAYER_PRIORITY",
     "profiler",

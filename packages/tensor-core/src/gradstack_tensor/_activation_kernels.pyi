@@ -1,9 +1,10 @@
 """Type stub for ``gradstack_tensor._activation_kernels`` (see its .pyx)."""
 
-from typing import Literal, TypeVar
+from typing import Literal
 
-import numpy as np
 import numpy.typing as npt
+
+from ._kernel_types import _Array, _Float
 
 __all__ = [
     "ACTIVATION_THRESHOLD",
@@ -19,11 +20,6 @@ __all__ = [
     "silu_backward",
     "softplus_backward",
 ]
-
-_Float = TypeVar("_Float", np.float32, np.float64)
-_Array = npt.NDArray[_Float]
-
-ACTIVATION_THRESHOLD: int
 
 def gelu(x: _Array[_Float], approximate: Literal["none", "tanh"] = "none") -> _Array[_Float]: ...
 def gelu_backward(
@@ -43,3 +39,5 @@ def leaky_relu_backward(
 def softplus_backward(
     grad: npt.NDArray[_Float], x: npt.NDArray[_Float], beta: float = 1.0, threshold: float = 20.0
 ) -> npt.NDArray[_Float]: ...
+
+ACTIVATION_THRESHOLD: int

@@ -21,18 +21,8 @@ from ._kernels cimport (
 cnp.import_array()
 
 __all__ = [
-    "ACTIVATION_THRESHOLD",
-    "erf",
-    "erf_backward",
-    "erfc",
-    "erfinv",
-    "erfinv_backward",
-    "gelu",
-    "gelu_backward",
-    "leaky_relu",
-    "leaky_relu_backward",
-    "silu",
-    "silu_backward",
+    "ACTIVATION_THRESHOLD", "erf", "erf_backward", "erfc", "erfinv", "erfinv_backward", "gelu",
+    "gelu_backward", "leaky_relu", "leaky_relu_backward", "silu", "silu_backward",
     "softplus_backward",
 ]
 

@@ -1,14 +1,10 @@
 """Type stub for ``gradstack_tensor._adam_update`` (see _adam_update.pyx)."""
 
-from typing import SupportsFloat, TypeVar
+from typing import SupportsFloat
 
-import numpy as np
-import numpy.typing as npt
+from ._kernel_types import _Array, _Float
 
 __all__ = ["adam_update_"]
-
-_Float = TypeVar("_Float", np.float32, np.float64)
-_Array = npt.NDArray[_Float]
 
 def adam_update_(
     param: _Array[_Float],

@@ -1,14 +1,12 @@
 """Type stub for ``gradstack_tensor._batch_norm_kernels`` (see _batch_norm_kernels.pyx)."""
 
-from typing import TypeVar
-
 import numpy as np
 import numpy.typing as npt
 
+from ._kernel_types import _Array, _Float
+
 __all__ = ["batch_norm_stats", "batch_norm_apply", "batch_norm_backward"]
 
-_Float = TypeVar("_Float", np.float32, np.float64)
-_Array = npt.NDArray[_Float]
 _F64 = npt.NDArray[np.float64]
 
 def batch_norm_stats(x: _Array[_Float]) -> tuple[_F64, _F64]: ...

@@ -18,9 +18,12 @@ def _gt():
     return gt
 
 
-def _tensor(x, fname: str, name: str = "input") -> Tensor:
+def _tensor(x, fname: str, name: str = "input", position: int | None = None) -> Tensor:
+    """``x``, or torch's TypeError when it is not a Tensor (``(position N)`` after the
+    argument's name where torch's message has it)."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+        at = "" if position is None else f" (position {position})"
+        raise TypeError(f"{fname}(): argument '{name}'{at} must be Tensor, not {type(x).__name__}")
     return x
 
 

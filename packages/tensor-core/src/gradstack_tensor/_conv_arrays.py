@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._window_kernels import _pair_arg as _pair  # a pair of Python ints, or TypeError
 from ._window_kernels import col2im as _col2im
 from ._window_kernels import im2col as _im2col
 
@@ -72,16 +73,6 @@ _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 # Note [A convolution's columns are made a chunk at a time]
 _CHUNK_ELEMENTS = 1 << 17
-
-
-def _pair(func: str, name: str, value) -> tuple[int, int]:
-    try:
-        a, b = value
-    except (TypeError, ValueError):
-        raise TypeError(f"{func}: {name} must be a pair of ints, got {value!r}") from None
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (a, b)):
-        raise TypeError(f"{func}: {name} must be a pair of ints, got {value!r}")
-    return int(a), int(b)
 
 
 def _array(func: str, name: str, a, dtype=None) -> np.ndarray:

@@ -49,19 +49,7 @@ def torch_dims(dim, ndim):
 
 
 # torch's C++ names of the scalar types, as its messages print them
-CPP_TYPE = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
+CPP_TYPE = _dt.CPP_TYPE_NAMES
 # torch's ScalarType names
 SCALAR_TYPE = _dt.SCALAR_TYPE_NAMES
 

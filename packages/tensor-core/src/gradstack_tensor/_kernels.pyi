@@ -1,9 +1,8 @@
 """Type stub for the Cython module ``gradstack_tensor._kernels`` (see _kernels.pyx)."""
 
-from typing import SupportsFloat, SupportsIndex, TypeVar
+from typing import SupportsFloat, SupportsIndex
 
-import numpy as np
-import numpy.typing as npt
+from ._kernel_types import _Array, _Float
 
 __all__ = [
     "PARALLEL_THRESHOLD",
@@ -14,11 +13,6 @@ __all__ = [
     "set_num_threads",
 ]
 
-_Float = TypeVar("_Float", np.float32, np.float64)
-_Array = npt.NDArray[_Float]
-
-PARALLEL_THRESHOLD: int
-
 def set_num_threads(n: SupportsIndex) -> None: ...
 def get_num_threads() -> int: ...
 def fusable(*arrays: object) -> bool: ...
@@ -27,3 +21,5 @@ def add_scaled_(dst: _Array[_Float], src: _Array[_Float], alpha: SupportsFloat) 
 def _avx2(enable: bool | None = None) -> bool: ...
 def _avx512(enable: bool | None = None) -> bool: ...
 def _default_num_threads() -> int: ...
+
+PARALLEL_THRESHOLD: int

@@ -29,7 +29,9 @@ interface::
     _norm_kernels.pyx              softmax/log_softmax and layer norm, forward and backward
     _adam_update.pyx               the Adam/AdamW update, ``adam_update_``
     _special_kernels.pyx           lgamma, digamma, trigamma, polygamma, zeta (torch's Math.h)
-    _bessel_kernels.pyx            torch.special's Bessel functions, polynomials, erfcx, igamma
+    _bessel_kernels.pyx            torch.special's Bessel functions; the entry of the next two
+    _polynomial_kernels.pyx        torch.special's orthogonal polynomials
+    _erfcx_igamma_kernels.pyx      erfcx, igamma and igammac
     _division_kernels.pyx          fmod, remainder and floor division of floats
     _loss_kernels.pyx              smooth L1 and Huber losses, forward and backward
     _scan_kernels.pyx              cumsum, forward and reversed
@@ -77,11 +79,7 @@ import numpy as np
 cnp.import_array()
 
 __all__ = [
-    "PARALLEL_THRESHOLD",
-    "accumulate_",
-    "add_scaled_",
-    "fusable",
-    "get_num_threads",
+    "PARALLEL_THRESHOLD", "accumulate_", "add_scaled_", "fusable", "get_num_threads",
     "set_num_threads",
 ]
 

@@ -1,9 +1,6 @@
 """Type stub for ``gradstack_tensor._loss_kernels`` (see its .pyx)."""
 
-from typing import TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from ._kernel_types import _Array, _Float
 
 __all__ = [
     "LOSS_THRESHOLD",
@@ -13,11 +10,6 @@ __all__ = [
     "smooth_l1_backward",
 ]
 
-_Float = TypeVar("_Float", np.float32, np.float64)
-_Array = npt.NDArray[_Float]
-
-LOSS_THRESHOLD: int
-
 def smooth_l1(x: _Array[_Float], y: _Array[_Float], beta: float) -> _Array[_Float]: ...
 def huber(x: _Array[_Float], y: _Array[_Float], delta: float) -> _Array[_Float]: ...
 def smooth_l1_backward(
@@ -26,3 +18,5 @@ def smooth_l1_backward(
 def huber_backward(
     grad: _Array[_Float], x: _Array[_Float], y: _Array[_Float], delta: float, norm: float = 1.0
 ) -> _Array[_Float]: ...
+
+LOSS_THRESHOLD: int

@@ -19,11 +19,7 @@ from ._kernels cimport (
 cnp.import_array()
 
 __all__ = [
-    "LOSS_THRESHOLD",
-    "huber",
-    "huber_backward",
-    "smooth_l1",
-    "smooth_l1_backward",
+    "LOSS_THRESHOLD", "huber", "huber_backward", "smooth_l1", "smooth_l1_backward",
 ]
 
 

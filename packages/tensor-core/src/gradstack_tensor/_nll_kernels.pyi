@@ -1,14 +1,11 @@
 """Type stub for ``gradstack_tensor._nll_kernels`` (see its .pyx)."""
 
-from typing import TypeVar
-
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["nll_loss_backward", "nll_loss_forward"]
+from ._kernel_types import _Array, _Float
 
-_Float = TypeVar("_Float", np.float32, np.float64)
-_Array = npt.NDArray[_Float]
+__all__ = ["nll_loss_backward", "nll_loss_forward"]
 
 def nll_loss_forward(
     x: _Array[_Float],

@@ -1,16 +1,10 @@
 """Type stub for ``gradstack_tensor._norm_kernels`` (see _norm_kernels.pyx)."""
 
-from typing import SupportsFloat, TypeVar
+from typing import SupportsFloat
 
-import numpy as np
-import numpy.typing as npt
+from ._kernel_types import _Array, _Float
 
 __all__ = ["layer_norm", "layer_norm_backward", "softmax", "softmax_backward"]
-
-ROW_THRESHOLD: int
-
-_Float = TypeVar("_Float", np.float32, np.float64)
-_Array = npt.NDArray[_Float]
 
 def softmax(x: _Array[_Float], dim: int, log: bool = False) -> _Array[_Float]: ...
 def softmax_backward(
@@ -34,3 +28,5 @@ def layer_norm_backward(
     weight_grad: bool = True,
     bias_grad: bool = True,
 ) -> tuple[_Array[_Float] | None, _Array[_Float] | None, _Array[_Float] | None]: ...
+
+ROW_THRESHOLD: int

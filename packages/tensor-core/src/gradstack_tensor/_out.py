@@ -198,17 +198,8 @@ def write_out(
 
 
 # C++'s names of the scalar types, as torch's "Expected out tensor to have dtype ..." says them
-_CPP_NAMES = {
-    "float16": "c10::Half",
-    "float32": "float",
-    "float64": "double",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-}
+# (the real dtypes': these messages have never named a complex one)
+_CPP_NAMES = {k: v for k, v in _dt.CPP_TYPE_NAMES.items() if not k.startswith("complex")}
 
 
 def check_out_dtype(rule: str, name: str, result_dtype, out, input_dtype=None) -> None:

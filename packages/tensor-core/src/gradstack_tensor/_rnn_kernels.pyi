@@ -1,9 +1,6 @@
 """Type stub for ``gradstack_tensor._rnn_kernels`` (see _rnn_kernels.pyx)."""
 
-from typing import TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from ._kernel_types import _Array, _Float
 
 __all__ = [
     "RNN_PARALLEL_THRESHOLD",
@@ -12,11 +9,6 @@ __all__ = [
     "lstm_cell_backward",
     "lstm_cell_forward",
 ]
-
-_Float = TypeVar("_Float", np.float32, np.float64)
-_Array = npt.NDArray[_Float]
-
-RNN_PARALLEL_THRESHOLD: int
 
 def lstm_cell_forward(
     input_gates: _Array[_Float],
@@ -45,3 +37,5 @@ def gru_cell_backward(
 ) -> tuple[
     _Array[_Float], _Array[_Float], _Array[_Float], _Array[_Float] | None, _Array[_Float] | None
 ]: ...
+
+RNN_PARALLEL_THRESHOLD: int

@@ -40,10 +40,7 @@ import numpy as np
 cnp.import_array()
 
 __all__ = [
-    "RNN_PARALLEL_THRESHOLD",
-    "gru_cell_backward",
-    "gru_cell_forward",
-    "lstm_cell_backward",
+    "RNN_PARALLEL_THRESHOLD", "gru_cell_backward", "gru_cell_forward", "lstm_cell_backward",
     "lstm_cell_forward",
 ]
 

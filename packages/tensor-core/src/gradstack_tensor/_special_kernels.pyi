@@ -1,9 +1,8 @@
 """Type stub for ``gradstack_tensor._special_kernels`` (see its .pyx)."""
 
-from typing import TypeVar
-
-import numpy as np
 import numpy.typing as npt
+
+from ._kernel_types import _Float
 
 __all__ = [
     "SPECIAL_THRESHOLD",
@@ -14,12 +13,10 @@ __all__ = [
     "zeta",
 ]
 
-_Float = TypeVar("_Float", np.float32, np.float64)
-
-SPECIAL_THRESHOLD: int
-
 def lgamma(x: npt.NDArray[_Float]) -> npt.NDArray[_Float]: ...
 def digamma(x: npt.NDArray[_Float]) -> npt.NDArray[_Float]: ...
 def trigamma(x: npt.NDArray[_Float]) -> npt.NDArray[_Float]: ...
 def polygamma(x: npt.NDArray[_Float], n: int) -> npt.NDArray[_Float]: ...
 def zeta(x: npt.NDArray[_Float], q: npt.NDArray[_Float]) -> npt.NDArray[_Float]: ...
+
+SPECIAL_THRESHOLD: int

@@ -18,12 +18,7 @@ from ._kernels cimport _check_input, kernel_block_size, kernel_threads
 cnp.import_array()
 
 __all__ = [
-    "SPECIAL_THRESHOLD",
-    "digamma",
-    "lgamma",
-    "polygamma",
-    "trigamma",
-    "zeta",
+    "SPECIAL_THRESHOLD", "digamma", "lgamma", "polygamma", "trigamma", "zeta",
 ]
 
 

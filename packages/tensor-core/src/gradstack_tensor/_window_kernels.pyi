@@ -1,9 +1,9 @@
 """Type stub for ``gradstack_tensor._window_kernels`` (see _window_kernels.pyx)."""
 
-from typing import TypeVar
-
 import numpy as np
 import numpy.typing as npt
+
+from ._kernel_types import _Array, _Float
 
 __all__ = [
     "im2col",
@@ -14,8 +14,6 @@ __all__ = [
     "avg_pool2d_backward",
 ]
 
-_Float = TypeVar("_Float", np.float32, np.float64)
-_Array = npt.NDArray[_Float]
 _Pair = tuple[int, int]
 
 def im2col(
@@ -67,3 +65,4 @@ def avg_pool2d_backward(
     count_include_pad: bool,
     divisor_override: int | None,
 ) -> _Array[_Float]: ...
+def _pair_arg(func: str, name: str, value: object) -> tuple[int, int]: ...

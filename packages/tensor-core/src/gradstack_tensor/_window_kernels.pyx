@@ -36,11 +36,7 @@ import numpy as np
 cnp.import_array()
 
 __all__ = [
-    "im2col",
-    "col2im",
-    "max_pool2d_forward",
-    "max_pool2d_backward",
-    "avg_pool2d_forward",
+    "im2col", "col2im", "max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
     "avg_pool2d_backward",
 ]
 

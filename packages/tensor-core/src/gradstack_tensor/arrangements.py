@@ -30,6 +30,7 @@ import warnings
 
 import numpy as np
 
+from ._composite_args import _tensor
 from ._shapes import Size, _normalize_dim
 from ._signatures import MISSING, checked
 from ._tensor import Tensor, _data, _wrap
@@ -69,12 +70,6 @@ __all__ = [
     "tril_indices",
     "triu_indices",
 ]
-
-
-def _tensor(x, fname: str, name: str = "input") -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{name}' must be Tensor, not {type(x).__name__}")
-    return x
 
 
 def _ints(value, fname: str, name: str) -> tuple:

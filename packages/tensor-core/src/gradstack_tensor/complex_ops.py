@@ -22,6 +22,7 @@ tensor([1.+2.j])
 
 from __future__ import annotations
 
+from ._composite_args import _tensor
 from ._dispatch import OPS, dispatch
 from ._tensor import Tensor
 
@@ -42,11 +43,7 @@ __all__ = [
 
 
 def _t(x, fname: str, name: str = "input") -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fname}(): argument '{name}' (position 1) must be Tensor, not {type(x).__name__}"
-        )
-    return x
+    return _tensor(x, fname, name, position=1)
 
 
 def real(input) -> Tensor:

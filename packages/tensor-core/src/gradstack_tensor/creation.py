@@ -174,20 +174,8 @@ def _factory_dtype(dtype, out, name, default=None):
 
 def _not_for(kernel, dtype):
     """torch's NotImplementedError for a factory's kernel that has no loop for ``dtype``."""
-    scalar = {
-        "bool": "Bool",
-        "complex64": "ComplexFloat",
-        "complex128": "ComplexDouble",
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "float16": "Half",
-        "float32": "Float",
-        "float64": "Double",
-    }
-    return NotImplementedError(f"\"{kernel}\" not implemented for '{scalar[dtype.name]}'")
+    names = _dt.SCALAR_TYPE_NAMES  # (the factories refuse only dtypes that are not floating)
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{names[dtype.name]}'")
 
 
 def _np_dtype(dtype, default=None, name=None):

@@ -179,6 +179,22 @@ SCALAR_TYPE_NAMES = {
     "complex128": "ComplexDouble",
 }
 
+# C++'s names of the scalar types, as torch's messages print them (``Expected out tensor to
+# have dtype long int``, ``TensorOptions(dtype=c10::Half, ...)``)
+CPP_TYPE_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
 
 def from_name(name: str) -> dtype:
     return _BY_NAME[name]

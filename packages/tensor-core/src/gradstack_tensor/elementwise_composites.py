@@ -47,6 +47,7 @@ import numpy as np
 
 from ._composite_args import _floating as _floating_dtype
 from ._composite_args import _integral, _name, _write_inplace, _zeros
+from ._composite_args import _tensor as _t
 from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
 from .autocast_mode import autocast_function
@@ -109,12 +110,6 @@ __all__ = [
     "lcm_",
     "heaviside",
 ]
-
-
-def _t(x, fname: str, name: str = "input") -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{name}' must be Tensor, not {type(x).__name__}")
-    return x
 
 
 def _gt():

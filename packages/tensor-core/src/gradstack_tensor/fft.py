@@ -56,19 +56,8 @@ __all__ = [
     "ifftshift",
 ]
 
-_TYPE_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-}
+# torch's ScalarType names (dtypes.SCALAR_TYPE_NAMES) of the dtypes these messages name
+_TYPE_NAMES = {k: v for k, v in _dt.SCALAR_TYPE_NAMES.items() if k != "bfloat16"}
 
 
 def _input(x, fname: str) -> Tensor:

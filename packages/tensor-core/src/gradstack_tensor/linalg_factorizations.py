@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from . import _impl_factorizations as _f
+from ._composite_args import _tensor
 from ._dispatch import OPS, dispatch
 from ._impl_decompositions import LinAlgError, check_matrices
 from ._tensor import Tensor, _data, _wrap
@@ -53,12 +54,7 @@ __all__ = [
 
 
 def _t(x, fname: str, name: str = "A") -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"linalg_{fname}(): argument '{name}' (position 1) must be Tensor, not "
-            f"{type(x).__name__}"
-        )
-    return x
+    return _tensor(x, f"linalg_{fname}", name, position=1)
 
 
 # Note [The factorizations call the ops, not torch.linalg's functions]

@@ -47,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types as _rt
+from ._composite_args import _int, _long, _tensor
 from ._shapes import _normalize_dim
 from ._signatures import MISSING, checked
 from ._tensor import Tensor, _data, _wrap
@@ -62,22 +63,6 @@ __all__ = [
     "cummax",
     "cummin",
 ]
-
-
-def _tensor(x, fname: str, name: str = "input") -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{name}' must be Tensor, not {type(x).__name__}")
-    return x
-
-
-def _int(value, fname: str, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{fname}(): argument '{name}' must be int, not {type(value).__name__}")
-    return int(value)
-
-
-def _long(a) -> Tensor:
-    return _wrap(np.array(a, dtype=np.int64, order="C"))  # (ascontiguousarray makes 0-d 1-d)
 
 
 def _no_bool(x: Tensor, fname: str) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._composite_args import _long, _tensor
 from ._shapes import _normalize_dim
 from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
@@ -45,16 +46,6 @@ __all__ = [
     "searchsorted",
     "bucketize",
 ]
-
-
-def _tensor(x, fname: str, name: str = "input") -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{name}' must be Tensor, not {type(x).__name__}")
-    return x
-
-
-def _long(a) -> Tensor:
-    return _wrap(np.array(a, dtype=np.int64, order="C"))  # (ascontiguousarray makes 0-d 1-d)
 
 
 def nonzero(input, *, as_tuple: bool = False):

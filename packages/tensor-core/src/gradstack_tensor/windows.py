@@ -64,17 +64,9 @@ def _options(name: str, window_length, dtype) -> _dt.dtype:
     return d
 
 
-# torch's C++ names of the dtypes, as its TensorOptions print them
-_CPP_NAMES = {
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
+# torch's C++ names of the dtypes, as its TensorOptions print them (the check that uses them
+# refuses only the dtypes that are not floating point)
+_CPP_NAMES = _dt.CPP_TYPE_NAMES
 
 
 def _finish(window: Tensor, periodic: bool, requires_grad: bool) -> Tensor:
