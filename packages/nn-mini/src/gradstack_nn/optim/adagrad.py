@@ -18,7 +18,7 @@ import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
 from ._ops import addcdiv_, addcmul_
-from .optimizer import Optimizer, check_flags, has_grad, scalar
+from .optimizer import Optimizer, check_flags, has_grad, real_views, scalar
 
 __all__ = ["Adagrad"]
 
@@ -100,7 +100,10 @@ class Adagrad(Optimizer):
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = gt.tensor(0.0)
-                state["sum"] = gt.full_like(p, group["initial_accumulator_value"])
+                init = group["initial_accumulator_value"]
+                if p.is_complex():  # each part starts at it, as torch's
+                    init = complex(init, init)
+                state["sum"] = gt.full_like(p, init)
 
     def _step_group(self, group) -> None:
         lr = scalar(group["lr"])
@@ -114,9 +117,12 @@ class Adagrad(Optimizer):
             state["step"].add_(1)
             step = state["step"].item()
             grad = -p.grad if group["maximize"] else p.grad
+            state_sum = state["sum"]
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, state_sum = real_views(p, grad, state_sum)
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
             clr = lr / (1 + (step - 1) * lr_decay)
-            addcmul_(state["sum"], grad, grad, value=1)
-            std = state["sum"].sqrt().add_(eps)
+            addcmul_(state_sum, grad, grad, value=1)
+            std = state_sum.sqrt().add_(eps)
             addcdiv_(p, grad, std, value=-clr)

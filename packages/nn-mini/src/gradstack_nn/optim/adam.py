@@ -25,7 +25,7 @@ from gradstack_tensor import Tensor
 from gradstack_tensor.extension import data_of as _data
 
 from ._ops import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, check_flags, has_grad, scalar
+from .optimizer import Optimizer, check_flags, has_grad, real_views, scalar
 
 try:
     from gradstack_tensor.kernels import adam_update_ as _adam_update_
@@ -146,12 +146,17 @@ class Adam(Optimizer):
                 _kernel_step(p, state, group, lr, beta1, beta2, decoupled)
                 continue
             grad = -p.grad if group["maximize"] else p.grad
+            param = p
+            if p.is_complex():  # Note [Complex parameters are stepped as real pairs]
+                param, grad, exp_avg, exp_avg_sq, max_sq = real_views(
+                    p, grad, exp_avg, exp_avg_sq, max_sq
+                )
             state["step"].add_(1)
             if weight_decay != 0:
                 if decoupled:
-                    p.mul_(1 - lr * weight_decay)
+                    param.mul_(1 - lr * weight_decay)
                 else:
-                    grad = grad.add(p, alpha=weight_decay)
+                    grad = grad.add(param, alpha=weight_decay)
             lerp_(exp_avg, grad, 1 - beta1)
             addcmul_(exp_avg_sq.mul_(beta2), grad, grad, value=1 - beta2)
             step = state["step"].item()
@@ -160,12 +165,11 @@ class Adam(Optimizer):
             step_size = lr / bias_correction1
             bias_correction2_sqrt = bias_correction2**0.5
             if amsgrad:
-                max_sq = state["max_exp_avg_sq"]
                 max_sq.copy_(gt.maximum(max_sq, exp_avg_sq))
                 denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-            addcdiv_(p, exp_avg, denom, value=-step_size)
+            addcdiv_(param, exp_avg, denom, value=-step_size)
 
 
 def _fast_path(p: Tensor, *states) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
-from .optimizer import Optimizer, check_flags, has_grad, scalar
+from .optimizer import Optimizer, check_flags, has_grad, real_views, scalar
 
 __all__ = ["ASGD"]
 
@@ -101,6 +101,8 @@ class ASGD(Optimizer):
                 state["ax"] = gt.zeros_like(p)
             grad = -p.grad if group["maximize"] else p.grad
             ax, eta, mu, step_t = state["ax"], state["eta"], state["mu"], state["step"]
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, ax = real_views(p, grad, ax)
             step_t.add_(1)
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)

@@ -20,7 +20,7 @@ import gradstack_tensor as gt
 from gradstack_tensor import Tensor
 
 from ._ops import addcmul_
-from .optimizer import Optimizer, check_flags, has_grad, scalar
+from .optimizer import Optimizer, check_flags, has_grad, real_views, scalar
 
 __all__ = ["Rprop"]
 
@@ -91,9 +91,13 @@ class Rprop(Optimizer):
             if len(state) == 0:
                 state["step"] = gt.zeros((), dtype=gt.get_default_dtype())
                 state["prev"] = gt.zeros_like(p)
-                state["step_size"] = gt.full_like(p.grad, scalar(group["lr"]))
+                lr = scalar(group["lr"])
+                # (a complex parameter's parts are two reals: both get the step size)
+                state["step_size"] = gt.full_like(p.grad, complex(lr, lr) if p.is_complex() else lr)
             grad = -p.grad if group["maximize"] else p.grad
             prev, step_size = state["prev"], state["step_size"]
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, prev, step_size = real_views(p, grad, prev, step_size)
             state["step"].add_(1)
             # Note [Rprop's sign masks]: torch maps sign(g * prev) to etaplus/etaminus/1
             # and then zeroes g where that factor equals etaminus; the masks are taken from
