@@ -43,7 +43,7 @@ Z = torch.randn(3, 50, dtype=torch.cfloat)
 Y = W_true @ Z
 W = torch.zeros(3, 3, dtype=torch.cfloat, requires_grad=True)
 opt = torch.optim.Adam([W], lr=0.05)
-for step in range(150):
+for _ in range(150):
     R = W @ Z - Y
     loss = (R.conj() * R).real.sum() / 50
     opt.zero_grad()

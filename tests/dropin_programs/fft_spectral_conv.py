@@ -13,13 +13,17 @@ class SpectralConv1d(nn.Module):
         super().__init__()
         self.modes = modes
         scale = 1 / (channels * channels)
-        self.weight = nn.Parameter(scale * torch.rand(channels, channels, modes, dtype=torch.cfloat))
+        self.weight = nn.Parameter(
+            scale * torch.rand(channels, channels, modes, dtype=torch.cfloat)
+        )
 
     def forward(self, x):  # x: (batch, channels, n)
         n = x.size(-1)
         x_ft = torch.fft.rfft(x)
         out_ft = torch.zeros(x.size(0), x.size(1), n // 2 + 1, dtype=torch.cfloat)
-        out_ft[:, :, : self.modes] = torch.einsum("bix,iox->box", x_ft[:, :, : self.modes], self.weight)
+        out_ft[:, :, : self.modes] = torch.einsum(
+            "bix,iox->box", x_ft[:, :, : self.modes], self.weight
+        )
         return torch.fft.irfft(out_ft, n=n)
 
 
@@ -53,7 +57,8 @@ for step in range(40):
     loss.backward()
     opt.step()
     if step % 8 == 0:
-        print(f"step {step:2d} loss {loss.item():.6f} |dW| {model.spec.weight.grad.abs().sum().item():.5f}")
+        dw = model.spec.weight.grad.abs().sum().item()
+        print(f"step {step:2d} loss {loss.item():.6f} |dW| {dw:.5f}")
 print("final loss:", round(loss.item(), 6), model.spec.weight.dtype, model.spec.weight.grad.dtype)
 
 # low-pass filtering of a two-tone signal: keep |f| < 5
@@ -63,12 +68,15 @@ freqs = torch.fft.fftshift(torch.fft.fftfreq(n, d=1 / n))
 print("freqs:", freqs[:4], freqs[-4:])
 print("peaks at:", freqs[spectrum.abs() > 1].tolist())
 filtered = torch.fft.ifft(torch.fft.ifftshift(spectrum * (freqs.abs() < 5))).real
-print("residual to the 3 Hz tone:", (filtered - torch.sin(2 * math.pi * 3 * t)).abs().max().item() < 1e-5)
+residual = (filtered - torch.sin(2 * math.pi * 3 * t)).abs().max().item()
+print("residual to the 3 Hz tone:", residual < 1e-5)
 
 # a gradient through an FFT power spectrum
 w = torch.randn(n, requires_grad=True)
 power = torch.fft.rfft(w, norm="ortho").abs().pow(2)
 (power[1:4].sum() - power[8:].sum()).backward()
 print("grad:", w.grad[:6])
-print("parseval:", torch.allclose(torch.fft.fft(w, norm="ortho").abs().pow(2).sum(), w.pow(2).sum()))
-print(torch.fft.rfftfreq(8), [[round(v, 4) for v in row] for row in torch.fft.fft2(torch.eye(3)).abs().tolist()])
+energy = torch.fft.fft(w, norm="ortho").abs().pow(2).sum()
+print("parseval:", torch.allclose(energy, w.pow(2).sum()))
+F2 = torch.fft.fft2(torch.eye(3)).abs()
+print(torch.fft.rfftfreq(8), [[round(v, 4) for v in row] for row in F2.tolist()])

@@ -33,7 +33,8 @@ for step in range(200):
 gmm = mixture()
 print("batch/event shape:", gmm.batch_shape, gmm.event_shape)
 print("weights:", gmm.mixture_distribution.probs.detach())
-print("sorted means:", sorted([round(v, 2) for v in row] for row in gmm.component_distribution.mean.tolist()))
+means = gmm.component_distribution.mean.tolist()
+print("sorted means:", sorted([round(v, 2) for v in row] for row in means))
 print("mixture mean:", gmm.mean.detach(), "variance:", gmm.variance.detach())
 print("log_prob at centers:", gmm.log_prob(centers).detach())
 torch.manual_seed(1)
@@ -46,7 +47,7 @@ x = torch.linspace(-1, 1, 64).unsqueeze(1)
 y = torch.where(torch.rand(64, 1) < 0.5, x**2, -(x**2)) + 0.05 * torch.randn(64, 1)
 net = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 6))
 opt = torch.optim.Adam(net.parameters(), lr=0.02)
-for step in range(100):
+for _ in range(100):
     out = net(x)
     pi_logits, mu, log_sigma = out[:, :2], out[:, 2:4], out[:, 4:]
     dist = D.MixtureSameFamily(D.Categorical(logits=pi_logits), D.Normal(mu, log_sigma.exp()))

@@ -3,7 +3,6 @@
 # (Normal.rsample), the prior's KL (kl_divergence) and the Bernoulli likelihood.
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch.distributions import Bernoulli, Normal, kl_divergence
 
 torch.manual_seed(0)
@@ -51,7 +50,7 @@ with torch.no_grad():
     print("posterior stddev:", q.stddev)
     print("entropy:", q.entropy().sum(-1))
     z = q.sample((3,))
-    print("sample shape:", tuple(z.shape), "batch_shape:", q.batch_shape, "event_shape:", q.event_shape)
+    print("sample shape:", tuple(z.shape), "batch:", q.batch_shape, "event:", q.event_shape)
     probs = torch.sigmoid(model.dec(q.mean))
     print("reconstruction accuracy:", ((probs > 0.5).float() == data[:4]).float().mean().item())
     p = Bernoulli(probs=probs)
