@@ -3,6 +3,9 @@
 # maximum likelihood; a full-covariance MultivariateNormal parametrised by scale_tril
 # (a Cholesky factor with a softplus diagonal); their KL, entropy, rsample and Mahalanobis
 # distances.
+# rtol: 1e-4
+# (the KLs between the fitted float32 distributions sum logs and traces of products of
+# Cholesky factors: float32 rounding in another order moves their 6th digit)
 import torch
 import torch.distributions as D
 import torch.nn.functional as F
@@ -40,7 +43,7 @@ def tril():
     return off + torch.diag(F.softplus(raw.diagonal()) + 1e-4)
 
 
-for step in range(150):
+for _ in range(150):
     mvn = D.MultivariateNormal(mu, scale_tril=tril())
     nll = -mvn.log_prob(data).mean()
     opt.zero_grad()

@@ -1,7 +1,7 @@
 # A short torch program written for gradstack's drop-in tests (issue 35): REINFORCE on a
 # contextual bandit, the policy a torch.distributions.Categorical over a network's logits
 # (sample, log_prob, entropy bonus), a moving-average baseline; then OneHotCategorical,
-# RelaxedOneHotCategorical-free Gumbel-softmax and the categorical's KL.
+# a hard Gumbel-softmax and the categorical's KL.
 import torch
 import torch.distributions as D
 import torch.nn as nn
@@ -25,9 +25,8 @@ for it in range(60):
     opt.step()
     baseline = 0.9 * baseline + 0.1 * reward.mean().item()
     if it % 15 == 0:
-        print(
-            f"iter {it:2d} reward {reward.mean().item():.4f} entropy {dist.entropy().mean().item():.4f}"
-        )
+        h = dist.entropy().mean().item()
+        print(f"iter {it:2d} reward {reward.mean().item():.4f} entropy {h:.4f}")
 
 with torch.no_grad():
     probs = policy(torch.eye(n_ctx)).softmax(-1)
