@@ -147,6 +147,8 @@ class Adam(Optimizer):
                 continue
             grad = -p.grad if group["maximize"] else p.grad
             param = p
+            if amsgrad:
+                max_sq = state["max_exp_avg_sq"]
             if p.is_complex():  # Note [Complex parameters are stepped as real pairs]
                 param, grad, exp_avg, exp_avg_sq, max_sq = real_views(
                     p, grad, exp_avg, exp_avg_sq, max_sq
@@ -165,6 +167,7 @@ class Adam(Optimizer):
             step_size = lr / bias_correction1
             bias_correction2_sqrt = bias_correction2**0.5
             if amsgrad:
+                assert max_sq is not None  # (taken from the state above)
                 max_sq.copy_(gt.maximum(max_sq, exp_avg_sq))
                 denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             else:
