@@ -1,6 +1,8 @@
 """Short torch programs that reach the namespaces of issue 35 (``torch.svd`` and the small
 names, ``torch.testing``, ``torch.utils.checkpoint``, ``torch.profiler``,
-``nn.utils.parametrize``/``parametrizations``), run as the real programs are
+``nn.utils.parametrize``/``parametrizations``, ``torch.distributions``, ``torch.fft``,
+bfloat16 autocast, complex tensors, ``torch.func``, ``torch.special``, ``torch.linalg``,
+the meta device; ``tests/dropin_programs/README.md`` lists them), run as the real programs are
 (``tests/real_programs``: only the import lines change, the same seeds, the same
 comparison of the printed text and numbers), with torch run live beside gradstack: they
 were written for these tests (their headers say so), so they are not in the corpus of

@@ -489,3 +489,42 @@ def test_sgd_without_momentum_on_layouts_the_kernel_does_not_take(kwargs):
         results.append([t.detach().float().numpy() for t in (plain, transposed, half)])
     for ours, theirs in zip(*results, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+
+
+def _complex_data(dtype, steps, zeros):
+    real = np.float64 if dtype == np.complex128 else np.float32
+    (ia, ga), (ib, gb) = _data(real, steps, 0, zeros), _data(real, steps, 1, zeros)
+    init = [(a + 1j * b).astype(dtype) for a, b in zip(ia, ib)]
+    grads = [[(a + 1j * b).astype(dtype) for a, b in zip(s, t)] for s, t in zip(ga, gb)]
+    return init, grads
+
+
+@pytest.mark.parametrize(
+    ("name", "options"), [p for p in PARAMS if p.values[0] != "Adafactor"]
+)  # (Adafactor refuses complex parameters, as torch's)
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64], ids=["complex128", "complex64"])
+def test_complex_parameters_step_as_torchs_real_pairs(name, options, dtype):
+    # Note [Complex parameters are stepped as real pairs] (optimizer.py): Adam's g * g is
+    # each part squared, Adagrad's and Rprop's initial values are set on both parts
+    init, grads = _complex_data(dtype, 30, zeros=name in _ZEROS)
+    gp = [Parameter(gt.tensor(a)) for a in init]
+    tp = [torch.nn.Parameter(torch.tensor(a)) for a in init]
+    gopt = getattr(gs_optim, name)(gp, **options)
+    topt = getattr(torch.optim, name)(tp, **options)
+    for k, step in enumerate(grads):
+        for i, (p, q, g) in enumerate(zip(gp, tp, step)):
+            if _has_grad(k, i):
+                p.grad, q.grad = gt.tensor(g), torch.tensor(g)
+            else:
+                p.grad = q.grad = None
+        gopt.step()
+        topt.step()
+    rtol, atol = _tol(np.float64 if dtype == np.complex128 else np.float32)
+    for p, q in zip(gp, tp):
+        assert p.dtype.name == str(q.dtype).removeprefix("torch.")
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=rtol, atol=atol)
+        for key, b in topt.state[q].items():
+            if isinstance(b, torch.Tensor):  # the state stays complex, as torch's
+                a = gopt.state[p][key]
+                assert a.dtype.name == str(b.dtype).removeprefix("torch.")
+                np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)

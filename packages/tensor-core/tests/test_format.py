@@ -578,3 +578,25 @@ def test_random_printoptions_match_torch(torch, arr, options):
         assert_matches_torch(torch, arr)
     finally:
         _reset_printoptions()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.float16, np.complex64])
+def test_gradstack_dtype_names_break_lines_where_torchs_do(torch, dtype):
+    # Note [Suffixes are measured as torch spells them]: "dtype=gradstack.float64" is
+    # four characters longer than torch's, and must not move a line break
+    rng = np.random.default_rng(3)
+    checked = 0
+    for n in range(1, 40):
+        for shape in [(n,), (2, n), (n, 3)]:
+            arr = (rng.standard_normal(shape) * 10.0 ** rng.integers(-2, 3)).astype(dtype)
+            name = arr.dtype.name
+            got = format_tensor(
+                arr,
+                dtype_name="gradstack." + name,
+                is_default_dtype=name in DEFAULT_DTYPES or name == "complex64",
+                suffixes=["requires_grad=True"] if arr.dtype.kind in "fc" else [],
+            )
+            want = theirs(torch, arr, requires_grad=arr.dtype.kind in "fc")
+            assert got.replace("gradstack.", "torch.") == want
+            checked += 1
+    assert checked == 117

@@ -83,6 +83,19 @@ CASES = {
     "randn_like": lambda L: L.randn_like(L.ones(30, 4)),
     "randint_like": lambda L: L.randint_like(L.ones(30, 4), 10),
     "randint_like_low_high": lambda L: L.randint_like(L.ones(7, dtype=L.int64), 3, 9),
+    # complex fills are view_as_real's (Note [Complex random fills])
+    "rand_c64": lambda L: L.rand(3, 4, dtype=L.complex64),
+    "rand_c128": lambda L: L.rand(17, dtype=L.complex128),
+    "rand_c64_empty": lambda L: L.rand(0, 3, dtype=L.cfloat),
+    "rand_like_c64_t": lambda L: L.rand_like(L.ones(3, 4, dtype=L.cfloat).t()),
+    "randn_like_c64": lambda L: L.randn_like(L.ones(5, 8, dtype=L.cfloat)),
+    "randn_like_c128_small": lambda L: L.randn_like(L.ones(3, dtype=L.cdouble)),
+    "uniform_c64": lambda L: L.empty(40, dtype=L.cfloat).uniform_(-2.3, 3.7),
+    "uniform_c128_t": lambda L: L.empty(8, 5, dtype=L.cdouble).t().uniform_(-2.3, 3.7),
+    "normal_c64_blocks": lambda L: L.empty(20, dtype=L.cfloat).normal_(2.3, 3.7),
+    "normal_c128_scalar": lambda L: L.empty(7, dtype=L.cdouble).normal_(2.3, 3.7),
+    "normal_c64_t": lambda L: L.empty(8, 5, dtype=L.cfloat).t().normal_(),
+    "normal_c64_strided": lambda L: L.zeros(4, 6, dtype=L.cfloat)[:, ::2].normal_(),
 }
 
 

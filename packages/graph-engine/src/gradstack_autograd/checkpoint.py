@@ -25,6 +25,13 @@ With ``preserve_rng_state=True`` (the default) the CPU generator's state is take
 caller's stream goes on where it was): a ``dropout`` inside ``fn`` draws the same mask
 twice, and the gradient is the one of the forward that ran.
 
+Note [The recomputation runs under the forward's autocast]
+As torch's, both forms take the CPU autocast state (enabled, dtype, cache) when ``fn``
+runs and set it again around the recomputation, which runs in the backward pass, usually
+outside the ``autocast`` block: ``fn`` then computes in the forward's dtypes (a bfloat16
+activation meets the layer's float32 weight through autocast's cast, as it did), and the
+values backward reads are the forward's.
+
 Examples
 --------
 >>> import gradstack_tensor as gt
@@ -101,6 +108,16 @@ def check_backward_validity(inputs) -> None:
         )
 
 
+def _autocast_state() -> dict:
+    """The CPU autocast state to run the recomputation under (Note [The recomputation runs
+    under the forward's autocast])."""
+    return {
+        "enabled": gt.is_autocast_enabled("cpu"),
+        "dtype": gt.get_autocast_dtype("cpu"),
+        "cache_enabled": gt.is_autocast_cache_enabled(),
+    }
+
+
 class CheckpointFunction(Function):
     """The reentrant form of :func:`checkpoint` (torch's ``CheckpointFunction``):
     ``CheckpointFunction.apply(function, preserve_rng_state, *args)``."""
@@ -112,6 +129,7 @@ class CheckpointFunction(Function):
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
             ctx.fwd_cpu_state = _random.get_rng_state()
+        ctx.autocast_state = _autocast_state()
         ctx.inputs = []
         ctx.tensor_indices = []
         tensors = []
@@ -135,7 +153,7 @@ class CheckpointFunction(Function):
             if ctx.preserve_rng_state:  # Note [The recomputation draws the forward's ...]
                 _random.set_rng_state(ctx.fwd_cpu_state)
             detached = detach_variable(tuple(inputs))
-            with grad_mode.enable_grad():
+            with grad_mode.enable_grad(), gt.autocast("cpu", **ctx.autocast_state):
                 outputs = ctx.run_function(*detached)
         if isinstance(outputs, gt.Tensor):
             outputs = (outputs,)
@@ -171,6 +189,7 @@ class _Frame:
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.preserve = preserve_rng_state
         self.rng_state = _random.get_rng_state() if preserve_rng_state else None
+        self.autocast_state = _autocast_state()
         self.count = 0
         self.recomputed: dict[int, Any] = {}
 
@@ -201,7 +220,11 @@ class _Frame:
         with _random.fork_rng(enabled=self.preserve):
             if self.preserve:  # Note [The recomputation draws the forward's random numbers]
                 _random.set_rng_state(self.rng_state)
-            with grad_mode.enable_grad(), saved_tensors_hooks(collect, lambda t: t):
+            with (
+                grad_mode.enable_grad(),
+                gt.autocast("cpu", **self.autocast_state),
+                saved_tensors_hooks(collect, lambda t: t),
+            ):
                 self.fn(*self.args, **self.kwargs)
         if len(values) != self.count:
             raise CheckpointError(

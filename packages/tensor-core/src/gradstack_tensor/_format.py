@@ -415,15 +415,25 @@ def _add_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
     torch measures the current line as ``len(text) - text.rfind("\\n") + 1``, i.e. two
     more than its visible length, and after a break as ``indent + len(suffix)``; we keep
     that arithmetic verbatim because it decides where the breaks fall.
+
+    Note [Suffixes are measured as torch spells them]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    gradstack names its dtypes ``gradstack.float64``, four characters longer than torch's
+    ``torch.float64``, so measured as printed a ``dtype=`` suffix would break its line where
+    torch's fits: a program's output would differ from torch's in its line breaks, not
+    only in the library's name.  A suffix is measured with ``gradstack.`` spelled
+    ``torch.``, so the breaks fall where torch's do (a line may then run four characters
+    past ``linewidth``).
     """
     out = [text]
     line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        width = len(suffix.replace("gradstack.", "torch."))
+        if line_len + width + 2 > PRINT_OPTS.linewidth:
             out.append(",\n" + " " * indent + suffix)
-            line_len = indent + len(suffix)
+            line_len = indent + width
         else:
             out.append(", " + suffix)
-            line_len += len(suffix) + 2
+            line_len += width + 2
     out.append(")")
     return "".join(out)

@@ -46,6 +46,15 @@ is not, torch's last 16 values come from a path not reproduced here (neither 11-
 rounded uniforms give them): gradstack's last 16 float16 values then differ from torch's,
 the others are equal.  Below 16 elements, or not contiguous, the values are torch's.
 
+Note [Complex random fills]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~
+torch fills a complex tensor through its ``view_as_real``: ``uniform_(a, b)`` draws the
+real and imaginary parts as a real tensor of twice the values (interleaved, in memory
+order), and ``normal_(mean, std)`` draws them with ``std / sqrt(2)`` (and ``mean`` for
+both parts), so that ``E|z - mean|^2 = std^2``.  ``rand``, ``rand_like`` and
+``randn_like`` of a complex dtype are these fills, as in torch: the FNO's
+``torch.rand(..., dtype=torch.cfloat)`` gives torch's numbers.
+
 Examples
 --------
 >>> import gradstack_tensor as gt
@@ -123,13 +132,27 @@ def _write(input: Tensor, values: np.ndarray, name: str) -> Tensor:
     return input
 
 
-def _check_float(input: Tensor, name: str, kernel: str) -> None:
-    if not input.is_floating_point():
+def _check_float(input: Tensor, name: str, kernel: str, complex_ok: bool = False) -> None:
+    if not (input.is_floating_point() or (complex_ok and input.is_complex())):
         raise NotImplementedError(  # torch's type and words, then what to do
             f"\"{kernel}\" not implemented for '{SCALAR_TYPE[input.dtype.name]}' ({name} of a "
             f"{input.dtype.name} tensor: random fills need a floating-point tensor; use randint "
             "for integers)"
         )
+
+
+def _fill_target(input: Tensor) -> np.ndarray:
+    """The real array a random fill writes: ``input``'s data, or for a complex tensor its
+    ``view_as_real`` (Note [Complex random fills])."""
+    x = _data(input)
+    return x[..., None].view(x.real.dtype) if x.dtype.kind == "c" else x
+
+
+def _write_into(input: Tensor, target: np.ndarray, values: np.ndarray, name: str) -> Tensor:
+    view = _memory_order(target)
+    view[...] = values.reshape(view.shape)
+    input._bump_version(name)
+    return input
 
 
 def _real(v, name: str, what: str) -> float:
@@ -212,7 +235,7 @@ def randperm_values(gen, n: int) -> np.ndarray:
 @OPS["uniform_"].set_kernel
 def uniform_(input, a=0.0, b=1.0, generator=None):
     _check_writable(input, "uniform_")
-    _check_float(input, "uniform_", "check_uniform_bounds")
+    _check_float(input, "uniform_", "check_uniform_bounds", complex_ok=True)
     a, b = _real(a, "uniform_", "from"), _real(b, "uniform_", "to")
     if not a <= b:
         raise RuntimeError(
@@ -223,21 +246,23 @@ def uniform_(input, a=0.0, b=1.0, generator=None):
             f"uniform_: the range [{a}, {b}) is out of bounds for {input.dtype.name}"
         )
     gen = generator_or_default(generator, "uniform_")
-    x = _data(input)
-    return _write(input, uniform_values(gen, x.size, x.dtype, a, b), "uniform_")
+    x = _fill_target(input)
+    return _write_into(input, x, uniform_values(gen, x.size, x.dtype, a, b), "uniform_")
 
 
 @OPS["normal_"].set_kernel
 def normal_(input, mean=0.0, std=1.0, generator=None):
     _check_writable(input, "normal_")
-    _check_float(input, "normal_", "normal_kernel_cpu")
+    _check_float(input, "normal_", "normal_kernel_cpu", complex_ok=True)
     mean, std = _real(mean, "normal_", "mean"), _real(std, "normal_", "std")
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     gen = generator_or_default(generator, "normal_")
-    x = _data(input)
+    x = _fill_target(input)
+    if input.is_complex():  # each part's variance is half (Note [Complex random fills])
+        std = std / math.sqrt(2)
     values = normal_values(gen, x.size, x.dtype, mean, std, x.flags.c_contiguous)
-    return _write(input, values.astype(x.dtype, copy=False), "normal_")
+    return _write_into(input, x, values.astype(x.dtype, copy=False), "normal_")
 
 
 # -------------------------------------------------------------------------------------

@@ -608,7 +608,7 @@ def rand_like(
         return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "rand_like")
-    _random_dtype(d, "check_uniform_bounds")
+    _random_dtype(d, "check_uniform_bounds", complex_ok=True)
     t = _finish(_rand.empty_like_array(input, d), False)
     _rand.uniform_(t, 0.0, 1.0, generator)
     return t.requires_grad_(True) if requires_grad else t
@@ -631,7 +631,7 @@ def randn_like(
         return _meta_new(tuple(input.shape), d.numpy, requires_grad)
     check_device(device)
     _, d = _like(input, dtype, "randn_like")
-    _random_dtype(d, "normal_kernel_cpu")
+    _random_dtype(d, "normal_kernel_cpu", complex_ok=True)
     t = _finish(_rand.empty_like_array(input, d), False)
     _rand.normal_(t, 0.0, 1.0, generator)
     return t.requires_grad_(True) if requires_grad else t
@@ -816,8 +816,8 @@ def _batched(t: Tensor, wrap) -> Tensor:
     return t if wrap is None else wrap(t)
 
 
-def _random_dtype(d, kernel):
-    if not d.is_floating_point:
+def _random_dtype(d, kernel, complex_ok=False):
+    if not (d.is_floating_point or (complex_ok and d.is_complex)):
         raise _not_for(kernel, d)
 
 
@@ -842,12 +842,17 @@ def rand(
     meta = factory_on_meta(device)
     shape = _size(size, "rand", _size_keyword(size_kw, "rand"))
     d = _factory_dtype(dtype, out, "rand")
-    _random_dtype(d, "check_uniform_bounds")
+    _random_dtype(d, "check_uniform_bounds", complex_ok=True)
     if meta:
         return _meta_new(shape, d.numpy, requires_grad)
     gen, batch, wrap = factory_generator(generator, "rand", out is None)
     shape = batch + shape
-    arr = _rand.uniform_values(gen, math.prod(shape), d.numpy).reshape(shape)
+    if d.is_complex:  # (real, imaginary) pairs of uniforms (Note [Complex random fills])
+        part = d.to_real().numpy
+        values = _rand.uniform_values(gen, 2 * math.prod(shape), part)
+        arr = values.astype(part, copy=False).view(d.numpy).reshape(shape)
+    else:
+        arr = _rand.uniform_values(gen, math.prod(shape), d.numpy).reshape(shape)
     return _batched(_done(arr, requires_grad, out, "rand"), wrap)
 
 

@@ -21,6 +21,7 @@ from ._formulas import (
     _lead,
     refuse_undifferentiable_result,
 )
+from ._layout import layout_of
 from ._table import jvp, register
 from ._tangents import _matmul_left, _matmul_right, _pad, _put, _take, _tangent_sum
 from ._wirtinger import holomorphic
@@ -64,7 +65,7 @@ def _matmul_folded_copy(a, b):
     """
     if not (_is_tensor(a) and _is_tensor(b)) or a.dim() < 3 or not b.requires_grad:
         return None
-    x = _data(a)
+    x = layout_of(a)  # (Note [Meta tensors fold as contiguous ones])
     shape: tuple[int, ...]
     if b.dim() <= 2:  # (sizes given in full: -1 is ambiguous for an empty tensor)
         shape = (math.prod(x.shape[:-1]), x.shape[-1])
@@ -84,7 +85,7 @@ def _matmul_folded_other(a, b):
     ``b.mT`` (Note [matmul saves its folded operand]), or None."""
     if not (_is_tensor(a) and _is_tensor(b)) or a.dim() > 2 or b.dim() < 3 or not a.requires_grad:
         return None
-    x = np.swapaxes(_data(b), -1, -2)
+    x = np.swapaxes(layout_of(b), -1, -2)
     try:
         np.reshape(x, (math.prod(x.shape[:-1]), x.shape[-1]), copy=False)
     except ValueError:
@@ -123,7 +124,7 @@ def _matmul_saved_kinds(a, b):
         return _ITSELF, _ITSELF
     if (da, db) == (1, 2):
         return _VIEW, _ITSELF  # unsqueeze(a).mm(b)
-    x, y = _data(a), _data(b)
+    x, y = layout_of(a), layout_of(b)  # (Note [Meta tensors fold as contiguous ones])
     if _folds(a, b):
         if da >= db:  # mm/mv of a.reshape(-1, m) and b
             return (_COPY if _reshape_copies(x, (-1, x.shape[-1])) else _VIEW), _ITSELF

@@ -20,6 +20,7 @@ from ._formulas import (
     _sum_all,
     scatter_along,
 )
+from ._layout import layout_of
 from ._shown import narrow_as_slice, split_sizes, squeeze_dims, uint_dims
 from ._table import jvp, register
 from ._tangents import _pad, _pieces_jvp, _put, _shift, _sorted_jvp, _take, _zero_tangents
@@ -200,7 +201,7 @@ def _reshape_name(args):
 
 def _views(x, args):
     """Whether reshape(args) / flatten(args) of ``x`` can be a view (no copy)."""
-    a = _data(x)
+    a = layout_of(x)  # (Note [Meta tensors fold as contiguous ones])
     if len(args) > 1 and isinstance(args[1], (tuple, list)):
         shape = tuple(args[1])
     elif len(args) > 1:  # flatten(start_dim, end_dim)

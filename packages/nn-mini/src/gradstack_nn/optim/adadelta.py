@@ -22,6 +22,7 @@ from .optimizer import (
     check_flags,
     check_lr_eps_wd,
     param_updates,
+    real_views,
     scalar,
     with_weight_decay,
 )
@@ -57,6 +58,8 @@ class Adadelta(Optimizer):
         rho, eps = group["rho"], group["eps"]
         for p, state, grad in param_updates(self, group, ("square_avg", "acc_delta")):
             square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, square_avg, acc_delta = real_views(p, grad, square_avg, acc_delta)
             grad = with_weight_decay(p, grad, group, lr)
             addcmul_(square_avg.mul_(rho), grad, grad, value=1 - rho)
             std = square_avg.add(eps).sqrt_()

@@ -17,7 +17,14 @@ from __future__ import annotations
 import gradstack_tensor as gt
 
 from ._ops import addcdiv_, addcmul_
-from .optimizer import Optimizer, check_flags, check_nonnegative, param_updates, scalar
+from .optimizer import (
+    Optimizer,
+    check_flags,
+    check_nonnegative,
+    param_updates,
+    real_views,
+    scalar,
+)
 
 __all__ = ["Adagrad"]
 
@@ -102,14 +109,19 @@ class Adagrad(Optimizer):
 
         for p, state, grad in param_updates(self, group, init_state):
             step = state["step"].item()
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, state_sum = real_views(p, grad, state["sum"])
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
             clr = lr / (1 + (step - 1) * lr_decay)
-            addcmul_(state["sum"], grad, grad, value=1)
-            std = state["sum"].sqrt().add_(eps)
+            addcmul_(state_sum, grad, grad, value=1)
+            std = state_sum.sqrt().add_(eps)
             addcdiv_(p, grad, std, value=-clr)
 
 
 def _init_param_state(p, state, group) -> None:
     state["step"] = gt.tensor(0.0)
-    state["sum"] = gt.full_like(p, group["initial_accumulator_value"])
+    init = group["initial_accumulator_value"]
+    if p.is_complex():  # each part starts at it, as torch's
+        init = complex(init, init)
+    state["sum"] = gt.full_like(p, init)

@@ -32,6 +32,7 @@ from .optimizer import (
     check_nonnegative,
     lr_betas_eps,
     params_with_state,
+    real_views,
     scalar,
     with_weight_decay,
     zeros_state,
@@ -136,8 +137,15 @@ class Adam(Optimizer):
                 _kernel_step(p, state, group, lr, beta1, beta2, decoupled)
                 continue
             grad = -p.grad if group["maximize"] else p.grad
+            param = p
+            if amsgrad:
+                max_sq = state["max_exp_avg_sq"]
+            if p.is_complex():  # Note [Complex parameters are stepped as real pairs]
+                param, grad, exp_avg, exp_avg_sq, max_sq = real_views(
+                    p, grad, exp_avg, exp_avg_sq, max_sq
+                )
             state["step"].add_(1)
-            grad = with_weight_decay(p, grad, group, lr)
+            grad = with_weight_decay(param, grad, group, lr)
             lerp_(exp_avg, grad, 1 - beta1)
             addcmul_(exp_avg_sq.mul_(beta2), grad, grad, value=1 - beta2)
             step = state["step"].item()
@@ -146,12 +154,12 @@ class Adam(Optimizer):
             step_size = lr / bias_correction1
             bias_correction2_sqrt = bias_correction2**0.5
             if amsgrad:
-                max_sq = state["max_exp_avg_sq"]
+                assert max_sq is not None  # (taken from the state above)
                 max_sq.copy_(gt.maximum(max_sq, exp_avg_sq))
                 denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-            addcdiv_(p, exp_avg, denom, value=-step_size)
+            addcdiv_(param, exp_avg, denom, value=-step_size)
 
 
 def _fast_path(p: Tensor, *states) -> bool:

@@ -26,6 +26,7 @@ from .optimizer import (
     check_lr_eps_wd,
     lr_betas_eps,
     param_updates,
+    real_views,
     with_weight_decay,
 )
 
@@ -59,6 +60,8 @@ class Adamax(Optimizer):
         lr, beta1, beta2, eps = lr_betas_eps(group)
         for p, state, grad in param_updates(self, group, ("exp_avg", "exp_inf")):
             exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, exp_avg, exp_inf = real_views(p, grad, exp_avg, exp_inf)
             grad = with_weight_decay(p, grad, group, lr)
             lerp_(exp_avg, grad, 1 - beta1)
             exp_inf.copy_(gt.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))

@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 
-from .optimizer import Optimizer, check_flags, check_nonnegative, param_updates, scalar
+from .optimizer import (
+    Optimizer,
+    check_flags,
+    check_nonnegative,
+    param_updates,
+    real_views,
+    scalar,
+)
 
 __all__ = ["ASGD"]
 
@@ -93,6 +100,8 @@ class ASGD(Optimizer):
 
         for p, state, grad in param_updates(self, group, init_state):
             ax, eta, mu, step_t = state["ax"], state["eta"], state["mu"], state["step"]
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, ax = real_views(p, grad, ax)
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
             # Note [ASGD reads eta and mu back from their 0-d tensors]: torch keeps them as

@@ -24,6 +24,7 @@ from .optimizer import (
     check_lr_eps_wd,
     lr_betas_eps,
     param_updates,
+    real_views,
     with_weight_decay,
 )
 
@@ -62,6 +63,8 @@ class NAdam(Optimizer):
             exp_avg, exp_avg_sq, mu_product = (
                 state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
             )  # fmt: skip
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, exp_avg, exp_avg_sq = real_views(p, grad, exp_avg, exp_avg_sq)
             step = state["step"].item()
             bias_correction2 = 1 - beta2**step
             grad = with_weight_decay(p, grad, group, lr)

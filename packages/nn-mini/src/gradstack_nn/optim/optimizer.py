@@ -339,6 +339,19 @@ def param_updates(optimizer, group, state_names):
         yield p, state, grad
 
 
+def real_views(*tensors):
+    """``tensors`` with each complex one replaced by its ``view_as_real`` (None kept).
+
+    Note [Complex parameters are stepped as real pairs]
+    torch's optimizers step a complex parameter as the real tensor of its (real,
+    imaginary) pairs: ``view_as_real`` of the parameter, its gradient and its state
+    (torch's ``_single_tensor_*``), so that Adam's ``g * g`` is each part squared, not the
+    complex square, and the state stays complex in ``state_dict``.  Optimizers whose step
+    is not linear in the gradient (all but SGD) do the same through these views.
+    """
+    return tuple(gt.view_as_real(t) if t is not None and t.is_complex() else t for t in tensors)
+
+
 def with_weight_decay(p, grad, group, lr):
     """``grad + weight_decay * p``, or with ``decoupled_weight_decay`` ``p`` decayed in
     place (``p *= 1 - lr * weight_decay``) and ``grad`` unchanged, as torch's."""

@@ -23,6 +23,7 @@ from .optimizer import (
     check_lr_eps_wd,
     lr_betas_eps,
     param_updates,
+    real_views,
     with_weight_decay,
 )
 
@@ -54,6 +55,8 @@ class RAdam(Optimizer):
         lr, beta1, beta2, eps = lr_betas_eps(group)
         for p, state, grad in param_updates(self, group, ("exp_avg", "exp_avg_sq")):
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, exp_avg, exp_avg_sq = real_views(p, grad, exp_avg, exp_avg_sq)
             step = state["step"].item()
             grad = with_weight_decay(p, grad, group, lr)
             lerp_(exp_avg, grad, 1 - beta1)

@@ -15,7 +15,14 @@ Examples
 from __future__ import annotations
 
 from ._ops import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, check_flags, check_nonnegative, param_updates, scalar
+from .optimizer import (
+    Optimizer,
+    check_flags,
+    check_nonnegative,
+    param_updates,
+    real_views,
+    scalar,
+)
 
 __all__ = ["RMSprop"]
 
@@ -89,17 +96,19 @@ class RMSprop(Optimizer):
         names += ("grad_avg",) if centered else ()
         for p, state, grad in param_updates(self, group, names):
             square_avg = state["square_avg"]
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, square_avg = real_views(p, grad, square_avg)
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
             addcmul_(square_avg.mul_(alpha), grad, grad, value=1 - alpha)
             if centered:
-                grad_avg = lerp_(state["grad_avg"], grad, 1 - alpha)
+                grad_avg = lerp_(real_views(state["grad_avg"])[0], grad, 1 - alpha)
                 avg = (square_avg - grad_avg * grad_avg).sqrt()
             else:
                 avg = square_avg.sqrt()
             avg = avg.add_(eps)
             if momentum > 0:
-                buf = state["momentum_buffer"]
+                buf = real_views(state["momentum_buffer"])[0]
                 addcdiv_(buf.mul_(momentum), grad, avg)
                 p.add_(buf, alpha=-lr)
             else:

@@ -19,7 +19,14 @@ from __future__ import annotations
 import gradstack_tensor as gt
 
 from ._ops import addcmul_
-from .optimizer import Optimizer, check_flags, check_nonnegative, param_updates, scalar
+from .optimizer import (
+    Optimizer,
+    check_flags,
+    check_nonnegative,
+    param_updates,
+    real_views,
+    scalar,
+)
 
 __all__ = ["Rprop"]
 
@@ -84,10 +91,14 @@ class Rprop(Optimizer):
         def init_state(p, state):
             state["step"] = gt.zeros((), dtype=gt.get_default_dtype())
             state["prev"] = gt.zeros_like(p)
-            state["step_size"] = gt.full_like(p.grad, scalar(group["lr"]))
+            lr = scalar(group["lr"])
+            # (a complex parameter's parts are two reals: both get the step size)
+            state["step_size"] = gt.full_like(p.grad, complex(lr, lr) if p.is_complex() else lr)
 
         for p, state, grad in param_updates(self, group, init_state):
             prev, step_size = state["prev"], state["step_size"]
+            # Note [Complex parameters are stepped as real pairs]
+            p, grad, prev, step_size = real_views(p, grad, prev, step_size)
             # Note [Rprop's sign masks]: torch maps sign(g * prev) to etaplus/etaminus/1
             # and then zeroes g where that factor equals etaminus; the masks are taken from
             # the product's sign directly (the same elements, without comparing floats).
