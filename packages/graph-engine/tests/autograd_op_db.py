@@ -1422,6 +1422,41 @@ for _name in ("scatter", "scatter_add", "index_add", "index_copy", "index_fill")
     _add(GradOp(_name + "_", _indexed_write_samples(_name, True)))
 
 
+def _reducing_write_samples(name, inplace):
+    """scatter_reduce/index_reduce with every reduce, include_self both ways (values kept
+    distinct and away from zero: amax/amin and prod are smooth there)."""
+
+    def gen(rng):
+        suffix = "_" if inplace else ""
+        x = distinct(rng, (3, 4), 0.5, 2.0)
+        out = []
+        reduces = ("prod", "mean", "amax", "amin") + (("sum",) if name == "scatter_reduce" else ())
+        for reduce in reduces:
+            for include_self in (True, False):
+
+                def call(L, a, b, reduce=reduce, include_self=include_self):
+                    target = a.clone() if inplace else a
+                    if name == "scatter_reduce":
+                        at = L.from_numpy(np.array([[0, 3, 0], [2, 2, 2], [1, 1, 0]]))
+                    else:
+                        at = L.from_numpy(np.array([2, 0, 2]))
+                    return getattr(target, name + suffix)(
+                        1 if name == "scatter_reduce" else 0, at, b, reduce,
+                        include_self=include_self,
+                    )
+
+                src = distinct(rng, (3, 3) if name == "scatter_reduce" else (3, 4), 0.5, 2.0)
+                out.append(_S((x, src), call, f"{reduce} include_self={include_self}"))
+        return out
+
+    return gen
+
+
+for _name in ("scatter_reduce", "index_reduce"):
+    _add(GradOp(_name, _reducing_write_samples(_name, False)))
+    _add(GradOp(_name + "_", _reducing_write_samples(_name, True)))
+
+
 def _index_scatter_samples(rng):
     def fn(L, v):
         from gradstack_autograd.derivatives import index_scatter

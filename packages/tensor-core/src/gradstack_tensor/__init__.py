@@ -38,6 +38,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_reduce,
     _impl_rnn,
     _impl_scatter,
+    _impl_scatter_reduce,
     _impl_shape,
     _impl_special,
     _impl_windows,

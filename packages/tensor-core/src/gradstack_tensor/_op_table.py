@@ -1140,6 +1140,9 @@ ROWS: tuple[OpRow, ...] = (
     op("index_add", inplace_form=True),
     op("index_copy", inplace_form=True),
     op("index_fill", inplace_form=True),
+    # reducing writes (_impl_scatter_reduce.py)
+    op("scatter_reduce", inplace_form=True),
+    op("index_reduce", inplace_form=True),
     # nn: losses, normalisation, embedding, activations (_impl_nn.py)
     op("nll_loss"),
     op("nll_loss2d"),

@@ -836,6 +836,37 @@ cdef class CompositeMethods(SearchMethods):
         """In-place :meth:`index_fill`."""
         return dispatch(OPS["index_fill_"], (self, dim, index, value))
 
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        """A copy with ``src[i][j]`` combined into ``[index[i][j]][j]`` (dim 0) by
+        ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``); with
+        ``include_self=False`` the positions written forget their own values.
+
+        Examples
+        --------
+        >>> gt.ones(3).scatter_reduce(0, gt.tensor([0, 0]), gt.tensor([2.0, 3.0]), "prod").tolist()
+        [6.0, 1.0, 1.0]
+        """
+        return dispatch(OPS["scatter_reduce"], (self, dim, index, src, reduce, include_self))
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        """In-place :meth:`scatter_reduce`."""
+        return dispatch(OPS["scatter_reduce_"], (self, dim, index, src, reduce, include_self))
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        """A copy with ``source``'s slices combined into the slices at positions ``index``
+        of ``dim`` by ``reduce`` (``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``).
+
+        Examples
+        --------
+        >>> gt.ones(3).index_reduce(0, gt.tensor([2, 2]), gt.tensor([2.0, 5.0]), "amax").tolist()
+        [1.0, 1.0, 5.0]
+        """
+        return dispatch(OPS["index_reduce"], (self, dim, index, source, reduce, include_self))
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        """In-place :meth:`index_reduce`."""
+        return dispatch(OPS["index_reduce_"], (self, dim, index, source, reduce, include_self))
+
     # -- Python callables, nonzero_static, the activations torch has as methods ----------
 
     def apply_(self, callable):
