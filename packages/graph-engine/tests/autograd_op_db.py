@@ -654,6 +654,31 @@ def _normal_samples(rng):
 _add(GradOp("bernoulli", _bernoulli_samples))
 _add(GradOp("bernoulli_", _draw_samples("bernoulli_")))
 _add(GradOp("exponential_", _draw_samples("exponential_")))
+for _name in ("cauchy_", "log_normal_"):
+    _add(GradOp(_name, _draw_samples(_name)))
+_add(
+    GradOp(
+        "geometric_",
+        lambda rng: [
+            _S(
+                (arr(rng, (2, 3)),),
+                lambda L, a: (L.manual_seed(0), (a * 2).geometric_(0.3) * a)[1],
+                "geometric_(0.3) then * x",
+            )
+        ],
+    )
+)
+
+
+def _poisson_samples(rng):
+    def fn(L, q):
+        L.manual_seed(0)
+        return L.poisson(q) * q
+
+    return [_S((arr(rng, (2, 3), 0.5, 6.0),), fn, "poisson(rates) * rates")]
+
+
+_add(GradOp("poisson", _poisson_samples))
 _add(GradOp("random_", _draw_samples("random_")))
 _add(GradOp("normal", _normal_samples))
 

@@ -64,6 +64,7 @@ from . import (  # noqa: F401 - bind kernels
     memory_factories,
     meta,
     order_statistics,
+    random_samplers,
     return_types,
     scans,
     searching,

@@ -1044,6 +1044,11 @@ ROWS: tuple[OpRow, ...] = (
     op("normal"),
     op("bernoulli", inplace_form=True),
     op("exponential_", writes=True),
+    op("cauchy_", writes=True),
+    op("log_normal_", writes=True),
+    op("geometric_", writes=True),
+    op("poisson"),  # (random_samplers.py: torch's rejection samplers)
+    op("binomial"),
     op("random_", writes=True),
     op("multinomial"),
     # reductions
