@@ -54,6 +54,7 @@ from . import (  # noqa: F401 - bind kernels
     creation,
     elementwise_composites,
     fft,
+    finite_differences,
     histograms,
     indexed_writes,
     legacy,
@@ -153,6 +154,8 @@ from .dtypes import float as float  # noqa: PLC0414 - torch's alias names shadow
 from .dtypes import int as int  # noqa: PLC0414
 from .elementwise_composites import *  # noqa: F403
 from .elementwise_composites import __all__ as _elementwise_composites_all
+from .finite_differences import *  # noqa: F403
+from .finite_differences import __all__ as _finite_differences_all
 from .functions import *  # noqa: F403
 from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
@@ -230,6 +233,7 @@ __all__ = sorted(
     | set(_constants_all)
     | set(_covariance_all)
     | set(_integration_all)
+    | set(_finite_differences_all)
     | set(_counting_all)
     | set(_scans_all)
     | set(_indexed_writes_all)
