@@ -69,6 +69,7 @@ from . import (  # noqa: F401 - bind kernels
     return_types,
     scans,
     searching,
+    short_time_fourier,
     special,
 )
 from . import autocast_mode as amp  # noqa: E402 - torch.amp
@@ -186,6 +187,8 @@ from .random import Generator, default_generator, initial_seed, manual_seed, see
 from .scans import *  # noqa: F403
 from .scans import __all__ as _scans_all
 from .searching import *  # noqa: F403
+from .short_time_fourier import *  # noqa: F403
+from .short_time_fourier import __all__ as _short_time_fourier_all
 from .searching import __all__ as _searching_all
 from .windows import *  # noqa: F403
 from .windows import __all__ as _windows_all
@@ -203,6 +206,7 @@ _above.bind(_functions, "allclose", "isclose", "mvlgamma")
 _above.bind_namespace("linalg", linalg)
 _above.bind(arrangements, "fill_diagonal_")
 _above.bind(elementwise_composites, "heaviside_", "hypot_")
+_above.bind(short_time_fourier)
 _above.bind(indexed_writes, "masked_scatter_")
 _above.bind(meta, "meta_array", "no_data_error")
 _above.bind(_composite_args, "_name", "_write_inplace")
@@ -234,6 +238,7 @@ __all__ = sorted(
     | set(_covariance_all)
     | set(_integration_all)
     | set(_finite_differences_all)
+    | set(_short_time_fourier_all)
     | set(_counting_all)
     | set(_scans_all)
     | set(_indexed_writes_all)

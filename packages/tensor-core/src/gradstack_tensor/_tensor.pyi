@@ -118,6 +118,31 @@ class Tensor(OpTableMethods, TensorBase):
     @staticmethod
     def _make_subclass(cls: type[_T], data: Tensor, require_grad: bool = ...) -> _T: ...
     def as_subclass(self, cls: type[_T]) -> _T: ...
+    def stft(
+        self,
+        n_fft: int,
+        hop_length: int | None = ...,
+        win_length: int | None = ...,
+        window: Tensor | None = ...,
+        center: bool = ...,
+        pad_mode: str = ...,
+        normalized: bool = ...,
+        onesided: bool | None = ...,
+        return_complex: bool | None = ...,
+        align_to_window: bool | None = ...,
+    ) -> Tensor: ...
+    def istft(
+        self,
+        n_fft: int,
+        hop_length: int | None = ...,
+        win_length: int | None = ...,
+        window: Tensor | None = ...,
+        center: bool = ...,
+        normalized: bool = ...,
+        onesided: bool | None = ...,
+        length: int | None = ...,
+        return_complex: bool = ...,
+    ) -> Tensor: ...
     @property
     def _output_nr(self) -> int: ...
     @_output_nr.setter

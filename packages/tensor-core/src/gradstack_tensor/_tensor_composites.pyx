@@ -867,6 +867,21 @@ cdef class CompositeMethods(SearchMethods):
         """In-place :meth:`index_reduce`."""
         return dispatch(OPS["index_reduce_"], (self, dim, index, source, reduce, include_self))
 
+    def stft(self, n_fft, hop_length=None, win_length=None, window=None, center=True,
+             pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+             align_to_window=None):
+        """See :func:`gradstack_tensor.stft`."""
+        stft = ABOVE.stft
+        return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                    onesided, return_complex, align_to_window)
+
+    def istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True,
+              normalized=False, onesided=None, length=None, return_complex=False):
+        """See :func:`gradstack_tensor.istft`."""
+        istft = ABOVE.istft
+        return istft(self, n_fft, hop_length, win_length, window, center, normalized,
+                     onesided, length, return_complex)
+
     # -- Python callables, nonzero_static, the activations torch has as methods ----------
 
     def apply_(self, callable):
