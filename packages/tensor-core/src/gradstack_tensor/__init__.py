@@ -23,6 +23,7 @@ Examples
 from . import (  # noqa: F401 - bind kernels
     _above,
     _allocator,
+    _barebones,
     _bfloat16,
     _composite_args,
     _elementwise,
@@ -55,6 +56,7 @@ from . import (  # noqa: F401 - bind kernels
     elementwise_composites,
     fft,
     finite_differences,
+    hashing,
     histograms,
     indexed_writes,
     legacy,
@@ -150,12 +152,17 @@ from .dtypes import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from .dtypes import float as float  # noqa: PLC0414 - torch's alias names shadow builtins here
 from .dtypes import int as int  # noqa: PLC0414
 from .elementwise_composites import *  # noqa: F403
 from .elementwise_composites import __all__ as _elementwise_composites_all
 from .finite_differences import *  # noqa: F403
+from .hashing import *  # noqa: F403
+from .hashing import __all__ as _hashing_all
 from .finite_differences import __all__ as _finite_differences_all
 from .functions import *  # noqa: F403
 from .histograms import *  # noqa: F403
@@ -207,6 +214,7 @@ _above.bind_namespace("linalg", linalg)
 _above.bind(arrangements, "fill_diagonal_")
 _above.bind(elementwise_composites, "heaviside_", "hypot_")
 _above.bind(short_time_fourier)
+_above.bind(hashing)
 _above.bind(indexed_writes, "masked_scatter_")
 _above.bind(meta, "meta_array", "no_data_error")
 _above.bind(_composite_args, "_name", "_write_inplace")
@@ -239,6 +247,7 @@ __all__ = sorted(
     | set(_integration_all)
     | set(_finite_differences_all)
     | set(_short_time_fourier_all)
+    | set(_hashing_all)
     | set(_counting_all)
     | set(_scans_all)
     | set(_indexed_writes_all)
@@ -293,6 +302,9 @@ __all__ = sorted(
         "int32",
         "int64",
         "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
         "bool",
         "complex64",
         "complex128",

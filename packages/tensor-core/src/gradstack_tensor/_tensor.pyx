@@ -1173,7 +1173,8 @@ def _data(TensorBase t not None):
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                "bfloat16": "BFloat16Tensor",
                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+               "uint16": "UInt16Tensor", "uint32": "UInt32Tensor", "uint64": "UInt64Tensor"}
 
 
 cdef object _convert(TensorBase t, object dtype, bint copy):

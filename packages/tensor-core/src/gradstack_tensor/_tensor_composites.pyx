@@ -867,6 +867,11 @@ cdef class CompositeMethods(SearchMethods):
         """In-place :meth:`index_reduce`."""
         return dispatch(OPS["index_reduce_"], (self, dim, index, source, reduce, include_self))
 
+    def hash_tensor(self, dim=(), *, keepdim=False, mode=0):
+        """See :func:`gradstack_tensor.hash_tensor`."""
+        hash_tensor = ABOVE.hash_tensor
+        return hash_tensor(self, dim, keepdim=keepdim, mode=mode)
+
     def stft(self, n_fft, hop_length=None, win_length=None, window=None, center=True,
              pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
              align_to_window=None):
