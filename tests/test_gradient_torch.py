@@ -72,7 +72,9 @@ def test_float32_number_spacing_is_bitwise():
 
 def test_non_contiguous_short_coordinates_and_zero_dim():
     x = X3.transpose(2, 0, 1)  # a non-contiguous view
-    for g, t in zip(_call(gs, x, None, None, 2), _call(torch, np.ascontiguousarray(x), None, None, 2)):
+    for g, t in zip(
+        _call(gs, x, None, None, 2), _call(torch, np.ascontiguousarray(x), None, None, 2)
+    ):
         np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-13)
     # a one-element coordinate difference broadcasts in torch's formula: torch's values
     short = np.array([0.0, 1.0, 3.0])

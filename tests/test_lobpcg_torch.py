@@ -21,7 +21,9 @@ X0 = np.eye(18)[:, :3] + 0.05 * RNG.standard_normal((18, 3))
 
 def _run(L, **kwargs):
     L.manual_seed(0)
-    args = {k: (L.from_numpy(v.copy()) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
+    args = {
+        k: (L.from_numpy(v.copy()) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()
+    }
     E, X = L.lobpcg(args.pop("A"), **args)
     return E.numpy(), X.numpy()
 
@@ -83,9 +85,13 @@ ERRORS = {
     "not square": lambda L: L.lobpcg(L.ones(6, 5, dtype=L.float64)),
     "B shape": lambda L: L.lobpcg(L.eye(6, dtype=L.float64), B=L.eye(5, dtype=L.float64)),
     "too many": lambda L: L.lobpcg(L.eye(6, dtype=L.float64), k=3),
-    "B backward": lambda L: L.lobpcg(
-        L.from_numpy(A[:9, :9].copy()).requires_grad_(), k=2, B=L.from_numpy(B[:9, :9].copy())
-    )[0].sum().backward(),
+    "B backward": lambda L: (
+        L.lobpcg(
+            L.from_numpy(A[:9, :9].copy()).requires_grad_(), k=2, B=L.from_numpy(B[:9, :9].copy())
+        )[0]
+        .sum()
+        .backward()
+    ),
 }
 
 

@@ -90,11 +90,14 @@ def test_nodes_and_gradients():
         for name, a in (("cauchy_", ()), ("log_normal_", ()), ("geometric_", (0.3,))):
             z = x * 2
             getattr(z, name)(*a)
-            assert type(z.grad_fn).__name__ == {
-                "cauchy_": "CauchyBackward0",
-                "log_normal_": "LogNormalBackward0",
-                "geometric_": "GeometricBackward0",
-            }[name]
+            assert (
+                type(z.grad_fn).__name__
+                == {
+                    "cauchy_": "CauchyBackward0",
+                    "log_normal_": "LogNormalBackward0",
+                    "geometric_": "GeometricBackward0",
+                }[name]
+            )
             assert lib.autograd.grad(z.sum(), x)[0].tolist() == [0.0, 0.0]
         b = lib.binomial(x, lib.tensor([0.5, 0.5]))
         assert b.requires_grad

@@ -218,7 +218,9 @@ def test_gradcheck_float64(reduce):
             def h(a, b, include_self=include_self):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    return a.index_reduce(1, gs.tensor([3, 3, 0]), b[:, :3].repeat(2, 1)[:3], reduce,
-                                          include_self=include_self)  # fmt: skip
+                    source = b[:, :3].repeat(2, 1)[:3]
+                    return a.index_reduce(
+                        1, gs.tensor([3, 3, 0]), source, reduce, include_self=include_self
+                    )
 
             assert gs.autograd.gradcheck(h, (x, src))

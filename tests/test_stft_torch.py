@@ -58,7 +58,9 @@ def test_stft_values(case, dtype):
         x = x.astype(np.complex64 if np.iscomplexobj(x) else np.float32)
         if kwargs.get("window") is not None:
             w = np.asarray(kwargs["window"])
-            kwargs = dict(kwargs, window=w.astype(np.complex64 if np.iscomplexobj(w) else np.float32))
+            kwargs = dict(
+                kwargs, window=w.astype(np.complex64 if np.iscomplexobj(w) else np.float32)
+            )
     got = gs.stft(gs.from_numpy(x), n_fft, return_complex=True, **_lib_args(gs, kwargs))
     want = torch.stft(torch.from_numpy(x), n_fft, return_complex=True, **_lib_args(torch, kwargs))
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]

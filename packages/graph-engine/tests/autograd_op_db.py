@@ -1466,7 +1466,10 @@ def _reducing_write_samples(name, inplace):
                     else:
                         at = L.from_numpy(np.array([2, 0, 2]))
                     return getattr(target, name + suffix)(
-                        1 if name == "scatter_reduce" else 0, at, b, reduce,
+                        1 if name == "scatter_reduce" else 0,
+                        at,
+                        b,
+                        reduce,
                         include_self=include_self,
                     )
 

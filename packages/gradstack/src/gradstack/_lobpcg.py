@@ -101,9 +101,7 @@ class LOBPCGAutogradFunction(Function):
                 "Note that lobpcg.forward does though."
             )
         if B is not None:
-            raise ValueError(
-                "lobpcg.backward does not support backward with B != I yet."
-            )
+            raise ValueError("lobpcg.backward does not support backward with B != I yet.")
 
         if largest is None:
             largest = True
@@ -282,7 +280,7 @@ def lobpcg(
 
     """
 
-    if True:
+    if True:  # (torch: not torch.jit.is_scripting())
         if A.requires_grad or (B is not None and B.requires_grad):
             # While it is expected that `A` is symmetric,
             # the `A_grad` might be not. Therefore we perform the trick below,
@@ -349,9 +347,7 @@ def _lobpcg(
     if B is not None:
         # A and B must have the same shapes:
         if A.shape != B.shape:
-            raise AssertionError(
-                f"A and B must have same shape, got {A.shape} vs {B.shape}"
-            )
+            raise AssertionError(f"A and B must have same shape, got {A.shape} vs {B.shape}")
 
     dtype = _utils.get_floating_dtype(A)
     device = A.device
@@ -398,9 +394,6 @@ def _lobpcg(
         fparams["ortho_tol_replace"] = fparams.get("ortho_tol_replace", tol)
         bparams["ortho_use_drop"] = bparams.get("ortho_use_drop", False)
 
-    if True:
-        LOBPCG.call_tracker = LOBPCG_call_tracker
-
     if len(A.shape) > 2:
         N = int(torch.prod(torch.tensor(A.shape[:-2])))
         bA = A.reshape((N,) + A.shape[-2:])
@@ -412,21 +405,14 @@ def _lobpcg(
         for i in range(N):
             A_ = bA[i]
             B_ = bB[i] if bB is not None else None
-            X_ = (
-                torch.randn((m, n), dtype=dtype, device=device) if bX is None else bX[i]
-            )
+            X_ = torch.randn((m, n), dtype=dtype, device=device) if bX is None else bX[i]
             if not (len(X_.shape) == 2 and X_.shape == (m, n)):
-                raise AssertionError(
-                    f"X_ shape mismatch: got {X_.shape}, expected {(m, n)}"
-                )
+                raise AssertionError(f"X_ shape mismatch: got {X_.shape}, expected {(m, n)}")
             iparams["batch_index"] = i
             worker = LOBPCG(A_, B_, X_, iK, iparams, fparams, bparams, method, tracker)
             worker.run()
             bE[i] = worker.E[:k]
             bXret[i] = worker.X[:, :k]
-
-        if True:
-            LOBPCG.call_tracker = LOBPCG_call_tracker_orig
 
         return bE.reshape(A.shape[:-2] + (k,)), bXret.reshape(A.shape[:-2] + (m, k))
 
@@ -437,9 +423,6 @@ def _lobpcg(
     worker = LOBPCG(A, B, X, iK, iparams, fparams, bparams, method, tracker)
 
     worker.run()
-
-    if True:
-        LOBPCG.call_tracker = LOBPCG_call_tracker_orig
 
     return worker.E[:k], worker.X[:, :k]
 
@@ -552,7 +535,8 @@ class LOBPCG:
             count += 1
         if count < prev_count:
             raise AssertionError(
-                f"the number of converged eigenpairs (was {prev_count}, got {count}) cannot decrease"
+                f"the number of converged eigenpairs (was {prev_count}, got {count}) cannot "
+                "decrease"
             )
         self.ivars["converged_count"] = count
         self.tvars["rerr"] = rerr
@@ -579,23 +563,19 @@ class LOBPCG:
         """
         self.update()
 
-        if True and self.tracker is not None:
+        if self.tracker is not None:
             self.call_tracker()
 
         while not self.stop_iteration():
             self.update()
 
-            if True and self.tracker is not None:
+            if self.tracker is not None:
                 self.call_tracker()
 
     def call_tracker(self):
-        """Interface for tracking iteration process in Python mode.
-
-        Tracking the iteration process is disabled in TorchScript
-        mode. In fact, one should specify tracker=None when JIT
-        compiling functions using lobpcg.
-        """
-        # do nothing when in TorchScript mode
+        """Call the tracker with the worker (torch swaps this method in and out around a
+        run for TorchScript's sake; there is no TorchScript here)."""
+        self.tracker(self)  # type: ignore[misc] # (torch annotates tracker as None)
 
     # Internal methods
 
@@ -738,9 +718,7 @@ class LOBPCG:
         d_col = d_row.reshape(d_row.shape[0], 1)
         # TODO use torch.linalg.cholesky_solve once it is implemented
         R = torch.linalg.cholesky((SBS * d_row) * d_col, upper=True)
-        return torch.linalg.solve_triangular(
-            R, d_row.diag_embed(), upper=True, left=False
-        )
+        return torch.linalg.solve_triangular(R, d_row.diag_embed(), upper=True, left=False)
 
     def _get_svqb(self, U: Tensor, drop: bool, tau: float) -> Tensor:
         """Return B-orthonormal U.
@@ -787,9 +765,7 @@ class LOBPCG:
             d = UBU.diagonal(0, -2, -1)
             nz = torch.where(abs(d) != 0.0)
             if len(nz[0]) != len(d):
-                raise AssertionError(
-                    f"expected nz[0] length {len(d)}, got {len(nz[0])}"
-                )
+                raise AssertionError(f"expected nz[0] length {len(d)}, got {len(nz[0])}")
 
         # The original algorithm 4 from [DuerschPhD2015].
         d_col = (d**-0.5).reshape(d.shape[0], 1)
@@ -903,17 +879,9 @@ class LOBPCG:
                     raise AssertionError("B must not be None")
                 raise ValueError(
                     "Overdetermined shape of U:"
-                    f" #B-cols(={B.shape[-1]}) >= #U-cols(={U.shape[-1]}) + #V-cols(={V.shape[-1]}) must hold"
+                    f" #B-cols(={B.shape[-1]}) >= #U-cols(={U.shape[-1]}) + "
+                    f"#V-cols(={V.shape[-1]}) must hold"
                 )
         self.ivars["ortho_i"] = i
         self.ivars["ortho_j"] = j
         return U
-
-
-# Calling tracker is separated from LOBPCG definitions because
-# TorchScript does not support user-defined callback arguments:
-LOBPCG_call_tracker_orig = LOBPCG.call_tracker
-
-
-def LOBPCG_call_tracker(self):
-    self.tracker(self)

@@ -70,9 +70,7 @@ def _symeig_backward_complete_eigenspace(D_grad, U_grad, A, D, U):
 
     # A.grad = U (D.grad + (U^T U.grad * F)) U^T
     Ut = U.mT.contiguous()
-    res = torch.matmul(
-        U, torch.matmul(torch.diag_embed(D_grad) + torch.matmul(Ut, U_grad) * F, Ut)
-    )
+    res = torch.matmul(U, torch.matmul(torch.diag_embed(D_grad) + torch.matmul(Ut, U_grad) * F, Ut))
 
     return res
 
@@ -111,9 +109,7 @@ def _polynomial_coefficients_given_roots(roots):
         # Needs more memory, O(... * k^2), but with only O(... * k^2) complexity.
         poly_coeffs_new = poly_coeffs.clone() if roots.requires_grad else poly_coeffs
         out = poly_coeffs_new.narrow(-1, poly_order - i, i + 1)
-        out -= roots.narrow(-1, i - 1, 1) * poly_coeffs.narrow(
-            -1, poly_order - i + 1, i + 1
-        )
+        out -= roots.narrow(-1, i - 1, 1) * poly_coeffs.narrow(-1, poly_order - i + 1, i + 1)
         poly_coeffs = poly_coeffs_new
 
     return poly_coeffs.narrow(-1, 1, poly_order + 1)
@@ -163,9 +159,9 @@ def _matrix_polynomial_value(poly, x, zero_power=None):
         return res
 
     if zero_power is None:
-        zero_power = torch.eye(
-            x.size(-1), x.size(-1), dtype=x.dtype, device=x.device
-        ).view(*([1] * len(list(x.shape[:-2]))), x.size(-1), x.size(-1))
+        zero_power = torch.eye(x.size(-1), x.size(-1), dtype=x.dtype, device=x.device).view(
+            *([1] * len(list(x.shape[:-2]))), x.size(-1), x.size(-1)
+        )
 
     return _polynomial_value(poly, x, zero_power, transition)
 
@@ -230,7 +226,8 @@ def _symeig_backward_partial_eigenspace(D_grad, U_grad, A, D, U, largest):
     #         p_res += (A.matrix_power(k - 1 - i) @ U_grad) * D.pow(i).unsqueeze(-2)
     #     res -= chr_poly_D[k] * (U_ortho @ poly_D_at_A.inverse() @ U_ortho_t @  p_res @ U.t())
     #
-    # Note that dX is a differential, so the gradient contribution comes from the backward sensitivity
+    # Note that dX is a differential, so the gradient contribution comes from the backward
+    # sensitivity
     # Tr(f(U_grad, D_grad, A, U, D)^T dX) = Tr(g(U_grad, A, U, D)^T dA) for some functions f and g,
     # and we need to compute g(U_grad, A, U, D)
     #
@@ -241,7 +238,8 @@ def _symeig_backward_partial_eigenspace(D_grad, U_grad, A, D, U, largest):
     #
     # We can modify the computation of `p_res` from above in a more efficient way
     # p_res =   U_grad * (chr_poly_D[1] * D.pow(0) + ... + chr_poly_D[k] * D.pow(k)).unsqueeze(-2)
-    #       + A U_grad * (chr_poly_D[2] * D.pow(0) + ... + chr_poly_D[k] * D.pow(k - 1)).unsqueeze(-2)
+    #       + A U_grad * (chr_poly_D[2] * D.pow(0) + ... + chr_poly_D[k] * D.pow(k - 1))
+    #         .unsqueeze(-2)
     #       + ...
     #       + A.matrix_power(k - 1) U_grad * chr_poly_D[k]
     # Note that this saves us from redundant matrix products with A (elimination of matrix_power)
@@ -262,9 +260,7 @@ def _symeig_backward_partial_eigenspace(D_grad, U_grad, A, D, U, largest):
     chr_poly_D_at_A = _matrix_polynomial_value(chr_poly_D, A)
 
     # compute the action of `chr_poly_D_at_A` restricted to U_ortho_t
-    chr_poly_D_at_A_to_U_ortho = torch.matmul(
-        U_ortho_t, torch.matmul(chr_poly_D_at_A, U_ortho)
-    )
+    chr_poly_D_at_A_to_U_ortho = torch.matmul(U_ortho_t, torch.matmul(chr_poly_D_at_A, U_ortho))
     # we need to invert 'chr_poly_D_at_A_to_U_ortho`, for that we compute its
     # Cholesky decomposition and then use `torch.cholesky_solve` for better stability.
     # Cholesky decomposition requires the input to be positive-definite.
@@ -286,9 +282,7 @@ def _symeig_backward_partial_eigenspace(D_grad, U_grad, A, D, U, largest):
     # it resides in span(U_ortho)
     res -= U_ortho.matmul(
         chr_poly_D_at_A_to_U_ortho_sign
-        * torch.cholesky_solve(
-            U_ortho_t.matmul(series_acc), chr_poly_D_at_A_to_U_ortho_L
-        )
+        * torch.cholesky_solve(U_ortho_t.matmul(series_acc), chr_poly_D_at_A_to_U_ortho_L)
     ).matmul(Ut)
 
     return res

@@ -223,8 +223,17 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 _BAG_MODES = ("sum", "mean", "max")
 
 
-def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
-                  per_sample_weights=None, include_last_offset=False, padding_idx=None):  # fmt: skip
+def embedding_bag(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq=False,
+    mode=0,
+    sparse=False,
+    per_sample_weights=None,
+    include_last_offset=False,
+    padding_idx=None,
+):
     """aten's ``embedding_bag``: ``functional.embedding_bag``'s bags (``mode`` 0 sum, 1 mean,
     2 max; a 1-d ``indices`` cut at ``offsets``) and torch's three by-products:
     ``(output, offset2bag, bag_size, max_indices)``.

@@ -161,10 +161,10 @@ from .dtypes import int as int  # noqa: PLC0414
 from .elementwise_composites import *  # noqa: F403
 from .elementwise_composites import __all__ as _elementwise_composites_all
 from .finite_differences import *  # noqa: F403
-from .hashing import *  # noqa: F403
-from .hashing import __all__ as _hashing_all
 from .finite_differences import __all__ as _finite_differences_all
 from .functions import *  # noqa: F403
+from .hashing import *  # noqa: F403
+from .hashing import __all__ as _hashing_all
 from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
 from .index_arithmetic import *  # noqa: F403
@@ -194,9 +194,9 @@ from .random import Generator, default_generator, initial_seed, manual_seed, see
 from .scans import *  # noqa: F403
 from .scans import __all__ as _scans_all
 from .searching import *  # noqa: F403
+from .searching import __all__ as _searching_all
 from .short_time_fourier import *  # noqa: F403
 from .short_time_fourier import __all__ as _short_time_fourier_all
-from .searching import __all__ as _searching_all
 from .windows import *  # noqa: F403
 from .windows import __all__ as _windows_all
 

@@ -33,7 +33,6 @@ from ._impl_scatter import (
     _index_key,
     _index_vector,
     _scatter_index,
-    _source_slices,
 )
 from ._shapes import _normalize_dim
 from ._tensor import Tensor, _data, _wrap
@@ -61,7 +60,7 @@ def _identity(reduce: str, dtype: np.dtype):
 
 def _not_for_bool(x: np.ndarray, kernel: str) -> None:
     if x.dtype == np.bool_:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _combine(x, key, values, reduce, include_self, counts_shape_key):

@@ -76,19 +76,17 @@ def _pad_last(x: Tensor, pad: int, mode: str) -> Tensor:
                 f"dimension, but got: padding ({pad}, {pad}) at dimension {x.dim() - 1} of "
                 f"input {list(x.shape)}"
             )
-        idx = np.concatenate([np.arange(pad, 0, -1), np.arange(n), np.arange(n - 2, n - 2 - pad, -1)])
+        idx = np.concatenate(
+            [np.arange(pad, 0, -1), np.arange(n), np.arange(n - 2, n - 2 - pad, -1)]
+        )
     elif mode == "replicate":
         idx = np.concatenate([np.zeros(pad, np.int64), np.arange(n), np.full(pad, n - 1)])
     elif mode == "circular":
         if pad > n:
-            raise RuntimeError(
-                "Padding value causes wrapping around more than once."
-            )
+            raise RuntimeError("Padding value causes wrapping around more than once.")
         idx = np.concatenate([np.arange(n - pad, n), np.arange(n), np.arange(pad)])
     else:
-        raise NotImplementedError(
-            f"Unrecognised padding mode {mode}"
-        )
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     return x.index_select(-1, _wrap(idx.astype(np.int64)))
 
 
@@ -250,8 +248,18 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     "int n_fft, int? hop_length, int? win_length, Tensor? window, bool center, "
     "bool normalized, bool? onesided, int? length, bool return_complex",
 )
-def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
-          normalized=False, onesided=None, length=None, return_complex=False) -> Tensor:  # fmt: skip
+def istft(
+    input,
+    n_fft,
+    hop_length=None,
+    win_length=None,
+    window=None,
+    center=True,
+    normalized=False,
+    onesided=None,
+    length=None,
+    return_complex=False,
+) -> Tensor:
     """The inverse of :func:`stft`: each frame's inverse transform, times the window,
     overlapped and added, divided by the overlapped squared window.
 

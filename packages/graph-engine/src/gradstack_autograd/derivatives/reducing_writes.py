@@ -41,9 +41,7 @@ class _Scattered:
         return g.scatter(self.dim, self.index, 0.0)
 
     def again(self, self_, values, reduce, include_self):
-        return self_.scatter_reduce(
-            self.dim, self.index, values, reduce, include_self=include_self
-        )
+        return self_.scatter_reduce(self.dim, self.index, values, reduce, include_self=include_self)
 
 
 class _Indexed(_Scattered):
@@ -59,9 +57,7 @@ class _Indexed(_Scattered):
         return g.index_fill(self.dim, self.index, 0)
 
     def again(self, self_, values, reduce, include_self):
-        return self_.index_reduce(
-            self.dim, self.index, values, reduce, include_self=include_self
-        )
+        return self_.index_reduce(self.dim, self.index, values, reduce, include_self=include_self)
 
 
 def _reduced_grads(at, grad, self_, src, reduce, include_self, result, needs):
