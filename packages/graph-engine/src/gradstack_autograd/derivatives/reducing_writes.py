@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 
+from ._formulas import _lead
 from ._table import jvp, register
 from .batching import per_sample
 
@@ -103,6 +104,16 @@ def _reduced_grads(at, grad, self_, src, reduce, include_self, result, needs):
     return (g_self if need_self else None), g_src
 
 
+def _per_row(formula, grad, needs):
+    """``formula(grad)``, or in a batched backward (Note [Batched formulas]) the formula of
+    each row of the batch, stacked."""
+    lead = _lead(grad)
+    if not lead:
+        return formula(grad)
+    rows = [formula(grad[i]) for i in range(lead[0])]
+    return tuple(gt.stack([r[j] for r in rows]) if need else None for j, need in enumerate(needs))
+
+
 def _saved(ctx, *names):
     return tuple(ctx.saved_value(n) for n in names)
 
@@ -118,8 +129,12 @@ def _scatter_reduce(ctx, grad):
     self_, dim, index, src, reduce, include_self, result = _saved(
         ctx, "self", "dim", "index", "src", "reduce", "include_self", "result"
     )
-    at = _Scattered(dim, index)
-    return _reduced_grads(at, grad, self_, src, reduce, include_self, result, ctx.needs_input_grad)
+    at, needs = _Scattered(dim, index), ctx.needs_input_grad
+    return _per_row(
+        lambda g: _reduced_grads(at, g, self_, src, reduce, include_self, result, needs),
+        grad,
+        needs,
+    )
 
 
 @register(
@@ -133,9 +148,11 @@ def _index_reduce(ctx, grad):
     self_, dim, index, source, reduce, include_self, result = _saved(
         ctx, "self", "dim", "index", "source", "reduce", "include_self", "result"
     )
-    at = _Indexed(dim, index)
-    return _reduced_grads(
-        at, grad, self_, source, reduce, include_self, result, ctx.needs_input_grad
+    at, needs = _Indexed(dim, index), ctx.needs_input_grad
+    return _per_row(
+        lambda g: _reduced_grads(at, g, self_, source, reduce, include_self, result, needs),
+        grad,
+        needs,
     )
 
 
