@@ -251,7 +251,7 @@ def embedding_bag(
     ...     w, torch.tensor([0, 1, 4, 2]), torch.tensor([0, 3]), mode=1
     ... )
     >>> out.tolist(), offset2bag.tolist(), bag_size.tolist()
-    ([[3.3333332538604736, 4.333333492279541], [4.0, 5.0]], [0, 0, 0, 1], [3, 1])
+    ([[3.3333332538604736, 4.333333492279053], [4.0, 5.0]], [0, 0, 0, 1], [3, 1])
     """
     import numpy as np
 

@@ -16,8 +16,8 @@ Examples
 >>> import gradstack_tensor as gt
 >>> x = gt.arange(8.0)
 >>> s = gt.stft(x, 4, window=gt.hann_window(4), return_complex=True)
->>> tuple(s.shape)
-(3, 3)
+>>> tuple(s.shape)  # (n_fft // 2 + 1 frequencies, 8 // (4 // 4) + 1 frames)
+(3, 9)
 >>> y = gt.istft(s, 4, window=gt.hann_window(4), length=8)
 >>> [round(v, 4) for v in y.tolist()]
 [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
