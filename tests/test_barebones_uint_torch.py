@@ -99,6 +99,12 @@ REFUSED = {
     "promote complex": lambda L, d: L.promote_types(getattr(L, d), L.complex64),
     "overflow": lambda L, d: L.tensor([70000], dtype=getattr(L, d)) if d == "uint16" else 1 / 0,
     "requires grad": lambda L, d: _big(L, d).requires_grad_(),
+    "relu": lambda L, d: _big(L, d).relu(),
+    "logical_not": lambda L, d: _big(L, d).logical_not(),
+    "bitwise_not": lambda L, d: ~_big(L, d),
+    "count_nonzero": lambda L, d: _big(L, d).count_nonzero(),
+    "tril": lambda L, d: _big(L, d).tril(),
+    "trace": lambda L, d: _big(L, d)[:, :2].trace(),
 }
 
 

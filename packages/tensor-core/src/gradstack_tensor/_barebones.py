@@ -65,6 +65,13 @@ _REFUSED = {
     "mv": "addmv_impl_cpu",
     "bmm": "bmm",
     "topk": "topk_cpu",
+    "relu": "clamp_min_scalar_cpu",
+    "logical_not": "logical_not_cpu",
+    "bitwise_not": "bitwise_not_cpu",
+    "count_nonzero": "nonzero_count_cpu",
+    "tril": "tril",
+    "triu": "triu",
+    "trace": "trace",
 }
 
 
