@@ -378,6 +378,33 @@ for _n in ("scatter", "scatter_add"):
     R[_n] = _scatter(_n)
     R[_n + "_"] = _scatter(_n, inplace=True)
 
+
+def _reducing(name, inplace=False):
+    """scatter_reduce / index_reduce with ``amax`` (repeated positions: each combines)."""
+
+    def make(n, r):
+        s = sq(n)
+        method = name + ("_" if inplace else "")
+        if name == "scatter_reduce":
+            index = r.integers(0, s[1], s).astype(np.int64)
+            dim = 1
+        else:
+            index = r.integers(0, s[0], s[0]).astype(np.int64)
+            dim = 0
+        return Case(
+            (f32(r, s), index, f32(r, s)),
+            call(
+                lambda L, x, i, v: getattr(x.clone() if inplace else x, method)(dim, i, v, "amax")
+            ),
+        )
+
+    return make
+
+
+for _n in ("scatter_reduce", "index_reduce"):
+    R[_n] = _reducing(_n)
+    R[_n + "_"] = _reducing(_n, inplace=True)
+
 # ---- random ops (the same draws on both sides after manual_seed)
 R["bernoulli"] = lambda n, r: Case((f32(r, sq(n), 0, 1),), call(lambda L, p: L.bernoulli(p)))
 R["bernoulli_"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.clone().bernoulli_(0.3)))
@@ -385,6 +412,10 @@ R["normal"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, m: L.normal(m, 
 R["normal_"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.clone().normal_()))
 R["uniform_"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.clone().uniform_()))
 R["exponential_"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.clone().exponential_()))
+R["cauchy_"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.clone().cauchy_()))
+R["log_normal_"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.clone().log_normal_()))
+R["geometric_"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.clone().geometric_(0.3)))
+R["poisson"] = lambda n, r: Case((f32(r, sq(n), 0, 5),), call(lambda L, x: L.poisson(x)))
 R["random_"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.clone().random_(0, 100)))
 
 # ---- nn ops of the op table

@@ -41,6 +41,15 @@ KNOWN = {
     ("scatter_", "scatter value"),
     ("scatter_add_", "scatter_add"),
     ("scatter_add_", "repeats"),
+    *(
+        (name + "_", f"{reduce} include_self={include_self}")
+        for name, reduces in (
+            ("scatter_reduce", ("sum", "prod", "mean", "amax", "amin")),
+            ("index_reduce", ("prod", "mean", "amax", "amin")),
+        )
+        for reduce in reduces
+        for include_self in (True, False)
+    ),
 }
 
 

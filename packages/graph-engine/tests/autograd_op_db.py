@@ -654,6 +654,31 @@ def _normal_samples(rng):
 _add(GradOp("bernoulli", _bernoulli_samples))
 _add(GradOp("bernoulli_", _draw_samples("bernoulli_")))
 _add(GradOp("exponential_", _draw_samples("exponential_")))
+for _name in ("cauchy_", "log_normal_"):
+    _add(GradOp(_name, _draw_samples(_name)))
+_add(
+    GradOp(
+        "geometric_",
+        lambda rng: [
+            _S(
+                (arr(rng, (2, 3)),),
+                lambda L, a: (L.manual_seed(0), (a * 2).geometric_(0.3) * a)[1],
+                "geometric_(0.3) then * x",
+            )
+        ],
+    )
+)
+
+
+def _poisson_samples(rng):
+    def fn(L, q):
+        L.manual_seed(0)
+        return L.poisson(q) * q
+
+    return [_S((arr(rng, (2, 3), 0.5, 6.0),), fn, "poisson(rates) * rates")]
+
+
+_add(GradOp("poisson", _poisson_samples))
 _add(GradOp("random_", _draw_samples("random_")))
 _add(GradOp("normal", _normal_samples))
 
@@ -1420,6 +1445,44 @@ def _indexed_write_samples(name, inplace):
 for _name in ("scatter", "scatter_add", "index_add", "index_copy", "index_fill"):
     _add(GradOp(_name, _indexed_write_samples(_name, False)))
     _add(GradOp(_name + "_", _indexed_write_samples(_name, True)))
+
+
+def _reducing_write_samples(name, inplace):
+    """scatter_reduce/index_reduce with every reduce, include_self both ways (values kept
+    distinct and away from zero: amax/amin and prod are smooth there)."""
+
+    def gen(rng):
+        suffix = "_" if inplace else ""
+        x = distinct(rng, (3, 4), 0.5, 2.0)
+        out = []
+        reduces = ("prod", "mean", "amax", "amin") + (("sum",) if name == "scatter_reduce" else ())
+        for reduce in reduces:
+            for include_self in (True, False):
+
+                def call(L, a, b, reduce=reduce, include_self=include_self):
+                    target = a.clone() if inplace else a
+                    if name == "scatter_reduce":
+                        at = L.from_numpy(np.array([[0, 3, 0], [2, 2, 2], [1, 1, 0]]))
+                    else:
+                        at = L.from_numpy(np.array([2, 0, 2]))
+                    return getattr(target, name + suffix)(
+                        1 if name == "scatter_reduce" else 0,
+                        at,
+                        b,
+                        reduce,
+                        include_self=include_self,
+                    )
+
+                src = distinct(rng, (3, 3) if name == "scatter_reduce" else (3, 4), 0.5, 2.0)
+                out.append(_S((x, src), call, f"{reduce} include_self={include_self}"))
+        return out
+
+    return gen
+
+
+for _name in ("scatter_reduce", "index_reduce"):
+    _add(GradOp(_name, _reducing_write_samples(_name, False)))
+    _add(GradOp(_name + "_", _reducing_write_samples(_name, True)))
 
 
 def _index_scatter_samples(rng):

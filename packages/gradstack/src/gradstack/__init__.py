@@ -67,6 +67,7 @@ from . import (
     utils,
 )
 from .__about__ import __version__
+from ._lobpcg import lobpcg
 from ._nn_functions import *  # noqa: F403
 from ._nn_functions import __all__ as _nn_functions_all
 from ._runtime import *  # noqa: F403
@@ -101,6 +102,7 @@ _NAMES = [
     "vmap",
     "save",
     "load",
+    "lobpcg",
     "__version__",
 ]
 __all__ = sorted(

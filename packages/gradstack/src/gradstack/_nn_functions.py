@@ -41,6 +41,7 @@ __all__ = [
     "alpha_dropout",
     "feature_alpha_dropout",
     "embedding",
+    "embedding_bag",
     "layer_norm",
     "group_norm",
     "batch_norm",
@@ -217,6 +218,101 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         scale_grad_by_freq=scale_grad_by_freq,
         sparse=sparse,
     )
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def embedding_bag(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq=False,
+    mode=0,
+    sparse=False,
+    per_sample_weights=None,
+    include_last_offset=False,
+    padding_idx=None,
+):
+    """aten's ``embedding_bag``: ``functional.embedding_bag``'s bags (``mode`` 0 sum, 1 mean,
+    2 max; a 1-d ``indices`` cut at ``offsets``) and torch's three by-products:
+    ``(output, offset2bag, bag_size, max_indices)``.
+
+    ``offset2bag`` gives each index its bag (empty where torch's fast sum path skips it:
+    a float32/float16/bfloat16 table with unit column stride and no ``padding_idx``),
+    ``bag_size`` each bag's count without ``padding_idx`` (zeros for sums), ``max_indices``
+    the row each maximum came from (``mode=2``; else ``bag_size``).
+
+    Examples
+    --------
+    >>> import gradstack as torch
+    >>> w = torch.arange(10.0).reshape(5, 2)
+    >>> out, offset2bag, bag_size, _ = torch.embedding_bag(
+    ...     w, torch.tensor([0, 1, 4, 2]), torch.tensor([0, 3]), mode=1
+    ... )
+    >>> out.tolist(), offset2bag.tolist(), bag_size.tolist()
+    ([[3.3333332538604736, 4.333333492279053], [4.0, 5.0]], [0, 0, 0, 1], [3, 1])
+    """
+    import numpy as np
+
+    _tensors("embedding_bag", weight=weight, indices=indices, offsets=offsets)
+    if isinstance(mode, bool) or not isinstance(mode, int):
+        raise TypeError(
+            f"embedding_bag(): argument 'mode' (position 5) must be int, not {type(mode).__name__}"
+        )
+    if mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    if not weight.is_floating_point():
+        raise RuntimeError(
+            "Expected tensor for argument #1 'weight' to have one of the following scalar "
+            f"types: Half, BFloat16, Float, Double; but got {weight.type()} instead (while "
+            "checking arguments for embedding_bag)"
+        )
+    if offsets.dim() != 1:
+        raise RuntimeError(
+            f"offsets has to be a 1D Tensor, but got Tensor of dimension {offsets.dim()}"
+        )
+    flat = indices.reshape(-1) if indices.dim() > 1 else indices
+    output = _F.embedding_bag(
+        flat, weight, offsets, scale_grad_by_freq=scale_grad_by_freq, mode=_BAG_MODES[mode],
+        sparse=sparse, per_sample_weights=per_sample_weights,
+        include_last_offset=include_last_offset, padding_idx=padding_idx,
+    )  # fmt: skip
+    # torch's by-products, from the (checked) arguments
+    from gradstack_tensor import from_numpy
+
+    idx = flat.detach().numpy().astype(np.int64)
+    starts = offsets.detach().numpy().astype(np.int64)
+    if include_last_offset:
+        starts = starts[:-1]
+    bags, n = starts.shape[0], idx.shape[0]
+    both_int = str(indices.dtype).endswith("int32") and str(offsets.dtype).endswith("int32")
+    itype = np.int32 if both_int else np.int64
+    pad = None if padding_idx is None else padding_idx % weight.shape[0]
+    fast_sum = (
+        mode == 0
+        and pad is None
+        and str(weight.dtype).split(".")[-1] in ("float32", "float16", "bfloat16")
+        and weight.stride(1) == 1
+    )
+    bag_of = np.searchsorted(starts, np.arange(n), side="right") - 1
+    offset2bag = np.zeros(0, itype) if fast_sum else bag_of.astype(itype)
+    bag_size = np.zeros(offsets.shape[0], itype)  # (sums: torch's zeros, one per offset)
+    if mode != 0:
+        ends = np.append(starts[1:], n)
+        kept = idx != pad if pad is not None else np.ones(n, bool)
+        bag_size = np.array(
+            [int(kept[s:e].sum()) for s, e in zip(starts, ends)], dtype=itype
+        ).reshape(bags)
+    max_indices = bag_size.copy()
+    if mode == 2:
+        table = weight.detach().numpy()
+        max_indices = np.zeros((bags, weight.shape[1]), itype)
+        for b, (s, e) in enumerate(zip(starts, ends)):
+            rows = idx[s:e][kept[s:e]]
+            if rows.size:  # (the first maximum wins, as torch's strict comparison)
+                max_indices[b] = rows[np.argmax(table[rows], axis=0)]
+    return (output,) + tuple(from_numpy(a) for a in (offset2bag, bag_size, max_indices))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):

@@ -23,6 +23,7 @@ Examples
 from . import (  # noqa: F401 - bind kernels
     _above,
     _allocator,
+    _barebones,
     _bfloat16,
     _composite_args,
     _elementwise,
@@ -38,6 +39,7 @@ from . import (  # noqa: F401 - bind kernels
     _impl_reduce,
     _impl_rnn,
     _impl_scatter,
+    _impl_scatter_reduce,
     _impl_shape,
     _impl_special,
     _impl_windows,
@@ -53,6 +55,8 @@ from . import (  # noqa: F401 - bind kernels
     creation,
     elementwise_composites,
     fft,
+    finite_differences,
+    hashing,
     histograms,
     indexed_writes,
     legacy,
@@ -63,9 +67,11 @@ from . import (  # noqa: F401 - bind kernels
     memory_factories,
     meta,
     order_statistics,
+    random_samplers,
     return_types,
     scans,
     searching,
+    short_time_fourier,
     special,
 )
 from . import autocast_mode as amp  # noqa: E402 - torch.amp
@@ -146,12 +152,19 @@ from .dtypes import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from .dtypes import float as float  # noqa: PLC0414 - torch's alias names shadow builtins here
 from .dtypes import int as int  # noqa: PLC0414
 from .elementwise_composites import *  # noqa: F403
 from .elementwise_composites import __all__ as _elementwise_composites_all
+from .finite_differences import *  # noqa: F403
+from .finite_differences import __all__ as _finite_differences_all
 from .functions import *  # noqa: F403
+from .hashing import *  # noqa: F403
+from .hashing import __all__ as _hashing_all
 from .histograms import *  # noqa: F403
 from .histograms import __all__ as _histograms_all
 from .index_arithmetic import *  # noqa: F403
@@ -182,6 +195,8 @@ from .scans import *  # noqa: F403
 from .scans import __all__ as _scans_all
 from .searching import *  # noqa: F403
 from .searching import __all__ as _searching_all
+from .short_time_fourier import *  # noqa: F403
+from .short_time_fourier import __all__ as _short_time_fourier_all
 from .windows import *  # noqa: F403
 from .windows import __all__ as _windows_all
 
@@ -198,6 +213,8 @@ _above.bind(_functions, "allclose", "isclose", "mvlgamma")
 _above.bind_namespace("linalg", linalg)
 _above.bind(arrangements, "fill_diagonal_")
 _above.bind(elementwise_composites, "heaviside_", "hypot_")
+_above.bind(short_time_fourier)
+_above.bind(hashing)
 _above.bind(indexed_writes, "masked_scatter_")
 _above.bind(meta, "meta_array", "no_data_error")
 _above.bind(_composite_args, "_name", "_write_inplace")
@@ -228,6 +245,9 @@ __all__ = sorted(
     | set(_constants_all)
     | set(_covariance_all)
     | set(_integration_all)
+    | set(_finite_differences_all)
+    | set(_short_time_fourier_all)
+    | set(_hashing_all)
     | set(_counting_all)
     | set(_scans_all)
     | set(_indexed_writes_all)
@@ -282,6 +302,9 @@ __all__ = sorted(
         "int32",
         "int64",
         "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
         "bool",
         "complex64",
         "complex128",

@@ -68,7 +68,8 @@ def _array(x):
 
 
 _C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-                 "int64": "int64_t"}  # fmt: skip
+                 "int64": "int64_t", "uint16": "uint16", "uint32": "uint32",
+                 "uint64": "uint64"}  # fmt: skip
 
 
 def _check_fits(value, dtype: np.dtype, float_checks: bool = True) -> None:

@@ -377,6 +377,83 @@ def _exponential_inplace(input, lambd=1.0, generator=None):
 
 OPS["exponential_"].set_kernel(_exponential_inplace)
 
+
+# -------------------------------------------------------------------------------------
+# cauchy_, log_normal_ and geometric_: torch's serial CPU kernels, one double per element
+# (Note [Serial draws in double])
+
+# Note [Serial draws in double]
+# torch's CPU cauchy_, log_normal_ and geometric_ run ``cpu_serial_kernel`` over a
+# distribution of doubles, whatever the tensor's dtype: one ``uniform_real_distribution
+# <double>`` draw per element (cauchy: ``median + sigma * tan(pi * (u - 0.5))``;
+# geometric: ``ceil(log(u) / log1p(-p))``), or one ``normal_distribution<double>`` draw
+# using the generator's cached second value (log_normal: ``exp(mean + std * n)``), cast to
+# the dtype.  The transcendental functions are the C library's (``math``, per element:
+# numpy's SIMD loops may differ in the last bit), so the values are torch's after the
+# same seed.
+
+_TYPE_META = {"int64": "long int", "int32": "int", "int16": "short int",
+              "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}  # fmt: skip
+
+
+def cauchy_values(gen, n: int, median: float, sigma: float) -> np.ndarray:
+    """``n`` draws of torch's ``cauchy_distribution<double>`` (float64)."""
+    u = uniform_values(gen, n, np.dtype(np.float64)).tolist()
+    tan, pi = math.tan, math.pi
+    return np.array([median + sigma * tan(pi * (v - 0.5)) for v in u], dtype=np.float64)
+
+
+def _cauchy_inplace(input, median=0.0, sigma=1.0, generator=None):
+    _check_writable(input, "cauchy_")
+    median, sigma = _real(median, "cauchy_", "median"), _real(sigma, "cauchy_", "sigma")
+    if not input.is_floating_point():
+        raise RuntimeError(
+            "Cauchy distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {_TYPE_META[input.dtype.name]}"
+        )
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    gen = generator_or_default(generator, "cauchy_")
+    x = _data(input)
+    return _write(input, cauchy_values(gen, x.size, median, sigma).astype(x.dtype), "cauchy_")
+
+
+def _log_normal_inplace(input, mean=1.0, std=2.0, generator=None):
+    _check_writable(input, "log_normal_")
+    mean, std = _real(mean, "log_normal_", "mean"), _real(std, "log_normal_", "std")
+    _check_float(input, "log_normal_", "log_normal_cpu")
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    gen = generator_or_default(generator, "log_normal_")
+    x = _data(input)
+    normals = _normal_scalar(gen, x.size, mean, std).tolist()
+    exp = math.exp
+    values = np.array([exp(v) for v in normals], dtype=np.float64)
+    return _write(input, values.astype(x.dtype), "log_normal_")
+
+
+def _geometric_inplace(input, p, generator=None):
+    _check_writable(input, "geometric_")
+    p = _real(p, "geometric_", "p")
+    if input.dtype.name == "bool":
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if not 0.0 < p < 1.0:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    gen = generator_or_default(generator, "geometric_")
+    x = _data(input)
+    u = uniform_values(gen, x.size, np.dtype(np.float64)).tolist()
+    log, ceil, q = math.log, math.ceil, math.log1p(-p)
+    values = np.array([ceil(log(v) / q) if v > 0.0 else math.inf for v in u], dtype=np.float64)
+    if x.dtype.kind in "iu":  # (C's cast of a double: through a 64-bit integer)
+        with np.errstate(invalid="ignore"):
+            values = values.astype(np.int64)
+    return _write(input, values.astype(x.dtype), "geometric_")
+
+
+OPS["cauchy_"].set_kernel(_cauchy_inplace)
+OPS["log_normal_"].set_kernel(_log_normal_inplace)
+OPS["geometric_"].set_kernel(_geometric_inplace)
+
 _INT_LIMITS = {
     "int64": (-(2**63), 2**63 - 1),
     "int32": (-(2**31), 2**31 - 1),

@@ -180,9 +180,9 @@ def _index_vector(index, name: str) -> np.ndarray:
     idx = _data(index)
     op = name.rstrip("_")
     if idx.ndim > 1:
-        if op == "index_add":
+        if op in ("index_add", "index_reduce"):
             raise IndexError(
-                f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with "
+                f"{op}_(): Index is supposed to be a vector, but got dim: {idx.ndim} with "
                 f"type: {_INDEX_NAMES.get(idx.dtype.name, SCALAR_TYPE.get(idx.dtype.name))} and "
                 f"size: {list(idx.shape)}"
             )

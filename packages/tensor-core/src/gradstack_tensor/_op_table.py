@@ -869,6 +869,11 @@ ROWS: tuple[OpRow, ...] = (
     op("normal"),
     op("bernoulli", inplace_form=True),
     op("exponential_", writes=True),
+    op("cauchy_", writes=True),
+    op("log_normal_", writes=True),
+    op("geometric_", writes=True),
+    op("poisson"),  # (random_samplers.py: torch's rejection samplers)
+    op("binomial"),
     op("random_", writes=True),
     op("multinomial"),
     # reductions
@@ -965,6 +970,9 @@ ROWS: tuple[OpRow, ...] = (
     op("index_add", inplace_form=True),
     op("index_copy", inplace_form=True),
     op("index_fill", inplace_form=True),
+    # reducing writes (_impl_scatter_reduce.py)
+    op("scatter_reduce", inplace_form=True),
+    op("index_reduce", inplace_form=True),
     # nn: losses, normalisation, embedding, activations (_impl_nn.py)
     op("nll_loss"),
     op("nll_loss2d"),

@@ -46,6 +46,15 @@ from ._tensor import Tensor
 # op or function name -> torch's signature of its arguments after the tensor
 SIGNATURES: dict[str, str] = {
     "chunk": "int chunks, int dim",
+    **{
+        name: f"int dim, Tensor index, Tensor {values}, str reduce, bool include_self"
+        for name, values in (
+            ("scatter_reduce", "src"),
+            ("scatter_reduce_", "src"),
+            ("index_reduce", "source"),
+            ("index_reduce_", "source"),
+        )
+    },
     "split": "int[] split_sizes, int dim",  # (torch's split_with_sizes names the list)
     "tril": "int diagonal",
     "triu": "int diagonal",

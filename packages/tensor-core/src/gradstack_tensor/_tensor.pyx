@@ -118,6 +118,45 @@ cdef class Tensor(CompositeMethods):
             t.requires_grad_(True)
         return t
 
+    def as_subclass(self, cls):
+        """This tensor as an instance of ``cls`` (a subclass of Tensor): an alias sharing its
+        storage and version counter, attached to the graph (``AliasBackward0``), as torch's.
+
+        Examples
+        --------
+        >>> class Marked(gt.Tensor):
+        ...     pass
+        >>> m = gt.tensor([1.0, 2.0]).as_subclass(Marked)
+        >>> type(m).__name__, m.tolist()
+        ('Marked', [1.0, 2.0])
+        """
+        if not isinstance(cls, type):
+            raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+        if not issubclass(cls, Tensor):
+            raise TypeError(
+                "Creating a Tensor subclass from a class that does not inherit from Tensor is "
+                "not possible. Make sure your class inherits from Tensor."
+            )
+        cdef TensorBase a = <TensorBase>dispatch(OPS["alias"], (self,))
+        cdef TensorBase t = new_empty_tensor(cls)   # Note [as_subclass moves an alias]
+        t._data = a._data
+        t._vc = a.version_counter()
+        t._view_base = a._view_base
+        t._requires_grad = a._requires_grad
+        t._grad = a._grad
+        t._grad_fn = a._grad_fn
+        t._output_nr = a._output_nr
+        t._autograd_meta = a._autograd_meta
+        t._fw_grad = a._fw_grad
+        t._is_inference = a._is_inference
+        return t
+
+    # Note [as_subclass moves an alias]
+    # torch's as_subclass wraps ``self.alias()`` in a ``cls`` object.  A cdef class's
+    # ``__class__`` cannot be reassigned to a Python subclass, so the alias op's result (a
+    # view recorded as AliasBackward0) hands its fields to a fresh ``cls`` instance, which
+    # takes its place; the alias object itself is dropped.
+
     # -- attributes -----------------------------------------------------------------------
 
     def _bump_version(self, str op_name="an in-place op"):
@@ -1134,7 +1173,8 @@ def _data(TensorBase t not None):
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                "bfloat16": "BFloat16Tensor",
                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+               "uint16": "UInt16Tensor", "uint32": "UInt32Tensor", "uint64": "UInt64Tensor"}
 
 
 cdef object _convert(TensorBase t, object dtype, bint copy):

@@ -836,6 +836,57 @@ cdef class CompositeMethods(SearchMethods):
         """In-place :meth:`index_fill`."""
         return dispatch(OPS["index_fill_"], (self, dim, index, value))
 
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        """A copy with ``src[i][j]`` combined into ``[index[i][j]][j]`` (dim 0) by
+        ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``); with
+        ``include_self=False`` the positions written forget their own values.
+
+        Examples
+        --------
+        >>> gt.ones(3).scatter_reduce(0, gt.tensor([0, 0]), gt.tensor([2.0, 3.0]), "prod").tolist()
+        [6.0, 1.0, 1.0]
+        """
+        return dispatch(OPS["scatter_reduce"], (self, dim, index, src, reduce, include_self))
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        """In-place :meth:`scatter_reduce`."""
+        return dispatch(OPS["scatter_reduce_"], (self, dim, index, src, reduce, include_self))
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        """A copy with ``source``'s slices combined into the slices at positions ``index``
+        of ``dim`` by ``reduce`` (``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``).
+
+        Examples
+        --------
+        >>> gt.ones(3).index_reduce(0, gt.tensor([2, 2]), gt.tensor([2.0, 5.0]), "amax").tolist()
+        [1.0, 1.0, 5.0]
+        """
+        return dispatch(OPS["index_reduce"], (self, dim, index, source, reduce, include_self))
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        """In-place :meth:`index_reduce`."""
+        return dispatch(OPS["index_reduce_"], (self, dim, index, source, reduce, include_self))
+
+    def hash_tensor(self, dim=(), *, keepdim=False, mode=0):
+        """See :func:`gradstack_tensor.hash_tensor`."""
+        hash_tensor = ABOVE.hash_tensor
+        return hash_tensor(self, dim, keepdim=keepdim, mode=mode)
+
+    def stft(self, n_fft, hop_length=None, win_length=None, window=None, center=True,
+             pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+             align_to_window=None):
+        """See :func:`gradstack_tensor.stft`."""
+        stft = ABOVE.stft
+        return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                    onesided, return_complex, align_to_window)
+
+    def istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True,
+              normalized=False, onesided=None, length=None, return_complex=False):
+        """See :func:`gradstack_tensor.istft`."""
+        istft = ABOVE.istft
+        return istft(self, n_fft, hop_length, win_length, window, center, normalized,
+                     onesided, length, return_complex)
+
     # -- Python callables, nonzero_static, the activations torch has as methods ----------
 
     def apply_(self, callable):

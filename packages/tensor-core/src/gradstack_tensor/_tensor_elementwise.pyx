@@ -363,6 +363,39 @@ cdef class ElementwiseMethods(OpTableMethods):
         """Fill in place with samples of the exponential distribution of rate ``lambd``."""
         return dispatch(OP_EXPONENTIAL_, (self, lambd, generator))
 
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        """Fill in place with Cauchy draws: ``median + sigma * tan(pi * (u - 0.5))``.
+
+        Examples
+        --------
+        >>> _ = gt.manual_seed(0)
+        >>> [round(v, 4) for v in gt.empty(2).cauchy_().tolist()]
+        [10.5977, 0.7648]
+        """
+        return dispatch(OPS["cauchy_"], (self, median, sigma, generator))
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        """Fill in place with ``exp`` of normal draws of ``mean`` and ``std``.
+
+        Examples
+        --------
+        >>> _ = gt.manual_seed(0)
+        >>> [round(v, 4) for v in gt.empty(2).log_normal_(0.0, 1.0).tolist()]
+        [4.6692, 0.7457]
+        """
+        return dispatch(OPS["log_normal_"], (self, mean, std, generator))
+
+    def geometric_(self, p, *, generator=None):
+        """Fill in place with the number of Bernoulli(``p``) trials up to the first success.
+
+        Examples
+        --------
+        >>> _ = gt.manual_seed(0)
+        >>> gt.empty(3).geometric_(0.5).tolist()
+        [1.0, 1.0, 2.0]
+        """
+        return dispatch(OPS["geometric_"], (self, p, generator))
+
     def random_(self, from_=None, to=None, *, generator=None, **kwargs):
         """Fill in place with integers drawn uniformly: ``random_(to)`` from [0, to),
         ``random_(from, to)`` from [from, to), ``random_()`` over the dtype's range.

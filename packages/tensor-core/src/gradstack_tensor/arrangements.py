@@ -67,6 +67,8 @@ __all__ = [
     "index_add",
     "index_copy",
     "index_fill",
+    "scatter_reduce",
+    "index_reduce",
     "tril_indices",
     "triu_indices",
 ]
@@ -590,6 +592,30 @@ def index_copy(input, dim, index, source) -> Tensor:
 def index_fill(input, dim, index, value) -> Tensor:
     """``input.index_fill(dim, index, value)``."""
     return _tensor(input, "index_fill").index_fill(dim, index, value)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None) -> Tensor:
+    """``input.scatter_reduce(dim, index, src, reduce, include_self=include_self)``."""
+    result = _tensor(input, "scatter_reduce").scatter_reduce(
+        dim, index, src, reduce, include_self=include_self
+    )
+    if out is None:
+        return result
+    from ._out import write_out
+
+    return write_out("scatter_reduce", result, out, rule="exact")
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None) -> Tensor:
+    """``input.index_reduce(dim, index, source, reduce, include_self=include_self)``."""
+    result = _tensor(input, "index_reduce").index_reduce(
+        dim, index, source, reduce, include_self=include_self
+    )
+    if out is None:
+        return result
+    from ._out import write_out
+
+    return write_out("index_reduce", result, out, rule="exact")
 
 
 def _triangle_indices(fname, select, row, col, offset, dtype):

@@ -303,7 +303,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         else:
             target = np.int64 if kind == 1 else np.bool_
         try:
-            arr = np.array(data, dtype=target)
+            # (uint64: torch's own reading of Python numbers, _python_values_as)
+            arr = np.array(data, dtype=target) if target != np.uint64 else None
         except (ValueError, OverflowError):
             # ragged, or a value the dtype cannot hold (nan as int64, 2**63): the general
             # path below raises (or decides) exactly as it always has
@@ -334,8 +335,15 @@ def _python_values_as(values, target):
     int may also be negative down to ``-max`` for an unsigned dtype, where it wraps
     (``tensor([-1], dtype=uint8)`` is 255, ``tensor([-1.0], dtype=uint8)`` raises).
     numpy raises OverflowError for any int out of range, so the values are checked here
-    and torch's RuntimeError raised.
+    and torch's RuntimeError raised.  uint64 takes Python ints from 0 up only (torch reads
+    them as unsigned: a float is a TypeError, a negative int an OverflowError).
     """
+    if np.dtype(target) == np.uint64:
+        for v in _flat(values) if isinstance(values, (list, tuple)) else (values,):
+            if isinstance(v, float):
+                raise TypeError("an integer is required")
+            if isinstance(v, int) and not isinstance(v, bool) and v < 0:
+                raise OverflowError("can't convert negative int to unsigned")
     try:
         return np.array(values, dtype=target)
     except (OverflowError, ValueError):  # ValueError: nan or inf to an integer dtype

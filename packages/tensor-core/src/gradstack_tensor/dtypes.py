@@ -38,6 +38,9 @@ __all__ = [
     "int32",
     "int64",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "bool_",
     "complex64",
     "complex128",
@@ -123,6 +126,15 @@ int16 = dtype("int16", np.int16)
 int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 uint8 = dtype("uint8", np.uint8)
+# Note [The barebones unsigned dtypes]: torch 2.13's uint16, uint32 and uint64 are
+# "limited" dtypes: tensors of them are made, copied, viewed, indexed, converted and
+# printed, a few kernels take them (mul, true division, eq, bitwise and/or/xor, sum, prod,
+# cumsum, the float-valued unary functions ...), and promotion with any other dtype but a
+# floating one is refused (``promote_types``); ``_barebones.py`` refuses the kernels torch
+# has no loop for, with torch's NotImplementedError
+uint16 = dtype("uint16", np.uint16)
+uint32 = dtype("uint32", np.uint32)
+uint64 = dtype("uint64", np.uint64)
 bool_ = dtype("bool", np.bool_)
 complex64 = dtype("complex64", np.complex64)
 complex128 = dtype("complex128", np.complex128)
@@ -142,11 +154,15 @@ ALL = (
     int32,
     int64,
     uint8,
+    uint16,
+    uint32,
+    uint64,
     bool_,
     complex64,
     complex128,
 )
 REAL = ALL[:-2]
+BAREBONES = (uint16, uint32, uint64)
 _TO_REAL = {complex64: float32, complex128: float64}
 _TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 # the storage dtypes numpy's promotion does not order as torch's (c10::promoteTypes):
@@ -161,6 +177,9 @@ _default_float = float32
 # starts computing bfloat16 operands in float32 (Note [bfloat16 is stored by ml_dtypes and
 # computed in float32]); a program that never asks pays nothing per op
 _on_bfloat16 = None
+# set by ``_barebones.py``: called when a uint16/uint32/uint64 dtype is asked for, so that
+# torch's refusals for them start (Note [The barebones unsigned dtypes])
+_on_barebones = None
 
 # torch's ScalarType names, as its error messages spell them (``"addmm_impl_cpu_" not
 # implemented for 'Bool'``): the one table the kernels' and layers' messages read
@@ -174,6 +193,9 @@ SCALAR_TYPE_NAMES = {
     "int16": "Short",
     "int8": "Char",
     "uint8": "Byte",
+    "uint16": "UInt16",
+    "uint32": "UInt32",
+    "uint64": "UInt64",
     "bool": "Bool",
     "complex64": "ComplexFloat",
     "complex128": "ComplexDouble",
@@ -190,6 +212,9 @@ CPP_TYPE_NAMES = {
     "int16": "short int",
     "int8": "signed char",
     "uint8": "unsigned char",
+    "uint16": "uint16_t",
+    "uint32": "uint32_t",
+    "uint64": "uint64_t",
     "bool": "bool",
     "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
@@ -217,6 +242,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
         ) from None
     if d is bfloat16 and _on_bfloat16 is not None:
         _on_bfloat16()
+    elif d in BAREBONES and _on_barebones is not None:
+        _on_barebones()
     return d
 
 
@@ -241,6 +268,8 @@ def as_dtype(x, name=None) -> dtype:
     if isinstance(x, dtype):
         if x is bfloat16 and _on_bfloat16 is not None:
             _on_bfloat16()
+        elif x in BAREBONES and _on_barebones is not None:
+            _on_barebones()
         return x
     if x is builtins_float:
         return float64
@@ -294,6 +323,11 @@ def promote_types(a: dtype, b: dtype) -> dtype:
             )
     if a is b:
         return a
+    if (a in BAREBONES and not b.is_floating_point) or (b in BAREBONES and not a.is_floating_point):
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+            f"{SCALAR_TYPE_NAMES[a.name]} and {SCALAR_TYPE_NAMES[b.name]}"
+        )
     if a._category == _COMPLEX or b._category == _COMPLEX:
         # Note [Complex promotion keeps the wider precision]: torch promotes float64 with
         # complex64 to complex128 (numpy agrees), and float16 or any integer with

@@ -207,6 +207,8 @@ __all__ = sorted(
         "count_nonzero",
         "bernoulli",
         "multinomial",
+        "poisson",
+        "binomial",
         "real",
     ]
     + list(_TORCH_FUNCTIONS_OF_METHODS)
@@ -708,6 +710,30 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     """
     result = dispatch(OPS["bernoulli"], (input, p, generator))
     return result if out is None else write_out("bernoulli", result, out)
+
+
+def poisson(input, generator=None):
+    """A Poisson draw for each rate of ``input``; torch's numbers after the same
+    ``manual_seed`` (its rejection sampler, step for step: ``random_samplers.py``).
+
+    >>> import gradstack_tensor as gt
+    >>> _ = gt.manual_seed(0)
+    >>> gt.poisson(gt.tensor([0.5, 4.0, 30.0])).tolist()
+    [2.0, 5.0, 26.0]
+    """
+    return dispatch(OPS["poisson"], (input, generator))
+
+
+def binomial(count, prob, generator=None):
+    """A Binomial(``count``, ``prob``) draw for each pair of elements; torch's numbers after
+    the same ``manual_seed``.
+
+    >>> import gradstack_tensor as gt
+    >>> _ = gt.manual_seed(0)
+    >>> gt.binomial(gt.tensor([10.0, 100.0]), gt.tensor([0.5, 0.3])).tolist()
+    [7.0, 31.0]
+    """
+    return dispatch(OPS["binomial"], (count, prob, generator))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):

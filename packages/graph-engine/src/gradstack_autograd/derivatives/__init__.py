@@ -136,6 +136,7 @@ from . import (
     nn,
     nondifferentiable,
     random_ops,
+    reducing_writes,
     reductions,
     rnn,
     rnn_cells,

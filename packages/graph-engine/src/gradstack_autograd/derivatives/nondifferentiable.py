@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ._table import _not_differentiable, register
-from .batching import arg_extreme, inplace, pointwise, reduction, unary
+from ._table import NO_JVP, _not_differentiable, register
+from .batching import arg_extreme, inplace, pointwise, random_tensor_params, reduction, unary
 
 __all__: list[str] = []
 
@@ -41,7 +41,20 @@ register("floor_divide(self, other)", "NotImplemented", inputs="self, other", ba
     _floor_divide_not_implemented
 )
 
+# Note [binomial has no derivative]
+# torch 2.13 records a ``NotImplemented`` node for binomial of a count or probability that
+# requires grad; backward through it raises (its derivatives.yaml row is
+# ``not_implemented("binomial")``).
+register(
+    "binomial(count, prob, generator)",
+    "NotImplemented",
+    inputs="count, prob",
+    inplace_variant=False,
+    batch=random_tensor_params(inplace=False),
+)(_floor_divide_not_implemented)
+NO_JVP["binomial"] = "torch has no derivative for binomial (Note [binomial has no derivative])"
+
 # ops whose node exists but whose backward raises, as torch's NotImplemented nodes (and
 # the in-place inverse hyperbolic functions: Note [torch has no derivative for in-place
 # asinh, acosh, atanh] in arithmetic.py)
-NOT_IMPLEMENTED = ("floor_divide", "floor_divide_", "asinh_", "acosh_", "atanh_")
+NOT_IMPLEMENTED = ("floor_divide", "floor_divide_", "asinh_", "acosh_", "atanh_", "binomial")

@@ -113,8 +113,37 @@ def _normal(ctx, grad):
     )
 
 
-jvp("bernoulli", "bernoulli_", "exponential_", "random_", "normal", inplace_variant=False)(
-    _zero_tangent
+for _name, _node in (
+    ("cauchy_", "CauchyBackward0"),
+    ("log_normal_", "LogNormalBackward0"),
+    ("geometric_", "GeometricBackward0"),
+):
+    register(f"{_name}(self)", _node, inplace_variant=False, batch=random_inplace)(
+        lambda ctx, grad: (_zeros(grad),)
+    )
+
+
+@register(
+    "poisson(self, generator)",
+    "PoissonBackward0",
+    inplace_variant=False,
+    batch=random_tensor_params(inplace=False),
 )
+def _poisson(ctx, grad):
+    return (_zeros(grad),)
+
+
+jvp(
+    "bernoulli",
+    "bernoulli_",
+    "exponential_",
+    "random_",
+    "normal",
+    "cauchy_",
+    "log_normal_",
+    "geometric_",
+    "poisson",
+    inplace_variant=False,
+)(_zero_tangent)
 
 _not_differentiable("multinomial", batch=random_tensor_params(inplace=False))

@@ -11,9 +11,9 @@ messages.  The formulas are torch's, written with gradstack ops, so they differe
 
 Draws equal torch's after the same ``manual_seed``: the samplers call the ops torch's
 call (``normal``, ``rand``, ``bernoulli``, ``multinomial``, ``exponential_`` ...), and
-torch's rejection samplers that tensor-core has no op for (``_standard_gamma``,
-``poisson``, ``binomial``, ``_sample_dirichlet``, ``cauchy_``) are replayed on the same
-generator stream (``_samplers.py``), so Gamma, Beta, Dirichlet, Chi2, StudentT, Poisson,
+torch's rejection samplers (``_standard_gamma``, ``poisson``, ``binomial``,
+``_sample_dirichlet``, ``cauchy_``) are replayed on the same generator stream
+(tensor-core's ``random_samplers.py``), so Gamma, Beta, Dirichlet, Chi2, StudentT, Poisson,
 Binomial and the rest draw torch's values too.  The code follows PyTorch's
 ``torch/distributions`` (BSD-3-Clause), whose structure and formulas it keeps.
 

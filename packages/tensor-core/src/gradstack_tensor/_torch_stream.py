@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import math
 
-import gradstack_tensor as gt
-import gradstack_tensor.random as gt_random
 import numpy as np
+
+from ._tensor import _wrap
+from .random import generator_or_default
 
 __all__ = ["TorchStream"]
 
@@ -43,7 +44,8 @@ _CACHE_FIELDS = np.dtype(
 
 
 class TorchStream:
-    """A context manager over the default generator giving torch's scalar draws.
+    """A context manager over a generator (the default one when None) giving torch's
+    scalar draws.
 
     Examples
     --------
@@ -56,8 +58,11 @@ class TorchStream:
     True
     """
 
+    def __init__(self, generator=None, name: str = "generator"):
+        self._gen = generator_or_default(generator, name)
+
     def __enter__(self) -> TorchStream:
-        self._state = gt_random.get_rng_state()
+        self._state = self._gen.get_state()
         fields = np.frombuffer(self._state.numpy().tobytes(), dtype=_CACHE_FIELDS)[0]
         self._cache = float(fields["normal_y"]) if fields["normal_is_valid"] else None
         self._block: list[float] = []
@@ -66,10 +71,15 @@ class TorchStream:
         self._block_size = 64
         return self
 
+    def _uniforms(self, n: int) -> list[float]:
+        from ._impl_random import uniform_values
+
+        return uniform_values(self._gen, n, np.dtype(np.float64)).tolist()
+
     def uniform(self) -> float:
         """The next ``uniform_real_distribution<double>(0, 1)`` draw."""
         if self._pos == len(self._block):
-            self._block = gt.rand(self._block_size, dtype=gt.float64).tolist()
+            self._block = self._uniforms(self._block_size)
             self._pos = 0
             self._block_size = min(2 * self._block_size, 1 << 16)
         u = self._block[self._pos]
@@ -92,11 +102,11 @@ class TorchStream:
     def __exit__(self, exc_type, exc, tb) -> None:
         # an error raised while sampling (torch's checks, element by element) keeps the
         # draws made before it, as torch's loop does; the exception propagates
-        gt_random.set_rng_state(self._state)
+        self._gen.set_state(self._state)
         if self._used:
-            gt.rand(self._used, dtype=gt.float64)
-        state = gt_random.get_rng_state().numpy().copy()
+            self._uniforms(self._used)
+        state = self._gen.get_state().numpy().copy()
         fields = state.view(_CACHE_FIELDS)
         fields["normal_is_valid"] = int(self._cache is not None)
         fields["normal_y"] = self._cache if self._cache is not None else 0.0
-        gt_random.set_rng_state(gt.tensor(state, dtype=gt.uint8))
+        self._gen.set_state(_wrap(state))
