@@ -43,6 +43,7 @@ from typing import Any
 
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import is_autocast_enabled
 
 from .. import functional as F
 from .. import init
@@ -301,14 +302,24 @@ class RNNBase(Module):
             and layer_input.shape[0] > 0
         )
 
-    def _layer_op(self, projected: Tensor, h0: Tensor, c0: Any, w_hh, b_hh, reverse: bool):
+    def _layer_op(self, x: Tensor, h0: Tensor, c0: Any, weights, reverse: bool):
         """``(output, h_n, c_n)`` of a direction of a layer, by one op (Note [A recurrent
-        layer is one op] in tensor-core's _impl_rnn.py); ``c_n`` is None for GRU."""
-        last = 0 if reverse else projected.shape[0] - 1
+        layer is one op] in tensor-core's _impl_rnn.py); ``c_n`` is None for GRU.  The op
+        projects ``x`` itself (Note [A layer op that projects its input]) unless autocast
+        is on (F.linear then casts) or the layer has no bias (F.linear is then a
+        ``matmul``, whose sums the op's product does not repeat)."""
+        w_ih, w_hh, b_ih, b_hh = weights
+        last = 0 if reverse else x.shape[0] - 1
+        if b_ih is not None and not is_autocast_enabled("cpu"):
+            args: tuple = (x, h0) + ((c0,) if c0 is not None else ()) + (w_hh, b_hh, reverse,
+                                                                          w_ih, b_ih)  # fmt: skip
+        else:
+            projected = F.linear(x, w_ih, b_ih)
+            args = (projected, h0) + ((c0,) if c0 is not None else ()) + (w_hh, b_hh, reverse)
         if self.mode == "LSTM":
-            out, cells, _ = _LSTM_LAYER(projected, h0, c0, w_hh, b_hh, reverse)
+            out, cells, _ = _LSTM_LAYER(*args)
             return out, out[last], cells[last]
-        out, _ = _GRU_LAYER(projected, h0, w_hh, b_hh, reverse)
+        out, _ = _GRU_LAYER(*args)
         return out, out[last], None
 
     def _run(self, input: Tensor, hx):
@@ -348,8 +359,8 @@ class RNNBase(Module):
                 # recurrent step is two GEMMs and one fused cell]
                 if self._whole_layer(layer_input):
                     out, h, c = self._layer_op(
-                        F.linear(layer_input, w_ih, b_ih), h0[index],
-                        None if c0 is None else c0[index], w_hh, b_hh, direction == 1,
+                        layer_input, h0[index], None if c0 is None else c0[index],
+                        (w_ih, w_hh, b_ih, b_hh), direction == 1,
                     )  # fmt: skip
                     outputs.append(out)
                     h_last.append(h)
