@@ -7,7 +7,9 @@ Note [A recurrent layer projects its whole input at once]
 Each layer multiplies the whole input sequence by ``weight_ih`` in one product before the
 time loop (one GEMM of ``(L * N, H_in)``), and only the hidden state's product runs per
 step: the same sums as torch's cells (``linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh)``),
-in fewer, larger products.
+in fewer, larger products.  Where a direction of a layer is one op (below), that op makes
+the product itself, with F.linear's arithmetic, and saves ``x`` rather than the projected
+gates (Note [A layer op that projects its input] in tensor-core's _impl_rnn.py).
 
 Note [A recurrent step is two GEMMs and one fused cell]
 After its input's product, a step of an LSTM or GRU layer is the hidden state's product,
