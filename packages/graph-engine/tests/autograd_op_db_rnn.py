@@ -71,7 +71,9 @@ def extend(db) -> None:
                 if bias:
                     inputs.append(arr(rng, (gates * h,)))
 
-                def call_x(L, *tensors, _bias=bias, _reverse=reverse, _states=len(states)):
+                n_states = len(states)
+
+                def call_x(L, *tensors, _bias=bias, _reverse=reverse, _states=n_states):
                     head = tensors[: 3 + _states]
                     tail = tensors[3 + _states :] + (() if _bias else (None,))
                     out = L.OPS[name](*head, _reverse, *tail)

@@ -72,7 +72,7 @@ def _run(lib, arrays, dtype, write_after=False, create_graph=False):
         with _no_grad(lib):
             qkv.mul_(2)  # only copies of its views were saved
     loss = (out * out).sum()
-    gx, gw = (_grad(lib, loss, (x, w), create_graph))
+    gx, gw = _grad(lib, loss, (x, w), create_graph)
     if create_graph:
         ggx, ggw = _grad(lib, (gx * gx).sum() + gw.sum(), (x, w))
         return [t.detach().numpy() for t in (out, gx, gw, ggx, ggw)]
