@@ -295,6 +295,13 @@ def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False, wei
         done = lstm_layer_forward(ig, h, c, pack_panels(w, transposed=True), b, reverse)
         if done is not None:
             return _results(done, dtype)
+    if steps == 1:
+        # Note [A layer of one step]
+        # A sequence-to-sequence decoder runs its layer one step at a time: the cell's
+        # results are the layer's, viewed with a leading step dim (no arrays to copy them
+        # into); the hidden product is hidden_product's for one step (_gemm).
+        hy, cy, ws = lstm_cell_forward(ig[0], _gemm(h, w.T, b), c)
+        return _results((hy[None], cy[None], ws[None]), dtype)
     out = np.empty((steps, batch, hidden), ig.dtype)
     cells = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 4 * hidden), ig.dtype)
@@ -323,6 +330,9 @@ def _gru_layer(input_gates, hx, weight_hh, bias_hh=None, reverse=False, weight_i
         done = gru_layer_forward(ig, h, pack_panels(w, transposed=True), b, reverse)
         if done is not None:
             return _results(done, dtype)
+    if steps == 1:  # Note [A layer of one step]
+        hy, ws = gru_cell_forward(ig[0], _gemm(h, w.T, b), h)
+        return _results((hy[None], ws[None]), dtype)
     out = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 5 * hidden), ig.dtype)
     product = hidden_product(w, steps)

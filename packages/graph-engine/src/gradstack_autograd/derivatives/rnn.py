@@ -348,6 +348,10 @@ def _gru_arrays(grad_out, hx, w, b, reverse, out, work):
             dig, dhg, gh = done
             gw, gb = _weight_grads(dhg, _previous(out, hx, reverse), b is not None)
             return dig, gh, gw, gb
+    if steps == 1:  # Note [A layer of one step] (tensor-core's _impl_rnn.py)
+        gi, ghg, ghx, _, _ = kernels.gru_cell_backward(grad_out[0], work[0])
+        gw, gb = _weight_grads(ghg, hx, b is not None)
+        return gi[None], ghx + ghg @ w, gw, gb
     dig = np.empty((steps, batch, 3 * hidden), work.dtype)
     dhg = np.empty((steps, batch, 3 * hidden), work.dtype)
     times = _times(w, steps)
