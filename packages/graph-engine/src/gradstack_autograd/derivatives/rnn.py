@@ -239,9 +239,7 @@ def _lstm_layer_backward(ctx, grad_output, grad_cells=None, grad_workspace=None)
     if grad_output is None and grad_cells is None:
         return (None,) * 7
     steps = out.shape[0]
-    ready = _arrays_path(
-        (grad_output, grad_cells), (ig, hx, cx, w, b, out, cells, work, w_ih)
-    )
+    ready = _arrays_path((grad_output, grad_cells), (ig, hx, cx, w, b, out, cells, work, w_ih))
     if ready is not None and steps:
         (ig_a, hx_a, cx_a, w_a, b_a, out_a, cells_a, work_a, w_ih_a), (go, gcs) = ready
         r = _lstm_arrays(go, gcs, None, hx_a, cx_a, w_a, b_a, reverse, out_a, cells_a, work_a)
