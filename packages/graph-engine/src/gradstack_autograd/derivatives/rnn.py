@@ -246,7 +246,12 @@ def _lstm_layer_backward(ctx, grad_output, grad_cells=None, grad_workspace=None)
         dgates, ghx, gcx, gw, gb = r
         gw_ih = gb_ih = None
         if w_ih is not None:  # Note [A layer op that projects its input]
-            dgates, gw_ih, gb_ih = _input_grads_arrays(dgates, ig_a, w_ih_a, b_ih is not None)
+            # the gates' gradient is both products': b_ih's gradient is b_hh's column sums
+            same = b_ih is not None and gb is not None
+            dgates, gw_ih, gb_ih = _input_grads_arrays(
+                dgates, ig_a, w_ih_a, b_ih is not None and not same
+            )
+            gb_ih = gb.copy() if same else gb_ih
         return tuple(
             None if a is None else _wrap(a)
             for a in (dgates, ghx, gcx, gw, gb if b is not None else None, gw_ih, gb_ih)
