@@ -223,3 +223,17 @@ def test_a_decoder_of_one_step_layers_matches_torch(mode, dtype, options):
     theirs = _decode(torch, mode, dtype, x, options)
     for a, b in zip(mine, theirs):
         np.testing.assert_allclose(a, b, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("mode", "loss"), [(m, k) for m in ("LSTM", "GRU") for k in _losses(m)])
+def test_partial_losses_of_a_one_step_layer_match_torch(mode, loss, dtype):
+    x = R.standard_normal((1, 3, 5))
+    state = [R.standard_normal((1, 3, 7)) for _ in range(2 if mode == "LSTM" else 1)]
+    mine = _grads(gs, mode, dtype, loss, {}, x, state)
+    theirs = _grads(torch, mode, dtype, loss, {}, x, state)
+    for a, b in zip(mine, theirs):
+        if b is None:
+            assert a is None
+        else:
+            np.testing.assert_allclose(a, b, **TOL[dtype])

@@ -196,6 +196,13 @@ def _lstm_arrays(grad_out, grad_cells, ig, hx, cx, w, b, reverse, out, cells, wo
             dgates, gh, gc = done
             gw, gb = _weight_grads(dgates, _previous(out, hx, reverse), b is not None)
             return dgates, gh, gc, gw, gb
+    if steps == 1:  # Note [A layer of one step] (tensor-core's _impl_rnn.py)
+        ghy = None if grad_out is None else grad_out[0]
+        gcy = None if grad_cells is None else grad_cells[0]
+        g, gc, _ = kernels.lstm_cell_backward(ghy, gcy, cx, cells[0], work[0])
+        gw, gb = _weight_grads(g, hx, b is not None)
+        zeros = np.zeros((batch, hidden), work.dtype)
+        return g[None], g @ w, (zeros if gc is None else gc), gw, gb
     dgates = np.empty(work.shape, work.dtype)
     times = _times(w, steps)
     gh = gc = None
