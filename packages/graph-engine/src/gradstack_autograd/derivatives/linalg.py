@@ -111,7 +111,9 @@ def _copies_other(a, b):
 # much of minGPT's.  The operands are saved only where no copy is (``save_if``), and the
 # copy of ``b`` is made for the bmm path too (a transposed ``v`` of ``att @ v``, ``k.mT``
 # of ``q @ k.mT``), as torch's ``tensor2.expand(...).reshape(...)``: the projection is then
-# freed after the forward, as torch's.
+# freed after the forward, as torch's.  The price is the copies (numpy's matmul reads the
+# strided operands without one): minGPT's step took ~2% more CPU time (177.6 vs 174.3 ms,
+# median of 3 runs, load ~8), the character GPT's no measurable change.
 
 
 def _saves_self(args):
