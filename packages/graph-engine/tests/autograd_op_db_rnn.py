@@ -62,6 +62,25 @@ def extend(db) -> None:
 
                 desc = f"{name} T={t} N={n} H={h} bias={bias} reverse={reverse}"
                 out.append(db.GradSample(tuple(inputs), call, desc))
+            # Note [A layer op that projects its input]: x, the states, W_hh, b_hh, W_ih,
+            # b_ih (and without b_ih)
+            for t, n, h, i, bias, reverse in ((3, 2, 2, 3, True, False), (2, 3, 2, 2, False, True)):
+                states = [arr(rng, (n, h)) for _ in range(2 if gates == 4 else 1)]
+                inputs = [arr(rng, (t, n, i)), *states, arr(rng, (gates * h, h)),
+                          arr(rng, (gates * h,)), arr(rng, (gates * h, i))]  # fmt: skip
+                if bias:
+                    inputs.append(arr(rng, (gates * h,)))
+
+                n_states = len(states)
+
+                def call_x(L, *tensors, _bias=bias, _reverse=reverse, _states=n_states):
+                    head = tensors[: 3 + _states]
+                    tail = tensors[3 + _states :] + (() if _bias else (None,))
+                    out = L.OPS[name](*head, _reverse, *tail)
+                    return out[:2] if gates == 4 else out[0]
+
+                desc = f"{name} projected T={t} N={n} H={h} I={i} bias={bias} reverse={reverse}"
+                out.append(db.GradSample(tuple(inputs), call_x, desc))
             return out
 
         return gen

@@ -198,3 +198,42 @@ def test_float32_steps_on_both_sides_of_the_packed_product(mode, batch):
     theirs = _grads(torch, mode, "float32", "all", {"bidirectional": True}, x, None)
     for a, b in zip(ours, theirs):  # weight gradients: sums of 4 * batch float32 terms
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-5)
+
+
+def _decode(lib, mode, dtype, x, options):
+    """A decoder's loop: the layer over one step at a time, its state carried over (Note
+    [A layer of one step] in tensor-core's _impl_rnn.py), a loss of every step's output."""
+    module = _module(lib, mode, dtype, batch_first=True, **options)
+    xt = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+    state, loss = None, 0
+    for t in range(x.shape[1]):
+        out, state = module(xt[:, t : t + 1], state)
+        loss = loss + (out * out).sum()
+    loss.backward()
+    grads = [xt.grad] + [p.grad for p in module.parameters()]
+    return [out.detach().numpy()] + [g.numpy() for g in grads]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+@pytest.mark.parametrize("options", [{}, {"num_layers": 2, "dropout": 0.0}, {"bias": False}])
+def test_a_decoder_of_one_step_layers_matches_torch(mode, dtype, options):
+    x = R.standard_normal((3, 4, 5))
+    mine = _decode(gs, mode, dtype, x, options)
+    theirs = _decode(torch, mode, dtype, x, options)
+    for a, b in zip(mine, theirs):
+        np.testing.assert_allclose(a, b, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("mode", "loss"), [(m, k) for m in ("LSTM", "GRU") for k in _losses(m)])
+def test_partial_losses_of_a_one_step_layer_match_torch(mode, loss, dtype):
+    x = R.standard_normal((1, 3, 5))
+    state = [R.standard_normal((1, 3, 7)) for _ in range(2 if mode == "LSTM" else 1)]
+    mine = _grads(gs, mode, dtype, loss, {}, x, state)
+    theirs = _grads(torch, mode, dtype, loss, {}, x, state)
+    for a, b in zip(mine, theirs):
+        if b is None:
+            assert a is None
+        else:
+            np.testing.assert_allclose(a, b, **TOL[dtype])

@@ -93,9 +93,15 @@ def _hidden_ref(h, w, b):
     return h @ np.asarray(w, np.float64).T + (0 if b is None else np.asarray(b, np.float64))
 
 
-def _lstm_layer_ref(ig, hx, cx, w, b=None, reverse=False):
+def _projected_ref(x, w_ih, b_ih):
+    """``x W_ih^T + b_ih`` in float64 (the layer ops given ``weight_ih``)."""
+    x, w_ih = np.asarray(x, np.float64), np.asarray(w_ih, np.float64)
+    return x @ w_ih.T + (0 if b_ih is None else np.asarray(b_ih, np.float64))
+
+
+def _lstm_layer_ref(ig, hx, cx, w, b=None, reverse=False, w_ih=None, b_ih=None):
     dtype = np.asarray(ig).dtype
-    ig = np.asarray(ig, np.float64)
+    ig = np.asarray(ig, np.float64) if w_ih is None else _projected_ref(ig, w_ih, b_ih)
     h, c = np.asarray(hx, np.float64), np.asarray(cx, np.float64)
     out, cells, work = (np.zeros(ig.shape[:2] + (n,)) for n in (h.shape[1],) * 2 + (ig.shape[2],))
     for t in _steps(ig.shape[0], reverse):
@@ -104,9 +110,9 @@ def _lstm_layer_ref(ig, hx, cx, w, b=None, reverse=False):
     return tuple(a.astype(dtype) for a in (out, cells, work))
 
 
-def _gru_layer_ref(ig, hx, w, b=None, reverse=False):
+def _gru_layer_ref(ig, hx, w, b=None, reverse=False, w_ih=None, b_ih=None):
     dtype = np.asarray(ig).dtype
-    ig = np.asarray(ig, np.float64)
+    ig = np.asarray(ig, np.float64) if w_ih is None else _projected_ref(ig, w_ih, b_ih)
     h = np.asarray(hx, np.float64)
     out = np.zeros(ig.shape[:2] + (h.shape[1],))
     work = np.zeros(ig.shape[:2] + (5 * h.shape[1],))
@@ -116,8 +122,10 @@ def _gru_layer_ref(ig, hx, w, b=None, reverse=False):
     return out.astype(dtype), work.astype(dtype)
 
 
-def _torch_lstm_layer(torch, ig, hx, cx, w, b=None, reverse=False):
+def _torch_lstm_layer(torch, ig, hx, cx, w, b=None, reverse=False, w_ih=None, b_ih=None):
     _floats_only(ig, "_lstm_layer")
+    if w_ih is not None:
+        ig = torch.nn.functional.linear(ig, w_ih, b_ih)
     h, c = hx, cx
     out, cells, work = [None] * ig.shape[0], [None] * ig.shape[0], [None] * ig.shape[0]
     for t in _steps(ig.shape[0], reverse):
@@ -129,8 +137,10 @@ def _torch_lstm_layer(torch, ig, hx, cx, w, b=None, reverse=False):
     return torch.stack(out), torch.stack(cells), torch.stack(work)
 
 
-def _torch_gru_layer(torch, ig, hx, w, b=None, reverse=False):
+def _torch_gru_layer(torch, ig, hx, w, b=None, reverse=False, w_ih=None, b_ih=None):
     _floats_only(ig, "_gru_layer")
+    if w_ih is not None:
+        ig = torch.nn.functional.linear(ig, w_ih, b_ih)
     h = hx
     out, work = [None] * ig.shape[0], [None] * ig.shape[0]
     for t in _steps(ig.shape[0], reverse):
@@ -204,6 +214,15 @@ def extend(db) -> None:
                     ig,
                     tuple(states) + (w, b, reverse),
                     desc=f"T={t} N={n} H={h} {layout} bias={bias} reverse={reverse}",
+                )
+                # Note [A layer op that projects its input]: the layer's input and W_ih
+                x = make((t, n, 3), dtype, rng, layout=layout)
+                w_ih = make((gates * h, 3), dtype, rng, (-0.5, 0.5), layout=layout)
+                b_ih = make((gates * h,), dtype, rng) if bias else None
+                yield S(
+                    x,
+                    tuple(states) + (w, b, reverse, w_ih, b_ih),
+                    desc=f"projected T={t} N={n} H={h} {layout} bias={bias} reverse={reverse}",
                 )
 
         return gen

@@ -230,11 +230,63 @@ def hidden_product(w, steps):
     return product
 
 
-def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False):
+# Note [A layer op that projects its input]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Given ``weight_ih`` (and ``bias_ih``), the layer ops take the layer's input ``x``
+# ``(T, N, I)`` as their first argument and compute ``x W_ih^T + b_ih`` themselves, with
+# F.linear's arithmetic (``_gemm`` of ``x`` viewed as ``(T N, I)``, the bias added in the
+# product's pass: the same bits as the separate Linear).  The op then saves ``x`` (which a
+# separate Linear's AddmmBackward0 saved too) instead of the projected gates: those were
+# kept only for the create_graph path, which recomputes them from ``x``.  That was
+# ``(T, N, G)`` held from the forward to the backward beyond torch's CPU layers (which keep
+# no projected input): 0.96 MiB of the GRU sequence-to-sequence model's 8.3 MiB peak, 2.3
+# MiB of the LSTM LM's.  The backward takes ``x``'s and ``W_ih``'s gradients from the
+# gates' gradient with AddmmBackward0's products (derivatives/rnn.py), one node for the
+# layer's direction instead of three (view, addmm, the layer).
+
+
+def _project(op, gates, x, weight_ih, bias_ih):
+    """``x W_ih^T [+ b_ih]`` of every step, ``(T, N, gates * H)``, as F.linear computes it
+    (Note [A layer op that projects its input])."""
+    xa = _tensor(x, op, "input")
+    wa = _tensor(weight_ih, op, "weight_ih")
+    ba = None if bias_ih is None else _tensor(bias_ih, op, "bias_ih")
+    if xa.dtype.kind != "f":
+        raise RuntimeError(f"\"{op}\" not implemented for '{_scalar_name(xa)}'")
+    for name, a in (("weight_ih", wa), ("bias_ih", ba)):
+        if a is not None and a.dtype != xa.dtype:
+            raise RuntimeError(
+                f"{op}: expected all arguments to have the dtype of input "
+                f"({_scalar_name(xa)}), got {_scalar_name(a)} for {name}"
+            )
+    if xa.ndim != 3:
+        raise RuntimeError(
+            f"{op}: with weight_ih, input must be 3-D, (steps, batch, input_size), got "
+            f"shape {list(xa.shape)}"
+        )
+    if wa.ndim != 2 or wa.shape[1] != xa.shape[2] or wa.shape[0] % gates:
+        raise RuntimeError(
+            f"{op}: weight_ih must have shape [{gates} * hidden_size, {xa.shape[2]}], got "
+            f"{list(wa.shape)}"
+        )
+    if ba is not None and ba.shape != (wa.shape[0],):
+        raise RuntimeError(f"{op}: bias_ih must have shape {[wa.shape[0]]}, got {list(ba.shape)}")
+    flat = np.reshape(xa, (-1, xa.shape[2]))  # F.linear's input.reshape(-1, I)
+    product = _gemm(flat, wa.T, ba)
+    return _wrap(product.reshape(xa.shape[0], xa.shape[1], wa.shape[0]))
+
+
+def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False, weight_ih=None,
+                bias_ih=None):  # fmt: skip
     """``(output, cell_states, workspace)`` of an LSTM layer's direction (Note [A
     recurrent layer is one op]): ``input_gates`` ``(T, N, 4H)`` (``x W_ih^T + b_ih`` of
     every step), the initial states ``hx``, ``cx`` ``(N, H)``, ``weight_hh`` ``(4H, H)``
-    and ``bias_hh`` ``(4H,)`` or None; ``(T, N, H)``, ``(T, N, H)``, ``(T, N, 4H)``."""
+    and ``bias_hh`` ``(4H,)`` or None; ``(T, N, H)``, ``(T, N, H)``, ``(T, N, 4H)``.
+    With ``weight_ih`` ``(4H, I)`` (and ``bias_ih``), the first argument is the layer's
+    input ``x`` ``(T, N, I)``, projected here (Note [A layer op that projects its
+    input])."""
+    if weight_ih is not None:
+        input_gates = _project("_lstm_layer", 4, input_gates, weight_ih, bias_ih)
     (ig, h, c, w, b), dtype, (steps, batch, hidden) = _layer_arrays(
         "_lstm_layer", 4, input_gates, (("hx", hx), ("cx", cx)), weight_hh, bias_hh
     )
@@ -243,6 +295,13 @@ def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False):
         done = lstm_layer_forward(ig, h, c, pack_panels(w, transposed=True), b, reverse)
         if done is not None:
             return _results(done, dtype)
+    if steps == 1:
+        # Note [A layer of one step]
+        # A sequence-to-sequence decoder runs its layer one step at a time: the cell's
+        # results are the layer's, viewed with a leading step dim (no arrays to copy them
+        # into); the hidden product is hidden_product's for one step (_gemm).
+        hy, cy, ws = lstm_cell_forward(ig[0], _gemm(h, w.T, b), c)
+        return _results((hy[None], cy[None], ws[None]), dtype)
     out = np.empty((steps, batch, hidden), ig.dtype)
     cells = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 4 * hidden), ig.dtype)
@@ -254,10 +313,15 @@ def _lstm_layer(input_gates, hx, cx, weight_hh, bias_hh=None, reverse=False):
     return _results((out, cells, work), dtype)
 
 
-def _gru_layer(input_gates, hx, weight_hh, bias_hh=None, reverse=False):
+def _gru_layer(input_gates, hx, weight_hh, bias_hh=None, reverse=False, weight_ih=None,
+               bias_ih=None):  # fmt: skip
     """``(output, workspace)`` of a GRU layer's direction (Note [A recurrent layer is one
     op]): ``input_gates`` ``(T, N, 3H)``, ``hx`` ``(N, H)``, ``weight_hh`` ``(3H, H)``,
-    ``bias_hh`` ``(3H,)`` or None; ``(T, N, H)`` and ``(T, N, 5H)``."""
+    ``bias_hh`` ``(3H,)`` or None; ``(T, N, H)`` and ``(T, N, 5H)``.  With ``weight_ih``
+    ``(3H, I)`` (and ``bias_ih``), the first argument is the layer's input ``x`` ``(T, N,
+    I)`` (Note [A layer op that projects its input])."""
+    if weight_ih is not None:
+        input_gates = _project("_gru_layer", 3, input_gates, weight_ih, bias_ih)
     (ig, h, w, b), dtype, (steps, batch, hidden) = _layer_arrays(
         "_gru_layer", 3, input_gates, (("hx", hx),), weight_hh, bias_hh
     )
@@ -266,6 +330,9 @@ def _gru_layer(input_gates, hx, weight_hh, bias_hh=None, reverse=False):
         done = gru_layer_forward(ig, h, pack_panels(w, transposed=True), b, reverse)
         if done is not None:
             return _results(done, dtype)
+    if steps == 1:  # Note [A layer of one step]
+        hy, ws = gru_cell_forward(ig[0], _gemm(h, w.T, b), h)
+        return _results((hy[None], ws[None]), dtype)
     out = np.empty((steps, batch, hidden), ig.dtype)
     work = np.empty((steps, batch, 5 * hidden), ig.dtype)
     product = hidden_product(w, steps)

@@ -134,6 +134,55 @@ def _weight_grads_ops(dgates, out, hx, reverse, has_bias):
     return gw, (flat.sum(-2) if has_bias else None)
 
 
+# Note [A layer op that projects its input] (tensor-core's _impl_rnn.py): with
+# ``weight_ih``, the op's first argument is the layer's input ``x`` and its gates' gradient
+# goes on through the projection, as a separate Linear's AddmmBackward0 and
+# ViewBackward0 would take it: ``dgates W_ih`` for ``x``, ``dgates^T x`` for ``W_ih``, the
+# column sums for ``b_ih``.
+
+
+def _input_grads_arrays(dgates, x, w_ih, has_bias):
+    """``(grad x, grad W_ih, grad b_ih)`` from the gates' gradient ``(T, N, G)`` (arrays,
+    AddmmBackward0's products: Note [A linear layer's gradients as two GEMMs])."""
+    flat = dgates.reshape(-1, dgates.shape[-1])
+    gx = np.matmul(flat, w_ih).reshape(x.shape)
+    gw = np.matmul(flat.T, np.reshape(x, (-1, x.shape[-1])))
+    return gx, gw, (flat.sum(0) if has_bias else None)
+
+
+def _input_grads_ops(dgates, x, w_ih, has_bias):
+    """:func:`_input_grads_arrays` in gradstack ops, ``dgates`` with a batched backward's
+    lead dims."""
+    lead = tuple(dgates.shape[:-3])
+    flat = dgates.reshape(lead + (-1, dgates.shape[-1]))
+    gx = flat.matmul(w_ih).reshape(lead + tuple(x.shape))
+    gw = flat.transpose(-1, -2).matmul(x.reshape(-1, x.shape[-1]))
+    return gx, gw, (flat.sum(-2) if has_bias else None)
+
+
+def _projected_gates(x, w_ih, b_ih):
+    """``x W_ih^T + b_ih`` in gradstack ops, as F.linear computes it (the forward's
+    values), for the paths that recompute the cells in ops."""
+    flat = x.reshape(-1, x.shape[-1])
+    out = flat.matmul(w_ih.t()) if b_ih is None else gt.addmm(b_ih, flat, w_ih.t())
+    return out.view(x.shape[0], x.shape[1], w_ih.shape[0])
+
+
+def _projected_tangent(x, t_x, w_ih, t_w, t_b, lead):
+    """The tangent of :func:`_projected_gates` (None when no tangent reaches it)."""
+    if t_x is None and t_w is None and t_b is None:
+        return None
+    shape = tuple(lead) + (x.shape[0], x.shape[1], w_ih.shape[0])
+    terms = []
+    if t_x is not None:
+        terms.append(t_x.matmul(w_ih.t()))
+    if t_w is not None:
+        terms.append(x.matmul(t_w.transpose(-1, -2).unsqueeze(-3) if lead else t_w.t()))
+    if t_b is not None:
+        terms.append(t_b.reshape(tuple(lead) + (1, 1, t_b.shape[-1])))
+    return _plus(*terms).expand(shape)
+
+
 # ------------------------------------------------------------------------------ LSTM
 
 
@@ -147,6 +196,13 @@ def _lstm_arrays(grad_out, grad_cells, ig, hx, cx, w, b, reverse, out, cells, wo
             dgates, gh, gc = done
             gw, gb = _weight_grads(dgates, _previous(out, hx, reverse), b is not None)
             return dgates, gh, gc, gw, gb
+    if steps == 1:  # Note [A layer of one step] (tensor-core's _impl_rnn.py)
+        ghy = None if grad_out is None else grad_out[0]
+        gcy = None if grad_cells is None else grad_cells[0]
+        g, gc, _ = kernels.lstm_cell_backward(ghy, gcy, cx, cells[0], work[0])
+        gw, gb = _weight_grads(g, hx, b is not None)
+        zeros = np.zeros((batch, hidden), work.dtype)
+        return g[None], g @ w, (zeros if gc is None else gc), gw, gb
     dgates = np.empty(work.shape, work.dtype)
     times = _times(w, steps)
     gh = gc = None
@@ -174,28 +230,43 @@ def _previous_step(states, first, t, steps, reverse):
 
 
 @register(
-    "_lstm_layer(input_gates, hx, cx, weight_hh, bias_hh, reverse)",
+    "_lstm_layer(input_gates, hx, cx, weight_hh, bias_hh, reverse, weight_ih, bias_ih)",
     "LstmLayerBackward0",
-    inputs="input_gates, hx, cx, weight_hh, bias_hh",
-    save="input_gates, hx, cx, weight_hh, bias_hh, reverse, result",
+    inputs="input_gates, hx, cx, weight_hh, bias_hh, weight_ih, bias_ih",
+    save="input_gates, hx, cx, weight_hh, bias_hh, reverse, weight_ih, bias_ih, result",
     batch=per_sample("a recurrent layer over a batch of sequences, rare inside vmap"),
 )
 def _lstm_layer_backward(ctx, grad_output, grad_cells=None, grad_workspace=None):
     _no_workspace_grad("_lstm_layer", grad_workspace)
-    ig, hx, cx, w, b, reverse, (out, cells, work) = (
+    ig, hx, cx, w, b, reverse, w_ih, b_ih, (out, cells, work) = (
         ctx.saved_value(k)
-        for k in ("input_gates", "hx", "cx", "weight_hh", "bias_hh", "reverse", "result")
-    )
+        for k in ("input_gates", "hx", "cx", "weight_hh", "bias_hh", "reverse", "weight_ih",
+                  "bias_ih", "result")
+    )  # fmt: skip
     if grad_output is None and grad_cells is None:
-        return (None,) * 5
+        return (None,) * 7
     steps = out.shape[0]
-    ready = _arrays_path((grad_output, grad_cells), (ig, hx, cx, w, b, out, cells, work))
+    ready = _arrays_path((grad_output, grad_cells), (ig, hx, cx, w, b, out, cells, work, w_ih))
     if ready is not None and steps:
-        (_, hx_a, cx_a, w_a, b_a, out_a, cells_a, work_a), (go, gcs) = ready
+        (ig_a, hx_a, cx_a, w_a, b_a, out_a, cells_a, work_a, w_ih_a), (go, gcs) = ready
         r = _lstm_arrays(go, gcs, None, hx_a, cx_a, w_a, b_a, reverse, out_a, cells_a, work_a)
-        dgates, ghx, gcx, gw, gb = (None if a is None else _wrap(a) for a in r)
-        return dgates, ghx, gcx, gw, (gb if b is not None else None)
+        dgates, ghx, gcx, gw, gb = r
+        gw_ih = gb_ih = None
+        if w_ih is not None:  # Note [A layer op that projects its input]
+            # the gates' gradient is both products': b_ih's gradient is b_hh's column sums
+            same = b_ih is not None and gb is not None
+            dgates, gw_ih, gb_ih = _input_grads_arrays(
+                dgates, ig_a, w_ih_a, b_ih is not None and not same
+            )
+            gb_ih = gb.copy() if same else gb_ih
+        return tuple(
+            None if a is None else _wrap(a)
+            for a in (dgates, ghx, gcx, gw, gb if b is not None else None, gw_ih, gb_ih)
+        )
     # Note [A layer's two backward paths]: in gradstack ops
+    x = None
+    if w_ih is not None:
+        x, ig = ig, _projected_gates(ig, w_ih, b_ih)
     per_step = [None] * steps
     gh = gc = None
     for t in _order(steps, not reverse):
@@ -212,9 +283,12 @@ def _lstm_layer_backward(ctx, grad_output, grad_cells=None, grad_workspace=None)
         gh = gates.matmul(w)
     dgates = _stack_grads(per_step)
     if dgates is None:
-        return (None,) * 5
+        return (None,) * 7
     gw, gb = _weight_grads_ops(dgates, out, hx, reverse, b is not None)
-    return dgates, gh, gc, gw, gb
+    if x is None:
+        return dgates, gh, gc, gw, gb, None, None
+    gx, gw_ih, gb_ih = _input_grads_ops(dgates, x, w_ih, b_ih is not None)
+    return gx, gh, gc, gw, gb, gw_ih, gb_ih
 
 
 def _step_tangent(tangent, t):
@@ -242,11 +316,16 @@ def _stack_tangents(per_step, like, lead):
 
 @jvp("_lstm_layer")
 def _lstm_layer_jvp(args, out, tangents, lead):
-    ig, hx, cx, w, b = (tuple(args) + (None,) * 6)[:5]
-    reverse = bool((tuple(args) + (False,) * 6)[5])
-    t_ig, t_hx, t_cx, t_w, t_b = (tuple(tangents) + (None,) * 5)[:5]
-    if all(t is None for t in (t_ig, t_hx, t_cx, t_w, t_b)):
+    ig, hx, cx, w, b = (tuple(args) + (None,) * 8)[:5]
+    reverse = bool((tuple(args) + (False,) * 8)[5])
+    w_ih, b_ih = (tuple(args) + (None,) * 8)[6:8]
+    t_ig, t_hx, t_cx, t_w, t_b, t_wih, t_bih = (tuple(tangents) + (None,) * 7)[:7]
+    if all(t is None for t in (t_ig, t_hx, t_cx, t_w, t_b, t_wih, t_bih)):
         return None
+    if w_ih is not None:  # Note [A layer op that projects its input]
+        x = ig
+        ig = _projected_gates(x, w_ih, b_ih)
+        t_ig = _projected_tangent(x, t_ig, w_ih, t_wih, t_bih, lead)
     output, cells = out[0], out[1]
     steps = output.shape[0]
     t_out, t_cells = [None] * steps, [None] * steps
@@ -279,6 +358,10 @@ def _gru_arrays(grad_out, hx, w, b, reverse, out, work):
             dig, dhg, gh = done
             gw, gb = _weight_grads(dhg, _previous(out, hx, reverse), b is not None)
             return dig, gh, gw, gb
+    if steps == 1:  # Note [A layer of one step] (tensor-core's _impl_rnn.py)
+        gi, ghg, ghx, _, _ = kernels.gru_cell_backward(grad_out[0], work[0])
+        gw, gb = _weight_grads(ghg, hx, b is not None)
+        return gi[None], ghx + ghg @ w, gw, gb
     dig = np.empty((steps, batch, 3 * hidden), work.dtype)
     dhg = np.empty((steps, batch, 3 * hidden), work.dtype)
     times = _times(w, steps)
@@ -294,28 +377,37 @@ def _gru_arrays(grad_out, hx, w, b, reverse, out, work):
 
 
 @register(
-    "_gru_layer(input_gates, hx, weight_hh, bias_hh, reverse)",
+    "_gru_layer(input_gates, hx, weight_hh, bias_hh, reverse, weight_ih, bias_ih)",
     "GruLayerBackward0",
-    inputs="input_gates, hx, weight_hh, bias_hh",
-    save="input_gates, hx, weight_hh, bias_hh, reverse, result",
+    inputs="input_gates, hx, weight_hh, bias_hh, weight_ih, bias_ih",
+    save="input_gates, hx, weight_hh, bias_hh, reverse, weight_ih, bias_ih, result",
     batch=per_sample("a recurrent layer over a batch of sequences, rare inside vmap"),
 )
 def _gru_layer_backward(ctx, grad_output, grad_workspace=None):
     _no_workspace_grad("_gru_layer", grad_workspace)
-    ig, hx, w, b, reverse, (out, work) = (
+    ig, hx, w, b, reverse, w_ih, b_ih, (out, work) = (
         ctx.saved_value(k)
-        for k in ("input_gates", "hx", "weight_hh", "bias_hh", "reverse", "result")
-    )
+        for k in ("input_gates", "hx", "weight_hh", "bias_hh", "reverse", "weight_ih",
+                  "bias_ih", "result")
+    )  # fmt: skip
     if grad_output is None:
-        return (None,) * 4
+        return (None,) * 6
     steps = out.shape[0]
-    ready = _arrays_path((grad_output,), (ig, hx, w, b, out, work))
+    ready = _arrays_path((grad_output,), (ig, hx, w, b, out, work, w_ih))
     if ready is not None and steps:
-        (_, hx_a, w_a, b_a, out_a, work_a), (go,) = ready
-        r = _gru_arrays(go, hx_a, w_a, b_a, reverse, out_a, work_a)
-        dig, ghx, gw, gb = (None if a is None else _wrap(a) for a in r)
-        return dig, ghx, gw, (gb if b is not None else None)
+        (ig_a, hx_a, w_a, b_a, out_a, work_a, w_ih_a), (go,) = ready
+        dig, ghx, gw, gb = _gru_arrays(go, hx_a, w_a, b_a, reverse, out_a, work_a)
+        gw_ih = gb_ih = None
+        if w_ih is not None:  # Note [A layer op that projects its input]
+            dig, gw_ih, gb_ih = _input_grads_arrays(dig, ig_a, w_ih_a, b_ih is not None)
+        return tuple(
+            None if a is None else _wrap(a)
+            for a in (dig, ghx, gw, gb if b is not None else None, gw_ih, gb_ih)
+        )
     # Note [A layer's two backward paths]: in gradstack ops
+    x = None
+    if w_ih is not None:
+        x, ig = ig, _projected_gates(ig, w_ih, b_ih)
     gi_steps, gh_steps = [None] * steps, [None] * steps
     gh = None
     for t in _order(steps, not reverse):
@@ -328,18 +420,26 @@ def _gru_layer_backward(ctx, grad_output, grad_workspace=None):
         gh = ghx + ghg.matmul(w)
     dig = _stack_grads(gi_steps)
     if dig is None:
-        return (None,) * 4
+        return (None,) * 6
     gw, gb = _weight_grads_ops(_stack_grads(gh_steps), out, hx, reverse, b is not None)
-    return dig, gh, gw, gb
+    if x is None:
+        return dig, gh, gw, gb, None, None
+    gx, gw_ih, gb_ih = _input_grads_ops(dig, x, w_ih, b_ih is not None)
+    return gx, gh, gw, gb, gw_ih, gb_ih
 
 
 @jvp("_gru_layer")
 def _gru_layer_jvp(args, out, tangents, lead):
-    ig, hx, w, b = (tuple(args) + (None,) * 5)[:4]
-    reverse = bool((tuple(args) + (False,) * 5)[4])
-    t_ig, t_hx, t_w, t_b = (tuple(tangents) + (None,) * 4)[:4]
-    if all(t is None for t in (t_ig, t_hx, t_w, t_b)):
+    ig, hx, w, b = (tuple(args) + (None,) * 7)[:4]
+    reverse = bool((tuple(args) + (False,) * 7)[4])
+    w_ih, b_ih = (tuple(args) + (None,) * 7)[5:7]
+    t_ig, t_hx, t_w, t_b, t_wih, t_bih = (tuple(tangents) + (None,) * 6)[:6]
+    if all(t is None for t in (t_ig, t_hx, t_w, t_b, t_wih, t_bih)):
         return None
+    if w_ih is not None:  # Note [A layer op that projects its input]
+        x = ig
+        ig = _projected_gates(x, w_ih, b_ih)
+        t_ig = _projected_tangent(x, t_ig, w_ih, t_wih, t_bih, lead)
     output = out[0]
     steps = output.shape[0]
     t_out = [None] * steps

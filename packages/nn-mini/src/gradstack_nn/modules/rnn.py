@@ -7,7 +7,9 @@ Note [A recurrent layer projects its whole input at once]
 Each layer multiplies the whole input sequence by ``weight_ih`` in one product before the
 time loop (one GEMM of ``(L * N, H_in)``), and only the hidden state's product runs per
 step: the same sums as torch's cells (``linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh)``),
-in fewer, larger products.
+in fewer, larger products.  Where a direction of a layer is one op (below), that op makes
+the product itself, with F.linear's arithmetic, and saves ``x`` rather than the projected
+gates (Note [A layer op that projects its input] in tensor-core's _impl_rnn.py).
 
 Note [A recurrent step is two GEMMs and one fused cell]
 After its input's product, a step of an LSTM or GRU layer is the hidden state's product,
@@ -43,6 +45,7 @@ from typing import Any
 
 import gradstack_tensor as gt
 from gradstack_tensor import Tensor
+from gradstack_tensor.autocast_mode import is_autocast_enabled
 
 from .. import functional as F
 from .. import init
@@ -301,14 +304,24 @@ class RNNBase(Module):
             and layer_input.shape[0] > 0
         )
 
-    def _layer_op(self, projected: Tensor, h0: Tensor, c0: Any, w_hh, b_hh, reverse: bool):
+    def _layer_op(self, x: Tensor, h0: Tensor, c0: Any, weights, reverse: bool):
         """``(output, h_n, c_n)`` of a direction of a layer, by one op (Note [A recurrent
-        layer is one op] in tensor-core's _impl_rnn.py); ``c_n`` is None for GRU."""
-        last = 0 if reverse else projected.shape[0] - 1
+        layer is one op] in tensor-core's _impl_rnn.py); ``c_n`` is None for GRU.  The op
+        projects ``x`` itself (Note [A layer op that projects its input]) unless autocast
+        is on (F.linear then casts) or the layer has no bias (F.linear is then a
+        ``matmul``, whose sums the op's product does not repeat)."""
+        w_ih, w_hh, b_ih, b_hh = weights
+        last = 0 if reverse else x.shape[0] - 1
+        if b_ih is not None and not is_autocast_enabled("cpu"):
+            args: tuple = (x, h0) + ((c0,) if c0 is not None else ()) + (w_hh, b_hh, reverse,
+                                                                          w_ih, b_ih)  # fmt: skip
+        else:
+            projected = F.linear(x, w_ih, b_ih)
+            args = (projected, h0) + ((c0,) if c0 is not None else ()) + (w_hh, b_hh, reverse)
         if self.mode == "LSTM":
-            out, cells, _ = _LSTM_LAYER(projected, h0, c0, w_hh, b_hh, reverse)
+            out, cells, _ = _LSTM_LAYER(*args)
             return out, out[last], cells[last]
-        out, _ = _GRU_LAYER(projected, h0, w_hh, b_hh, reverse)
+        out, _ = _GRU_LAYER(*args)
         return out, out[last], None
 
     def _run(self, input: Tensor, hx):
@@ -348,8 +361,8 @@ class RNNBase(Module):
                 # recurrent step is two GEMMs and one fused cell]
                 if self._whole_layer(layer_input):
                     out, h, c = self._layer_op(
-                        F.linear(layer_input, w_ih, b_ih), h0[index],
-                        None if c0 is None else c0[index], w_hh, b_hh, direction == 1,
+                        layer_input, h0[index], None if c0 is None else c0[index],
+                        (w_ih, w_hh, b_ih, b_hh), direction == 1,
                     )  # fmt: skip
                     outputs.append(out)
                     h_last.append(h)
