@@ -6,6 +6,8 @@ the tests instead of running torch every time:
 
 - ``tests/real_programs/oracle/<program>.json``: what each real program printed under
   torch (Note [Recorded oracle output] in ``tests/real_programs/oracle.py``);
+- ``tests/dropin_programs/oracle/<program>.json``: the same for the short programs of our
+  own that reach issue 35's namespaces (``tests/test_dropin_programs.py``);
 - ``tests/fuzz/oracle/seed-<seed>.json.gz``: the bounded fuzz run's programs and torch's
   events (Note [Recorded fuzz oracle] in ``tests/fuzz/gsfuzz/oracle.py``).
 
@@ -14,7 +16,7 @@ to run torch live at test time.  A record made from other code or another torch 
 stale, and the tests then fail with this command.
 
     hatch run record-oracle                  # every corpus, only what is stale or missing
-    hatch run record-oracle real_programs    # one corpus (real_programs, fuzz)
+    hatch run record-oracle real_programs    # one corpus (real_programs, dropin_programs, fuzz)
     hatch run record-oracle --force          # record everything again
     hatch run record-oracle --check          # run torch again; exit 1 if a record would change
 """
@@ -31,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPORA = ("real_programs", "fuzz")
+CORPORA = ("real_programs", "dropin_programs", "fuzz")
 FUZZ_SEED, FUZZ_COUNT = 20261201, 2000  # tests/fuzz/test_fuzz_programs.py's bounded run
 
 
@@ -49,9 +51,11 @@ def _capability() -> str:
     return out.stdout.strip() or "unknown"
 
 
-def real_programs(force: bool, check: bool, jobs: int) -> int:
+def real_programs(force: bool, check: bool, jobs: int, corpus: str = "real_programs") -> int:
+    """Record the programs of ``corpus`` (``real_programs`` or ``dropin_programs``)."""
     oracle = _module("real_programs_oracle", ROOT / "tests" / "real_programs" / "oracle.py")
-    programs = oracle.programs()
+    folder = oracle.PROGRAMS_DIR if corpus == "real_programs" else ROOT / "tests" / corpus
+    programs = oracle.programs(folder)
     todo = []
     for program in programs:
         try:
@@ -61,7 +65,7 @@ def real_programs(force: bool, check: bool, jobs: int) -> int:
         except oracle.StaleRecord:
             todo.append(program)
     print(
-        f"record_oracle: real_programs: {len(programs)} programs, {len(todo)} to "
+        f"record_oracle: {corpus}: {len(programs)} programs, {len(todo)} to "
         f"{'check' if check else 'record'} (each run twice under torch)",
         flush=True,
     )
@@ -85,7 +89,7 @@ def real_programs(force: bool, check: bool, jobs: int) -> int:
                 oracle.write(rec, program)
             state = why or "unchanged"
             print(f"  {program.stem}: {state}{note} ({took:.1f} s)", flush=True)
-    return _verdict("real_programs", changed, check)
+    return _verdict(corpus, changed, check)
 
 
 def fuzz(force: bool, check: bool, jobs: int) -> int:
@@ -164,8 +168,10 @@ def main(argv: list[str]) -> int:
         )
     code = 0
     for corpus in args.corpus or CORPORA:
-        run = real_programs if corpus == "real_programs" else fuzz
-        code |= run(args.force, args.check, args.jobs)
+        if corpus == "fuzz":
+            code |= fuzz(args.force, args.check, args.jobs)
+        else:
+            code |= real_programs(args.force, args.check, args.jobs, corpus)
     return code
 
 

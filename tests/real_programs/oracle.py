@@ -45,7 +45,6 @@ PROGRAMS_DIR = HERE / "programs"
 RECORDS = HERE / "oracle"
 RUNNER = HERE / "run_program.py"
 FORMAT = 1
-RECORD_COMMAND = "hatch run record-oracle real_programs"
 LIVE = os.environ.get("GRADSTACK_ORACLE") == "live"
 
 
@@ -53,8 +52,14 @@ class StaleRecord(Exception):
     """The record is missing or was made from another program, harness or torch."""
 
 
-def programs() -> list[Path]:
-    return sorted(PROGRAMS_DIR.glob("*.py"))
+def programs(folder: Path = PROGRAMS_DIR) -> list[Path]:
+    """The programs of a corpus: ``programs/`` (people's), or ``tests/dropin_programs``."""
+    return sorted(folder.glob("*.py"))
+
+
+def corpus_of(program: Path) -> str:
+    """``real_programs`` or ``dropin_programs``: the corpus name ``record-oracle`` takes."""
+    return "real_programs" if program.parent == PROGRAMS_DIR else program.parent.name
 
 
 def header(program: Path, key: str, default: str) -> str:
@@ -84,7 +89,13 @@ def environment() -> dict:
 
 
 def record_path(program: Path) -> Path:
-    return RECORDS / f"{program.stem}.json"
+    """``oracle/<program>.json`` beside the corpus' programs (``programs/``'s: here)."""
+    folder = RECORDS if program.parent == PROGRAMS_DIR else program.parent / "oracle"
+    return folder / f"{program.stem}.json"
+
+
+def record_command(program: Path) -> str:
+    return f"hatch run record-oracle {corpus_of(program)}"
 
 
 def start(library: str, program: Path, workdir: Path) -> subprocess.Popen:
@@ -131,7 +142,7 @@ def load(program: Path) -> dict:
     rel = path.relative_to(HERE.parent.parent)
     if not path.is_file():
         raise StaleRecord(
-            f"no recorded torch output for {program.name} ({rel}): run `{RECORD_COMMAND}`"
+            f"no recorded torch output for {program.name} ({rel}): run `{record_command(program)}`"
         )
     rec = json.loads(path.read_text(encoding="utf-8"))
     why = []
@@ -145,7 +156,8 @@ def load(program: Path) -> dict:
             why.append(f"recorded with {name} {rec.get(name)}, this environment has {version}")
     if why:
         raise StaleRecord(
-            f"the recorded torch output {rel} is stale ({'; '.join(why)}): run `{RECORD_COMMAND}`"
+            f"the recorded torch output {rel} is stale ({'; '.join(why)}): run "
+            f"`{record_command(program)}`"
         )
     return rec
 
@@ -178,8 +190,8 @@ def record(program: Path, runs: int = 2, capability: str | None = None) -> dict:
 
 
 def write(rec: dict, program: Path) -> Path:
-    RECORDS.mkdir(exist_ok=True)
     path = record_path(program)
+    path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(rec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
