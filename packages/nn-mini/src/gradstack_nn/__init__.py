@@ -57,6 +57,8 @@ from .modules.fold import *  # noqa: F403
 from .modules.instancenorm import *  # noqa: F403
 from .modules.lazy import *  # noqa: F403
 from .modules.linear import *  # noqa: F403
+from .modules.linear_cross_entropy import *  # noqa: F403
+from .modules.linear_cross_entropy_options import *  # noqa: F403
 from .modules.loss import *  # noqa: F403
 from .modules.module import *  # noqa: F403
 from .modules.normalization import *  # noqa: F403

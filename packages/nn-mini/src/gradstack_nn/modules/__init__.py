@@ -17,6 +17,8 @@ from . import (
     instancenorm,
     lazy,
     linear,
+    linear_cross_entropy,
+    linear_cross_entropy_options,
     loss,
     module,
     normalization,
@@ -43,6 +45,8 @@ from .fold import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
 from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
+from .linear_cross_entropy import *  # noqa: F403
+from .linear_cross_entropy_options import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
 from .normalization import *  # noqa: F403
@@ -77,6 +81,8 @@ __all__ += instancenorm.__all__
 __all__ += sparse.__all__
 __all__ += distance.__all__
 __all__ += loss.__all__
+__all__ += linear_cross_entropy.__all__
+__all__ += linear_cross_entropy_options.__all__
 __all__ += rnn.__all__
 __all__ += attention.__all__
 __all__ += transformer.__all__

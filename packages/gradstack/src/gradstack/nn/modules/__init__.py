@@ -103,6 +103,7 @@ _PATHS = {
     "instancenorm": ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"],
     "lazy": ["LazyModuleMixin"],
     "linear": ["Bilinear", "Identity", "LazyLinear", "Linear"],
+    "linear_cross_entropy_options": ["LinearCrossEntropyOptions"],
     "loss": [
         "L1Loss",
         "NLLLoss",
@@ -119,6 +120,7 @@ _PATHS = {
         "HuberLoss",
         "SoftMarginLoss",
         "CrossEntropyLoss",
+        "LinearCrossEntropyLoss",
         "MultiLabelSoftMarginLoss",
         "CosineEmbeddingLoss",
         "MarginRankingLoss",
