@@ -35,6 +35,7 @@ from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
+    enforce_grad_layout_policy,
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
@@ -61,6 +62,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "set_multithreading_enabled",
+    "enforce_grad_layout_policy",
     "is_multithreading_enabled",
     "Function",
     "FunctionCtx",
