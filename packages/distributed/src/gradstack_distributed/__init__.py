@@ -124,5 +124,6 @@ __all__ = [
 
 from .ddp import DistributedDataParallel  # noqa: E402
 from .sampler import DistributedSampler  # noqa: E402
+from . import sync_batch_norm as _sync_batch_norm  # noqa: E402,F401 - fills SyncBatchNorm's slot
 
 __all__ += ["DistributedDataParallel", "DistributedSampler"]

@@ -67,6 +67,7 @@ from .modules.pixelshuffle import *  # noqa: F403
 from .modules.pooling import *  # noqa: F403
 from .modules.rnn import *  # noqa: F403
 from .modules.sparse import *  # noqa: F403
+from .modules.sync_batchnorm import *  # noqa: F403
 from .modules.transformer import *  # noqa: F403
 from .modules.upsampling import *  # noqa: F403
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter

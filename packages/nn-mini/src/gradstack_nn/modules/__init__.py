@@ -27,6 +27,7 @@ from . import (
     pooling,
     rnn,
     sparse,
+    sync_batchnorm,
     transformer,
     upsampling,
 )
@@ -55,6 +56,7 @@ from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
+from .sync_batchnorm import *  # noqa: F403
 from .transformer import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 
@@ -77,6 +79,7 @@ __all__ += adaptive.__all__
 __all__ += dropout.__all__
 __all__ += normalization.__all__
 __all__ += batchnorm.__all__
+__all__ += sync_batchnorm.__all__
 __all__ += instancenorm.__all__
 __all__ += sparse.__all__
 __all__ += distance.__all__

@@ -65,6 +65,7 @@ _PATHS = {
         "LazyBatchNorm2d",
         "BatchNorm3d",
         "LazyBatchNorm3d",
+        "SyncBatchNorm",
     ],
     "channelshuffle": ["ChannelShuffle"],
     "container": [
