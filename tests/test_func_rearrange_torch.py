@@ -85,7 +85,8 @@ def test_under_vmap():
     x = gs.randn(5, 2, 3, 4)
     out = gs.func.vmap(lambda t: gs.func.rearrange(t, "a b c -> c (a b)"))(x)
     expected = torch.func.vmap(lambda t: torch.func.rearrange(t, "a b c -> c (a b)"))(
-        torch.tensor(x.numpy()))
+        torch.tensor(x.numpy())
+    )
     np.testing.assert_array_equal(out.numpy(), expected.numpy())
 
 

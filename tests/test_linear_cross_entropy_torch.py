@@ -195,9 +195,11 @@ def test_errors_as_torch(name):
 def test_options_adjust_as_torch(args, kw):
     n, i, c, dtype = args
     got = gs.nn.LinearCrossEntropyOptions(**kw)._adjust(
-        n, i, c, getattr(gs, dtype), gs.device("cpu"))
+        n, i, c, getattr(gs, dtype), gs.device("cpu")
+    )
     want = torch.nn.LinearCrossEntropyOptions(**kw)._adjust(
-        n, i, c, getattr(torch, dtype), torch.device("cpu"))
+        n, i, c, getattr(torch, dtype), torch.device("cpu")
+    )
     for field in ("allow_retain_graph", "batch_chunk_size", "chunking_method", "acc_policy"):
         assert getattr(got, field) == getattr(want, field)
     assert str(got.acc_dtype).split(".")[-1] == str(want.acc_dtype).split(".")[-1]

@@ -74,7 +74,7 @@ def test_newton_schulz_in_bfloat16_as_torch(shape, steps):
     # bfloat16 ulp or two apart there; the small ones are torch's bit for bit
     if a.size <= 64:
         np.testing.assert_array_equal(a, b)
-    np.testing.assert_allclose(a, b, rtol=2 ** -6, atol=2 ** -8)
+    np.testing.assert_allclose(a, b, rtol=2**-6, atol=2**-8)
 
 
 def test_defaults_repr_and_unstepped_parameters_as_torch():
@@ -201,7 +201,9 @@ def test_swap_in_errors_as_torch(name):
         ps = list(model.parameters())
         sd = SWAP_ERRORS[name](L, opt, opt.state_dict(), ps)
         try:
-            with L.optim.swap_in_optimizer_params_and_state(opt, dict(model.named_parameters()), sd):
+            with L.optim.swap_in_optimizer_params_and_state(
+                opt, dict(model.named_parameters()), sd
+            ):
                 pass
             errors.append(None)
         except RuntimeError as e:

@@ -18,18 +18,23 @@ X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 def _mutations(L):
     x = L.tensor(X, requires_grad=True)
     return {
-        "input sin_": lambda: _run(lambda: (lambda b: ((b ** 2).sum(), b.sin_()))(x.clone())),
+        "input sin_": lambda: _run(lambda: (lambda b: ((b**2).sum(), b.sin_()))(x.clone())),
         "output mul_": lambda: _run(lambda: (lambda y: ((y * y).sum(), y.mul_(0)))(x.exp())),
-        "copy_": lambda: _run(lambda: (lambda b: ((b * b).sum(), b.copy_(L.ones(2, 3))))(
-            x.clone())),
-        "zero_ and fill_": lambda: _run(lambda: (lambda b: (
-            b.tanh().sum() + (b * b).sum(), b.zero_(), b.fill_(3.0)))(x.clone())),
-        "setitem": lambda: _run(lambda: (lambda b: ((b.exp() * b).sum(), b.__setitem__(0, 9.0)))(
-            x.clone())),
-        "saved twice, written twice": lambda: _run(lambda: (lambda b: (
-            (b * b).sum() + b.sigmoid().sum(), b.add_(1), b.mul_(2)))(x.clone())),
-        "written through an alias": lambda: _run(lambda: (lambda b: (
-            (b.cos()).sum(), b.view(6).add_(1)))(x.clone())),
+        "copy_": lambda: _run(
+            lambda: (lambda b: ((b * b).sum(), b.copy_(L.ones(2, 3))))(x.clone())
+        ),
+        "zero_ and fill_": lambda: _run(
+            lambda: (lambda b: (b.tanh().sum() + (b * b).sum(), b.zero_(), b.fill_(3.0)))(x.clone())
+        ),
+        "setitem": lambda: _run(
+            lambda: (lambda b: ((b.exp() * b).sum(), b.__setitem__(0, 9.0)))(x.clone())
+        ),
+        "saved twice, written twice": lambda: _run(
+            lambda: (lambda b: ((b * b).sum() + b.sigmoid().sum(), b.add_(1), b.mul_(2)))(x.clone())
+        ),
+        "written through an alias": lambda: _run(
+            lambda: (lambda b: ((b.cos()).sum(), b.view(6).add_(1)))(x.clone())
+        ),
     }, x
 
 
@@ -53,7 +58,7 @@ def test_gradients_after_writes_as_torch(name):
 def test_without_the_block_the_write_is_an_error_as_torch():
     for L in (gs, torch):
         b = L.tensor(X, requires_grad=True).clone()
-        loss = (b ** 2).sum()
+        loss = (b**2).sum()
         b.sin_()
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             loss.backward()
@@ -88,7 +93,7 @@ def test_layer_and_hooks_removed_after_the_block():
             raise ValueError
     assert gt.registered_layers() == before
     b = gs.tensor(X, requires_grad=True).clone()
-    loss = (b ** 2).sum()
+    loss = (b**2).sum()
     b.sin_()
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
@@ -97,16 +102,16 @@ def test_layer_and_hooks_removed_after_the_block():
 def test_hooked_saved_tensors_are_not_version_checked_as_torch():
     grads = []
     for L in (gs, torch):
-        store = {}
+        store: dict = {}
 
-        def pack(t):
+        def pack(t, store=store):
             store[len(store)] = t.clone()
             return len(store) - 1
 
         a = L.tensor(X, requires_grad=True)
         with L.autograd.graph.saved_tensors_hooks(pack, store.__getitem__):
             b = a.clone()
-            out = (b ** 2).sum()
+            out = (b**2).sum()
             b.sin_()
         out.backward()
         grads.append(a.grad.numpy())

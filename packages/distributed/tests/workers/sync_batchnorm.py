@@ -21,7 +21,11 @@ dist.init_process_group(backend="mpi")
 rank, world = dist.get_rank(), dist.get_world_size()
 arrays = {}
 rng = np.random.default_rng(7)
-for case, shape in (("2d", (6 * world, 3)), ("4d", (2 * world, 3, 4, 5)), ("3d", (3 * world, 2, 7))):
+for case, shape in (
+    ("2d", (6 * world, 3)),
+    ("4d", (2 * world, 3, 4, 5)),
+    ("3d", (3 * world, 2, 7)),
+):
     x = rng.standard_normal(shape) * 3 + 1
     w = rng.standard_normal(shape)
     rows = slice(rank * shape[0] // world, (rank + 1) * shape[0] // world)
@@ -41,8 +45,11 @@ for case, shape in (("2d", (6 * world, 3)), ("4d", (2 * world, 3, 4, 5)), ("3d",
         arrays[f"{key}/running_mean"] = bn.running_mean.numpy()
         arrays[f"{key}/running_var"] = bn.running_var.numpy()
         if rank == 0:
-            ref = nn.BatchNorm1d(shape[1], momentum=momentum).double() if len(shape) < 4 else (
-                nn.BatchNorm2d(shape[1], momentum=momentum).double())
+            ref = (
+                nn.BatchNorm1d(shape[1], momentum=momentum).double()
+                if len(shape) < 4
+                else (nn.BatchNorm2d(shape[1], momentum=momentum).double())
+            )
             ref.weight.data = gt.tensor(np.linspace(0.5, 1.5, shape[1]))
             ref.bias.data = gt.tensor(np.linspace(-1, 1, shape[1]))
             xa = gt.tensor(x, requires_grad=True)

@@ -105,7 +105,9 @@ class ParsedExpression:
                     self.composition.append(bracket_group)
                     bracket_group = None
             elif str.isalnum(char) or char in ["_", _ellipsis]:
-                current_identifier = char if current_identifier is None else current_identifier + char
+                current_identifier = (
+                    char if current_identifier is None else current_identifier + char
+                )
             else:
                 raise ValueError(f"Unknown character '{char}'")
         if bracket_group is not None:
@@ -125,13 +127,15 @@ class ParsedExpression:
             return False, "axis name should should not start or end with underscore"
         if keyword.iskeyword(name):
             warnings.warn(
-                f"It is discouraged to use axes names that are keywords: {name}", RuntimeWarning
+                f"It is discouraged to use axes names that are keywords: {name}",
+                RuntimeWarning,
+                stacklevel=2,
             )
         if name == "axis":
             warnings.warn(
-                "It is discouraged to use 'axis' as an axis name and will raise an error in "
-                "future",
+                "It is discouraged to use 'axis' as an axis name and will raise an error in future",
                 FutureWarning,
+                stacklevel=2,
             )
         return True, ""
 

@@ -82,19 +82,19 @@ def _plan(tensor_ndim: int, pattern: str, lengths: tuple):
             left_groups.extend((j,) for j in index[_ellipsis])
             i += n_ellipsis_dims
         elif dimension:
-            group = []
+            members: list[int] = []
             for identifier in dimension:
                 index[identifier] = (i,)
-                group.append(i)
+                members.append(i)
                 i += 1
-            left_groups.append(tuple(group))
+            left_groups.append(tuple(members))
         else:  # a unit axis: summed away
             anon.append(i)
             left_groups.append((i,))
             i += 1
     given = {index[name][0]: size for name, size in axes_lengths.items()}
-    order = []
-    right_groups = []
+    order: list[int] = []
+    right_groups: list[tuple[int, ...]] = []
     for dimension in right.composition:
         if dimension == _ellipsis:
             order.extend(index[_ellipsis])

@@ -75,8 +75,7 @@ def region_activation_memory_budget(budget: float):
         )
     if not 0.0 <= budget <= 1.0:
         raise ValueError(
-            "torch.autograd.graph.region_activation_memory_budget: must be in "
-            f"[0, 1], got {budget}"
+            f"torch.autograd.graph.region_activation_memory_budget: must be in [0, 1], got {budget}"
         )
     raise RuntimeError(
         "torch.autograd.graph.region_activation_memory_budget can only be "

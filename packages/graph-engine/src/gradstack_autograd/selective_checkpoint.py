@@ -234,7 +234,8 @@ def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mu
     --------
     >>> import gradstack_tensor as gt
     >>> def policy(ctx, op, *args):
-    ...     return CheckpointPolicy.MUST_SAVE if op.name == "mm" else CheckpointPolicy.PREFER_RECOMPUTE
+    ...     save = op.name == "mm"
+    ...     return CheckpointPolicy.MUST_SAVE if save else CheckpointPolicy.PREFER_RECOMPUTE
     >>> caching, cached = create_selective_checkpoint_contexts(policy)
     >>> type(caching).__name__, type(cached).__name__
     ('_CachingLayer', '_CachedLayer')

@@ -98,8 +98,7 @@ def linear_cross_entropy(
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
     if linear_weight.dim() < 2:
         raise RuntimeError(
-            "expected linear_weight with dimensionality at least 2, got "
-            f"{linear_weight.dim()}"
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}"
         )
     num_batches = tuple(input.shape[:-1])
     in_features = input.shape[-1]
@@ -194,9 +193,7 @@ def _chunked(input, linear_weight, target, linear_bias, weight, reduction, ignor
 
 
 def _check_acc_dtype(dtype, acc_dtype) -> None:
-    if dtype != acc_dtype and not (
-        dtype in (gt.float16, gt.bfloat16) and acc_dtype == gt.float32
-    ):
+    if dtype != acc_dtype and not (dtype in (gt.float16, gt.bfloat16) and acc_dtype == gt.float32):
         raise RuntimeError(
             "linear_cross_entropy supports float32 acc_dtype with float16/bfloat16 inputs,"
             f" but got {_torch_name(acc_dtype)} acc_dtype and {_torch_name(dtype)} inputs."

@@ -14,7 +14,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import gradstack_tensor as gt
 
@@ -62,7 +62,7 @@ class LinearCrossEntropyOptions:
     allow_retain_graph: bool = False
     batch_chunk_size: int | None = None
     chunking_method: str | None = "auto"
-    acc_policy: Literal["accurate", "balanced", "compact", "auto"] = "auto"
+    acc_policy: str = "auto"  # "accurate", "balanced", "compact" or "auto"
     acc_dtype: object = None
 
     def __post_init__(self):
@@ -79,8 +79,7 @@ class LinearCrossEntropyOptions:
             or (isinstance(self.batch_chunk_size, int) and self.batch_chunk_size > 0)
         ):
             raise ValueError(
-                "batch_chunk_size must be positive int or None, got "
-                f"{self.batch_chunk_size!r}"
+                f"batch_chunk_size must be positive int or None, got {self.batch_chunk_size!r}"
             )
         supported = (gt.float16, gt.bfloat16, gt.float32, gt.float64)
         if self.acc_dtype is not None and self.acc_dtype not in supported:
@@ -113,7 +112,7 @@ class LinearCrossEntropyOptions:
     def _adjust(self, num_batches, in_features, num_classes, dtype, device=None):
         """These options resolved for one call (torch's ``_adjust``): ``"auto"`` values and
         ``None`` defaults made concrete."""
-        acc_policy = self.acc_policy
+        acc_policy: str = self.acc_policy
         chunking_method = self.chunking_method
         if chunking_method == "auto" and self.batch_chunk_size is not None:
             chunking_method = None

@@ -62,8 +62,7 @@ def _validate_param_groups_field(optimizer, param_groups: Any) -> list[dict[str,
         )
     if len(optimizer.param_groups) != len(param_groups):
         raise RuntimeError(
-            "swapin_optim_state has a different number of parameter groups than "
-            "the live optimizer."
+            "swapin_optim_state has a different number of parameter groups than the live optimizer."
         )
     return param_groups
 
