@@ -188,3 +188,41 @@ def test_policy_as_call_block_and_decorator():
         return enabled()
 
     assert enabled() and f() is False and enabled()
+
+
+def test_an_out_argument_write_is_cloned_first_as_torch():
+    grads = []
+    for L in (gs, torch):
+        with L.autograd.graph.allow_mutation_on_saved_tensors():
+            a = L.tensor(X, requires_grad=True)
+            b = a.clone()
+            loss = (b**3).sum()
+            with L.no_grad():
+                L.sin(L.ones(2, 3), out=b)
+                L.add(b, 1.0, out=b)
+            loss.backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+def test_a_write_the_block_cannot_see_raises_instead_of_a_wrong_gradient():
+    # torch does not clone (a view starting elsewhere has another data_ptr) and
+    # differentiates the written values: gradstack refuses
+    for write in (lambda b: b[0, 1:].add_(7.0), lambda b: b.view(-1)[3:].mul_(2.0)):
+        with gs.autograd.graph.allow_mutation_on_saved_tensors():
+            a = gs.tensor(X, requires_grad=True)
+            b = a.clone()
+            loss = (b**2).sum()
+            write(b)
+            b.sin_()  # (b's own version has moved on: no clone either)
+            with pytest.raises(RuntimeError, match="did not see before it happened"):
+                loss.backward()
+
+
+def test_the_out_write_observer_is_removed_after_the_block():
+    from gradstack_tensor import _out
+
+    before = list(_out._out_write_observers)
+    with gs.autograd.graph.allow_mutation_on_saved_tensors():
+        assert len(_out._out_write_observers) == len(before) + 1
+    assert _out._out_write_observers == before

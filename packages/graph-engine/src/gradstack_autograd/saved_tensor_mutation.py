@@ -9,16 +9,19 @@ As torch's, two pieces:
 1. saved-tensor hooks: each tensor saved for backward is packed as a handle, with its
    identity ``(id, data_ptr, version)`` and its alias key ``(data_ptr, version)`` noted,
    and the original kept;
-2. a layer on the dispatch point (torch's dispatch mode), outside autograd's: before an
-   in-place op writes a tensor, every saved tensor with the written tensor's alias key is
-   cloned (once), and the clone stands for it.
+2. a layer on the dispatch point (torch's dispatch mode), outside autograd's, and an
+   observer of ``out=`` writes (tensor-core's Note [Observers of out= writes]): before an
+   in-place op or an ``out=`` argument writes a tensor, every saved tensor with the
+   written tensor's alias key is cloned (once), and the clone stands for it.
 
 Backward unpacks the clone if there is one, else the original; it must run inside the
 block (the unpack hook raises torch's AssertionError outside it).  A hooked saved tensor
 is not version-checked (Note [Hooked saved tensors are not version-checked] in
-``_node.pyx``), as torch's, so the in-place write raises nothing.  Writes that bypass the
-ops (``.data``, numpy views) are not seen, nor are writes through a view whose first
-element is elsewhere (another ``data_ptr``), as in torch.
+``_node.pyx``), as torch's, so the in-place write raises nothing.  A write through a view
+whose first element is elsewhere in the storage (another ``data_ptr``) makes no clone:
+torch then hands the written values to backward, a wrong gradient; gradstack raises when
+backward unpacks that tensor (its version changed, Note [A write the layer did not
+see]).  Writes through numpy arrays are seen by nothing, here as in torch.
 
 Examples
 --------
@@ -40,6 +43,7 @@ from collections import defaultdict
 from weakref import WeakKeyDictionary, WeakValueDictionary
 
 from gradstack_tensor import DispatchLayer, register_layer, unregister_layer
+from gradstack_tensor.extension import add_out_write_observer, remove_out_write_observer
 
 from . import _grad_mode, _node
 
@@ -72,12 +76,14 @@ class _AllowMutationOnSavedContext:
     def __init__(self) -> None:
         self.cloned: WeakKeyDictionary = WeakKeyDictionary()
         self.original: WeakKeyDictionary = WeakKeyDictionary()
+        self.version: WeakKeyDictionary = WeakKeyDictionary()  # (each original's, at pack)
         self.tid_to_weakhandle: WeakValueDictionary = WeakValueDictionary()
         self.sid_to_tid: defaultdict = defaultdict(set)
 
     def clear(self) -> None:
         self.cloned.clear()
         self.original.clear()
+        self.version.clear()
         self.tid_to_weakhandle.clear()
         self.sid_to_tid.clear()
 
@@ -89,6 +95,7 @@ class _AllowMutationOnSavedContext:
             handle = _Handle()
             self.tid_to_weakhandle[tid] = handle
             self.original[handle] = tensor
+            self.version[handle] = tensor._version
         return handle
 
     def unpack(self, handle):
@@ -98,7 +105,20 @@ class _AllowMutationOnSavedContext:
             return self.cloned[handle]
         if handle not in self.original:
             raise AssertionError(_NOT_IN_CONTEXT)
-        return self.original[handle]
+        original = self.original[handle]
+        if original._version != self.version[handle]:
+            # Note [A write the layer did not see]: a view that starts elsewhere in the
+            # storage: no clone was made, and the saved value is gone; torch would hand
+            # the written tensor to backward
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified "
+                f"(version {self.version[handle]} when saved, {original._version} now) by a "
+                "write that allow_mutation_on_saved_tensors did not see before it happened "
+                "(through a view starting elsewhere in the storage), so its saved value is "
+                "lost. Write it with an in-place method on the "
+                "tensor itself, or clone() it before writing."
+            )
+        return original
 
     def clone_before_write(self, t) -> None:
         sid = _sid(t)
@@ -159,6 +179,7 @@ def allow_mutation_on_saved_tensors():
     layer = _CloneBeforeWriteLayer(ctx)
     _node._push_saved_tensors_hooks(ctx.pack, ctx.unpack)
     register_layer(layer)
+    add_out_write_observer(ctx.clone_before_write)  # (out= writes are no ops: torch's is_out)
     try:
         if _enabled:
             raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
@@ -167,5 +188,6 @@ def allow_mutation_on_saved_tensors():
     finally:
         ctx.clear()
         _enabled = False
+        remove_out_write_observer(ctx.clone_before_write)
         unregister_layer(layer)
         _node._pop_saved_tensors_hooks()
