@@ -118,14 +118,21 @@ def _wrap(out):
     if isinstance(out, Tensor):
         return _VersionWrapper(out.detach())
     if isinstance(out, (tuple, list)):
-        return type(out)(_wrap(o) for o in out)
+        return _rebuilt(out, [_wrap(o) for o in out])
     return _VersionWrapper(out)
+
+
+def _rebuilt(like, items):
+    """``items`` in a sequence of ``like``'s type (a named tuple, ``max``'s, included)."""
+    if hasattr(like, "_fields"):
+        return type(like)(*items)
+    return type(like)(items)
 
 
 def _unwrap(entry, allow):
     if isinstance(entry, _VersionWrapper):
         return entry.get_val(allow)
-    return type(entry)(_unwrap(e, allow) for e in entry)
+    return _rebuilt(entry, [_unwrap(e, allow) for e in entry])
 
 
 class _SelectiveLayer(DispatchLayer):
