@@ -116,3 +116,58 @@ def test_errors_as_torch(call):
             call(L)
         outcomes.append((type(info.value), str(info.value).split(":")[0]))
     assert outcomes[0] == outcomes[1]
+
+
+# -- clone(memory_format=contiguous_format) and resize_(..., memory_format=) -----------------
+
+RESTRIDES = {
+    "clone contiguous of channels_last": lambda L: (
+        _x(L, (2, 3, 4, 5)).contiguous(memory_format=L.channels_last)
+        .clone(memory_format=L.contiguous_format)
+    ),
+    "resize_ same size to channels_last": lambda L: _x(L, (2, 3, 4, 5)).resize_(
+        (2, 3, 4, 5), memory_format=L.channels_last
+    ),
+    "resize_ channels_last to contiguous": lambda L: (
+        _x(L, (2, 3, 4, 5)).contiguous(memory_format=L.channels_last)
+        .resize_((2, 3, 4, 5), memory_format=L.contiguous_format)
+    ),
+    "resize_ smaller to channels_last_3d": lambda L: _x(L, (2, 3, 2, 4, 5)).resize_(
+        (1, 3, 2, 2, 5), memory_format=L.channels_last_3d
+    ),
+    "resize_ channels_last to channels_last": lambda L: (
+        _x(L, (2, 3, 4, 5)).contiguous(memory_format=L.channels_last)
+        .resize_((2, 3, 4, 5), memory_format=L.channels_last)
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", RESTRIDES)
+def test_restrided_layouts_as_torch(name):
+    ours, theirs = RESTRIDES[name](gs), RESTRIDES[name](torch)
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_clone_contiguous_gradient_and_node_as_torch():
+    for L in (gs, torch):
+        x = _x(L, (2, 3, 4, 5)).contiguous(memory_format=L.channels_last).requires_grad_()
+        y = x.clone(memory_format=L.contiguous_format)
+        assert type(y.grad_fn).__name__ == "CloneBackward0"
+        (y * y).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), 2 * x.detach().numpy())
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda L: L.zeros(2, 3).resize_(2, 3, memory_format=L.preserve_format),
+     lambda L: L.zeros(2, 3).resize_(2, 3, memory_format=L.channels_last),
+     lambda L: L.zeros(2, 3).resize_(2, 3, memory_format="channels_last")],
+)  # fmt: skip
+def test_resize_memory_format_errors_as_torch(call):
+    errors = []
+    for L in (gs, torch):
+        with pytest.raises((RuntimeError, TypeError)) as info:
+            call(L)
+        errors.append((info.type, str(info.value).replace("gradstack", "torch")))
+    assert errors[0] == errors[1]

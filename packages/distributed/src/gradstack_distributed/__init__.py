@@ -122,6 +122,8 @@ __all__ = [
     "send",
 ]
 
+# (sync_batch_norm fills nn-mini's SyncBatchNorm slot when imported)
+from . import sync_batch_norm as _sync_batch_norm  # noqa: E402,F401
 from .ddp import DistributedDataParallel  # noqa: E402
 from .sampler import DistributedSampler  # noqa: E402
 

@@ -24,6 +24,7 @@ from .eager_transforms import (
     vjp,
 )
 from .functional_call import functional_call, stack_module_state
+from .rearrange import rearrange
 from .vmap import vmap
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "functional_call",
     "stack_module_state",
     "debug_unwrap",
+    "rearrange",
 ]
 
 

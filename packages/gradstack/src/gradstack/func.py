@@ -1,7 +1,8 @@
 """``gradstack.func``: torch.func's composable transforms (``vmap``, ``grad``,
 ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``,
-``functional_call``, ``stack_module_state``, ``debug_unwrap``) from gradstack-functional-api
-(``gradstack_functional.func``), and ``replace_all_batch_norm_modules_`` from nn-mini."""
+``functional_call``, ``stack_module_state``, ``debug_unwrap``, ``rearrange``) from
+gradstack-functional-api (``gradstack_functional.func``), and
+``replace_all_batch_norm_modules_`` from nn-mini."""
 
 try:
     import gradstack_functional.func as _impl

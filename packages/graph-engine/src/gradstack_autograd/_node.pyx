@@ -297,7 +297,11 @@ _FREED_MESSAGE = (
 cdef inline void _check_usable(SavedTensor s, Node owner, Py_ssize_t index) except *:
     if s.freed:
         raise RuntimeError(f"{_FREED_MESSAGE} (The freed tensors belonged to node {owner.name()}.)")
-    if s.vc.value != s.version:
+    # Note [Hooked saved tensors are not version-checked]: as torch's SavedVariable, a
+    # tensor packed by saved-tensor hooks is what its unpack hook returns, whatever
+    # happened to the original since (torch "can't track versions through the hooks"):
+    # ``allow_mutation_on_saved_tensors`` relies on it
+    if s.vc.value != s.version and not s.hooked:
         raise RuntimeError(_version_error(s, owner, index))
 
 
@@ -795,8 +799,30 @@ cdef bint _can_take_over(Tensor g, cnp.ndarray param):
             or not cnp.PyArray_SAMESHAPE(a, param)):
         return False
     if param.flags.c_contiguous or not _non_overlapping_and_dense(param):
-        return cnp.PyArray_IS_C_CONTIGUOUS(a)                  # rule 2 (or 1, row-major)
-    return (<object>a).strides == (<object>param).strides      # rule 1
+        if cnp.PyArray_IS_C_CONTIGUOUS(a):                     # rule 2 (or 1, row-major)
+            return True
+    elif (<object>a).strides == (<object>param).strides:       # rule 1
+        return True
+    # Note [The gradient layout policy]: under ``enforce_grad_layout_policy(False)`` torch
+    # lets AccumulateGrad steal a gradient whatever its layout (a permuted parameter's
+    # .grad then has the gradient's strides); a new .grad made by copying keeps the rules
+    return not is_grad_layout_enforcement_enabled()
+
+
+# the gradient layout policy of this thread (torch's thread-local
+# ``_is_grad_layout_enforcement_enabled``), read only where a layout does not match
+_grad_layout_local = _threading.local()
+
+
+def is_grad_layout_enforcement_enabled():
+    """Whether a leaf's new .grad is held to the layout rules on this thread (Note [The
+    gradient layout policy]); True unless ``enforce_grad_layout_policy(False)``."""
+    return getattr(_grad_layout_local, "enabled", True)
+
+
+def set_grad_layout_enforcement_enabled(enabled):
+    """Set this thread's gradient layout policy (Note [The gradient layout policy])."""
+    _grad_layout_local.enabled = bool(enabled)
 
 
 cdef bint _memory_is_private(Tensor g, cnp.ndarray a):

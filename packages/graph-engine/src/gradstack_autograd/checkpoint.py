@@ -46,6 +46,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 from typing import Any
 
@@ -67,6 +68,7 @@ __all__ = [
     "noop_context_fn",
     "set_checkpoint_debug_enabled",
     "set_checkpoint_early_stop",
+    "GraphExecGroup",
 ]
 
 _DEBUG_TIP = (
@@ -234,6 +236,52 @@ class _Frame:
                 f"Number of tensors saved during recomputation: {len(values)}.\n{_DEBUG_TIP}"
             )
         self.recomputed = dict(enumerate(values))
+
+
+class GraphExecGroup:
+    """A block whose backward calls recompute each non-reentrant checkpoint at most once
+    (torch's context manager; the backward calls must use disjoint saved activations).
+
+    gradstack's recomputation keeps the values a backward call did not use for the next
+    one, so a checkpoint is recomputed once across backward calls over disjoint parts of
+    its graph with or without the block; the block records itself (``_get_current_group``)
+    and refuses nesting with torch's words.
+
+    >>> with GraphExecGroup() as group:
+    ...     GraphExecGroup._get_current_group() is group
+    True
+    >>> GraphExecGroup._get_current_group() is None
+    True
+    """
+
+    def __enter__(self):
+        current = _graph_exec_group.get()
+        if current is not None:
+            raise RuntimeError(
+                f"GraphExecGroup contexts cannot be nested. Already inside group {current}"
+            )
+        _graph_exec_group.set(self)
+        return self
+
+    def __exit__(self, *args) -> None:
+        _graph_exec_group.set(None)
+
+    @classmethod
+    def _get_current_group(cls):
+        return _graph_exec_group.get()
+
+
+class _ThreadValue(threading.local):
+    value = None
+
+    def get(self):
+        return self.value
+
+    def set(self, value) -> None:
+        self.value = value
+
+
+_graph_exec_group = _ThreadValue()
 
 
 def noop_context_fn():

@@ -24,7 +24,7 @@ import functools
 import inspect
 import threading
 
-from . import _grad_mode
+from . import _grad_mode, _node
 
 __all__ = [
     "no_grad",
@@ -35,6 +35,7 @@ __all__ = [
     "is_inference_mode_enabled",
     "set_multithreading_enabled",
     "is_multithreading_enabled",
+    "enforce_grad_layout_policy",
 ]
 
 is_grad_enabled = _grad_mode.is_grad_enabled
@@ -194,6 +195,45 @@ class set_multithreading_enabled(_DecoratorContextManager):  # noqa: N801
 
     def __exit__(self, *exc) -> None:
         _multithreading.enabled = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class enforce_grad_layout_policy(_DecoratorContextManager):  # noqa: N801 - torch's name
+    """Whether a leaf's new ``.grad`` is held to the gradient layout contract (its
+    parameter's strides when those are dense, else row-major), torch's thread-local switch:
+    at once when called, for a block, or for a function (decorated, it restores the policy
+    first, as torch's).
+
+    With ``enable=False`` a gradient that AccumulateGrad takes over (Note [A new .grad
+    takes over the gradient] in ``_node.pyx``) keeps its own layout; a ``.grad`` made by
+    copying keeps the rules (Note [The gradient layout policy]).  gradstack takes over only
+    a writable gradient it owns, so an expanded gradient (``p.sum()``'s) is copied where
+    torch keeps its zero strides.
+
+    >>> import gradstack_tensor as gt, gradstack_autograd as ag
+    >>> p = gt.zeros(2, 3, 4).permute(2, 0, 1).requires_grad_()
+    >>> with ag.enforce_grad_layout_policy(False):
+    ...     (p * 2).sum().backward()
+    >>> p.stride(), p.grad.stride()
+    ((1, 12, 4), (6, 3, 1))
+    """
+
+    def __init__(self, enable: bool = True) -> None:
+        self.prev = _node.is_grad_layout_enforcement_enabled()
+        _node.set_grad_layout_enforcement_enabled(enable)
+        self.mode = enable
+
+    def __call__(self, orig_func):
+        _node.set_grad_layout_enforcement_enabled(self.prev)
+        return super().__call__(orig_func)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _node.set_grad_layout_enforcement_enabled(self.prev)
 
     def clone(self):
         return self.__class__(self.mode)

@@ -35,6 +35,7 @@ import numpy as np
 from . import _engine, _layer, _node
 from ._node import Node, RemovableHandle
 from .graph_drawing import GraphvizMissingError, dot_available, make_dot, render_dot
+from .saved_tensor_mutation import allow_mutation_on_saved_tensors
 
 __all__ = [
     "Node",
@@ -51,7 +52,35 @@ __all__ = [
     "render_dot",
     "dot_available",
     "GraphvizMissingError",
+    "allow_mutation_on_saved_tensors",
+    "region_activation_memory_budget",
 ]
+
+
+def region_activation_memory_budget(budget: float):
+    """torch's activation memory budget of a compiled region (the ratio in ``[0, 1]`` of
+    the activations its min-cut partitioner keeps): it only has an effect under
+    ``torch.compile``, which gradstack does not have, so after torch's checks of ``budget``
+    it raises torch's RuntimeError for eager mode.
+
+    >>> region_activation_memory_budget(0.5)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: torch.autograd.graph.region_activation_memory_budget can only be used inside a torch.compile region; it has no effect in eager mode.
+    """  # noqa: E501
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        raise TypeError(
+            "torch.autograd.graph.region_activation_memory_budget: expects a "
+            f"float, got {type(budget).__name__}"
+        )
+    if not 0.0 <= budget <= 1.0:
+        raise ValueError(
+            f"torch.autograd.graph.region_activation_memory_budget: must be in [0, 1], got {budget}"
+        )
+    raise RuntimeError(
+        "torch.autograd.graph.region_activation_memory_budget can only be "
+        "used inside a torch.compile region; it has no effect in eager mode."
+    )
 
 
 class saved_tensors_hooks:  # noqa: N801 - torch's name

@@ -57,6 +57,8 @@ from .modules.fold import *  # noqa: F403
 from .modules.instancenorm import *  # noqa: F403
 from .modules.lazy import *  # noqa: F403
 from .modules.linear import *  # noqa: F403
+from .modules.linear_cross_entropy import *  # noqa: F403
+from .modules.linear_cross_entropy_options import *  # noqa: F403
 from .modules.loss import *  # noqa: F403
 from .modules.module import *  # noqa: F403
 from .modules.normalization import *  # noqa: F403
@@ -65,6 +67,7 @@ from .modules.pixelshuffle import *  # noqa: F403
 from .modules.pooling import *  # noqa: F403
 from .modules.rnn import *  # noqa: F403
 from .modules.sparse import *  # noqa: F403
+from .modules.sync_batchnorm import *  # noqa: F403
 from .modules.transformer import *  # noqa: F403
 from .modules.upsampling import *  # noqa: F403
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter

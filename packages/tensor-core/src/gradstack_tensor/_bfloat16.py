@@ -244,7 +244,12 @@ def _run_in_float32(op, args):
         to_bfloat16 = operands[0][0] is _dt.bfloat16
     else:
         to_bfloat16 = _dt.result_type(operands) is _dt.bfloat16
-    if op.name in _SCALAR_IN_BFLOAT16 and (to_bfloat16 or op.inplace):
+    # (an in-place op rounds its scalar when the tensor written is bfloat16; a float32 or
+    # float64 tensor's add_(bfloat16 tensor, alpha=...) computes alpha in its own dtype)
+    written_bfloat16 = (
+        op.inplace and isinstance(args[0], Tensor) and data_of(args[0]).dtype == BFLOAT16
+    )
+    if op.name in _SCALAR_IN_BFLOAT16 and (to_bfloat16 or written_bfloat16):
         up = [_scalar_in_bfloat16(a) for a in up]
     out = op.run_own_kernel(*up)
     if op.inplace:

@@ -83,6 +83,24 @@ def resize_into(out: Tensor, shape, warn: bool, stacklevel: int = 4) -> None:
     out.data = _wrap(np.empty(shape, dtype=_data(out).dtype))
 
 
+# Note [Observers of out= writes]: an ``out=`` write is a numpy copy into the tensor, not
+# an op on the dispatch point, so a layer does not see it; graph-engine's
+# ``allow_mutation_on_saved_tensors`` must clone a saved tensor before it is written, and
+# registers here (``extension.add_out_write_observer``): each observer is called with the
+# ``out`` tensor after the checks, before it is resized or written.
+_out_write_observers: list = []
+
+
+def add_out_write_observer(fn) -> None:
+    """Call ``fn(out)`` before every ``out=`` write (Note [Observers of out= writes])."""
+    _out_write_observers.append(fn)
+
+
+def remove_out_write_observer(fn) -> None:
+    """Stop calling ``fn`` (one registration of it)."""
+    _out_write_observers.remove(fn)
+
+
 def _write_one(
     name: str,
     result,
@@ -116,6 +134,8 @@ def _write_one(
             "tensor refer to a single memory location. Please clone() the tensor before "
             "performing the operation."
         )
+    for observer in tuple(_out_write_observers):
+        observer(out)
     resize_into(out, src.shape, warn, stacklevel=5)
     dst = _data(out)
     if not dst.flags.writeable:

@@ -120,6 +120,26 @@ cdef cnp.ndarray _resized(cnp.ndarray a, tuple shape):
     return grown.reshape(shape)
 
 
+cdef cnp.ndarray _restrided(cnp.ndarray a, tuple shape, order):
+    """``_resized`` to ``shape`` laid out in ``memory_format``: row-major (``order`` None)
+    or in the dims' ``order`` (channels last), over the storage from ``a``'s first element.
+
+    Note [resize_ with a memory format restrides]: torch's ``resize_(size,
+    memory_format=f)`` resizes the storage, then gives the tensor ``f``'s dense strides
+    whatever its strides were (``empty_tensor_restride``): the elements of the storage are
+    read again in the new layout, as they are when the size changes."""
+    cdef Py_ssize_t n = 1
+    for d in shape:
+        n *= d
+    flat = _resized(a, (n,))
+    if order is None:
+        return flat.reshape(shape)
+    back = [0] * len(order)
+    for i, d in enumerate(order):
+        back[d] = i
+    return flat.reshape(tuple(shape[d] for d in order)).transpose(back)
+
+
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
 cdef class ShapeMethods(ReductionMethods):
     """The shape, view and indexing methods of :class:`gradstack_tensor.Tensor`."""
@@ -393,6 +413,10 @@ cdef class ShapeMethods(ReductionMethods):
         [[1, 2], [3, 4], [5, 6]]
         >>> x.resize_(2).tolist()
         [1, 2]
+
+        ``memory_format`` (``contiguous_format``, ``channels_last``, ``channels_last_3d``)
+        gives the resized tensor that format's dense strides, over the same storage (Note
+        [resize_ with a memory format restrides]).
         """
         shape = shape_from_args(sizes, "resize_")
         for d in shape:
@@ -400,11 +424,21 @@ cdef class ShapeMethods(ReductionMethods):
                 raise RuntimeError(
                     f"Trying to create tensor with negative dimension {d}: {list(shape)}"
                 )
+        order = None
+        if memory_format is not None:
+            from . import layouts
+            layouts.check_memory_format(memory_format, "resize_")
+            if memory_format is layouts.preserve_format:
+                raise RuntimeError("Unsupported memory formatPreserve")
+            order = layouts.channels_last_order(memory_format, len(shape), "resize_")
         if self._requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
-        if shape == shape_of(self._data):
-            return self
-        self._data = _resized(self._data, shape)
+        if memory_format is None:
+            if shape == shape_of(self._data):
+                return self
+            self._data = _resized(self._data, shape)
+        else:
+            self._data = _restrided(self._data, shape, order)
         self.bump_version("resize_")
         return self
 
@@ -683,14 +717,18 @@ cdef class ShapeMethods(ReductionMethods):
         return dispatch(OP_CONTIGUOUS, (self,))
 
     def clone(self, *, memory_format=None):
-        """A copy with its own storage (recorded by autograd: gradients flow back),
-        row-major, or channels last with ``memory_format=channels_last`` (``_3d``)."""
+        """A copy with its own storage (recorded by autograd: gradients flow back), in
+        ``self``'s layout, row-major with ``memory_format=contiguous_format``, or channels
+        last with ``memory_format=channels_last`` (``_3d``)."""
         if memory_format is not None:
             from . import layouts
             layouts.check_memory_format(memory_format, "clone")
             order = layouts.channels_last_order(memory_format, self._data.ndim, "clone")
             if order is not None:
                 return _channels_last_copy(self, order)
+            if memory_format is layouts.contiguous_format and not cnp.PyArray_IS_C_CONTIGUOUS(
+                    self._data):
+                return dispatch(OP_CONTIGUOUS, (self,))   # (a copy: CloneBackward0, torch's)
         return dispatch(OP_CLONE, (self,))
 
     def repeat(self, *sizes):

@@ -33,6 +33,11 @@ Kernels chosen
     computed on the side for the op's backward formula (the cos(x) of a float32
     ``sin``: Note [A kernel's by-product] in ``_elementwise.pyx``).
 
+Writes
+    :func:`add_out_write_observer` installs a callback told of every ``out=`` write
+    before it happens (which is not an op on the dispatch point: Note [Observers of out=
+    writes] in ``_out.py``); :func:`remove_out_write_observer` removes it.
+
 Fused kernels are in :mod:`gradstack_tensor.kernels`.
 
 Examples
@@ -58,6 +63,7 @@ from ._dispatch import DispatchLayer, Op, dispatch, register_layer, unregister_l
 from ._elementwise import take_byproduct
 from ._impl_indexing import index_key
 from ._impl_linalg import matmul_folds
+from ._out import add_out_write_observer, remove_out_write_observer
 from ._signatures import checked as checked_arguments
 from ._tensor import _data as data_of
 from ._tensor import _wrap as wrap
@@ -70,6 +76,7 @@ __all__ = [
     "DispatchLayer",
     "Op",
     "VersionCounter",
+    "add_out_write_observer",
     "caller_location",
     "checked_arguments",
     "library_dirs",
@@ -78,6 +85,7 @@ __all__ = [
     "index_key",
     "matmul_folds",
     "register_layer",
+    "remove_out_write_observer",
     "set_autograd_extension",
     "set_draw_observer",
     "set_factory_batcher",

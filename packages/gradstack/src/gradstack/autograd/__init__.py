@@ -29,6 +29,7 @@ from gradstack_autograd import (  # type: ignore[no-redef]  # noqa: F811
     backward,
     detect_anomaly,
     enable_grad,
+    enforce_grad_layout_policy,
     grad,
     gradcheck,
     gradgradcheck,

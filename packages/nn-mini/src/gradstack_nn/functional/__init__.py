@@ -27,6 +27,8 @@ layout, not an API):
 ``distance``             cosine_similarity, pairwise_distance, cdist, pdist
 ``attention``            scaled_dot_product_attention
 ``losses``               the regression, classification and likelihood losses, kl_div
+``linear_losses``        linear_cross_entropy (a linear layer's logits and their cross
+                         entropy, by reference or chunked over the batch)
 ``margin_losses``        the margin, embedding and triplet losses
 ``ctc``                  the CTC loss
 ``_utils``               torch's type names, argument checks, int pairs and triples
@@ -60,6 +62,7 @@ from . import (
     dropouts,
     embeddings,
     linear_layers,
+    linear_losses,
     losses,
     margin_losses,
     normalization,
@@ -76,6 +79,7 @@ from .distance import *  # noqa: F403
 from .dropouts import *  # noqa: F403
 from .embeddings import *  # noqa: F403
 from .linear_layers import *  # noqa: F403
+from .linear_losses import *  # noqa: F403
 from .losses import *  # noqa: F403
 from .margin_losses import *  # noqa: F403
 from .normalization import *  # noqa: F403
@@ -99,5 +103,6 @@ __all__ += embeddings.__all__
 __all__ += distance.__all__
 __all__ += attention.__all__
 __all__ += losses.__all__
+__all__ += linear_losses.__all__
 __all__ += margin_losses.__all__
 __all__ += ctc.__all__

@@ -17,6 +17,8 @@ from . import (
     instancenorm,
     lazy,
     linear,
+    linear_cross_entropy,
+    linear_cross_entropy_options,
     loss,
     module,
     normalization,
@@ -25,6 +27,7 @@ from . import (
     pooling,
     rnn,
     sparse,
+    sync_batchnorm,
     transformer,
     upsampling,
 )
@@ -43,6 +46,8 @@ from .fold import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
 from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
+from .linear_cross_entropy import *  # noqa: F403
+from .linear_cross_entropy_options import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
 from .normalization import *  # noqa: F403
@@ -51,6 +56,7 @@ from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
+from .sync_batchnorm import *  # noqa: F403
 from .transformer import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 
@@ -73,10 +79,13 @@ __all__ += adaptive.__all__
 __all__ += dropout.__all__
 __all__ += normalization.__all__
 __all__ += batchnorm.__all__
+__all__ += sync_batchnorm.__all__
 __all__ += instancenorm.__all__
 __all__ += sparse.__all__
 __all__ += distance.__all__
 __all__ += loss.__all__
+__all__ += linear_cross_entropy.__all__
+__all__ += linear_cross_entropy_options.__all__
 __all__ += rnn.__all__
 __all__ += attention.__all__
 __all__ += transformer.__all__

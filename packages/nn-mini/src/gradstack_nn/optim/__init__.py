@@ -27,12 +27,14 @@ from . import (
     asgd,
     lbfgs,
     lr_scheduler,
+    muon,
     nadam,
     optimizer,
     radam,
     rmsprop,
     rprop,
     sgd,
+    swap_in,
 )
 from .adadelta import Adadelta
 from .adafactor import Adafactor
@@ -42,12 +44,14 @@ from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .swap_in import swap_in_optimizer_params_and_state
 
 # torch.optim's names: the optimisers and lr_scheduler (the facade's gradstack.optim is
 # this list; the modules above are importable as attributes, as torch's)
@@ -66,5 +70,7 @@ __all__ = [
     "Rprop",
     "ASGD",
     "Adafactor",
+    "Muon",
     "lr_scheduler",
+    "swap_in_optimizer_params_and_state",
 ]

@@ -19,6 +19,10 @@ from .fusion import (
     fuse_linear_bn_weights,
 )
 from .init import skip_init
+from .memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
@@ -43,4 +47,6 @@ __all__ = [
     "fuse_conv_bn_weights",
     "fuse_linear_bn_eval",
     "fuse_linear_bn_weights",
+    "convert_conv2d_weight_memory_format",
+    "convert_conv3d_weight_memory_format",
 ]

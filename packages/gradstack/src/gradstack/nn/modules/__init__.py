@@ -65,6 +65,7 @@ _PATHS = {
         "LazyBatchNorm2d",
         "BatchNorm3d",
         "LazyBatchNorm3d",
+        "SyncBatchNorm",
     ],
     "channelshuffle": ["ChannelShuffle"],
     "container": [
@@ -103,6 +104,7 @@ _PATHS = {
     "instancenorm": ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"],
     "lazy": ["LazyModuleMixin"],
     "linear": ["Bilinear", "Identity", "LazyLinear", "Linear"],
+    "linear_cross_entropy_options": ["LinearCrossEntropyOptions"],
     "loss": [
         "L1Loss",
         "NLLLoss",
@@ -119,6 +121,7 @@ _PATHS = {
         "HuberLoss",
         "SoftMarginLoss",
         "CrossEntropyLoss",
+        "LinearCrossEntropyLoss",
         "MultiLabelSoftMarginLoss",
         "CosineEmbeddingLoss",
         "MarginRankingLoss",

@@ -16,6 +16,10 @@ from gradstack_nn.utils.fusion import (
     fuse_linear_bn_weights,
 )
 from gradstack_nn.utils.init import skip_init
+from gradstack_nn.utils.memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 from gradstack_nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from gradstack_nn.utils.weight_norm import remove_weight_norm, weight_norm
 
@@ -42,4 +46,6 @@ __all__ = [
     "fuse_conv_bn_weights",
     "fuse_linear_bn_eval",
     "fuse_linear_bn_weights",
+    "convert_conv2d_weight_memory_format",
+    "convert_conv3d_weight_memory_format",
 ]
