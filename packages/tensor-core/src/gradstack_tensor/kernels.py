@@ -76,6 +76,8 @@ from ._sum_kernels import *  # noqa: F403
 from ._sum_kernels import __all__ as _sum_kernels_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
+from ._triangle_kernels import *  # noqa: F403
+from ._triangle_kernels import __all__ as _triangle_kernels_all
 from ._triangular_arrays import *  # noqa: F403
 from ._triangular_arrays import __all__ as _triangular_arrays_all
 from ._vector_norm_kernels import *  # noqa: F403
@@ -109,6 +111,7 @@ __all__ = sorted(
         *_special_kernels_all,
         *_sum_kernels_all,
         *_sum_to_shape_all,
+        *_triangle_kernels_all,
         *_triangular_arrays_all,
         *_vector_norm_kernels_all,
         *_window_kernels_all,
