@@ -589,28 +589,6 @@ def _cell(kind):
     return make
 
 
-def _fused_cell(name, gates):
-    """torch's fused LSTM/GRU cell pointwise op (``_thnn_fused_lstm_cell``: the gates of
-    the two GEMMs in, h and c out), on a batch of about n/gates/4 hidden values."""
-
-    def make(n, r):
-        batch, hidden = {100: (2, 4), 10_000: (20, 32)}.get(n, (250, 256))
-        arrays = (
-            f32(r, (batch, gates * hidden)),
-            f32(r, (batch, gates * hidden)),
-            f32(r, (batch, hidden)),
-            f32(r, (gates * hidden,), -0.1, 0.1),
-            f32(r, (gates * hidden,), -0.1, 0.1),
-        )
-        return Case(arrays, call(lambda L, i, h, c, bi, bh: aten(L, name)(i, h, c, bi, bh)[0]))
-
-    return make
-
-
-R["_thnn_fused_lstm_cell"] = _fused_cell("_thnn_fused_lstm_cell", 4)
-R["_thnn_fused_gru_cell"] = _fused_cell("_thnn_fused_gru_cell", 3)
-
-
 def _layer(kind):
     """An LSTM/GRU layer (torch's nn.LSTM / nn.GRU) over a sequence whose output has about
     n elements (steps x batch x hidden), weights set from the arrays."""
@@ -722,6 +700,8 @@ NO_TORCH_TWIN = {
     "_index_scatter": "gradstack's scatter-add behind embedding's backward (timed there)",
     "_lstm_layer": "a direction of gradstack's nn.LSTM in one op (timed as nn.LSTM)",
     "_gru_layer": "a direction of gradstack's nn.GRU in one op (timed as nn.GRU)",
+    "_thnn_fused_lstm_cell": "torch's kernel is CUDA-only (the cell is timed as nn.LSTMCell)",
+    "_thnn_fused_gru_cell": "torch's kernel is CUDA-only (the cell is timed as nn.GRUCell)",
 }
 
 

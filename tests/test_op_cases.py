@@ -2,7 +2,7 @@
 gradstack's op table (``benchmarks/library_worker.op_sweep_ops``, the sweep's own list) has
 a case in ``benchmarks/op_cases.py`` or is listed in ``op_cases.NO_TORCH_TWIN`` with the
 reason; and the cases added for the op table's later ops (special functions, complex
-numbers, FFTs, linalg factorisations, the fused RNN cells) run in gradstack and give
+numbers, FFTs, linalg factorisations) run in gradstack and give
 torch's values and gradients at about 100 elements (as the sweep's check does)."""
 
 from __future__ import annotations
@@ -44,8 +44,6 @@ def test_no_torch_twin_names_ops_of_the_table():
 
 ADDED = [
     "_neg_view",
-    "_thnn_fused_gru_cell",
-    "_thnn_fused_lstm_cell",
     "angle",
     "complex",
     "conj",
