@@ -43,6 +43,7 @@ import math
 import numpy as np
 
 from . import _activation_kernels, _loss_kernels, _nll_kernels, _norm_kernels
+from . import _log_sigmoid_kernels
 from . import _batch_norm_kernels as _bn_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
@@ -844,6 +845,9 @@ def silu_(input):
 def log_sigmoid(input):
     """``log(sigmoid(x))``, stable for large ``|x|``."""
     x = _float(input, "log_sigmoid", "log_sigmoid_cpu")
+    r = unary_kernel(_log_sigmoid_kernels.log_sigmoid, x)  # Note [log_sigmoid in one pass]
+    if r is not None:
+        return _wrap(r)
     return _wrap(log_sigmoid_array(x).astype(x.dtype, copy=False))
 
 

@@ -48,6 +48,8 @@ from ._index_kernels import *  # noqa: F403
 from ._index_kernels import __all__ as _index_kernels_all
 from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
+from ._log_sigmoid_kernels import *  # noqa: F403
+from ._log_sigmoid_kernels import __all__ as _log_sigmoid_kernels_all
 from ._loss_kernels import *  # noqa: F403
 from ._loss_kernels import __all__ as _loss_kernels_all
 from ._masked_fill_kernels import *  # noqa: F403
@@ -97,6 +99,7 @@ __all__ = sorted(
         *_recurrent_gemm_all,
         *_pointwise_kernels_all,
         *_kernels_all,
+        *_log_sigmoid_kernels_all,
         *_loss_kernels_all,
         *_dropout_kernels_all,
         *_embedding_bag_kernels_all,
