@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _triangle_kernels
+from . import _outer_kernels, _triangle_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import CPP_TYPE, SCALAR_TYPE
@@ -381,7 +381,12 @@ def outer(a, b):
     x, y = _data(a).astype(res, copy=False), _data(b).astype(res, copy=False)
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"outer(): expected 1D tensors, got {x.ndim}D and {y.ndim}D")
+    if x.dtype in _OUTER_DTYPES:  # one pass by rows (Note [The outer product by rows])
+        return _wrap(_outer_kernels.outer(np.ascontiguousarray(x), np.ascontiguousarray(y)))
     return _wrap(np.multiply.outer(x, y))
+
+
+_OUTER_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @OPS["mv"].set_kernel

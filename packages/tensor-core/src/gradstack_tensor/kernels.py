@@ -60,6 +60,8 @@ from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._order_kernels import *  # noqa: F403
 from ._order_kernels import __all__ as _order_kernels_all
+from ._outer_kernels import *  # noqa: F403
+from ._outer_kernels import __all__ as _outer_kernels_all
 from ._pointwise_kernels import *  # noqa: F403
 from ._pointwise_kernels import __all__ as _pointwise_kernels_all
 from ._recurrent_gemm import *  # noqa: F403
@@ -107,6 +109,7 @@ __all__ = sorted(
         *_nll_kernels_all,
         *_norm_kernels_all,
         *_order_kernels_all,
+        *_outer_kernels_all,
         *_rnn_kernels_all,
         *_recurrent_layers_all,
         *_scan_kernels_all,
