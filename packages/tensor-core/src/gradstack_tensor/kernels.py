@@ -42,6 +42,8 @@ from ._dropout_kernels import *  # noqa: F403
 from ._dropout_kernels import __all__ as _dropout_kernels_all
 from ._embedding_bag_kernels import *  # noqa: F403
 from ._embedding_bag_kernels import __all__ as _embedding_bag_kernels_all
+from ._erfc_kernels import *  # noqa: F403
+from ._erfc_kernels import __all__ as _erfc_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._index_kernels import *  # noqa: F403
@@ -105,6 +107,7 @@ __all__ = sorted(
         *_loss_kernels_all,
         *_dropout_kernels_all,
         *_embedding_bag_kernels_all,
+        *_erfc_kernels_all,
         *_masked_fill_kernels_all,
         *_nll_kernels_all,
         *_norm_kernels_all,
