@@ -35,6 +35,8 @@ import numpy as np
 from ._loops cimport has_zero, pow_double_by_number, relu_float, sigmoid_tail
 from ._pointwise_kernels cimport exp2_dense, sign_dense, sign_dense_inplace
 
+from ._nextafter_kernels import nextafter_ufunc as _nextafter_bits  # noqa: F401 (the table's)
+
 from . import _bessel_kernels, _division_kernels, _special_kernels
 
 cnp.import_array()

@@ -58,6 +58,8 @@ from ._masked_fill_kernels import *  # noqa: F403
 from ._masked_fill_kernels import __all__ as _masked_fill_kernels_all
 from ._nll_kernels import *  # noqa: F403
 from ._nll_kernels import __all__ as _nll_kernels_all
+from ._nextafter_kernels import *  # noqa: F403
+from ._nextafter_kernels import __all__ as _nextafter_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._order_kernels import *  # noqa: F403
@@ -110,6 +112,7 @@ __all__ = sorted(
         *_erfc_kernels_all,
         *_masked_fill_kernels_all,
         *_nll_kernels_all,
+        *_nextafter_kernels_all,
         *_norm_kernels_all,
         *_order_kernels_all,
         *_outer_kernels_all,
