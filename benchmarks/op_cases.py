@@ -223,7 +223,7 @@ R["erf"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: L.erf(x)))
 
 R["erfc"] = lambda n, r: _unary("erfc", n, r)
 R["softplus"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: L.nn.functional.softplus(x)))
-R["angle"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: L.angle(x)))
+R["angle"] = lambda n, r: _complex_case(lambda L, z: L.angle(z))(n, r)  # the op: complex
 R["frexp"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: L.frexp(x).mantissa))
 R["_neg_view"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: aten(L, "_neg_view")(x)))
 
