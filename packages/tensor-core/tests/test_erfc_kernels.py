@@ -19,8 +19,14 @@ def _ulps(a, b):
 
 def test_float32_values_across_the_line_are_torchs():
     x = np.arange(0, 2**32, 4099, dtype=np.uint64).astype(np.uint32).view(np.float32)
-    x = np.concatenate([x, np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 10.05, 10.1, -4.0,
-                                     1e-45, 9.3], np.float32)])
+    x = np.concatenate(
+        [
+            x,
+            np.array(
+                [0.0, -0.0, np.inf, -np.inf, np.nan, 10.05, 10.1, -4.0, 1e-45, 9.3], np.float32
+            ),
+        ]
+    )
     ours = kernels.erfc_float32(x)
     theirs = torch.erfc(torch.from_numpy(x)).numpy()
     assert np.array_equal(np.isnan(ours), np.isnan(theirs))

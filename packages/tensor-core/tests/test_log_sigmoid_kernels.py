@@ -21,8 +21,9 @@ def _ulps(a, b):
 
 def test_float32_values_across_the_line_are_torchs():
     x = np.arange(0, 2**32, 4099, dtype=np.uint64).astype(np.uint32).view(np.float32)
-    x = np.concatenate([x, np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 88.0, 104.5],
-                                    np.float32)])
+    x = np.concatenate(
+        [x, np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 88.0, 104.5], np.float32)]
+    )
     ours = kernels.log_sigmoid(x)
     theirs = F.logsigmoid(torch.from_numpy(x)).numpy()
     assert np.array_equal(np.isnan(ours), np.isnan(theirs))

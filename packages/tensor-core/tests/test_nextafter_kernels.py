@@ -18,8 +18,24 @@ UINT = {np.float32: np.uint32, np.float64: np.uint64}
 
 def _pairs(dtype, seed=0):
     f = np.finfo(dtype)
-    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, f.max, -f.max, f.tiny,
-                        f.smallest_subnormal, -f.smallest_subnormal, 2.5], dtype)
+    special = np.array(
+        [
+            0.0,
+            -0.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            1.0,
+            -1.0,
+            f.max,
+            -f.max,
+            f.tiny,
+            f.smallest_subnormal,
+            -f.smallest_subnormal,
+            2.5,
+        ],
+        dtype,
+    )
     xs, ys = np.meshgrid(special, special)
     r = np.random.default_rng(seed)
     u = UINT[dtype]
@@ -53,14 +69,17 @@ def test_other_layouts_and_sizes(dtype):
     x, y = _pairs(dtype, 1)
     x, y = x[: 96 * 50].reshape(96, 50), y[: 96 * 50].reshape(96, 50)
     for a, b in [(x.T, y.T), (x[::2], y[1::2]), (x, y[:1]), (x[:0], y[:0]), (x[3], y[3, 0])]:
-        theirs = torch.nextafter(torch.from_numpy(np.ascontiguousarray(a)),
-                                 torch.from_numpy(np.ascontiguousarray(b))).numpy()
-        ours = gs.nextafter(gs.from_numpy(np.ascontiguousarray(a)),
-                            gs.from_numpy(np.ascontiguousarray(b))).numpy()
+        theirs = torch.nextafter(
+            torch.from_numpy(np.ascontiguousarray(a)), torch.from_numpy(np.ascontiguousarray(b))
+        ).numpy()
+        ours = gs.nextafter(
+            gs.from_numpy(np.ascontiguousarray(a)), gs.from_numpy(np.ascontiguousarray(b))
+        ).numpy()
         _same_bits(ours, theirs, dtype)
-        ours = gs.nextafter(gs.from_numpy(x).t() if a is x.T else gs.from_numpy(
-            np.ascontiguousarray(a)), gs.from_numpy(np.ascontiguousarray(b))
-            if a is not x.T else gs.from_numpy(y).t()).numpy()
+        ours = gs.nextafter(
+            gs.from_numpy(x).t() if a is x.T else gs.from_numpy(np.ascontiguousarray(a)),
+            gs.from_numpy(np.ascontiguousarray(b)) if a is not x.T else gs.from_numpy(y).t(),
+        ).numpy()
         _same_bits(np.ascontiguousarray(ours), theirs, dtype)
 
 

@@ -37,8 +37,13 @@ def test_non_contiguous_vectors(dtype):
 
 
 def test_mixed_and_other_dtypes_keep_torchs_promotion():
-    cases = [(np.float32, np.float64), (np.int64, np.float32), (np.int32, np.int64),
-             (np.float16, np.float16), (np.bool_, np.bool_)]
+    cases = [
+        (np.float32, np.float64),
+        (np.int64, np.float32),
+        (np.int32, np.int64),
+        (np.float16, np.float16),
+        (np.bool_, np.bool_),
+    ]
     for da, db in cases:
         x, y = (np.arange(1, 5) % 2).astype(da), np.arange(3).astype(db)
         ours = gs.outer(gs.from_numpy(x), gs.from_numpy(y)).numpy()
@@ -63,8 +68,10 @@ def test_mv_gradients_are_torchs(dtype):
 
 def test_gradcheck():
     r = np.random.default_rng(5)
-    x, y = gs.from_numpy(r.standard_normal(4)).requires_grad_(), gs.from_numpy(
-        r.standard_normal(3)).requires_grad_()
+    x, y = (
+        gs.from_numpy(r.standard_normal(4)).requires_grad_(),
+        gs.from_numpy(r.standard_normal(3)).requires_grad_(),
+    )
     assert gs.autograd.gradcheck(gs.outer, (x, y))
     assert gs.autograd.gradgradcheck(gs.outer, (x, y))
     a = gs.from_numpy(r.standard_normal((4, 3))).requires_grad_()

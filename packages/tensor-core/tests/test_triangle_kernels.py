@@ -69,7 +69,7 @@ def test_gradients(name):
     for shape in [(4, 5), (2, 5, 3)]:
         for k in (-1, 0, 2):
             x = gs.from_numpy(_array(shape, np.float64)).requires_grad_()
-            assert gs.autograd.gradcheck(lambda t: getattr(gs, name)(t, k), (x,))
+            assert gs.autograd.gradcheck(lambda t, k=k: getattr(gs, name)(t, k), (x,))
             xt = torch.from_numpy(_array(shape, np.float64)).requires_grad_()
             g = _array(shape, np.float64, seed=1)
             (ours,) = gs.autograd.grad(getattr(gs, name)(x, k), x, gs.from_numpy(g))
@@ -121,8 +121,23 @@ def test_arguments_are_checked():
 
 # ---- in-place unary ops written over the tensor
 
-INPLACE = ["sgn_", "sign_", "floor_", "ceil_", "trunc_", "round_", "abs_", "log1p_", "cosh_",
-           "sinh_", "expm1_", "log2_", "sqrt_", "exp2_", "atan_"]
+INPLACE = [
+    "sgn_",
+    "sign_",
+    "floor_",
+    "ceil_",
+    "trunc_",
+    "round_",
+    "abs_",
+    "log1p_",
+    "cosh_",
+    "sinh_",
+    "expm1_",
+    "log2_",
+    "sqrt_",
+    "exp2_",
+    "atan_",
+]
 
 
 def _domain(name, x):
@@ -142,8 +157,9 @@ def test_in_place_unary_is_the_out_of_place_op(name, dtype, shape):
     np.testing.assert_array_equal(t.numpy(), expected)
     theirs = torch.from_numpy(x.copy())
     getattr(theirs, name)()
-    np.testing.assert_allclose(t.numpy(), theirs.numpy(), rtol=2e-6 if dtype == np.float32
-                               else 1e-13, atol=0)
+    np.testing.assert_allclose(
+        t.numpy(), theirs.numpy(), rtol=2e-6 if dtype == np.float32 else 1e-13, atol=0
+    )
 
 
 @pytest.mark.parametrize("name", ["sgn_", "floor_", "log1p_", "cosh_"])

@@ -42,8 +42,7 @@ import math
 
 import numpy as np
 
-from . import _activation_kernels, _loss_kernels, _nll_kernels, _norm_kernels
-from . import _log_sigmoid_kernels
+from . import _activation_kernels, _log_sigmoid_kernels, _loss_kernels, _nll_kernels, _norm_kernels
 from . import _batch_norm_kernels as _bn_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS

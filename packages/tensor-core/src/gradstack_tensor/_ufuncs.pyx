@@ -35,7 +35,7 @@ import numpy as np
 from ._loops cimport has_zero, pow_double_by_number, relu_float, sigmoid_tail
 from ._pointwise_kernels cimport exp2_dense, sign_dense, sign_dense_inplace
 
-from ._nextafter_kernels import nextafter_ufunc as _nextafter_bits  # noqa: F401 (the table's)
+from ._nextafter_kernels import nextafter_ufunc
 
 from . import _bessel_kernels, _division_kernels, _special_kernels
 
@@ -225,10 +225,16 @@ def _not_for_bool(str kernel, ufunc):
     checked.__name__ = ufunc.__name__
     write = _inplace_float.get(ufunc)
     if write is None and isinstance(ufunc, np.ufunc):
-        write = lambda x: ufunc(x, out=x)  # (Note [An in-place unary op writes into ...])
+        def write(x):  # (Note [An in-place unary op writes into its tensor])
+            return ufunc(x, out=x)
     if write is not None:
         _inplace_float[checked] = write
     return checked
+
+
+# nextafter by the bits (Note [nextafter by the bits] in _nextafter_kernels.pyx), named
+# here for the op table (Note [The table is read at build time] in _op_table.py)
+_nextafter_bits = nextafter_ufunc
 
 
 def _not_for_float(str kernel, ufunc):

@@ -56,10 +56,10 @@ from ._loss_kernels import *  # noqa: F403
 from ._loss_kernels import __all__ as _loss_kernels_all
 from ._masked_fill_kernels import *  # noqa: F403
 from ._masked_fill_kernels import __all__ as _masked_fill_kernels_all
-from ._nll_kernels import *  # noqa: F403
-from ._nll_kernels import __all__ as _nll_kernels_all
 from ._nextafter_kernels import *  # noqa: F403
 from ._nextafter_kernels import __all__ as _nextafter_kernels_all
+from ._nll_kernels import *  # noqa: F403
+from ._nll_kernels import __all__ as _nll_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._order_kernels import *  # noqa: F403
