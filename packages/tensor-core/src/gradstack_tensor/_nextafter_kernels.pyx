@@ -167,10 +167,11 @@ def nextafter(x, y):
     return _run(<cnp.ndarray>x, <cnp.ndarray>y, <cnp.ndarray>out)
 
 
-def nextafter_ufunc(x, y, out=None, **kwargs):
-    """``np.nextafter(x, y, out=out, **kwargs)``, by the bits (:func:`nextafter`) when x, y
-    and ``out`` are C-contiguous float32/float64 arrays of one shape and dtype (``out``
-    may be ``x``: the in-place op); numpy's loop otherwise.
+def nextafter_ufunc(x, y, out=None, casting="same_kind", **kwargs):
+    """``np.nextafter(x, y, out=out, casting=casting, **kwargs)``, by the bits
+    (:func:`nextafter`) when x, y and ``out`` are C-contiguous float32/float64 arrays of one
+    shape and dtype (``out`` may be ``x``: the in-place op; no cast is then made, whatever
+    ``casting`` allows); numpy's loop otherwise.
 
     Examples
     --------
@@ -197,4 +198,4 @@ def nextafter_ufunc(x, y, out=None, **kwargs):
                 return _run(<cnp.ndarray>x, <cnp.ndarray>y, <cnp.ndarray>out)
     if out is not None:
         kwargs["out"] = out
-    return np.nextafter(x, y, **kwargs)
+    return np.nextafter(x, y, casting=casting, **kwargs)
