@@ -121,3 +121,65 @@ def test_arguments_are_checked():
         kernels.log_sigmoid_backward(np.zeros(3, np.float32), np.zeros(3))
     with pytest.raises(ValueError):
         kernels.log_sigmoid_backward(np.zeros(4), np.zeros(3))
+
+
+# ---- softplus, log_sigmoid's mirror (Note [softplus as log_sigmoid's mirror])
+
+
+@pytest.mark.parametrize("beta,threshold", [(1.0, 20.0), (2.0, 10.0), (0.5, 5.0), (-1.0, 20.0)])
+def test_softplus_float32_values_are_torchs(beta, threshold):
+    x = np.arange(0, 2**32, 4099, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = np.concatenate([x, np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 20.0, 10.0], np.float32)])
+    ours = kernels.softplus(x, beta, threshold)
+    theirs = F.softplus(torch.from_numpy(x), beta, threshold).numpy()
+    assert np.array_equal(np.isnan(ours), np.isnan(theirs))
+    ok = ~np.isnan(theirs)
+    assert _ulps(ours[ok], theirs[ok]).max() <= 4
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(0,), (1,), (7, 5), (65,), (3, 4, 5), (1 << 17,)])
+def test_softplus_op_and_gradient_are_torchs(dtype, shape):
+    r = np.random.default_rng(8)
+    x = r.uniform(-30, 30, shape).astype(dtype)
+    g = r.standard_normal(shape).astype(dtype)
+    a, t = gs.from_numpy(x).requires_grad_(), torch.from_numpy(x).requires_grad_()
+    ours, theirs = gs.nn.functional.softplus(a, 1.5, 15.0), F.softplus(t, 1.5, 15.0)
+    tol = 5e-7 if dtype == np.float32 else 1e-15
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tol, atol=tol)
+    (ga,) = gs.autograd.grad(ours, a, gs.from_numpy(g))
+    (gt,) = torch.autograd.grad(theirs, t, torch.from_numpy(g))
+    np.testing.assert_allclose(ga.numpy(), gt.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softplus_non_contiguous_and_float16(dtype):
+    x = np.random.default_rng(9).uniform(-5, 5, (6, 40, 30)).astype(dtype)
+    for view in (lambda t: t.transpose(0, 2), lambda t: t[:, ::3, 1:]):
+        ours = gs.nn.functional.softplus(view(gs.from_numpy(x))).numpy()
+        theirs = F.softplus(view(torch.from_numpy(x))).numpy()
+        np.testing.assert_allclose(ours, theirs, rtol=5e-7)
+    h = np.linspace(-5, 5, 11).astype(np.float16)
+    ours = gs.nn.functional.softplus(gs.from_numpy(h)).numpy()
+    assert ours.dtype == np.float16
+    np.testing.assert_allclose(
+        ours.astype(np.float32),
+        F.softplus(torch.from_numpy(h)).numpy().astype(np.float32),
+        rtol=2e-3,
+    )
+
+
+def test_softplus_gradcheck_and_threads():
+    x = gs.from_numpy(np.random.default_rng(10).uniform(-4, 4, (3, 5))).requires_grad_()
+    assert gs.autograd.gradcheck(gs.nn.functional.softplus, (x,))
+    assert gs.autograd.gradgradcheck(gs.nn.functional.softplus, (x,))
+    y = np.random.default_rng(11).uniform(-30, 30, 300_001).astype(np.float32)
+    before = gs.get_num_threads()
+    try:
+        gs.set_num_threads(1)
+        serial = kernels.softplus(y, 2.0, 10.0)
+        gs.set_num_threads(2)
+        threaded = kernels.softplus(y, 2.0, 10.0)
+    finally:
+        gs.set_num_threads(before)
+    np.testing.assert_array_equal(serial, threaded)

@@ -856,6 +856,10 @@ def softplus(input, beta=1.0, threshold=20.0):
     elements (the composite it replaces made seven ops and their nodes)."""
     x = _float(input, "softplus", "softplus_forward")
     beta, threshold = float(beta), float(threshold)
+    # one pass (Note [softplus as log_sigmoid's mirror] in _log_sigmoid_kernels.pyx)
+    r = unary_kernel(_log_sigmoid_kernels.softplus, x, beta, threshold)
+    if r is not None:
+        return _wrap(r)
     out = np.empty(x.shape, dtype=x.dtype)  # (an array also for 0-d input: ufuncs' out=)
     np.multiply(x, beta, out=out)
     above = out > threshold

@@ -5,7 +5,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["LOG_SIGMOID_THRESHOLD", "log_sigmoid", "log_sigmoid_backward"]
+__all__ = ["LOG_SIGMOID_THRESHOLD", "log_sigmoid", "log_sigmoid_backward", "softplus"]
 
 _Float = TypeVar("_Float", np.float32, np.float64)
 
@@ -14,4 +14,7 @@ LOG_SIGMOID_THRESHOLD: int
 def log_sigmoid(x: npt.NDArray[_Float]) -> npt.NDArray[_Float]: ...
 def log_sigmoid_backward(
     grad: npt.NDArray[_Float], x: npt.NDArray[_Float]
+) -> npt.NDArray[_Float]: ...
+def softplus(
+    x: npt.NDArray[_Float], beta: float = 1.0, threshold: float = 20.0
 ) -> npt.NDArray[_Float]: ...

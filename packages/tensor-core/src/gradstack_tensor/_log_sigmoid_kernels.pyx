@@ -1,11 +1,11 @@
 # cython: language_level=3
 """``log_sigmoid`` and ``log_sigmoid_backward``: torch's ``F.logsigmoid`` and its
-derivative, one pass in C over a float32 or float64 array (Note [log_sigmoid in one
-pass]).
+derivative, and ``softplus``, its mirror, one pass in C each over a float32 or float64
+array (Note [log_sigmoid in one pass], Note [softplus as log_sigmoid's mirror]).
 
-The op ``log_sigmoid`` takes the forward loop for float32/float64 tensors
-(``_impl_nn.py``), graph-engine's first-order formula (``LogSigmoidBackward0``) the
-backward one.  Arguments are checked, and threads set, by ``_kernels.pyx``'s shared code;
+The ops ``log_sigmoid`` and ``softplus`` take the forward loops for float32/float64
+tensors (``_impl_nn.py``), graph-engine's first-order formula (``LogSigmoidBackward0``)
+the backward one.  Arguments are checked, and threads set, by ``_kernels.pyx``'s shared code;
 public as ``gradstack_tensor.kernels``.
 """
 
@@ -19,7 +19,7 @@ from ._kernels cimport (
 
 cnp.import_array()
 
-__all__ = ["LOG_SIGMOID_THRESHOLD", "log_sigmoid", "log_sigmoid_backward"]
+__all__ = ["LOG_SIGMOID_THRESHOLD", "log_sigmoid", "log_sigmoid_backward", "softplus"]
 
 # Note [log_sigmoid in one pass]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -42,6 +42,16 @@ __all__ = ["LOG_SIGMOID_THRESHOLD", "log_sigmoid", "log_sigmoid_backward"]
 #     that GCC vectorises the loops (AVX2 copies, Note [AVX2 clones] in _kernels.pyx):
 #     about torch's time at 10**6 elements.
 #   - nan stays nan; -inf gives -inf and a gradient of grad; +inf gives 0 and 0.
+#
+# Note [softplus as log_sigmoid's mirror]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# softplus(x) = log1p(exp(beta x)) / beta is -log_sigmoid(-beta x) / beta: the same two
+# functions.  torch's softplus_kernel computes v = x * beta in the dtype, returns x where
+# v > threshold and log1p(exp(v)) / beta elsewhere; numpy took five passes (multiply,
+# compare, exp, log1p, copyto).  The float32 loop computes log1p(exp(v)) as max(v, 0) +
+# log1p(exp(-|v|)) with the loops above (no overflow, the same value within an ulp of
+# torch's exp-then-log1p), divides by beta and picks x by an integer select; float64 takes
+# torch's formula with libm.
 
 
 cdef extern from *:
@@ -135,11 +145,35 @@ cdef extern from *:
         }
     }
 
+    /* Note [softplus as log_sigmoid's mirror]: torch's softplus_kernel, v = x * beta in
+       float, x where v > threshold, else log1p(exp(v)) / beta, with log1p(exp(v)) =
+       max(v, 0) + log1p(exp(-|v|)) (the same function, no overflow); the choice by an
+       integer select on the bits */
+    GS_BODY void gs_softplus_f32_body(float beta, float threshold, const float* x,
+                                      float* out, Py_ssize_t start, Py_ssize_t stop) {
+        for (Py_ssize_t i = start; i < stop; i++) {
+            float v = x[i] * beta;
+            uint32_t vb, xb, rb, keep;
+            memcpy(&vb, &v, sizeof vb);
+            vb &= (vb >> 31) - 1u;                    /* max(v, 0) (v = -0.0 gives +0.0) */
+            float pos;
+            memcpy(&pos, &vb, sizeof pos);
+            float r = (pos + gs_ls_log1p(gs_ls_z(v))) / beta;
+            keep = 0u - (uint32_t)(v > threshold);
+            memcpy(&xb, x + i, sizeof xb);
+            memcpy(&rb, &r, sizeof rb);
+            rb = (xb & keep) | (rb & ~keep);
+            memcpy(out + i, &rb, sizeof rb);
+        }
+    }
+
     #define GS_LS_CLONE(suffix, attr)                                                  \\
-        attr static void gs_ls_f32_##suffix(const float* g, const float* x, float* out,    \\
-                                            Py_ssize_t start, Py_ssize_t stop) {           \\
-            if (g == NULL) gs_ls_f32_body(x, out, start, stop);                            \\
-            else gs_ls_backward_f32_body(g, x, out, start, stop);                          \\
+        attr static void gs_ls_f32_##suffix(int kind, float beta, float threshold,         \\
+                const float* g, const float* x, float* out, Py_ssize_t start,              \\
+                Py_ssize_t stop) {                                                         \\
+            if (kind == 0) gs_ls_f32_body(x, out, start, stop);                            \\
+            else if (kind == 1) gs_ls_backward_f32_body(g, x, out, start, stop);           \\
+            else gs_softplus_f32_body(beta, threshold, x, out, start, stop);               \\
         }
     GS_LS_CLONE(default, )
     #if GS_AVX2_CLONES
@@ -154,12 +188,17 @@ cdef extern from *:
     #endif
 
     /* float64: torch's formulas with libm, one element at a time */
-    static void gs_ls_f64(const double* g, const double* x, double* out, Py_ssize_t start,
-                          Py_ssize_t stop) {
+    static void gs_ls_f64(int kind, double beta, double threshold, const double* g,
+                          const double* x, double* out, Py_ssize_t start, Py_ssize_t stop) {
         for (Py_ssize_t i = start; i < stop; i++) {
             double a = x[i];
+            if (kind == 2) {
+                double v = a * beta;
+                out[i] = v > threshold ? a : log1p(exp(v)) / beta;
+                continue;
+            }
             double z = exp(-fabs(a));
-            if (g == NULL) {
+            if (kind == 0) {
                 out[i] = (a < 0.0 ? a : 0.0) - log1p(z);
             } else {
                 double max_deriv = a < 0.0 ? 1.0 : 0.0;
@@ -169,16 +208,21 @@ cdef extern from *:
         }
     }
 
-    static void gs_ls_range(int gs_avx2, int gs_avx512, int single, const void* g,
-                            const void* x, void* out, Py_ssize_t start, Py_ssize_t stop) {
+    /* kind 0: log_sigmoid, 1: its backward (g), 2: softplus (beta, threshold) */
+    static void gs_ls_range(int gs_avx2, int gs_avx512, int single, int kind, double beta,
+                            double threshold, const void* g, const void* x, void* out,
+                            Py_ssize_t start, Py_ssize_t stop) {
         if (single)
-            GS_LS_DISPATCH(gs_ls_f32, ((const float*)g, (const float*)x, (float*)out, start, stop));
+            GS_LS_DISPATCH(gs_ls_f32, (kind, (float)beta, (float)threshold, (const float*)g,
+                                       (const float*)x, (float*)out, start, stop));
         else
-            gs_ls_f64((const double*)g, (const double*)x, (double*)out, start, stop);
+            gs_ls_f64(kind, beta, threshold, (const double*)g, (const double*)x,
+                      (double*)out, start, stop);
     }
     """
-    void gs_ls_range(int avx2, int avx512, int single, const void* g, const void* x,
-                     void* out, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    void gs_ls_range(int avx2, int avx512, int single, int kind, double beta,
+                     double threshold, const void* g, const void* x, void* out,
+                     Py_ssize_t start, Py_ssize_t stop) noexcept nogil
 
 
 # Note [log_sigmoid threshold]
@@ -192,7 +236,8 @@ cdef Py_ssize_t _threshold = 1 << 11
 LOG_SIGMOID_THRESHOLD = _threshold
 
 
-cdef object _apply(str func, object grad, object x):
+cdef object _apply(str func, int kind, object grad, object x, double beta=1.0,
+                   double threshold=0.0):
     cdef int typenum = _check_input(func, "x", x)
     cdef const void* gp = NULL
     if grad is not None:
@@ -213,13 +258,14 @@ cdef object _apply(str func, object grad, object x):
     cdef void* op_ = cnp.PyArray_DATA(<cnp.ndarray>out)
     if nthreads <= 1:
         with nogil:
-            gs_ls_range(avx2, avx512, single, gp, xp, op_, 0, n)
+            gs_ls_range(avx2, avx512, single, kind, beta, threshold, gp, xp, op_, 0, n)
         return out
     step = (kernel_block_size(n, nthreads) + 63) // 64 * 64
     with nogil:
         for block in prange(nthreads, schedule="static", num_threads=nthreads):
             start = block * step
-            gs_ls_range(avx2, avx512, single, gp, xp, op_, min(start, n), min(start + step, n))
+            gs_ls_range(avx2, avx512, single, kind, beta, threshold, gp, xp, op_,
+                        min(start, n), min(start + step, n))
     return out
 
 
@@ -241,7 +287,7 @@ def log_sigmoid(x):
     >>> log_sigmoid(np.array([-100.0, 0.0, 2.0]))
     array([-100.        ,   -0.69314718,   -0.12692801])
     """
-    return _apply("log_sigmoid", None, x)
+    return _apply("log_sigmoid", 0, None, x)
 
 
 def log_sigmoid_backward(grad, x):
@@ -256,4 +302,19 @@ def log_sigmoid_backward(grad, x):
     >>> log_sigmoid_backward(np.ones(3), np.array([-2.0, 0.0, 2.0]))
     array([0.88079708, 0.5       , 0.11920292])
     """
-    return _apply("log_sigmoid_backward", grad, x)
+    return _apply("log_sigmoid_backward", 1, grad, x)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """torch's ``softplus``: ``log1p(exp(beta * x)) / beta``, and ``x`` where ``beta * x >
+    threshold``, of a float32/float64 C-contiguous array, as a new array (Note [softplus
+    as log_sigmoid's mirror]; ``softplus(x) = -log_sigmoid(-x)`` for ``beta = 1``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import softplus
+    >>> softplus(np.array([-2.0, 0.0, 30.0]))
+    array([ 0.12692801,  0.69314718, 30.        ])
+    """
+    return _apply("softplus", 2, None, x, float(beta), float(threshold))
