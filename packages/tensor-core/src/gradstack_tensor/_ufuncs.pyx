@@ -35,6 +35,7 @@ import numpy as np
 from ._loops cimport has_zero, pow_double_by_number, relu_float, sigmoid_tail
 from ._pointwise_kernels cimport exp2_dense, sign_dense, sign_dense_inplace
 
+from ._exp_kernels import exp_float32, sigmoid_float32
 from ._nextafter_kernels import nextafter_ufunc
 
 from . import _bessel_kernels, _division_kernels, _special_kernels
@@ -136,11 +137,21 @@ def _sigmoid_ufunc(x):
     """numpy path of sigmoid (Note [sigmoid on the numpy path]); ``x`` is a float array."""
     if not cnp.PyArray_Check(x):
         raise TypeError(f"sigmoid: expected a numpy array, got {type(x).__name__}")
-    cdef cnp.ndarray a = x, out
+    cdef cnp.ndarray a = x
     cdef int num = cnp.PyArray_TYPE(a)
     if num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE:
-        # float16 computes in float32 and rounds once, as torch does
-        return _sigmoid_ufunc(a.astype(np.float32)).astype(a.dtype)
+        # float16 computes in float32 and rounds once, as torch does (numpy's float32
+        # passes: their values round to float16 as torch's do, within 4 of the 65536)
+        return _sigmoid_passes(a.astype(np.float32)).astype(a.dtype)
+    if num == cnp.NPY_FLOAT and _c_float32(a):
+        return sigmoid_float32(a)  # one pass (Note [float32 exp and sigmoid in one pass])
+    return _sigmoid_passes(a)
+
+
+cdef object _sigmoid_passes(cnp.ndarray a):
+    """``1 / (1 + exp(-a))`` in four in-place ufunc passes (Note [sigmoid on the numpy
+    path])."""
+    cdef cnp.ndarray out
     r = np.negative(a)
     out = r if cnp.PyArray_Check(r) else np.asarray(r)     # 0-d: numpy returns a scalar
     np.exp(out, out)                # out positionally: no keyword parsing
@@ -333,6 +344,12 @@ def _integer_identity(ufunc):
 cdef dict _inplace_float = {}
 
 
+cdef inline bint _c_float32(cnp.ndarray a) noexcept:
+    """A C-contiguous, aligned float32 array in native byte order (the kernels' arrays)."""
+    return (cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT and cnp.PyArray_ISCARRAY_RO(a)
+            and cnp.PyArray_ISNOTSWAPPED(a))
+
+
 cdef bint unary_float_inplace(object ufunc, cnp.ndarray x) except -1:
     """Write ``ufunc(x)`` over a float32/float64 ``x`` by the same loop (Note [An in-place
     unary op writes into its tensor]); False when ``ufunc`` or ``x`` has no such path."""
@@ -341,6 +358,11 @@ cdef bint unary_float_inplace(object ufunc, cnp.ndarray x) except -1:
         return False
     if ufunc is _sign_ufunc:
         return sign_dense_inplace(x) is not None
+    if ufunc is _sigmoid_ufunc:
+        if num != cnp.NPY_FLOAT or not _c_float32(x):
+            return False
+        sigmoid_float32(x, x)
+        return True
     write = _inplace_float.get(ufunc)
     if write is None:
         return False
@@ -517,6 +539,10 @@ def _rounded_unary(ufunc):
                 r = exp2_dense(<cnp.ndarray>x)  # one dense block: a vectorised C pass
                 if r is not None:
                     return r
+            if ufunc is np.exp and _c_float32(<cnp.ndarray>x) and (out is None or out is x):
+                # one vectorised pass, the same bits (Note [float32 exp and sigmoid in one
+                # pass] in _exp_kernels.pyx)
+                return exp_float32(x, out)
             if out is None:
                 out = np.empty_like(x, order="K")
             with np.errstate(all="ignore"):  # (numpy's buffered casts: no float64 copy)

@@ -44,6 +44,8 @@ from ._embedding_bag_kernels import *  # noqa: F403
 from ._embedding_bag_kernels import __all__ as _embedding_bag_kernels_all
 from ._erfc_kernels import *  # noqa: F403
 from ._erfc_kernels import __all__ as _erfc_kernels_all
+from ._exp_kernels import *  # noqa: F403
+from ._exp_kernels import __all__ as _exp_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._index_kernels import *  # noqa: F403
@@ -110,6 +112,7 @@ __all__ = sorted(
         *_dropout_kernels_all,
         *_embedding_bag_kernels_all,
         *_erfc_kernels_all,
+        *_exp_kernels_all,
         *_masked_fill_kernels_all,
         *_nll_kernels_all,
         *_nextafter_kernels_all,
