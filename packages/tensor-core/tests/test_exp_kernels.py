@@ -1,9 +1,9 @@
 """float32 exp and sigmoid in one pass (``_exp_kernels.pyx``, Note [float32 exp and
 sigmoid in one pass]): exp is the correctly rounded value (float64 exp rounded once, as
-the small-array loops give) over a sweep of float32 values, sigmoid within 2 ulp of
-the true value (3 of torch's); the ops, their in-place forms (the same bits), non-contiguous and 0-size
-tensors, float64 and float16 (their own paths), the threaded path; gradients by
-gradcheck in float64 and against torch in float32."""
+the small-array loops give) over a sweep of float32 values, sigmoid within 2 ulp of the
+true value (3 of torch's); the ops, their in-place forms (the same bits), non-contiguous
+and 0-size tensors, float64 and float16 (their own paths), the threaded path; gradients
+by gradcheck in float64 and against torch in float32."""
 
 from __future__ import annotations
 
