@@ -120,3 +120,27 @@ def test_arguments_are_checked():
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
         kernels.exp_float32(ro, out=ro)
+
+
+def test_log1p_is_correctly_rounded():
+    specials = [0.0, -0.0, -1.0, -2.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e38, -0.999]
+    x = np.concatenate([SWEEP, np.float32(specials)])
+    ours = kernels.log1p_float32(x)
+    with np.errstate(all="ignore"):
+        ref = np.log1p(x.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(np.isnan(ours), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    np.testing.assert_array_equal(ours[ok].view(np.uint32), ref[ok].view(np.uint32))
+
+
+@pytest.mark.parametrize("shape", [(0,), (600,), (70, 90)])
+def test_log1p_op_in_place_and_views(shape):
+    x = np.random.default_rng(6).uniform(-0.99, 5, shape).astype(np.float32)
+    out = gs.log1p(gs.from_numpy(x)).numpy()
+    t = gs.from_numpy(x.copy())
+    t.log1p_()
+    np.testing.assert_array_equal(t.numpy(), out)
+    np.testing.assert_allclose(out, torch.log1p(torch.from_numpy(x)).numpy(), rtol=3e-7)
+    if len(shape) == 2:
+        ours = gs.log1p(gs.from_numpy(x).t()).numpy()
+        np.testing.assert_array_equal(ours, out.T)

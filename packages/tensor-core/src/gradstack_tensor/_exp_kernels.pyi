@@ -3,7 +3,7 @@
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["EXP_THRESHOLD", "exp_float32", "sigmoid_float32"]
+__all__ = ["EXP_THRESHOLD", "exp_float32", "log1p_float32", "sigmoid_float32"]
 
 EXP_THRESHOLD: int
 
@@ -11,5 +11,8 @@ def exp_float32(
     x: npt.NDArray[np.float32], out: npt.NDArray[np.float32] | None = None
 ) -> npt.NDArray[np.float32]: ...
 def sigmoid_float32(
+    x: npt.NDArray[np.float32], out: npt.NDArray[np.float32] | None = None
+) -> npt.NDArray[np.float32]: ...
+def log1p_float32(
     x: npt.NDArray[np.float32], out: npt.NDArray[np.float32] | None = None
 ) -> npt.NDArray[np.float32]: ...

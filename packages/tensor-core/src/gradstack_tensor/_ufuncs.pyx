@@ -35,7 +35,7 @@ import numpy as np
 from ._loops cimport has_zero, pow_double_by_number, relu_float, sigmoid_tail
 from ._pointwise_kernels cimport exp2_dense, sign_dense, sign_dense_inplace
 
-from ._exp_kernels import exp_float32, sigmoid_float32
+from ._exp_kernels import exp_float32, log1p_float32, sigmoid_float32
 from ._nextafter_kernels import nextafter_ufunc
 
 from . import _bessel_kernels, _division_kernels, _special_kernels
@@ -539,10 +539,11 @@ def _rounded_unary(ufunc):
                 r = exp2_dense(<cnp.ndarray>x)  # one dense block: a vectorised C pass
                 if r is not None:
                     return r
-            if ufunc is np.exp and _c_float32(<cnp.ndarray>x) and (out is None or out is x):
+            if (ufunc is np.exp or ufunc is np.log1p) and _c_float32(<cnp.ndarray>x) and (
+                    out is None or out is x):
                 # one vectorised pass, the same bits (Note [float32 exp and sigmoid in one
-                # pass] in _exp_kernels.pyx)
-                return exp_float32(x, out)
+                # pass], Note [float32 log1p in double] in _exp_kernels.pyx)
+                return (exp_float32 if ufunc is np.exp else log1p_float32)(x, out)
             if out is None:
                 out = np.empty_like(x, order="K")
             with np.errstate(all="ignore"):  # (numpy's buffered casts: no float64 copy)
