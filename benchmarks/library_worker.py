@@ -223,6 +223,14 @@ def op_sweep_ops() -> list[tuple[str, str]]:
     return out
 
 
+def _resolved(t):
+    """``t`` without torch's lazy conjugate and negative bits (``numpy()`` refuses them)."""
+    for name in ("resolve_conj", "resolve_neg"):
+        if hasattr(t, name):
+            t = getattr(t, name)()
+    return t
+
+
 class OpState:
     """One op of the sweep at one size, ready to time (``op_cases.Case``)."""
 
@@ -246,7 +254,7 @@ class OpState:
         lib.manual_seed(0)
         start = time.perf_counter()
         out = self.call(*self.tensors)
-        value = np.array(out.detach().numpy(), copy=True)
+        value = np.array(_resolved(out.detach()).numpy(), copy=True)
         self.grad_out = lib.from_numpy(rng.standard_normal(value.shape).astype(value.dtype))
         grads = self.backward(out)
         once = {"fwd+bwd": time.perf_counter() - start}

@@ -221,6 +221,69 @@ R["log_sigmoid"] = lambda n, r: Case(
 )
 R["erf"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: L.erf(x)))
 
+R["erfc"] = lambda n, r: _unary("erfc", n, r)
+R["softplus"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: L.nn.functional.softplus(x)))
+R["angle"] = lambda n, r: _complex_case(lambda L, z: L.angle(z))(n, r)  # the op: complex
+R["frexp"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: L.frexp(x).mantissa))
+R["_neg_view"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: aten(L, "_neg_view")(x)))
+
+
+def _gamma_pair(name):
+    """igamma / igammac (a, x): torch differentiates x only (the derivative in a is not
+    implemented in either library)."""
+    return lambda n, r: Case(
+        (f32(r, sq(n), 0.5, 3.0), f32(r, sq(n), 0.2, 4.0)),
+        call(lambda L, a, x: getattr(L, name)(a, x)),
+        grad=(False, True),
+    )
+
+
+for _n in ("igamma", "igammac"):
+    R[_n] = _gamma_pair(_n)
+
+
+def _special(name, lo=-2.0, hi=2.0):
+    """``torch.special.<name>`` of one float32 matrix (the op table's ``special_<name>``)."""
+    return lambda n, r: Case(
+        (f32(r, sq(n), lo, hi),), call(lambda L, x: getattr(L.special, name)(x))
+    )
+
+
+for _n in ("erfcx", "i0e", "i1", "i1e"):
+    R["special_" + _n] = _special(_n)
+R["special_zeta"] = lambda n, r: Case(  # torch differentiates q only
+    (f32(r, sq(n), 1.5, 4.0), f32(r, sq(n), 0.5, 3.0)),
+    call(lambda L, x, q: L.special.zeta(x, q)),
+    grad=(False, True),
+)
+
+
+# ---- complex numbers: complex64 inputs and outputs (the check compares real and
+# imaginary parts; the leaves' gradients are complex as in torch)
+def c64(rng, shape):
+    return (f32(rng, shape) + 1j * f32(rng, shape)).astype(np.complex64)
+
+
+def _complex_case(fn, shape=sq):
+    return lambda n, r: Case((c64(r, shape(n)),), call(fn), grad=(True,))
+
+
+R["conj"] = _complex_case(lambda L, z: L.conj(z))
+R["conj_physical"] = _complex_case(lambda L, z: L.conj_physical(z))
+R["view_as_real"] = _complex_case(lambda L, z: L.view_as_real(z))
+R["view_as_complex"] = lambda n, r: Case(
+    (f32(r, (*sq(n)[:1], sq(n)[1] // 2 or 1, 2)),), call(lambda L, x: L.view_as_complex(x))
+)
+R["complex"] = lambda n, r: Case(
+    (f32(r, sq(n)), f32(r, sq(n))), call(lambda L, x, y: L.complex(x, y))
+)
+R["polar"] = lambda n, r: Case(
+    (f32(r, sq(n), 0.1, 2.0), f32(r, sq(n), -3.0, 3.0)), call(lambda L, a, t: L.polar(a, t))
+)
+R["fft_c2c"] = _complex_case(lambda L, z: L.fft.fft(z))
+R["fft_r2c"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: L.fft.rfft(x)))
+R["fft_c2r"] = _complex_case(lambda L, z: L.fft.irfft(z))
+
 # ---- reductions (over the last dim of a square matrix, or over everything)
 R["sum"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.sum()))
 R["mean"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.mean(-1)))
@@ -286,6 +349,7 @@ R["linalg_solve_triangular"] = lambda n, r: Case(
 )
 R["linalg_lu"] = lambda n, r: Case((_spd(n, r),), call(lambda L, a: L.linalg.lu(a).U))
 R["linalg_pinv"] = lambda n, r: Case((_spd(n, r),), call(lambda L, a: L.linalg.pinv(a)))
+R["linalg_svd"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, a: L.linalg.svdvals(a)))
 
 # ---- views, copies, indexing
 R["cat"] = lambda n, r: Case((f32(r, sq(n)), f32(r, sq(n))), call(lambda L, a, b: L.cat([a, b], 0)))
@@ -667,6 +731,8 @@ NO_TORCH_TWIN = {
     "_index_scatter": "gradstack's scatter-add behind embedding's backward (timed there)",
     "_lstm_layer": "a direction of gradstack's nn.LSTM in one op (timed as nn.LSTM)",
     "_gru_layer": "a direction of gradstack's nn.GRU in one op (timed as nn.GRU)",
+    "_thnn_fused_lstm_cell": "torch's kernel is CUDA-only (the cell is timed as nn.LSTMCell)",
+    "_thnn_fused_gru_cell": "torch's kernel is CUDA-only (the cell is timed as nn.GRUCell)",
 }
 
 

@@ -47,11 +47,12 @@ if str(HERE) not in sys.path:
 
 from library_worker import Workers, fmt_time, load_words  # noqa: E402
 from models_vs_torch import cpu_model, versions, write_section  # noqa: E402
-from op_cases import FUNCTIONAL, NO_TORCH_TWIN  # noqa: E402
+from op_cases import FUNCTIONAL, NO_TORCH_TWIN, case  # noqa: E402
 
 SIZES = {"100": 100, "1e4": 10_000, "1e6": 1_000_000}
 MODES = ("fwd", "fwd+bwd")
 GS, TH = ("gradstack", "1"), ("torch", "1")  # with --before, more gradstack builds
+NO_CASE = "no case in benchmarks/op_cases.py: add one (tests/test_op_cases.py lists them)"
 BEGIN = "<!-- benchmarks/op_sweep.py: begin -->"
 END = "<!-- benchmarks/op_sweep.py: end -->"
 
@@ -66,6 +67,7 @@ class Row:
         self.diff = {}  # size -> largest relative difference
         self.samples = {}  # (size, mode, library) -> [seconds]
         self.one_sample = set()  # sizes timed by one sample (Note [Slow ops])
+        self.build_note = {}  # (size, build) -> why an older build did not run
 
     def ratio(self, size, mode, lib="gradstack"):
         a, b = self.samples.get((size, mode, lib)), self.samples.get((size, mode, "torch"))
@@ -86,7 +88,7 @@ def compare(a_arrays, b_arrays) -> float:
             if (a is None) != (b is None):
                 return float("inf")
             continue
-        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        a, b = _as_real(a), _as_real(b)
         if a.shape != b.shape:
             return float("inf")
         if a.size:
@@ -96,6 +98,14 @@ def compare(a_arrays, b_arrays) -> float:
             scale = max(1.0, float(np.max(np.abs(b[finite]), initial=0.0)))
             worst = max(worst, float(np.max(np.abs(a[finite] - b[finite]), initial=0.0)) / scale)
     return worst
+
+
+def _as_real(a) -> np.ndarray:
+    """float64 values; a complex array's real and imaginary parts side by side."""
+    a = np.asarray(a)
+    if np.iscomplexobj(a):
+        return np.stack([a.real, a.imag]).astype(np.float64)
+    return a.astype(np.float64)
 
 
 # Note [Slow ops]
@@ -116,6 +126,9 @@ def sweep(workers, ops, sizes, args) -> list[Row]:
         if name in NO_TORCH_TWIN:
             row.note = {s: "no torch twin: " + NO_TORCH_TWIN[name] for s in sizes}
             continue
+        if case(name, 100, np.random.default_rng(0), kind) is None:
+            row.note = {s: NO_CASE for s in sizes}
+            continue
         for size in sizes:
             n = SIZES[size]
             answers = {
@@ -126,20 +139,24 @@ def sweep(workers, ops, sizes, args) -> list[Row]:
                 row.note[size] = "torch: " + answers[TH][1].splitlines()[0][:100]
                 continue
             failed = [key for key in args.keys if answers[key][0] != "ok"]
-            if failed:
-                text = answers[failed[0]][1].splitlines()[0][:140]
-                row.note[size] = f"{failed[0][0]} fails: {text}"
+            if GS in failed:
+                text = answers[GS][1].splitlines()[0][:140]
+                row.note[size] = f"gradstack fails: {text}"
                 continue
+            for key in failed:  # an older build without the op: the others are timed
+                text = answers[key][1].splitlines()[0][:140]
+                row.build_note[size, key[0]] = f"{key[0]} fails: {text}"
+            keys = [key for key in args.keys if key not in failed]
             row.shape[size] = answers[GS][1]["shape"]
             row.diff[size] = compare(answers[GS][1]["arrays"], answers[TH][1]["arrays"])
-            slowest = max(max(a[1]["once"].values()) for a in answers.values())
+            slowest = max(max(answers[key][1]["once"].values()) for key in keys)
             rounds = 1 if slowest > args.slow else args.rounds  # Note [Slow ops]
             if rounds < args.rounds:
                 row.one_sample.add(size)
             for mode in MODES:
                 for r in range(rounds):
-                    k = r % len(args.keys)
-                    for key in args.keys[k:] + args.keys[:k]:
+                    k = r % len(keys)
+                    for key in keys[k:] + keys[:k]:
                         kind_, value = workers.ask(key, "op_sample", mode)
                         if kind_ != "ok":
                             row.note[size] = f"{key[0]} fails while timed: {value[:100]}"
@@ -260,6 +277,9 @@ def failures(rows) -> list[str]:
     out = []
     for row in rows:
         notes = sorted(set(row.note.values()))
+        notes += sorted(
+            {f"{text} (timed for the other builds)" for text in row.build_note.values()}
+        )
         for note in notes:
             out.append(f"- `{row.name}`: {note}")
     return out

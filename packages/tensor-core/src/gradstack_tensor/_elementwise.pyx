@@ -29,7 +29,9 @@ from ._sum_kernels cimport sum_dense_f32
 from ._shapes import broadcast_error, normalize_dims
 from ._tensor cimport Tensor, expect_tensor, wrap
 from ._tensor_base cimport TensorBase, as_ndarray, dtype_of_array, shape_of
-from ._ufuncs cimport quiet_call1, quiet_call2, quiet_cast, quiet_inplace2_into, quiet_sum
+from ._ufuncs cimport (
+    quiet_call1, quiet_call2, quiet_cast, quiet_inplace2_into, quiet_sum, unary_float_inplace,
+)
 
 cnp.import_array()
 
@@ -541,6 +543,9 @@ cdef object _inplace_unary_kernel(Op op, tuple args):
     if r is None and code:
         r = _transcendental(code, t._data, False)
     if r is None:
+        if unary_float_inplace(op.ufunc, t._data):  # Note [An in-place unary op writes ...]
+            t.bump_version(op.name)
+            return t
         r = quiet_call1(op.ufunc, t._data)
     np.copyto(t._data, r, casting="unsafe")
     t.bump_version(op.name)

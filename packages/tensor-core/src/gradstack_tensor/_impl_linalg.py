@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _outer_kernels, _triangle_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_elementwise import CPP_TYPE, SCALAR_TYPE
@@ -380,7 +381,12 @@ def outer(a, b):
     x, y = _data(a).astype(res, copy=False), _data(b).astype(res, copy=False)
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"outer(): expected 1D tensors, got {x.ndim}D and {y.ndim}D")
+    if x.dtype in _OUTER_DTYPES:  # one pass by rows (Note [The outer product by rows])
+        return _wrap(_outer_kernels.outer(np.ascontiguousarray(x), np.ascontiguousarray(y)))
     return _wrap(np.multiply.outer(x, y))
+
+
+_OUTER_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @OPS["mv"].set_kernel
@@ -492,9 +498,7 @@ def tril(input, diagonal=0):
     x = _data(input)
     if x.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    # torch's result is contiguous whatever the input's layout (numpy's keeps a transposed
-    # one, so ``triu(v.T).view(...)`` raised where torch views: fuzz seed 19 #5267)
-    return _wrap(np.ascontiguousarray(np.tril(x, k=diagonal)))
+    return _wrap(_triangle(x, diagonal, False))
 
 
 @OPS["triu"].set_kernel
@@ -502,4 +506,16 @@ def triu(input, diagonal=0):
     x = _data(input)
     if x.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    return _wrap(np.ascontiguousarray(np.triu(x, k=diagonal)))  # (as tril)
+    return _wrap(_triangle(x, diagonal, True))
+
+
+def _triangle(x, diagonal, upper):
+    """tril/triu of an array as a new C-contiguous array: torch's result is contiguous
+    whatever the input's layout (numpy's keeps a transposed one, so ``triu(v.T).view(...)``
+    raised where torch views: fuzz seed 19 #5267).  One pass by rows (Note [tril and triu
+    by rows] in _triangle_kernels.pyx), after a contiguous copy of a strided input; numpy's
+    mask and select for object arrays and a diagonal that is not an integer."""
+    if not x.dtype.hasobject and isinstance(diagonal, int):
+        return _triangle_kernels.triangle(np.ascontiguousarray(x), diagonal, upper)
+    fn = np.triu if upper else np.tril
+    return np.ascontiguousarray(fn(x, k=diagonal))

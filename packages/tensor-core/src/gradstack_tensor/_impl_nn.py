@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from . import _activation_kernels, _loss_kernels, _nll_kernels, _norm_kernels
+from . import _activation_kernels, _log_sigmoid_kernels, _loss_kernels, _nll_kernels, _norm_kernels
 from . import _batch_norm_kernels as _bn_kernels
 from . import dtypes as _dt
 from ._dispatch import OPS
@@ -844,6 +844,9 @@ def silu_(input):
 def log_sigmoid(input):
     """``log(sigmoid(x))``, stable for large ``|x|``."""
     x = _float(input, "log_sigmoid", "log_sigmoid_cpu")
+    r = unary_kernel(_log_sigmoid_kernels.log_sigmoid, x)  # Note [log_sigmoid in one pass]
+    if r is not None:
+        return _wrap(r)
     return _wrap(log_sigmoid_array(x).astype(x.dtype, copy=False))
 
 
@@ -853,6 +856,10 @@ def softplus(input, beta=1.0, threshold=20.0):
     elements (the composite it replaces made seven ops and their nodes)."""
     x = _float(input, "softplus", "softplus_forward")
     beta, threshold = float(beta), float(threshold)
+    # one pass (Note [softplus as log_sigmoid's mirror] in _log_sigmoid_kernels.pyx)
+    r = unary_kernel(_log_sigmoid_kernels.softplus, x, beta, threshold)
+    if r is not None:
+        return _wrap(r)
     out = np.empty(x.shape, dtype=x.dtype)  # (an array also for 0-d input: ufuncs' out=)
     np.multiply(x, beta, out=out)
     above = out > threshold

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from . import _activation_kernels, _special_kernels, return_types
+from . import _activation_kernels, _erfc_kernels, _special_kernels, return_types
 from . import dtypes as _dt
 from ._dispatch import OPS
 from ._impl_nn import erf_array, unary_kernel
@@ -60,6 +60,10 @@ def erfc(input):
     x = _float_input(input, "erfc")
     if x.dtype == np.float16:
         return _wrap(_activation_kernels.erfc(x.astype(np.float32)).astype(np.float16))
+    if x.dtype == np.float32:  # one vectorised pass (Note [float32 erfc by erfcx])
+        r = unary_kernel(_erfc_kernels.erfc_float32, x)
+        if r is not None:
+            return _wrap(r)
     r = unary_kernel(_activation_kernels.erfc, x)
     if r is None:  # another byte order
         r = _activation_kernels.erfc(x.astype(x.dtype.newbyteorder("="), order="C"))

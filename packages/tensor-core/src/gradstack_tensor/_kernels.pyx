@@ -39,6 +39,12 @@ interface::
     _nll_kernels.pyx               the NLL loss (nll_loss, nll_loss2d), forward and backward
     _sum_kernels.pyx               the sum of every element of a float32 array
     _pointwise_kernels.pyx         sign (float32/float64) and the float32 exp2
+    _triangle_kernels.pyx          tril and triu by rows (any numeric dtype)
+    _log_sigmoid_kernels.pyx       log_sigmoid (forward and backward) and softplus
+    _outer_kernels.pyx             the outer product (``outer``, mv's backward)
+    _erfc_kernels.pyx              the float32 erfc, erfc's backward
+    _nextafter_kernels.pyx         nextafter by the bits (float32/float64)
+    _exp_kernels.pyx               the float32 exp, log1p and sigmoid
 
 The other modules cimport what they share from ``_kernels.pxd``.
 

@@ -836,7 +836,7 @@ ROWS: tuple[OpRow, ...] = (
     op(
         "nextafter",
         BINARY,
-        ufuncs._floats_only("nextafter_cpu", np.nextafter),
+        ufuncs._floats_only("nextafter_cpu", ufuncs._nextafter_bits),
         inplace_form=True,
         args=TENSORS,
         doc="""The next floating-point value after ``self`` towards ``other``.

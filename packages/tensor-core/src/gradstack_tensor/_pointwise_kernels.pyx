@@ -167,12 +167,13 @@ cdef Py_ssize_t _exp2_threshold = 1 << 14
 EXP2_THRESHOLD = _exp2_threshold
 
 
-cdef object _run(int kind, cnp.ndarray x, Py_ssize_t threshold):
+cdef object _run(int kind, cnp.ndarray x, Py_ssize_t threshold, cnp.ndarray out=None):
     """The loop `kind` of a dense x (C- or F-contiguous, aligned, native order) into a new
-    array of its shape and layout."""
-    cdef cnp.ndarray out = cnp.PyArray_EMPTY(
-        cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x), cnp.PyArray_TYPE(x),
-        not cnp.PyArray_ISCARRAY_RO(x))   # (F order for an F-contiguous x, else C order)
+    array of its shape and layout, or into ``out`` (x itself: an in-place op)."""
+    if out is None:
+        out = cnp.PyArray_EMPTY(
+            cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x), cnp.PyArray_TYPE(x),
+            not cnp.PyArray_ISCARRAY_RO(x))   # (F order for an F-contiguous x, else C order)
     cdef Py_ssize_t n = cnp.PyArray_SIZE(x), block, start, step
     cdef int nthreads = kernel_threads(n, threshold)
     cdef int avx2 = kernel_avx2(), avx512 = kernel_avx512()
@@ -202,6 +203,17 @@ cdef object sign_dense(cnp.ndarray x):
     if (num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE) or not _dense(x):
         return None
     return _run(0 if num == cnp.NPY_FLOAT else 1, x, kernel_parallel_threshold())
+
+
+cdef object sign_dense_inplace(cnp.ndarray x):
+    """torch's sign of a dense, writeable float32/float64 array written over it (Note [An
+    in-place unary op writes into its tensor] in _elementwise.pyx), or None when ``x`` is
+    not one (the caller computes a new array and copies it)."""
+    cdef int num = cnp.PyArray_TYPE(x)
+    if ((num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE) or not _dense(x)
+            or not cnp.PyArray_ISWRITEABLE(x)):
+        return None
+    return _run(0 if num == cnp.NPY_FLOAT else 1, x, kernel_parallel_threshold(), x)
 
 
 cdef object exp2_dense(cnp.ndarray x):

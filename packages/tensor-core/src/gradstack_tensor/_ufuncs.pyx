@@ -33,7 +33,10 @@ cimport numpy as cnp
 import numpy as np
 
 from ._loops cimport has_zero, pow_double_by_number, relu_float, sigmoid_tail
-from ._pointwise_kernels cimport exp2_dense, sign_dense
+from ._pointwise_kernels cimport exp2_dense, sign_dense, sign_dense_inplace
+
+from ._exp_kernels import exp_float32, log1p_float32, sigmoid_float32
+from ._nextafter_kernels import nextafter_ufunc
 
 from . import _bessel_kernels, _division_kernels, _special_kernels
 
@@ -134,11 +137,21 @@ def _sigmoid_ufunc(x):
     """numpy path of sigmoid (Note [sigmoid on the numpy path]); ``x`` is a float array."""
     if not cnp.PyArray_Check(x):
         raise TypeError(f"sigmoid: expected a numpy array, got {type(x).__name__}")
-    cdef cnp.ndarray a = x, out
+    cdef cnp.ndarray a = x
     cdef int num = cnp.PyArray_TYPE(a)
     if num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE:
-        # float16 computes in float32 and rounds once, as torch does
-        return _sigmoid_ufunc(a.astype(np.float32)).astype(a.dtype)
+        # float16 computes in float32 and rounds once, as torch does (numpy's float32
+        # passes: their values round to float16 as torch's do, within 4 of the 65536)
+        return _sigmoid_passes(a.astype(np.float32)).astype(a.dtype)
+    if num == cnp.NPY_FLOAT and _c_float32(a):
+        return sigmoid_float32(a)  # one pass (Note [float32 exp and sigmoid in one pass])
+    return _sigmoid_passes(a)
+
+
+cdef object _sigmoid_passes(cnp.ndarray a):
+    """``1 / (1 + exp(-a))`` in four in-place ufunc passes (Note [sigmoid on the numpy
+    path])."""
+    cdef cnp.ndarray out
     r = np.negative(a)
     out = r if cnp.PyArray_Check(r) else np.asarray(r)     # 0-d: numpy returns a scalar
     np.exp(out, out)                # out positionally: no keyword parsing
@@ -221,7 +234,18 @@ def _not_for_bool(str kernel, ufunc):
             raise not_implemented(kernel, x.dtype, "cast with .int() or .float() first")
         return ufunc(x)
     checked.__name__ = ufunc.__name__
+    write = _inplace_float.get(ufunc)
+    if write is None and isinstance(ufunc, np.ufunc):
+        def write(x):  # (Note [An in-place unary op writes into its tensor])
+            return ufunc(x, out=x)
+    if write is not None:
+        _inplace_float[checked] = write
     return checked
+
+
+# nextafter by the bits (Note [nextafter by the bits] in _nextafter_kernels.pyx), named
+# here for the op table (Note [The table is read at build time] in _op_table.py)
+_nextafter_bits = nextafter_ufunc
 
 
 def _not_for_float(str kernel, ufunc):
@@ -302,7 +326,48 @@ def _integer_identity(ufunc):
             return x.copy()
         return ufunc(x)
     rounding.__name__ = ufunc.__name__
+    _inplace_float[rounding] = lambda x: ufunc(x, out=x)
     return rounding
+
+
+# Note [An in-place unary op writes into its tensor]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# ``t.op_()`` must give the bits of ``t.op()``, so the in-place kernel used to compute the
+# out-of-place result and copy it into the tensor: a second pass over memory and a new
+# array (sgn_ of 10**6 float32 took 1.5x torch's time forward, 1.8x with its backward).
+# For a float32/float64 tensor whose op's function computes elementwise by a loop that can
+# write over its input (torch's sign by the bits in _pointwise_kernels.pyx, numpy's ufuncs
+# with ``out=``, and the float32-in-double functions of ``_rounded_unary`` with ``out=``),
+# the result is written over the tensor's data by the same loop: the same bits, one pass.
+# ``_inplace_float`` maps such a function to the call that writes in place; other functions,
+# dtypes and read-only arrays keep the compute-and-copy path.
+cdef dict _inplace_float = {}
+
+
+cdef inline bint _c_float32(cnp.ndarray a) noexcept:
+    """A C-contiguous, aligned float32 array in native byte order (the kernels' arrays)."""
+    return (cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT and cnp.PyArray_ISCARRAY_RO(a)
+            and cnp.PyArray_ISNOTSWAPPED(a))
+
+
+cdef bint unary_float_inplace(object ufunc, cnp.ndarray x) except -1:
+    """Write ``ufunc(x)`` over a float32/float64 ``x`` by the same loop (Note [An in-place
+    unary op writes into its tensor]); False when ``ufunc`` or ``x`` has no such path."""
+    cdef int num = cnp.PyArray_TYPE(x)
+    if (num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE) or not cnp.PyArray_ISWRITEABLE(x):
+        return False
+    if ufunc is _sign_ufunc:
+        return sign_dense_inplace(x) is not None
+    if ufunc is _sigmoid_ufunc:
+        if num != cnp.NPY_FLOAT or not _c_float32(x):
+            return False
+        sigmoid_float32(x, x)
+        return True
+    write = _inplace_float.get(ufunc)
+    if write is None:
+        return False
+    quiet(write, x)
+    return True
 
 
 cdef str _operand_kind(object x, object y):
@@ -474,6 +539,11 @@ def _rounded_unary(ufunc):
                 r = exp2_dense(<cnp.ndarray>x)  # one dense block: a vectorised C pass
                 if r is not None:
                     return r
+            if (ufunc is np.exp or ufunc is np.log1p) and _c_float32(<cnp.ndarray>x) and (
+                    out is None or out is x):
+                # one vectorised pass, the same bits (Note [float32 exp and sigmoid in one
+                # pass], Note [float32 log1p in double] in _exp_kernels.pyx)
+                return (exp_float32 if ufunc is np.exp else log1p_float32)(x, out)
             if out is None:
                 out = np.empty_like(x, order="K")
             with np.errstate(all="ignore"):  # (numpy's buffered casts: no float64 copy)
@@ -482,6 +552,8 @@ def _rounded_unary(ufunc):
 
     rounded.__name__ = rounded.__qualname__ = ufunc.__name__
     rounded.__doc__ = f"numpy's {ufunc.__name__}, float32 computed in double"
+    if ufunc is not np.exp2:  # (exp2's own loop is not numpy's: no in-place form)
+        _inplace_float[rounded] = lambda x: rounded(x, out=x)
     return rounded
 
 

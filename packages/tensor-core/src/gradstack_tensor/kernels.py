@@ -42,22 +42,32 @@ from ._dropout_kernels import *  # noqa: F403
 from ._dropout_kernels import __all__ as _dropout_kernels_all
 from ._embedding_bag_kernels import *  # noqa: F403
 from ._embedding_bag_kernels import __all__ as _embedding_bag_kernels_all
+from ._erfc_kernels import *  # noqa: F403
+from ._erfc_kernels import __all__ as _erfc_kernels_all
+from ._exp_kernels import *  # noqa: F403
+from ._exp_kernels import __all__ as _exp_kernels_all
 from ._float32_transcendentals import *  # noqa: F403
 from ._float32_transcendentals import __all__ as _transcendentals_all
 from ._index_kernels import *  # noqa: F403
 from ._index_kernels import __all__ as _index_kernels_all
 from ._kernels import *  # noqa: F403
 from ._kernels import __all__ as _kernels_all
+from ._log_sigmoid_kernels import *  # noqa: F403
+from ._log_sigmoid_kernels import __all__ as _log_sigmoid_kernels_all
 from ._loss_kernels import *  # noqa: F403
 from ._loss_kernels import __all__ as _loss_kernels_all
 from ._masked_fill_kernels import *  # noqa: F403
 from ._masked_fill_kernels import __all__ as _masked_fill_kernels_all
+from ._nextafter_kernels import *  # noqa: F403
+from ._nextafter_kernels import __all__ as _nextafter_kernels_all
 from ._nll_kernels import *  # noqa: F403
 from ._nll_kernels import __all__ as _nll_kernels_all
 from ._norm_kernels import *  # noqa: F403
 from ._norm_kernels import __all__ as _norm_kernels_all
 from ._order_kernels import *  # noqa: F403
 from ._order_kernels import __all__ as _order_kernels_all
+from ._outer_kernels import *  # noqa: F403
+from ._outer_kernels import __all__ as _outer_kernels_all
 from ._pointwise_kernels import *  # noqa: F403
 from ._pointwise_kernels import __all__ as _pointwise_kernels_all
 from ._recurrent_gemm import *  # noqa: F403
@@ -76,6 +86,8 @@ from ._sum_kernels import *  # noqa: F403
 from ._sum_kernels import __all__ as _sum_kernels_all
 from ._sum_to_shape import *  # noqa: F403
 from ._sum_to_shape import __all__ as _sum_to_shape_all
+from ._triangle_kernels import *  # noqa: F403
+from ._triangle_kernels import __all__ as _triangle_kernels_all
 from ._triangular_arrays import *  # noqa: F403
 from ._triangular_arrays import __all__ as _triangular_arrays_all
 from ._vector_norm_kernels import *  # noqa: F403
@@ -95,13 +107,18 @@ __all__ = sorted(
         *_recurrent_gemm_all,
         *_pointwise_kernels_all,
         *_kernels_all,
+        *_log_sigmoid_kernels_all,
         *_loss_kernels_all,
         *_dropout_kernels_all,
         *_embedding_bag_kernels_all,
+        *_erfc_kernels_all,
+        *_exp_kernels_all,
         *_masked_fill_kernels_all,
         *_nll_kernels_all,
+        *_nextafter_kernels_all,
         *_norm_kernels_all,
         *_order_kernels_all,
+        *_outer_kernels_all,
         *_rnn_kernels_all,
         *_recurrent_layers_all,
         *_scan_kernels_all,
@@ -109,6 +126,7 @@ __all__ = sorted(
         *_special_kernels_all,
         *_sum_kernels_all,
         *_sum_to_shape_all,
+        *_triangle_kernels_all,
         *_triangular_arrays_all,
         *_vector_norm_kernels_all,
         *_window_kernels_all,

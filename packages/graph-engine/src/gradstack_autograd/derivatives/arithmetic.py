@@ -748,7 +748,13 @@ def _erf(grad, self):
     return (2.0 / math.sqrt(math.pi)) * (-(self.pow(2))).exp() * grad  # torch's formula
 
 
-@elementwise("erfc(self)", "ErfcBackward0", keeps_zero="self")
+def _erfc_fused(ctx, grad, self):
+    # torch's ErfcBackward0 in one pass (Note [float32 erfc by erfcx] in tensor-core's
+    # _erfc_kernels.pyx) when no graph is built
+    return fused_unary_backward(kernels.erfc_backward, grad, self)
+
+
+@elementwise("erfc(self)", "ErfcBackward0", keeps_zero="self", shortcut=_erfc_fused)
 def _erfc(grad, self):
     return (-2.0 / math.sqrt(math.pi)) * (-(self.pow(2))).exp() * grad  # torch's formula
 

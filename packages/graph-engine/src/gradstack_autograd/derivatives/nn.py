@@ -1011,7 +1011,11 @@ def _silu_jvp(args, out, tangents, lead):
 
 @register("log_sigmoid(self)", "LogSigmoidBackward0", save="self", batch=unary)
 def _log_sigmoid_backward(ctx, grad):
-    return (grad * (-ctx.saved_value("self")).sigmoid(),)
+    x = ctx.saved_value("self")
+    # torch's log_sigmoid_backward in one pass when no graph is built (Note [log_sigmoid in
+    # one pass] in tensor-core's _log_sigmoid_kernels.pyx); gradstack ops otherwise
+    fused = fused_unary_backward(kernels.log_sigmoid_backward, grad, x)
+    return (grad * (-x).sigmoid() if fused is None else fused,)
 
 
 @jvp("log_sigmoid")
