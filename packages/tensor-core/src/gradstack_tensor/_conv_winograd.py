@@ -45,7 +45,8 @@ would be 8 MiB at the ResNet's first stage, and as much again for the products. 
 im2col's columns (Note [A convolution's columns are made a chunk at a time] in
 ``_conv_arrays.py``), they are made for a chunk of whole samples at a time, at most
 ``_CHUNK_ELEMENTS`` numbers per buffer, so that they stay in the cache and the step's peak
-memory does not grow.  The values do not depend on the chunk: the weight gradient's sums
+memory does not grow (two buffers, as im2col's: the backward's input tiles and its
+input-gradient tiles take turns in one).  The values do not depend on the chunk: the weight gradient's sums
 over the chunks are added in chunk order.
 """
 
@@ -67,7 +68,7 @@ _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.
 _MIN_CHANNELS = 8
 
 # Note [Winograd's tiles are made a chunk at a time]
-_CHUNK_ELEMENTS = 1 << 18
+_CHUNK_ELEMENTS = 1 << 17
 
 
 def winograd_applies(g) -> bool:
@@ -134,11 +135,11 @@ def winograd_backward(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, g, ne
     if need_x:
         ut = np.ascontiguousarray(_filter_tiles(weight).transpose(0, 2, 1))  # (16, C, O)
         gx = np.empty_like(x)
-        zbuf = np.empty((16, g.c, full), dtype=x.dtype)
     if need_w:
         du = np.zeros((16, g.o, g.c), dtype=x.dtype)
         part = np.empty_like(du)
-        vbuf = np.empty((16, g.c, full), dtype=x.dtype)
+    # the input's tiles and the input gradient's take turns in one buffer
+    vbuf = np.empty((16, g.c, full), dtype=x.dtype)
     qbuf = np.empty((16, g.o, full), dtype=x.dtype)
     for start in range(0, g.n, step):
         stop = min(start + step, g.n)
@@ -152,7 +153,7 @@ def winograd_backward(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, g, ne
             np.matmul(q, v.transpose(0, 2, 1), out=part)
             du += part
         if need_x:
-            z = zbuf if t == full else np.empty((16, g.c, t), x.dtype)
+            z = vbuf if t == full else np.empty((16, g.c, t), x.dtype)
             np.matmul(ut, q, out=z)
             winograd_input_grad(z, m, g.h, g.w, g.p, th, tw, out=gx[start:stop])
     if need_w:
