@@ -56,7 +56,9 @@ cimport numpy as cnp
 from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 
-from ._kernels cimport _check_input, kernel_parallel_threshold, kernel_threads, real
+from ._kernels cimport (
+    _check_input, kernel_avx2, kernel_parallel_threshold, kernel_threads, real,
+)
 
 import numpy as np
 
@@ -141,11 +143,262 @@ cdef cnp.ndarray _result(str func, object out, tuple shape, object dtype, tuple 
     return <cnp.ndarray>out
 
 
+# Note [Winograd's transforms split planes across threads]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A (sample, channel) plane's tiles stay on one thread (the input gradient's overlapping
+# tiles add into their own plane only, so no two threads write one element), and every
+# plane is computed alike whatever the thread count.  The transforms are memory-bound
+# passes: they take _kernels.pyx's threshold for those (kernel_parallel_threshold(),
+# counted in transformed numbers); it was not measured apart for these kernels.
+
 cdef int _threads(Py_ssize_t elements, Py_ssize_t planes) noexcept nogil:
-    # Note [Winograd's transforms split planes across threads]: a plane's tiles stay on
-    # one thread (the input gradient's overlapping tiles add into their own plane only)
+    # Note [Winograd's transforms split planes across threads]
     cdef int n = kernel_threads(elements, kernel_parallel_threshold())
     return <int>min(<Py_ssize_t>n, planes) if planes > 0 else 1
+
+
+# Note [AVX2 copies of Winograd's row loops]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The loops along a row of tiles (Note [Winograd's transforms run along rows of tiles])
+# are compiled twice, the baseline (SSE2) copy and an AVX2 one, and every call takes the
+# copy of ``_kernels.pyx``'s switch (Note [AVX2 clones]): the transforms are additions
+# and subtractions only, so both copies give the same bits.
+
+cdef extern from *:
+    """
+    /* GS_BODY, GS_DISPATCH, GS_AVX2_CLONES: _kernels.pxd */
+    #define GS_WI_BODY(name, T)                                                       \
+    GS_BODY void name(const T* restrict pp, T* restrict r, T* restrict v,             \
+                      Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t stride) {              \
+        Py_ssize_t i, j, x;                                                           \
+        for (i = 0; i < 4; i++) {          /* rows: d B */                            \
+            const T* restrict row = pp + i * wp;                                      \
+            T* restrict o0 = r + 4 * i * tw;                                          \
+            T* restrict o1 = o0 + tw;                                                 \
+            T* restrict o2 = o1 + tw;                                                 \
+            T* restrict o3 = o2 + tw;                                                 \
+            for (x = 0; x < tw; x++) {                                                \
+                T a0 = row[2 * x], a1 = row[2 * x + 1];                               \
+                T a2 = row[2 * x + 2], a3 = row[2 * x + 3];                           \
+                o0[x] = a0 - a2;                                                      \
+                o1[x] = a1 + a2;                                                      \
+                o2[x] = a2 - a1;                                                      \
+                o3[x] = a1 - a3;                                                      \
+            }                                                                         \
+        }                                                                             \
+        for (j = 0; j < 4; j++) {          /* columns: B^T (d B) */                   \
+            const T* restrict r0 = r + j * tw;                                        \
+            const T* restrict r1 = r0 + 4 * tw;                                       \
+            const T* restrict r2 = r1 + 4 * tw;                                       \
+            const T* restrict r3 = r2 + 4 * tw;                                       \
+            T* restrict o0 = v + j * stride;                                          \
+            T* restrict o1 = o0 + 4 * stride;                                         \
+            T* restrict o2 = o1 + 4 * stride;                                         \
+            T* restrict o3 = o2 + 4 * stride;                                         \
+            for (x = 0; x < tw; x++) {                                                \
+                o0[x] = r0[x] - r2[x];                                                \
+                o1[x] = r1[x] + r2[x];                                                \
+                o2[x] = r2[x] - r1[x];                                                \
+                o3[x] = r1[x] - r3[x];                                                \
+            }                                                                         \
+        }                                                                             \
+    }
+    #define GS_WO_BODY(name, T)                                                       \
+    GS_BODY void name(const T* restrict m, T* restrict s, T* restrict d0,             \
+                      T* restrict d1, Py_ssize_t tw, Py_ssize_t stride) {             \
+        Py_ssize_t j, x, a;                                                           \
+        for (j = 0; j < 4; j++) {          /* columns: A^T m */                       \
+            const T* restrict m0 = m + j * stride;                                    \
+            const T* restrict m1 = m0 + 4 * stride;                                   \
+            const T* restrict m2 = m1 + 4 * stride;                                   \
+            const T* restrict m3 = m2 + 4 * stride;                                   \
+            T* restrict s0 = s + j * tw;                                              \
+            T* restrict s1 = s0 + 4 * tw;                                             \
+            for (x = 0; x < tw; x++) {                                                \
+                s0[x] = m0[x] + m1[x] + m2[x];                                        \
+                s1[x] = m1[x] - m2[x] - m3[x];                                        \
+            }                                                                         \
+        }                                                                             \
+        for (a = 0; a < 2; a++) {          /* rows: (A^T m) A */                      \
+            T* restrict d = a ? d1 : d0;                                              \
+            const T* restrict s0 = s + 4 * a * tw;                                    \
+            const T* restrict s1 = s0 + tw;                                           \
+            const T* restrict s2 = s1 + tw;                                           \
+            const T* restrict s3 = s2 + tw;                                           \
+            for (x = 0; x < tw; x++) {                                                \
+                d[2 * x] = s0[x] + s1[x] + s2[x];                                     \
+                d[2 * x + 1] = s1[x] - s2[x] - s3[x];                                 \
+            }                                                                         \
+        }                                                                             \
+    }
+    #define GS_WG_BODY(name, T)                                                       \
+    GS_BODY void name(const T* restrict g0, const T* restrict g1, T* restrict r,      \
+                      T* restrict q, Py_ssize_t tw, Py_ssize_t stride) {              \
+        Py_ssize_t i, x, wq = 2 * tw;                                                 \
+        for (x = 0; x < wq; x++) {         /* columns: A g */                         \
+            r[x] = g0[x];                                                             \
+            r[wq + x] = g0[x] + g1[x];                                                \
+            r[2 * wq + x] = g0[x] - g1[x];                                            \
+            r[3 * wq + x] = -g1[x];                                                   \
+        }                                                                             \
+        for (i = 0; i < 4; i++) {          /* rows: (A g) A^T */                      \
+            const T* restrict ri = r + i * wq;                                        \
+            T* restrict o0 = q + 4 * i * stride;                                      \
+            T* restrict o1 = o0 + stride;                                             \
+            T* restrict o2 = o1 + stride;                                             \
+            T* restrict o3 = o2 + stride;                                             \
+            for (x = 0; x < tw; x++) {                                                \
+                T a0 = ri[2 * x], a1 = ri[2 * x + 1];                                 \
+                o0[x] = a0;                                                           \
+                o1[x] = a0 + a1;                                                      \
+                o2[x] = a0 - a1;                                                      \
+                o3[x] = -a1;                                                          \
+            }                                                                         \
+        }                                                                             \
+    }
+    #define GS_WIG_BODY(name, T)                                                      \
+    GS_BODY void name(const T* restrict z, T* restrict e, T* restrict pp,             \
+                      Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t stride) {              \
+        Py_ssize_t i, j, x;                                                           \
+        for (j = 0; j < 4; j++) {  /* columns: B z; B's rows (1,0,0,0) (0,1,-1,1)     \
+                                      (-1,1,1,0) (0,0,0,-1) */                        \
+            const T* restrict q0 = z + j * stride;                                    \
+            const T* restrict q1 = q0 + 4 * stride;                                   \
+            const T* restrict q2 = q1 + 4 * stride;                                   \
+            const T* restrict q3 = q2 + 4 * stride;                                   \
+            T* restrict e0 = e + j * tw;                                              \
+            T* restrict e1 = e0 + 4 * tw;                                             \
+            T* restrict e2 = e1 + 4 * tw;                                             \
+            T* restrict e3 = e2 + 4 * tw;                                             \
+            for (x = 0; x < tw; x++) {                                                \
+                e0[x] = q0[x];                                                        \
+                e1[x] = q1[x] - q2[x] + q3[x];                                        \
+                e2[x] = q1[x] + q2[x] - q0[x];                                        \
+                e3[x] = -q3[x];                                                       \
+            }                                                                         \
+        }                                                                             \
+        for (i = 0; i < 4; i++) {  /* rows: (B z) B^T, added where tiles overlap */   \
+            T* restrict row = pp + i * wp;                                            \
+            const T* restrict e0 = e + 4 * i * tw;                                    \
+            const T* restrict e1 = e0 + tw;                                           \
+            const T* restrict e2 = e1 + tw;                                           \
+            const T* restrict e3 = e2 + tw;                                           \
+            for (x = 0; x < tw; x++) {                                                \
+                row[2 * x] += e0[x];                                                  \
+                row[2 * x + 1] += e1[x] - e2[x] + e3[x];                              \
+            }                                                                         \
+            for (x = 0; x < tw; x++) {                                                \
+                row[2 * x + 2] += e1[x] + e2[x] - e0[x];                              \
+                row[2 * x + 3] -= e3[x];                                              \
+            }                                                                         \
+        }                                                                             \
+    }
+    #define GS_W_COPIES(SUF, T)                                                       \
+    GS_WI_BODY(gs_wi_body_##SUF, T)                                                   \
+    GS_WO_BODY(gs_wo_body_##SUF, T)                                                   \
+    GS_WG_BODY(gs_wg_body_##SUF, T)                                                   \
+    GS_WIG_BODY(gs_wig_body_##SUF, T)                                                 \
+    static void gs_wi_##SUF##_default(const T* pp, T* r, T* v, Py_ssize_t tw,         \
+                                      Py_ssize_t wp, Py_ssize_t s)                    \
+    { gs_wi_body_##SUF(pp, r, v, tw, wp, s); }                                        \
+    static void gs_wo_##SUF##_default(const T* m, T* sc, T* d0, T* d1,                \
+                                      Py_ssize_t tw, Py_ssize_t s)                    \
+    { gs_wo_body_##SUF(m, sc, d0, d1, tw, s); }                                       \
+    static void gs_wg_##SUF##_default(const T* g0, const T* g1, T* r, T* q,           \
+                                      Py_ssize_t tw, Py_ssize_t s)                    \
+    { gs_wg_body_##SUF(g0, g1, r, q, tw, s); }                                        \
+    static void gs_wig_##SUF##_default(const T* z, T* e, T* pp, Py_ssize_t tw,        \
+                                       Py_ssize_t wp, Py_ssize_t s)                   \
+    { gs_wig_body_##SUF(z, e, pp, tw, wp, s); }
+    #if GS_AVX2_CLONES
+    #define GS_W_AVX2(SUF, T)                                                         \
+    __attribute__((target("avx2")))                                                   \
+    static void gs_wi_##SUF##_avx2(const T* pp, T* r, T* v, Py_ssize_t tw,            \
+                                   Py_ssize_t wp, Py_ssize_t s)                       \
+    { gs_wi_body_##SUF(pp, r, v, tw, wp, s); }                                        \
+    __attribute__((target("avx2")))                                                   \
+    static void gs_wo_##SUF##_avx2(const T* m, T* sc, T* d0, T* d1,                   \
+                                   Py_ssize_t tw, Py_ssize_t s)                       \
+    { gs_wo_body_##SUF(m, sc, d0, d1, tw, s); }                                       \
+    __attribute__((target("avx2")))                                                   \
+    static void gs_wg_##SUF##_avx2(const T* g0, const T* g1, T* r, T* q,              \
+                                   Py_ssize_t tw, Py_ssize_t s)                       \
+    { gs_wg_body_##SUF(g0, g1, r, q, tw, s); }                                        \
+    __attribute__((target("avx2")))                                                   \
+    static void gs_wig_##SUF##_avx2(const T* z, T* e, T* pp, Py_ssize_t tw,           \
+                                    Py_ssize_t wp, Py_ssize_t s)                      \
+    { gs_wig_body_##SUF(z, e, pp, tw, wp, s); }
+    #else
+    #define GS_W_AVX2(SUF, T)
+    #endif
+    #define GS_W_DISPATCH(SUF, T)                                                     \
+    static void gs_wi_##SUF(int gs_avx2, const T* pp, T* r, T* v, Py_ssize_t tw,      \
+                            Py_ssize_t wp, Py_ssize_t s)                              \
+    { GS_DISPATCH(gs_wi_##SUF, (pp, r, v, tw, wp, s)); }                              \
+    static void gs_wo_##SUF(int gs_avx2, const T* m, T* sc, T* d0, T* d1,             \
+                            Py_ssize_t tw, Py_ssize_t s)                              \
+    { GS_DISPATCH(gs_wo_##SUF, (m, sc, d0, d1, tw, s)); }                             \
+    static void gs_wg_##SUF(int gs_avx2, const T* g0, const T* g1, T* r, T* q,        \
+                            Py_ssize_t tw, Py_ssize_t s)                              \
+    { GS_DISPATCH(gs_wg_##SUF, (g0, g1, r, q, tw, s)); }                              \
+    static void gs_wig_##SUF(int gs_avx2, const T* z, T* e, T* pp, Py_ssize_t tw,     \
+                             Py_ssize_t wp, Py_ssize_t s)                             \
+    { GS_DISPATCH(gs_wig_##SUF, (z, e, pp, tw, wp, s)); }
+    GS_W_COPIES(f32, float)
+    GS_W_COPIES(f64, double)
+    GS_W_AVX2(f32, float)
+    GS_W_AVX2(f64, double)
+    GS_W_DISPATCH(f32, float)
+    GS_W_DISPATCH(f64, double)
+    """
+    void gs_wi_f32(int avx2, const float* pp, float* r, float* v, Py_ssize_t tw,
+                   Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wi_f64(int avx2, const double* pp, double* r, double* v, Py_ssize_t tw,
+                   Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wo_f32(int avx2, const float* m, float* sc, float* d0, float* d1,
+                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
+    void gs_wo_f64(int avx2, const double* m, double* sc, double* d0, double* d1,
+                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
+    void gs_wg_f32(int avx2, const float* g0, const float* g1, float* r, float* q,
+                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
+    void gs_wg_f64(int avx2, const double* g0, const double* g1, double* r, double* q,
+                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
+    void gs_wig_f32(int avx2, const float* z, float* e, float* pp, Py_ssize_t tw,
+                    Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wig_f64(int avx2, const double* z, double* e, double* pp, Py_ssize_t tw,
+                    Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+
+
+cdef inline void _input_row(const real* pp, real* r, real* v, Py_ssize_t tw, Py_ssize_t wp,
+                            Py_ssize_t stride) noexcept nogil:
+    if real is float:
+        gs_wi_f32(kernel_avx2(), pp, r, v, tw, wp, stride)
+    else:
+        gs_wi_f64(kernel_avx2(), pp, r, v, tw, wp, stride)
+
+
+cdef inline void _output_row(const real* m, real* s, real* d0, real* d1, Py_ssize_t tw,
+                             Py_ssize_t stride) noexcept nogil:
+    if real is float:
+        gs_wo_f32(kernel_avx2(), m, s, d0, d1, tw, stride)
+    else:
+        gs_wo_f64(kernel_avx2(), m, s, d0, d1, tw, stride)
+
+
+cdef inline void _grad_row(const real* g0, const real* g1, real* r, real* q, Py_ssize_t tw,
+                           Py_ssize_t stride) noexcept nogil:
+    if real is float:
+        gs_wg_f32(kernel_avx2(), g0, g1, r, q, tw, stride)
+    else:
+        gs_wg_f64(kernel_avx2(), g0, g1, r, q, tw, stride)
+
+
+cdef inline void _input_grad_row(const real* z, real* e, real* pp, Py_ssize_t tw,
+                                 Py_ssize_t wp, Py_ssize_t stride) noexcept nogil:
+    if real is float:
+        gs_wig_f32(kernel_avx2(), z, e, pp, tw, wp, stride)
+    else:
+        gs_wig_f64(kernel_avx2(), z, e, pp, tw, wp, stride)
 
 
 # ---------------------------------------------------------------------------------------
@@ -191,45 +444,10 @@ cdef int _input_plane(const real* x, real* v, const Tiles* t, Py_ssize_t t0,
     cdef real* pp = <real*>malloc((hp * wp + 16 * tw) * sizeof(real))
     if pp == NULL:
         return -1
-    cdef real* r = pp + hp * wp
-    cdef const real* row
-    cdef real* o0
-    cdef real* o1
-    cdef real* o2
-    cdef real* o3
-    cdef const real* r0
-    cdef const real* r1
-    cdef const real* r2
-    cdef const real* r3
-    cdef Py_ssize_t ty, tx, i, j, base
+    cdef Py_ssize_t ty
     _pad_plane(x, pp, t.h, t.w, hp, wp, t.ph, t.pw)
     for ty in range(th):
-        for i in range(4):  # rows: d B
-            row = pp + (2 * ty + i) * wp
-            o0 = r + (4 * i) * tw
-            o1 = o0 + tw
-            o2 = o1 + tw
-            o3 = o2 + tw
-            for tx in range(tw):
-                o0[tx] = row[2 * tx] - row[2 * tx + 2]
-                o1[tx] = row[2 * tx + 1] + row[2 * tx + 2]
-                o2[tx] = row[2 * tx + 2] - row[2 * tx + 1]
-                o3[tx] = row[2 * tx + 1] - row[2 * tx + 3]
-        base = t0 + ty * tw
-        for j in range(4):  # columns: B^T (d B)
-            r0 = r + j * tw
-            r1 = r0 + 4 * tw
-            r2 = r1 + 4 * tw
-            r3 = r2 + 4 * tw
-            o0 = v + j * stride + base
-            o1 = o0 + 4 * stride
-            o2 = o1 + 4 * stride
-            o3 = o2 + 4 * stride
-            for tx in range(tw):
-                o0[tx] = r0[tx] - r2[tx]
-                o1[tx] = r1[tx] + r2[tx]
-                o2[tx] = r2[tx] - r1[tx]
-                o3[tx] = r1[tx] - r3[tx]
+        _input_row(pp + 2 * ty * wp, pp + hp * wp, v + t0 + ty * tw, tw, wp, stride)
     free(pp)
     return 0
 
@@ -240,47 +458,24 @@ cdef int _output_plane(const real* m, real* y, const Tiles* t, Py_ssize_t t0,
                        Py_ssize_t stride) noexcept nogil:
     """``A^T m A`` of the plane's tiles, the 2x2 blocks inside the ``h x w`` plane."""
     cdef Py_ssize_t th = t.th, tw = t.tw, h = t.h, w = t.w
-    cdef real* s = <real*>malloc((8 * tw + 2 * tw) * sizeof(real))
+    cdef real* s = <real*>malloc((8 * tw + 4 * tw) * sizeof(real))
     if s == NULL:
         return -1
-    cdef real* orow = s + 8 * tw
-    cdef real* dst
-    cdef const real* m0
-    cdef const real* m1
-    cdef const real* m2
-    cdef const real* m3
-    cdef real* s0
-    cdef real* s1
-    cdef real* s2
-    cdef real* s3
-    cdef Py_ssize_t ty, tx, j, a, base, yy
+    cdef real* r0 = s + 8 * tw
+    cdef real* r1 = r0 + 2 * tw
+    cdef bint direct = w == 2 * tw
+    cdef Py_ssize_t ty, x, yy
     for ty in range(th):
-        base = t0 + ty * tw
-        for j in range(4):  # columns: A^T m
-            m0 = m + j * stride + base
-            m1 = m0 + 4 * stride
-            m2 = m1 + 4 * stride
-            m3 = m2 + 4 * stride
-            s0 = s + j * tw
-            s1 = s0 + 4 * tw
-            for tx in range(tw):
-                s0[tx] = m0[tx] + m1[tx] + m2[tx]
-                s1[tx] = m1[tx] - m2[tx] - m3[tx]
-        for a in range(2):  # rows: (A^T m) A
-            yy = 2 * ty + a
-            if yy >= h:
-                break
-            dst = y + yy * w if w == 2 * tw else orow
-            s0 = s + 4 * a * tw
-            s1 = s0 + tw
-            s2 = s1 + tw
-            s3 = s2 + tw
-            for tx in range(tw):
-                dst[2 * tx] = s0[tx] + s1[tx] + s2[tx]
-                dst[2 * tx + 1] = s1[tx] - s2[tx] - s3[tx]
-            if w != 2 * tw:
-                for tx in range(w):
-                    y[yy * w + tx] = orow[tx]
+        yy = 2 * ty
+        if direct and yy + 1 < h:
+            _output_row(m + t0 + ty * tw, s, y + yy * w, y + (yy + 1) * w, tw, stride)
+            continue
+        _output_row(m + t0 + ty * tw, s, r0, r1, tw, stride)
+        for x in range(w):
+            y[yy * w + x] = r0[x]
+        if yy + 1 < h:
+            for x in range(w):
+                y[(yy + 1) * w + x] = r1[x]
     free(s)
     return 0
 
@@ -291,48 +486,20 @@ cdef int _grad_plane(const real* g, real* q, const Tiles* t, Py_ssize_t t0,
                      Py_ssize_t stride) noexcept nogil:
     """``A g A^T`` of the plane's 2x2 blocks (zero outside ``h x w``)."""
     cdef Py_ssize_t th = t.th, tw = t.tw, wq = 2 * tw
-    cdef real* pp = NULL
+    cdef bint padded = t.h != 2 * th or t.w != wq
+    cdef real* pp = <real*>malloc(((2 * th * wq) * padded + 4 * wq) * sizeof(real))
+    if pp == NULL:
+        return -1
+    cdef real* r = pp + (2 * th * wq) * padded
     cdef const real* src = g
-    if t.h != 2 * th or t.w != wq:
-        pp = <real*>malloc(2 * th * wq * sizeof(real))
-        if pp == NULL:
-            return -1
+    if padded:
         _pad_plane(g, pp, t.h, t.w, 2 * th, wq, 0, 0)
         src = pp
-    cdef real* r = <real*>malloc(4 * wq * sizeof(real))
-    if r == NULL:
-        free(pp)
-        return -1
-    cdef const real* g0
-    cdef const real* g1
-    cdef real* ri
-    cdef real* o0
-    cdef real* o1
-    cdef real* o2
-    cdef real* o3
-    cdef Py_ssize_t ty, tx, i
+    cdef Py_ssize_t ty
     for ty in range(th):
-        g0 = src + 2 * ty * wq
-        g1 = g0 + wq
-        for tx in range(wq):  # columns: A g, A's rows (1, 0) (1, 1) (1, -1) (0, -1)
-            r[tx] = g0[tx]
-            r[wq + tx] = g0[tx] + g1[tx]
-            r[2 * wq + tx] = g0[tx] - g1[tx]
-            r[3 * wq + tx] = -g1[tx]
-        for i in range(4):  # rows: (A g) A^T
-            ri = r + i * wq
-            o0 = q + 4 * i * stride + t0 + ty * tw
-            o1 = o0 + stride
-            o2 = o1 + stride
-            o3 = o2 + stride
-            for tx in range(tw):
-                o0[tx] = ri[2 * tx]
-                o1[tx] = ri[2 * tx] + ri[2 * tx + 1]
-                o2[tx] = ri[2 * tx] - ri[2 * tx + 1]
-                o3[tx] = -ri[2 * tx + 1]
-    free(r)
-    if pp != NULL:
-        free(pp)
+        _grad_row(src + 2 * ty * wq, src + (2 * ty + 1) * wq, r, q + t0 + ty * tw, tw,
+                  stride)
+    free(pp)
     return 0
 
 
@@ -346,47 +513,11 @@ cdef int _input_grad_plane(const real* z, real* dx, const Tiles* t, Py_ssize_t t
     cdef real* pp = <real*>malloc((hp * wp + 16 * tw) * sizeof(real))
     if pp == NULL:
         return -1
-    cdef real* e = pp + hp * wp
-    cdef real* row
-    cdef const real* q0
-    cdef const real* q1
-    cdef const real* q2
-    cdef const real* q3
-    cdef real* e0
-    cdef real* e1
-    cdef real* e2
-    cdef real* e3
-    cdef Py_ssize_t ty, tx, i, j, base, y, xx, yy
+    cdef Py_ssize_t ty, y, xx, yy
     for y in range(hp * wp):
         pp[y] = 0
     for ty in range(th):
-        base = t0 + ty * tw
-        for j in range(4):  # columns: B z, B's rows (1,0,0,0) (0,1,-1,1) (-1,1,1,0) (0,0,0,-1)
-            q0 = z + j * stride + base
-            q1 = q0 + 4 * stride
-            q2 = q1 + 4 * stride
-            q3 = q2 + 4 * stride
-            e0 = e + j * tw
-            e1 = e0 + 4 * tw
-            e2 = e1 + 4 * tw
-            e3 = e2 + 4 * tw
-            for tx in range(tw):
-                e0[tx] = q0[tx]
-                e1[tx] = q1[tx] - q2[tx] + q3[tx]
-                e2[tx] = q1[tx] + q2[tx] - q0[tx]
-                e3[tx] = -q3[tx]
-        for i in range(4):  # rows: (B z) B^T, added where the tiles overlap
-            row = pp + (2 * ty + i) * wp
-            e0 = e + 4 * i * tw
-            e1 = e0 + tw
-            e2 = e1 + tw
-            e3 = e2 + tw
-            for tx in range(tw):
-                row[2 * tx] += e0[tx]
-                row[2 * tx + 1] += e1[tx] - e2[tx] + e3[tx]
-            for tx in range(tw):
-                row[2 * tx + 2] += e1[tx] + e2[tx] - e0[tx]
-                row[2 * tx + 3] -= e3[tx]
+        _input_grad_row(z + t0 + ty * tw, pp + hp * wp, pp + 2 * ty * wp, tw, wp, stride)
     for y in range(h):
         yy = y + ph
         for xx in range(w):
