@@ -169,9 +169,10 @@ cdef extern from *:
     /* GS_BODY, GS_DISPATCH, GS_AVX2_CLONES: _kernels.pxd */
     #define GS_WI_BODY(name, T)                                                       \
     GS_BODY void name(const T* restrict pp, T* restrict r, T* restrict v,             \
-                      Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t stride) {              \
-        Py_ssize_t i, j, x;                                                           \
-        for (i = 0; i < 4; i++) {          /* rows: d B */                            \
+                      Py_ssize_t th, Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t stride) \
+    {                                                                                 \
+        Py_ssize_t i, j, x, ty, hp = 2 * th + 2;                                      \
+        for (i = 0; i < hp; i++) {         /* rows: d B, each padded row once */      \
             const T* restrict row = pp + i * wp;                                      \
             T* restrict o0 = r + 4 * i * tw;                                          \
             T* restrict o1 = o0 + tw;                                                 \
@@ -186,20 +187,23 @@ cdef extern from *:
                 o3[x] = a1 - a3;                                                      \
             }                                                                         \
         }                                                                             \
-        for (j = 0; j < 4; j++) {          /* columns: B^T (d B) */                   \
-            const T* restrict r0 = r + j * tw;                                        \
-            const T* restrict r1 = r0 + 4 * tw;                                       \
-            const T* restrict r2 = r1 + 4 * tw;                                       \
-            const T* restrict r3 = r2 + 4 * tw;                                       \
-            T* restrict o0 = v + j * stride;                                          \
-            T* restrict o1 = o0 + 4 * stride;                                         \
-            T* restrict o2 = o1 + 4 * stride;                                         \
-            T* restrict o3 = o2 + 4 * stride;                                         \
-            for (x = 0; x < tw; x++) {                                                \
-                o0[x] = r0[x] - r2[x];                                                \
-                o1[x] = r1[x] + r2[x];                                                \
-                o2[x] = r2[x] - r1[x];                                                \
-                o3[x] = r1[x] - r3[x];                                                \
+        for (ty = 0; ty < th; ty++) {                                                 \
+            const T* restrict rt = r + 8 * ty * tw;  /* rows 2 ty .. 2 ty + 3 */      \
+            for (j = 0; j < 4; j++) {      /* columns: B^T (d B) */                   \
+                const T* restrict r0 = rt + j * tw;                                   \
+                const T* restrict r1 = r0 + 4 * tw;                                   \
+                const T* restrict r2 = r1 + 4 * tw;                                   \
+                const T* restrict r3 = r2 + 4 * tw;                                   \
+                T* restrict o0 = v + ty * tw + j * stride;                            \
+                T* restrict o1 = o0 + 4 * stride;                                     \
+                T* restrict o2 = o1 + 4 * stride;                                     \
+                T* restrict o3 = o2 + 4 * stride;                                     \
+                for (x = 0; x < tw; x++) {                                            \
+                    o0[x] = r0[x] - r2[x];                                            \
+                    o1[x] = r1[x] + r2[x];                                            \
+                    o2[x] = r2[x] - r1[x];                                            \
+                    o3[x] = r1[x] - r3[x];                                            \
+                }                                                                     \
             }                                                                         \
         }                                                                             \
     }
@@ -258,26 +262,33 @@ cdef extern from *:
     }
     #define GS_WIG_BODY(name, T)                                                      \
     GS_BODY void name(const T* restrict z, T* restrict e, T* restrict pp,             \
-                      Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t stride) {              \
-        Py_ssize_t i, j, x;                                                           \
-        for (j = 0; j < 4; j++) {  /* columns: B z; B's rows (1,0,0,0) (0,1,-1,1)     \
-                                      (-1,1,1,0) (0,0,0,-1) */                        \
-            const T* restrict q0 = z + j * stride;                                    \
-            const T* restrict q1 = q0 + 4 * stride;                                   \
-            const T* restrict q2 = q1 + 4 * stride;                                   \
-            const T* restrict q3 = q2 + 4 * stride;                                   \
-            T* restrict e0 = e + j * tw;                                              \
-            T* restrict e1 = e0 + 4 * tw;                                             \
-            T* restrict e2 = e1 + 4 * tw;                                             \
-            T* restrict e3 = e2 + 4 * tw;                                             \
-            for (x = 0; x < tw; x++) {                                                \
-                e0[x] = q0[x];                                                        \
-                e1[x] = q1[x] - q2[x] + q3[x];                                        \
-                e2[x] = q1[x] + q2[x] - q0[x];                                        \
-                e3[x] = -q3[x];                                                       \
+                      Py_ssize_t th, Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t stride) \
+    {                                                                                 \
+        Py_ssize_t i, j, x, ty, hp = 2 * th + 2;                                      \
+        for (x = 0; x < 4 * hp * tw; x++)                                             \
+            e[x] = 0;                                                                 \
+        for (ty = 0; ty < th; ty++) {  /* columns: B z, added into padded row         \
+                                          2 ty + i; B's rows (1,0,0,0) (0,1,-1,1)     \
+                                          (-1,1,1,0) (0,0,0,-1) */                    \
+            for (j = 0; j < 4; j++) {                                                 \
+                const T* restrict q0 = z + ty * tw + j * stride;                      \
+                const T* restrict q1 = q0 + 4 * stride;                               \
+                const T* restrict q2 = q1 + 4 * stride;                               \
+                const T* restrict q3 = q2 + 4 * stride;                               \
+                T* restrict e0 = e + (8 * ty + j) * tw;                               \
+                T* restrict e1 = e0 + 4 * tw;                                         \
+                T* restrict e2 = e1 + 4 * tw;                                         \
+                T* restrict e3 = e2 + 4 * tw;                                         \
+                for (x = 0; x < tw; x++) {                                            \
+                    e0[x] += q0[x];                                                   \
+                    e1[x] += q1[x] - q2[x] + q3[x];                                   \
+                    e2[x] += q1[x] + q2[x] - q0[x];                                   \
+                    e3[x] -= q3[x];                                                   \
+                }                                                                     \
             }                                                                         \
         }                                                                             \
-        for (i = 0; i < 4; i++) {  /* rows: (B z) B^T, added where tiles overlap */   \
+        for (i = 0; i < hp; i++) {     /* rows: (B z) B^T, each padded row once,      \
+                                          added where the tiles overlap */            \
             T* restrict row = pp + i * wp;                                            \
             const T* restrict e0 = e + 4 * i * tw;                                    \
             const T* restrict e1 = e0 + tw;                                           \
@@ -298,24 +309,24 @@ cdef extern from *:
     GS_WO_BODY(gs_wo_body_##SUF, T)                                                   \
     GS_WG_BODY(gs_wg_body_##SUF, T)                                                   \
     GS_WIG_BODY(gs_wig_body_##SUF, T)                                                 \
-    static void gs_wi_##SUF##_default(const T* pp, T* r, T* v, Py_ssize_t tw,         \
-                                      Py_ssize_t wp, Py_ssize_t s)                    \
-    { gs_wi_body_##SUF(pp, r, v, tw, wp, s); }                                        \
+    static void gs_wi_##SUF##_default(const T* pp, T* r, T* v, Py_ssize_t th,         \
+                                      Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)     \
+    { gs_wi_body_##SUF(pp, r, v, th, tw, wp, s); }                                        \
     static void gs_wo_##SUF##_default(const T* m, T* sc, T* d0, T* d1,                \
                                       Py_ssize_t tw, Py_ssize_t s)                    \
     { gs_wo_body_##SUF(m, sc, d0, d1, tw, s); }                                       \
     static void gs_wg_##SUF##_default(const T* g0, const T* g1, T* r, T* q,           \
                                       Py_ssize_t tw, Py_ssize_t s)                    \
     { gs_wg_body_##SUF(g0, g1, r, q, tw, s); }                                        \
-    static void gs_wig_##SUF##_default(const T* z, T* e, T* pp, Py_ssize_t tw,        \
-                                       Py_ssize_t wp, Py_ssize_t s)                   \
-    { gs_wig_body_##SUF(z, e, pp, tw, wp, s); }
+    static void gs_wig_##SUF##_default(const T* z, T* e, T* pp, Py_ssize_t th,        \
+                                       Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)    \
+    { gs_wig_body_##SUF(z, e, pp, th, tw, wp, s); }
     #if GS_AVX2_CLONES
     #define GS_W_AVX2(SUF, T)                                                         \
     __attribute__((target("avx2")))                                                   \
-    static void gs_wi_##SUF##_avx2(const T* pp, T* r, T* v, Py_ssize_t tw,            \
-                                   Py_ssize_t wp, Py_ssize_t s)                       \
-    { gs_wi_body_##SUF(pp, r, v, tw, wp, s); }                                        \
+    static void gs_wi_##SUF##_avx2(const T* pp, T* r, T* v, Py_ssize_t th,            \
+                                   Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)        \
+    { gs_wi_body_##SUF(pp, r, v, th, tw, wp, s); }                                        \
     __attribute__((target("avx2")))                                                   \
     static void gs_wo_##SUF##_avx2(const T* m, T* sc, T* d0, T* d1,                   \
                                    Py_ssize_t tw, Py_ssize_t s)                       \
@@ -325,25 +336,25 @@ cdef extern from *:
                                    Py_ssize_t tw, Py_ssize_t s)                       \
     { gs_wg_body_##SUF(g0, g1, r, q, tw, s); }                                        \
     __attribute__((target("avx2")))                                                   \
-    static void gs_wig_##SUF##_avx2(const T* z, T* e, T* pp, Py_ssize_t tw,           \
-                                    Py_ssize_t wp, Py_ssize_t s)                      \
-    { gs_wig_body_##SUF(z, e, pp, tw, wp, s); }
+    static void gs_wig_##SUF##_avx2(const T* z, T* e, T* pp, Py_ssize_t th,           \
+                                    Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)       \
+    { gs_wig_body_##SUF(z, e, pp, th, tw, wp, s); }
     #else
     #define GS_W_AVX2(SUF, T)
     #endif
     #define GS_W_DISPATCH(SUF, T)                                                     \
-    static void gs_wi_##SUF(int gs_avx2, const T* pp, T* r, T* v, Py_ssize_t tw,      \
-                            Py_ssize_t wp, Py_ssize_t s)                              \
-    { GS_DISPATCH(gs_wi_##SUF, (pp, r, v, tw, wp, s)); }                              \
+    static void gs_wi_##SUF(int gs_avx2, const T* pp, T* r, T* v, Py_ssize_t th,      \
+                            Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)               \
+    { GS_DISPATCH(gs_wi_##SUF, (pp, r, v, th, tw, wp, s)); }                              \
     static void gs_wo_##SUF(int gs_avx2, const T* m, T* sc, T* d0, T* d1,             \
                             Py_ssize_t tw, Py_ssize_t s)                              \
     { GS_DISPATCH(gs_wo_##SUF, (m, sc, d0, d1, tw, s)); }                             \
     static void gs_wg_##SUF(int gs_avx2, const T* g0, const T* g1, T* r, T* q,        \
                             Py_ssize_t tw, Py_ssize_t s)                              \
     { GS_DISPATCH(gs_wg_##SUF, (g0, g1, r, q, tw, s)); }                              \
-    static void gs_wig_##SUF(int gs_avx2, const T* z, T* e, T* pp, Py_ssize_t tw,     \
-                             Py_ssize_t wp, Py_ssize_t s)                             \
-    { GS_DISPATCH(gs_wig_##SUF, (z, e, pp, tw, wp, s)); }
+    static void gs_wig_##SUF(int gs_avx2, const T* z, T* e, T* pp, Py_ssize_t th,     \
+                             Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)              \
+    { GS_DISPATCH(gs_wig_##SUF, (z, e, pp, th, tw, wp, s)); }
     GS_W_COPIES(f32, float)
     GS_W_COPIES(f64, double)
     GS_W_AVX2(f32, float)
@@ -351,10 +362,10 @@ cdef extern from *:
     GS_W_DISPATCH(f32, float)
     GS_W_DISPATCH(f64, double)
     """
-    void gs_wi_f32(int avx2, const float* pp, float* r, float* v, Py_ssize_t tw,
-                   Py_ssize_t wp, Py_ssize_t s) noexcept nogil
-    void gs_wi_f64(int avx2, const double* pp, double* r, double* v, Py_ssize_t tw,
-                   Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wi_f32(int avx2, const float* pp, float* r, float* v, Py_ssize_t th,
+                   Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wi_f64(int avx2, const double* pp, double* r, double* v, Py_ssize_t th,
+                   Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
     void gs_wo_f32(int avx2, const float* m, float* sc, float* d0, float* d1,
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
     void gs_wo_f64(int avx2, const double* m, double* sc, double* d0, double* d1,
@@ -363,18 +374,18 @@ cdef extern from *:
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
     void gs_wg_f64(int avx2, const double* g0, const double* g1, double* r, double* q,
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
-    void gs_wig_f32(int avx2, const float* z, float* e, float* pp, Py_ssize_t tw,
-                    Py_ssize_t wp, Py_ssize_t s) noexcept nogil
-    void gs_wig_f64(int avx2, const double* z, double* e, double* pp, Py_ssize_t tw,
-                    Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wig_f32(int avx2, const float* z, float* e, float* pp, Py_ssize_t th,
+                    Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wig_f64(int avx2, const double* z, double* e, double* pp, Py_ssize_t th,
+                    Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
 
 
-cdef inline void _input_row(const real* pp, real* r, real* v, Py_ssize_t tw, Py_ssize_t wp,
-                            Py_ssize_t stride) noexcept nogil:
+cdef inline void _input_rows(const real* pp, real* r, real* v, Py_ssize_t th, Py_ssize_t tw,
+                             Py_ssize_t wp, Py_ssize_t stride) noexcept nogil:
     if real is float:
-        gs_wi_f32(kernel_avx2(), pp, r, v, tw, wp, stride)
+        gs_wi_f32(kernel_avx2(), pp, r, v, th, tw, wp, stride)
     else:
-        gs_wi_f64(kernel_avx2(), pp, r, v, tw, wp, stride)
+        gs_wi_f64(kernel_avx2(), pp, r, v, th, tw, wp, stride)
 
 
 cdef inline void _output_row(const real* m, real* s, real* d0, real* d1, Py_ssize_t tw,
@@ -393,12 +404,13 @@ cdef inline void _grad_row(const real* g0, const real* g1, real* r, real* q, Py_
         gs_wg_f64(kernel_avx2(), g0, g1, r, q, tw, stride)
 
 
-cdef inline void _input_grad_row(const real* z, real* e, real* pp, Py_ssize_t tw,
-                                 Py_ssize_t wp, Py_ssize_t stride) noexcept nogil:
+cdef inline void _input_grad_rows(const real* z, real* e, real* pp, Py_ssize_t th,
+                                  Py_ssize_t tw, Py_ssize_t wp,
+                                  Py_ssize_t stride) noexcept nogil:
     if real is float:
-        gs_wig_f32(kernel_avx2(), z, e, pp, tw, wp, stride)
+        gs_wig_f32(kernel_avx2(), z, e, pp, th, tw, wp, stride)
     else:
-        gs_wig_f64(kernel_avx2(), z, e, pp, tw, wp, stride)
+        gs_wig_f64(kernel_avx2(), z, e, pp, th, tw, wp, stride)
 
 
 # ---------------------------------------------------------------------------------------
@@ -415,7 +427,8 @@ cdef inline void _input_grad_row(const real* z, real* e, real* pp, Py_ssize_t tw
 # contiguous (or of stride 2) and the compiler vectorises them.  The plane is first copied
 # into a zero-padded scratch plane (the input's padding, and whole tiles past an odd
 # edge), so that no loop checks bounds; the input gradient is added up in such a plane and
-# copied out.  Scratch is allocated per plane (a few KiB).
+# copied out.  The input's row transform (d B) is made once per padded row, for the two
+# rows of tiles that share it, and the input gradient's inverse row transform too.  Scratch is allocated per plane (a few KiB).
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
@@ -441,13 +454,11 @@ cdef int _input_plane(const real* x, real* v, const Tiles* t, Py_ssize_t t0,
     [Winograd's transforms run along rows of tiles]); -1 when out of memory."""
     cdef Py_ssize_t th = t.th, tw = t.tw
     cdef Py_ssize_t hp = 2 * th + 2, wp = 2 * tw + 2
-    cdef real* pp = <real*>malloc((hp * wp + 16 * tw) * sizeof(real))
+    cdef real* pp = <real*>malloc((hp * wp + 4 * hp * tw) * sizeof(real))
     if pp == NULL:
         return -1
-    cdef Py_ssize_t ty
     _pad_plane(x, pp, t.h, t.w, hp, wp, t.ph, t.pw)
-    for ty in range(th):
-        _input_row(pp + 2 * ty * wp, pp + hp * wp, v + t0 + ty * tw, tw, wp, stride)
+    _input_rows(pp, pp + hp * wp, v + t0, th, tw, wp, stride)
     free(pp)
     return 0
 
@@ -510,14 +521,13 @@ cdef int _input_grad_plane(const real* z, real* dx, const Tiles* t, Py_ssize_t t
     """``B z B^T`` of the plane's tiles added up in a padded plane, copied to ``dx``."""
     cdef Py_ssize_t th = t.th, tw = t.tw, h = t.h, w = t.w, ph = t.ph, pw = t.pw
     cdef Py_ssize_t hp = 2 * th + 2, wp = 2 * tw + 2
-    cdef real* pp = <real*>malloc((hp * wp + 16 * tw) * sizeof(real))
+    cdef real* pp = <real*>malloc((hp * wp + 4 * hp * tw) * sizeof(real))
     if pp == NULL:
         return -1
-    cdef Py_ssize_t ty, y, xx, yy
+    cdef Py_ssize_t y, xx, yy
     for y in range(hp * wp):
         pp[y] = 0
-    for ty in range(th):
-        _input_grad_row(z + t0 + ty * tw, pp + hp * wp, pp + 2 * ty * wp, tw, wp, stride)
+    _input_grad_rows(z + t0, pp + hp * wp, pp, th, tw, wp, stride)
     for y in range(h):
         yy = y + ph
         for xx in range(w):
