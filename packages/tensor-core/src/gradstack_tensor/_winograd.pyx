@@ -428,7 +428,8 @@ cdef inline void _input_grad_rows(const real* z, real* e, real* pp, Py_ssize_t t
 # into a zero-padded scratch plane (the input's padding, and whole tiles past an odd
 # edge), so that no loop checks bounds; the input gradient is added up in such a plane and
 # copied out.  The input's row transform (d B) is made once per padded row, for the two
-# rows of tiles that share it, and the input gradient's inverse row transform too.  Scratch is allocated per plane (a few KiB).
+# rows of tiles that share it, and the input gradient's inverse row transform too.
+# Scratch is allocated per plane (a few KiB).
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
