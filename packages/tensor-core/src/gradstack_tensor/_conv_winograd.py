@@ -105,10 +105,24 @@ def _chunk(g, th: int, tw: int) -> int:
 
 
 def _filter_tiles(weight: np.ndarray) -> np.ndarray:
-    """``U = G w G^T`` of every (output, input) channel pair: ``(16, O, C)``."""
+    """``U = G w G^T`` of every (output, input) channel pair: ``(16, O, C)``, position
+    ``4 i + l``; two float64 products over all the pairs at once (a stacked matmul of
+    ``O * C`` 3x3 matrices costs ~0.5 ms at 64 x 64 channels), rounded once."""
     o, c = weight.shape[:2]
-    u = _G @ weight.astype(np.float64) @ _G.T  # (O, C, 4, 4)
-    return np.ascontiguousarray(u.reshape(o, c, 16).transpose(2, 0, 1), dtype=weight.dtype)
+    t = weight.astype(np.float64).reshape(o * c * 3, 3) @ _G.T  # (O C j, l)
+    t = t.reshape(o * c, 3, 4).transpose(0, 2, 1).reshape(o * c * 4, 3) @ _G.T  # (O C l, i)
+    return np.ascontiguousarray(t.reshape(o, c, 4, 4).transpose(3, 2, 0, 1), weight.dtype).reshape(
+        16, o, c
+    )
+
+
+def _weight_grad(du: np.ndarray, o: int, c: int, dtype) -> np.ndarray:
+    """``dw = G^T dU G`` of the summed products ``dU`` ``(16, O, C)``: ``(O, C, 3, 3)``, two
+    float64 products, rounded once."""
+    d = du.astype(np.float64).reshape(4, 4, o * c).transpose(0, 2, 1).reshape(4 * o * c, 4)
+    s = (d @ _G).reshape(4, o * c * 3)  # (i, O C b)
+    dw = (_G.T @ s).reshape(3, o, c, 3).transpose(1, 2, 0, 3)  # (O, C, a, b)
+    return np.ascontiguousarray(dw, dtype=dtype)
 
 
 def winograd_forward(x: np.ndarray, weight: np.ndarray, g) -> np.ndarray:
@@ -165,6 +179,5 @@ def winograd_backward(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, g, ne
             np.matmul(ut, q, out=z)
             winograd_input_grad(z, m, g.h, g.w, g.p, th, tw, out=gx[start:stop])
     if need_w:
-        du64 = du.astype(np.float64).transpose(1, 2, 0).reshape(g.o, g.c, 4, 4)
-        gw = np.ascontiguousarray(_G.T @ du64 @ _G, dtype=x.dtype)  # (O, C, 3, 3)
+        gw = _weight_grad(du, g.o, g.c, x.dtype)
     return gx, gw
