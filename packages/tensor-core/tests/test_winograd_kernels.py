@@ -214,3 +214,33 @@ def test_input_grad_is_the_transpose_of_input_tiles(dtype):
         lhs = (kernels.winograd_input_tiles(x, p, th, tw).astype(np.float64) * z).sum()
         rhs = (x.astype(np.float64) * kernels.winograd_input_grad(z, 2, h, w, p, th, tw)).sum()
         np.testing.assert_allclose(lhs, rhs, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_threads_give_the_same_bits():
+    """Note [Winograd's transforms split planes across threads]: above the parallel
+    threshold the planes go to two threads, each plane computed alike."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((8, 16, 20, 18)).astype(np.float32)
+    z = rng.standard_normal((16, 16, 8 * 10 * 9)).astype(np.float32)
+    g = rng.standard_normal((8, 16, 20, 18)).astype(np.float32)
+    m = rng.standard_normal((16, 16, 8 * 10 * 9)).astype(np.float32)
+
+    def run():
+        return (
+            kernels.winograd_input_tiles(x, (1, 1), 10, 9),
+            kernels.winograd_input_grad(z, 8, 20, 18, (1, 1), 10, 9),
+            kernels.winograd_grad_tiles(g),
+            kernels.winograd_output_tiles(m, 8, 20, 18),
+        )
+
+    before = kernels.get_num_threads()
+    try:
+        kernels.set_num_threads(1)
+        one = run()
+        kernels.set_num_threads(2)
+        two = run()
+    finally:
+        kernels.set_num_threads(before)
+    assert 16 * x.size >= kernels.PARALLEL_THRESHOLD
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
