@@ -244,3 +244,7 @@ def test_threads_give_the_same_bits():
     assert 16 * x.size >= kernels.PARALLEL_THRESHOLD
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
+    capped = kernels.winograd_input_tiles(x, (1, 1), 10, 9, max_threads=1)
+    np.testing.assert_array_equal(capped, one[0])
+    with pytest.raises(ValueError, match="max_threads"):
+        kernels.winograd_grad_tiles(g, max_threads=0)

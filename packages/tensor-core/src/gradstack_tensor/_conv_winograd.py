@@ -139,10 +139,10 @@ def winograd_forward(x: np.ndarray, weight: np.ndarray, g) -> np.ndarray:
         stop = min(start + step, g.n)
         t = (stop - start) * th * tw
         v = vbuf if t == full else np.empty((16, g.c, t), x.dtype)
-        winograd_input_tiles(x[start:stop], g.p, th, tw, out=v)
+        winograd_input_tiles(x[start:stop], g.p, th, tw, out=v, max_threads=1)
         m = mbuf if t == full else np.empty((16, g.o, t), x.dtype)
         np.matmul(u, v, out=m)
-        winograd_output_tiles(m, stop - start, g.oh, g.ow, out=out[start:stop])
+        winograd_output_tiles(m, stop - start, g.oh, g.ow, out=out[start:stop], max_threads=1)
     return out
 
 
@@ -168,16 +168,16 @@ def winograd_backward(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, g, ne
         m = stop - start
         t = m * th * tw
         q = qbuf if t == full else np.empty((16, g.o, t), x.dtype)
-        winograd_grad_tiles(grad[start:stop], out=q)
+        winograd_grad_tiles(grad[start:stop], out=q, max_threads=1)
         if need_w:
             v = vbuf if t == full else np.empty((16, g.c, t), x.dtype)
-            winograd_input_tiles(x[start:stop], g.p, th, tw, out=v)
+            winograd_input_tiles(x[start:stop], g.p, th, tw, out=v, max_threads=1)
             np.matmul(q, v.transpose(0, 2, 1), out=part)
             du += part
         if need_x:
             z = vbuf if t == full else np.empty((16, g.c, t), x.dtype)
             np.matmul(ut, q, out=z)
-            winograd_input_grad(z, m, g.h, g.w, g.p, th, tw, out=gx[start:stop])
+            winograd_input_grad(z, m, g.h, g.w, g.p, th, tw, out=gx[start:stop], max_threads=1)
     if need_w:
         gw = _weight_grad(du, g.o, g.c, x.dtype)
     return gx, gw

@@ -21,11 +21,19 @@ def winograd_input_tiles(
     th: int,
     tw: int,
     out: _Array[_Float] | None = None,
+    max_threads: int | None = None,
 ) -> _Array[_Float]: ...
 def winograd_output_tiles(
-    m: _Array[_Float], n: int, oh: int, ow: int, out: _Array[_Float] | None = None
+    m: _Array[_Float],
+    n: int,
+    oh: int,
+    ow: int,
+    out: _Array[_Float] | None = None,
+    max_threads: int | None = None,
 ) -> _Array[_Float]: ...
-def winograd_grad_tiles(g: _Array[_Float], out: _Array[_Float] | None = None) -> _Array[_Float]: ...
+def winograd_grad_tiles(
+    g: _Array[_Float], out: _Array[_Float] | None = None, max_threads: int | None = None
+) -> _Array[_Float]: ...
 def winograd_input_grad(
     z: _Array[_Float],
     n: int,
@@ -35,4 +43,5 @@ def winograd_input_grad(
     th: int,
     tw: int,
     out: _Array[_Float] | None = None,
+    max_threads: int | None = None,
 ) -> _Array[_Float]: ...

@@ -149,12 +149,28 @@ cdef cnp.ndarray _result(str func, object out, tuple shape, object dtype, tuple 
 # tiles add into their own plane only, so no two threads write one element), and every
 # plane is computed alike whatever the thread count.  The transforms are memory-bound
 # passes: they take _kernels.pyx's threshold for those (kernel_parallel_threshold(),
-# counted in transformed numbers); it was not measured apart for these kernels.
+# counted in transformed numbers); it was not measured apart for these kernels.  The
+# convolution's driver (_conv_winograd.py) calls them with max_threads=1, a chunk of the
+# batch at a time between BLAS products, as _conv_arrays.py calls im2col: with the
+# planes on two threads, libgomp's and OpenBLAS's thread pools took turns holding the two
+# cores (Note [Threads are opt-in] in _kernels.pyx), and the ResNet's four 3x3
+# convolutions took 0.45-2.2 s at GRADSTACK_NUM_THREADS=2 against 27-41 ms at one thread.
 
 cdef int _threads(Py_ssize_t elements, Py_ssize_t planes) noexcept nogil:
     # Note [Winograd's transforms split planes across threads]
     cdef int n = kernel_threads(elements, kernel_parallel_threshold())
     return <int>min(<Py_ssize_t>n, planes) if planes > 0 else 1
+
+
+cdef int _capped(str func, object max_threads, int nthreads) except -1:
+    """``nthreads`` capped at a caller's ``max_threads`` (a positive int, or None)."""
+    if max_threads is None:
+        return nthreads
+    if isinstance(max_threads, bool) or not isinstance(max_threads, (int, np.integer)) \
+            or max_threads < 1:
+        raise ValueError(f"{func}: max_threads must be a positive int or None, got "
+                         f"{max_threads!r}")
+    return <int>min(nthreads, max_threads)
 
 
 # Note [AVX2 copies of Winograd's row loops]
@@ -583,7 +599,7 @@ cdef Py_ssize_t _input_grad(const real* z, real* dx, const Tiles* t, int nthread
 # ---------------------------------------------------------------------------------------
 # The Python-visible kernels
 
-def winograd_input_tiles(x, padding, th, tw, out=None):
+def winograd_input_tiles(x, padding, th, tw, out=None, max_threads=None):
     """``B^T d B`` of every 4x4 tile of the zero-padded input, in the tile layout.
 
     Parameters
@@ -597,6 +613,9 @@ def winograd_input_tiles(x, padding, th, tw, out=None):
         Tiles down and across (non-negative).
     out : ndarray, optional
         Where to write (C-contiguous, the result's shape and dtype, not overlapping ``x``).
+    max_threads : int, optional
+        At most this many threads (Note [Winograd's transforms split planes across
+        threads]); 1 for a caller that runs the kernel on many small pieces in a row.
 
     Returns
     -------
@@ -625,7 +644,9 @@ def winograd_input_tiles(x, padding, th, tw, out=None):
     _padding(func, padding, &t)
     _tile_counts(func, th, tw, &t)
     cdef cnp.ndarray res = _result(func, out, (16, t.c, t.n * t.th * t.tw), x.dtype, (x,))
-    cdef int nthreads = _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    cdef int nthreads = _capped(
+        func, max_threads, _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    )
     cdef void* src = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef Py_ssize_t failed
     cdef void* dst = cnp.PyArray_DATA(res)
@@ -640,7 +661,7 @@ def winograd_input_tiles(x, padding, th, tw, out=None):
     return res
 
 
-def winograd_output_tiles(m, n, oh, ow, out=None):
+def winograd_output_tiles(m, n, oh, ow, out=None, max_threads=None):
     """``A^T m A`` of every tile: the 2x2 output blocks, cropped to ``oh x ow``.
 
     Parameters
@@ -652,6 +673,9 @@ def winograd_output_tiles(m, n, oh, ow, out=None):
         The batch and the output's plane.
     out : ndarray, optional
         Where to write (``(n, O, oh, ow)``, C-contiguous, ``m``'s dtype).
+    max_threads : int, optional
+        At most this many threads (Note [Winograd's transforms split planes across
+        threads]); 1 for a caller that runs the kernel on many small pieces in a row.
 
     Returns
     -------
@@ -684,7 +708,9 @@ def winograd_output_tiles(m, n, oh, ow, out=None):
     t.th, t.tw, t.ph, t.pw = (oh + 1) // 2, (ow + 1) // 2, 0, 0
     _tile_input(func, "m", m, t.c, t.n * t.th * t.tw, m.dtype)
     cdef cnp.ndarray res = _result(func, out, (t.n, t.c, t.h, t.w), m.dtype, (m,))
-    cdef int nthreads = _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    cdef int nthreads = _capped(
+        func, max_threads, _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    )
     cdef void* src = cnp.PyArray_DATA(<cnp.ndarray>m)
     cdef Py_ssize_t failed
     cdef void* dst = cnp.PyArray_DATA(res)
@@ -699,7 +725,7 @@ def winograd_output_tiles(m, n, oh, ow, out=None):
     return res
 
 
-def winograd_grad_tiles(g, out=None):
+def winograd_grad_tiles(g, out=None, max_threads=None):
     """``A g A^T`` of every 2x2 block of the output gradient (zero outside), in the tile
     layout: the operand of the backward's products (Note [The backward is the forward
     transposed]).
@@ -711,6 +737,9 @@ def winograd_grad_tiles(g, out=None):
     out : ndarray, optional
         Where to write (``(16, O, N * th * tw)``, ``th = ceil(oh / 2)``,
         ``tw = ceil(ow / 2)``).
+    max_threads : int, optional
+        At most this many threads (Note [Winograd's transforms split planes across
+        threads]); 1 for a caller that runs the kernel on many small pieces in a row.
 
     Returns
     -------
@@ -736,7 +765,9 @@ def winograd_grad_tiles(g, out=None):
     _plane_layout(func, "g", g, &t)
     t.th, t.tw, t.ph, t.pw = (t.h + 1) // 2, (t.w + 1) // 2, 0, 0
     cdef cnp.ndarray res = _result(func, out, (16, t.c, t.n * t.th * t.tw), g.dtype, (g,))
-    cdef int nthreads = _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    cdef int nthreads = _capped(
+        func, max_threads, _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    )
     cdef void* src = cnp.PyArray_DATA(<cnp.ndarray>g)
     cdef Py_ssize_t failed
     cdef void* dst = cnp.PyArray_DATA(res)
@@ -751,7 +782,7 @@ def winograd_grad_tiles(g, out=None):
     return res
 
 
-def winograd_input_grad(z, n, h, w, padding, th, tw, out=None):
+def winograd_input_grad(z, n, h, w, padding, th, tw, out=None, max_threads=None):
     """``B z B^T`` of every tile, added up where the tiles overlap: the input gradient, the
     transpose of :func:`winograd_input_tiles`.
 
@@ -765,6 +796,9 @@ def winograd_input_grad(z, n, h, w, padding, th, tw, out=None):
         As :func:`winograd_input_tiles`.
     out : ndarray, optional
         Where to write (``(n, C, h, w)``, C-contiguous, ``z``'s dtype); overwritten.
+    max_threads : int, optional
+        At most this many threads (Note [Winograd's transforms split planes across
+        threads]); 1 for a caller that runs the kernel on many small pieces in a row.
 
     Returns
     -------
@@ -799,7 +833,9 @@ def winograd_input_grad(z, n, h, w, padding, th, tw, out=None):
     t.n, t.c, t.h, t.w = n, z.shape[1], h, w
     _tile_input(func, "z", z, t.c, t.n * t.th * t.tw, z.dtype)
     cdef cnp.ndarray res = _result(func, out, (t.n, t.c, t.h, t.w), z.dtype, (z,))
-    cdef int nthreads = _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    cdef int nthreads = _capped(
+        func, max_threads, _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    )
     cdef void* src = cnp.PyArray_DATA(<cnp.ndarray>z)
     cdef Py_ssize_t failed
     cdef void* dst = cnp.PyArray_DATA(res)
