@@ -20,15 +20,23 @@ Examples
 cimport cython
 cimport numpy as cnp
 from cython.parallel cimport prange
+from libc.math cimport sqrt
 from libc.stdlib cimport free, malloc
 
-from ._kernels cimport _check_input, kernel_parallel_threshold, kernel_threads, real
+from ._kernels cimport (
+    _as_float, _check_input, kernel_parallel_threshold, kernel_threads, real,
+)
 
 import numpy as np
 
 cnp.import_array()
 
-__all__ = ["batch_norm_stats", "batch_norm_apply", "batch_norm_backward"]
+__all__ = [
+    "batch_norm_stats",
+    "batch_norm_apply",
+    "batch_norm_backward",
+    "batch_norm_backward_batch_stats",
+]
 
 # Note [Batch norm follows torch's CPU kernel]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -567,4 +575,122 @@ def batch_norm_backward(grad, x, mean, invstd, weight, train, need_input):
                       <const double*>cnp.PyArray_DATA(<cnp.ndarray>x),
                       <const double*>cnp.PyArray_DATA(m), <const double*>cnp.PyArray_DATA(inv),
                       <const double*>wp, <double*>xp, sp, dp, &lay, tr, nthreads)
+    return dx, dotp * inv.astype(np.float64), sum_dy
+
+
+# Note [Batch norm's backward makes its statistics channel by channel]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A training-mode backward needs the batch's mean and invstd, which the graph does not
+# keep: batch_norm_stats over the whole input, then batch_norm_backward, read the input
+# from memory twice more than the gradient's passes need.  Channel by channel instead,
+# the statistics (_stats_channel, the same sums in the same order) bring the channel into
+# the cache (a ResNet channel is 128 KiB of float32) where the backward's two passes find
+# it.  mean and invstd are rounded as the two-kernel path rounds them (``mean64`` to the
+# dtype, ``1 / sqrt(var64 + eps)`` in double, then to the dtype), so the results are
+# the same bits.
+
+@cython.cdivision(True)
+cdef void _backward_stats_channel(const real* dy, const real* x, double eps, double* mean64,
+                                  double* var64, real* mean, real* invstd,
+                                  const real* weight, real* dx, double* sum_dy,
+                                  double* dotp, const Layout* lay,
+                                  Py_ssize_t c) noexcept nogil:
+    _stats_channel(x, lay, c, mean64, var64)
+    mean[c] = <real>mean64[c]
+    invstd[c] = <real>(1.0 / sqrt(var64[c] + eps))
+    _backward_channel(dy, x, mean, invstd, weight, dx, sum_dy, dotp, lay, c, True)
+
+
+cdef int _backward_stats(const real* dy, const real* x, double eps, double* mean64,
+                         double* var64, real* mean, real* invstd, const real* weight,
+                         real* dx, double* sum_dy, double* dotp, const Layout* lay,
+                         int nthreads) except -1 nogil:
+    cdef Py_ssize_t c
+    if lay.s == 1:  # (N, C): the statistics along the rows first, then the backward
+        _stats(x, lay, mean64, var64, nthreads)
+        for c in range(lay.c):
+            mean[c] = <real>mean64[c]
+            invstd[c] = <real>(1.0 / sqrt(var64[c] + eps))
+        return _backward_by_rows(dy, x, mean, invstd, weight, dx, sum_dy, dotp, lay, True,
+                                 nthreads)
+    if nthreads <= 1:
+        for c in range(lay.c):
+            _backward_stats_channel(dy, x, eps, mean64, var64, mean, invstd, weight, dx,
+                                    sum_dy, dotp, lay, c)
+    else:
+        for c in prange(lay.c, schedule="static", num_threads=nthreads):
+            _backward_stats_channel(dy, x, eps, mean64, var64, mean, invstd, weight, dx,
+                                    sum_dy, dotp, lay, c)
+    return 0
+
+
+def batch_norm_backward_batch_stats(grad, x, eps, weight, need_input):
+    """:func:`batch_norm_backward` in training mode with the batch's statistics made on
+    the way, channel by channel (Note [Batch norm's backward makes its statistics channel
+    by channel]): the same values as ``batch_norm_stats`` followed by
+    ``batch_norm_backward`` with ``mean64`` and ``1 / sqrt(var64 + eps)`` rounded to the
+    input's dtype, with one pass over memory fewer.
+
+    Parameters
+    ----------
+    grad, x : ndarray
+        ``(N, C, *)`` of one shape and dtype (float32 or float64), C-contiguous.
+    eps : float
+        Added to the variance.
+    weight : ndarray or None
+        ``(C,)`` of their dtype, or None for a unit weight.
+    need_input : bool
+        Whether to compute the input's gradient.
+
+    Returns
+    -------
+    (ndarray or None, ndarray, ndarray)
+        As :func:`batch_norm_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1.], [3.]])
+    >>> gx, gw, gb = batch_norm_backward_batch_stats(np.array([[1.], [0.]]), x, 0.0, None,
+    ...                                              True)
+    >>> gx.ravel(), gw, gb
+    (array([0., 0.]), array([-1.]), array([1.]))
+    """
+    cdef str func = "batch_norm_backward_batch_stats"
+    cdef Layout lay, lay_x
+    _layout(func, "grad", grad, &lay)
+    _layout(func, "x", x, &lay_x)
+    if grad.shape != x.shape or grad.dtype != x.dtype:
+        raise ValueError(f"{func}: grad and x must have one shape and dtype, got "
+                         f"{grad.dtype} {grad.shape} and {x.dtype} {x.shape}")
+    cdef double e = _as_float(func, "eps", eps)
+    cdef cnp.ndarray w = None
+    if weight is not None:
+        w = _channel_array(func, "weight", weight, lay.c, x.dtype)
+    cdef cnp.ndarray dx = np.empty_like(x) if need_input else None
+    cdef cnp.ndarray sum_dy = np.empty(lay.c, dtype=np.float64)
+    cdef cnp.ndarray dotp = np.empty(lay.c, dtype=np.float64)
+    cdef cnp.ndarray mean64 = np.empty(lay.c, dtype=np.float64)
+    cdef cnp.ndarray var64 = np.empty(lay.c, dtype=np.float64)
+    cdef cnp.ndarray m = np.empty(lay.c, dtype=x.dtype)
+    cdef cnp.ndarray inv = np.empty(lay.c, dtype=x.dtype)
+    cdef double* sp = <double*>cnp.PyArray_DATA(sum_dy)
+    cdef double* dp = <double*>cnp.PyArray_DATA(dotp)
+    cdef double* mp = <double*>cnp.PyArray_DATA(mean64)
+    cdef double* vp = <double*>cnp.PyArray_DATA(var64)
+    cdef void* wp = cnp.PyArray_DATA(w) if w is not None else NULL
+    cdef void* xp = cnp.PyArray_DATA(dx) if dx is not None else NULL
+    cdef int nthreads = _threads(&lay)
+    if cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_FLOAT:
+        with nogil:
+            _backward_stats(<const float*>cnp.PyArray_DATA(<cnp.ndarray>grad),
+                            <const float*>cnp.PyArray_DATA(<cnp.ndarray>x), e, mp, vp,
+                            <float*>cnp.PyArray_DATA(m), <float*>cnp.PyArray_DATA(inv),
+                            <const float*>wp, <float*>xp, sp, dp, &lay, nthreads)
+    else:
+        with nogil:
+            _backward_stats(<const double*>cnp.PyArray_DATA(<cnp.ndarray>grad),
+                            <const double*>cnp.PyArray_DATA(<cnp.ndarray>x), e, mp, vp,
+                            <double*>cnp.PyArray_DATA(m), <double*>cnp.PyArray_DATA(inv),
+                            <const double*>wp, <double*>xp, sp, dp, &lay, nthreads)
     return dx, dotp * inv.astype(np.float64), sum_dy

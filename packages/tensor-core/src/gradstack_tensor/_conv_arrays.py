@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _conv_winograd as _winograd
 from ._window_kernels import _pair_arg as _pair  # a pair of Python ints, or TypeError
 from ._window_kernels import col2im as _col2im
 from ._window_kernels import im2col as _im2col
@@ -180,6 +181,11 @@ def conv2d_forward(x, weight, bias, stride, padding, dilation, groups):
     g = _Geometry(func, x, weight, stride, padding, dilation, groups)
     if bias is not None and bias.shape != (g.o,):
         raise ValueError(f"{func}: bias must be ({g.o},), got {bias.shape}")
+    if _winograd.winograd_applies(g):  # Note [Winograd's F(2x2, 3x3) convolution]
+        out = _winograd.winograd_forward(x, weight, g)
+        if bias is not None:
+            out += bias.reshape(g.o, 1, 1)
+        return out
     G, L = g.groups, g.oh * g.ow
     w2 = weight.reshape(G, g.o // G, -1)
     out = np.empty((g.n, g.o, g.oh, g.ow), dtype=x.dtype)
@@ -246,6 +252,10 @@ def conv2d_backward(grad, x, weight, stride, padding, dilation, groups, need):
     gx = gw = gb = None
     if need_b:
         gb = grad.reshape(n, g.o, L).sum(axis=2).sum(axis=0)
+    if (need_x or need_w) and _winograd.winograd_applies(g):
+        # Note [Winograd's F(2x2, 3x3) convolution]
+        gx, gw = _winograd.winograd_backward(grad, x, weight, g, need_x, need_w)
+        return gx, gw, gb
     # Note [A convolution's columns are made a chunk at a time]: the chunk's buffers are
     # made once, and col2im writes into the input gradient's rows without a copy
     step = g.chunk()

@@ -94,6 +94,8 @@ from ._vector_norm_kernels import *  # noqa: F403
 from ._vector_norm_kernels import __all__ as _vector_norm_kernels_all
 from ._window_kernels import *  # noqa: F403
 from ._window_kernels import __all__ as _window_kernels_all
+from ._winograd import *  # noqa: F403
+from ._winograd import __all__ as _winograd_all
 
 __all__ = sorted(
     [
@@ -130,5 +132,6 @@ __all__ = sorted(
         *_triangular_arrays_all,
         *_vector_norm_kernels_all,
         *_window_kernels_all,
+        *_winograd_all,
     ]
 )

@@ -44,7 +44,9 @@ from gradstack_tensor.extension import data_of as _data
 from gradstack_tensor.extension import dispatch, wrap
 from gradstack_tensor.extension import wrap as _wrap
 from gradstack_tensor.kernels import batch_norm_backward as _bn_backward_kernel
-from gradstack_tensor.kernels import batch_norm_stats as _bn_stats_kernel
+from gradstack_tensor.kernels import (
+    batch_norm_backward_batch_stats as _bn_backward_batch_stats_kernel,
+)
 from gradstack_tensor.kernels import layer_norm_backward as _layer_norm_backward_kernel
 
 from ..grad_mode import no_grad
@@ -826,17 +828,15 @@ def _batch_norm_backward_on_arrays(grad, x, weight, eps, running, need):
         return None
     a, g = np.ascontiguousarray(a), np.ascontiguousarray(g)
     dtype = a.dtype
+    wa = None if w is None else np.ascontiguousarray(w)
     with np.errstate(all="ignore"):
-        if running is None:
-            mean64, var64 = _bn_stats_kernel(a)
-            mean, invstd = mean64.astype(dtype), (1.0 / np.sqrt(var64 + eps)).astype(dtype)
+        if running is None:  # Note [Batch norm's backward makes its statistics channel by
+            # channel] in tensor-core's _batch_norm_kernels.pyx
+            dx, gw, gb = _bn_backward_batch_stats_kernel(g, a, float(eps), wa, need[0])
         else:
             rm, rv = (_data(t).astype(dtype) for t in running)
             mean, invstd = rm, (dtype.type(1) / np.sqrt(rv + dtype.type(eps))).astype(dtype)
-        dx, gw, gb = _bn_backward_kernel(
-            g, a, mean, invstd, None if w is None else np.ascontiguousarray(w),
-            running is None, need[0],
-        )  # fmt: skip
+            dx, gw, gb = _bn_backward_kernel(g, a, mean, invstd, wa, False, need[0])
     return (
         _wrap(dx) if need[0] else None,
         _wrap(gw.astype(dtype)) if need[1] else None,

@@ -1,0 +1,850 @@
+# cython: language_level=3
+"""The tile transforms of Winograd's F(2x2, 3x3) convolution (Lavin and Gray, 2015), for a
+3x3, stride-1 convolution: a 2x2 block of outputs from a 4x4 tile of the input with 16
+multiplications per (input channel, output channel) instead of 36, the multiplications
+being 16 matrix products (one per position of the 4x4 transformed tile) that numpy's
+BLAS runs (``_conv_arrays.py`` drives them, Note [Winograd's F(2x2, 3x3) convolution]).
+
+The four transforms, each one pass in C over its input, in the tile layout ``(16, C, T)``
+(``T = N * th * tw`` tiles, the tile ``t = (n * th + ty) * tw + tx``; each of the 16
+positions a ``(C, T)`` matrix, the operand of a product):
+
+- ``winograd_input_tiles``: ``B^T d B`` of the input's overlapping 4x4 tiles (stride 2,
+  zero outside the input), the forward's and the weight gradient's input operand;
+- ``winograd_output_tiles``: ``A^T m A`` of the products, the 2x2 outputs of each tile
+  (those outside the output cropped), the forward's result;
+- ``winograd_grad_tiles``: ``A g A^T`` of the output gradient's 2x2 blocks (zero outside),
+  the backward's operand (Note [The backward is the forward transposed]);
+- ``winograd_input_grad``: ``B z B^T`` of each tile added into the input gradient where the
+  tiles overlap (the transpose of ``winograd_input_tiles``).
+
+Every kernel takes C-contiguous float32/float64 arrays of one dtype, checks shapes and
+layouts before touching memory (ValueError/TypeError saying what was wrong) and writes a
+new array, or ``out``; the planes are split across threads above the parallel threshold.
+Public as ``gradstack_tensor.kernels``.
+
+Note [The backward is the forward transposed]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+One output tile is ``y = A^T [U ⊙ (B^T d B)] A`` summed over the input channels, with
+``U = G w G^T``: linear in ``d`` and in ``w``.  With ``g`` the output gradient's 2x2 block
+and ``Q = A g A^T``, the gradients are the same expression read backwards:
+``dd = B [U ⊙ Q] B^T`` (summed over the output channels; the tiles overlap, so their
+``dd`` add up) and ``dU = Q ⊙ (B^T d B)`` (summed over the tiles), ``dw = G^T dU G``.  So
+the backward needs one transform of the gradient (``Q``), the forward's input transform
+and two products per position: ``Z = U^T Q`` and ``dU = Q V^T``.  Being the exact
+transpose, the gradients are those of the function the forward computes, to rounding.
+
+Note [Why F(2x2, 3x3) and not F(4x4, 3x3)]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+F(4x4, 3x3) needs 36 products per 16 outputs (4x fewer multiplications than the direct
+9 per output, against 2.25x) but its transforms hold 4, 5 and 1/24: in float32 at the
+benchmark ResNet's shapes (standard normal input, weights of variance 1 / (9 C)) its
+largest error against a float64 convolution was 3.2e-6 to 6.3e-6 of the output's largest
+value, 8-20x torch's float32 convolution's (3.0e-7 to 3.9e-7).  F(2x2, 3x3)'s transforms
+hold only 0, +-1 and 1/2: its error was 2.3e-7 to 3.0e-7, below im2col's (4.8e-7 to
+6.8e-7) and torch's.  So only F(2x2, 3x3).
+
+Examples
+--------
+>>> import numpy as np
+>>> winograd_input_tiles(np.ones((2, 3, 5, 5)), (1, 1), 3, 3).shape
+(16, 3, 18)
+"""
+
+cimport cython
+cimport numpy as cnp
+from cython.parallel cimport prange
+from libc.stdlib cimport free, malloc
+
+from ._kernels cimport (
+    _check_input, kernel_avx2, kernel_parallel_threshold, kernel_threads, real,
+)
+
+import numpy as np
+
+cnp.import_array()
+
+__all__ = [
+    "winograd_input_tiles",
+    "winograd_output_tiles",
+    "winograd_grad_tiles",
+    "winograd_input_grad",
+]
+
+
+cdef struct Tiles:
+    Py_ssize_t n, c        # batch, channels (of the plane-side array)
+    Py_ssize_t h, w        # the plane's size
+    Py_ssize_t th, tw      # tiles down and across
+    Py_ssize_t ph, pw      # the input's zero padding (input-side kernels)
+
+
+cdef int _int(str func, str name, object v) except -1:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{func}: {name} must be an int, got {v!r}")
+    return 0
+
+
+cdef int _plane_layout(str func, str name, object a, Tiles* t) except -1:
+    _check_input(func, name, a)
+    if (<cnp.ndarray>a).ndim != 4:
+        raise ValueError(f"{func}: {name} must be (N, C, H, W), got shape {a.shape}")
+    t.n, t.c, t.h, t.w = a.shape
+    return 0
+
+
+cdef int _tile_counts(str func, object th, object tw, Tiles* t) except -1:
+    _int(func, "th", th)
+    _int(func, "tw", tw)
+    if th < 0 or tw < 0:
+        raise ValueError(f"{func}: th and tw must be non-negative, got {th} and {tw}")
+    t.th, t.tw = th, tw
+    return 0
+
+
+cdef int _padding(str func, object padding, Tiles* t) except -1:
+    try:
+        ph, pw = padding
+    except (TypeError, ValueError):
+        raise TypeError(f"{func}: padding must be a pair of ints, got {padding!r}") from None
+    _int(func, "padding", ph)
+    _int(func, "padding", pw)
+    if ph < 0 or pw < 0:
+        raise ValueError(f"{func}: padding must be non-negative, got {padding!r}")
+    t.ph, t.pw = ph, pw
+    return 0
+
+
+cdef cnp.ndarray _tile_input(str func, str name, object a, Py_ssize_t c, Py_ssize_t tiles,
+                             object dtype):
+    _check_input(func, name, a)
+    if a.dtype != dtype or a.shape != (16, c, tiles):
+        raise ValueError(
+            f"{func}: {name} must be a {np.dtype(dtype)} array of shape {(16, c, tiles)} "
+            f"(16 positions, channels, tiles), got {a.dtype} {a.shape}"
+        )
+    return <cnp.ndarray>a
+
+
+cdef cnp.ndarray _result(str func, object out, tuple shape, object dtype, tuple inputs):
+    if out is None:
+        return np.empty(shape, dtype=dtype)
+    _check_input(func, "out", out)
+    if out.dtype != dtype or out.shape != shape:
+        raise ValueError(
+            f"{func}: out must be a {np.dtype(dtype)} array of shape {shape}, got "
+            f"{out.dtype} {out.shape}"
+        )
+    if not out.flags.writeable:
+        raise ValueError(f"{func}: out is read-only; pass a writable array")
+    for a in inputs:
+        if np.shares_memory(out, a):
+            raise ValueError(f"{func}: out overlaps an input; pass a separate array")
+    return <cnp.ndarray>out
+
+
+# Note [Winograd's transforms split planes across threads]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A (sample, channel) plane's tiles stay on one thread (the input gradient's overlapping
+# tiles add into their own plane only, so no two threads write one element), and every
+# plane is computed alike whatever the thread count.  The transforms are memory-bound
+# passes: they take _kernels.pyx's threshold for those (kernel_parallel_threshold(),
+# counted in transformed numbers); it was not measured apart for these kernels.  The
+# convolution's driver (_conv_winograd.py) calls them with max_threads=1, a chunk of the
+# batch at a time between BLAS products, as _conv_arrays.py calls im2col: with the
+# planes on two threads, libgomp's and OpenBLAS's thread pools took turns holding the two
+# cores (Note [Threads are opt-in] in _kernels.pyx), and the ResNet's four 3x3
+# convolutions took 0.45-2.2 s at GRADSTACK_NUM_THREADS=2 against 27-41 ms at one thread.
+
+cdef int _threads(Py_ssize_t elements, Py_ssize_t planes) noexcept nogil:
+    # Note [Winograd's transforms split planes across threads]
+    cdef int n = kernel_threads(elements, kernel_parallel_threshold())
+    return <int>min(<Py_ssize_t>n, planes) if planes > 0 else 1
+
+
+cdef int _capped(str func, object max_threads, int nthreads) except -1:
+    """``nthreads`` capped at a caller's ``max_threads`` (a positive int, or None)."""
+    if max_threads is None:
+        return nthreads
+    if isinstance(max_threads, bool) or not isinstance(max_threads, (int, np.integer)) \
+            or max_threads < 1:
+        raise ValueError(f"{func}: max_threads must be a positive int or None, got "
+                         f"{max_threads!r}")
+    return <int>min(nthreads, max_threads)
+
+
+# Note [AVX2 copies of Winograd's row loops]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The loops along a row of tiles (Note [Winograd's transforms run along rows of tiles])
+# are compiled twice, the baseline (SSE2) copy and an AVX2 one, and every call takes the
+# copy of ``_kernels.pyx``'s switch (Note [AVX2 clones]): the transforms are additions
+# and subtractions only, so both copies give the same bits.
+
+cdef extern from *:
+    """
+    /* GS_BODY, GS_DISPATCH, GS_AVX2_CLONES: _kernels.pxd */
+    #define GS_WI_BODY(name, T)                                                       \
+    GS_BODY void name(const T* restrict pp, T* restrict r, T* restrict v,             \
+                      Py_ssize_t th, Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t stride) \
+    {                                                                                 \
+        Py_ssize_t i, j, x, ty, hp = 2 * th + 2;                                      \
+        for (i = 0; i < hp; i++) {         /* rows: d B, each padded row once */      \
+            const T* restrict row = pp + i * wp;                                      \
+            T* restrict o0 = r + 4 * i * tw;                                          \
+            T* restrict o1 = o0 + tw;                                                 \
+            T* restrict o2 = o1 + tw;                                                 \
+            T* restrict o3 = o2 + tw;                                                 \
+            for (x = 0; x < tw; x++) {                                                \
+                T a0 = row[2 * x], a1 = row[2 * x + 1];                               \
+                T a2 = row[2 * x + 2], a3 = row[2 * x + 3];                           \
+                o0[x] = a0 - a2;                                                      \
+                o1[x] = a1 + a2;                                                      \
+                o2[x] = a2 - a1;                                                      \
+                o3[x] = a1 - a3;                                                      \
+            }                                                                         \
+        }                                                                             \
+        for (ty = 0; ty < th; ty++) {                                                 \
+            const T* restrict rt = r + 8 * ty * tw;  /* rows 2 ty .. 2 ty + 3 */      \
+            for (j = 0; j < 4; j++) {      /* columns: B^T (d B) */                   \
+                const T* restrict r0 = rt + j * tw;                                   \
+                const T* restrict r1 = r0 + 4 * tw;                                   \
+                const T* restrict r2 = r1 + 4 * tw;                                   \
+                const T* restrict r3 = r2 + 4 * tw;                                   \
+                T* restrict o0 = v + ty * tw + j * stride;                            \
+                T* restrict o1 = o0 + 4 * stride;                                     \
+                T* restrict o2 = o1 + 4 * stride;                                     \
+                T* restrict o3 = o2 + 4 * stride;                                     \
+                for (x = 0; x < tw; x++) {                                            \
+                    o0[x] = r0[x] - r2[x];                                            \
+                    o1[x] = r1[x] + r2[x];                                            \
+                    o2[x] = r2[x] - r1[x];                                            \
+                    o3[x] = r1[x] - r3[x];                                            \
+                }                                                                     \
+            }                                                                         \
+        }                                                                             \
+    }
+    #define GS_WO_BODY(name, T)                                                       \
+    GS_BODY void name(const T* restrict m, T* restrict s, T* restrict d0,             \
+                      T* restrict d1, Py_ssize_t tw, Py_ssize_t stride) {             \
+        Py_ssize_t j, x, a;                                                           \
+        for (j = 0; j < 4; j++) {          /* columns: A^T m */                       \
+            const T* restrict m0 = m + j * stride;                                    \
+            const T* restrict m1 = m0 + 4 * stride;                                   \
+            const T* restrict m2 = m1 + 4 * stride;                                   \
+            const T* restrict m3 = m2 + 4 * stride;                                   \
+            T* restrict s0 = s + j * tw;                                              \
+            T* restrict s1 = s0 + 4 * tw;                                             \
+            for (x = 0; x < tw; x++) {                                                \
+                s0[x] = m0[x] + m1[x] + m2[x];                                        \
+                s1[x] = m1[x] - m2[x] - m3[x];                                        \
+            }                                                                         \
+        }                                                                             \
+        for (a = 0; a < 2; a++) {          /* rows: (A^T m) A */                      \
+            T* restrict d = a ? d1 : d0;                                              \
+            const T* restrict s0 = s + 4 * a * tw;                                    \
+            const T* restrict s1 = s0 + tw;                                           \
+            const T* restrict s2 = s1 + tw;                                           \
+            const T* restrict s3 = s2 + tw;                                           \
+            for (x = 0; x < tw; x++) {                                                \
+                d[2 * x] = s0[x] + s1[x] + s2[x];                                     \
+                d[2 * x + 1] = s1[x] - s2[x] - s3[x];                                 \
+            }                                                                         \
+        }                                                                             \
+    }
+    #define GS_WG_BODY(name, T)                                                       \
+    GS_BODY void name(const T* restrict g0, const T* restrict g1, T* restrict r,      \
+                      T* restrict q, Py_ssize_t tw, Py_ssize_t stride) {              \
+        Py_ssize_t i, x, wq = 2 * tw;                                                 \
+        for (x = 0; x < wq; x++) {         /* columns: A g */                         \
+            r[x] = g0[x];                                                             \
+            r[wq + x] = g0[x] + g1[x];                                                \
+            r[2 * wq + x] = g0[x] - g1[x];                                            \
+            r[3 * wq + x] = -g1[x];                                                   \
+        }                                                                             \
+        for (i = 0; i < 4; i++) {          /* rows: (A g) A^T */                      \
+            const T* restrict ri = r + i * wq;                                        \
+            T* restrict o0 = q + 4 * i * stride;                                      \
+            T* restrict o1 = o0 + stride;                                             \
+            T* restrict o2 = o1 + stride;                                             \
+            T* restrict o3 = o2 + stride;                                             \
+            for (x = 0; x < tw; x++) {                                                \
+                T a0 = ri[2 * x], a1 = ri[2 * x + 1];                                 \
+                o0[x] = a0;                                                           \
+                o1[x] = a0 + a1;                                                      \
+                o2[x] = a0 - a1;                                                      \
+                o3[x] = -a1;                                                          \
+            }                                                                         \
+        }                                                                             \
+    }
+    #define GS_WIG_BODY(name, T)                                                      \
+    GS_BODY void name(const T* restrict z, T* restrict e, T* restrict pp,             \
+                      Py_ssize_t th, Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t stride) \
+    {                                                                                 \
+        Py_ssize_t i, j, x, ty, hp = 2 * th + 2;                                      \
+        for (x = 0; x < 4 * hp * tw; x++)                                             \
+            e[x] = 0;                                                                 \
+        for (ty = 0; ty < th; ty++) {  /* columns: B z, added into padded row         \
+                                          2 ty + i; B's rows (1,0,0,0) (0,1,-1,1)     \
+                                          (-1,1,1,0) (0,0,0,-1) */                    \
+            for (j = 0; j < 4; j++) {                                                 \
+                const T* restrict q0 = z + ty * tw + j * stride;                      \
+                const T* restrict q1 = q0 + 4 * stride;                               \
+                const T* restrict q2 = q1 + 4 * stride;                               \
+                const T* restrict q3 = q2 + 4 * stride;                               \
+                T* restrict e0 = e + (8 * ty + j) * tw;                               \
+                T* restrict e1 = e0 + 4 * tw;                                         \
+                T* restrict e2 = e1 + 4 * tw;                                         \
+                T* restrict e3 = e2 + 4 * tw;                                         \
+                for (x = 0; x < tw; x++) {                                            \
+                    e0[x] += q0[x];                                                   \
+                    e1[x] += q1[x] - q2[x] + q3[x];                                   \
+                    e2[x] += q1[x] + q2[x] - q0[x];                                   \
+                    e3[x] -= q3[x];                                                   \
+                }                                                                     \
+            }                                                                         \
+        }                                                                             \
+        for (i = 0; i < hp; i++) {     /* rows: (B z) B^T, each padded row once,      \
+                                          added where the tiles overlap */            \
+            T* restrict row = pp + i * wp;                                            \
+            const T* restrict e0 = e + 4 * i * tw;                                    \
+            const T* restrict e1 = e0 + tw;                                           \
+            const T* restrict e2 = e1 + tw;                                           \
+            const T* restrict e3 = e2 + tw;                                           \
+            for (x = 0; x < tw; x++) {                                                \
+                row[2 * x] += e0[x];                                                  \
+                row[2 * x + 1] += e1[x] - e2[x] + e3[x];                              \
+            }                                                                         \
+            for (x = 0; x < tw; x++) {                                                \
+                row[2 * x + 2] += e1[x] + e2[x] - e0[x];                              \
+                row[2 * x + 3] -= e3[x];                                              \
+            }                                                                         \
+        }                                                                             \
+    }
+    #define GS_W_COPIES(SUF, T)                                                       \
+    GS_WI_BODY(gs_wi_body_##SUF, T)                                                   \
+    GS_WO_BODY(gs_wo_body_##SUF, T)                                                   \
+    GS_WG_BODY(gs_wg_body_##SUF, T)                                                   \
+    GS_WIG_BODY(gs_wig_body_##SUF, T)                                                 \
+    static void gs_wi_##SUF##_default(const T* pp, T* r, T* v, Py_ssize_t th,         \
+                                      Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)     \
+    { gs_wi_body_##SUF(pp, r, v, th, tw, wp, s); }                                        \
+    static void gs_wo_##SUF##_default(const T* m, T* sc, T* d0, T* d1,                \
+                                      Py_ssize_t tw, Py_ssize_t s)                    \
+    { gs_wo_body_##SUF(m, sc, d0, d1, tw, s); }                                       \
+    static void gs_wg_##SUF##_default(const T* g0, const T* g1, T* r, T* q,           \
+                                      Py_ssize_t tw, Py_ssize_t s)                    \
+    { gs_wg_body_##SUF(g0, g1, r, q, tw, s); }                                        \
+    static void gs_wig_##SUF##_default(const T* z, T* e, T* pp, Py_ssize_t th,        \
+                                       Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)    \
+    { gs_wig_body_##SUF(z, e, pp, th, tw, wp, s); }
+    #if GS_AVX2_CLONES
+    #define GS_W_AVX2(SUF, T)                                                         \
+    __attribute__((target("avx2")))                                                   \
+    static void gs_wi_##SUF##_avx2(const T* pp, T* r, T* v, Py_ssize_t th,            \
+                                   Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)        \
+    { gs_wi_body_##SUF(pp, r, v, th, tw, wp, s); }                                        \
+    __attribute__((target("avx2")))                                                   \
+    static void gs_wo_##SUF##_avx2(const T* m, T* sc, T* d0, T* d1,                   \
+                                   Py_ssize_t tw, Py_ssize_t s)                       \
+    { gs_wo_body_##SUF(m, sc, d0, d1, tw, s); }                                       \
+    __attribute__((target("avx2")))                                                   \
+    static void gs_wg_##SUF##_avx2(const T* g0, const T* g1, T* r, T* q,              \
+                                   Py_ssize_t tw, Py_ssize_t s)                       \
+    { gs_wg_body_##SUF(g0, g1, r, q, tw, s); }                                        \
+    __attribute__((target("avx2")))                                                   \
+    static void gs_wig_##SUF##_avx2(const T* z, T* e, T* pp, Py_ssize_t th,           \
+                                    Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)       \
+    { gs_wig_body_##SUF(z, e, pp, th, tw, wp, s); }
+    #else
+    #define GS_W_AVX2(SUF, T)
+    #endif
+    #define GS_W_DISPATCH(SUF, T)                                                     \
+    static void gs_wi_##SUF(int gs_avx2, const T* pp, T* r, T* v, Py_ssize_t th,      \
+                            Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)               \
+    { GS_DISPATCH(gs_wi_##SUF, (pp, r, v, th, tw, wp, s)); }                              \
+    static void gs_wo_##SUF(int gs_avx2, const T* m, T* sc, T* d0, T* d1,             \
+                            Py_ssize_t tw, Py_ssize_t s)                              \
+    { GS_DISPATCH(gs_wo_##SUF, (m, sc, d0, d1, tw, s)); }                             \
+    static void gs_wg_##SUF(int gs_avx2, const T* g0, const T* g1, T* r, T* q,        \
+                            Py_ssize_t tw, Py_ssize_t s)                              \
+    { GS_DISPATCH(gs_wg_##SUF, (g0, g1, r, q, tw, s)); }                              \
+    static void gs_wig_##SUF(int gs_avx2, const T* z, T* e, T* pp, Py_ssize_t th,     \
+                             Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)              \
+    { GS_DISPATCH(gs_wig_##SUF, (z, e, pp, th, tw, wp, s)); }
+    GS_W_COPIES(f32, float)
+    GS_W_COPIES(f64, double)
+    GS_W_AVX2(f32, float)
+    GS_W_AVX2(f64, double)
+    GS_W_DISPATCH(f32, float)
+    GS_W_DISPATCH(f64, double)
+    """
+    void gs_wi_f32(int avx2, const float* pp, float* r, float* v, Py_ssize_t th,
+                   Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wi_f64(int avx2, const double* pp, double* r, double* v, Py_ssize_t th,
+                   Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wo_f32(int avx2, const float* m, float* sc, float* d0, float* d1,
+                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
+    void gs_wo_f64(int avx2, const double* m, double* sc, double* d0, double* d1,
+                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
+    void gs_wg_f32(int avx2, const float* g0, const float* g1, float* r, float* q,
+                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
+    void gs_wg_f64(int avx2, const double* g0, const double* g1, double* r, double* q,
+                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
+    void gs_wig_f32(int avx2, const float* z, float* e, float* pp, Py_ssize_t th,
+                    Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wig_f64(int avx2, const double* z, double* e, double* pp, Py_ssize_t th,
+                    Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+
+
+cdef inline void _input_rows(const real* pp, real* r, real* v, Py_ssize_t th, Py_ssize_t tw,
+                             Py_ssize_t wp, Py_ssize_t stride) noexcept nogil:
+    if real is float:
+        gs_wi_f32(kernel_avx2(), pp, r, v, th, tw, wp, stride)
+    else:
+        gs_wi_f64(kernel_avx2(), pp, r, v, th, tw, wp, stride)
+
+
+cdef inline void _output_row(const real* m, real* s, real* d0, real* d1, Py_ssize_t tw,
+                             Py_ssize_t stride) noexcept nogil:
+    if real is float:
+        gs_wo_f32(kernel_avx2(), m, s, d0, d1, tw, stride)
+    else:
+        gs_wo_f64(kernel_avx2(), m, s, d0, d1, tw, stride)
+
+
+cdef inline void _grad_row(const real* g0, const real* g1, real* r, real* q, Py_ssize_t tw,
+                           Py_ssize_t stride) noexcept nogil:
+    if real is float:
+        gs_wg_f32(kernel_avx2(), g0, g1, r, q, tw, stride)
+    else:
+        gs_wg_f64(kernel_avx2(), g0, g1, r, q, tw, stride)
+
+
+cdef inline void _input_grad_rows(const real* z, real* e, real* pp, Py_ssize_t th,
+                                  Py_ssize_t tw, Py_ssize_t wp,
+                                  Py_ssize_t stride) noexcept nogil:
+    if real is float:
+        gs_wig_f32(kernel_avx2(), z, e, pp, th, tw, wp, stride)
+    else:
+        gs_wig_f64(kernel_avx2(), z, e, pp, th, tw, wp, stride)
+
+
+# ---------------------------------------------------------------------------------------
+# The loops: one (sample, channel) plane each.  Positions are p = 4 * i + j of the 4x4
+# transformed tile; `stride` is the distance between two positions (C * T elements), t0
+# the plane's first tile.
+#
+# Note [Winograd's transforms run along rows of tiles]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A tile at a time, the 16 numbers of a tile go to 16 places C * T apart and the 4x4 tile
+# is gathered with bounds checks: measured 39 ns a tile at the ResNet's first stage, the
+# transforms took 2-3x the time of the products they feed.  So every loop runs along a row
+# of tiles (tx), each statement one position of all the row's tiles: loads and stores are
+# contiguous (or of stride 2) and the compiler vectorises them.  The plane is first copied
+# into a zero-padded scratch plane (the input's padding, and whole tiles past an odd
+# edge), so that no loop checks bounds; the input gradient is added up in such a plane and
+# copied out.  The input's row transform (d B) is made once per padded row, for the two
+# rows of tiles that share it, and the input gradient's inverse row transform too.
+# Scratch is allocated per plane (a few KiB).
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _pad_plane(const real* x, real* pp, Py_ssize_t h, Py_ssize_t w, Py_ssize_t hp,
+                     Py_ssize_t wp, Py_ssize_t ph, Py_ssize_t pw) noexcept nogil:
+    """``pp[y + ph, x + pw] = x[y, x]`` inside ``hp x wp``, zero elsewhere."""
+    cdef Py_ssize_t y, xx, yy
+    for y in range(hp * wp):
+        pp[y] = 0
+    for y in range(h):
+        yy = y + ph
+        if yy >= hp:
+            break
+        for xx in range(min(w, wp - pw)):
+            pp[yy * wp + xx + pw] = x[y * w + xx]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _input_plane(const real* x, real* v, const Tiles* t, Py_ssize_t t0,
+                      Py_ssize_t stride) noexcept nogil:
+    """``B^T d B`` of the plane's tiles into ``v[p * stride + t0 + tile]`` (Note
+    [Winograd's transforms run along rows of tiles]); -1 when out of memory."""
+    cdef Py_ssize_t th = t.th, tw = t.tw
+    cdef Py_ssize_t hp = 2 * th + 2, wp = 2 * tw + 2
+    cdef real* pp = <real*>malloc((hp * wp + 4 * hp * tw) * sizeof(real))
+    if pp == NULL:
+        return -1
+    _pad_plane(x, pp, t.h, t.w, hp, wp, t.ph, t.pw)
+    _input_rows(pp, pp + hp * wp, v + t0, th, tw, wp, stride)
+    free(pp)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _output_plane(const real* m, real* y, const Tiles* t, Py_ssize_t t0,
+                       Py_ssize_t stride) noexcept nogil:
+    """``A^T m A`` of the plane's tiles, the 2x2 blocks inside the ``h x w`` plane."""
+    cdef Py_ssize_t th = t.th, tw = t.tw, h = t.h, w = t.w
+    cdef real* s = <real*>malloc((8 * tw + 4 * tw) * sizeof(real))
+    if s == NULL:
+        return -1
+    cdef real* r0 = s + 8 * tw
+    cdef real* r1 = r0 + 2 * tw
+    cdef bint direct = w == 2 * tw
+    cdef Py_ssize_t ty, x, yy
+    for ty in range(th):
+        yy = 2 * ty
+        if direct and yy + 1 < h:
+            _output_row(m + t0 + ty * tw, s, y + yy * w, y + (yy + 1) * w, tw, stride)
+            continue
+        _output_row(m + t0 + ty * tw, s, r0, r1, tw, stride)
+        for x in range(w):
+            y[yy * w + x] = r0[x]
+        if yy + 1 < h:
+            for x in range(w):
+                y[(yy + 1) * w + x] = r1[x]
+    free(s)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _grad_plane(const real* g, real* q, const Tiles* t, Py_ssize_t t0,
+                     Py_ssize_t stride) noexcept nogil:
+    """``A g A^T`` of the plane's 2x2 blocks (zero outside ``h x w``)."""
+    cdef Py_ssize_t th = t.th, tw = t.tw, wq = 2 * tw
+    cdef bint padded = t.h != 2 * th or t.w != wq
+    cdef real* pp = <real*>malloc(((2 * th * wq) * padded + 4 * wq) * sizeof(real))
+    if pp == NULL:
+        return -1
+    cdef real* r = pp + (2 * th * wq) * padded
+    cdef const real* src = g
+    if padded:
+        _pad_plane(g, pp, t.h, t.w, 2 * th, wq, 0, 0)
+        src = pp
+    cdef Py_ssize_t ty
+    for ty in range(th):
+        _grad_row(src + 2 * ty * wq, src + (2 * ty + 1) * wq, r, q + t0 + ty * tw, tw,
+                  stride)
+    free(pp)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _input_grad_plane(const real* z, real* dx, const Tiles* t, Py_ssize_t t0,
+                           Py_ssize_t stride) noexcept nogil:
+    """``B z B^T`` of the plane's tiles added up in a padded plane, copied to ``dx``."""
+    cdef Py_ssize_t th = t.th, tw = t.tw, h = t.h, w = t.w, ph = t.ph, pw = t.pw
+    cdef Py_ssize_t hp = 2 * th + 2, wp = 2 * tw + 2
+    cdef real* pp = <real*>malloc((hp * wp + 4 * hp * tw) * sizeof(real))
+    if pp == NULL:
+        return -1
+    cdef Py_ssize_t y, xx, yy
+    for y in range(hp * wp):
+        pp[y] = 0
+    _input_grad_rows(z + t0, pp + hp * wp, pp, th, tw, wp, stride)
+    for y in range(h):
+        yy = y + ph
+        for xx in range(w):
+            dx[y * w + xx] = pp[yy * wp + xx + pw] if yy < hp and xx + pw < wp else 0
+    free(pp)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# The drivers: one plane per iteration, planes across threads.
+
+cdef Py_ssize_t _input_tiles(const real* x, real* v, const Tiles* t, int nthreads) noexcept nogil:
+    cdef Py_ssize_t per = t.th * t.tw, T = t.n * t.th * t.tw
+    cdef Py_ssize_t plane, n, c, failed = 0
+    for plane in prange(t.n * t.c, nogil=True, num_threads=nthreads, schedule="static"):
+        n = plane // t.c
+        c = plane % t.c
+        failed += _input_plane(x + plane * t.h * t.w, v + c * T, t, n * per, t.c * T) != 0
+    return failed
+
+
+cdef Py_ssize_t _output_tiles(const real* m, real* y, const Tiles* t, int nthreads) noexcept nogil:
+    cdef Py_ssize_t per = t.th * t.tw, T = t.n * t.th * t.tw
+    cdef Py_ssize_t plane, n, c, failed = 0
+    for plane in prange(t.n * t.c, nogil=True, num_threads=nthreads, schedule="static"):
+        n = plane // t.c
+        c = plane % t.c
+        failed += _output_plane(m + c * T, y + plane * t.h * t.w, t, n * per, t.c * T) != 0
+    return failed
+
+
+cdef Py_ssize_t _grad_tiles(const real* g, real* q, const Tiles* t, int nthreads) noexcept nogil:
+    cdef Py_ssize_t per = t.th * t.tw, T = t.n * t.th * t.tw
+    cdef Py_ssize_t plane, n, c, failed = 0
+    for plane in prange(t.n * t.c, nogil=True, num_threads=nthreads, schedule="static"):
+        n = plane // t.c
+        c = plane % t.c
+        failed += _grad_plane(g + plane * t.h * t.w, q + c * T, t, n * per, t.c * T) != 0
+    return failed
+
+
+cdef Py_ssize_t _input_grad(const real* z, real* dx, const Tiles* t, int nthreads) noexcept nogil:
+    cdef Py_ssize_t per = t.th * t.tw, T = t.n * t.th * t.tw
+    cdef Py_ssize_t plane, n, c, failed = 0
+    for plane in prange(t.n * t.c, nogil=True, num_threads=nthreads, schedule="static"):
+        n = plane // t.c
+        c = plane % t.c
+        failed += _input_grad_plane(z + c * T, dx + plane * t.h * t.w, t, n * per, t.c * T) != 0
+    return failed
+
+
+# ---------------------------------------------------------------------------------------
+# The Python-visible kernels
+
+def winograd_input_tiles(x, padding, th, tw, out=None, max_threads=None):
+    """``B^T d B`` of every 4x4 tile of the zero-padded input, in the tile layout.
+
+    Parameters
+    ----------
+    x : ndarray
+        ``(N, C, H, W)``, float32 or float64, C-contiguous.
+    padding : pair of int
+        The input's zero padding: tile ``(ty, tx)`` starts at row ``2 ty - padding[0]``,
+        column ``2 tx - padding[1]``.
+    th, tw : int
+        Tiles down and across (non-negative).
+    out : ndarray, optional
+        Where to write (C-contiguous, the result's shape and dtype, not overlapping ``x``).
+    max_threads : int, optional
+        At most this many threads (Note [Winograd's transforms split planes across
+        threads]); 1 for a caller that runs the kernel on many small pieces in a row.
+
+    Returns
+    -------
+    ndarray
+        ``(16, C, N * th * tw)``: position ``4 i + j`` of tile ``(n * th + ty) * tw + tx``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an operand is not a C-contiguous float32/float64 array of the shapes above, or
+        a size is not a non-negative int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v = winograd_input_tiles(np.arange(16.).reshape(1, 1, 4, 4), (0, 0), 1, 1)
+    >>> v[:, 0, 0].reshape(4, 4)
+    array([[  0., -16.,   0.,   0.],
+           [ -4.,  30.,   2.,  -4.],
+           [  0.,   8.,   0.,   0.],
+           [  0., -16.,   0.,   0.]])
+    """
+    cdef str func = "winograd_input_tiles"
+    cdef Tiles t
+    _plane_layout(func, "x", x, &t)
+    _padding(func, padding, &t)
+    _tile_counts(func, th, tw, &t)
+    cdef cnp.ndarray res = _result(func, out, (16, t.c, t.n * t.th * t.tw), x.dtype, (x,))
+    cdef int nthreads = _capped(
+        func, max_threads, _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    )
+    cdef void* src = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef Py_ssize_t failed
+    cdef void* dst = cnp.PyArray_DATA(res)
+    if x.dtype == np.float32:
+        with nogil:
+            failed = _input_tiles(<const float*>src, <float*>dst, &t, nthreads)
+    else:
+        with nogil:
+            failed = _input_tiles(<const double*>src, <double*>dst, &t, nthreads)
+    if failed:
+        raise MemoryError(f"{func}: out of memory for a plane's scratch")
+    return res
+
+
+def winograd_output_tiles(m, n, oh, ow, out=None, max_threads=None):
+    """``A^T m A`` of every tile: the 2x2 output blocks, cropped to ``oh x ow``.
+
+    Parameters
+    ----------
+    m : ndarray
+        ``(16, O, n * th * tw)`` in the tile layout, ``th = ceil(oh / 2)``,
+        ``tw = ceil(ow / 2)``; float32 or float64, C-contiguous.
+    n, oh, ow : int
+        The batch and the output's plane.
+    out : ndarray, optional
+        Where to write (``(n, O, oh, ow)``, C-contiguous, ``m``'s dtype).
+    max_threads : int, optional
+        At most this many threads (Note [Winograd's transforms split planes across
+        threads]); 1 for a caller that runs the kernel on many small pieces in a row.
+
+    Returns
+    -------
+    ndarray
+        ``(n, O, oh, ow)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an operand is not a C-contiguous float32/float64 array of the shapes above.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = np.zeros((16, 1, 1)); m[5] = 1.
+    >>> winograd_output_tiles(m, 1, 2, 2)[0, 0]
+    array([[1., 1.],
+           [1., 1.]])
+    """
+    cdef str func = "winograd_output_tiles"
+    cdef Tiles t
+    for name, v in (("n", n), ("oh", oh), ("ow", ow)):
+        _int(func, name, v)
+        if v < 0:
+            raise ValueError(f"{func}: {name} must be non-negative, got {v}")
+    _check_input(func, "m", m)
+    if (<cnp.ndarray>m).ndim != 3:
+        raise ValueError(f"{func}: m must be (16, O, tiles), got shape {m.shape}")
+    t.n, t.c, t.h, t.w = n, m.shape[1], oh, ow
+    t.th, t.tw, t.ph, t.pw = (oh + 1) // 2, (ow + 1) // 2, 0, 0
+    _tile_input(func, "m", m, t.c, t.n * t.th * t.tw, m.dtype)
+    cdef cnp.ndarray res = _result(func, out, (t.n, t.c, t.h, t.w), m.dtype, (m,))
+    cdef int nthreads = _capped(
+        func, max_threads, _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    )
+    cdef void* src = cnp.PyArray_DATA(<cnp.ndarray>m)
+    cdef Py_ssize_t failed
+    cdef void* dst = cnp.PyArray_DATA(res)
+    if m.dtype == np.float32:
+        with nogil:
+            failed = _output_tiles(<const float*>src, <float*>dst, &t, nthreads)
+    else:
+        with nogil:
+            failed = _output_tiles(<const double*>src, <double*>dst, &t, nthreads)
+    if failed:
+        raise MemoryError(f"{func}: out of memory for a plane's scratch")
+    return res
+
+
+def winograd_grad_tiles(g, out=None, max_threads=None):
+    """``A g A^T`` of every 2x2 block of the output gradient (zero outside), in the tile
+    layout: the operand of the backward's products (Note [The backward is the forward
+    transposed]).
+
+    Parameters
+    ----------
+    g : ndarray
+        ``(N, O, oh, ow)``, float32 or float64, C-contiguous.
+    out : ndarray, optional
+        Where to write (``(16, O, N * th * tw)``, ``th = ceil(oh / 2)``,
+        ``tw = ceil(ow / 2)``).
+    max_threads : int, optional
+        At most this many threads (Note [Winograd's transforms split planes across
+        threads]); 1 for a caller that runs the kernel on many small pieces in a row.
+
+    Returns
+    -------
+    ndarray
+        ``(16, O, N * th * tw)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an operand is not a C-contiguous float32/float64 array of the shapes above.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> winograd_grad_tiles(np.array([[[[1., 2.], [3., 4.]]]]))[:, 0, 0].reshape(4, 4)
+    array([[ 1.,  3., -1., -2.],
+           [ 4., 10., -2., -6.],
+           [-2., -4.,  0.,  2.],
+           [-3., -7.,  1.,  4.]])
+    """
+    cdef str func = "winograd_grad_tiles"
+    cdef Tiles t
+    _plane_layout(func, "g", g, &t)
+    t.th, t.tw, t.ph, t.pw = (t.h + 1) // 2, (t.w + 1) // 2, 0, 0
+    cdef cnp.ndarray res = _result(func, out, (16, t.c, t.n * t.th * t.tw), g.dtype, (g,))
+    cdef int nthreads = _capped(
+        func, max_threads, _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    )
+    cdef void* src = cnp.PyArray_DATA(<cnp.ndarray>g)
+    cdef Py_ssize_t failed
+    cdef void* dst = cnp.PyArray_DATA(res)
+    if g.dtype == np.float32:
+        with nogil:
+            failed = _grad_tiles(<const float*>src, <float*>dst, &t, nthreads)
+    else:
+        with nogil:
+            failed = _grad_tiles(<const double*>src, <double*>dst, &t, nthreads)
+    if failed:
+        raise MemoryError(f"{func}: out of memory for a plane's scratch")
+    return res
+
+
+def winograd_input_grad(z, n, h, w, padding, th, tw, out=None, max_threads=None):
+    """``B z B^T`` of every tile, added up where the tiles overlap: the input gradient, the
+    transpose of :func:`winograd_input_tiles`.
+
+    Parameters
+    ----------
+    z : ndarray
+        ``(16, C, n * th * tw)`` in the tile layout, float32 or float64, C-contiguous.
+    n, h, w : int
+        The batch and the input's plane.
+    padding, th, tw
+        As :func:`winograd_input_tiles`.
+    out : ndarray, optional
+        Where to write (``(n, C, h, w)``, C-contiguous, ``z``'s dtype); overwritten.
+    max_threads : int, optional
+        At most this many threads (Note [Winograd's transforms split planes across
+        threads]); 1 for a caller that runs the kernel on many small pieces in a row.
+
+    Returns
+    -------
+    ndarray
+        ``(n, C, h, w)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an operand is not a C-contiguous float32/float64 array of the shapes above, or
+        a size is not a non-negative int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.arange(16.).reshape(1, 1, 4, 4)
+    >>> v = winograd_input_tiles(x, (0, 0), 1, 1)
+    >>> float((v * v).sum()), float((x * winograd_input_grad(v, 1, 4, 4, (0, 0), 1, 1)).sum())
+    (1512.0, 1512.0)
+    """
+    cdef str func = "winograd_input_grad"
+    cdef Tiles t
+    for name, v in (("n", n), ("h", h), ("w", w)):
+        _int(func, name, v)
+        if v < 0:
+            raise ValueError(f"{func}: {name} must be non-negative, got {v}")
+    _check_input(func, "z", z)
+    if (<cnp.ndarray>z).ndim != 3:
+        raise ValueError(f"{func}: z must be (16, C, tiles), got shape {z.shape}")
+    _padding(func, padding, &t)
+    _tile_counts(func, th, tw, &t)
+    t.n, t.c, t.h, t.w = n, z.shape[1], h, w
+    _tile_input(func, "z", z, t.c, t.n * t.th * t.tw, z.dtype)
+    cdef cnp.ndarray res = _result(func, out, (t.n, t.c, t.h, t.w), z.dtype, (z,))
+    cdef int nthreads = _capped(
+        func, max_threads, _threads(16 * t.n * t.c * t.th * t.tw, t.n * t.c)
+    )
+    cdef void* src = cnp.PyArray_DATA(<cnp.ndarray>z)
+    cdef Py_ssize_t failed
+    cdef void* dst = cnp.PyArray_DATA(res)
+    if z.dtype == np.float32:
+        with nogil:
+            failed = _input_grad(<const float*>src, <float*>dst, &t, nthreads)
+    else:
+        with nogil:
+            failed = _input_grad(<const double*>src, <double*>dst, &t, nthreads)
+    if failed:
+        raise MemoryError(f"{func}: out of memory for a plane's scratch")
+    return res
