@@ -199,7 +199,7 @@ _above.bind_namespace("linalg", linalg)
 _above.bind(arrangements, "fill_diagonal_")
 _above.bind(elementwise_composites, "heaviside_", "hypot_")
 _above.bind(indexed_writes, "masked_scatter_")
-_above.bind(meta, "meta_array", "no_data_error")
+_above.bind(meta, "meta_array", "meta_tensor", "no_data_error")
 _above.bind(_composite_args, "_name", "_write_inplace")
 _above.bind(_signatures, "checker")
 del _module

@@ -446,6 +446,10 @@ cdef class ShapeMethods(ReductionMethods):
         offset = self.storage_offset() if storage_offset is None else int(storage_offset)
         if offset < 0:
             raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+        if self.is_meta:
+            # no storage to bound-check or view: the shape and strides (meta.py's Note
+            # [A meta tensor's strides])
+            return ABOVE.meta_tensor(size, self._data.dtype, stride)
         root = _storage_root(base._data)
         item = self._data.itemsize
         base_start = base._data.__array_interface__["data"][0] if base._data.size else 0

@@ -78,6 +78,32 @@ class MetaStorage(np.ndarray):
     """The array behind a meta tensor: one element broadcast to the shape, and numpy
     refuses to compute with it (Note [Meta tensors carry no data])."""
 
+    # Note [A meta tensor's strides]
+    # The array's own strides are zeros (one element broadcast), so a meta tensor's torch
+    # strides are kept beside it: ``_el_strides``, in elements, set when a view op or
+    # as_strided makes it (None: contiguous, what every other op gives).  stride() and
+    # is_contiguous() read them; no data is read or written.
+    _el_strides = None
+
+    @property
+    def el_strides(self) -> tuple:
+        """torch's strides of the meta tensor, in elements."""
+        if self._el_strides is not None:
+            return self._el_strides
+        return contiguous_strides(self.shape)
+
+    def is_contiguous_layout(self) -> bool:
+        """torch's ``is_contiguous()`` of these strides (size-1 dims and 0-size skip)."""
+        if 0 in self.shape:
+            return True
+        expected = 1
+        for d, s in zip(reversed(self.shape), reversed(self.el_strides), strict=True):
+            if d != 1:
+                if s != expected:
+                    return False
+                expected *= d
+        return True
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         raise NotImplementedError(f"numpy's {ufunc.__name__} on a meta tensor: {_NO_DATA}")
 
@@ -123,6 +149,65 @@ def _stand_ins(args, probe: bool = False) -> tuple:
         else:
             out.append(a)
     return tuple(out)
+
+
+def contiguous_strides(shape) -> tuple:
+    """torch's contiguous strides of ``shape``, in elements (a size-0 or 1 dim counts 1)."""
+    strides, step = [], 1
+    for d in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(int(d), 1)
+    return tuple(reversed(strides))
+
+
+# Note [Strides of a meta view]
+# These ops' kernels only re-stride numpy arrays (never copy, never read): run on a probe
+# with the meta tensor's strides over one element, their results' strides are torch's.
+# The probe is never read (its strides reach beyond its one element), and the result is a
+# meta tensor of those strides over one broadcast element as any other.  Other view ops
+# (view, view_as_real ...) give contiguous strides.
+_RESTRIDING = frozenset(
+    {"alias", "detach", "chunk", "diagonal", "expand", "expand_as", "narrow", "permute",
+     "select", "split", "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze"}
+)  # fmt: skip
+
+
+def _basic_index(index) -> bool:
+    """Whether ``index`` is numpy's basic indexing (ints, slices, None, Ellipsis): a view."""
+    items = index if type(index) is tuple else (index,)
+    return all(
+        i is None or i is Ellipsis or type(i) is slice or (type(i) is int) for i in items
+    )
+
+
+def _strided_probe(t):
+    """One element of ``t``'s dtype seen with ``t``'s shape and torch strides (never read:
+    Note [Strides of a meta view])."""
+    a = data_of(t)
+    one = np.zeros(1, dtype=a.dtype)
+    item = one.itemsize
+    return _wrap(
+        np.lib.stride_tricks.as_strided(
+            one, a.shape, tuple(s * item for s in a.el_strides), writeable=False
+        )
+    )
+
+
+def _meta_like(out, new_axes=False):
+    """Meta tensors of the shapes and strides of a restriding kernel's results; with
+    ``new_axes`` (an index with None), a new size-1 dim gets torch's unsqueeze stride
+    (the next dim's size times its stride) where numpy's is 0."""
+    if isinstance(out, Tensor):
+        a = data_of(out)
+        strides = [s // a.itemsize for s in a.strides]
+        if new_axes:
+            for i in reversed(range(a.ndim)):
+                if a.shape[i] == 1 and strides[i] == 0:
+                    strides[i] = a.shape[i + 1] * strides[i + 1] if i + 1 < a.ndim else 1
+        return _wrap(meta_array(a.shape, a.dtype, strides=strides))
+    if isinstance(out, (tuple, list)):
+        return type(out)(_meta_like(o) for o in out)
+    return out
 
 
 def _as_meta(out, view_of=None):
@@ -178,16 +263,34 @@ def _run_on_meta(op, args):
             probe = op.run_kernel(*_stand_ins(args, probe=True))
             if isinstance(probe, Tensor):
                 return _wrap(meta_array(shape, data_of(probe).dtype))
+    first = args[0] if args else None
+    if (
+        isinstance(first, Tensor)
+        and type(data_of(first)) is MetaStorage
+        and (op.name in _RESTRIDING or (op.name == "getitem" and _basic_index(args[1])))
+    ):
+        return _meta_like(
+            op.run_kernel(_strided_probe(first), *args[1:]), new_axes=op.name == "getitem"
+        )
     stand_ins = _stand_ins(args)
     out = op.run_kernel(*stand_ins)
     return _as_meta(out, view_of=stand_ins[0] if op.is_view else None)
 
 
-def meta_array(shape, dtype) -> MetaStorage:
-    """A :class:`MetaStorage` of ``shape`` and ``dtype`` (one element of memory)."""
+def meta_array(shape, dtype, strides=None) -> MetaStorage:
+    """A :class:`MetaStorage` of ``shape`` and ``dtype`` (one element of memory), whose
+    torch strides are ``strides`` (elements; default contiguous)."""
     note_meta_storage(_has_meta, _run_on_meta)
     base = np.broadcast_to(np.zeros((), dtype=dtype), tuple(shape))
-    return base.view(MetaStorage)
+    out = base.view(MetaStorage)
+    if strides is not None:
+        out._el_strides = tuple(int(s) for s in strides)
+    return out
+
+
+def meta_tensor(shape, dtype, strides) -> Tensor:
+    """A meta tensor of ``shape``, numpy ``dtype`` and torch ``strides`` (as_strided's)."""
+    return _wrap(meta_array(shape, dtype, strides=strides))
 
 
 _set_meta_storage(MetaStorage)
