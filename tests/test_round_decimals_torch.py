@@ -53,9 +53,10 @@ def test_round_decimals_out_and_default():
     torch.round(torch.tensor(x), decimals=2, out=to)
     assert r is o and o.tolist() == to.tolist()
     assert gs.round(gs.tensor(x)).tolist() == torch.round(torch.tensor(x)).tolist()
-    assert gs.special.round(gs.tensor(x), decimals=1).tolist() == torch.special.round(
-        torch.tensor(x), decimals=1
-    ).tolist()
+    assert (
+        gs.special.round(gs.tensor(x), decimals=1).tolist()
+        == torch.special.round(torch.tensor(x), decimals=1).tolist()
+    )
     with pytest.raises(RuntimeError):  # out= of another dtype, as torch
         torch.round(torch.tensor(x), decimals=2, out=torch.empty(4, dtype=torch.float64))
     with pytest.raises(RuntimeError):

@@ -111,8 +111,9 @@ class _CudaGradScaler(_GradScaler):
             FutureWarning,
             stacklevel=2,
         )
-        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
-                         enabled)
+        super().__init__(
+            "cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled
+        )
 
 
 _CudaGradScaler.__name__ = _CudaGradScaler.__qualname__ = "GradScaler"

@@ -272,12 +272,12 @@ def round_decimals(input, decimals):
     if decimals == 0:
         if not input.dtype.is_floating_point:
             raise NotImplementedError(
-                f'"round_vml_cpu" not implemented for \'{SCALAR_TYPE.get(name, name)}\''
+                f"\"round_vml_cpu\" not implemented for '{SCALAR_TYPE.get(name, name)}'"
             )
         return OPS["round"].run_kernel(input)
     if x.dtype.kind != "f":
         raise NotImplementedError(
-            f'"round_cpu" not implemented for \'{SCALAR_TYPE.get(name, name)}\''
+            f"\"round_cpu\" not implemented for '{SCALAR_TYPE.get(name, name)}'"
         )
     opmath = np.float64 if x.dtype == np.float64 else np.float32
     with np.errstate(over="ignore", invalid="ignore"):

@@ -175,9 +175,7 @@ _RESTRIDING = frozenset(
 def _basic_index(index) -> bool:
     """Whether ``index`` is numpy's basic indexing (ints, slices, None, Ellipsis): a view."""
     items = index if type(index) is tuple else (index,)
-    return all(
-        i is None or i is Ellipsis or type(i) is slice or (type(i) is int) for i in items
-    )
+    return all(i is None or i is Ellipsis or type(i) is slice or (type(i) is int) for i in items)
 
 
 def _strided_probe(t):
