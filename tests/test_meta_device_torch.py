@@ -162,3 +162,27 @@ def test_meta_as_strided_checks_its_arguments_as_torch():
         m.as_strided((2, 2), (1,))
     with pytest.raises(RuntimeError, match="Negative strides"):
         m.as_strided((2, 2), (1, -2))
+
+
+META_LAYOUTS_KEPT = {
+    "storage offset of a slice": lambda L: L.empty(3, 4, device="meta")[1:],
+    "storage offset of t select": lambda L: L.empty(3, 4, device="meta").t()[1],
+    "storage offset of a step slice": lambda L: L.empty(6, 4, device="meta")[1::2, 2:],
+    "as_strided offset": lambda L: L.empty(3, 4, device="meta").as_strided((2, 2), (1, 2), 1),
+    "as_strided of a slice": lambda L: L.empty(3, 4, device="meta")[1:].as_strided((2,), (1,)),
+    "unary of t": lambda L: L.empty(3, 4, device="meta").t().exp(),
+    "t plus scalar": lambda L: L.empty(3, 4, device="meta").t() + 1,
+    "t plus t": lambda L: L.empty(3, 4, device="meta").t() * L.empty(3, 4, device="meta").t(),
+    "clone of permute": lambda L: L.empty(2, 3, 4, device="meta").permute(2, 0, 1).clone(),
+    "clone of a step slice": lambda L: L.empty(6, 4, device="meta")[::2].clone(),
+    "unary of a step slice": lambda L: L.empty(6, 4, device="meta")[::2].neg(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(META_LAYOUTS_KEPT))
+def test_meta_offsets_and_kept_layouts_are_torchs(name):
+    ours, theirs = META_LAYOUTS_KEPT[name](gs), META_LAYOUTS_KEPT[name](torch)
+    assert ours.is_meta and tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.stride() == theirs.stride()
+    assert ours.storage_offset() == theirs.storage_offset()
+    assert ours.is_contiguous() == theirs.is_contiguous()

@@ -255,6 +255,8 @@ cdef class Tensor(CompositeMethods):
         >>> gt.arange(6).view(2, 3)[1].storage_offset()
         3
         """
+        if _is_meta(self):  # Note [A meta tensor's strides] (meta.py)
+            return (<object>self._data).el_offset
         if self._view_base is None:
             return 0
         base = self._view_base._data

@@ -449,7 +449,7 @@ cdef class ShapeMethods(ReductionMethods):
         if self.is_meta:
             # no storage to bound-check or view: the shape and strides (meta.py's Note
             # [A meta tensor's strides])
-            return ABOVE.meta_tensor(size, self._data.dtype, stride)
+            return ABOVE.meta_tensor(size, self._data.dtype, stride, offset)
         root = _storage_root(base._data)
         item = self._data.itemsize
         base_start = base._data.__array_interface__["data"][0] if base._data.size else 0

@@ -84,6 +84,7 @@ class MetaStorage(np.ndarray):
     # as_strided makes it (None: contiguous, what every other op gives).  stride() and
     # is_contiguous() read them; no data is read or written.
     _el_strides = None
+    el_offset = 0  # torch's storage_offset(), in elements
 
     @property
     def el_strides(self) -> tuple:
@@ -178,20 +179,48 @@ def _basic_index(index) -> bool:
     return all(i is None or i is Ellipsis or type(i) is slice or (type(i) is int) for i in items)
 
 
+def _kept_layout(args, shape):
+    """The strides an elementwise result (or a clone) keeps: its tensors' when they all have
+    its shape and one dense, non-overlapping layout (a transposed tensor plus one gives a
+    transposed result, as torch's TensorIterator and preserve_format), else None
+    (contiguous).  A simplification of torch's rule for mixed layouts."""
+    layouts = set()
+    for t in args:
+        if isinstance(t, Tensor) and t.dim():
+            a = data_of(t)
+            if tuple(a.shape) != tuple(shape) or type(a) is not MetaStorage:
+                return None
+            layouts.add(a.el_strides)
+    if len(layouts) != 1:
+        return None
+    strides = layouts.pop()
+    order = sorted(range(len(shape)), key=lambda i: strides[i])
+    expected = 1
+    for i in order:
+        if shape[i] != 1:
+            if strides[i] != expected:
+                return None
+            expected *= shape[i]
+    return strides
+
+
 def _strided_probe(t):
     """One element of ``t``'s dtype seen with ``t``'s shape and torch strides (never read:
-    Note [Strides of a meta view])."""
+    Note [Strides of a meta view]), and the address its offsets count from."""
     a = data_of(t)
     one = np.zeros(1, dtype=a.dtype)
     item = one.itemsize
-    return _wrap(
-        np.lib.stride_tricks.as_strided(
-            one, a.shape, tuple(s * item for s in a.el_strides), writeable=False
-        )
+    probe = np.lib.stride_tricks.as_strided(
+        one, a.shape, tuple(s * item for s in a.el_strides), writeable=False
     )
+    return _wrap(probe), _address(one) - a.el_offset * item
 
 
-def _meta_like(out, new_axes=False):
+def _address(a) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _meta_like(out, origin, new_axes=False):
     """Meta tensors of the shapes and strides of a restriding kernel's results; with
     ``new_axes`` (an index with None), a new size-1 dim gets torch's unsqueeze stride
     (the next dim's size times its stride) where numpy's is 0."""
@@ -202,9 +231,10 @@ def _meta_like(out, new_axes=False):
             for i in reversed(range(a.ndim)):
                 if a.shape[i] == 1 and strides[i] == 0:
                     strides[i] = a.shape[i + 1] * strides[i + 1] if i + 1 < a.ndim else 1
-        return _wrap(meta_array(a.shape, a.dtype, strides=strides))
+        offset = (_address(a) - origin) // a.itemsize if a.size else 0
+        return _wrap(meta_array(a.shape, a.dtype, strides=strides, offset=offset))
     if isinstance(out, (tuple, list)):
-        return type(out)(_meta_like(o) for o in out)
+        return type(out)(_meta_like(o, origin, new_axes) for o in out)
     return out
 
 
@@ -260,35 +290,42 @@ def _run_on_meta(op, args):
         if shape is not None:
             probe = op.run_kernel(*_stand_ins(args, probe=True))
             if isinstance(probe, Tensor):
-                return _wrap(meta_array(shape, data_of(probe).dtype))
+                strides = _kept_layout(args, shape)
+                return _wrap(meta_array(shape, data_of(probe).dtype, strides=strides))
     first = args[0] if args else None
+    if op.name == "clone" and isinstance(first, Tensor) and type(data_of(first)) is MetaStorage:
+        a = data_of(first)
+        return _wrap(meta_array(a.shape, a.dtype, strides=_kept_layout(args, a.shape)))
     if (
         isinstance(first, Tensor)
         and type(data_of(first)) is MetaStorage
         and (op.name in _RESTRIDING or (op.name == "getitem" and _basic_index(args[1])))
     ):
-        return _meta_like(
-            op.run_kernel(_strided_probe(first), *args[1:]), new_axes=op.name == "getitem"
-        )
+        probe, origin = _strided_probe(first)
+        return _meta_like(op.run_kernel(probe, *args[1:]), origin, new_axes=op.name == "getitem")
     stand_ins = _stand_ins(args)
     out = op.run_kernel(*stand_ins)
     return _as_meta(out, view_of=stand_ins[0] if op.is_view else None)
 
 
-def meta_array(shape, dtype, strides=None) -> MetaStorage:
+def meta_array(shape, dtype, strides=None, offset=0) -> MetaStorage:
     """A :class:`MetaStorage` of ``shape`` and ``dtype`` (one element of memory), whose
-    torch strides are ``strides`` (elements; default contiguous)."""
+    torch strides are ``strides`` (elements; default contiguous) and storage offset
+    ``offset``."""
     note_meta_storage(_has_meta, _run_on_meta)
     base = np.broadcast_to(np.zeros((), dtype=dtype), tuple(shape))
     out = base.view(MetaStorage)
     if strides is not None:
         out._el_strides = tuple(int(s) for s in strides)
+    if offset:
+        out.el_offset = int(offset)
     return out
 
 
-def meta_tensor(shape, dtype, strides) -> Tensor:
-    """A meta tensor of ``shape``, numpy ``dtype`` and torch ``strides`` (as_strided's)."""
-    return _wrap(meta_array(shape, dtype, strides=strides))
+def meta_tensor(shape, dtype, strides, offset=0) -> Tensor:
+    """A meta tensor of ``shape``, numpy ``dtype``, torch ``strides`` and storage
+    ``offset`` (as_strided's)."""
+    return _wrap(meta_array(shape, dtype, strides=strides, offset=offset))
 
 
 _set_meta_storage(MetaStorage)
