@@ -186,3 +186,12 @@ def test_meta_offsets_and_kept_layouts_are_torchs(name):
     assert ours.stride() == theirs.stride()
     assert ours.storage_offset() == theirs.storage_offset()
     assert ours.is_contiguous() == theirs.is_contiguous()
+
+
+def test_contiguous_of_a_contiguous_meta_tensor_is_itself():
+    for L in (gs, torch):
+        m = L.empty(3, 4, device="meta")
+        assert m.contiguous() is m
+        assert m.t().contiguous() is not m and m.t().contiguous().is_contiguous()
+        c = m.t().clone(memory_format=L.contiguous_format)
+        assert c.stride() == (3, 1) and c.is_meta

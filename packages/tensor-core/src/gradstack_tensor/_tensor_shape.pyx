@@ -684,6 +684,8 @@ cdef class ShapeMethods(ReductionMethods):
                 return _channels_last_copy(self, order)
         if cnp.PyArray_IS_C_CONTIGUOUS(self._data):
             return self
+        if self.is_meta and self.is_contiguous():  # (its array is a broadcast element)
+            return self
         return dispatch(OP_CONTIGUOUS, (self,))
 
     def clone(self, *, memory_format=None):
@@ -695,6 +697,10 @@ cdef class ShapeMethods(ReductionMethods):
             order = layouts.channels_last_order(memory_format, self._data.ndim, "clone")
             if order is not None:
                 return _channels_last_copy(self, order)
+            if memory_format is layouts.contiguous_format and not self.is_contiguous():
+                # a row-major copy (the clone that torch records, CloneBackward0), where
+                # clone's own kernel keeps the layout (preserve_format)
+                return dispatch(OP_CONTIGUOUS, (self,))
         return dispatch(OP_CLONE, (self,))
 
     def repeat(self, *sizes):
