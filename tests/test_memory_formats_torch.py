@@ -47,14 +47,14 @@ PROGRAMS = {
         _x(L, (2, 3)).t().contiguous(memory_format=L.contiguous_format)
     ),
     "clone channels_last": lambda L: _x(L, (2, 3, 4, 5)).clone(memory_format=L.channels_last),
-    "clone contiguous_format of t": lambda L: _x(L, (2, 3)).t().clone(
-        memory_format=L.contiguous_format
+    "clone contiguous_format of t": lambda L: (
+        _x(L, (2, 3)).t().clone(memory_format=L.contiguous_format)
     ),
     "clone contiguous_format of permute": lambda L: (
         _x(L, (2, 3, 4, 5)).permute(0, 2, 3, 1).clone(memory_format=L.contiguous_format)
     ),
-    "clone preserve_format of t": lambda L: _x(L, (2, 3)).t().clone(
-        memory_format=L.preserve_format
+    "clone preserve_format of t": lambda L: (
+        _x(L, (2, 3)).t().clone(memory_format=L.preserve_format)
     ),
     "clone channels_last, one channel": lambda L: _x(L, (2, 1, 4, 5)).clone(
         memory_format=L.channels_last
