@@ -89,3 +89,16 @@ def test_round_decimals_errors_are_torchs(decimals):
             L.round(L.tensor([1.5]), 2)  # decimals is keyword-only
         with pytest.raises(TypeError):
             L.round(L.tensor([1.5]), decimals=1.5)
+
+
+@pytest.mark.parametrize("decimals", [0, 2, -1])
+def test_special_round_is_round_decimals(decimals):
+    out = []
+    for L in (gs, torch):
+        x = L.tensor([1.2345, 0.005, 125.0, -2.675], requires_grad=True)
+        y = L.special.round(x, decimals=decimals)
+        h = L.special.round(x.detach().half(), decimals=decimals)
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            L.special.round(L.tensor([15, 25]), decimals=decimals)
+        out.append((y.grad_fn.name(), y.tolist(), h.tolist(), L.special.round(x).grad_fn.name()))
+    assert out[0] == out[1]
