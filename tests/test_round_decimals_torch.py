@@ -102,3 +102,19 @@ def test_special_round_is_round_decimals(decimals):
             L.special.round(L.tensor([15, 25]), decimals=decimals)
         out.append((y.grad_fn.name(), y.tolist(), h.tolist(), L.special.round(x).grad_fn.name()))
     assert out[0] == out[1]
+
+
+def test_round_decimals_under_vmap_forward_ad_and_meta():
+    import gradstack.autograd.forward_ad as gs_fwad
+    import torch.autograd.forward_ad as torch_fwad
+
+    out = []
+    for L, fwad in ((gs, gs_fwad), (torch, torch_fwad)):
+        x = L.tensor([[1.234, 5.678], [2.5, -3.14159]])
+        batched = L.vmap(lambda t: t.round(decimals=1))(x).tolist()
+        with fwad.dual_level():
+            y = L.round(fwad.make_dual(x, L.ones(2, 2)), decimals=1)
+            tangent = fwad.unpack_dual(y).tangent.tolist()
+        m = L.empty(3, 4, device="meta").t().round(decimals=2)
+        out.append((batched, tangent, m.is_meta, tuple(m.shape), m.stride()))
+    assert out[0] == out[1]
