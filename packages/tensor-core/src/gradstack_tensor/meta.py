@@ -179,6 +179,11 @@ def _basic_index(index) -> bool:
     return all(i is None or i is Ellipsis or type(i) is slice or (type(i) is int) for i in items)
 
 
+# ops of a result of their first tensor's shape (not of the elementwise kinds) whose layout
+# follows their tensors' as an elementwise op's
+_LAYOUT_KEEPING = frozenset({"clone", "round_decimals"})
+
+
 def _kept_layout(args, shape):
     """The strides an elementwise result (or a clone) keeps: its tensors' when they all have
     its shape and one dense, non-overlapping layout (a transposed tensor plus one gives a
@@ -293,9 +298,12 @@ def _run_on_meta(op, args):
                 strides = _kept_layout(args, shape)
                 return _wrap(meta_array(shape, data_of(probe).dtype, strides=strides))
     first = args[0] if args else None
-    if op.name == "clone" and isinstance(first, Tensor) and type(data_of(first)) is MetaStorage:
+    if op.name in _LAYOUT_KEEPING and isinstance(first, Tensor):
         a = data_of(first)
-        return _wrap(meta_array(a.shape, a.dtype, strides=_kept_layout(args, a.shape)))
+        if type(a) is MetaStorage:
+            out = op.run_kernel(*_stand_ins(args, probe=True))  # its dtype and checks
+            dtype = data_of(out).dtype
+            return _wrap(meta_array(a.shape, dtype, strides=_kept_layout(args, a.shape)))
     if (
         isinstance(first, Tensor)
         and type(data_of(first)) is MetaStorage
