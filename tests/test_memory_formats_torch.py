@@ -47,6 +47,15 @@ PROGRAMS = {
         _x(L, (2, 3)).t().contiguous(memory_format=L.contiguous_format)
     ),
     "clone channels_last": lambda L: _x(L, (2, 3, 4, 5)).clone(memory_format=L.channels_last),
+    "clone contiguous_format of t": lambda L: (
+        _x(L, (2, 3)).t().clone(memory_format=L.contiguous_format)
+    ),
+    "clone contiguous_format of permute": lambda L: (
+        _x(L, (2, 3, 4, 5)).permute(0, 2, 3, 1).clone(memory_format=L.contiguous_format)
+    ),
+    "clone preserve_format of t": lambda L: (
+        _x(L, (2, 3)).t().clone(memory_format=L.preserve_format)
+    ),
     "clone channels_last, one channel": lambda L: _x(L, (2, 1, 4, 5)).clone(
         memory_format=L.channels_last
     ),
@@ -171,3 +180,13 @@ def test_resize_memory_format_errors_as_torch(call):
             call(L)
         errors.append((info.type, str(info.value).replace("gradstack", "torch")))
     assert errors[0] == errors[1]
+
+
+def test_clone_contiguous_format_of_a_transposed_tensor_views_and_records_clone():
+    out = []
+    for L in (gs, torch):
+        x = _x(L, (3, 4)).requires_grad_()
+        y = x.t().clone(memory_format=L.contiguous_format)
+        (y.view(-1) * L.arange(12.0)).sum().backward()  # a view needs the row-major copy
+        out.append((y.grad_fn.name(), x.grad.numpy().tolist()))
+    assert out[0] == out[1]

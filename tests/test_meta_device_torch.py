@@ -103,3 +103,95 @@ def test_ensembling_recipe_stack_module_state_on_meta():
         expected = L.stack([m(x) for m in models])
         assert tuple(out.shape) == (3, 5, 2)
         assert (out - expected).abs().max().item() < 1e-6
+
+
+# Note [A meta tensor's strides] (gradstack_tensor.meta): views of meta tensors report
+# torch's strides and contiguity, and no data is read or written
+META_LAYOUTS = {
+    "empty": lambda L: L.empty(3, 4, device="meta"),
+    "size-1 dims": lambda L: L.empty(3, 1, 4, device="meta"),
+    "t": lambda L: L.empty(3, 4, device="meta").t(),
+    "transpose": lambda L: L.empty(2, 3, 4, device="meta").transpose(0, 2),
+    "permute": lambda L: L.empty(2, 3, 4, device="meta").permute(2, 0, 1),
+    "permute of t": lambda L: L.empty(3, 4, device="meta").t().unsqueeze(0).permute(2, 0, 1),
+    "step slice": lambda L: L.empty(6, 4, device="meta")[::2],
+    "step slice last": lambda L: L.empty(6, 4, device="meta")[:, 1::2],
+    "slice of t": lambda L: L.empty(6, 4, device="meta").t()[1:, ::3],
+    "select": lambda L: L.empty(3, 4, device="meta")[:, 1],
+    "none index": lambda L: L.empty(3, 4, device="meta")[None, ..., 2:],
+    "expand": lambda L: L.empty(3, 4, device="meta").unsqueeze(0).expand(2, 3, 4),
+    "expand size-1": lambda L: L.empty(3, 1, device="meta").expand(3, 5),
+    "as_strided": lambda L: L.empty(3, 4, device="meta").as_strided((2, 2), (1, 2), 1),
+    "as_strided contiguous": lambda L: L.empty(12, device="meta").as_strided((3, 4), (4, 1)),
+    "narrow": lambda L: L.empty(4, 5, device="meta").narrow(1, 1, 2),
+    "diagonal": lambda L: L.empty(4, 5, device="meta").diagonal(),
+    "unfold": lambda L: L.empty(10, device="meta").unfold(0, 3, 2),
+    "squeeze": lambda L: L.empty(3, 1, 4, device="meta").transpose(0, 2).squeeze(),
+    "chunk": lambda L: L.empty(4, 6, device="meta").chunk(2, 1)[1],
+    "unbind": lambda L: L.empty(4, 6, device="meta").unbind(1)[2],
+    "contiguous of t": lambda L: L.empty(3, 4, device="meta").t().contiguous(),
+    "view": lambda L: L.empty(3, 4, device="meta").view(2, 6),
+    "0-size t": lambda L: L.empty(0, 4, device="meta").t(),
+    "model weight t": lambda L: L.nn.Linear(4, 3, device="meta").weight.t(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(META_LAYOUTS))
+def test_meta_views_report_torch_strides_and_contiguity(name):
+    ours, theirs = META_LAYOUTS[name](gs), META_LAYOUTS[name](torch)
+    assert ours.is_meta and theirs.is_meta
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.stride() == theirs.stride()
+    assert [ours.stride(d) for d in range(ours.dim())] == list(theirs.stride())
+    assert ours.is_contiguous() == theirs.is_contiguous()
+
+
+def test_meta_views_still_refuse_their_data():
+    t = gs.empty(3, 4, device="meta").t()
+    with pytest.raises(NotImplementedError):
+        t.tolist()
+    with pytest.raises(NotImplementedError):
+        t[::2].numpy()
+    t.add_(1)  # a write into a meta view writes nothing, as torch's
+    assert t.stride() == (1, 4)
+
+
+def test_meta_as_strided_checks_its_arguments_as_torch():
+    m = gs.empty(3, 4, device="meta")
+    with pytest.raises(RuntimeError, match="mismatch in length"):
+        m.as_strided((2, 2), (1,))
+    with pytest.raises(RuntimeError, match="Negative strides"):
+        m.as_strided((2, 2), (1, -2))
+
+
+META_LAYOUTS_KEPT = {
+    "storage offset of a slice": lambda L: L.empty(3, 4, device="meta")[1:],
+    "storage offset of t select": lambda L: L.empty(3, 4, device="meta").t()[1],
+    "storage offset of a step slice": lambda L: L.empty(6, 4, device="meta")[1::2, 2:],
+    "as_strided offset": lambda L: L.empty(3, 4, device="meta").as_strided((2, 2), (1, 2), 1),
+    "as_strided of a slice": lambda L: L.empty(3, 4, device="meta")[1:].as_strided((2,), (1,)),
+    "unary of t": lambda L: L.empty(3, 4, device="meta").t().exp(),
+    "t plus scalar": lambda L: L.empty(3, 4, device="meta").t() + 1,
+    "t plus t": lambda L: L.empty(3, 4, device="meta").t() * L.empty(3, 4, device="meta").t(),
+    "clone of permute": lambda L: L.empty(2, 3, 4, device="meta").permute(2, 0, 1).clone(),
+    "clone of a step slice": lambda L: L.empty(6, 4, device="meta")[::2].clone(),
+    "unary of a step slice": lambda L: L.empty(6, 4, device="meta")[::2].neg(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(META_LAYOUTS_KEPT))
+def test_meta_offsets_and_kept_layouts_are_torchs(name):
+    ours, theirs = META_LAYOUTS_KEPT[name](gs), META_LAYOUTS_KEPT[name](torch)
+    assert ours.is_meta and tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.stride() == theirs.stride()
+    assert ours.storage_offset() == theirs.storage_offset()
+    assert ours.is_contiguous() == theirs.is_contiguous()
+
+
+def test_contiguous_of_a_contiguous_meta_tensor_is_itself():
+    for L in (gs, torch):
+        m = L.empty(3, 4, device="meta")
+        assert m.contiguous() is m
+        assert m.t().contiguous() is not m and m.t().contiguous().is_contiguous()
+        c = m.t().clone(memory_format=L.contiguous_format)
+        assert c.stride() == (3, 1) and c.is_meta

@@ -140,9 +140,10 @@ RULES = [
     Rule(
         "cuda",
         "CUDA, cuDNN, NCCL, GPU streams and pinned memory, and the GPU-only training aids "
-        "(GradScaler, the device RNG states): gradstack computes on the CPU only",
+        "(the device RNG states): gradstack computes on the CPU only (GradScaler is in "
+        "scope: programs build one whatever their device, disabled or on the CPU)",
         r"(?i:cuda|cudnn|nccl|cufft|cublas|miopen|rocm|_gpu_|cudagraph|stream)|\.Event$|"
-        r"\.pin_memory$|\.is_pinned$|\.ipc_|\.nvtx|\.GradScaler$|\.OutOfMemoryError$|"
+        r"\.pin_memory$|\.is_pinned$|\.ipc_|\.nvtx|\.OutOfMemoryError$|"
         r"\.(get|set)_device_states$|\.DefaultDeviceType$|"
         r"^torch\.nn\.parallel\.(scatter|gather|replicate|parallel_apply|data_parallel|comm)"
         r"(\.|$)",

@@ -872,6 +872,21 @@ _add(GradOp("mm", _two("mm", (2, 3), (3, 4))))
 _add(GradOp("bmm", _two("bmm", (2, 2, 3), (2, 3, 2))))
 _add(GradOp("dot", _two("dot", (4,), (4,))))
 _add(GradOp("outer", _two("outer", (3,), (2,))))
+_add(GradOp("vdot", _two("vdot", (4,), (4,))))
+# round(x, decimals=d): zero gradients; samples away from the jumps (halves of 10**-d)
+_add(
+    GradOp(
+        "round_decimals",
+        lambda rng: [
+            _S((arr(rng, (4,), -3, 3),), lambda L, t: L.round(t, decimals=-1), "decimals=-1"),
+            _S(
+                (arr(rng, (2, 3), -2, 2, away=(-1.5, -0.5, 0.5, 1.5)),),
+                lambda L, t: t.round(decimals=0),
+                "decimals=0",
+            ),
+        ],
+    )
+)
 _add(GradOp("mv", _two("mv", (2, 3), (3,))))
 _add(GradOp("addmm", _addmm_samples))
 

@@ -51,6 +51,7 @@ from gradstack_autograd import (
 )
 from gradstack_autograd.anomaly_mode import is_anomaly_check_nan_enabled
 from gradstack_tensor import *  # noqa: F403
+from gradstack_tensor.grad_scaler import GradScaler  # torch.GradScaler is torch.amp's
 from gradstack_tensor.kernels import get_num_threads, set_num_threads
 from gradstack_tensor.random import get_rng_state, set_rng_state
 
@@ -83,6 +84,7 @@ _NAMES = [
     "is_inference_mode_enabled",
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
+    "GradScaler",
     "get_num_threads",
     "set_num_threads",
     "get_rng_state",

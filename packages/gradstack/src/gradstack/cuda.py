@@ -11,7 +11,14 @@ is a no-op); the functions that need a GPU raise a clear ``RuntimeError``.
 
 from __future__ import annotations
 
+import sys as _sys
+import types as _types
+import warnings as _warnings
+
+from gradstack_tensor.grad_scaler import GradScaler as _GradScaler
+
 __all__ = [
+    "amp",
     "is_available",
     "device_count",
     "is_initialized",
@@ -84,3 +91,34 @@ def current_device() -> int:
 def get_device_name(device=None) -> str:
     """Raises: there is no CUDA device."""
     raise RuntimeError(_NO_CUDA)
+
+
+class _CudaGradScaler(_GradScaler):
+    """``torch.cuda.amp.GradScaler``: the ``"cuda"`` scaler, deprecated as in torch; with no
+    CUDA an enabled one warns and disables itself (Note [GradScaler on a CPU-only stack])."""
+
+    def __init__(
+        self,
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+    ) -> None:
+        _warnings.warn(
+            "`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
+            "`torch.amp.GradScaler('cuda', args...)` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(
+            "cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled
+        )
+
+
+_CudaGradScaler.__name__ = _CudaGradScaler.__qualname__ = "GradScaler"
+
+# ``torch.cuda.amp`` (``import torch.cuda.amp`` too)
+amp = _types.ModuleType(f"{__name__}.amp", "torch.cuda.amp: the deprecated GradScaler.")
+amp.GradScaler = _CudaGradScaler  # type: ignore[attr-defined]
+_sys.modules[amp.__name__] = amp

@@ -216,7 +216,7 @@ _above.bind(elementwise_composites, "heaviside_", "hypot_")
 _above.bind(short_time_fourier)
 _above.bind(hashing)
 _above.bind(indexed_writes, "masked_scatter_")
-_above.bind(meta, "meta_array", "no_data_error")
+_above.bind(meta, "meta_array", "meta_tensor", "no_data_error")
 _above.bind(_composite_args, "_name", "_write_inplace")
 _above.bind(_signatures, "checker")
 del _module

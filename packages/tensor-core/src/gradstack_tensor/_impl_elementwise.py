@@ -257,6 +257,40 @@ def div_scalar(input, other):
     return OPS["div"].run_kernel(input, _scalar_operand(other, "div_scalar"))
 
 
+@OPS["round_decimals"].set_kernel
+def round_decimals(input, decimals):
+    """``round(input, decimals=d)``: torch's ``round.decimals`` kernel.
+
+    Note [round with decimals]
+    torch computes ``nearbyint(x * 10**d) / 10**d`` (``nearbyint(x / 10**-d) * 10**-d`` for
+    a negative ``d``) in the op-math type: float32 for float32, float16 and bfloat16 (the
+    power of ten is made in double and cast once), float64 for float64; a float16 result
+    is rounded once at the end.  ``decimals=0`` is round's own kernel; integer and complex
+    dtypes have no kernel.
+    """
+    x = _data(input)
+    name = input.dtype.name
+    if decimals == 0:
+        if not input.dtype.is_floating_point:
+            raise NotImplementedError(
+                f"\"round_vml_cpu\" not implemented for '{SCALAR_TYPE.get(name, name)}'"
+            )
+        return OPS["round"].run_kernel(input)
+    if x.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"round_cpu\" not implemented for '{SCALAR_TYPE.get(name, name)}'"
+        )
+    opmath = np.float64 if x.dtype == np.float64 else np.float32
+    with np.errstate(over="ignore", invalid="ignore"):
+        ten_pow = opmath(np.power(10.0, abs(decimals)))
+        a = x.astype(opmath, copy=False)
+        if decimals < 0:
+            r = np.multiply(np.rint(np.divide(a, ten_pow)), ten_pow)
+        else:
+            r = np.divide(np.rint(np.multiply(a, ten_pow)), ten_pow)
+    return _wrap(np.asarray(r, dtype=x.dtype))
+
+
 @OPS["rsub"].set_kernel
 def rsub(input, other, alpha=1):
     """``other - alpha * input`` (Python's reflected ``other - tensor``)."""

@@ -371,6 +371,15 @@ def dot(a, b):
     return _wrap(np.asarray(np.dot(x, y)))
 
 
+@OPS["vdot"].set_kernel
+def vdot(a, b):
+    """``sum(conj(a) * b)`` of two 1-d tensors: dot's kernel (its checks) on ``conj(a)``."""
+    x = _data(a)
+    if x.dtype.kind == "c":
+        a = _wrap(np.conj(x))
+    return OPS["dot"].run_kernel(a, b)
+
+
 @OPS["outer"].set_kernel
 def outer(a, b):
     # torch's outer is ``a[:, None] * b``: it promotes mixed dtypes (and allows bool)

@@ -514,19 +514,12 @@ ROWS: tuple[OpRow, ...] = (
         args=TENSOR,
         doc="Round up to an integer value.",
     ),
+    # round's method and function take decimals (the op round_decimals): written by hand
     op(
         "round",
         UNARY,
         ufuncs._not_for_bool("round_vml_cpu", ufuncs._integer_identity(np.round)),
         inplace_form=True,
-        args=TENSOR,
-        doc="""Round to the nearest integer value, halves to even.
-
-        Examples
-        --------
-        >>> gt.tensor([0.5, 1.5, -0.5]).round().tolist()
-        [0.0, 2.0, -0.0]
-        """,
     ),
     op(
         "trunc",
@@ -856,6 +849,8 @@ ROWS: tuple[OpRow, ...] = (
     # div.Scalar: the product and quotient by a number that library code makes where
     # torch's C++ does (MulBackward1, DivBackward1)
     op("div_rounding", aten="div"),
+    # torch's round(x, decimals=d) (aten::round.decimals, RoundBackward1)
+    op("round_decimals", aten="round"),
     op("mul_scalar", aten="mul"),
     op("div_scalar", aten="div"),
     # fills and copies
@@ -898,6 +893,7 @@ ROWS: tuple[OpRow, ...] = (
     op("mm"),
     op("bmm"),
     op("dot"),
+    op("vdot"),  # torch's own op (VdotBackward0): dot with the first operand conjugated
     op("outer"),
     op("addmm"),
     op("mv"),

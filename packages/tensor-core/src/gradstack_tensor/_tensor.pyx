@@ -278,7 +278,10 @@ cdef class Tensor(CompositeMethods):
         ((3, 1), (1, 3))
         """
         cdef Py_ssize_t item = self._data.itemsize
-        strides = tuple(s // item for s in (<object>self._data).strides)
+        if _is_meta(self):  # Note [A meta tensor's strides] (meta.py)
+            strides = (<object>self._data).el_strides
+        else:
+            strides = tuple(s // item for s in (<object>self._data).strides)
         if dim is None:
             return strides
         return strides[_normalize_dim(dim, self._data.ndim)]
@@ -291,6 +294,8 @@ cdef class Tensor(CompositeMethods):
         >>> gt.arange(6).view(2, 3)[1].storage_offset()
         3
         """
+        if _is_meta(self):  # Note [A meta tensor's strides] (meta.py)
+            return (<object>self._data).el_offset
         if self._view_base is None:
             return 0
         base = self._view_base._data
@@ -317,6 +322,8 @@ cdef class Tensor(CompositeMethods):
             layouts.check_memory_format(memory_format, "is_contiguous")
             if memory_format in (layouts.channels_last, layouts.channels_last_3d):
                 return layouts.is_laid_out(self.shape, self.stride(), memory_format)
+        if _is_meta(self):
+            return (<object>self._data).is_contiguous_layout()
         return bool(self._data.flags.c_contiguous)
 
     def is_floating_point(self):

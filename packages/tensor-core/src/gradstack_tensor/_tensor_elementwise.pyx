@@ -240,6 +240,32 @@ cdef class ElementwiseMethods(OpTableMethods):
 
     true_divide = div
 
+    def round(self, *, decimals=None):
+        """Round to the nearest integer value, halves to even; with ``decimals``, to that
+        many decimal places (negative: to tens, hundreds, ...), as torch's
+        ``round(x * 10**d) / 10**d`` in the tensor's dtype (zero gradients).
+
+        Examples
+        --------
+        >>> gt.tensor([0.5, 1.5, -0.5]).round().tolist()
+        [0.0, 2.0, -0.0]
+        >>> gt.tensor([1.2345, 125.0]).round(decimals=2).tolist()
+        [1.2300000190734863, 125.0]
+        >>> gt.tensor([125.0, 135.0]).round(decimals=-1).tolist()
+        [120.0, 140.0]
+        """
+        if decimals is None:
+            return dispatch(OP_ROUND, (self,))
+        return dispatch(OP_ROUND_DECIMALS, (self, _decimals(decimals)))
+
+    def round_(self, *, decimals=None):
+        """In-place :meth:`round`; returns ``self``."""
+        if decimals is None:
+            return dispatch(OP_ROUND_, (self,))
+        # torch's round_.decimals: the rounded values copied in (the graph's node is the
+        # copy's, the gradient zero as the round's)
+        return self.copy_(dispatch(OP_ROUND_DECIMALS, (self, _decimals(decimals))))
+
     def square(self):
         """``self ** 2``."""
         return dispatch(OP_POW, (self, 2))
@@ -426,6 +452,16 @@ cdef object _tensor_other(object other, str name):
             f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
         )
     return other
+
+
+def _decimals(decimals):
+    """``decimals`` checked as torch's argument parser does (an int, not a bool)."""
+    if type(decimals) is bool or not isinstance(decimals, int):
+        raise TypeError(
+            f"round() received an invalid combination of arguments - decimals must be int, "
+            f"not {type(decimals).__name__}"
+        )
+    return int(decimals)
 
 
 def _rounded_div(a, b, mode):

@@ -480,6 +480,10 @@ cdef class ShapeMethods(ReductionMethods):
         offset = self.storage_offset() if storage_offset is None else int(storage_offset)
         if offset < 0:
             raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+        if self.is_meta:
+            # no storage to bound-check or view: the shape and strides (meta.py's Note
+            # [A meta tensor's strides])
+            return ABOVE.meta_tensor(size, self._data.dtype, stride, offset)
         root = _storage_root(base._data)
         item = self._data.itemsize
         base_start = base._data.__array_interface__["data"][0] if base._data.size else 0
@@ -714,6 +718,8 @@ cdef class ShapeMethods(ReductionMethods):
                 return _channels_last_copy(self, order)
         if cnp.PyArray_IS_C_CONTIGUOUS(self._data):
             return self
+        if self.is_meta and self.is_contiguous():  # (its array is a broadcast element)
+            return self
         return dispatch(OP_CONTIGUOUS, (self,))
 
     def clone(self, *, memory_format=None):
@@ -726,9 +732,10 @@ cdef class ShapeMethods(ReductionMethods):
             order = layouts.channels_last_order(memory_format, self._data.ndim, "clone")
             if order is not None:
                 return _channels_last_copy(self, order)
-            if memory_format is layouts.contiguous_format and not cnp.PyArray_IS_C_CONTIGUOUS(
-                    self._data):
-                return dispatch(OP_CONTIGUOUS, (self,))   # (a copy: CloneBackward0, torch's)
+            if memory_format is layouts.contiguous_format and not self.is_contiguous():
+                # a row-major copy (the clone that torch records, CloneBackward0), where
+                # clone's own kernel keeps the layout (preserve_format)
+                return dispatch(OP_CONTIGUOUS, (self,))
         return dispatch(OP_CLONE, (self,))
 
     def repeat(self, *sizes):

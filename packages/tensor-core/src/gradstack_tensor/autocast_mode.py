@@ -48,8 +48,10 @@ from . import dtypes as _dt
 from ._dispatch import DispatchLayer, register_layer, unregister_layer
 from ._tensor import Tensor
 from ._tensor import _data as data_of
+from .grad_scaler import GradScaler  # torch.amp.GradScaler
 
 __all__ = [
+    "GradScaler",
     "autocast",
     "autocast_function",
     "is_autocast_available",

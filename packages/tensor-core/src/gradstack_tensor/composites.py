@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._dispatch import OPS, dispatch
 from ._out import _CPP_NAMES, _SCALAR_NAMES, write_out
 from ._promotion import can_cast_inplace
 from ._signatures import checked
@@ -326,7 +327,7 @@ def vdot(input, other, *, out=None) -> Tensor:  # noqa: A002 - torch's name
         raise TypeError(
             f"vdot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
         )
-    result = input.conj().dot(other)
+    result = dispatch(OPS["vdot"], (input, other))
     return result if out is None else write_out("vdot", result, out, rule="exact")
 
 

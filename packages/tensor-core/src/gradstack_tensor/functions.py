@@ -125,6 +125,8 @@ __all__ = sorted(
     + [
         "div",
         "divide",
+        "round",
+        "round_",
         "true_divide",
         "rsub",
         "clamp",
@@ -239,6 +241,18 @@ def div(input, other, *, rounding_mode=None, out=None):
 
 
 divide = true_divide = div
+
+
+def round(input, *, decimals=None, out=None):  # noqa: A001 - torch's name
+    """Rounded to the nearest integer, halves to even; with ``decimals``, to that many
+    decimal places (see :meth:`Tensor.round`)."""
+    result = _tensor(input, "round").round(decimals=decimals)
+    return _out("round", result, out, "same", inputs=(input,))
+
+
+def round_(input, *, decimals=None):
+    """In-place :func:`round`; returns ``input``."""
+    return _tensor(input, "round_").round_(decimals=decimals)
 
 
 def square(input, *, out=None):

@@ -78,6 +78,33 @@ class MetaStorage(np.ndarray):
     """The array behind a meta tensor: one element broadcast to the shape, and numpy
     refuses to compute with it (Note [Meta tensors carry no data])."""
 
+    # Note [A meta tensor's strides]
+    # The array's own strides are zeros (one element broadcast), so a meta tensor's torch
+    # strides are kept beside it: ``_el_strides``, in elements, set when a view op or
+    # as_strided makes it (None: contiguous, what every other op gives).  stride() and
+    # is_contiguous() read them; no data is read or written.
+    _el_strides = None
+    el_offset = 0  # torch's storage_offset(), in elements
+
+    @property
+    def el_strides(self) -> tuple:
+        """torch's strides of the meta tensor, in elements."""
+        if self._el_strides is not None:
+            return self._el_strides
+        return contiguous_strides(self.shape)
+
+    def is_contiguous_layout(self) -> bool:
+        """torch's ``is_contiguous()`` of these strides (size-1 dims and 0-size skip)."""
+        if 0 in self.shape:
+            return True
+        expected = 1
+        for d, s in zip(reversed(self.shape), reversed(self.el_strides), strict=True):
+            if d != 1:
+                if s != expected:
+                    return False
+                expected *= d
+        return True
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         raise NotImplementedError(f"numpy's {ufunc.__name__} on a meta tensor: {_NO_DATA}")
 
@@ -123,6 +150,97 @@ def _stand_ins(args, probe: bool = False) -> tuple:
         else:
             out.append(a)
     return tuple(out)
+
+
+def contiguous_strides(shape) -> tuple:
+    """torch's contiguous strides of ``shape``, in elements (a size-0 or 1 dim counts 1)."""
+    strides, step = [], 1
+    for d in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(int(d), 1)
+    return tuple(reversed(strides))
+
+
+# Note [Strides of a meta view]
+# These ops' kernels only re-stride numpy arrays (never copy, never read): run on a probe
+# with the meta tensor's strides over one element, their results' strides are torch's.
+# The probe is never read (its strides reach beyond its one element), and the result is a
+# meta tensor of those strides over one broadcast element as any other.  Other view ops
+# (view, view_as_real ...) give contiguous strides.
+_RESTRIDING = frozenset(
+    {"alias", "detach", "chunk", "diagonal", "expand", "expand_as", "narrow", "permute",
+     "select", "split", "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze"}
+)  # fmt: skip
+
+
+def _basic_index(index) -> bool:
+    """Whether ``index`` is numpy's basic indexing (ints, slices, None, Ellipsis): a view."""
+    items = index if type(index) is tuple else (index,)
+    return all(i is None or i is Ellipsis or type(i) is slice or (type(i) is int) for i in items)
+
+
+# ops of a result of their first tensor's shape (not of the elementwise kinds) whose layout
+# follows their tensors' as an elementwise op's
+_LAYOUT_KEEPING = frozenset({"clone", "round_decimals"})
+
+
+def _kept_layout(args, shape):
+    """The strides an elementwise result (or a clone) keeps: its tensors' when they all have
+    its shape and one dense, non-overlapping layout (a transposed tensor plus one gives a
+    transposed result, as torch's TensorIterator and preserve_format), else None
+    (contiguous).  A simplification of torch's rule for mixed layouts."""
+    layouts = set()
+    for t in args:
+        if isinstance(t, Tensor) and t.dim():
+            a = data_of(t)
+            if tuple(a.shape) != tuple(shape) or type(a) is not MetaStorage:
+                return None
+            layouts.add(a.el_strides)
+    if len(layouts) != 1:
+        return None
+    strides = layouts.pop()
+    order = sorted(range(len(shape)), key=lambda i: strides[i])
+    expected = 1
+    for i in order:
+        if shape[i] != 1:
+            if strides[i] != expected:
+                return None
+            expected *= shape[i]
+    return strides
+
+
+def _strided_probe(t):
+    """One element of ``t``'s dtype seen with ``t``'s shape and torch strides (never read:
+    Note [Strides of a meta view]), and the address its offsets count from."""
+    a = data_of(t)
+    one = np.zeros(1, dtype=a.dtype)
+    item = one.itemsize
+    probe = np.lib.stride_tricks.as_strided(
+        one, a.shape, tuple(s * item for s in a.el_strides), writeable=False
+    )
+    return _wrap(probe), _address(one) - a.el_offset * item
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _meta_like(out, origin, new_axes=False):
+    """Meta tensors of the shapes and strides of a restriding kernel's results; with
+    ``new_axes`` (an index with None), a new size-1 dim gets torch's unsqueeze stride
+    (the next dim's size times its stride) where numpy's is 0."""
+    if isinstance(out, Tensor):
+        a = data_of(out)
+        strides = [s // a.itemsize for s in a.strides]
+        if new_axes:
+            for i in reversed(range(a.ndim)):
+                if a.shape[i] == 1 and strides[i] == 0:
+                    strides[i] = a.shape[i + 1] * strides[i + 1] if i + 1 < a.ndim else 1
+        offset = (_address(a) - origin) // a.itemsize if a.size else 0
+        return _wrap(meta_array(a.shape, a.dtype, strides=strides, offset=offset))
+    if isinstance(out, (tuple, list)):
+        return type(out)(_meta_like(o, origin, new_axes) for o in out)
+    return out
 
 
 def _as_meta(out, view_of=None):
@@ -177,17 +295,45 @@ def _run_on_meta(op, args):
         if shape is not None:
             probe = op.run_kernel(*_stand_ins(args, probe=True))
             if isinstance(probe, Tensor):
-                return _wrap(meta_array(shape, data_of(probe).dtype))
+                strides = _kept_layout(args, shape)
+                return _wrap(meta_array(shape, data_of(probe).dtype, strides=strides))
+    first = args[0] if args else None
+    if op.name in _LAYOUT_KEEPING and isinstance(first, Tensor):
+        a = data_of(first)
+        if type(a) is MetaStorage:
+            out = op.run_kernel(*_stand_ins(args, probe=True))  # its dtype and checks
+            dtype = data_of(out).dtype
+            return _wrap(meta_array(a.shape, dtype, strides=_kept_layout(args, a.shape)))
+    if (
+        isinstance(first, Tensor)
+        and type(data_of(first)) is MetaStorage
+        and (op.name in _RESTRIDING or (op.name == "getitem" and _basic_index(args[1])))
+    ):
+        probe, origin = _strided_probe(first)
+        return _meta_like(op.run_kernel(probe, *args[1:]), origin, new_axes=op.name == "getitem")
     stand_ins = _stand_ins(args)
     out = op.run_kernel(*stand_ins)
     return _as_meta(out, view_of=stand_ins[0] if op.is_view else None)
 
 
-def meta_array(shape, dtype) -> MetaStorage:
-    """A :class:`MetaStorage` of ``shape`` and ``dtype`` (one element of memory)."""
+def meta_array(shape, dtype, strides=None, offset=0) -> MetaStorage:
+    """A :class:`MetaStorage` of ``shape`` and ``dtype`` (one element of memory), whose
+    torch strides are ``strides`` (elements; default contiguous) and storage offset
+    ``offset``."""
     note_meta_storage(_has_meta, _run_on_meta)
     base = np.broadcast_to(np.zeros((), dtype=dtype), tuple(shape))
-    return base.view(MetaStorage)
+    out = base.view(MetaStorage)
+    if strides is not None:
+        out._el_strides = tuple(int(s) for s in strides)
+    if offset:
+        out.el_offset = int(offset)
+    return out
+
+
+def meta_tensor(shape, dtype, strides, offset=0) -> Tensor:
+    """A meta tensor of ``shape``, numpy ``dtype``, torch ``strides`` and storage
+    ``offset`` (as_strided's)."""
+    return _wrap(meta_array(shape, dtype, strides=strides, offset=offset))
 
 
 _set_meta_storage(MetaStorage)

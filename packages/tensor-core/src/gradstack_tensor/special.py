@@ -156,12 +156,9 @@ def sinc(input):
 
 
 def round(input, *, decimals: int = 0):  # noqa: A001 - torch's name
-    """Rounded half to even (to ``decimals`` places)."""
-    x = _t(input, "round")
-    if decimals == 0:
-        return x.round()
-    scale = 10.0**decimals
-    return (x * scale).round() / scale
+    """Rounded half to even (to ``decimals`` places): torch's ``round.decimals`` whatever
+    ``decimals`` (RoundBackward1; integer tensors refused, as torch's)."""
+    return _t(input, "round").round(decimals=decimals)
 
 
 def logsumexp(input, dim, keepdim: bool = False):

@@ -516,6 +516,14 @@ ZERO_GRADIENT = ("sign", "floor", "ceil", "round", "trunc")
 for _name in ZERO_GRADIENT:
     elementwise(_name, _name.capitalize() + "Backward0", self=lambda grad: _zeros(grad))
 
+# torch's round.decimals: its own node, zero gradients as round's
+elementwise(
+    "round_decimals(self, decimals)",
+    "RoundBackward1",
+    inplace_variant=False,
+    self=lambda grad: _zeros(grad),
+)
+
 
 @register("sgn", "SgnBackward0", save="self, result", batch=unary, keeps_zero="self")
 def _sgn(ctx, grad):

@@ -364,6 +364,32 @@ def _dot(ctx, grad):
     return (g * b if need_a else None), (g * a if need_b else None)
 
 
+@register(
+    "vdot(self, other)",
+    "VdotBackward0",
+    inputs="self, other",
+    save="self, other",
+    save_for={"self": "other", "other": "self"},
+    batch=lambda args, bdims: _matmul_batched(args[0].conj(), bdims[0], args[1], bdims[1]),
+    keeps_zero="self, other",
+)
+def _vdot(ctx, grad):
+    """torch's formulas, as written (not holomorphic: ``self`` enters conjugated):
+    ``self: grad.conj() * other``, ``other: grad * self``."""
+    a, b = ctx.saved_value("self"), ctx.saved_value("other")
+    need_a, need_b = ctx.needs_input_grad
+    g = grad.unsqueeze(-1) if _lead(grad) else grad
+    return (g.conj() * b if need_a else None), (g * a if need_b else None)
+
+
+@jvp("vdot")
+def _vdot_jvp(args, out, tangents, lead):
+    a, b = args[0], args[1]
+    ta, tb = tangents
+    r = (ta.conj() * b).sum(-1) if ta is not None else None
+    return _tangent_sum(r, (a.conj() * tb).sum(-1) if tb is not None else None)
+
+
 @jvp("dot")
 def _dot_jvp(args, out, tangents, lead):
     a, b = args[0], args[1]
