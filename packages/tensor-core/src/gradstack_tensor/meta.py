@@ -262,6 +262,42 @@ def _tensor_shapes(args) -> list:
     return [tuple(data_of(a).shape) for a in args if isinstance(a, Tensor)]
 
 
+def _check_one_device(op, args) -> None:
+    """torch's RuntimeError for a real tensor among an op's meta operands.
+
+    Note [Meta and real operands do not mix]
+    torch runs an op on one device: a real (CPU) tensor beside a meta one is refused, named
+    from the device of the first tensor argument ("Tensor on device meta is not on the
+    expected device cpu!" for ``linear(cpu_input, meta_weight)``).  Two kinds of real
+    tensor may come along, as torch lets them: a 0-d tensor (a scalar) of an elementwise
+    op, and integer or bool tensors of an op that is not elementwise (indices, masks).
+    """
+    tensors = _flat_tensors(args)
+    first_meta = type(data_of(tensors[0])) is MetaStorage if tensors else True
+    elementwise = op.kind in _ELEMENTWISE
+    for a in tensors:
+        if type(data_of(a)) is MetaStorage:
+            continue
+        if elementwise and not a.dim():
+            continue
+        if not elementwise and not (a.is_floating_point() or a.is_complex()):
+            continue
+        if first_meta:
+            raise RuntimeError("Tensor on device cpu is not on the expected device meta!")
+        raise RuntimeError("Tensor on device meta is not on the expected device cpu!")
+
+
+def _flat_tensors(args) -> list:
+    """The tensors of ``args``, those in a list or tuple argument too."""
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(t for t in a if isinstance(t, Tensor))
+    return out
+
+
 def _run_on_meta(op, args):
     """An op with a meta tensor among its arguments (Note [Meta tensors carry no data])."""
     if op.inplace:
@@ -284,10 +320,8 @@ def _run_on_meta(op, args):
                 )
         target._bump_version(op.name)
         return target
+    _check_one_device(op, args)
     if op.kind in _ELEMENTWISE:
-        for a in args:  # torch: a real operand must be a 0-d tensor (a scalar)
-            if isinstance(a, Tensor) and type(data_of(a)) is not MetaStorage and a.dim():
-                raise RuntimeError("Tensor on device cpu is not on the expected device meta!")
         try:
             shape = np.broadcast_shapes(*_tensor_shapes(args))
         except ValueError:
