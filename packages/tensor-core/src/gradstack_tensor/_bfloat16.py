@@ -132,6 +132,19 @@ _REFUSED = {
 _SCALAR_IN_BFLOAT16 = frozenset({"add", "add_", "sub", "sub_", "rsub"})
 
 
+# Note [bfloat16 ops round their other operands]: torch's TensorIterator casts each operand
+# of a bfloat16 result to bfloat16 before its kernel reads it, so a number or a 0-d float32
+# tensor operand of fmod, remainder, atan2 or pow (``s ** x``, ``x ** tensor(s)``) counts
+# as its bfloat16 rounding (0.7978 as 0.796875).  mul and div read their second operand
+# unrounded (their kernels take a scalar second operand as it is, in float), but a 0-d
+# first operand is cast like any other.  Half of ``fmod(x, 0.7978)`` and a quarter of
+# ``tensor(0.7978) * x`` (the tanh GELU's ``sqrt(tensor(2 / pi)) * (...)``) were off.
+_OPERANDS_IN_BFLOAT16 = frozenset(
+    {"fmod", "fmod_", "remainder", "remainder_", "atan2", "atan2_", "pow", "pow_"}
+)
+_FIRST_IN_BFLOAT16 = frozenset({"mul", "div"})
+
+
 def _scalar_in_bfloat16(a):
     """A number or 0-d tensor operand of add/sub rounded to bfloat16 (in float32), as
     torch's (Note [bfloat16 add and sub round their scalar])."""
@@ -290,6 +303,10 @@ def _run_in_float32(op, args):
         to_bfloat16 = _dt.result_type(operands) is _dt.bfloat16
     if op.name in _SCALAR_IN_BFLOAT16 and (to_bfloat16 or op.inplace):
         up = [_scalar_in_bfloat16(a) for a in up]
+    elif op.name in _OPERANDS_IN_BFLOAT16 and (to_bfloat16 or op.inplace):
+        up = [_scalar_in_bfloat16(a) for a in up]
+    elif op.name in _FIRST_IN_BFLOAT16 and to_bfloat16 and up:
+        up[0] = _scalar_in_bfloat16(up[0])
     out = op.run_own_kernel(*up)
     if op.inplace:
         target = args[0]
