@@ -81,3 +81,31 @@ def test_in_place_and_non_contiguous():
     _same(b, a)
     empty = gt.fmod(gt.zeros(0, dtype=gt.bfloat16), S)
     assert tuple(empty.shape) == (0,) and empty.dtype == gt.bfloat16
+
+
+@pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge"])
+@pytest.mark.parametrize("kind", ["number", "0-d float32", "0-d float64", "0-d first"])
+def test_comparisons(name, kind):
+    values = [0.796875, 0.80078125, 0.79296875, 1.0, -S, float("nan")]
+    t = torch.tensor(values).bfloat16()
+    x = gt.tensor(values).to(gt.bfloat16)
+    f_t, f_g = getattr(torch, name), getattr(gt, name)
+    if kind == "number":
+        want, got = f_t(t, S), f_g(x, S)
+    elif kind == "0-d first":
+        want, got = f_t(torch.tensor(S), t), f_g(gt.tensor(S), x)
+    else:
+        dt = kind.split()[1]
+        want = f_t(t, torch.tensor(S, dtype=getattr(torch, dt)))
+        got = f_g(x, gt.tensor(S, dtype=getattr(gt, dt)))
+    assert got.dtype == gt.bool
+    assert got.tolist() == want.tolist()
+
+
+def test_comparison_in_place():
+    values = [0.796875, 0.80078125, 1.0]
+    t = torch.tensor(values).bfloat16()
+    x = gt.tensor(values).to(gt.bfloat16)
+    t.eq_(S)
+    x.eq_(S)
+    _same(x, t)

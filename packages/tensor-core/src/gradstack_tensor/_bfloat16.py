@@ -139,8 +139,10 @@ _SCALAR_IN_BFLOAT16 = frozenset({"add", "add_", "sub", "sub_", "rsub"})
 # unrounded (their kernels take a scalar second operand as it is, in float), but a 0-d
 # first operand is cast like any other.  Half of ``fmod(x, 0.7978)`` and a quarter of
 # ``tensor(0.7978) * x`` (the tanh GELU's ``sqrt(tensor(2 / pi)) * (...)``) were off.
+# The comparisons too: ``x == 0.7978`` is True where x is 0.796875, as torch's.
 _OPERANDS_IN_BFLOAT16 = frozenset(
     {"fmod", "fmod_", "remainder", "remainder_", "atan2", "atan2_", "pow", "pow_"}
+    | {f"{c}{s}" for c in ("eq", "ne", "lt", "le", "gt", "ge") for s in ("", "_")}
 )
 _FIRST_IN_BFLOAT16 = frozenset({"mul", "div"})
 
