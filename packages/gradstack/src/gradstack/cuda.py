@@ -84,3 +84,34 @@ def current_device() -> int:
 def get_device_name(device=None) -> str:
     """Raises: there is no CUDA device."""
     raise RuntimeError(_NO_CUDA)
+
+
+def _cuda_grad_scaler(*args, **kwargs):
+    """``torch.cuda.amp.GradScaler``: deprecated by torch for ``torch.amp.GradScaler("cuda",
+    ...)``, which disables itself without CUDA (Note [GradScaler on a machine without
+    CUDA] in tensor-core's ``grad_scaler.py``)."""
+    import warnings
+
+    from gradstack_tensor.grad_scaler import GradScaler
+
+    warnings.warn(
+        "`torch.cuda.amp.GradScaler(args...)` is deprecated. "
+        "Please use `torch.amp.GradScaler('cuda', args...)` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return GradScaler("cuda", *args, **kwargs)
+
+
+def _make_amp_module():
+    """``gradstack.cuda.amp`` (``import torch.cuda.amp``, ``torch.cuda.amp.GradScaler``)."""
+    import sys
+    import types
+
+    module = types.ModuleType(f"{__name__}.amp", "torch.cuda.amp: the deprecated CUDA spellings.")
+    module.GradScaler = _cuda_grad_scaler  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    return module
+
+
+amp = _make_amp_module()

@@ -71,6 +71,7 @@ __all__ = [
     "LOWER_PRECISION_FP",
     "FP32",
     "PROMOTE",
+    "GradScaler",
 ]
 
 PRIORITY = 500  # above autograd (100), below the profiler (1000) and vmap (2000)
@@ -688,3 +689,6 @@ def custom_bwd(bwd=None, *, device_type: str):
             return bwd(*args, **kwargs)
 
     return decorate_bwd
+
+
+from .grad_scaler import GradScaler  # noqa: E402 - torch.amp.GradScaler
