@@ -200,6 +200,9 @@ def write_out(
 # C++'s names of the scalar types, as torch's "Expected out tensor to have dtype ..." says them
 _CPP_NAMES = {
     "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
     "float32": "float",
     "float64": "double",
     "int64": "long int",
