@@ -36,7 +36,14 @@ def _run(lib, losses_scale, **kw):
     return log
 
 
-@pytest.mark.parametrize("kw", [{}, {"init_scale": 4.0, "growth_interval": 2}, {"init_scale": 3.0, "growth_factor": 3.0, "backoff_factor": 0.25, "growth_interval": 1}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"init_scale": 4.0, "growth_interval": 2},
+        {"init_scale": 3.0, "growth_factor": 3.0, "backoff_factor": 0.25, "growth_interval": 1},
+    ],
+)
 def test_cpu_scaler_as_torch(kw):
     want = _run(torch, None, **kw)
     got = _run(gradstack, None, **kw)

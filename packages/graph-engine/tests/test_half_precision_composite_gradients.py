@@ -34,11 +34,14 @@ def test_gradients_as_torch(dtype, name):
             assert x.grad is None
             continue
         assert x.grad.dtype == getattr(gt, dtype)
-        np.testing.assert_allclose(x.grad.float().numpy(), t.grad.float().numpy(), rtol=2**-6)  # the backward is op by op in both: an ulp apart
+        np.testing.assert_allclose(x.grad.float().numpy(), t.grad.float().numpy(), rtol=2**-6)
 
 
 def test_gradcheck_float64():
-    xs = [gt.tensor(v, dtype=gt.float64, requires_grad=True) for v in ([0.5, -1.0], [2.0, 0.3], [1.5, 2.5])]
+    xs = [
+        gt.tensor(v, dtype=gt.float64, requires_grad=True)
+        for v in ([0.5, -1.0], [2.0, 0.3], [1.5, 2.5])
+    ]
     assert gradstack_autograd.gradcheck(lambda a, b, c: gt.addcmul(a, b, c, value=0.7), xs)
     assert gradstack_autograd.gradcheck(lambda a, b, c: gt.addcdiv(a, b, c, value=0.7), xs)
     assert gradstack_autograd.gradcheck(lambda a, b, c: gt.lerp(a, b, c), xs)

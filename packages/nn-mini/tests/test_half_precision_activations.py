@@ -13,9 +13,18 @@ torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
 CASES = [
-    ("leaky_relu", {}), ("leaky_relu", {"negative_slope": 0.2}), ("gelu", {"approximate": "tanh"}),
-    ("silu", {}), ("logsigmoid", {}), ("selu", {}), ("softplus", {}), ("softplus", {"beta": 2.0}),
-    ("hardsigmoid", {}), ("hardswish", {}), ("mish", {}), ("glu", {"dim": -1}),
+    ("leaky_relu", {}),
+    ("leaky_relu", {"negative_slope": 0.2}),
+    ("gelu", {"approximate": "tanh"}),
+    ("silu", {}),
+    ("logsigmoid", {}),
+    ("selu", {}),
+    ("softplus", {}),
+    ("softplus", {"beta": 2.0}),
+    ("hardsigmoid", {}),
+    ("hardswish", {}),
+    ("mish", {}),
+    ("glu", {"dim": -1}),
 ]
 
 
@@ -47,7 +56,9 @@ def test_gradients_as_torch(dtype, name):
     getattr(TF, name)(t).sum().backward()
     getattr(F, name)(x).sum().backward()
     assert x.grad.dtype == getattr(gt, dtype)
-    np.testing.assert_allclose(x.grad.float().numpy(), t.grad.float().numpy(), rtol=2**-6, atol=1e-3)
+    np.testing.assert_allclose(
+        x.grad.float().numpy(), t.grad.float().numpy(), rtol=2**-6, atol=1e-3
+    )
 
 
 @pytest.mark.parametrize("name", ["leaky_relu", "silu", "hardswish"])

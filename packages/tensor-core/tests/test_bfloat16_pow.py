@@ -62,4 +62,3 @@ def test_pow_non_contiguous_and_zero_size():
     np.testing.assert_array_equal(gt.pow(xv, 3).float().numpy(), torch.pow(tv, 3).float().numpy())
     empty = gt.pow(gt.zeros(0, 3, dtype=gt.bfloat16), 3)
     assert tuple(empty.shape) == (0, 3) and empty.dtype == gt.bfloat16
-

@@ -9,8 +9,20 @@ import pytest
 torch = pytest.importorskip("torch")
 
 FLAGS = [
-    "is_cpu", "is_cuda", "is_xpu", "is_mps", "is_xla", "is_ipu", "is_maia", "is_mtia",
-    "is_vulkan", "is_mkldnn", "is_nested", "is_quantized", "is_sparse", "is_sparse_csr",
+    "is_cpu",
+    "is_cuda",
+    "is_xpu",
+    "is_mps",
+    "is_xla",
+    "is_ipu",
+    "is_maia",
+    "is_mtia",
+    "is_vulkan",
+    "is_mkldnn",
+    "is_nested",
+    "is_quantized",
+    "is_sparse",
+    "is_sparse_csr",
 ]
 
 

@@ -48,8 +48,13 @@ def test_lerp(dtype, weight):
 def test_in_place_out_and_non_contiguous(dtype):
     (x, y, z), (a, b, c) = _three(dtype, n=64, seed=2)
     xt, at = x.reshape(8, 8).t(), a.reshape(8, 8).t()
-    assert _mismatches(gt.addcmul(at, b.reshape(8, 8), c.reshape(8, 8), value=S),
-                       torch.addcmul(xt, y.reshape(8, 8), z.reshape(8, 8), value=S)) == 0
+    assert (
+        _mismatches(
+            gt.addcmul(at, b.reshape(8, 8), c.reshape(8, 8), value=S),
+            torch.addcmul(xt, y.reshape(8, 8), z.reshape(8, 8), value=S),
+        )
+        == 0
+    )
     x2, a2 = x.clone(), a.clone()
     x2.addcmul_(y, z, value=S)
     v = a2._version

@@ -146,9 +146,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     if low is not None:
         result = result.to(low)
     return (
-        result
-        if out is None
-        else write_out("addcmul", result, out, rule="cast", inputs=operands)
+        result if out is None else write_out("addcmul", result, out, rule="cast", inputs=operands)
     )
 
 
@@ -176,9 +174,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     if low is not None:
         result = result.to(low)
     return (
-        result
-        if out is None
-        else write_out("addcdiv", result, out, rule="cast", inputs=operands)
+        result if out is None else write_out("addcdiv", result, out, rule="cast", inputs=operands)
     )
 
 
