@@ -218,8 +218,8 @@ def write_out(
 
 
 # C++'s names of the scalar types, as torch's "Expected out tensor to have dtype ..." says them
-# (the real dtypes': these messages have never named a complex one)
-_CPP_NAMES = {k: v for k, v in _dt.CPP_TYPE_NAMES.items() if not k.startswith("complex")}
+# (every dtype's, bfloat16's and the complex ones' too, as torch's messages name them)
+_CPP_NAMES = _dt.CPP_TYPE_NAMES
 
 
 def check_out_dtype(rule: str, name: str, result_dtype, out, input_dtype=None) -> None:

@@ -258,6 +258,70 @@ cdef class Tensor(CompositeMethods):
         """Always False: gradstack runs on the CPU."""
         return False
 
+    # Note [The other devices' and layouts' flags]: torch's tensors answer False for the
+    # devices, layouts and kinds gradstack has none of; programs test them before choosing
+    # a path (pytorch/examples' DCGAN: ``if (input.is_cuda or input.is_xpu) and ...``)
+
+    @property
+    def is_xpu(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_mps(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_xla(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_ipu(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_maia(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_mtia(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_vulkan(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_mkldnn(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_nested(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_quantized(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_sparse(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_sparse_csr(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
     @property
     def layout(self):
         """Always :data:`strided` (gradstack has no sparse layouts)."""

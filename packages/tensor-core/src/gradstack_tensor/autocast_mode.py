@@ -73,6 +73,7 @@ __all__ = [
     "LOWER_PRECISION_FP",
     "FP32",
     "PROMOTE",
+    "GradScaler",
 ]
 
 PRIORITY = 500  # above autograd (100), below the profiler (1000) and vmap (2000)
@@ -690,3 +691,6 @@ def custom_bwd(bwd=None, *, device_type: str):
             return bwd(*args, **kwargs)
 
     return decorate_bwd
+
+
+from .grad_scaler import GradScaler  # noqa: E402 - torch.amp.GradScaler

@@ -85,6 +85,10 @@ def lerp(input, end, weight, *, out=None) -> Tensor:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_SCALAR_NAMES[input.dtype.name]}'"
         )
+    low = _half_precision(input, end, weight)
+    if low is not None:  # Note [Half-precision composites compute in float32]
+        input, end = input.float(), end.float()
+        weight = weight.float() if isinstance(weight, Tensor) else weight
     diff = end - input
     if not isinstance(weight, Tensor):
         w = float(weight)
@@ -92,11 +96,30 @@ def lerp(input, end, weight, *, out=None) -> Tensor:
     else:
         small = weight.abs() < 0.5
         result = (input + weight * diff).where(small, end - diff * (1 - weight))
+    if low is not None:
+        result = result.to(low)
     return (
         result
         if out is None
         else write_out("lerp", result, out, rule="cast", inputs=(input, end, weight))
     )
+
+
+# Note [Half-precision composites compute in float32]: torch's addcmul, addcdiv and lerp
+# kernels for float16 and bfloat16 read each operand as float, compute the whole formula in
+# float and round once; composed of our ops, each step rounded to the low precision (a
+# third of pytorch/examples-style ``addcmul(x, y, z, value=0.8)`` and a quarter of
+# ``lerp(x, y, 0.8)`` were an ulp off in bfloat16 and float16).  So when every tensor
+# operand has one of those dtypes, the composite computes on float32 copies and rounds
+# its result once.
+def _half_precision(*operands):
+    """The dtype (float16 or bfloat16) shared by every tensor operand, else None."""
+    dtypes = {t.dtype for t in operands if isinstance(t, Tensor)}
+    if len(dtypes) == 1:
+        (dt,) = dtypes
+        if dt.name in ("float16", "bfloat16"):
+            return dt
+    return None
 
 
 def _integral(t: Tensor) -> bool:
@@ -115,11 +138,16 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
     for t, name in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
         _tensor_arg(t, "addcmul", name)
     value = _scalar_for(input, value)
+    operands = (input, tensor1, tensor2)
+    low = _half_precision(input, tensor1, tensor2)
+    if low is not None:  # Note [Half-precision composites compute in float32]
+        input, tensor1, tensor2 = input.float(), tensor1.float(), tensor2.float()
     prod = tensor1 * tensor2 if value == 1 else value * tensor1 * tensor2
+    result = input + prod
+    if low is not None:
+        result = result.to(low)
     return (
-        input + prod
-        if out is None
-        else write_out("addcmul", input + prod, out, rule="cast", inputs=(input, tensor1, tensor2))
+        result if out is None else write_out("addcmul", result, out, rule="cast", inputs=operands)
     )
 
 
@@ -138,12 +166,16 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
             "(input + value * tensor1 / tensor2), for all dtypes."
         )
     value = _scalar_for(input, value)
+    operands = (input, tensor1, tensor2)
+    low = _half_precision(input, tensor1, tensor2)
+    if low is not None:  # Note [Half-precision composites compute in float32]
+        input, tensor1, tensor2 = input.float(), tensor1.float(), tensor2.float()
     quotient = tensor1 / tensor2 if value == 1 else value * tensor1 / tensor2
     result = input + quotient
+    if low is not None:
+        result = result.to(low)
     return (
-        result
-        if out is None
-        else write_out("addcdiv", result, out, rule="cast", inputs=(input, tensor1, tensor2))
+        result if out is None else write_out("addcdiv", result, out, rule="cast", inputs=operands)
     )
 
 

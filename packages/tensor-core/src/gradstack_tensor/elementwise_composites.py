@@ -249,14 +249,29 @@ def logaddexp2(input, other):
     return _logaddexp(a, b, math.log(2.0), lambda t: t.exp2(), lambda t: t.log1p())
 
 
+def _in_result_dtype(input, other) -> tuple[Tensor, Tensor]:
+    """``input`` and ``other`` as tensors of the dtype torch gives their op (the promotion
+    of both, integers as the default float).
+
+    Note [xlogy computes in its result dtype]: the composites below mix their operands with
+    ``where``, whose result is as wide as its widest operand, so a number or a 0-d tensor
+    operand decided the dtype: ``xlogy(half, 0.5)`` was float32 and ``xlogy(float32,
+    tensor(0.5, dtype=float64))`` float64, where torch's are half and float32."""
+    gt = _gt()
+    dt = result_type(input, other)
+    if not dt.is_floating_point:
+        dt = gt.get_default_dtype()
+    x = input if isinstance(input, Tensor) else gt.tensor(input, dtype=dt)
+    y = other if isinstance(other, Tensor) else gt.tensor(other, dtype=dt)
+    return x.to(dt), y.to(dt)
+
+
 @checked("xlogy", "float input, float other", first=0)
 def xlogy(input, other):
     """``input * log(other)``, 0 where ``input`` is 0 (NaN where ``other`` is NaN), as
     torch's; Note [A branch that where does not take is computed on a safe input]."""
     gt = _gt()
-    x = input if isinstance(input, Tensor) else gt.tensor(input)
-    y = other if isinstance(other, Tensor) else gt.tensor(other)
-    x, y = _floating(x), _floating(y)
+    x, y = _in_result_dtype(input, other)
     zero = x == 0
     safe = gt.where(zero, 1.0, y)
     out = gt.where(zero, 0.0, x * safe.log())

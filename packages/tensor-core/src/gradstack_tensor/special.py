@@ -35,6 +35,7 @@ import math
 from ._dispatch import OPS, dispatch
 from ._out import write_out
 from ._tensor import Tensor
+from .elementwise_composites import _in_result_dtype
 
 __all__ = [
     "expit", "logit", "xlogy", "xlog1py", "entr", "ndtr", "ndtri", "log_ndtr", "erf",
@@ -84,8 +85,9 @@ def xlogy(input, other):
 def xlog1py(input, other):
     """``input * log1p(other)``, 0 where ``input`` is 0 (NaN where ``other`` is NaN)."""
     gt = _gt()
-    x = _t(input, "xlog1py") if isinstance(input, Tensor) else gt.tensor(input)
-    y = other if isinstance(other, Tensor) else gt.tensor(other)
+    if isinstance(input, Tensor):
+        _t(input, "xlog1py")
+    x, y = _in_result_dtype(input, other)  # Note [xlogy computes in its result dtype]
     zero = x == 0
     safe = gt.where(zero, 0.0, y)
     out = gt.where(zero, 0.0, x * safe.log1p())
