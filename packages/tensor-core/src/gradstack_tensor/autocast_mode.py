@@ -691,6 +691,3 @@ def custom_bwd(bwd=None, *, device_type: str):
             return bwd(*args, **kwargs)
 
     return decorate_bwd
-
-
-from .grad_scaler import GradScaler  # noqa: E402 - torch.amp.GradScaler
