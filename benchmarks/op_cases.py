@@ -172,6 +172,9 @@ R["div_rounding"] = lambda n, r: Case(
     (f32(r, sq(n)), f32(r, sq(n), 0.5, 2.0)),
     call(lambda L, x, y: L.div(x, y, rounding_mode="floor")),
 )
+R["round_decimals"] = lambda n, r: Case(
+    (f32(r, sq(n), -50.0, 50.0),), call(lambda L, x: L.round(x, decimals=2))
+)
 R["clamp"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: L.clamp(x, -1.0, 1.0)))
 R["clamp_"] = lambda n, r: Case((f32(r, sq(n)),), call(lambda L, x: x.clone().clamp_(-1.0, 1.0)))
 for _n in ("digamma", "erfinv", "lgamma"):  # unary functions outside the elementwise kinds
@@ -315,6 +318,7 @@ R["addmm"] = lambda n, r: Case(
 )
 R["mv"] = lambda n, r: Case((f32(r, sq(n)), f32(r, sq(n)[1:])), call(lambda L, a, v: L.mv(a, v)))
 R["dot"] = lambda n, r: Case((f32(r, (n,)), f32(r, (n,))), call(lambda L, a, b: L.dot(a, b)))
+R["vdot"] = lambda n, r: Case((f32(r, (n,)), f32(r, (n,))), call(lambda L, a, b: L.vdot(a, b)))
 R["outer"] = lambda n, r: Case(
     (f32(r, (_vec(n),)), f32(r, (_vec(n),))), call(lambda L, a, b: L.outer(a, b))
 )

@@ -817,6 +817,41 @@ for _name, _fn, _dtypes in _UNARY_SAME:
     _add(OpInfo(_name, _fn, unary_samples, _dtypes))
     _add(OpInfo(_name + "_", _fn, unary_samples, _dtypes, inplace=True))
 
+
+def _round_decimals_ref(x, decimals):
+    """torch's round.decimals: nearbyint(x * 10**d) / 10**d (x / 10**-d, * 10**-d for a
+    negative d), in float32 for the half types and in the tensor's dtype otherwise."""
+    work = np.float64 if x.dtype == np.float64 else np.float32
+    ten = work(10.0) ** abs(decimals)
+    y = x.astype(work)
+    y = np.rint(y * ten) / ten if decimals >= 0 else np.rint(y / ten) * ten
+    return y.astype(x.dtype)
+
+
+def _round_decimals_samples(info, dtype, rng):
+    for sample in unary_samples(info, dtype, rng):
+        for decimals in (2, 0, -1):
+            yield SampleInput(sample.input, (decimals,), desc=f"{sample.desc}, {decimals}")
+
+
+_add(
+    OpInfo(
+        "round_decimals",
+        _round_decimals_ref,
+        _round_decimals_samples,
+        FLOATS,
+        domain=(-300.0, 300.0),
+        # the reference rounds the float64 upcast of a float32 input: where x * 100 is a
+        # tie in float32 and not in float64 it lands one step (0.01) away; the comparison
+        # with torch (torch_call) is exact
+        rtol={"float32": 1e-4},
+        call=lambda gt, x, d: gt.round(x, decimals=d),
+        torch_call=lambda torch, x, d: torch.round(x, decimals=d),
+    ),
+    function=None,
+    method=None,
+)
+
 _add(OpInfo("logical_not", np.logical_not, unary_samples, ALL))
 _add(
     OpInfo(
@@ -1271,6 +1306,15 @@ _add(
     OpInfo(
         "dot",
         lambda a, b: np.asarray(np.dot(a, b)),
+        _pair_samples((((5,), (5,)), ((0,), (0,)))),
+        NUMERIC,
+        rtol=_LINALG_TOL,
+    )
+)
+_add(
+    OpInfo(
+        "vdot",
+        lambda a, b: np.asarray(np.vdot(a, b)),
         _pair_samples((((5,), (5,)), ((0,), (0,)))),
         NUMERIC,
         rtol=_LINALG_TOL,
