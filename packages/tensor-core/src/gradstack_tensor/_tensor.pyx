@@ -70,6 +70,15 @@ cdef Op OP_TO_DTYPE = OPS["to_dtype"]
 
 
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
+def _always_false(self):
+    return False
+
+
+# a flag of a device, layout or kind gradstack has none of (Note [The other devices' and
+# layouts' flags])
+_ALWAYS_FALSE = property(_always_false, doc="Always False: gradstack has none of these.")
+
+
 cdef class Tensor(CompositeMethods):
     """A multi-dimensional array of one dtype, stored as a numpy array.
 
@@ -117,45 +126,6 @@ cdef class Tensor(CompositeMethods):
         if require_grad:
             t.requires_grad_(True)
         return t
-
-    def as_subclass(self, cls):
-        """This tensor as an instance of ``cls`` (a subclass of Tensor): an alias sharing its
-        storage and version counter, attached to the graph (``AliasBackward0``), as torch's.
-
-        Examples
-        --------
-        >>> class Marked(gt.Tensor):
-        ...     pass
-        >>> m = gt.tensor([1.0, 2.0]).as_subclass(Marked)
-        >>> type(m).__name__, m.tolist()
-        ('Marked', [1.0, 2.0])
-        """
-        if not isinstance(cls, type):
-            raise TypeError(f"cls must be a type (got {type(cls).__name__})")
-        if not issubclass(cls, Tensor):
-            raise TypeError(
-                "Creating a Tensor subclass from a class that does not inherit from Tensor is "
-                "not possible. Make sure your class inherits from Tensor."
-            )
-        cdef TensorBase a = <TensorBase>dispatch(OPS["alias"], (self,))
-        cdef TensorBase t = new_empty_tensor(cls)   # Note [as_subclass moves an alias]
-        t._data = a._data
-        t._vc = a.version_counter()
-        t._view_base = a._view_base
-        t._requires_grad = a._requires_grad
-        t._grad = a._grad
-        t._grad_fn = a._grad_fn
-        t._output_nr = a._output_nr
-        t._autograd_meta = a._autograd_meta
-        t._fw_grad = a._fw_grad
-        t._is_inference = a._is_inference
-        return t
-
-    # Note [as_subclass moves an alias]
-    # torch's as_subclass wraps ``self.alias()`` in a ``cls`` object.  A cdef class's
-    # ``__class__`` cannot be reassigned to a Python subclass, so the alias op's result (a
-    # view recorded as AliasBackward0) hands its fields to a fresh ``cls`` instance, which
-    # takes its place; the alias object itself is dropped.
 
     # -- attributes -----------------------------------------------------------------------
 
@@ -261,66 +231,9 @@ cdef class Tensor(CompositeMethods):
     # Note [The other devices' and layouts' flags]: torch's tensors answer False for the
     # devices, layouts and kinds gradstack has none of; programs test them before choosing
     # a path (pytorch/examples' DCGAN: ``if (input.is_cuda or input.is_xpu) and ...``)
-
-    @property
-    def is_xpu(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_mps(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_xla(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_ipu(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_maia(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_mtia(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_vulkan(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_mkldnn(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_nested(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_quantized(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_sparse(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
-
-    @property
-    def is_sparse_csr(self):
-        """Always False (Note [The other devices' and layouts' flags])."""
-        return False
+    (is_xpu, is_mps, is_xla, is_ipu,
+     is_maia, is_mtia, is_vulkan, is_mkldnn,
+     is_nested, is_quantized, is_sparse, is_sparse_csr) = (_ALWAYS_FALSE,) * 12
 
     @property
     def layout(self):

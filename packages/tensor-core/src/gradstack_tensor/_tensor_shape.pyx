@@ -19,7 +19,9 @@ from ._dispatch import OPS
 from ._above import ABOVE  # Note [Methods bound from above]
 from ._shapes cimport dim_arg, shape_from_args
 from ._shapes import _normalize_dim
-from ._tensor_base cimport TensorBase, autograd_extension, expect_other, make_view, shape_of
+from ._tensor_base cimport (
+    TensorBase, autograd_extension, expect_other, make_view, new_empty_tensor, shape_of,
+)
 from ._tensor_reductions cimport ReductionMethods
 from ._tensor_reductions import NO_DIM
 
@@ -160,6 +162,45 @@ cdef class ShapeMethods(ReductionMethods):
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
             return dispatch(OP_TO_DTYPE, (self, _dt.as_dtype(shape[0]), False))  # view(dtype)
         return dispatch(OP_VIEW, (self, shape_from_args(shape, "view")))
+
+    def as_subclass(self, cls):
+        """This tensor as an instance of ``cls`` (a subclass of Tensor): an alias sharing its
+        storage and version counter, attached to the graph (``AliasBackward0``), as torch's.
+
+        Examples
+        --------
+        >>> class Marked(gt.Tensor):
+        ...     pass
+        >>> m = gt.tensor([1.0, 2.0]).as_subclass(Marked)
+        >>> type(m).__name__, m.tolist()
+        ('Marked', [1.0, 2.0])
+        """
+        if not isinstance(cls, type):
+            raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+        if not issubclass(cls, TensorBase):  # (Tensor is its one public subclass)
+            raise TypeError(
+                "Creating a Tensor subclass from a class that does not inherit from Tensor is "
+                "not possible. Make sure your class inherits from Tensor."
+            )
+        cdef TensorBase a = <TensorBase>dispatch(OPS["alias"], (self,))
+        cdef TensorBase t = new_empty_tensor(cls)   # Note [as_subclass moves an alias]
+        t._data = a._data
+        t._vc = a.version_counter()
+        t._view_base = a._view_base
+        t._requires_grad = a._requires_grad
+        t._grad = a._grad
+        t._grad_fn = a._grad_fn
+        t._output_nr = a._output_nr
+        t._autograd_meta = a._autograd_meta
+        t._fw_grad = a._fw_grad
+        t._is_inference = a._is_inference
+        return t
+
+    # Note [as_subclass moves an alias]
+    # torch's as_subclass wraps ``self.alias()`` in a ``cls`` object.  A cdef class's
+    # ``__class__`` cannot be reassigned to a Python subclass, so the alias op's result (a
+    # view recorded as AliasBackward0) hands its fields to a fresh ``cls`` instance, which
+    # takes its place; the alias object itself is dropped.
 
     def view_as(self, other):
         """``view(other.shape)``."""
