@@ -70,15 +70,6 @@ cdef Op OP_TO_DTYPE = OPS["to_dtype"]
 
 
 @cython.binding(False)      # Note [Cython methods check self] in _tensor_base.pyx
-def _always_false(self):
-    return False
-
-
-# a flag of a device, layout or kind gradstack has none of (Note [The other devices' and
-# layouts' flags])
-_ALWAYS_FALSE = property(_always_false, doc="Always False: gradstack has none of these.")
-
-
 cdef class Tensor(CompositeMethods):
     """A multi-dimensional array of one dtype, stored as a numpy array.
 
@@ -231,9 +222,66 @@ cdef class Tensor(CompositeMethods):
     # Note [The other devices' and layouts' flags]: torch's tensors answer False for the
     # devices, layouts and kinds gradstack has none of; programs test them before choosing
     # a path (pytorch/examples' DCGAN: ``if (input.is_cuda or input.is_xpu) and ...``)
-    (is_xpu, is_mps, is_xla, is_ipu,
-     is_maia, is_mtia, is_vulkan, is_mkldnn,
-     is_nested, is_quantized, is_sparse, is_sparse_csr) = (_ALWAYS_FALSE,) * 12
+
+    @property
+    def is_xpu(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_mps(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_xla(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_ipu(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_maia(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_mtia(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_vulkan(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_mkldnn(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_nested(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_quantized(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_sparse(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
+
+    @property
+    def is_sparse_csr(self):
+        """Always False (Note [The other devices' and layouts' flags])."""
+        return False
 
     @property
     def layout(self):
@@ -911,95 +959,6 @@ cdef class Tensor(CompositeMethods):
                 f"{type(device).__name__}"
             )
         _check_device("cuda")
-
-    # -- new tensors like this one ----------------------------------------------------------
-
-    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-        """A new leaf tensor from ``data``, with this tensor's dtype unless ``dtype`` is given
-        and its device unless ``device`` is (torch's keyword-only ``dtype``, ``device`` and
-        ``requires_grad``)."""
-        tensor = ABOVE.tensor
-        try:
-            return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                          requires_grad=requires_grad)
-        except RuntimeError as e:  # (torch's new_tensor: a TypeError for data of no dtype)
-            if "could not infer dtype" not in str(e):
-                raise
-            raise TypeError(f"new_tensor(): {e}") from None
-
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        """A tensor of zeros of ``size``, with this tensor's dtype unless ``dtype`` is given.
-
-        Examples
-        --------
-        >>> gt.tensor([1], dtype=gt.int32).new_zeros(2).dtype
-        gradstack.int32
-        """
-        zeros = ABOVE.zeros
-        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
-                     requires_grad=requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        """A tensor of ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
-        ones = ABOVE.ones
-        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
-
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype by default
-        (``size`` a sequence of ints, as torch's)."""
-        checker = ABOVE.checker
-        full = ABOVE.full
-        checker("new_full", "size size, float fill_value", 0)(size, fill_value)
-        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
-
-    def is_distributed(self):
-        """False: a gradstack tensor lives in one process (torch's answer for a tensor that
-        is not a distributed RPC tensor)."""
-        return False
-
-    def new(self, *args, device=None):
-        """torch's legacy constructor with this tensor's dtype: ``t.new()`` (empty),
-        ``t.new(2, 3)`` or ``t.new(Size)`` (uninitialised), ``t.new(data)`` (a copy of a
-        sequence), ``t.new(tensor)`` (an alias of that tensor, which must have this dtype:
-        a view of its storage in the graph, ``AliasBackward0``, as torch's).
-
-        Examples
-        --------
-        >>> x = gt.ones(2, dtype=gt.float64)
-        >>> x.new([1, 2]).dtype, tuple(x.new(2, 3).shape), tuple(x.new().shape)
-        (gradstack.float64, (2, 3), (0,))
-        """
-        tensor, empty = ABOVE.tensor, ABOVE.empty
-        if not args:
-            return empty(0, dtype=self.dtype, device=device)
-        if len(args) == 1 and isinstance(args[0], TensorBase):
-            if args[0].dtype is not self.dtype:
-                raise TypeError(
-                    f"new(): expected a tensor of dtype {self.dtype}, got one of dtype "
-                    f"{args[0].dtype}; convert it with .to({self.dtype})"
-                )
-            return dispatch(OPS["alias"], (args[0],))
-        if all(type(a) is int for a in args) or (
-            len(args) == 1 and type(args[0]).__name__ == "Size"
-        ):
-            return empty(*args, dtype=self.dtype, device=device)
-        if len(args) == 1 and not isinstance(args[0], (int, float, complex)):
-            try:
-                return tensor(args[0], dtype=self.dtype, device=device)
-            except RuntimeError as e:  # (data it cannot read: torch's TypeError)
-                raise TypeError(str(e)) from None
-        raise TypeError(
-            "new(): expected sizes (ints), a Size, a sequence of data or a tensor, got "
-            f"({', '.join(type(a).__name__ for a in args)})"
-        )
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        """An uninitialised tensor of ``size``, with this tensor's dtype by default."""
-        empty = ABOVE.empty
-        return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
-                     requires_grad=requires_grad)
 
 
 # ----------------------------------------------------------------------------------------

@@ -12,8 +12,9 @@ of its ops (``composites.py``, ``elementwise_composites.py``, ``matrix_builders.
 method calls its function through ``ABOVE``, Note [Methods bound from above] in
 ``_above.py``), the methods of ops that no group module
 declares (the special functions ``erf``, ``lgamma`` ..., the indexed writes
-``scatter``, ``index_add`` ...), and the aliases and in-place forms torch programs call,
-made of other methods (``erf_`` is ``copy_(erf())``, ``unsafe_split`` is ``split``).
+``scatter``, ``index_add`` ...), the aliases and in-place forms torch programs call,
+made of other methods (``erf_`` is ``copy_(erf())``, ``unsafe_split`` is ``split``), and
+the new tensors like this one (``new_tensor``, ``new_zeros`` ..., made by the factories).
 
 The examples assume ``import gradstack_tensor as gt``.
 """
@@ -953,6 +954,95 @@ cdef class CompositeMethods(SearchMethods):
         :func:`gradstack_tensor.prelu`."""
         prelu = ABOVE.prelu
         return prelu(self, weight)
+
+    # -- new tensors like this one ----------------------------------------------------------
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        """A new leaf tensor from ``data``, with this tensor's dtype unless ``dtype`` is given
+        and its device unless ``device`` is (torch's keyword-only ``dtype``, ``device`` and
+        ``requires_grad``)."""
+        tensor = ABOVE.tensor
+        try:
+            return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                          requires_grad=requires_grad)
+        except RuntimeError as e:  # (torch's new_tensor: a TypeError for data of no dtype)
+            if "could not infer dtype" not in str(e):
+                raise
+            raise TypeError(f"new_tensor(): {e}") from None
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """A tensor of zeros of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+        Examples
+        --------
+        >>> gt.tensor([1], dtype=gt.int32).new_zeros(2).dtype
+        gradstack.int32
+        """
+        zeros = ABOVE.zeros
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """A tensor of ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
+        ones = ABOVE.ones
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype by default
+        (``size`` a sequence of ints, as torch's)."""
+        checker = ABOVE.checker
+        full = ABOVE.full
+        checker("new_full", "size size, float fill_value", 0)(size, fill_value)
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def is_distributed(self):
+        """False: a gradstack tensor lives in one process (torch's answer for a tensor that
+        is not a distributed RPC tensor)."""
+        return False
+
+    def new(self, *args, device=None):
+        """torch's legacy constructor with this tensor's dtype: ``t.new()`` (empty),
+        ``t.new(2, 3)`` or ``t.new(Size)`` (uninitialised), ``t.new(data)`` (a copy of a
+        sequence), ``t.new(tensor)`` (an alias of that tensor, which must have this dtype:
+        a view of its storage in the graph, ``AliasBackward0``, as torch's).
+
+        Examples
+        --------
+        >>> x = gt.ones(2, dtype=gt.float64)
+        >>> x.new([1, 2]).dtype, tuple(x.new(2, 3).shape), tuple(x.new().shape)
+        (gradstack.float64, (2, 3), (0,))
+        """
+        tensor, empty = ABOVE.tensor, ABOVE.empty
+        if not args:
+            return empty(0, dtype=self.dtype, device=device)
+        if len(args) == 1 and isinstance(args[0], TensorBase):
+            if args[0].dtype is not self.dtype:
+                raise TypeError(
+                    f"new(): expected a tensor of dtype {self.dtype}, got one of dtype "
+                    f"{args[0].dtype}; convert it with .to({self.dtype})"
+                )
+            return dispatch(OPS["alias"], (args[0],))
+        if all(type(a) is int for a in args) or (
+            len(args) == 1 and type(args[0]).__name__ == "Size"
+        ):
+            return empty(*args, dtype=self.dtype, device=device)
+        if len(args) == 1 and not isinstance(args[0], (int, float, complex)):
+            try:
+                return tensor(args[0], dtype=self.dtype, device=device)
+            except RuntimeError as e:  # (data it cannot read: torch's TypeError)
+                raise TypeError(str(e)) from None
+        raise TypeError(
+            "new(): expected sizes (ints), a Size, a sequence of data or a tensor, got "
+            f"({', '.join(type(a).__name__ for a in args)})"
+        )
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        """An uninitialised tensor of ``size``, with this tensor's dtype by default."""
+        empty = ABOVE.empty
+        return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
 
 
 def _python_map(TensorBase self, str name, fn, tuple others):
