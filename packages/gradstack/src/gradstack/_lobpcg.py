@@ -177,8 +177,8 @@ def lobpcg(
                   eigenpairs. Default is the number of :math:`X`
                   columns (when specified) or `1`.
 
-      B (Tensor, optional): the input tensor of size :math:`(*, m,
-                  m)`. When not specified, `B` is interpreted as
+      B (Tensor, optional): the input tensor of size :math:`(*, m, m)`.
+                  When not specified, `B` is interpreted as
                   identity matrix.
 
       X (tensor, optional): the input tensor of size :math:`(*, m, n)`
@@ -193,8 +193,8 @@ def lobpcg(
                   ignored and `n` is automatically set to the number of
                   columns in :math:`X`.
 
-      iK (tensor, optional): the input tensor of size :math:`(*, m,
-                  m)`. When specified, it will be used as preconditioner.
+      iK (tensor, optional): the input tensor of size :math:`(*, m, m)`.
+                  When specified, it will be used as preconditioner.
 
       niter (int, optional): maximum number of iterations. When
                  reached, the iteration process is hard-stopped and

@@ -456,8 +456,8 @@ cdef class ShapeMethods(ReductionMethods):
         [1, 2]
 
         ``memory_format`` (``contiguous_format``, ``channels_last``, ``channels_last_3d``)
-        gives the resized tensor that format's dense strides, over the same storage (Note
-        [resize_ with a memory format restrides]).
+        gives the resized tensor that format's dense strides, over the same storage
+        (``Note [resize_ with a memory format restrides]``).
         """
         shape = shape_from_args(sizes, "resize_")
         for d in shape:
