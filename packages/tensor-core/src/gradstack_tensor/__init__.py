@@ -75,6 +75,7 @@ from . import (  # noqa: F401 - bind kernels
     special,
 )
 from . import autocast_mode as amp  # noqa: E402 - torch.amp
+from . import dtypes as _dtypes
 from . import functions as _functions
 from .__about__ import __version__
 from ._dispatch import (
@@ -293,29 +294,6 @@ __all__ = sorted(
         "register_op",
         "registered_layers",
         "unregister_layer",
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "bool",
-        "complex64",
-        "complex128",
-        "cfloat",
-        "cdouble",
-        "half",
-        "float",
-        "double",
-        "short",
-        "int",
-        "long",
         "get_default_dtype",
         "set_default_dtype",
         "promote_types",
@@ -330,6 +308,8 @@ __all__ = sorted(
         "return_types",
         "__version__",
     }
+    # the dtypes by torch's names (``bool``, not ``bool_``)
+    | {n.removesuffix("_") for n in _dtypes.__all__ if isinstance(getattr(_dtypes, n), dtype)}
 )
 
 

@@ -905,14 +905,15 @@ def leaky_relu_(input, negative_slope=0.01):
     return input
 
 
-OPS["gelu"].set_kernel(gelu)
-OPS["gelu_backward"].set_kernel(gelu_backward)
-OPS["silu"].set_kernel(silu)
-OPS["silu_"].set_kernel(silu_)
-OPS["log_sigmoid"].set_kernel(log_sigmoid)
-OPS["softplus"].set_kernel(softplus)
-OPS["leaky_relu"].set_kernel(leaky_relu)
-OPS["leaky_relu_"].set_kernel(leaky_relu_)
+def set_kernels(*kernels) -> None:
+    """Bind each function as the kernel of the op of its name."""
+    for kernel in kernels:
+        OPS[kernel.__name__].set_kernel(kernel)
+
+
+set_kernels(
+    gelu, gelu_backward, silu, silu_, log_sigmoid, softplus, leaky_relu, leaky_relu_
+)  # fmt: skip
 
 
 # the ops of this module (the tests walk them)

@@ -239,22 +239,22 @@ def min_(input, dim=None, keepdim=False):
     return _extreme(input, dim, keepdim, "min", _nan_argmin, np.min, return_types.min)
 
 
-@OPS["amax"].set_kernel
-def amax(input, dim=(), keepdim=False):
-    _no_complex(input, "max_values_cpu")
-    x = _data(input)
-    axes = _axes(dim, x.ndim)
-    _check_nonempty(x, axes, "amax")
-    return _wrap(_c_order(np.max(x, axis=axes, keepdims=keepdim)))
+def _extreme_values(name, kernel, reduce):
+    """The kernel of ``amax``/``amin`` (`kernel` is torch's name in its complex error)."""
+
+    def extreme_values(input, dim=(), keepdim=False):
+        _no_complex(input, kernel)
+        x = _data(input)
+        axes = _axes(dim, x.ndim)
+        _check_nonempty(x, axes, name)
+        return _wrap(_c_order(reduce(x, axis=axes, keepdims=keepdim)))
+
+    extreme_values.__name__ = extreme_values.__qualname__ = name
+    return OPS[name].set_kernel(extreme_values)
 
 
-@OPS["amin"].set_kernel
-def amin(input, dim=(), keepdim=False):
-    _no_complex(input, "min_values_cpu")
-    x = _data(input)
-    axes = _axes(dim, x.ndim)
-    _check_nonempty(x, axes, "amin")
-    return _wrap(_c_order(np.min(x, axis=axes, keepdims=keepdim)))
+amax = _extreme_values("amax", "max_values_cpu", np.max)
+amin = _extreme_values("amin", "min_values_cpu", np.min)
 
 
 def _arg(input, dim, keepdim, name, fn):

@@ -45,19 +45,28 @@ def infer_shape(shape, numel):
     return tuple(shape)
 
 
-@OPS["view"].set_kernel
-def view(input, shape):
+def _reshaped_view(input, shape):
+    """``(view, x, shape)``: `input` reshaped to `shape` (one ``-1`` inferred) as a view of
+    it, or None where its strides allow no such view; its array; the shape inferred."""
     x = _data(input)
     shape = infer_shape(shape, x.size)
     try:
-        return _view(np.reshape(x, shape, copy=False), input)
+        return _view(np.reshape(x, shape, copy=False), input), x, shape
     except ValueError:
+        return None, x, shape
+
+
+@OPS["view"].set_kernel
+def view(input, shape):
+    result, x, shape = _reshaped_view(input, shape)
+    if result is None:
         raise RuntimeError(
             f"view size is not compatible with input tensor's size and stride (at least one "
             f"dimension spans across two contiguous subspaces): cannot view shape "
             f"{list(x.shape)} with strides {list(input.stride())} as {list(shape)}. "
             "Use .reshape(...) instead."
-        ) from None
+        )
+    return result
 
 
 def is_viewable(x: np.ndarray, shape) -> bool:
@@ -70,12 +79,8 @@ def is_viewable(x: np.ndarray, shape) -> bool:
 
 @OPS["reshape"].set_kernel
 def reshape(input, shape):
-    x = _data(input)
-    shape = infer_shape(shape, x.size)
-    try:
-        return _view(np.reshape(x, shape, copy=False), input)
-    except ValueError:
-        return _wrap(np.reshape(x, shape))
+    result, x, shape = _reshaped_view(input, shape)
+    return result if result is not None else _wrap(np.reshape(x, shape))
 
 
 @OPS["flatten"].set_kernel

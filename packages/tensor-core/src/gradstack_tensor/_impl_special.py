@@ -24,8 +24,7 @@ import numpy as np
 
 from . import _activation_kernels, _erfc_kernels, _special_kernels, return_types
 from . import dtypes as _dt
-from ._dispatch import OPS
-from ._impl_nn import erf_array, unary_kernel
+from ._impl_nn import erf_array, set_kernels, unary_kernel
 from ._tensor import Tensor, _data, _wrap
 
 __all__: list[str] = []
@@ -299,10 +298,4 @@ def frexp(input):
     )
 
 
-OPS["frexp"].set_kernel(frexp)
-OPS["erf"].set_kernel(erf)
-OPS["erfinv"].set_kernel(erfinv)
-OPS["erfc"].set_kernel(erfc)
-OPS["lgamma"].set_kernel(lgamma)
-OPS["digamma"].set_kernel(digamma)
-OPS["polygamma"].set_kernel(polygamma)
+set_kernels(frexp, erf, erfinv, erfc, lgamma, digamma, polygamma)

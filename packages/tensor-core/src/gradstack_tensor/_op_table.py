@@ -62,12 +62,13 @@ from typing import Any
 
 import numpy as np
 
+from . import _op_row
 from ._op_row import (
     BINARY,
     BINARY_FLOAT,
     COMPARE,
     EITHER,
-    ELEMENTWISE,
+    ELEMENTWISE,  # noqa: F401 - re-exported (__all__)
     OTHER,
     TENSOR,
     TENSOR_FIRST,
@@ -81,25 +82,7 @@ from ._op_row import (
     ufuncs,
 )
 
-__all__ = [
-    "OTHER",
-    "BINARY",
-    "BINARY_FLOAT",
-    "COMPARE",
-    "UNARY",
-    "UNARY_FLOAT",
-    "ELEMENTWISE",
-    "TENSOR",
-    "TENSORS",
-    "TENSOR_FIRST",
-    "EITHER",
-    "OpRow",
-    "ROWS",
-    "ROW",
-    "op",
-    "ufuncs",
-    "resolve",
-]
+__all__ = [*_op_row.__all__, "ROWS", "ROW"]
 
 
 def _rounded(ufunc: Any) -> _Deferred:

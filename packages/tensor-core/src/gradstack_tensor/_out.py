@@ -126,14 +126,8 @@ def _write_one(
             f"result type {_SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
             f"{_SCALAR_NAMES[od.name]}"
         )
+    _check_no_partial_overlap(out, (result,))  # the result too may share out's memory
     src = _data(result)
-    dst = _data(out)
-    if dst.size and src.size and np.shares_memory(dst, src) and not _same_view(dst, src):
-        raise RuntimeError(
-            "unsupported operation: some elements of the input tensor and the written-to "
-            "tensor refer to a single memory location. Please clone() the tensor before "
-            "performing the operation."
-        )
     for observer in tuple(_out_write_observers):
         observer(out)
     resize_into(out, src.shape, warn, stacklevel=5)

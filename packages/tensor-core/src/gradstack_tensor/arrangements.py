@@ -524,40 +524,34 @@ def _split_at(fname, x, spec, axis):
     return tensor_split(x, spec, axis)
 
 
+def _at_least(fname, input, ndim):
+    """`input` as a Tensor of at least `ndim` dims, as torch's hsplit/vsplit/dsplit check."""
+    x = _tensor(input, fname)
+    if x.dim() < ndim:
+        raise RuntimeError(
+            f"torch.{fname} requires a tensor with at least {ndim} dimension, but got a tensor "
+            f"with {x.dim()} dimensions!"
+        )
+    return x
+
+
 @checked("hsplit")
 def hsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along dim 1 (dim 0 for a 1-d tensor), into equal parts for an int."""
-    x = _tensor(input, "hsplit")
-    if x.dim() < 1:
-        raise RuntimeError(
-            "torch.hsplit requires a tensor with at least 1 dimension, but got a tensor with 0 "
-            "dimensions!"
-        )
+    x = _at_least("hsplit", input, 1)
     return _split_at("hsplit", x, indices_or_sections, 1 if x.dim() > 1 else 0)
 
 
 @checked("vsplit")
 def vsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along dim 0 (at least 2-d), into equal parts for an int."""
-    x = _tensor(input, "vsplit")
-    if x.dim() < 2:
-        raise RuntimeError(
-            "torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with "
-            f"{x.dim()} dimensions!"
-        )
-    return _split_at("vsplit", x, indices_or_sections, 0)
+    return _split_at("vsplit", _at_least("vsplit", input, 2), indices_or_sections, 0)
 
 
 @checked("dsplit")
 def dsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along dim 2 (at least 3-d), into equal parts for an int."""
-    x = _tensor(input, "dsplit")
-    if x.dim() < 3:
-        raise RuntimeError(
-            "torch.dsplit requires a tensor with at least 3 dimension, but got a tensor with "
-            f"{x.dim()} dimensions!"
-        )
-    return _split_at("dsplit", x, indices_or_sections, 2)
+    return _split_at("dsplit", _at_least("dsplit", input, 3), indices_or_sections, 2)
 
 
 # ---------------------------------------------------------------------------- indexed writes

@@ -67,9 +67,19 @@ def _t(x, name: str) -> Tensor:
     return x
 
 
-def expit(input):
-    """The logistic sigmoid, ``1 / (1 + exp(-x))``."""
-    return _t(input, "expit").sigmoid()
+def _method_of(name: str, doc: str, method: str = ""):
+    """``special.<name>(input)``: the Tensor method `method` (`name` by default) of `input`."""
+    method = method or name
+
+    def special(input):
+        return getattr(_t(input, name), method)()
+
+    special.__name__ = special.__qualname__ = name
+    special.__doc__ = doc
+    return special
+
+
+expit = _method_of("expit", "The logistic sigmoid, ``1 / (1 + exp(-x))``.", "sigmoid")
 
 
 def logit(input, eps=None):
@@ -122,34 +132,12 @@ def log_ndtr(input):
     return ndtr(_t(input, "log_ndtr")).log()
 
 
-def erf(input):
-    """The error function."""
-    return _t(input, "erf").erf()
-
-
-def erfc(input):
-    """``1 - erf(x)``."""
-    return _t(input, "erfc").erfc()
-
-
-def erfinv(input):
-    """The inverse error function."""
-    return _t(input, "erfinv").erfinv()
-
-
-def exp2(input):
-    """``2 ** x``."""
-    return _t(input, "exp2").exp2()
-
-
-def expm1(input):
-    """``exp(x) - 1``."""
-    return _t(input, "expm1").expm1()
-
-
-def log1p(input):
-    """``log(1 + x)``."""
-    return _t(input, "log1p").log1p()
+erf = _method_of("erf", "The error function.")
+erfc = _method_of("erfc", "``1 - erf(x)``.")
+erfinv = _method_of("erfinv", "The inverse error function.")
+exp2 = _method_of("exp2", "``2 ** x``.")
+expm1 = _method_of("expm1", "``exp(x) - 1``.")
+log1p = _method_of("log1p", "``log(1 + x)``.")
 
 
 def sinc(input):
@@ -178,14 +166,8 @@ def log_softmax(input, dim, *, dtype=None):
     return _t(input, "log_softmax").log_softmax(dim, dtype=dtype)
 
 
-def gammaln(input):
-    """``lgamma(input)``."""
-    return _t(input, "gammaln").lgamma()
-
-
-def digamma(input):
-    """The digamma function (``psi``)."""
-    return _t(input, "digamma").digamma()
+gammaln = _method_of("gammaln", "``lgamma(input)``.", "lgamma")
+digamma = _method_of("digamma", "The digamma function (``psi``).")
 
 
 psi = digamma
@@ -268,18 +250,18 @@ _BINARY_DOCS = {
 }
 
 
-def _make_unary(name: str, doc: str):
+def _make_unary(name: str):
     op = OPS[f"special_{name}"]
 
     def special(input, *, out=None):
         return _result(name, dispatch(op, (_t(input, name),)), out, (input,))
 
     special.__name__ = special.__qualname__ = name
-    special.__doc__ = doc
+    special.__doc__ = _UNARY_DOCS[name]
     return special
 
 
-def _make_binary(name: str, doc: str):
+def _make_binary(name: str):
     op = OPS[f"special_{name}"]
     second = "other" if name == "zeta" else "n"
 
@@ -295,56 +277,36 @@ def _make_binary(name: str, doc: str):
         return _result(name, dispatch(op, (input, n)), out, inputs)
 
     special.__name__ = special.__qualname__ = name
-    special.__doc__ = doc
+    special.__doc__ = _BINARY_DOCS[name]
     return special
 
 
-airy_ai = _make_unary("airy_ai", _UNARY_DOCS["airy_ai"])
-bessel_j0 = _make_unary("bessel_j0", _UNARY_DOCS["bessel_j0"])
-bessel_j1 = _make_unary("bessel_j1", _UNARY_DOCS["bessel_j1"])
-bessel_y0 = _make_unary("bessel_y0", _UNARY_DOCS["bessel_y0"])
-bessel_y1 = _make_unary("bessel_y1", _UNARY_DOCS["bessel_y1"])
-modified_bessel_i0 = _make_unary("modified_bessel_i0", _UNARY_DOCS["modified_bessel_i0"])
-modified_bessel_i1 = _make_unary("modified_bessel_i1", _UNARY_DOCS["modified_bessel_i1"])
-modified_bessel_k0 = _make_unary("modified_bessel_k0", _UNARY_DOCS["modified_bessel_k0"])
-modified_bessel_k1 = _make_unary("modified_bessel_k1", _UNARY_DOCS["modified_bessel_k1"])
-scaled_modified_bessel_k0 = _make_unary(
-    "scaled_modified_bessel_k0", _UNARY_DOCS["scaled_modified_bessel_k0"]
-)
-scaled_modified_bessel_k1 = _make_unary(
-    "scaled_modified_bessel_k1", _UNARY_DOCS["scaled_modified_bessel_k1"]
-)
-spherical_bessel_j0 = _make_unary("spherical_bessel_j0", _UNARY_DOCS["spherical_bessel_j0"])
-i0e = _make_unary("i0e", _UNARY_DOCS["i0e"])
-i1 = _make_unary("i1", _UNARY_DOCS["i1"])
-i1e = _make_unary("i1e", _UNARY_DOCS["i1e"])
-erfcx = _make_unary("erfcx", _UNARY_DOCS["erfcx"])
-chebyshev_polynomial_t = _make_binary(
-    "chebyshev_polynomial_t", _BINARY_DOCS["chebyshev_polynomial_t"]
-)
-chebyshev_polynomial_u = _make_binary(
-    "chebyshev_polynomial_u", _BINARY_DOCS["chebyshev_polynomial_u"]
-)
-chebyshev_polynomial_v = _make_binary(
-    "chebyshev_polynomial_v", _BINARY_DOCS["chebyshev_polynomial_v"]
-)
-chebyshev_polynomial_w = _make_binary(
-    "chebyshev_polynomial_w", _BINARY_DOCS["chebyshev_polynomial_w"]
-)
-hermite_polynomial_h = _make_binary("hermite_polynomial_h", _BINARY_DOCS["hermite_polynomial_h"])
-hermite_polynomial_he = _make_binary("hermite_polynomial_he", _BINARY_DOCS["hermite_polynomial_he"])
-laguerre_polynomial_l = _make_binary("laguerre_polynomial_l", _BINARY_DOCS["laguerre_polynomial_l"])
-legendre_polynomial_p = _make_binary("legendre_polynomial_p", _BINARY_DOCS["legendre_polynomial_p"])
-shifted_chebyshev_polynomial_t = _make_binary(
-    "shifted_chebyshev_polynomial_t", _BINARY_DOCS["shifted_chebyshev_polynomial_t"]
-)
-shifted_chebyshev_polynomial_u = _make_binary(
-    "shifted_chebyshev_polynomial_u", _BINARY_DOCS["shifted_chebyshev_polynomial_u"]
-)
-shifted_chebyshev_polynomial_v = _make_binary(
-    "shifted_chebyshev_polynomial_v", _BINARY_DOCS["shifted_chebyshev_polynomial_v"]
-)
-shifted_chebyshev_polynomial_w = _make_binary(
-    "shifted_chebyshev_polynomial_w", _BINARY_DOCS["shifted_chebyshev_polynomial_w"]
-)
-zeta = _make_binary("zeta", _BINARY_DOCS["zeta"])
+airy_ai = _make_unary("airy_ai")
+bessel_j0 = _make_unary("bessel_j0")
+bessel_j1 = _make_unary("bessel_j1")
+bessel_y0 = _make_unary("bessel_y0")
+bessel_y1 = _make_unary("bessel_y1")
+modified_bessel_i0 = _make_unary("modified_bessel_i0")
+modified_bessel_i1 = _make_unary("modified_bessel_i1")
+modified_bessel_k0 = _make_unary("modified_bessel_k0")
+modified_bessel_k1 = _make_unary("modified_bessel_k1")
+scaled_modified_bessel_k0 = _make_unary("scaled_modified_bessel_k0")
+scaled_modified_bessel_k1 = _make_unary("scaled_modified_bessel_k1")
+spherical_bessel_j0 = _make_unary("spherical_bessel_j0")
+i0e = _make_unary("i0e")
+i1 = _make_unary("i1")
+i1e = _make_unary("i1e")
+erfcx = _make_unary("erfcx")
+chebyshev_polynomial_t = _make_binary("chebyshev_polynomial_t")
+chebyshev_polynomial_u = _make_binary("chebyshev_polynomial_u")
+chebyshev_polynomial_v = _make_binary("chebyshev_polynomial_v")
+chebyshev_polynomial_w = _make_binary("chebyshev_polynomial_w")
+hermite_polynomial_h = _make_binary("hermite_polynomial_h")
+hermite_polynomial_he = _make_binary("hermite_polynomial_he")
+laguerre_polynomial_l = _make_binary("laguerre_polynomial_l")
+legendre_polynomial_p = _make_binary("legendre_polynomial_p")
+shifted_chebyshev_polynomial_t = _make_binary("shifted_chebyshev_polynomial_t")
+shifted_chebyshev_polynomial_u = _make_binary("shifted_chebyshev_polynomial_u")
+shifted_chebyshev_polynomial_v = _make_binary("shifted_chebyshev_polynomial_v")
+shifted_chebyshev_polynomial_w = _make_binary("shifted_chebyshev_polynomial_w")
+zeta = _make_binary("zeta")
