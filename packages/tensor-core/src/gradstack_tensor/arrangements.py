@@ -568,14 +568,19 @@ def scatter_add(input, dim, index, src) -> Tensor:
     return _tensor(input, "scatter_add").scatter_add(dim, index, src)
 
 
-def index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor:
-    """``input.index_add(dim, index, source, alpha=alpha)``."""
-    result = _tensor(input, "index_add").index_add(dim, index, source, alpha=alpha)
+def _into(out, name, result):
+    """``result``, or ``result`` written into ``out`` (torch's exact dtype rule)."""
     if out is None:
         return result
     from ._out import write_out
 
-    return write_out("index_add", result, out, rule="exact")
+    return write_out(name, result, out, rule="exact")
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor:
+    """``input.index_add(dim, index, source, alpha=alpha)``."""
+    result = _tensor(input, "index_add").index_add(dim, index, source, alpha=alpha)
+    return _into(out, "index_add", result)
 
 
 def index_copy(input, dim, index, source) -> Tensor:
@@ -593,11 +598,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     result = _tensor(input, "scatter_reduce").scatter_reduce(
         dim, index, src, reduce, include_self=include_self
     )
-    if out is None:
-        return result
-    from ._out import write_out
-
-    return write_out("scatter_reduce", result, out, rule="exact")
+    return _into(out, "scatter_reduce", result)
 
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None) -> Tensor:
@@ -605,11 +606,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     result = _tensor(input, "index_reduce").index_reduce(
         dim, index, source, reduce, include_self=include_self
     )
-    if out is None:
-        return result
-    from ._out import write_out
-
-    return write_out("index_reduce", result, out, rule="exact")
+    return _into(out, "index_reduce", result)
 
 
 def _triangle_indices(fname, select, row, col, offset, dtype):

@@ -192,24 +192,28 @@ def i0(input, *, out=None):
     return _result("i0", dispatch(OPS["i0"], (_t(input, "i0"),)), out, (input,))
 
 
-def gammainc(input, other, *, out=None):
-    """The regularized lower incomplete gamma function (``torch.igamma``)."""
-    _t(input, "gammainc")
-    if not isinstance(other, Tensor):
-        raise TypeError(
-            f"special.gammainc(): argument 'other' must be Tensor, not {type(other).__name__}"
-        )
-    return _result("gammainc", dispatch(OPS["igamma"], (input, other)), out, (input, other))
+def _incomplete_gamma(name: str, op: str, doc: str):
+    """``special.<name>(input, other)``: the op `op` of two tensors."""
+
+    def special(input, other, *, out=None):
+        _t(input, name)
+        if not isinstance(other, Tensor):
+            raise TypeError(
+                f"special.{name}(): argument 'other' must be Tensor, not {type(other).__name__}"
+            )
+        return _result(name, dispatch(OPS[op], (input, other)), out, (input, other))
+
+    special.__name__ = special.__qualname__ = name
+    special.__doc__ = doc
+    return special
 
 
-def gammaincc(input, other, *, out=None):
-    """The regularized upper incomplete gamma function (``torch.igammac``)."""
-    _t(input, "gammaincc")
-    if not isinstance(other, Tensor):
-        raise TypeError(
-            f"special.gammaincc(): argument 'other' must be Tensor, not {type(other).__name__}"
-        )
-    return _result("gammaincc", dispatch(OPS["igammac"], (input, other)), out, (input, other))
+gammainc = _incomplete_gamma(
+    "gammainc", "igamma", "The regularized lower incomplete gamma function (``torch.igamma``)."
+)
+gammaincc = _incomplete_gamma(
+    "gammaincc", "igammac", "The regularized upper incomplete gamma function (``torch.igammac``)."
+)
 
 
 # the functions of one tensor over the ops ``special_<name>`` (``_bessel_kernels.pyx``)
