@@ -150,37 +150,23 @@ def _var_tangent(args, t, lead):
     return _sum_over(per_element, _reduced(dim, x, lead), keepdim)
 
 
-def _matmul_left(ta, a, b, lead):
-    """``ta @ b`` where ``ta`` is the (batched) tangent of ``a``: torch's matmul shapes."""
+def _matmul_tangent(t, a, b, lead, left):
+    """``t @ b`` where ``t`` is the (batched) tangent of ``a`` (`left`), else ``a @ t``
+    where it is ``b``'s: torch's matmul shapes."""
     if not lead:
-        return ta @ b
+        return t @ b if left else a @ t
     row = a.dim() == 1
     col = b.dim() == 1
-    ta = ta.unsqueeze(-2) if row else ta
-    bb = b.unsqueeze(-1) if col else b
-    a_batch, b_batch = max(a.dim(), 2) - 2, bb.dim() - 2
-    if b_batch > a_batch:
-        shape = tuple(ta.shape)
-        ta = ta.reshape(shape[: len(lead)] + (1,) * (b_batch - a_batch) + shape[len(lead) :])
-    r = ta @ bb
-    if row:
-        r = r.squeeze(-2)
-    return r.squeeze(-1) if col else r
-
-
-def _matmul_right(a, tb, b, lead):
-    """``a @ tb`` where ``tb`` is the (batched) tangent of ``b``: torch's matmul shapes."""
-    if not lead:
-        return a @ tb
-    row = a.dim() == 1
-    col = b.dim() == 1
-    aa = a.unsqueeze(-2) if row else a
-    tb = tb.unsqueeze(-1) if col else tb
-    a_batch, b_batch = aa.dim() - 2, max(b.dim(), 2) - 2
-    if a_batch > b_batch:
-        shape = tuple(tb.shape)
-        tb = tb.reshape(shape[: len(lead)] + (1,) * (a_batch - b_batch) + shape[len(lead) :])
-    r = aa @ tb
+    if left:
+        t, other = (t.unsqueeze(-2) if row else t), (b.unsqueeze(-1) if col else b)
+        t_batch, other_batch = max(a.dim(), 2) - 2, other.dim() - 2
+    else:
+        t, other = (t.unsqueeze(-1) if col else t), (a.unsqueeze(-2) if row else a)
+        t_batch, other_batch = max(b.dim(), 2) - 2, other.dim() - 2
+    if other_batch > t_batch:
+        shape = tuple(t.shape)
+        t = t.reshape(shape[: len(lead)] + (1,) * (other_batch - t_batch) + shape[len(lead) :])
+    r = t @ other if left else other @ t
     if row:
         r = r.squeeze(-2)
     return r.squeeze(-1) if col else r

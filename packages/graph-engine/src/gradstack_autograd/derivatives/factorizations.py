@@ -110,26 +110,25 @@ def eig_jvp(da, values, vectors, hermitian):
     return dl, dx - v * _diag(v.mH.matmul(dx)).real.unsqueeze(-2)
 
 
-@register("linalg_eig(self)", "LinalgEigBackward0", save="result", batch=_PER_SAMPLE)
-def _linalg_eig(ctx, g_l=None, g_v=None):
-    values, vectors = ctx.saved_value("result")
-    return (eig_backward(g_l, g_v, values, vectors, False),)
+def _register_eig(signature, node, hermitian):
+    """linalg_eig's or linalg_eigh's formulas: `hermitian` tells which."""
+    name = signature.partition("(")[0]
+
+    def backward(ctx, g_l=None, g_v=None):
+        values, vectors = ctx.saved_value("result")
+        return (eig_backward(g_l, g_v, values, vectors, hermitian),)
+
+    def forward(args, out, tangents, lead):
+        return eig_jvp(tangents[0], out[0], out[1], hermitian)
+
+    backward.__name__ = backward.__qualname__ = f"_{name}"
+    forward.__name__ = forward.__qualname__ = f"_{name}_jvp"
+    register(signature, node, save="result", batch=_PER_SAMPLE)(backward)
+    jvp(name)(forward)
 
 
-@jvp("linalg_eig")
-def _linalg_eig_jvp(args, out, tangents, lead):
-    return eig_jvp(tangents[0], out[0], out[1], False)
-
-
-@register("linalg_eigh(self, UPLO)", "LinalgEighBackward0", save="result", batch=_PER_SAMPLE)
-def _linalg_eigh(ctx, g_l=None, g_v=None):
-    values, vectors = ctx.saved_value("result")
-    return (eig_backward(g_l, g_v, values, vectors, True),)
-
-
-@jvp("linalg_eigh")
-def _linalg_eigh_jvp(args, out, tangents, lead):
-    return eig_jvp(tangents[0], out[0], out[1], True)
+_register_eig("linalg_eig(self)", "LinalgEigBackward0", False)
+_register_eig("linalg_eigh(self, UPLO)", "LinalgEighBackward0", True)
 
 
 # ---------------------------------------------------------------------------------------

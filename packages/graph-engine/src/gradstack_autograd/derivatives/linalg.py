@@ -23,7 +23,7 @@ from ._formulas import (
 )
 from ._layout import layout_of
 from ._table import jvp, register
-from ._tangents import _matmul_left, _matmul_right, _pad, _put, _take, _tangent_sum
+from ._tangents import _matmul_tangent, _pad, _put, _take, _tangent_sum
 from ._wirtinger import holomorphic
 from .batching import _arg, _rank, front, last_two, pad, per_sample
 
@@ -343,8 +343,8 @@ def _bmm(ctx, grad):
 def _matmul_jvp(args, out, tangents, lead):
     a, b = args[0], args[1]
     ta, tb = tangents
-    r = _matmul_left(ta, a, b, lead) if ta is not None else None
-    return _tangent_sum(r, _matmul_right(a, tb, b, lead) if tb is not None else None)
+    r = _matmul_tangent(ta, a, b, lead, True) if ta is not None else None
+    return _tangent_sum(r, _matmul_tangent(tb, a, b, lead, False) if tb is not None else None)
 
 
 @register(

@@ -53,14 +53,17 @@ def _zero_tangent(args, out, tangents, lead):
     return gt.zeros(tuple(lead) + tuple(out.shape), dtype=out.dtype)
 
 
-@register(
-    "bernoulli(self, p, generator)",
-    "BernoulliBackward0",
-    inplace_variant=False,
-    batch=random_tensor_params(inplace=False),
-)
-def _bernoulli(ctx, grad):
+def _draw(ctx, grad):
+    """The gradient of a draw with respect to the tensor it draws from: zeros."""
     return (_zeros(grad),)
+
+
+for _signature, _node in (
+    ("bernoulli(self, p, generator)", "BernoulliBackward0"),
+    ("poisson(self, generator)", "PoissonBackward0"),
+):
+    _rule = random_tensor_params(inplace=False)
+    register(_signature, _node, inplace_variant=False, batch=_rule)(_draw)
 
 
 @register(
@@ -121,16 +124,6 @@ for _name, _node in (
     register(f"{_name}(self)", _node, inplace_variant=False, batch=random_inplace)(
         lambda ctx, grad: (_zeros(grad),)
     )
-
-
-@register(
-    "poisson(self, generator)",
-    "PoissonBackward0",
-    inplace_variant=False,
-    batch=random_tensor_params(inplace=False),
-)
-def _poisson(ctx, grad):
-    return (_zeros(grad),)
 
 
 jvp(
