@@ -239,30 +239,62 @@ cdef object _run_pointwise(PointwiseOp op, str func, str name, object grad, obje
     return out
 
 
+# Note [The kernels' shared docstring sections]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Every kernel below has the same contract: ``grad`` and its operands of one dtype and
+# shape, new C-contiguous results, the module's checks.  Its docstring says what it
+# computes and shows an example; ``_documented`` writes the Parameters, Returns and Raises
+# sections between the two, from the names and roles of its operands.
+
+def _documented(str operands, str role, bint pair=False):
+    """Decorator: the kernel's docstring with its Parameters, Returns and Raises sections
+    (Note [The kernels' shared docstring sections]); `operands` and `role` name and
+    describe the operands besides ``grad``; `pair`: it returns two gradients (``a``'s, then
+    ``b``'s) and takes ``grad`` as an array only.  (Cython keeps docstrings dedented.)"""
+    if pair:
+        grad = "The incoming gradient, float32 or float64, C-contiguous."
+        returns = """(ndarray, ndarray)
+    New C-contiguous arrays: the gradient for `a`, then for `b`."""
+    else:
+        grad = """The incoming gradient, float32 or float64, C-contiguous; or one number
+    broadcast to the other operand's shape and dtype (all strides 0: Note [A broadcast
+    gradient is one number])."""
+        returns = """ndarray
+    A new C-contiguous array of `grad`'s shape and dtype."""
+
+    def document(kernel):
+        if kernel.__doc__ is None:  # (docstrings stripped)
+            return kernel
+        summary, examples = kernel.__doc__.split("\nExamples\n", 1)
+        kernel.__doc__ = f"""{summary}
+Parameters
+----------
+grad : ndarray
+    {grad}
+{operands} : ndarray
+    {role}: same shape and dtype as `grad`, C-contiguous.
+
+Returns
+-------
+{returns}
+
+Raises
+------
+TypeError
+    If an argument is not an ndarray, or its dtype is not float32/float64, or the
+    dtypes differ (the module's checks).
+ValueError
+    If the shapes differ or an argument is not C-contiguous.
+
+Examples
+{examples}"""
+        return kernel
+    return document
+
+
+@_documented("x", "The input of ``sin``")
 def sin_backward(grad, x):
     """Gradient of ``sin``: ``grad * cos(x)`` in one pass.
-
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
-        is one number]).
-    x : ndarray
-        The input of ``sin``: same shape and dtype as `grad`, C-contiguous.
-
-    Returns
-    -------
-    ndarray
-        A new C-contiguous array of `grad`'s shape and dtype.
-
-    Raises
-    ------
-    TypeError
-        If an argument is not an ndarray, or its dtype is not float32/float64, or the
-        dtypes differ.
-    ValueError
-        If the shapes differ or an argument is not C-contiguous.
 
     Examples
     --------
@@ -274,27 +306,9 @@ def sin_backward(grad, x):
     return _run_pointwise(SIN_BACKWARD, "sin_backward", "x", grad, x)
 
 
+@_documented("x", "The input of ``cos``")
 def cos_backward(grad, x):
     """Gradient of ``cos``: ``-grad * sin(x)`` in one pass.
-
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
-        is one number]).
-    x : ndarray
-        The input of ``cos``: same shape and dtype as `grad`, C-contiguous.
-
-    Returns
-    -------
-    ndarray
-        A new C-contiguous array of `grad`'s shape and dtype.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for `sin_backward`.
 
     Examples
     --------
@@ -306,6 +320,7 @@ def cos_backward(grad, x):
     return _run_pointwise(COS_BACKWARD, "cos_backward", "x", grad, x)
 
 
+@_documented("cos_x", "``cos(x)``")
 def sin_backward_from_cos(grad, cos_x):
     """Gradient of ``sin`` from ``cos(x)`` computed by the forward pass: ``grad * cos_x``.
 
@@ -313,24 +328,6 @@ def sin_backward_from_cos(grad, cos_x):
     cos from one pass] in tensor-core's _float32_transcendentals.pyx); this is then one
     multiply, where `sin_backward` evaluates cos again.  Same bits as `sin_backward` on
     that x.
-
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype.
-    cos_x : ndarray
-        ``cos(x)``: same shape and dtype as `grad`, C-contiguous.
-
-    Returns
-    -------
-    ndarray
-        A new C-contiguous array of `grad`'s shape and dtype.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for `sin_backward`.
 
     Examples
     --------
@@ -342,28 +339,11 @@ def sin_backward_from_cos(grad, cos_x):
     return _run_pointwise(TIMES, "sin_backward_from_cos", "cos_x", grad, cos_x)
 
 
+@_documented("sin_x", "``sin(x)``")
 def cos_backward_from_sin(grad, sin_x):
     """Gradient of ``cos`` from ``sin(x)`` computed by the forward pass: ``-grad * sin_x``.
 
     The counterpart of `sin_backward_from_cos`; same bits as `cos_backward` on that x.
-
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype.
-    sin_x : ndarray
-        ``sin(x)``: same shape and dtype as `grad`, C-contiguous.
-
-    Returns
-    -------
-    ndarray
-        A new C-contiguous array of `grad`'s shape and dtype.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for `sin_backward`.
 
     Examples
     --------
@@ -375,31 +355,13 @@ def cos_backward_from_sin(grad, sin_x):
     return _run_pointwise(NEG_TIMES, "cos_backward_from_sin", "sin_x", grad, sin_x)
 
 
+@_documented("out", "The output of ``relu``")
 def relu_backward(grad, out):
     """Gradient of ``relu`` from its output: ``grad`` where ``out > 0``, else 0.
 
     This is torch's ``threshold_backward(grad, out, 0)``, which equals
     ``grad * (out > 0)`` except that a non-finite `grad` where ``out <= 0`` gives 0 (not
     nan) and ``out = nan`` passes `grad` through (Note [relu_backward follows torch]).
-
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
-        is one number]).
-    out : ndarray
-        The output of ``relu``: same shape and dtype as `grad`, C-contiguous.
-
-    Returns
-    -------
-    ndarray
-        A new C-contiguous array of `grad`'s shape and dtype.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for `sin_backward`.
 
     Examples
     --------
@@ -411,27 +373,9 @@ def relu_backward(grad, out):
     return _run_pointwise(RELU_BACKWARD, "relu_backward", "out", grad, out)
 
 
+@_documented("s", "The output of ``sigmoid``")
 def sigmoid_backward(grad, s):
     """Gradient of ``sigmoid`` from its output: ``grad * s * (1 - s)`` in one pass.
-
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
-        is one number]).
-    s : ndarray
-        The output of ``sigmoid``: same shape and dtype as `grad`, C-contiguous.
-
-    Returns
-    -------
-    ndarray
-        A new C-contiguous array of `grad`'s shape and dtype.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for `sin_backward`.
 
     Examples
     --------
@@ -443,27 +387,9 @@ def sigmoid_backward(grad, s):
     return _run_pointwise(SIGMOID_BACKWARD, "sigmoid_backward", "s", grad, s)
 
 
+@_documented("t", "The output of ``tanh``")
 def tanh_backward(grad, t):
     """Gradient of ``tanh`` from its output: ``grad * (1 - t * t)`` in one pass.
-
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
-        is one number]).
-    t : ndarray
-        The output of ``tanh``: same shape and dtype as `grad`, C-contiguous.
-
-    Returns
-    -------
-    ndarray
-        A new C-contiguous array of `grad`'s shape and dtype.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for `sin_backward`.
 
     Examples
     --------
@@ -553,28 +479,10 @@ cdef tuple _run_binary_checked(BinaryOp op, cnp.ndarray g, cnp.ndarray a, cnp.nd
     return grad_a, grad_b
 
 
+@_documented("a, b", "The factors (broadcast factors take the numpy expression, then "
+             "`sum_to_shape`)", pair=True)
 def mul_backward(grad, a, b):
     """Gradients of ``a * b``: ``(grad * b, grad * a)`` from one pass.
-
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
-        is one number]).
-    a, b : ndarray
-        The factors, same shape and dtype as `grad`, C-contiguous (broadcast factors take
-        the numpy expression, then `sum_to_shape`).
-
-    Returns
-    -------
-    (ndarray, ndarray)
-        New C-contiguous arrays: the gradient for `a`, then for `b`.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for `sin_backward`.
 
     Examples
     --------
@@ -590,29 +498,13 @@ cdef tuple mul_backward_c(cnp.ndarray grad, cnp.ndarray a, cnp.ndarray b):
     return _run_binary_checked(MUL_BACKWARD, grad, a, b)
 
 
+@_documented("a, b", "The numerator and denominator", pair=True)
 def div_backward(grad, a, b):
     """Gradients of ``a / b``: ``(grad / b, -grad * ((a / b) / b))`` from one pass (torch's
     order: ``b * b`` would overflow where the quotient does not).
 
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
-        is one number]).
-    a, b : ndarray
-        The numerator and denominator, same shape and dtype as `grad`, C-contiguous.
-
-    Returns
-    -------
-    (ndarray, ndarray)
-        New C-contiguous arrays: the gradient for `a`, then for `b`.  Division by zero
-        follows IEEE 754 (inf or nan), as in numpy and torch, without warnings.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for `sin_backward`.
+    Division by zero follows IEEE 754 (inf or nan), as in numpy and torch, without
+    warnings.
 
     Examples
     --------
@@ -628,29 +520,11 @@ cdef tuple div_backward_c(cnp.ndarray grad, cnp.ndarray a, cnp.ndarray b):
     return _run_binary_checked(DIV_BACKWARD, grad, a, b)
 
 
+@_documented("x", "The input of the square")
 def square_backward(grad, x):
     """Gradient of ``x ** 2``: ``grad * (2 * x)`` in one pass, torch's
     ``grad * (exponent * x.pow(exponent - 1))`` for exponent 2 (``2 * x`` is exact, so the
     same bits).
-
-    Parameters
-    ----------
-    grad : ndarray
-        The incoming gradient, float32 or float64, C-contiguous; or one number broadcast
-        to the other operand's shape and dtype (all strides 0: Note [A broadcast gradient
-        is one number]).
-    x : ndarray
-        The input of the square: same shape and dtype as `grad`, C-contiguous.
-
-    Returns
-    -------
-    ndarray
-        A new C-contiguous array of `grad`'s shape and dtype.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for `sin_backward`.
 
     Examples
     --------
