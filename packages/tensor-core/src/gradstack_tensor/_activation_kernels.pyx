@@ -14,6 +14,7 @@ cimport numpy as cnp
 from cython.parallel cimport prange
 from libc.math cimport erfc as libm_erfc
 
+from ._exp_c cimport gs_exp_f64  # no-cython-lint (brings the shared C: exp)
 from ._kernels cimport (
     _check_input, _check_same, kernel_avx2, kernel_avx512, kernel_block_size, kernel_threads,
 )
@@ -134,8 +135,6 @@ cdef extern from *:
     #include <stdint.h>
     #include <string.h>
 
-    #define GS_ACT_ROUNDER 6755399441055744.0          /* 1.5 * 2**52 */
-    #define GS_ACT_INV_LN2 1.44269504088896338700e+00
     #define GS_ACT_LN2_HI 6.93147180369123816490e-01   /* fdlibm's ln2_hi */
     #define GS_ACT_LN2_LO 1.90821492927058770002e-10   /* ln 2 - GS_ACT_LN2_HI */
     #define GS_ACT_SQRT1_2 0.70710678118654752440
@@ -225,35 +224,9 @@ cdef extern from *:
         return e * GS_ACT_LN2_HI + (e * GS_ACT_LN2_LO + 2.0 * s * p);
     }
 
-    /* exp(v) for v in [-700, 700] or nan */
-    GS_BODY double gs_act_exp_core(double v) {
-        double kr = v * GS_ACT_INV_LN2 + GS_ACT_ROUNDER;
-        double k = kr - GS_ACT_ROUNDER;
-        double r = (v - k * GS_ACT_LN2_HI) - k * GS_ACT_LN2_LO;
-        double p = 1.0 / 479001600.0;
-        p = p * r + 1.0 / 39916800.0;
-        p = p * r + 1.0 / 3628800.0;
-        p = p * r + 1.0 / 362880.0;
-        p = p * r + 1.0 / 40320.0;
-        p = p * r + 1.0 / 5040.0;
-        p = p * r + 1.0 / 720.0;
-        p = p * r + 1.0 / 120.0;
-        p = p * r + 1.0 / 24.0;
-        p = p * r + 1.0 / 6.0;
-        p = p * r + 0.5;
-        p = p * r + 1.0;
-        p = p * r + 1.0;
-        int64_t bits;
-        memcpy(&bits, &kr, sizeof bits);               /* k in the low bits */
-        bits = (bits + 1023) << 52;                    /* 2**k: -1010 < k < 1010 */
-        double scale;
-        memcpy(&scale, &bits, sizeof scale);
-        return p * scale;
-    }
-
     /* exp(v) of a float (exp beyond +-700 rounds to 0 or inf in float32 all the same) */
     GS_BODY double gs_act_exp(float v) {
-        return gs_act_exp_core(gs_act_clamp(v, GS_ACT_BITS_700));
+        return gs_exp_f64(gs_act_clamp(v, GS_ACT_BITS_700));  /* -1010 < k < 1010 */
     }
 
     /* Note [float32 exact GELU in torch's erf]: exp(v) in float for v <= 0 or nan, within
@@ -304,26 +277,9 @@ cdef extern from *:
         memcpy(&bits, &v, sizeof bits);
         uint32_t big = 0u - (uint32_t)((bits > 0x42b17217u) & (bits <= 0x7f800000u));
         float w = gs_act_clamp(v, 0x42d00000u);  /* |v| <= 104 (nan stays nan) */
-        float kr = w * 1.44269504088896341f + 12582912.0f;
-        float k = kr - 12582912.0f;
-        float r = (w - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
-        float p = 1.0f / 5040.0f;
-        p = p * r + 1.0f / 720.0f;
-        p = p * r + 1.0f / 120.0f;
-        p = p * r + 1.0f / 24.0f;
-        p = p * r + 1.0f / 6.0f;
-        p = p * r + 0.5f;
-        p = p * r + 1.0f;
-        p = p * r + 1.0f;
-        uint32_t kbits;
-        memcpy(&kbits, &kr, sizeof kbits);
-        int32_t ki = (int32_t)(kbits - 0x4b400000u);  /* k, in [-150, 150] */
-        int32_t k1 = ki >> 1;
-        uint32_t s1bits = (uint32_t)(k1 + 127) << 23, s2bits = (uint32_t)(ki - k1 + 127) << 23;
-        float s1, s2;
-        memcpy(&s1, &s1bits, sizeof s1);
-        memcpy(&s2, &s2bits, sizeof s2);
-        float e = (p * s1) * s2;
+        int32_t k;                                /* in [-150, 150] */
+        float p = gs_expf_reduced(w, &k);
+        float e = gs_expf_scale(p, k, k >> 1);
         uint32_t ebits;
         memcpy(&ebits, &e, sizeof ebits);
         ebits = (ebits & ~big) | (0x7f800000u & big);

@@ -12,6 +12,7 @@ cimport numpy as cnp
 from cython.parallel cimport prange
 
 from ._dispatch cimport enter_op, exit_op
+from ._exp_c cimport gs_exp_f64  # no-cython-lint (brings the shared C: exp)
 from ._kernels cimport (
     _check_input, _check_same, kernel_avx2, kernel_avx512, kernel_block_size, kernel_threads,
 )
@@ -51,32 +52,6 @@ cdef extern from *:
     #include <stdint.h>
     #include <string.h>
 
-    /* exp(v) for v in [-745, 0] or nan, in double */
-    GS_BODY double gs_erfc_exp(double v) {
-        double kr = v * 1.44269504088896338700e+00 + 6755399441055744.0;
-        double k = kr - 6755399441055744.0;
-        double r = (v - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
-        double p = 1.0 / 479001600.0;
-        p = p * r + 1.0 / 39916800.0;
-        p = p * r + 1.0 / 3628800.0;
-        p = p * r + 1.0 / 362880.0;
-        p = p * r + 1.0 / 40320.0;
-        p = p * r + 1.0 / 5040.0;
-        p = p * r + 1.0 / 720.0;
-        p = p * r + 1.0 / 120.0;
-        p = p * r + 1.0 / 24.0;
-        p = p * r + 1.0 / 6.0;
-        p = p * r + 0.5;
-        p = p * r + 1.0;
-        p = p * r + 1.0;
-        int64_t kb;
-        memcpy(&kb, &kr, sizeof kb);          /* k in the low bits, -1075 < k <= 0 */
-        kb = (kb + 1023) << 52;
-        double scale;
-        memcpy(&scale, &kb, sizeof scale);
-        return p * scale;
-    }
-
     GS_BODY void gs_erfc_f32_body(const float* x, float* out, Py_ssize_t start,
                                   Py_ssize_t stop) {
         for (Py_ssize_t i = start; i < stop; i++) {
@@ -104,7 +79,7 @@ cdef extern from *:
             p = p * u + 0.22181114977216163;
             p = p * u + -0.32206050981807444;
             p = p * u + 0.24007797326434077;
-            double e = gs_erfc_exp(-(a * a)) * p;
+            double e = gs_exp_f64(-(a * a)) * p;   /* -1075 < k <= 0 */
             double neg = (double)(bits >> 31);       /* erfc(-a) = 2 - erfc(a) */
             out[i] = (float)(e + neg * (2.0 - 2.0 * e));
         }
@@ -119,7 +94,7 @@ cdef extern from *:
             memcpy(&bits, &sq, sizeof bits);   /* x*x clamped to 104: exp rounds to 0 there */
             bits = bits > 0x7f800000u ? bits : (bits < 0x42d00000u ? bits : 0x42d00000u);
             memcpy(&sq, &bits, sizeof sq);
-            out[i] = (k * (float)gs_erfc_exp(-(double)sq)) * g[i];
+            out[i] = (k * (float)gs_exp_f64(-(double)sq)) * g[i];
         }
     }
 

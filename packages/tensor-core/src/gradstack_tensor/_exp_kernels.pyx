@@ -15,6 +15,7 @@ cimport numpy as cnp
 from cython.parallel cimport prange
 
 from ._dispatch cimport enter_op, exit_op
+from ._exp_c cimport gs_exp_f64  # no-cython-lint (brings the shared C: exp)
 from ._kernels cimport (
     _check_input, kernel_avx2, kernel_avx512, kernel_block_size, kernel_threads,
 )
@@ -63,61 +64,7 @@ cdef extern from *:
         bits = sign | mag;
         float c;
         memcpy(&c, &bits, sizeof c);
-        double v = c;
-        double kr = v * 1.44269504088896338700e+00 + 6755399441055744.0;
-        double k = kr - 6755399441055744.0;
-        double r = (v - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
-        double p = 1.0 / 479001600.0;
-        p = p * r + 1.0 / 39916800.0;
-        p = p * r + 1.0 / 3628800.0;
-        p = p * r + 1.0 / 362880.0;
-        p = p * r + 1.0 / 40320.0;
-        p = p * r + 1.0 / 5040.0;
-        p = p * r + 1.0 / 720.0;
-        p = p * r + 1.0 / 120.0;
-        p = p * r + 1.0 / 24.0;
-        p = p * r + 1.0 / 6.0;
-        p = p * r + 0.5;
-        p = p * r + 1.0;
-        p = p * r + 1.0;
-        int64_t kb;
-        memcpy(&kb, &kr, sizeof kb);          /* k in the low bits, -151 <= k <= 129 */
-        kb = (kb + 1023) << 52;
-        double scale;
-        memcpy(&scale, &kb, sizeof scale);
-        return (float)(p * scale);
-    }
-
-    /* exp(-|x|) in float, as _log_sigmoid_kernels' gs_ls_z (Cody-Waite, Taylor to r**7,
-       2**k as two normal powers of two so that the product rounds once into subnormals) */
-    GS_BODY float gs_ex_expf_neg(float x) {
-        uint32_t bits, mag;
-        memcpy(&bits, &x, sizeof bits);
-        mag = bits & 0x7fffffffu;
-        mag = mag > 0x7f800000u ? mag : (mag < 0x42d00000u ? mag : 0x42d00000u);
-        mag |= 0x80000000u;
-        float w;
-        memcpy(&w, &mag, sizeof w);
-        float kr = w * 1.44269504088896341f + 12582912.0f;
-        float k = kr - 12582912.0f;
-        float r = (w - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
-        float p = 1.0f / 5040.0f;
-        p = p * r + 1.0f / 720.0f;
-        p = p * r + 1.0f / 120.0f;
-        p = p * r + 1.0f / 24.0f;
-        p = p * r + 1.0f / 6.0f;
-        p = p * r + 0.5f;
-        p = p * r + 1.0f;
-        p = p * r + 1.0f;
-        uint32_t kbits;
-        memcpy(&kbits, &kr, sizeof kbits);
-        int32_t ki = (int32_t)(kbits - 0x4b400000u);
-        int32_t k1 = ki / 2;
-        uint32_t s1bits = (uint32_t)(k1 + 127) << 23, s2bits = (uint32_t)(ki - k1 + 127) << 23;
-        float s1, s2;
-        memcpy(&s1, &s1bits, sizeof s1);
-        memcpy(&s2, &s2bits, sizeof s2);
-        return (p * s1) * s2;
+        return (float)gs_exp_f64(c);          /* -151 <= k <= 129 */
     }
 
     GS_BODY void gs_ex_body(int sigmoid, const float* x, float* out, Py_ssize_t start,
@@ -130,7 +77,7 @@ cdef extern from *:
         for (Py_ssize_t i = start; i < stop; i++) {
             uint32_t bits, nb, eb;
             memcpy(&bits, x + i, sizeof bits);
-            float e = gs_ex_expf_neg(x[i]);
+            float e = gs_expf_neg(x[i]);
             /* numerator: e for x < 0 (sign bit set), else 1 */
             uint32_t neg = 0u - (bits >> 31);
             memcpy(&eb, &e, sizeof eb);

@@ -13,6 +13,7 @@ cimport numpy as cnp
 from cython.parallel cimport prange
 
 from ._dispatch cimport enter_op, exit_op
+from ._exp_c cimport gs_exp_f64  # no-cython-lint (brings the shared C: exp)
 from ._kernels cimport (
     _check_input, _check_same, kernel_avx2, kernel_avx512, kernel_block_size, kernel_threads,
 )
@@ -61,41 +62,6 @@ cdef extern from *:
     #include <stdint.h>
     #include <string.h>
 
-    /* exp(-|x|) of a float in float arithmetic, within ~1 ulp as Sleef's expf: |x| clamped
-       to 104 by integer selects on its bits (nan stays nan), k = round(v / ln 2) in
-       [-150, 0], r = v - k ln 2 (ln 2 in two parts), exp(r) by its Taylor series to r**7,
-       times 2**k applied as two normal powers of two so that the product rounds once into
-       the subnormals (as _activation_kernels' gs_act_expf) */
-    GS_BODY float gs_ls_z(float x) {
-        uint32_t bits, mag;
-        memcpy(&bits, &x, sizeof bits);
-        mag = bits & 0x7fffffffu;
-        mag = mag > 0x7f800000u ? mag : (mag < 0x42d00000u ? mag : 0x42d00000u);
-        mag |= 0x80000000u;                           /* -|x| */
-        float w;
-        memcpy(&w, &mag, sizeof w);
-        float kr = w * 1.44269504088896341f + 12582912.0f;
-        float k = kr - 12582912.0f;
-        float r = (w - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
-        float p = 1.0f / 5040.0f;
-        p = p * r + 1.0f / 720.0f;
-        p = p * r + 1.0f / 120.0f;
-        p = p * r + 1.0f / 24.0f;
-        p = p * r + 1.0f / 6.0f;
-        p = p * r + 0.5f;
-        p = p * r + 1.0f;
-        p = p * r + 1.0f;
-        uint32_t kbits;
-        memcpy(&kbits, &kr, sizeof kbits);
-        int32_t ki = (int32_t)(kbits - 0x4b400000u);  /* k, in [-151, 0] */
-        int32_t k1 = ki / 2;
-        uint32_t s1bits = (uint32_t)(k1 + 127) << 23, s2bits = (uint32_t)(ki - k1 + 127) << 23;
-        float s1, s2;
-        memcpy(&s1, &s1bits, sizeof s1);
-        memcpy(&s2, &s2bits, sizeof s2);
-        return (p * s1) * s2;
-    }
-
     /* log1p(z) for z in [0, 1] or nan, in float: 2 atanh(s) with s = z / (2 + z) in
        [0, 1/3], by its series to s**15 (truncation below 2e-8 relatively; exact for tiny
        z, where log(1 + z) would lose z) */
@@ -126,7 +92,7 @@ cdef extern from *:
     GS_BODY void gs_ls_f32_body(const float* x, float* out, Py_ssize_t start,
                                 Py_ssize_t stop) {
         for (Py_ssize_t i = start; i < stop; i++) {
-            float z = gs_ls_z(x[i]);
+            float z = gs_expf_neg(x[i]);
             out[i] = gs_ls_negative_part(x[i]) - gs_ls_log1p(z);
         }
     }
@@ -140,7 +106,7 @@ cdef extern from *:
             uint32_t neg = (bits >> 31) & (uint32_t)((bits & 0x7fffffffu) != 0u);
             float max_deriv = (float)neg;
             float sign = 2.0f * max_deriv - 1.0f;
-            float z = gs_ls_z(x[i]);
+            float z = gs_expf_neg(x[i]);
             out[i] = (max_deriv - sign * (z / (1.0f + z))) * g[i];
         }
     }
@@ -158,7 +124,7 @@ cdef extern from *:
             vb &= (vb >> 31) - 1u;                    /* max(v, 0) (v = -0.0 gives +0.0) */
             float pos;
             memcpy(&pos, &vb, sizeof pos);
-            float r = (pos + gs_ls_log1p(gs_ls_z(v))) / beta;
+            float r = (pos + gs_ls_log1p(gs_expf_neg(v))) / beta;
             keep = 0u - (uint32_t)(v > threshold);
             memcpy(&xb, x + i, sizeof xb);
             memcpy(&rb, &r, sizeof rb);
