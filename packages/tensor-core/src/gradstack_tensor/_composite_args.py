@@ -27,6 +27,19 @@ def _tensor(x, fname: str, name: str = "input", position: int | None = None) -> 
     return x
 
 
+def method_form(module: str, name: str, method: str, doc: str, check=_tensor):
+    """The function `module`.``<name>(input)``: the Tensor method `method` of `input`,
+    after ``check(input, name)`` (torch's TypeError for a non-Tensor)."""
+
+    def function(input):
+        return getattr(check(input, name), method)()
+
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = module
+    function.__doc__ = doc
+    return function
+
+
 def _int(value, fname: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{fname}(): argument '{name}' must be int, not {type(value).__name__}")

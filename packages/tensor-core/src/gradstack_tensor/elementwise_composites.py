@@ -46,7 +46,7 @@ import math
 import numpy as np
 
 from ._composite_args import _floating as _floating_dtype
-from ._composite_args import _integral, _name, _write_inplace, _zeros
+from ._composite_args import _integral, _name, _write_inplace, _zeros, method_form
 from ._composite_args import _tensor as _t
 from ._signatures import checked
 from ._tensor import Tensor, _data, _wrap
@@ -146,34 +146,12 @@ def not_equal(input, other):
     return _t(input, "not_equal") != other
 
 
-def arccos(input):
-    """``acos``."""
-    return _t(input, "arccos").acos()
-
-
-def arcsinh(input):
-    """``asinh`` (torch's alias)."""
-    return _t(input, "arcsinh").asinh()
-
-
-def arccosh(input):
-    """``acosh`` (torch's alias)."""
-    return _t(input, "arccosh").acosh()
-
-
-def arctanh(input):
-    """``atanh`` (torch's alias)."""
-    return _t(input, "arctanh").atanh()
-
-
-def arcsin(input):
-    """``asin``."""
-    return _t(input, "arcsin").asin()
-
-
-def arctan(input):
-    """``atan``."""
-    return _t(input, "arctan").atan()
+arccos = method_form(__name__, "arccos", "acos", "``acos``.")
+arcsinh = method_form(__name__, "arcsinh", "asinh", "``asinh`` (torch's alias).")
+arccosh = method_form(__name__, "arccosh", "acosh", "``acosh`` (torch's alias).")
+arctanh = method_form(__name__, "arctanh", "atanh", "``atanh`` (torch's alias).")
+arcsin = method_form(__name__, "arcsin", "asin", "``asin``.")
+arctan = method_form(__name__, "arctan", "atan", "``atan``.")
 
 
 def arctan2(input, other):
@@ -181,9 +159,7 @@ def arctan2(input, other):
     return _gt().atan2(_t(input, "arctan2"), other)
 
 
-def fix(input):
-    """``trunc``."""
-    return _t(input, "fix").trunc()
+fix = method_form(__name__, "fix", "trunc", "``trunc``.")
 
 
 def positive(input):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 
+from ._composite_args import method_form
 from ._dispatch import OPS, dispatch
 from ._out import write_out
 from ._tensor import Tensor
@@ -67,19 +68,9 @@ def _t(x, name: str) -> Tensor:
     return x
 
 
-def _method_of(name: str, doc: str, method: str = ""):
-    """``special.<name>(input)``: the Tensor method `method` (`name` by default) of `input`."""
-    method = method or name
-
-    def special(input):
-        return getattr(_t(input, name), method)()
-
-    special.__name__ = special.__qualname__ = name
-    special.__doc__ = doc
-    return special
-
-
-expit = _method_of("expit", "The logistic sigmoid, ``1 / (1 + exp(-x))``.", "sigmoid")
+expit = method_form(
+    __name__, "expit", "sigmoid", "The logistic sigmoid, ``1 / (1 + exp(-x))``.", _t
+)
 
 
 def logit(input, eps=None):
@@ -132,12 +123,12 @@ def log_ndtr(input):
     return ndtr(_t(input, "log_ndtr")).log()
 
 
-erf = _method_of("erf", "The error function.")
-erfc = _method_of("erfc", "``1 - erf(x)``.")
-erfinv = _method_of("erfinv", "The inverse error function.")
-exp2 = _method_of("exp2", "``2 ** x``.")
-expm1 = _method_of("expm1", "``exp(x) - 1``.")
-log1p = _method_of("log1p", "``log(1 + x)``.")
+erf = method_form(__name__, "erf", "erf", "The error function.", _t)
+erfc = method_form(__name__, "erfc", "erfc", "``1 - erf(x)``.", _t)
+erfinv = method_form(__name__, "erfinv", "erfinv", "The inverse error function.", _t)
+exp2 = method_form(__name__, "exp2", "exp2", "``2 ** x``.", _t)
+expm1 = method_form(__name__, "expm1", "expm1", "``exp(x) - 1``.", _t)
+log1p = method_form(__name__, "log1p", "log1p", "``log(1 + x)``.", _t)
 
 
 def sinc(input):
@@ -166,8 +157,8 @@ def log_softmax(input, dim, *, dtype=None):
     return _t(input, "log_softmax").log_softmax(dim, dtype=dtype)
 
 
-gammaln = _method_of("gammaln", "``lgamma(input)``.", "lgamma")
-digamma = _method_of("digamma", "The digamma function (``psi``).")
+gammaln = method_form(__name__, "gammaln", "lgamma", "``lgamma(input)``.", _t)
+digamma = method_form(__name__, "digamma", "digamma", "The digamma function (``psi``).", _t)
 
 
 psi = digamma
