@@ -462,58 +462,39 @@ cdef extern from *:
     #endif
     }
 
-    /* dst += src (alpha == 1) or dst += alpha * src, with the product rounded first. */
-    GS_BODY void gs_add_scaled_f32_body(float* dst, const float* src, float alpha,
-                                        Py_ssize_t start, Py_ssize_t stop) {
-        Py_ssize_t i;
-        if (alpha == 1)
-            for (i = start; i < stop; i++) dst[i] = dst[i] + src[i];
-        else
-            for (i = start; i < stop; i++) dst[i] = dst[i] + alpha * src[i];
-    }
-
-    GS_BODY void gs_add_scaled_f64_body(double* dst, const double* src, double alpha,
-                                        Py_ssize_t start, Py_ssize_t stop) {
-        Py_ssize_t i;
-        if (alpha == 1)
-            for (i = start; i < stop; i++) dst[i] = dst[i] + src[i];
-        else
-            for (i = start; i < stop; i++) dst[i] = dst[i] + alpha * src[i];
-    }
-
-    static void gs_add_scaled_f32_default(float* dst, const float* src, float alpha,
-                                          Py_ssize_t start, Py_ssize_t stop) {
-        gs_add_scaled_f32_body(dst, src, alpha, start, stop);
-    }
-
-    static void gs_add_scaled_f64_default(double* dst, const double* src, double alpha,
-                                          Py_ssize_t start, Py_ssize_t stop) {
-        gs_add_scaled_f64_body(dst, src, alpha, start, stop);
-    }
-
+    /* dst += src (alpha == 1) or dst += alpha * src, with the product rounded first: the
+       loop of element type T (suffix f32 or f64), its default and AVX2 copies (no fma:
+       see Note [AVX2 clones]) and their dispatch */
     #if GS_AVX2_CLONES
-    __attribute__((target("avx2")))  /* no fma: see Note [AVX2 clones] */
-    static void gs_add_scaled_f32_avx2(float* dst, const float* src, float alpha,
-                                       Py_ssize_t start, Py_ssize_t stop) {
-        gs_add_scaled_f32_body(dst, src, alpha, start, stop);
-    }
-
-    __attribute__((target("avx2")))
-    static void gs_add_scaled_f64_avx2(double* dst, const double* src, double alpha,
-                                       Py_ssize_t start, Py_ssize_t stop) {
-        gs_add_scaled_f64_body(dst, src, alpha, start, stop);
-    }
+    #  define GS_ADD_SCALED_AVX2(T, sfx)                                                 \\
+        __attribute__((target("avx2")))                                                \\
+        static void gs_add_scaled_##sfx##_avx2(T* dst, const T* src, T alpha,          \\
+                                               Py_ssize_t start, Py_ssize_t stop) {    \\
+            gs_add_scaled_##sfx##_body(dst, src, alpha, start, stop);                  \\
+        }
+    #else
+    #  define GS_ADD_SCALED_AVX2(T, sfx)
     #endif
-
-    static void gs_add_scaled_f32(float* dst, const float* src, float alpha,
-                                  Py_ssize_t start, Py_ssize_t stop) {
-        GS_DISPATCH(gs_add_scaled_f32, (dst, src, alpha, start, stop));
-    }
-
-    static void gs_add_scaled_f64(double* dst, const double* src, double alpha,
-                                  Py_ssize_t start, Py_ssize_t stop) {
-        GS_DISPATCH(gs_add_scaled_f64, (dst, src, alpha, start, stop));
-    }
+    #define GS_ADD_SCALED(T, sfx)                                                      \\
+        GS_BODY void gs_add_scaled_##sfx##_body(T* dst, const T* src, T alpha,         \\
+                                                Py_ssize_t start, Py_ssize_t stop) {   \\
+            Py_ssize_t i;                                                              \\
+            if (alpha == 1)                                                            \\
+                for (i = start; i < stop; i++) dst[i] = dst[i] + src[i];               \\
+            else                                                                       \\
+                for (i = start; i < stop; i++) dst[i] = dst[i] + alpha * src[i];       \\
+        }                                                                              \\
+        static void gs_add_scaled_##sfx##_default(T* dst, const T* src, T alpha,       \\
+                                                  Py_ssize_t start, Py_ssize_t stop) { \\
+            gs_add_scaled_##sfx##_body(dst, src, alpha, start, stop);                  \\
+        }                                                                              \\
+        GS_ADD_SCALED_AVX2(T, sfx)                                                     \\
+        static void gs_add_scaled_##sfx(T* dst, const T* src, T alpha,                 \\
+                                        Py_ssize_t start, Py_ssize_t stop) {           \\
+            GS_DISPATCH(gs_add_scaled_##sfx, (dst, src, alpha, start, stop));          \\
+        }
+    GS_ADD_SCALED(float, f32)
+    GS_ADD_SCALED(double, f64)
     """
     int gs_avx2
     int gs_avx512

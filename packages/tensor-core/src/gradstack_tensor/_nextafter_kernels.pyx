@@ -118,6 +118,16 @@ cdef object _run(cnp.ndarray x, cnp.ndarray y, cnp.ndarray out):
     return out
 
 
+cdef cnp.ndarray _empty_like(object x):
+    """A new C-contiguous array like ``x``, allocated as an op's (Note [Inside a gradstack
+    op] in _dispatch.pyx)."""
+    enter_op()
+    try:
+        return np.empty_like(x, order="C")
+    finally:
+        exit_op()
+
+
 def nextafter(x, y):
     """The next representable value after ``x`` towards ``y``, elementwise (C's and
     torch's ``nextafter``, Note [nextafter by the bits]).
@@ -159,12 +169,7 @@ def nextafter(x, y):
     cdef int num = cnp.PyArray_TYPE(<cnp.ndarray>x)
     if not _takes(x, num, x.shape) or not _takes(y, num, x.shape):
         raise ValueError("nextafter: x and y must be C-contiguous; pass np.ascontiguousarray")
-    enter_op()
-    try:
-        out = np.empty_like(x, order="C")
-    finally:
-        exit_op()
-    return _run(<cnp.ndarray>x, <cnp.ndarray>y, <cnp.ndarray>out)
+    return _run(<cnp.ndarray>x, <cnp.ndarray>y, _empty_like(x))
 
 
 def nextafter_ufunc(x, y, out=None, casting="same_kind", **kwargs):
@@ -186,12 +191,7 @@ def nextafter_ufunc(x, y, out=None, casting="same_kind", **kwargs):
         if ((num == cnp.NPY_FLOAT or num == cnp.NPY_DOUBLE) and _takes(x, num, x.shape)
                 and _takes(y, num, x.shape)):
             if out is None:
-                enter_op()
-                try:
-                    out = np.empty_like(x, order="C")
-                finally:
-                    exit_op()
-                return _run(<cnp.ndarray>x, <cnp.ndarray>y, <cnp.ndarray>out)
+                return _run(<cnp.ndarray>x, <cnp.ndarray>y, _empty_like(x))
             if _takes(out, num, x.shape) and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>out) and (
                     out is x or out is y or not np.shares_memory(out, x)
                     and not np.shares_memory(out, y)):
