@@ -48,6 +48,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._dispatch import note_bfloat16_storage
+from ._out import map_tensors
 from ._tensor import Tensor, _wrap
 from ._tensor import _data as data_of
 
@@ -219,17 +220,14 @@ def _up(t, operands: list):
     return t
 
 
+def _round_tensor(t):
+    a = data_of(t)
+    return _wrap(a.astype(BFLOAT16)) if a.dtype == _FLOAT32 else t
+
+
 def _round(out):
     """The op's float32 results rounded to bfloat16 (other results as they are)."""
-    if isinstance(out, Tensor):
-        a = data_of(out)
-        return _wrap(a.astype(BFLOAT16)) if a.dtype == _FLOAT32 else out
-    if isinstance(out, tuple):
-        items = [_round(o) for o in out]
-        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
-    if isinstance(out, list):
-        return [_round(o) for o in out]
-    return out
+    return map_tensors(_round_tensor, out)
 
 
 def _nextafter_bits(x: np.ndarray, y: np.ndarray) -> np.ndarray:

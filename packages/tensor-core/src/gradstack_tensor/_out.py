@@ -143,6 +143,19 @@ def _write_one(
     return out
 
 
+def map_tensors(fn, out):
+    """An op's result with ``fn`` applied to each Tensor in it: a Tensor, or a tuple (a
+    named one keeps its type) or list of results; anything else as it is."""
+    if isinstance(out, Tensor):
+        return fn(out)
+    if isinstance(out, tuple):
+        items = [map_tensors(fn, o) for o in out]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+    if isinstance(out, list):
+        return [map_tensors(fn, o) for o in out]
+    return out
+
+
 def _check_no_partial_overlap(out: Tensor, inputs) -> None:
     """torch's check for elementwise ops: ``out`` may be an input itself (the same view),
     but not share only part of its memory with one (``add(x[1:], 1, out=x[:-1])``)."""

@@ -63,6 +63,7 @@ from ._dispatch import (
     KIND_UNARY_FLOAT,
     note_meta_storage,
 )
+from ._out import map_tensors
 from ._tensor import Tensor, _set_meta_storage, _wrap
 from ._tensor import _data as data_of
 
@@ -243,19 +244,16 @@ def _meta_like(out, origin, new_axes=False):
     return out
 
 
+def _meta_tensor(t):
+    a = data_of(t)
+    return _wrap(meta_array(a.shape, a.dtype))
+
+
 def _as_meta(out, view_of=None):
     """The op's result with every tensor made meta (a view op's keeps its strides)."""
-    if isinstance(out, Tensor):
-        a = data_of(out)
-        if view_of is not None:
-            return _wrap(a.view(MetaStorage))
-        return _wrap(meta_array(a.shape, a.dtype))
-    if isinstance(out, tuple):
-        items = [_as_meta(o) for o in out]
-        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
-    if isinstance(out, list):
-        return [_as_meta(o) for o in out]
-    return out
+    if view_of is not None and isinstance(out, Tensor):
+        return _wrap(data_of(out).view(MetaStorage))
+    return map_tensors(_meta_tensor, out)
 
 
 def _tensor_shapes(args) -> list:
