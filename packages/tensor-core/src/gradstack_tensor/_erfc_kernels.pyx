@@ -9,13 +9,10 @@ keeps libm's erfc, ``_activation_kernels.erfc``), graph-engine's first-order for
 """
 
 cimport numpy as cnp
-from cython.parallel cimport prange
 
-from ._dispatch cimport enter_op, exit_op
 from ._exp_c cimport gs_exp_f64  # no-cython-lint (brings the shared C: exp)
-from ._kernels cimport (
-    _check_input, _check_same, kernel_avx2, kernel_avx512, kernel_block_size, kernel_threads,
-)
+from ._kernels cimport _check_input
+from ._pointwise_run cimport PointwiseCall, run_pointwise
 
 cnp.import_array()
 
@@ -147,38 +144,16 @@ cdef Py_ssize_t _threshold = 1 << 11
 ERFC_THRESHOLD = _threshold
 
 
+cdef void _loop(const PointwiseCall* c, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    gs_erfc_range(c.avx2, c.avx512, c.single, c.g, c.x, c.out, start, stop)
+
+
 cdef object _apply(str func, object grad, object x, bint float32_only):
     cdef int typenum = _check_input(func, "x", x)
     if float32_only and typenum != cnp.NPY_FLOAT:
         raise TypeError(f"{func}: x must be float32, got {x.dtype} (float64: kernels.erfc)")
-    cdef const void* gp = NULL
-    if grad is not None:
-        _check_input(func, "grad", grad)
-        _check_same(func, "grad", grad, "x", x)
-        gp = cnp.PyArray_DATA(<cnp.ndarray>grad)
-    cdef cnp.ndarray xa = <cnp.ndarray>x
-    enter_op()
-    try:
-        out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(xa), cnp.PyArray_DIMS(xa), typenum, 0)
-    finally:
-        exit_op()
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(xa), block, start, step
-    cdef int nthreads = kernel_threads(n, _threshold)
-    cdef int avx2 = kernel_avx2(), avx512 = kernel_avx512()
-    cdef int single = typenum == cnp.NPY_FLOAT
-    cdef const void* xp = cnp.PyArray_DATA(xa)
-    cdef void* op_ = cnp.PyArray_DATA(<cnp.ndarray>out)
-    if nthreads <= 1:
-        with nogil:
-            gs_erfc_range(avx2, avx512, single, gp, xp, op_, 0, n)
-        return out
-    step = (kernel_block_size(n, nthreads) + 63) // 64 * 64
-    with nogil:
-        for block in prange(nthreads, schedule="static", num_threads=nthreads):
-            start = block * step
-            gs_erfc_range(avx2, avx512, single, gp, xp, op_, min(start, n),
-                          min(start + step, n))
-    return out
+    cdef PointwiseCall call
+    return run_pointwise(func, _loop, &call, grad, x, typenum, _threshold)
 
 
 def erfc_float32(x):

@@ -10,13 +10,10 @@ public as ``gradstack_tensor.kernels``.
 """
 
 cimport numpy as cnp
-from cython.parallel cimport prange
 
-from ._dispatch cimport enter_op, exit_op
 from ._exp_c cimport gs_exp_f64  # no-cython-lint (brings the shared C: exp)
-from ._kernels cimport (
-    _check_input, _check_same, kernel_avx2, kernel_avx512, kernel_block_size, kernel_threads,
-)
+from ._kernels cimport _check_input
+from ._pointwise_run cimport PointwiseCall, run_pointwise
 
 cnp.import_array()
 
@@ -202,37 +199,19 @@ cdef Py_ssize_t _threshold = 1 << 11
 LOG_SIGMOID_THRESHOLD = _threshold
 
 
+cdef void _loop(const PointwiseCall* c, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    gs_ls_range(c.avx2, c.avx512, c.single, c.kind, c.beta, c.threshold, c.g, c.x, c.out,
+                start, stop)
+
+
 cdef object _apply(str func, int kind, object grad, object x, double beta=1.0,
                    double threshold=0.0):
     cdef int typenum = _check_input(func, "x", x)
-    cdef const void* gp = NULL
-    if grad is not None:
-        _check_input(func, "grad", grad)
-        _check_same(func, "grad", grad, "x", x)
-        gp = cnp.PyArray_DATA(<cnp.ndarray>grad)
-    cdef cnp.ndarray xa = <cnp.ndarray>x
-    enter_op()
-    try:
-        out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(xa), cnp.PyArray_DIMS(xa), typenum, 0)
-    finally:
-        exit_op()
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(xa), block, start, step
-    cdef int nthreads = kernel_threads(n, _threshold)
-    cdef int avx2 = kernel_avx2(), avx512 = kernel_avx512()
-    cdef int single = typenum == cnp.NPY_FLOAT
-    cdef const void* xp = cnp.PyArray_DATA(xa)
-    cdef void* op_ = cnp.PyArray_DATA(<cnp.ndarray>out)
-    if nthreads <= 1:
-        with nogil:
-            gs_ls_range(avx2, avx512, single, kind, beta, threshold, gp, xp, op_, 0, n)
-        return out
-    step = (kernel_block_size(n, nthreads) + 63) // 64 * 64
-    with nogil:
-        for block in prange(nthreads, schedule="static", num_threads=nthreads):
-            start = block * step
-            gs_ls_range(avx2, avx512, single, kind, beta, threshold, gp, xp, op_,
-                        min(start, n), min(start + step, n))
-    return out
+    cdef PointwiseCall call
+    call.kind = kind
+    call.beta = beta
+    call.threshold = threshold
+    return run_pointwise(func, _loop, &call, grad, x, typenum, _threshold)
 
 
 def log_sigmoid(x):
