@@ -243,32 +243,21 @@ def _over_everything(args):
     return len(args) < 2 or args[1] is None
 
 
-@register(
-    "max(self, dim, keepdim)",
-    lambda a: "MaxBackward1" if a[1] is None else "MaxBackward0",
-    save="self, dim, keepdim, result",
-    sizes="self",
-    shown=selection,
-    save_if={"self": _over_everything, "result": _over_everything},  # Note [Selections ...]
-    extra=_selected_indices,
-    batch=max_min,
-)
-def _max(ctx, grad, grad_indices=None):
+def _extreme(ctx, grad, grad_indices=None):
     return _extreme_backward(ctx, grad)
 
 
-@register(
-    "min(self, dim, keepdim)",
-    lambda a: "MinBackward1" if a[1] is None else "MinBackward0",
-    save="self, dim, keepdim, result",
-    sizes="self",
-    shown=selection,
-    save_if={"self": _over_everything, "result": _over_everything},  # Note [Selections ...]
-    extra=_selected_indices,
-    batch=max_min,
-)
-def _min(ctx, grad, grad_indices=None):
-    return _extreme_backward(ctx, grad)
+for _name, _node in (("max", "Max"), ("min", "Min")):
+    register(
+        f"{_name}(self, dim, keepdim)",
+        lambda a, node=_node: f"{node}Backward1" if a[1] is None else f"{node}Backward0",
+        save="self, dim, keepdim, result",
+        sizes="self",
+        shown=selection,
+        save_if={"self": _over_everything, "result": _over_everything},  # Note [Selections ...]
+        extra=_selected_indices,
+        batch=max_min,
+    )(_extreme)
 
 
 jvp("max", "min")(_extreme_jvp)
