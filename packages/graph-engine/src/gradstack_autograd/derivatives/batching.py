@@ -431,6 +431,15 @@ def reduction(name: str, dim_pos: int = 1, keepdim_pos: int | None = 2):
     return rule
 
 
+def _dim_shifted(op, args, x, dim_pos, default):
+    """``op`` on ``args`` with ``x`` (the batch dim first) as the input and the dim at
+    ``dim_pos`` (``default`` where it is left out) shifted past the batch dim."""
+    new = list(args) + [default] * (dim_pos + 1 - len(args))
+    new[0] = x
+    new[dim_pos] = phys(new[dim_pos], x.dim() - 1)
+    return dispatch(op, tuple(new))
+
+
 @kind
 def along_dim(name: str, dim_pos: int = 1, default=None):
     """Rule of an op along one dim (softmax, cumsum, sort ...); outputs keep the batch
@@ -441,13 +450,9 @@ def along_dim(name: str, dim_pos: int = 1, default=None):
         if bdims[0] is None or any(b is not None for b in bdims[1:]):
             return NotImplemented
         x = front(args[0], bdims[0])
-        rank = x.dim() - 1
-        if rank == 0:
+        if x.dim() == 1:
             return NotImplemented
-        new = list(args) + [default] * (dim_pos + 1 - len(args))
-        new[0] = x
-        new[dim_pos] = phys(new[dim_pos], rank)
-        return dispatch(op, tuple(new)), 0
+        return _dim_shifted(op, args, x, dim_pos, default), 0
 
     rule.__name__ = f"along_dim_{name}"
     return rule
@@ -549,12 +554,7 @@ def dim_then(name: str, dim_pos: int = 1, default=0):
             b is not None for i, b in enumerate(bdims) if i != 0 and not isinstance(b, tuple)
         ):
             return NotImplemented
-        x = front(args[0], bdims[0])
-        rank = x.dim() - 1
-        new = list(args) + [default] * (dim_pos + 1 - len(args))
-        new[0] = x
-        new[dim_pos] = phys(new[dim_pos], rank)
-        return dispatch(op, tuple(new)), 0
+        return _dim_shifted(op, args, front(args[0], bdims[0]), dim_pos, default), 0
 
     rule.__name__ = f"dim_{name}"
     return rule
