@@ -73,6 +73,7 @@ import numpy as np
 
 from . import _dropout_kernels
 from . import _random_kernels as _rk
+from . import _sampler_kernels as _sk
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, _check_writable
 from ._tensor import Tensor, _data, _wrap
@@ -388,19 +389,36 @@ OPS["exponential_"].set_kernel(_exponential_inplace)
 # <double>`` draw per element (cauchy: ``median + sigma * tan(pi * (u - 0.5))``;
 # geometric: ``ceil(log(u) / log1p(-p))``), or one ``normal_distribution<double>`` draw
 # using the generator's cached second value (log_normal: ``exp(mean + std * n)``), cast to
-# the dtype.  The transcendental functions are the C library's (``math``, per element:
-# numpy's SIMD loops may differ in the last bit), so the values are torch's after the
-# same seed.
+# the dtype.  Each is one C loop (``_sampler_kernels.pyx``) with the C library's functions,
+# as torch's, writing a float32/float64 tensor whose memory is one block in place, else a
+# float64 buffer cast afterwards (C's cast of a double, as torch's ``static_cast``).
 
 _TYPE_META = {"int64": "long int", "int32": "int", "int16": "short int",
               "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}  # fmt: skip
 
 
+def _serial_fill(input: Tensor, name: str, draw, integral=None) -> Tensor:
+    """Run ``draw(flat)`` (a sampler of ``_sampler_kernels``) over ``input``'s memory in
+    memory order (Note [Values are written in memory order]) and bump its version;
+    ``integral(values)`` turns the float64 values into an integer dtype's."""
+    x = _data(input)
+    view = _memory_order(x)
+    if x.dtype in _FILL_DTYPES and view.flags.c_contiguous and view.flags.writeable:
+        draw(view.reshape(-1))
+        input._bump_version(name)
+        return input
+    values = np.empty(x.size, dtype=np.float64)
+    draw(values)
+    if integral is not None and x.dtype.kind in "iu":
+        values = integral(values)
+    return _write(input, values.astype(x.dtype), name)
+
+
 def cauchy_values(gen, n: int, median: float, sigma: float) -> np.ndarray:
     """``n`` draws of torch's ``cauchy_distribution<double>`` (float64)."""
-    u = uniform_values(gen, n, np.dtype(np.float64)).tolist()
-    tan, pi = math.tan, math.pi
-    return np.array([median + sigma * tan(pi * (v - 0.5)) for v in u], dtype=np.float64)
+    out = np.empty(n, dtype=np.float64)
+    _sk.cauchy(gen, out, median, sigma)
+    return out
 
 
 def _cauchy_inplace(input, median=0.0, sigma=1.0, generator=None):
@@ -414,8 +432,7 @@ def _cauchy_inplace(input, median=0.0, sigma=1.0, generator=None):
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     gen = generator_or_default(generator, "cauchy_")
-    x = _data(input)
-    return _write(input, cauchy_values(gen, x.size, median, sigma).astype(x.dtype), "cauchy_")
+    return _serial_fill(input, "cauchy_", lambda out: _sk.cauchy(gen, out, median, sigma))
 
 
 def _log_normal_inplace(input, mean=1.0, std=2.0, generator=None):
@@ -425,11 +442,15 @@ def _log_normal_inplace(input, mean=1.0, std=2.0, generator=None):
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
     gen = generator_or_default(generator, "log_normal_")
-    x = _data(input)
-    normals = _normal_scalar(gen, x.size, mean, std).tolist()
-    exp = math.exp
-    values = np.array([exp(v) for v in normals], dtype=np.float64)
-    return _write(input, values.astype(x.dtype), "log_normal_")
+    fused = _fused()
+    return _serial_fill(
+        input, "log_normal_", lambda out: _sk.log_normal(gen, out, mean, std, fused)
+    )
+
+
+def _geometric_integral(values: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # (C's cast of a double: through a 64-bit integer)
+        return values.astype(np.int64)
 
 
 def _geometric_inplace(input, p, generator=None):
@@ -440,14 +461,9 @@ def _geometric_inplace(input, p, generator=None):
     if not 0.0 < p < 1.0:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     gen = generator_or_default(generator, "geometric_")
-    x = _data(input)
-    u = uniform_values(gen, x.size, np.dtype(np.float64)).tolist()
-    log, ceil, q = math.log, math.ceil, math.log1p(-p)
-    values = np.array([ceil(log(v) / q) if v > 0.0 else math.inf for v in u], dtype=np.float64)
-    if x.dtype.kind in "iu":  # (C's cast of a double: through a 64-bit integer)
-        with np.errstate(invalid="ignore"):
-            values = values.astype(np.int64)
-    return _write(input, values.astype(x.dtype), "geometric_")
+    return _serial_fill(
+        input, "geometric_", lambda out: _sk.geometric(gen, out, p), _geometric_integral
+    )
 
 
 OPS["cauchy_"].set_kernel(_cauchy_inplace)
