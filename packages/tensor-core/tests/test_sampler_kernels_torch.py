@@ -99,7 +99,7 @@ CASES = [(name, a) for name, args in FILLS.items() for a in args]
 
 
 @pytest.mark.parametrize("name,args", CASES)
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("n", SIZES)
 def test_fills(name, args, dtype, n, draws):
     _after_seed(
@@ -148,3 +148,40 @@ def test_kernel_arguments_are_checked():
         sk.standard_gamma(g, f64, f64, True)
     assert sk.poisson(g, f64, f64.copy()) == -1
     assert sk.poisson(g, np.array([1.0, np.nan, -1.0]), f64) == 1
+
+
+DRAWS = {
+    "uniform_": [(), (-2.3, 3.7), (1e-3, 5e4)],
+    "normal_": [(), (2.3, 3.7)],
+    "exponential_": [(), (1e-3,), (7.5,)],
+}
+DRAW_CASES = [(name, a) for name, args in DRAWS.items() for a in args]
+
+
+@pytest.mark.parametrize("name,args", DRAW_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("n", SIZES + [32, 33])
+def test_uniform_normal_exponential(name, args, dtype, n, draws):
+    if dtype == "float16" and name == "normal_" and n >= 16 and n % 16:
+        return  # Note [float16 normal_ with a tail]
+    _after_seed(
+        lambda L: getattr(L.empty(n, dtype=getattr(L, dtype)), name)(*args),
+        cached_normal=True,
+    )
+
+
+@pytest.mark.parametrize("name,args", DRAW_CASES)
+def test_uniform_normal_exponential_non_contiguous(name, args):
+    _after_seed(lambda L: getattr(L.zeros(17, 6).t(), name)(*args))
+    _after_seed(lambda L: getattr(L.zeros(34, 6, dtype=L.float64)[::2], name)(*args))
+    _after_seed(lambda L: getattr(L.zeros(3, 40, dtype=L.float64)[:, :33], name)(*args))
+
+
+@pytest.mark.parametrize("n", [5, 16, 1000])
+def test_factories_and_users_of_the_uniforms(n):
+    _after_seed(lambda L: L.rand(n))
+    _after_seed(lambda L: L.randn(n, dtype=L.float64))
+    _after_seed(lambda L: L.rand(n, dtype=L.complex64))
+    _after_seed(lambda L: L.empty(n).bernoulli_(L.rand(n)))
+    _after_seed(lambda L: L.multinomial(L.rand(n) + 0.1, 3))
+    _after_seed(lambda L: L.multinomial(L.rand(2, n) + 0.1, 7, replacement=True))

@@ -165,17 +165,16 @@ def _real(v, name: str, what: str) -> float:
 
 
 def uniform_values(gen, n: int, dtype: np.dtype, low: float = 0.0, high: float = 1.0):
-    """``n`` values of torch's ``uniform_real_distribution`` of ``dtype`` in [low, high)."""
+    """``n`` values of torch's ``uniform_real_distribution`` of ``dtype`` in [low, high),
+    drawn in one C pass (Note [Uniform and exponential draws in C])."""
     if dtype == np.float64:
         out = np.empty(n, dtype=np.float64)
-        _rk.uniform_f64(gen._random64(n), out, low, high, _fused())
+        _sk.uniform(gen, out, low, high, _fused())
         return out
     out = np.empty(n, dtype=np.float32)
-    if dtype != np.float32:  # torch draws float16 and bfloat16 in float32 and rounds
-        _rk.uniform_f32(gen._random(n), out, low, high, _fused())
-        return out.astype(dtype)
-    _rk.uniform_f32(gen._random(n), out, low, high, _fused())
-    return out
+    _sk.uniform(gen, out, low, high, _fused())
+    # torch draws float16 and bfloat16 in float32 and rounds
+    return out if dtype == np.float32 else out.astype(dtype)
 
 
 def _normal_scalar(gen, n: int, mean: float, std: float) -> np.ndarray:
@@ -189,13 +188,17 @@ def _normal_scalar(gen, n: int, mean: float, std: float) -> np.ndarray:
     return out
 
 
-def normal_values(gen, n: int, dtype: np.dtype, mean: float, std: float, contiguous: bool):
-    """``n`` values of torch's ``normal_`` of ``dtype`` (flat, in memory order)."""
+def normal_values(gen, n: int, dtype: np.dtype, mean: float, std: float, contiguous: bool,
+                  out=None):
+    """``n`` values of torch's ``normal_`` of ``dtype`` (flat, in memory order); ``out``, a
+    flat float32/float64 array of ``n`` elements of ``dtype``, receives them in place
+    when the block sampler runs (``n >= 16`` and ``contiguous``)."""
     if n < 16 or not contiguous:
         return _normal_scalar(gen, n, mean, std).astype(dtype)
     tail = n % 16
     if dtype == np.float64:
-        data = uniform_values(gen, n, np.float64)
+        data = out if out is not None else np.empty(n, dtype=np.float64)
+        _sk.uniform(gen, data, 0.0, 1.0, _fused())
         _rk.normal_blocks_f64(data[: n - tail], mean, std)
         if tail:
             data[n - 16 :] = uniform_values(gen, 16, np.float64)
@@ -203,7 +206,8 @@ def normal_values(gen, n: int, dtype: np.dtype, mean: float, std: float, contigu
         return data
     # float16 is drawn as float32 and rounded: torch's values when n is a multiple of 16
     # (Note [float16 normal_ with a tail])
-    data = uniform_values(gen, n, np.float32)
+    data = out if out is not None and dtype == np.float32 else np.empty(n, dtype=np.float32)
+    _sk.uniform(gen, data, 0.0, 1.0, _fused())
     vectorised = _fused()
     _rk.normal_blocks_f32(data[: n - tail], mean, std, vectorised)
     if tail:
@@ -214,7 +218,7 @@ def normal_values(gen, n: int, dtype: np.dtype, mean: float, std: float, contigu
 
 def exponential_values(gen, n: int, lambd: float) -> np.ndarray:
     out = np.empty(n, dtype=np.float64)
-    _rk.exponential(gen._random64(n), out, lambd)
+    _sk.exponential(gen, out, lambd)
     return out
 
 
@@ -248,6 +252,11 @@ def uniform_(input, a=0.0, b=1.0, generator=None):
         )
     gen = generator_or_default(generator, "uniform_")
     x = _fill_target(input)
+    view = _memory_order(x)
+    if x.dtype in _FILL_DTYPES and view.flags.c_contiguous and view.flags.writeable:
+        _sk.uniform(gen, view.reshape(-1), a, b, _fused())  # in place, in memory order
+        input._bump_version("uniform_")
+        return input
     return _write_into(input, x, uniform_values(gen, x.size, x.dtype, a, b), "uniform_")
 
 
@@ -262,7 +271,13 @@ def normal_(input, mean=0.0, std=1.0, generator=None):
     x = _fill_target(input)
     if input.is_complex():  # each part's variance is half (Note [Complex random fills])
         std = std / math.sqrt(2)
-    values = normal_values(gen, x.size, x.dtype, mean, std, x.flags.c_contiguous)
+    contiguous = x.flags.c_contiguous
+    if x.dtype in _FILL_DTYPES and contiguous and x.flags.writeable and x.size >= 16:
+        flat = x.reshape(-1)  # the block sampler, in place
+        normal_values(gen, x.size, x.dtype, mean, std, True, out=flat)
+        input._bump_version("normal_")
+        return input
+    values = normal_values(gen, x.size, x.dtype, mean, std, contiguous)
     return _write_into(input, x, values.astype(x.dtype, copy=False), "normal_")
 
 
@@ -372,8 +387,7 @@ def _exponential_inplace(input, lambd=1.0, generator=None):
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     gen = generator_or_default(generator, "exponential_")
-    x = _data(input)
-    return _write(input, exponential_values(gen, x.size, lambd).astype(x.dtype), "exponential_")
+    return _serial_fill(input, "exponential_", lambda out: _sk.exponential(gen, out, lambd))
 
 
 OPS["exponential_"].set_kernel(_exponential_inplace)
@@ -411,7 +425,13 @@ def _serial_fill(input: Tensor, name: str, draw, integral=None) -> Tensor:
     draw(values)
     if integral is not None and x.dtype.kind in "iu":
         values = integral(values)
-    return _write(input, values.astype(x.dtype), name)
+    elif x.dtype.itemsize == 2 and x.dtype.kind == "f":
+        # c10::Half of a double converts through float: rounded twice, as here
+        with np.errstate(over="ignore"):  # (beyond the dtype: inf, as torch's cast)
+            values = values.astype(np.float32)
+    with np.errstate(over="ignore"):
+        values = values.astype(x.dtype)
+    return _write(input, values, name)
 
 
 def cauchy_values(gen, n: int, median: float, sigma: float) -> np.ndarray:

@@ -5,7 +5,16 @@ import numpy.typing as npt
 
 from .random import Generator
 
-__all__ = ["poisson", "standard_gamma", "binomial", "cauchy", "log_normal", "geometric"]
+__all__ = [
+    "poisson",
+    "standard_gamma",
+    "binomial",
+    "cauchy",
+    "log_normal",
+    "geometric",
+    "uniform",
+    "exponential",
+]
 
 _Floats = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 
@@ -17,3 +26,5 @@ def binomial(gen: Generator, count: _Floats, prob: _Floats, out: _Floats) -> Non
 def cauchy(gen: Generator, out: _Floats, median: float, sigma: float) -> None: ...
 def log_normal(gen: Generator, out: _Floats, mean: float, std: float, fused: bool) -> None: ...
 def geometric(gen: Generator, out: _Floats, p: float) -> None: ...
+def uniform(gen: Generator, out: _Floats, low: float, high: float, fused: bool) -> None: ...
+def exponential(gen: Generator, out: _Floats, lambd: float) -> None: ...

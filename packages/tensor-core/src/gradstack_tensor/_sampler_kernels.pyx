@@ -36,7 +36,10 @@ import numpy as np
 
 from ._dropout_kernels import _mt_blocks
 
-__all__ = ["poisson", "standard_gamma", "binomial", "cauchy", "log_normal", "geometric"]
+__all__ = [
+    "poisson", "standard_gamma", "binomial", "cauchy", "log_normal", "geometric", "uniform",
+    "exponential",
+]
 
 cdef extern from *:
     """
@@ -324,6 +327,37 @@ cdef extern from *:
     }
     GSS_LOOPS(f32, float)
     GSS_LOOPS(f64, double)
+
+    /* uniform_ (Note [Uniform and exponential draws in C]): torch's float from random(),
+       its double from random64(); fused: the capability's fma */
+    static void gss_uniform_f32(gss_src* s, float* out, Py_ssize_t n, float low,
+                                float high, int fused) {
+        float range = high - low;
+        Py_ssize_t i;
+        for (i = 0; i < n; i++) {
+            float x = (float)(gss_next32(s) & 0xffffffu) * (1.0f / 16777216.0f);
+            out[i] = fused ? fmaf(x, range, low) : x * range + low;
+        }
+    }
+    static void gss_uniform_f64(gss_src* s, double* out, Py_ssize_t n, double low,
+                                double high, int fused) {
+        double range = high - low;
+        Py_ssize_t i;
+        for (i = 0; i < n; i++) {
+            double x = gss_uniform(s);
+            out[i] = fused ? fma(x, range, low) : x * range + low;
+        }
+    }
+    /* exponential_distribution<double>: -1 / lambda * log1p(-u), cast to the dtype */
+    #define GSS_EXPONENTIAL(SUF, ST)                                                    \\
+    static void gss_exponential_##SUF(gss_src* s, ST* out, Py_ssize_t n, double lambd) {\\
+        double scale = -1.0 / lambd;                                                    \\
+        Py_ssize_t i;                                                                   \\
+        for (i = 0; i < n; i++)                                                         \\
+            out[i] = (ST)(scale * log1p(-gss_uniform(s)));                              \\
+    }
+    GSS_EXPONENTIAL(f32, float)
+    GSS_EXPONENTIAL(f64, double)
     """
     ctypedef struct gss_mt:
         int pos
@@ -356,6 +390,13 @@ cdef extern from *:
                             int fused) noexcept nogil
     void gss_geometric_f32(gss_src* s, float* out, Py_ssize_t n, double p) noexcept nogil
     void gss_geometric_f64(gss_src* s, double* out, Py_ssize_t n, double p) noexcept nogil
+    void gss_uniform_f32(gss_src* s, float* out, Py_ssize_t n, float low, float high,
+                         int fused) noexcept nogil
+    void gss_uniform_f64(gss_src* s, double* out, Py_ssize_t n, double low, double high,
+                         int fused) noexcept nogil
+    void gss_exponential_f32(gss_src* s, float* out, Py_ssize_t n, double lambd) noexcept nogil
+    void gss_exponential_f64(gss_src* s, double* out, Py_ssize_t n,
+                             double lambd) noexcept nogil
 
 
 ctypedef fused real:
@@ -507,4 +548,47 @@ def geometric(gen, real[::1] out, double p):
                 gss_geometric_f32(&s.src, &out[0], n, p)
             else:
                 gss_geometric_f64(&s.src, &out[0], n, p)
+    s.close()
+
+
+# Note [Uniform and exponential draws in C]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# rand, uniform_, normal_ (whose Box-Muller starts from uniforms), bernoulli_ with a tensor
+# p, multinomial and exponential_ drew numpy's random_raw into a uint64 array and turned it
+# into values in a second pass (_random_kernels.pyx): at 10^6 elements the array of draws
+# alone cost about torch's time for the whole op.  Here the values come straight from the
+# generator's state, one draw (float32) or two (float64, random64) per element, with the
+# same arithmetic as _random_kernels' gsr_uniform_f32/f64 and gsr_exponential.
+
+
+def uniform(gen, real[::1] out, double low, double high, bint fused):
+    """torch's ``uniform_(low, high)`` of ``out``'s dtype: ``x * (high - low) + low`` of a
+    24-bit (float32, ``low``/``high`` rounded to float) or 53-bit uniform ``x``
+    (``fused``: one fma, Note [Which products torch fuses] in _random_kernels.pyx)."""
+    cdef _Stream s = _Stream(gen)
+    cdef Py_ssize_t n = out.shape[0]
+    if n == 0:
+        return
+    with s.bits.lock:
+        with nogil:
+            if real is float:
+                gss_uniform_f32(&s.src, &out[0], n, <float>low, <float>high, fused)
+            else:
+                gss_uniform_f64(&s.src, &out[0], n, low, high, fused)
+    s.close()
+
+
+def exponential(gen, real[::1] out, double lambd):
+    """torch's ``exponential_distribution<double>``: ``-1 / lambd * log1p(-u)`` per
+    element, cast to ``out``'s dtype."""
+    cdef _Stream s = _Stream(gen)
+    cdef Py_ssize_t n = out.shape[0]
+    if n == 0:
+        return
+    with s.bits.lock:
+        with nogil:
+            if real is float:
+                gss_exponential_f32(&s.src, &out[0], n, lambd)
+            else:
+                gss_exponential_f64(&s.src, &out[0], n, lambd)
     s.close()
