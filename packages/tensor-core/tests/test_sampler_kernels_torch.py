@@ -185,3 +185,25 @@ def test_factories_and_users_of_the_uniforms(n):
     _after_seed(lambda L: L.empty(n).bernoulli_(L.rand(n)))
     _after_seed(lambda L: L.multinomial(L.rand(n) + 0.1, 3))
     _after_seed(lambda L: L.multinomial(L.rand(2, n) + 0.1, 7, replacement=True))
+
+
+RANDOM_ARGS = [(), (7,), (3, 100), (-5, 2**29), (0, 2**40), (-(2**62), 2**62)]
+
+
+@pytest.mark.parametrize("args", RANDOM_ARGS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("n", [0, 1, 17, 40000])
+def test_random_in_one_pass(args, dtype, n, draws):
+    if dtype == "float32" and args and args[-1] > 2**24:
+        return  # torch warns (tested in test_random_torch.py)
+    if dtype == "float64" and args and args[-1] > 2**53:
+        return
+    _after_seed(lambda L: L.empty(n, dtype=getattr(L, dtype)).random_(*args))
+    _after_seed(lambda L: L.zeros(17, 6, dtype=getattr(L, dtype)).t().random_(*args))
+
+
+@pytest.mark.parametrize("n", [5, 40000])
+def test_randint(n, draws):
+    _after_seed(lambda L: L.randint(0, 100, (n,)))
+    _after_seed(lambda L: L.randint(-7, 2**30, (n,)))
+    _after_seed(lambda L: L.randint(3, 10, (n,), dtype=L.float32))

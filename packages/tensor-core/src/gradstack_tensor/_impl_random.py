@@ -571,6 +571,20 @@ def _random_draws(gen, n: int, dtype_name: str, low: int | None, high: int | Non
     return (gen._random64(n) if span >= 2**28 else gen._random(n)), span, low
 
 
+def _random_span(dtype_name: str, low: int | None, high: int | None):
+    """``(span, from, wide)`` of :func:`_random_draws` without drawing: ``wide`` when the
+    draws are ``random64()``."""
+    if low is None:
+        if dtype_name == "bool":
+            return 2, 0, False
+        if dtype_name in ("float64", "int64"):
+            return (2**53 + 1 if dtype_name == "float64" else 2**63), 0, True
+        if dtype_name in _MANTISSA:
+            return 2 ** _MANTISSA[dtype_name] + 1, 0, False
+        return _INT_LIMITS[dtype_name][1] + 1, 0, False
+    return high - low, low, high - low >= 2**28
+
+
 def random_values(gen, n: int, dtype_name: str, low: int | None, high: int | None):
     """torch's ``random_()``, ``random_(to)`` and ``random_(from, to)`` values (int64)."""
     raw, span, low = _random_draws(gen, n, dtype_name, low, high)
@@ -602,16 +616,12 @@ def random_fill(input, low, high, gen):
         if name in _MANTISSA:
             low, high = _float_bounds(low, high, name)
     x = _data(input)
-    if name in ("float32", "float64"):  # one C pass (Note [random_ in one C pass])
+    if name in ("float32", "float64", "int64"):  # one C pass (Note [random_ in one C pass])
         view = _memory_order(x)
         flat = view.reshape(-1) if view.flags.c_contiguous else np.empty(x.size, x.dtype)
-        # 32-bit draws of a large tensor drawn in the same pass (below 2**15 elements,
-        # reading and writing numpy's 624-word state costs more than it saves: ~40 us)
-        if low is not None and high - low < 2**28 and x.size >= 2**15:
-            gen._random_mod_into(flat, high - low, low)
-        else:
-            raw, span, low = _random_draws(gen, x.size, name, low, high)
-            _rk.random_mod(raw, flat, span, low)
+        # the draws taken from the generator's state in the same pass
+        span, low, wide = _random_span(name, low, high)
+        _sk.random_mod(gen, flat, span, low, wide)
         if not view.flags.c_contiguous:
             view[...] = flat.reshape(view.shape)
         input._bump_version("random_")

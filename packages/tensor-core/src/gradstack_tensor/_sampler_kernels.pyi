@@ -14,6 +14,7 @@ __all__ = [
     "geometric",
     "uniform",
     "exponential",
+    "random_mod",
 ]
 
 _Floats = npt.NDArray[np.float32] | npt.NDArray[np.float64]
@@ -28,3 +29,10 @@ def log_normal(gen: Generator, out: _Floats, mean: float, std: float, fused: boo
 def geometric(gen: Generator, out: _Floats, p: float) -> None: ...
 def uniform(gen: Generator, out: _Floats, low: float, high: float, fused: bool) -> None: ...
 def exponential(gen: Generator, out: _Floats, lambd: float) -> None: ...
+def random_mod(
+    gen: Generator,
+    out: _Floats | npt.NDArray[np.int64],
+    span: int,
+    low: int,
+    wide: bool,
+) -> None: ...

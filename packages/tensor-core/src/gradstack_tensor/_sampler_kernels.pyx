@@ -29,7 +29,7 @@ double elsewhere; contraction is off, as in torch's build of these files; the
 transcendental functions are the C library's, as torch's.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdint cimport int64_t, uint32_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 from numpy.random cimport bitgen_t
 
 import numpy as np
@@ -39,6 +39,7 @@ from ._dropout_kernels import _mt_blocks
 __all__ = [
     "poisson", "standard_gamma", "binomial", "cauchy", "log_normal", "geometric", "uniform",
     "exponential",
+    "random_mod",
 ]
 
 cdef extern from *:
@@ -358,6 +359,12 @@ cdef extern from *:
     }
     GSS_EXPONENTIAL(f32, float)
     GSS_EXPONENTIAL(f64, double)
+
+    /* a % d by a multiply (gsr_fastmod_u32 in _random_kernels.pyx, Lemire et al. 2019) */
+    static inline uint32_t gss_fastmod_u32(uint32_t a, uint64_t m, uint32_t d) {
+        uint64_t low = m * a;
+        return (uint32_t)(((__uint128_t)low * d) >> 64);
+    }
     """
     ctypedef struct gss_mt:
         int pos
@@ -390,6 +397,8 @@ cdef extern from *:
                             int fused) noexcept nogil
     void gss_geometric_f32(gss_src* s, float* out, Py_ssize_t n, double p) noexcept nogil
     void gss_geometric_f64(gss_src* s, double* out, Py_ssize_t n, double p) noexcept nogil
+    uint32_t gss_next32(gss_src* s) noexcept nogil
+    uint32_t gss_fastmod_u32(uint32_t a, uint64_t m, uint32_t d) noexcept nogil
     void gss_uniform_f32(gss_src* s, float* out, Py_ssize_t n, float low, float high,
                          int fused) noexcept nogil
     void gss_uniform_f64(gss_src* s, double* out, Py_ssize_t n, double low, double high,
@@ -402,6 +411,12 @@ cdef extern from *:
 ctypedef fused real:
     float
     double
+
+
+ctypedef fused _random_out:
+    float
+    double
+    int64_t
 
 
 cdef class _Stream:
@@ -591,4 +606,32 @@ def exponential(gen, real[::1] out, double lambd):
                 gss_exponential_f32(&s.src, &out[0], n, lambd)
             else:
                 gss_exponential_f64(&s.src, &out[0], n, lambd)
+    s.close()
+
+
+def random_mod(gen, _random_out[::1] out, uint64_t span, int64_t low, bint wide):
+    """torch's ``random_`` values ``(int64)(draw % span + low)`` (mod 2**64) of ``out``'s
+    dtype, from 32-bit draws, or ``random64()`` ones when ``wide`` (Note [random_ in one C
+    pass] in _random_kernels.pyx), drawn in the same pass."""
+    if span == 0:
+        raise ValueError("random_mod: span must be positive")
+    cdef _Stream s = _Stream(gen)
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef uint64_t ulow = <uint64_t>low, r, hi
+    cdef uint32_t span32 = <uint32_t>span
+    cdef bint narrow = span < (<uint64_t>1 << 32) and not wide
+    cdef uint64_t magic = (<uint64_t>0xFFFFFFFFFFFFFFFF) // span + 1 if narrow else 0
+    if n == 0:
+        return
+    with s.bits.lock:
+        with nogil:
+            for i in range(n):
+                if wide:
+                    hi = gss_next32(&s.src)
+                    r = ((hi << 32) | gss_next32(&s.src)) % span
+                elif narrow:
+                    r = gss_fastmod_u32(gss_next32(&s.src), magic, span32)
+                else:
+                    r = gss_next32(&s.src) % span
+                out[i] = <_random_out>(<int64_t>(r + ulow))
     s.close()
