@@ -207,3 +207,11 @@ def test_randint(n, draws):
     _after_seed(lambda L: L.randint(0, 100, (n,)))
     _after_seed(lambda L: L.randint(-7, 2**30, (n,)))
     _after_seed(lambda L: L.randint(3, 10, (n,), dtype=L.float32))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 17, 3000])
+def test_randperm(n, draws):
+    _after_seed(lambda L: L.randperm(n))
+    gg, tg = gt.Generator().manual_seed(n), torch.Generator().manual_seed(n)
+    _same(gt.randperm(n, generator=gg), torch.randperm(n, generator=tg))
+    _same(gt.rand(3, generator=gg), torch.rand(3, generator=tg))

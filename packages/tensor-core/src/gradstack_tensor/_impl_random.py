@@ -224,12 +224,10 @@ def exponential_values(gen, n: int, lambd: float) -> np.ndarray:
 
 def randperm_values(gen, n: int) -> np.ndarray:
     """torch's ``randperm_cpu``: Fisher-Yates over ``random() % (n - i)`` for
-    ``n < 2**32 / 20``, else the inside-out variant over ``random64() % (i + 1)``."""
+    ``n < 2**32 / 20``, else the inside-out variant over ``random64() % (i + 1)`` (one C
+    pass, the draws taken in it)."""
     out = np.empty(n, dtype=np.int64)
-    if n < (2**32 - 1) // 20:
-        _rk.randperm_small(gen._random(max(n - 1, 0)), out)
-    else:
-        _rk.randperm_large(gen._random64(n), out)
+    _sk.randperm(gen, out)
     return out
 
 

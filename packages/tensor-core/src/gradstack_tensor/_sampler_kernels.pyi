@@ -15,6 +15,7 @@ __all__ = [
     "uniform",
     "exponential",
     "random_mod",
+    "randperm",
 ]
 
 _Floats = npt.NDArray[np.float32] | npt.NDArray[np.float64]
@@ -36,3 +37,4 @@ def random_mod(
     low: int,
     wide: bool,
 ) -> None: ...
+def randperm(gen: Generator, out: npt.NDArray[np.int64]) -> None: ...

@@ -40,6 +40,7 @@ __all__ = [
     "poisson", "standard_gamma", "binomial", "cauchy", "log_normal", "geometric", "uniform",
     "exponential",
     "random_mod",
+    "randperm",
 ]
 
 cdef extern from *:
@@ -634,4 +635,33 @@ def random_mod(gen, _random_out[::1] out, uint64_t span, int64_t low, bint wide)
                 else:
                     r = gss_next32(&s.src) % span
                 out[i] = <_random_out>(<int64_t>(r + ulow))
+    s.close()
+
+
+def randperm(gen, int64_t[::1] out):
+    """torch's ``randperm_cpu`` into ``out``: for ``n < (2**32 - 1) // 20`` swap ``i`` with
+    ``i + random() % (n - i)``, else the inside-out Fisher-Yates over ``random64() % (i +
+    1)`` (_random_kernels' gsr_randperm_small/large, with the draws taken in the pass)."""
+    cdef _Stream s = _Stream(gen)
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef int64_t z, sav
+    cdef uint64_t hi
+    if n == 0:
+        return
+    with s.bits.lock:
+        with nogil:
+            if n < (<Py_ssize_t>0xFFFFFFFF) // 20:
+                for i in range(n):
+                    out[i] = i
+                for i in range(n - 1):
+                    z = <int64_t>(<uint64_t>gss_next32(&s.src) % <uint64_t>(n - i))
+                    sav = out[i]
+                    out[i] = out[z + i]
+                    out[z + i] = sav
+            else:
+                for i in range(n):
+                    hi = gss_next32(&s.src)
+                    z = <int64_t>(((hi << 32) | gss_next32(&s.src)) % <uint64_t>(i + 1))
+                    out[i] = out[z]
+                    out[z] = i
     s.close()
