@@ -188,8 +188,9 @@ def _normal_scalar(gen, n: int, mean: float, std: float) -> np.ndarray:
     return out
 
 
-def normal_values(gen, n: int, dtype: np.dtype, mean: float, std: float, contiguous: bool,
-                  out=None):
+def normal_values(
+    gen, n: int, dtype: np.dtype, mean: float, std: float, contiguous: bool, out=None
+):
     """``n`` values of torch's ``normal_`` of ``dtype`` (flat, in memory order); ``out``, a
     flat float32/float64 array of ``n`` elements of ``dtype``, receives them in place
     when the block sampler runs (``n >= 16`` and ``contiguous``)."""
