@@ -25,15 +25,20 @@ def _same(g, t):
 
 def _after_seed(fn, cached_normal=False, seed=1234):
     """fn(L) for both libraries after the same seed (and an odd normal draw first, which
-    leaves a cached normal), then the stream after it: all equal."""
+    leaves a cached normal), the generator's state after it and the stream after it: all
+    equal."""
     out = []
     for lib in (gt, torch):
         lib.manual_seed(seed)
         if cached_normal:
             lib.randn(1, dtype=lib.float64)
         r = fn(lib)
-        out.append((r, lib.randn(3, dtype=lib.float64), lib.rand(5, dtype=lib.float64)))
-    for g, t in zip(*out):
+        state = (gt.random.get_rng_state() if lib is gt else torch.get_rng_state()).numpy()
+        out.append((r, state, lib.randn(3, dtype=lib.float64), lib.rand(5, dtype=lib.float64)))
+    (g, g_state, *g_next), (t, t_state, *t_next) = out
+    _same(g, t)
+    np.testing.assert_array_equal(g_state, t_state)  # torch's bytes, the cached normal too
+    for g, t in zip(g_next, t_next):
         _same(g, t)
 
 

@@ -3,7 +3,9 @@
 Each op draws from a :class:`~gradstack_tensor.random.Generator` (Note [torch's random
 stream] in random.py) exactly as torch's CPU kernel does: the same number of raw draws,
 in the same order, turned into values by the same arithmetic (the C loops of
-``_random_kernels.pyx``).  After ``manual_seed(s)`` they give torch's values bit for bit.
+``_random_kernels.pyx`` and ``_sampler_kernels.pyx``, the latter drawing from the
+generator's state in the same pass).  After ``manual_seed(s)`` they give torch's values
+bit for bit.
 
 ===============================  =================================================
 op                               torch's CPU algorithm

@@ -1,8 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""torch's CPU samplers that draw a variable or serial number of values per element, each
-in one C pass over a gradstack :class:`~gradstack_tensor.random.Generator`'s stream:
+"""torch's CPU samplers, each in one C pass over a gradstack
+:class:`~gradstack_tensor.random.Generator`'s stream: the rejection and serial samplers
 ``poisson``, ``binomial``, ``_standard_gamma``, ``cauchy_``, ``log_normal_`` and
-``geometric_`` (Note [Samplers in one C pass]).
+``geometric_`` (Note [Samplers in one C pass]), and the uniforms of ``uniform_``/``rand``
+(and of ``normal_``'s Box-Muller), ``exponential_``, ``random_``/``randint`` and
+``randperm`` (Note [Uniform and exponential draws in C]).
 
 Each function takes the generator, checks its arrays (dtype, contiguity, lengths) before
 it touches memory, draws under the bit generator's lock, and leaves the generator where
@@ -570,11 +572,14 @@ def geometric(gen, real[::1] out, double p):
 # Note [Uniform and exponential draws in C]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # rand, uniform_, normal_ (whose Box-Muller starts from uniforms), bernoulli_ with a tensor
-# p, multinomial and exponential_ drew numpy's random_raw into a uint64 array and turned it
-# into values in a second pass (_random_kernels.pyx): at 10^6 elements the array of draws
-# alone cost about torch's time for the whole op.  Here the values come straight from the
-# generator's state, one draw (float32) or two (float64, random64) per element, with the
-# same arithmetic as _random_kernels' gsr_uniform_f32/f64 and gsr_exponential.
+# p, multinomial, exponential_, random_/randint and randperm drew numpy's random_raw into a
+# uint64 array and turned it into values in a second pass (_random_kernels.pyx): at 10^6
+# elements the array of draws alone cost about torch's time for the whole op (random_'s
+# own pass over the state, mt_random_mod, copied the 624 words in and out, so it paid only
+# from 2**15 elements).  Here the values come straight from the generator's state in
+# place, one draw (float32, 32-bit random_) or two (float64, random64) per element, with
+# the arithmetic of _random_kernels' gsr_uniform_f32/f64, gsr_exponential, random_mod and
+# gsr_randperm_small/large.
 
 
 def uniform(gen, real[::1] out, double low, double high, bint fused):
