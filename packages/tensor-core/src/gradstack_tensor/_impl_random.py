@@ -3,7 +3,9 @@
 Each op draws from a :class:`~gradstack_tensor.random.Generator` (Note [torch's random
 stream] in random.py) exactly as torch's CPU kernel does: the same number of raw draws,
 in the same order, turned into values by the same arithmetic (the C loops of
-``_random_kernels.pyx``).  After ``manual_seed(s)`` they give torch's values bit for bit.
+``_random_kernels.pyx`` and ``_sampler_kernels.pyx``, the latter drawing from the
+generator's state in the same pass).  After ``manual_seed(s)`` they give torch's values
+bit for bit.
 
 ===============================  =================================================
 op                               torch's CPU algorithm
@@ -73,6 +75,7 @@ import numpy as np
 
 from . import _dropout_kernels
 from . import _random_kernels as _rk
+from . import _sampler_kernels as _sk
 from ._dispatch import OPS
 from ._impl_elementwise import SCALAR_TYPE, _check_writable
 from ._tensor import Tensor, _data, _wrap
@@ -164,17 +167,16 @@ def _real(v, name: str, what: str) -> float:
 
 
 def uniform_values(gen, n: int, dtype: np.dtype, low: float = 0.0, high: float = 1.0):
-    """``n`` values of torch's ``uniform_real_distribution`` of ``dtype`` in [low, high)."""
+    """``n`` values of torch's ``uniform_real_distribution`` of ``dtype`` in [low, high),
+    drawn in one C pass (Note [Uniform and exponential draws in C])."""
     if dtype == np.float64:
         out = np.empty(n, dtype=np.float64)
-        _rk.uniform_f64(gen._random64(n), out, low, high, _fused())
+        _sk.uniform(gen, out, low, high, _fused())
         return out
     out = np.empty(n, dtype=np.float32)
-    if dtype != np.float32:  # torch draws float16 and bfloat16 in float32 and rounds
-        _rk.uniform_f32(gen._random(n), out, low, high, _fused())
-        return out.astype(dtype)
-    _rk.uniform_f32(gen._random(n), out, low, high, _fused())
-    return out
+    _sk.uniform(gen, out, low, high, _fused())
+    # torch draws float16 and bfloat16 in float32 and rounds
+    return out if dtype == np.float32 else out.astype(dtype)
 
 
 def _normal_scalar(gen, n: int, mean: float, std: float) -> np.ndarray:
@@ -188,13 +190,18 @@ def _normal_scalar(gen, n: int, mean: float, std: float) -> np.ndarray:
     return out
 
 
-def normal_values(gen, n: int, dtype: np.dtype, mean: float, std: float, contiguous: bool):
-    """``n`` values of torch's ``normal_`` of ``dtype`` (flat, in memory order)."""
+def normal_values(
+    gen, n: int, dtype: np.dtype, mean: float, std: float, contiguous: bool, out=None
+):
+    """``n`` values of torch's ``normal_`` of ``dtype`` (flat, in memory order); ``out``, a
+    flat float32/float64 array of ``n`` elements of ``dtype``, receives them in place
+    when the block sampler runs (``n >= 16`` and ``contiguous``)."""
     if n < 16 or not contiguous:
         return _normal_scalar(gen, n, mean, std).astype(dtype)
     tail = n % 16
     if dtype == np.float64:
-        data = uniform_values(gen, n, np.float64)
+        data = out if out is not None else np.empty(n, dtype=np.float64)
+        _sk.uniform(gen, data, 0.0, 1.0, _fused())
         _rk.normal_blocks_f64(data[: n - tail], mean, std)
         if tail:
             data[n - 16 :] = uniform_values(gen, 16, np.float64)
@@ -202,7 +209,8 @@ def normal_values(gen, n: int, dtype: np.dtype, mean: float, std: float, contigu
         return data
     # float16 is drawn as float32 and rounded: torch's values when n is a multiple of 16
     # (Note [float16 normal_ with a tail])
-    data = uniform_values(gen, n, np.float32)
+    data = out if out is not None and dtype == np.float32 else np.empty(n, dtype=np.float32)
+    _sk.uniform(gen, data, 0.0, 1.0, _fused())
     vectorised = _fused()
     _rk.normal_blocks_f32(data[: n - tail], mean, std, vectorised)
     if tail:
@@ -213,18 +221,16 @@ def normal_values(gen, n: int, dtype: np.dtype, mean: float, std: float, contigu
 
 def exponential_values(gen, n: int, lambd: float) -> np.ndarray:
     out = np.empty(n, dtype=np.float64)
-    _rk.exponential(gen._random64(n), out, lambd)
+    _sk.exponential(gen, out, lambd)
     return out
 
 
 def randperm_values(gen, n: int) -> np.ndarray:
     """torch's ``randperm_cpu``: Fisher-Yates over ``random() % (n - i)`` for
-    ``n < 2**32 / 20``, else the inside-out variant over ``random64() % (i + 1)``."""
+    ``n < 2**32 / 20``, else the inside-out variant over ``random64() % (i + 1)`` (one C
+    pass, the draws taken in it)."""
     out = np.empty(n, dtype=np.int64)
-    if n < (2**32 - 1) // 20:
-        _rk.randperm_small(gen._random(max(n - 1, 0)), out)
-    else:
-        _rk.randperm_large(gen._random64(n), out)
+    _sk.randperm(gen, out)
     return out
 
 
@@ -247,6 +253,11 @@ def uniform_(input, a=0.0, b=1.0, generator=None):
         )
     gen = generator_or_default(generator, "uniform_")
     x = _fill_target(input)
+    view = _memory_order(x)
+    if x.dtype in _FILL_DTYPES and view.flags.c_contiguous and view.flags.writeable:
+        _sk.uniform(gen, view.reshape(-1), a, b, _fused())  # in place, in memory order
+        input._bump_version("uniform_")
+        return input
     return _write_into(input, x, uniform_values(gen, x.size, x.dtype, a, b), "uniform_")
 
 
@@ -261,7 +272,13 @@ def normal_(input, mean=0.0, std=1.0, generator=None):
     x = _fill_target(input)
     if input.is_complex():  # each part's variance is half (Note [Complex random fills])
         std = std / math.sqrt(2)
-    values = normal_values(gen, x.size, x.dtype, mean, std, x.flags.c_contiguous)
+    contiguous = x.flags.c_contiguous
+    if x.dtype in _FILL_DTYPES and contiguous and x.flags.writeable and x.size >= 16:
+        flat = x.reshape(-1)  # the block sampler, in place
+        normal_values(gen, x.size, x.dtype, mean, std, True, out=flat)
+        input._bump_version("normal_")
+        return input
+    values = normal_values(gen, x.size, x.dtype, mean, std, contiguous)
     return _write_into(input, x, values.astype(x.dtype, copy=False), "normal_")
 
 
@@ -371,8 +388,7 @@ def _exponential_inplace(input, lambd=1.0, generator=None):
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     gen = generator_or_default(generator, "exponential_")
-    x = _data(input)
-    return _write(input, exponential_values(gen, x.size, lambd).astype(x.dtype), "exponential_")
+    return _serial_fill(input, "exponential_", lambda out: _sk.exponential(gen, out, lambd))
 
 
 OPS["exponential_"].set_kernel(_exponential_inplace)
@@ -388,19 +404,42 @@ OPS["exponential_"].set_kernel(_exponential_inplace)
 # <double>`` draw per element (cauchy: ``median + sigma * tan(pi * (u - 0.5))``;
 # geometric: ``ceil(log(u) / log1p(-p))``), or one ``normal_distribution<double>`` draw
 # using the generator's cached second value (log_normal: ``exp(mean + std * n)``), cast to
-# the dtype.  The transcendental functions are the C library's (``math``, per element:
-# numpy's SIMD loops may differ in the last bit), so the values are torch's after the
-# same seed.
+# the dtype.  Each is one C loop (``_sampler_kernels.pyx``) with the C library's functions,
+# as torch's, writing a float32/float64 tensor whose memory is one block in place, else a
+# float64 buffer cast afterwards (C's cast of a double, as torch's ``static_cast``).
 
 _TYPE_META = {"int64": "long int", "int32": "int", "int16": "short int",
               "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}  # fmt: skip
 
 
+def _serial_fill(input: Tensor, name: str, draw, integral=None) -> Tensor:
+    """Run ``draw(flat)`` (a sampler of ``_sampler_kernels``) over ``input``'s memory in
+    memory order (Note [Values are written in memory order]) and bump its version;
+    ``integral(values)`` turns the float64 values into an integer dtype's."""
+    x = _data(input)
+    view = _memory_order(x)
+    if x.dtype in _FILL_DTYPES and view.flags.c_contiguous and view.flags.writeable:
+        draw(view.reshape(-1))
+        input._bump_version(name)
+        return input
+    values = np.empty(x.size, dtype=np.float64)
+    draw(values)
+    if integral is not None and x.dtype.kind in "iu":
+        values = integral(values)
+    elif x.dtype.itemsize == 2 and x.dtype.kind == "f":
+        # c10::Half of a double converts through float: rounded twice, as here
+        with np.errstate(over="ignore"):  # (beyond the dtype: inf, as torch's cast)
+            values = values.astype(np.float32)
+    with np.errstate(over="ignore"):
+        values = values.astype(x.dtype)
+    return _write(input, values, name)
+
+
 def cauchy_values(gen, n: int, median: float, sigma: float) -> np.ndarray:
     """``n`` draws of torch's ``cauchy_distribution<double>`` (float64)."""
-    u = uniform_values(gen, n, np.dtype(np.float64)).tolist()
-    tan, pi = math.tan, math.pi
-    return np.array([median + sigma * tan(pi * (v - 0.5)) for v in u], dtype=np.float64)
+    out = np.empty(n, dtype=np.float64)
+    _sk.cauchy(gen, out, median, sigma)
+    return out
 
 
 def _cauchy_inplace(input, median=0.0, sigma=1.0, generator=None):
@@ -414,8 +453,7 @@ def _cauchy_inplace(input, median=0.0, sigma=1.0, generator=None):
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     gen = generator_or_default(generator, "cauchy_")
-    x = _data(input)
-    return _write(input, cauchy_values(gen, x.size, median, sigma).astype(x.dtype), "cauchy_")
+    return _serial_fill(input, "cauchy_", lambda out: _sk.cauchy(gen, out, median, sigma))
 
 
 def _log_normal_inplace(input, mean=1.0, std=2.0, generator=None):
@@ -425,11 +463,15 @@ def _log_normal_inplace(input, mean=1.0, std=2.0, generator=None):
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
     gen = generator_or_default(generator, "log_normal_")
-    x = _data(input)
-    normals = _normal_scalar(gen, x.size, mean, std).tolist()
-    exp = math.exp
-    values = np.array([exp(v) for v in normals], dtype=np.float64)
-    return _write(input, values.astype(x.dtype), "log_normal_")
+    fused = _fused()
+    return _serial_fill(
+        input, "log_normal_", lambda out: _sk.log_normal(gen, out, mean, std, fused)
+    )
+
+
+def _geometric_integral(values: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # (C's cast of a double: through a 64-bit integer)
+        return values.astype(np.int64)
 
 
 def _geometric_inplace(input, p, generator=None):
@@ -440,14 +482,9 @@ def _geometric_inplace(input, p, generator=None):
     if not 0.0 < p < 1.0:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     gen = generator_or_default(generator, "geometric_")
-    x = _data(input)
-    u = uniform_values(gen, x.size, np.dtype(np.float64)).tolist()
-    log, ceil, q = math.log, math.ceil, math.log1p(-p)
-    values = np.array([ceil(log(v) / q) if v > 0.0 else math.inf for v in u], dtype=np.float64)
-    if x.dtype.kind in "iu":  # (C's cast of a double: through a 64-bit integer)
-        with np.errstate(invalid="ignore"):
-            values = values.astype(np.int64)
-    return _write(input, values.astype(x.dtype), "geometric_")
+    return _serial_fill(
+        input, "geometric_", lambda out: _sk.geometric(gen, out, p), _geometric_integral
+    )
 
 
 OPS["cauchy_"].set_kernel(_cauchy_inplace)
@@ -535,6 +572,20 @@ def _random_draws(gen, n: int, dtype_name: str, low: int | None, high: int | Non
     return (gen._random64(n) if span >= 2**28 else gen._random(n)), span, low
 
 
+def _random_span(dtype_name: str, low: int | None, high: int | None):
+    """``(span, from, wide)`` of :func:`_random_draws` without drawing: ``wide`` when the
+    draws are ``random64()``."""
+    if low is None:
+        if dtype_name == "bool":
+            return 2, 0, False
+        if dtype_name in ("float64", "int64"):
+            return (2**53 + 1 if dtype_name == "float64" else 2**63), 0, True
+        if dtype_name in _MANTISSA:
+            return 2 ** _MANTISSA[dtype_name] + 1, 0, False
+        return _INT_LIMITS[dtype_name][1] + 1, 0, False
+    return high - low, low, high - low >= 2**28
+
+
 def random_values(gen, n: int, dtype_name: str, low: int | None, high: int | None):
     """torch's ``random_()``, ``random_(to)`` and ``random_(from, to)`` values (int64)."""
     raw, span, low = _random_draws(gen, n, dtype_name, low, high)
@@ -566,16 +617,12 @@ def random_fill(input, low, high, gen):
         if name in _MANTISSA:
             low, high = _float_bounds(low, high, name)
     x = _data(input)
-    if name in ("float32", "float64"):  # one C pass (Note [random_ in one C pass])
+    if name in ("float32", "float64", "int64"):  # one C pass (Note [random_ in one C pass])
         view = _memory_order(x)
         flat = view.reshape(-1) if view.flags.c_contiguous else np.empty(x.size, x.dtype)
-        # 32-bit draws of a large tensor drawn in the same pass (below 2**15 elements,
-        # reading and writing numpy's 624-word state costs more than it saves: ~40 us)
-        if low is not None and high - low < 2**28 and x.size >= 2**15:
-            gen._random_mod_into(flat, high - low, low)
-        else:
-            raw, span, low = _random_draws(gen, x.size, name, low, high)
-            _rk.random_mod(raw, flat, span, low)
+        # the draws taken from the generator's state in the same pass
+        span, low, wide = _random_span(name, low, high)
+        _sk.random_mod(gen, flat, span, low, wide)
         if not view.flags.c_contiguous:
             view[...] = flat.reshape(view.shape)
         input._bump_version("random_")

@@ -1,7 +1,6 @@
 """torch's CPU rejection samplers: ``_standard_gamma``, ``poisson``, ``binomial``,
-``_sample_dirichlet`` and ``cauchy_``, with torch's algorithms over torch's
-stream (Note [Replaying torch's scalar draws] in ``_torch_stream.py``), so that after the
-same ``manual_seed`` they draw torch's values.
+``_sample_dirichlet`` and ``cauchy_``, with torch's algorithms over torch's stream, so that
+after the same ``manual_seed`` they draw torch's values.
 
 Note [torch's rejection samplers, step for step]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -11,39 +10,27 @@ Poisson rate of at least 10 (products of uniforms below), BTRS or inversion for 
 binomial.  An accept/reject test that differs in its last bit takes a different number of
 draws and changes every later value, so the arithmetic is torch's, type for type: where
 ATen computes in the tensor's ``scalar_t`` (``float`` for float32 tensors, e.g. ``alpha
-+= 1.0f``, ``count * prob``) the code here rounds to float32 (``_F32``), and where it
-computes in ``double`` it uses Python floats; the constants written ``0.0331f`` are the
-float32 values.  One function is not the C library's: ``math.lgamma`` is CPython's own,
-used only by the Poisson rejection test for rates of at least 10, where a last-bit
-difference flips a decision with a probability of about 1e-16 per draw.
-
-Each sampler runs Python steps per element: measured on a shared 2-core host (medians of
-5 interleaved rounds), 10,000 draws of Gamma(1.5) take 80 ms (torch: 0.7 ms), of
-Poisson(4) 60 ms (0.6 ms), of float32 Binomial(100, 0.3) 340 ms (0.8 ms).  They are the
-kernels of the ops ``poisson`` and ``binomial`` (``gradstack_tensor.poisson``/``binomial``,
-bound at the end) and what nn-mini's distributions draw with; C kernels would make them
-fast, exact as they are but slow for large samples.
++= 1.0f``, ``count * prob``) the kernels compute in float, and in double where ATen does.
+Each sampler is one C loop over the elements that draws from the generator as torch's
+loop does, element after element (Note [Samplers in one C pass] in
+``_sampler_kernels.pyx``); this module checks the arguments and shapes the results.  They
+are the kernels of the ops ``poisson`` and ``binomial`` (bound at the end) and what
+nn-mini's distributions draw with.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from . import _sampler_kernels as _sk
 from ._dispatch import OPS
 from ._tensor import Tensor
 from ._tensor import _data as data_of
 from ._tensor import _wrap as wrap
-from ._torch_stream import TorchStream
 from .dtypes import SCALAR_TYPE_NAMES
 from .random import generator_or_default
 
 __all__ = ["standard_gamma", "sample_dirichlet", "poisson", "binomial", "cauchy"]
-
-_F32 = np.float32
-_ONE_THIRD_F = float(_F32(1.0) / _F32(3.0))  # 1.0f / 3.0f
-_C0331_F = float(_F32(0.0331))  # 0.0331f
 
 
 # torch's ScalarType names, as its dispatch errors print them
@@ -69,39 +56,12 @@ def _std_max(low, values: np.ndarray) -> np.ndarray:
     return np.where(low < values, values, np.asarray(low, dtype=values.dtype))
 
 
-def _gamma_one(alpha, s: TorchStream, single: bool) -> float:
-    """ATen's ``sample_gamma<scalar_t, double>`` for one ``alpha`` (``single``: scalar_t
-    is float)."""
-    scale = 1.0
-    if alpha < 1.0:
-        if alpha == 0.0:
-            return 0.0
-        inverse = float(_F32(1.0) / _F32(alpha)) if single else 1.0 / alpha
-        scale *= math.pow(1 - s.uniform(), inverse)
-        alpha = float(_F32(alpha) + _F32(1.0)) if single else alpha + 1.0
-    d = float(_F32(alpha) - _F32(_ONE_THIRD_F)) if single else alpha - _ONE_THIRD_F
-    c = 1.0 / math.sqrt(9.0 * d)
-    while True:
-        while True:
-            x = s.normal()
-            y = 1.0 + c * x
-            if not y <= 0:  # ATen's do-while (y <= 0): a NaN ends it
-                break
-        v = y * y * y
-        u = 1 - s.uniform()
-        xx = x * x
-        if u < 1.0 - _C0331_F * xx * xx:
-            return scale * d * v
-        if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
-            return scale * d * v
-
-
 def _gamma_values(alpha: np.ndarray, single: bool) -> np.ndarray:
-    """Gamma(alpha, 1) draws of each element of ``alpha`` (C order), as float64."""
+    """Gamma(alpha, 1) draws of each element of ``alpha`` (C order) from the default
+    generator, as float64 (``single``: ATen's scalar_t is float, ``alpha`` float32)."""
     out = np.empty(alpha.size, dtype=np.float64)
-    with TorchStream() as s:
-        for i, a in enumerate(alpha.reshape(-1).tolist()):
-            out[i] = _gamma_one(a, s, single)
+    flat = alpha.reshape(-1).astype(np.float32 if single else np.float64, copy=False)
+    _sk.standard_gamma(generator_or_default(None), flat, out, single)
     return out.reshape(alpha.shape)
 
 
@@ -147,42 +107,6 @@ def sample_dirichlet(concentration: Tensor) -> Tensor:
     return wrap(np.where(clamped < below_one, clamped, below_one).astype(a.dtype))
 
 
-def _poisson_one(lam: float, s: TorchStream) -> int:
-    """ATen's ``sample_poisson`` for one rate."""
-    if lam >= 10:
-        # transformed rejection (Hoermann, 1993)
-        slam = math.sqrt(lam)
-        loglam = math.log(lam)
-        b = 0.931 + 2.53 * slam
-        a = -0.059 + 0.02483 * b
-        invalpha = 1.1239 + 1.1328 / (b - 3.4)
-        vr = 0.9277 - 3.6224 / (b - 2)
-        while True:
-            u = s.uniform() - 0.5
-            v = s.uniform()
-            us = 0.5 - abs(u)
-            k = math.floor((2 * a / us + b) * u + lam + 0.43)
-            if us >= 0.07 and v <= vr:
-                return k
-            if k < 0 or (us < 0.013 and v > us):
-                continue
-            if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)) <= (
-                -lam + k * loglam - math.lgamma(k + 1)
-            ):
-                return k
-    if lam == 0:
-        return 0
-    enlam = math.exp(-lam)
-    x = 0
-    prod = 1.0
-    while True:
-        prod *= s.uniform()
-        if prod > enlam:
-            x += 1
-        else:
-            return x
-
-
 def poisson(rate: Tensor, generator=None) -> Tensor:
     """``torch.poisson``: a Poisson draw for each rate.
 
@@ -194,94 +118,12 @@ def poisson(rate: Tensor, generator=None) -> Tensor:
     [2.0, 5.0, 26.0]
     """
     lam = _floating(rate, "poisson_cpu")
-    out = np.empty(lam.size, dtype=lam.dtype)
-    with TorchStream(generator, "poisson") as s:
-        for i, value in enumerate(lam.reshape(-1).tolist()):
-            if not value >= 0:  # checked element by element: the earlier ones drew
-                raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-            out[i] = _poisson_one(value, s)
-    return wrap(out.reshape(lam.shape))
-
-
-_STIRLING_TAIL = (
-    0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
-    0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
-    0.00925546218271273, 0.00833056343336287,
-)  # fmt: skip
-
-
-def _stirling_approx_tail(k: float) -> float:
-    if k < len(_STIRLING_TAIL):
-        return _STIRLING_TAIL[int(k)]
-    kp1sq = (k + 1) * (k + 1)
-    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
-
-
-def _binomial_inversion(count, prob, s: TorchStream, S) -> object:
-    """ATen's ``binomial_inversion<scalar_t, double>``; ``S`` is scalar_t."""
-    geom_sum = 0.0
-    num_geom = S(0)
-    logprob = float(S(math.log1p(-float(prob))))  # log1p of scalar_t
-    while True:
-        geom = math.ceil(math.log(s.uniform()) / logprob)
-        geom_sum += geom
-        if geom_sum > float(count):
-            break
-        num_geom = S(num_geom + S(1))
-    return num_geom
-
-
-def _btrs(count, prob, s: TorchStream, S) -> object:
-    """ATen's ``btrs<scalar_t, double>``, transformed rejection with squeeze."""
-    stddev = float(S(math.sqrt(float(S(count * prob * (S(1) - prob))))))
-    b = 1.15 + 2.53 * stddev
-    a = -0.0873 + 0.0248 * b + 0.01 * float(prob)
-    c = float(S(count * prob)) + 0.5
-    v_r = 0.92 - 4.2 / b
-    r = float(S(prob / (S(1) - prob)))
-    alpha = (2.83 + 5.1 / b) * stddev
-    m = float(math.floor(S((count + S(1)) * prob)))
-    while True:
-        u = s.uniform() - 0.5
-        v = s.uniform()
-        us = 0.5 - abs(u)
-        k = S(math.floor((2 * a / us + b) * u + c))
-        if k < 0 or k > count:
-            continue
-        if us >= 0.07 and v <= v_r:
-            return k
-        v = math.log(v * alpha / (a / (us * us) + b))
-        kf = float(k)
-        count_k1 = float(S(S(count - k) + S(1)))
-        upperbound = (
-            (m + 0.5) * math.log((m + 1) / (r * (float(count) - m + 1)))
-            + float(S(count + S(1))) * math.log((float(count) - m + 1) / count_k1)
-            + (kf + 0.5) * math.log(r * count_k1 / float(S(k + S(1))))
-            + _stirling_approx_tail(m)
-            + _stirling_approx_tail(float(count) - m)
-            - _stirling_approx_tail(kf)
-            - _stirling_approx_tail(float(S(count - k)))
-        )
-        if v <= upperbound:
-            return k
-
-
-def _binomial_one(count, prob, s: TorchStream, S) -> object:
-    """ATen's ``sample_binomial<scalar_t, double>``."""
-    if count <= 0.0 or prob <= 0.0:
-        return S(0)
-    if prob >= 1.0:
-        return count
-    if prob <= 0.5:
-        if S(count * prob) >= 10.0:
-            return _btrs(count, prob, s, S)
-        return _binomial_inversion(count, prob, s, S)
-    if prob > 0.5:
-        qprob = S(1.0 - float(prob))
-        if S(count * qprob) >= 10.0:
-            return S(count - _btrs(count, qprob, s, S))
-        return S(count - _binomial_inversion(count, qprob, s, S))
-    return S(math.nan)
+    gen = generator_or_default(generator, "poisson")
+    out = np.empty(lam.shape, dtype=lam.dtype)
+    # checked element by element, as torch's loop: the earlier ones drew
+    if _sk.poisson(gen, lam.reshape(-1), out.reshape(-1)) >= 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return wrap(out)
 
 
 def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
@@ -307,12 +149,10 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
         count, prob = broadcast_tensors(count, prob)  # torch's size error if they do not
     n = _floating(count, "binomial_cpu")
     p = _floating(prob, "binomial_cpu")
-    S = _F32 if n.dtype == np.float32 else float
-    out = np.empty(n.size, dtype=n.dtype)
-    with TorchStream(generator, "binomial") as s:
-        for i, (ni, pi) in enumerate(zip(n.reshape(-1).tolist(), p.reshape(-1).tolist())):
-            out[i] = _binomial_one(S(ni), S(pi), s, S)
-    return wrap(out.reshape(n.shape))
+    gen = generator_or_default(generator, "binomial")
+    out = np.empty(n.shape, dtype=n.dtype)
+    _sk.binomial(gen, n.reshape(-1), p.reshape(-1), out.reshape(-1))
+    return wrap(out)
 
 
 def cauchy(shape, dtype, median: float = 0.0, sigma: float = 1.0, generator=None) -> Tensor:
