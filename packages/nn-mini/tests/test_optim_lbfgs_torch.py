@@ -118,9 +118,10 @@ def _compare_lbfgs(runs, rtol, atol):
     if ta is not None:
         assert [x is None for x in ga] == [y is None for y in ta]
     # ro = 1 / (y . s) and H_diag = (y . s) / (y . y) inherit the cancellation of y . s
-    # near convergence (y . s ~ 1e-9): relative agreement to 1e-6 there
+    # near convergence (y . s ~ 1e-9): relative agreement to 1e-5 there (observed: below
+    # 1e-6 on AMD EPYC, 1.2e-6 on Intel Xeon, where torch's dot takes another order)
     for key in ("ro", "H_diag"):
-        assert_state_equal({key: gstate.pop(key)}, {key: tstate.pop(key)}, 1e-6, 0)
+        assert_state_equal({key: gstate.pop(key)}, {key: tstate.pop(key)}, 1e-5, 0)
     assert_state_equal(gstate, tstate, rtol=rtol * 100, atol=atol * 100)
 
 
