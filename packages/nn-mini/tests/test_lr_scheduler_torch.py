@@ -96,12 +96,14 @@ def test_chained_schedules_compose_as_in_torch():
         assert g2.get_last_lr() == t2.get_last_lr()
 
 
-@pytest.mark.parametrize("name", sorted(SCHEDULES))
-def test_state_dict_keys_values_and_resume(name):
+def _check_state_dict_and_resume(schedules, name, before, after, momenta=False):
+    """Step both schedulers ``before`` times and compare their state dicts (keys in order,
+    values); then a new scheduler over a new optimiser, resumed from the state dicts,
+    continues the same for ``after`` steps (learning rates, and ``momenta`` when asked)."""
     gopt, topt = _optimizers()
-    gs = getattr(gs_sched, _cls(name))(gopt, **SCHEDULES[name])
-    ts = getattr(TS, _cls(name))(topt, **SCHEDULES[name])
-    for _ in range(4):
+    gs = getattr(gs_sched, _cls(name))(gopt, **schedules[name])
+    ts = getattr(TS, _cls(name))(topt, **schedules[name])
+    for _ in range(before):
         gopt.step()
         topt.step()
         gs.step()
@@ -109,17 +111,25 @@ def test_state_dict_keys_values_and_resume(name):
     gsd, tsd = gs.state_dict(), ts.state_dict()
     assert list(gsd) == list(tsd)
     assert gsd == tsd
-    # a new scheduler over a new optimiser, resumed from the state dicts, continues the same
     gopt2, _ = _optimizers()
     gopt2.load_state_dict(gopt.state_dict())
-    gs2 = getattr(gs_sched, _cls(name))(gopt2, **SCHEDULES[name])
+    gs2 = getattr(gs_sched, _cls(name))(gopt2, **schedules[name])
     gs2.load_state_dict(gsd)
-    for _ in range(6):
+    if momenta:
+        gopt2.load_state_dict(gopt.state_dict())  # the new scheduler's first step set the lrs
+    for _ in range(after):
         gopt2.step()
         topt.step()
         gs2.step()
         ts.step()
         assert gs2.get_last_lr() == ts.get_last_lr()
+        if momenta:
+            assert _momenta(gopt2) == _momenta(topt)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_state_dict_keys_values_and_resume(name):
+    _check_state_dict_and_resume(SCHEDULES, name, 4, 6)
 
 
 def test_resuming_with_last_epoch_needs_initial_lr():
@@ -399,28 +409,7 @@ def test_chained_scheduler():
 
 @pytest.mark.parametrize("name", sorted(STEP_SCHEDULES))
 def test_state_dict_keys_values_and_resume_step_by_step(name):
-    gopt, topt, gsch, tsch = _run(name)
-    for _ in range(9):
-        gopt.step()
-        topt.step()
-        gsch.step()
-        tsch.step()
-    gsd, tsd = gsch.state_dict(), tsch.state_dict()
-    assert list(gsd) == list(tsd)
-    assert gsd == tsd
-    # a new scheduler over a new optimiser, resumed from the state dicts, continues the same
-    gopt2, _ = _optimizers()
-    gopt2.load_state_dict(gopt.state_dict())
-    gsch2 = getattr(GSS, _cls(name))(gopt2, **STEP_SCHEDULES[name])
-    gsch2.load_state_dict(gsd)
-    gopt2.load_state_dict(gopt.state_dict())  # the new scheduler's first step set the lrs
-    for _ in range(20):
-        gopt2.step()
-        topt.step()
-        gsch2.step()
-        tsch.step()
-        assert gsch2.get_last_lr() == tsch.get_last_lr()
-        assert _momenta(gopt2) == _momenta(topt)
+    _check_state_dict_and_resume(STEP_SCHEDULES, name, 9, 20, momenta=True)
 
 
 def test_callable_object_state_is_saved_as_torch():
