@@ -354,7 +354,7 @@ class Distribution:
 
 class ParamShapeOfParam:
     """``param_shape``: the shape of the parameter the constructor was given (``_param``:
-    ``probs`` or ``logits``, set by :meth:`Distribution._set_probs_or_logits`), which
+    ``probs`` or ``logits``, set by ``Distribution._set_probs_or_logits``), which
     torch's ``Bernoulli``, ``Binomial``, ``Categorical`` ... each write out."""
 
     _param: Tensor
