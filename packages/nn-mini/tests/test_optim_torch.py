@@ -105,7 +105,13 @@ def _has_grad(step, i):
 
 
 def run_both(name, options, dtype, steps=100, seed=0):
-    init, grads = _data(dtype, steps, seed, zeros=name in _ZEROS)
+    return _step_both(name, options, *_data(dtype, steps, seed, zeros=name in _ZEROS))
+
+
+def _step_both(name, options, init, grads):
+    """Both optimisers over parameters made from ``init``, stepped with ``grads`` (a
+    parameter without a gradient where :func:`_has_grad` says); with the largest
+    difference of the parameters after any step."""
     gp = [Parameter(gt.tensor(a)) for a in init]
     tp = [torch.nn.Parameter(torch.tensor(a)) for a in init]
     gopt = getattr(gs_optim, name)(gp, **options)
@@ -466,19 +472,8 @@ def _complex_data(dtype, steps, zeros):
 def test_complex_parameters_step_as_torchs_real_pairs(name, options, dtype):
     # Note [Complex parameters are stepped as real pairs] (optimizer.py): Adam's g * g is
     # each part squared, Adagrad's and Rprop's initial values are set on both parts
-    init, grads = _complex_data(dtype, 30, zeros=name in _ZEROS)
-    gp = [Parameter(gt.tensor(a)) for a in init]
-    tp = [torch.nn.Parameter(torch.tensor(a)) for a in init]
-    gopt = getattr(gs_optim, name)(gp, **options)
-    topt = getattr(torch.optim, name)(tp, **options)
-    for k, step in enumerate(grads):
-        for i, (p, q, g) in enumerate(zip(gp, tp, step)):
-            if _has_grad(k, i):
-                p.grad, q.grad = gt.tensor(g), torch.tensor(g)
-            else:
-                p.grad = q.grad = None
-        gopt.step()
-        topt.step()
+    data = _complex_data(dtype, 30, zeros=name in _ZEROS)
+    gp, tp, gopt, topt, _ = _step_both(name, options, *data)
     rtol, atol = _tol(np.float64 if dtype == np.complex128 else np.float32)
     for p, q in zip(gp, tp):
         assert p.dtype.name == str(q.dtype).removeprefix("torch.")
