@@ -32,6 +32,18 @@ def _optimizers(lrs=(0.1, 0.03), cls="SGD"):
     return Adam(groups_g), torch.optim.Adam(groups_t)
 
 
+def _step_both(gopt, topt, gsch, tsch, steps, *, check=True):
+    """``steps`` steps of both optimisers and both schedulers, their learning rates
+    compared after each (``check``)."""
+    for _ in range(steps):
+        gopt.step()
+        topt.step()
+        gsch.step()
+        tsch.step()
+        if check:
+            assert gsch.get_last_lr() == tsch.get_last_lr()
+
+
 def _lambda(epoch):
     return 0.95**epoch + 0.01 * (epoch % 3)
 
@@ -103,11 +115,7 @@ def _check_state_dict_and_resume(schedules, name, before, after, momenta=False):
     gopt, topt = _optimizers()
     gs = getattr(gs_sched, _cls(name))(gopt, **schedules[name])
     ts = getattr(TS, _cls(name))(topt, **schedules[name])
-    for _ in range(before):
-        gopt.step()
-        topt.step()
-        gs.step()
-        ts.step()
+    _step_both(gopt, topt, gs, ts, before, check=False)
     gsd, tsd = gs.state_dict(), ts.state_dict()
     assert list(gsd) == list(tsd)
     assert gsd == tsd
@@ -309,11 +317,7 @@ def test_learning_rates_step_by_step(name, cls):
 
 def test_one_cycle_past_total_steps_raises_as_torch():
     gopt, topt, gsch, tsch = _run("OneCycleLR")
-    for _ in range(STEPS):
-        gopt.step()
-        topt.step()
-        gsch.step()
-        tsch.step()
+    _step_both(gopt, topt, gsch, tsch, STEPS, check=False)
     with pytest.raises(ValueError, match=f"Tried to step {STEPS + 1} times"):
         tsch.step()
     with pytest.raises(ValueError, match=f"Tried to step {STEPS + 1} times"):
@@ -375,12 +379,7 @@ def test_sequential_lr(which):
     gsch = GSS.SequentialLR(gopt, SEQ[which](GSS, gopt), milestones=SEQ_MILESTONES[which])
     tsch = TS.SequentialLR(topt, SEQ[which](TS, topt), milestones=SEQ_MILESTONES[which])
     assert gsch.get_last_lr() == tsch.get_last_lr()
-    for _ in range(STEPS):
-        gopt.step()
-        topt.step()
-        gsch.step()
-        tsch.step()
-        assert gsch.get_last_lr() == tsch.get_last_lr()
+    _step_both(gopt, topt, gsch, tsch, STEPS)
     gsd, tsd = gsch.state_dict(), tsch.state_dict()
     assert list(gsd) == list(tsd)
     assert [list(s) for s in gsd["_schedulers"]] == [list(s) for s in tsd["_schedulers"]]
@@ -397,12 +396,7 @@ def test_chained_scheduler():
             [TS.ConstantLR(topt, factor=0.2, total_iters=4), TS.ExponentialLR(topt, 0.93)]
         )
         assert gsch.get_last_lr() == tsch.get_last_lr()
-        for _ in range(STEPS):
-            gopt.step()
-            topt.step()
-            gsch.step()
-            tsch.step()
-            assert gsch.get_last_lr() == tsch.get_last_lr()
+        _step_both(gopt, topt, gsch, tsch, STEPS)
         assert gsch.state_dict() == tsch.state_dict()
         assert list(gsch.state_dict()) == list(tsch.state_dict())
 
