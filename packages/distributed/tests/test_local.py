@@ -138,26 +138,21 @@ def test_launcher_and_plain_mpiexec_run_a_script(tmp_path):
         "dist.destroy_process_group()\n"
     )
     env = {k: v for k, v in __import__("os").environ.items() if k != "OMP_NUM_THREADS"}
-    done = subprocess.run(
-        [sys.executable, "-m", "gradstack_distributed.run", "-n", "2", str(script)],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    # (the ranks' lines reach mpiexec's stdout concurrently and may interleave)
-    assert sorted(re.findall(r"rank \d of 2 threads=(?:None|\d+)", done.stdout)) == [
-        "rank 0 of 2 threads=1",
-        "rank 1 of 2 threads=1",
-    ]
-    mpiexec = run.find_mpiexec()
-    done = subprocess.run(
-        [mpiexec, "-n", "2", sys.executable, str(script)],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert sorted(re.findall(r"rank \d of 2 threads=(?:None|\d+)", done.stdout)) == [
+    launcher = [sys.executable, "-m", "gradstack_distributed.run", "-n", "2", str(script)]
+    assert _ranks_threads(launcher, env) == ["rank 0 of 2 threads=1", "rank 1 of 2 threads=1"]
+    mpiexec = [run.find_mpiexec(), "-n", "2", sys.executable, str(script)]
+    assert _ranks_threads(mpiexec, env) == [
         "rank 0 of 2 threads=None",
         "rank 1 of 2 threads=None",
     ]
+
+
+def _ranks_threads(cmd, env) -> list:
+    """Run ``cmd`` (2 ranks printing ``rank r of 2 threads=...``): its ranks' lines, sorted
+    (they reach mpiexec's stdout concurrently and may interleave)."""
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return sorted(re.findall(r"rank \d of 2 threads=(?:None|\d+)", done.stdout))
 
 
 def test_missing_mpi_says_what_to_install():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gradstack_tensor as gt
 import numpy as np
+import pytest
 import torch
 
 
@@ -34,3 +35,24 @@ def close(ours, theirs, atol=1e-9, *, rtol=1e-7, strict=False):
     np.testing.assert_allclose(
         np.asarray(ours.tolist()), theirs.detach().numpy(), atol=atol, rtol=rtol
     )
+
+
+def same_error(fn_ours, fn_theirs, *, message="exact", renames=()):
+    """Our call raises what torch's raises: the same exception type, and a message (with
+    torch's names in it replaced by ours: ``renames``, ``(old, new)`` pairs) equal to
+    torch's (``message="exact"``), starting with it (``"prefix"``) or not compared
+    (None)."""
+    with pytest.raises(Exception) as theirs:
+        fn_theirs()
+    with pytest.raises(Exception) as ours:
+        fn_ours()
+    assert type(ours.value) is type(theirs.value), (ours.value, theirs.value)
+    expected = str(theirs.value)
+    for old, new in renames:
+        expected = expected.replace(old, new)
+    if message == "exact":
+        assert str(ours.value) == expected
+    elif message == "prefix":
+        assert str(ours.value).startswith(expected)
+    else:
+        assert message is None, message

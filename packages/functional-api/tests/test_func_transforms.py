@@ -16,7 +16,7 @@ from gradstack_functional.func import grad, grad_and_value, hessian, jacfwd, jac
 
 torch = pytest.importorskip("torch")
 import torch.func as tf  # noqa: E402
-from gradstack_functional_tests_func_compare import both, close  # noqa: E402
+from gradstack_functional_tests_func_compare import both, close, same_error  # noqa: E402
 
 # torch.func scripts helpers with the deprecated torch.jit.script
 pytestmark = pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning")
@@ -261,13 +261,8 @@ def test_results_compose_with_plain_autograd():
 
 
 def _same_error(fn_ours, fn_theirs, exact=True):
-    with pytest.raises(Exception) as theirs:
-        fn_theirs()
-    with pytest.raises(Exception) as ours:
-        fn_ours()
-    assert type(ours.value) is type(theirs.value), (ours.value, theirs.value)
-    if exact:
-        assert str(ours.value) == str(theirs.value).replace("torch.Size", "gradstack.Size")
+    message = "exact" if exact else None
+    same_error(fn_ours, fn_theirs, message=message, renames=[("torch.Size", "gradstack.Size")])
 
 
 def test_grad_errors():

@@ -196,15 +196,7 @@ def test_randomness_flag_is_checked():
 
 
 def _same_error(fn_ours, fn_theirs, exact=True):
-    with pytest.raises(Exception) as theirs:
-        fn_theirs()
-    with pytest.raises(Exception) as ours:
-        fn_ours()
-    assert type(ours.value) is type(theirs.value), (ours.value, theirs.value)
-    if exact:
-        assert str(ours.value) == str(theirs.value)
-    else:
-        assert str(ours.value).startswith(str(theirs.value))
+    _cmp.same_error(fn_ours, fn_theirs, message="exact" if exact else "prefix")
 
 
 def test_item_error():

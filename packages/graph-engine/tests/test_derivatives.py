@@ -183,6 +183,18 @@ def test_gradgradcheck_is_not_vacuous():
 # against torch
 
 
+def _assert_grads_match(ours, theirs, inputs, what, torch):
+    """gradstack's gradients (None for an unused input) against torch's, in float64."""
+    for g, tg, a in zip(ours, theirs, inputs):
+        np.testing.assert_allclose(
+            _to_numpy(g, a.shape),
+            _to_numpy(tg, a.shape, torch),
+            rtol=1e-10,
+            atol=1e-12,
+            err_msg=what,
+        )
+
+
 def _to_numpy(t, shape, torch=None):
     if t is None or (torch is not None and t._is_zerotensor()):
         return np.zeros(shape)
@@ -219,14 +231,8 @@ def test_matches_torch(op, sample):
         allow_unused=True,
         create_graph=op.second_order,
     )
-    for g, tg, a in zip(g1, t1, sample.inputs):
-        np.testing.assert_allclose(
-            _to_numpy(g, a.shape),
-            _to_numpy(tg, a.shape, torch),
-            rtol=1e-10,
-            atol=1e-12,
-            err_msg="first order",
-        )
+    _assert_grads_match(g1, t1, sample.inputs, "first order", torch)
+    for g, a in zip(g1, sample.inputs):
         if g is not None:
             assert tuple(g.shape) == a.shape and g.dtype == gt.float64
     if not op.second_order:
@@ -244,14 +250,7 @@ def test_matches_torch(op, sample):
     ]
     g2 = ag.grad(terms, xs, allow_unused=True) if terms else [None] * len(xs)
     t2 = torch.autograd.grad(tterms, ts, allow_unused=True) if tterms else [None] * len(xs)
-    for g, tg, a in zip(g2, t2, sample.inputs):
-        np.testing.assert_allclose(
-            _to_numpy(g, a.shape),
-            _to_numpy(tg, a.shape, torch),
-            rtol=1e-10,
-            atol=1e-12,
-            err_msg="second order",
-        )
+    _assert_grads_match(g2, t2, sample.inputs, "second order", torch)
 
 
 # ---------------------------------------------------------------------------------------

@@ -50,8 +50,10 @@ def f64(values):
     return gt.tensor(values, dtype=gt.float64, requires_grad=True)
 
 
-def _cube(scale=1.0, second_order=True):
-    """x^3 with a backward off by the factor ``scale``."""
+def _cube(scale=1.0, second_order=True, second_order_off=0.0):
+    """x^3 with a backward off by the factor ``scale``; with ``second_order_off``, the
+    derivative of the backward is off by ``second_order_off * g`` (an added term whose value
+    is zero but whose derivative is not)."""
 
     class Cube(Function):
         @staticmethod
@@ -64,7 +66,10 @@ def _cube(scale=1.0, second_order=True):
             (x,) = ctx.saved_tensors
             if not second_order:
                 x = x.detach()
-            return g * 3 * x * x * scale
+            grad = g * 3 * x * x * scale
+            if second_order_off:
+                grad = grad + second_order_off * g * (x - x.detach())
+            return grad
 
     return Cube
 
@@ -167,20 +172,7 @@ def test_gradgradcheck_rejects_a_wrong_second_derivative():
 
 
 def test_gradgradcheck_tolerances():
-    class SecondOrderOff(Function):
-        """Right first derivative; its derivative is off by 1e-4 * g (an added term whose
-        value is zero but whose derivative is not)."""
-
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 3 * x * x + 1e-4 * g * (x - x.detach())
-
+    SecondOrderOff = _cube(second_order_off=1e-4)  # right first derivative
     x = f64([0.5, -1.2, 2.0])
     assert gradcheck(SecondOrderOff.apply, (x,), rtol=0.0, atol=1e-8)
     assert not gradgradcheck(

@@ -32,6 +32,18 @@ def _optimizers(lrs=(0.1, 0.03), cls="SGD"):
     return Adam(groups_g), torch.optim.Adam(groups_t)
 
 
+def _step_both(gopt, topt, gsch, tsch, steps, *, check=True):
+    """``steps`` steps of both optimisers and both schedulers, their learning rates
+    compared after each (``check``)."""
+    for _ in range(steps):
+        gopt.step()
+        topt.step()
+        gsch.step()
+        tsch.step()
+        if check:
+            assert gsch.get_last_lr() == tsch.get_last_lr()
+
+
 def _lambda(epoch):
     return 0.95**epoch + 0.01 * (epoch % 3)
 
@@ -96,30 +108,36 @@ def test_chained_schedules_compose_as_in_torch():
         assert g2.get_last_lr() == t2.get_last_lr()
 
 
-@pytest.mark.parametrize("name", sorted(SCHEDULES))
-def test_state_dict_keys_values_and_resume(name):
+def _check_state_dict_and_resume(schedules, name, before, after, momenta=False):
+    """Step both schedulers ``before`` times and compare their state dicts (keys in order,
+    values); then a new scheduler over a new optimiser, resumed from the state dicts,
+    continues the same for ``after`` steps (learning rates, and ``momenta`` when asked)."""
     gopt, topt = _optimizers()
-    gs = getattr(gs_sched, _cls(name))(gopt, **SCHEDULES[name])
-    ts = getattr(TS, _cls(name))(topt, **SCHEDULES[name])
-    for _ in range(4):
-        gopt.step()
-        topt.step()
-        gs.step()
-        ts.step()
+    gs = getattr(gs_sched, _cls(name))(gopt, **schedules[name])
+    ts = getattr(TS, _cls(name))(topt, **schedules[name])
+    _step_both(gopt, topt, gs, ts, before, check=False)
     gsd, tsd = gs.state_dict(), ts.state_dict()
     assert list(gsd) == list(tsd)
     assert gsd == tsd
-    # a new scheduler over a new optimiser, resumed from the state dicts, continues the same
     gopt2, _ = _optimizers()
     gopt2.load_state_dict(gopt.state_dict())
-    gs2 = getattr(gs_sched, _cls(name))(gopt2, **SCHEDULES[name])
+    gs2 = getattr(gs_sched, _cls(name))(gopt2, **schedules[name])
     gs2.load_state_dict(gsd)
-    for _ in range(6):
+    if momenta:
+        gopt2.load_state_dict(gopt.state_dict())  # the new scheduler's first step set the lrs
+    for _ in range(after):
         gopt2.step()
         topt.step()
         gs2.step()
         ts.step()
         assert gs2.get_last_lr() == ts.get_last_lr()
+        if momenta:
+            assert _momenta(gopt2) == _momenta(topt)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_state_dict_keys_values_and_resume(name):
+    _check_state_dict_and_resume(SCHEDULES, name, 4, 6)
 
 
 def test_resuming_with_last_epoch_needs_initial_lr():
@@ -299,11 +317,7 @@ def test_learning_rates_step_by_step(name, cls):
 
 def test_one_cycle_past_total_steps_raises_as_torch():
     gopt, topt, gsch, tsch = _run("OneCycleLR")
-    for _ in range(STEPS):
-        gopt.step()
-        topt.step()
-        gsch.step()
-        tsch.step()
+    _step_both(gopt, topt, gsch, tsch, STEPS, check=False)
     with pytest.raises(ValueError, match=f"Tried to step {STEPS + 1} times"):
         tsch.step()
     with pytest.raises(ValueError, match=f"Tried to step {STEPS + 1} times"):
@@ -365,12 +379,7 @@ def test_sequential_lr(which):
     gsch = GSS.SequentialLR(gopt, SEQ[which](GSS, gopt), milestones=SEQ_MILESTONES[which])
     tsch = TS.SequentialLR(topt, SEQ[which](TS, topt), milestones=SEQ_MILESTONES[which])
     assert gsch.get_last_lr() == tsch.get_last_lr()
-    for _ in range(STEPS):
-        gopt.step()
-        topt.step()
-        gsch.step()
-        tsch.step()
-        assert gsch.get_last_lr() == tsch.get_last_lr()
+    _step_both(gopt, topt, gsch, tsch, STEPS)
     gsd, tsd = gsch.state_dict(), tsch.state_dict()
     assert list(gsd) == list(tsd)
     assert [list(s) for s in gsd["_schedulers"]] == [list(s) for s in tsd["_schedulers"]]
@@ -387,40 +396,14 @@ def test_chained_scheduler():
             [TS.ConstantLR(topt, factor=0.2, total_iters=4), TS.ExponentialLR(topt, 0.93)]
         )
         assert gsch.get_last_lr() == tsch.get_last_lr()
-        for _ in range(STEPS):
-            gopt.step()
-            topt.step()
-            gsch.step()
-            tsch.step()
-            assert gsch.get_last_lr() == tsch.get_last_lr()
+        _step_both(gopt, topt, gsch, tsch, STEPS)
         assert gsch.state_dict() == tsch.state_dict()
         assert list(gsch.state_dict()) == list(tsch.state_dict())
 
 
 @pytest.mark.parametrize("name", sorted(STEP_SCHEDULES))
 def test_state_dict_keys_values_and_resume_step_by_step(name):
-    gopt, topt, gsch, tsch = _run(name)
-    for _ in range(9):
-        gopt.step()
-        topt.step()
-        gsch.step()
-        tsch.step()
-    gsd, tsd = gsch.state_dict(), tsch.state_dict()
-    assert list(gsd) == list(tsd)
-    assert gsd == tsd
-    # a new scheduler over a new optimiser, resumed from the state dicts, continues the same
-    gopt2, _ = _optimizers()
-    gopt2.load_state_dict(gopt.state_dict())
-    gsch2 = getattr(GSS, _cls(name))(gopt2, **STEP_SCHEDULES[name])
-    gsch2.load_state_dict(gsd)
-    gopt2.load_state_dict(gopt.state_dict())  # the new scheduler's first step set the lrs
-    for _ in range(20):
-        gopt2.step()
-        topt.step()
-        gsch2.step()
-        tsch.step()
-        assert gsch2.get_last_lr() == tsch.get_last_lr()
-        assert _momenta(gopt2) == _momenta(topt)
+    _check_state_dict_and_resume(STEP_SCHEDULES, name, 9, 20, momenta=True)
 
 
 def test_callable_object_state_is_saved_as_torch():

@@ -27,96 +27,56 @@ def _grid(**axes):
     return [dict(zip(keys, values)) for values in itertools.product(*axes.values())]
 
 
+# each optimiser's options: the grid of the ones that interact, then some single cases
+# (the order of the axes and of the cases gives the test ids)
 CASES = {
     "Adam": _grid(
-        lr=[0.01],
-        betas=[(0.9, 0.999), (0.3, 0.6)],  # the second takes lerp's other branch
-        weight_decay=[0.0, 0.1],
-        amsgrad=[False, True],
-        maximize=[False, True],
-    )
-    + [dict(lr=0.05, eps=1e-3), dict()],
+        lr=[0.01], betas=[(0.9, 0.999), (0.3, 0.6)],  # the second takes lerp's other branch
+        weight_decay=[0.0, 0.1], amsgrad=[False, True], maximize=[False, True],
+    ) + [dict(lr=0.05, eps=1e-3), dict()],
     "AdamW": _grid(
         lr=[0.01], weight_decay=[1e-2, 0.3], amsgrad=[False, True], maximize=[False, True]
-    )
-    + [dict()],
+    ) + [dict()],
     "RMSprop": _grid(
-        lr=[0.01],
-        alpha=[0.99, 0.7],
-        centered=[False, True],
-        momentum=[0.0, 0.9],
-        weight_decay=[0.0, 0.05],
-        maximize=[False, True],
-    )
-    + [dict(eps=1e-3), dict()],
+        lr=[0.01], alpha=[0.99, 0.7], centered=[False, True], momentum=[0.0, 0.9],
+        weight_decay=[0.0, 0.05], maximize=[False, True],
+    ) + [dict(eps=1e-3), dict()],
     "Adagrad": _grid(
-        lr=[0.1],
-        lr_decay=[0.0, 0.01],
-        initial_accumulator_value=[0.0, 0.5],
-        weight_decay=[0.0, 0.1],
-        maximize=[False, True],
-    )
-    + [dict(eps=1e-3), dict()],
+        lr=[0.1], lr_decay=[0.0, 0.01], initial_accumulator_value=[0.0, 0.5],
+        weight_decay=[0.0, 0.1], maximize=[False, True],
+    ) + [dict(eps=1e-3), dict()],
     "SGD": _grid(
-        lr=[0.01],
-        momentum=[0.0, 0.9],
-        dampening=[0.0, 0.3],
-        weight_decay=[0.0, 0.1],
-        nesterov=[False, True],
-        maximize=[False, True],
+        lr=[0.01], momentum=[0.0, 0.9], dampening=[0.0, 0.3], weight_decay=[0.0, 0.1],
+        nesterov=[False, True], maximize=[False, True],
     ),
-}
-CASES.update(
-    {
-        "Adamax": _grid(
-            lr=[0.01], betas=[(0.9, 0.999), (0.3, 0.6)], weight_decay=[0.0, 0.1],
-            maximize=[False, True],
-        )
-        + [dict(eps=1e-3), dict()],
-        "NAdam": _grid(
-            lr=[0.01], weight_decay=[0.0, 0.1], decoupled_weight_decay=[False, True],
-            maximize=[False, True],
-        )
-        + [dict(momentum_decay=0.05, betas=(0.3, 0.6)), dict()],
-        "RAdam": _grid(
-            lr=[0.01], weight_decay=[0.0, 0.1], decoupled_weight_decay=[False, True],
-            maximize=[False, True],
-        )
-        + [dict(betas=(0.5, 0.6)), dict()],  # (beta2 0.6: the rectified step from step 2 on)
-        "Adadelta": _grid(
-            lr=[1.0, 0.1], rho=[0.9, 0.3], weight_decay=[0.0, 0.1], maximize=[False, True]
-        )
-        + [dict(eps=1e-3), dict()],
-    }
-)  # fmt: skip
-CASES.update(
-    {
-        "Rprop": _grid(
-            lr=[0.01, 0.1],
-            etas=[(0.5, 1.2), (0.3, 1.7)],
-            step_sizes=[(1e-6, 50), (1e-3, 0.05)],
-            maximize=[False, True],
-        )
-        + [dict()],
-        "ASGD": _grid(
-            lr=[0.01, 0.05],
-            lambd=[1e-4, 0.1],
-            alpha=[0.75, 0.3],
-            t0=[1e6, 5.0],
-            weight_decay=[0.0, 0.1],
-            maximize=[False, True],
-        )
-        + [dict()],
-        "Adafactor": _grid(
-            lr=[0.01, 0.5],
-            beta2_decay=[-0.8, -0.5],
-            d=[1.0, 1.5],
-            weight_decay=[0.0, 0.1],
-            maximize=[False, True],
-        )
-        + [dict(eps=(1e-6, 1e-2)), dict()],
-    }
-)
+    "Adamax": _grid(
+        lr=[0.01], betas=[(0.9, 0.999), (0.3, 0.6)], weight_decay=[0.0, 0.1],
+        maximize=[False, True],
+    ) + [dict(eps=1e-3), dict()],
+    "NAdam": _grid(
+        lr=[0.01], weight_decay=[0.0, 0.1], decoupled_weight_decay=[False, True],
+        maximize=[False, True],
+    ) + [dict(momentum_decay=0.05, betas=(0.3, 0.6)), dict()],
+    "RAdam": _grid(
+        lr=[0.01], weight_decay=[0.0, 0.1], decoupled_weight_decay=[False, True],
+        maximize=[False, True],
+    ) + [dict(betas=(0.5, 0.6)), dict()],  # (beta2 0.6: the rectified step from step 2 on)
+    "Adadelta": _grid(
+        lr=[1.0, 0.1], rho=[0.9, 0.3], weight_decay=[0.0, 0.1], maximize=[False, True]
+    ) + [dict(eps=1e-3), dict()],
+    "Rprop": _grid(
+        lr=[0.01, 0.1], etas=[(0.5, 1.2), (0.3, 1.7)], step_sizes=[(1e-6, 50), (1e-3, 0.05)],
+        maximize=[False, True],
+    ) + [dict()],
+    "ASGD": _grid(
+        lr=[0.01, 0.05], lambd=[1e-4, 0.1], alpha=[0.75, 0.3], t0=[1e6, 5.0],
+        weight_decay=[0.0, 0.1], maximize=[False, True],
+    ) + [dict()],
+    "Adafactor": _grid(
+        lr=[0.01, 0.5], beta2_decay=[-0.8, -0.5], d=[1.0, 1.5], weight_decay=[0.0, 0.1],
+        maximize=[False, True],
+    ) + [dict(eps=(1e-6, 1e-2)), dict()],
+}  # fmt: skip
 PARAMS = [
     pytest.param(name, opts, id=f"{name}-{i}")
     for name, cases in CASES.items()
@@ -145,7 +105,13 @@ def _has_grad(step, i):
 
 
 def run_both(name, options, dtype, steps=100, seed=0):
-    init, grads = _data(dtype, steps, seed, zeros=name in _ZEROS)
+    return _step_both(name, options, *_data(dtype, steps, seed, zeros=name in _ZEROS))
+
+
+def _step_both(name, options, init, grads):
+    """Both optimisers over parameters made from ``init``, stepped with ``grads`` (a
+    parameter without a gradient where :func:`_has_grad` says); with the largest
+    difference of the parameters after any step."""
     gp = [Parameter(gt.tensor(a)) for a in init]
     tp = [torch.nn.Parameter(torch.tensor(a)) for a in init]
     gopt = getattr(gs_optim, name)(gp, **options)
@@ -506,19 +472,8 @@ def _complex_data(dtype, steps, zeros):
 def test_complex_parameters_step_as_torchs_real_pairs(name, options, dtype):
     # Note [Complex parameters are stepped as real pairs] (optimizer.py): Adam's g * g is
     # each part squared, Adagrad's and Rprop's initial values are set on both parts
-    init, grads = _complex_data(dtype, 30, zeros=name in _ZEROS)
-    gp = [Parameter(gt.tensor(a)) for a in init]
-    tp = [torch.nn.Parameter(torch.tensor(a)) for a in init]
-    gopt = getattr(gs_optim, name)(gp, **options)
-    topt = getattr(torch.optim, name)(tp, **options)
-    for k, step in enumerate(grads):
-        for i, (p, q, g) in enumerate(zip(gp, tp, step)):
-            if _has_grad(k, i):
-                p.grad, q.grad = gt.tensor(g), torch.tensor(g)
-            else:
-                p.grad = q.grad = None
-        gopt.step()
-        topt.step()
+    data = _complex_data(dtype, 30, zeros=name in _ZEROS)
+    gp, tp, gopt, topt, _ = _step_both(name, options, *data)
     rtol, atol = _tol(np.float64 if dtype == np.complex128 else np.float32)
     for p, q in zip(gp, tp):
         assert p.dtype.name == str(q.dtype).removeprefix("torch.")

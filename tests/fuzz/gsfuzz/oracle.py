@@ -11,7 +11,7 @@ run then only runs gradstack's half, in children that never import torch.
 
 The record is keyed like the real programs' (Note [Recorded oracle output] in
 ``tests/real_programs/oracle.py``): a fingerprint of the code that decides torch's side
-(``generate.py``, ``program.py``, ``execute.py``; the encoding is ``FORMAT``) and the
+(``generate*.py``, ``program.py``, ``execute.py``; the encoding is ``FORMAT``) and the
 seed, with the versions of torch, numpy and Python. A stale record fails the test with the
 command that records it again. Each program is recorded twice, in separate processes; a
 program whose two records differ is marked ``live`` and runs torch at test time, as
@@ -60,7 +60,15 @@ FORMAT = 1
 RECORD_COMMAND = "hatch run record-oracle fuzz"
 LIVE = os.environ.get("GRADSTACK_ORACLE") == "live"
 # what decides torch's side (the record's own encoding is FORMAT)
-SOURCES = ("generate.py", "program.py", "execute.py")
+SOURCES = (
+    "generate.py",
+    "generate_common.py",
+    "generate_ops.py",
+    "generate_index.py",
+    "generate_backward.py",
+    "program.py",
+    "execute.py",
+)
 
 
 class StaleRecord(Exception):
@@ -207,7 +215,7 @@ def check(body: dict | None, seed: int, count: int) -> None:
     if body.get("format") != FORMAT:
         why.append(f"record format {body.get('format')}, this harness reads {FORMAT}")
     if body.get("fingerprint") != fingerprint(seed):
-        why.append("generate.py, program.py or execute.py changed since")
+        why.append("generate*.py, program.py or execute.py changed since")
     for name, version in environment().items():
         if body.get(name) != version:
             why.append(f"recorded with {name} {body.get(name)}, this environment has {version}")

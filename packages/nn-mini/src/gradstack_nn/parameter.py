@@ -82,6 +82,16 @@ class Buffer(Tensor):
         pass
 
 
+def _materialize(self, shape, device=None, dtype=None) -> None:
+    """Give the parameter or buffer ``shape`` (uninitialised values, the ``dtype`` given or
+    its own) and make it its ``cls_to_become`` (a Parameter, a Buffer), in place."""
+    if dtype is None:
+        dtype = self.dtype
+    with ag.no_grad():
+        self.data = gt.empty(tuple(shape), device=device, dtype=dtype)
+    self.__class__ = self.cls_to_become
+
+
 class UninitializedParameter(Parameter):
     """A parameter whose shape is not known yet (the weight of a ``LazyLinear`` before its
     first call).
@@ -107,13 +117,7 @@ class UninitializedParameter(Parameter):
     def __init__(self, requires_grad=True, device=None, dtype=None):
         pass
 
-    def materialize(self, shape, device=None, dtype=None) -> None:
-        """Give the parameter ``shape`` (uninitialised values) and make it a Parameter."""
-        if dtype is None:
-            dtype = self.dtype
-        with ag.no_grad():
-            self.data = gt.empty(tuple(shape), device=device, dtype=dtype)
-        self.__class__ = self.cls_to_become
+    materialize = _materialize
 
     def __repr__(self):
         return "<UninitializedParameter>"
@@ -149,13 +153,7 @@ class UninitializedBuffer(Tensor):
     def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
         pass
 
-    def materialize(self, shape, device=None, dtype=None) -> None:
-        """Give the buffer ``shape`` (uninitialised values) and make it a Buffer."""
-        if dtype is None:
-            dtype = self.dtype
-        with ag.no_grad():
-            self.data = gt.empty(tuple(shape), device=device, dtype=dtype)
-        self.__class__ = self.cls_to_become
+    materialize = _materialize
 
     def __repr__(self):
         return "<UninitializedBuffer>"

@@ -1,6 +1,6 @@
 """What the symmetric unimodal families centred at ``loc`` share (``Normal``, ``Laplace``,
-``MultivariateNormal``, ``LowRankMultivariateNormal``): their mean and their mode are
-``loc``, which torch's classes each write out."""
+``MultivariateNormal``, ``LowRankMultivariateNormal``, ``VonMises``): their mean and their
+mode are ``loc``, which torch's classes each write out."""
 
 from __future__ import annotations
 

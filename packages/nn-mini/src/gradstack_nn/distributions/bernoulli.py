@@ -21,13 +21,14 @@ from gradstack_tensor import Size, Tensor
 from .. import functional as F
 from . import constraints
 from ._binary_parameter import BinaryProbsLogits
+from .distribution import ParamShapeOfParam
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(BinaryProbsLogits, ExponentialFamily):
+class Bernoulli(ParamShapeOfParam, BinaryProbsLogits, ExponentialFamily):
     """The Bernoulli distribution, given by ``probs`` or by ``logits`` (log-odds), not
     both; samples are 0.0 or 1.0, drawn with ``bernoulli`` as torch.
 
@@ -65,10 +66,6 @@ class Bernoulli(BinaryProbsLogits, ExponentialFamily):
     @property
     def variance(self) -> Tensor:
         return self.probs * (1 - self.probs)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):  # noqa: B008
         shape = self._extended_shape(sample_shape)

@@ -18,7 +18,7 @@ from gradstack_tensor import Size, Tensor
 from . import constraints
 from ._binary_parameter import BinaryProbsLogits
 from ._samplers import binomial
-from .distribution import Distribution
+from .distribution import Distribution, ParamShapeOfParam
 
 __all__ = ["Binomial"]
 
@@ -28,7 +28,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(BinaryProbsLogits, Distribution):
+class Binomial(ParamShapeOfParam, BinaryProbsLogits, Distribution):
     """The number of successes of ``total_count`` trials with success probability
     ``probs`` (or ``sigmoid(logits)``); samples are drawn as ``torch.binomial``.
 
@@ -75,10 +75,6 @@ class Binomial(BinaryProbsLogits, Distribution):
     @property
     def variance(self) -> Tensor:
         return self.total_count * self.probs * (1 - self.probs)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):  # noqa: B008
         shape = self._extended_shape(sample_shape)

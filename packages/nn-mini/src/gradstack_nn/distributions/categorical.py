@@ -18,13 +18,13 @@ import gradstack_tensor as gt
 from gradstack_tensor import Size, Tensor
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, ParamShapeOfParam
 from .utils import lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
 
 
-class Categorical(Distribution):
+class Categorical(ParamShapeOfParam, Distribution):
     """The categorical distribution given by ``probs`` (normalised over the last dim) or
     ``logits`` (unnormalised log-probabilities); the leading dims are batch dims.
     ``sample`` draws with ``multinomial(probs, n, replacement=True)``, as torch.
@@ -82,10 +82,6 @@ class Categorical(Distribution):
     @lazy_property
     def probs(self) -> Tensor:
         return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @property
     def mean(self) -> Tensor:

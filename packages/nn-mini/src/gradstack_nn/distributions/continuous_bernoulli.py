@@ -21,6 +21,7 @@ from gradstack_tensor import Size, Tensor
 
 from .. import functional as F
 from . import constraints
+from .distribution import ParamShapeOfParam
 from .exp_family import ExponentialFamily
 from .utils import (
     _Number,
@@ -34,7 +35,7 @@ from .utils import (
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(ParamShapeOfParam, ExponentialFamily):
     """The continuous Bernoulli distribution given by ``probs`` or ``logits``; between
     ``lims`` its normaliser and moments use Taylor expansions, as torch's.
 
@@ -130,10 +131,6 @@ class ContinuousBernoulli(ExponentialFamily):
     @lazy_property
     def probs(self) -> Tensor:
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):  # noqa: B008
         shape = self._extended_shape(sample_shape)

@@ -24,7 +24,7 @@ from gradstack_tensor import Size, Tensor
 from . import constraints
 from .utils import _Number, broadcast_all, lazy_property
 
-__all__ = ["Distribution"]
+__all__ = ["Distribution", "ParamShapeOfParam"]
 
 
 class Distribution:
@@ -350,3 +350,15 @@ class Distribution:
             for p in param_names
         )
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+class ParamShapeOfParam:
+    """``param_shape``: the shape of the parameter the constructor was given (``_param``:
+    ``probs`` or ``logits``, set by ``Distribution._set_probs_or_logits``), which
+    torch's ``Bernoulli``, ``Binomial``, ``Categorical`` ... each write out."""
+
+    _param: Tensor
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()

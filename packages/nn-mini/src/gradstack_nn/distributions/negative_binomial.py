@@ -21,14 +21,14 @@ from .. import functional as F
 from . import constraints
 from ._binary_parameter import BinaryProbsLogits
 from ._samplers import poisson
-from .distribution import Distribution
+from .distribution import Distribution, ParamShapeOfParam
 from .gamma import Gamma
 from .utils import lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(BinaryProbsLogits, Distribution):
+class NegativeBinomial(ParamShapeOfParam, BinaryProbsLogits, Distribution):
     """The negative binomial distribution: successes (probability ``probs``) of
     Bernoulli trials before ``total_count`` failures; drawn as a Poisson of a gamma,
     as torch.
@@ -72,10 +72,6 @@ class NegativeBinomial(BinaryProbsLogits, Distribution):
     @property
     def variance(self) -> Tensor:
         return self.mean / gt.sigmoid(-self.logits)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @lazy_property
     def _gamma(self) -> Gamma:

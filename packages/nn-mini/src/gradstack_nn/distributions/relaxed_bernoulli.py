@@ -17,7 +17,7 @@ from gradstack_tensor import Size, Tensor
 from . import constraints
 from ._binary_parameter import BinaryProbsLogits
 from ._relaxed import ParametersOfBase
-from .distribution import Distribution
+from .distribution import Distribution, ParamShapeOfParam
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import (
@@ -28,7 +28,7 @@ from .utils import (
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(BinaryProbsLogits, Distribution):
+class LogitRelaxedBernoulli(ParamShapeOfParam, BinaryProbsLogits, Distribution):
     """The logit of a ``RelaxedBernoulli`` draw (Maddison et al., 2017): reparameterised
     through ``log(u) - log1p(-u)`` of a uniform ``u``.
 
@@ -53,10 +53,6 @@ class LogitRelaxedBernoulli(BinaryProbsLogits, Distribution):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
         new.temperature = self.temperature
         return self._expand_parameters(LogitRelaxedBernoulli, batch_shape, new, "probs", "logits")
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def rsample(self, sample_shape=Size()) -> Tensor:  # noqa: B008
         shape = self._extended_shape(sample_shape)

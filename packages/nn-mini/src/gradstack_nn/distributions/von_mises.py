@@ -19,6 +19,7 @@ from gradstack_autograd import no_grad
 from gradstack_tensor import Size, Tensor
 
 from . import constraints
+from ._location import MeanAndModeAtLoc
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
 
@@ -87,9 +88,10 @@ def _rejection_sample(loc, concentration, proposal_r, x):
     return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
 
-class VonMises(Distribution):
+class VonMises(MeanAndModeAtLoc, Distribution):
     """The von Mises distribution with mean direction ``loc`` and ``concentration``;
-    ``sample`` uses Best and Fisher's rejection sampler in float64, as torch.
+    ``sample`` uses Best and Fisher's rejection sampler in float64, as torch.  Its
+    ``mean`` (the circular mean) and ``mode`` are ``loc``.
 
     Examples
     --------
@@ -152,15 +154,6 @@ class VonMises(Distribution):
             loc = self.loc.expand(batch_shape)
             concentration = self.concentration.expand(batch_shape)
             return type(self)(loc, concentration, validate_args=validate_args)
-
-    @property
-    def mean(self) -> Tensor:
-        """The circular mean, ``loc``."""
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @lazy_property
     def variance(self) -> Tensor:

@@ -59,18 +59,26 @@ _OP = gt.get_op
 _REDUCTIONS = ("none", "mean", "sum")
 
 
+def _legacy_reduction(size_average, reduce, reduction: str, stacklevel: int) -> str:
+    """torch's ``legacy_get_string``: the reduction the deprecated ``size_average`` and
+    ``reduce`` ask for (with torch's deprecation warning), else ``reduction`` unchecked (the
+    loss modules take it so, and report a bad one at their first call, as torch)."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "none" if not reduce else ("mean" if size_average else "sum")
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use "
+        f"reduction='{reduction}' instead.",
+        stacklevel=stacklevel,
+    )
+    return reduction
+
+
 def _reduction(size_average, reduce, reduction: str, stacklevel: int = 4) -> str:
-    if size_average is not None or reduce is not None:
-        size_average = True if size_average is None else size_average
-        reduce = True if reduce is None else reduce
-        reduction = "none" if not reduce else ("mean" if size_average else "sum")
-        warnings.warn(
-            "size_average and reduce args will be deprecated, please use "
-            f"reduction='{reduction}' instead.",
-            stacklevel=stacklevel,
-        )
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel + 1)
+    _check_reduction(reduction)
     return reduction
 
 
@@ -103,14 +111,23 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 # regression losses
 
 
-def _warn_size(input: Tensor, target: Tensor) -> None:
+def _warn_size(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to "
             "broadcasting. Please ensure they have the same size.",
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
+
+
+def _regression_args(input, target, size_average, reduce, reduction):
+    """What ``mse_loss``, ``l1_loss`` and ``smooth_l1_loss`` do first, as torch: warn of a
+    target of another size, resolve the reduction, broadcast input and target."""
+    _warn_size(input, target, stacklevel=4)
+    reduction = _reduction(size_average, reduce, reduction, stacklevel=5)
+    x, y = _broadcast(input, target)
+    return x, y, reduction
 
 
 def _broadcast(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
@@ -162,9 +179,7 @@ def mse_loss(
     """Mean squared error ``(input - target) ** 2`` reduced by ``reduction`` (``'mean'``,
     ``'sum'`` or ``'none'``); MseLossBackward0.  With ``weight`` (the input's size),
     ``'mean'`` is the weighted sum over the sum of the weights, as torch."""
-    _warn_size(input, target)
-    reduction = _reduction(size_average, reduce, reduction)
-    x, y = _broadcast(input, target)
+    x, y, reduction = _regression_args(input, target, size_average, reduce, reduction)
     if weight is not None:
         return _weighted((x - y).pow(2), weight, input, reduction, True)
     return _OP("mse_loss")(x, y, reduction)
@@ -184,15 +199,11 @@ def l1_loss(
     torch's ``l1_loss`` is a composite: ``(input - target).abs()`` then ``mean``/``sum``
     (MeanBackward0 over AbsBackward0 over SubBackward0), as here.
     """
-    _warn_size(input, target)
-    reduction = _reduction(size_average, reduce, reduction)
-    x, y = _broadcast(input, target)
+    x, y, reduction = _regression_args(input, target, size_average, reduce, reduction)
     loss = (x - y).abs()
     if weight is not None:
         return _weighted(loss, weight, input, reduction, True)
-    if reduction == "mean":
-        return loss.mean()
-    return loss.sum() if reduction == "sum" else loss
+    return _reduce(loss, reduction)
 
 
 @autocast_function("smooth_l1_loss")
@@ -207,9 +218,7 @@ def smooth_l1_loss(
     """``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input -
     target``), reduced; SmoothL1LossBackward0, or :func:`l1_loss` when ``beta == 0`` (torch
     does the same)."""
-    _warn_size(input, target)
-    reduction = _reduction(size_average, reduce, reduction)
-    x, y = _broadcast(input, target)
+    x, y, reduction = _regression_args(input, target, size_average, reduce, reduction)
     if beta == 0.0:
         return l1_loss(x, y, reduction=reduction)
     return _OP("smooth_l1_loss")(x, y, reduction, beta)
@@ -227,8 +236,7 @@ def huber_loss(
     (HuberLossBackward0).  With ``weight``, ``'mean'`` is the mean of the weighted losses,
     as torch."""
     _warn_size(input, target)
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    _check_reduction(reduction)
     x, y = _broadcast(input, target)
     if weight is None:
         return _OP("huber_loss")(x, y, reduction, delta)

@@ -29,9 +29,10 @@ __all__ = [
 ]
 
 
-class Dropout(Module):
-    """Zero elements with probability ``p`` in training mode (scaling the others by
-    ``1/(1-p)``); the identity in evaluation mode."""
+class _DropoutNd(Module):
+    """torch's base of the dropouts: ``p`` (checked) and ``inplace`` (``Dropout`` derives
+    from it, as torch's, and the alpha dropouts do, so ``isinstance(AlphaDropout(),
+    Dropout)`` is False, as in torch)."""
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -40,11 +41,16 @@ class Dropout(Module):
         self.p = p
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training, self.inplace)
-
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zero elements with probability ``p`` in training mode (scaling the others by
+    ``1/(1-p)``); the identity in evaluation mode."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(Dropout):
@@ -68,21 +74,6 @@ class Dropout3d(Dropout):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout3d(input, self.p, self.training, self.inplace)
-
-
-class _DropoutNd(Module):
-    """torch's base of the dropouts (not ``Dropout``: ``isinstance(AlphaDropout(),
-    Dropout)`` is False, as in torch)."""
-
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class AlphaDropout(_DropoutNd):

@@ -11,11 +11,10 @@ by the first call, not by the constructor.
 
 from __future__ import annotations
 
-import warnings
-
 from gradstack_tensor import Tensor
 
 from .. import functional as F
+from ..functional.losses import _legacy_reduction
 from .module import Module
 
 __all__ = [
@@ -43,24 +42,10 @@ __all__ = [
 ]
 
 
-def _legacy_reduction(size_average, reduce, reduction: str) -> str:
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    reduction = "none" if not reduce else ("mean" if size_average else "sum")
-    warnings.warn(
-        "size_average and reduce args will be deprecated, please use "
-        f"reduction='{reduction}' instead.",
-        stacklevel=4,
-    )
-    return reduction
-
-
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
-        self.reduction = _legacy_reduction(size_average, reduce, reduction)
+        self.reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=4)
 
 
 class _WeightedLoss(_Loss):
@@ -69,6 +54,20 @@ class _WeightedLoss(_Loss):
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
+
+
+def _margin_init(default_margin: float):
+    """The ``__init__`` of a loss whose one option is ``margin`` (torch's signature, with
+    the loss's default margin)."""
+
+    def __init__(
+        self, margin: float = default_margin, size_average=None, reduce=None,
+        reduction: str = "mean",
+    ) -> None:  # fmt: skip
+        _Loss.__init__(self, size_average, reduce, reduction)
+        self.margin = margin
+
+    return __init__
 
 
 class MSELoss(_Loss):
@@ -254,11 +253,7 @@ class MarginRankingLoss(_Loss):
     1.0
     """
 
-    def __init__(
-        self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"
-    ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
+    __init__ = _margin_init(0.0)
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(
@@ -270,11 +265,7 @@ class HingeEmbeddingLoss(_Loss):
     """``input`` where the target is 1, ``max(0, margin - input)`` where it is -1
     (:func:`F.hinge_embedding_loss`)."""
 
-    def __init__(
-        self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean"
-    ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
+    __init__ = _margin_init(1.0)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
@@ -284,11 +275,7 @@ class CosineEmbeddingLoss(_Loss):
     """``1 - cos`` for similar pairs (target 1), ``max(0, cos - margin)`` for dissimilar
     ones (target -1) (:func:`F.cosine_embedding_loss`)."""
 
-    def __init__(
-        self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"
-    ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
+    __init__ = _margin_init(0.0)
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.cosine_embedding_loss(

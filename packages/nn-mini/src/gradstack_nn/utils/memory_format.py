@@ -88,19 +88,9 @@ def convert_conv2d_weight_memory_format(module: _M, memory_format) -> _M:
 
 def convert_conv3d_weight_memory_format(module: _M, memory_format) -> _M:
     """Lay out the weight of every ``Conv3d`` and ``ConvTranspose3d`` in ``module`` (itself
-    included) in ``memory_format`` (``channels_last_3d`` or ``contiguous_format``).
-
-    Parameters
-    ----------
-    module : Module
-        A convolution or a container of modules.
-    memory_format : memory_format
-        The weights' new layout.
-
-    Returns
-    -------
-    Module
-        ``module`` itself.
+    included) in ``memory_format`` (``channels_last_3d`` or ``contiguous_format``), as
+    ``convert_conv2d_weight_memory_format`` does for the 2-d ones (same parameters, and
+    ``module`` itself returned).
 
     Examples
     --------

@@ -2,22 +2,6 @@
 ``remove_parametrizations``, ``is_parametrized``, ``cached`` ...
 (``gradstack_nn.utils.parametrize``)."""
 
-from gradstack_nn.utils.parametrize import (
-    ParametrizationList,
-    cached,
-    is_parametrized,
-    register_parametrization,
-    remove_parametrizations,
-    transfer_parametrizations_and_params,
-    type_before_parametrizations,
-)
-
-__all__ = [
-    "cached",
-    "ParametrizationList",
-    "register_parametrization",
-    "is_parametrized",
-    "remove_parametrizations",
-    "type_before_parametrizations",
-    "transfer_parametrizations_and_params",
-]
+# the implementation's public names, as it lists them (one list to keep)
+from gradstack_nn.utils.parametrize import *  # noqa: F403
+from gradstack_nn.utils.parametrize import __all__  # noqa: F401

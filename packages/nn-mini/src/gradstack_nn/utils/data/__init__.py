@@ -11,6 +11,7 @@ Examples
 [(4, 3), (4, 3), (2, 3)]
 """
 
+from . import _worker, collate, dataloader, dataset, sampler
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
@@ -33,24 +34,11 @@ from .sampler import (
     WeightedRandomSampler,
 )
 
+# each module's public names, written once (in that module)
 __all__ = [
-    "Dataset",
-    "IterableDataset",
-    "TensorDataset",
-    "ConcatDataset",
-    "Subset",
-    "random_split",
-    "Sampler",
-    "SequentialSampler",
-    "RandomSampler",
-    "SubsetRandomSampler",
-    "BatchSampler",
-    "DataLoader",
-    "default_collate",
-    "default_convert",
-    "get_worker_info",
-    "WorkerInfo",
-    "StackDataset",
-    "ChainDataset",
-    "WeightedRandomSampler",
+    *dataset.__all__,
+    *sampler.__all__,
+    *dataloader.__all__,
+    *collate.__all__,
+    *_worker.__all__,
 ]

@@ -56,29 +56,42 @@ def default_convert(data):
             return data
         return _as_tensor(np.asarray(data))
     if isinstance(data, collections.abc.Mapping):
-        try:
-            if isinstance(data, collections.abc.MutableMapping):
-                clone = copy.copy(data)
-                clone.update({key: default_convert(data[key]) for key in data})
-                return clone
-            return elem_type({key: default_convert(data[key]) for key in data})
-        except TypeError:
-            return {key: default_convert(data[key]) for key in data}
+        return _like_mapping(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
         return elem_type(*(default_convert(d) for d in data))
     if isinstance(data, tuple):
         return [default_convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, d in enumerate(data):
-                    clone[i] = default_convert(d)
-                return clone
-            return elem_type([default_convert(d) for d in data])
-        except TypeError:
-            return [default_convert(d) for d in data]
+        return _like_sequence(data, [default_convert(d) for d in data])
     return data
+
+
+def _like_mapping(like, values: dict):
+    """``values`` in a mapping of ``like``'s type, as torch builds it: a copy of a mutable
+    mapping updated with them, else ``type(like)(values)``, else (a TypeError) a dict."""
+    try:
+        if isinstance(like, collections.abc.MutableMapping):
+            clone = copy.copy(like)
+            clone.update(values)
+            return clone
+        return type(like)(values)
+    except TypeError:
+        return values
+
+
+def _like_sequence(like, values: list):
+    """``values`` in a sequence of ``like``'s type, as torch builds it: a copy of a mutable
+    sequence with its items replaced, else ``type(like)(values)``, else (a TypeError) a
+    list."""
+    try:
+        if isinstance(like, collections.abc.MutableSequence):
+            clone = copy.copy(like)
+            for i, value in enumerate(values):
+                clone[i] = value
+            return clone
+        return type(like)(values)
+    except TypeError:
+        return values
 
 
 def default_collate(batch):
@@ -100,14 +113,7 @@ def default_collate(batch):
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
-        try:
-            if isinstance(elem, collections.abc.MutableMapping):
-                clone = copy.copy(elem)
-                clone.update({key: default_collate([d[key] for d in batch]) for key in elem})
-                return clone
-            return elem_type({key: default_collate([d[key] for d in batch]) for key in elem})
-        except TypeError:
-            return {key: default_collate([d[key] for d in batch]) for key in elem}
+        return _like_mapping(elem, {key: default_collate([d[key] for d in batch]) for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
         return elem_type(*(default_collate(samples) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
@@ -118,13 +124,5 @@ def default_collate(batch):
         transposed = list(zip(*batch))
         if isinstance(elem, tuple):
             return [default_collate(samples) for samples in transposed]
-        try:
-            if isinstance(elem, collections.abc.MutableSequence):
-                clone = copy.copy(elem)
-                for i, samples in enumerate(transposed):
-                    clone[i] = default_collate(samples)
-                return clone
-            return elem_type([default_collate(samples) for samples in transposed])
-        except TypeError:
-            return [default_collate(samples) for samples in transposed]
+        return _like_sequence(elem, [default_collate(samples) for samples in transposed])
     raise TypeError(_ERROR.format(elem_type))
