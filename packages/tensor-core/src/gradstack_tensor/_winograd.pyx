@@ -258,22 +258,30 @@ cdef extern from *:
         }                                                                             \
     }
     #define GS_WG_BODY(name, T)                                                       \
-    GS_BODY void name(const T* restrict g0, const T* restrict g1, T* restrict r,      \
-                      T* restrict q, Py_ssize_t tw, Py_ssize_t stride) {              \
-        Py_ssize_t i, x, wq = 2 * tw;                                                 \
-        for (x = 0; x < wq; x++) {         /* columns: A g */                         \
-            r[x] = g0[x];                                                             \
-            r[wq + x] = g0[x] + g1[x];                                                \
-            r[2 * wq + x] = g0[x] - g1[x];                                            \
-            r[3 * wq + x] = -g1[x];                                                   \
+    GS_BODY void name(const T* restrict g, T* restrict r, T* restrict q,              \
+                      Py_ssize_t th, Py_ssize_t tw, Py_ssize_t stride) {              \
+        Py_ssize_t i, x, ty, wq = 2 * tw, n = th * wq, m = th * tw;                   \
+        for (ty = 0; ty < th; ty++) {      /* columns: A g, a row of blocks at once */\
+            const T* restrict g0 = g + 2 * ty * wq;                                   \
+            const T* restrict g1 = g0 + wq;                                           \
+            T* restrict s0 = r + ty * wq;                                             \
+            T* restrict s1 = s0 + n;                                                  \
+            T* restrict s2 = s1 + n;                                                  \
+            T* restrict s3 = s2 + n;                                                  \
+            for (x = 0; x < wq; x++) {                                                \
+                s0[x] = g0[x];                                                        \
+                s1[x] = g0[x] + g1[x];                                                \
+                s2[x] = g0[x] - g1[x];                                                \
+                s3[x] = -g1[x];                                                       \
+            }                                                                         \
         }                                                                             \
-        for (i = 0; i < 4; i++) {          /* rows: (A g) A^T */                      \
-            const T* restrict ri = r + i * wq;                                        \
+        for (i = 0; i < 4; i++) {          /* rows: (A g) A^T, the plane at once */   \
+            const T* restrict ri = r + i * n;                                         \
             T* restrict o0 = q + 4 * i * stride;                                      \
             T* restrict o1 = o0 + stride;                                             \
             T* restrict o2 = o1 + stride;                                             \
             T* restrict o3 = o2 + stride;                                             \
-            for (x = 0; x < tw; x++) {                                                \
+            for (x = 0; x < m; x++) {                                                 \
                 T a0 = ri[2 * x], a1 = ri[2 * x + 1];                                 \
                 o0[x] = a0;                                                           \
                 o1[x] = a0 + a1;                                                      \
@@ -337,9 +345,9 @@ cdef extern from *:
     static void gs_wo_##SUF##_default(const T* m, T* sc, T* d0, T* d1,                \
                                       Py_ssize_t tw, Py_ssize_t s)                    \
     { gs_wo_body_##SUF(m, sc, d0, d1, tw, s); }                                       \
-    static void gs_wg_##SUF##_default(const T* g0, const T* g1, T* r, T* q,           \
+    static void gs_wg_##SUF##_default(const T* g, T* r, T* q, Py_ssize_t th,          \
                                       Py_ssize_t tw, Py_ssize_t s)                    \
-    { gs_wg_body_##SUF(g0, g1, r, q, tw, s); }                                        \
+    { gs_wg_body_##SUF(g, r, q, th, tw, s); }                                        \
     static void gs_wig_##SUF##_default(const T* z, T* e, T* pp, Py_ssize_t th,        \
                                        Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)    \
     { gs_wig_body_##SUF(z, e, pp, th, tw, wp, s); }
@@ -354,9 +362,9 @@ cdef extern from *:
                                    Py_ssize_t tw, Py_ssize_t s)                       \
     { gs_wo_body_##SUF(m, sc, d0, d1, tw, s); }                                       \
     __attribute__((target("avx2")))                                                   \
-    static void gs_wg_##SUF##_avx2(const T* g0, const T* g1, T* r, T* q,              \
+    static void gs_wg_##SUF##_avx2(const T* g, T* r, T* q, Py_ssize_t th,             \
                                    Py_ssize_t tw, Py_ssize_t s)                       \
-    { gs_wg_body_##SUF(g0, g1, r, q, tw, s); }                                        \
+    { gs_wg_body_##SUF(g, r, q, th, tw, s); }                                        \
     __attribute__((target("avx2")))                                                   \
     static void gs_wig_##SUF##_avx2(const T* z, T* e, T* pp, Py_ssize_t th,           \
                                     Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)       \
@@ -371,9 +379,9 @@ cdef extern from *:
     static void gs_wo_##SUF(int gs_avx2, const T* m, T* sc, T* d0, T* d1,             \
                             Py_ssize_t tw, Py_ssize_t s)                              \
     { GS_DISPATCH(gs_wo_##SUF, (m, sc, d0, d1, tw, s)); }                             \
-    static void gs_wg_##SUF(int gs_avx2, const T* g0, const T* g1, T* r, T* q,        \
+    static void gs_wg_##SUF(int gs_avx2, const T* g, T* r, T* q, Py_ssize_t th,       \
                             Py_ssize_t tw, Py_ssize_t s)                              \
-    { GS_DISPATCH(gs_wg_##SUF, (g0, g1, r, q, tw, s)); }                              \
+    { GS_DISPATCH(gs_wg_##SUF, (g, r, q, th, tw, s)); }                              \
     static void gs_wig_##SUF(int gs_avx2, const T* z, T* e, T* pp, Py_ssize_t th,     \
                              Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)              \
     { GS_DISPATCH(gs_wig_##SUF, (z, e, pp, th, tw, wp, s)); }
@@ -392,9 +400,9 @@ cdef extern from *:
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
     void gs_wo_f64(int avx2, const double* m, double* sc, double* d0, double* d1,
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
-    void gs_wg_f32(int avx2, const float* g0, const float* g1, float* r, float* q,
+    void gs_wg_f32(int avx2, const float* g, float* r, float* q, Py_ssize_t th,
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
-    void gs_wg_f64(int avx2, const double* g0, const double* g1, double* r, double* q,
+    void gs_wg_f64(int avx2, const double* g, double* r, double* q, Py_ssize_t th,
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
     void gs_wig_f32(int avx2, const float* z, float* e, float* pp, Py_ssize_t th,
                     Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
@@ -418,12 +426,12 @@ cdef inline void _output_row(const real* m, real* s, real* d0, real* d1, Py_ssiz
         gs_wo_f64(kernel_avx2(), m, s, d0, d1, tw, stride)
 
 
-cdef inline void _grad_row(const real* g0, const real* g1, real* r, real* q, Py_ssize_t tw,
-                           Py_ssize_t stride) noexcept nogil:
+cdef inline void _grad_rows(const real* g, real* r, real* q, Py_ssize_t th, Py_ssize_t tw,
+                            Py_ssize_t stride) noexcept nogil:
     if real is float:
-        gs_wg_f32(kernel_avx2(), g0, g1, r, q, tw, stride)
+        gs_wg_f32(kernel_avx2(), g, r, q, th, tw, stride)
     else:
-        gs_wg_f64(kernel_avx2(), g0, g1, r, q, tw, stride)
+        gs_wg_f64(kernel_avx2(), g, r, q, th, tw, stride)
 
 
 cdef inline void _input_grad_rows(const real* z, real* e, real* pp, Py_ssize_t th,
@@ -564,10 +572,12 @@ cdef int _output_plane(const real* m, real* y, const Tiles* t, Py_ssize_t t0,
 @cython.wraparound(False)
 cdef int _grad_plane(const real* g, real* q, const Tiles* t, Py_ssize_t t0,
                      Py_ssize_t stride) noexcept nogil:
-    """``A g A^T`` of the plane's 2x2 blocks (zero outside ``h x w``)."""
+    """``A g A^T`` of the plane's 2x2 blocks (zero outside ``h x w``): the column
+    transform a row of blocks at a time, the row transform over the whole plane at once
+    (Note [Winograd's input transform in two flat passes])."""
     cdef Py_ssize_t th = t.th, tw = t.tw, wq = 2 * tw
     cdef bint padded = t.h != 2 * th or t.w != wq
-    cdef real* pp = <real*>malloc(((2 * th * wq) * padded + 4 * wq) * sizeof(real))
+    cdef real* pp = <real*>malloc(((2 * th * wq) * padded + 4 * th * wq + 1) * sizeof(real))
     if pp == NULL:
         return -1
     cdef real* r = pp + (2 * th * wq) * padded
@@ -575,10 +585,7 @@ cdef int _grad_plane(const real* g, real* q, const Tiles* t, Py_ssize_t t0,
     if padded:
         _pad_plane(g, pp, t.h, t.w, 2 * th, wq, 0, 0)
         src = pp
-    cdef Py_ssize_t ty
-    for ty in range(th):
-        _grad_row(src + 2 * ty * wq, src + (2 * ty + 1) * wq, r, q + t0 + ty * tw, tw,
-                  stride)
+    _grad_rows(src, r, q + t0, th, tw, stride)
     free(pp)
     return 0
 
