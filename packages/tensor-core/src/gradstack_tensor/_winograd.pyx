@@ -291,47 +291,71 @@ cdef extern from *:
         }                                                                             \
     }
     #define GS_WIG_BODY(name, T)                                                      \
-    GS_BODY void name(const T* restrict z, T* restrict e, T* restrict pp,             \
-                      Py_ssize_t th, Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t stride) \
+    GS_BODY void name(const T* restrict z, T* restrict e, T* restrict dx,             \
+                      Py_ssize_t th, Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w,       \
+                      Py_ssize_t ph, Py_ssize_t pw, Py_ssize_t stride)                \
     {                                                                                 \
-        Py_ssize_t i, j, x, ty, hp = 2 * th + 2;                                      \
-        for (x = 0; x < 4 * hp * tw; x++)                                             \
-            e[x] = 0;                                                                 \
-        for (ty = 0; ty < th; ty++) {  /* columns: B z, added into padded row         \
-                                          2 ty + i; B's rows (1,0,0,0) (0,1,-1,1)     \
-                                          (-1,1,1,0) (0,0,0,-1) */                    \
-            for (j = 0; j < 4; j++) {                                                 \
-                const T* restrict q0 = z + ty * tw + j * stride;                      \
-                const T* restrict q1 = q0 + 4 * stride;                               \
-                const T* restrict q2 = q1 + 4 * stride;                               \
-                const T* restrict q3 = q2 + 4 * stride;                               \
-                T* restrict e0 = e + (8 * ty + j) * tw;                               \
-                T* restrict e1 = e0 + 4 * tw;                                         \
-                T* restrict e2 = e1 + 4 * tw;                                         \
-                T* restrict e3 = e2 + 4 * tw;                                         \
-                for (x = 0; x < tw; x++) {                                            \
-                    e0[x] += q0[x];                                                   \
-                    e1[x] += q1[x] - q2[x] + q3[x];                                   \
-                    e2[x] += q1[x] + q2[x] - q0[x];                                   \
-                    e3[x] -= q3[x];                                                   \
-                }                                                                     \
+        Py_ssize_t i, j, k, y, xx, R, hp = 2 * th + 2, wq = 2 * tw;                   \
+        Py_ssize_t n = hp * tw, m = th * tw, b1, b2, b3;                              \
+        T* restrict P = e + 4 * n;         /* columns 0 .. 2 tw - 1 of a row */       \
+        T* restrict S = P + 2 * n;         /* columns 2 .. 2 tw + 1 */                \
+        if (th <= 0 || tw <= 0) {                                                     \
+            for (k = 0; k < h * w; k++)                                               \
+                dx[k] = 0;                                                            \
+            return;                                                                   \
+        }                                                                             \
+        for (k = 0; k < 4 * n; k++)                                                   \
+            e[k] = 0;                                                                 \
+        for (j = 0; j < 4; j++) {      /* columns: B z, added into the padded rows,   \
+                                          even rows E first, odd rows O after them;   \
+                                          B's rows (1,0,0,0) (0,1,-1,1) (-1,1,1,0)    \
+                                          (0,0,0,-1) */                               \
+            const T* restrict q0 = z + j * stride;                                    \
+            const T* restrict q1 = q0 + 4 * stride;                                   \
+            const T* restrict q2 = q1 + 4 * stride;                                   \
+            const T* restrict q3 = q2 + 4 * stride;                                   \
+            T* restrict E = e + j * n;                                                \
+            T* restrict O = E + (th + 1) * tw;                                        \
+            for (k = 0; k < m; k++) {      /* rows 2 ty, 2 ty + 1 */                  \
+                E[k] += q0[k];                                                        \
+                O[k] += q1[k] - q2[k] + q3[k];                                        \
+            }                                                                         \
+            for (k = 0; k < m; k++) {      /* rows 2 ty + 2, 2 ty + 3 */              \
+                E[k + tw] += q1[k] + q2[k] - q0[k];                                   \
+                O[k + tw] -= q3[k];                                                   \
             }                                                                         \
         }                                                                             \
-        for (i = 0; i < hp; i++) {     /* rows: (B z) B^T, each padded row once,      \
-                                          added where the tiles overlap */            \
-            T* restrict row = pp + i * wp;                                            \
-            const T* restrict e0 = e + 4 * i * tw;                                    \
-            const T* restrict e1 = e0 + tw;                                           \
-            const T* restrict e2 = e1 + tw;                                           \
-            const T* restrict e3 = e2 + tw;                                           \
-            for (x = 0; x < tw; x++) {                                                \
-                row[2 * x] += e0[x];                                                  \
-                row[2 * x + 1] += e1[x] - e2[x] + e3[x];                              \
+        for (k = 0; k < n; k++) {      /* rows: (B z) B^T, every row at once */       \
+            const T e0 = e[k], e1 = e[n + k], e2 = e[2 * n + k], e3 = e[3 * n + k];    \
+            P[2 * k] = (T)0 + e0;                                                     \
+            P[2 * k + 1] = (T)0 + (e1 - e2 + e3);                                     \
+            S[2 * k] = (T)0 + (e1 + e2 - e0);                                         \
+            S[2 * k + 1] = (T)0 - e3;                                                 \
+        }                                                                             \
+        b1 = 2 - pw < 0 ? 0 : (2 - pw > w ? w : 2 - pw);                              \
+        b2 = wq - pw < 0 ? 0 : (wq - pw > w ? w : wq - pw);                           \
+        b3 = wq + 2 - pw < 0 ? 0 : (wq + 2 - pw > w ? w : wq + 2 - pw);               \
+        for (y = 0; y < h; y++) {      /* the overlaps added, copied out */           \
+            T* restrict d = dx + y * w;                                               \
+            const T* restrict pr;                                                     \
+            const T* restrict sr;                                                     \
+            i = y + ph;                                                               \
+            if (i >= hp) {                                                            \
+                for (xx = 0; xx < w; xx++)                                            \
+                    d[xx] = 0;                                                        \
+                continue;                                                             \
             }                                                                         \
-            for (x = 0; x < tw; x++) {                                                \
-                row[2 * x + 2] += e1[x] + e2[x] - e0[x];                              \
-                row[2 * x + 3] -= e3[x];                                              \
-            }                                                                         \
+            R = i % 2 == 0 ? i / 2 : th + 1 + i / 2;                                  \
+            pr = P + R * wq + pw;                                                     \
+            sr = S + R * wq + pw - 2;                                                 \
+            for (xx = 0; xx < b1; xx++)                                               \
+                d[xx] = pr[xx];                                                       \
+            for (xx = b1; xx < b2; xx++)                                              \
+                d[xx] = pr[xx] + sr[xx];                                              \
+            for (xx = b2; xx < b3; xx++)                                              \
+                d[xx] = sr[xx];                                                       \
+            for (xx = b3; xx < w; xx++)                                               \
+                d[xx] = 0;                                                            \
         }                                                                             \
     }
     #define GS_W_COPIES(SUF, T)                                                       \
@@ -348,9 +372,10 @@ cdef extern from *:
     static void gs_wg_##SUF##_default(const T* g, T* r, T* q, Py_ssize_t th,          \
                                       Py_ssize_t tw, Py_ssize_t s)                    \
     { gs_wg_body_##SUF(g, r, q, th, tw, s); }                                        \
-    static void gs_wig_##SUF##_default(const T* z, T* e, T* pp, Py_ssize_t th,        \
-                                       Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)    \
-    { gs_wig_body_##SUF(z, e, pp, th, tw, wp, s); }
+    static void gs_wig_##SUF##_default(const T* z, T* e, T* dx, Py_ssize_t th,        \
+                                       Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w,     \
+                                       Py_ssize_t ph, Py_ssize_t pw, Py_ssize_t s)    \
+    { gs_wig_body_##SUF(z, e, dx, th, tw, h, w, ph, pw, s); }
     #if GS_AVX2_CLONES
     #define GS_W_AVX2(SUF, T)                                                         \
     __attribute__((target("avx2")))                                                   \
@@ -366,9 +391,10 @@ cdef extern from *:
                                    Py_ssize_t tw, Py_ssize_t s)                       \
     { gs_wg_body_##SUF(g, r, q, th, tw, s); }                                        \
     __attribute__((target("avx2")))                                                   \
-    static void gs_wig_##SUF##_avx2(const T* z, T* e, T* pp, Py_ssize_t th,           \
-                                    Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)       \
-    { gs_wig_body_##SUF(z, e, pp, th, tw, wp, s); }
+    static void gs_wig_##SUF##_avx2(const T* z, T* e, T* dx, Py_ssize_t th,           \
+                                    Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w,        \
+                                    Py_ssize_t ph, Py_ssize_t pw, Py_ssize_t s)       \
+    { gs_wig_body_##SUF(z, e, dx, th, tw, h, w, ph, pw, s); }
     #else
     #define GS_W_AVX2(SUF, T)
     #endif
@@ -382,9 +408,10 @@ cdef extern from *:
     static void gs_wg_##SUF(int gs_avx2, const T* g, T* r, T* q, Py_ssize_t th,       \
                             Py_ssize_t tw, Py_ssize_t s)                              \
     { GS_DISPATCH(gs_wg_##SUF, (g, r, q, th, tw, s)); }                              \
-    static void gs_wig_##SUF(int gs_avx2, const T* z, T* e, T* pp, Py_ssize_t th,     \
-                             Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s)              \
-    { GS_DISPATCH(gs_wig_##SUF, (z, e, pp, th, tw, wp, s)); }
+    static void gs_wig_##SUF(int gs_avx2, const T* z, T* e, T* dx, Py_ssize_t th,     \
+                             Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w,               \
+                             Py_ssize_t ph, Py_ssize_t pw, Py_ssize_t s)              \
+    { GS_DISPATCH(gs_wig_##SUF, (z, e, dx, th, tw, h, w, ph, pw, s)); }
     GS_W_COPIES(f32, float)
     GS_W_COPIES(f64, double)
     GS_W_AVX2(f32, float)
@@ -404,10 +431,12 @@ cdef extern from *:
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
     void gs_wg_f64(int avx2, const double* g, double* r, double* q, Py_ssize_t th,
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
-    void gs_wig_f32(int avx2, const float* z, float* e, float* pp, Py_ssize_t th,
-                    Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
-    void gs_wig_f64(int avx2, const double* z, double* e, double* pp, Py_ssize_t th,
-                    Py_ssize_t tw, Py_ssize_t wp, Py_ssize_t s) noexcept nogil
+    void gs_wig_f32(int avx2, const float* z, float* e, float* dx, Py_ssize_t th,
+                    Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w, Py_ssize_t ph,
+                    Py_ssize_t pw, Py_ssize_t s) noexcept nogil
+    void gs_wig_f64(int avx2, const double* z, double* e, double* dx, Py_ssize_t th,
+                    Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w, Py_ssize_t ph,
+                    Py_ssize_t pw, Py_ssize_t s) noexcept nogil
 
 
 cdef inline void _input_rows(const real* pp, const real* tl, real* r, real* v, Py_ssize_t th,
@@ -434,13 +463,12 @@ cdef inline void _grad_rows(const real* g, real* r, real* q, Py_ssize_t th, Py_s
         gs_wg_f64(kernel_avx2(), g, r, q, th, tw, stride)
 
 
-cdef inline void _input_grad_rows(const real* z, real* e, real* pp, Py_ssize_t th,
-                                  Py_ssize_t tw, Py_ssize_t wp,
+cdef inline void _input_grad_rows(const real* z, real* e, real* dx, const Tiles* t,
                                   Py_ssize_t stride) noexcept nogil:
     if real is float:
-        gs_wig_f32(kernel_avx2(), z, e, pp, th, tw, wp, stride)
+        gs_wig_f32(kernel_avx2(), z, e, dx, t.th, t.tw, t.h, t.w, t.ph, t.pw, stride)
     else:
-        gs_wig_f64(kernel_avx2(), z, e, pp, th, tw, wp, stride)
+        gs_wig_f64(kernel_avx2(), z, e, dx, t.th, t.tw, t.h, t.w, t.ph, t.pw, stride)
 
 
 # ---------------------------------------------------------------------------------------
@@ -590,25 +618,31 @@ cdef int _grad_plane(const real* g, real* q, const Tiles* t, Py_ssize_t t0,
     return 0
 
 
+# Note [Winograd's input gradient in flat passes]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The transpose of Note [Winograd's input transform in two flat passes]: the column
+# transform adds each tile's four rows into the padded rows, laid out even rows first and
+# odd rows after them, in two loops over the plane's tiles (rows 2 ty and 2 ty + 1, then
+# rows 2 ty + 2 and 2 ty + 3: a row then gets the contributions of its two tiles from
+# separate loops, so no loop reads what it wrote); the row transform is one loop over all
+# the rows' tiles, a tile's columns 2 tx and 2 tx + 1 into one plane and 2 tx + 2 and
+# 2 tx + 3 into another, added as they are copied out.  Every number of the padded plane
+# is the sum, from zero, of the same one or two terms as in the loops along rows of tiles
+# (the first one added first there: ``(0 + a) + b``, here ``(0 + a) + (0 + b)``, and
+# ``(0 + b) + a`` in the columns); IEEE addition commutes and ``0 + a`` is never ``-0``,
+# so these are the same bits.
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef int _input_grad_plane(const real* z, real* dx, const Tiles* t, Py_ssize_t t0,
                            Py_ssize_t stride) noexcept nogil:
-    """``B z B^T`` of the plane's tiles added up in a padded plane, copied to ``dx``."""
-    cdef Py_ssize_t th = t.th, tw = t.tw, h = t.h, w = t.w, ph = t.ph, pw = t.pw
-    cdef Py_ssize_t hp = 2 * th + 2, wp = 2 * tw + 2
-    cdef real* pp = <real*>malloc((hp * wp + 4 * hp * tw) * sizeof(real))
-    if pp == NULL:
+    """``B z B^T`` of the plane's tiles added up in a padded plane, copied to ``dx``
+    (Note [Winograd's input gradient in flat passes])."""
+    cdef real* e = <real*>malloc((8 * (2 * t.th + 2) * t.tw + 1) * sizeof(real))
+    if e == NULL:
         return -1
-    cdef Py_ssize_t y, xx, yy
-    for y in range(hp * wp):
-        pp[y] = 0
-    _input_grad_rows(z + t0, pp + hp * wp, pp, th, tw, wp, stride)
-    for y in range(h):
-        yy = y + ph
-        for xx in range(w):
-            dx[y * w + xx] = pp[yy * wp + xx + pw] if yy < hp and xx + pw < wp else 0
-    free(pp)
+    _input_grad_rows(z + t0, e, dx, t, stride)
+    free(e)
     return 0
 
 
