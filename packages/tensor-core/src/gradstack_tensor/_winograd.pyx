@@ -232,30 +232,41 @@ cdef extern from *:
         }                                                                             \
     }
     #define GS_WO_BODY(name, T)                                                       \
-    GS_BODY void name(const T* restrict m, T* restrict s, T* restrict d0,             \
-                      T* restrict d1, Py_ssize_t tw, Py_ssize_t stride) {             \
-        Py_ssize_t j, x, a;                                                           \
-        for (j = 0; j < 4; j++) {          /* columns: A^T m */                       \
+    GS_BODY void name(const T* restrict m, T* restrict s, T* restrict y,              \
+                      Py_ssize_t th, Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w,       \
+                      Py_ssize_t stride) {                                            \
+        Py_ssize_t j, k, x, a, ty, yy, n = th * tw;                                   \
+        T* restrict r = s + 8 * n;         /* a row pair's blocks past the plane */   \
+        for (j = 0; j < 4; j++) {          /* columns: A^T m, the plane at once */    \
             const T* restrict m0 = m + j * stride;                                    \
             const T* restrict m1 = m0 + 4 * stride;                                   \
             const T* restrict m2 = m1 + 4 * stride;                                   \
             const T* restrict m3 = m2 + 4 * stride;                                   \
-            T* restrict s0 = s + j * tw;                                              \
-            T* restrict s1 = s0 + 4 * tw;                                             \
-            for (x = 0; x < tw; x++) {                                                \
-                s0[x] = m0[x] + m1[x] + m2[x];                                        \
-                s1[x] = m1[x] - m2[x] - m3[x];                                        \
+            T* restrict s0 = s + j * n;                                               \
+            T* restrict s1 = s0 + 4 * n;                                              \
+            for (k = 0; k < n; k++) {                                                 \
+                s0[k] = m0[k] + m1[k] + m2[k];                                        \
+                s1[k] = m1[k] - m2[k] - m3[k];                                        \
             }                                                                         \
         }                                                                             \
-        for (a = 0; a < 2; a++) {          /* rows: (A^T m) A */                      \
-            T* restrict d = a ? d1 : d0;                                              \
-            const T* restrict s0 = s + 4 * a * tw;                                    \
-            const T* restrict s1 = s0 + tw;                                           \
-            const T* restrict s2 = s1 + tw;                                           \
-            const T* restrict s3 = s2 + tw;                                           \
-            for (x = 0; x < tw; x++) {                                                \
-                d[2 * x] = s0[x] + s1[x] + s2[x];                                     \
-                d[2 * x + 1] = s1[x] - s2[x] - s3[x];                                 \
+        for (ty = 0; ty < th; ty++) {      /* rows: (A^T m) A, a row of tiles */      \
+            for (a = 0; a < 2; a++) {                                                 \
+                const T* restrict s0 = s + 4 * a * n + ty * tw;                       \
+                const T* restrict s1 = s0 + n;                                        \
+                const T* restrict s2 = s1 + n;                                        \
+                const T* restrict s3 = s2 + n;                                        \
+                T* restrict d;                                                        \
+                yy = 2 * ty + a;                                                      \
+                if (yy >= h)                                                          \
+                    break;                                                            \
+                d = w == 2 * tw ? y + yy * w : r;                                     \
+                for (x = 0; x < tw; x++) {                                            \
+                    d[2 * x] = s0[x] + s1[x] + s2[x];                                 \
+                    d[2 * x + 1] = s1[x] - s2[x] - s3[x];                             \
+                }                                                                     \
+                if (d == r)                                                           \
+                    for (x = 0; x < w; x++)                                           \
+                        y[yy * w + x] = r[x];                                         \
             }                                                                         \
         }                                                                             \
     }
@@ -368,9 +379,10 @@ cdef extern from *:
     static void gs_wi_##SUF##_default(const T* pp, const T* tl, T* r, T* v,           \
                                       Py_ssize_t th, Py_ssize_t tw, Py_ssize_t s)     \
     { gs_wi_body_##SUF(pp, tl, r, v, th, tw, s); }                                        \
-    static void gs_wo_##SUF##_default(const T* m, T* sc, T* d0, T* d1,                \
-                                      Py_ssize_t tw, Py_ssize_t s)                    \
-    { gs_wo_body_##SUF(m, sc, d0, d1, tw, s); }                                       \
+    static void gs_wo_##SUF##_default(const T* m, T* sc, T* y, Py_ssize_t th,          \
+                                      Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w,      \
+                                      Py_ssize_t s)                                   \
+    { gs_wo_body_##SUF(m, sc, y, th, tw, h, w, s); }                                       \
     static void gs_wg_##SUF##_default(const T* g, T* r, T* q, Py_ssize_t th,          \
                                       Py_ssize_t tw, Py_ssize_t s)                    \
     { gs_wg_body_##SUF(g, r, q, th, tw, s); }                                        \
@@ -385,9 +397,10 @@ cdef extern from *:
                                    Py_ssize_t th, Py_ssize_t tw, Py_ssize_t s)        \
     { gs_wi_body_##SUF(pp, tl, r, v, th, tw, s); }                                        \
     __attribute__((target("avx2")))                                                   \
-    static void gs_wo_##SUF##_avx2(const T* m, T* sc, T* d0, T* d1,                   \
-                                   Py_ssize_t tw, Py_ssize_t s)                       \
-    { gs_wo_body_##SUF(m, sc, d0, d1, tw, s); }                                       \
+    static void gs_wo_##SUF##_avx2(const T* m, T* sc, T* y, Py_ssize_t th,             \
+                                   Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w,         \
+                                   Py_ssize_t s)                                      \
+    { gs_wo_body_##SUF(m, sc, y, th, tw, h, w, s); }                                       \
     __attribute__((target("avx2")))                                                   \
     static void gs_wg_##SUF##_avx2(const T* g, T* r, T* q, Py_ssize_t th,             \
                                    Py_ssize_t tw, Py_ssize_t s)                       \
@@ -404,9 +417,9 @@ cdef extern from *:
     static void gs_wi_##SUF(int gs_avx2, const T* pp, const T* tl, T* r, T* v,        \
                             Py_ssize_t th, Py_ssize_t tw, Py_ssize_t s)               \
     { GS_DISPATCH(gs_wi_##SUF, (pp, tl, r, v, th, tw, s)); }                              \
-    static void gs_wo_##SUF(int gs_avx2, const T* m, T* sc, T* d0, T* d1,             \
-                            Py_ssize_t tw, Py_ssize_t s)                              \
-    { GS_DISPATCH(gs_wo_##SUF, (m, sc, d0, d1, tw, s)); }                             \
+    static void gs_wo_##SUF(int gs_avx2, const T* m, T* sc, T* y, Py_ssize_t th,       \
+                            Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w, Py_ssize_t s)  \
+    { GS_DISPATCH(gs_wo_##SUF, (m, sc, y, th, tw, h, w, s)); }                             \
     static void gs_wg_##SUF(int gs_avx2, const T* g, T* r, T* q, Py_ssize_t th,       \
                             Py_ssize_t tw, Py_ssize_t s)                              \
     { GS_DISPATCH(gs_wg_##SUF, (g, r, q, th, tw, s)); }                              \
@@ -425,10 +438,10 @@ cdef extern from *:
                    Py_ssize_t th, Py_ssize_t tw, Py_ssize_t s) noexcept nogil
     void gs_wi_f64(int avx2, const double* pp, const double* tl, double* r, double* v,
                    Py_ssize_t th, Py_ssize_t tw, Py_ssize_t s) noexcept nogil
-    void gs_wo_f32(int avx2, const float* m, float* sc, float* d0, float* d1,
-                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
-    void gs_wo_f64(int avx2, const double* m, double* sc, double* d0, double* d1,
-                   Py_ssize_t tw, Py_ssize_t s) noexcept nogil
+    void gs_wo_f32(int avx2, const float* m, float* sc, float* y, Py_ssize_t th,
+                   Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w, Py_ssize_t s) noexcept nogil
+    void gs_wo_f64(int avx2, const double* m, double* sc, double* y, Py_ssize_t th,
+                   Py_ssize_t tw, Py_ssize_t h, Py_ssize_t w, Py_ssize_t s) noexcept nogil
     void gs_wg_f32(int avx2, const float* g, float* r, float* q, Py_ssize_t th,
                    Py_ssize_t tw, Py_ssize_t s) noexcept nogil
     void gs_wg_f64(int avx2, const double* g, double* r, double* q, Py_ssize_t th,
@@ -449,12 +462,12 @@ cdef inline void _input_rows(const real* pp, const real* tl, real* r, real* v, P
         gs_wi_f64(kernel_avx2(), pp, tl, r, v, th, tw, stride)
 
 
-cdef inline void _output_row(const real* m, real* s, real* d0, real* d1, Py_ssize_t tw,
-                             Py_ssize_t stride) noexcept nogil:
+cdef inline void _output_rows(const real* m, real* s, real* y, const Tiles* t,
+                              Py_ssize_t stride) noexcept nogil:
     if real is float:
-        gs_wo_f32(kernel_avx2(), m, s, d0, d1, tw, stride)
+        gs_wo_f32(kernel_avx2(), m, s, y, t.th, t.tw, t.h, t.w, stride)
     else:
-        gs_wo_f64(kernel_avx2(), m, s, d0, d1, tw, stride)
+        gs_wo_f64(kernel_avx2(), m, s, y, t.th, t.tw, t.h, t.w, stride)
 
 
 cdef inline void _grad_rows(const real* g, real* r, real* q, Py_ssize_t th, Py_ssize_t tw,
@@ -574,26 +587,13 @@ cdef int _input_plane(const real* x, real* v, const Tiles* t, Py_ssize_t t0,
 @cython.wraparound(False)
 cdef int _output_plane(const real* m, real* y, const Tiles* t, Py_ssize_t t0,
                        Py_ssize_t stride) noexcept nogil:
-    """``A^T m A`` of the plane's tiles, the 2x2 blocks inside the ``h x w`` plane."""
-    cdef Py_ssize_t th = t.th, tw = t.tw, h = t.h, w = t.w
-    cdef real* s = <real*>malloc((8 * tw + 4 * tw) * sizeof(real))
+    """``A^T m A`` of the plane's tiles, the 2x2 blocks inside the ``h x w`` plane: the
+    column transform over the whole plane at once, the row transform a row of tiles at a
+    time (Note [Winograd's input transform in two flat passes])."""
+    cdef real* s = <real*>malloc((8 * t.th * t.tw + 2 * t.tw + 1) * sizeof(real))
     if s == NULL:
         return -1
-    cdef real* r0 = s + 8 * tw
-    cdef real* r1 = r0 + 2 * tw
-    cdef bint direct = w == 2 * tw
-    cdef Py_ssize_t ty, x, yy
-    for ty in range(th):
-        yy = 2 * ty
-        if direct and yy + 1 < h:
-            _output_row(m + t0 + ty * tw, s, y + yy * w, y + (yy + 1) * w, tw, stride)
-            continue
-        _output_row(m + t0 + ty * tw, s, r0, r1, tw, stride)
-        for x in range(w):
-            y[yy * w + x] = r0[x]
-        if yy + 1 < h:
-            for x in range(w):
-                y[(yy + 1) * w + x] = r1[x]
+    _output_rows(m + t0, s, y, t, stride)
     free(s)
     return 0
 
@@ -952,59 +952,86 @@ def winograd_input_grad(z, n, h, w, padding, th, tw, out=None, max_threads=None)
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # ``U = G w G^T`` and ``dw = G^T dU G`` are 16 x 9 numbers per (output, input) channel
 # pair, computed in double and rounded once.  As two stacked numpy products (with the
-# transposes and casts between them) they took 0.27 and 0.52 ms at 64 x 64 channels, a
-# forward's and a backward's 1.1 ms of the ResNet's last stage; one loop over the pairs
-# takes a few hundredths of that.  Each sum runs over its terms in order from zero, as
-# BLAS's products summed them (every product of ``G``'s 0, +-1/2 and 1 with a float32
-# number is exact in double), so the values are those of the numpy products.
+# transposes and casts between them) they took 0.27 and 0.52 ms at 64 x 64 channels (one
+# thread), 1.1 ms of a forward and backward at the ResNet's last stage.  One loop over
+# the pairs, with ``G``'s numbers as constants, took 0.25 ms: its 16 positions' rows are
+# ``4 * pairs`` bytes apart (16 KiB at 64 x 64), and 16 stores a pair at that distance
+# alias in the L1 cache; written (and read) through a block of 32 pairs, 0.07 and 0.04 ms.
+# Each sum runs over its terms in order from zero, as BLAS's products summed them (every
+# product of ``G``'s 0, +-1/2 and 1 with a float32 number is exact in double), so the
+# values are the numpy products' bits (checked over random, zero, -0 and 1e+-30 weights).
 
-cdef double _GW[4][3]
-_GW[0][:] = [1.0, 0.0, 0.0]
-_GW[1][:] = [0.5, 0.5, 0.5]
-_GW[2][:] = [0.5, -0.5, 0.5]
-_GW[3][:] = [0.0, 0.0, 1.0]
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _filter_tiles(const real* w, real* u, Py_ssize_t pairs) noexcept nogil:
-    cdef Py_ssize_t k, a, b, i, l
-    cdef double t[3][4]
-    cdef double acc
-    for k in range(pairs):
-        for a in range(3):
-            for l in range(4):
-                acc = 0
-                for b in range(3):
-                    acc = acc + <double>w[9 * k + 3 * a + b] * _GW[l][b]
-                t[a][l] = acc
-        for i in range(4):
-            for l in range(4):
-                acc = 0
-                for a in range(3):
-                    acc = acc + t[a][l] * _GW[i][a]
-                u[(4 * i + l) * pairs + k] = <real>acc
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _filter_grad(const real* du, real* dw, Py_ssize_t pairs) noexcept nogil:
-    cdef Py_ssize_t k, a, b, i, l
-    cdef double s[4][3]
-    cdef double acc
-    for k in range(pairs):
-        for i in range(4):
-            for b in range(3):
-                acc = 0
-                for l in range(4):
-                    acc = acc + <double>du[(4 * i + l) * pairs + k] * _GW[l][b]
-                s[i][b] = acc
-        for a in range(3):
-            for b in range(3):
-                acc = 0
-                for i in range(4):
-                    acc = acc + _GW[i][a] * s[i][b]
-                dw[9 * k + 3 * a + b] = <real>acc
+cdef extern from *:
+    """
+    #include <string.h>
+    /* Note [Winograd's filter transforms in one loop]: G's numbers as constants, so that
+       the compiler unrolls the sums (products by 0 stay: they are -0 or NaN at times) */
+    static const double gs_wf_g[4][3] = {
+        {1.0, 0.0, 0.0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0.0, 0.0, 1.0}};
+    #define GS_WF_BLOCK 32  /* pairs per block: the 16 positions' rows are written
+                                  (read) a block at a time, not 16 numbers per pair 4 *
+                                  pairs bytes apart (which alias in the L1 cache) */
+    #define GS_WF(SUF, T)                                                             \
+    static void gs_wf_tiles_##SUF(const T* w, T* u, Py_ssize_t pairs) {               \
+        Py_ssize_t k0, k, nk; int a, b, i, l;                                         \
+        T blk[16][GS_WF_BLOCK];                                                       \
+        for (k0 = 0; k0 < pairs; k0 += GS_WF_BLOCK) {                                 \
+            nk = pairs - k0 < GS_WF_BLOCK ? pairs - k0 : GS_WF_BLOCK;                 \
+            for (k = 0; k < nk; k++) {                                                \
+                const T* wk = w + 9 * (k0 + k);                                       \
+                double t[3][4];                                                       \
+                for (a = 0; a < 3; a++)                                               \
+                    for (l = 0; l < 4; l++) {                                         \
+                        double acc = 0;                                               \
+                        for (b = 0; b < 3; b++)                                       \
+                            acc = acc + (double)wk[3 * a + b] * gs_wf_g[l][b];        \
+                        t[a][l] = acc;                                                \
+                    }                                                                 \
+                for (i = 0; i < 4; i++)                                               \
+                    for (l = 0; l < 4; l++) {                                         \
+                        double acc = 0;                                               \
+                        for (a = 0; a < 3; a++)                                       \
+                            acc = acc + t[a][l] * gs_wf_g[i][a];                      \
+                        blk[4 * i + l][k] = (T)acc;                                   \
+                    }                                                                 \
+            }                                                                         \
+            for (i = 0; i < 16; i++)                                                  \
+                memcpy(u + i * pairs + k0, blk[i], nk * sizeof(T));                   \
+        }                                                                             \
+    }                                                                                 \
+    static void gs_wf_grad_##SUF(const T* du, T* dw, Py_ssize_t pairs) {              \
+        Py_ssize_t k0, k, nk; int a, b, i, l;                                         \
+        T blk[16][GS_WF_BLOCK];                                                       \
+        for (k0 = 0; k0 < pairs; k0 += GS_WF_BLOCK) {                                 \
+            nk = pairs - k0 < GS_WF_BLOCK ? pairs - k0 : GS_WF_BLOCK;                 \
+            for (i = 0; i < 16; i++)                                                  \
+                memcpy(blk[i], du + i * pairs + k0, nk * sizeof(T));                  \
+            for (k = 0; k < nk; k++) {                                                \
+                double s[4][3];                                                       \
+                for (i = 0; i < 4; i++)                                               \
+                    for (b = 0; b < 3; b++) {                                         \
+                        double acc = 0;                                               \
+                        for (l = 0; l < 4; l++)                                       \
+                            acc = acc + (double)blk[4 * i + l][k] * gs_wf_g[l][b];    \
+                        s[i][b] = acc;                                                \
+                    }                                                                 \
+                for (a = 0; a < 3; a++)                                               \
+                    for (b = 0; b < 3; b++) {                                         \
+                        double acc = 0;                                               \
+                        for (i = 0; i < 4; i++)                                       \
+                            acc = acc + gs_wf_g[i][a] * s[i][b];                      \
+                        dw[9 * (k0 + k) + 3 * a + b] = (T)acc;                        \
+                    }                                                                 \
+            }                                                                         \
+        }                                                                             \
+    }
+    GS_WF(f32, float)
+    GS_WF(f64, double)
+    """
+    void gs_wf_tiles_f32(const float* w, float* u, Py_ssize_t pairs) noexcept nogil
+    void gs_wf_tiles_f64(const double* w, double* u, Py_ssize_t pairs) noexcept nogil
+    void gs_wf_grad_f32(const float* du, float* dw, Py_ssize_t pairs) noexcept nogil
+    void gs_wf_grad_f64(const double* du, double* dw, Py_ssize_t pairs) noexcept nogil
 
 
 def winograd_filter_tiles(w):
@@ -1045,10 +1072,10 @@ def winograd_filter_tiles(w):
     cdef void* dst = cnp.PyArray_DATA(res)
     if w.dtype == np.float32:
         with nogil:
-            _filter_tiles(<const float*>src, <float*>dst, o * c)
+            gs_wf_tiles_f32(<const float*>src, <float*>dst, o * c)
     else:
         with nogil:
-            _filter_tiles(<const double*>src, <double*>dst, o * c)
+            gs_wf_tiles_f64(<const double*>src, <double*>dst, o * c)
     return res
 
 
@@ -1090,8 +1117,8 @@ def winograd_filter_grad(du):
     cdef void* dst = cnp.PyArray_DATA(res)
     if du.dtype == np.float32:
         with nogil:
-            _filter_grad(<const float*>src, <float*>dst, o * c)
+            gs_wf_grad_f32(<const float*>src, <float*>dst, o * c)
     else:
         with nogil:
-            _filter_grad(<const double*>src, <double*>dst, o * c)
+            gs_wf_grad_f64(<const double*>src, <double*>dst, o * c)
     return res
