@@ -1103,9 +1103,9 @@ def winograd_filter_grad(du):
     --------
     >>> import numpy as np
     >>> winograd_filter_grad(np.ones((16, 1, 1)))[0, 0]
-    array([[4., 2., 4.],
-           [2., 1., 2.],
-           [4., 2., 4.]])
+    array([[4., 0., 4.],
+           [0., 0., 0.],
+           [4., 0., 4.]])
     """
     cdef str func = "winograd_filter_grad"
     _check_input(func, "du", du)
