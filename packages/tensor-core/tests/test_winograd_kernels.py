@@ -265,6 +265,8 @@ _TILINGS = [
     (1, 2, 9, 8, (0, 1), 2, 6),
     (1, 1, 3, 3, (1, 0), 0, 2),
     (1, 1, 3, 3, (1, 0), 2, 0),
+    (1, 1, 67, 40, (1, 1), 33, 20),  # bands of 12 rows of tiles (GS_W_BAND)
+    (1, 1, 5, 600, (1, 2), 2, 300),  # a row of tiles past the band
 ]
 
 
@@ -318,6 +320,12 @@ def test_tile_transforms_match_a_per_tile_reference(tiling, dtype):
     q = np.einsum("ai,ncyaxb,bj->ijcnyx", _AT, gp.reshape(n, c, gh, 2, gw, 2), _AT)
     np.testing.assert_allclose(kernels.winograd_grad_tiles(g), q.reshape(16, c, -1),
                                rtol=tol, atol=tol)  # fmt: skip
+    # the output transform: A^T m A of every tile, cropped to the plane
+    m = z.astype(np.float64).reshape(4, 4, c, n, th, tw)
+    y = np.einsum("ai,ijcnyx,bj->ncyaxb", _AT, m, _AT).reshape(n, c, 2 * th, 2 * tw)
+    oh, ow = max(2 * th - 1, 0), max(2 * tw - 1, 0)
+    np.testing.assert_allclose(kernels.winograd_output_tiles(z, n, oh, ow), y[:, :, :oh, :ow],
+                               rtol=tol * 4, atol=tol * 4)  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
