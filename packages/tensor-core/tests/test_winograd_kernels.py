@@ -248,3 +248,105 @@ def test_threads_give_the_same_bits():
     np.testing.assert_array_equal(capped, one[0])
     with pytest.raises(ValueError, match="max_threads"):
         kernels.winograd_grad_tiles(g, max_threads=0)
+
+
+# Winograd's F(2x2, 3x3) matrices, for the references below
+_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float64)
+_AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float64)
+_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], np.float64)
+
+# (n, c, h, w, padding, th, tw): odd planes, paddings past the kernel, one tile, more
+# tiles than the plane holds, none (Note [Winograd's input transform in two flat passes])
+_TILINGS = [
+    (2, 3, 5, 7, (1, 1), 3, 4),
+    (1, 2, 4, 4, (0, 0), 1, 1),
+    (1, 1, 1, 1, (1, 1), 1, 1),
+    (2, 2, 6, 3, (2, 3), 5, 2),
+    (1, 2, 9, 8, (0, 1), 2, 6),
+    (1, 1, 3, 3, (1, 0), 0, 2),
+    (1, 1, 3, 3, (1, 0), 2, 0),
+    (1, 1, 67, 40, (1, 1), 33, 20),  # bands of 12 rows of tiles (GS_W_BAND)
+    (1, 1, 5, 600, (1, 2), 2, 300),  # a row of tiles past the band
+]
+
+
+def _padded(x, padding, th, tw):
+    """The input zero-padded (and cut) to the ``2 th + 2`` x ``2 tw + 2`` the tiles read."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, c, 2 * th + 2, 2 * tw + 2))
+    ph, pw = padding
+    rows, cols = min(h, out.shape[2] - ph), min(w, out.shape[3] - pw)
+    out[:, :, ph : ph + rows, pw : pw + cols] = x[:, :, :rows, :cols]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tiling", _TILINGS, ids=str)
+def test_tile_transforms_match_a_per_tile_reference(tiling, dtype):
+    """Each transform against its formula tile by tile in float64 (the transforms are
+    additions of at most four numbers, so float32 agrees to its rounding)."""
+    n, c, h, w, p, th, tw = tiling
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    z = rng.standard_normal((16, c, n * th * tw)).astype(dtype)
+    pad = _padded(x.astype(np.float64), p, th, tw)
+    v = np.zeros((16, c, n, th, tw))
+    for ty in range(th):
+        for tx in range(tw):
+            d = pad[:, :, 2 * ty : 2 * ty + 4, 2 * tx : 2 * tx + 4]
+            v[:, :, :, ty, tx] = np.einsum("ia,ncab,jb->ijcn", _BT, d, _BT).reshape(16, c, n)
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(kernels.winograd_input_tiles(x, p, th, tw),
+                               v.reshape(16, c, -1), rtol=tol, atol=tol)  # fmt: skip
+    # the input gradient is the transpose: B z B^T of every tile, added where they overlap
+    zt = z.astype(np.float64).reshape(4, 4, c, n, th, tw)
+    acc = np.zeros((n, c, 2 * th + 2, 2 * tw + 2))
+    for ty in range(th):
+        for tx in range(tw):
+            acc[:, :, 2 * ty : 2 * ty + 4, 2 * tx : 2 * tx + 4] += np.einsum(
+                "ia,ijcn,jb->ncab", _BT, zt[:, :, :, :, ty, tx], _BT
+            )
+    ref = np.zeros((n, c, h, w))
+    ph, pw = p
+    rows, cols = min(h, acc.shape[2] - ph), min(w, acc.shape[3] - pw)
+    ref[:, :, :rows, :cols] = acc[:, :, ph : ph + rows, pw : pw + cols]
+    np.testing.assert_allclose(kernels.winograd_input_grad(z, n, h, w, p, th, tw), ref,
+                               rtol=tol * 4, atol=tol * 4)  # fmt: skip
+    # the output gradient's transform: A g A^T of every 2x2 block, zero past the plane
+    g = x
+    gh, gw = (h + 1) // 2, (w + 1) // 2
+    gp = np.zeros((n, c, 2 * gh, 2 * gw))
+    gp[:, :, :h, :w] = g
+    q = np.einsum("ai,ncyaxb,bj->ijcnyx", _AT, gp.reshape(n, c, gh, 2, gw, 2), _AT)
+    np.testing.assert_allclose(kernels.winograd_grad_tiles(g), q.reshape(16, c, -1),
+                               rtol=tol, atol=tol)  # fmt: skip
+    # the output transform: A^T m A of every tile, cropped to the plane
+    m = z.astype(np.float64).reshape(4, 4, c, n, th, tw)
+    y = np.einsum("ai,ijcnyx,bj->ncyaxb", _AT, m, _AT).reshape(n, c, 2 * th, 2 * tw)
+    oh, ow = max(2 * th - 1, 0), max(2 * tw - 1, 0)
+    np.testing.assert_allclose(kernels.winograd_output_tiles(z, n, oh, ow), y[:, :, :oh, :ow],
+                               rtol=tol * 4, atol=tol * 4)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_filter_transforms_match_their_formulas(dtype):
+    """U = G w G^T and dw = G^T dU G in float64, rounded once; checked arguments."""
+    rng = np.random.default_rng(10)
+    w = rng.standard_normal((5, 3, 3, 3)).astype(dtype)
+    du = rng.standard_normal((16, 5, 3)).astype(dtype)
+    u = np.einsum("ia,ocab,lb->iloc", _G, w.astype(np.float64), _G).reshape(16, 5, 3)
+    dw = np.einsum("ia,iloc,lb->ocab", _G, du.astype(np.float64).reshape(4, 4, 5, 3), _G)
+    got_u, got_dw = kernels.winograd_filter_tiles(w), kernels.winograd_filter_grad(du)
+    assert got_u.dtype == dtype and got_dw.dtype == dtype
+    tol = 1e-7 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(got_u, u.astype(dtype), rtol=tol, atol=tol)
+    np.testing.assert_allclose(got_dw, dw.astype(dtype), rtol=tol, atol=tol)
+    with pytest.raises(ValueError, match=r"\(O, C, 3, 3\)"):
+        kernels.winograd_filter_tiles(np.ones((2, 2, 5, 5), dtype))
+    with pytest.raises(ValueError, match=r"\(16, O, C\)"):
+        kernels.winograd_filter_grad(np.ones((9, 2, 2), dtype))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        kernels.winograd_filter_tiles(np.ones((2, 2, 3, 3), np.int32))
+    with pytest.raises(ValueError, match="contiguous"):
+        kernels.winograd_filter_grad(np.ones((16, 2, 4), dtype)[:, :, ::2])
+    assert kernels.winograd_filter_tiles(np.ones((0, 2, 3, 3), dtype)).shape == (16, 0, 2)

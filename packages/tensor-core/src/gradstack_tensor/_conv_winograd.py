@@ -29,7 +29,8 @@ convolution, the forward's largest error was 2.3e-7 to 3.0e-7 of the largest out
 im2col + sgemm's 4.8e-7 to 6.8e-7 and torch's 3.0e-7 to 3.9e-7 (Note [Why F(2x2, 3x3)
 and not F(4x4, 3x3)] in ``_winograd.pyx``; ``tests/test_conv_winograd.py`` checks the
 forward and both gradients against torch).  ``U = G w G^T`` and ``dw = G^T dU G`` are
-computed in float64 (16 x 9 numbers per channel pair) and rounded once.
+computed in float64 (16 x 9 numbers per channel pair, one loop in ``_winograd.pyx``) and
+rounded once.
 
 Note [Where Winograd pays]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -63,14 +64,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._winograd import (
+    winograd_filter_grad,
+    winograd_filter_tiles,
     winograd_grad_tiles,
     winograd_input_grad,
     winograd_input_tiles,
     winograd_output_tiles,
 )
-
-# Winograd's filter transform G (F(2x2, 3x3)), in float64
-_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 
 # Note [Where Winograd pays]
 _MIN_CHANNELS = 8
@@ -104,32 +104,11 @@ def _chunk(g, th: int, tw: int) -> int:
     return max(1, min(g.n, _CHUNK_ELEMENTS // per))
 
 
-def _filter_tiles(weight: np.ndarray) -> np.ndarray:
-    """``U = G w G^T`` of every (output, input) channel pair: ``(16, O, C)``, position
-    ``4 i + l``; two float64 products over all the pairs at once (a stacked matmul of
-    ``O * C`` 3x3 matrices costs ~0.5 ms at 64 x 64 channels), rounded once."""
-    o, c = weight.shape[:2]
-    t = weight.astype(np.float64).reshape(o * c * 3, 3) @ _G.T  # (O C j, l)
-    t = t.reshape(o * c, 3, 4).transpose(0, 2, 1).reshape(o * c * 4, 3) @ _G.T  # (O C l, i)
-    return np.ascontiguousarray(t.reshape(o, c, 4, 4).transpose(3, 2, 0, 1), weight.dtype).reshape(
-        16, o, c
-    )
-
-
-def _weight_grad(du: np.ndarray, o: int, c: int, dtype) -> np.ndarray:
-    """``dw = G^T dU G`` of the summed products ``dU`` ``(16, O, C)``: ``(O, C, 3, 3)``, two
-    float64 products, rounded once."""
-    d = du.astype(np.float64).reshape(4, 4, o * c).transpose(0, 2, 1).reshape(4 * o * c, 4)
-    s = (d @ _G).reshape(4, o * c * 3)  # (i, O C b)
-    dw = (_G.T @ s).reshape(3, o, c, 3).transpose(1, 2, 0, 3)  # (O, C, a, b)
-    return np.ascontiguousarray(dw, dtype=dtype)
-
-
 def winograd_forward(x: np.ndarray, weight: np.ndarray, g) -> np.ndarray:
     """The convolution of ``x`` with the 3x3 ``weight`` (no bias) by F(2x2, 3x3):
     ``(N, O, oh, ow)``."""
     th, tw = _tiles(g)
-    u = _filter_tiles(weight)
+    u = winograd_filter_tiles(weight)
     out = np.empty((g.n, g.o, g.oh, g.ow), dtype=x.dtype)
     step = _chunk(g, th, tw)
     full = step * th * tw
@@ -155,7 +134,7 @@ def winograd_backward(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, g, ne
     full = step * th * tw
     gx = gw = None
     if need_x:
-        ut = np.ascontiguousarray(_filter_tiles(weight).transpose(0, 2, 1))  # (16, C, O)
+        ut = np.ascontiguousarray(winograd_filter_tiles(weight).transpose(0, 2, 1))  # (16, C, O)
         gx = np.empty_like(x)
     if need_w:
         du = np.zeros((16, g.o, g.c), dtype=x.dtype)
@@ -179,5 +158,5 @@ def winograd_backward(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, g, ne
             np.matmul(ut, q, out=z)
             winograd_input_grad(z, m, g.h, g.w, g.p, th, tw, out=gx[start:stop], max_threads=1)
     if need_w:
-        gw = _weight_grad(du, g.o, g.c, x.dtype)
+        gw = winograd_filter_grad(du)
     return gx, gw

@@ -10,6 +10,8 @@ __all__ = [
     "winograd_output_tiles",
     "winograd_grad_tiles",
     "winograd_input_grad",
+    "winograd_filter_tiles",
+    "winograd_filter_grad",
 ]
 
 _Float = TypeVar("_Float", np.float32, np.float64)
@@ -45,3 +47,5 @@ def winograd_input_grad(
     out: _Array[_Float] | None = None,
     max_threads: int | None = None,
 ) -> _Array[_Float]: ...
+def winograd_filter_tiles(w: _Array[_Float]) -> _Array[_Float]: ...
+def winograd_filter_grad(du: _Array[_Float]) -> _Array[_Float]: ...
