@@ -270,11 +270,11 @@ def test_a_bad_environment_value_warns():
 def test_old_sizes_are_evicted_for_new_ones():
     """A table full of blocks of sizes no longer used still takes (and reuses) new ones."""
     _allocator.release()
-    for k in range(140):  # 140 distinct sizes > 128 slots
-        a = _op_result(BIG // 4 + 1024 * k)
+    for k in range(270):  # 270 distinct sizes > 256 slots
+        a = _op_result(BIG // 16 + 1024 * k)
         del a
     info = _allocator.cache_info()
-    assert info["blocks"] <= 128 and info["held"] <= info["limit"]
+    assert info["blocks"] <= 256 and info["held"] <= info["limit"]
     b = _op_result(BIG + 4096)  # a size never seen
     address = b.data_ptr()
     del b
@@ -300,7 +300,7 @@ def test_the_block_freed_last_is_reused_first():
 
 
 def test_a_block_of_half_a_mebibyte_is_reused():
-    # Note [Blocks from 128 KiB, 128 of them]: a (1024, 128) float32 activation, 512 KiB
+    # Note [Blocks from 128 KiB, 256 of them]: a (1024, 128) float32 activation, 512 KiB
     x = gt.ones(1024, 128)
     a = x * 7.0
     address = a.data_ptr()

@@ -84,7 +84,7 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_mutex_lock(pthread_mutex_t*)
     int pthread_mutex_unlock(pthread_mutex_t*)
 
-# Note [Blocks from 128 KiB, 128 of them]
+# Note [Blocks from 128 KiB, 256 of them]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # The cache first took blocks of 1 MiB and more, 32 of them.  The character GPT of
 # benchmarks/model_zoo.py allocates mostly (1024, 128) float32 arrays, 512 KiB: glibc served
@@ -92,12 +92,14 @@ cdef extern from "<pthread.h>" nogil:
 # top when the backward freed them, so every step grew the heap back by ~10 MiB: 2,625
 # page faults a step (torch's: 1,557), ~5% of its CPU time.  From 128 KiB (glibc's initial
 # mmap threshold: below it blocks come from the heap's free lists) and with room for the
-# ~60 such blocks a step of it holds at once, the step page-faults once or twice
-# (``cache_info()``: 56 blocks, 46 MiB held after a step); CPU time 103.7 -> 98.2 ms a
-# step (median of 15 interleaved rounds, load ~10).  A lookup scans the 128 slots: ~100 ns,
-# against the ~0.2 ms of a 512 KiB block's faults.
+# blocks a step holds at once (the character GPT ~60, minGPT ~120: with 128 slots it
+# still evicted, and faulted 2,275 times a step), a step of either page-faults two or
+# three times (``cache_info()`` after a step: 56 blocks, 46 MiB held; 122 blocks, 107 MiB);
+# the character GPT's CPU time 103.7 -> 98.2 ms a step (median of 15 interleaved rounds,
+# load ~10).  A lookup scans the slots: ~0.2 us, against the ~0.2 ms of a 512 KiB block's
+# faults.
 cdef enum:
-    SLOTS = 128
+    SLOTS = 256
 MIN_CACHED_BYTES = 1 << 17
 cdef size_t _MIN = 1 << 17
 
