@@ -95,6 +95,26 @@ def test_split_zero_size_and_int_dtypes():
         _same(p, q)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_split_gradient_when_every_piece_has_one(dtype):
+    # Note [split's gradient needs no zeros when every piece has one]: the block is not
+    # zeroed first; every element must still be written (a GPT's q, k, v: the pieces'
+    # gradients arrive transposed, non-contiguous)
+    x = np.random.default_rng(3).standard_normal((2, 5, 12)).astype(dtype)
+
+    def attention_like(L, a):
+        q, k, v = a.split(4, dim=2)
+        heads = [t.view(2, 5, 2, 2).transpose(1, 2) for t in (q, k, v)]
+        return L.cat([(h * (i + 1)).reshape(-1) for i, h in enumerate(heads)])
+
+    _grads(attention_like, x)
+    _grads(lambda L, a: L.cat([p.t().reshape(-1) for p in a[0].split([5, 0, 7], 1)]), x)
+    _grads(lambda L, a: L.stack([u * (i + 1) for i, u in enumerate(a.unbind(1))], 2), x)
+    _grads(lambda L, a: L.cat([p.reshape(-1) for p in a.chunk(4, 2)]), x)
+    empty = np.zeros((3, 0, 4), dtype)
+    _grads(lambda L, a: L.cat([p.reshape(-1) for p in a.split(2, 2)]), empty)
+
+
 def test_split_pieces_are_views_that_refuse_in_place_writes_under_grad():
     a = gs.tensor(np.ones((4, 3), np.float32), requires_grad=True)
     pieces = (a * 1).split(2, 0)

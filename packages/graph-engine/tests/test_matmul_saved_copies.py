@@ -121,3 +121,42 @@ def test_zero_size_operands():
     for mine, theirs in zip(*results):
         assert mine.shape == theirs.shape
         np.testing.assert_array_equal(mine, theirs)
+
+
+def test_folding_checked_on_the_strides_agrees_with_numpy():
+    # Note [Folding checked on the strides]: the fast check against numpy's no-copy reshape,
+    # over transposed, sliced, size-1 and negatively strided batch dims
+    from gradstack_autograd.derivatives.linalg import _batch_folds, _reshape_copies
+
+    rng = np.random.default_rng(11)
+    seen = {True: 0, False: 0}
+    for _ in range(400):
+        ndim = int(rng.integers(3, 6))
+        shape = tuple(int(s) for s in rng.integers(1, 4, ndim))
+        x = np.zeros(shape, np.float32)
+        x = np.transpose(x, rng.permutation(ndim))
+        if rng.random() < 0.3:
+            axis = int(rng.integers(0, ndim))
+            x = np.flip(x, axis) if rng.random() < 0.5 else np.take(x, [0], axis)
+        if rng.random() < 0.3 and x.shape[0] > 1:
+            x = x[::2]
+        batch = x.shape[:-2]
+        folded = (int(np.prod(batch)),) + x.shape[-2:]
+        expected = not _reshape_copies(x, folded)
+        assert _batch_folds(x) == expected, (x.shape, x.strides)
+        seen[expected] += 1
+    assert seen[True] > 20 and seen[False] > 20
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_with_size_one_batch_dims_matches_torch(dtype):
+    # one batch, one head: the size-1 batch dims the stride check skips
+    x = R.standard_normal((1, 5, 6)).astype(dtype)
+    outs = []
+    for lib in (torch, gt):
+        qkv = lib.tensor(x, requires_grad=True)
+        out = _attention_scores(lib, qkv, heads=1)
+        g = _grad(lib, out.sum(), qkv)[0]
+        outs.append((out.detach().numpy(), g.numpy()))
+    np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-6)

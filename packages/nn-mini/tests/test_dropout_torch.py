@@ -149,3 +149,29 @@ def test_feature_alpha_dropout_checks_dims_only_when_it_draws():
         x = lib.ones(6)
         assert lib.nn.functional.feature_alpha_dropout(x, 0.5, False).tolist() == [1.0] * 6
         assert lib.nn.functional.feature_alpha_dropout(x, 1.0, True).tolist() == [0.0] * 6
+
+
+PLAIN_DROPOUT = {
+    # Note [Dropout's noise is gradstack's block]: a contiguous float input's noise comes
+    # from kernels.result_empty; a transposed input's from empty_like (its layout)
+    "dropout": lambda L, F, x: F.dropout(x, 0.3, training=True),
+    "dropout_transposed": lambda L, F, x: F.dropout(x.transpose(1, 3), 0.4, training=True),
+    "dropout_inplace": lambda L, F, x: F.dropout(x * 1, 0.2, True, inplace=True),
+    "dropout_module_0_size": lambda L, F, x: L.nn.Dropout(0.5)(x[:, :0]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", list(PLAIN_DROPOUT))
+def test_dropout_draws_torch_s_mask(name, dtype):
+    assert_seeded_run_matches_torch(PLAIN_DROPOUT[name], X, dtype)
+
+
+def test_dropout_noise_block_is_reused():
+    from gradstack_tensor import _allocator
+
+    x = gt.ones(256, 256)  # 256 KiB of float32: a cached size
+    F.dropout(x, 0.5)
+    hits = _allocator.cache_info()["hits"]
+    F.dropout(x, 0.5)  # the first call's noise (and product) were freed: reused
+    assert _allocator.cache_info()["hits"] >= hits + 1

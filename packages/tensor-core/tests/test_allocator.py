@@ -1,7 +1,7 @@
 """The large-block cache behind numpy's data allocator (``_allocator.pyx``).
 
 Note [Large blocks are reused, not returned to the kernel]: freed blocks of at least
-1 MiB that gradstack's ops allocated are kept (up to a byte limit) and handed back for the
+128 KiB that gradstack's ops allocated are kept (up to a byte limit) and handed back for the
 next op's allocation of the same size; Note [Only gradstack's own blocks are cached]: the
 user's own numpy arrays get numpy's default allocator.  These tests check that reuse
 happens, that it never shows stale or wrong data, that the user's blocks are never kept or
@@ -270,11 +270,11 @@ def test_a_bad_environment_value_warns():
 def test_old_sizes_are_evicted_for_new_ones():
     """A table full of blocks of sizes no longer used still takes (and reuses) new ones."""
     _allocator.release()
-    for k in range(40):  # 40 distinct sizes > 32 slots
-        a = _op_result(BIG // 4 + 1024 * k)
+    for k in range(270):  # 270 distinct sizes > 256 slots
+        a = _op_result(BIG // 16 + 1024 * k)
         del a
     info = _allocator.cache_info()
-    assert info["blocks"] <= 32 and info["held"] <= info["limit"]
+    assert info["blocks"] <= 256 and info["held"] <= info["limit"]
     b = _op_result(BIG + 4096)  # a size never seen
     address = b.data_ptr()
     del b
@@ -297,3 +297,22 @@ def test_the_block_freed_last_is_reused_first():
     assert [r.data_ptr() for r in reused] == addresses[::-1]
     for r in reused:
         np.testing.assert_array_equal(r.numpy(), 5.0)
+
+
+def test_a_block_of_half_a_mebibyte_is_reused():
+    # Note [Blocks from 128 KiB, 256 of them]: a (1024, 128) float32 activation, 512 KiB
+    x = gt.ones(1024, 128)
+    a = x * 7.0
+    address = a.data_ptr()
+    del a
+    b = x * 3.0
+    assert b.data_ptr() == address
+    np.testing.assert_array_equal(b.numpy(), 3.0)
+
+
+def test_blocks_below_128_kib_are_not_cached():
+    assert _allocator.MIN_CACHED_BYTES == 128 << 10
+    held = _allocator.cache_info()["held"]
+    a = gt.ones((128 << 10) // 4 - 1) * 2.0  # one float32 short of 128 KiB
+    del a
+    assert _allocator.cache_info()["held"] == held

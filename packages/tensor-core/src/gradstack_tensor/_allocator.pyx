@@ -34,8 +34,8 @@ the other candidate: a context-variable set and reset on every op, small ones in
 costs ~850 instructions (callgrind: ``ContextVar.set`` + ``reset`` against two empty calls),
 where the count costs ~14 per kernel call (2000 tiny ``mul`` + backward: 16,008
 instructions per step before, 15,836 after, the small blocks now taking numpy's own
-small-block cache) and the allocator's extra work is confined to blocks of 1 MiB and more
-(a mutex and a hash lookup, against a ``malloc`` that page-faults).  A kernel registered
+small-block cache) and the allocator's extra work is confined to blocks of 128 KiB and
+more (a mutex and a hash lookup, against a ``malloc`` that page-faults).  A kernel registered
 with ``register_op`` runs inside the count: its allocations are the op's.
 
 Gradients the autograd engine allocates outside a kernel (its fused backward kernels, the
@@ -84,10 +84,24 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_mutex_lock(pthread_mutex_t*)
     int pthread_mutex_unlock(pthread_mutex_t*)
 
+# Note [Blocks from 128 KiB, 256 of them]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The cache first took blocks of 1 MiB and more, 32 of them.  The character GPT of
+# benchmarks/model_zoo.py allocates mostly (1024, 128) float32 arrays, 512 KiB: glibc served
+# them from the top of its heap (its mmap threshold had grown past them) and trimmed that
+# top when the backward freed them, so every step grew the heap back by ~10 MiB: 2,625
+# page faults a step (torch's: 1,557), ~5% of its CPU time.  From 128 KiB (glibc's initial
+# mmap threshold: below it blocks come from the heap's free lists) and with room for the
+# blocks a step holds at once (the character GPT ~60, minGPT ~120: with 128 slots it
+# still evicted, and faulted 2,275 times a step), a step of either page-faults two or
+# three times (``cache_info()`` after a step: 56 blocks, 46 MiB held; 122 blocks, 107 MiB);
+# the character GPT's CPU time 103.7 -> 98.2 ms a step (median of 15 interleaved rounds,
+# load ~10).  A lookup scans the slots: ~0.2 us, against the ~0.2 ms of a 512 KiB block's
+# faults.
 cdef enum:
-    SLOTS = 32
-MIN_CACHED_BYTES = 1 << 20
-cdef size_t _MIN = 1 << 20
+    SLOTS = 256
+MIN_CACHED_BYTES = 1 << 17
+cdef size_t _MIN = 1 << 17
 
 cdef void* _ptrs[SLOTS]
 cdef size_t _sizes[SLOTS]

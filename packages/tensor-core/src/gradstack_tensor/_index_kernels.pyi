@@ -8,6 +8,7 @@ import numpy.typing as npt
 __all__ = [
     "embedding_backward",
     "gather",
+    "result_empty",
     "result_zeros",
     "scatter_",
     "scatter_add_",
@@ -42,6 +43,9 @@ def scatter_(
     wrap_negative: bool = False,
 ) -> None: ...
 def gather(x: _Float, dim: SupportsIndex, index: _Index) -> _Float: ...
+def result_empty(
+    shape: SupportsIndex | tuple[SupportsIndex, ...], dtype: npt.DTypeLike
+) -> npt.NDArray[Any]: ...
 def result_zeros(
     shape: SupportsIndex | tuple[SupportsIndex, ...], dtype: npt.DTypeLike
 ) -> npt.NDArray[Any]: ...

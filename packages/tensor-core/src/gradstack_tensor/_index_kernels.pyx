@@ -28,7 +28,8 @@ import numpy as np
 cnp.import_array()
 
 __all__ = [
-    "embedding_backward", "gather", "result_zeros", "scatter_", "scatter_add_", "take_rows"
+    "embedding_backward", "gather", "result_empty", "result_zeros", "scatter_", "scatter_add_",
+    "take_rows",
 ]
 
 cdef enum:
@@ -834,3 +835,21 @@ def result_zeros(shape, dtype):
     out = _result(np.empty, shape, dtype)
     out.fill(0)
     return out
+
+
+def result_empty(shape, dtype):
+    """An uninitialised C-contiguous array allocated as gradstack's, as
+    :func:`result_zeros`' but not zeroed: for a result every element of which is written
+    next (dropout's noise, drawn into it: its block is then reused by the block cache
+    after the backward frees it, where ``empty_like``'s, a factory's, went back to glibc
+    and was page-faulted in again at the next step).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import result_empty
+    >>> a = result_empty((2, 3), np.float32)
+    >>> a.shape, a.dtype, a.flags.c_contiguous
+    ((2, 3), dtype('float32'), True)
+    """
+    return _result(np.empty, shape, dtype)

@@ -71,6 +71,8 @@ def _copies_self(a, b):
     if not (_is_tensor(a) and _is_tensor(b)) or a.dim() < 3 or not b.requires_grad:
         return False
     x = layout_of(a)  # (Note [Meta tensors fold as contiguous ones])
+    if b.dim() == x.ndim and _same_batch(x, b):  # Note [Folding checked on the strides]
+        return not _batch_folds(x)
     shape: tuple[int, ...]
     if b.dim() <= 2:  # (sizes given in full: -1 is ambiguous for an empty tensor)
         shape = (math.prod(x.shape[:-1]), x.shape[-1])
@@ -97,6 +99,8 @@ def _copies_other(a, b):
         return _reshape_copies(x, (math.prod(x.shape[:-1]), x.shape[-1]))
     # Note [matmul saves the copies, not the operands]: both batched, bmm's operand
     y = layout_of(b)  # (Note [Meta tensors fold as contiguous ones])
+    if a.dim() == y.ndim and _same_batch(y, a):  # Note [Folding checked on the strides]
+        return not _batch_folds(y)
     batch = np.broadcast_shapes(layout_of(a).shape[:-2], y.shape[:-2])
     y = np.broadcast_to(y, batch + y.shape[-2:])
     return _reshape_copies(y, (math.prod(batch),) + y.shape[-2:])
@@ -126,6 +130,39 @@ def _saves_other(args):
 
 
 _ITSELF, _VIEW, _COPY = 0, 1, 2
+
+
+# Note [Folding checked on the strides]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Whether torch's bmm path copies an operand was asked of numpy (a reshape tried with
+# ``copy=False``, after ``broadcast_shapes`` and ``broadcast_to``): ~8 us an operand, asked
+# twice per matmul (``save_if`` and ``extra``), ~1% of the character GPT's step.  In the
+# common case, both operands with the same batch dims (an attention's ``q @ k.mT``,
+# ``att @ v``), nothing is broadcast, and folding the batch dims into one is a view exactly
+# when numpy's no-copy reshape finds them nested: with the dims of size 1 left out, each
+# batch dim's stride is the next one's stride times its size (numpy's
+# ``_attempt_nocopy_reshape``, for C order).  An empty operand takes the general path.
+
+
+def _same_batch(x, other):
+    """Whether the array ``x`` and the tensor ``other`` (of ``x``'s rank) have the same
+    batch dims, all non-empty."""
+    batch = x.shape[:-2]
+    return batch == tuple(other.shape[:-2]) and 0 not in x.shape
+
+
+def _batch_folds(x):
+    """Whether ``x``'s batch dims fold into one without a copy (Note [Folding checked on
+    the strides])."""
+    shape, strides = x.shape, x.strides
+    prev = -1
+    for i in range(x.ndim - 2):
+        if shape[i] == 1:
+            continue
+        if prev >= 0 and strides[prev] != shape[i] * strides[i]:
+            return False
+        prev = i
+    return True
 
 
 def _reshape_copies(x, shape):

@@ -37,7 +37,7 @@ import warnings
 
 import gradstack_autograd as ag
 import gradstack_tensor as gt
-from gradstack_tensor import Tensor
+from gradstack_tensor import Tensor, kernels
 
 __all__ = [
     "dropout",
@@ -70,8 +70,29 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         noise = gt.zeros((), dtype=input.dtype)
     else:
         with ag.no_grad():
-            noise = gt.empty_like(input).bernoulli_(1.0 - p).div_(1.0 - p)
+            noise = _noise_like(input).bernoulli_(1.0 - p).div_(1.0 - p)
     return input.mul_(noise) if inplace else input * noise
+
+
+def _noise_like(input: Tensor) -> Tensor:
+    """``empty_like(input)`` for dropout's noise.
+
+    Note [Dropout's noise is gradstack's block]
+    The noise is saved for the backward and freed by it; made by ``empty_like``, a
+    factory, its block was glibc's, which trimmed it off the top of its heap after the
+    backward and page-faulted it back in at the next step (minGPT: the three masks of a
+    block, 2.3 MiB, each step).  For a C-contiguous float input the noise is allocated as
+    an op's result instead (``kernels.result_empty``), so the block cache reuses it; the
+    same draws (``bernoulli_`` fills a contiguous tensor in order either way).
+    """
+    if (
+        type(input) is Tensor
+        and (input.dtype is gt.float32 or input.dtype is gt.float64)
+        and not input.is_meta
+        and input.is_contiguous()
+    ):
+        return gt.from_numpy(kernels.result_empty(tuple(input.shape), input.dtype.numpy))
+    return gt.empty_like(input)
 
 
 # -------------------------------------------------------------------------------------

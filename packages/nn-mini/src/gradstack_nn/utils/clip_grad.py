@@ -131,11 +131,11 @@ _FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _clip_fused(grads: list, arrays: list, max_norm: float, error_if_nonfinite: bool) -> Tensor:
     dtype = arrays[0].dtype
-    norms = [
-        gt.from_numpy(np.full((), np.sqrt(np.float64(_sum_of_squares(a))).astype(dtype), dtype))
-        for a in arrays
-    ]
-    total = _checked_total(gt.stack(norms).norm(2.0), 2.0, error_if_nonfinite)
+    # each gradient's norm rounded once to its dtype, the vector of them made at once (it
+    # was a 0-d tensor per gradient, then ``stack``: the same array, ~5 us a gradient more)
+    sums = np.fromiter((_sum_of_squares(a) for a in arrays), np.float64, len(arrays))
+    norms = gt.from_numpy(np.sqrt(sums).astype(dtype))
+    total = _checked_total(norms.norm(2.0), 2.0, error_if_nonfinite)
     coef = _data((max_norm / (total + 1e-6)).clamp(max=1.0))
     for g, a in zip(grads, arrays):
         np.multiply(a, coef, out=a)
