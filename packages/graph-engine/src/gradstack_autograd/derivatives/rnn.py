@@ -409,9 +409,7 @@ def _gru_layer_backward(ctx, grad_output, grad_workspace=None):
         dig, ghx, gw, gb = _gru_arrays(go, hx_a, w_a, b_a, reverse, out_a, work_a, need[1])
         gw_ih = gb_ih = None
         if w_ih is not None:  # Note [A layer op that projects its input]
-            dig, gw_ih, gb_ih = _input_grads_arrays(
-                dig, ig_a, w_ih_a, b_ih is not None, need[0]
-            )
+            dig, gw_ih, gb_ih = _input_grads_arrays(dig, ig_a, w_ih_a, b_ih is not None, need[0])
         return tuple(
             None if a is None else _wrap(a)
             for a in (dig, ghx, gw, gb if b is not None else None, gw_ih, gb_ih)
