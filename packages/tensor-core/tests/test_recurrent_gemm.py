@@ -1,7 +1,8 @@
 """The recurrent step's product from a packed weight (``_recurrent_gemm.pyx``, Note [A
 packed weight for the steps]): ``pack_panels`` and ``panel_matmul`` against numpy in
-float64, for every remainder of the 4-row blocks and 16-column panels, with and without
-bias, 0-size operands, the numpy path (AVX2 off), and the argument checks."""
+float64, for every remainder of the 6- and 4-row blocks, the 256-deep blocks of k and
+the 16-column panels, with and without bias, 0-size operands, the numpy path (AVX2 off),
+and the argument checks."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ SHAPES = [
     (6, 33, 31),
     (7, 2, 16),
     (9, 64, 48),
+    (14, 300, 40),  # 6 + 4 + 4 rows, two blocks of k (the partial sums through c)
+    (8, 513, 17),  # 4 + 4 rows, three blocks of k, a partial last panel
     (0, 4, 5),
     (5, 0, 7),
     (3, 4, 0),

@@ -241,3 +241,49 @@ def test_gru_zero_rows_and_checks():
         gru_layer_backward(_f32(2, 2, 2), work, pack_panels(w))
     with pytest.raises(ValueError, match="workspace"):
         gru_layer_backward(out, work[..., :9], pack_panels(w))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("grads", ["output", "cells", "last_step_only"])
+@pytest.mark.parametrize(("steps", "batch", "hidden"), [(2, 1, 1), (30, 20, 33)])
+def test_backward_without_the_initial_state_s_gradient(steps, batch, hidden, grads, reverse):
+    # Note [The initial state's product only when wanted]: grad_hx None, the rest the bits
+    ig = _f32(steps, batch, 4 * hidden)
+    h0, c0 = _f32(batch, hidden), _f32(batch, hidden)
+    w = _f32(4 * hidden, hidden) * 0.3
+    out, cells, work = _forward_steps(ig, h0, c0, w, None, reverse)
+    go = _f32(steps, batch, hidden) if grads == "output" else None
+    gcs = _f32(steps, batch, hidden) if grads == "cells" else None
+    if grads == "last_step_only":
+        gcs = np.zeros((steps, batch, hidden), np.float32)
+        gcs[0 if reverse else steps - 1] = _f32(batch, hidden)
+    panels = pack_panels(w)
+    full = lstm_layer_backward(go, gcs, c0, cells, work, panels, reverse)
+    if full is None:
+        pytest.skip("no AVX2 panel kernel on this CPU")
+    got = lstm_layer_backward(go, gcs, c0, cells, work, panels, reverse, need_hx=False)
+    assert got[1] is None
+    for i in (0, 2):
+        assert got[i].tobytes() == full[i].tobytes()
+    back = lstm_layer_backward(None, None, c0, cells, work, panels, reverse, need_hx=False)
+    assert back[1] is None and not back[0].any() and not back[2].any()
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize(("steps", "batch", "hidden"), [(1, 2, 3), (2, 1, 1), (10, 32, 128)])
+def test_gru_backward_without_the_initial_state_s_gradient(steps, batch, hidden, reverse):
+    ig = _f32(steps, batch, 3 * hidden)
+    w = _f32(3 * hidden, hidden) * 0.3
+    out, work = _gru_forward_steps(ig, _f32(batch, hidden), w, _f32(3 * hidden), reverse)
+    go = _f32(steps, batch, hidden)
+    full = gru_layer_backward(go, work, pack_panels(w), reverse)
+    if full is None:
+        pytest.skip("no AVX2 panel kernel on this CPU")
+    got = gru_layer_backward(go, work, pack_panels(w), reverse, need_hx=False)
+    assert got[2] is None
+    assert got[0].tobytes() == full[0].tobytes() and got[1].tobytes() == full[1].tobytes()
+    empty = np.zeros((steps, 0, 3 * hidden), np.float32)
+    back = gru_layer_backward(np.zeros((steps, 0, hidden), np.float32),
+                              np.zeros((steps, 0, 5 * hidden), np.float32), pack_panels(w),
+                              reverse, need_hx=False)  # fmt: skip
+    assert back[2] is None and back[0].shape == empty.shape

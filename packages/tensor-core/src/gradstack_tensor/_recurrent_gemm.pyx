@@ -39,11 +39,21 @@ __all__ = ["PANEL_WIDTH", "pack_panels", "panel_matmul"]
 # ~15 GFLOP/s here, about half of torch's oneDNN (which packs the weight once a layer).
 # These kernels pack once a layer: ``pack_panels`` lays b (K, N) out as ceil(N / 16)
 # panels of (K, 16), zero-padded, so that a panel's rows are consecutive 64-byte lines;
-# ``panel_matmul`` runs, per panel, blocks of 4 rows of ``a`` with 8 AVX2 accumulators
-# (4 rows x 16 columns) over k: per k two loads of the panel, four broadcasts of a, eight
-# fmas.  Each output element is one sum over k in order, in float32 with fma (no
-# intermediate rounding of the products), then ``+ bias`` rounded once: the values of a
-# BLAS sgemm to rounding (whose k-order differs).
+# ``panel_matmul`` runs, per panel, blocks of 6 rows of ``a`` with 12 AVX2 accumulators
+# (6 rows x 16 columns) over k: per k two loads of the panel, six broadcasts of a, twelve
+# fmas (then blocks of 4 rows, 8 accumulators, and single rows for the rest; 20 rows are
+# 6 + 6 + 4 + 4).  With 4-row blocks only, 8 accumulators were just enough to cover the
+# fma latency and any stall showed: the LSTM's (20, 256) @ (256, 1024) ran at ~0.77x
+# numpy's time, its backward (20, 1024) @ (1024, 256) ~0.78x, a GRU(., 128) step's
+# (32, 128) @ (128, 384) ~0.92x; with 6-row blocks ~0.73x, ~0.76x and ~0.86x (one
+# thread, medians of 300, several runs on the loaded 2-core host; torch's own step GEMMs
+# are ~0.6-0.7x numpy's).  k runs in blocks of 256 (a panel's block is 16 KiB, in L1
+# with the rows of ``a`` it meets); across blocks the accumulators go through ``c``
+# and back, stored and loaded exactly, so the sums are those of one pass (measured
+# neutral to slightly faster here).  Each output element is one sum over k in order, in
+# float32 with fma (no intermediate rounding of the products), then ``+ bias`` rounded
+# once: the values of a BLAS sgemm to rounding (whose k-order differs), and the same bits
+# as the 4-row kernel before the blocks.
 #
 # One thread.  The panels split across threads without changing a bit (each is 16
 # columns of the result), and that was tried: on this 2-core host at load average ~15,
@@ -89,54 +99,149 @@ cdef extern from *:
             c[n0 + j] = bias ? tmp[j] + bias[n0 + j] : tmp[j];
     }
 
-    /* c (M, N) = a (M, K) @ panels [+ bias]; panels (ceil(N/16), K, 16). */
+    /* (lo, hi) = c[m, n0:n0+w], zeros past w: a partial sum stored by gs_panel_store */
+    __attribute__((target("avx2,fma")))
+    static inline void gs_panel_load(const float* c, __m256* lo, __m256* hi,
+                                     Py_ssize_t n0, Py_ssize_t w) {
+        float tmp[16] = {0};
+        Py_ssize_t j;
+        if (w == 16) {
+            *lo = _mm256_loadu_ps(c + n0);
+            *hi = _mm256_loadu_ps(c + n0 + 8);
+            return;
+        }
+        for (j = 0; j < w; j++)
+            tmp[j] = c[n0 + j];
+        *lo = _mm256_loadu_ps(tmp);
+        *hi = _mm256_loadu_ps(tmp + 8);
+    }
+
+    /* rows m .. m+5 of c[:, n0:n0+w], k in [k0, k1): 12 accumulators, the most that
+       AVX2's 16 registers hold beside the panel's two and a broadcast */
+    __attribute__((target("avx2,fma")))
+    static inline void gs_panel_rows6(const float* a, const float* panel, const float* bias,
+                                      float* c, Py_ssize_t m, Py_ssize_t K, Py_ssize_t N,
+                                      Py_ssize_t n0, Py_ssize_t w, Py_ssize_t k0,
+                                      Py_ssize_t k1) {
+        const float* a0 = a + m * K;
+        const float* a1 = a0 + K;
+        const float* a2 = a1 + K;
+        const float* a3 = a2 + K;
+        const float* a4 = a3 + K;
+        const float* a5 = a4 + K;
+        Py_ssize_t k;
+        __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+        __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+        __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+        __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+        __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+        __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+        if (k0) {
+            gs_panel_load(c + m * N, &c00, &c01, n0, w);
+            gs_panel_load(c + (m + 1) * N, &c10, &c11, n0, w);
+            gs_panel_load(c + (m + 2) * N, &c20, &c21, n0, w);
+            gs_panel_load(c + (m + 3) * N, &c30, &c31, n0, w);
+            gs_panel_load(c + (m + 4) * N, &c40, &c41, n0, w);
+            gs_panel_load(c + (m + 5) * N, &c50, &c51, n0, w);
+        }
+        for (k = k0; k < k1; k++) {
+            __m256 b0 = _mm256_loadu_ps(panel + k * 16);
+            __m256 b1 = _mm256_loadu_ps(panel + k * 16 + 8);
+            __m256 x = _mm256_broadcast_ss(a0 + k);
+            c00 = _mm256_fmadd_ps(x, b0, c00);
+            c01 = _mm256_fmadd_ps(x, b1, c01);
+            x = _mm256_broadcast_ss(a1 + k);
+            c10 = _mm256_fmadd_ps(x, b0, c10);
+            c11 = _mm256_fmadd_ps(x, b1, c11);
+            x = _mm256_broadcast_ss(a2 + k);
+            c20 = _mm256_fmadd_ps(x, b0, c20);
+            c21 = _mm256_fmadd_ps(x, b1, c21);
+            x = _mm256_broadcast_ss(a3 + k);
+            c30 = _mm256_fmadd_ps(x, b0, c30);
+            c31 = _mm256_fmadd_ps(x, b1, c31);
+            x = _mm256_broadcast_ss(a4 + k);
+            c40 = _mm256_fmadd_ps(x, b0, c40);
+            c41 = _mm256_fmadd_ps(x, b1, c41);
+            x = _mm256_broadcast_ss(a5 + k);
+            c50 = _mm256_fmadd_ps(x, b0, c50);
+            c51 = _mm256_fmadd_ps(x, b1, c51);
+        }
+        gs_panel_store(c + m * N, c00, c01, bias, n0, w);
+        gs_panel_store(c + (m + 1) * N, c10, c11, bias, n0, w);
+        gs_panel_store(c + (m + 2) * N, c20, c21, bias, n0, w);
+        gs_panel_store(c + (m + 3) * N, c30, c31, bias, n0, w);
+        gs_panel_store(c + (m + 4) * N, c40, c41, bias, n0, w);
+        gs_panel_store(c + (m + 5) * N, c50, c51, bias, n0, w);
+    }
+
+    /* c (M, N) = a (M, K) @ panels [+ bias]; panels (ceil(N/16), K, 16).  k in blocks
+       of GS_PANEL_KC (Note [A packed weight for the steps]): the partial sums go through
+       c, exactly (float32 accumulators stored and loaded), the bias after the last. */
+    #define GS_PANEL_KC 256
     __attribute__((target("avx2,fma")))
     static void gs_panel_matmul_avx2(const float* a, const float* panels,
                                      const float* bias, float* c, Py_ssize_t M,
                                      Py_ssize_t K, Py_ssize_t N) {
-        Py_ssize_t p, m, k, nb = (N + 15) / 16;
+        Py_ssize_t p, m, k, k0, k1, nb = (N + 15) / 16;
         for (p = 0; p < nb; p++) {
-            const float* panel = panels + p * K * 16;
             Py_ssize_t n0 = p * 16, w = N - n0 < 16 ? N - n0 : 16;
-            for (m = 0; m + 4 <= M; m += 4) {
-                const float* a0 = a + m * K;
-                const float* a1 = a0 + K;
-                const float* a2 = a1 + K;
-                const float* a3 = a2 + K;
-                __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-                __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-                __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-                __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-                for (k = 0; k < K; k++) {
-                    __m256 b0 = _mm256_loadu_ps(panel + k * 16);
-                    __m256 b1 = _mm256_loadu_ps(panel + k * 16 + 8);
-                    __m256 x = _mm256_broadcast_ss(a0 + k);
-                    c00 = _mm256_fmadd_ps(x, b0, c00);
-                    c01 = _mm256_fmadd_ps(x, b1, c01);
-                    x = _mm256_broadcast_ss(a1 + k);
-                    c10 = _mm256_fmadd_ps(x, b0, c10);
-                    c11 = _mm256_fmadd_ps(x, b1, c11);
-                    x = _mm256_broadcast_ss(a2 + k);
-                    c20 = _mm256_fmadd_ps(x, b0, c20);
-                    c21 = _mm256_fmadd_ps(x, b1, c21);
-                    x = _mm256_broadcast_ss(a3 + k);
-                    c30 = _mm256_fmadd_ps(x, b0, c30);
-                    c31 = _mm256_fmadd_ps(x, b1, c31);
+            for (k0 = 0; k0 < K || k0 == 0; k0 += GS_PANEL_KC) {
+                const float* panel = panels + p * K * 16;
+                const float* last_bias;
+                int first = k0 == 0;
+                k1 = K - k0 < GS_PANEL_KC ? K : k0 + GS_PANEL_KC;
+                last_bias = k1 == K ? bias : NULL;
+                /* blocks of 6 rows while the rest is not 4 or 8, then of 4 */
+                for (m = 0; M - m >= 6 && M - m != 8; m += 6)
+                    gs_panel_rows6(a, panel, last_bias, c, m, K, N, n0, w, k0, k1);
+                for (; m + 4 <= M; m += 4) {
+                    const float* a0 = a + m * K;
+                    const float* a1 = a0 + K;
+                    const float* a2 = a1 + K;
+                    const float* a3 = a2 + K;
+                    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+                    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+                    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+                    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+                    if (!first) {
+                        gs_panel_load(c + m * N, &c00, &c01, n0, w);
+                        gs_panel_load(c + (m + 1) * N, &c10, &c11, n0, w);
+                        gs_panel_load(c + (m + 2) * N, &c20, &c21, n0, w);
+                        gs_panel_load(c + (m + 3) * N, &c30, &c31, n0, w);
+                    }
+                    for (k = k0; k < k1; k++) {
+                        __m256 b0 = _mm256_loadu_ps(panel + k * 16);
+                        __m256 b1 = _mm256_loadu_ps(panel + k * 16 + 8);
+                        __m256 x = _mm256_broadcast_ss(a0 + k);
+                        c00 = _mm256_fmadd_ps(x, b0, c00);
+                        c01 = _mm256_fmadd_ps(x, b1, c01);
+                        x = _mm256_broadcast_ss(a1 + k);
+                        c10 = _mm256_fmadd_ps(x, b0, c10);
+                        c11 = _mm256_fmadd_ps(x, b1, c11);
+                        x = _mm256_broadcast_ss(a2 + k);
+                        c20 = _mm256_fmadd_ps(x, b0, c20);
+                        c21 = _mm256_fmadd_ps(x, b1, c21);
+                        x = _mm256_broadcast_ss(a3 + k);
+                        c30 = _mm256_fmadd_ps(x, b0, c30);
+                        c31 = _mm256_fmadd_ps(x, b1, c31);
+                    }
+                    gs_panel_store(c + m * N, c00, c01, last_bias, n0, w);
+                    gs_panel_store(c + (m + 1) * N, c10, c11, last_bias, n0, w);
+                    gs_panel_store(c + (m + 2) * N, c20, c21, last_bias, n0, w);
+                    gs_panel_store(c + (m + 3) * N, c30, c31, last_bias, n0, w);
                 }
-                gs_panel_store(c + m * N, c00, c01, bias, n0, w);
-                gs_panel_store(c + (m + 1) * N, c10, c11, bias, n0, w);
-                gs_panel_store(c + (m + 2) * N, c20, c21, bias, n0, w);
-                gs_panel_store(c + (m + 3) * N, c30, c31, bias, n0, w);
-            }
-            for (; m < M; m++) {
-                const float* a0 = a + m * K;
-                __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-                for (k = 0; k < K; k++) {
-                    __m256 x = _mm256_broadcast_ss(a0 + k);
-                    c00 = _mm256_fmadd_ps(x, _mm256_loadu_ps(panel + k * 16), c00);
-                    c01 = _mm256_fmadd_ps(x, _mm256_loadu_ps(panel + k * 16 + 8), c01);
+                for (; m < M; m++) {
+                    const float* a0 = a + m * K;
+                    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+                    if (!first)
+                        gs_panel_load(c + m * N, &c00, &c01, n0, w);
+                    for (k = k0; k < k1; k++) {
+                        __m256 x = _mm256_broadcast_ss(a0 + k);
+                        c00 = _mm256_fmadd_ps(x, _mm256_loadu_ps(panel + k * 16), c00);
+                        c01 = _mm256_fmadd_ps(x, _mm256_loadu_ps(panel + k * 16 + 8), c01);
+                    }
+                    gs_panel_store(c + m * N, c00, c01, last_bias, n0, w);
                 }
-                gs_panel_store(c + m * N, c00, c01, bias, n0, w);
             }
         }
     }

@@ -26,7 +26,10 @@ def lstm_layer_backward(
     workspace: npt.NDArray[np.float32],
     panels: npt.NDArray[np.float32],
     reverse: bool = False,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...
+    need_hx: bool = True,
+) -> (
+    tuple[npt.NDArray[np.float32], npt.NDArray[np.float32] | None, npt.NDArray[np.float32]] | None
+): ...
 def gru_layer_forward(
     input_gates: npt.NDArray[np.float32],
     hx: npt.NDArray[np.float32],
@@ -39,4 +42,7 @@ def gru_layer_backward(
     workspace: npt.NDArray[np.float32],
     panels: npt.NDArray[np.float32],
     reverse: bool = False,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None: ...
+    need_hx: bool = True,
+) -> (
+    tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32] | None] | None
+): ...

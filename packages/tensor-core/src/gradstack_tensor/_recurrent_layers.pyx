@@ -56,6 +56,15 @@ __all__ = [
 # numpy's) into scratch rows.  float32 only, with the AVX2
 # panel kernel: the callers take the Python steps otherwise (float64, another CPU).
 
+# Note [The initial state's product only when wanted]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The backward's product ``dgates W_hh`` of the forward's first step feeds nothing but
+# the initial state's gradient.  A layer called without ``h0`` (zeros made inside it: the
+# LSTM LM, a GRU encoder) wants none, so with ``need_hx=False`` (graph-engine passes the
+# node's ``needs_input_grad``) the loops stop after that step's cell: one of the T
+# products of the recurrence, ~3% of the LSTM LM layer's backward.  The other results
+# are the same bits.
+
 
 cdef int _check_3d(str func, str name, object a, Py_ssize_t steps, Py_ssize_t rows,
                    Py_ssize_t cols) except -1:
@@ -195,7 +204,7 @@ cdef inline void _sum_rows(const float* a, const float* b, float* out,
 
 
 def lstm_layer_backward(grad_output, grad_cells, cx, cells, workspace, panels,
-                        bint reverse=False):
+                        bint reverse=False, bint need_hx=True):
     """The steps of an LSTM layer's backward in one C loop (Note [A layer's steps in one C
     loop]): from the forward's last step to its first, the cell's backward
     (:func:`lstm_cell_backward`) on the step's incoming gradients plus those from the step
@@ -213,12 +222,17 @@ def lstm_layer_backward(grad_output, grad_cells, cx, cells, workspace, panels,
         ``pack_panels(W_hh)``, ``(H / 16, 4 H, 16)`` (rounded up).
     reverse : bool
         Whether the forward ran from the last step to the first.
+    need_hx : bool
+        Whether to compute ``grad_hx``: without it the first step's ``dgates W_hh`` (the
+        initial state's gradient, the only use of that product) is skipped and
+        ``grad_hx`` is None (Note [The initial state's product only when wanted]).
 
     Returns
     -------
     (grad_gates, grad_hx, grad_cx) : tuple of ndarray or None
-        ``(T, N, 4 H)`` (zeros for the steps no gradient reached), ``(N, H)``, ``(N, H)``;
-        None when the panel kernel cannot run on this CPU.
+        ``(T, N, 4 H)`` (zeros for the steps no gradient reached), ``(N, H)`` (None
+        without ``need_hx``), ``(N, H)``; None when the panel kernel cannot run on this
+        CPU.
 
     Raises
     ------
@@ -288,7 +302,7 @@ def lstm_layer_backward(grad_output, grad_cells, cx, cells, workspace, panels,
     cell.H = H
     if N == 0 or H == 0:
         dgates.fill(0)
-        return dgates, gh, gc
+        return dgates, (gh if need_hx else None), gc
     with nogil:
         for i in range(T):
             t = i if reverse else T - 1 - i     # the forward's steps, last first
@@ -338,6 +352,8 @@ def lstm_layer_backward(grad_output, grad_cells, cx, cells, workspace, panels,
             pgc = pgc_next
             pgc_next = swap
             have_c = True
+            if i == T - 1 and not need_hx:
+                break
             panel_matmul_into(pd + t * N * G, pp, NULL, pgh, N, G, H)
             have_h = True
     if failed:
@@ -346,7 +362,7 @@ def lstm_layer_backward(grad_output, grad_cells, cx, cells, workspace, panels,
     grad_cx = gc if pgc == <float*>_ptr(gc) else gc_next
     if not have_c:
         grad_cx = np.zeros((N, H), np.float32)
-    return dgates, gh, grad_cx
+    return dgates, (gh if need_hx else None), grad_cx
 
 
 def gru_layer_forward(input_gates, hx, panels, hidden_bias=None, bint reverse=False):
@@ -439,7 +455,8 @@ def gru_layer_forward(input_gates, hx, panels, hidden_bias=None, bint reverse=Fa
     return out, work
 
 
-def gru_layer_backward(grad_output, workspace, panels, bint reverse=False):
+def gru_layer_backward(grad_output, workspace, panels, bint reverse=False,
+                       bint need_hx=True):
     """The steps of a GRU layer's backward in one C loop (Note [A layer's steps in one C
     loop]): from the forward's last step to its first, the cell's backward
     (:func:`gru_cell_backward`) on the step's output gradient plus the one from the step
@@ -455,12 +472,16 @@ def gru_layer_backward(grad_output, workspace, panels, bint reverse=False):
         ``pack_panels(W_hh)``, ``(H / 16, 3 H, 16)`` (rounded up).
     reverse : bool
         Whether the forward ran from the last step to the first.
+    need_hx : bool
+        Whether to compute ``grad_hx``: without it the first step's ``dgates W_hh`` is
+        skipped and ``grad_hx`` is None (Note [The initial state's product only when
+        wanted]).
 
     Returns
     -------
     (grad_input_gates, grad_hidden_gates, grad_hx) : tuple of ndarray or None
-        ``(T, N, 3 H)`` twice and ``(N, H)``; None when the panel kernel cannot run on
-        this CPU.
+        ``(T, N, 3 H)`` twice and ``(N, H)`` (None without ``need_hx``); None when the
+        panel kernel cannot run on this CPU.
 
     Raises
     ------
@@ -515,7 +536,7 @@ def gru_layer_backward(grad_output, workspace, panels, bint reverse=False):
     cell.kind = GRU_BACKWARD
     cell.H = H
     if N == 0 or H == 0:
-        return dig, dhg, gh
+        return dig, dhg, (gh if need_hx else None)
     with nogil:
         for i in range(T):
             t = i if reverse else T - 1 - i     # the forward's steps, last first
@@ -530,7 +551,9 @@ def gru_layer_backward(grad_output, workspace, panels, bint reverse=False):
             cell.out[1] = <void*>(pdh + t * N * G)
             cell.out[2] = <void*>pghx
             run_cell_rows_f32(&cell, N, nthreads)
+            if i == T - 1 and not need_hx:
+                break
             panel_matmul_into(pdh + t * N * G, pp, NULL, pprod, N, G, H)
             _sum_rows(pghx, pprod, pgh, NH)     # ghx + dhg W_hh
             have_h = True
-    return dig, dhg, gh
+    return dig, dhg, (gh if need_hx else None)

@@ -141,11 +141,12 @@ def _weight_grads_ops(dgates, out, hx, reverse, has_bias):
 # column sums for ``b_ih``.
 
 
-def _input_grads_arrays(dgates, x, w_ih, has_bias):
+def _input_grads_arrays(dgates, x, w_ih, has_bias, need_x=True):
     """``(grad x, grad W_ih, grad b_ih)`` from the gates' gradient ``(T, N, G)`` (arrays,
-    AddmmBackward0's products: Note [A linear layer's gradients as two GEMMs])."""
+    AddmmBackward0's products: Note [A linear layer's gradients as two GEMMs]); ``grad
+    x`` None without ``need_x`` (an input that wants no gradient: its product skipped)."""
     flat = dgates.reshape(-1, dgates.shape[-1])
-    gx = np.matmul(flat, w_ih).reshape(x.shape)
+    gx = np.matmul(flat, w_ih).reshape(x.shape) if need_x else None
     gw = np.matmul(flat.T, np.reshape(x, (-1, x.shape[-1])))
     return gx, gw, (flat.sum(0) if has_bias else None)
 
@@ -186,12 +187,16 @@ def _projected_tangent(x, t_x, w_ih, t_w, t_b, lead):
 # ------------------------------------------------------------------------------ LSTM
 
 
-def _lstm_arrays(grad_out, grad_cells, ig, hx, cx, w, b, reverse, out, cells, work):
+def _lstm_arrays(grad_out, grad_cells, ig, hx, cx, w, b, reverse, out, cells, work,
+                 need_hx=True):  # fmt: skip
     steps, batch, hidden = out.shape
     if work.dtype == np.float32 and steps >= 2 and batch <= _PANEL_ROWS:
-        # Note [A layer's steps in one C loop] (tensor-core's _recurrent_layers.pyx)
+        # Note [A layer's steps in one C loop] (tensor-core's _recurrent_layers.pyx); Note
+        # [The initial state's product only when wanted] (grad_hx None without need_hx)
         panels = kernels.pack_panels(w)
-        done = kernels.lstm_layer_backward(grad_out, grad_cells, cx, cells, work, panels, reverse)
+        done = kernels.lstm_layer_backward(
+            grad_out, grad_cells, cx, cells, work, panels, reverse, need_hx
+        )
         if done is not None:
             dgates, gh, gc = done
             gw, gb = _weight_grads(dgates, _previous(out, hx, reverse), b is not None)
@@ -249,14 +254,16 @@ def _lstm_layer_backward(ctx, grad_output, grad_cells=None, grad_workspace=None)
     ready = _arrays_path((grad_output, grad_cells), (ig, hx, cx, w, b, out, cells, work, w_ih))
     if ready is not None and steps:
         (ig_a, hx_a, cx_a, w_a, b_a, out_a, cells_a, work_a, w_ih_a), (go, gcs) = ready
-        r = _lstm_arrays(go, gcs, None, hx_a, cx_a, w_a, b_a, reverse, out_a, cells_a, work_a)
+        need = ctx.needs_input_grad
+        r = _lstm_arrays(go, gcs, None, hx_a, cx_a, w_a, b_a, reverse, out_a, cells_a, work_a,
+                         need[1])  # fmt: skip
         dgates, ghx, gcx, gw, gb = r
         gw_ih = gb_ih = None
         if w_ih is not None:  # Note [A layer op that projects its input]
             # the gates' gradient is both products': b_ih's gradient is b_hh's column sums
             same = b_ih is not None and gb is not None
             dgates, gw_ih, gb_ih = _input_grads_arrays(
-                dgates, ig_a, w_ih_a, b_ih is not None and not same
+                dgates, ig_a, w_ih_a, b_ih is not None and not same, need[0]
             )
             gb_ih = gb.copy() if same else gb_ih
         return tuple(
@@ -349,11 +356,13 @@ def _lstm_layer_jvp(args, out, tangents, lead):
 # ------------------------------------------------------------------------------- GRU
 
 
-def _gru_arrays(grad_out, hx, w, b, reverse, out, work):
+def _gru_arrays(grad_out, hx, w, b, reverse, out, work, need_hx=True):
     steps, batch, hidden = out.shape
     if work.dtype == np.float32 and steps >= 2 and batch <= _PANEL_ROWS:
-        # Note [A layer's steps in one C loop] (tensor-core's _recurrent_layers.pyx)
-        done = kernels.gru_layer_backward(grad_out, work, kernels.pack_panels(w), reverse)
+        # Note [A layer's steps in one C loop] (tensor-core's _recurrent_layers.pyx); Note
+        # [The initial state's product only when wanted] (grad_hx None without need_hx)
+        panels = kernels.pack_panels(w)
+        done = kernels.gru_layer_backward(grad_out, work, panels, reverse, need_hx)
         if done is not None:
             dig, dhg, gh = done
             gw, gb = _weight_grads(dhg, _previous(out, hx, reverse), b is not None)
@@ -396,10 +405,11 @@ def _gru_layer_backward(ctx, grad_output, grad_workspace=None):
     ready = _arrays_path((grad_output,), (ig, hx, w, b, out, work, w_ih))
     if ready is not None and steps:
         (ig_a, hx_a, w_a, b_a, out_a, work_a, w_ih_a), (go,) = ready
-        dig, ghx, gw, gb = _gru_arrays(go, hx_a, w_a, b_a, reverse, out_a, work_a)
+        need = ctx.needs_input_grad
+        dig, ghx, gw, gb = _gru_arrays(go, hx_a, w_a, b_a, reverse, out_a, work_a, need[1])
         gw_ih = gb_ih = None
         if w_ih is not None:  # Note [A layer op that projects its input]
-            dig, gw_ih, gb_ih = _input_grads_arrays(dig, ig_a, w_ih_a, b_ih is not None)
+            dig, gw_ih, gb_ih = _input_grads_arrays(dig, ig_a, w_ih_a, b_ih is not None, need[0])
         return tuple(
             None if a is None else _wrap(a)
             for a in (dig, ghx, gw, gb if b is not None else None, gw_ih, gb_ih)
