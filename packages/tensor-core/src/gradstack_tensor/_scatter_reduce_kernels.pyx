@@ -35,11 +35,12 @@ __all__ = ["scatter_reduce_"]
 # operations in the same order, in the array's dtype: sum and mean add, prod multiplies,
 # amax/amin keep src where it is NaN or larger/smaller (torch's
 # ``isnan(src) ? src : std::max(self, src)``: a NaN wins, and of 0.0 and -0.0 the first
-# stays).  mean counts the values of each position (int64, out's layout, hence a
+# stays), by a select rather than a branch (a mispredicted branch an element took 10x the
+# time).  mean counts the values of each position (in out's dtype and layout, hence a
 # C-contiguous out) and divides at the end by the count plus one for self, as torch's
-# ``out.div_(count)`` with a float count: exact below 2**24.  An index_reduce row (the
-# index constant along the last axis) is combined as a row, in a loop the compiler
-# vectorises.  One thread, as scatter_add_.
+# ``out.div_(count)`` with its count of self's dtype (the same rounding past 2**24).  An
+# index_reduce row (the index constant along the last axis) is combined as a row, in a
+# loop the compiler vectorises.  One thread, as scatter_add_.
 
 cdef enum:
     R_SUM = 0
@@ -51,14 +52,41 @@ cdef enum:
 REDUCES = {"sum": R_SUM, "prod": R_PROD, "mean": R_MEAN, "amax": R_AMAX, "amin": R_AMIN}
 
 
+cdef extern from *:
+    """
+    /* amax/amin of the reducing scatter: src where it is NaN or larger/smaller (no
+       short-circuit: a select, not a branch, in the loops) */
+    #define GS_SR_MAX(cur, v) ((((v) != (v)) | ((v) > (cur))) ? (v) : (cur))
+    #define GS_SR_MIN(cur, v) ((((v) != (v)) | ((v) < (cur))) ? (v) : (cur))
+    """
+    float _maxf "GS_SR_MAX"(float cur, float v) noexcept nogil
+    float _minf "GS_SR_MIN"(float cur, float v) noexcept nogil
+    double _maxd "GS_SR_MAX"(double cur, double v) noexcept nogil
+    double _mind "GS_SR_MIN"(double cur, double v) noexcept nogil
+
+
+cdef inline real _max(real cur, real v) noexcept nogil:
+    if real is float:
+        return _maxf(cur, v)
+    else:
+        return _maxd(cur, v)
+
+
+cdef inline real _min(real cur, real v) noexcept nogil:
+    if real is float:
+        return _minf(cur, v)
+    else:
+        return _mind(cur, v)
+
+
 cdef inline real _combine(real cur, real v, int reduce) noexcept nogil:
     if reduce == R_SUM or reduce == R_MEAN:
         return cur + v
     if reduce == R_PROD:
         return cur * v
     if reduce == R_AMAX:
-        return v if (v != v or v > cur) else cur
-    return v if (v != v or v < cur) else cur
+        return _max(cur, v)
+    return _min(cur, v)
 
 
 @cython.boundscheck(False)
@@ -67,7 +95,6 @@ cdef void _row(real* o, Py_ssize_t os, const real* s, Py_ssize_t ss, Py_ssize_t 
                int reduce) noexcept nogil:
     """``o[t] = o[t] (reduce) s[t]`` for t < n (a row of index_reduce)."""
     cdef Py_ssize_t t
-    cdef real v
     if os == 1 and ss == 1:     # (each loop contiguous: vectorised)
         if reduce == R_SUM or reduce == R_MEAN:
             for t in range(n):
@@ -77,12 +104,10 @@ cdef void _row(real* o, Py_ssize_t os, const real* s, Py_ssize_t ss, Py_ssize_t 
                 o[t] = o[t] * s[t]
         elif reduce == R_AMAX:
             for t in range(n):
-                v = s[t]
-                o[t] = v if (v != v or v > o[t]) else o[t]
+                o[t] = _max(o[t], s[t])
         else:
             for t in range(n):
-                v = s[t]
-                o[t] = v if (v != v or v < o[t]) else o[t]
+                o[t] = _min(o[t], s[t])
         return
     for t in range(n):
         o[t * os] = _combine(o[t * os], s[t * ss], reduce)
@@ -91,7 +116,7 @@ cdef void _row(real* o, Py_ssize_t os, const real* s, Py_ssize_t ss, Py_ssize_t 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef void _reduce_walk(const Walk* w, real* out, const real* src, const char* idx, bint is64,
-                       int reduce, int64_t* count) noexcept nogil:
+                       int reduce, real* count) noexcept nogil:
     """Combine src into out over the walk, in C order of the index (the indices were
     checked); count[p] += 1 at each position p combined into, when `count` is not NULL."""
     cdef Py_ssize_t coord[MAX_DIMS]
@@ -111,7 +136,7 @@ cdef void _reduce_walk(const Walk* w, real* out, const real* src, const char* id
             _row(out + p, os, src + sb, ss, last, reduce)
             if count != NULL:
                 for t in range(last):
-                    count[p + t * os] += 1
+                    count[p + t * os] = count[p + t * os] + 1
         elif reduce == R_AMAX or reduce == R_AMIN:
             for t in range(last):
                 p = ob + _index_at(idx, ib + t * istep, is64) * odim + t * step
@@ -121,7 +146,7 @@ cdef void _reduce_walk(const Walk* w, real* out, const real* src, const char* id
                 p = ob + _index_at(idx, ib + t * istep, is64) * odim + t * step
                 out[p] = _combine(out[p], src[sb + t * ss], reduce)
                 if count != NULL:
-                    count[p] += 1
+                    count[p] = count[p] + 1
         if not _next(w, coord, &ob, &sb, &ib):
             return
 
@@ -150,22 +175,25 @@ cdef void _fill_walk(const Walk* w, real* out, const char* idx, bint is64,
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
-cdef void _divide(real* out, const int64_t* count, Py_ssize_t n, int64_t extra) noexcept nogil:
-    """mean's last step: out[p] /= count[p] + extra where something was combined."""
+cdef void _divide(real* out, const real* count, Py_ssize_t n, real extra) noexcept nogil:
+    """mean's last step: out[p] /= count[p] + extra where something was combined (a
+    division by 1 elsewhere, exact: no branch in the loop)."""
     cdef Py_ssize_t p
+    cdef real c
     for p in range(n):
-        if count[p]:
-            out[p] = out[p] / <real>(count[p] + extra)
+        c = count[p] + extra
+        out[p] = out[p] / (c + (c == 0))
 
 
 cdef int _reduce(const Walk* w, void* out, const void* src, const char* ip, bint is64,
                  int typenum, int reduce, bint include_self, Py_ssize_t size) except -1:
     cdef cnp.ndarray counts = None
-    cdef int64_t* count = NULL
-    if reduce == R_MEAN:
-        counts = _result(np.empty, (size,), np.int64)
-        count = <int64_t*>cnp.PyArray_DATA(counts)
-        memset(count, 0, <size_t>size * sizeof(int64_t))
+    cdef void* count = NULL
+    if reduce == R_MEAN:   # (in out's dtype, as torch's count: the same rounding past 2**24)
+        counts = _result(np.empty, (size,), np.float32 if typenum == cnp.NPY_FLOAT
+                         else np.float64)  # fmt: skip
+        count = cnp.PyArray_DATA(counts)
+        memset(count, 0, <size_t>(size * cnp.PyArray_ITEMSIZE(counts)))
     cdef double identity = 0.0
     if reduce == R_PROD:
         identity = 1.0
@@ -177,15 +205,15 @@ cdef int _reduce(const Walk* w, void* out, const void* src, const char* ip, bint
         if typenum == cnp.NPY_FLOAT:
             if not include_self:
                 _fill_walk(w, <float*>out, ip, is64, <float>identity)
-            _reduce_walk(w, <float*>out, <const float*>src, ip, is64, reduce, count)
+            _reduce_walk(w, <float*>out, <const float*>src, ip, is64, reduce, <float*>count)
             if count != NULL:
-                _divide(<float*>out, count, size, include_self)
+                _divide(<float*>out, <const float*>count, size, include_self)
         else:
             if not include_self:
                 _fill_walk(w, <double*>out, ip, is64, identity)
-            _reduce_walk(w, <double*>out, <const double*>src, ip, is64, reduce, count)
+            _reduce_walk(w, <double*>out, <const double*>src, ip, is64, reduce, <double*>count)
             if count != NULL:
-                _divide(<double*>out, count, size, include_self)
+                _divide(<double*>out, <const double*>count, size, include_self)
     return 0
 
 
