@@ -127,7 +127,6 @@ cdef void _reduce_walk(const Walk* w, real* out, const real* src, const char* id
     cdef Py_ssize_t odim = w.ostr[w.dim]
     cdef Py_ssize_t step = 0 if w.dim == nd - 1 else os    # along the last axis: idx moves
     cdef bint rows = istep == 0 and w.dim != nd - 1
-    cdef int64_t k
     for d in range(nd):
         coord[d] = 0
     while True:
@@ -137,10 +136,6 @@ cdef void _reduce_walk(const Walk* w, real* out, const real* src, const char* id
             if count != NULL:
                 for t in range(last):
                     count[p + t * os] = count[p + t * os] + 1
-        elif reduce == R_AMAX or reduce == R_AMIN:
-            for t in range(last):
-                p = ob + _index_at(idx, ib + t * istep, is64) * odim + t * step
-                out[p] = _combine(out[p], src[sb + t * ss], reduce)
         else:
             for t in range(last):
                 p = ob + _index_at(idx, ib + t * istep, is64) * odim + t * step
