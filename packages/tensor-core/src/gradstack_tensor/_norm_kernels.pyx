@@ -421,7 +421,10 @@ cdef extern from *:
     #define GS_LSM_CLONES(suffix, attr)                                                   \\
         attr static void gs_lsm_rows_##suffix(const float* x, float* y, Py_ssize_t start, \\
                                               Py_ssize_t stop, Py_ssize_t n, int soft) { \\
-            gs_lsm_rows_body(x, y, start, stop, n, soft);                                \\
+            if (soft) /* (two inlined copies: no test of `soft` in the log loop) */      \\
+                gs_lsm_rows_body(x, y, start, stop, n, 1);                               \\
+            else                                                                         \\
+                gs_lsm_rows_body(x, y, start, stop, n, 0);                               \\
         }
 
     GS_LSM_CLONES(default, )
