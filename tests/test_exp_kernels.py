@@ -144,3 +144,67 @@ def test_log1p_op_in_place_and_views(shape):
     if len(shape) == 2:
         ours = gs.log1p(gs.from_numpy(x).t()).numpy()
         np.testing.assert_array_equal(ours, out.T)
+
+
+HYPERBOLIC = ("expm1", "cosh", "sinh")
+
+
+@pytest.mark.parametrize("name", HYPERBOLIC)
+def test_expm1_cosh_sinh_are_correctly_rounded(name):
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-30, -1e-8, 0.3465,
+                -0.3466, 88.72, 88.73, 89.4, 89.5, -89.5, -103.0, -105.0, 3e38, -3e38]  # fmt: skip
+    x = np.concatenate([SWEEP, np.float32(specials)])
+    ours = getattr(kernels, name + "_float32")(x)
+    with np.errstate(all="ignore"):
+        ref = getattr(np, name)(x.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(np.isnan(ours), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    np.testing.assert_array_equal(ours[ok].view(np.uint32), ref[ok].view(np.uint32))
+    theirs = getattr(torch, name)(torch.from_numpy(x)).numpy()
+    normal = ok & (np.abs(theirs) >= np.finfo(np.float32).tiny) & np.isfinite(theirs)
+    assert _ulps(ours[normal], theirs[normal]).max() <= 1
+
+
+@pytest.mark.parametrize("name", HYPERBOLIC)
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (600,), (70, 90), (2, 300, 301)])
+def test_hyperbolic_ops_in_place_and_views(name, shape):
+    x = np.random.default_rng(9).uniform(-20, 20, shape).astype(np.float32)
+    out = getattr(gs, name)(gs.from_numpy(x)).numpy()
+    t = gs.from_numpy(x.copy())
+    assert getattr(t, name + "_")() is t
+    np.testing.assert_array_equal(t.numpy(), out)
+    theirs = getattr(torch, name)(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(out, theirs, rtol=2.4e-7)
+    if len(shape) >= 2 and x.size:
+        for view in (lambda v: v.transpose(0, -1), lambda v: v[..., ::2]):
+            ours = getattr(gs, name)(view(gs.from_numpy(x))).numpy()
+            want = getattr(torch, name)(view(torch.from_numpy(x))).numpy()
+            np.testing.assert_allclose(ours, want, rtol=2.4e-7)
+            base, twin = gs.from_numpy(x.copy()), torch.from_numpy(x.copy())
+            getattr(view(base), name + "_")()
+            getattr(view(twin), name + "_")()
+            np.testing.assert_allclose(base.numpy(), twin.numpy(), rtol=2.4e-7)
+
+
+@pytest.mark.parametrize("name", HYPERBOLIC)
+def test_hyperbolic_gradients_and_threads(name):
+    x = gs.from_numpy(np.random.default_rng(10).uniform(-3, 3, (3, 4))).requires_grad_()
+    assert gs.autograd.gradcheck(getattr(gs, name), (x,))
+    assert gs.autograd.gradgradcheck(getattr(gs, name), (x,))
+    v = np.random.default_rng(11).uniform(-5, 5, (300, 200)).astype(np.float32)
+    g = np.random.default_rng(12).standard_normal(v.shape).astype(np.float32)
+    a, t = gs.from_numpy(v).requires_grad_(), torch.from_numpy(v).requires_grad_()
+    (ga,) = gs.autograd.grad(getattr(gs, name)(a), a, gs.from_numpy(g))
+    (gt,) = torch.autograd.grad(getattr(torch, name)(t), t, torch.from_numpy(g))
+    np.testing.assert_allclose(ga.numpy(), gt.numpy(), rtol=1e-6)
+    kernel = getattr(kernels, name + "_float32")
+    big = np.random.default_rng(13).uniform(-90, 90, 300_001).astype(np.float32)
+    before = gs.get_num_threads()
+    try:
+        gs.set_num_threads(1)
+        serial = kernel(big)
+        gs.set_num_threads(2)
+        threaded = kernel(big)
+    finally:
+        gs.set_num_threads(before)
+    np.testing.assert_array_equal(serial, threaded)

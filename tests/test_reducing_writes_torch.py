@@ -224,3 +224,113 @@ def test_gradcheck_float64(reduce):
                     )
 
             assert gs.autograd.gradcheck(h, (x, src))
+
+
+# ---- the C pass (Note [One pass of a reducing scatter]): layouts, every dim, many
+# repeated indices, int32 indices, -0.0 and NaN in self, the in-place write through a view
+
+
+def _strided(a, transpose):
+    """``a`` as a non-contiguous array of the same values (a transposed copy's view)."""
+    return np.ascontiguousarray(a.T).T if transpose else a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduce", SCATTER_REDUCES)
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "int32"])
+def test_scatter_reduce_layouts_and_repeats_exact(dtype, reduce, include_self, dim, layout):
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-2, 2, (6, 7, 5)).astype(dtype)
+    src = rng.uniform(-2, 2, (6, 8, 5)).astype(dtype)
+    src[0, 0, 0] = np.nan if reduce in ("amax", "amin") else src[0, 0, 0]
+    x[1, 1, 1] = -0.0
+    ishape = (5, 6, 4)
+    idx = rng.integers(0, x.shape[dim], ishape).astype(np.int32 if layout == "int32" else np.int64)
+    strided = layout == "strided"
+    gx, tx = gs.from_numpy(x.copy()), torch.from_numpy(x.copy())
+    a_src, a_idx = _strided(src, strided), _strided(idx, strided)
+    gsrc, tsrc = gs.from_numpy(a_src), torch.from_numpy(a_src)
+    gi, ti = gs.from_numpy(a_idx), torch.from_numpy(a_idx)
+    if strided:  # in place into a non-contiguous view of a larger tensor
+        gbig = gs.from_numpy(np.ascontiguousarray(np.swapaxes(x, 0, 2)))
+        tbig = torch.from_numpy(np.ascontiguousarray(np.swapaxes(x, 0, 2)))
+        gv, tv = gbig.transpose(0, 2), tbig.transpose(0, 2)
+        gv.scatter_reduce_(dim, gi, gsrc, reduce, include_self=include_self)
+        tv.scatter_reduce_(dim, ti, tsrc, reduce, include_self=include_self)
+        np.testing.assert_array_equal(gbig.numpy(), tbig.numpy())
+    out = gx.scatter_reduce(dim, gi, gsrc, reduce, include_self=include_self)
+    ref = tx.scatter_reduce(dim, ti, tsrc, reduce, include_self=include_self)
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
+    np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(ref.numpy()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduce", INDEX_REDUCES)
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+@pytest.mark.parametrize("strided", [False, True])
+def test_index_reduce_layouts_and_repeats_exact(dtype, reduce, include_self, dim, strided):
+    rng = np.random.default_rng(8)
+    x = rng.uniform(-2, 2, (5, 6, 7)).astype(dtype)
+    shape = list(x.shape)
+    shape[dim] = 20
+    src = rng.uniform(-2, 2, shape).astype(dtype)
+    if reduce in ("amax", "amin"):
+        src[0, 0, 0] = np.nan
+        x[1, 2, 3] = np.nan
+    idx = rng.integers(0, x.shape[dim], 20)
+    a_src = _strided(src, strided)
+    gx, tx = gs.from_numpy(_strided(x, strided).copy()), torch.from_numpy(x.copy())
+    gi, ti = gs.from_numpy(idx), torch.from_numpy(idx)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = gx.index_reduce(dim, gi, gs.from_numpy(a_src), reduce, include_self=include_self)
+        ref = tx.index_reduce(dim, ti, torch.from_numpy(a_src), reduce,
+                              include_self=include_self)  # fmt: skip
+        np.testing.assert_array_equal(out.numpy(), ref.numpy())
+        if strided:
+            gbig = gs.from_numpy(np.ascontiguousarray(x.T))
+            gbig.T.index_reduce_(dim, gi, gs.from_numpy(a_src), reduce, include_self=include_self)
+            np.testing.assert_array_equal(gbig.T.numpy(), ref.numpy())
+
+
+def test_reducing_write_index_errors_before_any_write():
+    for L in (gs, torch):
+        x = L.zeros(3, 4)
+        with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1"):
+            x.scatter_reduce_(1, L.tensor([[0, -1]]), L.ones(1, 2), "amax")
+        with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 1"):
+            x.scatter_reduce_(1, L.tensor([[0, 1], [4, 0]]), L.ones(2, 2), "sum")
+        with warnings.catch_warnings(), pytest.raises(IndexError, match="out of range"):
+            warnings.simplefilter("ignore")
+            x.index_reduce_(1, L.tensor([0, 9]), L.ones(3, 2), "mean")
+        if L is gs:  # (torch's sum writes the positions before the bad index)
+            assert x.sum().item() == 0.0
+
+
+def test_scatter_reduce_kernel_checks_its_arguments():
+    from gradstack_tensor.kernels import scatter_reduce_
+
+    out = np.zeros((3, 4))
+    idx = np.zeros((2, 2), np.int64)
+    with pytest.raises(TypeError, match="int32 or int64"):
+        scatter_reduce_(out, 0, idx.astype(np.float64), np.ones((2, 2)), "sum")
+    with pytest.raises(TypeError, match="same dtype"):
+        scatter_reduce_(out, 0, idx, np.ones((2, 2), np.float32), "sum")
+    with pytest.raises(ValueError, match="C-contiguous"):
+        scatter_reduce_(out.T, 0, idx, np.ones((2, 2)), "sum")
+    with pytest.raises(ValueError, match="reduce"):
+        scatter_reduce_(out, 0, idx, np.ones((2, 2)), "add")
+    with pytest.raises(ValueError, match="no larger"):
+        scatter_reduce_(out, 0, idx, np.ones((2, 1)), "sum")
+    with pytest.raises(IndexError, match="index 3 is out of bounds"):
+        scatter_reduce_(out, 0, np.array([[0, 3]]), np.ones((1, 2)), "sum")
+    with pytest.raises(IndexError, match="dim"):
+        scatter_reduce_(out, 2, idx, np.ones((2, 2)), "sum")
+    read_only = np.zeros((3, 4))
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        scatter_reduce_(read_only, 0, idx, np.ones((2, 2)), "sum")
+    assert not out.any()

@@ -1,9 +1,10 @@
 # cython: language_level=3
-"""``exp_float32``, ``log1p_float32``, ``sigmoid_float32``: exp, log1p and sigmoid of a
-float32 array, one vectorised pass each (Note [float32 exp and sigmoid in one pass], Note
-[float32 log1p in double]).
+"""``exp_float32``, ``log1p_float32``, ``sigmoid_float32``, ``expm1_float32``,
+``cosh_float32``, ``sinh_float32``: exp, log1p, sigmoid, expm1, cosh and sinh of a float32
+array, one vectorised pass each (Note [float32 exp and sigmoid in one pass], Note [float32
+log1p in double], Note [float32 expm1, cosh and sinh in double]).
 
-The ops ``exp`` and ``log1p`` take ``exp_float32`` and ``log1p_float32`` for C-contiguous
+The ops ``exp``, ``log1p``, ``expm1``, ``cosh`` and ``sinh`` take their kernel for C-contiguous
 float32 arrays past the small-array loops (``_ufuncs._rounded_unary``), ``sigmoid``
 takes ``sigmoid_float32`` (``_ufuncs._sigmoid_ufunc``), all in place for their in-place
 forms.  Arguments are checked before
@@ -22,7 +23,10 @@ from ._kernels cimport (
 
 cnp.import_array()
 
-__all__ = ["EXP_THRESHOLD", "exp_float32", "log1p_float32", "sigmoid_float32"]
+__all__ = [
+    "EXP_THRESHOLD", "cosh_float32", "exp_float32", "expm1_float32", "log1p_float32",
+    "sigmoid_float32", "sinh_float32",
+]
 
 # Note [float32 exp and sigmoid in one pass]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -154,6 +158,86 @@ cdef extern from *:
         }
     }
 
+    /* Note [float32 expm1, cosh and sinh in double]: with x = k ln2 + r (Cody-Waite, as
+       gs_ex_exp), expm1(r) = r (1 + r/2 + ... + r**11/12!) and
+       expm1(x) = 2**k expm1(r) + (2**k - 1): no cancellation for k = 0 (|x| < ln2/2),
+       none worth a float32 bit for k != 0.  |x| is clamped by its bits (nan stays nan) to
+       104 (expm1: -1 in float32 from -17 on) or 89 (inf in float32 beyond), to 90 for
+       cosh/sinh (inf beyond).  cosh(x) = (e + 1/e) / 2 with e = exp(|x|); sinh(|x|) =
+       (m + m / (m + 1)) / 2 with m = expm1(|x|) (exact near 0); expm1 and sinh take x's
+       sign bit (expm1(-0.0) is -0.0) */
+    GS_BODY double gs_ex_em1(float c, double* scale) {
+        double v = c;
+        double kr = v * 1.44269504088896338700e+00 + 6755399441055744.0;
+        double k = kr - 6755399441055744.0;
+        double r = (v - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+        double p = 1.0 / 479001600.0;
+        p = p * r + 1.0 / 39916800.0;
+        p = p * r + 1.0 / 3628800.0;
+        p = p * r + 1.0 / 362880.0;
+        p = p * r + 1.0 / 40320.0;
+        p = p * r + 1.0 / 5040.0;
+        p = p * r + 1.0 / 720.0;
+        p = p * r + 1.0 / 120.0;
+        p = p * r + 1.0 / 24.0;
+        p = p * r + 1.0 / 6.0;
+        p = p * r + 0.5;
+        p = p * r + 1.0;
+        int64_t kb;
+        memcpy(&kb, &kr, sizeof kb);
+        kb = (kb + 1023) << 52;
+        memcpy(scale, &kb, sizeof kb);
+        return p * r;
+    }
+
+    /* x with |x| clamped to the float whose bits are `below` (x < 0) or `above` */
+    GS_BODY float gs_ex_clamp(float x, uint32_t below, uint32_t above, int drop_sign) {
+        uint32_t bits, mag, sign;
+        memcpy(&bits, &x, sizeof bits);
+        mag = bits & 0x7fffffffu;
+        sign = drop_sign ? 0u : bits & 0x80000000u;
+        uint32_t limit = sign ? below : above;
+        mag = mag > 0x7f800000u ? mag : (mag < limit ? mag : limit);
+        bits = sign | mag;
+        float c;
+        memcpy(&c, &bits, sizeof c);
+        return c;
+    }
+
+    /* kind 3: expm1, 4: cosh, 5: sinh */
+    GS_BODY void gs_ex_hyp_body(int kind, const float* x, float* out, Py_ssize_t start,
+                                Py_ssize_t stop) {
+        double scale, m;
+        if (kind == 3) {
+            for (Py_ssize_t i = start; i < stop; i++) {
+                uint32_t bits, rb;
+                memcpy(&bits, x + i, sizeof bits);
+                m = gs_ex_em1(gs_ex_clamp(x[i], 0x42d00000u, 0x42b20000u, 0), &scale);
+                float r = (float)(scale * m + (scale - 1.0));
+                memcpy(&rb, &r, sizeof rb);
+                rb |= bits & 0x80000000u;         /* (x's sign: expm1(-0.0) is -0.0) */
+                memcpy(out + i, &rb, sizeof rb);
+            }
+        } else if (kind == 4) {
+            for (Py_ssize_t i = start; i < stop; i++) {
+                m = gs_ex_em1(gs_ex_clamp(x[i], 0x42b40000u, 0x42b40000u, 1), &scale);
+                double e = scale * (m + 1.0);
+                out[i] = (float)(0.5 * e + 0.5 / e);
+            }
+        } else {
+            for (Py_ssize_t i = start; i < stop; i++) {
+                uint32_t bits, rb;
+                memcpy(&bits, x + i, sizeof bits);
+                m = gs_ex_em1(gs_ex_clamp(x[i], 0x42b40000u, 0x42b40000u, 1), &scale);
+                m = scale * m + (scale - 1.0);
+                float r = (float)(0.5 * (m + m / (m + 1.0)));
+                memcpy(&rb, &r, sizeof rb);
+                rb |= bits & 0x80000000u;
+                memcpy(out + i, &rb, sizeof rb);
+            }
+        }
+    }
+
     #define GS_EX_CLONE(suffix, attr)                                                  \\
         attr static void gs_ex_##suffix(int sigmoid, const float* x, float* out,       \\
                                         Py_ssize_t start, Py_ssize_t stop) {           \\
@@ -162,6 +246,10 @@ cdef extern from *:
         attr static void gs_ex_log1p_##suffix(const float* x, float* out,              \\
                                               Py_ssize_t start, Py_ssize_t stop) {     \\
             gs_ex_log1p_body(x, out, start, stop);                                     \\
+        }                                                                              \\
+        attr static void gs_ex_hyp_##suffix(int kind, const float* x, float* out,      \\
+                                            Py_ssize_t start, Py_ssize_t stop) {       \\
+            gs_ex_hyp_body(kind, x, out, start, stop);                                 \\
         }
     GS_EX_CLONE(default, )
     #if GS_AVX2_CLONES
@@ -175,13 +263,15 @@ cdef extern from *:
     #  define GS_EX_DISPATCH(name, args) GS_DISPATCH(name, args)
     #endif
 
-    /* kind 0: exp, 1: sigmoid, 2: log1p */
+    /* kind 0: exp, 1: sigmoid, 2: log1p, 3: expm1, 4: cosh, 5: sinh */
     static void gs_ex_range(int gs_avx2, int gs_avx512, int kind, const float* x,
                             float* out, Py_ssize_t start, Py_ssize_t stop) {
         if (kind < 2)
             GS_EX_DISPATCH(gs_ex, (kind, x, out, start, stop));
-        else
+        else if (kind == 2)
             GS_EX_DISPATCH(gs_ex_log1p, (x, out, start, stop));
+        else
+            GS_EX_DISPATCH(gs_ex_hyp, (kind, x, out, start, stop));
     }
     """
     void gs_ex_range(int avx2, int avx512, int kind, const float* x, float* out,
@@ -268,3 +358,47 @@ def log1p_float32(x, out=None):
                     nan], dtype=float32)
     """
     return _apply("log1p_float32", 2, x, out)
+
+
+def expm1_float32(x, out=None):
+    """``exp(x) - 1`` of a float32 C-contiguous array, computed in double and rounded once
+    (Note [float32 expm1, cosh and sinh in double]); into ``x`` itself with ``out=x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import expm1_float32
+    >>> expm1_float32(np.array([0.0, 1e-10, 1.0, -200.0, 100.0], np.float32))
+    array([ 0.0000000e+00,  1.0000000e-10,  1.7182819e+00, -1.0000000e+00,
+                      inf], dtype=float32)
+    """
+    return _apply("expm1_float32", 3, x, out)
+
+
+def cosh_float32(x, out=None):
+    """``cosh(x)`` of a float32 C-contiguous array, computed in double and rounded once
+    (Note [float32 expm1, cosh and sinh in double]); into ``x`` itself with ``out=x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import cosh_float32
+    >>> cosh_float32(np.array([0.0, 1.0, -2.0, 100.0], np.float32))
+    array([1.       , 1.5430807, 3.7621956,       inf], dtype=float32)
+    """
+    return _apply("cosh_float32", 4, x, out)
+
+
+def sinh_float32(x, out=None):
+    """``sinh(x)`` of a float32 C-contiguous array, computed in double and rounded once
+    (Note [float32 expm1, cosh and sinh in double]); into ``x`` itself with ``out=x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gradstack_tensor.kernels import sinh_float32
+    >>> sinh_float32(np.array([0.0, 1e-10, 1.0, -2.0, -100.0], np.float32))
+    array([ 0.0000000e+00,  1.0000000e-10,  1.1752012e+00, -3.6268604e+00,
+                     -inf], dtype=float32)
+    """
+    return _apply("sinh_float32", 5, x, out)

@@ -34,12 +34,14 @@ from ._impl_scatter import (
     _index_vector,
     _scatter_index,
 )
+from ._scatter_reduce_kernels import scatter_reduce_
 from ._shapes import _normalize_dim
 from ._tensor import Tensor, _data, _wrap
 
 _SCATTER_REDUCES = {"sum": "sum", "prod": "prod", "mean": "mean", "amax": "amax",
                     "amin": "amin", "max": "amax", "min": "amin"}  # fmt: skip
 _INDEX_REDUCES = ("prod", "mean", "amax", "amin")
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # (the others: ufunc.at)
 _UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
           "amin": np.minimum}  # fmt: skip
 
@@ -79,6 +81,18 @@ def _combine(x, key, values, reduce, include_self, counts_shape_key):
             x[...] = np.floor_divide(x, count.astype(x.dtype))
 
 
+def _in_one_pass(x, axis, idx, values, reduce, include_self):
+    """The C pass of ``kernels.scatter_reduce_`` (Note [One pass of a reducing scatter] in
+    ``_scatter_reduce_kernels.pyx``) into ``x``, through a C-contiguous copy when ``x`` is
+    not one; an index out of range raises IndexError before anything is written."""
+    if x.flags.c_contiguous and x.flags.aligned:
+        scatter_reduce_(x, axis, idx, values, reduce, bool(include_self))
+        return
+    work = np.ascontiguousarray(x)
+    scatter_reduce_(work, axis, idx, values, reduce, bool(include_self))
+    x[...] = work
+
+
 def _check_scatter_reduce(reduce) -> str:
     if not isinstance(reduce, str) or reduce not in _SCATTER_REDUCES:
         raise RuntimeError(
@@ -108,6 +122,14 @@ def _scatter_reduce_into(out, dim, index, src, reduce, include_self, name):
     _check_sizes(x, axis, idx, s.shape)
     if reduce == "mean":
         _not_for_bool(x, "scatter_gather_tensor_cpu_reduce_mean")
+    if x.dtype in _KERNEL_DTYPES:
+        if np.may_share_memory(x, s):
+            s = s.copy()
+        try:
+            _in_one_pass(x, axis, idx, s, reduce, include_self)
+        except IndexError as e:  # (torch's words: a RuntimeError)
+            raise RuntimeError(str(e)) from None
+        return
     n = x.shape[axis]
     bad = (idx < 0) | (idx >= n)
     if bad.any():
@@ -166,6 +188,18 @@ def _index_reduce_into(out, dim, index, source, reduce, include_self, name):
             f"source.size(dim): ({values.shape[axis]}), for dim: {axis}"
         )
     _not_for_bool(x, "index_func_")
+    if x.dtype in _KERNEL_DTYPES:
+        if np.may_share_memory(x, values):
+            values = values.copy()
+        # the index along ``axis``, broadcast along the other dims (stride 0)
+        shape = [1] * values.ndim
+        shape[axis] = idx.size
+        wide = np.broadcast_to(idx.reshape(shape), values.shape)
+        try:
+            _in_one_pass(x, axis, wide, values, reduce, include_self)
+        except IndexError:
+            raise IndexError("index out of range in self") from None
+        return
     if ((idx < 0) | (idx >= x.shape[axis])).any():
         raise IndexError("index out of range in self")
     if idx.size == 0:

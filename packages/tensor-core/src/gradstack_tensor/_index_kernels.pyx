@@ -32,9 +32,6 @@ __all__ = [
     "take_rows",
 ]
 
-cdef enum:
-    MAX_DIMS = 64                 # NPY_MAXDIMS in numpy 2
-
 # Note [Embedding's backward is a scatter-add of rows]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # torch's embedding_dense_backward_cpu starts from zeros (num_weights, dim) and, for each
@@ -60,13 +57,6 @@ cdef enum:
 # It runs on one thread: with repeated indices, threads would have to split by destination
 # (as embedding_backward does), which a general ``dim`` makes a scan per thread of all of
 # src; the backward passes it serves are small next to their forward's.
-
-
-cdef inline int64_t _index_at(const char* base, Py_ssize_t offset, bint is64) noexcept nogil:
-    """The index at `offset` elements from `base` (int64 or int32)."""
-    if is64:
-        return (<const int64_t*>base)[offset]
-    return (<const int32_t*>base)[offset]
 
 
 cdef int _index_typenum(str func, str name, object obj) except -1:
@@ -350,15 +340,7 @@ def embedding_backward(grad, indices, num_weights, padding_idx=-1, scale_grad_by
 # scatter_add_
 
 
-cdef struct Walk:
-    int nd
-    int dim
-    Py_ssize_t shape[MAX_DIMS]     # index's (and src's) shape
-    Py_ssize_t ostr[MAX_DIMS]      # out's strides, in elements
-    Py_ssize_t sstr[MAX_DIMS]      # src's
-    Py_ssize_t istr[MAX_DIMS]      # index's
-    int64_t n                      # out.shape[dim]
-    bint wrap                      # negative indices count from the end
+# (Walk, MAX_DIMS and _index_at are declared in _index_kernels.pxd)
 
 
 @cython.boundscheck(False)

@@ -24,6 +24,7 @@ interface::
     _batch_norm_kernels.pyx        batch norm's statistics, output and backward sums
     _index_kernels.pyx             indexing: ``take_rows``, ``embedding_backward``,
                                    ``scatter_add_``, ``scatter_``, ``gather``
+    _scatter_reduce_kernels.pyx    ``scatter_reduce_`` (scatter_reduce, index_reduce)
     _rnn_kernels.pyx               the fused LSTM and GRU cells, forward and backward
     _recurrent_gemm.pyx            an RNN step's product by a weight packed once a layer
     _norm_kernels.pyx              softmax/log_softmax and layer norm, forward and backward

@@ -314,7 +314,11 @@ cdef tuple _dim_split(cnp.ndarray x, object dim, str func):
 # (1000, 1000), one thread, CPU time: 1.16 ms -> 0.81 ms, torch 0.76-0.80 ms.  NaN in a
 # row makes its sum NaN, +inf makes inf - inf, a row of -inf -inf - -inf: NaN rows as
 # before; a -inf among finite values adds exp(-87) ~ 1.6e-38 to the sum, nothing.
-# Compiled twice (Note [AVX2 clones]); other dims and float64 keep the passes above.
+# softmax rows take the same two passes, storing the exps in the second (those of v < -87,
+# subnormal or zero, computed in double: the clamp would store exp(-87)), then scale them
+# by 1 / sum (torch's _vec_softmax_lastdim): three passes instead of numpy's exp between
+# two of this module's.  Compiled twice (Note [AVX2 clones]); other dims and float64 keep
+# the passes above.
 
 cdef extern from *:
     """
@@ -329,7 +333,7 @@ cdef extern from *:
 
     /* acc0, acc1 (four doubles each) += exp(v) for eight v = x - m, x at p, in float
        (Note [float32 log_softmax rows with an exp of their own]) */
-    #define GS_SM_EXP_ADD(acc0, acc1, p, mv) do {                                       \\
+    #define GS_SM_EXP_ADD(acc0, acc1, p, mv, st) do {                                   \\
         gs_sm_v8f v_, t_, k_, r_, e_;                                                   \\
         gs_sm_v8i lo_mask_;                                                             \\
         gs_sm_v4f h0_, h1_;                                                             \\
@@ -344,14 +348,22 @@ cdef extern from *:
                * r_ + 4.1665795894e-2f) * r_ + 1.6666665459e-1f) * r_ + 5.0000001201e-1f) \\
               * (r_ * r_) + r_) + 1.0f;                                                 \\
         e_ = e_ * (gs_sm_v8f)((((gs_sm_v8i)t_ - (gs_sm_v8i)mg_) + 127) << 23);          \\
+        if (st) {            /* below -87 (subnormal or 0): the exp in double */          \\
+            memcpy((st), &e_, sizeof e_);                                               \\
+            for (int l_ = 0; l_ < 8; l_++)                                              \\
+                if (lo_mask_[l_])                                                       \\
+                    (st)[l_] = (float)exp((double)((p)[l_] - (mv)[l_]));                \\
+        }                                                                               \\
         memcpy(&h0_, &e_, sizeof h0_);                                                  \\
         memcpy(&h1_, (const char*)&e_ + sizeof h0_, sizeof h1_);                        \\
         (acc0) += __builtin_convertvector(h0_, gs_sm_v4d);                              \\
         (acc1) += __builtin_convertvector(h1_, gs_sm_v4d);                              \\
     } while (0)
 
+    /* log_softmax rows, or softmax rows (`soft`: the exps stored, then scaled by
+       1 / sum as torch's _vec_softmax_lastdim) */
     GS_BODY void gs_lsm_rows_body(const float* x, float* y, Py_ssize_t start,
-                                  Py_ssize_t stop, Py_ssize_t n) {
+                                  Py_ssize_t stop, Py_ssize_t n, int soft) {
         Py_ssize_t r, j, end = n - n % 8;
         for (r = start; r < stop; r++) {
             const float* xr = x + r * n;
@@ -384,11 +396,20 @@ cdef extern from *:
             md = m;
             mv = zf + m;
             for (j = 0; j < end; j += 8) {
-                GS_SM_EXP_ADD(a0, a1, xr + j, mv);
+                GS_SM_EXP_ADD(a0, a1, xr + j, mv, soft ? yr + j : NULL);
             }
             s = ((a0[0] + a1[0]) + (a0[1] + a1[1])) + ((a0[2] + a1[2]) + (a0[3] + a1[3]));
             for (j = end; j < n; j++) {
-                s += exp((double)xr[j] - md);
+                double e = exp((double)xr[j] - md);
+                s += e;
+                if (soft)
+                    yr[j] = (float)e;
+            }
+            if (soft) {
+                sr = (float)(1.0 / s);
+                for (j = 0; j < n; j++)
+                    yr[j] = yr[j] * sr;
+                continue;
             }
             sr = (float)log(s);
             for (j = 0; j < n; j++) {
@@ -399,8 +420,11 @@ cdef extern from *:
 
     #define GS_LSM_CLONES(suffix, attr)                                                   \\
         attr static void gs_lsm_rows_##suffix(const float* x, float* y, Py_ssize_t start, \\
-                                              Py_ssize_t stop, Py_ssize_t n) {           \\
-            gs_lsm_rows_body(x, y, start, stop, n);                                      \\
+                                              Py_ssize_t stop, Py_ssize_t n, int soft) { \\
+            if (soft) /* (two inlined copies: no test of `soft` in the log loop) */      \\
+                gs_lsm_rows_body(x, y, start, stop, n, 1);                               \\
+            else                                                                         \\
+                gs_lsm_rows_body(x, y, start, stop, n, 0);                               \\
         }
 
     GS_LSM_CLONES(default, )
@@ -409,28 +433,28 @@ cdef extern from *:
     #endif
 
     static void gs_lsm_rows(int gs_avx2, const float* x, float* y, Py_ssize_t start,
-                            Py_ssize_t stop, Py_ssize_t n) {
-        GS_DISPATCH(gs_lsm_rows, (x, y, start, stop, n));
+                            Py_ssize_t stop, Py_ssize_t n, int soft) {
+        GS_DISPATCH(gs_lsm_rows, (x, y, start, stop, n, soft));
     }
     """
     void gs_lsm_rows(int gs_avx2, const float* x, float* y, Py_ssize_t start,
-                     Py_ssize_t stop, Py_ssize_t n) noexcept nogil
+                     Py_ssize_t stop, Py_ssize_t n, int soft) noexcept nogil
 
 
 cdef void _log_softmax_f32_rows(const float* x, float* y, Py_ssize_t rows, Py_ssize_t n,
-                                int nthreads) noexcept nogil:
-    """log_softmax of float32 rows (Note [float32 log_softmax rows with an exp of their
-    own]), split by whole rows across threads."""
+                                int nthreads, int soft) noexcept nogil:
+    """log_softmax (softmax if `soft`) of float32 rows (Note [float32 log_softmax rows
+    with an exp of their own]), split by whole rows across threads."""
     cdef Py_ssize_t block, start, step
     cdef int avx2 = kernel_avx2()
     if nthreads <= 1 or rows < 2:
-        gs_lsm_rows(avx2, x, y, 0, rows, n)
+        gs_lsm_rows(avx2, x, y, 0, rows, n, soft)
         return
     step = kernel_block_size(rows, nthreads)
     for block in prange(nthreads, schedule="static", num_threads=nthreads):
         start = block * step
         if start < rows:
-            gs_lsm_rows(avx2, x, y, start, min(start + step, rows), n)
+            gs_lsm_rows(avx2, x, y, start, min(start + step, rows), n, soft)
 
 
 cdef object _softmax_call(str func, object x, object g, object dim, bint take_log):
@@ -450,10 +474,11 @@ cdef object _softmax_call(str func, object x, object g, object dim, bint take_lo
     cdef int nthreads = kernel_threads(size, _row_threshold)
     cdef cnp.ndarray mx = None
     cdef cnp.npy_intp dims[1]
-    if g is None and take_log and inner == 1 and typenum == cnp.NPY_FLOAT:
+    if g is None and inner == 1 and typenum == cnp.NPY_FLOAT:
         with nogil:
             _log_softmax_f32_rows(<const float*>cnp.PyArray_DATA(<cnp.ndarray>x),
-                                  <float*>cnp.PyArray_DATA(out), outer, n, nthreads)
+                                  <float*>cnp.PyArray_DATA(out), outer, n, nthreads,
+                                  not take_log)
         return out
     if g is None:
         dims[0] = outer * inner

@@ -35,7 +35,9 @@ import numpy as np
 from ._loops cimport has_zero, pow_double_by_number, relu_float, sigmoid_tail
 from ._pointwise_kernels cimport exp2_dense, sign_dense, sign_dense_inplace
 
-from ._exp_kernels import exp_float32, log1p_float32, sigmoid_float32
+from ._exp_kernels import (
+    cosh_float32, exp_float32, expm1_float32, log1p_float32, sigmoid_float32, sinh_float32,
+)
 from ._nextafter_kernels import nextafter_ufunc
 
 from . import _bessel_kernels, _division_kernels, _special_kernels
@@ -529,6 +531,10 @@ cdef object _rounded_from_double(object ufunc, object x, object y, dict kwargs):
 # time of numpy's float32 loop on a million elements (exp: 1.2 ms against 0.48 ms);
 # float64 and float16 keep numpy's loops.
 
+_ONE_PASS_FLOAT32 = {np.exp: exp_float32, np.log1p: log1p_float32, np.expm1: expm1_float32,
+                     np.cosh: cosh_float32, np.sinh: sinh_float32}  # fmt: skip
+
+
 def _rounded_unary(ufunc):
     """``ufunc`` whose float32 arrays are computed in double and rounded once (Note
     [float32 transcendental functions are computed in double])."""
@@ -539,11 +545,12 @@ def _rounded_unary(ufunc):
                 r = exp2_dense(<cnp.ndarray>x)  # one dense block: a vectorised C pass
                 if r is not None:
                     return r
-            if (ufunc is np.exp or ufunc is np.log1p) and _c_float32(<cnp.ndarray>x) and (
-                    out is None or out is x):
+            kernel = _ONE_PASS_FLOAT32.get(ufunc)
+            if kernel is not None and _c_float32(<cnp.ndarray>x) and (out is None or out is x):
                 # one vectorised pass, the same bits (Note [float32 exp and sigmoid in one
-                # pass], Note [float32 log1p in double] in _exp_kernels.pyx)
-                return (exp_float32 if ufunc is np.exp else log1p_float32)(x, out)
+                # pass], Note [float32 log1p in double], Note [float32 expm1, cosh and sinh
+                # in double] in _exp_kernels.pyx)
+                return kernel(x, out)
             if out is None:
                 out = np.empty_like(x, order="K")
             with np.errstate(all="ignore"):  # (numpy's buffered casts: no float64 copy)

@@ -78,6 +78,8 @@ from ._rnn_kernels import *  # noqa: F403
 from ._rnn_kernels import __all__ as _rnn_kernels_all
 from ._scan_kernels import *  # noqa: F403
 from ._scan_kernels import __all__ as _scan_kernels_all
+from ._scatter_reduce_kernels import *  # noqa: F403
+from ._scatter_reduce_kernels import __all__ as _scatter_reduce_kernels_all
 from ._sgd_update import *  # noqa: F403
 from ._sgd_update import __all__ as _sgd_update_all
 from ._special_kernels import *  # noqa: F403
@@ -106,6 +108,7 @@ __all__ = sorted(
         *_conv_arrays_all,
         *_transcendentals_all,
         *_index_kernels_all,
+        *_scatter_reduce_kernels_all,
         *_recurrent_gemm_all,
         *_pointwise_kernels_all,
         *_kernels_all,
