@@ -411,30 +411,40 @@ def lu_backward(g_l, g_u, p, low, up):
     k = min(m, n)
     g_l = g_l.tril(-1) if g_l is not None else None
     g_u = g_u.triu() if g_u is not None else None
-    phi = gt.zeros(*up.shape[:-2], k, k, dtype=up.dtype)
+    l_term = low.mH.matmul(g_l) if g_l is not None else None
+    u_term = g_u.matmul(up.mH) if g_u is not None else None
     if m <= n:
-        if g_l is not None:
-            phi = phi + low.mH.matmul(g_l)
-        if g_u is not None:
-            phi = phi - g_u.matmul(up.mH)
+        phi = l_term - u_term if l_term is not None and u_term is not None else (
+            l_term if l_term is not None else -u_term
+        )
         g_a = _linalg.solve_triangular(up[..., :, :k].mH, phi.tril(-1), upper=False, left=False)
         if g_u is not None:
-            g_a = gt.cat([g_a + g_u[..., :, :k], g_u[..., :, k:]], -1)
-        else:
+            g_a = g_a + g_u[..., :, :k]
+            if n > k:
+                g_a = gt.cat([g_a, g_u[..., :, k:]], -1)
+        elif n > k:
             g_a = gt.cat([g_a, gt.zeros(*g_a.shape[:-1], n - k, dtype=g_a.dtype)], -1)
         g_a = _linalg.solve_triangular(low.mH, g_a, upper=True, unitriangular=True)
-        return p.matmul(g_a)
-    if g_u is not None:
-        phi = phi + g_u.matmul(up.mH)
-    if g_l is not None:
-        phi = phi - low.mH.matmul(g_l)
+        return _permute_rows(p, g_a)
+    phi = u_term - l_term if l_term is not None and u_term is not None else (
+        u_term if u_term is not None else -l_term
+    )
     g_a = _linalg.solve_triangular(low[..., :k, :].mH, phi.triu(), upper=True, unitriangular=True)
     if g_l is not None:
         g_a = gt.cat([g_a + g_l[..., :k, :], g_l[..., k:, :]], -2)
     else:
         g_a = gt.cat([g_a, gt.zeros(*g_a.shape[:-2], m - k, n, dtype=g_a.dtype)], -2)
     g_a = _linalg.solve_triangular(up.mH, g_a, upper=False, left=False)
-    return p.matmul(g_a)
+    return _permute_rows(p, g_a)
+
+
+def _permute_rows(p, t):
+    """``P t`` for the permutation matrix ``P`` of ``linalg_lu``, as a gather of ``t``'s
+    rows (row ``r`` of ``P t`` is row ``i`` of ``t``, ``P[r, i] = 1``): m * n reads where
+    the product is an m**2 n GEMM (~25 ms at m = n = 1000, float32).  Differentiable in
+    ``t``; ``P`` gets no gradient, as the ``g_p`` of :func:`lu_backward` is unused."""
+    rows = (p.real if p.is_complex() else p).argmax(-1)
+    return t.gather(-2, rows.unsqueeze(-1).expand(*t.shape))
 
 
 @jvp("linalg_lu")

@@ -1,0 +1,187 @@
+"""The op-level paths on matrix products (issue 34): ``linalg.lu``'s recursive LU above
+128 columns (Note [A recursive LU on matrix products] in tensor-core's
+``_impl_factorizations.py``, base case ``_lu_kernels.getf2_panel_``) and
+``linalg.solve_triangular``'s blocked solve for float32/float64 (Note [A triangular solve
+on numpy's solver]), against torch 2.13: pivots equal to getrf's, factors and solutions to
+rounding, square, tall, wide and batched matrices, singular ones (getrf's ``info``),
+upper/lower, left/right, unitriangular, broadcasting, non-contiguous operands, zero and
+non-finite diagonals (the substitution's infinities), the backward at sizes that take the
+new paths, and gradcheck in float64."""
+
+from __future__ import annotations
+
+import gradstack as gs
+import numpy as np
+import pytest
+from gradstack.autograd import gradcheck
+
+torch = pytest.importorskip("torch")
+
+TOL = {np.float32: 1e-4, np.float64: 1e-11}
+
+
+def _rel(ours, theirs):
+    scale = max(1.0, float(np.abs(theirs).max())) if theirs.size else 1.0
+    return float(np.abs(ours - theirs).max()) / scale if theirs.size else 0.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape", [(129, 129), (300, 300), (300, 170), (170, 300), (2, 150, 150), (2, 1, 140, 260)]
+)
+def test_lu_pivots_and_factors_are_getrfs(dtype, shape):
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    ours = gs.linalg.lu(gs.from_numpy(x))
+    theirs = torch.linalg.lu(torch.from_numpy(x))
+    assert np.array_equal(ours.P.numpy(), theirs.P.numpy())
+    for o, t in zip(ours[1:], theirs[1:]):
+        assert o.numpy().dtype == t.numpy().dtype and o.shape == t.shape
+        assert _rel(o.numpy(), t.numpy()) < TOL[dtype]
+    lu, piv, info = gs.linalg.lu_factor_ex(gs.from_numpy(x))
+    tlu, tpiv, tinfo = torch.linalg.lu_factor_ex(torch.from_numpy(x))
+    assert np.array_equal(piv.numpy(), tpiv.numpy())
+    assert np.array_equal(info.numpy(), tinfo.numpy())
+    assert _rel(lu.numpy(), tlu.numpy()) < TOL[dtype]
+
+
+def _singular(kind, rng):
+    if kind == "zero columns":
+        return np.c_[rng.standard_normal((200, 150)), np.zeros((200, 50))]
+    if kind == "zero rows":
+        return np.r_[rng.standard_normal((150, 200)), np.zeros((50, 200))]
+    if kind == "zeros":
+        return np.zeros((160, 160))
+    return np.ones((160, 160))
+
+
+@pytest.mark.parametrize("kind", ["zero columns", "zero rows", "zeros", "ones"])
+def test_lu_of_singular_matrices_is_getrfs(kind):
+    x = _singular(kind, np.random.default_rng(1))
+    lu, piv, info = gs.linalg.lu_factor_ex(gs.from_numpy(x))
+    tlu, tpiv, tinfo = torch.linalg.lu_factor_ex(torch.from_numpy(x))
+    assert np.array_equal(piv.numpy(), tpiv.numpy())
+    assert int(info) == int(tinfo)
+    assert _rel(lu.numpy(), tlu.numpy()) < 1e-11
+    with pytest.raises(RuntimeError, match="is zero and using it on lu_solve"):
+        gs.linalg.lu_factor(gs.from_numpy(x))
+
+
+def test_lu_of_a_non_contiguous_matrix():
+    x = np.random.default_rng(2).standard_normal((300, 300))[::2, ::-1]
+    ours = gs.linalg.lu(gs.from_numpy(x))
+    theirs = torch.linalg.lu(torch.from_numpy(x.copy()))
+    assert np.array_equal(ours.P.numpy(), theirs.P.numpy())
+    assert _rel(ours.U.numpy(), theirs.U.numpy()) < 1e-11
+
+
+@pytest.mark.parametrize("shape", [(150, 150), (180, 140), (140, 180)])
+def test_lu_backward_is_torchs_on_the_recursive_path(shape):
+    x = np.random.default_rng(3).standard_normal(shape)
+    r = np.random.default_rng(4)
+    gl = r.standard_normal((shape[0], min(shape)))
+    gu = r.standard_normal((min(shape), shape[1]))
+    grads = []
+    for lib in (gs, torch):
+        a = lib.tensor(x, requires_grad=True)
+        _, low, up = lib.linalg.lu(a)
+        loss = (low * lib.tensor(gl)).sum() + (up * lib.tensor(gu)).sum()
+        grads.append(lib.autograd.grad(loss, a)[0].numpy())
+    assert _rel(*grads) < 1e-9
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 3)])
+def test_lu_gradcheck(shape):
+    a = gs.tensor(np.random.default_rng(5).standard_normal(shape), requires_grad=True)
+    assert gradcheck(lambda t: tuple(gs.linalg.lu(t)[1:]), (a,))
+
+
+def _triangle(n, upper, dtype, batch=(), seed=0):
+    """A well-conditioned triangle, with junk in the other one (never read)."""
+    r = np.random.default_rng(seed)
+    a = r.standard_normal(batch + (n, n)) / np.sqrt(n) + 2 * np.eye(n)
+    return a.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [65, 150])
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [False, True])
+def test_solve_triangular_blocked_is_trsms(dtype, n, upper, left, unit):
+    a = _triangle(n, upper, dtype)
+    b = np.random.default_rng(1).standard_normal((n, 9) if left else (9, n)).astype(dtype)
+    kw = dict(upper=upper, left=left, unitriangular=unit)
+    ours = gs.linalg.solve_triangular(gs.from_numpy(a), gs.from_numpy(b), **kw).numpy()
+    theirs = torch.linalg.solve_triangular(torch.from_numpy(a), torch.from_numpy(b), **kw)
+    assert ours.dtype == dtype
+    assert _rel(ours, theirs.numpy()) < TOL[dtype]
+
+
+def test_solve_triangular_blocked_broadcasts_and_takes_strided_operands():
+    a = _triangle(200, True, np.float32, batch=(2, 1))[..., ::-1, ::-1]  # (lower)
+    b = np.random.default_rng(2).standard_normal((3, 400, 200)).astype(np.float32)[:, ::2].mT
+    ours = gs.linalg.solve_triangular(gs.from_numpy(a), gs.from_numpy(b), upper=False)
+    theirs = torch.linalg.solve_triangular(
+        torch.from_numpy(a.copy()), torch.from_numpy(b.copy()), upper=False
+    )
+    assert ours.shape == (2, 3, 200, 200)
+    assert _rel(ours.numpy(), theirs.numpy()) < 1e-4
+
+
+@pytest.mark.parametrize("bad", [0.0, np.inf, np.nan])
+def test_solve_triangular_zero_or_non_finite_diagonal_is_trsms(bad):
+    a = _triangle(100, True, np.float64)
+    a[40, 40] = bad
+    b = np.random.default_rng(3).standard_normal((100, 3))
+    ours = gs.linalg.solve_triangular(gs.from_numpy(a), gs.from_numpy(b), upper=True).numpy()
+    theirs = torch.linalg.solve_triangular(
+        torch.from_numpy(a), torch.from_numpy(b), upper=True
+    ).numpy()
+    assert np.array_equal(np.isfinite(ours), np.isfinite(theirs))
+    fin = np.isfinite(theirs)
+    assert _rel(ours[fin], theirs[fin]) < 1e-11
+
+
+def test_solve_triangular_unit_ignores_the_diagonal():
+    a = _triangle(100, False, np.float64)
+    a[np.arange(100), np.arange(100)] = 0.0  # (a zero diagonal, never read)
+    b = np.random.default_rng(4).standard_normal((100, 5))
+    kw = dict(upper=False, unitriangular=True)
+    ours = gs.linalg.solve_triangular(gs.from_numpy(a), gs.from_numpy(b), **kw).numpy()
+    theirs = torch.linalg.solve_triangular(torch.from_numpy(a), torch.from_numpy(b), **kw)
+    assert _rel(ours, theirs.numpy()) < 1e-11
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [False, True])
+def test_solve_triangular_backward_is_torchs_on_the_blocked_path(upper, left, unit):
+    a0 = _triangle(130, upper, np.float64, seed=6)
+    b0 = np.random.default_rng(7).standard_normal((130, 4) if left else (4, 130))
+    g0 = np.random.default_rng(8).standard_normal(b0.shape)
+    grads = []
+    for lib in (gs, torch):
+        a, b = lib.tensor(a0, requires_grad=True), lib.tensor(b0, requires_grad=True)
+        x = lib.linalg.solve_triangular(a, b, upper=upper, left=left, unitriangular=unit)
+        grads.append([g.numpy() for g in lib.autograd.grad((x * lib.tensor(g0)).sum(), (a, b))])
+    for o, t in zip(*grads):
+        assert _rel(o, t) < 1e-9
+
+
+def test_getf2_panel_checks_its_arguments():
+    from gradstack_tensor._lu_kernels import getf2_panel_
+
+    a = np.zeros((1, 3, 3))
+    piv, perm, info = np.zeros((1, 3), np.int32), np.zeros((1, 3), np.int64), np.zeros(1, np.int32)
+    with pytest.raises(ValueError, match="j0 <= j1"):
+        getf2_panel_(a, 0, 4, piv, perm, info)
+    with pytest.raises(ValueError, match="j0 <= j1"):
+        getf2_panel_(a, 2, 1, piv, perm, info)
+    with pytest.raises(ValueError, match="perm"):
+        getf2_panel_(a, 0, 3, piv, np.zeros((1, 3), np.int32), info)
+    with pytest.raises(ValueError, match="pivots"):
+        getf2_panel_(a, 0, 3, np.zeros((1, 2), np.int32), perm, info)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        getf2_panel_(np.zeros((1, 3, 6))[:, :, ::2], 0, 3, piv, perm, info)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        getf2_panel_(a.astype(np.complex128), 0, 3, piv, perm, info)
