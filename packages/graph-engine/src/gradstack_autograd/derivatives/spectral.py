@@ -2,8 +2,9 @@
 ``_fft_c2r`` and their derivatives (torch's ``fft_r2c_backward``/``fft_c2r_backward``).
 
 The transforms are linear, so each backward is the adjoint transform of the gradient with
-the same normalisation: the inverse direction for c2c; for r2c onesided, the missing half
-of the bins filled with zeros before an inverse c2c, the real part kept; for c2r, an r2c of
+the same normalisation: the inverse direction for c2c; for r2c onesided, a c2r of the
+gradient with the bins that stand for two halved (Note [The onesided r2c backward as a
+c2r]: torch's zero-filled inverse c2c, its real part, in a quarter of the work); for c2r, an r2c of
 the gradient with the bins that stand for two (their mirror image is not stored) doubled.
 """
 
@@ -68,12 +69,24 @@ def _fft_r2c(ctx, grad):
     dim, norm, onesided = (ctx.saved_value(n) for n in ("dim", "normalization", "onesided"))
     gdim = _shifted(dim, grad)
     if onesided:
+        # Note [The onesided r2c backward as a c2r]
+        # torch fills the missing bins with zeros, runs the inverse c2c and keeps the real
+        # part.  That real part is the c2r (which reads a half spectrum as Hermitian) of
+        # the gradient with the bins 1 .. (n - 1) // 2 halved: each is read twice by the
+        # c2r (as itself and, conjugated, as its mirror), once by Re(c2c); the zero and
+        # Nyquist bins are read once by both (their imaginary parts drop out of both).  A
+        # half-length c2r instead of a padded copy and a full complex transform: ~4x less
+        # work at 1000 x 1000 (the inverse c2c was 2/3 of r2c's forward + backward).
+        n = x.shape[dim[-1]]
         last = gdim[-1]
-        missing = x.shape[dim[-1]] - grad.shape[last]
-        if missing > 0:
-            shape = list(grad.shape)
-            shape[last] = missing
-            grad = gt.cat([grad, grad.new_zeros(shape)], last)
+        half = (n - 1) // 2
+        if half > 0:
+            scale = gt.ones(grad.shape[last], dtype=grad.real.dtype)
+            scale[1 : 1 + half] = 0.5
+            shape = [1] * grad.dim()
+            shape[last] = grad.shape[last]
+            grad = grad * scale.reshape(shape)
+        return (_c2r(grad, gdim, norm, n),)
     return (_c2c(grad, gdim, norm, False).real,)
 
 
