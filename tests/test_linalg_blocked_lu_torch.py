@@ -185,3 +185,23 @@ def test_getf2_panel_checks_its_arguments():
         getf2_panel_(np.zeros((1, 3, 6))[:, :, ::2], 0, 3, piv, perm, info)
     with pytest.raises(TypeError, match="float32 or float64"):
         getf2_panel_(a.astype(np.complex128), 0, 3, piv, perm, info)
+
+
+@pytest.mark.parametrize("driver", ["gelsd", "gelss", "gelsy"])
+@pytest.mark.parametrize(
+    "shape, rank", [((150, 100), None), ((100, 150), None), ((2, 120, 90), 40), ((90, 90), 30)]
+)
+def test_lstsq_by_the_svd_is_gelsds(shape, rank, driver):
+    """Note [lstsq by the SVD]: the minimum-norm solution, the rank, the singular values
+    and the residuals as torch's drivers fill them (rank-deficient: the same rank)."""
+    r = np.random.default_rng(9)
+    a = r.standard_normal(shape)
+    if rank is not None:
+        a = a[..., :, :rank] @ r.standard_normal(shape[:-2] + (rank, shape[-1]))
+    b = r.standard_normal(shape[:-1] + (3,))
+    ours = gs.linalg.lstsq(gs.from_numpy(a), gs.from_numpy(b), driver=driver)
+    theirs = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), driver=driver)
+    for o, t in zip(ours, theirs):
+        assert o.shape == t.shape
+        if o.numel():
+            assert _rel(o.numpy().astype(np.float64), t.numpy().astype(np.float64)) < 1e-9
