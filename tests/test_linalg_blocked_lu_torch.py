@@ -205,3 +205,42 @@ def test_lstsq_by_the_svd_is_gelsds(shape, rank, driver):
         assert o.shape == t.shape
         if o.numel():
             assert _rel(o.numpy().astype(np.float64), t.numpy().astype(np.float64)) < 1e-9
+
+
+def _real_spectrum(n, seed):
+    """A non-symmetric matrix with distinct real eigenvalues (real eigenvectors)."""
+    r = np.random.default_rng(seed)
+    s = r.standard_normal((n, n)) + n * np.eye(n)
+    return s @ np.diag(np.arange(1.0, n + 1)) @ np.linalg.inv(s)
+
+
+@pytest.mark.parametrize("kind", ["symmetric", "real spectrum", "complex spectrum", "batch"])
+def test_eigvals_backward_is_torchs(kind):
+    """Note [A real spectrum's eig backward in real arithmetic], and the complex solve
+    where a spectrum is not real."""
+    r = np.random.default_rng(10)
+    if kind == "symmetric":
+        x = r.standard_normal((60, 60))
+        x = x + x.T
+    elif kind == "real spectrum":
+        x = _real_spectrum(40, 11)
+    elif kind == "complex spectrum":
+        x = r.standard_normal((40, 40))
+    else:
+        x = np.stack([_real_spectrum(20, 12), r.standard_normal((20, 20))])
+    grads = []
+    for lib in (gs, torch):  # (a loss that does not see the eigenvalues' order)
+        a = lib.tensor(x, requires_grad=True)
+        vals = lib.linalg.eigvals(a)
+        loss = (vals.real**3).sum() + (vals.imag**2 * vals.real).sum()
+        grads.append(lib.autograd.grad(loss, a)[0].numpy())
+    assert grads[0].dtype == grads[1].dtype
+    assert _rel(*grads) < 1e-8
+
+
+def test_eigvals_real_spectrum_gradcheck_and_gradgradcheck():
+    from gradstack.autograd import gradgradcheck
+
+    a = gs.tensor(_real_spectrum(4, 13), requires_grad=True)
+    assert gradcheck(lambda t: gs.linalg.eigvals(t).real, (a,))
+    assert gradgradcheck(lambda t: gs.linalg.eigvals(t).real, (a,))
