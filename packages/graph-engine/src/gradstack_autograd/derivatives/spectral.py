@@ -11,6 +11,7 @@ the gradient with the bins that stand for two (their mirror image is not stored)
 from __future__ import annotations
 
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import OPS
 from gradstack_tensor.extension import dispatch
 
@@ -78,14 +79,9 @@ def _fft_r2c(ctx, grad):
         # half-length c2r instead of a padded copy and a full complex transform: ~4x less
         # work at 1000 x 1000 (the inverse c2c was 2/3 of r2c's forward + backward).
         n = x.shape[dim[-1]]
-        last = gdim[-1]
         half = (n - 1) // 2
         if half > 0:
-            scale = gt.ones(grad.shape[last], dtype=grad.real.dtype)
-            scale[1 : 1 + half] = 0.5
-            shape = [1] * grad.dim()
-            shape[last] = grad.shape[last]
-            grad = grad * scale.reshape(shape)
+            grad = grad * _bin_weights(grad, gdim[-1], half, 0.5)
         return (_c2r(grad, gdim, norm, n),)
     return (_c2c(grad, gdim, norm, False).real,)
 
@@ -109,12 +105,19 @@ def _fft_c2r(ctx, grad):
     double = grad.shape[last] - g.shape[last]
     if double > 0:
         # the bins 1 .. n - (n//2 + 1) stand for their mirror images too
-        scale = gt.ones(g.shape[last], dtype=g.real.dtype)
-        scale[1 : 1 + double] = 2.0
-        shape = [1] * g.dim()
-        shape[last] = g.shape[last]
-        g = g * scale.reshape(shape)
+        g = g * _bin_weights(g, last, double, 2.0)
     return (g,)
+
+
+def _bin_weights(g, last, count, value):
+    """A constant that multiplies the bins ``1 .. count`` of ``g``'s dim ``last`` by
+    ``value`` (the others by 1), shaped to broadcast against ``g``: one tensor made from
+    numpy (four gradstack ops cost more than the transform on small inputs)."""
+    shape = [1] * g.dim()
+    shape[last] = g.shape[last]
+    w = np.ones(g.shape[last], g.dtype.to_real().numpy)
+    w[1 : 1 + count] = value
+    return gt.from_numpy(w.reshape(shape))
 
 
 @jvp("fft_c2r")
