@@ -117,14 +117,22 @@ def test_solve_triangular_blocked_is_trsms(dtype, n, upper, left, unit):
     assert _rel(ours, theirs.numpy()) < TOL[dtype]
 
 
-def test_solve_triangular_blocked_broadcasts_and_takes_strided_operands():
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("zero", [False, True])
+def test_solve_triangular_broadcasts_and_takes_strided_operands(unit, zero):
     a = _triangle(200, True, np.float32, batch=(2, 1))[..., ::-1, ::-1]  # (lower)
+    if zero:  # (the substitution's path)
+        a = a.copy()
+        a[1, 0, 5, 5] = 0.0
     b = np.random.default_rng(2).standard_normal((3, 400, 200)).astype(np.float32)[:, ::2].mT
-    ours = gs.linalg.solve_triangular(gs.from_numpy(a), gs.from_numpy(b), upper=False)
+    kw = dict(upper=False, unitriangular=unit)
+    ours = gs.linalg.solve_triangular(gs.from_numpy(a), gs.from_numpy(b), **kw)
     theirs = torch.linalg.solve_triangular(
-        torch.from_numpy(a.copy()), torch.from_numpy(b.copy()), upper=False
+        torch.from_numpy(a.copy()), torch.from_numpy(b.copy()), **kw
     )
-    assert ours.shape == (2, 3, 200, 200)
+    if zero and not unit:
+        ours, theirs = ours[0], theirs[0]
+    assert ours.shape == ((3, 200, 200) if zero and not unit else (2, 3, 200, 200))
     assert _rel(ours.numpy(), theirs.numpy()) < 1e-4
 
 

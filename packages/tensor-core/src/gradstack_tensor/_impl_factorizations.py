@@ -313,7 +313,8 @@ def _check_full_rank(a: np.ndarray) -> None:
 
 def _triangular_solve_array(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool):
     """``X`` with ``T X = B`` for ``T`` the ``upper`` (lower) triangle of each ``a`` (its
-    diagonal replaced by ones when ``unit``); ``a`` and ``b`` broadcast already.
+    diagonal replaced by ones when ``unit``); ``b`` has the broadcast batch shape, ``a``
+    broadcasts against it.
 
     Note [A triangular solve on numpy's solver]
     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -406,7 +407,8 @@ def linalg_solve_triangular(A, B, upper, left=True, unitriangular=False):
     if a_b.size == 0 or b_b.size == 0:
         x = np.zeros(b_b.shape, a.dtype)
     else:
-        x = _triangular_solve_array(a_b, b_b, bool(upper), bool(unitriangular))
+        # (a un-broadcast: every path broadcasts it against b, a unit diagonal copies it)
+        x = _triangular_solve_array(a, b_b, bool(upper), bool(unitriangular))
     if not left:
         x = np.swapaxes(x, -1, -2)
     return _out(x, a.dtype)
