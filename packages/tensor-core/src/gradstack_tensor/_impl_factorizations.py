@@ -284,7 +284,8 @@ def _lstsq_by_svd(a: np.ndarray, b: np.ndarray, rc: float):
     eps = float(np.finfo(np.float64).eps)
     keep = s > (rc if rc > 0 else eps) * s[:, :1]
     inv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-    x = np.conj(np.swapaxes(vh, -1, -2)) @ (inv[..., None] * (np.conj(np.swapaxes(u, -1, -2)) @ b64))
+    uhb = np.conj(np.swapaxes(u, -1, -2)) @ b64
+    x = np.conj(np.swapaxes(vh, -1, -2)) @ (inv[..., None] * uhb)
     ranks = keep.sum(-1).astype(np.int64)
     full = (ranks == n) & (m > n)
     res = np.zeros((a.shape[0], b.shape[-1]), s.dtype)

@@ -425,12 +425,14 @@ def lu_backward(g_l, g_u, p, low, up):
     k = min(m, n)
     g_l = g_l.tril(-1) if g_l is not None else None
     g_u = g_u.triu() if g_u is not None else None
-    l_term = low.mH.matmul(g_l) if g_l is not None else None
-    u_term = g_u.matmul(up.mH) if g_u is not None else None
+    # phi = L^H gL - gU U^H (its negative for a tall A), without a zero matrix to start
+    if g_l is None:
+        phi = -g_u.matmul(up.mH)
+    else:
+        phi = low.mH.matmul(g_l)
+        if g_u is not None:
+            phi = phi - g_u.matmul(up.mH)
     if m <= n:
-        phi = l_term - u_term if l_term is not None and u_term is not None else (
-            l_term if l_term is not None else -u_term
-        )
         g_a = _linalg.solve_triangular(up[..., :, :k].mH, phi.tril(-1), upper=False, left=False)
         if g_u is not None:
             g_a = g_a + g_u[..., :, :k]
@@ -440,10 +442,7 @@ def lu_backward(g_l, g_u, p, low, up):
             g_a = gt.cat([g_a, gt.zeros(*g_a.shape[:-1], n - k, dtype=g_a.dtype)], -1)
         g_a = _linalg.solve_triangular(low.mH, g_a, upper=True, unitriangular=True)
         return _permute_rows(p, g_a)
-    phi = u_term - l_term if l_term is not None and u_term is not None else (
-        u_term if u_term is not None else -l_term
-    )
-    g_a = _linalg.solve_triangular(low[..., :k, :].mH, phi.triu(), upper=True, unitriangular=True)
+    g_a = _linalg.solve_triangular(low[..., :k, :].mH, -phi.triu(), upper=True, unitriangular=True)
     if g_l is not None:
         g_a = gt.cat([g_a + g_l[..., :k, :], g_l[..., k:, :]], -2)
     else:
