@@ -2,14 +2,16 @@
 ``_fft_c2r`` and their derivatives (torch's ``fft_r2c_backward``/``fft_c2r_backward``).
 
 The transforms are linear, so each backward is the adjoint transform of the gradient with
-the same normalisation: the inverse direction for c2c; for r2c onesided, the missing half
-of the bins filled with zeros before an inverse c2c, the real part kept; for c2r, an r2c of
+the same normalisation: the inverse direction for c2c; for r2c onesided, a c2r of the
+gradient with the bins that stand for two halved (Note [The onesided r2c backward as a
+c2r]: torch's zero-filled inverse c2c, its real part, in a quarter of the work); for c2r, an r2c of
 the gradient with the bins that stand for two (their mirror image is not stored) doubled.
 """
 
 from __future__ import annotations
 
 import gradstack_tensor as gt
+import numpy as np
 from gradstack_tensor import OPS
 from gradstack_tensor.extension import dispatch
 
@@ -68,12 +70,19 @@ def _fft_r2c(ctx, grad):
     dim, norm, onesided = (ctx.saved_value(n) for n in ("dim", "normalization", "onesided"))
     gdim = _shifted(dim, grad)
     if onesided:
-        last = gdim[-1]
-        missing = x.shape[dim[-1]] - grad.shape[last]
-        if missing > 0:
-            shape = list(grad.shape)
-            shape[last] = missing
-            grad = gt.cat([grad, grad.new_zeros(shape)], last)
+        # Note [The onesided r2c backward as a c2r]
+        # torch fills the missing bins with zeros, runs the inverse c2c and keeps the real
+        # part.  That real part is the c2r (which reads a half spectrum as Hermitian) of
+        # the gradient with the bins 1 .. (n - 1) // 2 halved: each is read twice by the
+        # c2r (as itself and, conjugated, as its mirror), once by Re(c2c); the zero and
+        # Nyquist bins are read once by both (their imaginary parts drop out of both).  A
+        # half-length c2r instead of a padded copy and a full complex transform: ~4x less
+        # work at 1000 x 1000 (the inverse c2c was 2/3 of r2c's forward + backward).
+        n = x.shape[dim[-1]]
+        half = (n - 1) // 2
+        if half > 0:
+            grad = grad * _bin_weights(grad, gdim[-1], half, 0.5)
+        return (_c2r(grad, gdim, norm, n),)
     return (_c2c(grad, gdim, norm, False).real,)
 
 
@@ -96,12 +105,19 @@ def _fft_c2r(ctx, grad):
     double = grad.shape[last] - g.shape[last]
     if double > 0:
         # the bins 1 .. n - (n//2 + 1) stand for their mirror images too
-        scale = gt.ones(g.shape[last], dtype=g.real.dtype)
-        scale[1 : 1 + double] = 2.0
-        shape = [1] * g.dim()
-        shape[last] = g.shape[last]
-        g = g * scale.reshape(shape)
+        g = g * _bin_weights(g, last, double, 2.0)
     return (g,)
+
+
+def _bin_weights(g, last, count, value):
+    """A constant that multiplies the bins ``1 .. count`` of ``g``'s dim ``last`` by
+    ``value`` (the others by 1), shaped to broadcast against ``g``: one tensor made from
+    numpy (four gradstack ops cost more than the transform on small inputs)."""
+    shape = [1] * g.dim()
+    shape[last] = g.shape[last]
+    w = np.ones(g.shape[last], g.dtype.to_real().numpy)
+    w[1 : 1 + count] = value
+    return gt.from_numpy(w.reshape(shape))
 
 
 @jvp("fft_c2r")
